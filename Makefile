@@ -1,0 +1,146 @@
+# Makefile - builds everything into $(BUILD) (default build/).
+#
+#   make            libraries and the CLI
+#   make demo       install what is missing, profile the bundled example, show the result
+#   make test       install what is missing, run every test (plain, ASan+UBSan, TSan)
+#   make bench      benchmarks (see docs/PERFORMANCE.md)
+#   make fuzz       build the libFuzzer target for the trace reader
+#   make install    PREFIX=/usr/local DESTDIR=
+#
+# Layers follow the data's path; each is a directory under lib/:
+#   lib/record   in the profiled process: sampling, unwinding, tracing
+#   lib/trace    the trace codec (reader, writer)
+#   lib/analyze  the model built from a trace, filters, estimates
+#   lib/present  reports: tables, JSON, folded stacks, pprof, SVG plots
+# programs/ holds the CLI, viewer/ the web viewer (server and page).
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+BUILD ?= build
+CC ?= cc
+SANITIZE ?=
+OPT ?= -O2
+
+CPPFLAGS += -Iinclude -D_GNU_SOURCE
+CFLAGS ?= $(OPT) -g
+WARN := -Wall -Wextra -Werror
+ALL_CFLAGS = -std=gnu11 $(WARN) -fPIC -fno-omit-frame-pointer $(CFLAGS)
+ifneq ($(SANITIZE),)
+ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+
+TRACE_SRC   := $(wildcard lib/trace/*.c)
+RECORD_SRC  := $(wildcard lib/record/*.c)
+ANALYZE_SRC := $(wildcard lib/analyze/*.c)
+PRESENT_SRC := $(wildcard lib/present/*.c)
+VIEWER_SRC  := $(wildcard viewer/*.c)
+CLI_SRC     := $(wildcard programs/*.c)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+TRACE_OBJ   := $(call obj,$(TRACE_SRC))
+RECORD_OBJ  := $(call obj,$(RECORD_SRC))
+ANALYZE_OBJ := $(call obj,$(ANALYZE_SRC))
+PRESENT_OBJ := $(call obj,$(PRESENT_SRC))
+VIEWER_OBJ  := $(call obj,$(VIEWER_SRC))
+CLI_OBJ     := $(call obj,$(CLI_SRC))
+
+# Libraries each layer links against.
+RECORD_LIBS  := -ldw -lelf -lpthread -ldl -lm
+ANALYZE_LIBS := -lz -lm
+CLI_LIBS     := -lmicrohttpd -lz -lm -lpthread
+
+LIB_TRACE_A   := $(BUILD)/libmemtrace-trace.a
+LIB_A         := $(BUILD)/libmemtrace.a
+LIB_SO        := $(BUILD)/libmemtrace.so
+LIB_ANALYZE_A := $(BUILD)/libmemtrace-analyze.a
+LIB_ANALYZE_SO := $(BUILD)/libmemtrace-analyze.so
+CLI           := $(BUILD)/memtrace
+
+.PHONY: all cli libs test demo bench fuzz install clean deps-build deps-test deps-bench tests-build
+all: libs cli
+libs: $(LIB_SO) $(LIB_A) $(LIB_TRACE_A) $(LIB_ANALYZE_A) $(LIB_ANALYZE_SO) $(BUILD)/memtrace.pc $(BUILD)/memtrace-analyze.pc
+cli: $(CLI)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+# The codec alone: what the CLI and the analysis engine link.
+$(LIB_TRACE_A): $(TRACE_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+# libmemtrace: codec + recorder. This is what a profiled program preloads or links.
+$(LIB_A): $(TRACE_OBJ) $(RECORD_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+$(LIB_SO): $(TRACE_OBJ) $(RECORD_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) -shared -Wl,-soname,libmemtrace.so -Wl,-z,now $(LDFLAGS) -o $@ $^ $(RECORD_LIBS)
+
+# libmemtrace-analyze: the analysis engine and reports; uses the codec of libmemtrace.
+$(LIB_ANALYZE_A): $(ANALYZE_OBJ) $(PRESENT_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+$(LIB_ANALYZE_SO): $(ANALYZE_OBJ) $(PRESENT_OBJ) $(LIB_SO)
+	$(CC) -shared -Wl,-soname,libmemtrace-analyze.so $(LDFLAGS) -o $@ $(ANALYZE_OBJ) $(PRESENT_OBJ) -L$(BUILD) -lmemtrace $(ANALYZE_LIBS)
+
+# The CLI: codec + analysis + reports + viewer, statically; never the recorder.
+$(CLI): $(CLI_OBJ) $(VIEWER_OBJ) $(VIEWER_GEN_OBJ) $(LIB_ANALYZE_A) $(LIB_TRACE_A)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(VIEWER_OBJ) $(VIEWER_GEN_OBJ) $(LIB_ANALYZE_A) $(LIB_TRACE_A) $(CLI_LIBS)
+
+$(BUILD)/%.pc: scripts/%.pc.in
+	@mkdir -p $(dir $@)
+	sed -e 's|@PREFIX@|$(PREFIX)|g' $< > $@
+
+# ---------------------------------------------------------------- tests
+# tests/trace/*.c and tests/analyze/*.c, tests/present/*.c: unit tests linked
+# against the codec (and engine). Shell tests (*.sh) need no build step.
+TEST_TRACE_BIN   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/trace/*.c))
+TEST_ANALYZE_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/analyze/*.c tests/present/*.c))
+TEST_BINS := $(TEST_TRACE_BIN) $(TEST_ANALYZE_BIN)
+
+$(TEST_TRACE_BIN): $(BUILD)/tests/%: tests/%.c $(LIB_TRACE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ilib -o $@ $< $(LDFLAGS) $(LIB_TRACE_A) -lm
+$(TEST_ANALYZE_BIN): $(BUILD)/tests/%: tests/%.c $(LIB_ANALYZE_A) $(LIB_TRACE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ilib -o $@ $< $(LDFLAGS) $(LIB_ANALYZE_A) $(LIB_TRACE_A) $(ANALYZE_LIBS)
+
+tests-build: $(TEST_BINS)
+
+deps-build:
+	@sh scripts/install-deps.sh build
+deps-test:
+	@sh scripts/install-deps.sh test
+deps-bench:
+	@sh scripts/install-deps.sh bench
+
+test: deps-test
+	@$(MAKE) --no-print-directory all tests-build
+	@sh tests/run-all.sh
+
+demo: deps-build
+	@$(MAKE) --no-print-directory all
+	@sh scripts/demo.sh
+
+bench: deps-bench
+	@$(MAKE) --no-print-directory all
+	@sh bench/run.sh
+
+# ---------------------------------------------------------------- install
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	    $(DESTDIR)$(PREFIX)/include/memtrace $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/memtrace
+	install -m 755 $(LIB_SO) $(LIB_ANALYZE_SO) $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 $(LIB_A) $(LIB_ANALYZE_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 include/memtrace/*.h $(DESTDIR)$(PREFIX)/include/memtrace/
+	install -m 644 $(BUILD)/memtrace.pc $(BUILD)/memtrace-analyze.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	if ls docs/man/*.1 >/dev/null 2>&1; then install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/; fi
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(wildcard $(BUILD)/obj/*/*/*.d $(BUILD)/obj/*/*.d)

@@ -1,0 +1,181 @@
+/*
+ * memtrace/trace.h - the trace codec: read and write memtrace traces (.ctf).
+ *
+ * The format is byte-compatible with Jane Street's OCaml memtrace library
+ * (format versions 1, 2 and 3); docs/format.md describes it in full and
+ * docs/api-trace.md documents this interface with examples.
+ *
+ * This header is the public API of the "trace" layer. It depends on nothing
+ * but the C library; the analysis engine, the CLI and the recorder all sit on
+ * top of it.
+ */
+#ifndef MEMTRACE_TRACE_H
+#define MEMTRACE_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef int64_t mt_timestamp;      /* absolute time, microseconds since the Unix epoch */
+typedef int64_t mt_timedelta;      /* microseconds since the trace's start time */
+typedef uint64_t mt_obj_id;        /* allocation id, implicit in the file: 0, 1, 2, ... */
+typedef uint64_t mt_location_code; /* opaque backtrace code (a return address for C traces) */
+
+typedef enum mt_source {
+    MT_SOURCE_MINOR = 0,    /* OCaml minor heap */
+    MT_SOURCE_MAJOR = 1,    /* OCaml major heap */
+    MT_SOURCE_EXTERNAL = 2  /* outside the OCaml heap: every allocation of a C trace */
+} mt_source;
+
+/* One source location. A code may stand for several (inlined frames),
+ * listed outermost first. Strings are never NULL. */
+typedef struct mt_location {
+    const char *filename;
+    const char *defname;   /* function name; "??" when unknown */
+    uint32_t line;         /* 20 bits on the wire */
+    uint32_t start_char;   /* 8 bits on the wire */
+    uint32_t end_char;     /* 10 bits on the wire */
+} mt_location;
+
+/* The trace-info event: what the first packet of every trace holds. */
+typedef struct mt_trace_info {
+    int version;                    /* format version of the file: 1, 2 or 3 */
+    double sample_rate;             /* sampling probability per word */
+    unsigned word_size;             /* in bits: 64 for OCaml traces, 8 for C traces */
+    const char *executable_name;
+    const char *host_name;
+    const char *ocaml_runtime_params;
+    uint64_t pid;
+    mt_timestamp start_time;
+    const char *context;            /* NULL when the trace has none */
+    unsigned initial_domain;        /* v3: domain of the first packet; else 0 */
+} mt_trace_info;
+
+typedef enum mt_event_kind {
+    MT_EVENT_ALLOC = 0,
+    MT_EVENT_PROMOTE = 1,
+    MT_EVENT_COLLECT = 2
+} mt_event_kind;
+
+typedef struct mt_event {
+    mt_event_kind kind;
+    mt_timedelta time;       /* microseconds since the trace's start */
+    mt_obj_id id;            /* the allocation this event is about */
+    unsigned domain;         /* v3 domain; 0 for v1/v2 */
+    /* MT_EVENT_ALLOC only: */
+    uint64_t length;         /* size in words (word_size bits each) */
+    uint64_t n_samples;      /* sample points that fell in the block, >= 1 */
+    mt_source source;
+    const mt_location_code *backtrace; /* caller first; valid until the next call */
+    size_t backtrace_length;
+    size_t common_prefix;    /* decoded prefix length, as on the wire */
+} mt_event;
+
+/* ------------------------------------------------------------------------ */
+/* Reader                                                                    */
+
+typedef struct mt_reader mt_reader;
+
+/* Receives one warning, e.g. "t.ctf: offset 4096: skipping packet from
+ * pid 12 (trace pid 11)". */
+typedef void (*mt_warning_fn)(void *ctx, const char *message);
+
+typedef struct mt_reader_options {
+    mt_warning_fn on_warning;   /* NULL: warnings go to stderr */
+    void *warning_ctx;
+    int skip_backtraces;        /* nonzero: don't decode backtraces (faster) */
+} mt_reader_options;
+
+/* Open a trace. On failure returns NULL and, if error is not NULL, stores a
+ * malloc'd message "FILE: offset N: reason" the caller frees. opts may be NULL. */
+mt_reader *mt_reader_open(const char *path, const mt_reader_options *opts, char **error);
+/* Same over an open descriptor (not closed by the reader); name is used in messages. */
+mt_reader *mt_reader_open_fd(int fd, const char *name, const mt_reader_options *opts,
+                             char **error);
+/* Same over bytes in memory (not copied; must outlive the reader). */
+mt_reader *mt_reader_open_memory(const void *data, size_t size, const char *name,
+                                 const mt_reader_options *opts, char **error);
+
+const mt_trace_info *mt_reader_info(const mt_reader *r);
+
+/* Next allocation, promotion or collection event, in file order.
+ * Returns 1 with *ev filled, 0 at the end of the trace, -1 on a format error
+ * (then mt_reader_error says "FILE: offset N: reason"). */
+int mt_reader_next(mt_reader *r, mt_event *ev);
+const char *mt_reader_error(const mt_reader *r);
+
+/* Locations a code stands for (outermost first), as taught by the trace so
+ * far. Returns 0 and sets *locs / *n (n may be 0: no debug info), or -1 if
+ * the code has not been described. Pointers stay valid until close. */
+int mt_reader_lookup(const mt_reader *r, mt_location_code code,
+                     const mt_location **locs, size_t *n);
+
+/* Byte offset of the next unread packet; total size when known (else 0). */
+uint64_t mt_reader_offset(const mt_reader *r);
+uint64_t mt_reader_size(const mt_reader *r);
+
+void mt_reader_close(mt_reader *r);
+
+/* ------------------------------------------------------------------------ */
+/* Writer                                                                    */
+
+typedef struct mt_writer mt_writer;
+
+/* Tells the writer what a code means. Called when the code's location event
+ * is written (at packet flush, once per cache miss of the code), never
+ * while an event is being added. Return 0 with *locs/*n set (pointers valid
+ * until the next call), or -1 if unknown (written as no locations). */
+typedef int (*mt_location_resolver)(void *ctx, mt_location_code code,
+                                     const mt_location **locs, size_t *n);
+
+/* Where bytes go. Must write all len bytes or return -1 with errno set.
+ * NULL: write(2) to the fd, retrying on EINTR and short writes. */
+typedef int (*mt_write_fn)(void *ctx, const void *buf, size_t len);
+
+typedef struct mt_writer_options {
+    int version;                    /* 2 (default when 0) or 3 */
+    unsigned domain;                /* v3 only: domain written in packet headers */
+    mt_location_resolver resolve;
+    void *resolve_ctx;
+    mt_write_fn write;
+    void *write_ctx;
+} mt_writer_options;
+
+/* Start a trace on fd (not closed by the writer): writes the trace-info
+ * packet from info (info->version is ignored; start_time is used as the
+ * first packet's time). Returns NULL with *error set on failure. */
+mt_writer *mt_writer_open(int fd, const mt_trace_info *info,
+                          const mt_writer_options *opts, char **error);
+
+/* Events, with absolute times that never decrease. Backtraces are caller
+ * first, as the reader reports them. put_alloc stores the new object's id
+ * in *id (may be NULL). All return 0, or -1 once the writer has failed
+ * (mt_writer_error says why; every later call fails too). */
+int mt_writer_put_alloc(mt_writer *w, mt_timestamp now, uint64_t length,
+                        uint64_t n_samples, mt_source source,
+                        const mt_location_code *backtrace, size_t backtrace_length,
+                        mt_obj_id *id);
+int mt_writer_put_promote(mt_writer *w, mt_timestamp now, mt_obj_id id);
+int mt_writer_put_collect(mt_writer *w, mt_timestamp now, mt_obj_id id);
+
+/* Re-encode an event decoded by a reader of a trace that started at
+ * start_time (checks that ids line up). */
+int mt_writer_put_event(mt_writer *w, mt_timestamp start_time, const mt_event *ev);
+
+/* Write out the current packet (and the location packets before it). */
+int mt_writer_flush(mt_writer *w);
+/* Flush and free the writer; returns -1 if anything failed. */
+int mt_writer_close(mt_writer *w);
+const char *mt_writer_error(const mt_writer *w);
+
+/* The next id put_alloc will assign. */
+mt_obj_id mt_writer_next_id(const mt_writer *w);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

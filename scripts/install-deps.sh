@@ -1,0 +1,52 @@
+#!/bin/sh
+# install-deps.sh - installs the Debian packages a make target needs, if missing.
+#
+#   scripts/install-deps.sh build   compiler, libdw, zlib, libmicrohttpd
+#   scripts/install-deps.sh test    build + what the tests use (clang fuzzer,
+#                                   Go's pprof, Chromium, Node, sqlite3, ...)
+#   scripts/install-deps.sh bench   test + heaptrack and jemalloc for comparisons
+#
+# Idempotent and quick when everything is present. Needs root (or sudo) only
+# when something is missing. Set MEMTRACE_NO_INSTALL=1 to only report.
+set -eu
+
+profile=${1:-build}
+
+build_pkgs="gcc make libc6-dev pkg-config libdw-dev libelf-dev zlib1g-dev libmicrohttpd-dev xz-utils"
+test_pkgs="$build_pkgs clang libclang-rt-14-dev golang-go chromium nodejs npm sqlite3 python3 g++ procps"
+bench_pkgs="$test_pkgs heaptrack libjemalloc2 hyperfine"
+
+case "$profile" in
+    build) pkgs=$build_pkgs ;;
+    test) pkgs=$test_pkgs ;;
+    bench) pkgs=$bench_pkgs ;;
+    *) echo "usage: $0 build|test|bench" >&2; exit 2 ;;
+esac
+
+missing=""
+for p in $pkgs; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed"; then
+        missing="$missing $p"
+    fi
+done
+
+[ -z "$missing" ] && exit 0
+
+if [ "${MEMTRACE_NO_INSTALL:-0}" = 1 ]; then
+    echo "install-deps: missing Debian packages:$missing" >&2
+    exit 1
+fi
+
+echo "install-deps: installing$missing" >&2
+if [ "$(id -u)" = 0 ]; then
+    sudo=""
+elif command -v sudo >/dev/null 2>&1; then
+    sudo="sudo"
+else
+    echo "install-deps: not root and no sudo; install as root:$missing" >&2
+    exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq >&2
+# shellcheck disable=SC2086
+$sudo apt-get install -y -qq --no-install-recommends $missing >&2
