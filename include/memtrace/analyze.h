@@ -1,0 +1,443 @@
+/*
+ * memtrace/analyze.h - the analysis engine: a compact in-memory model of a
+ * trace, the filter language, and the queries every report is built from
+ * (live-memory curve, peak, call trees, call graph, callers/callees,
+ * histograms, totals). The CLI reports and the web viewer both sit on it.
+ *
+ * docs/api-analyze.md documents this interface with examples and
+ * docs/filters.md the filter language.
+ *
+ * ---------------------------------------------------------------------
+ * Layers of objects
+ *
+ *   mt_model      built once from a trace (one pass). Immutable afterwards.
+ *   mt_filter     a compiled filter string. Immutable; independent of models.
+ *   mt_selection  a filter applied to a model: which allocations pass, the
+ *                 stacks with hidden frames removed, and the per-stack costs.
+ *                 Immutable once built; refers to (does not own) its model.
+ *   results       every query returns a freshly malloc'd result the caller
+ *                 frees with the matching mt_*_free function.
+ *
+ * Thread safety: a model, filter or selection is never modified after it
+ * is returned, so any number of threads may run queries on the same model
+ * and selections at the same time (queries only read them and allocate
+ * their own results). Building a model, compiling a filter and making a
+ * selection allocate new objects and may also run concurrently. Freeing an
+ * object must not race with its use; a model must outlive its selections.
+ *
+ * Units: times are mt_timedelta (microseconds since the trace start);
+ * sizes are bytes. "Estimated" values are extrapolated from the samples
+ * with the statmemprof estimator:
+ *
+ *     bytes = n_samples / sample_rate * word_size / 8
+ *
+ * (word_size is 64 for OCaml traces, 8 for C traces), and
+ *
+ *     objects = n_samples / (sample_rate * words_sampled)
+ *
+ * where words_sampled is the block's length in words, plus one header word
+ * for OCaml Minor/Major blocks. Both are unbiased. A figure built from k
+ * samples has a relative standard error of about 1/sqrt(k): see
+ * mt_noise().
+ *
+ * Live: a block is live at time t when it was allocated at or before t and
+ * not collected by t (alloc <= t < collect). Never-collected blocks are
+ * live until (and at) the end of the trace.
+ * ---------------------------------------------------------------------
+ */
+#ifndef MEMTRACE_ANALYZE_H
+#define MEMTRACE_ANALYZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "memtrace/trace.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Model                                                                     */
+
+/* Special times accepted wherever a time is asked for. */
+#define MT_TIME_NEVER INT64_MAX        /* "not collected" / "not promoted" */
+#define MT_TIME_END (INT64_MAX - 1)    /* the end of the trace (last event) */
+#define MT_TIME_PEAK (INT64_MAX - 2)   /* the time of peak live memory */
+
+typedef uint32_t mt_func_id;   /* index into mt_model_funcs() */
+typedef uint32_t mt_frame_id;  /* index into mt_model_frames() */
+typedef uint32_t mt_node_id;   /* index into a stack trie; 0 is the root (empty stack) */
+
+/* A function: what a frame's name and file resolve to. Identical
+ * (name, filename) pairs share one id. Frames with no debug information
+ * get a function named after their code ("0x55d0c0de1234") and filename "". */
+typedef struct mt_func {
+    const char *name;
+    const char *filename;
+} mt_func;
+
+/* One stack frame: one source location of a backtrace code. A code that
+ * stands for several inlined locations gives several consecutive frames
+ * (outermost first), inline_index 0 .. inline_count-1. */
+typedef struct mt_frame {
+    mt_func_id func;
+    uint32_t line;           /* 0 when unknown */
+    uint16_t start_char, end_char;
+    uint16_t inline_index;   /* position among the code's locations, outermost 0 */
+    uint16_t inline_count;   /* number of locations of the code (>= 1) */
+    uint64_t code;           /* the backtrace code (a return address in C traces) */
+} mt_frame;
+
+/* A node of a stack trie: the stack made of the parent's stack plus one
+ * frame (callee side). Node 0 is the empty stack (parent 0, depth 0). Nodes
+ * are numbered so that a parent always comes before its children. */
+typedef struct mt_node {
+    mt_node_id parent;
+    mt_frame_id frame;       /* unused for node 0 */
+    uint32_t depth;          /* number of frames */
+} mt_node;
+
+/* One sampled allocation. */
+typedef struct mt_alloc {
+    mt_timedelta time;       /* allocation time */
+    mt_timedelta collect;    /* collection time, or MT_TIME_NEVER */
+    mt_timedelta promote;    /* promotion time (OCaml), or MT_TIME_NEVER */
+    uint64_t size;           /* block size in bytes (length * word_size / 8) */
+    uint32_t n_samples;      /* sample points in the block (>= 1) */
+    mt_node_id stack;        /* allocation stack in the model's trie */
+    uint8_t source;          /* mt_source */
+} mt_alloc;
+
+typedef struct mt_model mt_model;
+
+/* Called while the model is being built: done and total are byte offsets. */
+typedef void (*mt_progress_fn)(void *ctx, uint64_t done, uint64_t total);
+
+typedef struct mt_model_options {
+    mt_warning_fn on_warning;   /* reader warnings; NULL: to stderr */
+    void *warning_ctx;
+    mt_progress_fn on_progress; /* NULL: none; called about every 1 MB */
+    void *progress_ctx;
+} mt_model_options;
+
+/* Build the model of a trace file in one pass. Returns NULL on failure and,
+ * if error is not NULL, a malloc'd "FILE: offset N: reason" to free.
+ * opts may be NULL. */
+mt_model *mt_model_load(const char *path, const mt_model_options *opts, char **error);
+/* Same from an already opened reader, read to its end (the caller closes it). */
+mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char **error);
+void mt_model_free(mt_model *m);
+
+/* Trace header: strings owned by the model. */
+const mt_trace_info *mt_model_info(const mt_model *m);
+
+/* Arrays owned by the model, valid until mt_model_free. */
+size_t mt_model_n_allocs(const mt_model *m);
+const mt_alloc *mt_model_allocs(const mt_model *m);      /* in file order */
+size_t mt_model_n_funcs(const mt_model *m);
+const mt_func *mt_model_funcs(const mt_model *m);
+size_t mt_model_n_frames(const mt_model *m);
+const mt_frame *mt_model_frames(const mt_model *m);
+size_t mt_model_n_nodes(const mt_model *m);
+const mt_node *mt_model_nodes(const mt_model *m);
+
+/* Estimated bytes one sample stands for: word_size / 8 / sample_rate. */
+double mt_model_bytes_per_sample(const mt_model *m);
+/* Estimates for one allocation. */
+double mt_alloc_bytes(const mt_model *m, const mt_alloc *a);
+double mt_alloc_objects(const mt_model *m, const mt_alloc *a);
+
+/* Time of the last event (the end of the trace), in microseconds. */
+mt_timedelta mt_model_end(const mt_model *m);
+/* Peak of the total live-memory curve: time and estimated bytes. The first
+ * time the peak is reached. */
+mt_timedelta mt_model_peak_time(const mt_model *m);
+double mt_model_peak_bytes(const mt_model *m);
+/* Estimated bytes live at time t (any time, or MT_TIME_END/MT_TIME_PEAK). */
+double mt_model_live_at(const mt_model *m, mt_timedelta t);
+/* Resolve MT_TIME_END / MT_TIME_PEAK to a time; other values unchanged. */
+mt_timedelta mt_model_resolve_time(const mt_model *m, mt_timedelta t);
+/* Events read: allocations, promotions, collections. */
+void mt_model_event_counts(const mt_model *m, uint64_t *allocs, uint64_t *promotes,
+                           uint64_t *collects);
+/* Bytes of memory the model uses (for the record). */
+size_t mt_model_memory(const mt_model *m);
+
+/* Frames of a trie node's stack (model trie), outermost first, into out
+ * (capacity cap). Returns the depth (may exceed cap: then only cap written). */
+size_t mt_model_stack(const mt_model *m, mt_node_id node, mt_frame_id *out, size_t cap);
+
+/* Relative standard error of an estimate made of k samples: 1/sqrt(k)
+ * (1.0 for k = 0). Reports mark an entry "noisy" when this is above
+ * MT_NOISY (k < 25), "mostly noise" above MT_NOISE (k < 4). */
+double mt_noise(uint64_t k);
+#define MT_NOISY 0.2
+#define MT_NOISE 0.5
+
+/* ------------------------------------------------------------------------ */
+/* Filters                                                                   */
+/*
+ * A filter is a string of clauses separated by spaces, all of which must
+ * hold ("and"). It is meant to be typed on a command line and carried in a
+ * URL query string as is (spaces as '+' or %20). docs/filters.md has the
+ * full grammar with examples. Summary:
+ *
+ *   alloc:RANGE         allocated in a time range          alloc:1s-3s
+ *   live:TIME           live at a time                      live:2.5s
+ *   live:RANGE          live at some point of a range       live:1s-2s
+ *   live:peak           live at the time of peak memory
+ *   live:end            live at the end of the trace (never collected)
+ *   collect:RANGE       collected in a time range           collect:-500ms
+ *   collect:never       never collected
+ *   size:RANGE          block size in bytes                 size:>=4k  size:64-1M
+ *   lifetime:RANGE      time from allocation to collection  lifetime:>1s
+ *                       (never-collected blocks: to the end of the trace)
+ *   source:LIST         minor, major, external              source:minor,major
+ *   inside:PATTERN      some frame's function matches       inside:parse_
+ *   hide:PATTERN        remove matching frames from stacks, keeping their cost
+ *   !CLAUSE             negation (not hide:)                !inside:Stdlib__List
+ *
+ *   RANGE    A-B, A-, -B, >=A, >A, <=B, <B, or A (exactly A)
+ *   TIME     a number with a unit: us, ms, s, m, h; bare numbers are seconds
+ *   SIZE     a number with a unit: B, k (KiB), M, G (also kB/KiB, MB/MiB, ...);
+ *            bare numbers are bytes
+ *   PATTERN  a word (substring of the function name), "a quoted string"
+ *            (substring, may hold spaces; \" and \\ escapes), or /regex/
+ *            (POSIX extended regular expression, may hold spaces; \/ for /)
+ *
+ * A filter is independent of any model; compile it once, apply it to any
+ * model with mt_select.
+ */
+
+typedef struct mt_filter mt_filter;
+
+/* Parse a filter. The empty string (or NULL) is the filter that keeps
+ * everything. On error returns NULL and, when err is not NULL, stores a
+ * malloc'd message like
+ *     "filter: column 7: unknown unit 'q' in time '3q' (use us, ms, s, m, h)"
+ * and, when err_pos is not NULL, the 0-based byte offset of the problem. */
+mt_filter *mt_filter_parse(const char *text, char **err, size_t *err_pos);
+void mt_filter_free(mt_filter *f);
+/* The filter in canonical form (malloc'd; the caller frees). */
+char *mt_filter_to_string(const mt_filter *f);
+
+/* ------------------------------------------------------------------------ */
+/* Selections                                                                */
+
+typedef struct mt_selection mt_selection;
+
+/* What is costed by a node of a tree, a graph or a table. Every query
+ * reports all of these at once. live_* are "at the selection's live time"
+ * (see mt_select). */
+typedef struct mt_cost {
+    double alloc_bytes;      /* estimated bytes allocated */
+    double alloc_objects;    /* estimated blocks allocated */
+    double live_bytes;       /* estimated bytes live at the live time */
+    double live_objects;     /* estimated blocks live at the live time */
+    uint64_t samples;        /* sample points behind alloc_bytes (noise: mt_noise) */
+    uint64_t live_samples;   /* sample points behind live_bytes */
+    uint64_t allocs;         /* sampled blocks */
+} mt_cost;
+
+/* Apply a filter (NULL: keep everything) to a model. live_at is the time
+ * at which live_* costs are measured: a time, MT_TIME_END (what is never
+ * collected) or MT_TIME_PEAK. Returns NULL only when out of memory.
+ * Costs O(number of allocations + trie nodes). */
+mt_selection *mt_select(const mt_model *m, const mt_filter *f, mt_timedelta live_at);
+void mt_selection_free(mt_selection *s);
+
+const mt_model *mt_selection_model(const mt_selection *s);
+/* The live time, resolved (never MT_TIME_END/PEAK). */
+mt_timedelta mt_selection_live_at(const mt_selection *s);
+/* Does allocation i (index into mt_model_allocs) pass the filter? */
+int mt_selection_has(const mt_selection *s, size_t i);
+/* Totals of the allocations that pass. */
+mt_cost mt_selection_total(const mt_selection *s);
+
+/* The selection's stack trie: the model's stacks with hidden frames
+ * removed (the model's own trie when nothing is hidden). */
+size_t mt_selection_n_nodes(const mt_selection *s);
+const mt_node *mt_selection_nodes(const mt_selection *s);
+/* Stack (selection trie node) of allocation i. */
+mt_node_id mt_selection_stack_of(const mt_selection *s, size_t i);
+/* Cost of the allocations whose stack is exactly this node (self cost). */
+const mt_cost *mt_selection_node_cost(const mt_selection *s, mt_node_id n);
+/* Frames of a selection trie node, outermost first (as mt_model_stack). */
+size_t mt_selection_stack(const mt_selection *s, mt_node_id node, mt_frame_id *out,
+                          size_t cap);
+
+/* Calls fn once per distinct stack with a non-zero cost (selection trie
+ * nodes whose self cost has allocs > 0), in node order. Stop early by
+ * returning non-zero (which is then returned). */
+typedef int (*mt_stack_fn)(void *ctx, mt_node_id node, const mt_cost *cost);
+int mt_selection_each_stack(const mt_selection *s, mt_stack_fn fn, void *ctx);
+
+/* ------------------------------------------------------------------------ */
+/* Queries. Each returns a malloc'd result (NULL only when out of memory)
+ * that the caller frees with the given function.                            */
+
+/* Live-memory curve over [t0, t1] (MT_TIME_END allowed for t1) in n
+ * buckets of equal width: per bucket the highest estimated live bytes
+ * reached in it, for every allocation (total) and for the selected ones
+ * (filtered). bucket i covers [time[i], time[i] + width). */
+typedef struct mt_curve {
+    size_t n;
+    mt_timedelta t0, width;
+    mt_timedelta *time;      /* bucket starts */
+    double *total;           /* max live bytes, all allocations */
+    double *filtered;        /* max live bytes, selected allocations */
+    double *filtered_alloc;  /* bytes allocated in the bucket by selected allocations */
+    double peak_filtered;    /* highest filtered live bytes, exact (not bucketed) */
+    mt_timedelta peak_filtered_time;
+} mt_curve;
+mt_curve *mt_query_curve(const mt_selection *s, mt_timedelta t0, mt_timedelta t1, size_t n);
+void mt_curve_free(mt_curve *c);
+
+/* Call trees aggregated by function. Node 0 is the root (all selected
+ * allocations). Children of a node are listed first_child -> next_sibling
+ * in decreasing order of the sort metric.
+ *  MT_TREE_TOP_DOWN: root's children are the outermost frames (main), a
+ *    node's children its callees; self = allocated directly in this
+ *    function at this path.
+ *  MT_TREE_BOTTOM_UP: root's children are allocation sites (innermost
+ *    frames), a node's children its callers; self is the cost of stacks
+ *    that end (outermost) there.
+ * Nodes whose total is below min_fraction of the root (by the sort metric)
+ * are dropped (their cost stays in their parent's total). */
+typedef enum mt_tree_dir { MT_TREE_TOP_DOWN = 0, MT_TREE_BOTTOM_UP = 1 } mt_tree_dir;
+typedef enum mt_metric {
+    MT_METRIC_ALLOC_BYTES = 0,
+    MT_METRIC_ALLOC_OBJECTS = 1,
+    MT_METRIC_LIVE_BYTES = 2,
+    MT_METRIC_LIVE_OBJECTS = 3,
+    MT_METRIC_SAMPLES = 4
+} mt_metric;
+/* The value of a metric in a cost. */
+double mt_cost_get(const mt_cost *c, mt_metric metric);
+/* Parse "alloc", "alloc_bytes", "count"/"alloc_objects", "live"/"live_bytes",
+ * "live_objects", "samples". Returns -1 when unknown. */
+int mt_metric_parse(const char *name);
+const char *mt_metric_name(mt_metric metric);
+
+typedef struct mt_tree_node {
+    mt_func_id func;         /* unused for node 0 */
+    uint32_t parent;         /* index in nodes; 0 for the root */
+    uint32_t first_child;    /* 0: none */
+    uint32_t next_sibling;   /* 0: none */
+    uint32_t depth;
+    mt_cost self;
+    mt_cost total;
+} mt_tree_node;
+typedef struct mt_tree {
+    size_t n;
+    mt_tree_node *nodes;
+} mt_tree;
+mt_tree *mt_query_tree(const mt_selection *s, mt_tree_dir dir, mt_metric sort,
+                       double min_fraction);
+void mt_tree_free(mt_tree *t);
+
+/* Allocation sites: one row per innermost frame (function + line), with
+ * its cost, sorted by the metric, plus for each the callers through which
+ * it is reached (the next outer frames, top max_callers). */
+typedef struct mt_site_caller {
+    mt_frame_id frame;       /* the calling frame; (mt_frame_id)-1: none (root) */
+    mt_cost cost;
+} mt_site_caller;
+typedef struct mt_site {
+    mt_frame_id frame;       /* a representative frame: function and line of the site */
+    mt_cost cost;
+    size_t n_callers;        /* all callers; only min(n, max_callers) stored */
+    mt_site_caller *callers; /* sorted by the metric */
+} mt_site;
+typedef struct mt_sites {
+    size_t n;
+    mt_site *sites;
+    mt_cost total;           /* of the whole selection */
+} mt_sites;
+mt_sites *mt_query_sites(const mt_selection *s, mt_metric sort, size_t max_callers);
+void mt_sites_free(mt_sites *t);
+
+/* Call graph by function (as pprof draws it: paths meeting at one function
+ * join). flat = allocated in the function itself; cum = in the function or
+ * below (each stack counted once per function even under recursion).
+ * Edge caller->callee cost = stacks where callee is called from caller.
+ * Functions with cum below min_fraction of the total are left out, with
+ * their edges. Nodes sorted by cum (metric), edges by cost. */
+typedef struct mt_graph_node {
+    mt_func_id func;
+    mt_cost flat, cum;
+} mt_graph_node;
+typedef struct mt_graph_edge {
+    uint32_t caller, callee; /* indices into nodes */
+    mt_cost cost;
+} mt_graph_edge;
+typedef struct mt_graph {
+    size_t n_nodes, n_edges;
+    mt_graph_node *nodes;
+    mt_graph_edge *edges;
+    mt_cost total;
+} mt_graph;
+mt_graph *mt_query_graph(const mt_selection *s, mt_metric sort, double min_fraction);
+void mt_graph_free(mt_graph *g);
+
+/* One function's neighbourhood: its own cost and the cost through each
+ * caller and each callee (sorted by the metric). */
+typedef struct mt_func_link {
+    mt_func_id func;
+    mt_cost cost;
+} mt_func_link;
+typedef struct mt_func_report {
+    mt_func_id func;
+    mt_cost flat, cum;
+    size_t n_callers, n_callees;
+    mt_func_link *callers, *callees;
+} mt_func_report;
+mt_func_report *mt_query_func(const mt_selection *s, mt_func_id f, mt_metric sort);
+void mt_func_report_free(mt_func_report *r);
+/* Functions whose name contains (or equals, when exact) name; returns how
+ * many were found, writes up to cap ids. */
+size_t mt_model_find_funcs(const mt_model *m, const char *name, int exact, mt_func_id *out,
+                           size_t cap);
+
+/* Histograms with logarithmic buckets (powers of two): of block sizes in
+ * bytes, or of lifetimes in microseconds (never-collected blocks counted at
+ * the end of the trace, and also in never_collected). Bucket i holds values
+ * v with lo[i] <= v < hi[i]; the first bucket starts at 0. Costs are split
+ * by source: by_source[i * 3 + mt_source]. */
+typedef enum mt_hist_kind { MT_HIST_SIZE = 0, MT_HIST_LIFETIME = 1 } mt_hist_kind;
+typedef struct mt_histogram {
+    mt_hist_kind kind;
+    size_t n;
+    uint64_t *lo, *hi;
+    mt_cost *cost;           /* all sources */
+    mt_cost *by_source;      /* n * 3 */
+    mt_cost never_collected; /* lifetime histogram only */
+} mt_histogram;
+mt_histogram *mt_query_histogram(const mt_selection *s, mt_hist_kind kind);
+void mt_histogram_free(mt_histogram *h);
+
+/* Totals and rates. */
+typedef struct mt_stats {
+    mt_timedelta duration;          /* end of trace */
+    uint64_t events, allocs, promotes, collects; /* events in the whole trace */
+    mt_cost total;                  /* selected allocations */
+    mt_cost by_source[3];
+    double promoted_bytes;          /* estimated bytes promoted (selected) */
+    double collected_bytes;         /* estimated bytes collected */
+    double never_collected_bytes;   /* estimated bytes live at the end */
+    double peak_bytes;              /* total curve (all allocations) */
+    mt_timedelta peak_time;
+    double peak_filtered_bytes;     /* selected allocations */
+    mt_timedelta peak_filtered_time;
+    double alloc_rate;              /* estimated bytes allocated per second */
+    double mean_lifetime_us;        /* sample-weighted, collected blocks only */
+    double median_lifetime_us;      /* sample-weighted, never-collected at end */
+} mt_stats;
+void mt_query_stats(const mt_selection *s, mt_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
