@@ -45,6 +45,11 @@ PRESENT_OBJ := $(call obj,$(PRESENT_SRC))
 VIEWER_OBJ  := $(call obj,$(VIEWER_SRC))
 CLI_OBJ     := $(call obj,$(CLI_SRC))
 
+# The viewer's page (viewer/web/*) compiled into the CLI as a generated C file.
+VIEWER_WEB     := $(sort $(wildcard viewer/web/*))
+VIEWER_GEN_C   := $(BUILD)/gen/viewer_assets.c
+VIEWER_GEN_OBJ := $(BUILD)/gen/viewer_assets.o
+
 # Libraries each layer links against.
 RECORD_LIBS  := -ldw -lelf -lpthread -ldl -lm
 ANALYZE_LIBS := -lz -lm
@@ -89,6 +94,12 @@ $(LIB_ANALYZE_SO): $(ANALYZE_OBJ) $(PRESENT_OBJ) $(LIB_SO)
 # The CLI: codec + analysis + reports + viewer, statically; never the recorder.
 $(CLI): $(CLI_OBJ) $(VIEWER_OBJ) $(VIEWER_GEN_OBJ) $(LIB_ANALYZE_A) $(LIB_TRACE_A)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(VIEWER_OBJ) $(VIEWER_GEN_OBJ) $(LIB_ANALYZE_A) $(LIB_TRACE_A) $(CLI_LIBS)
+
+$(VIEWER_GEN_C): $(VIEWER_WEB) scripts/embed-assets.sh
+	@mkdir -p $(dir $@)
+	sh scripts/embed-assets.sh $@ $(VIEWER_WEB)
+$(VIEWER_GEN_OBJ): $(VIEWER_GEN_C) viewer/assets.h
+	$(CC) $(CPPFLAGS) -Iviewer $(ALL_CFLAGS) -c $< -o $@
 
 $(BUILD)/%.pc: scripts/%.pc.in
 	@mkdir -p $(dir $@)

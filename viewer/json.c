@@ -1,0 +1,236 @@
+/*
+ * json.c - the JSON text builder (see json.h). Strings are escaped per RFC
+ * 8259; bytes that are not valid UTF-8 are replaced by U+FFFD so that the
+ * browser's JSON.parse never rejects an answer because of odd symbol names.
+ */
+#include "json.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void vj_init(vjson *j)
+{
+    memset(j, 0, sizeof *j);
+}
+
+void vj_free(vjson *j)
+{
+    free(j->buf);
+    vj_init(j);
+}
+
+static void put(vjson *j, const char *s, size_t n)
+{
+    if (j->failed)
+        return;
+    if (j->len + n + 1 > j->cap) {
+        size_t cap = j->cap ? j->cap : 4096;
+        while (cap < j->len + n + 1)
+            cap *= 2;
+        char *b = realloc(j->buf, cap);
+        if (!b) {
+            j->failed = 1;
+            return;
+        }
+        j->buf = b;
+        j->cap = cap;
+    }
+    memcpy(j->buf + j->len, s, n);
+    j->len += n;
+    j->buf[j->len] = 0;
+}
+
+static void putc1(vjson *j, char c)
+{
+    put(j, &c, 1);
+}
+
+/* Before any value: a comma if the current level already has an item. */
+static void before_value(vjson *j)
+{
+    if (j->after_key) {
+        j->after_key = 0;
+        return;
+    }
+    if (j->depth > 0) {
+        if (j->has_item[j->depth - 1])
+            putc1(j, ',');
+        j->has_item[j->depth - 1] = 1;
+    }
+}
+
+char *vj_finish(vjson *j, size_t *len)
+{
+    if (j->failed || !j->buf) {
+        vj_free(j);
+        return NULL;
+    }
+    char *b = j->buf;
+    if (len)
+        *len = j->len;
+    j->buf = NULL;
+    vj_free(j);
+    return b;
+}
+
+static void open_level(vjson *j, char c)
+{
+    before_value(j);
+    putc1(j, c);
+    if (j->depth >= VJ_MAX_DEPTH) {
+        j->failed = 1;
+        return;
+    }
+    j->has_item[j->depth++] = 0;
+}
+
+static void close_level(vjson *j, char c)
+{
+    if (j->depth > 0)
+        j->depth--;
+    putc1(j, c);
+}
+
+void vj_obj(vjson *j) { open_level(j, '{'); }
+void vj_arr(vjson *j) { open_level(j, '['); }
+void vj_end_obj(vjson *j) { close_level(j, '}'); }
+void vj_end_arr(vjson *j) { close_level(j, ']'); }
+
+/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    size_t need;
+    if (s[0] < 0x80)
+        return 1;
+    else if ((s[0] & 0xe0) == 0xc0 && s[0] >= 0xc2)
+        need = 2;
+    else if ((s[0] & 0xf0) == 0xe0)
+        need = 3;
+    else if ((s[0] & 0xf8) == 0xf0 && s[0] <= 0xf4)
+        need = 4;
+    else
+        return 0;
+    if (need > n)
+        return 0;
+    for (size_t i = 1; i < need; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    return need;
+}
+
+static void put_escaped(vjson *j, const char *str, size_t n)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    putc1(j, '"');
+    size_t i = 0;
+    while (i < n) {
+        unsigned char c = s[i];
+        if (c == '"' || c == '\\') {
+            char e[2] = {'\\', (char)c};
+            put(j, e, 2);
+            i++;
+        } else if (c < 0x20 || c == 0x7f) {
+            char e[8];
+            snprintf(e, sizeof e, "\\u%04x", c);
+            put(j, e, 6);
+            i++;
+        } else if (c < 0x80) {
+            size_t k = i;
+            while (k < n && s[k] >= 0x20 && s[k] < 0x7f && s[k] != '"' && s[k] != '\\')
+                k++;
+            put(j, str + i, k - i);
+            i = k;
+        } else {
+            size_t l = utf8_len(s + i, n - i);
+            if (l == 0) {
+                put(j, "\\ufffd", 6);
+                i++;
+            } else {
+                put(j, str + i, l);
+                i += l;
+            }
+        }
+    }
+    putc1(j, '"');
+}
+
+void vj_key(vjson *j, const char *key)
+{
+    before_value(j);
+    put_escaped(j, key, strlen(key));
+    putc1(j, ':');
+    j->after_key = 1;
+}
+
+void vj_strn(vjson *j, const char *s, size_t n)
+{
+    before_value(j);
+    put_escaped(j, s, n);
+}
+
+void vj_str(vjson *j, const char *s)
+{
+    if (!s) {
+        vj_null(j);
+        return;
+    }
+    vj_strn(j, s, strlen(s));
+}
+
+void vj_int(vjson *j, int64_t v)
+{
+    char b[32];
+    before_value(j);
+    int n = snprintf(b, sizeof b, "%lld", (long long)v);
+    put(j, b, (size_t)n);
+}
+
+void vj_uint(vjson *j, uint64_t v)
+{
+    char b[32];
+    before_value(j);
+    int n = snprintf(b, sizeof b, "%llu", (unsigned long long)v);
+    put(j, b, (size_t)n);
+}
+
+void vj_num(vjson *j, double v)
+{
+    char b[40];
+    if (!isfinite(v)) {
+        vj_null(j);
+        return;
+    }
+    before_value(j);
+    int n;
+    if (v == (double)(int64_t)v && fabs(v) < 9e15)
+        n = snprintf(b, sizeof b, "%lld", (long long)v);
+    else
+        n = snprintf(b, sizeof b, "%.10g", v);
+    put(j, b, (size_t)n);
+}
+
+void vj_bool(vjson *j, int v)
+{
+    before_value(j);
+    put(j, v ? "true" : "false", v ? 4 : 5);
+}
+
+void vj_null(vjson *j)
+{
+    before_value(j);
+    put(j, "null", 4);
+}
+
+void vj_raw(vjson *j, const char *text)
+{
+    before_value(j);
+    put(j, text, strlen(text));
+}
+
+void vj_kstr(vjson *j, const char *k, const char *s) { vj_key(j, k); vj_str(j, s); }
+void vj_kint(vjson *j, const char *k, int64_t v) { vj_key(j, k); vj_int(j, v); }
+void vj_kuint(vjson *j, const char *k, uint64_t v) { vj_key(j, k); vj_uint(j, v); }
+void vj_knum(vjson *j, const char *k, double v) { vj_key(j, k); vj_num(j, v); }
+void vj_kbool(vjson *j, const char *k, int v) { vj_key(j, k); vj_bool(j, v); }

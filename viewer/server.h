@@ -1,0 +1,50 @@
+/*
+ * server.h - the viewer's HTTP server (libmicrohttpd): binds an address,
+ * serves the embedded page files and hands /api/... requests to a callback.
+ * Owns everything about the protocol: methods, paths, limits, headers,
+ * error statuses. Knows nothing of traces.
+ */
+#ifndef MT_VIEWER_SERVER_H
+#define MT_VIEWER_SERVER_H
+
+#include <stddef.h>
+
+/* Limits on what a request may carry (larger -> error status). */
+#define VSRV_MAX_PATH   256     /* bytes of the path */
+#define VSRV_MAX_ARGS   32      /* query parameters */
+#define VSRV_MAX_ARG    8192    /* bytes of one decoded parameter value */
+#define VSRV_MAX_URL    16384   /* bytes of the whole request line + headers */
+
+typedef struct vreq vreq;  /* one API request, valid during the callback */
+
+/* A query parameter's decoded value, or NULL when absent. */
+const char *vreq_arg(const vreq *req, const char *name);
+
+/* What the API callback answers: status and a malloc'd body it hands over. */
+typedef struct vresp {
+    int status;
+    const char *content_type;   /* default "application/json" */
+    char *body;
+    size_t len;
+} vresp;
+
+/* endpoint is the path after "/api/" (e.g. "tree"). Fill *resp. */
+typedef void (*vsrv_api_fn)(void *ctx, const char *endpoint, const vreq *req, vresp *resp);
+
+typedef struct vsrv vsrv;
+
+/* Start serving on host:port (host is a numeric IPv4 or IPv6 address, or
+ * "localhost"). If the port is taken and tries > 1, the next ports are tried
+ * in turn. port 0 picks a free port. Returns NULL with a malloc'd *error. */
+vsrv *vsrv_start(const char *host, int port, int tries, vsrv_api_fn api, void *ctx,
+                 char **error);
+int vsrv_port(const vsrv *s);
+/* The URL to open, e.g. "http://127.0.0.1:8080/" (owned by the server). */
+const char *vsrv_url(const vsrv *s);
+void vsrv_stop(vsrv *s);
+
+/* Build an error answer {"error": message} with the given status. */
+void vresp_error(vresp *resp, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif
