@@ -127,7 +127,7 @@ typedef struct mt_writer mt_writer;
 
 /* Tells the writer what a code means. Called when the code's location event
  * is written (at packet flush, once per cache miss of the code), never
- * while an event is being added. Return 0 with *locs/*n set (pointers valid
+ * while an event is being added. Return 0 with *locs and *n set (pointers valid
  * until the next call), or -1 if unknown (written as no locations). */
 typedef int (*mt_location_resolver)(void *ctx, mt_location_code code,
                                      const mt_location **locs, size_t *n);

@@ -1,0 +1,205 @@
+/*
+ * loctab.c - arena, string interning and the code -> locations table used by
+ * the reader (see loctab.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "loctab.h"
+
+struct mt_arena_chunk {
+    struct mt_arena_chunk *next;
+    max_align_t data[];
+};
+
+#define ARENA_CHUNK (64 * 1024)
+
+void *mt_arena_alloc(mt_arena *a, size_t size)
+{
+    size = (size + 15) & ~(size_t)15;
+    if (!a->chunks || a->cap - a->used < size) {
+        size_t cap = size > ARENA_CHUNK ? size : ARENA_CHUNK;
+        struct mt_arena_chunk *c = malloc(sizeof *c + cap);
+        if (!c)
+            return NULL;
+        if (a->chunks && size > ARENA_CHUNK) {
+            /* A big one-off block: keep the current chunk open for small ones. */
+            c->next = a->chunks->next;
+            a->chunks->next = c;
+            return c->data;
+        }
+        c->next = a->chunks;
+        a->chunks = c;
+        a->used = 0;
+        a->cap = cap;
+    }
+    void *p = (char *)a->chunks->data + a->used;
+    a->used += size;
+    return p;
+}
+
+void mt_arena_free(mt_arena *a)
+{
+    struct mt_arena_chunk *c = a->chunks;
+    while (c) {
+        struct mt_arena_chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+    a->chunks = NULL;
+    a->used = a->cap = 0;
+}
+
+/* FNV-1a: names are short and rare (only location events carry them). */
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < len; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+static int strtab_grow(mt_strtab *t)
+{
+    size_t cap = t->slots ? (t->mask + 1) * 2 : 64;
+    const char **slots = calloc(cap, sizeof *slots);
+    if (!slots)
+        return -1;
+    if (t->slots) {
+        for (size_t i = 0; i <= t->mask; i++) {
+            const char *s = t->slots[i];
+            if (!s)
+                continue;
+            size_t j = hash_bytes(s, strlen(s)) & (cap - 1);
+            while (slots[j])
+                j = (j + 1) & (cap - 1);
+            slots[j] = s;
+        }
+        free(t->slots);
+    }
+    t->slots = slots;
+    t->mask = cap - 1;
+    return 0;
+}
+
+const char *mt_strtab_intern(mt_strtab *t, const char *s, size_t len)
+{
+    if ((!t->slots || (t->count + 1) * 2 > t->mask + 1) && strtab_grow(t) < 0)
+        return NULL;
+    size_t j = hash_bytes(s, len) & t->mask;
+    for (; t->slots[j]; j = (j + 1) & t->mask) {
+        const char *c = t->slots[j];
+        if (strncmp(c, s, len) == 0 && c[len] == '\0')
+            return c;
+    }
+    char *copy = mt_arena_alloc(t->arena, len + 1);
+    if (!copy)
+        return NULL;
+    memcpy(copy, s, len);
+    copy[len] = '\0';
+    t->slots[j] = copy;
+    t->count++;
+    return copy;
+}
+
+void mt_strtab_free(mt_strtab *t)
+{
+    free(t->slots);
+    t->slots = NULL;
+    t->mask = t->count = 0;
+}
+
+void mt_loctab_init(mt_loctab *t)
+{
+    memset(t, 0, sizeof *t);
+    t->strings.arena = &t->arena;
+}
+
+void mt_loctab_free(mt_loctab *t)
+{
+    free(t->slots);
+    mt_strtab_free(&t->strings);
+    mt_arena_free(&t->arena);
+    memset(t, 0, sizeof *t);
+}
+
+static size_t code_hash(mt_location_code c)
+{
+    return (size_t)((c * 0x9E3779B97F4A7C15ull) >> 20);
+}
+
+/* Every entry has a non-NULL locs pointer, even an empty list: this one. */
+static const mt_location no_locations[1];
+
+int mt_loctab_find(const mt_loctab *t, mt_location_code code, const mt_location **locs,
+                   size_t *n)
+{
+    if (!t->slots)
+        return -1;
+    for (size_t j = code_hash(code) & t->mask; t->slots[j].locs; j = (j + 1) & t->mask) {
+        if (t->slots[j].code == code) {
+            *locs = t->slots[j].locs;
+            *n = t->slots[j].n;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static int loctab_grow(mt_loctab *t)
+{
+    size_t cap = t->slots ? (t->mask + 1) * 2 : 1024;
+    mt_loctab_entry *slots = calloc(cap, sizeof *slots);
+    if (!slots)
+        return -1;
+    for (size_t i = 0; t->slots && i <= t->mask; i++) {
+        if (!t->slots[i].locs)
+            continue;
+        size_t j = code_hash(t->slots[i].code) & (cap - 1);
+        while (slots[j].locs)
+            j = (j + 1) & (cap - 1);
+        slots[j] = t->slots[i];
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->mask = cap - 1;
+    return 0;
+}
+
+static int same_locations(const mt_location *a, const mt_location *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        /* Strings are interned: equal names have equal pointers. */
+        if (a[i].filename != b[i].filename || a[i].defname != b[i].defname ||
+            a[i].line != b[i].line || a[i].start_char != b[i].start_char ||
+            a[i].end_char != b[i].end_char)
+            return 0;
+    }
+    return 1;
+}
+
+int mt_loctab_add(mt_loctab *t, mt_location_code code, const mt_location *locs, size_t n)
+{
+    if ((!t->slots || (t->count + 1) * 2 > t->mask + 1) && loctab_grow(t) < 0)
+        return -1;
+    size_t j = code_hash(code) & t->mask;
+    for (; t->slots[j].locs; j = (j + 1) & t->mask) {
+        if (t->slots[j].code == code)
+            return t->slots[j].n == n && same_locations(t->slots[j].locs, locs, n) ? 1 : 2;
+    }
+    const mt_location *stored = no_locations;
+    if (n > 0) {
+        mt_location *copy = mt_arena_alloc(&t->arena, n * sizeof *copy);
+        if (!copy)
+            return -1;
+        memcpy(copy, locs, n * sizeof *copy);
+        stored = copy;
+    }
+    t->slots[j].code = code;
+    t->slots[j].locs = stored;
+    t->slots[j].n = n;
+    t->count++;
+    return 0;
+}

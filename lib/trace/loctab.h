@@ -1,0 +1,61 @@
+/*
+ * loctab.h - what a trace has taught about its backtrace codes: an arena,
+ * a table of interned strings (each distinct file or function name is stored
+ * once) and the table code -> location list.
+ *
+ * Everything handed out stays at the same address until the table is freed,
+ * which is what lets mt_reader_lookup return pointers valid until close.
+ */
+#ifndef MT_TRACE_LOCTAB_H
+#define MT_TRACE_LOCTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memtrace/trace.h"
+
+/* Bump allocator: memory is freed all at once. */
+typedef struct mt_arena {
+    struct mt_arena_chunk *chunks;
+    size_t used, cap; /* in the newest chunk */
+} mt_arena;
+
+void *mt_arena_alloc(mt_arena *a, size_t size);
+void mt_arena_free(mt_arena *a);
+
+typedef struct mt_strtab {
+    mt_arena *arena;
+    const char **slots; /* open addressing; NULL = empty */
+    size_t mask, count;
+} mt_strtab;
+
+/* The unique copy of s[0..len) (NUL-terminated), or NULL when out of memory. */
+const char *mt_strtab_intern(mt_strtab *t, const char *s, size_t len);
+void mt_strtab_free(mt_strtab *t);
+
+typedef struct mt_loctab_entry {
+    mt_location_code code;
+    const mt_location *locs;
+    size_t n;
+} mt_loctab_entry;
+
+typedef struct mt_loctab {
+    mt_arena arena;
+    mt_strtab strings;
+    mt_loctab_entry *slots; /* open addressing; locs == NULL = empty */
+    size_t mask, count;
+} mt_loctab;
+
+void mt_loctab_init(mt_loctab *t);
+void mt_loctab_free(mt_loctab *t);
+
+/* 0 and *locs and *n if the code is known, else -1. */
+int mt_loctab_find(const mt_loctab *t, mt_location_code code, const mt_location **locs,
+                   size_t *n);
+
+/* Records code -> locs[0..n) (copied; the strings must already be interned in
+ * t->strings). Returns 0 if new, 1 if the code was known with the same list,
+ * 2 if it was known with a different list (nothing changed), -1 on no memory. */
+int mt_loctab_add(mt_loctab *t, mt_location_code code, const mt_location *locs, size_t n);
+
+#endif
