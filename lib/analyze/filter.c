@@ -1,0 +1,501 @@
+/*
+ * filter.c - parser of the filter language (docs/filters.md) into
+ * mt_filter, and its canonical printer. Clauses are separated by
+ * whitespace; every error names the column of the problem.
+ */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "filter.h"
+
+#define OPEN_LO INT64_MIN
+#define OPEN_HI (INT64_MAX - 3)  /* below MT_TIME_PEAK/END/NEVER */
+
+typedef struct parser {
+    const char *text;
+    size_t pos;
+    char *err;
+    size_t err_pos;
+} parser;
+
+static int fail(parser *p, size_t pos, const char *fmt, ...)
+{
+    if (p->err)
+        return -1;
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    size_t len = strlen(msg) + 64;
+    p->err = malloc(len);
+    if (p->err)
+        snprintf(p->err, len, "filter: column %zu: %s", pos + 1, msg);
+    p->err_pos = pos;
+    return -1;
+}
+
+/* ----------------------------------------------------------- quantities */
+
+typedef struct unit {
+    const char *name;
+    double factor;
+} unit;
+
+static const unit time_units[] = {
+    {"", 1e6}, {"us", 1}, {"ms", 1e3}, {"s", 1e6}, {"m", 60e6}, {"min", 60e6}, {"h", 3600e6},
+    {NULL, 0}};
+static const unit size_units[] = {
+    {"", 1}, {"b", 1}, {"k", 1024.0}, {"kb", 1024.0}, {"kib", 1024.0},
+    {"m", 1048576.0}, {"mb", 1048576.0}, {"mib", 1048576.0},
+    {"g", 1073741824.0}, {"gb", 1073741824.0}, {"gib", 1073741824.0},
+    {"t", 1099511627776.0}, {"tb", 1099511627776.0}, {"tib", 1099511627776.0}, {NULL, 0}};
+
+/* Parse one quantity from s[0..len) at column pos. */
+static int quantity(parser *p, const char *s, size_t len, size_t pos, int is_time, int64_t *out)
+{
+    size_t i = 0;
+    double v = 0;
+    int digits = 0;
+    while (i < len && isdigit((unsigned char)s[i])) {
+        v = v * 10 + (s[i++] - '0');
+        digits++;
+    }
+    if (i < len && s[i] == '.') {
+        i++;
+        double scale = 0.1;
+        while (i < len && isdigit((unsigned char)s[i])) {
+            v += (s[i++] - '0') * scale;
+            scale /= 10;
+            digits++;
+        }
+    }
+    if (!digits)
+        return fail(p, pos, "expected a %s (e.g. %s) but found '%.*s'", is_time ? "time" : "size",
+                    is_time ? "3s, 250ms" : "4k, 1M", (int)(len ? len : 1), len ? s : " ");
+    char u[8];
+    size_t ul = len - i;
+    if (ul >= sizeof u)
+        ul = sizeof u - 1;
+    for (size_t k = 0; k < ul; k++)
+        u[k] = is_time ? s[i + k] : (char)tolower((unsigned char)s[i + k]);
+    u[ul] = 0;
+    const unit *units = is_time ? time_units : size_units;
+    for (const unit *un = units; un->name; un++)
+        if (len - i == strlen(un->name) && strcmp(u, un->name) == 0) {
+            double r = v * un->factor + 0.5;
+            if (r >= 9e18)
+                return fail(p, pos, "%s '%.*s' is too large", is_time ? "time" : "size", (int)len, s);
+            *out = (int64_t)r;
+            return 0;
+        }
+    return fail(p, pos + i, "unknown unit '%.*s' in %s '%.*s' (use %s)", (int)(len - i), s + i,
+                is_time ? "time" : "size", (int)len, s,
+                is_time ? "us, ms, s, m, h" : "B, k, M, G, T");
+}
+
+/* RANGE: A-B, A-, -B, >=A, >A, <=B, <B, or A. */
+static int range(parser *p, const char *s, size_t len, size_t pos, int is_time, int64_t *lo,
+                 int64_t *hi)
+{
+    *lo = is_time ? OPEN_LO : 0;
+    *hi = OPEN_HI;
+    if (len == 0)
+        return fail(p, pos, "missing %s range after ':' (e.g. %s)", is_time ? "time" : "size",
+                    is_time ? "1s-3s, >=250ms" : "4k-1M, >=64");
+    int64_t v;
+    if (s[0] == '>' || s[0] == '<') {
+        int eq = len > 1 && s[1] == '=';
+        size_t skip = 1 + (size_t)eq;
+        if (quantity(p, s + skip, len - skip, pos + skip, is_time, &v) < 0)
+            return -1;
+        if (s[0] == '>')
+            *lo = eq ? v : v + 1;
+        else
+            *hi = eq ? v : v - 1;
+        return 0;
+    }
+    const char *dash = memchr(s, '-', len);
+    if (!dash) {
+        if (quantity(p, s, len, pos, is_time, &v) < 0)
+            return -1;
+        *lo = *hi = v;
+        return 0;
+    }
+    size_t a = (size_t)(dash - s);
+    if (a == 0 && len == 1)
+        return fail(p, pos, "a range needs at least one end ('-' alone)");
+    if (a > 0 && quantity(p, s, a, pos, is_time, lo) < 0)
+        return -1;
+    if (a + 1 < len && quantity(p, dash + 1, len - a - 1, pos + a + 1, is_time, hi) < 0)
+        return -1;
+    if (*lo > *hi)
+        return fail(p, pos, "empty range '%.*s': its start is after its end", (int)len, s);
+    return 0;
+}
+
+/* --------------------------------------------------------------- patterns */
+
+static int pattern(parser *p, mta_pattern *pat)
+{
+    const char *t = p->text;
+    size_t start = p->pos;
+    char quote = t[p->pos];
+    if (quote == '"' || quote == '/') {
+        size_t i = p->pos + 1, cap = 16, n = 0;
+        char *buf = malloc(cap);
+        if (!buf)
+            return fail(p, start, "out of memory");
+        for (;;) {
+            char c = t[i];
+            if (c == 0) {
+                free(buf);
+                return fail(p, start, "unterminated %s (missing closing %c)",
+                            quote == '"' ? "quoted string" : "regular expression", quote);
+            }
+            if (c == quote) {
+                i++;
+                break;
+            }
+            if (c == '\\' && (t[i + 1] == quote || (quote == '"' && t[i + 1] == '\\'))) {
+                c = t[i + 1];
+                i++;
+            }
+            if (n + 2 > cap) {
+                char *nb = realloc(buf, cap *= 2);
+                if (!nb) {
+                    free(buf);
+                    return fail(p, start, "out of memory");
+                }
+                buf = nb;
+            }
+            buf[n++] = c;
+            i++;
+        }
+        buf[n] = 0;
+        if (t[i] && !isspace((unsigned char)t[i])) {
+            free(buf);
+            return fail(p, i, "expected a space after the closing %c", quote);
+        }
+        p->pos = i;
+        pat->text = buf;
+        pat->is_regex = quote == '/';
+    } else {
+        size_t i = p->pos;
+        while (t[i] && !isspace((unsigned char)t[i]))
+            i++;
+        if (i == p->pos)
+            return fail(p, start, "missing function name after ':' (a word, \"a string\" or /regex/)");
+        pat->text = strndup(t + p->pos, i - p->pos);
+        if (!pat->text)
+            return fail(p, start, "out of memory");
+        pat->is_regex = 0;
+        p->pos = i;
+    }
+    if (pat->text[0] == 0) {
+        free(pat->text);
+        pat->text = NULL;
+        return fail(p, start, "empty pattern");
+    }
+    if (pat->is_regex) {
+        int rc = regcomp(&pat->re, pat->text, REG_EXTENDED | REG_NOSUB);
+        if (rc != 0) {
+            char msg[200];
+            regerror(rc, &pat->re, msg, sizeof msg);
+            free(pat->text);
+            pat->text = NULL;
+            return fail(p, start + 1, "bad regular expression: %s", msg);
+        }
+    }
+    return 0;
+}
+
+int mta_pattern_match(const mta_pattern *p, const char *name)
+{
+    if (p->is_regex)
+        return regexec(&p->re, name, 0, NULL, 0) == 0;
+    return strstr(name, p->text) != NULL;
+}
+
+/* ---------------------------------------------------------------- clauses */
+
+static const char *const keys[] = {"alloc", "live", "collect", "size", "lifetime",
+                                   "source", "inside", "hide", NULL};
+
+static int clause(parser *p, mta_clause *c)
+{
+    const char *t = p->text;
+    size_t start = p->pos;
+    memset(c, 0, sizeof *c);
+    if (t[p->pos] == '!') {
+        c->neg = 1;
+        p->pos++;
+    }
+    size_t kstart = p->pos;
+    while (isalpha((unsigned char)t[p->pos]) || t[p->pos] == '_')
+        p->pos++;
+    size_t klen = p->pos - kstart;
+    char key[16];
+    snprintf(key, sizeof key, "%.*s", (int)(klen < 15 ? klen : 15), t + kstart);
+    if (t[p->pos] != ':') {
+        size_t e = p->pos;
+        while (t[e] && !isspace((unsigned char)t[e]))
+            e++;
+        if (klen && !t[p->pos])
+            return fail(p, kstart, "'%s' needs ':' and a value (e.g. %s:...)", key, key);
+        return fail(p, start, "expected a clause like 'size:>=4k' but found '%.*s' "
+                    "(clauses: alloc, live, collect, size, lifetime, source, inside, hide)",
+                    (int)(e - start), t + start);
+    }
+    p->pos++; /* ':' */
+    int k;
+    for (k = 0; keys[k]; k++)
+        if (strlen(keys[k]) == klen && strncmp(keys[k], t + kstart, klen) == 0)
+            break;
+    /* a few aliases */
+    if (!keys[k]) {
+        if (klen == 9 && !strncmp(t + kstart, "allocated", 9)) k = 0;
+        else if (klen == 9 && !strncmp(t + kstart, "collected", 9)) k = 2;
+        else
+            return fail(p, kstart, "unknown clause '%s' (use alloc, live, collect, size, "
+                        "lifetime, source, inside, hide)", key);
+    }
+    if (k == 7 && c->neg)
+        return fail(p, start, "'hide' cannot be negated");
+    if (k == 6 || k == 7) {
+        c->kind = k == 6 ? MTA_INSIDE : MTA_HIDE;
+        return pattern(p, &c->pat);
+    }
+    size_t vstart = p->pos;
+    while (t[p->pos] && !isspace((unsigned char)t[p->pos]))
+        p->pos++;
+    const char *v = t + vstart;
+    size_t vlen = p->pos - vstart;
+    switch (k) {
+    case 0:
+        c->kind = MTA_ALLOC;
+        return range(p, v, vlen, vstart, 1, &c->lo, &c->hi);
+    case 1:
+        if (vlen == 4 && !strncmp(v, "peak", 4)) {
+            c->kind = MTA_LIVE_AT;
+            c->lo = MT_TIME_PEAK;
+            return 0;
+        }
+        if (vlen == 3 && !strncmp(v, "end", 3)) {
+            c->kind = MTA_LIVE_AT;
+            c->lo = MT_TIME_END;
+            return 0;
+        }
+        if (range(p, v, vlen, vstart, 1, &c->lo, &c->hi) < 0)
+            return -1;
+        c->kind = c->lo == c->hi ? MTA_LIVE_AT : MTA_LIVE_RANGE;
+        return 0;
+    case 2:
+        if (vlen == 5 && !strncmp(v, "never", 5)) {
+            c->kind = MTA_COLLECT_NEVER;
+            return 0;
+        }
+        c->kind = MTA_COLLECT;
+        return range(p, v, vlen, vstart, 1, &c->lo, &c->hi);
+    case 3:
+        c->kind = MTA_SIZE;
+        return range(p, v, vlen, vstart, 0, &c->lo, &c->hi);
+    case 4:
+        c->kind = MTA_LIFETIME;
+        return range(p, v, vlen, vstart, 1, &c->lo, &c->hi);
+    case 5: {
+        c->kind = MTA_SOURCE;
+        size_t i = 0;
+        if (!vlen)
+            return fail(p, vstart, "missing source after ':' (minor, major, external)");
+        while (i < vlen) {
+            size_t j = i;
+            while (j < vlen && v[j] != ',')
+                j++;
+            static const char *const names[] = {"minor", "major", "external"};
+            int s;
+            for (s = 0; s < 3; s++)
+                if (strlen(names[s]) == j - i && !strncasecmp(names[s], v + i, j - i))
+                    break;
+            if (s == 3)
+                return fail(p, vstart + i, "unknown source '%.*s' (use minor, major, external)",
+                            (int)(j - i), v + i);
+            c->sources |= 1u << s;
+            i = j + 1;
+        }
+        return 0;
+    }
+    }
+    return fail(p, kstart, "internal error");
+}
+
+static void clause_free(mta_clause *c)
+{
+    if (c->pat.text) {
+        if (c->pat.is_regex)
+            regfree(&c->pat.re);
+        free(c->pat.text);
+    }
+}
+
+mt_filter *mt_filter_parse(const char *text, char **err, size_t *err_pos)
+{
+    if (err)
+        *err = NULL;
+    mt_filter *f = calloc(1, sizeof *f);
+    if (!f)
+        return NULL;
+    parser p = {text ? text : "", 0, NULL, 0};
+    size_t cap = 0;
+    for (;;) {
+        while (isspace((unsigned char)p.text[p.pos]))
+            p.pos++;
+        if (!p.text[p.pos])
+            break;
+        if (f->n == cap) {
+            mta_clause *nc = realloc(f->c, (cap = cap ? cap * 2 : 4) * sizeof *nc);
+            if (!nc) {
+                fail(&p, p.pos, "out of memory");
+                break;
+            }
+            f->c = nc;
+        }
+        if (clause(&p, &f->c[f->n]) < 0) {
+            clause_free(&f->c[f->n]);
+            break;
+        }
+        f->n++;
+        if (p.text[p.pos] && !isspace((unsigned char)p.text[p.pos])) {
+            fail(&p, p.pos, "expected a space before the next clause");
+            break;
+        }
+    }
+    if (p.err) {
+        if (err)
+            *err = p.err;
+        else
+            free(p.err);
+        if (err_pos)
+            *err_pos = p.err_pos;
+        mt_filter_free(f);
+        return NULL;
+    }
+    return f;
+}
+
+void mt_filter_free(mt_filter *f)
+{
+    if (!f)
+        return;
+    for (size_t i = 0; i < f->n; i++)
+        clause_free(&f->c[i]);
+    free(f->c);
+    free(f);
+}
+
+/* ---------------------------------------------------------------- printer */
+
+static void put_time(char *buf, size_t cap, int64_t us)
+{
+    if (us % 1000000 == 0)
+        snprintf(buf, cap, "%llds", (long long)(us / 1000000));
+    else if (us % 1000 == 0)
+        snprintf(buf, cap, "%lldms", (long long)(us / 1000));
+    else
+        snprintf(buf, cap, "%lldus", (long long)us);
+}
+
+static void put_size(char *buf, size_t cap, int64_t b)
+{
+    static const char *const u[] = {"", "k", "M", "G", "T"};
+    int i = 0;
+    while (i < 4 && b != 0 && b % 1024 == 0) {
+        b /= 1024;
+        i++;
+    }
+    snprintf(buf, cap, "%lld%s", (long long)b, u[i]);
+}
+
+static void put_range(FILE *o, int64_t lo, int64_t hi, int is_time)
+{
+    char a[40], b[40];
+    int64_t open_lo = is_time ? OPEN_LO : 0;
+    (is_time ? put_time : put_size)(a, sizeof a, lo);
+    (is_time ? put_time : put_size)(b, sizeof b, hi);
+    if (lo == hi)
+        fprintf(o, "%s", a);
+    else if (lo == open_lo)
+        fprintf(o, "<=%s", b);
+    else if (hi == OPEN_HI)
+        fprintf(o, ">=%s", a);
+    else
+        fprintf(o, "%s-%s", a, b);
+}
+
+char *mt_filter_to_string(const mt_filter *f)
+{
+    char *out = NULL;
+    size_t len = 0;
+    FILE *o = open_memstream(&out, &len);
+    if (!o)
+        return NULL;
+    for (size_t i = 0; f && i < f->n; i++) {
+        const mta_clause *c = &f->c[i];
+        if (i)
+            fputc(' ', o);
+        if (c->neg)
+            fputc('!', o);
+        switch (c->kind) {
+        case MTA_ALLOC: fputs("alloc:", o); put_range(o, c->lo, c->hi, 1); break;
+        case MTA_LIVE_AT:
+            fputs("live:", o);
+            if (c->lo == MT_TIME_PEAK) fputs("peak", o);
+            else if (c->lo == MT_TIME_END) fputs("end", o);
+            else put_range(o, c->lo, c->lo, 1);
+            break;
+        case MTA_LIVE_RANGE: fputs("live:", o); put_range(o, c->lo, c->hi, 1); break;
+        case MTA_COLLECT: fputs("collect:", o); put_range(o, c->lo, c->hi, 1); break;
+        case MTA_COLLECT_NEVER: fputs("collect:never", o); break;
+        case MTA_SIZE: fputs("size:", o); put_range(o, c->lo, c->hi, 0); break;
+        case MTA_LIFETIME: fputs("lifetime:", o); put_range(o, c->lo, c->hi, 1); break;
+        case MTA_SOURCE: {
+            static const char *const names[] = {"minor", "major", "external"};
+            fputs("source:", o);
+            int first = 1;
+            for (int s = 0; s < 3; s++)
+                if (c->sources & (1u << s)) {
+                    fprintf(o, "%s%s", first ? "" : ",", names[s]);
+                    first = 0;
+                }
+            break;
+        }
+        case MTA_INSIDE:
+        case MTA_HIDE: {
+            fputs(c->kind == MTA_INSIDE ? "inside:" : "hide:", o);
+            int plain = !c->pat.is_regex && c->pat.text[0] != '"' && c->pat.text[0] != '/' &&
+                        c->pat.text[0] != '\\';
+            for (const char *s = c->pat.text; plain && *s; s++)
+                if (isspace((unsigned char)*s))
+                    plain = 0;
+            if (plain) {
+                fputs(c->pat.text, o);
+            } else {
+                char q = c->pat.is_regex ? '/' : '"';
+                fputc(q, o);
+                for (const char *s = c->pat.text; *s; s++) {
+                    if (*s == q || (q == '"' && *s == '\\'))
+                        fputc('\\', o);
+                    fputc(*s, o);
+                }
+                fputc(q, o);
+            }
+            break;
+        }
+        }
+    }
+    fclose(o);
+    return out;
+}

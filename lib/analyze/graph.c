@@ -1,0 +1,246 @@
+/*
+ * graph.c - the call graph by function (pprof style: paths meeting at one
+ * function join) and one function's callers and callees.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+/* Functions of a selection stack, outermost first; returns the depth. */
+static size_t stack_funcs(const mt_selection *s, mt_node_id n, mt_func_id **buf, size_t *cap)
+{
+    size_t d = s->nodes[n].depth;
+    if (d > *cap) {
+        size_t c = *cap ? *cap : 64;
+        while (c < d)
+            c *= 2;
+        mt_func_id *b = realloc(*buf, c * sizeof *b);
+        if (!b)
+            return (size_t)-1;
+        *buf = b;
+        *cap = c;
+    }
+    for (size_t i = d; i > 0; i--) {
+        (*buf)[i - 1] = s->m->frames.v[s->nodes[n].frame].func;
+        n = s->nodes[n].parent;
+    }
+    return d;
+}
+
+mt_graph *mt_query_graph(const mt_selection *s, mt_metric sort, double min_fraction)
+{
+    const mt_model *m = s->m;
+    size_t nf = m->funcs.n;
+    mt_cost *flat = calloc(nf + 1, sizeof *flat), *cum = calloc(nf + 1, sizeof *cum);
+    size_t *seen = calloc(nf + 1, sizeof *seen);
+    MTA_VEC(mt_graph_edge) edges = {0};
+    MTA_VEC(size_t) eseen = {0};
+    mta_table eidx;
+    mt_func_id *fs = NULL;
+    size_t fcap = 0;
+    mt_graph *g = NULL;
+    int tab = 0;
+    if (!flat || !cum || !seen || mta_table_init(&eidx, 1024) < 0)
+        goto done;
+    tab = 1;
+    for (size_t i = 1; i < s->n_nodes; i++) {
+        const mt_cost *c = &s->cost[i];
+        if (!c->allocs)
+            continue;
+        size_t d = stack_funcs(s, (mt_node_id)i, &fs, &fcap);
+        if (d == (size_t)-1)
+            goto done;
+        mta_cost_add(&flat[fs[d - 1]], c);
+        for (size_t k = 0; k < d; k++) {
+            if (seen[fs[k]] != i) {
+                seen[fs[k]] = i;
+                mta_cost_add(&cum[fs[k]], c);
+            }
+            if (k + 1 < d) {
+                uint64_t key = (uint64_t)fs[k] << 32 | fs[k + 1];
+                int64_t e = mta_table_get(&eidx, key);
+                if (e < 0) {
+                    mt_graph_edge ge;
+                    memset(&ge, 0, sizeof ge);
+                    ge.caller = fs[k];
+                    ge.callee = fs[k + 1];
+                    e = (int64_t)edges.n;
+                    size_t zero = 0;
+                    if (MTA_PUSH(edges, ge) < 0 || MTA_PUSH(eseen, zero) < 0 ||
+                        mta_table_put(&eidx, key, (uint32_t)e) < 0)
+                        goto done;
+                }
+                if (eseen.v[e] != i) {
+                    eseen.v[e] = i;
+                    mta_cost_add(&edges.v[e].cost, c);
+                }
+            }
+        }
+    }
+    /* keep functions above the threshold, sorted by cum */
+    double thr = mt_cost_get(&s->total, sort) * min_fraction;
+    uint32_t *order = malloc((nf + 1) * sizeof *order);
+    uint32_t *newid = malloc((nf + 1) * sizeof *newid);
+    g = calloc(1, sizeof *g);
+    if (!order || !newid || !g) {
+        free(order);
+        free(newid);
+        free(g);
+        g = NULL;
+        goto done;
+    }
+    size_t nk = 0;
+    for (size_t f = 0; f < nf; f++) {
+        double v = mt_cost_get(&cum[f], sort);
+        if (cum[f].allocs && v >= thr && (v > 0 || thr <= 0))
+            order[nk++] = (uint32_t)f;
+    }
+    mta_sort_by_cost(order, nk, cum, sizeof *cum, 0, sort);
+    g->nodes = calloc(nk + 1, sizeof *g->nodes);
+    uint32_t *eorder = malloc((edges.n + 1) * sizeof *eorder);
+    g->edges = calloc(edges.n + 1, sizeof *g->edges);
+    if (!g->nodes || !g->edges || !eorder) {
+        free(eorder);
+        free(order);
+        free(newid);
+        mt_graph_free(g);
+        g = NULL;
+        goto done;
+    }
+    for (size_t f = 0; f < nf; f++)
+        newid[f] = UINT32_MAX;
+    for (size_t k = 0; k < nk; k++) {
+        newid[order[k]] = (uint32_t)k;
+        g->nodes[k].func = order[k];
+        g->nodes[k].flat = flat[order[k]];
+        g->nodes[k].cum = cum[order[k]];
+    }
+    g->n_nodes = nk;
+    for (size_t e = 0; e < edges.n; e++)
+        eorder[e] = (uint32_t)e;
+    mta_sort_by_cost(eorder, edges.n, edges.v, sizeof *edges.v, offsetof(mt_graph_edge, cost), sort);
+    for (size_t k = 0; k < edges.n; k++) {
+        mt_graph_edge e = edges.v[eorder[k]];
+        if (newid[e.caller] == UINT32_MAX || newid[e.callee] == UINT32_MAX)
+            continue;
+        e.caller = newid[e.caller];
+        e.callee = newid[e.callee];
+        g->edges[g->n_edges++] = e;
+    }
+    g->total = s->total;
+    free(eorder);
+    free(order);
+    free(newid);
+done:
+    free(flat);
+    free(cum);
+    free(seen);
+    free(edges.v);
+    free(eseen.v);
+    free(fs);
+    if (tab)
+        mta_table_destroy(&eidx);
+    return g;
+}
+
+void mt_graph_free(mt_graph *g)
+{
+    if (!g)
+        return;
+    free(g->nodes);
+    free(g->edges);
+    free(g);
+}
+
+/* -------------------------------------------------------- one function */
+
+typedef struct link_acc {
+    mt_cost *cost;
+    size_t *seen;
+} link_acc;
+
+static mt_func_link *collect_links(const mt_model *m, link_acc *a, size_t *n, mt_metric sort)
+{
+    size_t nf = m->funcs.n, k = 0;
+    uint32_t *idx = malloc((nf + 1) * sizeof *idx);
+    if (!idx)
+        return NULL;
+    for (size_t f = 0; f < nf; f++)
+        if (a->cost[f].allocs)
+            idx[k++] = (uint32_t)f;
+    mta_sort_by_cost(idx, k, a->cost, sizeof *a->cost, 0, sort);
+    mt_func_link *l = calloc(k + 1, sizeof *l);
+    if (l)
+        for (size_t i = 0; i < k; i++) {
+            l[i].func = idx[i];
+            l[i].cost = a->cost[idx[i]];
+        }
+    free(idx);
+    *n = k;
+    return l;
+}
+
+mt_func_report *mt_query_func(const mt_selection *s, mt_func_id f, mt_metric sort)
+{
+    const mt_model *m = s->m;
+    size_t nf = m->funcs.n;
+    mt_func_report *r = calloc(1, sizeof *r);
+    link_acc up = {calloc(nf + 1, sizeof(mt_cost)), calloc(nf + 1, sizeof(size_t))};
+    link_acc down = {calloc(nf + 1, sizeof(mt_cost)), calloc(nf + 1, sizeof(size_t))};
+    mt_func_id *fs = NULL;
+    size_t fcap = 0;
+    int ok = 0;
+    if (!r || !up.cost || !up.seen || !down.cost || !down.seen || f >= nf)
+        goto done;
+    r->func = f;
+    for (size_t i = 1; i < s->n_nodes; i++) {
+        const mt_cost *c = &s->cost[i];
+        if (!c->allocs)
+            continue;
+        size_t d = stack_funcs(s, (mt_node_id)i, &fs, &fcap);
+        if (d == (size_t)-1)
+            goto done;
+        int in = 0;
+        for (size_t k = 0; k < d; k++) {
+            if (fs[k] != f)
+                continue;
+            in = 1;
+            if (k > 0 && up.seen[fs[k - 1]] != i) {
+                up.seen[fs[k - 1]] = i;
+                mta_cost_add(&up.cost[fs[k - 1]], c);
+            }
+            if (k + 1 < d && down.seen[fs[k + 1]] != i) {
+                down.seen[fs[k + 1]] = i;
+                mta_cost_add(&down.cost[fs[k + 1]], c);
+            }
+        }
+        if (in)
+            mta_cost_add(&r->cum, c);
+        if (fs[d - 1] == f)
+            mta_cost_add(&r->flat, c);
+    }
+    r->callers = collect_links(m, &up, &r->n_callers, sort);
+    r->callees = collect_links(m, &down, &r->n_callees, sort);
+    ok = r->callers && r->callees;
+done:
+    free(up.cost);
+    free(up.seen);
+    free(down.cost);
+    free(down.seen);
+    free(fs);
+    if (!ok) {
+        mt_func_report_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+void mt_func_report_free(mt_func_report *r)
+{
+    if (!r)
+        return;
+    free(r->callers);
+    free(r->callees);
+    free(r);
+}

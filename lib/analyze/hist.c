@@ -1,0 +1,149 @@
+/*
+ * hist.c - size and lifetime histograms (power-of-two buckets) and the
+ * totals/rates of mt_query_stats.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+#define NBUCKETS 66
+
+static size_t bucket_of(uint64_t v)
+{
+    return v == 0 ? 0 : (size_t)(64 - __builtin_clzll(v));
+}
+
+static uint64_t lifetime_of(const mt_model *m, const mt_alloc *a)
+{
+    mt_timedelta end = a->collect == MT_TIME_NEVER ? m->end : a->collect;
+    return end > a->time ? (uint64_t)(end - a->time) : 0;
+}
+
+mt_histogram *mt_query_histogram(const mt_selection *s, mt_hist_kind kind)
+{
+    const mt_model *m = s->m;
+    mt_histogram *h = calloc(1, sizeof *h);
+    mt_cost *all = calloc(NBUCKETS, sizeof *all), *src = calloc(NBUCKETS * 3, sizeof *src);
+    if (!h || !all || !src)
+        goto fail;
+    h->kind = kind;
+    size_t maxb = 0;
+    for (size_t i = 0; i < m->allocs.n; i++) {
+        if (!mt_selection_has(s, i))
+            continue;
+        const mt_alloc *a = &m->allocs.v[i];
+        uint64_t v = kind == MT_HIST_SIZE ? a->size : lifetime_of(m, a);
+        size_t b = bucket_of(v);
+        mt_cost c;
+        mta_cost_of(m, a, s->live_at, &c);
+        mta_cost_add(&all[b], &c);
+        mta_cost_add(&src[b * 3 + (a->source < 3 ? a->source : 2)], &c);
+        if (kind == MT_HIST_LIFETIME && a->collect == MT_TIME_NEVER)
+            mta_cost_add(&h->never_collected, &c);
+        if (b > maxb)
+            maxb = b;
+    }
+    h->n = maxb + 1;
+    h->lo = malloc(h->n * sizeof *h->lo);
+    h->hi = malloc(h->n * sizeof *h->hi);
+    h->cost = all;
+    h->by_source = src;
+    if (!h->lo || !h->hi)
+        goto fail;
+    for (size_t b = 0; b < h->n; b++) {
+        h->lo[b] = b == 0 ? 0 : 1ULL << (b - 1);
+        h->hi[b] = b == 0 ? 1 : (b >= 64 ? UINT64_MAX : 1ULL << b);
+    }
+    return h;
+fail:
+    if (h) {
+        free(h->lo);
+        free(h->hi);
+    }
+    free(h);
+    free(all);
+    free(src);
+    return NULL;
+}
+
+void mt_histogram_free(mt_histogram *h)
+{
+    if (!h)
+        return;
+    free(h->lo);
+    free(h->hi);
+    free(h->cost);
+    free(h->by_source);
+    free(h);
+}
+
+typedef struct life_item {
+    uint64_t life;
+    uint32_t samples;
+} life_item;
+
+static int cmp_life(const void *x, const void *y)
+{
+    const life_item *a = x, *b = y;
+    return a->life < b->life ? -1 : a->life > b->life;
+}
+
+void mt_query_stats(const mt_selection *s, mt_stats *o)
+{
+    const mt_model *m = s->m;
+    memset(o, 0, sizeof *o);
+    o->duration = m->end;
+    o->allocs = m->allocs.n;
+    o->promotes = m->n_promotes;
+    o->collects = m->n_collects;
+    o->events = o->allocs + o->promotes + o->collects;
+    o->peak_bytes = mt_model_peak_bytes(m);
+    o->peak_time = m->peak_time;
+    double life_sum = 0, life_w = 0;
+    life_item *li = malloc((s->total.allocs + 1) * sizeof *li);
+    size_t nl = 0;
+    for (size_t i = 0; i < m->allocs.n; i++) {
+        if (!mt_selection_has(s, i))
+            continue;
+        const mt_alloc *a = &m->allocs.v[i];
+        mt_cost c;
+        mta_cost_of(m, a, s->live_at, &c);
+        mta_cost_add(&o->total, &c);
+        mta_cost_add(&o->by_source[a->source < 3 ? a->source : 2], &c);
+        if (a->promote != MT_TIME_NEVER)
+            o->promoted_bytes += c.alloc_bytes;
+        if (a->collect != MT_TIME_NEVER) {
+            o->collected_bytes += c.alloc_bytes;
+            life_sum += (double)(a->collect - a->time) * a->n_samples;
+            life_w += a->n_samples;
+        } else {
+            o->never_collected_bytes += c.alloc_bytes;
+        }
+        if (li) {
+            li[nl].life = lifetime_of(m, a);
+            li[nl].samples = a->n_samples;
+            nl++;
+        }
+    }
+    o->mean_lifetime_us = life_w > 0 ? life_sum / life_w : 0;
+    if (li && nl) {
+        qsort(li, nl, sizeof *li, cmp_life);
+        uint64_t half = (o->total.samples + 1) / 2, acc = 0;
+        for (size_t i = 0; i < nl; i++) {
+            acc += li[i].samples;
+            if (acc >= half) {
+                o->median_lifetime_us = (double)li[i].life;
+                break;
+            }
+        }
+    }
+    free(li);
+    o->alloc_rate = m->end > 0 ? o->total.alloc_bytes / ((double)m->end / 1e6) : 0;
+    mt_curve *c = mt_query_curve(s, 0, m->end + 1, 1);
+    if (c) {
+        o->peak_filtered_bytes = c->peak_filtered;
+        o->peak_filtered_time = c->peak_filtered_time;
+        mt_curve_free(c);
+    }
+}

@@ -1,0 +1,581 @@
+/*
+ * model.c - builds the model of a trace in one pass: allocations with
+ * their collect/promote times, interned functions, frames and a stack
+ * trie, and the sorted event list behind the live-memory curve and peak.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+
+/* ------------------------------------------------------------------ utils */
+
+int mta_grow(void **v, size_t *cap, size_t need, size_t item)
+{
+    size_t c = *cap ? *cap : 16;
+    while (c < need)
+        c *= 2;
+    void *p = realloc(*v, c * item);
+    if (!p)
+        return -1;
+    *v = p;
+    *cap = c;
+    return 0;
+}
+
+const char *mta_strdup(mta_arena *a, const char *s)
+{
+    size_t len = strlen(s) + 1;
+    if (len > a->left) {
+        size_t sz = len > 65536 ? len : 65536;
+        char *c = malloc(sz);
+        if (!c)
+            return NULL;
+        if (a->n == a->cap && mta_grow((void **)&a->chunks, &a->cap, a->n + 1, sizeof(char *)) < 0) {
+            free(c);
+            return NULL;
+        }
+        a->chunks[a->n++] = c;
+        a->cur = c;
+        a->left = sz;
+    }
+    char *r = a->cur;
+    memcpy(r, s, len);
+    a->cur += len;
+    a->left -= len;
+    return r;
+}
+
+void mta_arena_free(mta_arena *a)
+{
+    for (size_t i = 0; i < a->n; i++)
+        free(a->chunks[i]);
+    free(a->chunks);
+    memset(a, 0, sizeof *a);
+}
+
+void mta_cost_add(mt_cost *d, const mt_cost *s)
+{
+    d->alloc_bytes += s->alloc_bytes;
+    d->alloc_objects += s->alloc_objects;
+    d->live_bytes += s->live_bytes;
+    d->live_objects += s->live_objects;
+    d->samples += s->samples;
+    d->live_samples += s->live_samples;
+    d->allocs += s->allocs;
+}
+
+double mt_noise(uint64_t k)
+{
+    return k ? 1.0 / sqrt((double)k) : 1.0;
+}
+
+/* ------------------------------------------------------------ the builder */
+
+typedef struct builder {
+    mt_model *m;
+    mt_reader *r;
+    mta_table code_frames;   /* code -> first frame index (count in the frame) */
+    mta_table children;      /* (parent node << 32 | frame) -> node */
+    mta_table ids;           /* obj id -> alloc index, when ids are not dense */
+    int sparse_ids;
+    /* function interning: hash of (name, file) -> chain via func_next */
+    uint32_t *func_slots;    /* func id + 1, 0 empty */
+    size_t func_mask;
+    /* previous backtrace and the trie node after each of its codes */
+    uint64_t *prev_codes;
+    mt_node_id *prev_path;
+    size_t prev_len, prev_cap;
+    int warned_unknown;
+    const mt_model_options *opts;
+} builder;
+
+static uint64_t str_hash(const char *s, uint64_t h)
+{
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
+    return h;
+}
+
+static int64_t intern_func(builder *b, const char *name, const char *file)
+{
+    mt_model *m = b->m;
+    if ((m->funcs.n + 1) * 2 > b->func_mask + 1) {
+        size_t cap = (b->func_mask + 1) * 2;
+        uint32_t *slots = calloc(cap, sizeof *slots);
+        if (!slots)
+            return -1;
+        for (size_t i = 0; i < m->funcs.n; i++) {
+            uint64_t h = str_hash(m->funcs.v[i].filename, str_hash(m->funcs.v[i].name, 0xcbf29ce484222325ULL));
+            size_t j = mta_hash64(h) & (cap - 1);
+            while (slots[j])
+                j = (j + 1) & (cap - 1);
+            slots[j] = (uint32_t)i + 1;
+        }
+        free(b->func_slots);
+        b->func_slots = slots;
+        b->func_mask = cap - 1;
+    }
+    uint64_t h = str_hash(file, str_hash(name, 0xcbf29ce484222325ULL));
+    size_t j = mta_hash64(h) & b->func_mask;
+    while (b->func_slots[j]) {
+        const mt_func *f = &m->funcs.v[b->func_slots[j] - 1];
+        if (!strcmp(f->name, name) && !strcmp(f->filename, file))
+            return b->func_slots[j] - 1;
+        j = (j + 1) & b->func_mask;
+    }
+    mt_func f;
+    f.name = mta_strdup(&m->strings, name);
+    f.filename = mta_strdup(&m->strings, file);
+    if (!f.name || !f.filename || MTA_PUSH(m->funcs, f) < 0)
+        return -1;
+    b->func_slots[j] = (uint32_t)m->funcs.n;
+    return (int64_t)m->funcs.n - 1;
+}
+
+/* Frames of a code, interning it on first sight. Returns the first frame
+ * index (its inline_count tells how many), or -1 when out of memory. */
+static int64_t code_frames(builder *b, uint64_t code)
+{
+    int64_t f = mta_table_get(&b->code_frames, code);
+    if (f >= 0)
+        return f;
+    mt_model *m = b->m;
+    const mt_location *locs = NULL;
+    size_t n = 0;
+    if (mt_reader_lookup(b->r, code, &locs, &n) < 0)
+        n = 0;
+    if (n > 65535)
+        n = 65535;
+    int64_t first = (int64_t)m->frames.n;
+    if (n == 0) {
+        char name[32];
+        snprintf(name, sizeof name, "0x%llx", (unsigned long long)code);
+        int64_t fn = intern_func(b, name, "");
+        if (fn < 0)
+            return -1;
+        mt_frame fr = {.func = (mt_func_id)fn, .inline_count = 1, .code = code};
+        if (MTA_PUSH(m->frames, fr) < 0)
+            return -1;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            int64_t fn = intern_func(b, locs[i].defname ? locs[i].defname : "??",
+                                     locs[i].filename ? locs[i].filename : "");
+            if (fn < 0)
+                return -1;
+            mt_frame fr = {.func = (mt_func_id)fn,
+                           .line = locs[i].line,
+                           .start_char = (uint16_t)locs[i].start_char,
+                           .end_char = (uint16_t)locs[i].end_char,
+                           .inline_index = (uint16_t)i,
+                           .inline_count = (uint16_t)n,
+                           .code = code};
+            if (MTA_PUSH(m->frames, fr) < 0)
+                return -1;
+        }
+    }
+    if (mta_table_put(&b->code_frames, code, (uint32_t)first) < 0)
+        return -1;
+    return first;
+}
+
+static int64_t child(builder *b, mt_node_id parent, mt_frame_id frame)
+{
+    uint64_t key = (uint64_t)parent << 32 | frame;
+    int64_t n = mta_table_get(&b->children, key);
+    if (n >= 0)
+        return n;
+    mt_model *m = b->m;
+    mt_node node = {.parent = parent, .frame = frame, .depth = m->nodes.v[parent].depth + 1};
+    if (m->nodes.n >= UINT32_MAX - 1 || MTA_PUSH(m->nodes, node) < 0)
+        return -1;
+    n = (int64_t)m->nodes.n - 1;
+    if (mta_table_put(&b->children, key, (uint32_t)n) < 0)
+        return -1;
+    return n;
+}
+
+static int64_t stack_of(builder *b, const mt_event *ev)
+{
+    size_t len = ev->backtrace_length;
+    if (len > b->prev_cap) {
+        size_t cap = b->prev_cap ? b->prev_cap : 64;
+        while (cap < len)
+            cap *= 2;
+        uint64_t *c = realloc(b->prev_codes, cap * sizeof *c);
+        if (!c)
+            return -1;
+        b->prev_codes = c;
+        mt_node_id *p = realloc(b->prev_path, cap * sizeof *p);
+        if (!p)
+            return -1;
+        b->prev_path = p;
+        b->prev_cap = cap;
+    }
+    /* Reuse the part shared with the previous backtrace (usually most). */
+    size_t cp = 0, lim = len < b->prev_len ? len : b->prev_len;
+    while (cp < lim && b->prev_codes[cp] == ev->backtrace[cp])
+        cp++;
+    mt_node_id node = cp ? b->prev_path[cp - 1] : 0;
+    for (size_t i = cp; i < len; i++) {
+        uint64_t code = ev->backtrace[i];
+        int64_t f = code_frames(b, code);
+        if (f < 0)
+            return -1;
+        unsigned cnt = b->m->frames.v[f].inline_count;
+        for (unsigned k = 0; k < cnt; k++) {
+            int64_t n = child(b, node, (mt_frame_id)(f + k));
+            if (n < 0)
+                return -1;
+            node = (mt_node_id)n;
+        }
+        b->prev_codes[i] = code;
+        b->prev_path[i] = node;
+    }
+    b->prev_len = len;
+    return node;
+}
+
+static int64_t find_alloc(builder *b, mt_obj_id id)
+{
+    if (!b->sparse_ids)
+        return id < b->m->allocs.n ? (int64_t)id : -1;
+    return mta_table_get(&b->ids, id);
+}
+
+static int cmp_event(const void *x, const void *y)
+{
+    const mta_event *a = x, *b = y;
+    if (a->time != b->time)
+        return a->time < b->time ? -1 : 1;
+    if (a->alloc != b->alloc)
+        return a->alloc < b->alloc ? -1 : 1;
+    return (int)a->kind - (int)b->kind;
+}
+
+/* Sort the events (they usually are already) and compute the total curve. */
+static int finish(mt_model *m)
+{
+    mta_event *ev = m->events.v;
+    size_t n = m->events.n;
+    int sorted = 1;
+    for (size_t i = 1; i < n && sorted; i++)
+        if (ev[i].time < ev[i - 1].time)
+            sorted = 0;
+    if (!sorted)
+        qsort(ev, n, sizeof *ev, cmp_event);
+    m->live_after = malloc((n ? n : 1) * sizeof *m->live_after);
+    if (!m->live_after)
+        return -1;
+    int64_t live = 0;
+    m->peak_samples = 0;
+    m->peak_time = 0;
+    for (size_t i = 0; i < n; i++) {
+        const mt_alloc *a = &m->allocs.v[ev[i].alloc];
+        live += ev[i].kind ? -(int64_t)a->n_samples : (int64_t)a->n_samples;
+        m->live_after[i] = live;
+        /* The value at a time counts once all of its events are applied. */
+        if ((i + 1 == n || ev[i + 1].time != ev[i].time) && live > m->peak_samples) {
+            m->peak_samples = live;
+            m->peak_time = ev[i].time;
+        }
+        if (ev[i].time > m->end)
+            m->end = ev[i].time;
+    }
+    return 0;
+}
+
+static char *strf(const char *fmt, const char *a, const char *b)
+{
+    size_t len = strlen(fmt) + strlen(a) + (b ? strlen(b) : 0) + 1;
+    char *s = malloc(len);
+    if (s)
+        snprintf(s, len, fmt, a, b ? b : "");
+    return s;
+}
+
+static int copy_info(mt_model *m, const mt_trace_info *in)
+{
+    m->info = *in;
+    const char **fields[] = {&m->info.executable_name, &m->info.host_name,
+                             &m->info.ocaml_runtime_params, &m->info.context};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        if (*fields[i] && !(*fields[i] = mta_strdup(&m->strings, *fields[i])))
+            return -1;
+    m->word_bytes = in->word_size / 8.0;
+    m->bps = in->sample_rate > 0 ? m->word_bytes / in->sample_rate : 0;
+    return 0;
+}
+
+mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char **error)
+{
+    builder b;
+    memset(&b, 0, sizeof b);
+    b.r = r;
+    b.opts = opts;
+    mt_model *m = calloc(1, sizeof *m);
+    const char *oom = "out of memory";
+    const char *why = NULL;
+    if (!m)
+        goto fail_oom;
+    b.m = m;
+    if (copy_info(m, mt_reader_info(r)) < 0)
+        goto fail_oom;
+    if (mta_table_init(&b.code_frames, 1024) < 0 || mta_table_init(&b.children, 4096) < 0)
+        goto fail_oom;
+    b.func_mask = 255;
+    if (!(b.func_slots = calloc(b.func_mask + 1, sizeof *b.func_slots)))
+        goto fail_oom;
+    mt_node root = {0, 0, 0};
+    if (MTA_PUSH(m->nodes, root) < 0)
+        goto fail_oom;
+    uint64_t size = mt_reader_size(r), next_progress = 1 << 20;
+    mt_event ev;
+    int rc;
+    while ((rc = mt_reader_next(r, &ev)) > 0) {
+        if (ev.kind == MT_EVENT_ALLOC) {
+            size_t idx = m->allocs.n;
+            if (idx >= UINT32_MAX - 1) {
+                why = "too many allocations (more than 2^32)";
+                goto fail;
+            }
+            if (!b.sparse_ids && ev.id != idx) {
+                /* Ids are not 0, 1, 2, ...: switch to a lookup table. */
+                if (mta_table_init(&b.ids, idx + 1024) < 0)
+                    goto fail_oom;
+                for (size_t i = 0; i < idx; i++)
+                    if (mta_table_put(&b.ids, i, (uint32_t)i) < 0)
+                        goto fail_oom;
+                b.sparse_ids = 1;
+            }
+            if (b.sparse_ids && mta_table_put(&b.ids, ev.id, (uint32_t)idx) < 0)
+                goto fail_oom;
+            int64_t st = stack_of(&b, &ev);
+            if (st < 0)
+                goto fail_oom;
+            mt_alloc a = {
+                .time = ev.time,
+                .collect = MT_TIME_NEVER,
+                .promote = MT_TIME_NEVER,
+                .size = (uint64_t)((double)ev.length * m->word_bytes + 0.5),
+                .n_samples = ev.n_samples > UINT32_MAX ? UINT32_MAX : (uint32_t)ev.n_samples,
+                .stack = (mt_node_id)st,
+                .source = (uint8_t)ev.source,
+            };
+            if (ev.source > MT_SOURCE_EXTERNAL)
+                a.source = MT_SOURCE_EXTERNAL;
+            mta_event e = {ev.time, (uint32_t)idx, 0};
+            if (MTA_PUSH(m->allocs, a) < 0 || MTA_PUSH(m->events, e) < 0)
+                goto fail_oom;
+        } else {
+            int64_t i = find_alloc(&b, ev.id);
+            mt_alloc *a = i >= 0 ? &m->allocs.v[i] : NULL;
+            if (ev.kind == MT_EVENT_PROMOTE) {
+                m->n_promotes++;
+                if (a && a->promote == MT_TIME_NEVER)
+                    a->promote = ev.time;
+            } else {
+                m->n_collects++;
+                if (a && a->collect == MT_TIME_NEVER) {
+                    a->collect = ev.time < a->time ? a->time : ev.time;
+                    mta_event e = {a->collect, (uint32_t)i, 1};
+                    if (MTA_PUSH(m->events, e) < 0)
+                        goto fail_oom;
+                } else if (!b.warned_unknown) {
+                    b.warned_unknown = 1;
+                    char msg[160];
+                    snprintf(msg, sizeof msg,
+                             "collection of unknown or already collected object %llu (ignored)",
+                             (unsigned long long)ev.id);
+                    if (opts && opts->on_warning)
+                        opts->on_warning(opts->warning_ctx, msg);
+                    else
+                        fprintf(stderr, "warning: %s\n", msg);
+                }
+            }
+        }
+        if (ev.time > m->end)
+            m->end = ev.time;
+        if (opts && opts->on_progress && mt_reader_offset(r) >= next_progress) {
+            opts->on_progress(opts->progress_ctx, mt_reader_offset(r), size);
+            next_progress = mt_reader_offset(r) + (1 << 20);
+        }
+    }
+    if (rc < 0) {
+        if (error)
+            *error = strdup(mt_reader_error(r));
+        goto fail_quiet;
+    }
+    if (finish(m) < 0)
+        goto fail_oom;
+    mta_table_destroy(&b.code_frames);
+    mta_table_destroy(&b.children);
+    mta_table_destroy(&b.ids);
+    free(b.func_slots);
+    free(b.prev_codes);
+    free(b.prev_path);
+    return m;
+
+fail_oom:
+    why = oom;
+fail:
+    if (error)
+        *error = strf("%s: %s", m && m->info.executable_name ? "trace" : "trace", why);
+fail_quiet:
+    mta_table_destroy(&b.code_frames);
+    mta_table_destroy(&b.children);
+    mta_table_destroy(&b.ids);
+    free(b.func_slots);
+    free(b.prev_codes);
+    free(b.prev_path);
+    mt_model_free(m);
+    return NULL;
+}
+
+mt_model *mt_model_load(const char *path, const mt_model_options *opts, char **error)
+{
+    mt_reader_options ro = {0};
+    if (opts) {
+        ro.on_warning = opts->on_warning;
+        ro.warning_ctx = opts->warning_ctx;
+    }
+    mt_reader *r = mt_reader_open(path, &ro, error);
+    if (!r)
+        return NULL;
+    char *err = NULL;
+    mt_model *m = mt_model_from_reader(r, opts, &err);
+    if (!m && err && strncmp(err, "trace: ", 7) == 0) {
+        char *e2 = strf("%s: %s", path, err + 7);
+        free(err);
+        err = e2;
+    }
+    if (error)
+        *error = err;
+    else
+        free(err);
+    mt_reader_close(r);
+    return m;
+}
+
+void mt_model_free(mt_model *m)
+{
+    if (!m)
+        return;
+    mta_arena_free(&m->strings);
+    free(m->allocs.v);
+    free(m->funcs.v);
+    free(m->frames.v);
+    free(m->nodes.v);
+    free(m->events.v);
+    free(m->live_after);
+    free(m);
+}
+
+/* -------------------------------------------------------------- accessors */
+
+const mt_trace_info *mt_model_info(const mt_model *m) { return &m->info; }
+size_t mt_model_n_allocs(const mt_model *m) { return m->allocs.n; }
+const mt_alloc *mt_model_allocs(const mt_model *m) { return m->allocs.v; }
+size_t mt_model_n_funcs(const mt_model *m) { return m->funcs.n; }
+const mt_func *mt_model_funcs(const mt_model *m) { return m->funcs.v; }
+size_t mt_model_n_frames(const mt_model *m) { return m->frames.n; }
+const mt_frame *mt_model_frames(const mt_model *m) { return m->frames.v; }
+size_t mt_model_n_nodes(const mt_model *m) { return m->nodes.n; }
+const mt_node *mt_model_nodes(const mt_model *m) { return m->nodes.v; }
+double mt_model_bytes_per_sample(const mt_model *m) { return m->bps; }
+mt_timedelta mt_model_end(const mt_model *m) { return m->end; }
+mt_timedelta mt_model_peak_time(const mt_model *m) { return m->peak_time; }
+double mt_model_peak_bytes(const mt_model *m) { return (double)m->peak_samples * m->bps; }
+
+double mt_alloc_bytes(const mt_model *m, const mt_alloc *a)
+{
+    return (double)a->n_samples * m->bps;
+}
+
+double mt_alloc_objects(const mt_model *m, const mt_alloc *a)
+{
+    double rate = m->info.sample_rate;
+    if (rate <= 0)
+        return 0;
+    /* Words the sampler ran over: OCaml heap blocks include a header word. */
+    double words = m->word_bytes > 0 ? (double)a->size / m->word_bytes : 0;
+    if (a->source != MT_SOURCE_EXTERNAL)
+        words += 1;
+    if (words < 1)
+        words = 1;
+    double obj = (double)a->n_samples / (rate * words);
+    /* A sampled block is at least one block. */
+    return obj;
+}
+
+mt_timedelta mt_model_resolve_time(const mt_model *m, mt_timedelta t)
+{
+    if (t == MT_TIME_END)
+        return m->end;
+    if (t == MT_TIME_PEAK)
+        return m->peak_time;
+    return t;
+}
+
+double mt_model_live_at(const mt_model *m, mt_timedelta t)
+{
+    t = mt_model_resolve_time(m, t);
+    /* last event with time <= t */
+    size_t lo = 0, hi = m->events.n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->events.v[mid].time <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo ? (double)m->live_after[lo - 1] * m->bps : 0;
+}
+
+void mt_model_event_counts(const mt_model *m, uint64_t *allocs, uint64_t *promotes,
+                           uint64_t *collects)
+{
+    if (allocs)
+        *allocs = m->allocs.n;
+    if (promotes)
+        *promotes = m->n_promotes;
+    if (collects)
+        *collects = m->n_collects;
+}
+
+size_t mt_model_memory(const mt_model *m)
+{
+    return sizeof *m + m->allocs.cap * sizeof(mt_alloc) + m->funcs.cap * sizeof(mt_func) +
+           m->frames.cap * sizeof(mt_frame) + m->nodes.cap * sizeof(mt_node) +
+           m->events.cap * sizeof(mta_event) + m->events.n * sizeof(int64_t) +
+           m->strings.n * 65536;
+}
+
+size_t mt_model_stack(const mt_model *m, mt_node_id node, mt_frame_id *out, size_t cap)
+{
+    size_t depth = m->nodes.v[node].depth;
+    for (size_t i = depth; i > 0; i--) {
+        if (i - 1 < cap)
+            out[i - 1] = m->nodes.v[node].frame;
+        node = m->nodes.v[node].parent;
+    }
+    return depth;
+}
+
+size_t mt_model_find_funcs(const mt_model *m, const char *name, int exact, mt_func_id *out,
+                           size_t cap)
+{
+    size_t found = 0;
+    for (size_t i = 0; i < m->funcs.n; i++) {
+        const char *fn = m->funcs.v[i].name;
+        if (exact ? strcmp(fn, name) == 0 : strstr(fn, name) != NULL) {
+            if (found < cap)
+                out[found] = (mt_func_id)i;
+            found++;
+        }
+    }
+    return found;
+}

@@ -1,0 +1,77 @@
+/*
+ * model.h - the insides of mt_model and mt_selection, shared by the files
+ * of lib/analyze (model building, selections, queries). Internal.
+ */
+#ifndef MTA_MODEL_H
+#define MTA_MODEL_H
+
+#include "memtrace/analyze.h"
+#include "table.h"
+
+/* A growable array of fixed-size items. */
+#define MTA_VEC(T) struct { T *v; size_t n, cap; }
+int mta_grow(void **v, size_t *cap, size_t need, size_t item);
+#define MTA_PUSH(vec, item) \
+    (((vec).n < (vec).cap || \
+      mta_grow((void **)&(vec).v, &(vec).cap, (vec).n + 1, sizeof *(vec).v) == 0) \
+         ? ((vec).v[(vec).n++] = (item), 0) : -1)
+
+/* An event of the live-memory curve: allocation (kind 0) or collection (1)
+ * of allocs[alloc]. Sorted by time. */
+typedef struct mta_event {
+    mt_timedelta time;
+    uint32_t alloc;
+    uint32_t kind;
+} mta_event;
+
+/* String storage: chunks that live as long as the model. */
+typedef struct mta_arena {
+    char **chunks;
+    size_t n, cap;
+    char *cur;
+    size_t left;
+} mta_arena;
+const char *mta_strdup(mta_arena *a, const char *s);
+void mta_arena_free(mta_arena *a);
+
+struct mt_model {
+    mt_trace_info info;
+    mta_arena strings;
+    MTA_VEC(mt_alloc) allocs;
+    MTA_VEC(mt_func) funcs;
+    MTA_VEC(mt_frame) frames;
+    MTA_VEC(mt_node) nodes;
+    MTA_VEC(mta_event) events;     /* sorted by time */
+    int64_t *live_after;           /* live samples after events[i] */
+    double bps;                    /* bytes per sample */
+    double word_bytes;             /* word_size / 8 */
+    mt_timedelta end, peak_time;
+    int64_t peak_samples;
+    uint64_t n_promotes, n_collects;
+};
+
+struct mt_selection {
+    const mt_model *m;
+    mt_timedelta live_at;
+    uint64_t *bits;                /* allocation i passes: bit i */
+    const mt_node *nodes;          /* the model's trie, or own_nodes */
+    mt_node *own_nodes;
+    size_t n_nodes;
+    mt_node_id *map;               /* model node -> selection node; NULL: identity */
+    mt_cost *cost;                 /* self cost per selection node */
+    mt_cost total;
+};
+
+static inline int mta_is_live(const mt_alloc *a, mt_timedelta t)
+{
+    return a->time <= t && a->collect > t;
+}
+
+void mta_cost_add(mt_cost *dst, const mt_cost *src);
+/* The cost of one allocation with live measured at t. */
+void mta_cost_of(const mt_model *m, const mt_alloc *a, mt_timedelta t, mt_cost *c);
+/* Sort idx[0..n) by decreasing metric of costs[idx[i]] (stride bytes apart). */
+void mta_sort_by_cost(uint32_t *idx, size_t n, const void *base, size_t stride,
+                      size_t cost_offset, mt_metric metric);
+
+#endif

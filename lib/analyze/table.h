@@ -1,0 +1,47 @@
+/*
+ * table.h - the engine's hash tables: 64-bit key -> 32-bit value, open
+ * addressing with linear probing. Internal to lib/analyze.
+ */
+#ifndef MTA_TABLE_H
+#define MTA_TABLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct mta_table {
+    uint64_t *keys;
+    uint32_t *vals;     /* value + 1; 0 marks an empty slot */
+    size_t mask;        /* capacity - 1 (capacity is a power of two) */
+    size_t count;
+} mta_table;
+
+static inline uint64_t mta_hash64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+/* Returns 0, or -1 when out of memory. */
+int mta_table_init(mta_table *t, size_t expected);
+void mta_table_destroy(mta_table *t);
+/* The value stored for key, or -1 (as int64) when absent. */
+static inline int64_t mta_table_get(const mta_table *t, uint64_t key)
+{
+    size_t i = mta_hash64(key) & t->mask;
+    for (;;) {
+        uint32_t v = t->vals[i];
+        if (v == 0)
+            return -1;
+        if (t->keys[i] == key)
+            return (int64_t)v - 1;
+        i = (i + 1) & t->mask;
+    }
+}
+/* Store key -> val (replacing). Returns 0, or -1 when out of memory. */
+int mta_table_put(mta_table *t, uint64_t key, uint32_t val);
+
+#endif
