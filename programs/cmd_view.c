@@ -1,14 +1,140 @@
 /*
- * cmd_view.c - 'memtrace view' (not implemented yet).
+ * cmd_view.c - 'memtrace view': load a trace and serve the web viewer on it
+ * (viewer/). Loading shows its progress on stderr; the URL goes to stdout.
  */
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "commands.h"
+#include "memtrace/analyze.h"
+#include "../viewer/viewer.h"
+
+static const char usage[] =
+    "usage: memtrace view [--port N] [--host ADDR] FILE\n"
+    "\n"
+    "Load a trace and serve an interactive viewer on it: memory over time,\n"
+    "filters, flame graphs, tables, call graph, histograms. Open the printed\n"
+    "URL in a browser; the page works offline. Stop with Ctrl-C.\n"
+    "\n"
+    "  -p, --port N     port to listen on (default 8080; if it is taken, the next\n"
+    "                   free one up to N+99; 0 picks any free port)\n"
+    "  -H, --host ADDR  numeric address to bind (default 127.0.0.1, this machine\n"
+    "                   only; 0.0.0.0 or :: to let other machines connect)\n"
+    "  -q, --quiet      no progress while loading\n"
+    "  -h, --help       this help\n"
+    "\n"
+    "Example:\n"
+    "  memtrace view trace.ctf\n"
+    "  Serving http://127.0.0.1:8080/  (press Ctrl-C to stop)\n";
+
+struct progress {
+    int enabled;
+    int tty;
+    int last_pct;
+    const char *file;
+};
+
+static void on_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    struct progress *p = ctx;
+    if (!p->enabled || total == 0)
+        return;
+    int pct = (int)(done * 100 / total);
+    if (pct > 100)
+        pct = 100;
+    if (pct == p->last_pct || (!p->tty && pct / 10 == p->last_pct / 10))
+        return;
+    p->last_pct = pct;
+    if (p->tty)
+        fprintf(stderr, "\rLoading %s: %3d%%", p->file, pct);
+    else
+        fprintf(stderr, "Loading %s: %d%%\n", p->file, pct);
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 int cmd_view(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "memtrace view: not implemented yet\n");
-    return 1;
+    static const struct option longopts[] = {
+        {"port", required_argument, NULL, 'p'},
+        {"host", required_argument, NULL, 'H'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    mt_viewer_options vo = {"127.0.0.1", 8080, 100, NULL, 0};
+    int quiet = 0, c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "p:H:qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'p': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*optarg == 0 || *end || v < 0 || v > 65535) {
+                fprintf(stderr, "memtrace view: --port: expected a number 0..65535, got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            vo.port = (int)v;
+            break;
+        }
+        case 'H':
+            vo.host = optarg;
+            break;
+        case 'q':
+            quiet = 1;
+            break;
+        case 'h':
+            fputs(usage, stdout);
+            return 0;
+        default:
+            if (optopt)
+                fprintf(stderr, "memtrace view: option -%c needs an argument or is unknown\n",
+                        optopt);
+            else
+                fprintf(stderr, "memtrace view: unknown option '%s'\n", argv[optind - 1]);
+            fputs(usage, stderr);
+            return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "memtrace view: expected one trace file\n");
+        fputs(usage, stderr);
+        return 2;
+    }
+    vo.file = argv[optind];
+
+    struct progress prog = {!quiet, isatty(2), -1, vo.file};
+    mt_model_options mo = {0};
+    mo.on_progress = on_progress;
+    mo.progress_ctx = &prog;
+    double t0 = now_seconds();
+    char *err = NULL;
+    mt_model *m = mt_model_load(vo.file, &mo, &err);
+    if (prog.enabled && prog.tty && prog.last_pct >= 0)
+        fputc('\n', stderr);
+    if (!m) {
+        fprintf(stderr, "memtrace view: %s\n", err ? err : vo.file);
+        free(err);
+        return 1;
+    }
+    vo.load_seconds = now_seconds() - t0;
+    if (!quiet) {
+        uint64_t allocs, promotes, collects;
+        mt_model_event_counts(m, &allocs, &promotes, &collects);
+        fprintf(stderr, "Loaded %s: %llu events in %.2f s\n", vo.file,
+                (unsigned long long)(allocs + promotes + collects), vo.load_seconds);
+    }
+    int rc = mt_viewer_serve(m, &vo, "memtrace view");
+    mt_model_free(m);
+    return rc;
 }

@@ -1,0 +1,19 @@
+/*
+ * api.h - the viewer's JSON API: turns /api/<endpoint>?... requests into
+ * analysis-engine queries and their answers into JSON. docs/viewer.md lists
+ * the endpoints and their fields.
+ */
+#ifndef MT_VIEWER_API_H
+#define MT_VIEWER_API_H
+
+#include "memtrace/analyze.h"
+#include "server.h"
+
+typedef struct vapi vapi;
+
+vapi *vapi_new(const mt_model *m, const char *file, double load_seconds);
+void vapi_free(vapi *a);
+/* The server's callback (ctx is the vapi). */
+void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp);
+
+#endif

@@ -1,0 +1,22 @@
+/*
+ * viewer.h - the web viewer as the CLI sees it: serve one loaded model over
+ * HTTP until a signal arrives. The JSON API is documented in docs/viewer.md.
+ */
+#ifndef MT_VIEWER_H
+#define MT_VIEWER_H
+
+#include "memtrace/analyze.h"
+
+typedef struct mt_viewer_options {
+    const char *host;        /* numeric address to bind; NULL: 127.0.0.1 */
+    int port;                /* 0: any free port */
+    int port_tries;          /* how many consecutive ports to try (>= 1) */
+    const char *file;        /* the trace's file name, for the info panel */
+    double load_seconds;     /* how long loading took, for the info panel */
+} mt_viewer_options;
+
+/* Serve the model until SIGINT or SIGTERM. Prints the URL on stdout.
+ * Returns 0, or 1 after printing an error (prefixed with prog) to stderr. */
+int mt_viewer_serve(const mt_model *m, const mt_viewer_options *opts, const char *prog);
+
+#endif
