@@ -170,6 +170,10 @@ int mt_writer_put_event(mt_writer *w, mt_timestamp start_time, const mt_event *e
 int mt_writer_flush(mt_writer *w);
 /* Flush and free the writer; returns -1 if anything failed. */
 int mt_writer_close(mt_writer *w);
+/* Added: the final flush of close, without freeing, so that a failure can be
+ * read with mt_writer_error. Returns 0 or -1. After it, only close is valid
+ * (and writes nothing more). */
+int mt_writer_finish(mt_writer *w);
 const char *mt_writer_error(const mt_writer *w);
 
 /* The next id put_alloc will assign. */

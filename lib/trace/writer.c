@@ -1,0 +1,621 @@
+/*
+ * writer.c - encodes events into memtrace's trace format (v2 by default, or
+ * v3), making the same choices as memtrace's own writer so that re-encoding
+ * a trace it wrote gives back the same bytes: backtrace cache with two
+ * hashes and date-based eviction, prediction runs, common prefixes,
+ * move-to-front name tables, packet cuts, location packets and the cache
+ * verifier. docs/format.md explains each rule.
+ *
+ * Events are added one at a time; the writer keeps one packet (32 KiB) in
+ * memory and writes it whole, preceded by location packets for the codes
+ * that missed the cache while it was filled. Locations are asked from the
+ * caller's resolver at that moment.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "format.h"
+#include "loctab.h"
+#include "mtf.h"
+#include "memtrace/trace.h"
+
+/* Packet cutting rules of memtrace's writer. */
+#define EVENT_HEADROOM (100 + 4096)   /* flush when less is left in the packet */
+#define MAX_PENDING_LOCS 128          /* flush when more codes await locations */
+#define MAX_PACKET_SPAN 30000000      /* µs; flush when an event comes later */
+#define LOC_PACKET_RESERVE 4096       /* location events go in while more is left */
+#define BT_BUDGET 4096                /* bytes of codewords per backtrace */
+#define BT_MISS_SIZE 10               /* u16 codeword + u64 code */
+#define V3_IDS_PER_CHUNK 10000
+#define VERIFY_FIRST 4242
+#define VERIFY_STEP 5413
+#define MAX_LOCS_PER_CODE 255
+#define MAX_LOC_EVENT 4096
+
+struct mt_writer {
+    int fd;
+    mt_writer_options opts;
+    unsigned version;
+    size_t hdr_size;
+    uint64_t pid;               /* written in every packet header */
+    pid_t creator;              /* process that opened the writer */
+    int failed;
+    int finished;               /* mt_writer_finish has written the last packet */
+    char err[256];
+
+    /* Current events packet. */
+    uint8_t buf[MT_MAX_PACKET];
+    size_t len;
+    int64_t pkt_start, pkt_end;
+    uint64_t pkt_first_id;
+    uint64_t next_id;
+    uint64_t chunk_end;         /* v3: first id past the current id chunk */
+    unsigned verify_ix;
+
+    /* Backtrace cache: code, date (id of last use), predicted next bucket. */
+    uint64_t cache[MT_CACHE_SIZE];
+    uint64_t date[MT_CACHE_SIZE];
+    uint16_t next[MT_CACHE_SIZE];
+
+    /* Previous allocation's complete backtrace, caller first. */
+    mt_location_code *prev;
+    size_t prev_len, prev_cap;
+
+    /* Codes that missed the cache in this packet and need location events. */
+    mt_location_code *pending;
+    size_t npending, pending_cap;
+
+    /* Names for location events. */
+    mt_arena arena;
+    mt_strtab names;
+    const char *unknown_file, *unknown_def;
+    mt_mtf mtf;
+    uint8_t locbuf[MT_MAX_PACKET];
+};
+
+static int wfail(mt_writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int wfail(mt_writer *w, const char *fmt, ...)
+{
+    if (!w->failed) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(w->err, sizeof w->err, fmt, ap);
+        va_end(ap);
+        w->failed = 1;
+    }
+    return -1;
+}
+
+static int write_all(mt_writer *w, const void *data, size_t len)
+{
+    if (w->opts.write) {
+        if (w->opts.write(w->opts.write_ctx, data, len) < 0)
+            return wfail(w, "write failed: %s", strerror(errno));
+        return 0;
+    }
+    const uint8_t *p = data;
+    while (len > 0) {
+        ssize_t n = write(w->fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return wfail(w, "write failed: %s", strerror(errno));
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------ headers */
+
+/* Fills a packet header at p. verify_ix = MT_NO_VERIFY writes "no check". */
+static void put_header(mt_writer *w, uint8_t *p, size_t size, int64_t begin, int64_t end,
+                       unsigned verify_ix, uint64_t id_begin, uint64_t id_end)
+{
+    mt_put32(p + MT_HDR_MAGIC, MT_MAGIC);
+    mt_put32(p + MT_HDR_SIZE_BITS, (uint32_t)(size * 8));
+    mt_put64(p + MT_HDR_TIME_BEGIN, (uint64_t)begin);
+    mt_put64(p + MT_HDR_TIME_END, (uint64_t)end);
+    mt_put32(p + MT_HDR_FLUSH, 0);
+    mt_put16(p + MT_HDR_VERSION, (uint16_t)w->version);
+    mt_put64(p + MT_HDR_PID, w->pid);
+    size_t s = 0;
+    if (w->version >= 3) {
+        mt_put16(p + MT_HDR_DOMAIN, (uint16_t)w->opts.domain);
+        s = 2;
+    }
+    if (verify_ix == MT_NO_VERIFY) {
+        mt_put16(p + MT_HDR_VERIFY_IX + s, MT_NO_VERIFY);
+        mt_put16(p + MT_HDR_VERIFY_PRED + s, 0);
+        mt_put64(p + MT_HDR_VERIFY_VAL + s, 0);
+    } else {
+        mt_put16(p + MT_HDR_VERIFY_IX + s, (uint16_t)verify_ix);
+        mt_put16(p + MT_HDR_VERIFY_PRED + s, w->next[verify_ix]);
+        mt_put64(p + MT_HDR_VERIFY_VAL + s, w->cache[verify_ix]);
+    }
+    mt_put64(p + MT_HDR_ID_BEGIN + s, id_begin);
+    mt_put64(p + MT_HDR_ID_END + s, id_end);
+}
+
+static inline uint32_t event_header(unsigned code, int64_t time)
+{
+    return ((uint32_t)code << MT_TIME_BITS) | ((uint32_t)time & MT_TIME_MASK);
+}
+
+/* Starts an events packet at pkt_start: the verifier is recorded now, i.e.
+ * it describes the cache as left by all earlier packets. */
+static void start_packet(mt_writer *w, int verify)
+{
+    unsigned ix = MT_NO_VERIFY;
+    if (verify) {
+        ix = w->verify_ix;
+        w->verify_ix = (w->verify_ix + VERIFY_STEP) % MT_CACHE_SIZE;
+    }
+    put_header(w, w->buf, 0, 0, 0, ix, 0, 0);
+    w->len = w->hdr_size;
+    w->pkt_first_id = w->next_id;
+}
+
+/* ------------------------------------------------------ location events */
+
+static size_t put_string(uint8_t *p, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    memcpy(p, s, n);
+    return n;
+}
+
+static uint32_t clamp(uint32_t v, uint32_t max)
+{
+    return v > max ? max : v;
+}
+
+/* Appends the location event of code at p (room for MAX_LOC_EVENT + 4
+ * bytes guaranteed); returns its size or 0 on failure. */
+static size_t put_location_event(mt_writer *w, uint8_t *p, mt_location_code code)
+{
+    const mt_location *locs = NULL;
+    size_t n = 0;
+    if (!w->opts.resolve || w->opts.resolve(w->opts.resolve_ctx, code, &locs, &n) < 0 || !locs)
+        n = 0;
+    size_t worst = 9;
+    for (size_t i = 0; i < n && worst <= MAX_LOC_EVENT; i++)
+        worst += 6 + strlen(locs[i].filename) + 1 + strlen(locs[i].defname) + 1;
+    mt_location unknown;
+    if (n > MAX_LOCS_PER_CODE || worst > MAX_LOC_EVENT) {
+        /* Too big for one event: memtrace writes a single "unknown" frame. */
+        unknown = (mt_location){.filename = "<unknown>", .defname = "??", .line = 1,
+                                .start_char = 1, .end_char = 1};
+        locs = &unknown;
+        n = 1;
+    }
+    size_t off = 0;
+    mt_put32(p, event_header(MT_EV_LOCATION, w->pkt_start));
+    mt_put64(p + 4, code);
+    p[12] = (uint8_t)n;
+    off = 13;
+    for (size_t i = 0; i < n; i++) {
+        const char *file = mt_strtab_intern(&w->names, locs[i].filename,
+                                            strlen(locs[i].filename));
+        const char *def = mt_strtab_intern(&w->names, locs[i].defname, strlen(locs[i].defname));
+        if (!file || !def)
+            return wfail(w, "out of memory"), 0;
+        unsigned fcode, dcode;
+        mt_mtf_encode(&w->mtf, file, def, &fcode, &dcode);
+        uint64_t bits = (uint64_t)clamp(locs[i].line, MT_LOC_LINE_MAX) |
+                        (uint64_t)clamp(locs[i].start_char, MT_LOC_START_MAX) << 20 |
+                        (uint64_t)clamp(locs[i].end_char, MT_LOC_END_MAX) << 28 |
+                        (uint64_t)fcode << 38 | (uint64_t)dcode << 43;
+        mt_put32(p + off, (uint32_t)bits);
+        mt_put16(p + off + 4, (uint16_t)(bits >> 32));
+        off += 6;
+        if (fcode == MT_MTF_LITERAL)
+            off += put_string(p + off, file);
+        if (dcode == MT_MTF_LITERAL)
+            off += put_string(p + off, def);
+    }
+    return off;
+}
+
+/* ------------------------------------------------------------- flushing */
+
+static int flush_at(mt_writer *w, int64_t now)
+{
+    if (w->failed)
+        return -1;
+    if (w->finished)
+        return wfail(w, "event or flush after mt_writer_finish");
+    if (getpid() != w->creator)
+        return wfail(w, "the process forked: the child does not write to its parent's trace");
+    size_t i = 0;
+    while (i < w->npending) {
+        size_t len = w->hdr_size;
+        while (i < w->npending && MT_MAX_PACKET - len > LOC_PACKET_RESERVE) {
+            size_t n = put_location_event(w, w->locbuf + len, w->pending[i++]);
+            if (n == 0)
+                return -1;
+            len += n;
+        }
+        put_header(w, w->locbuf, len, w->pkt_start, w->pkt_start, MT_NO_VERIFY,
+                   w->pkt_first_id, w->pkt_first_id);
+        if (write_all(w, w->locbuf, len) < 0)
+            return -1;
+    }
+    w->npending = 0;
+    /* Patch the events packet's header: size, times, ids (the verifier was
+     * written when the packet started). */
+    size_t s = w->version >= 3 ? 2 : 0;
+    mt_put32(w->buf + MT_HDR_SIZE_BITS, (uint32_t)(w->len * 8));
+    mt_put64(w->buf + MT_HDR_TIME_BEGIN, (uint64_t)w->pkt_start);
+    mt_put64(w->buf + MT_HDR_TIME_END, (uint64_t)w->pkt_end);
+    mt_put64(w->buf + MT_HDR_ID_BEGIN + s, w->pkt_first_id);
+    mt_put64(w->buf + MT_HDR_ID_END + s, w->next_id);
+    if (write_all(w, w->buf, w->len) < 0)
+        return -1;
+    w->pkt_start = w->pkt_end = now;
+    start_packet(w, 1);
+    return 0;
+}
+
+int mt_writer_flush(mt_writer *w)
+{
+    return flush_at(w, w->pkt_end);
+}
+
+/* Cuts the packet if the next event would not fit the rules, then writes
+ * the event's header. Returns a pointer to where its payload goes. */
+static uint8_t *begin_event(mt_writer *w, unsigned code, int64_t now)
+{
+    if (w->finished) {
+        wfail(w, "event after mt_writer_finish");
+        return NULL;
+    }
+    if (now < w->pkt_end)
+        now = w->pkt_end; /* times must not decrease: clamp rather than corrupt */
+    if (MT_MAX_PACKET - w->len < EVENT_HEADROOM || w->npending > MAX_PENDING_LOCS ||
+        (uint64_t)now - (uint64_t)w->pkt_start > MAX_PACKET_SPAN ||
+        (w->version >= 3 && w->next_id >= w->chunk_end)) {
+        if (flush_at(w, now) < 0)
+            return NULL;
+        if (w->version >= 3 && w->next_id >= w->chunk_end)
+            w->chunk_end = w->next_id + V3_IDS_PER_CHUNK;
+    }
+    w->pkt_end = now;
+    uint8_t *p = w->buf + w->len;
+    mt_put32(p, event_header(code, now));
+    return p + 4;
+}
+
+/* ----------------------------------------------------------- backtraces */
+
+static int add_pending(mt_writer *w, mt_location_code code)
+{
+    if (w->npending == w->pending_cap) {
+        size_t cap = w->pending_cap ? w->pending_cap * 2 : 256;
+        mt_location_code *p = realloc(w->pending, cap * sizeof *p);
+        if (!p)
+            return wfail(w, "out of memory");
+        w->pending = p;
+        w->pending_cap = cap;
+    }
+    w->pending[w->npending++] = code;
+    return 0;
+}
+
+static inline uint8_t *put_run(uint8_t *p, unsigned bucket, unsigned k)
+{
+    if (k < 2) {
+        mt_put16(p, (uint16_t)(bucket << 2 | k));
+        return p + 2;
+    }
+    mt_put16(p, (uint16_t)(bucket << 2 | 2));
+    p[2] = (uint8_t)k;
+    return p + 3;
+}
+
+/* Encodes frames bt[from..n) (outermost first) at p; returns the end and
+ * stores the number of codewords. Misses are queued for location events. */
+static uint8_t *encode_backtrace(mt_writer *w, uint8_t *p, const mt_location_code *bt,
+                                 size_t from, size_t n, uint64_t id, unsigned *ncodes)
+{
+    uint8_t *const start = p;
+    const size_t limit = BT_BUDGET - BT_MISS_SIZE;
+    uint64_t *cache = w->cache, *date = w->date;
+    uint16_t *next = w->next;
+    unsigned predictor = 0, count = 0;
+    size_t i = from;
+    while (i < n) {
+        /* No prediction pending. */
+        if ((size_t)(p - start) > limit)
+            break;
+        uint64_t c = bt[i];
+        unsigned h1 = (unsigned)((c * 0x4983723u) >> 11) & (MT_CACHE_SIZE - 1);
+        unsigned h2 = (unsigned)((c * 0xFDEA731u) >> 21) & (MT_CACHE_SIZE - 1);
+        unsigned h;
+        if (cache[h1] == c) {
+            h = h1;
+        } else if (cache[h2] == c) {
+            h = h2;
+        } else {
+            unsigned b = date[h1] < date[h2] ? h1 : h2;
+            cache[b] = c;
+            date[b] = id;
+            next[predictor] = (uint16_t)b;
+            mt_put16(p, (uint16_t)(b << 2 | 3));
+            mt_put64(p + 2, c);
+            p += BT_MISS_SIZE;
+            count++;
+            if (add_pending(w, c) < 0)
+                return NULL;
+            predictor = b;
+            i++;
+            continue;
+        }
+        /* Hit at h: start a prediction run; predicted frames cost nothing
+         * until the run ends, is full (255), or the budget is reached. */
+        i++;
+        unsigned last;
+        for (;;) {
+            date[h] = id;
+            next[predictor] = (uint16_t)h;
+            count++;
+            unsigned run = h, k = 0;
+            int full = 0;
+            last = h;
+            while (i < n && (size_t)(p - start) + 2 <= limit) {
+                unsigned nb = next[last];
+                if (cache[nb] != bt[i])
+                    break;
+                i++;
+                if (k == 255) {
+                    /* The predicted frame becomes the hit of a new run. */
+                    full = 1;
+                    predictor = last;
+                    h = nb;
+                    break;
+                }
+                k++;
+                last = nb;
+            }
+            p = put_run(p, run, k);
+            if (!full)
+                break;
+        }
+        predictor = last;
+    }
+    *ncodes = count;
+    return p;
+}
+
+/* --------------------------------------------------------------- events */
+
+int mt_writer_put_alloc(mt_writer *w, mt_timestamp now, uint64_t length, uint64_t n_samples,
+                        mt_source source, const mt_location_code *backtrace,
+                        size_t backtrace_length, mt_obj_id *id)
+{
+    if (w->failed)
+        return -1;
+    if ((unsigned)source > MT_SOURCE_EXTERNAL)
+        return wfail(w, "bad allocation source %d", (int)source);
+    const mt_location_code *bt = backtrace;
+    size_t n = backtrace_length;
+    size_t m = n < w->prev_len ? n : w->prev_len;
+    size_t cp = 0;
+    while (cp < m && bt[cp] == w->prev[cp])
+        cp++;
+    int is_short = length >= 1 && length <= 16 && source == MT_SOURCE_MINOR &&
+                   n_samples == 1 && n - cp <= 255;
+    uint8_t *p = begin_event(w, is_short ? MT_EV_SHORT_ALLOC + (unsigned)length : MT_EV_ALLOC,
+                             now);
+    if (!p)
+        return -1;
+    uint64_t aid = w->next_id;
+    uint8_t *count_at;
+    if (is_short) {
+        p += mt_put_vint(p, cp);
+        count_at = p;
+        p += 1;
+    } else {
+        p += mt_put_vint(p, length);
+        p += mt_put_vint(p, n_samples);
+        *p++ = (uint8_t)source;
+        p += mt_put_vint(p, cp);
+        count_at = p;
+        p += 2;
+    }
+    unsigned ncodes = 0;
+    p = encode_backtrace(w, p, bt, cp, n, aid, &ncodes);
+    if (!p)
+        return -1;
+    if (is_short)
+        *count_at = (uint8_t)ncodes;
+    else
+        mt_put16(count_at, (uint16_t)ncodes);
+    w->len = (size_t)(p - w->buf);
+    w->next_id++;
+    /* Remember the whole stack, even the part the budget left out. */
+    if (n > w->prev_cap) {
+        size_t cap = w->prev_cap ? w->prev_cap : 64;
+        while (cap < n)
+            cap *= 2;
+        mt_location_code *prev = realloc(w->prev, cap * sizeof *prev);
+        if (!prev)
+            return wfail(w, "out of memory");
+        w->prev = prev;
+        w->prev_cap = cap;
+    }
+    memcpy(w->prev + cp, bt + cp, (n - cp) * sizeof *bt);
+    w->prev_len = n;
+    if (id)
+        *id = aid;
+    return 0;
+}
+
+static int put_ref(mt_writer *w, unsigned code, mt_timestamp now, mt_obj_id id)
+{
+    if (w->failed)
+        return -1;
+    if (id >= w->next_id && (code == MT_EV_PROMOTE || w->version < 3))
+        return wfail(w, "%s of object %llu, which is not allocated yet (next id %llu)",
+                     code == MT_EV_PROMOTE ? "promotion" : "collection",
+                     (unsigned long long)id, (unsigned long long)w->next_id);
+    uint8_t *p = begin_event(w, code, now);
+    if (!p)
+        return -1;
+    /* Delta to the most recent allocation; negative (v3) wraps to tag 255. */
+    p += mt_put_vint(p, w->next_id - 1 - id);
+    w->len = (size_t)(p - w->buf);
+    return 0;
+}
+
+int mt_writer_put_promote(mt_writer *w, mt_timestamp now, mt_obj_id id)
+{
+    return put_ref(w, MT_EV_PROMOTE, now, id);
+}
+
+int mt_writer_put_collect(mt_writer *w, mt_timestamp now, mt_obj_id id)
+{
+    return put_ref(w, MT_EV_COLLECT, now, id);
+}
+
+int mt_writer_put_event(mt_writer *w, mt_timestamp start_time, const mt_event *ev)
+{
+    if (w->failed)
+        return -1;
+    mt_timestamp now = (int64_t)((uint64_t)start_time + (uint64_t)ev->time);
+    switch (ev->kind) {
+    case MT_EVENT_ALLOC:
+        if (ev->id != w->next_id)
+            return wfail(w, "allocation id %llu does not follow on from the writer's %llu",
+                         (unsigned long long)ev->id, (unsigned long long)w->next_id);
+        return mt_writer_put_alloc(w, now, ev->length, ev->n_samples, ev->source,
+                                   ev->backtrace, ev->backtrace_length, NULL);
+    case MT_EVENT_PROMOTE:
+        return mt_writer_put_promote(w, now, ev->id);
+    case MT_EVENT_COLLECT:
+        return mt_writer_put_collect(w, now, ev->id);
+    }
+    return wfail(w, "bad event kind %d", (int)ev->kind);
+}
+
+/* --------------------------------------------------------- open / close */
+
+static int write_info_packet(mt_writer *w, const mt_trace_info *info)
+{
+    const char *strs[4] = {info->executable_name, info->host_name,
+                           info->ocaml_runtime_params, info->context};
+    size_t size = w->hdr_size + 4 + 8 + 1 + 8;
+    for (int i = 0; i < 4; i++)
+        size += (strs[i] ? strlen(strs[i]) : 0) + 1;
+    if (size > UINT32_MAX / 8)
+        return wfail(w, "trace-info strings too long");
+    uint8_t *pkt = malloc(size);
+    if (!pkt)
+        return wfail(w, "out of memory");
+    uint8_t *p = pkt + w->hdr_size;
+    mt_put32(p, event_header(MT_EV_INFO, info->start_time));
+    p += 4;
+    uint64_t rate_bits;
+    memcpy(&rate_bits, &info->sample_rate, sizeof rate_bits);
+    mt_put64(p, rate_bits);
+    p[8] = (uint8_t)info->word_size;
+    p += 9;
+    for (int i = 0; i < 3; i++)
+        p += put_string(p, strs[i] ? strs[i] : "");
+    mt_put64(p, info->pid);
+    p += 8;
+    p += put_string(p, strs[3] ? strs[3] : ""); /* version >= 2: context */
+    size = (size_t)(p - pkt);
+    put_header(w, pkt, size, info->start_time, info->start_time, MT_NO_VERIFY, 0, 0);
+    int rc = write_all(w, pkt, size);
+    free(pkt);
+    return rc;
+}
+
+mt_writer *mt_writer_open(int fd, const mt_trace_info *info, const mt_writer_options *opts,
+                          char **error)
+{
+    const char *why = NULL;
+    mt_writer *w = calloc(1, sizeof *w);
+    if (!w) {
+        why = "out of memory";
+        goto fail;
+    }
+    w->fd = fd;
+    if (opts)
+        w->opts = *opts;
+    w->version = w->opts.version ? (unsigned)w->opts.version : 2;
+    if (w->version != 2 && w->version != 3) {
+        why = "the writer writes format versions 2 and 3 only";
+        goto fail;
+    }
+    if (w->version < 3 && w->opts.domain != 0) {
+        why = "domains need format version 3";
+        goto fail;
+    }
+    if (w->opts.domain > 0xFFFF) {
+        why = "domain number above 65535";
+        goto fail;
+    }
+    w->hdr_size = w->version >= 3 ? MT_HDR_SIZE_V3 : MT_HDR_SIZE_V2;
+    w->pid = info->pid;
+    w->creator = getpid();
+    w->names.arena = &w->arena;
+    w->verify_ix = VERIFY_FIRST;
+    if (write_info_packet(w, info) < 0) {
+        if (error && asprintf(error, "%s", w->err) < 0)
+            *error = NULL;
+        mt_writer_close(w);
+        return NULL;
+    }
+    w->pkt_start = w->pkt_end = info->start_time;
+    w->next_id = 0;
+    w->chunk_end = V3_IDS_PER_CHUNK;
+    start_packet(w, 0);
+    return w;
+fail:
+    if (error)
+        *error = strdup(why);
+    free(w);
+    return NULL;
+}
+
+int mt_writer_close(mt_writer *w)
+{
+    if (!w)
+        return -1;
+    int rc = mt_writer_finish(w);
+    free(w->prev);
+    free(w->pending);
+    mt_strtab_free(&w->names);
+    mt_arena_free(&w->arena);
+    free(w);
+    return rc;
+}
+
+int mt_writer_finish(mt_writer *w)
+{
+    if (w->failed)
+        return -1;
+    if (w->finished)
+        return 0;
+    int rc = flush_at(w, w->pkt_end);
+    w->finished = 1;
+    return rc;
+}
+
+const char *mt_writer_error(const mt_writer *w)
+{
+    return w->failed ? w->err : NULL;
+}
+
+mt_obj_id mt_writer_next_id(const mt_writer *w)
+{
+    return w->next_id;
+}
