@@ -186,7 +186,8 @@ static size_t put_location_event(mt_writer *w, uint8_t *p, mt_location_code code
         n = 0;
     size_t worst = 9;
     for (size_t i = 0; i < n && worst <= MAX_LOC_EVENT; i++)
-        worst += 6 + strlen(locs[i].filename) + 1 + strlen(locs[i].defname) + 1;
+        worst += 6 + strlen(locs[i].filename ? locs[i].filename : "") + 1 +
+                 strlen(locs[i].defname ? locs[i].defname : "") + 1;
     mt_location unknown;
     if (n > MAX_LOCS_PER_CODE || worst > MAX_LOC_EVENT) {
         /* Too big for one event: memtrace writes a single "unknown" frame. */
@@ -201,9 +202,10 @@ static size_t put_location_event(mt_writer *w, uint8_t *p, mt_location_code code
     p[12] = (uint8_t)n;
     off = 13;
     for (size_t i = 0; i < n; i++) {
-        const char *file = mt_strtab_intern(&w->names, locs[i].filename,
-                                            strlen(locs[i].filename));
-        const char *def = mt_strtab_intern(&w->names, locs[i].defname, strlen(locs[i].defname));
+        const char *fs = locs[i].filename ? locs[i].filename : "";
+        const char *ds = locs[i].defname ? locs[i].defname : "";
+        const char *file = mt_strtab_intern(&w->names, fs, strlen(fs));
+        const char *def = mt_strtab_intern(&w->names, ds, strlen(ds));
         if (!file || !def)
             return wfail(w, "out of memory"), 0;
         unsigned fcode, dcode;
