@@ -1,0 +1,363 @@
+/* app.js - the viewer page's wiring: loads the trace info, keeps the page
+   state (filter, view, direction, zoom, search) in the URL, fetches what
+   the current view needs from the JSON API and hands it to the widgets. */
+'use strict';
+
+const App = {
+  info: null,
+  tree: null,
+  treeKey: '',
+  stats: null,
+  curve: null,
+  loaded: {},       /* view -> key of the data it shows */
+  seq: 0,
+};
+
+App.showError = function (msg) {
+  const e = MT.$('filter-error');
+  e.textContent = msg || '';
+  e.hidden = !msg;
+};
+
+App.renderInfo = function () {
+  const i = App.info, dl = MT.clear(MT.$('info'));
+  const row = (k, v, title) => { if (v === null || v === undefined || v === '') return; dl.appendChild(MT.el('dt', null, k)); dl.appendChild(MT.el('dd', { title: title || null }, String(v))); };
+  const start = new Date(i.start_time_us / 1000);
+  row('Executable', i.executable);
+  row('PID', i.pid);
+  row('Host', i.host);
+  row('Started', isNaN(start) ? '' : start.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC'));
+  row('Duration', MT.fmtTime(i.duration));
+  row('Sampling', '1 in ' + MT.fmtCount(i.one_in_bytes) + ' bytes', 'rate ' + i.sample_rate + ' per ' + i.word_size + '-bit word');
+  row('Context', i.context);
+  row('Events', MT.fmtCount(i.events) + ' (' + MT.fmtCount(i.allocs) + ' sampled blocks)');
+  row('Allocated', MT.fmtBytes(i.total.alloc_bytes) + ' (est.)', i.total.samples + ' samples');
+  row('Peak live', MT.fmtBytes(i.peak_bytes) + ' at ' + MT.fmtTime(i.peak_time));
+  row('Live at end', MT.fmtBytes(i.live_at_end));
+  row('Format', 'memtrace v' + i.format_version + (i.word_size === 64 ? ' (OCaml)' : ' (C)'));
+  row('File', i.file);
+  MT.$('trace-title').textContent = i.executable + '  ·  pid ' + i.pid + '  ·  ' + i.file;
+  document.title = 'memtrace · ' + (i.executable || '').split('/').pop();
+};
+
+App.renderPoi = function (h) {
+  const box = MT.clear(MT.$('poi'));
+  const tot = h.total || 1;
+  const item = (name, v, title, onclick) => MT.el('div', { class: 'poi-item', title, onclick },
+    MT.el('span', { class: 'nm' }, name), MT.el('span', { class: 'v' }, MT.fmtValue(v) + ' · ' + MT.fmtPct(v / tot)));
+  box.appendChild(MT.el('h3', null, 'Top allocation sites'));
+  if (!h.sites.length) box.appendChild(MT.el('div', { class: 'filter-empty' }, 'nothing passes the filter'));
+  for (const s of h.sites.slice(0, 5)) box.appendChild(item(s.name, s.v, s.name + '\n' + s.file + '\nclick: callers and callees', () => App.focusFunction(s.id, true)));
+  box.appendChild(MT.el('h3', null, 'Heaviest call paths'));
+  for (const p of h.paths.slice(0, 5)) {
+    const fr = p.frames;
+    const leaf = fr.length ? fr[fr.length - 1].name : '(no stack)';
+    const via = fr.length > 1 ? ' ← ' + fr[fr.length - 2].name : '';
+    const title = fr.map((f) => f.name + (f.line ? ':' + f.line : '')).reverse().join('\n  called from ') + '\nclick: zoom on this path';
+    box.appendChild(item(leaf + via, p.v, title, () => App.focusPath(fr.map((f) => f.id))));
+  }
+  const fns = h.functions.filter((f) => f.v < tot * 0.999).slice(0, 5);
+  if (fns.length) {
+    box.appendChild(MT.el('h3', null, 'Heaviest functions (with callees)'));
+    for (const f of fns) box.appendChild(item(f.name, f.v, f.name + '\n' + f.file, () => App.focusFunction(f.id, true)));
+  }
+};
+
+App.renderStatus = function () {
+  const s = App.stats, i = App.info;
+  if (!s || !i) return;
+  const all = i.total.alloc_bytes || 1;
+  MT.$('status').textContent = (MT.state.filter ? 'Filter keeps ' : 'All allocations: ') +
+    MT.fmtBytes(s.total.alloc_bytes) + ' allocated (' + MT.fmtPct(s.total.alloc_bytes / all) + ' of all, ' +
+    MT.fmtCount(s.total.samples) + ' samples)  ·  peak of the filtered: ' + MT.fmtBytes(s.peak_filtered_bytes) +
+    ' at ' + MT.fmtTime(s.peak_filtered_time) + '  ·  still live at the end: ' + MT.fmtBytes(s.never_collected_bytes);
+};
+
+App.renderCrumbs = function () {
+  const c = MT.clear(MT.$('crumbs')), st = MT.state, t = App.tree;
+  if ((st.view === 'flame' || st.view === 'table') && t) {
+    c.appendChild(MT.el('span', null, st.dir === 'sites' ? 'Allocation sites, callers beneath.' : 'From main, callees beneath.'));
+    if (st.view === 'flame') {
+      const z = App.flame.zoom;
+      if (z > 0) {
+        const chain = [];
+        for (let k = z; k > 0; k = t.p[k]) chain.push(k);
+        chain.reverse();
+        c.appendChild(MT.el('button', { onclick: () => App.flame.zoomTo(0), title: 'Esc' }, 'Reset zoom'));
+        c.appendChild(MT.el('button', { onclick: () => App.flame.zoomTo(t.p[z]), title: 'Backspace' }, 'Zoom out'));
+        const names = chain.slice(-4).map((k) => t.name(k));
+        c.appendChild(MT.el('span', { class: 'path', title: chain.map((k) => t.name(k)).join(' › ') }, (chain.length > 4 ? '… › ' : '') + names.join(' › ')));
+      } else {
+        c.appendChild(MT.el('span', null, 'Click a frame to zoom, hover for details.'));
+      }
+    }
+    if (st.q && App.flame.found) {
+      const f = App.flame.found;
+      c.appendChild(MT.el('span', { class: 'path' }, '  search “' + st.q + '”: ' + f.count + ' frames, ' +
+        MT.fmtValue(f.value) + ' = ' + MT.fmtPct(f.value / (t.v[0] || 1)) + ' of the filtered total'));
+    }
+    c.appendChild(MT.el('span', { class: 'right' }, MT.fmtCount(t.n) + ' nodes'));
+  } else if (st.view === 'graph') {
+    c.appendChild(MT.el('span', null, 'Functions where call paths meet are drawn once. Box text: self and total; edges: cost through the call. Functions under 0.5% are left out. Click a box for its callers and callees.'));
+  } else if (st.view === 'hist') {
+    c.appendChild(MT.el('span', null, 'Bytes allocated by the filtered allocations, per power-of-two bucket.'));
+  }
+};
+
+App.treeParams = function () {
+  const s = MT.state;
+  return { filter: s.filter, dir: s.dir, min: s.min, metric: s.metric === 'count' ? 'count' : '' };
+};
+
+App.loadView = async function () {
+  const s = MT.state, seq = App.seq;
+  const key = JSON.stringify([s.filter, s.metric]);
+  try {
+    if (s.view === 'flame' || s.view === 'table') {
+      const p = App.treeParams(), tkey = JSON.stringify(p);
+      if (App.treeKey !== tkey) {
+        const j = await MT.api('tree', p);
+        if (seq !== App.seq) return;
+        App.tree = new MT.Tree(j);
+        App.treeKey = tkey;
+        App.flame.setTree(App.tree, s.zoom);
+        App.flame.setSearch(MT.searchRe(s.q));
+        App.table.setTree(App.tree);
+      }
+      if (s.view === 'flame') App.flame.draw(); else App.table.render();
+      if (s.view === 'table') App.loadFocus();
+    } else if (s.view === 'graph' && App.loaded.graph !== key) {
+      const g = await MT.api('graph', { filter: s.filter, min: 0.005, metric: p2m() });
+      if (seq !== App.seq) return;
+      App.graph.set(g);
+      App.loaded.graph = key;
+    } else if (s.view === 'hist' && App.loaded.hist !== key) {
+      const h = await MT.api('hist', { filter: s.filter });
+      if (seq !== App.seq) return;
+      App.hists[0].set(h.size);
+      App.hists[1].set(h.lifetime);
+      App.loaded.hist = key;
+    } else if (s.view === 'hist') {
+      App.hists.forEach((h) => h.draw());
+    }
+  } catch (e) {
+    App.showError(e.message);
+  }
+  App.renderCrumbs();
+  function p2m() { return s.metric === 'count' ? 'count' : ''; }
+};
+
+App.loadFocus = async function () {
+  const s = MT.state, panel = MT.$('focus-panel');
+  if (s.fn === null) { MT.renderFocus(panel, null, App); return; }
+  try {
+    const r = await MT.api('function', { filter: s.filter, id: s.fn, metric: s.metric === 'count' ? 'count' : '' });
+    MT.renderFocus(panel, r, App);
+  } catch (e) {
+    MT.renderFocus(panel, null, App);
+  }
+};
+
+/* Everything that depends on the filter. */
+App.refresh = async function () {
+  const s = MT.state, seq = ++App.seq;
+  App.loaded = {};
+  const metric = s.metric === 'count' ? 'count' : '';
+  const w = Math.max(200, Math.min(4000, Math.round(MT.$('chart').clientWidth)));
+  const curveP = MT.api('curve', { filter: s.filter, n: w });
+  const statsP = MT.api('stats', { filter: s.filter });
+  const poiP = MT.api('hotspots', { filter: s.filter, metric });
+  const viewP = App.loadView();
+  try {
+    const [curve, stats, poi] = await Promise.all([curveP, statsP, poiP]);
+    if (seq !== App.seq) return;
+    App.curve = curve;
+    App.stats = stats;
+    App.chart.set(curve, MT.Filter.timeRanges(s.filter, curve.end, curve.peak.t));
+    App.renderPoi(poi);
+    App.renderStatus();
+  } catch (e) {
+    App.showError(e.message);
+  }
+  await viewP;
+};
+
+/* Check a filter text with the server, then make it the page's filter. */
+App.applyText = async function (text) {
+  let canon;
+  try {
+    canon = (await MT.api('filter', { filter: text })).filter;
+  } catch (e) {
+    App.showError(e.message);
+    MT.$('filter-text').classList.add('bad');
+    return;
+  }
+  App.showError('');
+  MT.$('filter-text').classList.remove('bad');
+  MT.state.filter = canon;
+  MT.$('filter-text').value = canon;
+  App.editor.setText(canon);
+  App.chart.clearSelection();
+  MT.$('chart-sel-bar').hidden = true;
+  MT.writeUrl(true);
+  await App.refresh();
+};
+
+App.setView = function (v) {
+  MT.state.view = v;
+  for (const b of document.querySelectorAll('.tabs > button')) b.setAttribute('aria-selected', String(b.dataset.view === v));
+  for (const name of ['flame', 'table', 'graph', 'hist']) MT.$('view-' + name).hidden = name !== v;
+  MT.writeUrl(false);
+  App.loadView();
+  if (v === 'flame') MT.$('flame').focus({ preventScroll: true });
+  if (v === 'table') MT.$('table-scroll').focus({ preventScroll: true });
+};
+
+/* Host callbacks used by the widgets. */
+App.onZoom = function (path) {
+  MT.state.zoom = path;
+  MT.writeUrl(false);
+  App.renderCrumbs();
+};
+App.onSelect = function (tree, i) {
+  const v = tree.v[i];
+  MT.$('status').textContent = tree.name(i) + (tree.file(i) ? '  (' + tree.file(i) + ')' : '') + '  ·  ' +
+    MT.fmtValue(v) + '  ·  ' + MT.fmtPct(v / (tree.v[0] || 1)) + '  ·  ' + MT.fmtNoise(v, tree.s[i]) + ' at 95%';
+};
+App.focusFunction = function (id, toTable) {
+  MT.state.fn = id;
+  if (toTable && MT.state.view !== 'table') App.setView('table');
+  else MT.writeUrl(false);
+  if (App.tree) {
+    const t = App.tree;
+    for (const c of t.children(0)) if (t.funcId(c) === id) { App.table.select(c, false); break; }
+  }
+  App.loadFocus();
+};
+App.focusPath = function (ids) {
+  const s = MT.state;
+  s.dir = 'main';
+  MT.$('dir').value = 'main';
+  s.zoom = ids;
+  App.setView('flame');
+};
+App.filterInside = function (name, neg) {
+  App.editor.rows.push({ kind: 'inside', neg, pat: MT.Filter.exact(name) });
+  App.applyText(App.editor.text());
+};
+App.searchFor = function (name) {
+  MT.state.q = '^' + name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '$';
+  MT.$('search').value = MT.state.q;
+  App.flame.setSearch(MT.searchRe(MT.state.q));
+  App.setView('flame');
+};
+
+App.syncControls = function () {
+  const s = MT.state;
+  MT.$('dir').value = s.dir;
+  MT.$('prune').value = String(Math.round(s.min * 100 * 1000) / 1000);
+  MT.$('search').value = s.q;
+  MT.$('filter-text').value = s.filter;
+  App.editor.setText(s.filter);
+  for (const b of document.querySelectorAll('.tabs > button')) b.setAttribute('aria-selected', String(b.dataset.view === s.view));
+  for (const name of ['flame', 'table', 'graph', 'hist']) MT.$('view-' + name).hidden = name !== s.view;
+};
+
+App.init = async function () {
+  MT.readUrl();
+  App.flame = new MT.Flame(MT.$('flame'), App);
+  App.table = new MT.Table(App);
+  App.graph = new MT.Graph(MT.$('graph-scroll'), App);
+  App.hists = [new MT.Hist(MT.$('hist-size'), 'size'), new MT.Hist(MT.$('hist-life'), 'lifetime')];
+  App.editor = new MT.FilterEditor(MT.$('filter-rows'),
+    (text) => { MT.$('filter-text').value = text; },
+    () => App.applyText(MT.$('filter-text').value));
+  App.chart = new MT.Chart(MT.$('chart'), (a, b) => {
+    MT.$('chart-sel-text').textContent = MT.fmtTime(a) + ' – ' + MT.fmtTime(b) + ': only show allocations';
+    MT.$('chart-sel-bar').hidden = false;
+    App.sel = [a, b];
+  });
+  for (const btn of MT.$('chart-sel-bar').querySelectorAll('button')) {
+    btn.addEventListener('click', () => {
+      const k = btn.dataset.sel;
+      MT.$('chart-sel-bar').hidden = true;
+      if (k === 'cancel') { App.chart.clearSelection(); return; }
+      const [a, b] = App.sel;
+      App.editor.put({ kind: k, mode: 'between', a: MT.timeArg(a), b: MT.timeArg(b) });
+      App.applyText(App.editor.text());
+    });
+  }
+  const add = MT.$('filter-add');
+  for (const [v, label] of MT.Filter.templates) add.appendChild(MT.el('option', { value: v }, label));
+  add.addEventListener('change', () => {
+    const t = MT.Filter.templates.find((x) => x[0] === add.value);
+    add.value = '';
+    if (t) App.editor.add(t[2]);
+  });
+  MT.$('filter-text').addEventListener('keydown', (e) => { if (e.key === 'Enter') App.applyText(MT.$('filter-text').value); });
+  MT.$('filter-apply').addEventListener('click', () => App.applyText(MT.$('filter-text').value));
+  MT.$('filter-clear').addEventListener('click', () => App.applyText(''));
+  for (const b of document.querySelectorAll('.tabs > button')) b.addEventListener('click', () => App.setView(b.dataset.view));
+  MT.$('dir').addEventListener('change', () => { MT.state.dir = MT.$('dir').value; MT.state.zoom = []; MT.writeUrl(true); App.loadView(); });
+  MT.$('prune').addEventListener('change', () => {
+    const v = parseFloat(MT.$('prune').value);
+    if (!(v >= 0 && v <= 50)) { MT.$('prune').value = String(MT.state.min * 100); return; }
+    MT.state.min = v / 100;
+    MT.writeUrl(false);
+    App.loadView();
+  });
+  let searchTimer = null;
+  MT.$('search').addEventListener('input', () => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(() => {
+      MT.state.q = MT.$('search').value;
+      MT.writeUrl(false);
+      App.flame.setSearch(MT.searchRe(MT.state.q));
+      if (MT.state.view === 'flame') App.flame.draw(); else if (MT.state.view === 'table') App.table.render();
+      App.renderCrumbs();
+    }, 120);
+  });
+  MT.$('help-btn').addEventListener('click', () => { MT.$('help').hidden = false; });
+  MT.$('help-close').addEventListener('click', () => { MT.$('help').hidden = true; });
+  document.addEventListener('keydown', (e) => {
+    const tag = (e.target.tagName || '').toLowerCase();
+    if (tag === 'input' || tag === 'select' || tag === 'textarea' || e.ctrlKey || e.metaKey || e.altKey) {
+      if (e.key === 'Escape' && e.target.id === 'search') e.target.blur();
+      return;
+    }
+    if (e.key === '/') { e.preventDefault(); MT.$('search').focus(); }
+    else if (e.key === '?') MT.$('help').hidden = !MT.$('help').hidden;
+    else if (e.key === 'Escape' && !MT.$('help').hidden) MT.$('help').hidden = true;
+    else if (['1', '2', '3', '4'].includes(e.key)) App.setView(['flame', 'table', 'graph', 'hist'][+e.key - 1]);
+    else if (e.key === 'd') { MT.$('dir').value = MT.state.dir === 'sites' ? 'main' : 'sites'; MT.$('dir').dispatchEvent(new Event('change')); }
+  });
+  window.addEventListener('resize', () => {
+    App.chart.draw();
+    if (MT.state.view === 'flame') App.flame.draw();
+    if (MT.state.view === 'hist') App.hists.forEach((h) => h.draw());
+  });
+  window.addEventListener('popstate', () => {
+    MT.readUrl();
+    App.syncControls();
+    App.treeKey = '';
+    App.refresh();
+  });
+  App.syncControls();
+  try {
+    App.info = await MT.api('info');
+    App.renderInfo();
+  } catch (e) {
+    App.showError('cannot reach the server: ' + e.message);
+    return;
+  }
+  /* a filter from the URL is checked like a typed one */
+  if (MT.state.filter) {
+    try { MT.state.filter = (await MT.api('filter', { filter: MT.state.filter })).filter; } catch (e) { App.showError(e.message); }
+    App.editor.setText(MT.state.filter);
+    MT.$('filter-text').value = MT.state.filter;
+  }
+  await App.refresh();
+  document.body.dataset.ready = '1';
+};
+
+App.init();

@@ -1,0 +1,209 @@
+/* util.js - shared helpers of the viewer page: formatting, DOM building,
+   the JSON API client, the page state kept in the URL, frame colours. */
+'use strict';
+
+const MT = {};
+
+MT.$ = (id) => document.getElementById(id);
+
+/* el('div', {class: 'x', onclick: f}, child, 'text', ...) */
+MT.el = function (tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  if (attrs) {
+    for (const k in attrs) {
+      const v = attrs[k];
+      if (v === undefined || v === null || v === false) continue;
+      if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+      else if (k === 'class') e.className = v;
+      else if (k === 'text') e.textContent = v;
+      else e.setAttribute(k, v === true ? '' : v);
+    }
+  }
+  for (const c of kids) {
+    if (c === null || c === undefined || c === false) continue;
+    e.appendChild(typeof c === 'string' || typeof c === 'number' ? document.createTextNode(String(c)) : c);
+  }
+  return e;
+};
+
+MT.clear = function (e) { while (e.firstChild) e.removeChild(e.firstChild); return e; };
+
+MT.fmtBytes = function (b) {
+  if (b === null || b === undefined || !isFinite(b)) return '–';
+  const a = Math.abs(b);
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let i = 0, v = a;
+  while (v >= 1024 && i < units.length - 1) { v /= 1024; i++; }
+  const s = i === 0 ? String(Math.round(v)) : v >= 100 ? v.toFixed(0) : v >= 10 ? v.toFixed(1) : v.toFixed(2);
+  return (b < 0 ? '-' : '') + s + ' ' + units[i];
+};
+
+MT.fmtCount = function (n) {
+  if (n === null || n === undefined || !isFinite(n)) return '–';
+  if (Math.abs(n) >= 1e6) return (n / 1e6).toFixed(n >= 1e7 ? 1 : 2) + 'M';
+  if (Math.abs(n) >= 1e4) return (n / 1e3).toFixed(n >= 1e5 ? 0 : 1) + 'k';
+  return Math.round(n).toLocaleString('en-US');
+};
+
+/* A value of the chosen metric: bytes, or a count. */
+MT.fmtValue = function (v, metric) {
+  return (metric || MT.state.metric) === 'count' ? MT.fmtCount(v) + ' blocks' : MT.fmtBytes(v);
+};
+
+MT.fmtTime = function (s) {
+  if (s === null || s === undefined || !isFinite(s)) return '–';
+  const a = Math.abs(s);
+  if (a === 0) return '0 s';
+  if (a < 1e-3) return (s * 1e6).toFixed(0) + ' µs';
+  if (a < 1) return (s * 1e3).toFixed(a < 0.01 ? 2 : a < 0.1 ? 1 : 0) + ' ms';
+  if (a < 120) return s.toFixed(a < 10 ? 2 : 1) + ' s';
+  if (a < 7200) return (s / 60).toFixed(1) + ' min';
+  return (s / 3600).toFixed(1) + ' h';
+};
+
+/* Seconds as a filter time: compact, exact enough (µs). */
+MT.timeArg = function (s) {
+  if (s < 1) return Math.max(0, Math.round(s * 1e6) / 1e3) + 'ms';
+  return (Math.round(s * 1e4) / 1e4) + 's';
+};
+
+MT.fmtPct = function (x) {
+  if (!isFinite(x)) return '–';
+  const p = x * 100;
+  return (p >= 10 ? p.toFixed(1) : p >= 1 ? p.toFixed(2) : p.toFixed(3)) + '%';
+};
+
+/* Relative half-width of the 95% interval of an estimate from k samples. */
+MT.noise95 = function (k) { return k > 0 ? 1.96 / Math.sqrt(k) : 1; };
+MT.fmtNoise = function (v, k) {
+  if (!k) return '–';
+  return '± ' + MT.fmtValue(v * MT.noise95(k)) + ' (' + Math.round(100 * MT.noise95(k)) + '%)';
+};
+
+/* ------------------------------------------------------------ API */
+MT.inflight = 0;
+MT.setBusy = function (d) {
+  MT.inflight += d;
+  const b = MT.$('busy');
+  if (b) b.hidden = MT.inflight <= 0;
+};
+
+MT.api = async function (endpoint, params) {
+  const q = new URLSearchParams();
+  for (const k in params || {}) {
+    if (params[k] !== undefined && params[k] !== null && params[k] !== '') q.set(k, params[k]);
+  }
+  const qs = q.toString();
+  MT.setBusy(1);
+  try {
+    const r = await fetch('api/' + endpoint + (qs ? '?' + qs : ''));
+    let body;
+    try { body = await r.json(); } catch (e) { body = { error: 'bad answer from the server' }; }
+    if (!r.ok) {
+      const err = new Error(body.error || ('HTTP ' + r.status));
+      err.status = r.status;
+      throw err;
+    }
+    return body;
+  } finally {
+    MT.setBusy(-1);
+  }
+};
+
+/* ------------------------------------------------------------ state in the URL */
+/* view: flame|table|graph|hist; dir: sites|main; min: pruning fraction;
+   zoom: function ids from the root to the zoomed frame; fn: focused function. */
+MT.state = { filter: '', view: 'flame', dir: 'sites', min: 0.001, zoom: [], q: '', fn: null, metric: 'alloc' };
+
+MT.readUrl = function () {
+  const p = new URLSearchParams(location.search);
+  const s = MT.state;
+  s.filter = p.get('filter') || '';
+  s.view = ['flame', 'table', 'graph', 'hist'].includes(p.get('view')) ? p.get('view') : 'flame';
+  s.dir = p.get('dir') === 'main' ? 'main' : 'sites';
+  const m = parseFloat(p.get('min'));
+  s.min = isFinite(m) && m >= 0 && m <= 0.5 ? m : 0.001;
+  s.zoom = (p.get('zoom') || '').split('.').filter((x) => /^\d+$/.test(x)).map(Number);
+  s.q = p.get('q') || '';
+  const fn = p.get('fn');
+  s.fn = fn && /^\d+$/.test(fn) ? Number(fn) : null;
+  s.metric = p.get('metric') === 'count' ? 'count' : 'alloc';
+};
+
+MT.writeUrl = function (push) {
+  const s = MT.state;
+  const p = new URLSearchParams();
+  if (s.filter) p.set('filter', s.filter);
+  if (s.view !== 'flame') p.set('view', s.view);
+  if (s.dir !== 'sites') p.set('dir', s.dir);
+  if (s.min !== 0.001) p.set('min', String(s.min));
+  if (s.zoom.length) p.set('zoom', s.zoom.join('.'));
+  if (s.q) p.set('q', s.q);
+  if (s.fn !== null) p.set('fn', String(s.fn));
+  if (s.metric !== 'alloc') p.set('metric', s.metric);
+  const qs = p.toString();
+  const url = location.pathname + (qs ? '?' + qs : '');
+  if (url === location.pathname + location.search) return;
+  if (push) history.pushState(null, '', url); else history.replaceState(null, '', url);
+};
+
+/* ------------------------------------------------------------ colours */
+MT.hash = function (s) {
+  let h = 2166136261;
+  for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 16777619); }
+  return h >>> 0;
+};
+
+/* Warm flame colours, stable per function name. */
+MT.frameColor = function (name) {
+  const h = MT.hash(name);
+  const hue = 8 + (h % 42);            /* red .. orange-yellow */
+  const sat = 70 + ((h >>> 8) % 20);
+  const light = 58 + ((h >>> 16) % 14);
+  return 'hsl(' + hue + ',' + sat + '%,' + light + '%)';
+};
+
+/* Canvas sized to its CSS box at the device's pixel ratio. */
+MT.fitCanvas = function (canvas, cssHeight) {
+  const dpr = window.devicePixelRatio || 1;
+  const w = canvas.clientWidth || canvas.parentNode.clientWidth;
+  const h = cssHeight !== undefined ? cssHeight : canvas.clientHeight;
+  if (cssHeight !== undefined) canvas.style.height = h + 'px';
+  if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(h * dpr)) {
+    canvas.width = Math.round(w * dpr);
+    canvas.height = Math.round(h * dpr);
+  }
+  const ctx = canvas.getContext('2d');
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  return { ctx, w, h };
+};
+
+/* Tooltip near the mouse. rows: [[label, value], ...] */
+MT.showTip = function (ev, title, loc, rows) {
+  const t = MT.$('tooltip');
+  MT.clear(t);
+  t.appendChild(MT.el('div', { class: 'tt-name' }, title));
+  if (loc) t.appendChild(MT.el('div', { class: 'tt-loc' }, loc));
+  if (rows && rows.length) {
+    const tb = MT.el('table');
+    for (const r of rows) tb.appendChild(MT.el('tr', null, MT.el('td', null, r[0]), MT.el('td', null, r[1])));
+    t.appendChild(tb);
+  }
+  t.hidden = false;
+  const pad = 14, W = window.innerWidth, H = window.innerHeight;
+  const r = t.getBoundingClientRect();
+  let x = ev.clientX + pad, y = ev.clientY + pad;
+  if (x + r.width > W - 4) x = Math.max(4, ev.clientX - r.width - pad);
+  if (y + r.height > H - 4) y = Math.max(4, ev.clientY - r.height - pad);
+  t.style.left = x + 'px';
+  t.style.top = y + 'px';
+};
+MT.hideTip = function () { MT.$('tooltip').hidden = true; };
+
+/* A compiled search (regex, else substring); null when empty. */
+MT.searchRe = function (q) {
+  if (!q) return null;
+  try { return new RegExp(q, 'i'); } catch (e) {
+    return new RegExp(q.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'i');
+  }
+};
