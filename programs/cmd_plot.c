@@ -1,14 +1,100 @@
 /*
- * cmd_plot.c - 'memtrace plot' (not implemented yet).
+ * cmd_plot.c - 'memtrace plot': SVG pictures of live memory over time,
+ * block sizes and lifetimes.
  */
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "commands.h"
+#include "report.h"
+
+static void help(void)
+{
+    printf("usage: memtrace plot [OPTIONS] -o OUT.svg FILE\n"
+           "\n"
+           "Draw an SVG picture:\n"
+           "  memory     live memory over time, all allocations and (with --filter)\n"
+           "             the selected ones (default)\n"
+           "  sizes      estimated bytes allocated by block size, per source\n"
+           "  lifetimes  allocation time against lifetime of every sampled block\n"
+           "\n"
+           "  -o, --output FILE  where to write the SVG (required; - for stdout)\n"
+           "  -k, --kind KIND    memory, sizes or lifetimes\n"
+           "  -f, --filter F     only allocations matching the filter (docs/filters.md)\n"
+           "      --width N      picture width in pixels (default 900)\n"
+           "      --height N     picture height in pixels (default 420)\n"
+           "      --title TEXT   title (default: the executable's name)\n"
+           "  -h, --help         this help\n"
+           "\n"
+           "Example: memtrace plot -o mem.svg --filter 'collect:never' app.ctf\n");
+}
 
 int cmd_plot(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "memtrace plot: not implemented yet\n");
-    return 1;
+    static const struct option opts[] = {{"output", required_argument, 0, 'o'},
+                                         {"kind", required_argument, 0, 'k'},
+                                         {"filter", required_argument, 0, 'f'},
+                                         {"width", required_argument, 0, 'W'},
+                                         {"height", required_argument, 0, 'H'},
+                                         {"title", required_argument, 0, 'T'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *filter = NULL, *output = NULL;
+    mt_plot_options po = {MT_PLOT_MEMORY, 0, 0, NULL};
+    int c;
+    while ((c = getopt_long(argc, argv, "o:k:f:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': output = optarg; break;
+        case 'k':
+            if (!strcmp(optarg, "memory")) po.kind = MT_PLOT_MEMORY;
+            else if (!strcmp(optarg, "sizes")) po.kind = MT_PLOT_SIZES;
+            else if (!strcmp(optarg, "lifetimes")) po.kind = MT_PLOT_LIFETIMES;
+            else {
+                fprintf(stderr, "memtrace plot: --kind %s: use memory, sizes or lifetimes\n", optarg);
+                return 2;
+            }
+            break;
+        case 'f': filter = optarg; break;
+        case 'W':
+        case 'H': {
+            int v = atoi(optarg);
+            if (v < 200 || v > 20000) {
+                fprintf(stderr, "memtrace plot: %s %s: use 200 to 20000 pixels\n",
+                        c == 'W' ? "--width" : "--height", optarg);
+                return 2;
+            }
+            if (c == 'W') po.width = v; else po.height = v;
+            break;
+        }
+        case 'T': po.title = optarg; break;
+        case 'h': help(); return 0;
+        default: return report_usage("plot");
+        }
+    }
+    if (optind + 1 != argc || !output) {
+        fprintf(stderr, "memtrace plot: expected -o OUT.svg and one trace file\n");
+        return report_usage("plot");
+    }
+    mt_model *m;
+    mt_filter *f;
+    mt_selection *s;
+    int rc = report_open("plot", argv[optind], filter, MT_TIME_END, &m, &f, &s);
+    if (rc)
+        return rc;
+    FILE *out = strcmp(output, "-") ? fopen(output, "w") : stdout;
+    if (!out) {
+        fprintf(stderr, "memtrace plot: %s: ", output);
+        perror(NULL);
+        rc = 1;
+    } else {
+        int w = mt_plot_svg(out, s, &po);
+        if ((out == stdout ? fflush(out) : fclose(out)) != 0 || w < 0) {
+            fprintf(stderr, "memtrace plot: %s: cannot write the picture\n", output);
+            rc = 1;
+        }
+    }
+    report_close(m, f, s);
+    return rc;
 }

@@ -1,14 +1,66 @@
 /*
- * cmd_stats.c - 'memtrace stats' (not implemented yet).
+ * cmd_stats.c - 'memtrace stats': totals, estimates, peak live memory,
+ * allocation rate and size/lifetime histograms per source.
  */
+#include <getopt.h>
 #include <stdio.h>
 
 #include "commands.h"
+#include "report.h"
+
+static void help(void)
+{
+    printf("usage: memtrace stats [OPTIONS] FILE\n"
+           "\n"
+           "Totals and estimates of a trace: events, bytes and blocks allocated per\n"
+           "source (minor, major, external), allocation rate, peak live memory and\n"
+           "when, live memory at the end, lifetimes, and histograms of block sizes\n"
+           "and lifetimes (power-of-two buckets) per source.\n"
+           "\n"
+           "  -f, --filter F     only allocations matching the filter (docs/filters.md)\n"
+           "  -a, --at TIME      time at which live_* figures are taken (default end)\n"
+           "  -j, --json         JSON for scripts\n"
+           "  -h, --help         this help\n"
+           "\n"
+           "Example: memtrace stats --filter 'source:major' app.ctf\n");
+}
 
 int cmd_stats(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "memtrace stats: not implemented yet\n");
-    return 1;
+    static const struct option opts[] = {{"filter", required_argument, 0, 'f'},
+                                         {"at", required_argument, 0, 'a'},
+                                         {"json", no_argument, 0, 'j'},
+                                         {"help", no_argument, 0, 'h'},
+                                         {0, 0, 0, 0}};
+    const char *filter = NULL;
+    mt_timedelta at = MT_TIME_END;
+    int json = 0, c;
+    while ((c = getopt_long(argc, argv, "f:a:jh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'f': filter = optarg; break;
+        case 'a':
+            if (report_time("stats", "--at", optarg, &at))
+                return 2;
+            break;
+        case 'j': json = 1; break;
+        case 'h': help(); return 0;
+        default: return report_usage("stats");
+        }
+    }
+    if (optind + 1 != argc) {
+        fprintf(stderr, "memtrace stats: expected one trace file\n");
+        return report_usage("stats");
+    }
+    mt_model *m;
+    mt_filter *f;
+    mt_selection *s;
+    int rc = report_open("stats", argv[optind], filter, at, &m, &f, &s);
+    if (rc)
+        return rc;
+    if (mt_report_stats(stdout, s, json) < 0 || fflush(stdout) != 0) {
+        perror("memtrace stats: writing the report");
+        rc = 1;
+    }
+    report_close(m, f, s);
+    return rc;
 }

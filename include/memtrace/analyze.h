@@ -213,6 +213,11 @@ double mt_noise(uint64_t k);
 
 typedef struct mt_filter mt_filter;
 
+/* Parse a time as the filter language writes it ("3s", "250ms", "1.5",
+ * "peak", "end"; the last two give MT_TIME_PEAK / MT_TIME_END). Returns 0,
+ * or -1 with a malloc'd message in *err (when err is not NULL). */
+int mt_parse_time(const char *text, mt_timedelta *out, char **err);
+
 /* Parse a filter. The empty string (or NULL) is the filter that keeps
  * everything. On error returns NULL and, when err is not NULL, stores a
  * malloc'd message like

@@ -499,3 +499,31 @@ char *mt_filter_to_string(const mt_filter *f)
     fclose(o);
     return out;
 }
+
+int mt_parse_time(const char *text, mt_timedelta *out, char **err)
+{
+    if (err)
+        *err = NULL;
+    if (!strcmp(text, "peak")) {
+        *out = MT_TIME_PEAK;
+        return 0;
+    }
+    if (!strcmp(text, "end")) {
+        *out = MT_TIME_END;
+        return 0;
+    }
+    parser p = {text, 0, NULL, 0};
+    int64_t v;
+    if (quantity(&p, text, strlen(text), 0, 1, &v) < 0) {
+        if (err) {
+            /* "filter: column N: " is not helpful for a lone option value */
+            const char *msg = p.err ? strstr(p.err, ": ") : NULL;
+            msg = msg ? strstr(msg + 2, ": ") : NULL;
+            *err = strdup(msg ? msg + 2 : "bad time");
+        }
+        free(p.err);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}

@@ -1,0 +1,86 @@
+/*
+ * memtrace/present.h - reports built on the analysis engine (analyze.h):
+ * text tables and JSON for people and scripts, collapsed stacks for flame
+ * graph tools, gzipped pprof profiles, and SVG plots. Each function writes
+ * one report of a selection; they only read the selection, so several may
+ * run at once on the same model.
+ *
+ * Every writer returns 0, or -1 on an output error (errno set) or when out
+ * of memory.
+ */
+#ifndef MEMTRACE_PRESENT_H
+#define MEMTRACE_PRESENT_H
+
+#include <stdio.h>
+
+#include "memtrace/analyze.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* "12.3 MiB", "512 B" (bytes, 1024-based). */
+void mt_format_bytes(char *buf, size_t cap, double bytes);
+/* "1.234s", "250ms", "17us". */
+void mt_format_time(char *buf, size_t cap, mt_timedelta us);
+/* A JSON string literal of s (with quotes) to out. */
+void mt_json_string(FILE *out, const char *s);
+/* "name (file:line)" of a frame, or "name" when there is no file. */
+void mt_format_frame(char *buf, size_t cap, const mt_model *m, mt_frame_id f);
+/* Noise marker for k samples: "" (fine), "~" (noisy: rse > 20%), "?"
+ * (mostly noise: rse > 50%). */
+const char *mt_noise_mark(uint64_t k);
+
+/* memtrace top: the allocation sites with the most cost, each with its
+ * share and its callers. */
+typedef struct mt_top_options {
+    mt_metric metric;        /* sort and share by this */
+    size_t limit;            /* sites shown (0: all) */
+    size_t callers;          /* callers shown per site */
+    int json;
+    const char *filter_text; /* shown in the header; may be NULL */
+} mt_top_options;
+int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o);
+
+/* memtrace stats: totals, estimates, peak, rates, histograms per source. */
+int mt_report_stats(FILE *out, const mt_selection *s, int json);
+
+/* memtrace lifetimes: "ALLOC_TIME LIFETIME" in seconds, one line per
+ * selected sampled allocation (never-collected: until the end of trace). */
+int mt_report_lifetimes(FILE *out, const mt_selection *s, int json);
+
+/* Collapsed stacks "main;f;g 1234" (outermost first), weighted by the
+ * metric (rounded to integers), one line per distinct function path. */
+int mt_report_folded(FILE *out, const mt_selection *s, mt_metric weight);
+
+/* pprof: a gzipped profile.proto with sample types alloc_objects/count,
+ * alloc_space/bytes, inuse_objects/count, inuse_space/bytes (inuse = live
+ * at the selection's live time), period space/bytes, one sample per
+ * distinct stack, inlined frames as several lines of one location.
+ * On error returns -1 and, if err is not NULL, a malloc'd message. */
+typedef struct mt_pprof_options {
+    int level;               /* gzip level 1-9; 0: 6 */
+    int alloc_default;       /* nonzero: default_sample_type = alloc_space */
+} mt_pprof_options;
+int mt_write_pprof(const char *path, const mt_selection *s, const mt_pprof_options *o,
+                   char **err);
+/* Same into an open descriptor (not closed). */
+int mt_write_pprof_fd(int fd, const mt_selection *s, const mt_pprof_options *o, char **err);
+
+/* SVG pictures. */
+typedef enum mt_plot_kind {
+    MT_PLOT_MEMORY = 0,      /* live memory over time: total and filtered */
+    MT_PLOT_SIZES = 1,       /* histogram of block sizes (estimated bytes) */
+    MT_PLOT_LIFETIMES = 2    /* scatter: allocation time vs lifetime */
+} mt_plot_kind;
+typedef struct mt_plot_options {
+    mt_plot_kind kind;
+    int width, height;       /* pixels; 0: 900 x 420 */
+    const char *title;       /* NULL: the executable name */
+} mt_plot_options;
+int mt_plot_svg(FILE *out, const mt_selection *s, const mt_plot_options *o);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

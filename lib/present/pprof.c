@@ -1,0 +1,389 @@
+/*
+ * pprof.c - writes a selection as a gzipped pprof profile (profile.proto)
+ * with Go's heap-profile conventions.
+ *
+ * The protobuf encoder is written by hand: the schema is small (a handful
+ * of messages, varints and length-delimited fields), and a generated
+ * encoder (protobuf-c) would need a code generator at build time and the
+ * whole object graph in memory before packing. Here samples are encoded
+ * one at a time and streamed through zlib (gzip framing, which pprof
+ * expects); the tables (locations, functions, strings) follow the samples,
+ * which protobuf and pprof allow (top-level fields may come in any order).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "memtrace/present.h"
+
+/* ------------------------------------------------------------ encoder */
+
+typedef struct pb {
+    uint8_t *b;
+    size_t n, cap;
+    int oom;
+} pb;
+
+static void pb_need(pb *p, size_t k)
+{
+    if (p->n + k <= p->cap)
+        return;
+    size_t c = p->cap ? p->cap : 256;
+    while (c < p->n + k)
+        c *= 2;
+    uint8_t *nb = realloc(p->b, c);
+    if (!nb) {
+        p->oom = 1;
+        p->n = 0;
+        return;
+    }
+    p->b = nb;
+    p->cap = c;
+}
+
+static void pb_varint(pb *p, uint64_t v)
+{
+    pb_need(p, 10);
+    if (p->oom)
+        return;
+    while (v >= 0x80) {
+        p->b[p->n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p->b[p->n++] = (uint8_t)v;
+}
+
+/* varint field; proto3 omits zeros */
+static void pb_uint(pb *p, unsigned field, uint64_t v)
+{
+    if (!v)
+        return;
+    pb_varint(p, (uint64_t)field << 3);
+    pb_varint(p, v);
+}
+
+static void pb_bytes(pb *p, unsigned field, const void *data, size_t len)
+{
+    pb_varint(p, (uint64_t)field << 3 | 2);
+    pb_varint(p, len);
+    pb_need(p, len);
+    if (p->oom)
+        return;
+    memcpy(p->b + p->n, data, len);
+    p->n += len;
+}
+
+/* Append sub as an embedded message field, then empty sub. */
+static void pb_msg(pb *p, unsigned field, pb *sub)
+{
+    if (sub->oom)
+        p->oom = 1;
+    pb_bytes(p, field, sub->b, sub->n);
+    sub->n = 0;
+}
+
+/* packed repeated varints */
+static void pb_packed(pb *p, unsigned field, const uint64_t *v, size_t n, pb *tmp)
+{
+    tmp->n = 0;
+    for (size_t i = 0; i < n; i++)
+        pb_varint(tmp, v[i]);
+    pb_msg(p, field, tmp);
+}
+
+/* ------------------------------------------------------------ strings */
+
+typedef struct strtab {
+    const char **v;
+    size_t n, cap;
+    uint32_t *slots;     /* index + 1 */
+    size_t mask;
+    int oom;
+} strtab;
+
+static uint64_t shash(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    while (*s)
+        h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
+    return h;
+}
+
+static uint64_t str_index(strtab *t, const char *s)
+{
+    if ((t->n + 1) * 2 > t->mask + 1) {
+        size_t cap = t->mask ? (t->mask + 1) * 2 : 256;
+        uint32_t *ns = calloc(cap, sizeof *ns);
+        const char **nv = realloc(t->v, cap * sizeof *nv);
+        if (!ns || !nv) {
+            free(ns);
+            if (nv)
+                t->v = nv;
+            t->oom = 1;
+            return 0;
+        }
+        t->v = nv;
+        for (size_t i = 0; i < t->n; i++) {
+            size_t j = shash(t->v[i]) & (cap - 1);
+            while (ns[j])
+                j = (j + 1) & (cap - 1);
+            ns[j] = (uint32_t)i + 1;
+        }
+        free(t->slots);
+        t->slots = ns;
+        t->mask = cap - 1;
+    }
+    size_t j = shash(s) & t->mask;
+    while (t->slots[j]) {
+        if (!strcmp(t->v[t->slots[j] - 1], s))
+            return t->slots[j] - 1;
+        j = (j + 1) & t->mask;
+    }
+    t->v[t->n] = s;
+    t->slots[j] = (uint32_t)++t->n;
+    return t->n - 1;
+}
+
+/* ------------------------------------------------------------ writer */
+
+typedef struct loc {
+    mt_frame_id lo, hi;  /* frames of one code: outermost lo .. innermost hi */
+} loc;
+
+typedef struct writer {
+    const mt_selection *s;
+    const mt_model *m;
+    gzFile gz;
+    pb out, tmp, tmp2;
+    strtab strs;
+    /* locations: (lo << 32 | hi) -> index via a hash of its own */
+    loc *locs;
+    size_t n_locs, cap_locs;
+    uint32_t *loc_slots;
+    size_t loc_mask;
+    uint8_t *func_used;
+    uint64_t *ids;       /* location ids of the current sample */
+    size_t ids_cap;
+    int failed;
+} writer;
+
+static void flush(writer *w, int force)
+{
+    if (w->out.oom) {
+        w->failed = 1;
+        return;
+    }
+    if (!force && w->out.n < (1 << 16))
+        return;
+    if (w->out.n && gzwrite(w->gz, w->out.b, (unsigned)w->out.n) != (int)w->out.n)
+        w->failed = 1;
+    w->out.n = 0;
+}
+
+static uint64_t loc_id(writer *w, mt_frame_id lo, mt_frame_id hi)
+{
+    if ((w->n_locs + 1) * 2 > w->loc_mask + 1) {
+        size_t cap = w->loc_mask ? (w->loc_mask + 1) * 2 : 1024;
+        uint32_t *ns = calloc(cap, sizeof *ns);
+        loc *nl = realloc(w->locs, cap * sizeof *nl);
+        if (!ns || !nl) {
+            free(ns);
+            if (nl)
+                w->locs = nl;
+            w->failed = 1;
+            return 1;
+        }
+        w->locs = nl;
+        for (size_t i = 0; i < w->n_locs; i++) {
+            size_t j = (size_t)(((uint64_t)w->locs[i].lo << 32 | w->locs[i].hi) * 0x9E3779B97F4A7C15ULL >> 20) & (cap - 1);
+            while (ns[j])
+                j = (j + 1) & (cap - 1);
+            ns[j] = (uint32_t)i + 1;
+        }
+        free(w->loc_slots);
+        w->loc_slots = ns;
+        w->loc_mask = cap - 1;
+    }
+    size_t j = (size_t)(((uint64_t)lo << 32 | hi) * 0x9E3779B97F4A7C15ULL >> 20) & w->loc_mask;
+    while (w->loc_slots[j]) {
+        const loc *l = &w->locs[w->loc_slots[j] - 1];
+        if (l->lo == lo && l->hi == hi)
+            return w->loc_slots[j];
+        j = (j + 1) & w->loc_mask;
+    }
+    w->locs[w->n_locs].lo = lo;
+    w->locs[w->n_locs].hi = hi;
+    w->loc_slots[j] = (uint32_t)++w->n_locs;
+    return w->n_locs;
+}
+
+static int put_sample(void *ctx, mt_node_id node, const mt_cost *c)
+{
+    writer *w = ctx;
+    const mt_node *nodes = mt_selection_nodes(w->s);
+    const mt_frame *fr = mt_model_frames(w->m);
+    size_t depth = nodes[node].depth, k = 0;
+    if (depth > w->ids_cap) {
+        uint64_t *ni = realloc(w->ids, depth * sizeof *ni);
+        if (!ni)
+            return w->failed = 1;
+        w->ids = ni;
+        w->ids_cap = depth;
+    }
+    /* leaf first; consecutive frames of one code become one location */
+    for (mt_node_id n = node; n;) {
+        mt_frame_id hi = nodes[n].frame, lo = hi;
+        n = nodes[n].parent;
+        while (n && fr[lo].inline_index > 0 && nodes[n].frame == lo - 1 &&
+               fr[lo - 1].code == fr[lo].code) {
+            lo--;
+            n = nodes[n].parent;
+        }
+        w->ids[k++] = loc_id(w, lo, hi);
+    }
+    uint64_t v[4] = {(uint64_t)llround(c->alloc_objects), (uint64_t)llround(c->alloc_bytes),
+                     (uint64_t)llround(c->live_objects), (uint64_t)llround(c->live_bytes)};
+    pb_packed(&w->tmp2, 1, w->ids, k, &w->tmp);
+    pb_packed(&w->tmp2, 2, v, 4, &w->tmp);
+    pb_msg(&w->out, 2, &w->tmp2);
+    flush(w, 0);
+    return w->failed;
+}
+
+static void value_type(writer *w, unsigned field, const char *type, const char *unit)
+{
+    pb_uint(&w->tmp, 1, str_index(&w->strs, type));
+    pb_uint(&w->tmp, 2, str_index(&w->strs, unit));
+    pb_msg(&w->out, field, &w->tmp);
+}
+
+static int encode(writer *w, const mt_pprof_options *o)
+{
+    const mt_model *m = w->m;
+    const mt_trace_info *info = mt_model_info(m);
+    const mt_frame *fr = mt_model_frames(m);
+    const mt_func *fn = mt_model_funcs(m);
+    str_index(&w->strs, "");
+    value_type(w, 1, "alloc_objects", "count");
+    value_type(w, 1, "alloc_space", "bytes");
+    value_type(w, 1, "inuse_objects", "count");
+    value_type(w, 1, "inuse_space", "bytes");
+    if (mt_selection_each_stack(w->s, put_sample, w) || w->failed)
+        return -1;
+    /* mapping: the executable, symbolized already */
+    pb_uint(&w->tmp, 1, 1);
+    pb_uint(&w->tmp, 5, str_index(&w->strs, info->executable_name ? info->executable_name : ""));
+    pb_uint(&w->tmp, 7, 1);
+    pb_uint(&w->tmp, 8, 1);
+    pb_uint(&w->tmp, 9, 1);
+    pb_uint(&w->tmp, 10, 1);
+    pb_msg(&w->out, 3, &w->tmp);
+    w->func_used = calloc(mt_model_n_funcs(m) + 1, 1);
+    if (!w->func_used)
+        return -1;
+    for (size_t i = 0; i < w->n_locs; i++) {
+        const loc *l = &w->locs[i];
+        pb_uint(&w->tmp2, 1, i + 1);
+        pb_uint(&w->tmp2, 2, 1);
+        for (mt_frame_id f = l->hi + 1; f-- > l->lo;) { /* innermost first */
+            pb_uint(&w->tmp, 1, (uint64_t)fr[f].func + 1);
+            pb_uint(&w->tmp, 2, fr[f].line);
+            pb_msg(&w->tmp2, 4, &w->tmp);
+            w->func_used[fr[f].func] = 1;
+        }
+        pb_msg(&w->out, 4, &w->tmp2);
+        flush(w, 0);
+    }
+    for (size_t f = 0; f < mt_model_n_funcs(m); f++) {
+        if (!w->func_used[f])
+            continue;
+        uint64_t name = str_index(&w->strs, fn[f].name);
+        pb_uint(&w->tmp, 1, f + 1);
+        pb_uint(&w->tmp, 2, name);
+        pb_uint(&w->tmp, 3, name);
+        pb_uint(&w->tmp, 4, str_index(&w->strs, fn[f].filename));
+        pb_msg(&w->out, 5, &w->tmp);
+        flush(w, 0);
+    }
+    pb_uint(&w->out, 9, (uint64_t)info->start_time * 1000);
+    pb_uint(&w->out, 10, (uint64_t)mt_model_end(m) * 1000);
+    value_type(w, 11, "space", "bytes");
+    pb_uint(&w->out, 12, (uint64_t)llround(mt_model_bytes_per_sample(m)));
+    char comment[256];
+    snprintf(comment, sizeof comment,
+             "memtrace: statistical estimates from %llu samples (sample rate %.6g per %u-bit word); "
+             "inuse = live at %.6fs",
+             (unsigned long long)mt_selection_total(w->s).samples, info->sample_rate, info->word_size,
+             (double)mt_selection_live_at(w->s) / 1e6);
+    uint64_t ci = str_index(&w->strs, comment);
+    pb_packed(&w->out, 13, &ci, 1, &w->tmp);
+    if (o && o->alloc_default)
+        pb_uint(&w->out, 14, str_index(&w->strs, "alloc_space"));
+    if (w->strs.oom)
+        return -1;
+    /* the string table, in index order (index 0 is "") */
+    for (size_t i = 0; i < w->strs.n; i++) {
+        pb_bytes(&w->out, 6, w->strs.v[i], strlen(w->strs.v[i]));
+        flush(w, 0);
+    }
+    flush(w, 1);
+    return w->failed || w->out.oom ? -1 : 0;
+}
+
+int mt_write_pprof_fd(int fd, const mt_selection *s, const mt_pprof_options *o, char **err)
+{
+    writer w;
+    memset(&w, 0, sizeof w);
+    w.s = s;
+    w.m = mt_selection_model(s);
+    int dfd = dup(fd);
+    char mode[8];
+    snprintf(mode, sizeof mode, "wb%d", o && o->level >= 1 && o->level <= 9 ? o->level : 6);
+    w.gz = dfd >= 0 ? gzdopen(dfd, mode) : NULL;
+    if (!w.gz) {
+        if (dfd >= 0)
+            close(dfd);
+        if (err)
+            *err = strdup("cannot start gzip output");
+        return -1;
+    }
+    int rc = encode(&w, o);
+    int saved = errno;
+    if (gzclose(w.gz) != Z_OK)
+        rc = -1;
+    if (rc < 0 && err)
+        *err = strdup(w.out.oom || w.strs.oom ? "out of memory" : strerror(saved ? saved : EIO));
+    free(w.out.b);
+    free(w.tmp.b);
+    free(w.tmp2.b);
+    free(w.strs.v);
+    free(w.strs.slots);
+    free(w.locs);
+    free(w.loc_slots);
+    free(w.func_used);
+    free(w.ids);
+    return rc;
+}
+
+int mt_write_pprof(const char *path, const mt_selection *s, const mt_pprof_options *o, char **err)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        if (err) {
+            size_t len = strlen(path) + 100;
+            *err = malloc(len);
+            if (*err)
+                snprintf(*err, len, "%s: %s", path, strerror(errno));
+        }
+        return -1;
+    }
+    int rc = mt_write_pprof_fd(fd, s, o, err);
+    if (close(fd) < 0)
+        rc = -1;
+    return rc;
+}

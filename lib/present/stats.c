@@ -1,0 +1,176 @@
+/*
+ * stats.c - the 'memtrace stats' report: totals, estimates, peak, rates
+ * and histograms of sizes and lifetimes per source, as text or JSON.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "memtrace/present.h"
+
+static const char *const source_names[3] = {"minor", "major", "external"};
+
+static void json_cost(FILE *out, const mt_cost *c)
+{
+    fprintf(out,
+            "{\"alloc_bytes\":%.0f,\"alloc_objects\":%.1f,\"live_bytes\":%.0f,"
+            "\"live_objects\":%.1f,\"samples\":%llu,\"live_samples\":%llu,\"allocs\":%llu}",
+            c->alloc_bytes, c->alloc_objects, c->live_bytes, c->live_objects,
+            (unsigned long long)c->samples, (unsigned long long)c->live_samples,
+            (unsigned long long)c->allocs);
+}
+
+static void json_hist(FILE *out, const mt_histogram *h)
+{
+    fputc('[', out);
+    for (size_t b = 0; b < h->n; b++) {
+        fprintf(out, "%s\n{\"lo\":%llu,\"hi\":%llu,\"cost\":", b ? "," : "",
+                (unsigned long long)h->lo[b], (unsigned long long)h->hi[b]);
+        json_cost(out, &h->cost[b]);
+        for (int src = 0; src < 3; src++) {
+            fprintf(out, ",\"%s\":", source_names[src]);
+            json_cost(out, &h->by_source[b * 3 + src]);
+        }
+        fputc('}', out);
+    }
+    fputc(']', out);
+}
+
+static void text_hist(FILE *out, const mt_histogram *h, int sources_used)
+{
+    char lo[32], hi[32], v[32];
+    fprintf(out, "  %-21s %8s %11s %6s", h->kind == MT_HIST_SIZE ? "block size" : "lifetime",
+            "samples", "bytes", "share");
+    for (int src = 0; src < 3; src++)
+        if (sources_used & (1 << src))
+            fprintf(out, " %11s", source_names[src]);
+    fputc('\n', out);
+    double total = 0;
+    for (size_t b = 0; b < h->n; b++)
+        total += h->cost[b].alloc_bytes;
+    for (size_t b = 0; b < h->n; b++) {
+        if (!h->cost[b].allocs)
+            continue;
+        if (h->kind == MT_HIST_SIZE) {
+            mt_format_bytes(lo, sizeof lo, (double)h->lo[b]);
+            mt_format_bytes(hi, sizeof hi, (double)h->hi[b]);
+        } else {
+            mt_format_time(lo, sizeof lo, (mt_timedelta)h->lo[b]);
+            mt_format_time(hi, sizeof hi, (mt_timedelta)h->hi[b]);
+        }
+        char range[80];
+        snprintf(range, sizeof range, "%s - %s", lo, hi);
+        mt_format_bytes(v, sizeof v, h->cost[b].alloc_bytes);
+        fprintf(out, "  %-21s %8llu %11s %5.1f%%", range, (unsigned long long)h->cost[b].samples, v,
+                total > 0 ? 100 * h->cost[b].alloc_bytes / total : 0);
+        for (int src = 0; src < 3; src++)
+            if (sources_used & (1 << src)) {
+                mt_format_bytes(v, sizeof v, h->by_source[b * 3 + src].alloc_bytes);
+                fprintf(out, " %11s", v);
+            }
+        fputc('\n', out);
+    }
+}
+
+int mt_report_stats(FILE *out, const mt_selection *s, int json)
+{
+    const mt_model *m = mt_selection_model(s);
+    const mt_trace_info *info = mt_model_info(m);
+    mt_stats st;
+    mt_query_stats(s, &st);
+    mt_histogram *hs = mt_query_histogram(s, MT_HIST_SIZE);
+    mt_histogram *hl = mt_query_histogram(s, MT_HIST_LIFETIME);
+    if (!hs || !hl) {
+        mt_histogram_free(hs);
+        mt_histogram_free(hl);
+        return -1;
+    }
+    double end_live = mt_model_live_at(m, MT_TIME_END);
+    if (json) {
+        fputs("{\"executable\":", out);
+        mt_json_string(out, info->executable_name);
+        fprintf(out,
+                ",\"version\":%d,\"sample_rate\":%.17g,\"word_size\":%u,\"bytes_per_sample\":%.17g,"
+                "\"duration_us\":%lld,\"events\":%llu,\"allocs\":%llu,\"promotes\":%llu,"
+                "\"collects\":%llu,\"live_at_us\":%lld,\"total\":",
+                info->version, info->sample_rate, info->word_size, mt_model_bytes_per_sample(m),
+                (long long)st.duration, (unsigned long long)st.events,
+                (unsigned long long)st.allocs, (unsigned long long)st.promotes,
+                (unsigned long long)st.collects, (long long)mt_selection_live_at(s));
+        json_cost(out, &st.total);
+        fputs(",\"by_source\":{", out);
+        for (int src = 0; src < 3; src++) {
+            fprintf(out, "%s\"%s\":", src ? "," : "", source_names[src]);
+            json_cost(out, &st.by_source[src]);
+        }
+        fprintf(out,
+                "},\"promoted_bytes\":%.0f,\"collected_bytes\":%.0f,\"never_collected_bytes\":%.0f,"
+                "\"peak_bytes\":%.0f,\"peak_time_us\":%lld,\"peak_filtered_bytes\":%.0f,"
+                "\"peak_filtered_time_us\":%lld,\"live_at_end_bytes\":%.0f,"
+                "\"alloc_rate_bytes_per_s\":%.1f,\"mean_lifetime_us\":%.1f,\"median_lifetime_us\":%.1f,"
+                "\"size_histogram\":",
+                st.promoted_bytes, st.collected_bytes, st.never_collected_bytes, st.peak_bytes,
+                (long long)st.peak_time, st.peak_filtered_bytes, (long long)st.peak_filtered_time,
+                end_live, st.alloc_rate, st.mean_lifetime_us, st.median_lifetime_us);
+        json_hist(out, hs);
+        fputs(",\"lifetime_histogram\":", out);
+        json_hist(out, hl);
+        fputs("}\n", out);
+    } else {
+        char a[32], b[32], c[32];
+        fprintf(out, "trace       %s (format v%d, pid %llu, host %s)\n", info->executable_name,
+                info->version, (unsigned long long)info->pid, info->host_name);
+        mt_format_time(a, sizeof a, st.duration);
+        fprintf(out, "duration    %s\n", a);
+        mt_format_bytes(a, sizeof a, mt_model_bytes_per_sample(m));
+        fprintf(out, "sampling    rate %.3g per %u-bit word: one sample stands for %s\n",
+                info->sample_rate, info->word_size, a);
+        fprintf(out, "events      %llu: %llu allocations, %llu promotions, %llu collections\n",
+                (unsigned long long)st.events, (unsigned long long)st.allocs,
+                (unsigned long long)st.promotes, (unsigned long long)st.collects);
+        mt_format_bytes(a, sizeof a, st.total.alloc_bytes);
+        fprintf(out, "allocated   %s in %.0f blocks (estimated; %llu samples, ±%.1f%%)\n", a,
+                st.total.alloc_objects, (unsigned long long)st.total.samples,
+                100 * mt_noise(st.total.samples));
+        for (int src = 0; src < 3; src++) {
+            if (!st.by_source[src].allocs)
+                continue;
+            mt_format_bytes(a, sizeof a, st.by_source[src].alloc_bytes);
+            fprintf(out, "  %-9s %s in %.0f blocks (%llu samples)\n", source_names[src], a,
+                    st.by_source[src].alloc_objects, (unsigned long long)st.by_source[src].samples);
+        }
+        mt_format_bytes(a, sizeof a, st.alloc_rate);
+        fprintf(out, "rate        %s/s allocated\n", a);
+        if (st.promotes) {
+            mt_format_bytes(a, sizeof a, st.promoted_bytes);
+            fprintf(out, "promoted    %s\n", a);
+        }
+        mt_format_bytes(a, sizeof a, st.collected_bytes);
+        mt_format_bytes(b, sizeof b, st.never_collected_bytes);
+        fprintf(out, "collected   %s; never collected %s\n", a, b);
+        mt_format_bytes(a, sizeof a, st.peak_bytes);
+        mt_format_time(b, sizeof b, st.peak_time);
+        fprintf(out, "peak live   %s at %s (all allocations)\n", a, b);
+        if (st.total.allocs != st.allocs) {
+            mt_format_bytes(a, sizeof a, st.peak_filtered_bytes);
+            mt_format_time(b, sizeof b, st.peak_filtered_time);
+            fprintf(out, "peak live   %s at %s (selected allocations)\n", a, b);
+        }
+        mt_format_bytes(a, sizeof a, end_live);
+        fprintf(out, "live at end %s\n", a);
+        mt_format_time(a, sizeof a, (mt_timedelta)st.mean_lifetime_us);
+        mt_format_time(c, sizeof c, (mt_timedelta)st.median_lifetime_us);
+        fprintf(out, "lifetime    mean %s (collected blocks), median %s (all, never-collected "
+                     "counted to the end)\n", a, c);
+        int used = 0;
+        for (int src = 0; src < 3; src++)
+            if (st.by_source[src].allocs)
+                used |= 1 << src;
+        fprintf(out, "\nblock sizes (estimated bytes allocated, by source):\n");
+        text_hist(out, hs, used);
+        fprintf(out, "\nlifetimes (estimated bytes allocated, by source):\n");
+        text_hist(out, hl, used);
+    }
+    mt_histogram_free(hs);
+    mt_histogram_free(hl);
+    return ferror(out) ? -1 : 0;
+}

@@ -1,0 +1,135 @@
+/*
+ * top.c - the 'memtrace top' report: allocation sites by a metric, with
+ * their share, sampling error and the callers they are reached through.
+ */
+#include <math.h>
+#include <stdio.h>
+
+#include "memtrace/present.h"
+
+static void value(char *buf, size_t cap, mt_metric m, double v)
+{
+    if (m == MT_METRIC_ALLOC_BYTES || m == MT_METRIC_LIVE_BYTES)
+        mt_format_bytes(buf, cap, v);
+    else
+        snprintf(buf, cap, "%.0f", v);
+}
+
+/* The samples behind a metric's value (for its noise). */
+static uint64_t samples_of(const mt_cost *c, mt_metric m)
+{
+    return m == MT_METRIC_LIVE_BYTES || m == MT_METRIC_LIVE_OBJECTS ? c->live_samples : c->samples;
+}
+
+static void json_cost(FILE *out, const mt_cost *c)
+{
+    fprintf(out,
+            "{\"alloc_bytes\":%.0f,\"alloc_objects\":%.1f,\"live_bytes\":%.0f,"
+            "\"live_objects\":%.1f,\"samples\":%llu,\"live_samples\":%llu,\"allocs\":%llu}",
+            c->alloc_bytes, c->alloc_objects, c->live_bytes, c->live_objects,
+            (unsigned long long)c->samples, (unsigned long long)c->live_samples,
+            (unsigned long long)c->allocs);
+}
+
+static void json_frame(FILE *out, const mt_model *m, mt_frame_id f)
+{
+    const mt_frame *fr = &mt_model_frames(m)[f];
+    const mt_func *fn = &mt_model_funcs(m)[fr->func];
+    fputs("{\"function\":", out);
+    mt_json_string(out, fn->name);
+    fputs(",\"file\":", out);
+    mt_json_string(out, fn->filename);
+    fprintf(out, ",\"line\":%u}", fr->line);
+}
+
+int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
+{
+    const mt_model *m = mt_selection_model(s);
+    mt_sites *t = mt_query_sites(s, o->metric, o->callers);
+    if (!t)
+        return -1;
+    double total = mt_cost_get(&t->total, o->metric);
+    size_t n = o->limit && o->limit < t->n ? o->limit : t->n;
+    char b1[64], b2[64], name[1024];
+    if (o->json) {
+        fprintf(out, "{\"metric\":\"%s\",\"live_at_us\":%lld,\"filter\":", mt_metric_name(o->metric),
+                (long long)mt_selection_live_at(s));
+        mt_json_string(out, o->filter_text ? o->filter_text : "");
+        fputs(",\"total\":", out);
+        json_cost(out, &t->total);
+        fprintf(out, ",\"n_sites\":%zu,\"sites\":[", t->n);
+        for (size_t i = 0; i < n; i++) {
+            const mt_site *st = &t->sites[i];
+            double v = mt_cost_get(&st->cost, o->metric);
+            fprintf(out, "%s\n{\"rank\":%zu,\"site\":", i ? "," : "", i + 1);
+            json_frame(out, m, st->frame);
+            fprintf(out, ",\"value\":%.1f,\"share\":%.6f,\"rse\":%.4f,\"cost\":", v,
+                    total > 0 ? v / total : 0, mt_noise(samples_of(&st->cost, o->metric)));
+            json_cost(out, &st->cost);
+            fprintf(out, ",\"n_callers\":%zu,\"callers\":[", st->n_callers);
+            size_t nc = st->n_callers < o->callers ? st->n_callers : o->callers;
+            for (size_t k = 0; k < nc; k++) {
+                const mt_site_caller *c = &st->callers[k];
+                fputs(k ? ",{\"caller\":" : "{\"caller\":", out);
+                if (c->frame == (mt_frame_id)-1)
+                    fputs("null", out);
+                else
+                    json_frame(out, m, c->frame);
+                fputs(",\"cost\":", out);
+                json_cost(out, &c->cost);
+                fputc('}', out);
+            }
+            fputs("]}", out);
+        }
+        fputs("]}\n", out);
+    } else {
+        const mt_trace_info *info = mt_model_info(m);
+        static const char *const what[] = {"allocated bytes", "allocated blocks",
+                                           "live bytes", "live blocks", "samples"};
+        fprintf(out, "%s: by %s (estimated", info->executable_name, what[o->metric]);
+        if (o->metric == MT_METRIC_LIVE_BYTES || o->metric == MT_METRIC_LIVE_OBJECTS) {
+            mt_format_time(b1, sizeof b1, mt_selection_live_at(s));
+            fprintf(out, " at %s", b1);
+        }
+        value(b1, sizeof b1, o->metric, total);
+        fprintf(out, "), total %s from %llu samples in %llu sampled blocks\n", b1,
+                (unsigned long long)samples_of(&t->total, o->metric),
+                (unsigned long long)t->total.allocs);
+        if (o->filter_text && o->filter_text[0])
+            fprintf(out, "filter: %s\n", o->filter_text);
+        fprintf(out, "\n%4s %11s %6s %6s %7s  %s\n", "#", "value", "share", "cum", "±err", "site");
+        double cum = 0;
+        for (size_t i = 0; i < n; i++) {
+            const mt_site *st = &t->sites[i];
+            double v = mt_cost_get(&st->cost, o->metric);
+            uint64_t k = samples_of(&st->cost, o->metric);
+            cum += v;
+            value(b1, sizeof b1, o->metric, v);
+            snprintf(b2, sizeof b2, "%.0f%%%s", 100 * mt_noise(k), mt_noise_mark(k));
+            mt_format_frame(name, sizeof name, m, st->frame);
+            fprintf(out, "%4zu %11s %5.1f%% %5.1f%% %7s  %s\n", i + 1, b1,
+                    total > 0 ? 100 * v / total : 0, total > 0 ? 100 * cum / total : 0, b2, name);
+            size_t nc = st->n_callers < o->callers ? st->n_callers : o->callers;
+            for (size_t c = 0; c < nc; c++) {
+                const mt_site_caller *sc = &st->callers[c];
+                double cv = mt_cost_get(&sc->cost, o->metric);
+                value(b1, sizeof b1, o->metric, cv);
+                if (sc->frame == (mt_frame_id)-1)
+                    snprintf(name, sizeof name, "(no caller)");
+                else
+                    mt_format_frame(name, sizeof name, m, sc->frame);
+                fprintf(out, "%4s %11s %5.1f%% %6s %7s    <- %s\n", "", b1,
+                        v > 0 ? 100 * cv / v : 0, "", "", name);
+            }
+            if (st->n_callers > nc)
+                fprintf(out, "%4s %11s %6s %6s %7s    <- ... %zu more callers\n", "", "", "", "", "",
+                        st->n_callers - nc);
+        }
+        if (n < t->n)
+            fprintf(out, "... %zu more sites\n", t->n - n);
+        fprintf(out, "\n±err: relative standard error 1/sqrt(samples); ~ noisy (>20%%), "
+                     "? mostly noise (>50%%)\n");
+    }
+    mt_sites_free(t);
+    return ferror(out) ? -1 : 0;
+}
