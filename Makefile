@@ -62,8 +62,8 @@ LIB_ANALYZE_A := $(BUILD)/libmemtrace-analyze.a
 LIB_ANALYZE_SO := $(BUILD)/libmemtrace-analyze.so
 CLI           := $(BUILD)/memtrace
 
-.PHONY: all cli libs test demo bench fuzz install clean deps-build deps-test deps-bench tests-build
-all: libs cli
+.PHONY: all cli libs examples test demo bench fuzz install clean deps-build deps-test deps-bench tests-build
+all: libs cli examples
 libs: $(LIB_SO) $(LIB_A) $(LIB_TRACE_A) $(LIB_ANALYZE_A) $(LIB_ANALYZE_SO) $(BUILD)/memtrace.pc $(BUILD)/memtrace-analyze.pc
 cli: $(CLI)
 
@@ -80,9 +80,10 @@ $(LIB_TRACE_A): $(TRACE_OBJ)
 $(LIB_A): $(TRACE_OBJ) $(RECORD_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
-$(LIB_SO): $(TRACE_OBJ) $(RECORD_OBJ)
+# The version script keeps the exports to the public API and the malloc family.
+$(LIB_SO): $(TRACE_OBJ) $(RECORD_OBJ) lib/record/exports.map
 	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,-soname,libmemtrace.so -Wl,-z,now $(LDFLAGS) -o $@ $^ $(RECORD_LIBS)
+	$(CC) -shared -Wl,-soname,libmemtrace.so -Wl,-z,now -Wl,--version-script=lib/record/exports.map $(LDFLAGS) -o $@ $(TRACE_OBJ) $(RECORD_OBJ) $(RECORD_LIBS)
 
 # libmemtrace-analyze: the analysis engine and reports; uses the codec of libmemtrace.
 $(LIB_ANALYZE_A): $(ANALYZE_OBJ) $(PRESENT_OBJ)
@@ -120,6 +121,23 @@ $(TEST_ANALYZE_BIN): $(BUILD)/tests/%: tests/%.c $(LIB_ANALYZE_A) $(LIB_TRACE_A)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ilib -o $@ $< $(LDFLAGS) $(LIB_ANALYZE_A) $(LIB_TRACE_A) $(ANALYZE_LIBS)
 
 tests-build: $(TEST_BINS)
+
+# ---------------------------------------------------------------- fuzzing, examples
+# libFuzzer target for the trace reader (needs clang): $(BUILD)/fuzz/fuzz_reader.
+# It compiles the codec sources itself, instrumented. See fuzz/fuzz_reader.c.
+FUZZ_READER := $(BUILD)/fuzz/fuzz_reader
+fuzz: $(FUZZ_READER)
+$(FUZZ_READER): fuzz/fuzz_reader.c $(TRACE_SRC) $(wildcard lib/trace/*.h) include/memtrace/trace.h
+	@mkdir -p $(dir $@)
+	clang -std=gnu11 -g -O1 -Iinclude -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+	    -fno-sanitize-recover=all -o $@ fuzz/fuzz_reader.c $(TRACE_SRC)
+
+# Example programs written against the public API: $(BUILD)/examples/NAME.
+EXAMPLE_BIN := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+examples: $(EXAMPLE_BIN)
+$(EXAMPLE_BIN): $(BUILD)/examples/%: examples/%.c $(LIB_TRACE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) $(LIB_TRACE_A)
 
 deps-build:
 	@sh scripts/install-deps.sh build

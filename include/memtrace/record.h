@@ -1,0 +1,111 @@
+/*
+ * memtrace/record.h - the recorder: statistical sampling of malloc inside a
+ * running C or C++ program, and the tracer that writes memtrace traces.
+ *
+ * Two layers, as in OCaml:
+ *
+ *  1. The sampling engine (the C counterpart of OCaml's Gc.Memprof). Every
+ *     allocated byte is sampled with probability `rate` (a Poisson process
+ *     over the allocation stream, mean interval 1/rate bytes). A sampled
+ *     block is reported to the tracker's alloc callback with n_samples (the
+ *     number of sample points that fell in it, >= 1), its requested size and
+ *     its call stack; if the callback returns a non-NULL token the block is
+ *     tracked and the free callback receives that token when the block is
+ *     freed (or reallocated). Sampling is disabled on a thread while one of
+ *     its callbacks runs, so callbacks may allocate freely.
+ *
+ *  2. The tracer: a tracker that writes a memtrace trace (format v2,
+ *     word_size 8 so lengths are bytes, source External) from a background
+ *     thread, symbolizing return addresses with libdw off the allocation
+ *     path.
+ *
+ * Everything here lives in libmemtrace.so / libmemtrace.a. The library
+ * replaces malloc, calloc, realloc, reallocarray, free, posix_memalign,
+ * aligned_alloc, memalign, valloc, pvalloc and malloc_usable_size (and
+ * C++'s operator new/delete, which it routes to them). docs/recorder.md
+ * explains how to start it and what it covers.
+ */
+#ifndef MEMTRACE_RECORD_H
+#define MEMTRACE_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Sampling engine                                                           */
+
+/* Which entry point made a sampled block. */
+typedef enum mt_alloc_kind {
+    MT_ALLOC_MALLOC = 0,
+    MT_ALLOC_CALLOC = 1,
+    MT_ALLOC_REALLOC = 2,   /* the new block of a realloc/reallocarray */
+    MT_ALLOC_ALIGNED = 3    /* posix_memalign, aligned_alloc, memalign, valloc, pvalloc */
+} mt_alloc_kind;
+
+/* What the alloc callback learns about a sampled block. Valid only during
+ * the callback. */
+typedef struct mt_allocation {
+    uint64_t n_samples;             /* sample points that fell in the block, >= 1 */
+    size_t size;                    /* requested bytes (n*m for calloc) */
+    mt_alloc_kind kind;
+    void *ptr;                      /* the block handed to the program */
+    const uintptr_t *callstack;     /* return addresses, innermost first */
+    size_t callstack_length;
+    int callstack_truncated;        /* nonzero if the stack was deeper than allowed */
+} mt_allocation;
+
+/* Callbacks. alloc returns a token to keep tracking the block (passed to
+ * free later) or NULL to stop tracking it. Both run on the allocating /
+ * freeing thread with sampling disabled for that thread; with several
+ * threads they may run concurrently and must be thread-safe. They must not
+ * longjmp out or exit the thread. */
+typedef struct mt_tracker {
+    void *(*alloc)(void *ctx, const mt_allocation *a);
+    void (*free)(void *ctx, void *token);
+    void *ctx;
+} mt_tracker;
+
+/* Start sampling with `rate` (probability per byte, 0 < rate <= 1) and at
+ * most `callstack_size` frames per stack (0 = default, 128; capped at 1024).
+ * Returns 0, or -1 if sampling is already active, the rate is invalid or
+ * the sampled-block arena cannot be reserved. */
+int mt_memprof_start(double rate, size_t callstack_size, const mt_tracker *tracker);
+
+/* Stop sampling. Blocks tracked so far are forgotten: their free callback
+ * is never called. Returns 0, or -1 if sampling was not active. */
+int mt_memprof_stop(void);
+
+/* Nonzero while sampling is active. */
+int mt_memprof_running(void);
+
+/* ------------------------------------------------------------------------ */
+/* Tracer                                                                    */
+
+/* Default sampling rate: one sample point per 512 KiB on average. */
+#define MEMTRACE_DEFAULT_RATE (1.0 / 524288.0)
+
+/* If the environment variable MEMTRACE names a file, start tracing into it
+ * with rate MEMTRACE_RATE (probability per byte; default
+ * MEMTRACE_DEFAULT_RATE). Returns 1 if tracing started, 0 if not requested,
+ * -1 on error (a message is printed on stderr). libmemtrace.so calls this
+ * itself when it is preloaded. */
+int memtrace_trace_if_requested(void);
+
+/* Trace into `filename` with the given rate (probability per byte; <= 0
+ * means the default). context (may be NULL: the command line is used) is
+ * stored in the trace's header. Returns 0, or -1 with a message on stderr
+ * (tracing already active, file cannot be created, bad rate). */
+int memtrace_start_tracing(const char *filename, double rate, const char *context);
+
+/* Stop sampling, write out everything and close the trace. Returns 0, or -1
+ * if no trace was active or writing failed. Called automatically at exit. */
+int memtrace_stop_tracing(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,374 @@
+/*
+ * engine.c - the sampling engine (the counterpart of OCaml's Gc.Memprof):
+ * Poisson sampling over allocated bytes, the sampled-block slow paths and
+ * the public mt_memprof_* API.
+ *
+ * Each thread counts down the bytes to its next sample point (thread.h).
+ * When an allocation of s bytes reaches it, the block holds sample point
+ * number 1; further exponential gaps that still fall inside the block add
+ * to n_samples, and the overshoot becomes the next countdown, so the next
+ * allocation continues the same Poisson process (exact by memorylessness).
+ * A sampled block is placed in the arena (arena.h), its stack is captured
+ * (unwind.h), and the tracker's alloc callback decides whether to track it.
+ *
+ * Start/stop publish a generation number: 0 means stopped. A thread whose
+ * countdown was drawn for another generation draws afresh, and blocks
+ * tracked under an old generation (before stop, or inherited over fork)
+ * are freed without calling the free callback.
+ */
+#include <math.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "arena.h"
+#include "engine.h"
+#include "real.h"
+#include "unwind.h"
+
+#define DEFAULT_DEPTH 128
+#define MAX_DEPTH 1024
+/* While stopped, threads re-check every IDLE_RECHECK bytes whether
+ * sampling started. */
+#define IDLE_RECHECK ((uint64_t)256 << 10)
+
+__thread struct mtr_thread mtr_tls __attribute__((tls_model("initial-exec")));
+
+static struct {
+    uint32_t gen;          /* current generation while running, 0 when stopped */
+    uint32_t last_gen;
+    double mean;           /* mean interval between sample points, bytes */
+    size_t depth;
+    mt_tracker tracker;
+    pid_t pid;             /* process that owns the sampling state */
+    int control;           /* spinlock for start/stop */
+} eng;
+
+static void control_lock(void)
+{
+    while (__atomic_exchange_n(&eng.control, 1, __ATOMIC_ACQUIRE))
+        sched_yield();
+}
+
+static void control_unlock(void)
+{
+    __atomic_store_n(&eng.control, 0, __ATOMIC_RELEASE);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Random numbers                                                          */
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 30;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 27;
+    x *= 0x94d049bb133111ebULL;
+    x ^= x >> 31;
+    return x;
+}
+
+static void seed(struct mtr_thread *t)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t s = mix64((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^
+                       (uint64_t)(uintptr_t)t ^ ((uint64_t)syscall(SYS_gettid) << 17) ^
+                       __builtin_ia32_rdtsc());
+    t->rng = s ? s : 0x9e3779b97f4a7c15ULL;
+}
+
+static uint64_t next_random(struct mtr_thread *t)
+{
+    uint64_t x = t->rng;  /* xorshift64* */
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    t->rng = x;
+    return x * 0x2545f4914f6cdd1dULL;
+}
+
+/* Uniform in (0, 1]. */
+static double uniform(struct mtr_thread *t)
+{
+    return (double)((next_random(t) >> 11) + 1) * 0x1.0p-53;
+}
+
+/* An exponential gap with mean eng.mean, as a whole number of bytes >= 1. */
+static uint64_t draw_gap(struct mtr_thread *t)
+{
+    double e = ceil(-eng.mean * log(uniform(t)));
+    if (!(e >= 1.0))
+        return 1;
+    if (e > 0x1.0p61)
+        return (uint64_t)1 << 61;
+    return (uint64_t)e;
+}
+
+/* Poisson(lambda) for large lambda, by the normal approximation. */
+static uint64_t poisson_large(struct mtr_thread *t, double lambda)
+{
+    double u1 = uniform(t), u2 = uniform(t);
+    double z = sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+    double k = floor(lambda + sqrt(lambda) * z + 0.5);
+    return k < 0 ? 0 : (uint64_t)k;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The sampling decision                                                   */
+
+static void thread_init(struct mtr_thread *t)
+{
+    seed(t);
+    if (!t->stack_hi)
+        mtr_unwind_init_main_thread();
+}
+
+/* The countdown cannot cover `bytes` (or the thread is new). Returns the
+ * number of sample points in the block, with the thread entered (mtr_enter)
+ * and its next countdown saved, or 0 if the block is not sampled. */
+static uint64_t decide(struct mtr_thread *t, size_t size)
+{
+    uint64_t bytes = size ? size : 1;
+
+    if (t->busy)
+        return 0;   /* the recorder's own allocation (huge request while parked) */
+    if (!t->rng)
+        thread_init(t);
+    uint32_t gen = __atomic_load_n(&eng.gen, __ATOMIC_ACQUIRE);
+    if (!gen || syscall(SYS_getpid) != eng.pid) {
+        /* stopped, or a vfork child running on its parent's memory */
+        t->armed = 0;
+        t->countdown = IDLE_RECHECK;
+        return 0;
+    }
+    if (t->armed != gen) {
+        t->armed = gen;
+        t->countdown = draw_gap(t);
+    }
+    uint64_t c = t->countdown;
+    if (bytes < c) {
+        t->countdown = c - bytes;
+        return 0;
+    }
+    /* Byte number c of the block is a sample point; count the others. */
+    uint64_t rest = bytes - c, n = 1, next;
+    if ((double)rest > 64.0 * eng.mean) {
+        n += poisson_large(t, (double)rest / eng.mean);
+        next = draw_gap(t);
+    } else {
+        for (;;) {
+            uint64_t e = draw_gap(t);
+            if (e > rest) {
+                next = e - rest;
+                break;
+            }
+            rest -= e;
+            n++;
+        }
+    }
+    t->countdown = next;
+    mtr_enter();
+    return n;
+}
+
+static void run_pending(struct mtr_thread *t)
+{
+    while (t->npending > 0 && !t->busy)
+        mtr_free_sampled(t->pending[--t->npending]);
+}
+
+/* Stack, callback, token; then leave the recorder. p is in the arena. */
+static MT_HOOK void finish_sample(struct mtr_thread *t, void *p, size_t size,
+                                  uint64_t n, mt_alloc_kind kind)
+{
+    size_t depth = eng.depth;
+    uintptr_t frames[depth];
+    mt_allocation a;
+    uint32_t gen = __atomic_load_n(&eng.gen, __ATOMIC_ACQUIRE);
+
+    a.n_samples = n;
+    a.size = size;
+    a.kind = kind;
+    a.ptr = p;
+    a.callstack = frames;
+    a.callstack_length = mtr_unwind(frames, depth, &a.callstack_truncated);
+    if (gen && eng.tracker.alloc) {
+        void *token = eng.tracker.alloc(eng.tracker.ctx, &a);
+        if (token)
+            mtr_arena_set(p, (uintptr_t)token, gen);
+    }
+    mtr_leave();
+    run_pending(t);
+}
+
+static void *forward(size_t size, size_t align, mt_alloc_kind kind)
+{
+    if (align)
+        return mtr_real_memalign(align, size);
+    if (kind == MT_ALLOC_CALLOC)
+        return mtr_real_calloc(1, size);
+    return mtr_real_malloc(size);
+}
+
+MT_HOOK void *mtr_slow_alloc(size_t size, size_t align, mt_alloc_kind kind)
+{
+    struct mtr_thread *t = &mtr_tls;
+    uint64_t n = decide(t, size);
+    if (!n)
+        return forward(size, align, kind);
+    void *p = mtr_arena_alloc(size, align ? align : 16, kind == MT_ALLOC_CALLOC);
+    if (!p) {
+        mtr_leave();
+        return forward(size, align, kind);
+    }
+    finish_sample(t, p, size, n, kind);
+    return p;
+}
+
+MT_HOOK void *mtr_slow_realloc(void *old, size_t size)
+{
+    struct mtr_thread *t = &mtr_tls;
+    uint64_t n = decide(t, size);
+    if (!n)
+        return mtr_real_realloc(old, size);
+    void *p = mtr_arena_alloc(size, 16, 0);
+    if (!p) {
+        mtr_leave();
+        return mtr_real_realloc(old, size);
+    }
+    size_t keep = mtr_real_usable_size(old);
+    memcpy(p, old, keep < size ? keep : size);
+    mtr_real_free(old);
+    finish_sample(t, p, size, n, MT_ALLOC_REALLOC);
+    return p;
+}
+
+MT_HOOK void *mtr_realloc_sampled(void *old, size_t size)
+{
+    struct mtr_thread *t = &mtr_tls;
+    size_t bytes = size ? size : 1;
+    void *p;
+
+    if (bytes < t->countdown) {
+        t->countdown -= bytes;
+        p = mtr_real_malloc(size);
+    } else {
+        p = mtr_slow_alloc(size, 0, MT_ALLOC_REALLOC);
+    }
+    if (!p)
+        return NULL;
+    size_t keep = mtr_arena_usable(old);
+    memcpy(p, old, keep < size ? keep : size);
+    mtr_free_sampled(old);
+    return p;
+}
+
+MT_HOOK void mtr_free_sampled(void *p)
+{
+    struct mtr_thread *t = &mtr_tls;
+    uintptr_t token;
+    uint32_t gen, cur;
+
+    if (t->busy) {
+        /* A signal handler freeing while this thread is inside the
+         * recorder: defer, the arena lock may be held. */
+        if (t->npending < MT_MAX_PENDING)
+            t->pending[t->npending++] = p;
+        return;
+    }
+    mtr_enter();
+    if (mtr_arena_free(p, &token, &gen)) {
+        cur = __atomic_load_n(&eng.gen, __ATOMIC_ACQUIRE);
+        if (token && cur && gen == (cur & 0x7f) && eng.tracker.free)
+            eng.tracker.free(eng.tracker.ctx, (void *)token);
+    }
+    mtr_leave();
+    run_pending(t);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Public API                                                              */
+
+static uint32_t new_gen(void)
+{
+    uint32_t g = ++eng.last_gen;
+    if ((g & 0x7f) == 0)
+        g = ++eng.last_gen;   /* keep the arena's 7-bit copy nonzero */
+    return g;
+}
+
+int mt_memprof_start(double rate, size_t callstack_size, const mt_tracker *tracker)
+{
+    if (!(rate > 0.0 && rate <= 1.0) || !tracker)
+        return -1;
+    mtr_enter();
+    int ok = mtr_arena_init() == 0;
+    mtr_leave();
+    if (!ok)
+        return -1;
+    control_lock();
+    if (eng.gen) {
+        control_unlock();
+        return -1;
+    }
+    eng.mean = 1.0 / rate;
+    eng.depth = callstack_size ? callstack_size : DEFAULT_DEPTH;
+    if (eng.depth > MAX_DEPTH)
+        eng.depth = MAX_DEPTH;
+    eng.tracker = *tracker;
+    eng.pid = getpid();
+    __atomic_store_n(&eng.gen, new_gen(), __ATOMIC_RELEASE);
+    control_unlock();
+    return 0;
+}
+
+int mt_memprof_stop(void)
+{
+    control_lock();
+    int was = eng.gen != 0;
+    __atomic_store_n(&eng.gen, 0, __ATOMIC_RELEASE);
+    control_unlock();
+    return was ? 0 : -1;
+}
+
+int mt_memprof_running(void)
+{
+    return __atomic_load_n(&eng.gen, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* fork                                                                    */
+
+void mtr_engine_fork_prepare(void)
+{
+    control_lock();
+    mtr_arena_lock();
+}
+
+void mtr_engine_fork_parent(void)
+{
+    mtr_arena_unlock();
+    control_unlock();
+}
+
+void mtr_engine_fork_child(void)
+{
+    struct mtr_thread *t = &mtr_tls;
+    mtr_arena_reset_lock();
+    eng.pid = getpid();
+    /* Blocks tracked by the parent are not the child's business. */
+    if (eng.gen)
+        __atomic_store_n(&eng.gen, new_gen(), __ATOMIC_RELEASE);
+    seed(t);        /* otherwise parent and child draw the same sample points */
+    uint64_t c = eng.gen ? draw_gap(t) : IDLE_RECHECK;
+    if (t->busy)
+        t->saved = c;
+    else
+        t->countdown = c;
+    t->armed = eng.gen;
+    t->npending = 0;
+    eng.control = 0;
+}

@@ -1,0 +1,155 @@
+/*
+ * queue.c - the tracer's event queue (see queue.h).
+ *
+ * Layout of a record in the ring, in 64-bit words:
+ *   header = kind | nframes << 8 | words << 32, time, id,
+ *   and for allocations: size, n_samples, frames...
+ * A header of kind PAD means "skip to the start of the ring".
+ * head and tail count words forever; the ring index is count % RING_WORDS.
+ */
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "queue.h"
+
+#define RING_WORDS ((uint64_t)1 << 18)   /* 2 MiB */
+#define PAD 0xff
+#define WAIT_NS 200000                   /* 0.2 ms between retries when full */
+#define WAIT_ROUNDS 10000                /* give up after about 2 s */
+
+static uint64_t *ring;
+static uint64_t head, tail;   /* head: producers (under lock); tail: consumer */
+static uint64_t next_id;
+static int64_t last_time;
+static int lock_word;
+
+void mtr_queue_lock(void)
+{
+    while (__atomic_exchange_n(&lock_word, 1, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(&lock_word, __ATOMIC_RELAXED))
+            sched_yield();
+}
+
+void mtr_queue_unlock(void)
+{
+    __atomic_store_n(&lock_word, 0, __ATOMIC_RELEASE);
+}
+
+int mtr_queue_init(void)
+{
+    if (ring)
+        return 0;
+    void *p = mmap(NULL, RING_WORDS * 8, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        return -1;
+    ring = p;
+    return 0;
+}
+
+void mtr_queue_reset(void)
+{
+    head = tail = 0;
+    next_id = 0;
+    last_time = 0;
+    lock_word = 0;
+}
+
+static int64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t t = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    if (t < last_time)
+        t = last_time;   /* the wall clock stepped back: keep times monotonic */
+    last_time = t;
+    return t;
+}
+
+/* Reserve `words` contiguous words under the lock, waiting while the ring
+ * is full. Returns the ring index, or -1. Lock held on success. */
+static int64_t reserve(uint64_t words, int (*alive)(void))
+{
+    for (int round = 0;; round++) {
+        mtr_queue_lock();
+        uint64_t t = __atomic_load_n(&tail, __ATOMIC_ACQUIRE);
+        uint64_t at = head % RING_WORDS;
+        uint64_t pad = at + words > RING_WORDS ? RING_WORDS - at : 0;
+        if (head + pad + words - t <= RING_WORDS) {
+            if (pad) {
+                ring[at] = PAD;
+                head += pad;
+            }
+            return (int64_t)(head % RING_WORDS);
+        }
+        mtr_queue_unlock();
+        if (round >= WAIT_ROUNDS || !alive())
+            return -1;
+        struct timespec ts = { 0, WAIT_NS };
+        nanosleep(&ts, NULL);
+    }
+}
+
+int64_t mtr_queue_alloc(uint64_t size, uint64_t n_samples, const uintptr_t *frames,
+                       size_t nframes, int (*alive)(void))
+{
+    uint64_t words = 5 + nframes;
+    int64_t at = reserve(words, alive);
+    if (at < 0)
+        return -1;
+    uint64_t *w = ring + at;
+    uint64_t id = next_id++;
+    w[0] = MT_REC_ALLOC | (uint64_t)nframes << 8 | words << 32;
+    w[1] = (uint64_t)now_us();
+    w[2] = id;
+    w[3] = size;
+    w[4] = n_samples;
+    memcpy(w + 5, frames, nframes * sizeof *frames);
+    __atomic_store_n(&head, head + words, __ATOMIC_RELEASE);
+    mtr_queue_unlock();
+    return (int64_t)id;
+}
+
+int mtr_queue_collect(uint64_t id, int (*alive)(void))
+{
+    int64_t at = reserve(3, alive);
+    if (at < 0)
+        return -1;
+    uint64_t *w = ring + at;
+    w[0] = MT_REC_COLLECT | (uint64_t)3 << 32;
+    w[1] = (uint64_t)now_us();
+    w[2] = id;
+    __atomic_store_n(&head, head + 3, __ATOMIC_RELEASE);
+    mtr_queue_unlock();
+    return 0;
+}
+
+size_t mtr_queue_drain(void (*fn)(void *ctx, const struct mtr_rec *r), void *ctx)
+{
+    uint64_t h = __atomic_load_n(&head, __ATOMIC_ACQUIRE);
+    uint64_t t = tail;
+    size_t count = 0;
+    while (t < h) {
+        uint64_t *w = ring + t % RING_WORDS;
+        if ((w[0] & 0xff) == PAD) {
+            t += RING_WORDS - t % RING_WORDS;
+            continue;
+        }
+        struct mtr_rec r;
+        uint64_t words = w[0] >> 32;
+        r.kind = (int)(w[0] & 0xff);
+        r.nframes = (size_t)((w[0] >> 8) & 0xffffff);
+        r.time = (int64_t)w[1];
+        r.id = w[2];
+        r.size = r.kind == MT_REC_ALLOC ? w[3] : 0;
+        r.n_samples = r.kind == MT_REC_ALLOC ? w[4] : 0;
+        r.frames = r.kind == MT_REC_ALLOC ? w + 5 : NULL;
+        fn(ctx, &r);
+        t += words;
+        count++;
+        __atomic_store_n(&tail, t, __ATOMIC_RELEASE);
+    }
+    return count;
+}

@@ -1,0 +1,44 @@
+/*
+ * queue.h - the tracer's event queue: allocating and freeing threads append
+ * records (under a spinlock, a few hundred nanoseconds per sampled event),
+ * one consumer - the writer thread, or whoever stops the trace - drains
+ * them into the trace writer.
+ *
+ * Records are variable-sized runs of 64-bit words in one ring. The id of an
+ * allocation is assigned when it is queued, in queue order, which is the
+ * order the writer numbers allocations in; event times are taken under the
+ * lock too, so they never decrease along the queue.
+ */
+#ifndef MT_RECORD_QUEUE_H
+#define MT_RECORD_QUEUE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "thread.h"
+
+enum { MT_REC_ALLOC = 1, MT_REC_COLLECT = 2 };
+
+struct mtr_rec {
+    int kind;
+    int64_t time;            /* µs since the epoch */
+    uint64_t id;
+    uint64_t size, n_samples;
+    size_t nframes;
+    const uint64_t *frames;  /* innermost first */
+};
+
+MT_HIDDEN int mtr_queue_init(void);
+/* Append; returns the allocation's id, or -1 if the queue stayed full
+ * (or the consumer is gone, consumer_alive() false). */
+MT_HIDDEN int64_t mtr_queue_alloc(uint64_t size, uint64_t n_samples, const uintptr_t *frames,
+                                 size_t nframes, int (*consumer_alive)(void));
+MT_HIDDEN int mtr_queue_collect(uint64_t id, int (*consumer_alive)(void));
+/* Consumer: call fn on each record present now; returns how many. */
+MT_HIDDEN size_t mtr_queue_drain(void (*fn)(void *ctx, const struct mtr_rec *r), void *ctx);
+/* Start over (new trace): ids from 0, queue empty. */
+MT_HIDDEN void mtr_queue_reset(void);
+MT_HIDDEN void mtr_queue_lock(void);
+MT_HIDDEN void mtr_queue_unlock(void);
+
+#endif
