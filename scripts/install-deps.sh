@@ -13,7 +13,7 @@ set -eu
 profile=${1:-build}
 
 build_pkgs="gcc make libc6-dev pkg-config libdw-dev libelf-dev zlib1g-dev libmicrohttpd-dev xz-utils"
-test_pkgs="$build_pkgs clang libclang-rt-14-dev golang-go chromium nodejs npm sqlite3 python3 g++ procps"
+test_pkgs="$build_pkgs clang libclang-rt-14-dev golang-go chromium nodejs npm sqlite3 python3 g++ procps curl"
 bench_pkgs="$test_pkgs heaptrack libjemalloc2 hyperfine"
 
 case "$profile" in
