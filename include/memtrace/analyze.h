@@ -105,7 +105,7 @@ typedef struct mt_alloc {
     mt_timedelta collect;    /* collection time, or MT_TIME_NEVER */
     mt_timedelta promote;    /* promotion time (OCaml), or MT_TIME_NEVER */
     uint64_t size;           /* block size in bytes (length * word_size / 8) */
-    uint32_t n_samples;      /* sample points in the block (>= 1) */
+    uint64_t n_samples;      /* sample points in the block (>= 1) */
     mt_node_id stack;        /* allocation stack in the model's trie */
     uint8_t source;          /* mt_source */
 } mt_alloc;

@@ -80,7 +80,7 @@ void mt_histogram_free(mt_histogram *h)
 
 typedef struct life_item {
     uint64_t life;
-    uint32_t samples;
+    uint64_t samples;
 } life_item;
 
 static int cmp_life(const void *x, const void *y)

@@ -361,7 +361,7 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
                 .collect = MT_TIME_NEVER,
                 .promote = MT_TIME_NEVER,
                 .size = (uint64_t)((double)ev.length * m->word_bytes + 0.5),
-                .n_samples = ev.n_samples > UINT32_MAX ? UINT32_MAX : (uint32_t)ev.n_samples,
+                .n_samples = ev.n_samples,
                 .stack = (mt_node_id)st,
                 .source = (uint8_t)ev.source,
             };

@@ -22,10 +22,10 @@ int mt_report_lifetimes(FILE *out, const mt_selection *s, int json)
             continue;
         mt_timedelta c = a[i].collect == MT_TIME_NEVER ? end : a[i].collect;
         if (json) {
-            fprintf(out, "%s\n{\"time\":%.6f,\"lifetime\":%.6f,\"size\":%llu,\"samples\":%u,"
+            fprintf(out, "%s\n{\"time\":%.6f,\"lifetime\":%.6f,\"size\":%llu,\"samples\":%llu,"
                          "\"collected\":%s}",
                     first ? "" : ",", (double)a[i].time / 1e6, (double)(c - a[i].time) / 1e6,
-                    (unsigned long long)a[i].size, a[i].n_samples,
+                    (unsigned long long)a[i].size, (unsigned long long)a[i].n_samples,
                     a[i].collect == MT_TIME_NEVER ? "false" : "true");
         } else {
             fprintf(out, "%.6f %.6f\n", (double)a[i].time / 1e6, (double)(c - a[i].time) / 1e6);
