@@ -1,0 +1,86 @@
+#!/bin/sh
+# pprof.sh - every fixture exported with 'memtrace pprof' is accepted by Go's
+# own 'go tool pprof', with Go's heap sample types, one sample per distinct
+# stack (pprof merges stacks whose locations print alike), inlined frames as several lines of one location, and totals equal
+# to an independent awk replay of the reference dump (tests/analyze/expect.awk):
+# alloc_space = all samples x bytes per sample, inuse_space = what is never
+# collected (or live at --at peak).
+set -u
+: "${MT_BIN:=build/memtrace}" "${MT_FIXTURES:=tests/fixtures/memtrace}" "${MT_TMP:=/tmp}"
+here=$(cd "$(dirname "$0")" && pwd)
+expect=$here/../analyze/expect.awk
+if ! command -v go >/dev/null 2>&1; then
+    echo "FAIL: 'go' not found: install golang-go (scripts/install-deps.sh test)"
+    exit 1
+fi
+# Go must not depend on the caller's environment (HOME may be unset in CI).
+HOME=$MT_TMP/home GOCACHE=$MT_TMP/gocache GOPATH=$MT_TMP/gopath GOFLAGS= GO111MODULE=off
+export HOME GOCACHE GOPATH GOFLAGS GO111MODULE
+mkdir -p "$HOME" "$GOCACHE" "$GOPATH"
+fail=0
+pass() { echo "PASS: $1"; }
+bad() { echo "FAIL: $1"; fail=1; }
+near() { # near WHAT GOT WANT (integers; sums of rounded per-stack values)
+    if awk -v g="$2" -v w="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && d <= 1e-9 * (w < 0 ? -w : w) + 1) }'
+    then pass "$1"; else bad "$1: got '$2', want '$3'"; fi
+}
+raw_sum() { # raw_sum COLUMN RAWFILE: sum of a value column of the samples
+    awk -v c="$1" '/^Samples:/ { s = 1; getline; next } /^Locations/ { s = 0 }
+        s && /:/ { split($0, a, ":"); n = split(a[1], v, " "); t += v[c] } END { printf "%.0f\n", t }' "$2"
+}
+for ctf in "$MT_FIXTURES"/*.ctf; do
+    name=$(basename "$ctf" .ctf)
+    txt=${ctf%.ctf}.txt dump=$MT_TMP/$name.txt
+    if [ -f "$txt" ]; then cp "$txt" "$dump"; else xz -dc "$txt.xz" > "$dump"; fi
+    awk -v what=totals -f "$expect" "$dump" > "$MT_TMP/want"
+    want() { sed -n "s/^$1=//p" "$MT_TMP/want"; }
+    out=$MT_TMP/$name.pb.gz
+    if ! "$MT_BIN" pprof -o "$out" "$ctf" 2> "$MT_TMP/err"; then
+        bad "$name: memtrace pprof failed: $(head -n 2 "$MT_TMP/err")"; continue
+    fi
+    if ! go tool pprof -symbolize=none -raw "$out" > "$MT_TMP/raw" 2> "$MT_TMP/goerr"; then
+        bad "$name: go tool pprof rejects the profile: $(head -n 3 "$MT_TMP/goerr")"; continue
+    fi
+    pass "$name: accepted by go tool pprof"
+    types=$(sed -n '/^Samples:/{n;p;q}' "$MT_TMP/raw" | tr -s ' ' | sed 's/^ //;s/ $//')
+    [ "$types" = "alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes" ] &&
+        grep -q '^PeriodType: space bytes' "$MT_TMP/raw" &&
+        pass "$name: Go heap sample types" || bad "$name: sample types '$types'"
+    near "$name: alloc_space total" "$(raw_sum 2 "$MT_TMP/raw")" "$(want alloc_bytes)"
+    near "$name: inuse_space total (never collected)" "$(raw_sum 4 "$MT_TMP/raw")" "$(want live_end_bytes)"
+    # synth_edge has names that differ only after a NUL byte, which C strings cannot keep apart
+    [ "$name" = synth_edge ] && continue
+    stacks=$(awk '/^ev .* alloc /{ if (n) k[key] = 1; key = "s"; n = 1; next } /^ev /{ if (n) k[key] = 1; n = 0; next }
+        /^  bt /{ if ($4 == "?") l = $3; else { l = $0; sub(/^  bt [0-9]+ [^ ]+ /, "", l); sub(/:[0-9]+-[0-9]+ /, " ", l) }
+                  key = key " " $2 "|" l }
+        END { if (n) k[key] = 1; for (x in k) c++; print c }' "$dump")
+    samples=$(awk '/^Samples:/ { s = 1; getline; next } /^Locations/ { s = 0 } s && /:/ { c++ } END { print c + 0 }' "$MT_TMP/raw")
+    [ "$samples" = "$stacks" ] && pass "$name: one sample per distinct stack ($samples)" ||
+        bad "$name: $samples samples for $stacks distinct stacks"
+done
+# inlined frames: a location of upstream_ocamlopt_v2 with several lines
+ctf=$MT_FIXTURES/upstream_ocamlopt_v2.ctf
+go tool pprof -symbolize=none -raw "$MT_TMP/upstream_ocamlopt_v2.pb.gz" 2>/dev/null |
+    sed -n '/^Locations/,/^Mappings/p' | grep -q '^  *[A-Za-z_].* [^ ]*:[0-9]* s=' &&
+    pass "inlined frames become extra lines of one location" || bad "no location with inlined lines"
+# --at peak: inuse is the live memory at the peak
+awk -v what=totals -f "$expect" "$MT_TMP/leak.txt" > "$MT_TMP/want"
+"$MT_BIN" pprof --at peak -o "$MT_TMP/peak.pb.gz" "$MT_FIXTURES/leak.ctf" &&
+    go tool pprof -symbolize=none -raw "$MT_TMP/peak.pb.gz" > "$MT_TMP/raw" 2>/dev/null
+near "leak: --at peak inuse_space = peak live bytes" "$(raw_sum 4 "$MT_TMP/raw")" "$(sed -n 's/^peak_bytes=//p' "$MT_TMP/want")"
+# --filter: only what is never collected
+"$MT_BIN" pprof --filter 'collect:never' -o "$MT_TMP/f.pb.gz" "$MT_FIXTURES/leak.ctf" &&
+    go tool pprof -symbolize=none -raw "$MT_TMP/f.pb.gz" > "$MT_TMP/raw" 2>/dev/null
+near "leak: --filter collect:never alloc_space = bytes never collected" "$(raw_sum 2 "$MT_TMP/raw")" \
+    "$(sed -n 's/^live_end_bytes=//p' "$MT_TMP/want")"
+# pprof's own report agrees on the top allocation site and the total
+go tool pprof -symbolize=none -top -sample_index=alloc_space "$MT_TMP/leak.pb.gz" > "$MT_TMP/top" 2>/dev/null
+grep -q 'of 47.20MB total' "$MT_TMP/top" && grep -q 'Stdlib__List.init_aux' "$MT_TMP/top" &&
+    pass "go tool pprof -top: total 47.20MB (49496000 bytes) and the top site" ||
+    { bad "go tool pprof -top output unexpected"; head -n 8 "$MT_TMP/top"; }
+# errors
+"$MT_BIN" pprof -o "$MT_TMP/nodir/x.pb.gz" "$MT_FIXTURES/leak.ctf" 2> "$MT_TMP/err"
+[ $? = 1 ] && grep -q 'memtrace pprof: .*nodir' "$MT_TMP/err" && pass "unwritable output: exit 1 with the path" ||
+    bad "unwritable output: $(cat "$MT_TMP/err")"
+"$MT_BIN" pprof "$MT_FIXTURES/leak.ctf" 2>/dev/null; [ $? = 2 ] && pass "missing -o: exit 2" || bad "missing -o"
+exit $fail
