@@ -141,7 +141,8 @@ MT.writeUrl = function (push) {
   if (s.q) p.set('q', s.q);
   if (s.fn !== null) p.set('fn', String(s.fn));
   if (s.metric !== 'alloc') p.set('metric', s.metric);
-  const qs = p.toString();
+  /* keep the filter readable in the address bar: alloc:1s-2s+live:end */
+  const qs = p.toString().replace(/%(3A|2F|3E|3C|3D|2C|21|40)/g, (m, h) => String.fromCharCode(parseInt(h, 16)));
   const url = location.pathname + (qs ? '?' + qs : '');
   if (url === location.pathname + location.search) return;
   if (push) history.pushState(null, '', url); else history.replaceState(null, '', url);
