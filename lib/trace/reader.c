@@ -591,6 +591,8 @@ static int read_location(mt_reader *r, const uint8_t *p, const uint8_t *evstart)
     return 0;
 }
 
+static const mt_location_code no_frames[1];
+
 /* Decodes nenc codewords into the domain's backtrace; see docs/format.md,
  * "Backtraces". Returns the pointer after them, NULL on error. */
 static const uint8_t *read_backtrace(mt_reader *r, const uint8_t *p, uint64_t cp,
@@ -608,7 +610,7 @@ static const uint8_t *read_backtrace(mt_reader *r, const uint8_t *p, uint64_t cp
                 return underflow(r, p, "backtrace codeword"), NULL;
             p += 2 + extra;
         }
-        ev->backtrace = NULL;
+        ev->backtrace = no_frames;
         ev->backtrace_length = 0;
         return p;
     }
@@ -665,7 +667,7 @@ static const uint8_t *read_backtrace(mt_reader *r, const uint8_t *p, uint64_t cp
     }
     if (cp <= prev_len)
         d->bt_len = n;
-    ev->backtrace = d->bt;
+    ev->backtrace = d->bt ? d->bt : no_frames;
     ev->backtrace_length = d->bt_len;
     return p;
 }

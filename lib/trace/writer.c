@@ -452,7 +452,8 @@ int mt_writer_put_alloc(mt_writer *w, mt_timestamp now, uint64_t length, uint64_
         w->prev = prev;
         w->prev_cap = cap;
     }
-    memcpy(w->prev + cp, bt + cp, (n - cp) * sizeof *bt);
+    if (n > cp)
+        memcpy(w->prev + cp, bt + cp, (n - cp) * sizeof *bt);
     w->prev_len = n;
     if (id)
         *id = aid;
