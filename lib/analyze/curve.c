@@ -1,6 +1,11 @@
 /*
  * curve.c - the live-memory curve query: total and filtered live bytes per
  * time bucket, and the exact filtered peak.
+ *
+ * The value at a time counts once every event of that time is applied, so
+ * a bucket's value is the highest of: the value carried in from before the
+ * bucket (if the bucket's first event comes after its start) and the
+ * values after each of its timestamps.
  */
 #include <stdlib.h>
 
@@ -33,56 +38,61 @@ mt_curve *mt_query_curve(const mt_selection *s, mt_timedelta t0, mt_timedelta t1
     }
     for (size_t i = 0; i < n; i++)
         c->time[i] = t0 + (mt_timedelta)i * c->width;
+    const double bps = m->bps;
     int64_t tot = 0, fil = 0, peak = 0;
     mt_timedelta peak_t = 0;
-    size_t b = 0; /* bucket being filled; values carried into later buckets */
-    int64_t btot = 0, bfil = 0;  /* max in bucket b so far (samples) */
+    long cur = -1; /* bucket of the last timestamp seen (in range) */
     const mta_event *ev = m->events.v;
-    size_t ne = m->events.n;
-    for (size_t i = 0; i < ne; i++) {
-        const mt_alloc *a = &m->allocs.v[ev[i].alloc];
-        int64_t d = ev[i].kind ? -(int64_t)a->n_samples : (int64_t)a->n_samples;
-        int sel = mt_selection_has(s, ev[i].alloc);
-        /* close the buckets that end at or before this event */
-        while (ev[i].time >= t0 && b < n && ev[i].time >= c->time[b] + c->width) {
-            c->total[b] = (double)btot * m->bps;
-            c->filtered[b] = (double)bfil * m->bps;
-            b++;
-            btot = tot;
-            bfil = fil;
-        }
-        if (ev[i].time < t0) {
+    size_t ne = m->events.n, i = 0;
+    while (i < ne) {
+        mt_timedelta t = ev[i].time;
+        int64_t tot_before = tot, fil_before = fil;
+        long b = t < t0 ? -1 : (long)((t - t0) / c->width);
+        for (; i < ne && ev[i].time == t; i++) {
+            const mt_alloc *a = &m->allocs.v[ev[i].alloc];
+            int64_t d = ev[i].kind ? -(int64_t)a->n_samples : (int64_t)a->n_samples;
             tot += d;
-            if (sel)
+            if (mt_selection_has(s, ev[i].alloc)) {
                 fil += d;
-            btot = tot;
-            bfil = fil;
-        } else {
-            tot += d;
-            if (sel) {
-                fil += d;
-                if (!ev[i].kind && b < n)
-                    c->filtered_alloc[b] += (double)a->n_samples * m->bps;
-            }
-            if (b < n) {
-                if (tot > btot)
-                    btot = tot;
-                if (fil > bfil)
-                    bfil = fil;
+                if (!ev[i].kind && b >= 0 && b < (long)n)
+                    c->filtered_alloc[b] += (double)a->n_samples * bps;
             }
         }
-        if ((i + 1 == ne || ev[i + 1].time != ev[i].time) && fil > peak) {
+        if (fil > peak) {
             peak = fil;
-            peak_t = ev[i].time;
+            peak_t = t;
+        }
+        if (b < 0)
+            continue;
+        long upto = b < (long)n ? b : (long)n;
+        for (long k = cur + 1; k < upto; k++) {
+            c->total[k] = (double)tot_before * bps;
+            c->filtered[k] = (double)fil_before * bps;
+        }
+        if (b >= (long)n) {
+            cur = (long)n - 1;
+            /* later events do not matter for the buckets, only for the peak */
+            continue;
+        }
+        if (b != cur) {
+            int carried = t > c->time[b];
+            double vt = (double)tot * bps, vf = (double)fil * bps;
+            double pt = (double)tot_before * bps, pf = (double)fil_before * bps;
+            c->total[b] = carried && pt > vt ? pt : vt;
+            c->filtered[b] = carried && pf > vf ? pf : vf;
+            cur = b;
+        } else {
+            if ((double)tot * bps > c->total[b])
+                c->total[b] = (double)tot * bps;
+            if ((double)fil * bps > c->filtered[b])
+                c->filtered[b] = (double)fil * bps;
         }
     }
-    for (; b < n; b++) {
-        c->total[b] = (double)btot * m->bps;
-        c->filtered[b] = (double)bfil * m->bps;
-        btot = tot;
-        bfil = fil;
+    for (long k = cur + 1; k < (long)n; k++) {
+        c->total[k] = (double)tot * bps;
+        c->filtered[k] = (double)fil * bps;
     }
-    c->peak_filtered = (double)peak * m->bps;
+    c->peak_filtered = (double)peak * bps;
     c->peak_filtered_time = peak_t;
     return c;
 }

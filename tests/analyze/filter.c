@@ -1,0 +1,105 @@
+/*
+ * filter.c - unit test of the filter language: accepted forms and their
+ * canonical spelling, and error messages that name the column.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memtrace/analyze.h"
+
+static int failures;
+
+static void ok(const char *text, const char *canon)
+{
+    char *err = NULL;
+    mt_filter *f = mt_filter_parse(text, &err, NULL);
+    char *s = f ? mt_filter_to_string(f) : NULL;
+    if (f && s && !strcmp(s, canon)) {
+        printf("PASS: '%s' -> '%s'\n", text, canon);
+        /* the canonical form parses to itself */
+        mt_filter *g = mt_filter_parse(s, NULL, NULL);
+        char *s2 = g ? mt_filter_to_string(g) : NULL;
+        if (!s2 || strcmp(s2, canon)) {
+            printf("FAIL: canonical '%s' does not round-trip ('%s')\n", canon, s2 ? s2 : "error");
+            failures++;
+        }
+        free(s2);
+        mt_filter_free(g);
+    } else {
+        printf("FAIL: '%s': got '%s' (%s), want '%s'\n", text, s ? s : "", err ? err : "", canon);
+        failures++;
+    }
+    free(s);
+    free(err);
+    mt_filter_free(f);
+}
+
+static void bad(const char *text, size_t col, const char *words)
+{
+    char *err = NULL;
+    size_t pos = 999;
+    mt_filter *f = mt_filter_parse(text, &err, &pos);
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "filter: column %zu: ", col + 1);
+    if (!f && err && pos == col && !strncmp(err, prefix, strlen(prefix)) && strstr(err, words)) {
+        printf("PASS: '%s' rejected: %s\n", text, err);
+    } else {
+        printf("FAIL: '%s': got pos %zu err '%s', want column %zu mentioning '%s'\n", text, pos,
+               err ? err : "(accepted)", col + 1, words);
+        failures++;
+    }
+    free(err);
+    mt_filter_free(f);
+}
+
+int main(void)
+{
+    ok("", "");
+    ok("   ", "");
+    ok("alloc:1s-3s", "alloc:1s-3s");
+    ok("alloc:1.5s-", "alloc:>=1500ms");
+    ok("alloc:-250ms", "alloc:<=250ms");
+    ok("alloc:>1s", "alloc:>=1000001us");
+    ok("allocated:<2", "alloc:<=1999999us");
+    ok("live:2.5s", "live:2500ms");
+    ok("live:peak  live:end", "live:peak live:end");
+    ok("live:1s-2s", "live:1s-2s");
+    ok("collect:never", "collect:never");
+    ok("collected:100us-1m", "collect:100us-60s");
+    ok("size:>=4k", "size:>=4k");
+    ok("size:4KiB-1MB", "size:4k-1M");
+    ok("size:<100", "size:<=99");
+    ok("size:1.5k", "size:1536");
+    ok("lifetime:>=10ms", "lifetime:>=10ms");
+    ok("source:Minor,external", "source:minor,external");
+    ok("inside:parse_", "inside:parse_");
+    ok("!inside:\"a b\" hide:/^caml_[a-z]+ x\\/y/", "!inside:\"a b\" hide:/^caml_[a-z]+ x\\/y/");
+    ok("inside:\"say \\\"hi\\\"\"", "inside:\"say \\\"hi\\\"\"");
+    ok("!source:major size:1M-", "!source:major size:>=1M");
+    bad("sise:4k", 0, "unknown clause 'sise'");
+    bad("size:4q", 6, "unknown unit 'q'");
+    bad("alloc:3s-1s", 6, "empty range");
+    bad("live:", 5, "missing time range");
+    bad("size:>=", 7, "expected a size");
+    bad("inside:\"abc", 7, "unterminated quoted string");
+    bad("hide:/a(/", 6, "bad regular expression");
+    bad("alloc:1s foo", 9, "'foo' needs ':'");
+    bad("alloc:1s 42", 9, "expected a clause like");
+    bad("source:heap", 7, "unknown source 'heap'");
+    bad("!hide:x", 0, "cannot be negated");
+    bad("inside:/x/y", 10, "expected a space");
+    bad("size", 0, "needs ':'");
+    mt_timedelta t;
+    char *err = NULL;
+    if (mt_parse_time("250ms", &t, NULL) == 0 && t == 250000 && mt_parse_time("peak", &t, NULL) == 0 &&
+        t == MT_TIME_PEAK && mt_parse_time("2", &t, NULL) == 0 && t == 2000000 &&
+        mt_parse_time("3x", &t, &err) < 0 && err && strstr(err, "unknown unit 'x'"))
+        printf("PASS: mt_parse_time (250ms, peak, bare seconds, bad unit: %s)\n", err);
+    else {
+        printf("FAIL: mt_parse_time\n");
+        failures++;
+    }
+    free(err);
+    return failures ? 1 : 0;
+}
