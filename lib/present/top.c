@@ -121,7 +121,7 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
                 fprintf(out, "%4s %11s %5.1f%% %6s %7s    <- %s\n", "", b1,
                         v > 0 ? 100 * cv / v : 0, "", "", name);
             }
-            if (st->n_callers > nc)
+            if (st->n_callers > nc && nc > 0)
                 fprintf(out, "%4s %11s %6s %6s %7s    <- ... %zu more callers\n", "", "", "", "", "",
                         st->n_callers - nc);
         }

@@ -1,0 +1,107 @@
+#!/bin/sh
+# reports.sh - the text reports: folded stacks, lifetimes, top, stats and
+# plots, checked against an independent awk replay of the reference dumps,
+# plus JSON/SVG well-formedness, --help and error handling.
+set -u
+: "${MT_BIN:=build/memtrace}" "${MT_FIXTURES:=tests/fixtures/memtrace}" "${MT_TMP:=/tmp}"
+here=$(cd "$(dirname "$0")" && pwd)
+expect=$here/../analyze/expect.awk
+fail=0
+pass() { echo "PASS: $1"; }
+bad() { echo "FAIL: $1"; fail=1; }
+near() {
+    if awk -v g="$2" -v w="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && d <= 1e-9 * (w < 0 ? -w : w) + 1) }'
+    then pass "$1"; else bad "$1: got '$2', want '$3'"; fi
+}
+F=$MT_FIXTURES
+for name in leak major prodcons rate1 wrap upstream_ocamlopt_v2; do
+    dump=$MT_TMP/$name.txt
+    if [ -f "$F/$name.txt" ]; then cp "$F/$name.txt" "$dump"; else xz -dc "$F/$name.txt.xz" > "$dump"; fi
+    awk -v what=totals -f "$expect" "$dump" > "$MT_TMP/want"
+    want() { sed -n "s/^$1=//p" "$MT_TMP/want"; }
+    # folded: well-formed lines whose weights add up to the estimate
+    "$MT_BIN" folded "$F/$name.ctf" > "$MT_TMP/folded" 2>/dev/null
+    if grep -qv '^[^ ;][^;]*\(;[^;]*\)* [0-9][0-9]*$' "$MT_TMP/folded"; then
+        bad "$name: folded: malformed line: $(grep -v '^[^ ;][^;]*\(;[^;]*\)* [0-9][0-9]*$' "$MT_TMP/folded" | head -n 1)"
+    fi
+    near "$name: folded weights sum to the bytes allocated" \
+        "$(awk '{ s += $NF } END { printf "%.0f", s }' "$MT_TMP/folded")" "$(want alloc_bytes)"
+    "$MT_BIN" folded --at peak "$F/$name.ctf" > "$MT_TMP/folded" 2>/dev/null
+    near "$name: folded --at peak sums to the peak live bytes" \
+        "$(awk '{ s += $NF } END { printf "%.0f", s }' "$MT_TMP/folded")" "$(want peak_bytes)"
+    # lifetimes: same lines, same order as a replay of the dump
+    awk '/^ev /{ t = $2 } /^ev .* alloc /{ split($4, kv, "="); id = kv[2]; at[id] = t; order[n++] = id }
+         /^ev .* collect /{ split($4, kv, "="); if ((kv[2] in at) && !(kv[2] in ct)) ct[kv[2]] = t }
+         END { for (i = 0; i < n; i++) { id = order[i]; c = (id in ct) ? ct[id] : t
+               printf "%.6f %.6f\n", at[id] / 1e6, (c - at[id]) / 1e6 } }' "$dump" > "$MT_TMP/life.want"
+    "$MT_BIN" lifetimes "$F/$name.ctf" > "$MT_TMP/life.got" 2>/dev/null
+    if cmp -s "$MT_TMP/life.want" "$MT_TMP/life.got"; then
+        pass "$name: lifetimes: $(wc -l < "$MT_TMP/life.got") lines equal the replay"
+    else
+        bad "$name: lifetimes differ from the replay"; diff "$MT_TMP/life.want" "$MT_TMP/life.got" | head -n 6
+    fi
+done
+# lifetimes --filter inside: only allocations with the function on the stack
+dump=$MT_TMP/leak.txt
+n_want=$(awk '/^ev .* alloc /{ if (hit) c++; hit = 0; next } /^ev /{ if (hit) c++; hit = 0; next }
+    /^  bt .*Dune__exe__Leak\.leak_one$/ { hit = 1 } END { if (hit) c++; print c + 0 }' "$dump")
+n_got=$("$MT_BIN" lifetimes --filter 'inside:leak_one' "$F/leak.ctf" | wc -l)
+[ "$n_got" = "$n_want" ] && pass "lifetimes --filter inside:leak_one: $n_got allocations" ||
+    bad "lifetimes --filter inside:leak_one: $n_got lines, want $n_want"
+# top: the biggest site first, shares, callers, noise legend
+"$MT_BIN" top "$F/leak.ctf" > "$MT_TMP/top" 2>&1
+grep -q '^   1 .*39.5%.*Stdlib__List.init_aux (list.ml:70)' "$MT_TMP/top" &&
+    grep -q '<- Dune__exe__Leak.churn (gen/leak.ml:17)' "$MT_TMP/top" &&
+    pass "top: init_aux first with 39.5% and its caller churn" || { bad "top text"; head -n 8 "$MT_TMP/top"; }
+"$MT_BIN" top --by live --at end -n 1 "$F/leak.ctf" > "$MT_TMP/top" 2>&1
+grep -q 'make_item' "$MT_TMP/top" && grep -q '1 more sites\|more sites' "$MT_TMP/top" &&
+    pass "top --by live --at end: the leaking make_item first" || { bad "top --by live"; cat "$MT_TMP/top"; }
+"$MT_BIN" top -n 20 -c 0 "$F/upstream_ocamlopt_v2.ctf" | grep -q '%[~?]  ' &&
+    pass "top marks noisy sites (few samples)" || bad "top: no noise marks on a sparse trace"
+# JSON is valid
+if command -v python3 >/dev/null; then
+    for cmd in "top --json" "stats --json" "lifetimes --json" "top --json --by live --at peak"; do
+        # shellcheck disable=SC2086
+        if "$MT_BIN" $cmd "$F/major.ctf" | python3 -c 'import json,sys; json.load(sys.stdin)' 2>/dev/null
+        then pass "$cmd: valid JSON"; else bad "$cmd: invalid JSON"; fi
+    done
+fi
+# stats text
+"$MT_BIN" stats "$F/major.ctf" > "$MT_TMP/stats"
+grep -q '^peak live ' "$MT_TMP/stats" && grep -q '^  major ' "$MT_TMP/stats" &&
+    grep -q '^block sizes' "$MT_TMP/stats" && grep -q '^lifetimes' "$MT_TMP/stats" &&
+    pass "stats: peak, per-source totals and both histograms" || { bad "stats text"; cat "$MT_TMP/stats"; }
+# plots are SVG a browser opens
+for kind in memory sizes lifetimes; do
+    "$MT_BIN" plot --kind $kind --filter 'collect:never' -o "$MT_TMP/$kind.svg" "$F/leak.ctf"
+    if command -v python3 >/dev/null &&
+        python3 -c 'import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); sys.exit(not r.tag.endswith("svg"))' "$MT_TMP/$kind.svg"
+    then pass "plot --kind $kind: well-formed SVG"; else bad "plot --kind $kind"; fi
+done
+[ "$(grep -c '<polyline' "$MT_TMP/memory.svg")" = 2 ] && pass "plot memory: total and filtered curves" || bad "plot memory curves"
+grep -q '<circle' "$MT_TMP/lifetimes.svg" && pass "plot lifetimes: dots" || bad "plot lifetimes: no dots"
+# help and errors
+for cmd in top stats lifetimes folded pprof plot; do
+    case $cmd in pprof|plot) out="-o $MT_TMP/x" ;; *) out= ;; esac
+    "$MT_BIN" $cmd --help > "$MT_TMP/help" 2>&1 && grep -q "usage: memtrace $cmd" "$MT_TMP/help" &&
+        grep -q 'Example' "$MT_TMP/help" && pass "$cmd --help" || bad "$cmd --help"
+    # shellcheck disable=SC2086
+    "$MT_BIN" $cmd $out "$MT_TMP/missing.ctf" > /dev/null 2> "$MT_TMP/err"
+    rc=$?
+    [ $rc = 1 ] && grep -q "^memtrace $cmd: .*missing.ctf" "$MT_TMP/err" && pass "$cmd: missing file: exit 1 naming it" ||
+        bad "$cmd: missing file: exit $rc: $(cat "$MT_TMP/err")"
+    # shellcheck disable=SC2086
+    "$MT_BIN" $cmd $out --filter 'size:>=4q' "$F/leak.ctf" > /dev/null 2> "$MT_TMP/err"
+    rc=$?
+    [ $rc = 2 ] && grep -q 'column 9: unknown unit' "$MT_TMP/err" && pass "$cmd: bad filter: exit 2 with the column" ||
+        bad "$cmd: bad filter: exit $rc: $(cat "$MT_TMP/err")"
+done
+head -c 3000 "$F/leak.ctf" > "$MT_TMP/cut.ctf"
+printf 'garbage!' > "$MT_TMP/garbage.ctf"
+"$MT_BIN" top "$MT_TMP/garbage.ctf" > /dev/null 2> "$MT_TMP/err"
+[ $? = 1 ] && grep -q 'memtrace top: .*garbage.ctf' "$MT_TMP/err" && pass "top: not a trace: exit 1" ||
+    bad "top on garbage: $(cat "$MT_TMP/err")"
+"$MT_BIN" stats "$MT_TMP/cut.ctf" > /dev/null 2>&1
+rc=$?
+[ $rc = 0 ] || [ $rc = 1 ] && pass "stats on a truncated trace: clean exit ($rc)" || bad "stats on a truncated trace: exit $rc"
+exit $fail
