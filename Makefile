@@ -164,6 +164,14 @@ install: all
 	    $(DESTDIR)$(PREFIX)/include/memtrace $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/memtrace
 	install -m 755 $(LIB_SO) $(LIB_ANALYZE_SO) $(DESTDIR)$(PREFIX)/lib/
+# Benchmark helpers written against the codec (trace generator, decoder).
+BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+.PHONY: bench-tools
+bench-tools: $(BENCH_BIN)
+$(BENCH_BIN): $(BUILD)/bench/%: bench/%.c $(LIB_TRACE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) $(LIB_TRACE_A)
+
 	install -m 644 $(LIB_A) $(LIB_ANALYZE_A) $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/memtrace/*.h $(DESTDIR)$(PREFIX)/include/memtrace/
 	install -m 644 $(BUILD)/memtrace.pc $(BUILD)/memtrace-analyze.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/

@@ -294,7 +294,7 @@ static int read_packet(mt_reader *r, header *h, int first)
 
 /* --------------------------------------------------------------- trace info */
 
-static int event_time(mt_reader *r, uint32_t hdr, const uint8_t *at, int64_t *t)
+static inline int event_time(mt_reader *r, uint32_t hdr, const uint8_t *at, int64_t *t)
 {
     /* Unsigned arithmetic: hostile headers must not overflow signed ints. */
     int64_t begin = r->pkt_begin;
@@ -330,7 +330,7 @@ static int read_info(mt_reader *r)
     if (ev >> MT_TIME_BITS != MT_EV_INFO)
         return fail_at(r, off_of(r, p), "first event has code %u, expected trace info (0)",
                        ev >> MT_TIME_BITS);
-    int64_t t;
+    int64_t t = 0;
     if (event_time(r, ev, p, &t) < 0)
         return -1;
     if (t != h.begin)
@@ -701,7 +701,7 @@ int mt_reader_next(mt_reader *r, mt_event *ev)
             return underflow(r, p, "event header");
         uint32_t hdr = mt_get32(p);
         p += 4;
-        int64_t t;
+        int64_t t = 0;
         if (event_time(r, hdr, evstart, &t) < 0)
             return -1;
         rdomain *d = r->dom;

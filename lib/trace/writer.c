@@ -58,8 +58,9 @@ struct mt_writer {
     unsigned verify_ix;
 
     /* Backtrace cache: code, date (id of last use), predicted next bucket. */
-    uint64_t cache[MT_CACHE_SIZE];
-    uint64_t date[MT_CACHE_SIZE];
+    struct slot {
+        uint64_t code, date; /* together: one cache line per probe */
+    } cache[MT_CACHE_SIZE];
     uint16_t next[MT_CACHE_SIZE];
 
     /* Previous allocation's complete backtrace, caller first. */
@@ -137,7 +138,7 @@ static void put_header(mt_writer *w, uint8_t *p, size_t size, int64_t begin, int
     } else {
         mt_put16(p + MT_HDR_VERIFY_IX + s, (uint16_t)verify_ix);
         mt_put16(p + MT_HDR_VERIFY_PRED + s, w->next[verify_ix]);
-        mt_put64(p + MT_HDR_VERIFY_VAL + s, w->cache[verify_ix]);
+        mt_put64(p + MT_HDR_VERIFY_VAL + s, w->cache[verify_ix].code);
     }
     mt_put64(p + MT_HDR_ID_BEGIN + s, id_begin);
     mt_put64(p + MT_HDR_ID_END + s, id_end);
@@ -328,7 +329,7 @@ static uint8_t *encode_backtrace(mt_writer *w, uint8_t *p, const mt_location_cod
 {
     uint8_t *const start = p;
     const size_t limit = BT_BUDGET - BT_MISS_SIZE;
-    uint64_t *cache = w->cache, *date = w->date;
+    struct slot *cache = w->cache;
     uint16_t *next = w->next;
     unsigned predictor = 0, count = 0;
     size_t i = from;
@@ -340,14 +341,14 @@ static uint8_t *encode_backtrace(mt_writer *w, uint8_t *p, const mt_location_cod
         unsigned h1 = (unsigned)((c * 0x4983723u) >> 11) & (MT_CACHE_SIZE - 1);
         unsigned h2 = (unsigned)((c * 0xFDEA731u) >> 21) & (MT_CACHE_SIZE - 1);
         unsigned h;
-        if (cache[h1] == c) {
+        if (cache[h1].code == c) {
             h = h1;
-        } else if (cache[h2] == c) {
+        } else if (cache[h2].code == c) {
             h = h2;
         } else {
-            unsigned b = date[h1] < date[h2] ? h1 : h2;
-            cache[b] = c;
-            date[b] = id;
+            unsigned b = cache[h1].date < cache[h2].date ? h1 : h2;
+            cache[b].code = c;
+            cache[b].date = id;
             next[predictor] = (uint16_t)b;
             mt_put16(p, (uint16_t)(b << 2 | 3));
             mt_put64(p + 2, c);
@@ -364,7 +365,7 @@ static uint8_t *encode_backtrace(mt_writer *w, uint8_t *p, const mt_location_cod
         i++;
         unsigned last;
         for (;;) {
-            date[h] = id;
+            cache[h].date = id;
             next[predictor] = (uint16_t)h;
             count++;
             unsigned run = h, k = 0;
@@ -372,7 +373,7 @@ static uint8_t *encode_backtrace(mt_writer *w, uint8_t *p, const mt_location_cod
             last = h;
             while (i < n && (size_t)(p - start) + 2 <= limit) {
                 unsigned nb = next[last];
-                if (cache[nb] != bt[i])
+                if (cache[nb].code != bt[i])
                     break;
                 i++;
                 if (k == 255) {
@@ -409,7 +410,12 @@ int mt_writer_put_alloc(mt_writer *w, mt_timestamp now, uint64_t length, uint64_
     size_t n = backtrace_length;
     size_t m = n < w->prev_len ? n : w->prev_len;
     size_t cp = 0;
-    while (cp < m && bt[cp] == w->prev[cp])
+    const mt_location_code *prev = w->prev;
+    /* Common prefix, four frames at a time while they all match. */
+    while (cp + 4 <= m && ((bt[cp] ^ prev[cp]) | (bt[cp + 1] ^ prev[cp + 1]) |
+                           (bt[cp + 2] ^ prev[cp + 2]) | (bt[cp + 3] ^ prev[cp + 3])) == 0)
+        cp += 4;
+    while (cp < m && bt[cp] == prev[cp])
         cp++;
     int is_short = length >= 1 && length <= 16 && source == MT_SOURCE_MINOR &&
                    n_samples == 1 && n - cp <= 255;
@@ -446,10 +452,10 @@ int mt_writer_put_alloc(mt_writer *w, mt_timestamp now, uint64_t length, uint64_
         size_t cap = w->prev_cap ? w->prev_cap : 64;
         while (cap < n)
             cap *= 2;
-        mt_location_code *prev = realloc(w->prev, cap * sizeof *prev);
-        if (!prev)
+        mt_location_code *grown = realloc(w->prev, cap * sizeof *grown);
+        if (!grown)
             return wfail(w, "out of memory");
-        w->prev = prev;
+        w->prev = grown;
         w->prev_cap = cap;
     }
     if (n > cp)
