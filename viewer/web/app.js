@@ -283,7 +283,7 @@ App.init = async function () {
       MT.$('chart-sel-bar').hidden = true;
       if (k === 'cancel') { App.chart.clearSelection(); return; }
       const [a, b] = App.sel;
-      App.editor.put({ kind: k, mode: 'between', a: MT.timeArg(a), b: MT.timeArg(b) });
+      App.editor.put({ kind: k, mode: 'between', a: MT.timeArg(a, App.curve.end), b: MT.timeArg(b, App.curve.end) });
       App.applyText(App.editor.text());
     });
   }

@@ -34,13 +34,24 @@ MT.Filter.split = function (text) {
   return out;
 };
 
+/* "105062us" -> "105.062ms": the same time, easier to read. */
+MT.Filter.prettyTime = function (v) {
+  const m = /^(\d+)(us|ms)$/.exec(v || '');
+  if (!m) return v;
+  const n = parseInt(m[1], 10);
+  if (m[2] === 'us' && n >= 1000) return n >= 1e6 ? (n / 1e6) + 's' : (n / 1e3) + 'ms';
+  if (m[2] === 'ms' && n >= 1000) return (n / 1e3) + 's';
+  return v;
+};
+
 /* "A-B", "<=B", ">=A", "A" -> {a, b} (strings, '' when open). */
 MT.Filter.parseRange = function (v) {
-  let m;
-  if ((m = /^<=?(.*)$/.exec(v))) return { a: '', b: m[1] };
-  if ((m = /^>=?(.*)$/.exec(v))) return { a: m[1], b: '' };
-  if ((m = /^([^-]*)-([^-]*)$/.exec(v))) return { a: m[1], b: m[2] };
-  return { a: v, b: v };
+  let m, r;
+  if ((m = /^<=?(.*)$/.exec(v))) r = { a: '', b: m[1] };
+  else if ((m = /^>=?(.*)$/.exec(v))) r = { a: m[1], b: '' };
+  else if ((m = /^([^-]*)-([^-]*)$/.exec(v))) r = { a: m[1], b: m[2] };
+  else r = { a: v, b: v };
+  return { a: MT.Filter.prettyTime(r.a), b: MT.Filter.prettyTime(r.b) };
 };
 
 MT.Filter.range = function (a, b) {

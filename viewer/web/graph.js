@@ -97,7 +97,7 @@ MT.Graph = class {
     });
     const H = y;
     const svg = S('svg', { width: W, height: H, viewBox: '0 0 ' + W + ' ' + H });
-    svg.appendChild(S('defs', {}, S('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: '9', refY: '5', markerWidth: '7', markerHeight: '7', orient: 'auto-start-reverse' },
+    svg.appendChild(S('defs', {}, S('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: '9', refY: '5', markerWidth: '9', markerHeight: '9', markerUnits: 'userSpaceOnUse', orient: 'auto-start-reverse' },
       S('path', { d: 'M 0 0 L 10 5 L 0 10 z', fill: '#7c8594' }))));
     edges.forEach((e, k) => {
       const a = e.from, b = e.to;

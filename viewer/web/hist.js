@@ -58,7 +58,7 @@ MT.Hist = class {
         ctx.fillStyle = '#6b7280';
         ctx.textAlign = 'center';
         ctx.textBaseline = 'top';
-        ctx.fillText(it.never ? 'never freed' : this.label(it.lo), x + bw / 2, m.t + ph + 6);
+        ctx.fillText(it.never ? 'never freed*' : this.label(it.lo), x + bw / 2, m.t + ph + (it.never ? 18 : 6));
         ctx.restore();
       }
     });
@@ -74,7 +74,7 @@ MT.Hist = class {
     if (!b) { MT.hideTip(); return; }
     const it = b.it, h = this.h;
     if (it.never) {
-      MT.showTip(e, 'never freed', null, [['bytes', MT.fmtBytes(it.v)], ['samples', MT.fmtCount(h.never_collected.samples)]]);
+      MT.showTip(e, 'never freed', 'also counted in the bars, with a lifetime up to the end of the trace', [['bytes', MT.fmtBytes(it.v)], ['samples', MT.fmtCount(h.never_collected.samples)]]);
       return;
     }
     MT.showTip(e, this.label(it.lo) + ' – ' + this.label(it.hi), null, [

@@ -55,6 +55,8 @@ MT.Table = class {
       th.classList.toggle('sorted', th.dataset.sort === this.sortKey);
       th.classList.toggle('asc', this.sortAsc);
     }
+    /* "self" means allocated directly here: only top-down */
+    MT.$('tree-table').classList.toggle('no-self', !t || t.dir === 'sites');
     MT.clear(this.body);
     if (!t) return;
     const rows = [];

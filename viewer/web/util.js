@@ -62,9 +62,12 @@ MT.fmtTime = function (s) {
 };
 
 /* Seconds as a filter time: compact, exact enough (µs). */
-MT.timeArg = function (s) {
-  if (s < 1) return Math.max(0, Math.round(s * 1e6) / 1e3) + 'ms';
-  return (Math.round(s * 1e4) / 1e4) + 's';
+MT.timeArg = function (s, span) {
+  /* round to about 1/500 of what is on screen, never below a microsecond */
+  const step = Math.max(1e-6, span ? Math.pow(10, Math.floor(Math.log10(span / 500))) : 1e-6);
+  const v = Math.max(0, Math.round(s / step) * step);
+  if (v < 1) return +(v * 1e3).toFixed(3) + 'ms';
+  return +v.toFixed(6) + 's';
 };
 
 MT.fmtPct = function (x) {
