@@ -42,7 +42,11 @@ mt_curve *mt_query_curve(const mt_selection *s, mt_timedelta t0, mt_timedelta t1
     int64_t tot = 0, fil = 0, peak = 0;
     mt_timedelta peak_t = 0;
     long cur = -1; /* bucket of the last timestamp seen (in range) */
-    const mta_event *ev = m->events.v;
+    const mta_event *ev = mta_events(m);
+    if (!ev) {
+        mt_curve_free(c);
+        return NULL;
+    }
     size_t ne = m->events.n, i = 0;
     while (i < ne) {
         mt_timedelta t = ev[i].time;

@@ -1,7 +1,8 @@
 /*
  * model.c - builds the model of a trace in one pass: allocations with
  * their collect/promote times, interned functions, frames and a stack
- * trie, and the sorted event list behind the live-memory curve and peak.
+ * trie, the peak of live memory, and (on first use) the sorted event list
+ * behind the live-memory curve.
  */
 #include <errno.h>
 #include <math.h>
@@ -80,6 +81,7 @@ typedef struct builder {
     mt_reader *r;
     mta_table code_frames;   /* code -> first frame index (count in the frame) */
     mta_table children;      /* (parent node << 32 | frame) -> node */
+    struct memo { uint64_t key; uint32_t node; } *memo; /* small direct-mapped cache of children */
     mta_table ids;           /* obj id -> alloc index, when ids are not dense */
     int sparse_ids;
     /* function interning: hash of (name, file) -> chain via func_next */
@@ -182,12 +184,22 @@ static int64_t code_frames(builder *b, uint64_t code)
     return first;
 }
 
+#define MEMO_SIZE 8192
+
 static int64_t child(builder *b, mt_node_id parent, mt_frame_id frame)
 {
     uint64_t key = (uint64_t)parent << 32 | frame;
+    /* Hot paths repeat: a small cache in front of the big table saves
+     * most of its cache misses. Key 0 (root, frame 0) is never cached. */
+    struct memo *mo = &b->memo[(key * 0x9E3779B97F4A7C15ULL) >> 51];
+    if (mo->key == key && key)
+        return mo->node;
     int64_t n = mta_table_get(&b->children, key);
-    if (n >= 0)
+    if (n >= 0) {
+        mo->key = key;
+        mo->node = (uint32_t)n;
         return n;
+    }
     mt_model *m = b->m;
     mt_node node = {.parent = parent, .frame = frame, .depth = m->nodes.v[parent].depth + 1};
     if (m->nodes.n >= UINT32_MAX - 1 || MTA_PUSH(m->nodes, node) < 0)
@@ -246,46 +258,95 @@ static int64_t find_alloc(builder *b, mt_obj_id id)
     return mta_table_get(&b->ids, id);
 }
 
-static int cmp_event(const void *x, const void *y)
+static int cmp_time(const void *x, const void *y, void *ctx)
 {
-    const mta_event *a = x, *b = y;
-    if (a->time != b->time)
-        return a->time < b->time ? -1 : 1;
-    if (a->alloc != b->alloc)
-        return a->alloc < b->alloc ? -1 : 1;
-    return (int)a->kind - (int)b->kind;
+    const mt_model *m = ctx;
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    mt_timedelta ta = m->allocs.v[a].collect, tb = m->allocs.v[b].collect;
+    return ta < tb ? -1 : ta > tb ? 1 : (a > b) - (a < b);
 }
 
-/* Sort the events (they usually are already) and compute the total curve. */
-static int finish(mt_model *m)
+static int cmp_alloc_time(const void *x, const void *y, void *ctx)
 {
-    mta_event *ev = m->events.v;
-    size_t n = m->events.n;
-    int sorted = 1;
-    for (size_t i = 1; i < n && sorted; i++)
-        if (ev[i].time < ev[i - 1].time)
-            sorted = 0;
-    if (!sorted)
-        qsort(ev, n, sizeof *ev, cmp_event);
+    const mt_model *m = ctx;
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    mt_timedelta ta = m->allocs.v[a].time, tb = m->allocs.v[b].time;
+    return ta < tb ? -1 : ta > tb ? 1 : (a > b) - (a < b);
+}
+
+/* Merge allocations (by time) and collections (by time) into the event
+ * list with the live count after each event. */
+static int build_events(mt_model *m)
+{
+    size_t na = m->allocs.n, nc = m->collects.n, n = na + nc;
+    uint32_t *order = NULL;
+    if (!m->monotone) {
+        order = malloc((na ? na : 1) * sizeof *order);
+        if (!order)
+            return -1;
+        for (size_t i = 0; i < na; i++)
+            order[i] = (uint32_t)i;
+        qsort_r(order, na, sizeof *order, cmp_alloc_time, m);
+        qsort_r(m->collects.v, nc, sizeof *m->collects.v, cmp_time, m);
+    }
+    m->events.v = malloc((n ? n : 1) * sizeof *m->events.v);
     m->live_after = malloc((n ? n : 1) * sizeof *m->live_after);
-    if (!m->live_after)
+    if (!m->events.v || !m->live_after) {
+        free(order);
+        free(m->events.v);
+        free(m->live_after);
+        m->events.v = NULL;
+        m->live_after = NULL;
         return -1;
+    }
+    m->events.n = m->events.cap = n;
+    const mt_alloc *al = m->allocs.v;
+    size_t i = 0, j = 0, k = 0;
     int64_t live = 0;
-    m->peak_samples = 0;
-    m->peak_time = 0;
-    for (size_t i = 0; i < n; i++) {
-        const mt_alloc *a = &m->allocs.v[ev[i].alloc];
-        live += ev[i].kind ? -(int64_t)a->n_samples : (int64_t)a->n_samples;
-        m->live_after[i] = live;
-        /* The value at a time counts once all of its events are applied. */
-        if ((i + 1 == n || ev[i + 1].time != ev[i].time) && live > m->peak_samples) {
-            m->peak_samples = live;
-            m->peak_time = ev[i].time;
+    while (i < na || j < nc) {
+        uint32_t ai = i < na ? (order ? order[i] : (uint32_t)i) : 0;
+        uint32_t ci = j < nc ? m->collects.v[j] : 0;
+        /* at equal times, allocations first (a block can live 0us) */
+        if (j >= nc || (i < na && al[ai].time <= al[ci].collect)) {
+            m->events.v[k].time = al[ai].time;
+            m->events.v[k].alloc = ai;
+            m->events.v[k].kind = 0;
+            live += (int64_t)al[ai].n_samples;
+            i++;
+        } else {
+            m->events.v[k].time = al[ci].collect;
+            m->events.v[k].alloc = ci;
+            m->events.v[k].kind = 1;
+            live -= (int64_t)al[ci].n_samples;
+            j++;
         }
-        if (ev[i].time > m->end)
-            m->end = ev[i].time;
+        m->live_after[k++] = live;
+    }
+    free(order);
+    if (!m->monotone) {
+        /* the peak could not be followed while reading */
+        m->peak_samples = 0;
+        m->peak_time = 0;
+        for (k = 0; k < n; k++)
+            if ((k + 1 == n || m->events.v[k + 1].time != m->events.v[k].time) &&
+                m->live_after[k] > m->peak_samples) {
+                m->peak_samples = m->live_after[k];
+                m->peak_time = m->events.v[k].time;
+            }
     }
     return 0;
+}
+
+const mta_event *mta_events(const mt_model *cm)
+{
+    mt_model *m = (mt_model *)cm; /* the lazily built part is behind the lock */
+    if (__atomic_load_n(&m->events_ready, __ATOMIC_ACQUIRE))
+        return m->events.v;
+    pthread_mutex_lock(&m->lock);
+    if (!m->events_ready && build_events(m) == 0)
+        __atomic_store_n(&m->events_ready, 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&m->lock);
+    return m->events_ready ? m->events.v : NULL;
 }
 
 static char *strf(const char *fmt, const char *a, const char *b)
@@ -317,6 +378,8 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
     b.r = r;
     b.opts = opts;
     mt_model *m = calloc(1, sizeof *m);
+    if (m)
+        pthread_mutex_init(&m->lock, NULL);
     const char *oom = "out of memory";
     const char *why = NULL;
     if (!m)
@@ -327,6 +390,8 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
     if (mta_table_init(&b.code_frames, 1024) < 0 || mta_table_init(&b.children, 4096) < 0)
         goto fail_oom;
     b.func_mask = 255;
+    if (!(b.memo = calloc(MEMO_SIZE, sizeof *b.memo)))
+        goto fail_oom;
     if (!(b.func_slots = calloc(b.func_mask + 1, sizeof *b.func_slots)))
         goto fail_oom;
     mt_node root = {0, 0, 0};
@@ -335,7 +400,20 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
     uint64_t size = mt_reader_size(r), next_progress = 1 << 20;
     mt_event ev;
     int rc;
+    /* live samples and peak, followed in file order (valid if monotone) */
+    int64_t live = 0;
+    mt_timedelta cur_time = 0;
+    m->monotone = 1;
     while ((rc = mt_reader_next(r, &ev)) > 0) {
+        if (ev.time != cur_time) {
+            if (live > m->peak_samples) {
+                m->peak_samples = live;
+                m->peak_time = cur_time;
+            }
+            if (ev.time < cur_time)
+                m->monotone = 0;
+            cur_time = ev.time;
+        }
         if (ev.kind == MT_EVENT_ALLOC) {
             size_t idx = m->allocs.n;
             if (idx >= UINT32_MAX - 1) {
@@ -367,9 +445,9 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
             };
             if (ev.source > MT_SOURCE_EXTERNAL)
                 a.source = MT_SOURCE_EXTERNAL;
-            mta_event e = {ev.time, (uint32_t)idx, 0};
-            if (MTA_PUSH(m->allocs, a) < 0 || MTA_PUSH(m->events, e) < 0)
+            if (MTA_PUSH(m->allocs, a) < 0)
                 goto fail_oom;
+            live += (int64_t)a.n_samples;
         } else {
             int64_t i = find_alloc(&b, ev.id);
             mt_alloc *a = i >= 0 ? &m->allocs.v[i] : NULL;
@@ -381,9 +459,10 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
                 m->n_collects++;
                 if (a && a->collect == MT_TIME_NEVER) {
                     a->collect = ev.time < a->time ? a->time : ev.time;
-                    mta_event e = {a->collect, (uint32_t)i, 1};
-                    if (MTA_PUSH(m->events, e) < 0)
+                    uint32_t ci = (uint32_t)i;
+                    if (MTA_PUSH(m->collects, ci) < 0)
                         goto fail_oom;
+                    live -= (int64_t)a->n_samples;
                 } else if (!b.warned_unknown) {
                     b.warned_unknown = 1;
                     char msg[160];
@@ -409,12 +488,19 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
             *error = strdup(mt_reader_error(r));
         goto fail_quiet;
     }
-    if (finish(m) < 0)
+    if (live > m->peak_samples) {
+        m->peak_samples = live;
+        m->peak_time = cur_time;
+    }
+    m->end_live_samples = live;
+    /* out of order: the peak needs the sorted event list now */
+    if (!m->monotone && !mta_events(m))
         goto fail_oom;
     mta_table_destroy(&b.code_frames);
     mta_table_destroy(&b.children);
     mta_table_destroy(&b.ids);
     free(b.func_slots);
+    free(b.memo);
     free(b.prev_codes);
     free(b.prev_path);
     return m;
@@ -429,6 +515,7 @@ fail_quiet:
     mta_table_destroy(&b.children);
     mta_table_destroy(&b.ids);
     free(b.func_slots);
+    free(b.memo);
     free(b.prev_codes);
     free(b.prev_path);
     mt_model_free(m);
@@ -471,6 +558,8 @@ void mt_model_free(mt_model *m)
     free(m->nodes.v);
     free(m->events.v);
     free(m->live_after);
+    free(m->collects.v);
+    pthread_mutex_destroy(&m->lock);
     free(m);
 }
 
@@ -523,11 +612,16 @@ mt_timedelta mt_model_resolve_time(const mt_model *m, mt_timedelta t)
 double mt_model_live_at(const mt_model *m, mt_timedelta t)
 {
     t = mt_model_resolve_time(m, t);
+    if (t >= m->end)
+        return (double)m->end_live_samples * m->bps;
+    const mta_event *ev = mta_events(m);
+    if (!ev)
+        return 0;
     /* last event with time <= t */
     size_t lo = 0, hi = m->events.n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (m->events.v[mid].time <= t)
+        if (ev[mid].time <= t)
             lo = mid + 1;
         else
             hi = mid;
@@ -551,6 +645,7 @@ size_t mt_model_memory(const mt_model *m)
     return sizeof *m + m->allocs.cap * sizeof(mt_alloc) + m->funcs.cap * sizeof(mt_func) +
            m->frames.cap * sizeof(mt_frame) + m->nodes.cap * sizeof(mt_node) +
            m->events.cap * sizeof(mta_event) + m->events.n * sizeof(int64_t) +
+           m->collects.cap * sizeof(uint32_t) +
            m->strings.n * 65536;
 }
 

@@ -5,6 +5,8 @@
 #ifndef MTA_MODEL_H
 #define MTA_MODEL_H
 
+#include <pthread.h>
+
 #include "memtrace/analyze.h"
 #include "table.h"
 
@@ -41,8 +43,14 @@ struct mt_model {
     MTA_VEC(mt_func) funcs;
     MTA_VEC(mt_frame) frames;
     MTA_VEC(mt_node) nodes;
+    MTA_VEC(uint32_t) collects;    /* allocations in the order they were collected */
+    int monotone;                  /* event times never decrease in file order */
+    /* The event list of the curve, built on first use (mta_events): */
+    pthread_mutex_t lock;
+    int events_ready;              /* atomic; 1 once events and live_after are set */
     MTA_VEC(mta_event) events;     /* sorted by time */
     int64_t *live_after;           /* live samples after events[i] */
+    int64_t end_live_samples;
     double bps;                    /* bytes per sample */
     double word_bytes;             /* word_size / 8 */
     mt_timedelta end, peak_time;
@@ -61,6 +69,10 @@ struct mt_selection {
     mt_cost *cost;                 /* self cost per selection node */
     mt_cost total;
 };
+
+/* The sorted event list and live counts, built on first call (thread
+ * safe). NULL when out of memory. */
+const mta_event *mta_events(const mt_model *m);
 
 static inline int mta_is_live(const mt_alloc *a, mt_timedelta t)
 {

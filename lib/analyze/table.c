@@ -10,40 +10,29 @@ int mta_table_init(mta_table *t, size_t expected)
     size_t cap = 16;
     while (cap < expected * 2)
         cap *= 2;
-    t->keys = malloc(cap * sizeof *t->keys);
-    t->vals = calloc(cap, sizeof *t->vals);
+    t->slots = calloc(cap, sizeof *t->slots);
     t->mask = cap - 1;
     t->count = 0;
-    if (!t->keys || !t->vals) {
-        free(t->keys);
-        free(t->vals);
-        t->keys = NULL;
-        t->vals = NULL;
-        return -1;
-    }
-    return 0;
+    return t->slots ? 0 : -1;
 }
 
 void mta_table_destroy(mta_table *t)
 {
-    free(t->keys);
-    free(t->vals);
-    t->keys = NULL;
-    t->vals = NULL;
+    free(t->slots);
+    t->slots = NULL;
 }
 
 static int grow(mta_table *t)
 {
     mta_table n;
-    if (mta_table_init(&n, (t->mask + 1)) < 0)
+    if (mta_table_init(&n, t->mask + 1) < 0)
         return -1;
     for (size_t i = 0; i <= t->mask; i++)
-        if (t->vals[i]) {
-            size_t j = mta_hash64(t->keys[i]) & n.mask;
-            while (n.vals[j])
+        if (t->slots[i].val) {
+            size_t j = mta_hash64(t->slots[i].key) & n.mask;
+            while (n.slots[j].val)
                 j = (j + 1) & n.mask;
-            n.keys[j] = t->keys[i];
-            n.vals[j] = t->vals[i];
+            n.slots[j] = t->slots[i];
         }
     n.count = t->count;
     mta_table_destroy(t);
@@ -56,11 +45,11 @@ int mta_table_put(mta_table *t, uint64_t key, uint32_t val)
     if ((t->count + 1) * 2 > t->mask + 1 && grow(t) < 0)
         return -1;
     size_t i = mta_hash64(key) & t->mask;
-    while (t->vals[i] && t->keys[i] != key)
+    while (t->slots[i].val && t->slots[i].key != key)
         i = (i + 1) & t->mask;
-    if (!t->vals[i])
+    if (!t->slots[i].val)
         t->count++;
-    t->keys[i] = key;
-    t->vals[i] = val + 1;
+    t->slots[i].key = key;
+    t->slots[i].val = val + 1;
     return 0;
 }

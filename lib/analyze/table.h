@@ -1,6 +1,7 @@
 /*
  * table.h - the engine's hash tables: 64-bit key -> 32-bit value, open
- * addressing with linear probing. Internal to lib/analyze.
+ * addressing with linear probing; a key and its value share one slot so a
+ * lookup touches one cache line. Internal to lib/analyze.
  */
 #ifndef MTA_TABLE_H
 #define MTA_TABLE_H
@@ -8,9 +9,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+typedef struct mta_slot {
+    uint64_t key;
+    uint32_t val;       /* value + 1; 0 marks an empty slot */
+} mta_slot;
+
 typedef struct mta_table {
-    uint64_t *keys;
-    uint32_t *vals;     /* value + 1; 0 marks an empty slot */
+    mta_slot *slots;
     size_t mask;        /* capacity - 1 (capacity is a power of two) */
     size_t count;
 } mta_table;
@@ -33,11 +38,11 @@ static inline int64_t mta_table_get(const mta_table *t, uint64_t key)
 {
     size_t i = mta_hash64(key) & t->mask;
     for (;;) {
-        uint32_t v = t->vals[i];
-        if (v == 0)
+        const mta_slot *s = &t->slots[i];
+        if (s->val == 0)
             return -1;
-        if (t->keys[i] == key)
-            return (int64_t)v - 1;
+        if (s->key == key)
+            return (int64_t)s->val - 1;
         i = (i + 1) & t->mask;
     }
 }
