@@ -89,10 +89,10 @@ int mt_report_stats(FILE *out, const mt_selection *s, int json)
         fputs("{\"executable\":", out);
         mt_json_string(out, info->executable_name);
         fprintf(out,
-                ",\"version\":%d,\"sample_rate\":%.17g,\"word_size\":%u,\"bytes_per_sample\":%.17g,"
+                ",\"version\":%d,\"start_time_us\":%lld,\"sample_rate\":%.17g,\"word_size\":%u,\"bytes_per_sample\":%.17g,"
                 "\"duration_us\":%lld,\"events\":%llu,\"allocs\":%llu,\"promotes\":%llu,"
                 "\"collects\":%llu,\"live_at_us\":%lld,\"total\":",
-                info->version, info->sample_rate, info->word_size, mt_model_bytes_per_sample(m),
+                info->version, (long long)info->start_time, info->sample_rate, info->word_size, mt_model_bytes_per_sample(m),
                 (long long)st.duration, (unsigned long long)st.events,
                 (unsigned long long)st.allocs, (unsigned long long)st.promotes,
                 (unsigned long long)st.collects, (long long)mt_selection_live_at(s));
