@@ -120,7 +120,32 @@ $(TEST_ANALYZE_BIN): $(BUILD)/tests/%: tests/%.c $(LIB_ANALYZE_A) $(LIB_TRACE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ilib -o $@ $< $(LDFLAGS) $(LIB_ANALYZE_A) $(LIB_TRACE_A) $(ANALYZE_LIBS)
 
-tests-build: $(TEST_BINS)
+tests-build: $(TEST_BINS) record-tests
+
+# tests/record/*.c: unit tests linked with the recorder's objects (which then
+# replace malloc in the test binary itself, even ahead of TSan's). tests/record/progs/*.c, *.cc:
+# programs the shell tests run under the recorder; they are plain programs
+# (never sanitized, never linked with the recorder; *-reader ones use the codec).
+TEST_RECORD_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/record/*.c))
+RECORD_PROGS := $(patsubst tests/record/progs/%.c,$(BUILD)/tests/record/progs/%,$(wildcard tests/record/progs/*.c)) \
+    $(patsubst tests/record/progs/%.cc,$(BUILD)/tests/record/progs/%,$(wildcard tests/record/progs/*.cc))
+PROG_FLAGS := -O1 -g -fno-omit-frame-pointer -Wall -Iinclude -D_GNU_SOURCE
+.PHONY: record-tests
+record-tests: $(TEST_RECORD_BIN) $(RECORD_PROGS) $(LIB_SO)
+# Under TSan the malloc entry points themselves must not be instrumented:
+# they run before TSan's runtime is initialized.
+ifneq ($(findstring thread,$(SANITIZE)),)
+$(BUILD)/obj/lib/record/interpose.o $(BUILD)/obj/lib/record/real.o: ALL_CFLAGS += -fno-sanitize=thread -DMT_UNDER_TSAN
+endif
+$(TEST_RECORD_BIN): $(BUILD)/tests/%: tests/%.c $(TRACE_OBJ) $(RECORD_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ilib -o $@ $< $(LDFLAGS) $(TRACE_OBJ) $(RECORD_OBJ) $(RECORD_LIBS)
+$(BUILD)/tests/record/progs/%: tests/record/progs/%.c $(LIB_TRACE_A)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(PROG_FLAGS) -o $@ $< $(LIB_TRACE_A) -lpthread -ldl -lm
+$(BUILD)/tests/record/progs/%: tests/record/progs/%.cc
+	@mkdir -p $(dir $@)
+	$(CXX) $(PROG_FLAGS) -o $@ $< -lpthread
 
 # ---------------------------------------------------------------- fuzzing, examples
 # libFuzzer target for the trace reader (needs clang): $(BUILD)/fuzz/fuzz_reader.
@@ -136,6 +161,14 @@ $(FUZZ_READER): fuzz/fuzz_reader.c $(TRACE_SRC) $(wildcard lib/trace/*.h) includ
 EXAMPLE_BIN := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 examples: $(EXAMPLE_BIN)
 $(EXAMPLE_BIN): $(BUILD)/examples/%: examples/%.c $(LIB_TRACE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) $(LIB_TRACE_A)
+
+# Benchmark helpers written against the codec (trace generator, decoder).
+BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+.PHONY: bench-tools
+bench-tools: $(BENCH_BIN)
+$(BENCH_BIN): $(BUILD)/bench/%: bench/%.c $(LIB_TRACE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) $(LIB_TRACE_A)
 
@@ -164,14 +197,6 @@ install: all
 	    $(DESTDIR)$(PREFIX)/include/memtrace $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/memtrace
 	install -m 755 $(LIB_SO) $(LIB_ANALYZE_SO) $(DESTDIR)$(PREFIX)/lib/
-# Benchmark helpers written against the codec (trace generator, decoder).
-BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
-.PHONY: bench-tools
-bench-tools: $(BENCH_BIN)
-$(BENCH_BIN): $(BUILD)/bench/%: bench/%.c $(LIB_TRACE_A)
-	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) $(LIB_TRACE_A)
-
 	install -m 644 $(LIB_A) $(LIB_ANALYZE_A) $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/memtrace/*.h $(DESTDIR)$(PREFIX)/include/memtrace/
 	install -m 644 $(BUILD)/memtrace.pc $(BUILD)/memtrace-analyze.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/

@@ -26,7 +26,7 @@ else
 fi
 
 if [ -n "$(ls tests/record/*.sh 2>/dev/null)" ]; then
-    if make --no-print-directory -s BUILD=build/tsan SANITIZE=thread libs >"$log" 2>&1; then
+    if make --no-print-directory -s BUILD=build/tsan SANITIZE=thread libs record-tests >"$log" 2>&1; then
         stage tsan build/tsan tests/record
     else
         tail -n 30 "$log"; build_failed tsan

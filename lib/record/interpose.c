@@ -32,10 +32,23 @@
 
 #define API __attribute__((visibility("default"))) MT_HOOK
 
+#ifdef MT_UNDER_TSAN
+/* TSan build: this file is not instrumented, the rest of the recorder is
+ * and must not run before TSan's runtime (and our constructor) did. */
+extern int mtr_ready MT_HIDDEN;
+#define READY() __atomic_load_n(&mtr_ready, __ATOMIC_ACQUIRE)
+#endif
+
 /* The fast path: 1 if the thread's countdown covers size bytes. */
 static inline int covered(size_t size)
 {
     struct mtr_thread *t = &mtr_tls;
+#ifdef MT_UNDER_TSAN
+    if (!READY())
+        return 1;
+    if (t->countdown == 0 && !t->busy)
+        t->countdown = (uint64_t)256 << 10;  /* TSan may still be starting this thread */
+#endif
     size_t bytes = size + (size == 0);
     uint64_t c = t->countdown;
     if (__builtin_expect(bytes < c, 1)) {

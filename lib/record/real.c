@@ -9,7 +9,7 @@
 
 typedef size_t (*usable_fn)(void *);
 
-#ifndef __SANITIZE_THREAD__
+#if !defined(__SANITIZE_THREAD__) && !defined(MT_UNDER_TSAN)
 
 size_t mtr_real_usable_size(void *p)
 {

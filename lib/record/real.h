@@ -13,7 +13,7 @@
 
 #include "thread.h"
 
-#ifndef __SANITIZE_THREAD__
+#if !defined(__SANITIZE_THREAD__) && !defined(MT_UNDER_TSAN)
 
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);

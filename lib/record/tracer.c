@@ -602,8 +602,11 @@ static void fork_child(void)
     mtr_leave();
 }
 
+int mtr_ready MT_HIDDEN;
+
 __attribute__((constructor)) static void memtrace_init(void)
 {
+    __atomic_store_n(&mtr_ready, 1, __ATOMIC_RELEASE);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     memtrace_trace_if_requested();
 }
