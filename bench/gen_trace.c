@@ -21,7 +21,7 @@
 
 #include "memtrace/trace.h"
 
-#define NFUNCS 6000
+#define NFUNCS 12800
 #define NFILES 400
 #define MAXDEPTH 60
 
@@ -124,11 +124,11 @@ int main(int argc, char **argv)
         unsigned r = rndn(100);
         if (r < 50 || nlive == 0) {
             /* Walk the call graph: return from a few frames, call a few. */
-            size_t pop = rndn(4);
+            size_t pop = rndn(5);
             if (rndn(40) == 0)
                 pop = depth / 2;
             depth = depth > pop + 8 ? depth - pop : 8 < depth ? 8 : depth;
-            size_t push = rndn(5) + (depth < 10 ? 3 : 0);
+            size_t push = rndn(6) + (depth < 10 ? 3 : 0);
             while (push-- && depth < MAXDEPTH) {
                 unsigned caller = funcs[depth - 1];
                 unsigned f = rndn(8) ? callees[caller][rndn(4)] : rndn(NFUNCS);

@@ -50,35 +50,41 @@ void mt_arena_free(mt_arena *a)
     a->used = a->cap = 0;
 }
 
-/* FNV-1a: names are short and rare (only location events carry them). */
+/* Hash of a name, eight bytes at a time (names arrive with every location
+ * event that spells them out, so this is on the reader's path). */
 static uint64_t hash_bytes(const char *s, size_t len)
 {
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < len; i++) {
-        h ^= (unsigned char)s[i];
-        h *= 0x100000001b3ull;
+    const uint64_t k = 0x9E3779B97F4A7C15ull;
+    uint64_t h = len * k;
+    while (len >= 8) {
+        uint64_t v;
+        memcpy(&v, s, 8);
+        h = (h ^ v) * k;
+        h ^= h >> 29;
+        s += 8;
+        len -= 8;
     }
-    return h;
+    uint64_t v = 0;
+    memcpy(&v, s, len);
+    h = (h ^ v) * k;
+    return h ^ (h >> 32);
 }
 
 static int strtab_grow(mt_strtab *t)
 {
     size_t cap = t->slots ? (t->mask + 1) * 2 : 64;
-    const char **slots = calloc(cap, sizeof *slots);
+    mt_strtab_slot *slots = calloc(cap, sizeof *slots);
     if (!slots)
         return -1;
-    if (t->slots) {
-        for (size_t i = 0; i <= t->mask; i++) {
-            const char *s = t->slots[i];
-            if (!s)
-                continue;
-            size_t j = hash_bytes(s, strlen(s)) & (cap - 1);
-            while (slots[j])
-                j = (j + 1) & (cap - 1);
-            slots[j] = s;
-        }
-        free(t->slots);
+    for (size_t i = 0; t->slots && i <= t->mask; i++) {
+        if (!t->slots[i].str)
+            continue;
+        size_t j = t->slots[i].hash & (cap - 1);
+        while (slots[j].str)
+            j = (j + 1) & (cap - 1);
+        slots[j] = t->slots[i];
     }
+    free(t->slots);
     t->slots = slots;
     t->mask = cap - 1;
     return 0;
@@ -88,10 +94,11 @@ const char *mt_strtab_intern(mt_strtab *t, const char *s, size_t len)
 {
     if ((!t->slots || (t->count + 1) * 2 > t->mask + 1) && strtab_grow(t) < 0)
         return NULL;
-    size_t j = hash_bytes(s, len) & t->mask;
-    for (; t->slots[j]; j = (j + 1) & t->mask) {
-        const char *c = t->slots[j];
-        if (strncmp(c, s, len) == 0 && c[len] == '\0')
+    uint64_t h = hash_bytes(s, len);
+    size_t j = h & t->mask;
+    for (; t->slots[j].str; j = (j + 1) & t->mask) {
+        const char *c = t->slots[j].str;
+        if (t->slots[j].hash == h && memcmp(c, s, len) == 0 && c[len] == '\0')
             return c;
     }
     char *copy = mt_arena_alloc(t->arena, len + 1);
@@ -99,7 +106,8 @@ const char *mt_strtab_intern(mt_strtab *t, const char *s, size_t len)
         return NULL;
     memcpy(copy, s, len);
     copy[len] = '\0';
-    t->slots[j] = copy;
+    t->slots[j].hash = h;
+    t->slots[j].str = copy;
     t->count++;
     return copy;
 }

@@ -23,9 +23,14 @@ typedef struct mt_arena {
 void *mt_arena_alloc(mt_arena *a, size_t size);
 void mt_arena_free(mt_arena *a);
 
+typedef struct mt_strtab_slot {
+    uint64_t hash;
+    const char *str; /* NULL = empty */
+} mt_strtab_slot;
+
 typedef struct mt_strtab {
     mt_arena *arena;
-    const char **slots; /* open addressing; NULL = empty */
+    mt_strtab_slot *slots; /* open addressing */
     size_t mask, count;
 } mt_strtab;
 

@@ -1,6 +1,7 @@
 /*
  * mtf.c - move-to-front name tables shared by reader and writer (see mtf.h).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "mtf.h"
@@ -63,19 +64,54 @@ int mt_mtf_decode(mt_mtf *m, unsigned file_code, const char *file_lit, unsigned 
     return 0;
 }
 
-void mt_mtf_encode(mt_mtf *m, const char *file, const char *def, unsigned *file_code,
-                   unsigned *def_code)
+/* Hash of a C string, eight bytes at a time; returns its length too. */
+static uint64_t name_hash(const char *s, size_t *len)
 {
+    size_t n = strlen(s);
+    const uint64_t k = 0x9E3779B97F4A7C15ull;
+    uint64_t h = n * k;
+    *len = n;
+    while (n >= 8) {
+        uint64_t v;
+        memcpy(&v, s, 8);
+        h = (h ^ v) * k;
+        h ^= h >> 29;
+        s += 8;
+        n -= 8;
+    }
+    uint64_t v = 0;
+    memcpy(&v, s, n);
+    h = (h ^ v) * k;
+    return h ^ (h >> 32);
+}
+
+static char *copy_of(const char *s, size_t len)
+{
+    char *c = malloc(len + 1);
+    if (c)
+        memcpy(c, s, len + 1);
+    return c;
+}
+
+int mt_mtf_encode(mt_mtf *m, const char *file, const char *def, unsigned *file_code,
+                  unsigned *def_code)
+{
+    size_t flen, dlen;
+    uint64_t fh = name_hash(file, &flen), dh = name_hash(def, &dlen);
     mt_mtf_file *f = NULL;
     unsigned i;
     for (i = 0; i < m->nfiles; i++) {
-        if (m->files[m->order[i]].name == file)
+        const mt_mtf_file *e = &m->files[m->order[i]];
+        if (e->name_hash == fh && strcmp(e->name, file) == 0)
             break;
     }
     if (i < m->nfiles) {
         *file_code = i;
         f = &m->files[file_to_front(m, i)];
     } else {
+        char *copy = copy_of(file, flen);
+        if (!copy)
+            return -1;
         *file_code = MT_MTF_LITERAL;
         unsigned slot;
         if (m->nfiles < MT_MTF_SIZE) {
@@ -84,20 +120,47 @@ void mt_mtf_encode(mt_mtf *m, const char *file, const char *def, unsigned *file_
             m->order[0] = (uint8_t)slot;
         } else {
             slot = file_to_front(m, MT_MTF_SIZE - 1);
+            free((char *)m->files[slot].name);
+            for (unsigned j = 0; j < m->files[slot].ndefs; j++)
+                free((char *)m->files[slot].defs[j]);
         }
         f = &m->files[slot];
-        f->name = file;
+        f->name = copy;
+        f->name_hash = fh;
         f->ndefs = 0; /* the writer starts every new file with no names */
     }
     for (i = 0; i < f->ndefs; i++) {
-        if (f->defs[i] == def)
+        if (f->def_hash[i] == dh && strcmp(f->defs[i], def) == 0)
             break;
     }
     if (i < f->ndefs) {
         *def_code = i;
+        uint64_t h = f->def_hash[i];
+        memmove(f->def_hash + 1, f->def_hash, i * sizeof f->def_hash[0]);
+        f->def_hash[0] = h;
         def_to_front(f, i);
     } else {
+        char *copy = copy_of(def, dlen);
+        if (!copy)
+            return -1;
         *def_code = MT_MTF_LITERAL;
-        def_push(f, def);
+        if (f->ndefs == MT_MTF_SIZE)
+            free((char *)f->defs[MT_MTF_SIZE - 1]);
+        unsigned keep = f->ndefs < MT_MTF_SIZE ? f->ndefs : MT_MTF_SIZE - 1;
+        memmove(f->def_hash + 1, f->def_hash, keep * sizeof f->def_hash[0]);
+        f->def_hash[0] = dh;
+        def_push(f, copy);
     }
+    return 0;
+}
+
+void mt_mtf_encoder_free(mt_mtf *m)
+{
+    for (unsigned i = 0; i < m->nfiles; i++) {
+        mt_mtf_file *f = &m->files[i];
+        free((char *)f->name);
+        for (unsigned j = 0; j < f->ndefs; j++)
+            free((char *)f->defs[j]);
+    }
+    m->nfiles = 0;
 }

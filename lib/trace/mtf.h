@@ -5,7 +5,8 @@
  * code 31 means "a literal name follows". Both directions live here so the
  * reader and the writer cannot drift apart.
  *
- * Names are interned strings: equal names are equal pointers.
+ * Decoder tables hold interned strings (equal names are equal pointers);
+ * encoder tables hold their own copies, compared by content.
  */
 #ifndef MT_TRACE_MTF_H
 #define MT_TRACE_MTF_H
@@ -18,6 +19,9 @@ typedef struct mt_mtf_file {
     const char *name;
     const char *defs[MT_MTF_SIZE]; /* most recent first */
     uint8_t ndefs;
+    /* Encoder only: hashes of name and defs, compared before the strings. */
+    uint64_t name_hash;
+    uint64_t def_hash[MT_MTF_SIZE];
 } mt_mtf_file;
 
 typedef struct mt_mtf {
@@ -34,8 +38,12 @@ int mt_mtf_decode(mt_mtf *m, unsigned file_code, const char *file_lit, unsigned 
                   const char *def_lit, const char **file, const char **def);
 
 /* Encoder: the codes for (file, def), updating the table. A code of 31 means
- * the caller writes the name literally. */
-void mt_mtf_encode(mt_mtf *m, const char *file, const char *def, unsigned *file_code,
-                   unsigned *def_code);
+ * the caller writes the name literally. Names are compared by content; the
+ * table keeps its own copies (caller's strings need not outlive the call).
+ * Returns 0, or -1 when out of memory. */
+int mt_mtf_encode(mt_mtf *m, const char *file, const char *def, unsigned *file_code,
+                  unsigned *def_code);
+/* Frees the copies an encoder's table holds. */
+void mt_mtf_encoder_free(mt_mtf *m);
 
 #endif

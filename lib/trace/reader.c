@@ -117,6 +117,9 @@ static int underflow(mt_reader *r, const uint8_t *p, const char *what)
     return fail_at(r, off_of(r, p), "%s runs past the end of its packet", what);
 }
 
+/* Backtrace of events that have none. */
+static const mt_location_code no_frames[1];
+
 /* ----------------------------------------------------------------- domains */
 
 static rdomain *get_domain(mt_reader *r, unsigned id)
@@ -591,8 +594,6 @@ static int read_location(mt_reader *r, const uint8_t *p, const uint8_t *evstart)
     return 0;
 }
 
-static const mt_location_code no_frames[1];
-
 /* Decodes nenc codewords into the domain's backtrace; see docs/format.md,
  * "Backtraces". Returns the pointer after them, NULL on error. */
 static const uint8_t *read_backtrace(mt_reader *r, const uint8_t *p, uint64_t cp,
@@ -735,6 +736,10 @@ int mt_reader_next(mt_reader *r, mt_event *ev)
                                (long long)v);
             ev->kind = code == MT_EV_PROMOTE ? MT_EVENT_PROMOTE : MT_EVENT_COLLECT;
             ev->id = r->next_id - 1 - (uint64_t)v;
+            ev->length = ev->n_samples = 0;
+            ev->source = MT_SOURCE_MINOR;
+            ev->backtrace = no_frames;
+            ev->backtrace_length = ev->common_prefix = 0;
             r->p = p;
             return 1;
         }

@@ -20,7 +20,6 @@
 
 #include "buf.h"
 #include "format.h"
-#include "loctab.h"
 #include "mtf.h"
 #include "memtrace/trace.h"
 
@@ -71,10 +70,7 @@ struct mt_writer {
     mt_location_code *pending;
     size_t npending, pending_cap;
 
-    /* Names for location events. */
-    mt_arena arena;
-    mt_strtab names;
-    const char *unknown_file, *unknown_def;
+    /* Name tables for location events. */
     mt_mtf mtf;
     uint8_t locbuf[MT_MAX_PACKET];
 };
@@ -203,14 +199,11 @@ static size_t put_location_event(mt_writer *w, uint8_t *p, mt_location_code code
     p[12] = (uint8_t)n;
     off = 13;
     for (size_t i = 0; i < n; i++) {
-        const char *fs = locs[i].filename ? locs[i].filename : "";
-        const char *ds = locs[i].defname ? locs[i].defname : "";
-        const char *file = mt_strtab_intern(&w->names, fs, strlen(fs));
-        const char *def = mt_strtab_intern(&w->names, ds, strlen(ds));
-        if (!file || !def)
-            return wfail(w, "out of memory"), 0;
+        const char *file = locs[i].filename ? locs[i].filename : "";
+        const char *def = locs[i].defname ? locs[i].defname : "";
         unsigned fcode, dcode;
-        mt_mtf_encode(&w->mtf, file, def, &fcode, &dcode);
+        if (mt_mtf_encode(&w->mtf, file, def, &fcode, &dcode) < 0)
+            return wfail(w, "out of memory"), 0;
         uint64_t bits = (uint64_t)clamp(locs[i].line, MT_LOC_LINE_MAX) |
                         (uint64_t)clamp(locs[i].start_char, MT_LOC_START_MAX) << 20 |
                         (uint64_t)clamp(locs[i].end_char, MT_LOC_END_MAX) << 28 |
@@ -273,7 +266,7 @@ int mt_writer_flush(mt_writer *w)
 
 /* Cuts the packet if the next event would not fit the rules, then writes
  * the event's header. Returns a pointer to where its payload goes. */
-static uint8_t *begin_event(mt_writer *w, unsigned code, int64_t now)
+static inline uint8_t *begin_event(mt_writer *w, unsigned code, int64_t now)
 {
     if (w->finished) {
         wfail(w, "event after mt_writer_finish");
@@ -322,6 +315,18 @@ static inline uint8_t *put_run(uint8_t *p, unsigned bucket, unsigned k)
     return p + 3;
 }
 
+/* The two cache slots a code may live in (64-bit products wrap like
+ * OCaml's 63-bit ones in the bits kept). */
+static inline unsigned hash1(uint64_t c)
+{
+    return (unsigned)((c * 0x4983723u) >> 11) & (MT_CACHE_SIZE - 1);
+}
+
+static inline unsigned hash2(uint64_t c)
+{
+    return (unsigned)((c * 0xFDEA731u) >> 21) & (MT_CACHE_SIZE - 1);
+}
+
 /* Encodes frames bt[from..n) (outermost first) at p; returns the end and
  * stores the number of codewords. Misses are queued for location events. */
 static uint8_t *encode_backtrace(mt_writer *w, uint8_t *p, const mt_location_code *bt,
@@ -338,8 +343,7 @@ static uint8_t *encode_backtrace(mt_writer *w, uint8_t *p, const mt_location_cod
         if ((size_t)(p - start) > limit)
             break;
         uint64_t c = bt[i];
-        unsigned h1 = (unsigned)((c * 0x4983723u) >> 11) & (MT_CACHE_SIZE - 1);
-        unsigned h2 = (unsigned)((c * 0xFDEA731u) >> 21) & (MT_CACHE_SIZE - 1);
+        unsigned h1 = hash1(c), h2 = hash2(c);
         unsigned h;
         if (cache[h1].code == c) {
             h = h1;
@@ -398,19 +402,30 @@ static uint8_t *encode_backtrace(mt_writer *w, uint8_t *p, const mt_location_cod
 
 /* --------------------------------------------------------------- events */
 
-int mt_writer_put_alloc(mt_writer *w, mt_timestamp now, uint64_t length, uint64_t n_samples,
-                        mt_source source, const mt_location_code *backtrace,
-                        size_t backtrace_length, mt_obj_id *id)
+/* put_alloc with a guess at the common prefix (e.g. the one a reader
+ * decoded): checked with one memcmp, it saves comparing frame by frame.
+ * A wrong guess costs only the memcmp. */
+static int put_alloc(mt_writer *w, mt_timestamp now, uint64_t length, uint64_t n_samples,
+                     mt_source source, const mt_location_code *bt, size_t n, size_t guess,
+                     mt_obj_id *id)
 {
     if (w->failed)
         return -1;
     if ((unsigned)source > MT_SOURCE_EXTERNAL)
         return wfail(w, "bad allocation source %d", (int)source);
-    const mt_location_code *bt = backtrace;
-    size_t n = backtrace_length;
     size_t m = n < w->prev_len ? n : w->prev_len;
     size_t cp = 0;
     const mt_location_code *prev = w->prev;
+    if (guess > m)
+        guess = m;
+    /* The frames past the guessed prefix are about to be looked up in the
+     * cache: start those memory loads now, in parallel. */
+    for (size_t i = guess, e = n < guess + 16 ? n : guess + 16; i < e; i++) {
+        __builtin_prefetch(&w->cache[hash1(bt[i])]);
+        __builtin_prefetch(&w->cache[hash2(bt[i])]);
+    }
+    if (guess > 0 && memcmp(bt, prev, guess * sizeof *bt) == 0)
+        cp = guess;
     /* Common prefix, four frames at a time while they all match. */
     while (cp + 4 <= m && ((bt[cp] ^ prev[cp]) | (bt[cp + 1] ^ prev[cp + 1]) |
                            (bt[cp + 2] ^ prev[cp + 2]) | (bt[cp + 3] ^ prev[cp + 3])) == 0)
@@ -466,6 +481,13 @@ int mt_writer_put_alloc(mt_writer *w, mt_timestamp now, uint64_t length, uint64_
     return 0;
 }
 
+int mt_writer_put_alloc(mt_writer *w, mt_timestamp now, uint64_t length, uint64_t n_samples,
+                        mt_source source, const mt_location_code *backtrace,
+                        size_t backtrace_length, mt_obj_id *id)
+{
+    return put_alloc(w, now, length, n_samples, source, backtrace, backtrace_length, 0, id);
+}
+
 static int put_ref(mt_writer *w, unsigned code, mt_timestamp now, mt_obj_id id)
 {
     if (w->failed)
@@ -503,8 +525,8 @@ int mt_writer_put_event(mt_writer *w, mt_timestamp start_time, const mt_event *e
         if (ev->id != w->next_id)
             return wfail(w, "allocation id %llu does not follow on from the writer's %llu",
                          (unsigned long long)ev->id, (unsigned long long)w->next_id);
-        return mt_writer_put_alloc(w, now, ev->length, ev->n_samples, ev->source,
-                                   ev->backtrace, ev->backtrace_length, NULL);
+        return put_alloc(w, now, ev->length, ev->n_samples, ev->source, ev->backtrace,
+                         ev->backtrace_length, ev->common_prefix, NULL);
     case MT_EVENT_PROMOTE:
         return mt_writer_put_promote(w, now, ev->id);
     case MT_EVENT_COLLECT:
@@ -575,7 +597,6 @@ mt_writer *mt_writer_open(int fd, const mt_trace_info *info, const mt_writer_opt
     w->hdr_size = w->version >= 3 ? MT_HDR_SIZE_V3 : MT_HDR_SIZE_V2;
     w->pid = info->pid;
     w->creator = getpid();
-    w->names.arena = &w->arena;
     w->verify_ix = VERIFY_FIRST;
     if (write_info_packet(w, info) < 0) {
         if (error && asprintf(error, "%s", w->err) < 0)
@@ -602,8 +623,7 @@ int mt_writer_close(mt_writer *w)
     int rc = mt_writer_finish(w);
     free(w->prev);
     free(w->pending);
-    mt_strtab_free(&w->names);
-    mt_arena_free(&w->arena);
+    mt_mtf_encoder_free(&w->mtf);
     free(w);
     return rc;
 }
