@@ -1,0 +1,23 @@
+# lib.sh - helpers sourced by the recorder's shell tests.
+#
+# Gives: LIB (libmemtrace.so), PROGS (helper programs), pass/fail/check,
+# preload (run a command under the recorder), summary (trace summary).
+LIB=$PWD/$MT_BUILD/libmemtrace.so
+PROGS=$MT_BUILD/tests/record/progs
+T=${MT_TMP:-/tmp}
+fails=0
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+check() { # check DESCRIPTION COMMAND...
+    d=$1; shift
+    if "$@"; then pass "$d"; else fail "$d"; fi
+}
+# preload FILE RATE CMD... : run CMD with the recorder writing FILE.
+preload() {
+    f=$1 r=$2; shift 2
+    env -u MEMTRACE_ROOT -u MEMTRACE_FOLLOW LD_PRELOAD="$LIB" MEMTRACE="$f" MEMTRACE_RATE="$r" "$@"
+}
+summary() { "$PROGS/summary" "$@"; }
+finish() { [ "$fails" = 0 ]; exit $?; }
+# Preloading a TSan-built recorder into other programs makes no sense.
+skip_under_tsan() { [ "${MT_STAGE:-plain}" = tsan ] && exit 77; return 0; }
