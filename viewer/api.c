@@ -7,7 +7,11 @@
  * by the filter's canonical text, shared by all connections (the engine's
  * objects are immutable, so queries run concurrently; only the cache itself
  * is under a lock, and entries are reference-counted so that eviction never
- * frees a selection a request is still reading).
+ * frees a selection a request is still reading). Requests that need a
+ * selection another request is building wait for it instead of building it
+ * again. Finished answers are kept too (the page asks the same questions
+ * on every reload and from every tab), and a warm-up thread asks the first
+ * page's questions as soon as the server is up.
  */
 #include "api.h"
 
@@ -21,12 +25,22 @@
 #include "json.h"
 
 #define CACHE_SLOTS 8
+#define RESP_SLOTS 64
+#define RESP_MAX_BYTES (16u << 20)   /* larger answers are not kept */
 
 struct sel_entry {
     char *key;               /* canonical filter text; NULL: free slot */
-    mt_selection *sel;
+    mt_selection *sel;       /* NULL while being built */
     mt_filter *filter;
     int refs;
+    int building;
+    unsigned long last_use;
+};
+
+struct resp_entry {
+    char *key;               /* endpoint and parameters; NULL: free slot */
+    char *body;
+    size_t len;
     unsigned long last_use;
 };
 
@@ -35,8 +49,12 @@ struct vapi {
     char *file;
     double load_seconds;
     pthread_mutex_t lock;
+    pthread_cond_t built;
     unsigned long clock;
     struct sel_entry cache[CACHE_SLOTS];
+    struct resp_entry answers[RESP_SLOTS];
+    pthread_t warmer;
+    int warming;
 };
 
 vapi *vapi_new(const mt_model *m, const char *file, double load_seconds)
@@ -48,6 +66,7 @@ vapi *vapi_new(const mt_model *m, const char *file, double load_seconds)
     a->file = strdup(file ? file : "");
     a->load_seconds = load_seconds;
     pthread_mutex_init(&a->lock, NULL);
+    pthread_cond_init(&a->built, NULL);
     return a;
 }
 
@@ -63,8 +82,15 @@ void vapi_free(vapi *a)
 {
     if (!a)
         return;
+    if (a->warming)
+        pthread_join(a->warmer, NULL);
     for (int i = 0; i < CACHE_SLOTS; i++)
         entry_clear(&a->cache[i]);
+    for (int i = 0; i < RESP_SLOTS; i++) {
+        free(a->answers[i].key);
+        free(a->answers[i].body);
+    }
+    pthread_cond_destroy(&a->built);
     pthread_mutex_destroy(&a->lock);
     free(a->file);
     free(a);
@@ -73,91 +99,143 @@ void vapi_free(vapi *a)
 /* ------------------------------------------------------------------ */
 /* Selections                                                          */
 
-/* Find or build the selection for a filter text. On a filter error, fills
- * resp with 400 and returns NULL. Release with sel_release. */
-static struct sel_entry *sel_get(vapi *a, const char *text, vresp *resp)
+/* Find or build the selection for a parsed filter whose canonical text is
+ * key (both handed over). Returns NULL only when out of memory. Release
+ * with sel_release. */
+static struct sel_entry *sel_get(vapi *a, mt_filter *f, char *key)
 {
-    char *err = NULL;
-    size_t pos = 0;
-    mt_filter *f = mt_filter_parse(text ? text : "", &err, &pos);
-    if (!f) {
-        vresp_error(resp, 400, "%s", err ? err : "bad filter");
-        free(err);
-        return NULL;
-    }
-    char *key = mt_filter_to_string(f);
-    if (!key) {
-        mt_filter_free(f);
-        vresp_error(resp, 500, "out of memory");
-        return NULL;
-    }
     pthread_mutex_lock(&a->lock);
-    for (int i = 0; i < CACHE_SLOTS; i++) {
-        struct sel_entry *e = &a->cache[i];
-        if (e->key && !strcmp(e->key, key)) {
-            e->refs++;
-            e->last_use = ++a->clock;
-            pthread_mutex_unlock(&a->lock);
-            free(key);
-            mt_filter_free(f);
-            return e;
+    for (;;) {
+        struct sel_entry *hit = NULL;
+        for (int i = 0; i < CACHE_SLOTS; i++)
+            if (a->cache[i].key && !strcmp(a->cache[i].key, key))
+                hit = &a->cache[i];
+        if (!hit)
+            break;
+        if (hit->building) {  /* another request is on it: wait */
+            pthread_cond_wait(&a->built, &a->lock);
+            continue;
         }
-    }
-    pthread_mutex_unlock(&a->lock);
-
-    /* Build outside the lock: other requests go on meanwhile. */
-    mt_selection *sel = mt_select(a->model, f, MT_TIME_END);
-    if (!sel) {
+        hit->refs++;
+        hit->last_use = ++a->clock;
+        pthread_mutex_unlock(&a->lock);
         free(key);
         mt_filter_free(f);
-        vresp_error(resp, 500, "out of memory");
-        return NULL;
+        return hit;
     }
-    pthread_mutex_lock(&a->lock);
+    /* a free slot, else the least recently used idle one */
     struct sel_entry *slot = NULL;
     for (int i = 0; i < CACHE_SLOTS; i++) {
         struct sel_entry *e = &a->cache[i];
-        if (e->key && !strcmp(e->key, key)) {  /* built meanwhile by another request */
-            e->refs++;
-            e->last_use = ++a->clock;
-            pthread_mutex_unlock(&a->lock);
-            mt_selection_free(sel);
-            mt_filter_free(f);
-            free(key);
-            return e;
-        }
         if (!e->key) {
-            if (!slot)
-                slot = e;
-        } else if (e->refs == 0 && (!slot || (slot->key && e->last_use < slot->last_use))) {
             slot = e;
+            break;
         }
+        if (e->refs == 0 && !e->building && (!slot || e->last_use < slot->last_use))
+            slot = e;
     }
-    if (!slot) {  /* every slot busy: serve this one uncached */
-        pthread_mutex_unlock(&a->lock);
-        struct sel_entry *e = calloc(1, sizeof *e);
+    struct sel_entry *e = slot;
+    if (slot) {
+        entry_clear(slot);
+        slot->key = key;
+        slot->filter = f;
+        slot->building = 1;
+        slot->refs = 1;
+        slot->last_use = ++a->clock;
+    }
+    pthread_mutex_unlock(&a->lock);
+    if (!slot) {  /* every slot busy: a private entry for this request */
+        e = calloc(1, sizeof *e);
         if (!e) {
-            mt_selection_free(sel);
-            mt_filter_free(f);
             free(key);
-            vresp_error(resp, 500, "out of memory");
+            mt_filter_free(f);
             return NULL;
         }
         e->key = key;
-        e->sel = sel;
         e->filter = f;
-        e->refs = -1;  /* marks a private entry */
+        e->refs = -1;
+    }
+    /* build outside the lock: other requests go on meanwhile */
+    mt_selection *sel = mt_select(a->model, f, MT_TIME_END);
+    if (!slot) {
+        if (!sel) {
+            entry_clear(e);
+            free(e);
+            return NULL;
+        }
+        e->sel = sel;
         return e;
     }
-    if (slot->key)
-        entry_clear(slot);
-    slot->key = key;
-    slot->sel = sel;
-    slot->filter = f;
-    slot->refs = 1;
+    pthread_mutex_lock(&a->lock);
+    slot->building = 0;
+    if (sel) {
+        slot->sel = sel;
+    } else {
+        entry_clear(slot);  /* waiters retry */
+        e = NULL;
+    }
+    pthread_cond_broadcast(&a->built);
+    pthread_mutex_unlock(&a->lock);
+    return e;
+}
+
+/* A kept answer for key: a malloc'd copy of its body, or NULL. */
+static char *answer_get(vapi *a, const char *key, size_t *len)
+{
+    char *copy = NULL;
+    pthread_mutex_lock(&a->lock);
+    for (int i = 0; i < RESP_SLOTS; i++) {
+        struct resp_entry *r = &a->answers[i];
+        if (r->key && !strcmp(r->key, key)) {
+            copy = malloc(r->len + 1);
+            if (copy) {
+                memcpy(copy, r->body, r->len + 1);
+                *len = r->len;
+                r->last_use = ++a->clock;
+            }
+            break;
+        }
+    }
+    pthread_mutex_unlock(&a->lock);
+    return copy;
+}
+
+static void answer_put(vapi *a, const char *key, const char *body, size_t len)
+{
+    if (len > RESP_MAX_BYTES)
+        return;
+    char *k = strdup(key), *b = malloc(len + 1);
+    if (!k || !b) {
+        free(k);
+        free(b);
+        return;
+    }
+    memcpy(b, body, len + 1);
+    pthread_mutex_lock(&a->lock);
+    struct resp_entry *slot = NULL;
+    for (int i = 0; i < RESP_SLOTS; i++) {
+        struct resp_entry *r = &a->answers[i];
+        if (r->key && !strcmp(r->key, key)) {  /* raced with another request */
+            slot = NULL;
+            free(k);
+            free(b);
+            pthread_mutex_unlock(&a->lock);
+            return;
+        }
+        if (!r->key) {
+            if (!slot || slot->key)
+                slot = r;
+        } else if (!slot || (slot->key && r->last_use < slot->last_use)) {
+            slot = r;
+        }
+    }
+    free(slot->key);
+    free(slot->body);
+    slot->key = k;
+    slot->body = b;
+    slot->len = len;
     slot->last_use = ++a->clock;
     pthread_mutex_unlock(&a->lock);
-    return slot;
 }
 
 static void sel_release(vapi *a, struct sel_entry *e)
@@ -363,6 +441,8 @@ static int ep_curve(vapi *a, struct sel_entry *e, const vreq *req, vjson *j, vre
     vj_knum(j, "t", secs(c->peak_filtered_time));
     vj_knum(j, "bytes", c->peak_filtered);
     vj_end_obj(j);
+    mt_cost sel_total = mt_selection_total(e->sel);
+    put_cost(j, "selected", &sel_total);  /* live_* = still live at the end */
     vj_end_obj(j);
     mt_curve_free(c);
     return 1;
@@ -790,22 +870,77 @@ static int ep_hotspots(vapi *a, struct sel_entry *e, const vreq *req, vjson *j, 
     return 1;
 }
 
+/* The parameters each endpoint reads besides the filter: they make up the
+ * key under which its answer is kept. */
+static const char *const endpoint_params[][8] = {
+    {"info", NULL},
+    {"filter", NULL},
+    {"stats", NULL},
+    {"curve", "n", "t0", "t1", NULL},
+    {"tree", "dir", "metric", "min", NULL},
+    {"graph", "metric", "min", NULL},
+    {"function", "metric", "id", "name", NULL},
+    {"hist", NULL},
+    {"hotspots", "metric", NULL},
+};
+#define N_ENDPOINTS (sizeof endpoint_params / sizeof endpoint_params[0])
+
+static char *answer_key(int k, const char *filter, const vreq *req)
+{
+    char *key = NULL;
+    size_t len = 0;
+    FILE *o = open_memstream(&key, &len);
+    if (!o)
+        return NULL;
+    fprintf(o, "%s\n%s", endpoint_params[k][0], filter);
+    for (int i = 1; endpoint_params[k][i]; i++) {
+        const char *v = vreq_arg(req, endpoint_params[k][i]);
+        fprintf(o, "\n%s", v ? v : "");
+    }
+    fclose(o);
+    return key;
+}
+
 void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
 {
     vapi *a = ctx;
-    static const char *known[] = {"info", "filter", "stats", "curve", "tree",
-                                  "graph", "function", "hist", "hotspots", NULL};
-    int k = 0;
-    while (known[k] && strcmp(known[k], endpoint))
+    size_t k = 0;
+    while (k < N_ENDPOINTS && strcmp(endpoint_params[k][0], endpoint))
         k++;
-    if (!known[k]) {
+    if (k == N_ENDPOINTS) {
         vresp_error(resp, 404, "no such API endpoint: /api/%.100s", endpoint);
         return;
     }
-    const char *ftext = !strcmp(endpoint, "info") ? "" : vreq_arg(req, "filter");
-    struct sel_entry *e = sel_get(a, ftext, resp);
-    if (!e)
+    const char *ftext = k == 0 ? "" : vreq_arg(req, "filter");
+    char *err = NULL;
+    mt_filter *f = mt_filter_parse(ftext ? ftext : "", &err, NULL);
+    if (!f) {
+        vresp_error(resp, 400, "%s", err ? err : "bad filter");
+        free(err);
         return;
+    }
+    char *canon = mt_filter_to_string(f);
+    char *key = canon ? answer_key((int)k, canon, req) : NULL;
+    if (!canon || !key) {
+        mt_filter_free(f);
+        free(canon);
+        vresp_error(resp, 500, "out of memory");
+        return;
+    }
+    resp->body = answer_get(a, key, &resp->len);
+    if (resp->body) {
+        resp->status = 200;
+        mt_filter_free(f);
+        free(canon);
+        free(key);
+        return;
+    }
+    struct sel_entry *e = sel_get(a, f, canon);
+    if (!e) {
+        free(key);
+        vresp_error(resp, 500, "out of memory");
+        return;
+    }
     vjson j;
     vj_init(&j);
     int ok = 1;
@@ -825,8 +960,41 @@ void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
     default: ok = ep_hotspots(a, e, req, &j, resp); break;
     }
     sel_release(a, e);
-    if (ok)
+    if (ok) {
         finish(&j, resp);
-    else
+        if (resp->status == 200)
+            answer_put(a, key, resp->body, resp->len);
+    } else {
         vj_free(&j);
+    }
+    free(key);
+}
+
+/* The first page's questions, asked once the server is up, so that the
+ * browser finds them answered. Mirrors what app.js asks first. */
+static void *warm_up(void *arg)
+{
+    vapi *a = arg;
+    static const char *const reqs[][9] = {
+        {"info", NULL},
+        {"curve", "n", "1200", "filter", "", NULL},
+        {"tree", "dir", "sites", "min", "0.001", "filter", "", NULL},
+        {"hotspots", "filter", "", NULL},
+    };
+    for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
+        vreq *r = vreq_local(reqs[i] + 1);
+        if (!r)
+            break;
+        vresp resp = {0, NULL, NULL, 0};
+        vapi_handle(a, reqs[i][0], r, &resp);
+        free(resp.body);
+        vreq_free_local(r);
+    }
+    return NULL;
+}
+
+void vapi_warm_up(vapi *a)
+{
+    if (pthread_create(&a->warmer, NULL, warm_up, a) == 0)
+        a->warming = 1;
 }

@@ -38,6 +38,7 @@ int mt_viewer_serve(const mt_model *m, const mt_viewer_options *opts, const char
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         return 1;
     }
+    vapi_warm_up(api);
     printf("Serving %s  (press Ctrl-C to stop)\n", vsrv_url(srv));
     fflush(stdout);
 

@@ -35,12 +35,32 @@ struct vsrv {
 };
 
 struct vreq {
-    struct MHD_Connection *conn;
+    struct MHD_Connection *conn;   /* NULL: a local request */
+    const char *const *pairs;
 };
 
 const char *vreq_arg(const vreq *req, const char *name)
 {
+    if (!req->conn) {
+        for (const char *const *p = req->pairs; p && p[0]; p += 2)
+            if (!strcmp(p[0], name))
+                return p[1];
+        return NULL;
+    }
     return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+vreq *vreq_local(const char *const *pairs)
+{
+    vreq *r = calloc(1, sizeof *r);
+    if (r)
+        r->pairs = pairs;
+    return r;
+}
+
+void vreq_free_local(vreq *req)
+{
+    free(req);
 }
 
 void vresp_error(vresp *resp, int status, const char *fmt, ...)
@@ -219,7 +239,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         return send_error(conn, MHD_HTTP_URI_TOO_LONG, "query parameter too long");
 
     if (!strncmp(url, "/api/", 5)) {
-        vreq req = {conn};
+        vreq req = {conn, NULL};
         vresp resp = {0, NULL, NULL, 0};
         s->api(s->ctx, url + 5, &req, &resp);
         if (!resp.body) {

@@ -20,6 +20,11 @@ typedef struct vreq vreq;  /* one API request, valid during the callback */
 /* A query parameter's decoded value, or NULL when absent. */
 const char *vreq_arg(const vreq *req, const char *name);
 
+/* A request made inside the program (e.g. to warm caches): parameters as a
+ * NULL-terminated list of name, value pairs. Free with vreq_free_local. */
+vreq *vreq_local(const char *const *pairs);
+void vreq_free_local(vreq *req);
+
 /* What the API callback answers: status and a malloc'd body it hands over. */
 typedef struct vresp {
     int status;

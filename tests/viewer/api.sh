@@ -97,5 +97,16 @@ done
 for p in $pids; do wait "$p"; done
 check "8 concurrent requests all answered 200" [ "$(cat "$MT_TMP"/code* | sort -u)" = 200 ]
 
+# the same new filter from 6 clients at once: one selection, equal answers
+pids=""
+for i in 1 2 3 4 5 6; do
+    curl -s -o "$MT_TMP/same$i" "${VIEW_URL}api/tree?filter=live:200ms+size:%3C=16" & pids="$pids $!"
+done
+for p in $pids; do wait "$p"; done
+check "6 concurrent identical requests get identical answers" sh -c "for i in 2 3 4 5 6; do cmp -s '$MT_TMP/same1' '$MT_TMP/same'\$i || exit 1; done"
+curl -s -o "$MT_TMP/same7" "${VIEW_URL}api/tree?filter=live:0.2s+size:%3C%3D16B"
+check "a kept answer is reused for the same filter written differently" cmp -s "$MT_TMP/same1" "$MT_TMP/same7"
+check "the answer is a tree of that filter" grep -q '"filter":"live:200ms size:<=16"' "$MT_TMP/same1"
+
 stop_viewer
 check "SIGTERM stops the server with status 0" [ "$VIEW_RC" = 0 ]

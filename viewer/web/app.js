@@ -64,13 +64,13 @@ App.renderPoi = function (h) {
 };
 
 App.renderStatus = function () {
-  const s = App.stats, i = App.info;
-  if (!s || !i) return;
-  const all = i.total.alloc_bytes || 1;
+  const c = App.curve, i = App.info;
+  if (!c || !i) return;
+  const sel = c.selected, all = i.total.alloc_bytes || 1;
   MT.$('status').textContent = (MT.state.filter ? 'Filter keeps ' : 'All allocations: ') +
-    MT.fmtBytes(s.total.alloc_bytes) + ' allocated (' + MT.fmtPct(s.total.alloc_bytes / all) + ' of all, ' +
-    MT.fmtCount(s.total.samples) + ' samples)  ·  peak of the filtered: ' + MT.fmtBytes(s.peak_filtered_bytes) +
-    ' at ' + MT.fmtTime(s.peak_filtered_time) + '  ·  still live at the end: ' + MT.fmtBytes(s.never_collected_bytes);
+    MT.fmtBytes(sel.alloc_bytes) + ' allocated (' + MT.fmtPct(sel.alloc_bytes / all) + ' of all, ' +
+    MT.fmtCount(sel.samples) + ' samples)  ·  peak of the filtered: ' + MT.fmtBytes(c.filtered_peak.bytes) +
+    ' at ' + MT.fmtTime(c.filtered_peak.t) + '  ·  still live at the end: ' + MT.fmtBytes(sel.live_bytes);
 };
 
 App.renderCrumbs = function () {
@@ -163,16 +163,14 @@ App.refresh = async function () {
   const s = MT.state, seq = ++App.seq;
   App.loaded = {};
   const metric = s.metric === 'count' ? 'count' : '';
-  const w = Math.max(200, Math.min(4000, Math.round(MT.$('chart').clientWidth)));
-  const curveP = MT.api('curve', { filter: s.filter, n: w });
-  const statsP = MT.api('stats', { filter: s.filter });
+  /* a fixed bucket count (about a pixel each) so that answers can be shared */
+  const curveP = MT.api('curve', { filter: s.filter, n: 1200 });
   const poiP = MT.api('hotspots', { filter: s.filter, metric });
   const viewP = App.loadView();
   try {
-    const [curve, stats, poi] = await Promise.all([curveP, statsP, poiP]);
+    const [curve, poi] = await Promise.all([curveP, poiP]);
     if (seq !== App.seq) return;
     App.curve = curve;
-    App.stats = stats;
     App.chart.set(curve, MT.Filter.timeRanges(s.filter, curve.end, curve.peak.t));
     App.renderPoi(poi);
     App.renderStatus();
