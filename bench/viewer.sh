@@ -76,7 +76,7 @@ echo "== the page with a large flame graph (random-walk trace, top-down tree)"
 t0=$(now); start "$tmp/walk.ctf"; t1=$(now)
 echo "walk trace loaded and serving in $(echo "$t1 - $t0" | bc)s"
 if [ -x /usr/bin/chromium ] && [ -d tests/viewer/node_modules/playwright-core ]; then
-    for min in 0.0001 0.00006; do
+    for min in 0.0001 0.00004; do
         mkdir -p "$tmp/profile$min"
         node bench/viewer-page.js "${url}?dir=main&min=$min" "$tmp/profile$min"
     done

@@ -161,6 +161,23 @@ MT.Flame = class {
       drawNode(a, 0, 1);
       if (a === 0) break;
     }
+    /* what pruning left out under the zoomed frame: a grey block, labelled */
+    {
+      const z = this.zoom, ch = t.children(z);
+      let sum = 0;
+      for (const c of ch) sum += t.v[c];
+      const rest = t.v[z] > 0 ? (t.v[z] - sum) / t.v[z] : 0;
+      if (rest > 0.002 && ch.length && t.depth[z] + 1 < rows) {
+        const y = (t.depth[z] + 1) * rh, x0 = (1 - rest) * w;
+        ctx.fillStyle = '#eef0f3';
+        ctx.fillRect(x0, y, rest * w - 0.6, rh - 1);
+        if (rest * w > 60) {
+          const label = (t.dir === 'sites' && z === 0 ? 'smaller sites ' : 'pruned ') + MT.fmtPct(rest);
+          ctx.fillStyle = '#6b7280';
+          ctx.fillText(label.length * this.charW < rest * w - 6 ? label : MT.fmtPct(rest), x0 + 3, y + rh / 2);
+        }
+      }
+    }
     const minW = 0.35 / w;
     const stack = [this.zoom];
     while (stack.length) {
@@ -213,7 +230,7 @@ MT.Flame = class {
       ['share', MT.fmtPct(t.v[i] / (t.v[0] || 1)) + ' of the filtered total'],
     ];
     if (this.zoom > 0) rows.push(['of zoom', MT.fmtPct(t.v[i] / (t.v[this.zoom] || 1))]);
-    rows.push([t.dir === 'sites' ? 'not via callers' : 'self', MT.fmtValue(t.self[i])]);
+    if (t.dir === 'main') rows.push(['self', MT.fmtValue(t.self[i])]);
     rows.push(['samples', MT.fmtCount(t.s[i])]);
     rows.push(['sampling error', MT.fmtNoise(t.v[i], t.s[i]) + ' at 95%']);
     return rows;

@@ -15,7 +15,7 @@ MT.Graph = class {
       for (const c of kids) e.appendChild(typeof c === 'string' ? document.createTextNode(c) : c);
       return e;
     };
-    const nodes = g.nodes.slice(0, 60);
+    const nodes = g.nodes.slice(0, 40);
     if (!nodes.length) {
       box.appendChild(MT.el('div', { class: 'graph-empty' }, 'No function reaches the threshold for this filter.'));
       return;
@@ -96,7 +96,9 @@ MT.Graph = class {
       y += hmax + gapY;
     });
     const H = y;
-    const svg = S('svg', { width: W, height: H, viewBox: '0 0 ' + W + ' ' + H });
+    /* shrink wide graphs to the pane (down to 60%), scroll the rest */
+    const scale = Math.max(0.6, Math.min(1, (box.clientWidth - 8) / W));
+    const svg = S('svg', { width: Math.round(W * scale), height: Math.round(H * scale), viewBox: '0 0 ' + W + ' ' + H });
     svg.appendChild(S('defs', {}, S('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: '9', refY: '5', markerWidth: '9', markerHeight: '9', markerUnits: 'userSpaceOnUse', orient: 'auto-start-reverse' },
       S('path', { d: 'M 0 0 L 10 5 L 0 10 z', fill: '#7c8594' }))));
     edges.forEach((e, k) => {
@@ -133,5 +135,8 @@ MT.Graph = class {
       svg.appendChild(gnode);
     });
     box.appendChild(svg);
+    const root = layers[0][0];
+    box.scrollLeft = Math.max(0, (X[root] + dims[root].w / 2) * scale - box.clientWidth / 2);
+    box.scrollTop = 0;
   }
 };
