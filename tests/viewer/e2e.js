@@ -137,6 +137,26 @@ const tableRows = (page) => page.$$eval('#tree-table tbody tr', (rs) => rs.map((
     check('direction switch: flame graph from main drawn', (await inked(page, 'flame')) > 2000);
     if (shots) await page.screenshot({ path: shots + '/main.png' });
 
+    /* points of interest: a call path opens zoomed in the flame graph from main */
+    step = 'point of interest';
+    await page.locator('#poi .poi-item').nth(await page.$$eval('#poi h3', (hs) => {
+      /* index of the first item after the "Heaviest call paths" heading */
+      let n = 0;
+      for (const el of document.querySelectorAll('#poi > *')) {
+        if (el.tagName === 'H3' && /call paths/.test(el.textContent)) return n;
+        if (el.classList.contains('poi-item')) n++;
+      }
+      return 0;
+    })).click();
+    await page.waitForFunction(() => /zoom=\d/.test(location.search) && /dir=main/.test(location.search));
+    await page.waitForFunction(() => /Reset zoom/.test(document.getElementById('crumbs').textContent), null, { timeout: 10000 });
+    check('a heaviest call path opens zoomed from main', (await inked(page, 'flame')) > 1000);
+    /* measure by blocks */
+    await page.selectOption('#metric', 'count');
+    await page.waitForFunction(() => /metric=count/.test(location.search));
+    await page.waitForFunction(() => /blocks/.test(document.getElementById('poi').textContent), null, { timeout: 10000 });
+    check('measuring blocks instead of bytes', true);
+
     check('no request left this server', foreign.length === 0, foreign.join(' '));
     check('no script errors', errors.length === 0, errors.join(' | '));
   } catch (e) {

@@ -237,6 +237,8 @@ App.focusPath = function (ids) {
   s.dir = 'main';
   MT.$('dir').value = 'main';
   s.zoom = ids;
+  App.treeKey = '';   /* rebuild the flame graph at that zoom */
+  MT.writeUrl(true);
   App.setView('flame');
 };
 App.filterInside = function (name, neg) {
@@ -253,6 +255,8 @@ App.searchFor = function (name) {
 App.syncControls = function () {
   const s = MT.state;
   MT.$('dir').value = s.dir;
+  MT.$('metric').value = s.metric;
+  MT.$('th-value').textContent = s.metric === 'count' ? 'Blocks' : 'Bytes';
   MT.$('prune').value = String(Math.round(s.min * 100 * 1000) / 1000);
   MT.$('search').value = s.q;
   MT.$('filter-text').value = s.filter;
@@ -297,6 +301,12 @@ App.init = async function () {
   MT.$('filter-clear').addEventListener('click', () => App.applyText(''));
   for (const b of document.querySelectorAll('.tabs > button')) b.addEventListener('click', () => App.setView(b.dataset.view));
   MT.$('dir').addEventListener('change', () => { MT.state.dir = MT.$('dir').value; MT.state.zoom = []; MT.writeUrl(true); App.loadView(); });
+  MT.$('metric').addEventListener('change', () => {
+    MT.state.metric = MT.$('metric').value === 'count' ? 'count' : 'alloc';
+    MT.$('th-value').textContent = MT.state.metric === 'count' ? 'Blocks' : 'Bytes';
+    MT.writeUrl(true);
+    App.refresh();
+  });
   MT.$('prune').addEventListener('change', () => {
     const v = parseFloat(MT.$('prune').value);
     if (!(v >= 0 && v <= 50)) { MT.$('prune').value = String(MT.state.min * 100); return; }
