@@ -20,9 +20,9 @@ trap 'for p in $pids; do kill $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
 [ -x "$BIN" ] || { echo "build first: make BUILD=$B" >&2; exit 1; }
 
 mkdir -p "$B/bench"
-cc -O2 -Iinclude -D_GNU_SOURCE -o "$B/bench/gen-trace" bench/gen-trace.c "$B/libmemtrace-trace.a" -lm
+cc -O2 -Iinclude -D_GNU_SOURCE -o "$B/bench/viewer-gen" bench/viewer-gen.c "$B/libmemtrace-trace.a" -lm
 cc -O2 -Iinclude -D_GNU_SOURCE -o "$B/bench/gen_trace" bench/gen_trace.c "$B/libmemtrace-trace.a" -lm
-"$B/bench/gen-trace" "$tmp/paths.ctf" 5000000 >/dev/null      # a few hundred call paths
+"$B/bench/viewer-gen" "$tmp/paths.ctf" 5000000 >/dev/null      # 400 call paths, program-like
 "$B/bench/gen_trace" -n 5000000 "$tmp/walk.ctf" >/dev/null     # random-walk stacks, 4.6M distinct
 
 now() { date +%s.%N; }
@@ -61,7 +61,7 @@ echo "view ready: ${r}s   memtrace stats: ${s}s   ratio $(echo "scale=2; $r / $s
 
 echo "== applying a filter (new filter each time: no cache), median of $RUNS"
 start "$tmp/paths.ctf"
-for f in "live:end" "alloc:1s-3s" "live:2.5s" "size:%3E%3D4k" "inside:f1" "lifetime:%3C10ms" "hide:f2" "collect:never+size:%3C=64"; do
+for f in "live:end" "alloc:1s-3s" "live:2.5s" "size:%3E%3D4k" "inside:fn0042" "lifetime:%3C10ms" "hide:mod007" "collect:never+size:%3C=64"; do
     : > "$tmp/f"
     i=0
     while [ $i -lt "$RUNS" ]; do
