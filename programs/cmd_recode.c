@@ -47,6 +47,54 @@ static void on_warning(void *ctx, const char *msg)
     fprintf(stderr, "memtrace recode: warning: %s\n", msg);
 }
 
+/* Output buffered in 1 MiB blocks: fewer system calls than one per packet
+ * (a recorder writes packets one by one; a converter need not). */
+typedef struct outbuf {
+    int fd;
+    size_t len;
+    unsigned char data[1 << 20];
+} outbuf;
+
+static int out_flush(outbuf *o)
+{
+    size_t off = 0;
+    while (off < o->len) {
+        ssize_t n = write(o->fd, o->data + off, o->len - off);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        off += (size_t)n;
+    }
+    o->len = 0;
+    return 0;
+}
+
+static int out_write(void *ctx, const void *buf, size_t len)
+{
+    outbuf *o = ctx;
+    if (o->len + len > sizeof o->data && out_flush(o) < 0)
+        return -1;
+    if (len > sizeof o->data) {
+        const unsigned char *p = buf;
+        while (len > 0) {
+            ssize_t n = write(o->fd, p, len);
+            if (n < 0) {
+                if (errno == EINTR)
+                    continue;
+                return -1;
+            }
+            p += n;
+            len -= (size_t)n;
+        }
+        return 0;
+    }
+    memcpy(o->data + o->len, buf, len);
+    o->len += len;
+    return 0;
+}
+
 static int resolve(void *ctx, mt_location_code code, const mt_location **locs, size_t *n)
 {
     return mt_reader_lookup(ctx, code, locs, n);
@@ -193,9 +241,9 @@ static int recode_threaded(mt_reader *r, mt_writer *w, pipe_state *ps, const cha
         const mt_location_code *frames = b->frames;
         for (size_t i = 0; i < b->nev && !failed; i++) {
             const pev *e = &b->ev[i];
-            mt_event ev = {.kind = (mt_event_kind)e->kind, .time = e->time, .id = e->id,
-                           .domain = ps->domain};
-            if (ev.kind == MT_EVENT_ALLOC) {
+            mt_timestamp now = (int64_t)((uint64_t)info->start_time + (uint64_t)e->time);
+            int rc;
+            if (e->kind == MT_EVENT_ALLOC) {
                 size_t len = e->keep + e->nnew;
                 if (len > bt_cap) {
                     size_t cap = bt_cap ? bt_cap * 2 : 1024;
@@ -213,14 +261,21 @@ static int recode_threaded(mt_reader *r, mt_writer *w, pipe_state *ps, const cha
                 memcpy(bt + e->keep, frames, e->nnew * sizeof *bt);
                 frames += e->nnew;
                 bt_len = len;
-                ev.length = e->length;
-                ev.n_samples = e->n_samples;
-                ev.source = (mt_source)e->source;
-                ev.backtrace = bt;
-                ev.backtrace_length = bt_len;
-                ev.common_prefix = e->keep;
+                if (e->id != mt_writer_next_id(w)) {
+                    fprintf(stderr, "memtrace recode: %s: allocation ids do not follow on\n",
+                            in);
+                    failed = 1;
+                    break;
+                }
+                /* bt[0..keep) is the previous allocation's: trusted. */
+                rc = mt_writer_put_alloc_shared(w, now, e->length, e->n_samples,
+                                                (mt_source)e->source, bt, bt_len, e->keep, NULL);
+            } else if (e->kind == MT_EVENT_PROMOTE) {
+                rc = mt_writer_put_promote(w, now, e->id);
+            } else {
+                rc = mt_writer_put_collect(w, now, e->id);
             }
-            if (mt_writer_put_event(w, info->start_time, &ev) < 0) {
+            if (rc < 0) {
                 fprintf(stderr, "memtrace recode: %s: %s\n", out, mt_writer_error(w));
                 failed = 1;
             }
@@ -328,10 +383,17 @@ int cmd_recode(int argc, char **argv)
         return 1;
     }
     pipe_state ps = {.r = r, .domain = info->initial_domain};
+    outbuf *ob = malloc(sizeof *ob);
     mt_writer_options wopts = {.version = version,
                                .domain = version >= 3 ? info->initial_domain : 0,
                                .resolve = resolve,
-                               .resolve_ctx = r};
+                               .resolve_ctx = r,
+                               .write = ob ? out_write : NULL,
+                               .write_ctx = ob};
+    if (ob) {
+        ob->fd = fd;
+        ob->len = 0;
+    }
     if (threads > 1) {
         ps.batches = calloc(NBATCHES, sizeof *ps.batches);
         if (ps.batches) {
@@ -354,6 +416,10 @@ int cmd_recode(int argc, char **argv)
             fprintf(stderr, "memtrace recode: %s: %s\n", out, mt_writer_error(w));
             status = 1;
         }
+        if (status == 0 && ob && out_flush(ob) < 0) {
+            fprintf(stderr, "memtrace recode: %s: write failed: %s\n", out, strerror(errno));
+            status = 1;
+        }
         mt_writer_close(w);
     }
     if (ps.batches) {
@@ -364,6 +430,7 @@ int cmd_recode(int argc, char **argv)
         pthread_mutex_destroy(&ps.locs);
         pthread_cond_destroy(&ps.cond);
     }
+    free(ob);
     if (fd != 1 && close(fd) < 0 && status == 0) {
         fprintf(stderr, "memtrace recode: %s: %s\n", out, strerror(errno));
         status = 1;

@@ -159,6 +159,15 @@ int mt_writer_put_alloc(mt_writer *w, mt_timestamp now, uint64_t length,
                         uint64_t n_samples, mt_source source,
                         const mt_location_code *backtrace, size_t backtrace_length,
                         mt_obj_id *id);
+/* Added: put_alloc for a caller that knows that the first `shared` frames of
+ * backtrace are those of the previous allocation it gave this writer (a
+ * reader's common_prefix, capped at the previous backtrace's length, is such
+ * a number): frames are compared only from there on. A wrong claim gives a
+ * well-formed trace with wrong backtraces. */
+int mt_writer_put_alloc_shared(mt_writer *w, mt_timestamp now, uint64_t length,
+                               uint64_t n_samples, mt_source source,
+                               const mt_location_code *backtrace, size_t backtrace_length,
+                               size_t shared, mt_obj_id *id);
 int mt_writer_put_promote(mt_writer *w, mt_timestamp now, mt_obj_id id);
 int mt_writer_put_collect(mt_writer *w, mt_timestamp now, mt_obj_id id);
 

@@ -85,12 +85,55 @@ static uint64_t name_hash(const char *s, size_t *len)
     return h ^ (h >> 32);
 }
 
-static char *copy_of(const char *s, size_t len)
+/* Encoder copies of names live in buffers that remember their capacity
+ * (stored just before the string) and go back to a pool when a name is
+ * evicted: a busy name table costs no malloc per location. */
+static size_t *buf_cap(char *s)
 {
-    char *c = malloc(len + 1);
-    if (c)
-        memcpy(c, s, len + 1);
+    return (size_t *)(void *)(s - sizeof(size_t));
+}
+
+static char *copy_of(mt_mtf *m, const char *s, size_t len)
+{
+    char *c = NULL;
+    if (m->npool > 0) {
+        c = m->pool[--m->npool];
+        if (*buf_cap(c) < len + 1) {
+            size_t cap = len + 1 < 64 ? 64 : len + 1;
+            size_t *b = realloc(buf_cap(c), sizeof(size_t) + cap);
+            if (!b) {
+                free(buf_cap(c));
+                return NULL;
+            }
+            *b = cap;
+            c = (char *)(b + 1);
+        }
+    } else {
+        size_t cap = len + 1 < 64 ? 64 : len + 1;
+        size_t *b = malloc(sizeof(size_t) + cap);
+        if (!b)
+            return NULL;
+        *b = cap;
+        c = (char *)(b + 1);
+    }
+    memcpy(c, s, len + 1);
     return c;
+}
+
+static void release(mt_mtf *m, const char *s)
+{
+    char *c = (char *)s;
+    if (m->npool == m->pool_cap) {
+        size_t cap = m->pool_cap ? m->pool_cap * 2 : 64;
+        char **pool = realloc(m->pool, cap * sizeof *pool);
+        if (!pool) {
+            free(buf_cap(c));
+            return;
+        }
+        m->pool = pool;
+        m->pool_cap = cap;
+    }
+    m->pool[m->npool++] = c;
 }
 
 int mt_mtf_encode(mt_mtf *m, const char *file, const char *def, unsigned *file_code,
@@ -109,7 +152,7 @@ int mt_mtf_encode(mt_mtf *m, const char *file, const char *def, unsigned *file_c
         *file_code = i;
         f = &m->files[file_to_front(m, i)];
     } else {
-        char *copy = copy_of(file, flen);
+        char *copy = copy_of(m, file, flen);
         if (!copy)
             return -1;
         *file_code = MT_MTF_LITERAL;
@@ -120,9 +163,9 @@ int mt_mtf_encode(mt_mtf *m, const char *file, const char *def, unsigned *file_c
             m->order[0] = (uint8_t)slot;
         } else {
             slot = file_to_front(m, MT_MTF_SIZE - 1);
-            free((char *)m->files[slot].name);
+            release(m, m->files[slot].name);
             for (unsigned j = 0; j < m->files[slot].ndefs; j++)
-                free((char *)m->files[slot].defs[j]);
+                release(m, m->files[slot].defs[j]);
         }
         f = &m->files[slot];
         f->name = copy;
@@ -140,12 +183,12 @@ int mt_mtf_encode(mt_mtf *m, const char *file, const char *def, unsigned *file_c
         f->def_hash[0] = h;
         def_to_front(f, i);
     } else {
-        char *copy = copy_of(def, dlen);
+        char *copy = copy_of(m, def, dlen);
         if (!copy)
             return -1;
         *def_code = MT_MTF_LITERAL;
         if (f->ndefs == MT_MTF_SIZE)
-            free((char *)f->defs[MT_MTF_SIZE - 1]);
+            release(m, f->defs[MT_MTF_SIZE - 1]);
         unsigned keep = f->ndefs < MT_MTF_SIZE ? f->ndefs : MT_MTF_SIZE - 1;
         memmove(f->def_hash + 1, f->def_hash, keep * sizeof f->def_hash[0]);
         f->def_hash[0] = dh;
@@ -158,9 +201,14 @@ void mt_mtf_encoder_free(mt_mtf *m)
 {
     for (unsigned i = 0; i < m->nfiles; i++) {
         mt_mtf_file *f = &m->files[i];
-        free((char *)f->name);
+        free(buf_cap((char *)f->name));
         for (unsigned j = 0; j < f->ndefs; j++)
-            free((char *)f->defs[j]);
+            free(buf_cap((char *)f->defs[j]));
     }
+    for (size_t i = 0; i < m->npool; i++)
+        free(buf_cap(m->pool[i]));
+    free(m->pool);
+    m->pool = NULL;
+    m->npool = m->pool_cap = 0;
     m->nfiles = 0;
 }

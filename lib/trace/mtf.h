@@ -28,6 +28,9 @@ typedef struct mt_mtf {
     mt_mtf_file files[MT_MTF_SIZE]; /* storage; order says which is where */
     uint8_t order[MT_MTF_SIZE];      /* order[i] = storage slot of entry i */
     uint8_t nfiles;
+    /* Encoder only: string buffers of evicted names, for reuse. */
+    char **pool;
+    size_t npool, pool_cap;
 } mt_mtf;
 
 /* Decoder: applies one location's (file code, defname code) pair. file_lit /

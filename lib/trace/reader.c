@@ -300,11 +300,10 @@ static int read_packet(mt_reader *r, header *h, int first)
 static inline int event_time(mt_reader *r, uint32_t hdr, const uint8_t *at, int64_t *t)
 {
     /* Unsigned arithmetic: hostile headers must not overflow signed ints. */
+    /* The event's low 25 bits, past the begin time's, with a wrap of the
+     * 25-bit clock inside the packet folded in by the mask. */
     int64_t begin = r->pkt_begin;
-    uint64_t low = hdr & MT_TIME_MASK;
-    uint64_t ut = ((uint64_t)begin & ~(uint64_t)MT_TIME_MASK) + low;
-    if (low < ((uint64_t)begin & MT_TIME_MASK))
-        ut += (uint64_t)1 << MT_TIME_BITS; /* the 25-bit clock wrapped */
+    uint64_t ut = (uint64_t)begin + (((uint64_t)hdr - (uint64_t)begin) & MT_TIME_MASK);
     int64_t time = (int64_t)ut;
     if (time < begin || time > r->pkt_end)
         return fail_at(r, off_of(r, at),

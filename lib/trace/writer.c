@@ -53,7 +53,8 @@ struct mt_writer {
     int64_t pkt_start, pkt_end;
     uint64_t pkt_first_id;
     uint64_t next_id;
-    uint64_t chunk_end;         /* v3: first id past the current id chunk */
+    uint64_t chunk_end;         /* v3: first id past the current id chunk (v2: none) */
+    size_t len_limit;           /* cut the packet when len exceeds this */
     unsigned verify_ix;
 
     /* Backtrace cache: code, date (id of last use), predicted next bucket. */
@@ -268,18 +269,21 @@ int mt_writer_flush(mt_writer *w)
  * the event's header. Returns a pointer to where its payload goes. */
 static inline uint8_t *begin_event(mt_writer *w, unsigned code, int64_t now)
 {
-    if (w->finished) {
-        wfail(w, "event after mt_writer_finish");
-        return NULL;
-    }
     if (now < w->pkt_end)
         now = w->pkt_end; /* times must not decrease: clamp rather than corrupt */
-    if (MT_MAX_PACKET - w->len < EVENT_HEADROOM || w->npending > MAX_PENDING_LOCS ||
-        (uint64_t)now - (uint64_t)w->pkt_start > MAX_PACKET_SPAN ||
-        (w->version >= 3 && w->next_id >= w->chunk_end)) {
+    /* One test for all the cutting rules (len_limit is 0 once finished,
+     * chunk_end is infinite in v2). */
+    if (__builtin_expect(w->len > w->len_limit || w->npending > MAX_PENDING_LOCS ||
+                             (uint64_t)now - (uint64_t)w->pkt_start > MAX_PACKET_SPAN ||
+                             w->next_id >= w->chunk_end,
+                         0)) {
+        if (w->finished) {
+            wfail(w, "event after mt_writer_finish");
+            return NULL;
+        }
         if (flush_at(w, now) < 0)
             return NULL;
-        if (w->version >= 3 && w->next_id >= w->chunk_end)
+        if (w->next_id >= w->chunk_end)
             w->chunk_end = w->next_id + V3_IDS_PER_CHUNK;
     }
     w->pkt_end = now;
@@ -407,7 +411,7 @@ static uint8_t *encode_backtrace(mt_writer *w, uint8_t *p, const mt_location_cod
  * A wrong guess costs only the memcmp. */
 static int put_alloc(mt_writer *w, mt_timestamp now, uint64_t length, uint64_t n_samples,
                      mt_source source, const mt_location_code *bt, size_t n, size_t guess,
-                     mt_obj_id *id)
+                     int trusted, mt_obj_id *id)
 {
     if (w->failed)
         return -1;
@@ -424,7 +428,7 @@ static int put_alloc(mt_writer *w, mt_timestamp now, uint64_t length, uint64_t n
         __builtin_prefetch(&w->cache[hash1(bt[i])]);
         __builtin_prefetch(&w->cache[hash2(bt[i])]);
     }
-    if (guess > 0 && memcmp(bt, prev, guess * sizeof *bt) == 0)
+    if (guess > 0 && (trusted || memcmp(bt, prev, guess * sizeof *bt) == 0))
         cp = guess;
     /* Common prefix, four frames at a time while they all match. */
     while (cp + 4 <= m && ((bt[cp] ^ prev[cp]) | (bt[cp + 1] ^ prev[cp + 1]) |
@@ -485,7 +489,16 @@ int mt_writer_put_alloc(mt_writer *w, mt_timestamp now, uint64_t length, uint64_
                         mt_source source, const mt_location_code *backtrace,
                         size_t backtrace_length, mt_obj_id *id)
 {
-    return put_alloc(w, now, length, n_samples, source, backtrace, backtrace_length, 0, id);
+    return put_alloc(w, now, length, n_samples, source, backtrace, backtrace_length, 0, 0, id);
+}
+
+int mt_writer_put_alloc_shared(mt_writer *w, mt_timestamp now, uint64_t length,
+                               uint64_t n_samples, mt_source source,
+                               const mt_location_code *backtrace, size_t backtrace_length,
+                               size_t shared, mt_obj_id *id)
+{
+    return put_alloc(w, now, length, n_samples, source, backtrace, backtrace_length, shared, 1,
+                     id);
 }
 
 static int put_ref(mt_writer *w, unsigned code, mt_timestamp now, mt_obj_id id)
@@ -526,7 +539,7 @@ int mt_writer_put_event(mt_writer *w, mt_timestamp start_time, const mt_event *e
             return wfail(w, "allocation id %llu does not follow on from the writer's %llu",
                          (unsigned long long)ev->id, (unsigned long long)w->next_id);
         return put_alloc(w, now, ev->length, ev->n_samples, ev->source, ev->backtrace,
-                         ev->backtrace_length, ev->common_prefix, NULL);
+                         ev->backtrace_length, ev->common_prefix, 0, NULL);
     case MT_EVENT_PROMOTE:
         return mt_writer_put_promote(w, now, ev->id);
     case MT_EVENT_COLLECT:
@@ -606,7 +619,8 @@ mt_writer *mt_writer_open(int fd, const mt_trace_info *info, const mt_writer_opt
     }
     w->pkt_start = w->pkt_end = info->start_time;
     w->next_id = 0;
-    w->chunk_end = V3_IDS_PER_CHUNK;
+    w->chunk_end = w->version >= 3 ? V3_IDS_PER_CHUNK : UINT64_MAX;
+    w->len_limit = MT_MAX_PACKET - EVENT_HEADROOM;
     start_packet(w, 0);
     return w;
 fail:
@@ -636,6 +650,7 @@ int mt_writer_finish(mt_writer *w)
         return 0;
     int rc = flush_at(w, w->pkt_end);
     w->finished = 1;
+    w->len_limit = 0;
     return rc;
 }
 
