@@ -85,6 +85,7 @@ static int fail_at(mt_reader *r, uint64_t off, const char *fmt, ...)
     vsnprintf(r->err + n, sizeof r->err - (size_t)n, fmt, ap);
     va_end(ap);
     r->failed = 1;
+    r->p = r->end = NULL; /* mt_reader_next stops at once from now on */
     return -1;
 }
 
@@ -618,17 +619,16 @@ static const uint8_t *read_backtrace(mt_reader *r, const uint8_t *p, uint64_t cp
     /* After a truncated backtrace the prefix can exceed what we have: decode
      * anyway (to keep the cache in step), then repeat the previous one. */
     size_t n = cp <= prev_len ? (size_t)cp : prev_len;
+    /* Room for the most frames these codewords can give (256 each; the
+     * packet's bytes bound how many codewords there really are), so that
+     * the loop below needs no capacity checks. */
+    size_t words = (size_t)(end - p) / 2;
+    size_t need = n + (nenc < words ? nenc : words) * 256 + 1;
+    if (need > d->bt_cap && grow_backtrace(r, d, need, p) < 0)
+        return NULL;
     mt_location_code *bt = d->bt;
-    size_t cap = d->bt_cap;
     unsigned prev = 0;
     for (unsigned i = 0; i < nenc; i++) {
-        if (n + 257 > cap) {
-            d->bt_len = prev_len;
-            if (grow_backtrace(r, d, n + 257, p) < 0)
-                return NULL;
-            bt = d->bt;
-            cap = d->bt_cap;
-        }
         if (end - p < 2)
             return underflow(r, p, "backtrace codeword"), NULL;
         unsigned w = mt_get16(p);
@@ -672,33 +672,47 @@ static const uint8_t *read_backtrace(mt_reader *r, const uint8_t *p, uint64_t cp
     return p;
 }
 
-int mt_reader_next(mt_reader *r, mt_event *ev)
+/* The slow side of mt_reader_next, kept out of line: fewer than 4 bytes
+ * left in the packet. Ends the packet (checking its id count) and moves to
+ * the next one; also where a finished or failed reader stops. Returns 1 to
+ * go on, 0 at the end, -1 on error. */
+static __attribute__((noinline)) int packet_boundary(mt_reader *r)
 {
     if (r->failed)
         return -1;
+    if (r->done)
+        return 0;
+    if (r->p != r->end)
+        return underflow(r, r->p, "event header");
+    if (r->in_packet) {
+        r->in_packet = 0;
+        if (r->next_id != r->id_end)
+            return fail_at(r, r->pkt_off + MT_HDR_ID_END + (r->hdr_size - MT_HDR_SIZE_V2),
+                           "packet declares allocation ids up to %llu but its "
+                           "allocations end at %llu",
+                           (unsigned long long)r->id_end, (unsigned long long)r->next_id);
+        if (r->info.version < 3)
+            r->expected_id = r->next_id;
+    }
+    int rc = next_packet(r);
+    if (rc <= 0) {
+        r->p = r->end = NULL; /* every later call comes back here */
+        return r->failed ? -1 : 0;
+    }
+    return 1;
+}
+
+int mt_reader_next(mt_reader *r, mt_event *ev)
+{
     for (;;) {
-        if (r->done)
-            return 0;
         const uint8_t *p = r->p;
-        if (p == r->end) {
-            if (r->in_packet) {
-                r->in_packet = 0;
-                if (r->next_id != r->id_end)
-                    return fail_at(r, r->pkt_off + MT_HDR_ID_END + (r->hdr_size - MT_HDR_SIZE_V2),
-                                   "packet declares allocation ids up to %llu but its "
-                                   "allocations end at %llu",
-                                   (unsigned long long)r->id_end,
-                                   (unsigned long long)r->next_id);
-                if (r->info.version < 3)
-                    r->expected_id = r->next_id;
-            }
-            if (next_packet(r) <= 0)
-                return r->failed ? -1 : 0;
+        if (__builtin_expect(r->end - p < 4, 0)) {
+            int rc = packet_boundary(r);
+            if (rc <= 0)
+                return rc;
             continue;
         }
         const uint8_t *evstart = p;
-        if (r->end - p < 4)
-            return underflow(r, p, "event header");
         uint32_t hdr = mt_get32(p);
         p += 4;
         int64_t t = 0;
