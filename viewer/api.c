@@ -337,12 +337,16 @@ static void finish(vjson *j, vresp *resp)
 /* ------------------------------------------------------------------ */
 /* Endpoints                                                           */
 
+/* Trace facts, from cheap model accessors only (mt_query_stats sorts every
+ * lifetime: too slow for the first answer of a large trace). */
 static void ep_info(vapi *a, struct sel_entry *e, vjson *j)
 {
     const mt_model *m = a->model;
     const mt_trace_info *ti = mt_model_info(m);
-    mt_stats st;
-    mt_query_stats(e->sel, &st);
+    uint64_t allocs, promotes, collects;
+    mt_model_event_counts(m, &allocs, &promotes, &collects);
+    mt_cost total = mt_selection_total(e->sel);
+    double duration = secs(mt_model_end(m));
     vj_obj(j);
     vj_kstr(j, "file", a->file);
     vj_kstr(j, "executable", ti->executable_name);
@@ -356,17 +360,16 @@ static void ep_info(vapi *a, struct sel_entry *e, vjson *j)
     vj_knum(j, "one_in_bytes", per_byte > 0 ? 1.0 / per_byte : 0);
     vj_kstr(j, "context", ti->context);
     vj_kstr(j, "runtime_params", ti->ocaml_runtime_params);
-    vj_knum(j, "duration", secs(st.duration));
-    vj_kuint(j, "events", st.events);
-    vj_kuint(j, "allocs", st.allocs);
-    vj_kuint(j, "promotes", st.promotes);
-    vj_kuint(j, "collects", st.collects);
-    put_cost(j, "total", &st.total);
-    vj_knum(j, "peak_bytes", st.peak_bytes);
-    vj_knum(j, "peak_time", secs(st.peak_time));
-    vj_knum(j, "live_at_end", st.never_collected_bytes);
-    vj_knum(j, "alloc_rate", st.alloc_rate);
-    vj_knum(j, "mean_lifetime", st.mean_lifetime_us / 1e6);
+    vj_knum(j, "duration", duration);
+    vj_kuint(j, "events", allocs + promotes + collects);
+    vj_kuint(j, "allocs", allocs);
+    vj_kuint(j, "promotes", promotes);
+    vj_kuint(j, "collects", collects);
+    put_cost(j, "total", &total);
+    vj_knum(j, "peak_bytes", mt_model_peak_bytes(m));
+    vj_knum(j, "peak_time", secs(mt_model_peak_time(m)));
+    vj_knum(j, "live_at_end", total.live_bytes);  /* the selection's live time is the end */
+    vj_knum(j, "alloc_rate", duration > 0 ? total.alloc_bytes / duration : 0);
     vj_knum(j, "load_seconds", a->load_seconds);
     vj_kuint(j, "model_memory", mt_model_memory(m));
     vj_end_obj(j);
