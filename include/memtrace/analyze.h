@@ -274,7 +274,7 @@ size_t mt_selection_stack(const mt_selection *s, mt_node_id node, mt_frame_id *o
                           size_t cap);
 
 /* Calls fn once per distinct stack with a non-zero cost (selection trie
- * nodes whose self cost has allocs > 0), in node order. Stop early by
+ * nodes whose self cost has allocs > 0), in order of first allocation. Stop early by
  * returning non-zero (which is then returned). */
 typedef int (*mt_stack_fn)(void *ctx, mt_node_id node, const mt_cost *cost);
 int mt_selection_each_stack(const mt_selection *s, mt_stack_fn fn, void *ctx);

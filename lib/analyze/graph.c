@@ -44,11 +44,13 @@ mt_graph *mt_query_graph(const mt_selection *s, mt_metric sort, double min_fract
     if (!flat || !cum || !seen || mta_table_init(&eidx, 1024) < 0)
         goto done;
     tab = 1;
-    for (size_t i = 1; i < s->n_nodes; i++) {
-        const mt_cost *c = &s->cost[i];
-        if (!c->allocs)
+    for (size_t sk = 0; sk < s->n_stacks; sk++) {
+        const mt_cost *c = &s->stack_cost[sk];
+        size_t i = sk + 1; /* a stamp: unique per stack, never 0 */
+        mt_node_id node = s->stack_node[sk];
+        if (node == 0)
             continue;
-        size_t d = stack_funcs(s, (mt_node_id)i, &fs, &fcap);
+        size_t d = stack_funcs(s, node, &fs, &fcap);
         if (d == (size_t)-1)
             goto done;
         mta_cost_add(&flat[fs[d - 1]], c);
@@ -194,11 +196,13 @@ mt_func_report *mt_query_func(const mt_selection *s, mt_func_id f, mt_metric sor
     if (!r || !up.cost || !up.seen || !down.cost || !down.seen || f >= nf)
         goto done;
     r->func = f;
-    for (size_t i = 1; i < s->n_nodes; i++) {
-        const mt_cost *c = &s->cost[i];
-        if (!c->allocs)
+    for (size_t sk = 0; sk < s->n_stacks; sk++) {
+        const mt_cost *c = &s->stack_cost[sk];
+        size_t i = sk + 1; /* a stamp: unique per stack, never 0 */
+        mt_node_id node = s->stack_node[sk];
+        if (node == 0)
             continue;
-        size_t d = stack_funcs(s, (mt_node_id)i, &fs, &fcap);
+        size_t d = stack_funcs(s, node, &fs, &fcap);
         if (d == (size_t)-1)
             goto done;
         int in = 0;

@@ -76,12 +76,23 @@ double mt_noise(uint64_t k)
 
 /* ------------------------------------------------------------ the builder */
 
+#define MEMO_SIZE 8192
+#define CODE_MEMO_SIZE 4096
+
 typedef struct builder {
     mt_model *m;
     mt_reader *r;
     mta_table code_frames;   /* code -> first frame index (count in the frame) */
-    mta_table children;      /* (parent node << 32 | frame) -> node */
+    /* Children of a trie node: a list (first_child, next_sibling), and for
+     * nodes with many children also the table (parent << 32 | frame). Most
+     * nodes have few children, and a node just created has none: no hash
+     * lookup, no cache miss in a big table. */
+    mta_table children;
+    MTA_VEC(uint32_t) first_child;
+    MTA_VEC(uint32_t) next_sibling;
+    MTA_VEC(uint16_t) n_kids;       /* saturates at BIG_NODE */
     struct memo { uint64_t key; uint32_t node; } *memo; /* small direct-mapped cache of children */
+    struct code_memo { uint64_t code; uint32_t frame; } *code_memo; /* frame + 1; 0 empty */
     mta_table ids;           /* obj id -> alloc index, when ids are not dense */
     int sparse_ids;
     /* function interning: hash of (name, file) -> chain via func_next */
@@ -142,9 +153,16 @@ static int64_t intern_func(builder *b, const char *name, const char *file)
  * index (its inline_count tells how many), or -1 when out of memory. */
 static int64_t code_frames(builder *b, uint64_t code)
 {
+    /* a direct-mapped cache of recent codes in front of the table */
+    struct code_memo *cm = &b->code_memo[mta_hash64(code) & (CODE_MEMO_SIZE - 1)];
+    if (cm->frame && cm->code == code)
+        return cm->frame - 1;
     int64_t f = mta_table_get(&b->code_frames, code);
-    if (f >= 0)
+    if (f >= 0) {
+        cm->code = code;
+        cm->frame = (uint32_t)f + 1;
         return f;
+    }
     mt_model *m = b->m;
     const mt_location *locs = NULL;
     size_t n = 0;
@@ -184,29 +202,54 @@ static int64_t code_frames(builder *b, uint64_t code)
     return first;
 }
 
-#define MEMO_SIZE 8192
+
+#define BIG_NODE 12  /* children beyond this go into the table */
 
 static int64_t child(builder *b, mt_node_id parent, mt_frame_id frame)
 {
+    mt_model *m = b->m;
     uint64_t key = (uint64_t)parent << 32 | frame;
-    /* Hot paths repeat: a small cache in front of the big table saves
-     * most of its cache misses. Key 0 (root, frame 0) is never cached. */
+    /* Hot paths repeat: a small cache in front of everything. Key 0 (root,
+     * frame 0) is never cached. */
     struct memo *mo = &b->memo[(key * 0x9E3779B97F4A7C15ULL) >> 51];
     if (mo->key == key && key)
         return mo->node;
-    int64_t n = mta_table_get(&b->children, key);
-    if (n >= 0) {
-        mo->key = key;
-        mo->node = (uint32_t)n;
-        return n;
+    int big = b->n_kids.v[parent] > BIG_NODE;
+    if (big) {
+        int64_t n = mta_table_get(&b->children, key);
+        if (n >= 0) {
+            mo->key = key;
+            mo->node = (uint32_t)n;
+            return n;
+        }
+    } else {
+        for (uint32_t c = b->first_child.v[parent]; c; c = b->next_sibling.v[c])
+            if (m->nodes.v[c].frame == frame) {
+                mo->key = key;
+                mo->node = c;
+                return c;
+            }
     }
-    mt_model *m = b->m;
     mt_node node = {.parent = parent, .frame = frame, .depth = m->nodes.v[parent].depth + 1};
-    if (m->nodes.n >= UINT32_MAX - 1 || MTA_PUSH(m->nodes, node) < 0)
+    uint32_t zero = 0;
+    uint16_t nk = 0;
+    if (m->nodes.n >= UINT32_MAX - 1 || MTA_PUSH(m->nodes, node) < 0 ||
+        MTA_PUSH(b->first_child, zero) < 0 || MTA_PUSH(b->n_kids, nk) < 0 ||
+        MTA_PUSH(b->next_sibling, b->first_child.v[parent]) < 0)
         return -1;
-    n = (int64_t)m->nodes.n - 1;
-    if (mta_table_put(&b->children, key, (uint32_t)n) < 0)
-        return -1;
+    uint32_t n = (uint32_t)m->nodes.n - 1;
+    b->first_child.v[parent] = n;
+    if (b->n_kids.v[parent] <= BIG_NODE)
+        b->n_kids.v[parent]++;
+    if (big) {
+        if (mta_table_put(&b->children, key, n) < 0)
+            return -1;
+    } else if (b->n_kids.v[parent] > BIG_NODE) {
+        /* became big: index all its children */
+        for (uint32_t c = n; c; c = b->next_sibling.v[c])
+            if (mta_table_put(&b->children, (uint64_t)parent << 32 | m->nodes.v[c].frame, c) < 0)
+                return -1;
+    }
     return n;
 }
 
@@ -390,12 +433,16 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
     if (mta_table_init(&b.code_frames, 1024) < 0 || mta_table_init(&b.children, 4096) < 0)
         goto fail_oom;
     b.func_mask = 255;
-    if (!(b.memo = calloc(MEMO_SIZE, sizeof *b.memo)))
+    if (!(b.memo = calloc(MEMO_SIZE, sizeof *b.memo)) ||
+        !(b.code_memo = calloc(CODE_MEMO_SIZE, sizeof *b.code_memo)))
         goto fail_oom;
     if (!(b.func_slots = calloc(b.func_mask + 1, sizeof *b.func_slots)))
         goto fail_oom;
     mt_node root = {0, 0, 0};
-    if (MTA_PUSH(m->nodes, root) < 0)
+    uint32_t zero32 = 0;
+    uint16_t zero16 = 0;
+    if (MTA_PUSH(m->nodes, root) < 0 || MTA_PUSH(b.first_child, zero32) < 0 ||
+        MTA_PUSH(b.next_sibling, zero32) < 0 || MTA_PUSH(b.n_kids, zero16) < 0)
         goto fail_oom;
     uint64_t size = mt_reader_size(r), next_progress = 1 << 20;
     mt_event ev;
@@ -498,9 +545,13 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
         goto fail_oom;
     mta_table_destroy(&b.code_frames);
     mta_table_destroy(&b.children);
+    free(b.first_child.v);
+    free(b.next_sibling.v);
+    free(b.n_kids.v);
     mta_table_destroy(&b.ids);
     free(b.func_slots);
     free(b.memo);
+    free(b.code_memo);
     free(b.prev_codes);
     free(b.prev_path);
     return m;
@@ -513,9 +564,13 @@ fail:
 fail_quiet:
     mta_table_destroy(&b.code_frames);
     mta_table_destroy(&b.children);
+    free(b.first_child.v);
+    free(b.next_sibling.v);
+    free(b.n_kids.v);
     mta_table_destroy(&b.ids);
     free(b.func_slots);
     free(b.memo);
+    free(b.code_memo);
     free(b.prev_codes);
     free(b.prev_path);
     mt_model_free(m);

@@ -66,7 +66,12 @@ struct mt_selection {
     mt_node *own_nodes;
     size_t n_nodes;
     mt_node_id *map;               /* model node -> selection node; NULL: identity */
-    mt_cost *cost;                 /* self cost per selection node */
+    /* Distinct stacks with selected allocations, in order of first use:
+     * stack_node[k] is the selection node, stack_cost[k] its self cost. */
+    size_t n_stacks;
+    mt_node_id *stack_node;
+    mt_cost *stack_cost;
+    uint32_t *node_slot;           /* selection node -> k, or UINT32_MAX */
     mt_cost total;
 };
 

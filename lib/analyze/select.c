@@ -248,20 +248,38 @@ mt_selection *mt_select(const mt_model *m, const mt_filter *f, mt_timedelta live
     free(live_t);
     if (!ok || (f && hide_frames(s, f) < 0))
         goto fail;
-    s->cost = calloc(s->n_nodes, sizeof *s->cost);
-    if (!s->cost)
+    s->node_slot = malloc(s->n_nodes * sizeof *s->node_slot);
+    if (!s->node_slot)
         goto fail;
-    for (size_t w = 0; w < (na + 63) / 64; w++) {
-        uint64_t bits = s->bits[w];
-        while (bits) {
-            size_t i = w * 64 + (size_t)__builtin_ctzll(bits);
-            bits &= bits - 1;
-            const mt_alloc *a = &m->allocs.v[i];
-            mt_cost c;
-            mta_cost_of(m, a, s->live_at, &c);
-            mt_node_id n = s->map ? s->map[a->stack] : a->stack;
-            mta_cost_add(&s->cost[n], &c);
-            mta_cost_add(&s->total, &c);
+    memset(s->node_slot, 0xff, s->n_nodes * sizeof *s->node_slot);
+    /* first pass: number the distinct stacks; second: their costs */
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            s->stack_node = malloc((s->n_stacks + 1) * sizeof *s->stack_node);
+            s->stack_cost = calloc(s->n_stacks + 1, sizeof *s->stack_cost);
+            if (!s->stack_node || !s->stack_cost)
+                goto fail;
+            for (size_t n = 0; n < s->n_nodes; n++)
+                if (s->node_slot[n] != UINT32_MAX)
+                    s->stack_node[s->node_slot[n]] = (mt_node_id)n;
+        }
+        for (size_t w = 0; w < (na + 63) / 64; w++) {
+            uint64_t bits = s->bits[w];
+            while (bits) {
+                size_t i = w * 64 + (size_t)__builtin_ctzll(bits);
+                bits &= bits - 1;
+                const mt_alloc *a = &m->allocs.v[i];
+                mt_node_id n = s->map ? s->map[a->stack] : a->stack;
+                if (pass == 0) {
+                    if (s->node_slot[n] == UINT32_MAX)
+                        s->node_slot[n] = (uint32_t)s->n_stacks++;
+                    continue;
+                }
+                mt_cost c;
+                mta_cost_of(m, a, s->live_at, &c);
+                mta_cost_add(&s->stack_cost[s->node_slot[n]], &c);
+                mta_cost_add(&s->total, &c);
+            }
         }
     }
     return s;
@@ -277,7 +295,9 @@ void mt_selection_free(mt_selection *s)
     free(s->bits);
     free(s->own_nodes);
     free(s->map);
-    free(s->cost);
+    free(s->node_slot);
+    free(s->stack_node);
+    free(s->stack_cost);
     free(s);
 }
 
@@ -286,7 +306,12 @@ mt_timedelta mt_selection_live_at(const mt_selection *s) { return s->live_at; }
 mt_cost mt_selection_total(const mt_selection *s) { return s->total; }
 size_t mt_selection_n_nodes(const mt_selection *s) { return s->n_nodes; }
 const mt_node *mt_selection_nodes(const mt_selection *s) { return s->nodes; }
-const mt_cost *mt_selection_node_cost(const mt_selection *s, mt_node_id n) { return &s->cost[n]; }
+const mt_cost *mt_selection_node_cost(const mt_selection *s, mt_node_id n)
+{
+    static const mt_cost zero;
+    uint32_t k = n < s->n_nodes ? s->node_slot[n] : UINT32_MAX;
+    return k == UINT32_MAX ? &zero : &s->stack_cost[k];
+}
 
 int mt_selection_has(const mt_selection *s, size_t i)
 {
@@ -312,11 +337,10 @@ size_t mt_selection_stack(const mt_selection *s, mt_node_id node, mt_frame_id *o
 
 int mt_selection_each_stack(const mt_selection *s, mt_stack_fn fn, void *ctx)
 {
-    for (size_t i = 0; i < s->n_nodes; i++)
-        if (s->cost[i].allocs) {
-            int rc = fn(ctx, (mt_node_id)i, &s->cost[i]);
-            if (rc)
-                return rc;
-        }
+    for (size_t k = 0; k < s->n_stacks; k++) {
+        int rc = fn(ctx, s->stack_node[k], &s->stack_cost[k]);
+        if (rc)
+            return rc;
+    }
     return 0;
 }

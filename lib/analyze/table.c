@@ -8,7 +8,7 @@
 int mta_table_init(mta_table *t, size_t expected)
 {
     size_t cap = 16;
-    while (cap < expected * 2)
+    while (cap * 3 < expected * 4)
         cap *= 2;
     t->slots = calloc(cap, sizeof *t->slots);
     t->mask = cap - 1;
@@ -42,7 +42,8 @@ static int grow(mta_table *t)
 
 int mta_table_put(mta_table *t, uint64_t key, uint32_t val)
 {
-    if ((t->count + 1) * 2 > t->mask + 1 && grow(t) < 0)
+    /* at most 3/4 full: short probes, and a third less memory than 1/2 */
+    if ((t->count + 1) * 4 > (t->mask + 1) * 3 && grow(t) < 0)
         return -1;
     size_t i = mta_hash64(key) & t->mask;
     while (t->slots[i].val && t->slots[i].key != key)

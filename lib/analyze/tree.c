@@ -126,21 +126,18 @@ mt_tree *mt_query_tree(const mt_selection *s, mt_tree_dir dir, mt_metric sort,
                 goto done;
             map[i] = (uint32_t)c;
         }
-        for (size_t i = 0; i < s->n_nodes; i++)
-            if (s->cost[i].allocs)
-                mta_cost_add(&b.nodes.v[map[i]].self, &s->cost[i]);
+        for (size_t k = 0; k < s->n_stacks; k++)
+            mta_cost_add(&b.nodes.v[map[s->stack_node[k]]].self, &s->stack_cost[k]);
         for (size_t i = 0; i < b.nodes.n; i++)
             b.nodes.v[i].total = b.nodes.v[i].self;
         for (size_t i = b.nodes.n - 1; i > 0; i--)
             mta_cost_add(&b.nodes.v[b.nodes.v[i].parent].total, &b.nodes.v[i].total);
     } else {
-        for (size_t i = 0; i < s->n_nodes; i++) {
-            const mt_cost *c = &s->cost[i];
-            if (!c->allocs)
-                continue;
+        for (size_t k = 0; k < s->n_stacks; k++) {
+            const mt_cost *c = &s->stack_cost[k];
             uint32_t tn = 0;
             mta_cost_add(&b.nodes.v[0].total, c);
-            for (mt_node_id n = (mt_node_id)i; n; n = s->nodes[n].parent) {
+            for (mt_node_id n = s->stack_node[k]; n; n = s->nodes[n].parent) {
                 int64_t k = tchild(&b, tn, m->frames.v[s->nodes[n].frame].func);
                 if (k < 0)
                     goto done;
@@ -183,9 +180,10 @@ mt_sites *mt_query_sites(const mt_selection *s, mt_metric sort, size_t max_calle
         goto out0;
     if (mta_table_init(&caller_of, 1024) < 0)
         goto out1;
-    for (size_t i = 1; i < s->n_nodes; i++) {
-        const mt_cost *c = &s->cost[i];
-        if (!c->allocs)
+    for (size_t k = 0; k < s->n_stacks; k++) {
+        const mt_cost *c = &s->stack_cost[k];
+        mt_node_id i = s->stack_node[k];
+        if (i == 0)
             continue;
         const mt_frame *f = &m->frames.v[s->nodes[i].frame];
         uint64_t key = (uint64_t)f->func << 32 | f->line;
@@ -202,14 +200,8 @@ mt_sites *mt_query_sites(const mt_selection *s, mt_metric sort, size_t max_calle
         mt_node_id p = s->nodes[i].parent;
         mt_frame_id cf = p ? s->nodes[p].frame : (mt_frame_id)-1;
         uint32_t cfunc = p ? m->frames.v[cf].func : NO_FUNC;
-        uint64_t ck = mta_hash64((uint64_t)si) ^ cfunc; /* then verified below */
+        uint64_t ck = (uint64_t)si << 32 | cfunc; /* exact: no collisions */
         int64_t ci = mta_table_get(&caller_of, ck);
-        while (ci >= 0 && (caller_site.v[ci] != (uint32_t)si ||
-                           (callers.v[ci].frame == (mt_frame_id)-1 ? NO_FUNC
-                                                                     : m->frames.v[callers.v[ci].frame].func) != cfunc)) {
-            ck = mta_hash64(ck + 1);
-            ci = mta_table_get(&caller_of, ck);
-        }
         if (ci < 0) {
             mt_site_caller sc;
             memset(&sc, 0, sizeof sc);
