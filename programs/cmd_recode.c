@@ -4,7 +4,7 @@
  * Re-encoding a trace written by memtrace gives back the same bytes, which
  * makes this both a converter (v2 <-> v3) and a check of the codec.
  *
- * With two or more CPUs, decoding and encoding run in two threads joined by
+ * With --threads 2, decoding and encoding run in two threads joined by
  * a small queue of event batches: a batch carries each allocation's new
  * frames only (the frames it shares with the previous allocation are
  * rebuilt on the writer's side), and the reader's location table, which
@@ -34,8 +34,9 @@ static const char usage_text[] =
     "Options:\n"
     "  -V, --format-version N   write format version N: 2 (readable by every\n"
     "                           memtrace release) or 3\n"
-    "  -j, --threads N          1: decode and encode in one thread; 2 (the\n"
-    "                           default with several CPUs): in two threads\n"
+    "  -j, --threads N          1 (the default): decode and encode in one\n"
+    "                           thread; 2: in two (faster on an idle machine\n"
+    "                           with spare CPUs, slower on a busy one)\n"
     "  -h, --help               show this help\n"
     "\n"
     "Example:\n"
@@ -304,6 +305,7 @@ static int recode_serial(mt_reader *r, mt_writer *w, const char *in, const char 
     const mt_trace_info *info = mt_reader_info(r);
     mt_event ev;
     int rc;
+    size_t prev_len = 0;
     while ((rc = mt_reader_next(r, &ev)) == 1) {
         if (ev.domain != info->initial_domain) {
             fprintf(stderr,
@@ -312,7 +314,20 @@ static int recode_serial(mt_reader *r, mt_writer *w, const char *in, const char 
                     in);
             return 1;
         }
-        if (mt_writer_put_event(w, info->start_time, &ev) < 0) {
+        int ok;
+        if (ev.kind == MT_EVENT_ALLOC && ev.id == mt_writer_next_id(w)) {
+            /* The reader keeps the shared prefix in place, so the first
+             * min(common_prefix, previous length) frames are the previous
+             * allocation's: the writer need not compare them. */
+            size_t keep = ev.common_prefix < prev_len ? ev.common_prefix : prev_len;
+            prev_len = ev.backtrace_length;
+            mt_timestamp now = (int64_t)((uint64_t)info->start_time + (uint64_t)ev.time);
+            ok = mt_writer_put_alloc_shared(w, now, ev.length, ev.n_samples, ev.source,
+                                            ev.backtrace, ev.backtrace_length, keep, NULL) == 0;
+        } else {
+            ok = mt_writer_put_event(w, info->start_time, &ev) == 0;
+        }
+        if (!ok) {
             fprintf(stderr, "memtrace recode: %s: %s\n", out, mt_writer_error(w));
             return 1;
         }
@@ -332,7 +347,7 @@ int cmd_recode(int argc, char **argv)
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0}};
     int version = 0, c;
-    int threads = sysconf(_SC_NPROCESSORS_ONLN) > 1 ? 2 : 1;
+    int threads = 1;
     optind = 1;
     while ((c = getopt_long(argc, argv, "V:j:h", longopts, NULL)) != -1) {
         switch (c) {
