@@ -94,7 +94,7 @@ MT.Flame = class {
     this.found = null;
     this.rowH = 18;
     canvas.addEventListener('mousemove', (e) => this.onMove(e));
-    canvas.addEventListener('mouseleave', () => { this.hover = -1; MT.hideTip(); this.draw(); });
+    canvas.addEventListener('mouseleave', () => { this.hover = -1; MT.hideTip(); this.paint(); });
     canvas.addEventListener('click', (e) => this.onClick(e));
     canvas.addEventListener('dblclick', (e) => this.onDbl(e));
     canvas.addEventListener('keydown', (e) => this.onKey(e));
@@ -127,7 +127,7 @@ MT.Flame = class {
     const t = this.tree;
     const c = this.canvas;
     if (!t) return;
-    const rows = Math.min(t.maxDepth + 1, 1800);
+    const rows = Math.min(t.maxDepth + 1, 600);   /* deeper frames are not drawn */
     const { ctx, w } = MT.fitCanvas(c, Math.max(rows * this.rowH + 8, c.parentNode.clientHeight - 4));
     ctx.clearRect(0, 0, w, c.height);
     ctx.font = '11px ui-monospace, "DejaVu Sans Mono", Menlo, monospace';
@@ -189,6 +189,26 @@ MT.Flame = class {
       const ch = t.children(i);
       for (let k = ch.length - 1; k >= 0; k--) stack.push(ch[k]);
     }
+    /* keep the frames as a picture: hovering only repaints the outlines */
+    if (!this.snap) this.snap = document.createElement('canvas');
+    this.snap.width = c.width;
+    this.snap.height = c.height;
+    this.snap.getContext('2d').drawImage(c, 0, 0);
+    this.outline(ctx, w);
+  }
+  /* repaint the kept picture and the hover/selection outlines */
+  paint() {
+    const c = this.canvas;
+    if (!this.snap || this.snap.width !== c.width || this.snap.height !== c.height) { this.draw(); return; }
+    const ctx = c.getContext('2d');
+    const dpr = window.devicePixelRatio || 1;
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.drawImage(this.snap, 0, 0);
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    this.outline(ctx, c.width / dpr);
+  }
+  outline(ctx, w) {
+    const t = this.tree, rh = this.rowH;
     for (const [i, color, lw] of [[this.hover, '#111827', 1], [this.sel, '#2563eb', 2]]) {
       if (i < 0 || i >= t.n) continue;
       const [x0, x1] = this.span(i);
@@ -237,7 +257,7 @@ MT.Flame = class {
   }
   onMove(e) {
     const i = this.hit(e);
-    if (i !== this.hover) { this.hover = i; this.draw(); }
+    if (i !== this.hover) { this.hover = i; this.paint(); }
     if (i < 0) { MT.hideTip(); return; }
     const t = this.tree;
     MT.showTip(e, t.name(i), t.file(i) || null, this.tipRows(i));
@@ -278,7 +298,7 @@ MT.Flame = class {
     e.preventDefault();
     this.sel = s;
     this.host.onSelect(t, s);
-    this.draw();
+    this.paint();
     this.scrollTo(s);
   }
   scrollTo(i) {
