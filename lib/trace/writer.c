@@ -58,9 +58,8 @@ struct mt_writer {
     unsigned verify_ix;
 
     /* Backtrace cache: code, date (id of last use), predicted next bucket. */
-    struct slot {
-        uint64_t code, date; /* together: one cache line per probe */
-    } cache[MT_CACHE_SIZE];
+    uint64_t code[MT_CACHE_SIZE];
+    uint64_t date[MT_CACHE_SIZE];
     uint16_t next[MT_CACHE_SIZE];
 
     /* Previous allocation's complete backtrace, caller first. */
@@ -135,7 +134,7 @@ static void put_header(mt_writer *w, uint8_t *p, size_t size, int64_t begin, int
     } else {
         mt_put16(p + MT_HDR_VERIFY_IX + s, (uint16_t)verify_ix);
         mt_put16(p + MT_HDR_VERIFY_PRED + s, w->next[verify_ix]);
-        mt_put64(p + MT_HDR_VERIFY_VAL + s, w->cache[verify_ix].code);
+        mt_put64(p + MT_HDR_VERIFY_VAL + s, w->code[verify_ix]);
     }
     mt_put64(p + MT_HDR_ID_BEGIN + s, id_begin);
     mt_put64(p + MT_HDR_ID_END + s, id_end);
@@ -338,7 +337,7 @@ static uint8_t *encode_backtrace(mt_writer *w, uint8_t *p, const mt_location_cod
 {
     uint8_t *const start = p;
     const size_t limit = BT_BUDGET - BT_MISS_SIZE;
-    struct slot *cache = w->cache;
+    uint64_t *code = w->code, *date = w->date;
     uint16_t *next = w->next;
     unsigned predictor = 0, count = 0;
     size_t i = from;
@@ -349,14 +348,14 @@ static uint8_t *encode_backtrace(mt_writer *w, uint8_t *p, const mt_location_cod
         uint64_t c = bt[i];
         unsigned h1 = hash1(c), h2 = hash2(c);
         unsigned h;
-        if (cache[h1].code == c) {
+        if (code[h1] == c) {
             h = h1;
-        } else if (cache[h2].code == c) {
+        } else if (code[h2] == c) {
             h = h2;
         } else {
-            unsigned b = cache[h1].date < cache[h2].date ? h1 : h2;
-            cache[b].code = c;
-            cache[b].date = id;
+            unsigned b = date[h1] < date[h2] ? h1 : h2;
+            code[b] = c;
+            date[b] = id;
             next[predictor] = (uint16_t)b;
             mt_put16(p, (uint16_t)(b << 2 | 3));
             mt_put64(p + 2, c);
@@ -373,7 +372,7 @@ static uint8_t *encode_backtrace(mt_writer *w, uint8_t *p, const mt_location_cod
         i++;
         unsigned last;
         for (;;) {
-            cache[h].date = id;
+            date[h] = id;
             next[predictor] = (uint16_t)h;
             count++;
             unsigned run = h, k = 0;
@@ -381,7 +380,7 @@ static uint8_t *encode_backtrace(mt_writer *w, uint8_t *p, const mt_location_cod
             last = h;
             while (i < n && (size_t)(p - start) + 2 <= limit) {
                 unsigned nb = next[last];
-                if (cache[nb].code != bt[i])
+                if (code[nb] != bt[i])
                     break;
                 i++;
                 if (k == 255) {
@@ -422,12 +421,6 @@ static int put_alloc(mt_writer *w, mt_timestamp now, uint64_t length, uint64_t n
     const mt_location_code *prev = w->prev;
     if (guess > m)
         guess = m;
-    /* The frames past the guessed prefix are about to be looked up in the
-     * cache: start those memory loads now, in parallel. */
-    for (size_t i = guess, e = n < guess + 16 ? n : guess + 16; i < e; i++) {
-        __builtin_prefetch(&w->cache[hash1(bt[i])]);
-        __builtin_prefetch(&w->cache[hash2(bt[i])]);
-    }
     if (guess > 0 && (trusted || memcmp(bt, prev, guess * sizeof *bt) == 0))
         cp = guess;
     /* Common prefix, four frames at a time while they all match. */
