@@ -15,7 +15,7 @@ check() { # check DESCRIPTION COMMAND...
 # preload FILE RATE CMD... : run CMD with the recorder writing FILE.
 preload() {
     f=$1 r=$2; shift 2
-    env -u MEMTRACE_ROOT -u MEMTRACE_FOLLOW LD_PRELOAD="$LIB" MEMTRACE="$f" MEMTRACE_RATE="$r" "$@"
+    env -u MEMTRACE_ROOT LD_PRELOAD="$LIB" MEMTRACE="$f" MEMTRACE_RATE="$r" "$@"
 }
 summary() { "$PROGS/summary" "$@"; }
 finish() { [ "$fails" = 0 ]; exit $?; }

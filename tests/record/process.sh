@@ -1,0 +1,48 @@
+#!/bin/sh
+# process.sh - process trees: forked and exec'd children that allocate get
+# their own trace FILE.<pid> (with their own pid inside, their own
+# allocations only), the parent's trace never holds a child's events,
+# children that never allocate leave no file, posix_spawn and vfork are
+# safe, MEMTRACE_FOLLOW=0 traces the first process only.
+. tests/record/progs/lib.sh
+skip_under_tsan
+rate=0.001
+F=$PROGS/forker
+
+children() { ls "$1".* 2>/dev/null | grep -E "\\.[0-9]+(\\.[0-9]+)?\$"; }
+
+run_mode() { # run_mode MODE EXPECTED_CHILD_FILES
+    mode=$1 want=$2 f=$T/$1.ctf
+    out=$(preload "$f" $rate "$F" "$mode"); st=$?
+    check "$mode: program ran normally (status $st, output '$out')" test "$st" = 0 -a "$out" = ok
+    summary "$f" >"$T/$mode.sum" || fail "$mode: parent trace readable"
+    check "$mode: parent trace has the parent's allocations" grep -q '^SITE parent_work ' "$T/$mode.sum"
+    check "$mode: parent trace has no child allocations" sh -c "! grep -q '^SITE child_work ' '$T/$mode.sum'"
+    n=$(children "$f" | wc -l)
+    check "$mode: $want child trace(s) (found $n)" test "$n" = "$want"
+    for c in $(children "$f"); do
+        pid=${c##*.ctf.}; pid=${pid%%.*}
+        if summary "$c" >"$T/child.sum"; then
+            check "$mode: $(basename "$c") holds pid $pid" grep -q "^INFO pid=$pid " "$T/child.sum"
+            check "$mode: $(basename "$c") has the child's allocations" grep -q '^SITE child_work ' "$T/child.sum"
+        else
+            fail "$mode: $c readable"
+        fi
+    done
+}
+
+run_mode fork 3
+run_mode exec 1
+run_mode spawn 2
+run_mode quiet 0
+
+# Trace only the first process.
+f=$T/nofollow.ctf
+out=$(env MEMTRACE_FOLLOW=0 sh -c ". tests/record/progs/lib.sh; preload '$f' $rate '$F' fork")
+check "MEMTRACE_FOLLOW=0: program ran normally" test "$out" = ok
+check "MEMTRACE_FOLLOW=0: parent traced" test -s "$f"
+check "MEMTRACE_FOLLOW=0: no child traces" test -z "$(children "$f")"
+f=$T/nofollow2.ctf
+"$MT_BIN" run --no-follow -o "$f" -r $rate "$F" exec >/dev/null 2>&1
+check "memtrace run --no-follow: no trace for the exec'd child" test -z "$(children "$f")"
+finish
