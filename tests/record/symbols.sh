@@ -1,0 +1,32 @@
+#!/bin/sh
+# symbols.sh - what call stacks in a trace say: C++ names demangled, file
+# and line from DWARF, inlined frames as several locations of one code
+# (outermost first), the recorder's own frames absent; without debug info
+# the ELF symbol, and without symbols module+offset.
+. tests/record/progs/lib.sh
+skip_under_tsan
+rate=0.0001
+
+preload "$T/cxx.ctf" $rate "$PROGS/cxx" >/dev/null || fail "cxx ran"
+"$MT_BIN" dump "$T/cxx.ctf" >"$T/cxx.dump" || fail "cxx trace dumps"
+check "C++ names are demangled" grep -q ' std::vector<double, std::allocator<double> >\* shapes::make_many<double>(int)$' "$T/cxx.dump"
+check "file:line from DWARF" grep -Eq ' [^ ]*cxx\.cc:[1-9][0-9]*:' "$T/cxx.dump"
+# push() is inlined into build_list(): one code, two locations, outer first.
+check "inlined frame: build_list then push under one code" awk '
+    $1 == "bt" { if ($2 == idx && $3 == code && prev ~ /build_list/ && $0 ~ / push$/) found = 1
+                 idx = $2; code = $3; prev = $0 }
+    END { exit !found }' "$T/cxx.dump"
+check "no recorder frames in stacks" sh -c "! grep -Eq ' (mtr_|memtrace_thread_start|_Znwm|malloc\$|operator new)' '$T/cxx.dump'"
+summary "$T/cxx.ctf" >"$T/cxx.sum"
+check "allocation site is the caller of operator new" grep -q '^SITE std::__new_allocator<double>::allocate(unsigned long, void const\*) ' "$T/cxx.sum"
+
+cp "$PROGS/sites" "$T/sites-nodebug" && strip --strip-debug "$T/sites-nodebug"
+preload "$T/nodebug.ctf" $rate "$T/sites-nodebug" >/dev/null || fail "sites-nodebug ran"
+"$MT_BIN" dump "$T/nodebug.ctf" >"$T/nodebug.dump"
+check "without debug info: the symbol, with the module as file" grep -Eq ' [^ ]*sites-nodebug:0:[0-9]+-[0-9]+ site_small_freed$' "$T/nodebug.dump"
+
+cp "$PROGS/sites" "$T/sites-stripped" && strip --strip-all "$T/sites-stripped"
+preload "$T/stripped.ctf" $rate "$T/sites-stripped" >/dev/null || fail "sites-stripped ran"
+"$MT_BIN" dump "$T/stripped.ctf" >"$T/stripped.dump"
+check "without symbols: module+offset" grep -Eq ' sites-stripped\+0x[0-9a-f]+$' "$T/stripped.dump"
+finish
