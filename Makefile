@@ -185,7 +185,7 @@ test: deps-test
 
 demo: deps-build
 	@$(MAKE) --no-print-directory all
-	@sh scripts/demo.sh
+	@BUILD=$(BUILD) sh scripts/demo.sh
 
 bench: deps-bench
 	@$(MAKE) --no-print-directory all
