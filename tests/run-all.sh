@@ -20,7 +20,7 @@ build_failed() { echo "FAIL build of $1"; total_f=$((total_f + 1)); }
 stage plain build
 
 if make --no-print-directory -s BUILD=build/asan SANITIZE=address,undefined cli tests-build >"$log" 2>&1; then
-    stage asan build/asan tests/trace tests/analyze tests/present
+    stage asan build/asan tests/trace tests/analyze tests/present tests/viewer
 else
     tail -n 30 "$log"; build_failed asan
 fi
