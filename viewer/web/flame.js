@@ -156,6 +156,13 @@ MT.Flame = class {
         }
       }
     };
+    if (!(t.v[0] > 0)) {
+      ctx.fillStyle = '#6b7280';
+      ctx.font = '13px system-ui, "DejaVu Sans", sans-serif';
+      ctx.fillText('No allocation passes the filter.', 12, rh * 2.2);
+      this.snap = null;
+      return;
+    }
     /* ancestors of the zoomed node span the full width */
     for (let a = t.p[this.zoom]; this.zoom > 0; a = t.p[a]) {
       drawNode(a, 0, 1);
@@ -199,7 +206,10 @@ MT.Flame = class {
   /* repaint the kept picture and the hover/selection outlines */
   paint() {
     const c = this.canvas;
-    if (!this.snap || this.snap.width !== c.width || this.snap.height !== c.height) { this.draw(); return; }
+    if (!this.snap || this.snap.width !== c.width || this.snap.height !== c.height) {
+      if (this.tree && this.tree.v[0] > 0) this.draw();
+      return;
+    }
     const ctx = c.getContext('2d');
     const dpr = window.devicePixelRatio || 1;
     ctx.setTransform(1, 0, 0, 1, 0, 0);
