@@ -43,12 +43,14 @@ MT.Chart = class {
     if (!this.curve || e.button !== 0) return;
     const t = this.tOf(e);
     this.drag = { x0: t, x1: t, active: true };
+    MT.hideTip();
     MT.$('chart-sel-bar').hidden = true;
     e.preventDefault();
   }
   move(e) {
     if (!this.curve) return;
     if (this.drag && this.drag.active) {
+      MT.hideTip();
       this.drag.x1 = this.tOf(e);
       this.draw();
       return;
