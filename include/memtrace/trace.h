@@ -151,8 +151,10 @@ typedef struct mt_writer_options {
 mt_writer *mt_writer_open(int fd, const mt_trace_info *info,
                           const mt_writer_options *opts, char **error);
 
-/* Events, with absolute times that never decrease. Backtraces are caller
- * first, as the reader reports them. put_alloc stores the new object's id
+/* Events, with absolute times that never decrease (an earlier time is
+ * raised to the previous one). Backtraces are caller first, as the reader
+ * reports them; a code must not be 0 (it would match the cache's empty
+ * slots and never get a location event). put_alloc stores the new object's id
  * in *id (may be NULL). All return 0, or -1 once the writer has failed
  * (mt_writer_error says why; every later call fails too). */
 int mt_writer_put_alloc(mt_writer *w, mt_timestamp now, uint64_t length,
