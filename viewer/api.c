@@ -983,6 +983,7 @@ static void *warm_up(void *arg)
         {"curve", "n", "1200", "filter", "", NULL},
         {"tree", "dir", "sites", "min", "0.001", "filter", "", NULL},
         {"hotspots", "filter", "", NULL},
+        {"hotspots", "metric", "live", "filter", "", NULL},
     };
     for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
         vreq *r = vreq_local(reqs[i] + 1);

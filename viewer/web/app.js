@@ -40,16 +40,22 @@ App.renderInfo = function () {
   document.title = 'memtrace · ' + (i.executable || '').split('/').pop();
 };
 
-App.renderPoi = function (h) {
+App.renderPoi = function (h, live) {
   const box = MT.clear(MT.$('poi'));
   const tot = h.total || 1;
-  const item = (name, v, title, onclick) => MT.el('div', { class: 'poi-item', title, onclick },
-    MT.el('span', { class: 'nm' }, name), MT.el('span', { class: 'v' }, MT.fmtValue(v) + ' · ' + MT.fmtPct(v / tot)));
+  const item = (name, v, title, onclick, of) => MT.el('div', { class: 'poi-item', title, onclick },
+    MT.el('span', { class: 'nm' }, name), MT.el('span', { class: 'v' }, MT.fmtValue(v) + ' · ' + MT.fmtPct(v / (of || tot))));
   box.appendChild(MT.el('h3', null, 'Top allocation sites'));
   if (!h.sites.length) box.appendChild(MT.el('div', { class: 'filter-empty' }, 'nothing passes the filter'));
-  for (const s of h.sites.slice(0, 5)) box.appendChild(item(s.name, s.v, s.name + '\n' + s.file + '\nclick: callers and callees', () => App.focusFunction(s.id, true)));
+  for (const s of h.sites.slice(0, 4)) box.appendChild(item(s.name, s.v, s.name + '\n' + s.file + '\nclick: callers and callees', () => App.focusFunction(s.id, true)));
+  /* what is still live at the end: where leaks show up first */
+  const lv = live ? live.sites.filter((s) => s.v > 0).slice(0, 4) : [];
+  if (lv.length) {
+    box.appendChild(MT.el('h3', { title: 'Allocation sites by bytes never freed (of those that pass the filter)' }, 'Still live at the end'));
+    for (const s of lv) box.appendChild(item(s.name, s.v, s.name + '\n' + s.file + '\nbytes allocated here and never freed\nclick: callers and callees', () => App.focusFunction(s.id, true), live.total));
+  }
   box.appendChild(MT.el('h3', null, 'Heaviest call paths'));
-  for (const p of h.paths.slice(0, 5)) {
+  for (const p of h.paths.slice(0, 4)) {
     const fr = p.frames;
     const leaf = fr.length ? fr[fr.length - 1].name : '(no stack)';
     const via = fr.length > 1 ? ' ← ' + fr[fr.length - 2].name : '';
@@ -166,13 +172,14 @@ App.refresh = async function () {
   /* a fixed bucket count (about a pixel each) so that answers can be shared */
   const curveP = MT.api('curve', { filter: s.filter, n: 1200 });
   const poiP = MT.api('hotspots', { filter: s.filter, metric });
+  const liveP = MT.api('hotspots', { filter: s.filter, metric: 'live' }).catch(() => null);
   const viewP = App.loadView();
   try {
-    const [curve, poi] = await Promise.all([curveP, poiP]);
+    const [curve, poi, live] = await Promise.all([curveP, poiP, liveP]);
     if (seq !== App.seq) return;
     App.curve = curve;
     App.chart.set(curve, MT.Filter.timeRanges(s.filter, curve.end, curve.peak.t));
-    App.renderPoi(poi);
+    App.renderPoi(poi, live);
     App.renderStatus();
   } catch (e) {
     App.showError(e.message);
