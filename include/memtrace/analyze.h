@@ -338,7 +338,12 @@ typedef struct mt_tree_node {
 typedef struct mt_tree {
     size_t n;
     mt_tree_node *nodes;
+    int truncated;           /* 1: stopped at MT_TREE_MAX_NODES (raise min_fraction) */
 } mt_tree;
+/* A tree grows at most to this many nodes: with min_fraction 0 a trace of
+ * millions of distinct deep stacks would otherwise need a node per frame of
+ * every stack (use min_fraction 0.001 or so for big traces). */
+#define MT_TREE_MAX_NODES 2000000
 mt_tree *mt_query_tree(const mt_selection *s, mt_tree_dir dir, mt_metric sort,
                        double min_fraction);
 void mt_tree_free(mt_tree *t);

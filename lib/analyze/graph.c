@@ -28,56 +28,113 @@ static size_t stack_funcs(const mt_selection *s, mt_node_id n, mt_func_id **buf,
     return d;
 }
 
+/* One frame of the depth-first walk of the call graph. */
+typedef struct walk {
+    mt_node_id node;
+    uint32_t next_kid;       /* index into kids of the next child to visit */
+    int64_t edge;            /* edge parent -> node, or -1 */
+    mt_cost acc;             /* cost of the node's subtree so far */
+} walk;
+
+/* The graph is computed in one depth-first walk of the part of the stack
+ * trie that leads to selected stacks: a function's cumulative cost is the
+ * subtree cost of its topmost occurrences on each path (so recursion counts
+ * once), an edge's likewise; work is proportional to the trie, not to the
+ * sum of stack depths. */
 mt_graph *mt_query_graph(const mt_selection *s, mt_metric sort, double min_fraction)
 {
     const mt_model *m = s->m;
-    size_t nf = m->funcs.n;
+    size_t nf = m->funcs.n, nn = s->n_nodes;
     mt_cost *flat = calloc(nf + 1, sizeof *flat), *cum = calloc(nf + 1, sizeof *cum);
-    size_t *seen = calloc(nf + 1, sizeof *seen);
+    uint32_t *onpath = calloc(nf + 1, sizeof *onpath);
+    uint8_t *used = calloc(nn + 1, 1);
+    uint32_t *kid_start = calloc(nn + 2, sizeof *kid_start), *kids = malloc((nn + 1) * sizeof *kids);
     MTA_VEC(mt_graph_edge) edges = {0};
-    MTA_VEC(size_t) eseen = {0};
+    MTA_VEC(uint32_t) eon = {0};
+    MTA_VEC(walk) st = {0};
     mta_table eidx;
-    mt_func_id *fs = NULL;
-    size_t fcap = 0;
     mt_graph *g = NULL;
     int tab = 0;
-    if (!flat || !cum || !seen || mta_table_init(&eidx, 1024) < 0)
+    if (!flat || !cum || !onpath || !used || !kid_start || !kids || mta_table_init(&eidx, 1024) < 0)
         goto done;
     tab = 1;
-    for (size_t sk = 0; sk < s->n_stacks; sk++) {
-        const mt_cost *c = &s->stack_cost[sk];
-        size_t i = sk + 1; /* a stamp: unique per stack, never 0 */
-        mt_node_id node = s->stack_node[sk];
-        if (node == 0)
-            continue;
-        size_t d = stack_funcs(s, node, &fs, &fcap);
-        if (d == (size_t)-1)
+    for (size_t k = 0; k < s->n_stacks; k++)
+        used[s->stack_node[k]] = 1;
+    for (size_t i = nn; i-- > 1;)
+        if (used[i])
+            used[s->nodes[i].parent] = 1;
+    for (size_t i = 1; i < nn; i++)
+        if (used[i])
+            kid_start[s->nodes[i].parent + 1]++;
+    for (size_t i = 0; i < nn; i++)
+        kid_start[i + 1] += kid_start[i];
+    {
+        uint32_t *fill = malloc((nn + 1) * sizeof *fill);
+        if (!fill)
             goto done;
-        mta_cost_add(&flat[fs[d - 1]], c);
-        for (size_t k = 0; k < d; k++) {
-            if (seen[fs[k]] != i) {
-                seen[fs[k]] = i;
-                mta_cost_add(&cum[fs[k]], c);
-            }
-            if (k + 1 < d) {
-                uint64_t key = (uint64_t)fs[k] << 32 | fs[k + 1];
+        memcpy(fill, kid_start, (nn + 1) * sizeof *fill);
+        for (size_t i = 1; i < nn; i++)
+            if (used[i])
+                kids[fill[s->nodes[i].parent]++] = (uint32_t)i;
+        free(fill);
+    }
+    walk root;
+    memset(&root, 0, sizeof root);
+    root.next_kid = kid_start[0];
+    root.edge = -1;
+    if (MTA_PUSH(st, root) < 0)
+        goto done;
+    while (st.n) {
+        walk *w = &st.v[st.n - 1];
+        if (w->next_kid < kid_start[w->node + 1]) {
+            mt_node_id c = kids[w->next_kid++];
+            mt_func_id f = m->frames.v[s->nodes[c].frame].func;
+            walk nw;
+            memset(&nw, 0, sizeof nw);
+            nw.node = c;
+            nw.next_kid = kid_start[c];
+            nw.edge = -1;
+            onpath[f]++;
+            if (w->node) {
+                mt_func_id pf = m->frames.v[s->nodes[w->node].frame].func;
+                uint64_t key = (uint64_t)pf << 32 | f;
                 int64_t e = mta_table_get(&eidx, key);
                 if (e < 0) {
                     mt_graph_edge ge;
                     memset(&ge, 0, sizeof ge);
-                    ge.caller = fs[k];
-                    ge.callee = fs[k + 1];
+                    ge.caller = pf;
+                    ge.callee = f;
                     e = (int64_t)edges.n;
-                    size_t zero = 0;
-                    if (MTA_PUSH(edges, ge) < 0 || MTA_PUSH(eseen, zero) < 0 ||
+                    uint32_t zero = 0;
+                    if (MTA_PUSH(edges, ge) < 0 || MTA_PUSH(eon, zero) < 0 ||
                         mta_table_put(&eidx, key, (uint32_t)e) < 0)
                         goto done;
                 }
-                if (eseen.v[e] != i) {
-                    eseen.v[e] = i;
-                    mta_cost_add(&edges.v[e].cost, c);
-                }
+                eon.v[e]++;
+                nw.edge = e;
             }
+            const mt_cost *self = mt_selection_node_cost(s, c);
+            if (self->allocs) {
+                nw.acc = *self;
+                mta_cost_add(&flat[f], self);
+            }
+            if (MTA_PUSH(st, nw) < 0) /* may move st.v: w is not used after */
+                goto done;
+        } else {
+            walk done_w = *w;
+            st.n--;
+            if (!done_w.node)
+                continue;
+            mt_func_id f = m->frames.v[s->nodes[done_w.node].frame].func;
+            if (onpath[f] == 1)
+                mta_cost_add(&cum[f], &done_w.acc);
+            onpath[f]--;
+            if (done_w.edge >= 0) {
+                if (eon.v[done_w.edge] == 1)
+                    mta_cost_add(&edges.v[done_w.edge].cost, &done_w.acc);
+                eon.v[done_w.edge]--;
+            }
+            mta_cost_add(&st.v[st.n - 1].acc, &done_w.acc);
         }
     }
     /* keep functions above the threshold, sorted by cum */
@@ -137,10 +194,13 @@ mt_graph *mt_query_graph(const mt_selection *s, mt_metric sort, double min_fract
 done:
     free(flat);
     free(cum);
-    free(seen);
+    free(onpath);
+    free(used);
+    free(kid_start);
+    free(kids);
     free(edges.v);
-    free(eseen.v);
-    free(fs);
+    free(eon.v);
+    free(st.v);
     if (tab)
         mta_table_destroy(&eidx);
     return g;

@@ -7,28 +7,77 @@
 
 #include "model.h"
 
+/* The tree being built: children found through sibling lists, and through
+ * a table for nodes with many children (as the model's trie). */
 typedef struct tbuild {
     MTA_VEC(mt_tree_node) nodes;
+    MTA_VEC(uint32_t) first_child;
+    MTA_VEC(uint32_t) next_sibling;
+    MTA_VEC(uint16_t) n_kids;
     mta_table kids;
 } tbuild;
+
+#define WIDE 12
 
 static int64_t tchild(tbuild *b, uint32_t parent, mt_func_id func)
 {
     uint64_t key = (uint64_t)parent << 32 | func;
-    int64_t n = mta_table_get(&b->kids, key);
-    if (n >= 0)
-        return n;
+    int wide = b->n_kids.v[parent] > WIDE;
+    if (wide) {
+        int64_t n = mta_table_get(&b->kids, key);
+        if (n >= 0)
+            return n;
+    } else {
+        for (uint32_t c = b->first_child.v[parent]; c; c = b->next_sibling.v[c])
+            if (b->nodes.v[c].func == func)
+                return c;
+    }
     mt_tree_node t;
     memset(&t, 0, sizeof t);
     t.func = func;
     t.parent = parent;
     t.depth = b->nodes.v[parent].depth + 1;
-    if (MTA_PUSH(b->nodes, t) < 0)
+    uint32_t zero = 0;
+    uint16_t nk = 0;
+    if (MTA_PUSH(b->nodes, t) < 0 || MTA_PUSH(b->first_child, zero) < 0 ||
+        MTA_PUSH(b->n_kids, nk) < 0 || MTA_PUSH(b->next_sibling, b->first_child.v[parent]) < 0)
         return -1;
-    n = (int64_t)b->nodes.n - 1;
-    if (mta_table_put(&b->kids, key, (uint32_t)n) < 0)
-        return -1;
+    uint32_t n = (uint32_t)b->nodes.n - 1;
+    b->first_child.v[parent] = n;
+    if (b->n_kids.v[parent] <= WIDE)
+        b->n_kids.v[parent]++;
+    if (wide) {
+        if (mta_table_put(&b->kids, key, n) < 0)
+            return -1;
+    } else if (b->n_kids.v[parent] > WIDE) {
+        for (uint32_t c = n; c; c = b->next_sibling.v[c])
+            if (mta_table_put(&b->kids, (uint64_t)parent << 32 | b->nodes.v[c].func, c) < 0)
+                return -1;
+    }
     return n;
+}
+
+static int tbuild_init(tbuild *b)
+{
+    memset(b, 0, sizeof *b);
+    mt_tree_node root;
+    memset(&root, 0, sizeof root);
+    uint32_t zero = 0;
+    uint16_t nk = 0;
+    if (mta_table_init(&b->kids, 1024) < 0 || MTA_PUSH(b->nodes, root) < 0 ||
+        MTA_PUSH(b->first_child, zero) < 0 || MTA_PUSH(b->next_sibling, zero) < 0 ||
+        MTA_PUSH(b->n_kids, nk) < 0)
+        return -1;
+    return 0;
+}
+
+static void tbuild_free(tbuild *b)
+{
+    free(b->nodes.v);
+    free(b->first_child.v);
+    free(b->next_sibling.v);
+    free(b->n_kids.v);
+    mta_table_destroy(&b->kids);
 }
 
 /* Keep the nodes above the threshold, children sorted by metric, in
@@ -102,56 +151,266 @@ static mt_tree *prune(tbuild *b, mt_metric sort, double min_fraction)
     return t;
 }
 
+/* Bottom-up: grow the tree level by level from the allocation sites,
+ * expanding only nodes whose total reaches the threshold, so the work is
+ * bounded by what is kept rather than by the depth of every stack. An
+ * entry is a stack and the trie node of its next (calling) frame. */
+typedef struct bu_entry {
+    uint32_t stack;          /* index into the selection's stacks */
+    mt_node_id next;         /* 0: the stack ends here */
+} bu_entry;
+
+typedef struct bu_job {
+    uint32_t node;           /* tree node */
+    size_t first, n;         /* its entries in the work array */
+} bu_job;
+
+static int bottom_up(const mt_selection *s, tbuild *b, mt_metric sort, double thr, int *truncated)
+{
+    const mt_model *m = s->m;
+    size_t ns = s->n_stacks, nf = m->funcs.n;
+    int rc = -1;
+    /* entries are regrouped into a fresh array per level of one job */
+    bu_entry *e = malloc((ns + 1) * sizeof *e), *tmp = malloc((ns + 1) * sizeof *tmp);
+    uint32_t *count = calloc(nf + 1, sizeof *count), *start = malloc((nf + 1) * sizeof *start);
+    uint32_t *touched = malloc((nf + 1) * sizeof *touched);
+    MTA_VEC(bu_job) jobs = {0};
+    if (!e || !tmp || !count || !start || !touched)
+        goto out;
+    for (size_t k = 0; k < ns; k++) {
+        e[k].stack = (uint32_t)k;
+        e[k].next = s->stack_node[k];
+        mta_cost_add(&b->nodes.v[0].total, &s->stack_cost[k]);
+    }
+    bu_job root = {0, 0, ns};
+    if (MTA_PUSH(jobs, root) < 0)
+        goto out;
+    while (jobs.n) {
+        bu_job j = jobs.v[--jobs.n];
+        /* entries that end here are the node's self cost; group the rest
+         * by the function of their next frame (counting sort) */
+        size_t nt = 0, live = 0;
+        for (size_t i = j.first; i < j.first + j.n; i++) {
+            if (!e[i].next) {
+                mta_cost_add(&b->nodes.v[j.node].self, &s->stack_cost[e[i].stack]);
+                continue;
+            }
+            mt_func_id f = m->frames.v[s->nodes[e[i].next].frame].func;
+            if (count[f]++ == 0)
+                touched[nt++] = f;
+            live++;
+        }
+        uint32_t pos = (uint32_t)j.first;
+        for (size_t t = 0; t < nt; t++) {
+            start[touched[t]] = pos;
+            pos += count[touched[t]];
+        }
+        for (size_t i = j.first; i < j.first + j.n; i++)
+            if (e[i].next) {
+                mt_func_id f = m->frames.v[s->nodes[e[i].next].frame].func;
+                tmp[start[f]++] = e[i];
+            }
+        memcpy(e + j.first, tmp + j.first, live * sizeof *e);
+        pos = (uint32_t)j.first;
+        for (size_t t = 0; t < nt; t++) {
+            mt_func_id f = touched[t];
+            size_t cnt = count[f];
+            count[f] = 0;
+            mt_cost tot;
+            memset(&tot, 0, sizeof tot);
+            for (size_t i = pos; i < pos + cnt; i++)
+                mta_cost_add(&tot, &s->stack_cost[e[i].stack]);
+            double v = mt_cost_get(&tot, sort);
+            if (v > 0 && v >= thr && b->nodes.n >= MT_TREE_MAX_NODES)
+                *truncated = 1;
+            else if (v > 0 && v >= thr) {
+                int64_t c = tchild(b, j.node, f);
+                if (c < 0)
+                    goto out;
+                b->nodes.v[c].total = tot;
+                for (size_t i = pos; i < pos + cnt; i++)
+                    e[i].next = s->nodes[e[i].next].parent;
+                bu_job nj = {(uint32_t)c, pos, cnt};
+                if (MTA_PUSH(jobs, nj) < 0)
+                    goto out;
+            }
+            pos += (uint32_t)cnt;
+        }
+    }
+    rc = 0;
+out:
+    free(e);
+    free(tmp);
+    free(count);
+    free(start);
+    free(touched);
+    free(jobs.v);
+    return rc;
+}
+
+/* Top-down: a light tree first (function, parent, child lists and one
+ * value per node: the sort metric), so that a trace with millions of
+ * distinct stacks does not need a full cost per node; full costs are then
+ * computed only for the nodes kept. */
+typedef struct light {
+    MTA_VEC(mt_func_id) func;
+    MTA_VEC(uint32_t) parent;
+    MTA_VEC(uint32_t) first_child;
+    MTA_VEC(uint32_t) next_sibling;
+    MTA_VEC(uint16_t) n_kids;
+    mta_table kids;
+} light;
+
+static int64_t lchild(light *l, uint32_t parent, mt_func_id func)
+{
+    uint64_t key = (uint64_t)parent << 32 | func;
+    int wide = l->n_kids.v[parent] > WIDE;
+    if (wide) {
+        int64_t n = mta_table_get(&l->kids, key);
+        if (n >= 0)
+            return n;
+    } else {
+        for (uint32_t c = l->first_child.v[parent]; c; c = l->next_sibling.v[c])
+            if (l->func.v[c] == func)
+                return c;
+    }
+    uint32_t zero = 0;
+    uint16_t nk = 0;
+    if (MTA_PUSH(l->func, func) < 0 || MTA_PUSH(l->parent, parent) < 0 ||
+        MTA_PUSH(l->first_child, zero) < 0 || MTA_PUSH(l->n_kids, nk) < 0 ||
+        MTA_PUSH(l->next_sibling, l->first_child.v[parent]) < 0)
+        return -1;
+    uint32_t n = (uint32_t)l->func.n - 1;
+    l->first_child.v[parent] = n;
+    if (l->n_kids.v[parent] <= WIDE)
+        l->n_kids.v[parent]++;
+    if (wide) {
+        if (mta_table_put(&l->kids, key, n) < 0)
+            return -1;
+    } else if (l->n_kids.v[parent] > WIDE) {
+        for (uint32_t c = n; c; c = l->next_sibling.v[c])
+            if (mta_table_put(&l->kids, (uint64_t)parent << 32 | l->func.v[c], c) < 0)
+                return -1;
+    }
+    return n;
+}
+
+static int top_down(const mt_selection *s, tbuild *b, mt_metric sort, double min_fraction,
+                    int *truncated)
+{
+    const mt_model *m = s->m;
+    light l;
+    memset(&l, 0, sizeof l);
+    uint32_t *map = malloc(s->n_nodes * sizeof *map);
+    uint8_t *used = calloc(s->n_nodes, 1);
+    double *val = NULL;
+    uint32_t *rep = NULL, *newid = NULL;
+    int rc = -1;
+    uint32_t zero = 0;
+    uint16_t nk = 0;
+    mt_func_id f0 = 0;
+    if (!map || !used || mta_table_init(&l.kids, 1024) < 0 || MTA_PUSH(l.func, f0) < 0 ||
+        MTA_PUSH(l.parent, zero) < 0 || MTA_PUSH(l.first_child, zero) < 0 ||
+        MTA_PUSH(l.next_sibling, zero) < 0 || MTA_PUSH(l.n_kids, nk) < 0)
+        goto out;
+    /* only the nodes on the way to a selected stack */
+    for (size_t k = 0; k < s->n_stacks; k++)
+        used[s->stack_node[k]] = 1;
+    for (size_t i = s->n_nodes; i-- > 1;)
+        if (used[i])
+            used[s->nodes[i].parent] = 1;
+    map[0] = 0;
+    for (size_t i = 1; i < s->n_nodes; i++) {
+        if (!used[i])
+            continue;
+        const mt_node *nd = &s->nodes[i];
+        int64_t c = lchild(&l, map[nd->parent], m->frames.v[nd->frame].func);
+        if (c < 0)
+            goto out;
+        map[i] = (uint32_t)c;
+    }
+    size_t n = l.func.n;
+    val = calloc(n, sizeof *val);
+    rep = malloc(n * sizeof *rep);
+    newid = malloc(n * sizeof *newid);
+    if (!val || !rep || !newid)
+        goto out;
+    for (size_t k = 0; k < s->n_stacks; k++)
+        val[map[s->stack_node[k]]] += mt_cost_get(&s->stack_cost[k], sort);
+    for (size_t i = n; i-- > 1;)
+        val[l.parent.v[i]] += val[i];
+    double thr = val[0] * min_fraction;
+    /* keep nodes at or above the threshold (their ancestors are too); a
+     * dropped node's cost goes to its nearest kept ancestor's total */
+    rep[0] = 0;
+    newid[0] = 0;
+    for (size_t i = 1; i < n; i++) {
+        int keep = val[i] > 0 && val[i] >= thr;
+        if (keep && b->nodes.n >= MT_TREE_MAX_NODES) {
+            keep = 0;
+            *truncated = 1;
+        }
+        if (keep) {
+            mt_tree_node t;
+            memset(&t, 0, sizeof t);
+            t.func = l.func.v[i];
+            t.parent = newid[l.parent.v[i]];
+            t.depth = b->nodes.v[t.parent].depth + 1;
+            if (MTA_PUSH(b->nodes, t) < 0)
+                goto out;
+            newid[i] = (uint32_t)b->nodes.n - 1;
+            rep[i] = (uint32_t)i;
+        } else {
+            rep[i] = rep[l.parent.v[i]];
+            newid[i] = newid[rep[i]];
+        }
+    }
+    for (size_t k = 0; k < s->n_stacks; k++) {
+        uint32_t t = map[s->stack_node[k]];
+        mt_tree_node *tn = &b->nodes.v[newid[t]];
+        if (rep[t] == t)
+            mta_cost_add(&tn->self, &s->stack_cost[k]);
+        mta_cost_add(&tn->total, &s->stack_cost[k]);
+    }
+    for (size_t i = b->nodes.n; i-- > 1;)
+        mta_cost_add(&b->nodes.v[b->nodes.v[i].parent].total, &b->nodes.v[i].total);
+    rc = 0;
+out:
+    free(map);
+    free(used);
+    free(val);
+    free(rep);
+    free(newid);
+    free(l.func.v);
+    free(l.parent.v);
+    free(l.first_child.v);
+    free(l.next_sibling.v);
+    free(l.n_kids.v);
+    mta_table_destroy(&l.kids);
+    return rc;
+}
+
 mt_tree *mt_query_tree(const mt_selection *s, mt_tree_dir dir, mt_metric sort,
                        double min_fraction)
 {
-    const mt_model *m = s->m;
     tbuild b;
-    memset(&b, 0, sizeof b);
-    mt_tree_node root;
-    memset(&root, 0, sizeof root);
     mt_tree *t = NULL;
-    uint32_t *map = NULL;
-    if (mta_table_init(&b.kids, 1024) < 0 || MTA_PUSH(b.nodes, root) < 0)
+    int truncated = 0;
+    if (tbuild_init(&b) < 0)
         goto done;
     if (dir == MT_TREE_TOP_DOWN) {
-        map = malloc(s->n_nodes * sizeof *map);
-        if (!map)
+        if (top_down(s, &b, sort, min_fraction, &truncated) < 0)
             goto done;
-        map[0] = 0;
-        for (size_t i = 1; i < s->n_nodes; i++) {
-            const mt_node *nd = &s->nodes[i];
-            int64_t c = tchild(&b, map[nd->parent], m->frames.v[nd->frame].func);
-            if (c < 0)
-                goto done;
-            map[i] = (uint32_t)c;
-        }
-        for (size_t k = 0; k < s->n_stacks; k++)
-            mta_cost_add(&b.nodes.v[map[s->stack_node[k]]].self, &s->stack_cost[k]);
-        for (size_t i = 0; i < b.nodes.n; i++)
-            b.nodes.v[i].total = b.nodes.v[i].self;
-        for (size_t i = b.nodes.n - 1; i > 0; i--)
-            mta_cost_add(&b.nodes.v[b.nodes.v[i].parent].total, &b.nodes.v[i].total);
     } else {
-        for (size_t k = 0; k < s->n_stacks; k++) {
-            const mt_cost *c = &s->stack_cost[k];
-            uint32_t tn = 0;
-            mta_cost_add(&b.nodes.v[0].total, c);
-            for (mt_node_id n = s->stack_node[k]; n; n = s->nodes[n].parent) {
-                int64_t k = tchild(&b, tn, m->frames.v[s->nodes[n].frame].func);
-                if (k < 0)
-                    goto done;
-                tn = (uint32_t)k;
-                mta_cost_add(&b.nodes.v[tn].total, c);
-            }
-            mta_cost_add(&b.nodes.v[tn].self, c);
-        }
+        double thr = mt_cost_get(&s->total, sort) * min_fraction;
+        if (bottom_up(s, &b, sort, thr, &truncated) < 0)
+            goto done;
     }
     t = prune(&b, sort, min_fraction);
+    if (t)
+        t->truncated = truncated;
 done:
-    free(map);
-    free(b.nodes.v);
-    mta_table_destroy(&b.kids);
+    tbuild_free(&b);
     return t;
 }
 
