@@ -58,7 +58,12 @@ MT.Hist = class {
         ctx.fillStyle = '#6b7280';
         ctx.textAlign = 'center';
         ctx.textBaseline = 'top';
-        ctx.fillText(it.never ? 'never freed*' : this.label(it.lo), x + bw / 2, m.t + ph + (it.never ? 18 : 6));
+        if (it.never) {
+          ctx.textAlign = 'right';
+          ctx.fillText('never freed', Math.min(w - 2, x + bw), m.t + ph + 18);
+        } else {
+          ctx.fillText(this.label(it.lo), x + bw / 2, m.t + ph + 6);
+        }
         ctx.restore();
       }
     });
