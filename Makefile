@@ -125,7 +125,7 @@ tests-build: $(TEST_BINS) record-tests examples
 # tests/record/*.c: unit tests linked with the recorder's objects (which then
 # replace malloc in the test binary itself, even ahead of TSan's). tests/record/progs/*.c, *.cc:
 # programs the shell tests run under the recorder; they are plain programs
-# (never sanitized, never linked with the recorder; *-reader ones use the codec).
+# (not instrumented, never linked with the recorder; summary uses the codec).
 TEST_RECORD_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/record/*.c))
 RECORD_PROGS := $(patsubst tests/record/progs/%.c,$(BUILD)/tests/record/progs/%,$(wildcard tests/record/progs/*.c)) \
     $(patsubst tests/record/progs/%.cc,$(BUILD)/tests/record/progs/%,$(wildcard tests/record/progs/*.cc))
@@ -142,10 +142,10 @@ $(TEST_RECORD_BIN): $(BUILD)/tests/%: tests/%.c $(TRACE_OBJ) $(RECORD_OBJ)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ilib -o $@ $< $(LDFLAGS) $(TRACE_OBJ) $(RECORD_OBJ) $(RECORD_LIBS)
 $(BUILD)/tests/record/progs/%: tests/record/progs/%.c $(LIB_TRACE_A)
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 $(PROG_FLAGS) -o $@ $< $(LIB_TRACE_A) -lpthread -ldl -lm
+	$(CC) -std=gnu11 $(PROG_FLAGS) -o $@ $< $(LDFLAGS) $(LIB_TRACE_A) -lpthread -ldl -lm
 $(BUILD)/tests/record/progs/%: tests/record/progs/%.cc
 	@mkdir -p $(dir $@)
-	$(CXX) $(PROG_FLAGS) -o $@ $< -lpthread
+	$(CXX) $(PROG_FLAGS) -o $@ $< $(LDFLAGS) -lpthread
 
 # ---------------------------------------------------------------- fuzzing, examples
 # libFuzzer target for the trace reader (needs clang): $(BUILD)/fuzz/fuzz_reader.

@@ -13,7 +13,8 @@
 # (writing a trace); Debian's jemalloc without and with its sampling profiler
 # (prof:true,lg_prof_sample:19 = 512 KiB); heaptrack (records everything).
 # Per-sample cost = (64 KiB time - never-sampling time) / samples, samples =
-# bytes requested / 65536.
+# bytes requested / 65536; also from the CPU time of the benchmark's threads,
+# which a busy machine disturbs less than wall time.
 set -u
 cd "$(dirname "$0")/.."
 B=${1:-build}
@@ -41,8 +42,8 @@ run() {
         jeprof) set -- env LD_PRELOAD="$JE" MALLOC_CONF=prof:true,lg_prof_sample:19 ;;
         heaptrack) set -- heaptrack -o "$out/ht" ;;
     esac
-    "$@" "$BIN" "$PAIRS" "$THREADS" "$d" >"$out/last.txt" 2>&1 || { echo "NaN"; return; }
-    sed -n 's/.*seconds=\([0-9.]*\).*/\1/p' "$out/last.txt" | tail -n 1
+    "$@" "$BIN" "$PAIRS" "$THREADS" "$d" >"$out/last.txt" 2>&1 || { echo "NaN NaN"; return; }
+    sed -n 's/.*seconds=\([0-9.]*\) cpu=\([0-9.]*\).*/\1 \2/p' "$out/last.txt" | tail -n 1
 }
 
 variants="plain never mt512k mt64k"
@@ -77,7 +78,9 @@ for d in $DEPTHS; do
     done
     tn=$(awk '$2 == "never" { print $3 }' "$out/times.$d" | median)
     t64=$(awk '$2 == "mt64k" { print $3 }' "$out/times.$d" | median)
+    cn=$(awk '$2 == "never" { print $4 }' "$out/times.$d" | median)
+    c64=$(awk '$2 == "mt64k" { print $4 }' "$out/times.$d" | median)
     echo
-    echo "$bytes $tn $t64" | awk '{ s = $1 / 65536; printf "64 KiB: about %.0f samples; per-sample cost (64 KiB - never sampling) / samples = %.2f us\n", s, ($3 - $2) / s * 1e6 }'
+    echo "$bytes $tn $t64 $cn $c64" | awk '{ s = $1 / 65536; printf "64 KiB: about %.0f samples; per-sample cost (64 KiB - never sampling) / samples: %.2f us of wall time, %.2f us of CPU time of the allocating threads\n", s, ($3 - $2) / s * 1e6, ($5 - $4) / s * 1e6 }'
 done
 rm -rf "$out"

@@ -197,10 +197,12 @@ static void pump(int force)
     }
 }
 
+/* Asked only when the queue is full. A child made by a raw clone or
+ * _Fork (no atfork handlers) has no writer thread: don't wait for one. */
 static int consumer_alive(void)
 {
     return __atomic_load_n(&tr.thread_alive, __ATOMIC_ACQUIRE) &&
-           __atomic_load_n(&tr.state, __ATOMIC_ACQUIRE) == ACTIVE;
+           __atomic_load_n(&tr.state, __ATOMIC_ACQUIRE) == ACTIVE && tr.pid == getpid();
 }
 
 static void *writer_thread(void *arg)
