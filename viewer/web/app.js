@@ -57,8 +57,9 @@ App.renderPoi = function (h, live) {
   box.appendChild(MT.el('h3', null, 'Heaviest call paths'));
   for (const p of h.paths.slice(0, 4)) {
     const fr = p.frames;
-    const leaf = fr.length ? fr[fr.length - 1].name : '(no stack)';
-    const via = fr.length > 1 ? ' ← ' + fr[fr.length - 2].name : '';
+    const at = (f) => f.name + (f.line ? ':' + f.line : '');
+    const leaf = fr.length ? at(fr[fr.length - 1]) : '(no stack)';
+    const via = fr.length > 1 ? ' ← ' + at(fr[fr.length - 2]) : '';
     const title = fr.map((f) => f.name + (f.line ? ':' + f.line : '')).reverse().join('\n  called from ') + '\nclick: zoom on this path';
     box.appendChild(item(leaf + via, p.v, title, () => App.focusPath(fr.map((f) => f.id))));
   }
