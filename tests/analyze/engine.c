@@ -225,6 +225,19 @@ int main(void)
     CHECK(kept == t->n - 1, "min_fraction 0.3 drops nodes under 3.3 samples");
     mt_tree_free(t);
 
+    t = mt_query_tree(s, MT_TREE_BOTTOM_UP, MT_METRIC_SAMPLES, 0.5);
+    n = t->nodes;
+    ok = t->n == 4 && !t->truncated && n[1].total.samples == 11 && !strcmp(fname(n[2].func), "g") &&
+         n[2].total.samples == 8 && !strcmp(fname(n[3].func), "f") && n[3].total.samples == 7 &&
+         n[3].parent == 2;
+    CHECK(ok, "bottom-up, min_fraction 0.5: malloc 11 <- g 8 <- f 7 only (%zu nodes)", t->n);
+    mt_tree_free(t);
+    t = mt_query_tree(s, MT_TREE_TOP_DOWN, MT_METRIC_SAMPLES, 0.5);
+    CHECK(t->n == 2 && t->nodes[1].total.samples == 11 && t->nodes[1].self.samples == 0 &&
+              t->nodes[0].total.samples == 11,
+          "top-down, min_fraction 0.5: main 11 only, dropped callees' cost stays in its total");
+    mt_tree_free(t);
+
     /* call graph */
     mt_graph *g = mt_query_graph(s, MT_METRIC_SAMPLES, 0);
     uint64_t cum[8] = {0}, flat_malloc = 0, e_fg = 0, e_gf = 0, e_gm = 0;
