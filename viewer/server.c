@@ -331,7 +331,7 @@ vsrv *vsrv_start(const char *host, int port, int tries, vsrv_api_fn api, void *c
     }
     if (!s->daemon) {
         if (asprintf(error, "cannot listen on %s port %d%s: %s", host, port,
-                     tries > 1 ? " or the next ones" : "",
+                     tries > 1 && port != 0 ? " or the next ones" : "",
                      last_errno ? strerror(last_errno) : "address in use or not available") < 0)
             *error = NULL;
         free(s);
