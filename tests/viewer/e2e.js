@@ -136,6 +136,17 @@ const tableRows = (page) => page.$$eval('#tree-table tbody tr', (rs) => rs.map((
     await page.waitForTimeout(300);
     check('direction switch: flame graph from main drawn', (await inked(page, 'flame')) > 2000);
     if (shots) await page.screenshot({ path: shots + '/main.png' });
+    /* keyboard in the flame graph: down to the heaviest child, Enter zooms, Esc resets */
+    step = 'flame graph keyboard';
+    await page.focus('#flame');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('ArrowDown');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => /zoom=\d+\.\d+/.test(location.search), null, { timeout: 5000 });
+    check('keyboard: arrows and Enter zoom the flame graph', /Reset zoom/.test(await page.textContent('#crumbs')));
+    await page.keyboard.press('Escape');
+    await page.waitForFunction(() => !/zoom=/.test(location.search), null, { timeout: 5000 });
+    check('keyboard: Esc resets the zoom', true);
 
     /* points of interest: a call path opens zoomed in the flame graph from main */
     step = 'point of interest';
