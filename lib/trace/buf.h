@@ -4,8 +4,8 @@
  *
  * The format is little-endian whatever the host; these helpers assemble
  * values byte by byte (the compiler turns them into single loads/stores on
- * x86 and ARM). Bounds are the caller's business: readers check them with
- * the *_avail helpers in the decoder before calling these.
+ * x86 and ARM). Bounds are the caller's business: the reader checks them
+ * before calling these.
  */
 #ifndef MT_TRACE_BUF_H
 #define MT_TRACE_BUF_H
