@@ -1,0 +1,35 @@
+/*
+ * endpoints.h - the viewer's API endpoints (endpoints.c), called by the
+ * dispatcher in api.c with the selection for the request's filter.
+ */
+#ifndef MT_VIEWER_ENDPOINTS_H
+#define MT_VIEWER_ENDPOINTS_H
+
+#include "memtrace/analyze.h"
+#include "json.h"
+#include "server.h"
+
+/* What an endpoint works on. */
+typedef struct vctx {
+    const mt_model *model;
+    const mt_selection *sel;     /* the request's filter applied to the model */
+    const char *filter;          /* its canonical text */
+    const char *file;            /* the trace's file name */
+    double load_seconds;
+} vctx;
+
+/* Each writes its answer into j and returns 1, or fills resp with an error
+ * (e.g. 400 for a bad parameter) and returns 0. */
+typedef int (*vep_fn)(const vctx *cx, const vreq *req, vjson *j, vresp *resp);
+
+int vep_info(const vctx *cx, const vreq *req, vjson *j, vresp *resp);
+int vep_stats(const vctx *cx, const vreq *req, vjson *j, vresp *resp);
+int vep_curve(const vctx *cx, const vreq *req, vjson *j, vresp *resp);
+int vep_tree(const vctx *cx, const vreq *req, vjson *j, vresp *resp);
+int vep_graph(const vctx *cx, const vreq *req, vjson *j, vresp *resp);
+int vep_function(const vctx *cx, const vreq *req, vjson *j, vresp *resp);
+int vep_hist(const vctx *cx, const vreq *req, vjson *j, vresp *resp);
+int vep_hotspots(const vctx *cx, const vreq *req, vjson *j, vresp *resp);
+int vep_filter(const vctx *cx, const vreq *req, vjson *j, vresp *resp);
+
+#endif
