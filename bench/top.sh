@@ -2,8 +2,10 @@
 # top.sh - speed and memory of the analysis engine ('memtrace top' and
 # 'memtrace stats') against md5sum reading the same file, in one run.
 #
-# Uses the trace of bench/codec.sh (bench/gen_trace.c: 5 million events,
-# about 47 MB, random-walk stacks), then times REPS interleaved rounds of:
+# Two traces of 5 million events: bench/viewer-gen.c's, shaped like a
+# program (400 call paths sharing their outer frames, 44 MB), and
+# bench/codec.sh's (bench/gen_trace.c, random-walk stacks: nearly every
+# stack new, 47 MB). For each, REPS interleaved rounds of:
 #   md5sum    baseline: read and hash the file
 #   decode    bench/decode: the codec alone (every event and backtrace)
 #   top       memtrace top: read, build the model, rank allocation sites
@@ -18,29 +20,34 @@ BUILD=${BUILD:-build}
 REPS=${REPS:-7}
 EVENTS=${EVENTS:-5000000}
 make -s --no-print-directory BUILD="$BUILD" cli bench-tools >/dev/null
-TRACE=$BUILD/bench/trace-$EVENTS.ctf
-[ -f "$TRACE" ] || "$BUILD/bench/gen_trace" -n "$EVENTS" "$TRACE"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-bench.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
-cat "$TRACE" > /dev/null   # warm the page cache
+RW=$BUILD/bench/trace-$EVENTS.ctf
+[ -f "$RW" ] || "$BUILD/bench/gen_trace" -n "$EVENTS" "$RW"
+PATHS=$BUILD/bench/paths-$EVENTS.ctf
+[ -f "$PATHS" ] || "$BUILD/bench/viewer-gen" "$PATHS" "$EVENTS" > /dev/null
 t() { # t NAME CMD...: appends "wall user maxrss_kb" to $tmp/NAME
     name=$1; shift
     /usr/bin/time -f "%e %U %M" -o "$tmp/one" "$@" > /dev/null
     cat "$tmp/one" >> "$tmp/$name"
 }
-i=0
-while [ $i -lt "$REPS" ]; do
-    t md5sum md5sum "$TRACE"
-    t decode "$BUILD/bench/decode" "$TRACE"
-    t top "$BUILD/memtrace" top "$TRACE"
-    t stats "$BUILD/memtrace" stats "$TRACE"
-    i=$((i + 1))
-done
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 m() { cut -d' ' -f"$2" "$tmp/$1" | median; }
-echo "trace: $TRACE ($(wc -c < "$TRACE") bytes, $EVENTS events); $REPS interleaved rounds, medians"
-printf '%-8s %8s %8s %10s\n' what wall_s user_s maxrss_MB
-for w in md5sum decode top stats; do
-    printf '%-8s %8s %8s %10s\n' "$w" "$(m $w 1)" "$(m $w 2)" "$(m $w 3 | awk '{ printf "%.0f", $1 / 1024 }')"
+for TRACE in "$PATHS" "$RW"; do
+    cat "$TRACE" > /dev/null   # warm the page cache
+    rm -f "$tmp/md5sum" "$tmp/decode" "$tmp/top" "$tmp/stats"
+    i=0
+    while [ $i -lt "$REPS" ]; do
+        t md5sum md5sum "$TRACE"
+        t decode "$BUILD/bench/decode" "$TRACE"
+        t top "$BUILD/memtrace" top "$TRACE"
+        t stats "$BUILD/memtrace" stats "$TRACE"
+        i=$((i + 1))
+    done
+    echo "trace: $TRACE ($(wc -c < "$TRACE") bytes, $EVENTS events); $REPS interleaved rounds, medians"
+    printf '%-8s %8s %8s %10s\n' what wall_s user_s maxrss_MB
+    for w in md5sum decode top stats; do
+        printf '%-8s %8s %8s %10s\n' "$w" "$(m $w 1)" "$(m $w 2)" "$(m $w 3 | awk '{ printf "%.0f", $1 / 1024 }')"
+    done
+    awk -v a="$(m top 1)" -v b="$(m md5sum 1)" 'BEGIN { printf "top / md5sum (wall): %.1f  (goal: <= 3)\n\n", a / b }'
 done
-awk -v a="$(m top 1)" -v b="$(m md5sum 1)" 'BEGIN { printf "top / md5sum (wall): %.1f  (goal: <= 3)\n", a / b }'
