@@ -66,15 +66,16 @@ for d in $DEPTHS; do
     echo
     echo "## depth $d ($(( d + 5 )) frames at malloc)"
     echo
-    echo "| variant | median time (s) | ratio to plain (median, min-max) |"
-    echo "|---|---|---|"
+    echo "| variant | median time (s) | ratio to plain (median, min-max) | CPU-time ratio (median) |"
+    echo "|---|---|---|---|"
     for v in $variants; do
         t=$(awk -v v=$v '$2 == v { print $3 }' "$out/times.$d" | median)
         rs=$(awk -v v=$v '$2 == "plain" { p[$1] = $3 } $2 == v { x[$1] = $3 } END { for (r in x) if (p[r] > 0) printf "%.3f\n", x[r] / p[r] }' "$out/times.$d")
         rm=$(echo "$rs" | median)
         lo=$(echo "$rs" | sort -g | head -n 1)
         hi=$(echo "$rs" | sort -g | tail -n 1)
-        echo "| $v | $t | $rm ($lo-$hi) |"
+        cr=$(awk -v v=$v '$2 == "plain" { p[$1] = $4 } $2 == v { x[$1] = $4 } END { for (r in x) if (p[r] > 0) printf "%.3f\n", x[r] / p[r] }' "$out/times.$d" | median)
+        echo "| $v | $t | $rm ($lo-$hi) | $cr |"
     done
     tn=$(awk '$2 == "never" { print $3 }' "$out/times.$d" | median)
     t64=$(awk '$2 == "mt64k" { print $3 }' "$out/times.$d" | median)

@@ -196,10 +196,11 @@ void mtr_arena_set(void *p, uintptr_t token, uint32_t gen)
     struct meta *m = meta_of(p, &g);
     if (!m)
         return;
-    mtr_arena_lock();
-    m->token = token;
-    m->info = (m->info & ~((uint64_t)0x7f << 56)) | ((uint64_t)(gen & 0x7f) << 56);
-    mtr_arena_unlock();
+    /* No lock: until malloc returns, the block belongs to this thread. */
+    uint64_t info = __atomic_load_n(&m->info, __ATOMIC_RELAXED);
+    __atomic_store_n(&m->token, token, __ATOMIC_RELAXED);
+    __atomic_store_n(&m->info, (info & ~((uint64_t)0x7f << 56)) | ((uint64_t)(gen & 0x7f) << 56),
+                     __ATOMIC_RELEASE);
 }
 
 int mtr_arena_free(void *p, uintptr_t *token, uint32_t *gen)

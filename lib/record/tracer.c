@@ -522,6 +522,10 @@ API int memtrace_trace_if_requested(void)
     const char *file = getenv("MEMTRACE");
     if (!file || !*file)
         return 0;
+    /* Linked-in programs get here twice: from our constructor and from
+     * their own call. */
+    if (__atomic_load_n(&tr.state, __ATOMIC_ACQUIRE) != IDLE && tr.pid == getpid())
+        return 1;
     double rate = MEMTRACE_DEFAULT_RATE;
     const char *r = getenv("MEMTRACE_RATE");
     if (r && *r) {
