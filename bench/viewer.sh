@@ -28,12 +28,14 @@ cc -O2 -Iinclude -D_GNU_SOURCE -o "$B/bench/gen_trace" bench/gen_trace.c "$B/lib
 now() { date +%s.%N; }
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
+nstart=0
 start() { # start FILE -> URL in $url, pid in $vpid
-    "$BIN" view --port 0 -q "$1" >"$tmp/out" 2>"$tmp/err" &
+    nstart=$((nstart + 1)); out=$tmp/out$nstart   # a new file: never read a previous server's URL
+    "$BIN" view --port 0 -q "$1" >"$out" 2>"$tmp/err" &
     vpid=$!; pids="$pids $vpid"; url=""
     while [ -z "$url" ]; do
         kill -0 $vpid 2>/dev/null || { cat "$tmp/err" >&2; exit 1; }
-        url=$(sed -n 's/^Serving \(http[^ ]*\).*/\1/p' "$tmp/out" 2>/dev/null); [ -n "$url" ] || sleep 0.01
+        url=$(sed -n 's/^Serving \(http[^ ]*\).*/\1/p' "$out" 2>/dev/null); [ -n "$url" ] || sleep 0.01
     done
 }
 stop() { kill $vpid; wait $vpid 2>/dev/null || true; }
