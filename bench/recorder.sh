@@ -4,7 +4,7 @@
 # bytes), against plain glibc, in interleaved rounds; prints a markdown table
 # of median wall times and median per-round ratios to plain glibc.
 #
-#   sh bench/recorder.sh [BUILD]       (default build/; needs `make bench-tools`)
+#   sh bench/recorder.sh [BUILD]       (default build/; builds what it needs)
 #   env: PAIRS (20000000), THREADS (2), DEPTHS ("0 20"), ROUNDS (7),
 #        HEAPTRACK_ROUNDS (3; 0 skips heaptrack), JEMALLOC (path of libjemalloc.so.2)
 #
@@ -27,6 +27,7 @@ JE=${JEMALLOC:-/usr/lib/x86_64-linux-gnu/libjemalloc.so.2}
 BIN=$B/bench/alloc_bench
 LIB=$PWD/$B/libmemtrace.so
 out=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-bench.XXXXXX")
+[ -x "$BIN" ] && [ -f "$LIB" ] || make --no-print-directory -s BUILD="$B" libs bench-tools >&2
 [ -x "$BIN" ] && [ -f "$LIB" ] || { echo "build first: make BUILD=$B libs bench-tools" >&2; exit 1; }
 
 # run VARIANT DEPTH: prints the seconds the benchmark's own threads took
