@@ -128,18 +128,34 @@ static int write_trace(void *ctx, const void *buf, size_t len)
         errno = EBADF;
         return -1;
     }
+    /* Past RLIMIT_FSIZE, write raises SIGXFSZ, which kills by default:
+     * block it around our writes (write then fails with EFBIG) and discard
+     * the signal if it was raised. */
+    sigset_t xfsz, old;
+    sigemptyset(&xfsz);
+    sigaddset(&xfsz, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &xfsz, &old);
     const char *p = buf;
+    int rc = 0;
     while (len > 0) {
         ssize_t n = write(tr.fd, p, len);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            return -1;
+            rc = -1;
+            break;
         }
         p += n;
         len -= (size_t)n;
     }
-    return 0;
+    if (rc != 0 && errno == EFBIG && !sigismember(&old, SIGXFSZ)) {
+        int saved = errno;
+        struct timespec zero = { 0, 0 };
+        sigtimedwait(&xfsz, NULL, &zero);
+        errno = saved;
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
 }
 
 /* The writer failed: say so once, stop sampling, let the program go on.

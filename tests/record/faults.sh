@@ -1,6 +1,7 @@
 #!/bin/sh
 # faults.sh - the recorder never harms the program: an unwritable trace
-# path or a full disk give one message and the program goes on unchanged;
+# path, a full disk or a file size limit reached while tracing give one
+# message and the program goes on unchanged;
 # SIGKILL, _exit and abort leave a readable trace of what was flushed;
 # signals interrupting allocations, dlopen'ed libraries and a program that
 # closed stderr and reused fd 2 work as without the recorder.
@@ -19,6 +20,15 @@ for target in /nonexistent-dir/x.ctf /dev/full; do
     n=$(grep -c '^memtrace: ' "$T/err")
     check "$target: exactly one message ($n): $(head -c 200 "$T/err")" test "$n" = 1
 done
+
+# The disk fills up while tracing (a file size limit): one message, the
+# program goes on unchanged (no SIGXFSZ).
+(ulimit -f 64; preload "$T/limit.ctf" 0.0001 "$F" signals >"$T/out" 2>"$T/err"); st=$?
+check "file size limit: status unchanged ($st)" test "$st" = 0
+check "file size limit: output unchanged" cmp -s "$T/out" "$T/plain.out"
+n=$(grep -c '^memtrace: ' "$T/err")
+check "file size limit: exactly one message ($n): $(head -c 200 "$T/err")" test "$n" = 1
+summary "$T/limit.ctf" >/dev/null 2>&1 || fail "file size limit: what was written is readable"
 
 # Signals interrupting allocations; process-directed signals.
 check "signals: output identical" sh -c ". tests/record/progs/lib.sh; preload '$T/sig.ctf' $rate '$F' signals | cmp -s - '$T/plain.out'"
