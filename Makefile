@@ -131,7 +131,11 @@ RECORD_PROGS := $(patsubst tests/record/progs/%.c,$(BUILD)/tests/record/progs/%,
     $(patsubst tests/record/progs/%.cc,$(BUILD)/tests/record/progs/%,$(wildcard tests/record/progs/*.cc))
 PROG_FLAGS := -O1 -g -fno-omit-frame-pointer -Wall -Iinclude -D_GNU_SOURCE
 .PHONY: record-tests
-record-tests: $(TEST_RECORD_BIN) $(RECORD_PROGS) $(LIB_SO)
+record-tests: $(TEST_RECORD_BIN) $(RECORD_PROGS) $(BUILD)/tests/record/linked-app $(LIB_SO)
+# A program linked with libmemtrace.so (not preloaded).
+$(BUILD)/tests/record/linked-app: tests/record/linked/app.c $(LIB_SO)
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 $(PROG_FLAGS) -o $@ $< $(LDFLAGS) -L$(BUILD) -lmemtrace -Wl,-rpath,$(abspath $(BUILD))
 # Under TSan the malloc entry points themselves must not be instrumented:
 # they run before TSan's runtime is initialized.
 ifneq ($(findstring thread,$(SANITIZE)),)
