@@ -64,7 +64,7 @@ int cmd_folded(int argc, char **argv)
     mt_model *m;
     mt_filter *f;
     mt_selection *s;
-    int rc = report_open("folded", argv[optind], filter, at, &m, &f, &s);
+    int rc = report_open("folded", argv[optind], filter, at, 0, &m, &f, &s);
     if (rc)
         return rc;
     if (mt_report_folded(stdout, s, weight) < 0 || fflush(stdout) != 0) {

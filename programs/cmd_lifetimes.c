@@ -46,7 +46,7 @@ int cmd_lifetimes(int argc, char **argv)
     mt_model *m;
     mt_filter *f;
     mt_selection *s;
-    int rc = report_open("lifetimes", argv[optind], filter, MT_TIME_END, &m, &f, &s);
+    int rc = report_open("lifetimes", argv[optind], filter, MT_TIME_END, 1, &m, &f, &s);
     if (rc)
         return rc;
     if (mt_report_lifetimes(stdout, s, json) < 0 || fflush(stdout) != 0) {

@@ -80,7 +80,7 @@ int cmd_plot(int argc, char **argv)
     mt_model *m;
     mt_filter *f;
     mt_selection *s;
-    int rc = report_open("plot", argv[optind], filter, MT_TIME_END, &m, &f, &s);
+    int rc = report_open("plot", argv[optind], filter, MT_TIME_END, 1, &m, &f, &s);
     if (rc)
         return rc;
     FILE *out = strcmp(output, "-") ? fopen(output, "w") : stdout;

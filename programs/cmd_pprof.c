@@ -69,7 +69,7 @@ int cmd_pprof(int argc, char **argv)
     mt_model *m;
     mt_filter *f;
     mt_selection *s;
-    int rc = report_open("pprof", argv[optind], filter, at, &m, &f, &s);
+    int rc = report_open("pprof", argv[optind], filter, at, 0, &m, &f, &s);
     if (rc)
         return rc;
     char *err = NULL;

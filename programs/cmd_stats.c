@@ -54,7 +54,7 @@ int cmd_stats(int argc, char **argv)
     mt_model *m;
     mt_filter *f;
     mt_selection *s;
-    int rc = report_open("stats", argv[optind], filter, at, &m, &f, &s);
+    int rc = report_open("stats", argv[optind], filter, at, 1, &m, &f, &s);
     if (rc)
         return rc;
     if (mt_report_stats(stdout, s, json) < 0 || fflush(stdout) != 0) {

@@ -84,7 +84,7 @@ int cmd_top(int argc, char **argv)
     mt_model *m;
     mt_filter *f;
     mt_selection *s;
-    int rc = report_open("top", argv[optind], o.filter_text, at, &m, &f, &s);
+    int rc = report_open("top", argv[optind], o.filter_text, at, 2, &m, &f, &s);
     if (rc)
         return rc;
     if (mt_report_top(stdout, s, &o) < 0 || fflush(stdout) != 0) {

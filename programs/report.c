@@ -39,7 +39,7 @@ int report_metric(const char *cmd, const char *opt, const char *text, mt_metric 
 }
 
 int report_open(const char *cmd, const char *path, const char *filter, mt_timedelta live_at,
-                mt_model **m, mt_filter **f, mt_selection **s)
+                size_t shallow, mt_model **m, mt_filter **f, mt_selection **s)
 {
     char *err = NULL;
     size_t pos = 0;
@@ -52,7 +52,10 @@ int report_open(const char *cmd, const char *path, const char *filter, mt_timede
         free(err);
         return 2;
     }
-    *m = mt_model_load(path, NULL, &err);
+    mt_model_options mo = {0};
+    if (shallow && !mt_filter_uses_stacks(*f))
+        mo.max_depth = shallow;
+    *m = mt_model_load(path, &mo, &err);
     if (!*m) {
         fprintf(stderr, "memtrace %s: %s\n", cmd, err ? err : "cannot read the trace");
         free(err);

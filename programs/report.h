@@ -10,10 +10,13 @@
 #include "memtrace/present.h"
 
 /* Loads FILE, compiles filter (may be NULL) and selects with live_at.
- * On error prints "memtrace CMD: ..." and returns 1 (input) or 2 (usage:
- * a bad filter); on success 0 with *m, *f, *s set. */
+ * shallow > 0: the report needs only that many innermost backtrace codes
+ * per allocation, so when the filter looks at no stacks a shallow model
+ * (faster, smaller) is loaded. On error prints "memtrace CMD: ..." and
+ * returns 1 (input) or 2 (usage: a bad filter); on success 0 with *m, *f,
+ * *s set. */
 int report_open(const char *cmd, const char *path, const char *filter, mt_timedelta live_at,
-                mt_model **m, mt_filter **f, mt_selection **s);
+                size_t shallow, mt_model **m, mt_filter **f, mt_selection **s);
 void report_close(mt_model *m, mt_filter *f, mt_selection *s);
 /* --at VALUE: returns 0, or prints an error and returns 2. */
 int report_time(const char *cmd, const char *opt, const char *text, mt_timedelta *out);

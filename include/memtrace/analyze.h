@@ -120,6 +120,11 @@ typedef struct mt_model_options {
     void *warning_ctx;
     mt_progress_fn on_progress; /* NULL: none; called about every 1 MB */
     void *progress_ctx;
+    /* 0: keep whole stacks. N > 0: keep only the N innermost backtrace
+     * codes of each allocation (a "shallow" model: much faster to build
+     * and smaller; allocation sites and their direct callers stay exact
+     * with N >= 2, but inside:/hide: and trees only see those frames). */
+    size_t max_depth;
 } mt_model_options;
 
 /* Build the model of a trace file in one pass. Returns NULL on failure and,
@@ -227,6 +232,9 @@ mt_filter *mt_filter_parse(const char *text, char **err, size_t *err_pos);
 void mt_filter_free(mt_filter *f);
 /* The filter in canonical form (malloc'd; the caller frees). */
 char *mt_filter_to_string(const mt_filter *f);
+/* Does the filter look at call stacks (inside:, hide:)? If not, a shallow
+ * model (mt_model_options.max_depth) gives it the same selection. */
+int mt_filter_uses_stacks(const mt_filter *f);
 
 /* ------------------------------------------------------------------------ */
 /* Selections                                                                */

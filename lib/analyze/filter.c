@@ -527,3 +527,11 @@ int mt_parse_time(const char *text, mt_timedelta *out, char **err)
     *out = v;
     return 0;
 }
+
+int mt_filter_uses_stacks(const mt_filter *f)
+{
+    for (size_t i = 0; f && i < f->n; i++)
+        if (f->c[i].kind == MTA_INSIDE || f->c[i].kind == MTA_HIDE)
+            return 1;
+    return 0;
+}

@@ -103,6 +103,7 @@ typedef struct builder {
     mt_node_id *prev_path;
     size_t prev_len, prev_cap;
     int warned_unknown;
+    size_t max_depth;        /* 0: whole stacks */
     const mt_model_options *opts;
 } builder;
 
@@ -256,6 +257,12 @@ static int64_t child(builder *b, mt_node_id parent, mt_frame_id frame)
 static int64_t stack_of(builder *b, const mt_event *ev)
 {
     size_t len = ev->backtrace_length;
+    const mt_location_code *bt = ev->backtrace;
+    if (b->max_depth && len > b->max_depth) {
+        /* shallow model: only the innermost codes */
+        bt += len - b->max_depth;
+        len = b->max_depth;
+    }
     if (len > b->prev_cap) {
         size_t cap = b->prev_cap ? b->prev_cap : 64;
         while (cap < len)
@@ -272,11 +279,11 @@ static int64_t stack_of(builder *b, const mt_event *ev)
     }
     /* Reuse the part shared with the previous backtrace (usually most). */
     size_t cp = 0, lim = len < b->prev_len ? len : b->prev_len;
-    while (cp < lim && b->prev_codes[cp] == ev->backtrace[cp])
+    while (cp < lim && b->prev_codes[cp] == bt[cp])
         cp++;
     mt_node_id node = cp ? b->prev_path[cp - 1] : 0;
     for (size_t i = cp; i < len; i++) {
-        uint64_t code = ev->backtrace[i];
+        uint64_t code = bt[i];
         int64_t f = code_frames(b, code);
         if (f < 0)
             return -1;
@@ -420,6 +427,7 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
     memset(&b, 0, sizeof b);
     b.r = r;
     b.opts = opts;
+    b.max_depth = opts ? opts->max_depth : 0;
     mt_model *m = calloc(1, sizeof *m);
     if (m)
         pthread_mutex_init(&m->lock, NULL);

@@ -426,6 +426,51 @@ void mt_tree_free(mt_tree *t)
 
 #define NO_FUNC 0xffffffffu
 
+/* Sites and callers sort by the metric, then by function name, file and
+ * line, so that ties come out the same whatever the order of the stacks. */
+typedef struct frame_sort {
+    const mt_model *m;
+    mt_metric metric;
+    const char *base;
+    size_t stride, cost_off, frame_off;
+} frame_sort;
+
+static int cmp_frame_items(const void *x, const void *y, void *vctx)
+{
+    const frame_sort *c = vctx;
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    const char *pa = c->base + a * c->stride, *pb = c->base + b * c->stride;
+    double va = mt_cost_get((const mt_cost *)(pa + c->cost_off), c->metric);
+    double vb = mt_cost_get((const mt_cost *)(pb + c->cost_off), c->metric);
+    /* sums of doubles depend on the order of additions: equal within 1e-9 */
+    double d = va - vb, mag = (va > vb ? va : vb) * 1e-9;
+    if (d > mag || -d > mag)
+        return va > vb ? -1 : 1;
+    mt_frame_id fa = *(const mt_frame_id *)(pa + c->frame_off);
+    mt_frame_id fb = *(const mt_frame_id *)(pb + c->frame_off);
+    if (fa != fb) {
+        if (fa == (mt_frame_id)-1 || fb == (mt_frame_id)-1)
+            return fa == (mt_frame_id)-1 ? -1 : 1;
+        const mt_frame *ra = &c->m->frames.v[fa], *rb = &c->m->frames.v[fb];
+        const mt_func *na = &c->m->funcs.v[ra->func], *nb = &c->m->funcs.v[rb->func];
+        int r = strcmp(na->name, nb->name);
+        if (!r)
+            r = strcmp(na->filename, nb->filename);
+        if (r)
+            return r;
+        if (ra->line != rb->line)
+            return ra->line < rb->line ? -1 : 1;
+    }
+    return (a > b) - (a < b);
+}
+
+static void sort_frames(uint32_t *idx, size_t n, const mt_model *m, mt_metric metric,
+                        const void *base, size_t stride, size_t cost_off, size_t frame_off)
+{
+    frame_sort c = {m, metric, base, stride, cost_off, frame_off};
+    qsort_r(idx, n, sizeof *idx, cmp_frame_items, &c);
+}
+
 mt_sites *mt_query_sites(const mt_selection *s, mt_metric sort, size_t max_callers)
 {
     const mt_model *m = s->m;
@@ -484,8 +529,8 @@ mt_sites *mt_query_sites(const mt_selection *s, mt_metric sort, size_t max_calle
     }
     for (size_t i = 0; i < callers.n; i++)
         corder[i] = (uint32_t)i;
-    mta_sort_by_cost(corder, callers.n, callers.v, sizeof *callers.v,
-                     offsetof(mt_site_caller, cost), sort);
+    sort_frames(corder, callers.n, m, sort, callers.v, sizeof *callers.v,
+                offsetof(mt_site_caller, cost), offsetof(mt_site_caller, frame));
     for (size_t i = 0; i < sites.n; i++) {
         order[i] = (uint32_t)i;
         size_t k = sites.v[i].n_callers < max_callers ? sites.v[i].n_callers : max_callers;
@@ -510,7 +555,8 @@ mt_sites *mt_query_sites(const mt_selection *s, mt_metric sort, size_t max_calle
         sites.v[si].n_callers++;
     }
     free(stored);
-    mta_sort_by_cost(order, sites.n, sites.v, sizeof *sites.v, offsetof(mt_site, cost), sort);
+    sort_frames(order, sites.n, m, sort, sites.v, sizeof *sites.v, offsetof(mt_site, cost),
+                offsetof(mt_site, frame));
     for (size_t i = 0; i < sites.n; i++)
         r->sites[i] = sites.v[order[i]];
     r->n = sites.n;

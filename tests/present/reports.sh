@@ -41,6 +41,18 @@ for name in leak major prodcons rate1 wrap upstream_ocamlopt_v2; do
         bad "$name: lifetimes differ from the replay"; diff "$MT_TMP/life.want" "$MT_TMP/life.got" | head -n 6
     fi
 done
+# top and stats load a shallow model (innermost frames only) unless the
+# filter looks at stacks: both models must give the same answers
+for ctf in "$F"/*.ctf; do
+    name=$(basename "$ctf" .ctf)
+    "$MT_BIN" top --json -n 0 -c 5 "$ctf" 2>/dev/null | sed 's/"filter":"[^"]*",//' > "$MT_TMP/shallow"
+    "$MT_BIN" top --json -n 0 -c 5 --filter 'hide:/a^/' "$ctf" 2>/dev/null | sed 's/"filter":"[^"]*",//' > "$MT_TMP/full"
+    "$MT_BIN" stats --json "$ctf" 2>/dev/null > "$MT_TMP/shallow.s"
+    "$MT_BIN" stats --json --filter 'hide:/a^/' "$ctf" 2>/dev/null > "$MT_TMP/full.s"
+    if [ -s "$MT_TMP/full" ] && cmp -s "$MT_TMP/shallow" "$MT_TMP/full" && cmp -s "$MT_TMP/shallow.s" "$MT_TMP/full.s"
+    then pass "$name: top and stats equal on the shallow and the full model"
+    else bad "$name: shallow and full models differ"; diff "$MT_TMP/shallow" "$MT_TMP/full" | head -n 4; fi
+done
 # lifetimes --filter inside: only allocations with the function on the stack
 dump=$MT_TMP/leak.txt
 n_want=$(awk '/^ev .* alloc /{ if (hit) c++; hit = 0; next } /^ev /{ if (hit) c++; hit = 0; next }
