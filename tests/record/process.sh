@@ -2,8 +2,8 @@
 # process.sh - process trees: forked and exec'd children that allocate get
 # their own trace FILE.<pid> (with their own pid inside, their own
 # allocations only), the parent's trace never holds a child's events,
-# children that never allocate leave no file, posix_spawn and vfork are
-# safe, MEMTRACE_FOLLOW=0 traces the first process only.
+# children that never allocate leave no file, forking while other threads
+# allocate does not deadlock, posix_spawn and vfork are safe, MEMTRACE_FOLLOW=0 traces the first process only.
 . tests/record/progs/lib.sh
 skip_under_tsan
 rate=0.001
@@ -35,6 +35,7 @@ run_mode fork 3
 run_mode exec 1
 run_mode spawn 2
 run_mode quiet 0
+run_mode busy 20
 
 # Trace only the first process.
 f=$T/nofollow.ctf

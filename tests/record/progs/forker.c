@@ -5,9 +5,12 @@
  *   forker exec   : a forked child execs "forker child"
  *   forker spawn  : posix_spawn and vfork+exec of "forker child"
  *   forker quiet  : forks children that _exit at once without allocating
+ *   forker busy   : 8 threads allocate while the main thread forks 20
+ *                   children that allocate (locks held across fork)
  *   forker child  : just allocates (child_work)
  * Prints "ok" and exits 0 if every child exited 0.
  */
+#include <pthread.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +31,17 @@ __attribute__((noinline)) static void child_work(void)
 {
     for (int i = 0; i < 4000; i++)
         free(keep(malloc(5000)));
+}
+
+static volatile int stop_busy;
+
+static void *busy_thread(void *arg)
+{
+    (void)arg;
+    while (!stop_busy)
+        for (int i = 0; i < 1000; i++)
+            free(keep(malloc(100 + (size_t)i * 10)));
+    return NULL;
 }
 
 static int wait_all(int n)
@@ -72,6 +86,20 @@ int main(int argc, char **argv)
             _exit(127);
         }
         ok = wait_all(2) && ok;
+    } else if (strcmp(mode, "busy") == 0) {
+        pthread_t th[8];
+        for (int i = 0; i < 8; i++)
+            pthread_create(&th[i], NULL, busy_thread, NULL);
+        for (int i = 0; i < 20; i++) {
+            if (fork() == 0) {
+                child_work();
+                exit(0);
+            }
+            ok = wait_all(1) && ok;
+        }
+        stop_busy = 1;
+        for (int i = 0; i < 8; i++)
+            pthread_join(th[i], NULL);
     } else if (strcmp(mode, "quiet") == 0) {
         for (int i = 0; i < 5; i++)
             if (fork() == 0)
