@@ -626,6 +626,29 @@ static void fork_child(void)
 
 int mtr_ready MT_HIDDEN;
 
+/* _exit and _Exit skip atexit handlers; finish the trace first, so short-
+ * lived children that end with _exit (Python's multiprocessing workers,
+ * forked helpers) keep their events. A vfork child (other pid) does not
+ * touch its parent's trace. */
+static void exit_now(int status) __attribute__((noreturn));
+static void exit_now(int status)
+{
+    if (__atomic_load_n(&tr.state, __ATOMIC_ACQUIRE) == ACTIVE && tr.pid == getpid())
+        memtrace_stop_tracing();
+    for (;;)
+        syscall(SYS_exit_group, status);
+}
+
+API void _exit(int status)
+{
+    exit_now(status);
+}
+
+API void _Exit(int status)
+{
+    exit_now(status);
+}
+
 __attribute__((constructor)) static void memtrace_init(void)
 {
     __atomic_store_n(&mtr_ready, 1, __ATOMIC_RELEASE);

@@ -2,7 +2,8 @@
 # faults.sh - the recorder never harms the program: an unwritable trace
 # path, a full disk or a file size limit reached while tracing give one
 # message and the program goes on unchanged;
-# SIGKILL, _exit and abort leave a readable trace of what was flushed;
+# SIGKILL and abort leave a readable trace of what was flushed, _exit a
+# complete one;
 # signals interrupting allocations, dlopen'ed libraries and a program that
 # closed stderr and reused fd 2 work as without the recorder.
 . tests/record/progs/lib.sh
@@ -51,7 +52,8 @@ else
 fi
 
 # _exit and abort.
-preload "$T/exit.ctf" $rate "$F" _exit; st=$?
+# _exit finishes the trace itself (no periodic flush needed).
+MEMTRACE_FLUSH_MS=600000 preload "$T/exit.ctf" $rate "$F" _exit; st=$?
 check "_exit: status 7 ($st)" test "$st" = 7
 n=$(summary "$T/exit.ctf" | sed -n 's/^INFO .* allocs=\([0-9]*\) .*/\1/p')
 check "_exit: trace readable with $n allocations" test "${n:-0}" -gt 0

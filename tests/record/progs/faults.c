@@ -1,7 +1,7 @@
 /*
  * faults.c - hostile situations for the recorder tests.
  *   faults sleep       allocate, print "ready", sleep (the test kills it)
- *   faults _exit       allocate, wait a little, _exit(7)
+ *   faults _exit       allocate, _exit(7)
  *   faults abort       allocate, wait a little, abort()
  *   faults signals     a 1 ms interval timer interrupting the allocation
  *                      loop, then a process-directed signal taken by sigwait
@@ -55,7 +55,6 @@ int main(int argc, char **argv)
             nap(1000);
     } else if (strcmp(mode, "_exit") == 0) {
         work(200000);
-        nap(400);
         _exit(7);
     } else if (strcmp(mode, "abort") == 0) {
         work(200000);
