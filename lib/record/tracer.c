@@ -626,6 +626,23 @@ static void fork_child(void)
 
 int mtr_ready MT_HIDDEN;
 
+/* exec.c: write out what is queued before the image is replaced. */
+void mtr_tracer_flush_before_exec(void) MT_HIDDEN;
+void mtr_tracer_flush_before_exec(void)
+{
+    if (__atomic_load_n(&tr.state, __ATOMIC_ACQUIRE) != ACTIVE || tr.pid != getpid())
+        return;
+    int saved = errno;
+    mtr_enter();
+    if (lock_writer() == 0) {
+        if (tr.state == ACTIVE)
+            pump(1);
+        pthread_mutex_unlock(&tr.wlock);
+    }
+    mtr_leave();
+    errno = saved;
+}
+
 /* _exit and _Exit skip atexit handlers; finish the trace first, so short-
  * lived children that end with _exit (Python's multiprocessing workers,
  * forked helpers) keep their events. A vfork child (other pid) does not

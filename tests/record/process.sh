@@ -37,6 +37,17 @@ run_mode spawn 2
 run_mode quiet 0
 run_mode busy 20
 
+# A process that execs: what it did before is written out first (even with
+# no periodic flush due); the new program writes FILE.<pid>.
+f=$T/selfexec.ctf
+MEMTRACE_FLUSH_MS=600000 preload "$f" $rate "$F" selfexec; st=$?
+check "selfexec: status 0 ($st)" test "$st" = 0
+summary "$f" >"$T/selfexec.sum" 2>&1
+check "selfexec: the first image's allocations are in FILE" grep -q '^SITE parent_work ' "$T/selfexec.sum"
+c=$(children "$f")
+check "selfexec: the exec'd program has its own file ($c)" test -n "$c"
+summary "$c" 2>/dev/null | grep -q '^SITE child_work ' || fail "selfexec: the exec'd program's allocations"
+
 # Trace only the first process.
 f=$T/nofollow.ctf
 out=$(env MEMTRACE_FOLLOW=0 sh -c ". tests/record/progs/lib.sh; preload '$f' $rate '$F' fork")

@@ -7,6 +7,7 @@
  *   forker quiet  : forks children that _exit at once without allocating
  *   forker busy   : 8 threads allocate while the main thread forks 20
  *                   children that allocate (locks held across fork)
+ *   forker selfexec: allocates, then execs "forker child" itself
  *   forker child  : just allocates (child_work)
  * Prints "ok" and exits 0 if every child exited 0.
  */
@@ -64,6 +65,10 @@ int main(int argc, char **argv)
         return 0;
     }
     parent_work();
+    if (strcmp(mode, "selfexec") == 0) {
+        execv(argv[0], child_argv);
+        return 127;
+    }
     if (strcmp(mode, "fork") == 0) {
         for (int i = 0; i < 3; i++)
             if (fork() == 0) {
