@@ -37,13 +37,16 @@ summary "$T/sig.ctf" >/dev/null 2>&1 || fail "signals: trace readable"
 
 # SIGKILL: what was flushed stays readable.
 rm -f "$T/kill.ctf"
-preload "$T/kill.ctf" $rate "$F" sleep >"$T/kill.out" &
+# (not through the preload function: $! must be the program itself)
+env -u MEMTRACE_ROOT LD_PRELOAD="$LIB" MEMTRACE="$T/kill.ctf" MEMTRACE_RATE=$rate \
+    "$F" sleep >"$T/kill.out" &
 pid=$!
 i=0
 while ! grep -q ready "$T/kill.out" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 sleep 0.5
 kill -9 $pid
 wait $pid 2>/dev/null
+check "SIGKILL: the program is gone" sh -c "! kill -0 $pid 2>/dev/null"
 if summary "$T/kill.ctf" >"$T/kill.sum"; then
     n=$(sed -n 's/^INFO .* allocs=\([0-9]*\) .*/\1/p' "$T/kill.sum")
     check "SIGKILL: trace readable with $n allocations" test "${n:-0}" -gt 0
