@@ -427,48 +427,78 @@ void mt_tree_free(mt_tree *t)
 #define NO_FUNC 0xffffffffu
 
 /* Sites and callers sort by the metric, then by function name, file and
- * line, so that ties come out the same whatever the order of the stacks. */
-typedef struct frame_sort {
-    const mt_model *m;
-    mt_metric metric;
-    const char *base;
-    size_t stride, cost_off, frame_off;
-} frame_sort;
+ * line, so that ties come out the same whatever the order of the stacks
+ * (a shallow and a full model give the same table). */
+typedef struct frame_item {
+    double v;
+    uint32_t rank;           /* of the function by (name, file); 0 for "no caller" */
+    uint32_t line;
+    uint32_t idx;
+} frame_item;
 
-static int cmp_frame_items(const void *x, const void *y, void *vctx)
+static int cmp_frame_item(const void *x, const void *y)
 {
-    const frame_sort *c = vctx;
-    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-    const char *pa = c->base + a * c->stride, *pb = c->base + b * c->stride;
-    double va = mt_cost_get((const mt_cost *)(pa + c->cost_off), c->metric);
-    double vb = mt_cost_get((const mt_cost *)(pb + c->cost_off), c->metric);
+    const frame_item *a = x, *b = y;
     /* sums of doubles depend on the order of additions: equal within 1e-9 */
-    double d = va - vb, mag = (va > vb ? va : vb) * 1e-9;
+    double d = a->v - b->v, mag = (a->v > b->v ? a->v : b->v) * 1e-9;
     if (d > mag || -d > mag)
-        return va > vb ? -1 : 1;
-    mt_frame_id fa = *(const mt_frame_id *)(pa + c->frame_off);
-    mt_frame_id fb = *(const mt_frame_id *)(pb + c->frame_off);
-    if (fa != fb) {
-        if (fa == (mt_frame_id)-1 || fb == (mt_frame_id)-1)
-            return fa == (mt_frame_id)-1 ? -1 : 1;
-        const mt_frame *ra = &c->m->frames.v[fa], *rb = &c->m->frames.v[fb];
-        const mt_func *na = &c->m->funcs.v[ra->func], *nb = &c->m->funcs.v[rb->func];
-        int r = strcmp(na->name, nb->name);
-        if (!r)
-            r = strcmp(na->filename, nb->filename);
-        if (r)
-            return r;
-        if (ra->line != rb->line)
-            return ra->line < rb->line ? -1 : 1;
-    }
-    return (a > b) - (a < b);
+        return a->v > b->v ? -1 : 1;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    if (a->line != b->line)
+        return a->line < b->line ? -1 : 1;
+    return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
-static void sort_frames(uint32_t *idx, size_t n, const mt_model *m, mt_metric metric,
-                        const void *base, size_t stride, size_t cost_off, size_t frame_off)
+static int cmp_func_name(const void *x, const void *y, void *ctx)
 {
-    frame_sort c = {m, metric, base, stride, cost_off, frame_off};
-    qsort_r(idx, n, sizeof *idx, cmp_frame_items, &c);
+    const mt_func *f = ctx;
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    int r = strcmp(f[a].name, f[b].name);
+    if (!r)
+        r = strcmp(f[a].filename, f[b].filename);
+    return r ? r : (a > b) - (a < b);
+}
+
+/* rank[f] = 1 + position of function f in name order. */
+static uint32_t *func_ranks(const mt_model *m)
+{
+    size_t n = m->funcs.n;
+    uint32_t *order = malloc((n + 1) * sizeof *order), *rank = malloc((n + 1) * sizeof *rank);
+    if (!order || !rank) {
+        free(order);
+        free(rank);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        order[i] = (uint32_t)i;
+    qsort_r(order, n, sizeof *order, cmp_func_name, m->funcs.v);
+    for (size_t i = 0; i < n; i++)
+        rank[order[i]] = (uint32_t)i + 1;
+    free(order);
+    return rank;
+}
+
+static int sort_frames(uint32_t *idx, size_t n, const mt_model *m, const uint32_t *rank,
+                       mt_metric metric, const void *base, size_t stride, size_t cost_off,
+                       size_t frame_off)
+{
+    frame_item *it = malloc((n + 1) * sizeof *it);
+    if (!it)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        const char *p = (const char *)base + idx[i] * stride;
+        mt_frame_id f = *(const mt_frame_id *)(p + frame_off);
+        it[i].v = mt_cost_get((const mt_cost *)(p + cost_off), metric);
+        it[i].rank = f == (mt_frame_id)-1 ? 0 : rank[m->frames.v[f].func];
+        it[i].line = f == (mt_frame_id)-1 ? 0 : m->frames.v[f].line;
+        it[i].idx = idx[i];
+    }
+    qsort(it, n, sizeof *it, cmp_frame_item);
+    for (size_t i = 0; i < n; i++)
+        idx[i] = it[i].idx;
+    free(it);
+    return 0;
 }
 
 mt_sites *mt_query_sites(const mt_selection *s, mt_metric sort, size_t max_callers)
@@ -529,13 +559,20 @@ mt_sites *mt_query_sites(const mt_selection *s, mt_metric sort, size_t max_calle
     }
     for (size_t i = 0; i < callers.n; i++)
         corder[i] = (uint32_t)i;
-    sort_frames(corder, callers.n, m, sort, callers.v, sizeof *callers.v,
-                offsetof(mt_site_caller, cost), offsetof(mt_site_caller, frame));
+    uint32_t *rank = func_ranks(m);
+    if (!rank || sort_frames(corder, callers.n, m, rank, sort, callers.v, sizeof *callers.v,
+                             offsetof(mt_site_caller, cost), offsetof(mt_site_caller, frame)) < 0) {
+        free(rank);
+        free(order);
+        free(corder);
+        goto out;
+    }
     for (size_t i = 0; i < sites.n; i++) {
         order[i] = (uint32_t)i;
         size_t k = sites.v[i].n_callers < max_callers ? sites.v[i].n_callers : max_callers;
         sites.v[i].callers = k ? malloc(k * sizeof(mt_site_caller)) : NULL;
         if (k && !sites.v[i].callers) {
+            free(rank);
             free(order);
             free(corder);
             goto out;
@@ -544,6 +581,7 @@ mt_sites *mt_query_sites(const mt_selection *s, mt_metric sort, size_t max_calle
     }
     size_t *stored = calloc(sites.n + 1, sizeof *stored);
     if (!stored) {
+        free(rank);
         free(order);
         free(corder);
         goto out;
@@ -555,8 +593,14 @@ mt_sites *mt_query_sites(const mt_selection *s, mt_metric sort, size_t max_calle
         sites.v[si].n_callers++;
     }
     free(stored);
-    sort_frames(order, sites.n, m, sort, sites.v, sizeof *sites.v, offsetof(mt_site, cost),
-                offsetof(mt_site, frame));
+    int sorted = sort_frames(order, sites.n, m, rank, sort, sites.v, sizeof *sites.v,
+                             offsetof(mt_site, cost), offsetof(mt_site, frame));
+    free(rank);
+    if (sorted < 0) {
+        free(order);
+        free(corder);
+        goto out;
+    }
     for (size_t i = 0; i < sites.n; i++)
         r->sites[i] = sites.v[order[i]];
     r->n = sites.n;
