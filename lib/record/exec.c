@@ -4,6 +4,8 @@
  * handler, and the writer thread dies with the old image). If exec fails,
  * tracing simply goes on. The new program traces itself into FILE.<pid>
  * when it inherits LD_PRELOAD and MEMTRACE (docs/recorder.md).
+ * dlclose is wrapped for the same reason: the return addresses queued so
+ * far are symbolized while the library is still mapped.
  *
  * glibc's execvp/execl & co. call execve internally, not through the PLT,
  * so each entry point is wrapped; the variadic execl* build an argv array
@@ -86,6 +88,17 @@ API int fexecve(int fd, char *const argv[], char *const envp[])
     }
     mtr_tracer_flush_before_exec();
     return f(fd, argv, envp);
+}
+
+API int dlclose(void *handle)
+{
+    int (*f)(void *) = (int (*)(void *))next_fn("dlclose");
+    if (!f) {
+        errno = ENOSYS;
+        return -1;
+    }
+    mtr_tracer_flush_before_exec();
+    return f(handle);
 }
 
 /* Count the variadic arguments after arg0 up to the NULL. */

@@ -15,9 +15,11 @@
  * falls out of its backtrace cache).
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <dwarf.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,12 +44,29 @@ struct mtr_symbolizer {
     struct entry *table;
     size_t cap, used;
     struct timespec last_report;
+    unsigned long long loads;      /* dlpi_adds + dlpi_subs at the last report */
     char *(*demangle)(const char *, char *, size_t *, int *);
     int demangle_tried;
 };
 
+/* How many times objects were loaded or unloaded so far (glibc counts). */
+static int count_loads(struct dl_phdr_info *info, size_t size, void *data)
+{
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+        *(unsigned long long *)data = info->dlpi_adds + info->dlpi_subs;
+    return 1;
+}
+
+static unsigned long long loads_now(void)
+{
+    unsigned long long n = 0;
+    dl_iterate_phdr(count_loads, &n);
+    return n;
+}
+
 static void report(mtr_symbolizer *s)
 {
+    s->loads = loads_now();
     dwfl_report_begin(s->dwfl);
     dwfl_linux_proc_report(s->dwfl, getpid());
     dwfl_report_end(s->dwfl, NULL, NULL);
@@ -158,10 +177,11 @@ static size_t lookup(mtr_symbolizer *s, Dwarf_Addr pc, mt_location *out)
     size_t n = 0;
     Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
     if (!mod) {
+        /* A library loaded since the last look at the process's mappings? */
         struct timespec now;
         clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec - s->last_report.tv_sec >= 1 || now.tv_nsec < s->last_report.tv_nsec) {
-            report(s);   /* maybe a library loaded since */
+        if (loads_now() != s->loads || now.tv_sec - s->last_report.tv_sec >= 2) {
+            report(s);
             mod = dwfl_addrmodule(s->dwfl, pc);
         }
         if (!mod)

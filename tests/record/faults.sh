@@ -79,4 +79,7 @@ summary "$T/stderr.ctf" >/dev/null || fail "closed stderr: trace readable"
 preload "$T/dl.ctf" $rate "$F" dlopen >"$T/dl.out"; st=$?
 check "dlopen: status 0, identical output" test "$st" = 0 -a "$(cat "$T/dl.out")" = "$(cat "$T/dl.plain")"
 summary "$T/dl.ctf" >/dev/null || fail "dlopen: trace readable"
+# dlclose'd before the end: its frames were symbolized while it was mapped.
+MEMTRACE_FLUSH_MS=600000 preload "$T/dl2.ctf" 0.0001 "$F" dlopen >/dev/null
+check "dlclose'd library's frames are named" sh -c "'$MT_BIN' dump '$T/dl2.ctf' | grep -Eq 'libz\.so[^ ]* deflateInit2?_\$'"
 finish
