@@ -21,6 +21,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "arena.h"
 
@@ -80,8 +81,19 @@ int mtr_arena_init(void)
 
     mtr_arena_lock();
     state = init_state;
-    for (unsigned i = 0; state == 0 && i < sizeof gib / sizeof gib[0]; i++) {
-        size_t len = (size_t)gib[i] << 30;
+    /* Under an address-space limit (ulimit -v), take at most 1/32 of it
+     * for the arena and as much for its shadow: the program needs the rest. */
+    size_t cap = (size_t)-1;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        cap = (size_t)(rl.rlim_cur / 32);
+    for (unsigned i = 0; state == 0 && i < sizeof gib / sizeof gib[0] + 4; i++) {
+        /* 64, 16, 4, 1 GiB, then 256, 64, 16, 4 MiB when capped */
+        size_t len = i < sizeof gib / sizeof gib[0]
+                         ? (size_t)gib[i] << 30
+                         : ((size_t)1 << 30) >> (2 * (i - sizeof gib / sizeof gib[0] + 1));
+        if (len > cap)
+            continue;
         void *a = reserve(len + CHUNK);
         void *s = a ? reserve(len) : NULL;
         if (!s) {
