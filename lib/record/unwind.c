@@ -27,6 +27,8 @@
 
 extern char __start_mt_hooks[] MT_HIDDEN;
 extern char __stop_mt_hooks[] MT_HIDDEN;
+extern char __start_mt_tstart[] MT_HIDDEN;
+extern char __stop_mt_tstart[] MT_HIDDEN;
 extern void *__libc_stack_end;
 
 static int in_hooks(uintptr_t pc)
@@ -51,6 +53,8 @@ size_t mtr_unwind(uintptr_t *out, size_t max, int *truncated)
         uintptr_t *next = (uintptr_t *)fp[0];
         if (ret == 0)
             break;
+        if (ret >= (uintptr_t)__start_mt_tstart && ret < (uintptr_t)__stop_mt_tstart)
+            break;   /* our thread trampoline: the thread's own code ends here */
         if (skipping && in_hooks(ret)) {
             /* still inside the recorder's own frames */
         } else {
@@ -113,7 +117,9 @@ static void record_bounds(void)
     mtr_leave();
 }
 
-static void *memtrace_thread_start(void *p)
+/* In a section of its own: stacks stop at it (see mtr_unwind), so traces
+ * show the thread's start routine as the outermost frame. */
+__attribute__((section("mt_tstart"), noinline)) static void *memtrace_thread_start(void *p)
 {
     struct thread_start s = *(struct thread_start *)p;
     mtr_real_free(p);
