@@ -417,6 +417,8 @@ static int copy_info(mt_model *m, const mt_trace_info *in)
         if (*fields[i] && !(*fields[i] = mta_strdup(&m->strings, *fields[i])))
             return -1;
     m->word_bytes = in->word_size / 8.0;
+    m->inv_word_bytes = m->word_bytes > 0 ? 1 / m->word_bytes : 0;
+    m->inv_rate = in->sample_rate > 0 ? 1 / in->sample_rate : 0;
     m->bps = in->sample_rate > 0 ? m->word_bytes / in->sample_rate : 0;
     return 0;
 }
@@ -649,18 +651,15 @@ double mt_alloc_bytes(const mt_model *m, const mt_alloc *a)
 
 double mt_alloc_objects(const mt_model *m, const mt_alloc *a)
 {
-    double rate = m->info.sample_rate;
-    if (rate <= 0)
+    if (m->info.sample_rate <= 0)
         return 0;
     /* Words the sampler ran over: OCaml heap blocks include a header word. */
-    double words = m->word_bytes > 0 ? (double)a->size / m->word_bytes : 0;
+    double words = (double)a->size * m->inv_word_bytes;
     if (a->source != MT_SOURCE_EXTERNAL)
         words += 1;
     if (words < 1)
         words = 1;
-    double obj = (double)a->n_samples / (rate * words);
-    /* A sampled block is at least one block. */
-    return obj;
+    return (double)a->n_samples * m->inv_rate / words;
 }
 
 mt_timedelta mt_model_resolve_time(const mt_model *m, mt_timedelta t)

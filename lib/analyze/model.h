@@ -53,6 +53,7 @@ struct mt_model {
     int64_t end_live_samples;
     double bps;                    /* bytes per sample */
     double word_bytes;             /* word_size / 8 */
+    double inv_word_bytes, inv_rate;
     mt_timedelta end, peak_time;
     int64_t peak_samples;
     uint64_t n_promotes, n_collects;

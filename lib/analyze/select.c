@@ -275,13 +275,24 @@ mt_selection *mt_select(const mt_model *m, const mt_filter *f, mt_timedelta live
                         s->node_slot[n] = (uint32_t)s->n_stacks++;
                     continue;
                 }
-                mt_cost c;
-                mta_cost_of(m, a, s->live_at, &c);
-                mta_cost_add(&s->stack_cost[s->node_slot[n]], &c);
-                mta_cost_add(&s->total, &c);
+                /* mta_cost_of + mta_cost_add, inline: this loop runs once
+                 * per allocation */
+                mt_cost *c = &s->stack_cost[s->node_slot[n]];
+                double bytes = (double)a->n_samples * m->bps, obj = mt_alloc_objects(m, a);
+                c->alloc_bytes += bytes;
+                c->alloc_objects += obj;
+                c->samples += a->n_samples;
+                c->allocs++;
+                if (mta_is_live(a, s->live_at)) {
+                    c->live_bytes += bytes;
+                    c->live_objects += obj;
+                    c->live_samples += a->n_samples;
+                }
             }
         }
     }
+    for (size_t k = 0; k < s->n_stacks; k++)
+        mta_cost_add(&s->total, &s->stack_cost[k]);
     return s;
 fail:
     mt_selection_free(s);
