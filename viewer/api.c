@@ -39,8 +39,9 @@ struct sel_entry {
 
 struct resp_entry {
     char *key;               /* endpoint and parameters; NULL: free slot */
-    char *body;
+    char *body;              /* NULL while pending */
     size_t len;
+    int pending;             /* a request is computing it: others wait */
     unsigned long last_use;
 };
 
@@ -179,63 +180,83 @@ static struct sel_entry *sel_get(vapi *a, mt_filter *f, char *key)
     return e;
 }
 
-/* A kept answer for key: a malloc'd copy of its body, or NULL. */
-static char *answer_get(vapi *a, const char *key, size_t *len)
+/* A kept answer for key: a malloc'd copy of its body. When there is none,
+ * returns NULL and, if a slot is free for it, marks it pending for this
+ * request (*claimed = 1): the request must then call answer_fill, and other
+ * requests for the same key wait for it rather than compute it again. */
+static char *answer_claim(vapi *a, const char *key, size_t *len, int *claimed)
 {
-    char *copy = NULL;
+    *claimed = 0;
+    pthread_mutex_lock(&a->lock);
+    for (;;) {
+        struct resp_entry *hit = NULL;
+        for (int i = 0; i < RESP_SLOTS; i++)
+            if (a->answers[i].key && !strcmp(a->answers[i].key, key))
+                hit = &a->answers[i];
+        if (!hit)
+            break;
+        if (hit->pending) {
+            pthread_cond_wait(&a->built, &a->lock);
+            continue;
+        }
+        char *copy = malloc(hit->len + 1);
+        if (copy) {
+            memcpy(copy, hit->body, hit->len + 1);
+            *len = hit->len;
+            hit->last_use = ++a->clock;
+        }
+        pthread_mutex_unlock(&a->lock);
+        return copy;
+    }
+    struct resp_entry *slot = NULL;
+    for (int i = 0; i < RESP_SLOTS; i++) {
+        struct resp_entry *r = &a->answers[i];
+        if (!r->key) {
+            slot = r;
+            break;
+        }
+        if (!r->pending && (!slot || r->last_use < slot->last_use))
+            slot = r;
+    }
+    char *k = slot ? strdup(key) : NULL;
+    if (k) {
+        free(slot->key);
+        free(slot->body);
+        memset(slot, 0, sizeof *slot);
+        slot->key = k;
+        slot->pending = 1;
+        *claimed = 1;
+    }
+    pthread_mutex_unlock(&a->lock);
+    return NULL;
+}
+
+/* Store the answer of a claimed key (body NULL: none, e.g. an error). */
+static void answer_fill(vapi *a, const char *key, const char *body, size_t len)
+{
+    char *b = NULL;
+    if (body && len <= RESP_MAX_BYTES && (b = malloc(len + 1)) != NULL)
+        memcpy(b, body, len + 1);
     pthread_mutex_lock(&a->lock);
     for (int i = 0; i < RESP_SLOTS; i++) {
         struct resp_entry *r = &a->answers[i];
-        if (r->key && !strcmp(r->key, key)) {
-            copy = malloc(r->len + 1);
-            if (copy) {
-                memcpy(copy, r->body, r->len + 1);
-                *len = r->len;
+        if (r->key && r->pending && !strcmp(r->key, key)) {
+            if (b) {
+                r->body = b;
+                r->len = len;
+                r->pending = 0;
                 r->last_use = ++a->clock;
+                b = NULL;
+            } else {
+                free(r->key);
+                memset(r, 0, sizeof *r);
             }
             break;
         }
     }
+    pthread_cond_broadcast(&a->built);
     pthread_mutex_unlock(&a->lock);
-    return copy;
-}
-
-static void answer_put(vapi *a, const char *key, const char *body, size_t len)
-{
-    if (len > RESP_MAX_BYTES)
-        return;
-    char *k = strdup(key), *b = malloc(len + 1);
-    if (!k || !b) {
-        free(k);
-        free(b);
-        return;
-    }
-    memcpy(b, body, len + 1);
-    pthread_mutex_lock(&a->lock);
-    struct resp_entry *slot = NULL;
-    for (int i = 0; i < RESP_SLOTS; i++) {
-        struct resp_entry *r = &a->answers[i];
-        if (r->key && !strcmp(r->key, key)) {  /* raced with another request */
-            slot = NULL;
-            free(k);
-            free(b);
-            pthread_mutex_unlock(&a->lock);
-            return;
-        }
-        if (!r->key) {
-            if (!slot || slot->key)
-                slot = r;
-        } else if (!slot || (slot->key && r->last_use < slot->last_use)) {
-            slot = r;
-        }
-    }
-    free(slot->key);
-    free(slot->body);
-    slot->key = k;
-    slot->body = b;
-    slot->len = len;
-    slot->last_use = ++a->clock;
-    pthread_mutex_unlock(&a->lock);
+    free(b);
 }
 
 static void sel_release(vapi *a, struct sel_entry *e)
@@ -282,7 +303,7 @@ static const struct endpoint {
     {vep_graph, {"graph", "metric", "min", NULL}},
     {vep_function, {"function", "metric", "id", "name", NULL}},
     {vep_hist, {"hist", NULL}},
-    {vep_hotspots, {"hotspots", "metric", NULL}},
+    {vep_hotspots, {"hotspots", "metric", "only", NULL}},
 };
 #define N_ENDPOINTS (sizeof endpoints / sizeof endpoints[0])
 
@@ -328,7 +349,8 @@ void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
         vresp_error(resp, 500, "out of memory");
         return;
     }
-    resp->body = answer_get(a, key, &resp->len);
+    int claimed;
+    resp->body = answer_claim(a, key, &resp->len, &claimed);
     if (resp->body) {
         resp->status = 200;
         mt_filter_free(f);
@@ -338,6 +360,8 @@ void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
     }
     struct sel_entry *e = sel_get(a, f, canon);
     if (!e) {
+        if (claimed)
+            answer_fill(a, key, NULL, 0);
         free(key);
         vresp_error(resp, 500, "out of memory");
         return;
@@ -347,13 +371,12 @@ void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
     vctx cx = {a->model, e->sel, e->key, a->file, a->load_seconds};
     int ok = endpoints[k].fn(&cx, req, &j, resp);
     sel_release(a, e);
-    if (ok) {
+    if (ok)
         finish(&j, resp);
-        if (resp->status == 200)
-            answer_put(a, key, resp->body, resp->len);
-    } else {
+    else
         vj_free(&j);
-    }
+    if (claimed)
+        answer_fill(a, key, ok && resp->status == 200 ? resp->body : NULL, resp->len);
     free(key);
 }
 
@@ -367,7 +390,7 @@ static void *warm_up(void *arg)
         {"curve", "n", "1200", "filter", "", NULL},
         {"tree", "dir", "sites", "min", "0.001", "filter", "", NULL},
         {"hotspots", "filter", "", NULL},
-        {"hotspots", "metric", "live", "filter", "", NULL},
+        {"hotspots", "metric", "live", "only", "sites", "filter", "", NULL},
     };
     for (size_t i = 0; i < sizeof reqs / sizeof reqs[0]; i++) {
         vreq *r = vreq_local(reqs[i] + 1);

@@ -544,9 +544,21 @@ int vep_hotspots(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
     mt_metric metric;
     if (!arg_metric(req, &metric, resp))
         return 0;
+    const char *only = vreq_arg(req, "only");
+    int sites_only = only && !strcmp(only, "sites");
+    if (only && *only && !sites_only) {
+        vresp_error(resp, 400, "parameter only: use sites");
+        return 0;
+    }
     const mt_model *m = cx->model;
-    mt_graph *g = mt_query_graph(cx->sel, metric, 0.001);
-    if (!g) {
+    /* allocation sites: the bottom-up tree's first level (cheap) */
+    mt_tree *t = mt_query_tree(cx->sel, MT_TREE_BOTTOM_UP, metric, 0.001);
+    /* functions with their callees: the call graph (costs more on traces
+     * with millions of distinct stacks, hence only=sites) */
+    mt_graph *g = sites_only ? NULL : mt_query_graph(cx->sel, metric, 0.001);
+    if (!t || (!sites_only && !g)) {
+        mt_tree_free(t);
+        mt_graph_free(g);
         vresp_error(resp, 500, "out of memory");
         return 0;
     }
@@ -555,28 +567,27 @@ int vep_hotspots(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
     vj_kstr(j, "filter", cx->filter);
     vj_kstr(j, "metric", mt_metric_name(metric));
     vj_knum(j, "total", mt_cost_get(&total, metric));
-    /* by flat cost: a small selection sort over the graph's nodes */
-    size_t nn = g->n_nodes, want = nn < 8 ? nn : 8;
-    char *used = calloc(nn + 1, 1);
     vj_key(j, "sites");
     vj_arr(j);
-    for (size_t k = 0; used && k < want; k++) {
-        size_t best = nn;
-        for (size_t i = 0; i < nn; i++)
-            if (!used[i] && (best == nn || mt_cost_get(&g->nodes[i].flat, metric) >
-                                               mt_cost_get(&g->nodes[best].flat, metric)))
-                best = i;
-        if (best == nn || mt_cost_get(&g->nodes[best].flat, metric) <= 0)
+    int shown = 0;
+    for (uint32_t c = t->nodes[0].first_child; c && shown < 8; c = t->nodes[c].next_sibling) {
+        double v = mt_cost_get(&t->nodes[c].total, metric);
+        if (v <= 0)
             break;
-        used[best] = 1;
         vj_obj(j);
-        put_func(j, m, g->nodes[best].func);
-        vj_knum(j, "v", mt_cost_get(&g->nodes[best].flat, metric));
-        vj_kuint(j, "samples", cost_samples(&g->nodes[best].flat, metric));
+        put_func(j, m, t->nodes[c].func);
+        vj_knum(j, "v", v);
+        vj_kuint(j, "samples", cost_samples(&t->nodes[c].total, metric));
         vj_end_obj(j);
+        shown++;
     }
     vj_end_arr(j);
-    free(used);
+    mt_tree_free(t);
+    if (sites_only) {
+        vj_end_obj(j);
+        return 1;
+    }
+    size_t nn = g->n_nodes;
     /* by cumulative cost (nodes come sorted by cum) */
     vj_key(j, "functions");
     vj_arr(j);

@@ -173,7 +173,7 @@ App.refresh = async function () {
   /* a fixed bucket count (about a pixel each) so that answers can be shared */
   const curveP = MT.api('curve', { filter: s.filter, n: 1200 });
   const poiP = MT.api('hotspots', { filter: s.filter, metric });
-  const liveP = MT.api('hotspots', { filter: s.filter, metric: 'live' }).catch(() => null);
+  const liveP = MT.api('hotspots', { filter: s.filter, metric: 'live', only: 'sites' }).catch(() => null);
   const viewP = App.loadView();
   try {
     const [curve, poi, live] = await Promise.all([curveP, poiP, liveP]);
