@@ -83,10 +83,40 @@ typedef struct life_item {
     uint64_t samples;
 } life_item;
 
-static int cmp_life(const void *x, const void *y)
+/* The smallest lifetime L such that the samples of the items living at
+ * most L reach target (a weighted median when target is half the total):
+ * quickselect with a three-way partition, linear on average. */
+static uint64_t weighted_select(life_item *a, size_t n, uint64_t target)
 {
-    const life_item *a = x, *b = y;
-    return a->life < b->life ? -1 : a->life > b->life;
+    size_t lo = 0, hi = n;
+    while (hi - lo > 1) {
+        uint64_t p = a[lo + (hi - lo) / 2].life;
+        size_t lt = lo, i = lo, gt = hi;
+        uint64_t wl = 0, we = 0;
+        while (i < gt) {
+            if (a[i].life < p) {
+                wl += a[i].samples;
+                life_item t = a[lt];
+                a[lt++] = a[i];
+                a[i++] = t;
+            } else if (a[i].life > p) {
+                life_item t = a[--gt];
+                a[gt] = a[i];
+                a[i] = t;
+            } else {
+                we += a[i++].samples;
+            }
+        }
+        if (target <= wl)
+            hi = lt;
+        else if (target <= wl + we)
+            return p;
+        else {
+            target -= wl + we;
+            lo = gt;
+        }
+    }
+    return lo < n ? a[lo].life : 0;
 }
 
 void mt_query_stats(const mt_selection *s, mt_stats *o)
@@ -128,18 +158,17 @@ void mt_query_stats(const mt_selection *s, mt_stats *o)
     }
     o->mean_lifetime_us = life_w > 0 ? life_sum / life_w : 0;
     if (li && nl) {
-        qsort(li, nl, sizeof *li, cmp_life);
-        uint64_t half = (o->total.samples + 1) / 2, acc = 0;
-        for (size_t i = 0; i < nl; i++) {
-            acc += li[i].samples;
-            if (acc >= half) {
-                o->median_lifetime_us = (double)li[i].life;
-                break;
-            }
-        }
+        uint64_t half = (o->total.samples + 1) / 2;
+        o->median_lifetime_us = (double)weighted_select(li, nl, half ? half : 1);
     }
     free(li);
     o->alloc_rate = m->end > 0 ? o->total.alloc_bytes / ((double)m->end / 1e6) : 0;
+    if (o->total.allocs == m->allocs.n) {
+        /* everything is selected: the model's own peak */
+        o->peak_filtered_bytes = o->peak_bytes;
+        o->peak_filtered_time = o->peak_time;
+        return;
+    }
     mt_curve *c = mt_query_curve(s, 0, m->end + 1, 1);
     if (c) {
         o->peak_filtered_bytes = c->peak_filtered;

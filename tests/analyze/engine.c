@@ -304,6 +304,23 @@ int main(void)
     mt_selection_free(hs);
     mt_filter_free(hf);
 
+    /* stats */
+    mt_stats so;
+    mt_query_stats(s, &so);
+    CHECK(so.median_lifetime_us == 800 && so.mean_lifetime_us == 725 && so.peak_bytes == 128 &&
+              so.peak_filtered_bytes == 128 && so.never_collected_bytes == 112 &&
+              so.promoted_bytes == 32 && so.by_source[MT_SOURCE_MINOR].samples == 7,
+          "stats: median lifetime 800us (by samples), mean 725us (collected), peak, promoted 32 B");
+    mt_filter *sf = mt_filter_parse("source:minor", NULL, NULL);
+    mt_selection *ss = mt_select(M, sf, MT_TIME_END);
+    mt_query_stats(ss, &so);
+    /* minor: A0 (2, 100..1000), A3 (1, 400..1200), A4 (4, 1100..): peak 5 at 1100 */
+    CHECK(so.peak_filtered_bytes == 5 * 16 && so.peak_filtered_time == 1100,
+          "stats of source:minor: filtered peak 80 bytes at 1100us (got %.0f at %lld)",
+          so.peak_filtered_bytes, (long long)so.peak_filtered_time);
+    mt_selection_free(ss);
+    mt_filter_free(sf);
+
     /* live cost at the peak */
     mt_selection *ps = mt_select(M, NULL, MT_TIME_PEAK);
     CHECK(mt_selection_live_at(ps) == 1100 && mt_selection_total(ps).live_samples == 8,
