@@ -153,6 +153,8 @@ int vep_curve(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
         !arg_num(req, "t0", 0, 0, 1e12, &t0, resp) ||
         !arg_num(req, "t1", end, 0, 1e12, &t1, resp))
         return 0;
+    if (!vreq_arg(req, "t1") && t1 <= t0)
+        t1 = t0 + 1e-6;  /* a trace of one instant still gets a curve */
     if (t1 <= t0) {
         vresp_error(resp, 400, "parameter t1: must be after t0");
         return 0;

@@ -108,7 +108,8 @@ MT.Chart = class {
     for (let t = Math.ceil(c.t0 / xs) * xs; t <= c.t0 + span + 1e-12; t += xs) {
       const x = Math.round(X(t)) + 0.5;
       ctx.beginPath(); ctx.moveTo(x, m.t); ctx.lineTo(x, m.t + ph); ctx.stroke();
-      ctx.fillText(MT.fmtTime(t), x, m.t + ph + 5);
+      const label = MT.fmtTime(t);
+      if (x + ctx.measureText(label).width / 2 <= w) ctx.fillText(label, x, m.t + ph + 5);
     }
     /* the filter's time ranges */
     const colors = { alloc: 'rgba(245,158,11,0.16)', live: 'rgba(16,185,129,0.15)', collect: 'rgba(139,92,246,0.15)' };
