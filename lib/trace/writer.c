@@ -57,10 +57,14 @@ struct mt_writer {
     size_t len_limit;           /* cut the packet when len exceeds this */
     unsigned verify_ix;
 
-    /* Backtrace cache: code, date (id of last use), predicted next bucket. */
-    uint64_t code[MT_CACHE_SIZE];
-    uint64_t date[MT_CACHE_SIZE];
-    uint16_t next[MT_CACHE_SIZE];
+    /* Backtrace cache: one 16-byte slot per bucket, so that a probe brings
+     * the code, its date and its prediction in one cache line. */
+    struct wslot {
+        uint64_t code;
+        uint32_t date_lo;  /* date: id of the allocation that last used */
+        uint16_t date_hi;  /*   the slot, 48 bits (2.8e14 allocations) */
+        uint16_t next;     /* predicted next bucket */
+    } __attribute__((aligned(16))) cache[MT_CACHE_SIZE];
 
     /* Previous allocation's complete backtrace, caller first. */
     mt_location_code *prev;
@@ -133,8 +137,8 @@ static void put_header(mt_writer *w, uint8_t *p, size_t size, int64_t begin, int
         mt_put64(p + MT_HDR_VERIFY_VAL + s, 0);
     } else {
         mt_put16(p + MT_HDR_VERIFY_IX + s, (uint16_t)verify_ix);
-        mt_put16(p + MT_HDR_VERIFY_PRED + s, w->next[verify_ix]);
-        mt_put64(p + MT_HDR_VERIFY_VAL + s, w->code[verify_ix]);
+        mt_put16(p + MT_HDR_VERIFY_PRED + s, w->cache[verify_ix].next);
+        mt_put64(p + MT_HDR_VERIFY_VAL + s, w->cache[verify_ix].code);
     }
     mt_put64(p + MT_HDR_ID_BEGIN + s, id_begin);
     mt_put64(p + MT_HDR_ID_END + s, id_end);
@@ -330,6 +334,17 @@ static inline unsigned hash2(uint64_t c)
     return (unsigned)((c * 0xFDEA731u) >> 21) & (MT_CACHE_SIZE - 1);
 }
 
+static inline uint64_t slot_date(const struct wslot *s)
+{
+    return (uint64_t)s->date_hi << 32 | s->date_lo;
+}
+
+static inline void set_date(struct wslot *s, uint64_t id)
+{
+    s->date_lo = (uint32_t)id;
+    s->date_hi = (uint16_t)(id >> 32);
+}
+
 /* Encodes frames bt[from..n) (outermost first) at p; returns the end and
  * stores the number of codewords. Misses are queued for location events. */
 static uint8_t *encode_backtrace(mt_writer *w, uint8_t *p, const mt_location_code *bt,
@@ -337,8 +352,7 @@ static uint8_t *encode_backtrace(mt_writer *w, uint8_t *p, const mt_location_cod
 {
     uint8_t *const start = p;
     const size_t limit = BT_BUDGET - BT_MISS_SIZE;
-    uint64_t *code = w->code, *date = w->date;
-    uint16_t *next = w->next;
+    struct wslot *cache = w->cache;
     unsigned predictor = 0, count = 0;
     size_t i = from;
     while (i < n) {
@@ -347,16 +361,15 @@ static uint8_t *encode_backtrace(mt_writer *w, uint8_t *p, const mt_location_cod
             break;
         uint64_t c = bt[i];
         unsigned h1 = hash1(c), h2 = hash2(c);
-        unsigned h;
-        if (code[h1] == c) {
-            h = h1;
-        } else if (code[h2] == c) {
-            h = h2;
-        } else {
-            unsigned b = date[h1] < date[h2] ? h1 : h2;
-            code[b] = c;
-            date[b] = id;
-            next[predictor] = (uint16_t)b;
+        /* Which of the two slots holds c, chosen without a branch (the
+         * choice is a coin toss to the branch predictor). */
+        unsigned in1 = cache[h1].code == c;
+        unsigned h = h2 ^ ((h1 ^ h2) & (0u - in1));
+        if (__builtin_expect(cache[h].code != c, 0)) {
+            unsigned b = slot_date(&cache[h1]) < slot_date(&cache[h2]) ? h1 : h2;
+            cache[b].code = c;
+            set_date(&cache[b], id);
+            cache[predictor].next = (uint16_t)b;
             mt_put16(p, (uint16_t)(b << 2 | 3));
             mt_put64(p + 2, c);
             p += BT_MISS_SIZE;
@@ -372,15 +385,15 @@ static uint8_t *encode_backtrace(mt_writer *w, uint8_t *p, const mt_location_cod
         i++;
         unsigned last;
         for (;;) {
-            date[h] = id;
-            next[predictor] = (uint16_t)h;
+            set_date(&cache[h], id);
+            cache[predictor].next = (uint16_t)h;
             count++;
             unsigned run = h, k = 0;
             int full = 0;
             last = h;
             while (i < n && (size_t)(p - start) + 2 <= limit) {
-                unsigned nb = next[last];
-                if (code[nb] != bt[i])
+                unsigned nb = cache[last].next;
+                if (cache[nb].code != bt[i])
                     break;
                 i++;
                 if (k == 255) {
