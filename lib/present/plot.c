@@ -55,7 +55,7 @@ static void header(FILE *out, int W, int H, const char *title, const char *subti
 
 /* Axes with ticks; x in seconds or log2 buckets, y in bytes or seconds. */
 static void axes(FILE *out, const frame_box *b, double xmax, const char *xlabel, double ymax,
-                 int ybytes, const char *ylabel)
+                 int ybytes, const char *ylabel, double xlabel_dy)
 {
     fprintf(out, "<g stroke=\"#333\" fill=\"none\"><path d=\"M%.1f %.1fV%.1fH%.1f\"/></g>\n", b->x0,
             b->y0, b->y0 + b->h, b->x0 + b->w);
@@ -67,6 +67,13 @@ static void axes(FILE *out, const frame_box *b, double xmax, const char *xlabel,
                 px, b->y0 + b->h, px, b->y0 + b->h + 18, x);
     }
     double ys = nice_step(ymax, 6);
+    if (ybytes) {
+        /* steps that are round in the unit shown (KiB, MiB, ...) */
+        double unit = 1;
+        while (ymax / unit >= 1024)
+            unit *= 1024;
+        ys = nice_step(ymax / unit, 6) * unit;
+    }
     for (double y = 0; y <= ymax * 1.0001 && ymax > 0; y += ys) {
         double py = b->y0 + b->h - b->h * y / ymax;
         char lab[32];
@@ -79,7 +86,7 @@ static void axes(FILE *out, const frame_box *b, double xmax, const char *xlabel,
                 b->x0, py, b->x0 + 1, py, b->w, b->x0 - 8, py + 4, lab);
     }
     fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", b->x0 + b->w / 2,
-            b->y0 + b->h + 38);
+            b->y0 + b->h + xlabel_dy);
     xml_text(out, xlabel);
     fprintf(out, "</text>\n<text transform=\"translate(16 %.1f) rotate(-90)\" text-anchor=\"middle\">",
             b->y0 + b->h / 2);
@@ -133,7 +140,7 @@ int mt_plot_svg(FILE *out, const mt_selection *s, const mt_plot_options *o)
         mt_format_time(t2, sizeof t2, mt_model_peak_time(m));
         snprintf(sub, sizeof sub, "live memory (estimated); peak %s at %s", t1, t2);
         header(out, W, H, title, sub);
-        axes(out, &b, xmax, "time (s)", ymax, 1, "live bytes");
+        axes(out, &b, xmax, "time (s)", ymax, 1, "live bytes", 38);
         polyline(out, &b, c, c->total, xmax, ymax, "#888");
         legend(out, &b, 0, "#888", "all allocations");
         if (tot.allocs != mt_model_n_allocs(m)) {
@@ -153,7 +160,8 @@ int mt_plot_svg(FILE *out, const mt_selection *s, const mt_plot_options *o)
         mt_format_bytes(t1, sizeof t1, tot.alloc_bytes);
         snprintf(sub, sizeof sub, "bytes allocated by block size (estimated; total %s)", t1);
         header(out, W, H, title, sub);
-        axes(out, &b, 0, "block size (power-of-two buckets)", ymax, 1, "bytes allocated");
+        b.h -= 22; /* room for the slanted size labels */
+        axes(out, &b, 0, "block size (power-of-two buckets)", ymax, 1, "bytes allocated", 62);
         static const char *const colors[3] = {"#1f6fd0", "#d0701f", "#2a9d3a"};
         static const char *const names[3] = {"minor", "major", "external"};
         double bw = h->n ? b.w / (double)h->n : b.w;
@@ -200,7 +208,7 @@ int mt_plot_svg(FILE *out, const mt_selection *s, const mt_plot_options *o)
         snprintf(sub, sizeof sub, "lifetime of each sampled block (%llu); grey: never collected",
                  (unsigned long long)tot.allocs);
         header(out, W, H, title, sub);
-        axes(out, &b, xmax, "allocation time (s)", ymax, 0, "lifetime (s)");
+        axes(out, &b, xmax, "allocation time (s)", ymax, 0, "lifetime (s)", 38);
         /* at most one dot per pixel column and row */
         size_t cols = (size_t)b.w + 1, rows = (size_t)b.h + 1;
         uint8_t *seen = calloc(cols * rows, 1);
