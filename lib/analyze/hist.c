@@ -129,7 +129,7 @@ void mt_query_stats(const mt_selection *s, mt_stats *o)
     o->collects = m->n_collects;
     o->events = o->allocs + o->promotes + o->collects;
     o->peak_bytes = mt_model_peak_bytes(m);
-    o->peak_time = m->peak_time;
+    o->peak_time = mt_model_peak_time(m);
     double life_sum = 0, life_w = 0;
     life_item *li = malloc((s->total.allocs + 1) * sizeof *li);
     size_t nl = 0;

@@ -104,6 +104,10 @@ typedef struct builder {
     size_t prev_len, prev_cap;
     int warned_unknown;
     size_t max_depth;        /* 0: whole stacks */
+    /* promotions and collections, applied to their allocations after
+     * reading: no random access to the allocation array while decoding */
+    struct pending { int64_t time; uint32_t alloc; uint32_t kind; } *pend;
+    size_t n_pend, cap_pend;
     const mt_model_options *opts;
 } builder;
 
@@ -373,8 +377,7 @@ static int build_events(mt_model *m)
         m->live_after[k++] = live;
     }
     free(order);
-    if (!m->monotone) {
-        /* the peak could not be followed while reading */
+    {
         m->peak_samples = 0;
         m->peak_time = 0;
         for (k = 0; k < n; k++)
@@ -423,6 +426,20 @@ static int copy_info(mt_model *m, const mt_trace_info *in)
     return 0;
 }
 
+static void warn_collect(builder *b, mt_obj_id id)
+{
+    if (b->warned_unknown)
+        return;
+    b->warned_unknown = 1;
+    char msg[160];
+    snprintf(msg, sizeof msg, "collection of unknown or already collected object %llu (ignored)",
+             (unsigned long long)id);
+    if (b->opts && b->opts->on_warning)
+        b->opts->on_warning(b->opts->warning_ctx, msg);
+    else
+        fprintf(stderr, "warning: %s\n", msg);
+}
+
 mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char **error)
 {
     builder b;
@@ -457,20 +474,13 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
     uint64_t size = mt_reader_size(r), next_progress = 1 << 20;
     mt_event ev;
     int rc;
-    /* live samples and peak, followed in file order (valid if monotone) */
-    int64_t live = 0;
+    int64_t live = 0;   /* samples allocated, less those collected (after the loop) */
     mt_timedelta cur_time = 0;
     m->monotone = 1;
     while ((rc = mt_reader_next(r, &ev)) > 0) {
-        if (ev.time != cur_time) {
-            if (live > m->peak_samples) {
-                m->peak_samples = live;
-                m->peak_time = cur_time;
-            }
-            if (ev.time < cur_time)
-                m->monotone = 0;
-            cur_time = ev.time;
-        }
+        if (ev.time < cur_time)
+            m->monotone = 0;
+        cur_time = ev.time;
         if (ev.kind == MT_EVENT_ALLOC) {
             size_t idx = m->allocs.n;
             if (idx >= UINT32_MAX - 1) {
@@ -507,30 +517,21 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
             live += (int64_t)a.n_samples;
         } else {
             int64_t i = find_alloc(&b, ev.id);
-            mt_alloc *a = i >= 0 ? &m->allocs.v[i] : NULL;
-            if (ev.kind == MT_EVENT_PROMOTE) {
+            if (ev.kind == MT_EVENT_PROMOTE)
                 m->n_promotes++;
-                if (a && a->promote == MT_TIME_NEVER)
-                    a->promote = ev.time;
-            } else {
+            else
                 m->n_collects++;
-                if (a && a->collect == MT_TIME_NEVER) {
-                    a->collect = ev.time < a->time ? a->time : ev.time;
-                    uint32_t ci = (uint32_t)i;
-                    if (MTA_PUSH(m->collects, ci) < 0)
-                        goto fail_oom;
-                    live -= (int64_t)a->n_samples;
-                } else if (!b.warned_unknown) {
-                    b.warned_unknown = 1;
-                    char msg[160];
-                    snprintf(msg, sizeof msg,
-                             "collection of unknown or already collected object %llu (ignored)",
-                             (unsigned long long)ev.id);
-                    if (opts && opts->on_warning)
-                        opts->on_warning(opts->warning_ctx, msg);
-                    else
-                        fprintf(stderr, "warning: %s\n", msg);
-                }
+            if (i < 0) {
+                if (ev.kind != MT_EVENT_PROMOTE)
+                    warn_collect(&b, ev.id);
+            } else {
+                if (b.n_pend == b.cap_pend &&
+                    mta_grow((void **)&b.pend, &b.cap_pend, b.n_pend + 1, sizeof *b.pend) < 0)
+                    goto fail_oom;
+                b.pend[b.n_pend].time = ev.time;
+                b.pend[b.n_pend].alloc = (uint32_t)i;
+                b.pend[b.n_pend].kind = ev.kind;
+                b.n_pend++;
             }
         }
         if (ev.time > m->end)
@@ -545,14 +546,23 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
             *error = strdup(mt_reader_error(r));
         goto fail_quiet;
     }
-    if (live > m->peak_samples) {
-        m->peak_samples = live;
-        m->peak_time = cur_time;
+    /* apply promotions and collections in file order (independent random
+     * accesses, which the processor overlaps) */
+    for (size_t k = 0; k < b.n_pend; k++) {
+        mt_alloc *a = &m->allocs.v[b.pend[k].alloc];
+        if (b.pend[k].kind == MT_EVENT_PROMOTE) {
+            if (a->promote == MT_TIME_NEVER)
+                a->promote = b.pend[k].time;
+        } else if (a->collect == MT_TIME_NEVER) {
+            a->collect = b.pend[k].time < a->time ? a->time : b.pend[k].time;
+            if (MTA_PUSH(m->collects, b.pend[k].alloc) < 0)
+                goto fail_oom;
+            live -= (int64_t)a->n_samples;
+        } else {
+            warn_collect(&b, (mt_obj_id)b.pend[k].alloc);
+        }
     }
     m->end_live_samples = live;
-    /* out of order: the peak needs the sorted event list now */
-    if (!m->monotone && !mta_events(m))
-        goto fail_oom;
     mta_table_destroy(&b.code_frames);
     mta_table_destroy(&b.children);
     free(b.first_child.v);
@@ -562,6 +572,7 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
     free(b.func_slots);
     free(b.memo);
     free(b.code_memo);
+    free(b.pend);
     free(b.prev_codes);
     free(b.prev_path);
     return m;
@@ -581,6 +592,7 @@ fail_quiet:
     free(b.func_slots);
     free(b.memo);
     free(b.code_memo);
+    free(b.pend);
     free(b.prev_codes);
     free(b.prev_path);
     mt_model_free(m);
@@ -641,8 +653,16 @@ size_t mt_model_n_nodes(const mt_model *m) { return m->nodes.n; }
 const mt_node *mt_model_nodes(const mt_model *m) { return m->nodes.v; }
 double mt_model_bytes_per_sample(const mt_model *m) { return m->bps; }
 mt_timedelta mt_model_end(const mt_model *m) { return m->end; }
-mt_timedelta mt_model_peak_time(const mt_model *m) { return m->peak_time; }
-double mt_model_peak_bytes(const mt_model *m) { return (double)m->peak_samples * m->bps; }
+/* The peak comes with the event list, built on first use. */
+mt_timedelta mt_model_peak_time(const mt_model *m)
+{
+    return mta_events(m) ? m->peak_time : 0;
+}
+
+double mt_model_peak_bytes(const mt_model *m)
+{
+    return mta_events(m) ? (double)m->peak_samples * m->bps : 0;
+}
 
 double mt_alloc_bytes(const mt_model *m, const mt_alloc *a)
 {
@@ -667,7 +687,7 @@ mt_timedelta mt_model_resolve_time(const mt_model *m, mt_timedelta t)
     if (t == MT_TIME_END)
         return m->end;
     if (t == MT_TIME_PEAK)
-        return m->peak_time;
+        return mt_model_peak_time(m);
     return t;
 }
 
