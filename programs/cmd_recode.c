@@ -4,20 +4,21 @@
  * Re-encoding a trace written by memtrace gives back the same bytes, which
  * makes this both a converter (v2 <-> v3) and a check of the codec.
  *
- * With --threads 2, decoding and encoding run in two threads joined by
- * a small queue of event batches: a batch carries each allocation's new
- * frames only (the frames it shares with the previous allocation are
- * rebuilt on the writer's side), and the reader's location table, which
- * the writer consults when it flushes a packet, is guarded by a mutex that
- * the decoding thread holds while it fills a batch.
+ * With --threads 2, decoding and encoding run in two threads joined by a
+ * ring of event batches (see "Two-thread pipeline" below): no lock, and the
+ * writer never touches the reader's tables.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <linux/futex.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -104,72 +105,142 @@ static int resolve(void *ctx, mt_location_code code, const mt_location **locs, s
 /* ------------------------------------------------------------------ */
 /* Two-thread pipeline                                                 */
 
-#define BATCH_EVENTS 8192
-#define NBATCHES 4
+/* The decoding thread fills batches of events in a ring; the main thread
+ * encodes them in order. Each side owns the batches between its two
+ * counters, so the only shared state is the counters themselves (and a
+ * sleeping side's "waiting" flag). A batch carries:
+ *  - its events, with only the new frames of each allocation (the frames
+ *    it shares with the previous allocation are already in the encoder's
+ *    copy of the previous backtrace);
+ *  - the locations of the codes that appear in it for the first time, looked
+ *    up by the decoding thread (which owns the reader), so that the writer
+ *    never touches the reader's tables: a code's locations are the ones the
+ *    trace has described by the time the code is first decoded (memtrace
+ *    writes them before any use). */
+
+#define BATCH_EVENTS 4096
+#define NBATCHES 8       /* power of two */
+#define SPIN 2000        /* polls before sleeping */
+#define SENT_BITS 14     /* decoder's table of codes already sent */
 
 typedef struct pev {
     int64_t time;
-    uint64_t id, length, n_samples;
-    size_t keep, nnew; /* frames shared with the previous allocation, new ones */
+    uint64_t id;
+    uint64_t a, b;          /* alloc: length, n_samples */
+    uint32_t keep, nnew;    /* alloc: shared frames, new frames */
     unsigned char kind, source;
 } pev;
+
+typedef struct newloc {
+    mt_location_code code;
+    const mt_location *locs; /* the reader's, valid until it is closed */
+    size_t n;
+} newloc;
 
 typedef struct batch {
     pev ev[BATCH_EVENTS];
     size_t nev;
     mt_location_code *frames;
-    size_t nframes, cap;
-    int ready; /* filled, waiting for the writer */
-    int last;  /* the producer's final batch */
+    size_t nframes, frames_cap;
+    newloc *locs;
+    size_t nlocs, locs_cap;
+    int status;             /* 1: more follow; 0: the last; -1: decoding failed */
 } batch;
+
+/* A counter one side advances and the other waits on. */
+typedef struct counter {
+    _Atomic uint32_t value;
+    _Atomic uint32_t wake_at;  /* the sleeper's target */
+    _Atomic int sleeping;
+} counter;
 
 typedef struct pipe_state {
     mt_reader *r;
     unsigned domain;
-    pthread_mutex_t lock;  /* queue state */
-    pthread_cond_t cond;
-    pthread_mutex_t locs;  /* the reader's location table */
     batch *batches;
-    int done;              /* producer finished: 1 end, -1 error */
-    int stop;              /* consumer gave up */
+    counter produced, consumed;  /* batches filled / encoded so far */
+    _Atomic int stop;            /* the encoder gave up */
     char error[600];
 } pipe_state;
 
-static int add_frames(batch *b, const mt_location_code *f, size_t n)
+static inline void cpu_relax(void)
 {
-    if (b->nframes + n > b->cap) {
-        size_t cap = b->cap ? b->cap : 65536;
-        while (cap < b->nframes + n)
-            cap *= 2;
-        mt_location_code *grown = realloc(b->frames, cap * sizeof *grown);
-        if (!grown)
-            return -1;
-        b->frames = grown;
-        b->cap = cap;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+static inline int reached(uint32_t value, uint32_t target)
+{
+    return (int32_t)(value - target) >= 0; /* counters wrap */
+}
+
+/* Waits until c->value reaches target (or *stop is set): a short spin (the
+ * other side is usually microseconds away), then futex sleeps. The
+ * sequentially consistent flag store / value load here and value increment /
+ * flag load in advance() make sure that a sleeper is woken. */
+static void wait_until(counter *c, uint32_t target, _Atomic int *stop)
+{
+    for (int i = 0; i < SPIN; i++) {
+        if (reached(atomic_load_explicit(&c->value, memory_order_acquire), target))
+            return;
+        cpu_relax();
     }
-    memcpy(b->frames + b->nframes, f, n * sizeof *f);
-    b->nframes += n;
+    atomic_store(&c->wake_at, target);
+    atomic_store(&c->sleeping, 1);
+    uint32_t v;
+    while (!reached(v = atomic_load(&c->value), target) && !(stop && atomic_load(stop)))
+        syscall(SYS_futex, (uint32_t *)&c->value, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
+    atomic_store(&c->sleeping, 0);
+}
+
+/* Adds one to c->value and wakes the sleeper if it reached its target (or
+ * always, when force is set). */
+static void advance(counter *c, int force)
+{
+    uint32_t v = atomic_fetch_add(&c->value, 1) + 1;
+    if (atomic_load(&c->sleeping) && (force || reached(v, atomic_load(&c->wake_at))))
+        syscall(SYS_futex, (uint32_t *)&c->value, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static int grow(void **arr, size_t *cap, size_t need, size_t size)
+{
+    size_t c = *cap ? *cap : 4096;
+    while (c < need)
+        c *= 2;
+    void *grown = realloc(*arr, c * size);
+    if (!grown)
+        return -1;
+    *arr = grown;
+    *cap = c;
     return 0;
 }
 
+/* Decoding thread. sent[] remembers codes whose locations went out already
+ * (direct-mapped: forgetting one only sends it again). */
 static void *producer(void *arg)
 {
     pipe_state *ps = arg;
-    size_t prev_len = 0, slot = 0;
-    int rc = 1;
-    while (rc == 1) {
-        batch *b = &ps->batches[slot];
-        pthread_mutex_lock(&ps->lock);
-        while (b->ready && !ps->stop)
-            pthread_cond_wait(&ps->cond, &ps->lock);
-        int stop = ps->stop;
-        pthread_mutex_unlock(&ps->lock);
-        if (stop)
-            return NULL;
-        b->nev = b->nframes = 0;
+    mt_reader *r = ps->r;
+    mt_location_code *sent = calloc((size_t)1 << SENT_BITS, sizeof *sent);
+    size_t prev_len = 0;
+    uint32_t slot = 0;
+    int rc = sent ? 1 : -1;
+    if (!sent)
+        snprintf(ps->error, sizeof ps->error, "out of memory");
+    for (;;) {
+        /* Ring full: wait until half of it is free again (one wake-up per
+         * half ring rather than per batch when decoding is the faster side). */
+        if (slot - atomic_load_explicit(&ps->consumed.value, memory_order_acquire) == NBATCHES)
+            wait_until(&ps->consumed, slot - NBATCHES / 2, &ps->stop);
+        if (atomic_load_explicit(&ps->stop, memory_order_relaxed))
+            break;
+        batch *b = &ps->batches[slot % NBATCHES];
+        b->nev = b->nframes = b->nlocs = 0;
         mt_event ev;
-        pthread_mutex_lock(&ps->locs);
-        while (b->nev < BATCH_EVENTS && (rc = mt_reader_next(ps->r, &ev)) == 1) {
+        while (rc == 1 && b->nev < BATCH_EVENTS && (rc = mt_reader_next(r, &ev)) == 1) {
             if (ev.domain != ps->domain) {
                 snprintf(ps->error, sizeof ps->error,
                          "events of several domains: re-encoding multi-domain traces is not "
@@ -183,46 +254,113 @@ static void *producer(void *arg)
             e->id = ev.id;
             if (ev.kind != MT_EVENT_ALLOC)
                 continue;
-            e->length = ev.length;
-            e->n_samples = ev.n_samples;
+            e->a = ev.length;
+            e->b = ev.n_samples;
             e->source = (unsigned char)ev.source;
             /* The reader keeps the shared prefix in place: only new frames travel. */
-            e->keep = ev.common_prefix < prev_len ? ev.common_prefix : prev_len;
-            e->nnew = ev.backtrace_length - e->keep;
+            size_t keep = ev.common_prefix < prev_len ? ev.common_prefix : prev_len;
+            size_t nnew = ev.backtrace_length - keep;
             prev_len = ev.backtrace_length;
-            if (add_frames(b, ev.backtrace + e->keep, e->nnew) < 0) {
+            e->keep = (uint32_t)keep;
+            e->nnew = (uint32_t)nnew;
+            if (b->nframes + nnew > b->frames_cap &&
+                grow((void **)&b->frames, &b->frames_cap, b->nframes + nnew,
+                     sizeof *b->frames) < 0) {
                 snprintf(ps->error, sizeof ps->error, "out of memory");
                 rc = -1;
                 break;
             }
+            const mt_location_code *f = ev.backtrace + keep;
+            mt_location_code *to = b->frames + b->nframes;
+            b->nframes += nnew;
+            for (size_t i = 0; i < nnew; i++) {
+                mt_location_code c = f[i];
+                to[i] = c;
+                size_t h = (size_t)((c * 0x9E3779B97F4A7C15ull) >> (64 - SENT_BITS));
+                if (sent[h] == c)
+                    continue;
+                newloc nl = {.code = c};
+                if (mt_reader_lookup(r, c, &nl.locs, &nl.n) < 0)
+                    continue; /* not described (yet): looked up again next time */
+                if (b->nlocs == b->locs_cap &&
+                    grow((void **)&b->locs, &b->locs_cap, b->nlocs + 1, sizeof *b->locs) < 0) {
+                    snprintf(ps->error, sizeof ps->error, "out of memory");
+                    rc = -1;
+                    break;
+                }
+                b->locs[b->nlocs++] = nl;
+                sent[h] = c;
+            }
         }
         if (rc < 0 && !ps->error[0])
-            snprintf(ps->error, sizeof ps->error, "%s", mt_reader_error(ps->r));
-        pthread_mutex_unlock(&ps->locs);
-        pthread_mutex_lock(&ps->lock);
-        b->ready = 1;
-        b->last = rc != 1;
+            snprintf(ps->error, sizeof ps->error, "%s", mt_reader_error(r));
+        b->status = rc;
+        slot++;
+        advance(&ps->produced, 0);
         if (rc != 1)
-            ps->done = rc < 0 ? -1 : 1;
-        pthread_cond_broadcast(&ps->cond);
-        pthread_mutex_unlock(&ps->lock);
-        slot = (slot + 1) % NBATCHES;
+            break;
     }
+    free(sent);
     return NULL;
 }
 
-static int locked_resolve(void *ctx, mt_location_code code, const mt_location **locs, size_t *n)
+/* The encoder's table code -> locations, filled from the batches. */
+typedef struct locmap {
+    newloc *slots; /* locs == NULL: empty */
+    size_t mask, count;
+} locmap;
+
+static size_t locmap_hash(mt_location_code c)
 {
-    pipe_state *ps = ctx;
-    pthread_mutex_lock(&ps->locs);
-    int rc = mt_reader_lookup(ps->r, code, locs, n);
-    pthread_mutex_unlock(&ps->locs);
-    return rc;
+    return (size_t)((c * 0x9E3779B97F4A7C15ull) >> 17);
+}
+
+static int locmap_put(locmap *m, const newloc *nl)
+{
+    if ((m->count + 1) * 2 > m->mask + 1) {
+        size_t cap = m->slots ? (m->mask + 1) * 2 : 4096;
+        newloc *slots = calloc(cap, sizeof *slots);
+        if (!slots)
+            return -1;
+        for (size_t i = 0; m->slots && i <= m->mask; i++) {
+            if (!m->slots[i].locs)
+                continue;
+            size_t j = locmap_hash(m->slots[i].code) & (cap - 1);
+            while (slots[j].locs)
+                j = (j + 1) & (cap - 1);
+            slots[j] = m->slots[i];
+        }
+        free(m->slots);
+        m->slots = slots;
+        m->mask = cap - 1;
+    }
+    size_t j = locmap_hash(nl->code) & m->mask;
+    while (m->slots[j].locs && m->slots[j].code != nl->code)
+        j = (j + 1) & m->mask;
+    if (!m->slots[j].locs)
+        m->count++;
+    m->slots[j] = *nl;
+    return 0;
+}
+
+static int locmap_resolve(void *ctx, mt_location_code code, const mt_location **locs, size_t *n)
+{
+    const locmap *m = ctx;
+    if (!m->slots)
+        return -1;
+    for (size_t j = locmap_hash(code) & m->mask; m->slots[j].locs; j = (j + 1) & m->mask) {
+        if (m->slots[j].code == code) {
+            *locs = m->slots[j].locs;
+            *n = m->slots[j].n;
+            return 0;
+        }
+    }
+    return -1;
 }
 
 /* Runs the pipeline; returns 0, or 1 after printing why it failed. */
-static int recode_threaded(mt_reader *r, mt_writer *w, pipe_state *ps, const char *in,
-                           const char *out)
+static int recode_threaded(mt_reader *r, mt_writer *w, pipe_state *ps, locmap *map,
+                           const char *in, const char *out)
 {
     const mt_trace_info *info = mt_reader_info(r);
     pthread_t th;
@@ -231,46 +369,43 @@ static int recode_threaded(mt_reader *r, mt_writer *w, pipe_state *ps, const cha
         return 1;
     }
     mt_location_code *bt = NULL;
-    size_t bt_len = 0, bt_cap = 0, slot = 0;
-    int failed = 0, finished = 0;
-    while (!failed && !finished) {
-        batch *b = &ps->batches[slot];
-        pthread_mutex_lock(&ps->lock);
-        while (!b->ready)
-            pthread_cond_wait(&ps->cond, &ps->lock);
-        pthread_mutex_unlock(&ps->lock);
+    size_t bt_cap = 0;
+    uint32_t slot = 0;
+    int failed = 0, status = 1;
+    while (!failed && status == 1) {
+        wait_until(&ps->produced, slot + 1, NULL);
+        const batch *b = &ps->batches[slot % NBATCHES];
+        status = b->status;
+        for (size_t i = 0; i < b->nlocs; i++) {
+            if (locmap_put(map, &b->locs[i]) < 0) {
+                fprintf(stderr, "memtrace recode: out of memory\n");
+                failed = 1;
+                break;
+            }
+        }
         const mt_location_code *frames = b->frames;
         for (size_t i = 0; i < b->nev && !failed; i++) {
             const pev *e = &b->ev[i];
             mt_timestamp now = (int64_t)((uint64_t)info->start_time + (uint64_t)e->time);
             int rc;
             if (e->kind == MT_EVENT_ALLOC) {
-                size_t len = e->keep + e->nnew;
-                if (len > bt_cap) {
-                    size_t cap = bt_cap ? bt_cap * 2 : 1024;
-                    while (cap < len)
-                        cap *= 2;
-                    mt_location_code *grown = realloc(bt, cap * sizeof *grown);
-                    if (!grown) {
-                        fprintf(stderr, "memtrace recode: out of memory\n");
-                        failed = 1;
-                        break;
-                    }
-                    bt = grown;
-                    bt_cap = cap;
-                }
-                memcpy(bt + e->keep, frames, e->nnew * sizeof *bt);
-                frames += e->nnew;
-                bt_len = len;
-                if (e->id != mt_writer_next_id(w)) {
-                    fprintf(stderr, "memtrace recode: %s: allocation ids do not follow on\n",
-                            in);
+                size_t len = (size_t)e->keep + e->nnew;
+                if (len > bt_cap && grow((void **)&bt, &bt_cap, len, sizeof *bt) < 0) {
+                    fprintf(stderr, "memtrace recode: out of memory\n");
                     failed = 1;
                     break;
                 }
-                /* bt[0..keep) is the previous allocation's: trusted. */
-                rc = mt_writer_put_alloc_shared(w, now, e->length, e->n_samples,
-                                                (mt_source)e->source, bt, bt_len, e->keep, NULL);
+                memcpy(bt + e->keep, frames, e->nnew * sizeof *bt);
+                frames += e->nnew;
+                if (e->id == mt_writer_next_id(w)) {
+                    /* bt[0..keep) is the previous allocation's: trusted. */
+                    rc = mt_writer_put_alloc_shared(w, now, e->a, e->b, (mt_source)e->source,
+                                                    bt, len, e->keep, NULL);
+                } else {
+                    /* Ids that do not line up: put_event says so. */
+                    mt_event ev = {.kind = MT_EVENT_ALLOC, .time = e->time, .id = e->id};
+                    rc = mt_writer_put_event(w, info->start_time, &ev);
+                }
             } else if (e->kind == MT_EVENT_PROMOTE) {
                 rc = mt_writer_put_promote(w, now, e->id);
             } else {
@@ -281,18 +416,14 @@ static int recode_threaded(mt_reader *r, mt_writer *w, pipe_state *ps, const cha
                 failed = 1;
             }
         }
-        pthread_mutex_lock(&ps->lock);
-        b->ready = 0;
-        finished = b->last;
+        slot++;
         if (failed)
-            ps->stop = 1;
-        pthread_cond_broadcast(&ps->cond);
-        pthread_mutex_unlock(&ps->lock);
-        slot = (slot + 1) % NBATCHES;
+            atomic_store(&ps->stop, 1);
+        advance(&ps->consumed, failed);
     }
     pthread_join(th, NULL);
     free(bt);
-    if (!failed && ps->done < 0) {
+    if (!failed && status < 0) {
         fprintf(stderr, "memtrace recode: %s%s%s\n", strchr(ps->error, ':') ? "" : in,
                 strchr(ps->error, ':') ? "" : ": ", ps->error);
         failed = 1;
@@ -398,6 +529,7 @@ int cmd_recode(int argc, char **argv)
         return 1;
     }
     pipe_state ps = {.r = r, .domain = info->initial_domain};
+    locmap map = {0};
     outbuf *ob = malloc(sizeof *ob);
     mt_writer_options wopts = {.version = version,
                                .domain = version >= 3 ? info->initial_domain : 0,
@@ -412,11 +544,9 @@ int cmd_recode(int argc, char **argv)
     if (threads > 1) {
         ps.batches = calloc(NBATCHES, sizeof *ps.batches);
         if (ps.batches) {
-            pthread_mutex_init(&ps.lock, NULL);
-            pthread_mutex_init(&ps.locs, NULL);
-            pthread_cond_init(&ps.cond, NULL);
-            wopts.resolve = locked_resolve;
-            wopts.resolve_ctx = &ps;
+            /* The writer resolves codes from the batches' locations. */
+            wopts.resolve = locmap_resolve;
+            wopts.resolve_ctx = &map;
         }
     }
     mt_writer *w = mt_writer_open(fd, info, &wopts, &err);
@@ -426,7 +556,8 @@ int cmd_recode(int argc, char **argv)
         free(err);
         status = 1;
     } else {
-        status = ps.batches ? recode_threaded(r, w, &ps, in, out) : recode_serial(r, w, in, out);
+        status = ps.batches ? recode_threaded(r, w, &ps, &map, in, out)
+                            : recode_serial(r, w, in, out);
         if (status == 0 && mt_writer_finish(w) < 0) {
             fprintf(stderr, "memtrace recode: %s: %s\n", out, mt_writer_error(w));
             status = 1;
@@ -438,13 +569,13 @@ int cmd_recode(int argc, char **argv)
         mt_writer_close(w);
     }
     if (ps.batches) {
-        for (int i = 0; i < NBATCHES; i++)
+        for (int i = 0; i < NBATCHES; i++) {
             free(ps.batches[i].frames);
+            free(ps.batches[i].locs);
+        }
         free(ps.batches);
-        pthread_mutex_destroy(&ps.lock);
-        pthread_mutex_destroy(&ps.locs);
-        pthread_cond_destroy(&ps.cond);
     }
+    free(map.slots);
     free(ob);
     if (fd != 1 && close(fd) < 0 && status == 0) {
         fprintf(stderr, "memtrace recode: %s: %s\n", out, strerror(errno));
