@@ -36,6 +36,49 @@ typedef struct walk {
     mt_cost acc;             /* cost of the node's subtree so far */
 } walk;
 
+/* First walk when a threshold is given: the cumulative value (sort metric
+ * only) of every function, to know which functions the graph keeps; the
+ * second walk then looks up edges and sums full costs only for those. */
+typedef struct vwalk {
+    mt_node_id node;
+    uint32_t next_kid;
+    double acc;
+} vwalk;
+
+static int cum_values(const mt_selection *s, const uint32_t *kid_start, const uint32_t *kids,
+                      mt_metric sort, double *cumv, uint32_t *onpath)
+{
+    const mt_model *m = s->m;
+    MTA_VEC(vwalk) st = {0};
+    vwalk root = {0, kid_start[0], 0};
+    if (MTA_PUSH(st, root) < 0)
+        return -1;
+    while (st.n) {
+        vwalk *w = &st.v[st.n - 1];
+        if (w->next_kid < kid_start[w->node + 1]) {
+            mt_node_id c = kids[w->next_kid++];
+            onpath[m->frames.v[s->nodes[c].frame].func]++;
+            const mt_cost *self = mt_selection_node_cost(s, c);
+            vwalk nw = {c, kid_start[c], self->allocs ? mt_cost_get(self, sort) : 0};
+            if (MTA_PUSH(st, nw) < 0) {
+                free(st.v);
+                return -1;
+            }
+        } else {
+            vwalk d = *w;
+            st.n--;
+            if (!d.node)
+                continue;
+            mt_func_id f = m->frames.v[s->nodes[d.node].frame].func;
+            if (onpath[f]-- == 1)
+                cumv[f] += d.acc;
+            st.v[st.n - 1].acc += d.acc;
+        }
+    }
+    free(st.v);
+    return 0;
+}
+
 /* The graph is computed in one depth-first walk of the part of the stack
  * trie that leads to selected stacks: a function's cumulative cost is the
  * subtree cost of its topmost occurrences on each path (so recursion counts
@@ -54,6 +97,8 @@ mt_graph *mt_query_graph(const mt_selection *s, mt_metric sort, double min_fract
     MTA_VEC(walk) st = {0};
     mta_table eidx;
     mt_graph *g = NULL;
+    double *cumv = NULL;
+    uint8_t *keep = NULL;
     int tab = 0;
     if (!flat || !cum || !onpath || !used || !kid_start || !kids || mta_table_init(&eidx, 1024) < 0)
         goto done;
@@ -78,6 +123,16 @@ mt_graph *mt_query_graph(const mt_selection *s, mt_metric sort, double min_fract
                 kids[fill[s->nodes[i].parent]++] = (uint32_t)i;
         free(fill);
     }
+    double thr = mt_cost_get(&s->total, sort) * min_fraction;
+    if (min_fraction > 0) {
+        cumv = calloc(nf + 1, sizeof *cumv);
+        keep = calloc(nf + 1, 1);
+        if (!cumv || !keep || cum_values(s, kid_start, kids, sort, cumv, onpath) < 0)
+            goto done;
+        /* a little below the threshold: the full sums may round differently */
+        for (size_t f = 0; f < nf; f++)
+            keep[f] = cumv[f] > 0 && cumv[f] >= thr * (1 - 1e-9);
+    }
     walk root;
     memset(&root, 0, sizeof root);
     root.next_kid = kid_start[0];
@@ -95,8 +150,8 @@ mt_graph *mt_query_graph(const mt_selection *s, mt_metric sort, double min_fract
             nw.next_kid = kid_start[c];
             nw.edge = -1;
             onpath[f]++;
-            if (w->node) {
-                mt_func_id pf = m->frames.v[s->nodes[w->node].frame].func;
+            mt_func_id pf = w->node ? m->frames.v[s->nodes[w->node].frame].func : 0;
+            if (w->node && (!keep || (keep[pf] && keep[f]))) {
                 uint64_t key = (uint64_t)pf << 32 | f;
                 int64_t e = mta_table_get(&eidx, key);
                 if (e < 0) {
@@ -116,7 +171,8 @@ mt_graph *mt_query_graph(const mt_selection *s, mt_metric sort, double min_fract
             const mt_cost *self = mt_selection_node_cost(s, c);
             if (self->allocs) {
                 nw.acc = *self;
-                mta_cost_add(&flat[f], self);
+                if (!keep || keep[f])
+                    mta_cost_add(&flat[f], self);
             }
             if (MTA_PUSH(st, nw) < 0) /* may move st.v: w is not used after */
                 goto done;
@@ -126,7 +182,7 @@ mt_graph *mt_query_graph(const mt_selection *s, mt_metric sort, double min_fract
             if (!done_w.node)
                 continue;
             mt_func_id f = m->frames.v[s->nodes[done_w.node].frame].func;
-            if (onpath[f] == 1)
+            if (onpath[f] == 1 && (!keep || keep[f]))
                 mta_cost_add(&cum[f], &done_w.acc);
             onpath[f]--;
             if (done_w.edge >= 0) {
@@ -138,7 +194,6 @@ mt_graph *mt_query_graph(const mt_selection *s, mt_metric sort, double min_fract
         }
     }
     /* keep functions above the threshold, sorted by cum */
-    double thr = mt_cost_get(&s->total, sort) * min_fraction;
     uint32_t *order = malloc((nf + 1) * sizeof *order);
     uint32_t *newid = malloc((nf + 1) * sizeof *newid);
     g = calloc(1, sizeof *g);
@@ -192,6 +247,8 @@ mt_graph *mt_query_graph(const mt_selection *s, mt_metric sort, double min_fract
     free(order);
     free(newid);
 done:
+    free(cumv);
+    free(keep);
     free(flat);
     free(cum);
     free(onpath);

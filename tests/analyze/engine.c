@@ -259,6 +259,18 @@ int main(void)
     CHECK(e_fg == 7 && e_gf == 4 && e_gm == 8, "graph edges: f->g 7, g->f 4, g->malloc 8");
     mt_graph_free(g);
 
+    g = mt_query_graph(s, MT_METRIC_SAMPLES, 0.5);
+    e_fg = e_gf = 0;
+    for (size_t i = 0; i < g->n_edges; i++) {
+        const char *a1 = fname(g->nodes[g->edges[i].caller].func), *b1 = fname(g->nodes[g->edges[i].callee].func);
+        if (!strcmp(a1, "f") && !strcmp(b1, "g")) e_fg = g->edges[i].cost.samples;
+        if (!strcmp(a1, "g") && !strcmp(b1, "f")) e_gf = g->edges[i].cost.samples;
+    }
+    CHECK(g->n_nodes == 4 && g->n_edges == 6 && e_fg == 7 && e_gf == 4 &&
+              g->nodes[0].cum.samples == 11 && g->nodes[3].cum.samples == 8,
+          "graph, min_fraction 0.5: main, malloc, f, g and their 6 edges, same costs");
+    mt_graph_free(g);
+
     /* one function */
     mt_func_report *r = mt_query_func(s, func("g"), MT_METRIC_SAMPLES);
     CHECK(r && r->flat.samples == 0 && r->cum.samples == 8 && r->n_callers == 2 &&
