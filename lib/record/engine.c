@@ -306,6 +306,7 @@ int mt_memprof_start(double rate, size_t callstack_size, const mt_tracker *track
 {
     if (!(rate > 0.0 && rate <= 1.0) || !tracker)
         return -1;
+    mtr_unwind_setup();   /* loads the unwinder outside the malloc path */
     mtr_enter();
     int ok = mtr_arena_init() == 0;
     mtr_leave();

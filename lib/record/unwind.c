@@ -1,23 +1,43 @@
 /*
- * unwind.c - frame-pointer unwinding of the allocating thread's stack, and
- * the stack bounds that keep it from ever reading outside the stack.
+ * unwind.c - the allocating thread's call stack: a frame-pointer walk, a
+ * DWARF walk through libunwind, the choice between them (MEMTRACE_UNWIND),
+ * and the stack bounds that keep the frame-pointer walk inside the stack.
  *
- * Why frame pointers: a walk costs about 1 ns per frame, takes no lock and
- * allocates nothing, which is what a malloc slow path needs; DWARF
- * unwinders cost 6-100x more per frame and some allocate on first use.
- * Code built without frame pointers breaks or shortens the chain (see
- * docs/recorder.md).
+ * Frame pointers: a walk costs about 1 ns per frame, takes no lock and
+ * allocates nothing. Code built without frame pointers (Debian's glibc,
+ * libstdc++ and most distro libraries) breaks the chain or silently skips
+ * the caller of a function without one (the user function that called
+ * strdup).
+ *
+ * DWARF: libunwind's unw_backtrace, which caches a template per call site
+ * and costs about 7 ns per frame once warm (docs/PERFORMANCE.md). Debian's
+ * libunwind.a is not position-independent, so it cannot be linked into
+ * this shared object. Linking libunwind.so would put its exported
+ * _Unwind_* and backtrace into the program's global scope, where they can
+ * take over the program's C++ exception unwinding. So it is loaded with
+ * dlopen(RTLD_LOCAL) instead: a locally loaded library's symbols are never
+ * used to bind anybody else's references, so the program keeps libgcc's
+ * _Unwind_* and glibc's backtrace. The loading (dlopen allocates and takes
+ * the loader lock) and libunwind's first-use allocations happen in
+ * mtr_unwind_setup, outside the malloc path, with the re-entrancy guard
+ * set; in the malloc path unw_backtrace runs inside the guard too, so
+ * whatever it allocates is never sampled.
  *
  * Bounds: the main thread's come from __libc_stack_end and RLIMIT_STACK;
  * other threads' are read by a pthread_create wrapper in the new thread
  * before its start routine runs (pthread_getattr_np allocates and takes a
- * lock, so it must never run inside malloc). A thread with unknown bounds
- * (raw clone, alternate signal stack) gets only the allocation site.
+ * lock, so it must never run inside malloc). With frame pointers, a thread
+ * with unknown bounds (raw clone, alternate signal stack) gets only the
+ * allocation site.
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <link.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -31,12 +51,25 @@ extern char __start_mt_tstart[] MT_HIDDEN;
 extern char __stop_mt_tstart[] MT_HIDDEN;
 extern void *__libc_stack_end;
 
+/* How far below __libc_stack_end the main thread's outermost frame pointer
+ * may lie for the chain to count as complete (libc's start-up frames). */
+#define MAIN_BASE_SLACK 4096
+static uintptr_t main_stack_hi;
+/* libc's code, where main's caller lives (found by mtr_unwind_setup). */
+static uintptr_t libc_text_lo, libc_text_hi;
+
 static int in_hooks(uintptr_t pc)
 {
     return pc >= (uintptr_t)__start_mt_hooks && pc < (uintptr_t)__stop_mt_hooks;
 }
 
-size_t mtr_unwind(uintptr_t *out, size_t max, int *truncated)
+/* ---------------------------------------------------------------------- */
+/* Frame-pointer walk                                                      */
+
+/* Walks the frame-pointer chain. Sets *complete when the chain ended where
+ * the thread's stack begins (see chain_complete), i.e. no frame was lost
+ * at the outer end. */
+static MT_HOOK size_t fp_walk(uintptr_t *out, size_t max, int *truncated, int *complete)
 {
     struct mtr_thread *t = &mtr_tls;
     uintptr_t *fp = __builtin_frame_address(0);
@@ -46,6 +79,7 @@ size_t mtr_unwind(uintptr_t *out, size_t max, int *truncated)
     size_t n = 0;
 
     *truncated = 0;
+    *complete = 0;
     while (fp) {
         if (known && (uintptr_t)fp + 2 * sizeof(uintptr_t) > hi)
             break;
@@ -53,8 +87,10 @@ size_t mtr_unwind(uintptr_t *out, size_t max, int *truncated)
         uintptr_t *next = (uintptr_t *)fp[0];
         if (ret == 0)
             break;
-        if (ret >= (uintptr_t)__start_mt_tstart && ret < (uintptr_t)__stop_mt_tstart)
+        if (ret >= (uintptr_t)__start_mt_tstart && ret < (uintptr_t)__stop_mt_tstart) {
+            *complete = 1;
             break;   /* our thread trampoline: the thread's own code ends here */
+        }
         if (skipping && in_hooks(ret)) {
             /* still inside the recorder's own frames */
         } else {
@@ -67,13 +103,170 @@ size_t mtr_unwind(uintptr_t *out, size_t max, int *truncated)
             if (!known)
                 break;
         }
-        if ((uintptr_t)next <= (uintptr_t)fp || ((uintptr_t)next & 7))
+        if ((uintptr_t)next <= (uintptr_t)fp || ((uintptr_t)next & 7)) {
+            /* A chain that ends just below __libc_stack_end, in libc
+             * (main's caller), covered the whole main thread's stack. */
+            if (known && hi == main_stack_hi && hi - (uintptr_t)fp < MAIN_BASE_SLACK &&
+                n > 0 && out[n - 1] >= libc_text_lo && out[n - 1] < libc_text_hi)
+                *complete = 1;
             break;
+        }
         if (!known && !skipping)
             break;
         fp = next;
     }
     return n;
+}
+
+/* ---------------------------------------------------------------------- */
+/* DWARF walk (libunwind, loaded by mtr_unwind_setup)                      */
+
+typedef int (*unw_backtrace_fn)(void **buffer, int size);
+
+enum { MODE_FP, MODE_DWARF, MODE_AUTO };
+static int unwind_mode = MODE_FP;          /* until mtr_unwind_setup */
+static unw_backtrace_fn dwarf_backtrace;   /* NULL: libunwind not loaded */
+
+/* Frames above the caller of malloc that a DWARF walk sees: this function,
+ * mtr_unwind, the engine's and the entry points' frames. */
+#define DWARF_SLACK 16
+
+static MT_HOOK size_t dwarf_walk(uintptr_t *out, size_t max, int *truncated)
+{
+    size_t cap = max + DWARF_SLACK + 1;
+    void *buf[cap];
+    int got = dwarf_backtrace(buf, (int)cap);
+    size_t i = 0, n = 0;
+
+    *truncated = 0;
+    if (got <= 0)
+        return 0;
+    while (i < (size_t)got && in_hooks((uintptr_t)buf[i]))
+        i++;   /* the recorder's own frames */
+    for (; i < (size_t)got; i++) {
+        uintptr_t pc = (uintptr_t)buf[i];
+        if (pc >= (uintptr_t)__start_mt_tstart && pc < (uintptr_t)__stop_mt_tstart)
+            break;   /* our thread trampoline, as in fp_walk */
+        if (n == max) {
+            *truncated = 1;
+            break;
+        }
+        out[n++] = pc;
+    }
+    return n;
+}
+
+MT_HOOK size_t mtr_unwind(uintptr_t *out, size_t max, int *truncated)
+{
+    int complete;
+    switch (__atomic_load_n(&unwind_mode, __ATOMIC_ACQUIRE)) {
+    case MODE_DWARF:
+        return dwarf_walk(out, max, truncated);
+    case MODE_AUTO: {
+        size_t n = fp_walk(out, max, truncated, &complete);
+        if (complete || *truncated)
+            return n;
+        return dwarf_walk(out, max, truncated);
+    }
+    default:
+        return fp_walk(out, max, truncated, &complete);
+    }
+}
+
+/* Loads libunwind and warms it up: its first unw_backtrace on a thread
+ * allocates (trace cache, pthread key) and reads the modules' unwind
+ * tables. Runs outside the malloc path, inside mtr_enter. */
+static int load_libunwind(void)
+{
+    /* libunwind opens a pipe at initialization and keeps it (it probes
+     * memory by writing to it on its slower paths). If the program started
+     * with stdin, stdout or stderr closed, the pipe would take that number
+     * and a later open() of the program's would collide with it: hold the
+     * free low numbers with /dev/null meanwhile. */
+    int hold[3], nhold = 0;
+    while (nhold < 3) {
+        int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (fd < 0)
+            break;
+        if (fd > 2) {
+            close(fd);
+            break;
+        }
+        hold[nhold++] = fd;
+    }
+    void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+    unw_backtrace_fn f = h ? (unw_backtrace_fn)dlsym(h, "unw_backtrace") : NULL;
+    if (f) {
+        void *warm[DWARF_SLACK];
+        f(warm, DWARF_SLACK);
+    }
+    while (nhold > 0)
+        close(hold[--nhold]);
+    if (!h)
+        return -1;
+    if (!f) {
+        dlclose(h);
+        return -1;
+    }
+    dwarf_backtrace = f;
+    return 0;
+}
+
+/* libc's executable segment: the module that holds __libc_start_main. */
+extern int __libc_start_main();
+
+static int find_libc_text(struct dl_phdr_info *info, size_t size, void *base)
+{
+    (void)size;
+    if (info->dlpi_addr != (uintptr_t)base)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+            libc_text_lo = info->dlpi_addr + ph->p_vaddr;
+            libc_text_hi = libc_text_lo + ph->p_memsz;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+void mtr_unwind_setup(void)
+{
+    static int done;
+    if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+        return;
+    const char *m = getenv("MEMTRACE_UNWIND");
+    int want = MODE_DWARF, asked = 0;
+    if (m && *m) {
+        asked = 1;
+        if (strcmp(m, "fp") == 0)
+            want = MODE_FP;
+        else if (strcmp(m, "auto") == 0)
+            want = MODE_AUTO;
+        else if (strcmp(m, "dwarf") != 0) {
+            fprintf(stderr, "memtrace: MEMTRACE_UNWIND=%s: expected fp, dwarf or auto; "
+                    "using dwarf\n", m);
+        }
+    }
+    mtr_enter();
+    Dl_info di;
+    if (want == MODE_AUTO && dladdr((void *)__libc_start_main, &di) && di.dli_fbase)
+        dl_iterate_phdr(find_libc_text, di.dli_fbase);
+    if (want != MODE_FP && load_libunwind() != 0) {
+        if (asked)
+            fprintf(stderr, "memtrace: cannot load libunwind.so.8 (%s); "
+                    "using frame pointers\n", dlerror());
+        want = MODE_FP;
+    }
+    mtr_leave();
+    __atomic_store_n(&unwind_mode, want, __ATOMIC_RELEASE);
+}
+
+const char *mtr_unwind_mode(void)
+{
+    int m = __atomic_load_n(&unwind_mode, __ATOMIC_ACQUIRE);
+    return m == MODE_DWARF ? "dwarf" : m == MODE_AUTO ? "auto" : "fp";
 }
 
 void mtr_unwind_init_main_thread(void)
@@ -90,6 +283,7 @@ void mtr_unwind_init_main_thread(void)
         size = rl.rlim_cur;
     t->stack_hi = hi;
     t->stack_lo = hi > size ? hi - size : 0;
+    main_stack_hi = hi;
 }
 
 /* ---------------------------------------------------------------------- */

@@ -1,6 +1,7 @@
 /*
  * unwind.h - call stacks for sampled allocations: a frame-pointer walk
- * bounded by the thread's stack, and the bookkeeping of stack bounds.
+ * bounded by the thread's stack or a DWARF walk (libunwind), chosen by
+ * MEMTRACE_UNWIND, and the bookkeeping of stack bounds.
  */
 #ifndef MT_RECORD_UNWIND_H
 #define MT_RECORD_UNWIND_H
@@ -16,9 +17,19 @@
 
 /* Return addresses of the calling program, innermost first, starting at
  * the caller of the malloc-family function; at most max entries. Sets
- * *truncated when the stack was deeper. Never faults: frames are followed
- * only inside the thread's known stack. */
+ * *truncated when the stack was deeper. The frame-pointer walk follows
+ * frames only inside the thread's known stack. Call with the thread
+ * entered (mtr_enter): the DWARF walk may allocate. */
 MT_HIDDEN size_t mtr_unwind(uintptr_t *out, size_t max, int *truncated);
+
+/* Reads MEMTRACE_UNWIND (fp, dwarf or auto; default dwarf) and loads and
+ * warms up libunwind for dwarf and auto; falls back to frame pointers when
+ * libunwind cannot be loaded. Once per process, outside the malloc path,
+ * before sampling starts. Until then stacks use frame pointers. */
+MT_HIDDEN void mtr_unwind_setup(void);
+
+/* The mode in use: "fp", "dwarf" or "auto". */
+MT_HIDDEN const char *mtr_unwind_mode(void);
 
 /* Record the current thread's stack bounds (main thread: from
  * __libc_stack_end and RLIMIT_STACK). Called outside the malloc path. */
