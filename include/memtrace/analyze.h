@@ -157,7 +157,9 @@ double mt_alloc_objects(const mt_model *m, const mt_alloc *a);
 /* Time of the last event (the end of the trace), in microseconds. */
 mt_timedelta mt_model_end(const mt_model *m);
 /* Peak of the total live-memory curve: time and estimated bytes. The first
- * time the peak is reached. */
+ * time the peak is reached. The first call of these, of mt_model_live_at
+ * or of a curve query builds the model's time-sorted event list (about 16
+ * bytes per event; thread-safe, once). */
 mt_timedelta mt_model_peak_time(const mt_model *m);
 double mt_model_peak_bytes(const mt_model *m);
 /* Estimated bytes live at time t (any time, or MT_TIME_END/MT_TIME_PEAK). */
