@@ -549,6 +549,8 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
     /* apply promotions and collections in file order (independent random
      * accesses, which the processor overlaps) */
     for (size_t k = 0; k < b.n_pend; k++) {
+        if (k + 16 < b.n_pend)
+            __builtin_prefetch(&m->allocs.v[b.pend[k + 16].alloc], 1);
         mt_alloc *a = &m->allocs.v[b.pend[k].alloc];
         if (b.pend[k].kind == MT_EVENT_PROMOTE) {
             if (a->promote == MT_TIME_NEVER)
