@@ -178,6 +178,12 @@ MT_HOOK size_t mtr_unwind(uintptr_t *out, size_t max, int *truncated)
  * tables. Runs outside the malloc path, inside mtr_enter. */
 static int load_libunwind(void)
 {
+#ifdef __SANITIZE_THREAD__
+    /* Under ThreadSanitizer, libunwind's thread-exit destructor (its
+     * per-thread cache) locks a mutex through TSan's interceptors after
+     * TSan has torn the thread down, and crashes: frame pointers only. */
+    return -1;
+#endif
     /* libunwind opens a pipe at initialization and keeps it (it probes
      * memory by writing to it on its slower paths). If the program started
      * with stdin, stdout or stderr closed, the pipe would take that number
@@ -318,7 +324,11 @@ __attribute__((section("mt_tstart"), noinline)) static void *memtrace_thread_sta
     struct thread_start s = *(struct thread_start *)p;
     mtr_real_free(p);
     record_bounds();
-    return s.fn(s.arg);
+    void *r = s.fn(s.arg);
+    /* Uses r after the call, so the call is not turned into a jump: the
+     * start routine's return address must lie in this section. */
+    __asm__ volatile("" : : "r"(r) : "memory");
+    return r;
 }
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *,

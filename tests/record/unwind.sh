@@ -1,0 +1,67 @@
+#!/bin/sh
+# unwind.sh - call stacks through code built without frame pointers: with
+# MEMTRACE_UNWIND=dwarf (the default) and auto, an allocation made four
+# calls deep in a program built with -O2 -fomit-frame-pointer shows all
+# four callers in order; the user function that called strdup (glibc has
+# no frame pointers) is kept; the recorder's own frames and the threads'
+# start-up frames stay out of DWARF stacks.
+. tests/record/progs/lib.sh
+skip_under_tsan
+command -v "${CC:-cc}" >/dev/null 2>&1 || exit 77
+rate=0.001
+NOFP=$T/nofp
+"${CC:-cc}" -std=gnu11 -O2 -g -fomit-frame-pointer -o "$NOFP" tests/record/nofp/nofp.c ||
+    { fail "nofp.c builds"; finish; }
+"${CC:-cc}" -std=gnu11 -O2 -g -fno-omit-frame-pointer -o "$NOFP-fp" tests/record/nofp/nofp.c ||
+    { fail "nofp.c builds with frame pointers"; finish; }
+
+# stacks DUMP: one line per sampled allocation, its frames' function names
+# outermost first, separated by " > ".
+stacks() {
+    "$MT_BIN" dump "$1" | awk '
+        $1 == "ev" && $3 == "alloc" { if (have) print line; line = ""; have = 1; next }
+        $1 == "bt" { line = (line == "" ? "" : line " > ") $NF; next }
+        END { if (have) print line }'
+}
+# share FILE PATTERN: percentage of the lines of FILE matching PATTERN (ERE).
+share() {
+    awk -v re="$2" '{ n++ } $0 ~ re { k++ } END { print n ? int(100 * k / n) : 0 }' "$1"
+}
+chain='main > nofp_level1 > nofp_level2 > nofp_level3 > nofp_level4$'
+
+for mode in dwarf auto; do
+    MEMTRACE_UNWIND=$mode preload "$T/deep-$mode.ctf" $rate "$NOFP" deep 20000 ||
+        fail "$mode: nofp deep ran"
+    stacks "$T/deep-$mode.ctf" >"$T/deep-$mode.st"
+    n=$(wc -l <"$T/deep-$mode.st")
+    check "$mode: samples taken ($n)" test "$n" -ge 100
+    p=$(share "$T/deep-$mode.st" "$chain")
+    check "$mode: main and the four callers in order, no frame pointers ($p% of stacks)" test "$p" -ge 95
+done
+# The same program with the frame-pointer walk loses the callers: what the
+# DWARF walk is for (and a check that the program really has no chain).
+MEMTRACE_UNWIND=fp preload "$T/deep-fp.ctf" $rate "$NOFP" deep 20000 || fail "fp: nofp deep ran"
+stacks "$T/deep-fp.ctf" >"$T/deep-fp.st"
+p=$(share "$T/deep-fp.st" 'nofp_level2 > nofp_level3')
+check "fp: without frame pointers the callers are lost ($p% of stacks have them)" test "$p" -le 5
+
+# strdup: glibc's strdup has no frame pointer, so a frame-pointer walk
+# skips its caller; the DWARF walk (default mode) keeps it.
+for prog in "$NOFP" "$NOFP-fp"; do
+    name=${prog##*/}
+    env -u MEMTRACE_UNWIND -u MEMTRACE_ROOT LD_PRELOAD="$LIB" MEMTRACE="$T/$name-strdup.ctf" \
+        MEMTRACE_RATE=$rate "$prog" strdup 20000 || fail "$name strdup ran"
+    stacks "$T/$name-strdup.ctf" >"$T/$name-strdup.st"
+    p=$(share "$T/$name-strdup.st" 'main > nofp_copy_name > [^ ]*strdup$')
+    check "default mode, $name: strdup's caller kept (main > nofp_copy_name > strdup in $p%)" test "$p" -ge 95
+done
+
+# No recorder frames; threads' stacks start at their start routine.
+MEMTRACE_UNWIND=dwarf preload "$T/thr.ctf" 0.0001 "$PROGS/threads" >/dev/null || fail "threads ran"
+stacks "$T/thr.ctf" >"$T/thr.st"
+check "dwarf: samples in threads" test "$(grep -c '^worker' "$T/thr.st")" -ge 50
+check "dwarf: no recorder frames in stacks" sh -c "! grep -Eq '(^| )(mtr_[a-z_]*|memtrace_[a-z_]*|malloc|realloc|calloc|free)( |\$)' '$T/thr.st' '$T/deep-dwarf.st'"
+check "dwarf: thread stacks end at the start routine (no start_thread, clone)" \
+    sh -c "! grep -Eq 'start_thread|clone' '$T/thr.st'"
+check "dwarf: main thread stacks reach _start" test "$(share "$T/deep-dwarf.st" '^_start > ')" -ge 95
+finish
