@@ -26,7 +26,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: memtrace run [-o FILE] [--interval BYTES | --rate R] [--depth N]\n"
-        "                    [--no-follow] [--] CMD [ARGS...]\n"
+        "                    [--unwind MODE] [--no-follow] [--] CMD [ARGS...]\n"
         "\n"
         "Run CMD with the memtrace recorder preloaded and write a memtrace trace of\n"
         "its heap allocations (sampled, with call stacks) to FILE.\n"
@@ -36,6 +36,11 @@ static void usage(FILE *f)
         "                        (default 512k)\n"
         "  -r, --rate R          sampling probability per byte (= 1 / interval)\n"
         "  -d, --depth N         at most N frames per call stack (default 128)\n"
+        "  -u, --unwind MODE     how call stacks are captured: dwarf (default; follows\n"
+        "                        code built without frame pointers, e.g. distro\n"
+        "                        libraries), fp (frame pointers only, cheapest), auto\n"
+        "                        (frame pointers when the chain reaches the stack's\n"
+        "                        base, else dwarf)\n"
         "      --no-follow       trace only CMD itself, not the processes it starts\n"
         "  -h, --help            this help\n"
         "\n"
@@ -143,6 +148,7 @@ int cmd_run(int argc, char **argv)
         { "interval", required_argument, NULL, 'i' },
         { "rate", required_argument, NULL, 'r' },
         { "depth", required_argument, NULL, 'd' },
+        { "unwind", required_argument, NULL, 'u' },
         { "no-follow", no_argument, NULL, 'F' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -151,10 +157,11 @@ int cmd_run(int argc, char **argv)
     double rate = 1.0 / 524288;
     int have_interval = 0, have_rate = 0, follow = 1;
     long depth = 0;
+    const char *unwind = NULL;
     int c;
 
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+o:i:r:d:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+o:i:r:d:u:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o':
             output = optarg;
@@ -189,6 +196,15 @@ int cmd_run(int argc, char **argv)
             }
             break;
         }
+        case 'u':
+            if (strcmp(optarg, "fp") != 0 && strcmp(optarg, "dwarf") != 0 &&
+                strcmp(optarg, "auto") != 0) {
+                fprintf(stderr, "memtrace run: bad unwind mode '%s' (fp, dwarf or auto)\n",
+                        optarg);
+                return 2;
+            }
+            unwind = optarg;
+            break;
         case 'F':
             follow = 0;
             break;
@@ -254,6 +270,8 @@ int cmd_run(int argc, char **argv)
         setenv("MEMTRACE", file, 1);
         setenv("MEMTRACE_RATE", rs, 1);
         unsetenv("MEMTRACE_ROOT");
+        if (unwind)
+            setenv("MEMTRACE_UNWIND", unwind, 1);
         if (depth) {
             char ds[32];
             snprintf(ds, sizeof ds, "%ld", depth);
