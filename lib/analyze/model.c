@@ -377,16 +377,6 @@ static int build_events(mt_model *m)
         m->live_after[k++] = live;
     }
     free(order);
-    {
-        m->peak_samples = 0;
-        m->peak_time = 0;
-        for (k = 0; k < n; k++)
-            if ((k + 1 == n || m->events.v[k + 1].time != m->events.v[k].time) &&
-                m->live_after[k] > m->peak_samples) {
-                m->peak_samples = m->live_after[k];
-                m->peak_time = m->events.v[k].time;
-            }
-    }
     return 0;
 }
 
@@ -655,20 +645,74 @@ size_t mt_model_n_nodes(const mt_model *m) { return m->nodes.n; }
 const mt_node *mt_model_nodes(const mt_model *m) { return m->nodes.v; }
 double mt_model_bytes_per_sample(const mt_model *m) { return m->bps; }
 mt_timedelta mt_model_end(const mt_model *m) { return m->end; }
-/* The peak comes with the event list, built on first use. */
+/* The peak, found on first use: when the file's times never decrease,
+ * allocations (file order) and collections (collection order) are merged
+ * on the fly without storing anything; otherwise it comes with the sorted
+ * event list. */
+static void find_peak(mt_model *m)
+{
+    if (!m->monotone || __atomic_load_n(&m->events_ready, __ATOMIC_ACQUIRE)) {
+        /* called under the lock: never build here (ensure_peak did) */
+        if (!__atomic_load_n(&m->events_ready, __ATOMIC_ACQUIRE))
+            return;
+        m->peak_samples = 0;
+        m->peak_time = 0;
+        for (size_t k = 0; k < m->events.n; k++)
+            if ((k + 1 == m->events.n || m->events.v[k + 1].time != m->events.v[k].time) &&
+                m->live_after[k] > m->peak_samples) {
+                m->peak_samples = m->live_after[k];
+                m->peak_time = m->events.v[k].time;
+            }
+        return;
+    }
+    const mt_alloc *al = m->allocs.v;
+    size_t na = m->allocs.n, nc = m->collects.n, i = 0, j = 0;
+    int64_t live = 0, peak = 0;
+    mt_timedelta peak_t = 0;
+    while (i < na || j < nc) {
+        /* all events of the next time, allocations first */
+        mt_timedelta ta = i < na ? al[i].time : MT_TIME_NEVER;
+        mt_timedelta tc = j < nc ? al[m->collects.v[j]].collect : MT_TIME_NEVER;
+        mt_timedelta t = ta <= tc ? ta : tc;
+        while (i < na && al[i].time == t)
+            live += (int64_t)al[i++].n_samples;
+        while (j < nc && al[m->collects.v[j]].collect == t)
+            live -= (int64_t)al[m->collects.v[j++]].n_samples;
+        if (live > peak) {
+            peak = live;
+            peak_t = t;
+        }
+    }
+    m->peak_samples = peak;
+    m->peak_time = peak_t;
+}
+
+static void ensure_peak(const mt_model *cm)
+{
+    mt_model *m = (mt_model *)cm; /* the lazily found part is behind the lock */
+    if (__atomic_load_n(&m->peak_ready, __ATOMIC_ACQUIRE))
+        return;
+    int need_events = !m->monotone;
+    if (need_events)
+        mta_events(m); /* takes the lock itself */
+    pthread_mutex_lock(&m->lock);
+    if (!m->peak_ready) {
+        find_peak(m);
+        __atomic_store_n(&m->peak_ready, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
 mt_timedelta mt_model_peak_time(const mt_model *m)
 {
-    return mta_events(m) ? m->peak_time : 0;
+    ensure_peak(m);
+    return m->peak_time;
 }
 
 double mt_model_peak_bytes(const mt_model *m)
 {
-    return mta_events(m) ? (double)m->peak_samples * m->bps : 0;
-}
-
-double mt_alloc_bytes(const mt_model *m, const mt_alloc *a)
-{
-    return (double)a->n_samples * m->bps;
+    ensure_peak(m);
+    return (double)m->peak_samples * m->bps;
 }
 
 double mt_alloc_objects(const mt_model *m, const mt_alloc *a)

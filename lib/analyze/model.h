@@ -48,6 +48,7 @@ struct mt_model {
     /* The event list of the curve, built on first use (mta_events): */
     pthread_mutex_t lock;
     int events_ready;              /* atomic; 1 once events and live_after are set */
+    int peak_ready;                /* atomic; 1 once peak_time/peak_samples are set */
     MTA_VEC(mta_event) events;     /* sorted by time */
     int64_t *live_after;           /* live samples after events[i] */
     int64_t end_live_samples;
