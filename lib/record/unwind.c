@@ -51,9 +51,9 @@ extern char __start_mt_tstart[] MT_HIDDEN;
 extern char __stop_mt_tstart[] MT_HIDDEN;
 extern void *__libc_stack_end;
 
-/* How far below __libc_stack_end the main thread's outermost frame pointer
- * may lie for the chain to count as complete (libc's start-up frames). */
-#define MAIN_BASE_SLACK 4096
+/* How far below __libc_stack_end main's frame may lie for a chain that
+ * ends there to count as complete (auto mode; see fp_walk). */
+#define MAIN_BASE_SLACK 1024
 static uintptr_t main_stack_hi;
 /* libc's code, where main's caller lives (found by mtr_unwind_setup). */
 static uintptr_t libc_text_lo, libc_text_hi;
@@ -104,10 +104,14 @@ static MT_HOOK size_t fp_walk(uintptr_t *out, size_t max, int *truncated, int *c
                 break;
         }
         if ((uintptr_t)next <= (uintptr_t)fp || ((uintptr_t)next & 7)) {
-            /* A chain that ends just below __libc_stack_end, in libc
-             * (main's caller), covered the whole main thread's stack. */
+            /* A chain whose last frame is main's covered the whole main
+             * thread's stack: that frame lies just below __libc_stack_end
+             * (libc's start-up frames take 272 bytes in glibc 2.36), its
+             * return address is in libc, and it is not the recorder's own
+             * frame (a chain broken right at the malloc call by libc code
+             * without frame pointers would otherwise look the same). */
             if (known && hi == main_stack_hi && hi - (uintptr_t)fp < MAIN_BASE_SLACK &&
-                n > 0 && out[n - 1] >= libc_text_lo && out[n - 1] < libc_text_hi)
+                n >= 2 && out[n - 1] >= libc_text_lo && out[n - 1] < libc_text_hi)
                 *complete = 1;
             break;
         }

@@ -56,6 +56,12 @@ for prog in "$NOFP" "$NOFP-fp"; do
     p=$(share "$T/$name-strdup.st" 'main > nofp_copy_name > [^ ]*strdup$')
     check "default mode, $name: strdup's caller kept (main > nofp_copy_name > strdup in $p%)" test "$p" -ge 95
 done
+# auto, no frame pointers anywhere: the chain breaks at strdup, one frame
+# below main's depth; that must not pass for a complete chain.
+MEMTRACE_UNWIND=auto preload "$T/auto-strdup.ctf" $rate "$NOFP" strdup 20000 || fail "auto strdup ran"
+stacks "$T/auto-strdup.ctf" >"$T/auto-strdup.st"
+p=$(share "$T/auto-strdup.st" 'main > nofp_copy_name > [^ ]*strdup$')
+check "auto, nofp: strdup's caller kept (main > nofp_copy_name > strdup in $p%)" test "$p" -ge 95
 
 # memtrace run --unwind sets the mode for the command.
 MEMTRACE_LIB=$LIB "$MT_BIN" run -o "$T/run.ctf" --interval 1k --unwind fp -- "$NOFP" deep 5000 2>/dev/null ||
