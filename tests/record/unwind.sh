@@ -90,5 +90,17 @@ check "dwarf: no recorder frames in stacks" \
            grep -vq ' pthread_create\$'"
 check "dwarf: thread stacks end at the start routine (no start_thread, clone)" \
     sh -c "! grep -Eq 'start_thread|clone' '$T/thr.st'"
+MEMTRACE_UNWIND=auto preload "$T/thr-auto.ctf" 0.0001 "$PROGS/threads" >/dev/null || fail "threads (auto) ran"
+stacks "$T/thr-auto.ctf" >"$T/thr-auto.st"
+p=$(share "$T/thr-auto.st" '^worker')
+check "auto: thread stacks start at the start routine ($p%)" sh -c "[ -s '$T/thr-auto.st' ] && [ $p -ge 99 ]"
+
+# libunwind stays out of the program's symbol scope: nothing of it is
+# exported or needed by libmemtrace.so (it is dlopen'ed RTLD_LOCAL).
+if command -v nm >/dev/null 2>&1; then
+    check "libmemtrace.so exports no unw_/_U/_Unwind/backtrace symbol" \
+        sh -c "! nm -D --defined-only '$LIB' | grep -Eq ' (unw_|_U|_Unwind|backtrace)'"
+    check "libmemtrace.so does not need libunwind" sh -c "! readelf -d '$LIB' | grep -q 'NEEDED.*libunwind'"
+fi
 check "dwarf: main thread stacks reach _start" test "$(share "$T/deep-dwarf.st" '^_start > ')" -ge 95
 finish
