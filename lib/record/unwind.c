@@ -67,8 +67,9 @@ static int in_hooks(uintptr_t pc)
 /* Frame-pointer walk                                                      */
 
 /* Walks the frame-pointer chain. Sets *complete when the chain ended where
- * the thread's stack begins (see chain_complete), i.e. no frame was lost
- * at the outer end. */
+ * the thread's stack begins (at our thread trampoline, or at main's frame
+ * on the main thread), i.e. no frame was lost at the outer end; callers
+ * skipped by code without frame pointers in the middle go unnoticed. */
 static MT_HOOK size_t fp_walk(uintptr_t *out, size_t max, int *truncated, int *complete)
 {
     struct mtr_thread *t = &mtr_tls;
@@ -246,6 +247,7 @@ void mtr_unwind_setup(void)
     static int done;
     if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
         return;
+    mtr_enter();
     const char *m = getenv("MEMTRACE_UNWIND");
     int want = MODE_DWARF, asked = 0;
     if (m && *m) {
@@ -259,24 +261,18 @@ void mtr_unwind_setup(void)
                     "using dwarf\n", m);
         }
     }
-    mtr_enter();
     Dl_info di;
     if (want == MODE_AUTO && dladdr((void *)__libc_start_main, &di) && di.dli_fbase)
         dl_iterate_phdr(find_libc_text, di.dli_fbase);
     if (want != MODE_FP && load_libunwind() != 0) {
+        const char *why = dlerror();
         if (asked)
             fprintf(stderr, "memtrace: cannot load libunwind.so.8 (%s); "
-                    "using frame pointers\n", dlerror());
+                    "using frame pointers\n", why ? why : "no unw_backtrace");
         want = MODE_FP;
     }
     mtr_leave();
     __atomic_store_n(&unwind_mode, want, __ATOMIC_RELEASE);
-}
-
-const char *mtr_unwind_mode(void)
-{
-    int m = __atomic_load_n(&unwind_mode, __ATOMIC_ACQUIRE);
-    return m == MODE_DWARF ? "dwarf" : m == MODE_AUTO ? "auto" : "fp";
 }
 
 void mtr_unwind_init_main_thread(void)

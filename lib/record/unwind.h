@@ -28,9 +28,6 @@ MT_HIDDEN size_t mtr_unwind(uintptr_t *out, size_t max, int *truncated);
  * before sampling starts. Until then stacks use frame pointers. */
 MT_HIDDEN void mtr_unwind_setup(void);
 
-/* The mode in use: "fp", "dwarf" or "auto". */
-MT_HIDDEN const char *mtr_unwind_mode(void);
-
 /* Record the current thread's stack bounds (main thread: from
  * __libc_stack_end and RLIMIT_STACK). Called outside the malloc path. */
 MT_HIDDEN void mtr_unwind_init_main_thread(void);
