@@ -64,7 +64,7 @@ CLI           := $(BUILD)/memtrace
 
 .PHONY: all cli libs examples test demo bench fuzz install clean deps-build deps-test deps-bench tests-build
 all: libs cli examples
-libs: $(LIB_SO) $(LIB_A) $(LIB_TRACE_A) $(LIB_ANALYZE_A) $(LIB_ANALYZE_SO) $(BUILD)/memtrace.pc $(BUILD)/memtrace-analyze.pc
+libs: $(LIB_SO) $(LIB_A) $(LIB_TRACE_A) $(LIB_ANALYZE_A) $(LIB_ANALYZE_SO)
 cli: $(CLI)
 
 $(BUILD)/obj/%.o: %.c
@@ -101,10 +101,6 @@ $(VIEWER_GEN_C): $(VIEWER_WEB) scripts/embed-assets.sh
 	sh scripts/embed-assets.sh $@ $(VIEWER_WEB)
 $(VIEWER_GEN_OBJ): $(VIEWER_GEN_C) viewer/assets.h
 	$(CC) $(CPPFLAGS) -Iviewer $(ALL_CFLAGS) -c $< -o $@
-
-$(BUILD)/%.pc: scripts/%.pc.in
-	@mkdir -p $(dir $@)
-	sed -e 's|@PREFIX@|$(PREFIX)|g' $< > $@
 
 # ---------------------------------------------------------------- tests
 # tests/trace/*.c and tests/analyze/*.c, tests/present/*.c: unit tests linked
@@ -203,7 +199,8 @@ install: all
 	install -m 755 $(LIB_SO) $(LIB_ANALYZE_SO) $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 $(LIB_A) $(LIB_ANALYZE_A) $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/memtrace/*.h $(DESTDIR)$(PREFIX)/include/memtrace/
-	install -m 644 $(BUILD)/memtrace.pc $(BUILD)/memtrace-analyze.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	for pc in memtrace memtrace-analyze; do \
+	    sed -e 's|@PREFIX@|$(PREFIX)|g' scripts/$$pc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc; done
 	if ls docs/man/*.1 >/dev/null 2>&1; then install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/; fi
 
 clean:
