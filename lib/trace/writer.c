@@ -54,7 +54,9 @@ struct mt_writer {
     uint64_t pkt_first_id;
     uint64_t next_id;
     uint64_t chunk_end;         /* v3: first id past the current id chunk (v2: none) */
-    size_t len_limit;           /* cut the packet when len exceeds this */
+    size_t len_limit;           /* cut the packet before the next event when len
+                                 * exceeds this: 0 when another rule says "cut"
+                                 * (see begin_event) */
     unsigned verify_ix;
 
     /* Backtrace cache: one 16-byte slot per bucket, so that a probe brings
@@ -248,6 +250,7 @@ static int flush_at(mt_writer *w, int64_t now)
             return -1;
     }
     w->npending = 0;
+    w->len_limit = w->next_id >= w->chunk_end ? 0 : MT_MAX_PACKET - EVENT_HEADROOM;
     /* Patch the events packet's header: size, times, ids (the verifier was
      * written when the packet started). */
     size_t s = w->version >= 3 ? 2 : 0;
@@ -274,11 +277,12 @@ static inline uint8_t *begin_event(mt_writer *w, unsigned code, int64_t now)
 {
     if (now < w->pkt_end)
         now = w->pkt_end; /* times must not decrease: clamp rather than corrupt */
-    /* One test for all the cutting rules (len_limit is 0 once finished,
-     * chunk_end is infinite in v2). */
-    if (__builtin_expect(w->len > w->len_limit || w->npending > MAX_PENDING_LOCS ||
-                             (uint64_t)now - (uint64_t)w->pkt_start > MAX_PACKET_SPAN ||
-                             w->next_id >= w->chunk_end,
+    /* Two tests for all the cutting rules: the packet is full, or its time
+     * span would be too long. The other rules (too many codes awaiting
+     * locations, the end of a v3 id chunk, writer finished) set len_limit to
+     * 0 when they become true. */
+    if (__builtin_expect(w->len > w->len_limit ||
+                             (uint64_t)now - (uint64_t)w->pkt_start > MAX_PACKET_SPAN,
                          0)) {
         if (w->finished) {
             wfail(w, "event after mt_writer_finish");
@@ -288,6 +292,7 @@ static inline uint8_t *begin_event(mt_writer *w, unsigned code, int64_t now)
             return NULL;
         if (w->next_id >= w->chunk_end)
             w->chunk_end = w->next_id + V3_IDS_PER_CHUNK;
+        w->len_limit = MT_MAX_PACKET - EVENT_HEADROOM;
     }
     w->pkt_end = now;
     uint8_t *p = w->buf + w->len;
@@ -308,6 +313,8 @@ static int add_pending(mt_writer *w, mt_location_code code)
         w->pending_cap = cap;
     }
     w->pending[w->npending++] = code;
+    if (w->npending > MAX_PENDING_LOCS)
+        w->len_limit = 0; /* cut before the next event */
     return 0;
 }
 
@@ -391,9 +398,15 @@ static uint8_t *encode_backtrace(mt_writer *w, uint8_t *p, const mt_location_cod
             unsigned run = h, k = 0;
             int full = 0;
             last = h;
-            while (i < n && (size_t)(p - start) + 2 <= limit) {
+            /* p stays put during the run: the budget is tested once. */
+            int room = (size_t)(p - start) + 2 <= limit;
+            while (room) {
                 unsigned nb = cache[last].next;
-                if (cache[nb].code != bt[i])
+                /* The run goes on if there is a frame i and it is the
+                 * predicted one: one branch for both (j = i, or the last
+                 * frame when i == n, for a harmless load). */
+                size_t at_end = i == n, j = i - at_end;
+                if (((cache[nb].code ^ bt[j]) | at_end) != 0)
                     break;
                 i++;
                 if (k == 255) {
@@ -436,12 +449,20 @@ static int put_alloc(mt_writer *w, mt_timestamp now, uint64_t length, uint64_t n
         guess = m;
     if (guess > 0 && (trusted || memcmp(bt, prev, guess * sizeof *bt) == 0))
         cp = guess;
-    /* Common prefix, four frames at a time while they all match. */
-    while (cp + 4 <= m && ((bt[cp] ^ prev[cp]) | (bt[cp + 1] ^ prev[cp + 1]) |
-                           (bt[cp + 2] ^ prev[cp + 2]) | (bt[cp + 3] ^ prev[cp + 3])) == 0)
-        cp += 4;
-    while (cp < m && bt[cp] == prev[cp])
-        cp++;
+    /* Does the prefix go on past the guess? Usually not (a reader's prefix
+     * is the longest one): one test, without a branch on cp < m. */
+    if (m > 0) {
+        size_t more = cp < m, j = cp & (0 - more); /* j = more ? cp : 0 */
+        if (__builtin_expect(((bt[j] ^ prev[j]) | (more ^ 1)) == 0, 0)) {
+            /* Four frames at a time while they all match. */
+            while (cp + 4 <= m &&
+                   ((bt[cp] ^ prev[cp]) | (bt[cp + 1] ^ prev[cp + 1]) |
+                    (bt[cp + 2] ^ prev[cp + 2]) | (bt[cp + 3] ^ prev[cp + 3])) == 0)
+                cp += 4;
+            while (cp < m && bt[cp] == prev[cp])
+                cp++;
+        }
+    }
     int is_short = length >= 1 && length <= 16 && source == MT_SOURCE_MINOR &&
                    n_samples == 1 && n - cp <= 255;
     uint8_t *p = begin_event(w, is_short ? MT_EV_SHORT_ALLOC + (unsigned)length : MT_EV_ALLOC,
@@ -471,7 +492,8 @@ static int put_alloc(mt_writer *w, mt_timestamp now, uint64_t length, uint64_t n
     else
         mt_put16(count_at, (uint16_t)ncodes);
     w->len = (size_t)(p - w->buf);
-    w->next_id++;
+    if (++w->next_id >= w->chunk_end)
+        w->len_limit = 0; /* v3: the next event starts a new id chunk */
     /* Remember the whole stack, even the part the budget left out. */
     if (n > w->prev_cap) {
         size_t cap = w->prev_cap ? w->prev_cap : 64;
@@ -483,8 +505,25 @@ static int put_alloc(mt_writer *w, mt_timestamp now, uint64_t length, uint64_t n
         w->prev = grown;
         w->prev_cap = cap;
     }
-    if (n > cp)
-        memcpy(w->prev + cp, bt + cp, (n - cp) * sizeof *bt);
+    if (n > cp) {
+        /* Usually a few frames: the first four are copied without a loop
+         * (indices clamped to the last frame) rather than with memcpy, whose
+         * size dispatch the branch predictor keeps missing. */
+        mt_location_code *to = w->prev;
+        size_t last = n - 1;
+#define COPY_CLAMPED(j)                                  \
+    do {                                                 \
+        size_t k_ = (j) < last ? (j) : last;             \
+        to[k_] = bt[k_];                                 \
+    } while (0)
+        COPY_CLAMPED(cp);
+        COPY_CLAMPED(cp + 1);
+        COPY_CLAMPED(cp + 2);
+        COPY_CLAMPED(cp + 3);
+#undef COPY_CLAMPED
+        for (size_t j = cp + 4; j < n; j++)
+            to[j] = bt[j];
+    }
     w->prev_len = n;
     if (id)
         *id = aid;
