@@ -112,6 +112,15 @@ API int dlclose(void *handle)
         va_end(ap_);                               \
     } while (0)
 
+/* Fill argv with arg0 and the n-1 arguments after it, then the NULL that
+ * ends them; *ap is left just past that NULL (execle's envp follows). */
+static void collect_args(char **argv, size_t n, const char *arg0, va_list *ap)
+{
+    argv[0] = (char *)arg0;
+    for (size_t i = 1; i <= n; i++)
+        argv[i] = va_arg(*ap, char *);
+}
+
 API int execl(const char *path, const char *arg0, ...)
 {
     size_t n;
@@ -119,9 +128,7 @@ API int execl(const char *path, const char *arg0, ...)
     char *argv[n + 1];
     va_list ap;
     va_start(ap, arg0);
-    argv[0] = (char *)arg0;
-    for (size_t i = 1; i <= n; i++)
-        argv[i] = va_arg(ap, char *);
+    collect_args(argv, n, arg0, &ap);
     va_end(ap);
     return execv(path, argv);
 }
@@ -133,9 +140,7 @@ API int execlp(const char *file, const char *arg0, ...)
     char *argv[n + 1];
     va_list ap;
     va_start(ap, arg0);
-    argv[0] = (char *)arg0;
-    for (size_t i = 1; i <= n; i++)
-        argv[i] = va_arg(ap, char *);
+    collect_args(argv, n, arg0, &ap);
     va_end(ap);
     return execvp(file, argv);
 }
@@ -147,9 +152,7 @@ API int execle(const char *path, const char *arg0, ...)
     char *argv[n + 1];
     va_list ap;
     va_start(ap, arg0);
-    argv[0] = (char *)arg0;
-    for (size_t i = 1; i <= n; i++)
-        argv[i] = va_arg(ap, char *);
+    collect_args(argv, n, arg0, &ap);
     char *const *envp = va_arg(ap, char *const *);
     va_end(ap);
     return execve(path, argv, envp);
