@@ -4,12 +4,12 @@
  * produces, so two decoders can be compared with diff. Output goes through
  * a hand-rolled buffer: the dump of a large trace runs to gigabytes.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
+#include "trace_cli.h"
 #include "memtrace/trace.h"
 
 static const char usage_text[] =
@@ -116,12 +116,6 @@ static void oquoted(const char *s)
     oput("\"", 1);
 }
 
-static void on_warning(void *ctx, const char *msg)
-{
-    (void)ctx;
-    fprintf(stderr, "memtrace dump: warning: %s\n", msg);
-}
-
 static void dump_backtrace(const mt_reader *r, const mt_event *ev)
 {
     for (size_t i = 0; i < ev->backtrace_length; i++) {
@@ -159,31 +153,14 @@ static void dump_backtrace(const mt_reader *r, const mt_event *ev)
 
 int cmd_dump(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(usage_text, stdout);
-            return 0;
-        }
-        fputs(usage_text, stderr);
-        return 2;
-    }
-    if (argc - optind != 1) {
-        fputs(usage_text, stderr);
-        return 2;
-    }
-    const char *path = argv[optind];
-    mt_reader_options opts = {.on_warning = on_warning};
-    char *err = NULL;
-    mt_reader *r = strcmp(path, "-") == 0 ? mt_reader_open_fd(0, "<stdin>", &opts, &err)
-                                          : mt_reader_open(path, &opts, &err);
-    if (!r) {
-        fprintf(stderr, "memtrace dump: %s\n", err ? err : "out of memory");
-        free(err);
+    const char *path;
+    int status = trace_cli_args(argc, argv, usage_text, &path);
+    if (status >= 0)
+        return status;
+    mt_reader_options opts = {0};
+    mt_reader *r = trace_cli_open("dump", path, &opts);
+    if (!r)
         return 1;
-    }
     const mt_trace_info *info = mt_reader_info(r);
     ostr("memtrace-dump 1\ninfo version=");
     ou64((unsigned)info->version);

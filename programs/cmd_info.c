@@ -3,13 +3,13 @@
  * count of its events, in a form meant for people (one "name: value" line
  * each). Backtraces are not decoded, so this is quick on large traces.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "commands.h"
+#include "trace_cli.h"
 #include "memtrace/trace.h"
 
 static const char usage_text[] =
@@ -26,12 +26,6 @@ static const char usage_text[] =
     "Example:\n"
     "  memtrace info app.ctf\n";
 
-static void on_warning(void *ctx, const char *msg)
-{
-    (void)ctx;
-    fprintf(stderr, "memtrace info: warning: %s\n", msg);
-}
-
 static void print_time(const char *label, long long us)
 {
     time_t secs = (time_t)(us / 1000000);
@@ -45,31 +39,14 @@ static void print_time(const char *label, long long us)
 
 int cmd_info(int argc, char **argv)
 {
-    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(usage_text, stdout);
-            return 0;
-        }
-        fputs(usage_text, stderr);
-        return 2;
-    }
-    if (argc - optind != 1) {
-        fputs(usage_text, stderr);
-        return 2;
-    }
-    const char *path = argv[optind];
-    mt_reader_options opts = {.on_warning = on_warning, .skip_backtraces = 1};
-    char *err = NULL;
-    mt_reader *r = strcmp(path, "-") == 0 ? mt_reader_open_fd(0, "<stdin>", &opts, &err)
-                                          : mt_reader_open(path, &opts, &err);
-    if (!r) {
-        fprintf(stderr, "memtrace info: %s\n", err ? err : "out of memory");
-        free(err);
+    const char *path;
+    int status = trace_cli_args(argc, argv, usage_text, &path);
+    if (status >= 0)
+        return status;
+    mt_reader_options opts = {.skip_backtraces = 1};
+    mt_reader *r = trace_cli_open("info", path, &opts);
+    if (!r)
         return 1;
-    }
     const mt_trace_info *info = mt_reader_info(r);
     printf("%-18s %s\n", "file:", path);
     if (mt_reader_size(r))

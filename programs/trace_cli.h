@@ -1,0 +1,20 @@
+/*
+ * trace_cli.h - what the codec commands (dump, info) share: the
+ * "[--help] FILE" command line, and opening FILE (or - for stdin) with
+ * warnings and errors printed in the CLI's style.
+ */
+#ifndef MEMTRACE_TRACE_CLI_H
+#define MEMTRACE_TRACE_CLI_H
+
+#include "memtrace/trace.h"
+
+/* Parses "CMD [--help] FILE". Returns -1 with *path set when the command
+ * should go on, else the exit status (0 after --help, 2 on a usage error). */
+int trace_cli_args(int argc, char **argv, const char *usage_text, const char **path);
+
+/* Opens path ("-" = standard input) with opts (its warning handler is set to
+ * print "memtrace CMD: warning: ..."). On failure prints "memtrace CMD:
+ * FILE: offset N: reason" and returns NULL. cmd must outlive the reader. */
+mt_reader *trace_cli_open(const char *cmd, const char *path, mt_reader_options *opts);
+
+#endif
