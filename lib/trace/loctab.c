@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "loctab.h"
 
 struct mt_arena_chunk {
@@ -50,26 +51,6 @@ void mt_arena_free(mt_arena *a)
     a->used = a->cap = 0;
 }
 
-/* Hash of a name, eight bytes at a time (names arrive with every location
- * event that spells them out, so this is on the reader's path). */
-static uint64_t hash_bytes(const char *s, size_t len)
-{
-    const uint64_t k = 0x9E3779B97F4A7C15ull;
-    uint64_t h = len * k;
-    while (len >= 8) {
-        uint64_t v;
-        memcpy(&v, s, 8);
-        h = (h ^ v) * k;
-        h ^= h >> 29;
-        s += 8;
-        len -= 8;
-    }
-    uint64_t v = 0;
-    memcpy(&v, s, len);
-    h = (h ^ v) * k;
-    return h ^ (h >> 32);
-}
-
 static int strtab_grow(mt_strtab *t)
 {
     size_t cap = t->slots ? (t->mask + 1) * 2 : 64;
@@ -94,7 +75,7 @@ const char *mt_strtab_intern(mt_strtab *t, const char *s, size_t len)
 {
     if ((!t->slots || (t->count + 1) * 2 > t->mask + 1) && strtab_grow(t) < 0)
         return NULL;
-    uint64_t h = hash_bytes(s, len);
+    uint64_t h = mt_hash_bytes(s, len);
     size_t j = h & t->mask;
     for (; t->slots[j].str; j = (j + 1) & t->mask) {
         const char *c = t->slots[j].str;
@@ -127,7 +108,8 @@ void mt_loctab_init(mt_loctab *t)
 
 void mt_loctab_free(mt_loctab *t)
 {
-    free(t->slots);
+    free(t->keys);
+    free(t->values);
     mt_strtab_free(&t->strings);
     mt_arena_free(&t->arena);
     memset(t, 0, sizeof *t);
@@ -141,62 +123,95 @@ static size_t code_hash(mt_location_code c)
 /* Every entry has a non-NULL locs pointer, even an empty list: this one. */
 static const mt_location no_locations[1];
 
+/* Slot of code: its own, or the empty one where it would go. The key array
+ * is probed alone (16 bytes a slot), the values only once found. */
+static size_t slot_of(const mt_loctab *t, mt_location_code code)
+{
+    size_t j = code_hash(code) & t->mask;
+    while (t->keys[j].code != code && t->keys[j].code != 0)
+        j = (j + 1) & t->mask;
+    return j;
+}
+
+/* The entry of code: its key and value, or NULLs. */
+static int lookup(const mt_loctab *t, mt_location_code code, const mt_loctab_key **key,
+                  const mt_loctab_value **value)
+{
+    if (code == 0) {
+        *key = &t->zero_key;
+        *value = &t->zero_value;
+        return t->zero_value.locs ? 0 : -1;
+    }
+    if (!t->keys)
+        return -1;
+    size_t j = slot_of(t, code);
+    if (t->keys[j].code == 0)
+        return -1;
+    *key = &t->keys[j];
+    *value = &t->values[j];
+    return 0;
+}
+
+int mt_loctab_hash(const mt_loctab *t, mt_location_code code, uint64_t *hash)
+{
+    const mt_loctab_key *k;
+    const mt_loctab_value *v;
+    if (lookup(t, code, &k, &v) < 0)
+        return 0;
+    *hash = k->hash;
+    return 1;
+}
+
 int mt_loctab_find(const mt_loctab *t, mt_location_code code, const mt_location **locs,
                    size_t *n)
 {
-    if (!t->slots)
+    const mt_loctab_key *k;
+    const mt_loctab_value *v;
+    if (lookup(t, code, &k, &v) < 0)
         return -1;
-    for (size_t j = code_hash(code) & t->mask; t->slots[j].locs; j = (j + 1) & t->mask) {
-        if (t->slots[j].code == code) {
-            *locs = t->slots[j].locs;
-            *n = t->slots[j].n;
-            return 0;
-        }
-    }
-    return -1;
+    *locs = v->locs;
+    *n = v->n;
+    return 0;
 }
 
 static int loctab_grow(mt_loctab *t)
 {
-    size_t cap = t->slots ? (t->mask + 1) * 2 : 1024;
-    mt_loctab_entry *slots = calloc(cap, sizeof *slots);
-    if (!slots)
+    size_t cap = t->keys ? (t->mask + 1) * 2 : 1024;
+    mt_loctab_key *keys = calloc(cap, sizeof *keys);
+    mt_loctab_value *values = calloc(cap, sizeof *values);
+    if (!keys || !values) {
+        free(keys);
+        free(values);
         return -1;
-    for (size_t i = 0; t->slots && i <= t->mask; i++) {
-        if (!t->slots[i].locs)
-            continue;
-        size_t j = code_hash(t->slots[i].code) & (cap - 1);
-        while (slots[j].locs)
-            j = (j + 1) & (cap - 1);
-        slots[j] = t->slots[i];
     }
-    free(t->slots);
-    t->slots = slots;
+    for (size_t i = 0; t->keys && i <= t->mask; i++) {
+        if (t->keys[i].code == 0)
+            continue;
+        size_t j = code_hash(t->keys[i].code) & (cap - 1);
+        while (keys[j].code != 0)
+            j = (j + 1) & (cap - 1);
+        keys[j] = t->keys[i];
+        values[j] = t->values[i];
+    }
+    free(t->keys);
+    free(t->values);
+    t->keys = keys;
+    t->values = values;
     t->mask = cap - 1;
     return 0;
 }
 
-static int same_locations(const mt_location *a, const mt_location *b, size_t n)
+int mt_loctab_add(mt_loctab *t, mt_location_code code, const mt_location *locs, size_t n,
+                  uint64_t hash)
 {
-    for (size_t i = 0; i < n; i++) {
-        /* Strings are interned: equal names have equal pointers. */
-        if (a[i].filename != b[i].filename || a[i].defname != b[i].defname ||
-            a[i].line != b[i].line || a[i].start_char != b[i].start_char ||
-            a[i].end_char != b[i].end_char)
-            return 0;
-    }
-    return 1;
-}
-
-int mt_loctab_add(mt_loctab *t, mt_location_code code, const mt_location *locs, size_t n)
-{
-    if ((!t->slots || (t->count + 1) * 2 > t->mask + 1) && loctab_grow(t) < 0)
+    const mt_loctab_key *k;
+    const mt_loctab_value *v;
+    if (lookup(t, code, &k, &v) == 0)
+        return k->hash == hash ? 1 : 2;
+    /* Grown at 3/4 full: linear probes of 16-byte keys stay short. */
+    if (code != 0 && (!t->keys || (t->count + 1) * 4 > (t->mask + 1) * 3) &&
+        loctab_grow(t) < 0)
         return -1;
-    size_t j = code_hash(code) & t->mask;
-    for (; t->slots[j].locs; j = (j + 1) & t->mask) {
-        if (t->slots[j].code == code)
-            return t->slots[j].n == n && same_locations(t->slots[j].locs, locs, n) ? 1 : 2;
-    }
     const mt_location *stored = no_locations;
     if (n > 0) {
         mt_location *copy = mt_arena_alloc(&t->arena, n * sizeof *copy);
@@ -205,9 +220,17 @@ int mt_loctab_add(mt_loctab *t, mt_location_code code, const mt_location *locs, 
         memcpy(copy, locs, n * sizeof *copy);
         stored = copy;
     }
-    t->slots[j].code = code;
-    t->slots[j].locs = stored;
-    t->slots[j].n = n;
-    t->count++;
+    mt_loctab_key *key = &t->zero_key;
+    mt_loctab_value *value = &t->zero_value;
+    if (code != 0) {
+        size_t j = slot_of(t, code);
+        key = &t->keys[j];
+        value = &t->values[j];
+        t->count++;
+    }
+    key->code = code;
+    key->hash = hash;
+    value->locs = stored;
+    value->n = n;
     return 0;
 }

@@ -4,90 +4,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "mtf.h"
 
-/* Moves entry i of the file order to the front; returns its storage slot. */
-static unsigned file_to_front(mt_mtf *m, unsigned i)
-{
-    uint8_t slot = m->order[i];
-    memmove(m->order + 1, m->order, i);
-    m->order[0] = slot;
-    return slot;
-}
-
-static void def_to_front(mt_mtf_file *f, unsigned i)
-{
-    const char *d = f->defs[i];
-    memmove(f->defs + 1, f->defs, i * sizeof f->defs[0]);
-    f->defs[0] = d;
-}
-
-static void def_push(mt_mtf_file *f, const char *d)
-{
-    unsigned keep = f->ndefs < MT_MTF_SIZE ? f->ndefs : MT_MTF_SIZE - 1;
-    memmove(f->defs + 1, f->defs, keep * sizeof f->defs[0]);
-    f->defs[0] = d;
-    f->ndefs = (uint8_t)(keep + 1);
-}
-
-int mt_mtf_decode(mt_mtf *m, unsigned file_code, const char *file_lit, unsigned def_code,
-                  const char *def_lit, const char **file, const char **def)
-{
-    mt_mtf_file *f;
-    if (file_code < MT_MTF_LITERAL) {
-        if (file_code >= m->nfiles)
-            return -1;
-        f = &m->files[file_to_front(m, file_code)];
-    } else if (m->nfiles < MT_MTF_SIZE) {
-        unsigned slot = m->nfiles++;
-        memmove(m->order + 1, m->order, slot);
-        m->order[0] = (uint8_t)slot;
-        f = &m->files[slot];
-        f->name = file_lit;
-        f->ndefs = 0;
-    } else {
-        /* Table full: the evicted entry's storage is reused and, as in
-         * memtrace's reader, keeps its defname table (needed for v1 traces
-         * written by an early encoder). */
-        f = &m->files[file_to_front(m, MT_MTF_SIZE - 1)];
-        f->name = file_lit;
-    }
-    *file = f->name;
-    if (def_code < MT_MTF_LITERAL) {
-        if (def_code >= f->ndefs)
-            return -2;
-        def_to_front(f, def_code);
-    } else {
-        def_push(f, def_lit);
-    }
-    *def = f->defs[0];
-    return 0;
-}
-
-/* Hash of a C string, eight bytes at a time; returns its length too. */
-static uint64_t name_hash(const char *s, size_t *len)
-{
-    size_t n = strlen(s);
-    const uint64_t k = 0x9E3779B97F4A7C15ull;
-    uint64_t h = n * k;
-    *len = n;
-    while (n >= 8) {
-        uint64_t v;
-        memcpy(&v, s, 8);
-        h = (h ^ v) * k;
-        h ^= h >> 29;
-        s += 8;
-        n -= 8;
-    }
-    uint64_t v = 0;
-    memcpy(&v, s, n);
-    h = (h ^ v) * k;
-    return h ^ (h >> 32);
-}
-
-/* Encoder copies of names live in buffers that remember their capacity
- * (stored just before the string) and go back to a pool when a name is
- * evicted: a busy name table costs no malloc per location. */
+/* Copies of names live in buffers that remember their capacity (stored just
+ * before the string) and go back to a pool when a name is evicted: a busy
+ * name table costs no malloc per location, and the buffers it cycles through
+ * stay in the processor's cache. */
 static size_t *buf_cap(char *s)
 {
     return (size_t *)(void *)(s - sizeof(size_t));
@@ -116,7 +39,8 @@ static char *copy_of(mt_mtf *m, const char *s, size_t len)
         *b = cap;
         c = (char *)(b + 1);
     }
-    memcpy(c, s, len + 1);
+    memcpy(c, s, len);
+    c[len] = '\0';
     return c;
 }
 
@@ -136,16 +60,100 @@ static void release(mt_mtf *m, const char *s)
     m->pool[m->npool++] = c;
 }
 
+/* Moves entry i of the file order to the front; returns its storage slot. */
+static unsigned file_to_front(mt_mtf *m, unsigned i)
+{
+    uint8_t slot = m->order[i];
+    memmove(m->order + 1, m->order, i);
+    m->order[0] = slot;
+    return slot;
+}
+
+/* A new file entry named name at the front: a free storage slot, or the
+ * least recently used entry's, whose name is given back. Returns the entry;
+ * *evicted tells which (an evicted entry still has its names). */
+static mt_mtf_file *new_file_entry(mt_mtf *m, mt_mtf_name name, int *evicted)
+{
+    mt_mtf_file *f;
+    *evicted = m->nfiles == MT_MTF_SIZE;
+    if (!*evicted) {
+        unsigned slot = m->nfiles++;
+        memmove(m->order + 1, m->order, slot);
+        m->order[0] = (uint8_t)slot;
+        f = &m->files[slot];
+        f->ndefs = 0;
+    } else {
+        f = &m->files[file_to_front(m, MT_MTF_SIZE - 1)];
+        release(m, f->name.str);
+    }
+    f->name = name;
+    return f;
+}
+
+static void def_to_front(mt_mtf_file *f, unsigned i)
+{
+    mt_mtf_name d = f->defs[i];
+    memmove(f->defs + 1, f->defs, i * sizeof f->defs[0]);
+    f->defs[0] = d;
+}
+
+/* Makes room for a new name at the front of f's names (the oldest of a full
+ * table is given back); the caller fills defs[0]. */
+static void def_make_room(mt_mtf *m, mt_mtf_file *f)
+{
+    if (f->ndefs == MT_MTF_SIZE)
+        release(m, f->defs[MT_MTF_SIZE - 1].str);
+    unsigned keep = f->ndefs < MT_MTF_SIZE ? f->ndefs : MT_MTF_SIZE - 1;
+    memmove(f->defs + 1, f->defs, keep * sizeof f->defs[0]);
+    f->ndefs = (uint8_t)(keep + 1);
+}
+
+int mt_mtf_decode(mt_mtf *m, unsigned file_code, const char *file_lit, size_t file_len,
+                  unsigned def_code, const char *def_lit, size_t def_len, mt_mtf_name **file,
+                  mt_mtf_name **def)
+{
+    mt_mtf_file *f;
+    if (file_code < MT_MTF_LITERAL) {
+        if (file_code >= m->nfiles)
+            return -1;
+        f = &m->files[file_to_front(m, file_code)];
+    } else {
+        char *copy = copy_of(m, file_lit, file_len);
+        if (!copy)
+            return -3;
+        /* When the table is full, the evicted entry's storage is reused and,
+         * as in memtrace's reader, keeps its defname table (needed for v1
+         * traces written by an early encoder). */
+        int evicted;
+        mt_mtf_name name = {.str = copy, .hash = mt_hash_bytes(file_lit, file_len)};
+        f = new_file_entry(m, name, &evicted);
+    }
+    *file = &f->name;
+    if (def_code < MT_MTF_LITERAL) {
+        if (def_code >= f->ndefs)
+            return -2;
+        def_to_front(f, def_code);
+    } else {
+        char *copy = copy_of(m, def_lit, def_len);
+        if (!copy)
+            return -3;
+        def_make_room(m, f);
+        f->defs[0] = (mt_mtf_name){.str = copy, .hash = mt_hash_bytes(def_lit, def_len)};
+    }
+    *def = &f->defs[0];
+    return 0;
+}
+
 int mt_mtf_encode(mt_mtf *m, const char *file, const char *def, unsigned *file_code,
                   unsigned *def_code)
 {
-    size_t flen, dlen;
-    uint64_t fh = name_hash(file, &flen), dh = name_hash(def, &dlen);
+    size_t flen = strlen(file), dlen = strlen(def);
+    uint64_t fh = mt_hash_bytes(file, flen), dh = mt_hash_bytes(def, dlen);
     mt_mtf_file *f = NULL;
     unsigned i;
     for (i = 0; i < m->nfiles; i++) {
         const mt_mtf_file *e = &m->files[m->order[i]];
-        if (e->name_hash == fh && strcmp(e->name, file) == 0)
+        if (e->name.hash == fh && strcmp(e->name.str, file) == 0)
             break;
     }
     if (i < m->nfiles) {
@@ -156,54 +164,40 @@ int mt_mtf_encode(mt_mtf *m, const char *file, const char *def, unsigned *file_c
         if (!copy)
             return -1;
         *file_code = MT_MTF_LITERAL;
-        unsigned slot;
-        if (m->nfiles < MT_MTF_SIZE) {
-            slot = m->nfiles++;
-            memmove(m->order + 1, m->order, slot);
-            m->order[0] = (uint8_t)slot;
-        } else {
-            slot = file_to_front(m, MT_MTF_SIZE - 1);
-            release(m, m->files[slot].name);
-            for (unsigned j = 0; j < m->files[slot].ndefs; j++)
-                release(m, m->files[slot].defs[j]);
+        int evicted;
+        f = new_file_entry(m, (mt_mtf_name){.str = copy, .hash = fh}, &evicted);
+        if (evicted) {
+            /* The writer starts every new file with no names. */
+            for (unsigned j = 0; j < f->ndefs; j++)
+                release(m, f->defs[j].str);
+            f->ndefs = 0;
         }
-        f = &m->files[slot];
-        f->name = copy;
-        f->name_hash = fh;
-        f->ndefs = 0; /* the writer starts every new file with no names */
     }
     for (i = 0; i < f->ndefs; i++) {
-        if (f->def_hash[i] == dh && strcmp(f->defs[i], def) == 0)
+        if (f->defs[i].hash == dh && strcmp(f->defs[i].str, def) == 0)
             break;
     }
     if (i < f->ndefs) {
         *def_code = i;
-        uint64_t h = f->def_hash[i];
-        memmove(f->def_hash + 1, f->def_hash, i * sizeof f->def_hash[0]);
-        f->def_hash[0] = h;
         def_to_front(f, i);
     } else {
         char *copy = copy_of(m, def, dlen);
         if (!copy)
             return -1;
         *def_code = MT_MTF_LITERAL;
-        if (f->ndefs == MT_MTF_SIZE)
-            release(m, f->defs[MT_MTF_SIZE - 1]);
-        unsigned keep = f->ndefs < MT_MTF_SIZE ? f->ndefs : MT_MTF_SIZE - 1;
-        memmove(f->def_hash + 1, f->def_hash, keep * sizeof f->def_hash[0]);
-        f->def_hash[0] = dh;
-        def_push(f, copy);
+        def_make_room(m, f);
+        f->defs[0] = (mt_mtf_name){.str = copy, .hash = dh};
     }
     return 0;
 }
 
-void mt_mtf_encoder_free(mt_mtf *m)
+void mt_mtf_free(mt_mtf *m)
 {
     for (unsigned i = 0; i < m->nfiles; i++) {
         mt_mtf_file *f = &m->files[i];
-        free(buf_cap((char *)f->name));
+        free(buf_cap((char *)f->name.str));
         for (unsigned j = 0; j < f->ndefs; j++)
-            free(buf_cap((char *)f->defs[j]));
+            free(buf_cap((char *)f->defs[j].str));
     }
     for (size_t i = 0; i < m->npool; i++)
         free(buf_cap(m->pool[i]));

@@ -19,6 +19,7 @@
 
 #include "buf.h"
 #include "format.h"
+#include "hash.h"
 #include "input.h"
 #include "loctab.h"
 #include "mtf.h"
@@ -60,6 +61,7 @@ struct mt_reader {
     const uint8_t *p, *end;          /* unread content */
     uint64_t pkt_off;                /* file offset of pkt */
     int64_t pkt_begin, pkt_end;
+    uint64_t pkt_span;               /* pkt_end - pkt_begin */
     uint64_t next_id, id_end;
     int in_packet;
 
@@ -292,6 +294,7 @@ static int read_packet(mt_reader *r, header *h, int first)
     r->end = r->pkt + h->size;
     r->pkt_begin = h->begin;
     r->pkt_end = h->end;
+    r->pkt_span = (uint64_t)h->end - (uint64_t)h->begin;
     in->pos += h->size;
     return 1;
 }
@@ -463,6 +466,7 @@ void mt_reader_close(mt_reader *r)
     mt_input_free(&r->in);
     for (unsigned i = 0; i < r->ndoms; i++) {
         free(r->doms[i]->bt);
+        mt_mtf_free(&r->doms[i]->mtf);
         free(r->doms[i]);
     }
     mt_loctab_free(&r->locs);
@@ -551,6 +555,19 @@ static int next_packet(mt_reader *r)
 
 /* ------------------------------------------------------------- events */
 
+/* The reader's interned copy of a name-table entry (made once per entry). */
+static const char *interned_name(mt_reader *r, mt_mtf_name *n)
+{
+    if (!n->interned)
+        n->interned = mt_strtab_intern(&r->locs.strings, n->str, strlen(n->str));
+    return n->interned;
+}
+
+/* A location event. Its names go through the domain's move-to-front tables
+ * (which keep their own copies), and the list is summed up by a hash of its
+ * content. Names are interned, and the list stored, only when the code is
+ * new; a code described again (each time it misses the writer's cache) is
+ * only checked against the hash. */
 static int read_location(mt_reader *r, const uint8_t *p, const uint8_t *evstart)
 {
     mt_location locs[255];
@@ -559,6 +576,9 @@ static int read_location(mt_reader *r, const uint8_t *p, const uint8_t *evstart)
     mt_location_code code = mt_get64(p) & MT_CODE_MASK;
     unsigned n = p[8];
     p += 9;
+    uint64_t known_hash = 0;
+    int known = mt_loctab_hash(&r->locs, code, &known_hash);
+    uint64_t hash = mt_hash_mix(0, n);
     for (unsigned i = 0; i < n; i++) {
         if (r->end - p < 6)
             return underflow(r, p, "location record");
@@ -567,23 +587,34 @@ static int read_location(mt_reader *r, const uint8_t *p, const uint8_t *evstart)
         p += 6;
         unsigned fcode = (unsigned)(bits >> 38) & 31, dcode = (unsigned)(bits >> 43) & 31;
         const char *flit = NULL, *dlit = NULL;
-        if (fcode == MT_MTF_LITERAL && get_interned(r, &p, &flit, "file name") < 0)
+        size_t flen = 0, dlen = 0;
+        if (fcode == MT_MTF_LITERAL && get_string(r, &p, &flit, &flen, "file name") < 0)
             return -1;
-        if (dcode == MT_MTF_LITERAL && get_interned(r, &p, &dlit, "function name") < 0)
+        if (dcode == MT_MTF_LITERAL && get_string(r, &p, &dlit, &dlen, "function name") < 0)
             return -1;
-        int rc = mt_mtf_decode(&r->dom->mtf, fcode, flit, dcode, dlit, &locs[i].filename,
-                               &locs[i].defname);
+        mt_mtf_name *file, *def;
+        int rc = mt_mtf_decode(&r->dom->mtf, fcode, flit, flen, dcode, dlit, dlen, &file, &def);
         if (rc == -1)
             return fail_at(r, off_of(r, rec), "file name code %u refers to an empty table slot",
                            fcode);
         if (rc == -2)
             return fail_at(r, off_of(r, rec),
                            "function name code %u refers to an empty table slot", dcode);
+        if (rc < 0)
+            return fail_at(r, off_of(r, rec), "out of memory");
+        uint64_t pos = bits & 0x3FFFFFFFFFull; /* line, start and end columns */
+        hash = mt_hash_mix(mt_hash_mix(mt_hash_mix(hash, pos), file->hash), def->hash);
+        if (known)
+            continue;
+        locs[i].filename = interned_name(r, file);
+        locs[i].defname = interned_name(r, def);
+        if (!locs[i].filename || !locs[i].defname)
+            return fail_at(r, off_of(r, rec), "out of memory");
         locs[i].line = (uint32_t)(bits & MT_LOC_LINE_MAX);
         locs[i].start_char = (uint32_t)(bits >> 20) & MT_LOC_START_MAX;
         locs[i].end_char = (uint32_t)(bits >> 28) & MT_LOC_END_MAX;
     }
-    int rc = mt_loctab_add(&r->locs, code, locs, n);
+    int rc = known ? (known_hash == hash ? 1 : 2) : mt_loctab_add(&r->locs, code, locs, n, hash);
     if (rc < 0)
         return fail_at(r, off_of(r, evstart), "out of memory for locations");
     if (rc == 2)
@@ -702,15 +733,19 @@ static __attribute__((noinline)) int packet_boundary(mt_reader *r)
     return 1;
 }
 
-int mt_reader_next(mt_reader *r, mt_event *ev)
+/* The careful decoder: the next event or packet boundary with every check
+ * and error message. Returns 1 with *ev filled, 0 at the end, -1 on error, 2
+ * when it consumed something that is not an event (a location event, a
+ * packet boundary). */
+static __attribute__((noinline)) int next_careful(mt_reader *r, mt_event *ev)
 {
-    for (;;) {
+    {
         const uint8_t *p = r->p;
         if (__builtin_expect(r->end - p < 4, 0)) {
             int rc = packet_boundary(r);
             if (rc <= 0)
                 return rc;
-            continue;
+            return 2;
         }
         const uint8_t *evstart = p;
         uint32_t hdr = mt_get32(p);
@@ -734,7 +769,7 @@ int mt_reader_next(mt_reader *r, mt_event *ev)
         case MT_EV_LOCATION:
             if (read_location(r, p, evstart) < 0)
                 return -1;
-            continue;
+            return 2;
         case MT_EV_PROMOTE:
         case MT_EV_COLLECT: {
             if (get_vint(r, &p, &v, "object delta") < 0)
@@ -807,5 +842,164 @@ int mt_reader_next(mt_reader *r, mt_event *ev)
         ev->id = r->next_id++;
         r->p = p;
         return 1;
+    }
+}
+
+/* ------------------------------------------------------------- fast path */
+
+/* Bytes an event header and its fields can take at most (an allocation:
+ * 4 + vint + vint + 1 + vint + 2), and a backtrace codeword (u16 + u64). */
+#define FAST_ROOM 36
+#define MAX_CODEWORD 10
+
+/* Decodes nenc codewords at p (all within the packet: checked by the caller)
+ * after the n frames kept from the previous backtrace; d->bt has room for
+ * them. Returns the pointer past them and sets *len. */
+static inline const uint8_t *fast_backtrace(rdomain *d, const uint8_t *p, size_t n,
+                                            unsigned nenc, size_t *len)
+{
+    mt_location_code *bt = d->bt;
+    uint64_t *cache = d->cache;
+    uint16_t *pred = d->pred;
+    unsigned prev = 0;
+    for (unsigned i = 0; i < nenc; i++) {
+        unsigned w = mt_get16(p);
+        p += 2;
+        unsigned b = w >> 2;
+        pred[prev] = (uint16_t)b;
+        unsigned tag = w & 3;
+        if (__builtin_expect(tag == 0, 1)) {
+            bt[n++] = cache[b];
+            prev = b;
+        } else if (tag == 1) {
+            bt[n++] = cache[b];
+            prev = pred[b];
+            bt[n++] = cache[prev];
+        } else if (tag == 3) {
+            bt[n++] = cache[b] = mt_get64(p) & MT_CODE_MASK;
+            p += 8;
+            prev = b;
+        } else {
+            unsigned k = *p++;
+            bt[n++] = cache[b];
+            for (; k > 0; k--) {
+                b = pred[b];
+                bt[n++] = cache[b];
+            }
+            prev = b;
+        }
+    }
+    *len = n;
+    return p;
+}
+
+/* Skips nenc codewords at p (all within the packet). */
+static inline const uint8_t *skip_codewords(const uint8_t *p, unsigned nenc)
+{
+    for (unsigned i = 0; i < nenc; i++) {
+        unsigned tag = p[0] & 3;
+        p += 2 + (tag == 3 ? 8 : tag == 2 ? 1 : 0);
+    }
+    return p;
+}
+
+/* The common case, decoded with as few tests as possible: an allocation,
+ * promotion or collection well inside its packet, with nothing wrong with
+ * it. Returns 1 with *ev filled, or 0 without having changed anything, for
+ * the careful decoder to take over (it also gives the exact error). */
+static inline int next_fast(mt_reader *r, mt_event *ev)
+{
+    const uint8_t *p = r->p, *end = r->end;
+    if (__builtin_expect(end - p < FAST_ROOM, 0))
+        return 0;
+    uint32_t hdr = mt_get32(p);
+    uint64_t delta = ((uint64_t)hdr - (uint64_t)r->pkt_begin) & MT_TIME_MASK;
+    int64_t t = (int64_t)((uint64_t)r->pkt_begin + delta);
+    rdomain *d = r->dom;
+    if (__builtin_expect(delta > r->pkt_span || t < d->last_time, 0))
+        return 0;
+    unsigned code = hdr >> MT_TIME_BITS;
+    p += 4;
+    int64_t cp;
+    unsigned nenc;
+    if (code - (MT_EV_SHORT_ALLOC + 1) < 16) {
+        cp = mt_get_vint(p);
+        p += mt_vint_size(*p);
+        nenc = *p++;
+        ev->length = code - MT_EV_SHORT_ALLOC;
+        ev->n_samples = 1;
+        ev->source = MT_SOURCE_MINOR;
+    } else if (code == MT_EV_COLLECT || code == MT_EV_PROMOTE) {
+        int64_t v = mt_get_vint(p);
+        p += mt_vint_size(*p);
+        /* Negative deltas (v3 collections) and bad ones: careful path. */
+        if (__builtin_expect(v < 0 || (uint64_t)v >= r->next_id, 0))
+            return 0;
+        d->last_time = t;
+        ev->time = (int64_t)((uint64_t)t - (uint64_t)r->info.start_time);
+        ev->domain = d->id;
+        ev->kind = code == MT_EV_PROMOTE ? MT_EVENT_PROMOTE : MT_EVENT_COLLECT;
+        ev->id = r->next_id - 1 - (uint64_t)v;
+        ev->length = ev->n_samples = 0;
+        ev->source = MT_SOURCE_MINOR;
+        ev->backtrace = no_frames;
+        ev->backtrace_length = ev->common_prefix = 0;
+        r->p = p;
+        return 1;
+    } else if (code == MT_EV_ALLOC) {
+        int64_t len = mt_get_vint(p);
+        p += mt_vint_size(*p);
+        int64_t ns = mt_get_vint(p);
+        p += mt_vint_size(*p);
+        unsigned src = *p++;
+        cp = mt_get_vint(p);
+        p += mt_vint_size(*p);
+        nenc = mt_get16(p);
+        p += 2;
+        if (__builtin_expect(src > MT_SOURCE_EXTERNAL, 0))
+            return 0;
+        ev->length = (uint64_t)len;
+        ev->n_samples = (uint64_t)ns;
+        ev->source = (mt_source)src;
+    } else {
+        return 0; /* location events, errors */
+    }
+    /* An allocation: its codewords must lie within the packet, its prefix
+     * within the previous backtrace, and the backtrace fit the buffer. */
+    if (__builtin_expect(cp < 0 || (size_t)(end - p) < (size_t)nenc * MAX_CODEWORD, 0))
+        return 0;
+    size_t n;
+    if (r->opts.skip_backtraces) {
+        p = skip_codewords(p, nenc);
+        ev->backtrace = no_frames;
+        n = 0;
+    } else {
+        if (__builtin_expect((uint64_t)cp > d->bt_len ||
+                                 (size_t)cp + (size_t)nenc * 256 + 1 > d->bt_cap,
+                             0))
+            return 0;
+        p = fast_backtrace(d, p, (size_t)cp, nenc, &n);
+        d->bt_len = n;
+        ev->backtrace = d->bt;
+    }
+    d->last_time = t;
+    ev->time = (int64_t)((uint64_t)t - (uint64_t)r->info.start_time);
+    ev->domain = d->id;
+    ev->kind = MT_EVENT_ALLOC;
+    ev->id = r->next_id++;
+    ev->backtrace_length = n;
+    ev->common_prefix = (size_t)cp;
+    r->p = p;
+    return 1;
+}
+
+int mt_reader_next(mt_reader *r, mt_event *ev)
+{
+    for (;;) {
+        if (__builtin_expect(next_fast(r, ev), 1))
+            return 1;
+        int rc = next_careful(r, ev);
+        if (rc != 2)
+            return rc;
     }
 }

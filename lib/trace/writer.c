@@ -682,7 +682,7 @@ int mt_writer_close(mt_writer *w)
     int rc = mt_writer_finish(w);
     free(w->prev);
     free(w->pending);
-    mt_mtf_encoder_free(&w->mtf);
+    mt_mtf_free(&w->mtf);
     free(w);
     return rc;
 }
