@@ -104,11 +104,20 @@ typedef struct builder {
     size_t prev_len, prev_cap;
     int warned_unknown;
     size_t max_depth;        /* 0: whole stacks */
+    /* Shallow models (max_depth 1 or 2): the truncated backtrace itself ->
+     * its trie node, one probe per allocation instead of a code lookup and
+     * a child lookup per code (each a likely cache miss when the trace has
+     * many distinct stacks). */
+    struct short_stack { uint64_t code[2]; uint32_t node; uint32_t len; } *shorts; /* len + 1; 0 empty */
+    size_t shorts_mask, n_shorts;
     /* promotions and collections, applied to their allocations after
      * reading: no random access to the allocation array while decoding */
     struct pending { int64_t time; uint32_t alloc; uint32_t kind; } *pend;
     size_t n_pend, cap_pend;
     const mt_model_options *opts;
+    int64_t live;            /* samples allocated so far */
+    mt_timedelta cur_time;   /* time of the previous event */
+    const char *why;         /* what failed */
 } builder;
 
 static uint64_t str_hash(const char *s, uint64_t h)
@@ -258,6 +267,35 @@ static int64_t child(builder *b, mt_node_id parent, mt_frame_id frame)
     return n;
 }
 
+static uint64_t short_hash(uint64_t c0, uint64_t c1, size_t len)
+{
+    uint64_t h = (c0 ^ (c1 * 0x9E3779B97F4A7C15ULL) ^ len) * 0xff51afd7ed558ccdULL;
+    return h ^ (h >> 29);
+}
+
+static int shorts_grow(builder *b)
+{
+    size_t cap = b->shorts ? (b->shorts_mask + 1) * 2 : 1024;
+    struct short_stack *t = calloc(cap, sizeof *t);
+    if (!t)
+        return -1;
+    for (size_t i = 0; b->shorts && i <= b->shorts_mask; i++) {
+        const struct short_stack *e = &b->shorts[i];
+        if (!e->len)
+            continue;
+        size_t j = short_hash(e->code[0], e->code[1], e->len - 1) & (cap - 1);
+        while (t[j].len)
+            j = (j + 1) & (cap - 1);
+        t[j] = *e;
+    }
+    free(b->shorts);
+    b->shorts = t;
+    b->shorts_mask = cap - 1;
+    return 0;
+}
+
+static int64_t trie_path(builder *b, const mt_location_code *bt, size_t len);
+
 static int64_t stack_of(builder *b, const mt_event *ev)
 {
     size_t len = ev->backtrace_length;
@@ -267,6 +305,39 @@ static int64_t stack_of(builder *b, const mt_event *ev)
         bt += len - b->max_depth;
         len = b->max_depth;
     }
+    if (!b->shorts)
+        return trie_path(b, bt, len);
+    uint64_t c0 = len > 0 ? bt[0] : 0, c1 = len > 1 ? bt[1] : 0;
+    size_t j = short_hash(c0, c1, len) & b->shorts_mask;
+    for (;;) {
+        struct short_stack *e = &b->shorts[j];
+        if (!e->len)
+            break;
+        if (e->len == len + 1 && e->code[0] == c0 && e->code[1] == c1)
+            return e->node;
+        j = (j + 1) & b->shorts_mask;
+    }
+    int64_t node = trie_path(b, bt, len);
+    if (node < 0)
+        return -1;
+    if ((b->n_shorts + 1) * 4 > (b->shorts_mask + 1) * 3) {
+        if (shorts_grow(b) < 0)
+            return -1;
+        j = short_hash(c0, c1, len) & b->shorts_mask;
+        while (b->shorts[j].len)
+            j = (j + 1) & b->shorts_mask;
+    }
+    b->shorts[j].code[0] = c0;
+    b->shorts[j].code[1] = c1;
+    b->shorts[j].node = (uint32_t)node;
+    b->shorts[j].len = (uint32_t)len + 1;
+    b->n_shorts++;
+    return node;
+}
+
+/* The trie node of a backtrace (outermost code first), creating it. */
+static int64_t trie_path(builder *b, const mt_location_code *bt, size_t len)
+{
     if (len > b->prev_cap) {
         size_t cap = b->prev_cap ? b->prev_cap : 64;
         while (cap < len)
@@ -430,6 +501,74 @@ static void warn_collect(builder *b, mt_obj_id id)
         fprintf(stderr, "warning: %s\n", msg);
 }
 
+/* One event of the trace, in file order. Returns 0, or -1 with b->why. */
+static inline __attribute__((always_inline)) int add_event(builder *b, const mt_event *ev)
+{
+    mt_model *m = b->m;
+    if (ev->time < b->cur_time)
+        m->monotone = 0;
+    b->cur_time = ev->time;
+    if (ev->time > m->end)
+        m->end = ev->time;
+    if (ev->kind == MT_EVENT_ALLOC) {
+        size_t idx = m->allocs.n;
+        if (idx >= UINT32_MAX - 1) {
+            b->why = "too many allocations (more than 2^32)";
+            return -1;
+        }
+        b->why = "out of memory";
+        if (!b->sparse_ids && ev->id != idx) {
+            /* Ids are not 0, 1, 2, ...: switch to a lookup table. */
+            if (mta_table_init(&b->ids, idx + 1024) < 0)
+                return -1;
+            for (size_t i = 0; i < idx; i++)
+                if (mta_table_put(&b->ids, i, (uint32_t)i) < 0)
+                    return -1;
+            b->sparse_ids = 1;
+        }
+        if (b->sparse_ids && mta_table_put(&b->ids, ev->id, (uint32_t)idx) < 0)
+            return -1;
+        int64_t st = stack_of(b, ev);
+        if (st < 0)
+            return -1;
+        mt_alloc a = {
+            .time = ev->time,
+            .collect = MT_TIME_NEVER,
+            .promote = MT_TIME_NEVER,
+            .size = (uint64_t)((double)ev->length * m->word_bytes + 0.5),
+            .n_samples = ev->n_samples,
+            .stack = (mt_node_id)st,
+            .source = (uint8_t)ev->source,
+        };
+        if (ev->source > MT_SOURCE_EXTERNAL)
+            a.source = MT_SOURCE_EXTERNAL;
+        if (MTA_PUSH(m->allocs, a) < 0)
+            return -1;
+        b->live += (int64_t)a.n_samples;
+        return 0;
+    }
+    int64_t i = find_alloc(b, ev->id);
+    if (ev->kind == MT_EVENT_PROMOTE)
+        m->n_promotes++;
+    else
+        m->n_collects++;
+    if (i < 0) {
+        if (ev->kind != MT_EVENT_PROMOTE)
+            warn_collect(b, ev->id);
+        return 0;
+    }
+    if (b->n_pend == b->cap_pend &&
+        mta_grow((void **)&b->pend, &b->cap_pend, b->n_pend + 1, sizeof *b->pend) < 0) {
+        b->why = "out of memory";
+        return -1;
+    }
+    b->pend[b->n_pend].time = ev->time;
+    b->pend[b->n_pend].alloc = (uint32_t)i;
+    b->pend[b->n_pend].kind = ev->kind;
+    b->n_pend++;
+    return 0;
+}
+
 mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char **error)
 {
     builder b;
@@ -455,6 +594,8 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
         goto fail_oom;
     if (!(b.func_slots = calloc(b.func_mask + 1, sizeof *b.func_slots)))
         goto fail_oom;
+    if (b.max_depth && b.max_depth <= 2 && shorts_grow(&b) < 0)
+        goto fail_oom;
     mt_node root = {0, 0, 0};
     uint32_t zero32 = 0;
     uint16_t zero16 = 0;
@@ -464,73 +605,63 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
     uint64_t size = mt_reader_size(r), next_progress = 1 << 20;
     mt_event ev;
     int rc;
-    int64_t live = 0;   /* samples allocated, less those collected (after the loop) */
-    mt_timedelta cur_time = 0;
     m->monotone = 1;
-    while ((rc = mt_reader_next(r, &ev)) > 0) {
-        if (ev.time < cur_time)
-            m->monotone = 0;
-        cur_time = ev.time;
-        if (ev.kind == MT_EVENT_ALLOC) {
-            size_t idx = m->allocs.n;
-            if (idx >= UINT32_MAX - 1) {
-                why = "too many allocations (more than 2^32)";
+    /* Shallow models read AHEAD events in advance: the slot of each queued
+     * allocation's stack is prefetched, so the processor overlaps those
+     * cache misses instead of waiting for each in turn. */
+    enum { AHEAD = 16, BIG_SHORTS = 1 << 16 };
+    struct queued { mt_event ev; mt_location_code code[2]; } q[AHEAD];
+    size_t qhead = 0, qn = 0;
+    rc = 1;
+    for (;;) {
+        if (rc > 0)
+            rc = mt_reader_next(r, &ev); /* once 0 (end) or -1, stays */
+        if (rc <= 0 && qn == 0)
+            break;
+        /* (the queue pays off once the table outgrows the caches) */
+        if (!b.shorts || (b.shorts_mask < BIG_SHORTS && qn == 0)) {
+            if (rc <= 0)
+                break;
+            if (add_event(&b, &ev) < 0) {
+                why = b.why;
                 goto fail;
             }
-            if (!b.sparse_ids && ev.id != idx) {
-                /* Ids are not 0, 1, 2, ...: switch to a lookup table. */
-                if (mta_table_init(&b.ids, idx + 1024) < 0)
-                    goto fail_oom;
-                for (size_t i = 0; i < idx; i++)
-                    if (mta_table_put(&b.ids, i, (uint32_t)i) < 0)
-                        goto fail_oom;
-                b.sparse_ids = 1;
-            }
-            if (b.sparse_ids && mta_table_put(&b.ids, ev.id, (uint32_t)idx) < 0)
-                goto fail_oom;
-            int64_t st = stack_of(&b, &ev);
-            if (st < 0)
-                goto fail_oom;
-            mt_alloc a = {
-                .time = ev.time,
-                .collect = MT_TIME_NEVER,
-                .promote = MT_TIME_NEVER,
-                .size = (uint64_t)((double)ev.length * m->word_bytes + 0.5),
-                .n_samples = ev.n_samples,
-                .stack = (mt_node_id)st,
-                .source = (uint8_t)ev.source,
-            };
-            if (ev.source > MT_SOURCE_EXTERNAL)
-                a.source = MT_SOURCE_EXTERNAL;
-            if (MTA_PUSH(m->allocs, a) < 0)
-                goto fail_oom;
-            live += (int64_t)a.n_samples;
         } else {
-            int64_t i = find_alloc(&b, ev.id);
-            if (ev.kind == MT_EVENT_PROMOTE)
-                m->n_promotes++;
-            else
-                m->n_collects++;
-            if (i < 0) {
-                if (ev.kind != MT_EVENT_PROMOTE)
-                    warn_collect(&b, ev.id);
-            } else {
-                if (b.n_pend == b.cap_pend &&
-                    mta_grow((void **)&b.pend, &b.cap_pend, b.n_pend + 1, sizeof *b.pend) < 0)
-                    goto fail_oom;
-                b.pend[b.n_pend].time = ev.time;
-                b.pend[b.n_pend].alloc = (uint32_t)i;
-                b.pend[b.n_pend].kind = ev.kind;
-                b.n_pend++;
+            if (rc > 0) {
+                struct queued *e = &q[(qhead + qn++) % AHEAD];
+                e->ev = ev;
+                if (ev.kind == MT_EVENT_ALLOC) {
+                    size_t len = ev.backtrace_length;
+                    const mt_location_code *bt = ev.backtrace;
+                    if (len > b.max_depth) {
+                        bt += len - b.max_depth;
+                        len = b.max_depth;
+                    }
+                    for (size_t k = 0; k < len; k++)
+                        e->code[k] = bt[k];
+                    e->ev.backtrace = e->code;
+                    e->ev.backtrace_length = len;
+                    uint64_t c0 = len > 0 ? bt[0] : 0, c1 = len > 1 ? bt[1] : 0;
+                    __builtin_prefetch(&b.shorts[short_hash(c0, c1, len) & b.shorts_mask]);
+                }
+            }
+            if (qn == AHEAD || (rc <= 0 && qn)) {
+                if (add_event(&b, &q[qhead].ev) < 0) {
+                    why = b.why;
+                    goto fail;
+                }
+                qhead = (qhead + 1) % AHEAD;
+                qn--;
             }
         }
-        if (ev.time > m->end)
-            m->end = ev.time;
+        if (rc <= 0)
+            continue;
         if (opts && opts->on_progress && mt_reader_offset(r) >= next_progress) {
             opts->on_progress(opts->progress_ctx, mt_reader_offset(r), size);
             next_progress = mt_reader_offset(r) + (1 << 20);
         }
     }
+    int64_t live = b.live;
     if (rc < 0) {
         if (error)
             *error = strdup(mt_reader_error(r));
@@ -567,6 +698,7 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
     free(b.pend);
     free(b.prev_codes);
     free(b.prev_path);
+    free(b.shorts);
     return m;
 
 fail_oom:
@@ -587,6 +719,7 @@ fail_quiet:
     free(b.pend);
     free(b.prev_codes);
     free(b.prev_path);
+    free(b.shorts);
     mt_model_free(m);
     return NULL;
 }
