@@ -217,7 +217,7 @@ static int64_t code_frames(builder *b, uint64_t code)
 }
 
 
-#define BIG_NODE 12  /* children beyond this go into the table */
+#define BIG_NODE 4   /* children beyond this go into the table */
 
 static int64_t child(builder *b, mt_node_id parent, mt_frame_id frame)
 {
