@@ -347,6 +347,7 @@ int mt_memprof_running(void)
 
 void mtr_engine_fork_prepare(void)
 {
+    mtr_unwind_fork_prepare();
     control_lock();
     mtr_arena_lock();
 }
@@ -355,12 +356,14 @@ void mtr_engine_fork_parent(void)
 {
     mtr_arena_unlock();
     control_unlock();
+    mtr_unwind_fork_parent();
 }
 
 void mtr_engine_fork_child(void)
 {
     struct mtr_thread *t = &mtr_tls;
     mtr_arena_reset_lock();
+    mtr_unwind_fork_child();
     eng.pid = getpid();
     /* Blocks tracked by the parent are not the child's business. */
     if (eng.gen)

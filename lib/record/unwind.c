@@ -132,6 +132,13 @@ enum { MODE_FP, MODE_DWARF, MODE_AUTO };
 static int unwind_mode = MODE_FP;          /* until mtr_unwind_setup */
 static unw_backtrace_fn dwarf_backtrace;   /* NULL: libunwind not loaded */
 
+/* libunwind takes locks of its own (its caches, dl_iterate_phdr). A fork
+ * while another thread is inside unw_backtrace would leave them held in the
+ * child, whose first DWARF walk would then hang. Walks hold this lock for
+ * reading; fork takes it for writing, so it happens between walks. */
+static pthread_rwlock_t dwarf_lock = PTHREAD_RWLOCK_INITIALIZER;
+static int dwarf_locked_for_fork;
+
 /* Frames above the caller of malloc that a DWARF walk sees: this function,
  * mtr_unwind, the engine's and the entry points' frames. */
 #define DWARF_SLACK 16
@@ -140,7 +147,9 @@ static MT_HOOK size_t dwarf_walk(uintptr_t *out, size_t max, int *truncated)
 {
     size_t cap = max + DWARF_SLACK + 1;
     void *buf[cap];
+    pthread_rwlock_rdlock(&dwarf_lock);
     int got = dwarf_backtrace(buf, (int)cap);
+    pthread_rwlock_unlock(&dwarf_lock);
     size_t i = 0, n = 0;
 
     *truncated = 0;
@@ -159,6 +168,26 @@ static MT_HOOK size_t dwarf_walk(uintptr_t *out, size_t max, int *truncated)
         out[n++] = pc;
     }
     return n;
+}
+
+void mtr_unwind_fork_prepare(void)
+{
+    dwarf_locked_for_fork = pthread_rwlock_wrlock(&dwarf_lock) == 0;
+}
+
+void mtr_unwind_fork_parent(void)
+{
+    if (dwarf_locked_for_fork)
+        pthread_rwlock_unlock(&dwarf_lock);
+    dwarf_locked_for_fork = 0;
+}
+
+/* glibc's rwlock remembers its writer by thread id, which differs in the
+ * child: unlocking there would not release it. Start afresh instead. */
+void mtr_unwind_fork_child(void)
+{
+    pthread_rwlock_init(&dwarf_lock, NULL);
+    dwarf_locked_for_fork = 0;
 }
 
 MT_HOOK size_t mtr_unwind(uintptr_t *out, size_t max, int *truncated)

@@ -28,6 +28,12 @@ MT_HIDDEN size_t mtr_unwind(uintptr_t *out, size_t max, int *truncated);
  * before sampling starts. Until then stacks use frame pointers. */
 MT_HIDDEN void mtr_unwind_setup(void);
 
+/* fork handlers: prepare waits for DWARF walks in progress and holds them
+ * off until the fork is done; parent and child let them go on. */
+MT_HIDDEN void mtr_unwind_fork_prepare(void);
+MT_HIDDEN void mtr_unwind_fork_parent(void);
+MT_HIDDEN void mtr_unwind_fork_child(void);
+
 /* Record the current thread's stack bounds (main thread: from
  * __libc_stack_end and RLIMIT_STACK). Called outside the malloc path. */
 MT_HIDDEN void mtr_unwind_init_main_thread(void);
