@@ -17,15 +17,10 @@ fi
 echo "\$ memtrace run -o $trace -- $B/examples/leaky"
 "$M" run -o "$trace" -- "$B/examples/leaky" || exit 1
 echo
-if "$M" top --help >/dev/null 2>&1; then
-    echo "\$ memtrace top --by live $trace      # what is still allocated at exit: the leak"
-    "$M" top --by live -n 5 "$trace" || "$M" info "$trace"
-    echo
-    echo "\$ memtrace top $trace                # what was allocated over the whole run"
-    "$M" top -n 5 "$trace" || true
-else
-    "$M" info "$trace"
-    "$M" dump "$trace" | head -n 30
-fi
+echo "\$ memtrace top --by live $trace      # what is still allocated at exit: the leak"
+"$M" top --by live -n 5 "$trace" || exit 1
 echo
-echo "The trace is $trace; try also: memtrace view $trace"
+echo "\$ memtrace top $trace                # what was allocated over the whole run"
+"$M" top -n 5 "$trace" || exit 1
+echo
+echo "The trace is $trace; explore it in the browser with: $M view $trace"
