@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 B=${BUILD:-build}
 M=$B/memtrace
 out=${DEMO_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/memtrace-demo.XXXXXX")}
+mkdir -p "$out" || exit 1
 trace=$out/leaky.ctf
 
 if [ ! -x "$M" ] || [ ! -x "$B/examples/leaky" ] || [ ! -f "$B/libmemtrace.so" ]; then
