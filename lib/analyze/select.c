@@ -252,44 +252,70 @@ mt_selection *mt_select(const mt_model *m, const mt_filter *f, mt_timedelta live
     if (!s->node_slot)
         goto fail;
     memset(s->node_slot, 0xff, s->n_nodes * sizeof *s->node_slot);
-    /* first pass: number the distinct stacks; second: their costs */
-    for (int pass = 0; pass < 2; pass++) {
-        if (pass == 1) {
-            s->stack_node = malloc((s->n_stacks + 1) * sizeof *s->stack_node);
-            s->stack_cost = calloc(s->n_stacks + 1, sizeof *s->stack_cost);
-            if (!s->stack_node || !s->stack_cost)
-                goto fail;
-            for (size_t n = 0; n < s->n_nodes; n++)
-                if (s->node_slot[n] != UINT32_MAX)
-                    s->stack_node[s->node_slot[n]] = (mt_node_id)n;
-        }
-        for (size_t w = 0; w < (na + 63) / 64; w++) {
-            uint64_t bits = s->bits[w];
-            while (bits) {
-                size_t i = w * 64 + (size_t)__builtin_ctzll(bits);
-                bits &= bits - 1;
-                const mt_alloc *a = &m->allocs.v[i];
-                mt_node_id n = s->map ? s->map[a->stack] : a->stack;
-                if (pass == 0) {
-                    if (s->node_slot[n] == UINT32_MAX)
-                        s->node_slot[n] = (uint32_t)s->n_stacks++;
-                    continue;
+    /* One pass: number the distinct stacks as they come and sum their
+     * costs (per stack in allocation order, as before). The slot of a stack
+     * a few allocations ahead is prefetched: with many distinct stacks the
+     * cost array is far bigger than the caches. */
+    size_t cap = 0;
+    size_t nw = (na + 63) / 64;
+    for (size_t w = 0; w < nw; w++) {
+        uint64_t bits = s->bits[w];
+        while (bits) {
+            size_t i = w * 64 + (size_t)__builtin_ctzll(bits);
+            bits &= bits - 1;
+            const mt_alloc *a = &m->allocs.v[i];
+            if (i + 16 < na) {
+                mt_node_id n16 = m->allocs.v[i + 16].stack, n8 = m->allocs.v[i + 8].stack;
+                if (s->map) {
+                    n16 = s->map[n16];
+                    n8 = s->map[n8];
                 }
-                /* mta_cost_of + mta_cost_add, inline: this loop runs once
-                 * per allocation */
-                mt_cost *c = &s->stack_cost[s->node_slot[n]];
-                double bytes = (double)a->n_samples * m->bps, obj = mt_alloc_objects(m, a);
-                c->alloc_bytes += bytes;
-                c->alloc_objects += obj;
-                c->samples += a->n_samples;
-                c->allocs++;
-                if (mta_is_live(a, s->live_at)) {
-                    c->live_bytes += bytes;
-                    c->live_objects += obj;
-                    c->live_samples += a->n_samples;
+                __builtin_prefetch(&s->node_slot[n16]);
+                uint32_t s8 = s->node_slot[n8];
+                if (s8 != UINT32_MAX)
+                    __builtin_prefetch(&s->stack_cost[s8], 1);
+            }
+            mt_node_id n = s->map ? s->map[a->stack] : a->stack;
+            uint32_t slot = s->node_slot[n];
+            if (slot == UINT32_MAX) {
+                if (s->n_stacks == cap) {
+                    size_t nc2 = cap ? cap * 2 : 1024;
+                    mt_node_id *sn = realloc(s->stack_node, nc2 * sizeof *sn);
+                    if (!sn)
+                        goto fail;
+                    s->stack_node = sn;
+                    mt_cost *sc = realloc(s->stack_cost, nc2 * sizeof *sc);
+                    if (!sc)
+                        goto fail;
+                    s->stack_cost = sc;
+                    cap = nc2;
                 }
+                slot = (uint32_t)s->n_stacks++;
+                s->node_slot[n] = slot;
+                s->stack_node[slot] = n;
+                memset(&s->stack_cost[slot], 0, sizeof s->stack_cost[slot]);
+            }
+            /* mta_cost_of + mta_cost_add, inline: this loop runs once
+             * per allocation */
+            mt_cost *c = &s->stack_cost[slot];
+            double bytes = (double)a->n_samples * m->bps, obj = mt_alloc_objects(m, a);
+            c->alloc_bytes += bytes;
+            c->alloc_objects += obj;
+            c->samples += a->n_samples;
+            c->allocs++;
+            if (mta_is_live(a, s->live_at)) {
+                c->live_bytes += bytes;
+                c->live_objects += obj;
+                c->live_samples += a->n_samples;
             }
         }
+    }
+    if (!s->stack_node) {
+        /* no stacks: keep the arrays non-NULL for the queries */
+        s->stack_node = malloc(sizeof *s->stack_node);
+        s->stack_cost = calloc(1, sizeof *s->stack_cost);
+        if (!s->stack_node || !s->stack_cost)
+            goto fail;
     }
     for (size_t k = 0; k < s->n_stacks; k++)
         mta_cost_add(&s->total, &s->stack_cost[k]);
