@@ -108,8 +108,7 @@ void mt_loctab_init(mt_loctab *t)
 
 void mt_loctab_free(mt_loctab *t)
 {
-    free(t->keys);
-    free(t->values);
+    free(t->slots);
     mt_strtab_free(&t->strings);
     mt_arena_free(&t->arena);
     memset(t, 0, sizeof *t);
@@ -123,80 +122,59 @@ static size_t code_hash(mt_location_code c)
 /* Every entry has a non-NULL locs pointer, even an empty list: this one. */
 static const mt_location no_locations[1];
 
-/* Slot of code: its own, or the empty one where it would go. The key array
- * is probed alone (16 bytes a slot), the values only once found. */
+/* Slot of code: its own, or the empty one where it would go. */
 static size_t slot_of(const mt_loctab *t, mt_location_code code)
 {
     size_t j = code_hash(code) & t->mask;
-    while (t->keys[j].code != code && t->keys[j].code != 0)
+    while (t->slots[j].locs && t->slots[j].code != code)
         j = (j + 1) & t->mask;
     return j;
 }
 
-/* The entry of code: its key and value, or NULLs. */
-static int lookup(const mt_loctab *t, mt_location_code code, const mt_loctab_key **key,
-                  const mt_loctab_value **value)
+static const mt_loctab_entry *lookup(const mt_loctab *t, mt_location_code code)
 {
-    if (code == 0) {
-        *key = &t->zero_key;
-        *value = &t->zero_value;
-        return t->zero_value.locs ? 0 : -1;
-    }
-    if (!t->keys)
-        return -1;
-    size_t j = slot_of(t, code);
-    if (t->keys[j].code == 0)
-        return -1;
-    *key = &t->keys[j];
-    *value = &t->values[j];
-    return 0;
+    if (!t->slots)
+        return NULL;
+    const mt_loctab_entry *e = &t->slots[slot_of(t, code)];
+    return e->locs ? e : NULL;
 }
 
 int mt_loctab_hash(const mt_loctab *t, mt_location_code code, uint64_t *hash)
 {
-    const mt_loctab_key *k;
-    const mt_loctab_value *v;
-    if (lookup(t, code, &k, &v) < 0)
+    const mt_loctab_entry *e = lookup(t, code);
+    if (!e)
         return 0;
-    *hash = k->hash;
+    *hash = e->hash_n >> 8;
     return 1;
 }
 
 int mt_loctab_find(const mt_loctab *t, mt_location_code code, const mt_location **locs,
                    size_t *n)
 {
-    const mt_loctab_key *k;
-    const mt_loctab_value *v;
-    if (lookup(t, code, &k, &v) < 0)
+    const mt_loctab_entry *e = lookup(t, code);
+    if (!e)
         return -1;
-    *locs = v->locs;
-    *n = v->n;
+    *locs = e->locs;
+    *n = e->hash_n & 0xFF;
     return 0;
 }
 
 static int loctab_grow(mt_loctab *t)
 {
-    size_t cap = t->keys ? (t->mask + 1) * 2 : 1024;
-    mt_loctab_key *keys = calloc(cap, sizeof *keys);
-    mt_loctab_value *values = calloc(cap, sizeof *values);
-    if (!keys || !values) {
-        free(keys);
-        free(values);
+    size_t cap = t->slots ? (t->mask + 1) * 2 : 1024;
+    mt_loctab_entry *slots = calloc(cap, sizeof *slots);
+    if (!slots)
         return -1;
-    }
-    for (size_t i = 0; t->keys && i <= t->mask; i++) {
-        if (t->keys[i].code == 0)
+    for (size_t i = 0; t->slots && i <= t->mask; i++) {
+        if (!t->slots[i].locs)
             continue;
-        size_t j = code_hash(t->keys[i].code) & (cap - 1);
-        while (keys[j].code != 0)
+        size_t j = code_hash(t->slots[i].code) & (cap - 1);
+        while (slots[j].locs)
             j = (j + 1) & (cap - 1);
-        keys[j] = t->keys[i];
-        values[j] = t->values[i];
+        slots[j] = t->slots[i];
     }
-    free(t->keys);
-    free(t->values);
-    t->keys = keys;
-    t->values = values;
+    free(t->slots);
+    t->slots = slots;
     t->mask = cap - 1;
     return 0;
 }
@@ -204,13 +182,14 @@ static int loctab_grow(mt_loctab *t)
 int mt_loctab_add(mt_loctab *t, mt_location_code code, const mt_location *locs, size_t n,
                   uint64_t hash)
 {
-    const mt_loctab_key *k;
-    const mt_loctab_value *v;
-    if (lookup(t, code, &k, &v) == 0)
-        return k->hash == hash ? 1 : 2;
-    /* Grown at 3/4 full: linear probes of 16-byte keys stay short. */
-    if (code != 0 && (!t->keys || (t->count + 1) * 4 > (t->mask + 1) * 3) &&
-        loctab_grow(t) < 0)
+    hash >>= 8; /* 56 bits are kept */
+    const mt_loctab_entry *known = lookup(t, code);
+    if (known)
+        return known->hash_n >> 8 == hash ? 1 : 2;
+    if (n > 255)
+        return -1; /* a location event lists at most 255 */
+    /* Grown at 4/5 full: 24-byte slots, short linear probes. */
+    if ((!t->slots || (t->count + 1) * 5 > (t->mask + 1) * 4) && loctab_grow(t) < 0)
         return -1;
     const mt_location *stored = no_locations;
     if (n > 0) {
@@ -220,17 +199,10 @@ int mt_loctab_add(mt_loctab *t, mt_location_code code, const mt_location *locs, 
         memcpy(copy, locs, n * sizeof *copy);
         stored = copy;
     }
-    mt_loctab_key *key = &t->zero_key;
-    mt_loctab_value *value = &t->zero_value;
-    if (code != 0) {
-        size_t j = slot_of(t, code);
-        key = &t->keys[j];
-        value = &t->values[j];
-        t->count++;
-    }
-    key->code = code;
-    key->hash = hash;
-    value->locs = stored;
-    value->n = n;
+    mt_loctab_entry *e = &t->slots[slot_of(t, code)];
+    e->code = code;
+    e->locs = stored;
+    e->hash_n = hash << 8 | n;
+    t->count++;
     return 0;
 }

@@ -38,33 +38,26 @@ typedef struct mt_strtab {
 const char *mt_strtab_intern(mt_strtab *t, const char *s, size_t len);
 void mt_strtab_free(mt_strtab *t);
 
-/* The table code -> location list: keys (code and a hash of the list's
- * content) apart from values, so that checking a code described again reads
- * only the keys. Code 0 has a slot of its own (0 marks empty key slots). */
-typedef struct mt_loctab_key {
+/* The table code -> location list, 24 bytes an entry (one cache line per
+ * probe, whether to check a code described again or to look one up). */
+typedef struct mt_loctab_entry {
     mt_location_code code;
-    uint64_t hash;
-} mt_loctab_key;
-
-typedef struct mt_loctab_value {
-    const mt_location *locs; /* never NULL for a known code */
-    size_t n;
-} mt_loctab_value;
+    const mt_location *locs; /* NULL: empty slot (an empty list is not NULL) */
+    uint64_t hash_n;         /* 56 bits of the list's hash, then its length */
+} mt_loctab_entry;
 
 typedef struct mt_loctab {
     mt_arena arena;
     mt_strtab strings;
-    mt_loctab_key *keys;     /* open addressing, linear probing */
-    mt_loctab_value *values; /* values[i] goes with keys[i] */
+    mt_loctab_entry *slots;  /* open addressing, linear probing */
     size_t mask, count;
-    mt_loctab_key zero_key;
-    mt_loctab_value zero_value;
 } mt_loctab;
 
 void mt_loctab_init(mt_loctab *t);
 void mt_loctab_free(mt_loctab *t);
 
-/* 1 with *hash set (see mt_loctab_add) if the code is known, else 0. */
+/* 1 with *hash set to the kept 56 bits of the hash given to mt_loctab_add
+ * (its value >> 8) if the code is known, else 0. */
 int mt_loctab_hash(const mt_loctab *t, mt_location_code code, uint64_t *hash);
 
 /* 0 and *locs and *n if the code is known, else -1. */
@@ -74,8 +67,9 @@ int mt_loctab_find(const mt_loctab *t, mt_location_code code, const mt_location 
 /* Records code -> locs[0..n) (copied; the strings must already be interned in
  * t->strings). hash stands for the list's content (names, lines, columns):
  * a code described again is compared by it, without touching the stored list.
- * Returns 0 if new, 1 if the code was known with the same hash, 2 if it was
- * known with a different one (nothing changed), -1 on no memory. */
+ * n is at most 255 (what a location event can list). Returns 0 if new, 1 if
+ * the code was known with the same hash, 2 if it was known with a different
+ * one (nothing changed), -1 on no memory. */
 int mt_loctab_add(mt_loctab *t, mt_location_code code, const mt_location *locs, size_t n,
                   uint64_t hash);
 

@@ -614,7 +614,7 @@ static int read_location(mt_reader *r, const uint8_t *p, const uint8_t *evstart)
         locs[i].start_char = (uint32_t)(bits >> 20) & MT_LOC_START_MAX;
         locs[i].end_char = (uint32_t)(bits >> 28) & MT_LOC_END_MAX;
     }
-    int rc = known ? (known_hash == hash ? 1 : 2) : mt_loctab_add(&r->locs, code, locs, n, hash);
+    int rc = known ? (known_hash == hash >> 8 ? 1 : 2) : mt_loctab_add(&r->locs, code, locs, n, hash);
     if (rc < 0)
         return fail_at(r, off_of(r, evstart), "out of memory for locations");
     if (rc == 2)
