@@ -28,7 +28,10 @@ App.renderInfo = function () {
   row('Host', i.host);
   row('Started', isNaN(start) ? '' : start.toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC'));
   row('Duration', MT.fmtTime(i.duration));
-  row('Sampling', '1 in ' + MT.fmtCount(i.one_in_bytes) + ' bytes', 'rate ' + i.sample_rate + ' per ' + i.word_size + '-bit word');
+  const every = i.one_in_bytes;
+  // 524288 reads better as "512 KiB" (recorder intervals are set in KiB); 8000 as "8,000 bytes".
+  const kib = every >= 1024 && Math.abs(every / 1024 - Math.round(every / 1024)) < 1e-3;
+  row('Sampling', '1 in ' + (kib ? MT.fmtBytes(every) : MT.fmtCount(every) + ' bytes'), 'rate ' + i.sample_rate + ' per ' + i.word_size + '-bit word');
   row('Context', i.context);
   row('Events', MT.fmtCount(i.events) + ' (' + MT.fmtCount(i.allocs) + ' sampled blocks)');
   row('Allocated', MT.fmtBytes(i.total.alloc_bytes) + ' (est.)', i.total.samples + ' samples');
