@@ -4,6 +4,10 @@
 # running every command once in turn (interleaved), and the median of each.
 #
 #   sh bench/codec.sh                 # BUILD=build REPS=7 EVENTS=5000000
+#   RT=1 sh bench/codec.sh            # every command at real-time priority
+#                                     # (chrt -f, needs root): on a machine
+#                                     # shared with other jobs, the closest
+#                                     # thing to an idle one
 #
 # Commands timed (warm page cache, output to a scratch file or /dev/null):
 #   md5sum       baseline: read and hash the file
@@ -19,6 +23,10 @@ cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 REPS=${REPS:-7}
 EVENTS=${EVENTS:-5000000}
+RUN=
+if [ "${RT:-0}" = 1 ]; then
+    RUN="chrt -f 10"
+fi
 make -s --no-print-directory BUILD="$BUILD" cli bench-tools >/dev/null
 TRACE=$BUILD/bench/trace-$EVENTS.ctf
 [ -f "$TRACE" ] || "$BUILD/bench/gen_trace" -n "$EVENTS" "$TRACE"
@@ -30,7 +38,7 @@ now_ns() { date +%s%N; }
 time_cmd() {
     name=$1; shift
     t0=$(now_ns)
-    "$@" >/dev/null
+    $RUN "$@" >/dev/null
     t1=$(now_ns)
     echo $(( (t1 - t0) / 1000000 )) >>"$tmp/$name"
 }
@@ -61,4 +69,4 @@ done
 r=$(awk -v m="$(median recode)" -v b="$base" 'BEGIN{printf "%.2f", m/b}')
 r2=$(awk -v m="$(median recode_j2)" -v b="$base" 'BEGIN{printf "%.2f", m/b}')
 echo "recode / md5sum = $r (one thread), $r2 (two threads); target: at most 2.5"
-echo "load average during the run: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "load average during the run: $(cut -d' ' -f1-3 /proc/loadavg)${RUN:+ (commands run with $RUN)}"
