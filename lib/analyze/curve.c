@@ -53,13 +53,14 @@ mt_curve *mt_query_curve(const mt_selection *s, mt_timedelta t0, mt_timedelta t1
         int64_t tot_before = tot, fil_before = fil;
         long b = t < t0 ? -1 : (long)((t - t0) / c->width);
         for (; i < ne && ev[i].time == t; i++) {
-            const mt_alloc *a = &m->allocs.v[ev[i].alloc];
-            int64_t d = ev[i].kind ? -(int64_t)a->n_samples : (int64_t)a->n_samples;
+            /* the events in order; the samples come with them */
+            uint64_t ns = mta_event_samples(m, &ev[i]);
+            int64_t d = ev[i].kind ? -(int64_t)ns : (int64_t)ns;
             tot += d;
             if (mt_selection_has(s, ev[i].alloc)) {
                 fil += d;
                 if (!ev[i].kind && b >= 0 && b < (long)n)
-                    c->filtered_alloc[b] += (double)a->n_samples * bps;
+                    c->filtered_alloc[b] += (double)ns * bps;
             }
         }
         if (fil > peak) {

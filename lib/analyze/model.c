@@ -438,12 +438,16 @@ static int build_events(mt_model *m)
             m->events.v[k].time = al[ai].time;
             m->events.v[k].alloc = ai;
             m->events.v[k].kind = 0;
+            m->events.v[k].samples = al[ai].n_samples < MTA_EV_SAMPLES_BIG
+                                         ? (uint32_t)al[ai].n_samples : MTA_EV_SAMPLES_BIG;
             live += (int64_t)al[ai].n_samples;
             i++;
         } else {
             m->events.v[k].time = al[ci].collect;
             m->events.v[k].alloc = ci;
             m->events.v[k].kind = 1;
+            m->events.v[k].samples = al[ci].n_samples < MTA_EV_SAMPLES_BIG
+                                         ? (uint32_t)al[ci].n_samples : MTA_EV_SAMPLES_BIG;
             live -= (int64_t)al[ci].n_samples;
             j++;
         }

@@ -23,8 +23,13 @@ int mta_grow(void **v, size_t *cap, size_t need, size_t item);
 typedef struct mta_event {
     mt_timedelta time;
     uint32_t alloc;
-    uint32_t kind;
+    uint32_t kind : 1;
+    /* allocs[alloc].n_samples, kept here so that the curve reads the
+     * events in order without visiting the allocations; MTA_EV_SAMPLES_BIG:
+     * too big, see allocs[alloc] */
+    uint32_t samples : 31;
 } mta_event;
+#define MTA_EV_SAMPLES_BIG 0x7fffffffu
 
 /* String storage: chunks that live as long as the model. */
 typedef struct mta_arena {
@@ -76,6 +81,11 @@ struct mt_selection {
     uint32_t *node_slot;           /* selection node -> k, or UINT32_MAX */
     mt_cost total;
 };
+
+static inline uint64_t mta_event_samples(const mt_model *m, const mta_event *e)
+{
+    return e->samples != MTA_EV_SAMPLES_BIG ? e->samples : m->allocs.v[e->alloc].n_samples;
+}
 
 /* The sorted event list and live counts, built on first call (thread
  * safe). NULL when out of memory. */
