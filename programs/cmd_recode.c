@@ -455,8 +455,12 @@ static int recode_serial(mt_reader *r, mt_writer *w, const char *in, const char 
             mt_timestamp now = (int64_t)((uint64_t)info->start_time + (uint64_t)ev.time);
             ok = mt_writer_put_alloc_shared(w, now, ev.length, ev.n_samples, ev.source,
                                             ev.backtrace, ev.backtrace_length, keep, NULL) == 0;
+        } else if (ev.kind != MT_EVENT_ALLOC) {
+            mt_timestamp now = (int64_t)((uint64_t)info->start_time + (uint64_t)ev.time);
+            ok = (ev.kind == MT_EVENT_PROMOTE ? mt_writer_put_promote(w, now, ev.id)
+                                              : mt_writer_put_collect(w, now, ev.id)) == 0;
         } else {
-            ok = mt_writer_put_event(w, info->start_time, &ev) == 0;
+            ok = mt_writer_put_event(w, info->start_time, &ev) == 0; /* says what is wrong */
         }
         if (!ok) {
             fprintf(stderr, "memtrace recode: %s: %s\n", out, mt_writer_error(w));

@@ -273,6 +273,20 @@ int mt_writer_flush(mt_writer *w)
 
 /* Cuts the packet if the next event would not fit the rules, then writes
  * the event's header. Returns a pointer to where its payload goes. */
+/* The slow side of begin_event, out of line (so that the event functions
+ * stay small): writes out the packet and starts the next. 0 or -1. */
+static __attribute__((noinline, cold)) int cut_packet(mt_writer *w, int64_t now)
+{
+    if (w->finished)
+        return wfail(w, "event after mt_writer_finish");
+    if (flush_at(w, now) < 0)
+        return -1;
+    if (w->next_id >= w->chunk_end)
+        w->chunk_end = w->next_id + V3_IDS_PER_CHUNK;
+    w->len_limit = MT_MAX_PACKET - EVENT_HEADROOM;
+    return 0;
+}
+
 static inline uint8_t *begin_event(mt_writer *w, unsigned code, int64_t now)
 {
     if (now < w->pkt_end)
@@ -283,17 +297,9 @@ static inline uint8_t *begin_event(mt_writer *w, unsigned code, int64_t now)
      * 0 when they become true. */
     if (__builtin_expect(w->len > w->len_limit ||
                              (uint64_t)now - (uint64_t)w->pkt_start > MAX_PACKET_SPAN,
-                         0)) {
-        if (w->finished) {
-            wfail(w, "event after mt_writer_finish");
-            return NULL;
-        }
-        if (flush_at(w, now) < 0)
-            return NULL;
-        if (w->next_id >= w->chunk_end)
-            w->chunk_end = w->next_id + V3_IDS_PER_CHUNK;
-        w->len_limit = MT_MAX_PACKET - EVENT_HEADROOM;
-    }
+                         0) &&
+        cut_packet(w, now) < 0)
+        return NULL;
     w->pkt_end = now;
     uint8_t *p = w->buf + w->len;
     mt_put32(p, event_header(code, now));
