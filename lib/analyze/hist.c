@@ -137,10 +137,22 @@ void mt_query_stats(const mt_selection *s, mt_stats *o)
         if (!mt_selection_has(s, i))
             continue;
         const mt_alloc *a = &m->allocs.v[i];
-        mt_cost c;
-        mta_cost_of(m, a, s->live_at, &c);
-        mta_cost_add(&o->total, &c);
-        mta_cost_add(&o->by_source[a->source < 3 ? a->source : 2], &c);
+        /* mta_cost_of + mta_cost_add twice, inline (same additions in the
+         * same order): this loop runs once per allocation */
+        double bytes = (double)a->n_samples * m->bps, obj = mta_alloc_objects(m, a);
+        int live = mta_is_live(a, s->live_at);
+        mt_cost *dst[2] = {&o->total, &o->by_source[a->source < 3 ? a->source : 2]};
+        for (int k = 0; k < 2; k++) {
+            mt_cost *d = dst[k];
+            d->alloc_bytes += bytes;
+            d->alloc_objects += obj;
+            d->live_bytes += live ? bytes : 0;
+            d->live_objects += live ? obj : 0;
+            d->samples += a->n_samples;
+            d->live_samples += live ? a->n_samples : 0;
+            d->allocs += 1;
+        }
+        mt_cost c = {.alloc_bytes = bytes};
         if (a->promote != MT_TIME_NEVER)
             o->promoted_bytes += c.alloc_bytes;
         if (a->collect != MT_TIME_NEVER) {

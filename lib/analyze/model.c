@@ -877,15 +877,7 @@ double mt_model_peak_bytes(const mt_model *m)
 
 double mt_alloc_objects(const mt_model *m, const mt_alloc *a)
 {
-    if (m->info.sample_rate <= 0)
-        return 0;
-    /* Words the sampler ran over: OCaml heap blocks include a header word. */
-    double words = (double)a->size * m->inv_word_bytes;
-    if (a->source != MT_SOURCE_EXTERNAL)
-        words += 1;
-    if (words < 1)
-        words = 1;
-    return (double)a->n_samples * m->inv_rate / words;
+    return mta_alloc_objects(m, a);
 }
 
 mt_timedelta mt_model_resolve_time(const mt_model *m, mt_timedelta t)

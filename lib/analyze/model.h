@@ -87,6 +87,20 @@ static inline uint64_t mta_event_samples(const mt_model *m, const mta_event *e)
     return e->samples != MTA_EV_SAMPLES_BIG ? e->samples : m->allocs.v[e->alloc].n_samples;
 }
 
+/* mt_alloc_objects, inline for the loops that run once per allocation. */
+static inline double mta_alloc_objects(const mt_model *m, const mt_alloc *a)
+{
+    if (m->info.sample_rate <= 0)
+        return 0;
+    /* Words the sampler ran over: OCaml heap blocks include a header word. */
+    double words = (double)a->size * m->inv_word_bytes;
+    if (a->source != MT_SOURCE_EXTERNAL)
+        words += 1;
+    if (words < 1)
+        words = 1;
+    return (double)a->n_samples * m->inv_rate / words;
+}
+
 /* The sorted event list and live counts, built on first call (thread
  * safe). NULL when out of memory. */
 const mta_event *mta_events(const mt_model *m);

@@ -10,7 +10,7 @@
 
 void mta_cost_of(const mt_model *m, const mt_alloc *a, mt_timedelta t, mt_cost *c)
 {
-    double obj = mt_alloc_objects(m, a);
+    double obj = mta_alloc_objects(m, a);
     c->alloc_bytes = (double)a->n_samples * m->bps;
     c->alloc_objects = obj;
     c->samples = a->n_samples;
@@ -298,7 +298,7 @@ mt_selection *mt_select(const mt_model *m, const mt_filter *f, mt_timedelta live
             /* mta_cost_of + mta_cost_add, inline: this loop runs once
              * per allocation */
             mt_cost *c = &s->stack_cost[slot];
-            double bytes = (double)a->n_samples * m->bps, obj = mt_alloc_objects(m, a);
+            double bytes = (double)a->n_samples * m->bps, obj = mta_alloc_objects(m, a);
             c->alloc_bytes += bytes;
             c->alloc_objects += obj;
             c->samples += a->n_samples;
