@@ -739,110 +739,108 @@ static __attribute__((noinline)) int packet_boundary(mt_reader *r)
  * packet boundary). */
 static __attribute__((noinline)) int next_careful(mt_reader *r, mt_event *ev)
 {
-    {
-        const uint8_t *p = r->p;
-        if (__builtin_expect(r->end - p < 4, 0)) {
-            int rc = packet_boundary(r);
-            if (rc <= 0)
-                return rc;
-            return 2;
-        }
-        const uint8_t *evstart = p;
-        uint32_t hdr = mt_get32(p);
-        p += 4;
-        int64_t t = 0;
-        if (event_time(r, hdr, evstart, &t) < 0)
+    const uint8_t *p = r->p;
+    if (__builtin_expect(r->end - p < 4, 0)) {
+        int rc = packet_boundary(r);
+        if (rc <= 0)
+            return rc;
+        return 2;
+    }
+    const uint8_t *evstart = p;
+    uint32_t hdr = mt_get32(p);
+    p += 4;
+    int64_t t = 0;
+    if (event_time(r, hdr, evstart, &t) < 0)
+        return -1;
+    rdomain *d = r->dom;
+    if (t < d->last_time)
+        return fail_at(r, off_of(r, evstart),
+                       "event time %lld us is before the previous event's %lld us",
+                       (long long)t, (long long)d->last_time);
+    d->last_time = t;
+    unsigned code = hdr >> MT_TIME_BITS;
+    ev->time = (int64_t)((uint64_t)t - (uint64_t)r->info.start_time);
+    ev->domain = d->id;
+    int64_t v = 0;
+    switch (code) {
+    case MT_EV_INFO:
+        return fail_at(r, off_of(r, evstart), "a second trace-info event");
+    case MT_EV_LOCATION:
+        if (read_location(r, p, evstart) < 0)
             return -1;
-        rdomain *d = r->dom;
-        if (t < d->last_time)
+        return 2;
+    case MT_EV_PROMOTE:
+    case MT_EV_COLLECT: {
+        if (get_vint(r, &p, &v, "object delta") < 0)
+            return -1;
+        if (v < 0 && (code == MT_EV_PROMOTE || r->info.version < 3))
+            return fail_at(r, off_of(r, evstart), "negative object delta %lld",
+                           (long long)v);
+        if (v >= 0 && (uint64_t)v >= r->next_id)
             return fail_at(r, off_of(r, evstart),
-                           "event time %lld us is before the previous event's %lld us",
-                           (long long)t, (long long)d->last_time);
-        d->last_time = t;
-        unsigned code = hdr >> MT_TIME_BITS;
-        ev->time = (int64_t)((uint64_t)t - (uint64_t)r->info.start_time);
-        ev->domain = d->id;
-        int64_t v = 0;
-        switch (code) {
-        case MT_EV_INFO:
-            return fail_at(r, off_of(r, evstart), "a second trace-info event");
-        case MT_EV_LOCATION:
-            if (read_location(r, p, evstart) < 0)
-                return -1;
-            return 2;
-        case MT_EV_PROMOTE:
-        case MT_EV_COLLECT: {
-            if (get_vint(r, &p, &v, "object delta") < 0)
-                return -1;
-            if (v < 0 && (code == MT_EV_PROMOTE || r->info.version < 3))
-                return fail_at(r, off_of(r, evstart), "negative object delta %lld",
-                               (long long)v);
-            if (v >= 0 && (uint64_t)v >= r->next_id)
-                return fail_at(r, off_of(r, evstart),
-                               "%s delta %lld refers to an object before id 0",
-                               code == MT_EV_PROMOTE ? "promotion" : "collection",
-                               (long long)v);
-            ev->kind = code == MT_EV_PROMOTE ? MT_EVENT_PROMOTE : MT_EVENT_COLLECT;
-            ev->id = r->next_id - 1 - (uint64_t)v;
-            ev->length = ev->n_samples = 0;
-            ev->source = MT_SOURCE_MINOR;
-            ev->backtrace = no_frames;
-            ev->backtrace_length = ev->common_prefix = 0;
-            r->p = p;
-            return 1;
-        }
-        case MT_EV_ALLOC: {
-            int64_t len = 0, ns = 0, cp = 0;
-            if (get_vint(r, &p, &len, "allocation length") < 0 ||
-                get_vint(r, &p, &ns, "sample count") < 0)
-                return -1;
-            if (p >= r->end)
-                return underflow(r, p, "allocation source");
-            unsigned src = *p++;
-            if (src > MT_SOURCE_EXTERNAL)
-                return fail_at(r, off_of(r, p - 1), "bad allocation source %u", src);
-            if (get_vint(r, &p, &cp, "common prefix") < 0)
-                return -1;
-            if (r->end - p < 2)
-                return underflow(r, p, "codeword count");
-            unsigned nenc = mt_get16(p);
-            p += 2;
-            if (cp < 0)
-                return fail_at(r, off_of(r, evstart), "negative common prefix %lld",
-                               (long long)cp);
-            ev->length = (uint64_t)len;
-            ev->n_samples = (uint64_t)ns;
-            ev->source = (mt_source)src;
-            ev->common_prefix = (size_t)cp;
-            p = read_backtrace(r, p, (uint64_t)cp, nenc, ev);
-            break;
-        }
-        default: {
-            if (code <= MT_EV_SHORT_ALLOC || code > MT_EV_SHORT_ALLOC + 16)
-                return fail_at(r, off_of(r, evstart), "unknown event code %u", code);
-            int64_t cp = 0;
-            if (get_vint(r, &p, &cp, "common prefix") < 0)
-                return -1;
-            if (p >= r->end)
-                return underflow(r, p, "codeword count");
-            unsigned nenc = *p++;
-            if (cp < 0)
-                return fail_at(r, off_of(r, evstart), "negative common prefix %lld",
-                               (long long)cp);
-            ev->length = code - MT_EV_SHORT_ALLOC;
-            ev->n_samples = 1;
-            ev->source = MT_SOURCE_MINOR;
-            ev->common_prefix = (size_t)cp;
-            p = read_backtrace(r, p, (uint64_t)cp, nenc, ev);
-        }
-        }
-        if (!p)
-            return -1;
-        ev->kind = MT_EVENT_ALLOC;
-        ev->id = r->next_id++;
+                           "%s delta %lld refers to an object before id 0",
+                           code == MT_EV_PROMOTE ? "promotion" : "collection",
+                           (long long)v);
+        ev->kind = code == MT_EV_PROMOTE ? MT_EVENT_PROMOTE : MT_EVENT_COLLECT;
+        ev->id = r->next_id - 1 - (uint64_t)v;
+        ev->length = ev->n_samples = 0;
+        ev->source = MT_SOURCE_MINOR;
+        ev->backtrace = no_frames;
+        ev->backtrace_length = ev->common_prefix = 0;
         r->p = p;
         return 1;
     }
+    case MT_EV_ALLOC: {
+        int64_t len = 0, ns = 0, cp = 0;
+        if (get_vint(r, &p, &len, "allocation length") < 0 ||
+            get_vint(r, &p, &ns, "sample count") < 0)
+            return -1;
+        if (p >= r->end)
+            return underflow(r, p, "allocation source");
+        unsigned src = *p++;
+        if (src > MT_SOURCE_EXTERNAL)
+            return fail_at(r, off_of(r, p - 1), "bad allocation source %u", src);
+        if (get_vint(r, &p, &cp, "common prefix") < 0)
+            return -1;
+        if (r->end - p < 2)
+            return underflow(r, p, "codeword count");
+        unsigned nenc = mt_get16(p);
+        p += 2;
+        if (cp < 0)
+            return fail_at(r, off_of(r, evstart), "negative common prefix %lld",
+                           (long long)cp);
+        ev->length = (uint64_t)len;
+        ev->n_samples = (uint64_t)ns;
+        ev->source = (mt_source)src;
+        ev->common_prefix = (size_t)cp;
+        p = read_backtrace(r, p, (uint64_t)cp, nenc, ev);
+        break;
+    }
+    default: {
+        if (code <= MT_EV_SHORT_ALLOC || code > MT_EV_SHORT_ALLOC + 16)
+            return fail_at(r, off_of(r, evstart), "unknown event code %u", code);
+        int64_t cp = 0;
+        if (get_vint(r, &p, &cp, "common prefix") < 0)
+            return -1;
+        if (p >= r->end)
+            return underflow(r, p, "codeword count");
+        unsigned nenc = *p++;
+        if (cp < 0)
+            return fail_at(r, off_of(r, evstart), "negative common prefix %lld",
+                           (long long)cp);
+        ev->length = code - MT_EV_SHORT_ALLOC;
+        ev->n_samples = 1;
+        ev->source = MT_SOURCE_MINOR;
+        ev->common_prefix = (size_t)cp;
+        p = read_backtrace(r, p, (uint64_t)cp, nenc, ev);
+    }
+    }
+    if (!p)
+        return -1;
+    ev->kind = MT_EVENT_ALLOC;
+    ev->id = r->next_id++;
+    r->p = p;
+    return 1;
 }
 
 /* ------------------------------------------------------------- fast path */
