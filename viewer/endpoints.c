@@ -171,21 +171,9 @@ int vep_curve(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
     vj_knum(j, "width", secs(c->width));
     vj_knum(j, "end", end);
     vj_kuint(j, "n", c->n);
-    vj_key(j, "total");
-    vj_arr(j);
-    for (size_t i = 0; i < c->n; i++)
-        vj_num(j, c->total[i]);
-    vj_end_arr(j);
-    vj_key(j, "filtered");
-    vj_arr(j);
-    for (size_t i = 0; i < c->n; i++)
-        vj_num(j, c->filtered[i]);
-    vj_end_arr(j);
-    vj_key(j, "filtered_alloc");
-    vj_arr(j);
-    for (size_t i = 0; i < c->n; i++)
-        vj_num(j, c->filtered_alloc[i]);
-    vj_end_arr(j);
+    vj_knums(j, "total", c->total, c->n);
+    vj_knums(j, "filtered", c->filtered, c->n);
+    vj_knums(j, "filtered_alloc", c->filtered_alloc, c->n);
     vj_key(j, "peak");
     vj_obj(j);
     vj_knum(j, "t", secs(mt_model_peak_time(cx->model)));

@@ -233,4 +233,13 @@ void vj_kstr(vjson *j, const char *k, const char *s) { vj_key(j, k); vj_str(j, s
 void vj_kint(vjson *j, const char *k, int64_t v) { vj_key(j, k); vj_int(j, v); }
 void vj_kuint(vjson *j, const char *k, uint64_t v) { vj_key(j, k); vj_uint(j, v); }
 void vj_knum(vjson *j, const char *k, double v) { vj_key(j, k); vj_num(j, v); }
+
+void vj_knums(vjson *j, const char *k, const double *v, size_t n)
+{
+    vj_key(j, k);
+    vj_arr(j);
+    for (size_t i = 0; i < n; i++)
+        vj_num(j, v[i]);
+    vj_end_arr(j);
+}
 void vj_kbool(vjson *j, const char *k, int v) { vj_key(j, k); vj_bool(j, v); }

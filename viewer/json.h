@@ -47,6 +47,8 @@ void vj_kstr(vjson *j, const char *k, const char *s);
 void vj_kint(vjson *j, const char *k, int64_t v);
 void vj_kuint(vjson *j, const char *k, uint64_t v);
 void vj_knum(vjson *j, const char *k, double v);
+/* "k": [v[0], ..., v[n-1]] */
+void vj_knums(vjson *j, const char *k, const double *v, size_t n);
 void vj_kbool(vjson *j, const char *k, int v);
 
 #endif
