@@ -58,17 +58,6 @@ void mta_arena_free(mta_arena *a)
     memset(a, 0, sizeof *a);
 }
 
-void mta_cost_add(mt_cost *d, const mt_cost *s)
-{
-    d->alloc_bytes += s->alloc_bytes;
-    d->alloc_objects += s->alloc_objects;
-    d->live_bytes += s->live_bytes;
-    d->live_objects += s->live_objects;
-    d->samples += s->samples;
-    d->live_samples += s->live_samples;
-    d->allocs += s->allocs;
-}
-
 double mt_noise(uint64_t k)
 {
     return k ? 1.0 / sqrt((double)k) : 1.0;
@@ -836,8 +825,12 @@ static void find_peak(mt_model *m)
         mt_timedelta t = ta <= tc ? ta : tc;
         while (i < na && al[i].time == t)
             live += (int64_t)al[i++].n_samples;
-        while (j < nc && al[m->collects.v[j]].collect == t)
+        while (j < nc && al[m->collects.v[j]].collect == t) {
+            /* collections reach their records in random order */
+            if (j + 16 < nc)
+                __builtin_prefetch(&al[m->collects.v[j + 16]]);
             live -= (int64_t)al[m->collects.v[j++]].n_samples;
+        }
         if (live > peak) {
             peak = live;
             peak_t = t;

@@ -101,18 +101,44 @@ static inline double mta_alloc_objects(const mt_model *m, const mt_alloc *a)
     return (double)a->n_samples * m->inv_rate / words;
 }
 
-/* The sorted event list and live counts, built on first call (thread
- * safe). NULL when out of memory. */
-const mta_event *mta_events(const mt_model *m);
-
 static inline int mta_is_live(const mt_alloc *a, mt_timedelta t)
 {
     return a->time <= t && a->collect > t;
 }
 
-void mta_cost_add(mt_cost *dst, const mt_cost *src);
+static inline void mta_cost_add(mt_cost *d, const mt_cost *s)
+{
+    d->alloc_bytes += s->alloc_bytes;
+    d->alloc_objects += s->alloc_objects;
+    d->live_bytes += s->live_bytes;
+    d->live_objects += s->live_objects;
+    d->samples += s->samples;
+    d->live_samples += s->live_samples;
+    d->allocs += s->allocs;
+}
+
 /* The cost of one allocation with live measured at t. */
-void mta_cost_of(const mt_model *m, const mt_alloc *a, mt_timedelta t, mt_cost *c);
+static inline void mta_cost_of(const mt_model *m, const mt_alloc *a, mt_timedelta t, mt_cost *c)
+{
+    double obj = mta_alloc_objects(m, a);
+    c->alloc_bytes = (double)a->n_samples * m->bps;
+    c->alloc_objects = obj;
+    c->samples = a->n_samples;
+    c->allocs = 1;
+    if (mta_is_live(a, t)) {
+        c->live_bytes = c->alloc_bytes;
+        c->live_objects = obj;
+        c->live_samples = a->n_samples;
+    } else {
+        c->live_bytes = c->live_objects = 0;
+        c->live_samples = 0;
+    }
+}
+
+/* The sorted event list and live counts, built on first call (thread
+ * safe). NULL when out of memory. */
+const mta_event *mta_events(const mt_model *m);
+
 /* Sort idx[0..n) by decreasing metric of costs[idx[i]] (stride bytes apart). */
 void mta_sort_by_cost(uint32_t *idx, size_t n, const void *base, size_t stride,
                       size_t cost_offset, mt_metric metric);

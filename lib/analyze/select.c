@@ -8,23 +8,6 @@
 #include "filter.h"
 #include "model.h"
 
-void mta_cost_of(const mt_model *m, const mt_alloc *a, mt_timedelta t, mt_cost *c)
-{
-    double obj = mta_alloc_objects(m, a);
-    c->alloc_bytes = (double)a->n_samples * m->bps;
-    c->alloc_objects = obj;
-    c->samples = a->n_samples;
-    c->allocs = 1;
-    if (mta_is_live(a, t)) {
-        c->live_bytes = c->alloc_bytes;
-        c->live_objects = obj;
-        c->live_samples = a->n_samples;
-    } else {
-        c->live_bytes = c->live_objects = 0;
-        c->live_samples = 0;
-    }
-}
-
 double mt_cost_get(const mt_cost *c, mt_metric metric)
 {
     switch (metric) {
