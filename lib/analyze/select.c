@@ -241,13 +241,14 @@ mt_selection *mt_select(const mt_model *m, const mt_filter *f, mt_timedelta live
      * cost array is far bigger than the caches. */
     size_t cap = 0;
     size_t nw = (na + 63) / 64;
+    int big = s->n_nodes > 65536; /* else the slots stay cached anyway */
     for (size_t w = 0; w < nw; w++) {
         uint64_t bits = s->bits[w];
         while (bits) {
             size_t i = w * 64 + (size_t)__builtin_ctzll(bits);
             bits &= bits - 1;
             const mt_alloc *a = &m->allocs.v[i];
-            if (i + 16 < na) {
+            if (big && i + 16 < na) {
                 mt_node_id n16 = m->allocs.v[i + 16].stack, n8 = m->allocs.v[i + 8].stack;
                 if (s->map) {
                     n16 = s->map[n16];
