@@ -35,6 +35,16 @@ void mt_format_time(char *buf, size_t cap, mt_timedelta us)
         snprintf(buf, cap, "%lldus", (long long)us);
 }
 
+void mt_json_cost(FILE *out, const mt_cost *c)
+{
+    fprintf(out,
+            "{\"alloc_bytes\":%.0f,\"alloc_objects\":%.1f,\"live_bytes\":%.0f,"
+            "\"live_objects\":%.1f,\"samples\":%llu,\"live_samples\":%llu,\"allocs\":%llu}",
+            c->alloc_bytes, c->alloc_objects, c->live_bytes, c->live_objects,
+            (unsigned long long)c->samples, (unsigned long long)c->live_samples,
+            (unsigned long long)c->allocs);
+}
+
 void mt_json_string(FILE *out, const char *s)
 {
     fputc('"', out);

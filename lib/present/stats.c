@@ -9,26 +9,16 @@
 
 static const char *const source_names[3] = {"minor", "major", "external"};
 
-static void json_cost(FILE *out, const mt_cost *c)
-{
-    fprintf(out,
-            "{\"alloc_bytes\":%.0f,\"alloc_objects\":%.1f,\"live_bytes\":%.0f,"
-            "\"live_objects\":%.1f,\"samples\":%llu,\"live_samples\":%llu,\"allocs\":%llu}",
-            c->alloc_bytes, c->alloc_objects, c->live_bytes, c->live_objects,
-            (unsigned long long)c->samples, (unsigned long long)c->live_samples,
-            (unsigned long long)c->allocs);
-}
-
 static void json_hist(FILE *out, const mt_histogram *h)
 {
     fputc('[', out);
     for (size_t b = 0; b < h->n; b++) {
         fprintf(out, "%s\n{\"lo\":%llu,\"hi\":%llu,\"cost\":", b ? "," : "",
                 (unsigned long long)h->lo[b], (unsigned long long)h->hi[b]);
-        json_cost(out, &h->cost[b]);
+        mt_json_cost(out, &h->cost[b]);
         for (int src = 0; src < 3; src++) {
             fprintf(out, ",\"%s\":", source_names[src]);
-            json_cost(out, &h->by_source[b * 3 + src]);
+            mt_json_cost(out, &h->by_source[b * 3 + src]);
         }
         fputc('}', out);
     }
@@ -96,11 +86,11 @@ int mt_report_stats(FILE *out, const mt_selection *s, int json)
                 (long long)st.duration, (unsigned long long)st.events,
                 (unsigned long long)st.allocs, (unsigned long long)st.promotes,
                 (unsigned long long)st.collects, (long long)mt_selection_live_at(s));
-        json_cost(out, &st.total);
+        mt_json_cost(out, &st.total);
         fputs(",\"by_source\":{", out);
         for (int src = 0; src < 3; src++) {
             fprintf(out, "%s\"%s\":", src ? "," : "", source_names[src]);
-            json_cost(out, &st.by_source[src]);
+            mt_json_cost(out, &st.by_source[src]);
         }
         fprintf(out,
                 "},\"promoted_bytes\":%.0f,\"collected_bytes\":%.0f,\"never_collected_bytes\":%.0f,"

@@ -21,16 +21,6 @@ static uint64_t samples_of(const mt_cost *c, mt_metric m)
     return m == MT_METRIC_LIVE_BYTES || m == MT_METRIC_LIVE_OBJECTS ? c->live_samples : c->samples;
 }
 
-static void json_cost(FILE *out, const mt_cost *c)
-{
-    fprintf(out,
-            "{\"alloc_bytes\":%.0f,\"alloc_objects\":%.1f,\"live_bytes\":%.0f,"
-            "\"live_objects\":%.1f,\"samples\":%llu,\"live_samples\":%llu,\"allocs\":%llu}",
-            c->alloc_bytes, c->alloc_objects, c->live_bytes, c->live_objects,
-            (unsigned long long)c->samples, (unsigned long long)c->live_samples,
-            (unsigned long long)c->allocs);
-}
-
 static void json_frame(FILE *out, const mt_model *m, mt_frame_id f)
 {
     const mt_frame *fr = &mt_model_frames(m)[f];
@@ -56,7 +46,7 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
                 (long long)mt_selection_live_at(s));
         mt_json_string(out, o->filter_text ? o->filter_text : "");
         fputs(",\"total\":", out);
-        json_cost(out, &t->total);
+        mt_json_cost(out, &t->total);
         fprintf(out, ",\"n_sites\":%zu,\"sites\":[", t->n);
         for (size_t i = 0; i < n; i++) {
             const mt_site *st = &t->sites[i];
@@ -65,7 +55,7 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
             json_frame(out, m, st->frame);
             fprintf(out, ",\"value\":%.1f,\"share\":%.6f,\"rse\":%.4f,\"cost\":", v,
                     total > 0 ? v / total : 0, mt_noise(samples_of(&st->cost, o->metric)));
-            json_cost(out, &st->cost);
+            mt_json_cost(out, &st->cost);
             fprintf(out, ",\"n_callers\":%zu,\"callers\":[", st->n_callers);
             size_t nc = st->n_callers < o->callers ? st->n_callers : o->callers;
             for (size_t k = 0; k < nc; k++) {
@@ -76,7 +66,7 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
                 else
                     json_frame(out, m, c->frame);
                 fputs(",\"cost\":", out);
-                json_cost(out, &c->cost);
+                mt_json_cost(out, &c->cost);
                 fputc('}', out);
             }
             fputs("]}", out);
@@ -98,6 +88,13 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
         if (o->filter_text && o->filter_text[0])
             fprintf(out, "filter: %s\n", o->filter_text);
         fprintf(out, "\n%4s %11s %6s %6s %7s  %s\n", "#", "value", "share", "cum", "±err", "site");
+        /* Sites are sorted by value: those worth nothing (e.g. nothing of
+         * theirs live at the time asked) end the list and are not shown. */
+        size_t shown = 0;
+        while (shown < t->n && mt_cost_get(&t->sites[shown].cost, o->metric) > 0)
+            shown++;
+        if (n > shown)
+            n = shown;
         double cum = 0;
         for (size_t i = 0; i < n; i++) {
             const mt_site *st = &t->sites[i];
@@ -113,6 +110,8 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
             for (size_t c = 0; c < nc; c++) {
                 const mt_site_caller *sc = &st->callers[c];
                 double cv = mt_cost_get(&sc->cost, o->metric);
+                if (cv <= 0)
+                    break;   /* callers are sorted by value too */
                 value(b1, sizeof b1, o->metric, cv);
                 if (sc->frame == (mt_frame_id)-1)
                     snprintf(name, sizeof name, "(no caller)");
@@ -125,8 +124,10 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
                 fprintf(out, "%4s %11s %6s %6s %7s    <- ... %zu more callers\n", "", "", "", "", "",
                         st->n_callers - nc);
         }
-        if (n < t->n)
-            fprintf(out, "... %zu more sites\n", t->n - n);
+        if (n < shown)
+            fprintf(out, "... %zu more sites\n", shown - n);
+        if (shown == 0)
+            fprintf(out, "%4s (no site has any: nothing to show)\n", "");
         fprintf(out, "\n±err: relative standard error 1/sqrt(samples); ~ noisy (>20%%), "
                      "? mostly noise (>50%%)\n");
     }
