@@ -38,6 +38,11 @@ int report_metric(const char *cmd, const char *opt, const char *text, mt_metric 
     return 0;
 }
 
+static void print_warning(void *ctx, const char *msg)
+{
+    fprintf(stderr, "memtrace %s: warning: %s\n", (const char *)ctx, msg);
+}
+
 int report_open(const char *cmd, const char *path, const char *filter, mt_timedelta live_at,
                 size_t shallow, mt_model **m, mt_filter **f, mt_selection **s)
 {
@@ -52,7 +57,7 @@ int report_open(const char *cmd, const char *path, const char *filter, mt_timede
         free(err);
         return 2;
     }
-    mt_model_options mo = {0};
+    mt_model_options mo = {.on_warning = print_warning, .warning_ctx = (void *)cmd};
     if (shallow && !mt_filter_uses_stacks(*f))
         mo.max_depth = shallow;
     *m = mt_model_load(path, &mo, &err);
