@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -57,6 +58,10 @@ extern void *__libc_stack_end;
 static uintptr_t main_stack_hi;
 /* libc's code, where main's caller lives (found by mtr_unwind_setup). */
 static uintptr_t libc_text_lo, libc_text_hi;
+/* The executable's entry point, _start: the outermost frame of a DWARF walk
+ * on the main thread returns a few bytes into it (glibc 2.36: +0x26). */
+static uintptr_t entry_pc;
+#define START_SLACK 64
 
 static int in_hooks(uintptr_t pc)
 {
@@ -190,20 +195,48 @@ void mtr_unwind_fork_child(void)
     dwarf_locked_for_fork = 0;
 }
 
+static int in_libc(uintptr_t pc)
+{
+    return pc >= libc_text_lo && pc < libc_text_hi;
+}
+
+/* A main-thread stack ends in start-up code: libc's __libc_start_call_main
+ * (and __libc_start_main and the executable's _start, for DWARF walks).
+ * Those frames would root every stack above main; drop them. Only when the
+ * walk really reached start-up code (_start, or a frame-pointer chain that
+ * ended at main's frame), and never down to nothing (blocks allocated by
+ * start-up code itself keep their stack). */
+static size_t trim_startup(uintptr_t *out, size_t n, int fp_reached_main)
+{
+    if (n == 0 || !main_stack_hi || mtr_tls.stack_hi != main_stack_hi || !libc_text_hi)
+        return n;
+    size_t k = n;
+    if (out[k - 1] - entry_pc < START_SLACK)
+        k--;
+    else if (!fp_reached_main)
+        return n;
+    while (k > 0 && in_libc(out[k - 1]))
+        k--;
+    return k > 0 ? k : n;
+}
+
 MT_HOOK size_t mtr_unwind(uintptr_t *out, size_t max, int *truncated)
 {
     int complete;
+    size_t n;
     switch (__atomic_load_n(&unwind_mode, __ATOMIC_ACQUIRE)) {
     case MODE_DWARF:
-        return dwarf_walk(out, max, truncated);
-    case MODE_AUTO: {
-        size_t n = fp_walk(out, max, truncated, &complete);
+        n = dwarf_walk(out, max, truncated);
+        return *truncated ? n : trim_startup(out, n, 0);
+    case MODE_AUTO:
+        n = fp_walk(out, max, truncated, &complete);
         if (complete || *truncated)
-            return n;
-        return dwarf_walk(out, max, truncated);
-    }
+            return *truncated ? n : trim_startup(out, n, complete);
+        n = dwarf_walk(out, max, truncated);
+        return *truncated ? n : trim_startup(out, n, 0);
     default:
-        return fp_walk(out, max, truncated, &complete);
+        n = fp_walk(out, max, truncated, &complete);
+        return *truncated ? n : trim_startup(out, n, complete);
     }
 }
 
@@ -291,8 +324,9 @@ void mtr_unwind_setup(void)
         }
     }
     Dl_info di;
-    if (want == MODE_AUTO && dladdr((void *)__libc_start_main, &di) && di.dli_fbase)
+    if (dladdr((void *)__libc_start_main, &di) && di.dli_fbase)
         dl_iterate_phdr(find_libc_text, di.dli_fbase);
+    entry_pc = (uintptr_t)getauxval(AT_ENTRY);
     if (want != MODE_FP && load_libunwind() != 0) {
         const char *why = dlerror();
         if (asked)

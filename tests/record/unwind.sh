@@ -4,7 +4,7 @@
 # calls deep in a program built with -O2 -fomit-frame-pointer shows all
 # four callers in order; the user function that called strdup (glibc has
 # no frame pointers) is kept; the recorder's own frames and the threads'
-# start-up frames stay out of DWARF stacks.
+# start-up frames (the thread's, and libc's above main) stay out of stacks.
 . tests/record/progs/lib.sh
 skip_under_tsan
 command -v "${CC:-cc}" >/dev/null 2>&1 || exit 77
@@ -102,5 +102,14 @@ if command -v nm >/dev/null 2>&1; then
         sh -c "! nm -D --defined-only '$LIB' | grep -Eq ' (unw_|_U|_Unwind|backtrace)'"
     check "libmemtrace.so does not need libunwind" sh -c "! readelf -d '$LIB' | grep -q 'NEEDED.*libunwind'"
 fi
-check "dwarf: main thread stacks reach _start" test "$(share "$T/deep-dwarf.st" '^_start > ')" -ge 95
+# libc's start-up frames above main are dropped: main-thread stacks start
+# at main whatever the mode (fp checked on the build with frame pointers).
+MEMTRACE_UNWIND=fp preload "$T/deep-fpbuild.ctf" $rate "$NOFP-fp" deep 20000 || fail "fp: deep ran"
+stacks "$T/deep-fpbuild.ctf" >"$T/deep-fpbuild.st"
+for st in deep-dwarf deep-auto deep-fpbuild; do
+    p=$(share "$T/$st.st" '^main > ')
+    check "$st: main-thread stacks start at main ($p%)" test "$p" -ge 95
+    check "$st: no start-up frames (_start, __libc_start_*)" \
+        sh -c "! grep -Eq '(^|> )(_start|__libc_start[a-z_]*)( |\$)' '$T/$st.st'"
+done
 finish
