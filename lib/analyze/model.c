@@ -600,6 +600,24 @@ static inline __attribute__((always_inline)) int add_event(builder *b, const mt_
     return 0;
 }
 
+/* The builder's scaffolding, which the finished model does not keep. */
+static void builder_free(builder *b)
+{
+    mta_table_destroy(&b->code_frames);
+    mta_table_destroy(&b->children);
+    free(b->first_child.v);
+    free(b->next_sibling.v);
+    free(b->n_kids.v);
+    mta_table_destroy(&b->ids);
+    free(b->func_slots);
+    free(b->memo);
+    free(b->code_memo);
+    free(b->pend);
+    free(b->prev_codes);
+    free(b->prev_path);
+    free(b->shorts);
+}
+
 mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char **error)
 {
     builder b;
@@ -702,40 +720,16 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
     if (b.double_collect)
         warn_collect(&b, (mt_obj_id)b.double_alloc);
     m->end_live_samples = b.live;
-    mta_table_destroy(&b.code_frames);
-    mta_table_destroy(&b.children);
-    free(b.first_child.v);
-    free(b.next_sibling.v);
-    free(b.n_kids.v);
-    mta_table_destroy(&b.ids);
-    free(b.func_slots);
-    free(b.memo);
-    free(b.code_memo);
-    free(b.pend);
-    free(b.prev_codes);
-    free(b.prev_path);
-    free(b.shorts);
+    builder_free(&b);
     return m;
 
 fail_oom:
     why = oom;
 fail:
     if (error)
-        *error = strf("%s: %s", m && m->info.executable_name ? "trace" : "trace", why);
+        *error = strf("%s: %s", "trace", why);
 fail_quiet:
-    mta_table_destroy(&b.code_frames);
-    mta_table_destroy(&b.children);
-    free(b.first_child.v);
-    free(b.next_sibling.v);
-    free(b.n_kids.v);
-    mta_table_destroy(&b.ids);
-    free(b.func_slots);
-    free(b.memo);
-    free(b.code_memo);
-    free(b.pend);
-    free(b.prev_codes);
-    free(b.prev_path);
-    free(b.shorts);
+    builder_free(&b);
     mt_model_free(m);
     return NULL;
 }
