@@ -429,6 +429,8 @@ static void at_exit_handler(void)
 
 static int start(const char *filename, double rate, const char *context, int first)
 {
+    if (!err_known)
+        remember_stderr();   /* so that the messages below are seen */
     if (!filename || !*filename) {
         message("no trace file name given");
         return -1;
@@ -542,6 +544,8 @@ API int memtrace_trace_if_requested(void)
      * their own call. */
     if (__atomic_load_n(&tr.state, __ATOMIC_ACQUIRE) != IDLE && tr.pid == getpid())
         return 1;
+    if (!err_known)
+        remember_stderr();   /* so that a bad MEMTRACE_RATE is reported */
     double rate = MEMTRACE_DEFAULT_RATE;
     const char *r = getenv("MEMTRACE_RATE");
     if (r && *r) {

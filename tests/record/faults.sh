@@ -1,6 +1,7 @@
 #!/bin/sh
 # faults.sh - the recorder never harms the program: an unwritable trace
-# path, a full disk or a file size limit reached while tracing give one
+# path, a bad MEMTRACE_RATE, a full disk or a file size limit reached
+# while tracing give one
 # message and the program goes on unchanged;
 # SIGKILL and abort leave a readable trace of what was flushed, _exit a
 # complete one;
@@ -21,6 +22,14 @@ for target in /nonexistent-dir/x.ctf /dev/full; do
     n=$(grep -c '^memtrace: ' "$T/err")
     check "$target: exactly one message ($n): $(head -c 200 "$T/err")" test "$n" = 1
 done
+
+# A bad MEMTRACE_RATE: one message naming it, no trace, the program unchanged.
+preload "$T/badrate.ctf" abc "$F" signals >"$T/out" 2>"$T/err"; st=$?
+check "bad MEMTRACE_RATE: status unchanged ($st)" test "$st" = 0
+check "bad MEMTRACE_RATE: output unchanged" cmp -s "$T/out" "$T/plain.out"
+check "bad MEMTRACE_RATE: one message naming it: $(head -c 200 "$T/err")" \
+    sh -c "[ \"\$(grep -c '^memtrace: MEMTRACE_RATE=abc' '$T/err')\" = 1 ]"
+check "bad MEMTRACE_RATE: no trace written" test ! -e "$T/badrate.ctf"
 
 # The disk fills up while tracing (a file size limit): one message, the
 # program goes on unchanged (no SIGXFSZ).
