@@ -12,8 +12,7 @@
 # Commands timed (warm page cache, output to a scratch file or /dev/null):
 #   md5sum       baseline: read and hash the file
 #   recode       memtrace recode TRACE OUT: full decode + re-encode (the target:
-#                at most 2.5x md5sum), one thread (the default)
-#   recode_j2    the same with --threads 2 (decode | encode in two threads)
+#                at most 2.5x md5sum)
 #   decode       bench/decode: every event with its backtrace, nothing else
 #   decode -s    the same with skip_backtraces
 #   info         memtrace info (skips backtraces, counts events)
@@ -44,13 +43,12 @@ time_cmd() {
 }
 median() { sort -n "$tmp/$1" | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 
-names="md5sum recode recode_j2 decode decode_s info"
+names="md5sum recode decode decode_s info"
 "$BUILD/memtrace" recode "$TRACE" "$tmp/out.ctf"   # warm up, and check
 cmp -s "$TRACE" "$tmp/out.ctf" || { echo "codec.sh: recode is not byte-identical" >&2; exit 1; }
 for i in $(seq "$REPS"); do
     time_cmd md5sum md5sum "$TRACE"
     time_cmd recode "$BUILD/memtrace" recode "$TRACE" "$tmp/out.ctf"
-    time_cmd recode_j2 "$BUILD/memtrace" recode --threads 2 "$TRACE" "$tmp/out.ctf"
     time_cmd decode "$BUILD/bench/decode" "$TRACE"
     time_cmd decode_s "$BUILD/bench/decode" -s "$TRACE"
     time_cmd info "$BUILD/memtrace" info "$TRACE"
@@ -67,6 +65,5 @@ for n in $names; do
         'BEGIN{printf "%-10s %8d %8.2f %12.1f\n", n, m, m/b, (m>0? e/m/1000 : 0)}'
 done
 r=$(awk -v m="$(median recode)" -v b="$base" 'BEGIN{printf "%.2f", m/b}')
-r2=$(awk -v m="$(median recode_j2)" -v b="$base" 'BEGIN{printf "%.2f", m/b}')
-echo "recode / md5sum = $r (one thread), $r2 (two threads); target: at most 2.5"
+echo "recode / md5sum = $r; target: at most 2.5"
 echo "load average during the run: $(cut -d' ' -f1-3 /proc/loadavg)${RUN:+ (commands run with $RUN)}"
