@@ -661,7 +661,8 @@ API int memtrace_stop_tracing(void)
 }
 
 /* A MEMTRACE* variable as a whole number in [lo, hi]: 0 if unset (*out
- * untouched), 1 if good, -1 after saying what is wrong. */
+ * untouched), 1 if good, -1 after saying what was expected (tracing then
+ * does not start, as for a bad MEMTRACE_RATE). */
 static int env_long(const char *name, long lo, long hi, const char *what, long *out)
 {
     const char *s = secure_getenv(name);
@@ -671,7 +672,7 @@ static int env_long(const char *name, long lo, long hi, const char *what, long *
     errno = 0;
     long v = strtol(s, &end, 10);
     if (end == s || *end || errno || v < lo || v > hi) {
-        message("%s=%s: expected %s, %ld to %ld", name, s, what, lo, hi);
+        message("%s=%s: expected %s", name, s, what);
         return -1;
     }
     *out = v;
@@ -704,9 +705,12 @@ API int memtrace_trace_if_requested(void)
         }
     }
     long depth = DEFAULT_DEPTH, flush_ms = DEFAULT_FLUSH_MS, follow = 1;
-    if (env_long("MEMTRACE_DEPTH", 1, MAX_FRAMES, "the most frames per call stack", &depth) < 0 ||
-        env_long("MEMTRACE_FLUSH_MS", 1, 3600000, "milliseconds between writes", &flush_ms) < 0 ||
-        env_long("MEMTRACE_FOLLOW", 0, 1, "1 (trace child processes) or 0", &follow) < 0)
+    if (env_long("MEMTRACE_DEPTH", 1, MAX_FRAMES,
+                 "a number of frames per call stack in [1, 1024]", &depth) < 0 ||
+        env_long("MEMTRACE_FLUSH_MS", 1, 3600000,
+                 "a number of milliseconds between writes in [1, 3600000]", &flush_ms) < 0 ||
+        env_long("MEMTRACE_FOLLOW", 0, 1,
+                 "1 (trace the processes it starts) or 0 (this one only)", &follow) < 0)
         return -1;
     tr.depth = (size_t)depth;
     tr.flush_ms = (int)flush_ms;
