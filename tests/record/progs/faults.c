@@ -8,9 +8,9 @@
  *   faults stderr FILE close stderr, reopen fd 2 as FILE, allocate, write
  *                      "data" to fd 2
  *   faults dlopen      dlopen libz, compress a buffer through it, dlclose
- *   faults hold MS [SIG]  allocate 64 MiB and keep it, sleep MS milliseconds
- *                      (no allocation meanwhile), then exit 0 or, given
- *                      SIG, kill itself with that signal
+ *   faults hold MS [SIG|exec]  allocate 64 MiB and keep it, sleep MS
+ *                      milliseconds (no allocation meanwhile), then exit 0,
+ *                      or kill itself with signal SIG, or exec /bin/true
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -54,6 +54,10 @@ int main(int argc, char **argv)
         for (int i = 0; i < 64; i++)
             keep(memset(malloc(1 << 20), 1, 1 << 20));
         nap(atoi(argv[2]));
+        if (argc > 3 && strcmp(argv[3], "exec") == 0) {
+            execl("/bin/true", "true", (char *)NULL);
+            return 1;
+        }
         if (argc > 3) {
             signal(atoi(argv[3]), SIG_DFL);
             raise(atoi(argv[3]));
