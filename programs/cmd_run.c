@@ -209,11 +209,13 @@ static size_t summarize(const char *file, char **paths, size_t n, double rate)
             fprintf(stderr, "memtrace run: trace %s is cut short (%s); %llu samples, %s "
                             "allocated up to there\n", t[0].path, t[0].why,
                     (unsigned long long)t[0].samples, bytes);
-        else if (t[0].allocs == 0)
+        else if (t[0].allocs == 0) {
+            char interval[32];
+            mt_format_bytes(interval, sizeof interval, 1 / rate);
             fprintf(stderr, "memtrace run: trace written to %s, with no samples: the "
                             "program allocated less than about one sampling interval "
-                            "(%.0f bytes) in all; try a smaller --interval\n",
-                    t[0].path, 1 / rate);
+                            "(%s) in all; try a smaller --interval\n", t[0].path, interval);
+        }
         else
             fprintf(stderr, "memtrace run: trace written to %s: %llu samples, %s allocated "
                             "(estimated)%s%s%s\n", t[0].path, (unsigned long long)t[0].samples,
