@@ -49,8 +49,9 @@ static void usage(FILE *f)
         "\n"
         "Processes CMD starts (fork, exec) that sample something are traced into\n"
         "FILE.PID files of their own, beside FILE. At the end every trace of the\n"
-        "run is listed, largest first (pid, samples, estimated bytes allocated,\n"
-        "command, file). FILE must be creatable before CMD starts (else exit 2).\n"
+        "run is listed on stderr, largest first (pid, samples, estimated bytes\n"
+        "allocated, command, file). FILE is checked before CMD starts: a directory,\n"
+        "a missing directory, a symbolic link or an unwritable place exits with 2.\n"
         "The exit status is CMD's (128+N if it was killed by signal N).\n"
         "Environment: MEMTRACE_LIB overrides the path of libmemtrace.so.\n");
 }
