@@ -328,6 +328,19 @@ static int resolve(void *ctx, mt_location_code code, const mt_location **locs, s
     return mtr_sym_resolve(tr.sym, code, locs, n);
 }
 
+/* Queues an allocation whose stack was cut at the depth limit, with the
+ * [truncated] frame after its outermost frame. Out of line, so that the
+ * copy's stack space is only taken on this path (threads may have small
+ * stacks). */
+static __attribute__((noinline)) int64_t queue_truncated(const mt_allocation *a)
+{
+    size_t n = a->callstack_length;
+    uintptr_t cut[n + 1];
+    memcpy(cut, a->callstack, n * sizeof *cut);   /* innermost first */
+    cut[n] = TRUNCATED_CODE;
+    return mtr_queue_alloc(a->size, a->n_samples, cut, n + 1, consumer_alive);
+}
+
 static void *on_alloc(void *ctx, const mt_allocation *a)
 {
     (void)ctx;
@@ -343,15 +356,10 @@ static void *on_alloc(void *ctx, const mt_allocation *a)
     }
     if (st != ACTIVE)
         return NULL;
-    const uintptr_t *frames = a->callstack;
-    size_t n = a->callstack_length;
-    uintptr_t cut[MAX_FRAMES + 1];
-    if (a->callstack_truncated && n <= MAX_FRAMES) {
-        memcpy(cut, frames, n * sizeof *cut);   /* innermost first */
-        cut[n++] = TRUNCATED_CODE;
-        frames = cut;
-    }
-    int64_t id = mtr_queue_alloc(a->size, a->n_samples, frames, n, consumer_alive);
+    int64_t id = a->callstack_truncated && a->callstack_length <= MAX_FRAMES
+                     ? queue_truncated(a)
+                     : mtr_queue_alloc(a->size, a->n_samples, a->callstack,
+                                       a->callstack_length, consumer_alive);
     return id < 0 ? NULL : (void *)(uintptr_t)(id + 1);
 }
 
@@ -793,7 +801,8 @@ static void flush_now(int end)
     if (lock_writer() == 0) {
         if (tr.state == ACTIVE) {
             mtr_queue_drain(put_record, NULL);
-            write_until(end);
+            if (end || tr.dirty)
+                write_until(end);
         }
         pthread_mutex_unlock(&tr.wlock);
     }

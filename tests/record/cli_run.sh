@@ -50,12 +50,13 @@ if [ "$(id -u)" != 0 ]; then
     check "-o in a read-only directory: exit 2 ($st): $(cat "$T/err")" test "$st" = 2
 fi
 
-# A wrapper that allocates nothing (env, a shell) and a relative FILE: the
-# program's trace is listed first, FILE is listed with no samples, every
-# trace lands beside FILE even if the program runs elsewhere, and processes
-# that sampled nothing (/bin/true) leave no file.
+# A wrapper that allocates next to nothing (a shell: 1.7 KiB, sampled once
+# in 600 runs at this interval) and a relative FILE: the program's trace is
+# listed first, FILE is listed with no samples, every trace lands beside
+# FILE even if the program runs elsewhere, and processes that sampled
+# nothing (/bin/true allocates nothing) leave no file.
 mkdir -p "$T/w/sub"
-(cd "$T/w" && "$M" run -i 64k -o wrap.ctf -- sh -c 'cd sub && /bin/true && env "$1" child' - \
+(cd "$T/w" && "$M" run -i 1m -o wrap.ctf -- sh -c 'cd sub && /bin/true && exec "$1" child' - \
     "$OLDPWD/$PROGS/forker") 2>"$T/err"; st=$?
 check "wrapper: status 0 ($st)" test "$st" = 0
 check "wrapper: nothing written where the program ran" test -z "$(ls "$T/w/sub")"
