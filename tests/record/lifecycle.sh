@@ -28,6 +28,13 @@ check "exit: the end is marked" test "$(field marked "$T/hold.sum")" = 1
 dur=$("$MT_BIN" stats --json "$T/hold.ctf" | sed -n 's/.*"duration_us":\([0-9]*\).*/\1/p')
 check "exit: memtrace stats says the run lasted ${dur}us" test "${dur:-0}" -ge 1400000
 
+# memtrace recode keeps the end of the recording.
+"$MT_BIN" recode "$T/hold.ctf" "$T/hold2.ctf" || fail "recode: runs"
+summary "$T/hold2.ctf" >"$T/hold2.sum" || fail "recode: readable"
+check "recode keeps the end ($(grep END "$T/hold2.sum"))" \
+    test "$(field end_us "$T/hold2.sum")" = "$(field end_us "$T/hold.sum")" \
+         -a "$(field marked "$T/hold2.sum")" = 1
+
 # A fatal signal: the trace ends within MEMTRACE_FLUSH_MS of the death.
 MEMTRACE_FLUSH_MS=100 preload "$T/segv.ctf" 0.0001 "$F" hold 1500 11 2>/dev/null; st=$?
 check "fatal signal: status 139 ($st)" test "$st" = 139
