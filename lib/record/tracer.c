@@ -40,7 +40,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -403,9 +402,6 @@ static int high_fd(int fd)
     return hi;
 }
 
-/* Open this process's file, write the header, start the writer thread.
- * first: this is the first process of the tree (writes FILE itself).
- * wlock held (or single-threaded start). Returns 0 or -1 (message given). */
 /* Opens FILE for the first process: never through a symbolic link (a
  * link planted at the path cannot redirect the trace onto another file),
  * never a FIFO (it would block) or someone else's file; an existing
@@ -438,6 +434,9 @@ static int open_first(const char *path, const char **why)
     return fd;
 }
 
+/* Open this process's file, write the header, start the writer thread.
+ * first: this is the first process of the tree (writes FILE itself).
+ * wlock held (or single-threaded start). Returns 0 or -1 (message given). */
 static int open_trace(int first)
 {
     int fd = -1;
@@ -772,7 +771,7 @@ static void fork_child(void)
     mtr_queue_reset();
     pthread_mutex_init(&tr.wlock, NULL);
     tr.thread_alive = 0;
-    if (tr.state == ACTIVE) {
+    if (tr.state == ACTIVE || tr.state == CHILD_PENDING) {
         /* The parent's writer, file and symbolizer stay the parent's. */
         if (tr.fd >= 0)
             close(tr.fd);
@@ -781,6 +780,7 @@ static void fork_child(void)
         tr.sym = NULL;
         if (tr.follow) {
             tr.start_us = wall_us();
+            tr.pid = getpid();
             tr.state = CHILD_PENDING;
         } else {
             tr.state = IDLE;
