@@ -732,9 +732,10 @@ API int memtrace_trace_if_requested(void)
     if (!tr.follow)
         setenv("MEMTRACE", "", 1);   /* exec'd programs don't trace */
     mtr_leave();
+    int rel = copy && copy[0] != '/';   /* (file may be gone after setenv) */
     int rc = start(copy ? copy : file, rate, NULL, first);
     free(copy);
-    if (rc == 0 && first && tr.follow) {
+    if (rc == 0 && first && tr.follow && rel) {
         /* Programs started from elsewhere write beside FILE too. */
         mtr_enter();
         setenv("MEMTRACE", tr.base, 1);
