@@ -169,8 +169,8 @@ static void describe(const run_trace *t, char *note, size_t cap)
     else if (!t->complete)
         snprintf(note, cap, "cut short: %s", t->why);
     else if (!t->ended)
-        snprintf(note, cap, "not finished by its process (still running, killed or "
-                            "crashed): holds what was written until then");
+        snprintf(note, cap, "not finished by its process: still running, killed or "
+                            "crashed; holds what was written until then");
     else if (t->allocs == 0)
         snprintf(note, cap, "no samples");
     else
