@@ -78,6 +78,12 @@ check "top of the empty FILE says so and points at the program's trace: $(cat "$
 check "no sample: says so: $(cat "$T/err")" \
     grep -q '^memtrace run: trace written to .*nosample.ctf, with no samples' "$T/err"
 
+# A process killed before it finished its trace: listed as not finished.
+MEMTRACE_FLUSH_MS=50 "$M" run -o "$T/k.ctf" -- sh -c '"$1" hold 300 9; true' - "$PROGS/faults" \
+    2>"$T/err"
+check "killed child: its trace is listed as not finished: $(grep 'k.ctf\.' "$T/err")" \
+    grep -q ' faults hold 300 9 .*k\.ctf\.[0-9]* (not finished by its process: ' "$T/err"
+
 # A write error (file size limit): the trace is cut short, not "written".
 (ulimit -f 16; "$M" run -r 0.001 -o "$T/cut.ctf" -- "$PROGS/forker" child) >/dev/null 2>"$T/err"; st=$?
 check "write error: status 0 ($st)" test "$st" = 0
