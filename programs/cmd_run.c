@@ -103,6 +103,8 @@ static int find_library(char *out, size_t len)
     return -1;
 }
 
+static const char *dir_problem(const char *dir, char *buf, size_t cap);
+
 /* Why FILE cannot be the run's trace, or NULL if it can: checked before
  * the command starts, with the rules the recorder applies (no symbolic
  * link, a regular file of ours) and, when FILE.PID files may follow, a
@@ -139,6 +141,13 @@ static const char *output_problem(const char *file, int follow, char *buf, size_
         dir[1] = '\0';
     else
         *slash = '\0';
+    return dir_problem(dir, buf, cap);
+}
+
+/* Why no trace can be created in dir, or NULL. */
+static const char *dir_problem(const char *dir, char *buf, size_t cap)
+{
+    struct stat st;
     if (stat(dir, &st) != 0) {
         snprintf(buf, cap, "directory %s: %s", dir, strerror(errno));
         return buf;
@@ -343,7 +352,8 @@ int cmd_run(int argc, char **argv)
     }
 
     char why[PATH_MAX + 64];
-    const char *problem = output_problem(output ? output : "x", follow, why, sizeof why);
+    const char *problem = output ? output_problem(output, follow, why, sizeof why)
+                                 : dir_problem(".", why, sizeof why);
     if (problem) {
         if (output)
             fprintf(stderr, "memtrace run: %s: %s\n", output, problem);
