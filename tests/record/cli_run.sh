@@ -44,11 +44,20 @@ for o in "$T/adir" "$T/missing/x.ctf" "$T/alink.ctf"; do
     check "-o $o: one line naming it, no claim of a trace: $(cat "$T/err")" \
         sh -c "[ \$(wc -l <'$T/err') = 1 ] && grep -q '^memtrace run: $o: ' '$T/err' && ! grep -q written '$T/err'"
 done
-if [ "$(id -u)" != 0 ]; then
-    mkdir -p "$T/ro" && chmod 555 "$T/ro"
-    "$M" run -o "$T/ro/x.ctf" -- true 2>"$T/err"; st=$?
-    check "-o in a read-only directory: exit 2 ($st): $(cat "$T/err")" test "$st" = 2
+# A directory we may not write to (as root: run as nobody).
+R=$(mktemp -d /tmp/memtrace-ro.XXXXXX) && chmod 755 "$R"
+as_user=
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+    as_user="setpriv --reuid=65534 --regid=65534 --clear-groups"
+else
+    chmod 555 "$R"
 fi
+if [ "$(id -u)" != 0 ] || [ -n "$as_user" ]; then
+    $as_user "$M" run -o "$R/x.ctf" -- sh -c 'echo ran' >"$T/out" 2>"$T/err"; st=$?
+    check "-o in a directory we cannot write: exit 2 before running ($st): $(cat "$T/err")" \
+        test "$st" = 2 -a ! -s "$T/out" -a "$(wc -l <"$T/err")" = 1
+fi
+rmdir "$R"
 
 # A wrapper that allocates next to nothing (a shell: 1.7 KiB, sampled once
 # in 600 runs at this interval) and a relative FILE: the program's trace is
