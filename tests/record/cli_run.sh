@@ -87,6 +87,14 @@ check "top of the empty FILE says so and points at the program's trace: $(cat "$
 check "no sample: says so: $(cat "$T/err")" \
     grep -q '^memtrace run: trace written to .*nosample.ctf, with no samples' "$T/err"
 
+# A process tree: every file of the run is listed once, largest first.
+"$M" run -i 64k -o "$T/tree.ctf" -- "$PROGS/forker" fork >/dev/null 2>"$T/err"
+nfiles=$(ls "$T"/tree.ctf* | wc -l)
+check "tree: $nfiles traces, all listed: $(head -n 1 "$T/err")" \
+    grep -q "^memtrace run: $nfiles traces, largest first:\$" "$T/err"
+check "tree: listed largest first (samples $(sed -n '3,$p' "$T/err" | awk '{printf "%s ", $2}'))" \
+    sh -c "sed -n '3,\$p' '$T/err' | awk 'NR > 1 && \$2 > prev { bad = 1 } { prev = \$2 } END { exit bad }'"
+
 # A process killed before it finished its trace: listed as not finished.
 MEMTRACE_FLUSH_MS=50 "$M" run -o "$T/k.ctf" -- sh -c '"$1" hold 300 9; true' - "$PROGS/faults" \
     2>"$T/err"
