@@ -59,14 +59,14 @@ if [ "$(id -u)" != 0 ] || [ -n "$as_user" ]; then
 fi
 rmdir "$R"
 
-# A wrapper that allocates next to nothing (a shell: 1.7 KiB, sampled once
-# in 600 runs at this interval) and a relative FILE: the program's trace is
+# A wrapper that allocates next to nothing (a shell: about 2 KiB, sampled
+# once in 2000 runs at this interval) and a relative FILE: the program's trace is
 # listed first, FILE is listed with no samples, every trace lands beside
 # FILE even if the program runs elsewhere, and processes that sampled
 # nothing (/bin/true allocates nothing) leave no file.
 mkdir -p "$T/w/sub"
-(cd "$T/w" && "$M" run -i 1m -o wrap.ctf -- sh -c 'cd sub && /bin/true && exec "$1" child' - \
-    "$OLDPWD/$PROGS/forker") 2>"$T/err"; st=$?
+(cd "$T/w" && "$M" run -i 4m -o wrap.ctf -- sh -c 'cd sub && /bin/true && exec "$1" hold 0' - \
+    "$OLDPWD/$PROGS/faults") 2>"$T/err"; st=$?
 check "wrapper: status 0 ($st)" test "$st" = 0
 check "wrapper: nothing written where the program ran" test -z "$(ls "$T/w/sub")"
 files=$(cd "$T/w" && ls wrap.ctf* | wc -l)
@@ -75,12 +75,12 @@ check "wrapper: summary header: $(head -n 1 "$T/err")" \
     grep -q '^memtrace run: 2 traces, largest first:$' "$T/err"
 first=$(sed -n 3p "$T/err")
 check "wrapper: the program's trace first: $first" \
-    sh -c "echo '$first' | grep -q ' forker child  *wrap\.ctf\.[0-9]*\$'"
+    sh -c "echo '$first' | grep -q ' faults hold 0  *wrap\.ctf\.[0-9]*\$'"
 check "wrapper: the shell's trace listed as empty: $(sed -n 4p "$T/err")" \
     sh -c "sed -n 4p '$T/err' | grep -q '  0  *0 B  sh -c .* wrap\.ctf (no samples)\$'"
 "$M" top "$T/w/wrap.ctf" >/dev/null 2>"$T/top.err"
 check "top of the empty FILE says so and points at the program's trace: $(cat "$T/top.err")" \
-    sh -c "grep -q 'wrap.ctf has no samples' '$T/top.err' && grep -q 'wrap\.ctf\.[0-9]*: .* allocated, [1-9][0-9]* samples, forker child' '$T/top.err'"
+    sh -c "grep -q 'wrap.ctf has no samples' '$T/top.err' && grep -q 'wrap\.ctf\.[0-9]*: .* allocated, [1-9][0-9]* samples, faults hold 0' '$T/top.err'"
 
 # No sample at all: said so, not just "written".
 "$M" run -o "$T/nosample.ctf" -- /bin/true 2>"$T/err"
