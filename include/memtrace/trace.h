@@ -25,6 +25,11 @@ typedef int64_t mt_timedelta;      /* microseconds since the trace's start time 
 typedef uint64_t mt_obj_id;        /* allocation id, implicit in the file: 0, 1, 2, ... */
 typedef uint64_t mt_location_code; /* opaque backtrace code (a return address for C traces) */
 
+/* The code the recorder gives the frame that ends (outermost) a stack cut
+ * at its depth limit: it stands for the location "[truncated]" (file "",
+ * line 0). No return address is 1. */
+#define MT_CODE_TRUNCATED ((mt_location_code)1)
+
 typedef enum mt_source {
     MT_SOURCE_MINOR = 0,    /* OCaml minor heap */
     MT_SOURCE_MAJOR = 1,    /* OCaml major heap */

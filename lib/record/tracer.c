@@ -60,7 +60,7 @@
 
 /* The frame that ends (outermost) a stack cut at the depth limit: a code no
  * return address can have, resolved to the location "[truncated]". */
-#define TRUNCATED_CODE ((uintptr_t)1)
+#define TRUNCATED_CODE ((uintptr_t)MT_CODE_TRUNCATED)
 
 enum { IDLE, ACTIVE, CHILD_PENDING, CLOSING };
 
