@@ -82,6 +82,14 @@ check "wrapper: the shell's trace listed as empty: $(sed -n 4p "$T/err")" \
 check "top of the empty FILE says so and points at the program's trace: $(cat "$T/top.err")" \
     sh -c "grep -q 'wrap.ctf has no samples' '$T/top.err' && grep -q 'wrap\.ctf\.[0-9]*: .* allocated, [1-9][0-9]* samples, faults hold 0' '$T/top.err'"
 
+# The siblings of an empty trace are FILE.PID and FILE.PID.K only.
+mkdir -p "$T/sib"
+"$M" run -i 1g -o "$T/sib/e.ctf" -- /bin/true 2>/dev/null
+for n in 1234 1234.5 bak 12x; do cp "$T/w/wrap.ctf".[0-9]* "$T/sib/e.ctf.$n"; done
+"$M" top "$T/sib/e.ctf" >/dev/null 2>"$T/top.err"
+check "siblings: FILE.1234 and FILE.1234.5, not FILE.bak or FILE.12x: $(grep -c 'e\.ctf\.' "$T/top.err") listed" \
+    sh -c "grep -q 'e\.ctf\.1234: ' '$T/top.err' && grep -q 'e\.ctf\.1234\.5: ' '$T/top.err' && [ \$(grep -c 'e\.ctf\.' '$T/top.err') = 2 ]"
+
 # No sample at all: said so, not just "written".
 "$M" run -o "$T/nosample.ctf" -- /bin/true 2>"$T/err"
 check "no sample: says so: $(cat "$T/err")" \
