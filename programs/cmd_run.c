@@ -193,8 +193,8 @@ static size_t summarize(const char *file, char **paths, size_t n, double rate)
 {
     struct stat st;
     if (stat(file, &st) == 0 && !S_ISREG(st.st_mode)) {
-        fprintf(stderr, "memtrace run: trace sent to %s (not a regular file: not read back)\n",
-                file);
+        fprintf(stderr, "memtrace run: %s is not a regular file: the trace was not read "
+                        "back\n", file);
         return 1;
     }
     if (n == 0) {
