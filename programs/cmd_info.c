@@ -101,7 +101,16 @@ int cmd_info(int argc, char **argv)
         return 1;
     }
     unsigned long long nallocs = allocs[0] + allocs[1] + allocs[2];
-    printf("%-18s %.6f s (last event)\n", "duration:", (double)last / 1e6);
+    mt_timedelta end = mt_reader_end_time(r);
+    if (end > last)
+        printf("%-18s %.6f s (end of the recording; last event at %.6f s)\n", "duration:",
+               (double)end / 1e6, (double)last / 1e6);
+    else
+        printf("%-18s %.6f s (last event)\n", "duration:", (double)last / 1e6);
+    printf("%-18s %s\n", "end:",
+           mt_reader_ended(r) ? "marked by the recorder (the process exited, exec'd or stopped "
+                                "tracing)"
+                              : "not marked (killed, crashed, cut short, or another writer)");
     if (ndomains > 1)
         printf("%-18s %u (highest %u)\n", "domains:", ndomains, max_domain);
     printf("%-18s %llu\n", "events:", nallocs + promotes + collects);

@@ -206,6 +206,12 @@ int cmd_recode(int argc, char **argv)
         status = 1;
     } else {
         status = recode_serial(r, w, in, out);
+        /* Keep the end of the recording the recorder wrote (docs/format.md). */
+        if (status == 0 && mt_reader_ended(r) &&
+            mt_writer_flush_until(w, info->start_time + mt_reader_end_time(r), 1) < 0) {
+            fprintf(stderr, "memtrace recode: %s: %s\n", out, mt_writer_error(w));
+            status = 1;
+        }
         if (status == 0 && mt_writer_finish(w) < 0) {
             fprintf(stderr, "memtrace recode: %s: %s\n", out, mt_writer_error(w));
             status = 1;

@@ -1,7 +1,8 @@
 /*
- * cmd_run.c - 'memtrace run': run a command with the recorder preloaded
- * (LD_PRELOAD=libmemtrace.so, MEMTRACE=FILE, MEMTRACE_RATE=...), wait for
- * it, say where the trace went and exit with the command's status.
+ * cmd_run.c - 'memtrace run': check that FILE can be written, run a command
+ * with the recorder preloaded (LD_PRELOAD=libmemtrace.so, MEMTRACE=FILE
+ * made absolute, MEMTRACE_RATE=...), wait for it, summarize every trace
+ * the run wrote (largest first) and exit with the command's status.
  *
  * The CLI never links the recorder: it only finds libmemtrace.so (next to
  * the memtrace binary in a build tree, in ../lib when installed, or
@@ -21,6 +22,8 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "memtrace/present.h"
+#include "run_traces.h"
 
 static void usage(FILE *f)
 {
@@ -35,7 +38,8 @@ static void usage(FILE *f)
         "  -i, --interval BYTES  mean bytes between samples, suffixes k, m, g\n"
         "                        (default 512k)\n"
         "  -r, --rate R          sampling probability per byte (= 1 / interval)\n"
-        "  -d, --depth N         at most N frames per call stack (default 128)\n"
+        "  -d, --depth N         at most N frames per call stack (default 128); a\n"
+        "                        deeper stack ends with a [truncated] frame\n"
         "  -u, --unwind MODE     how call stacks are captured: dwarf (default; follows\n"
         "                        code built without frame pointers, e.g. distro\n"
         "                        libraries), fp (frame pointers only, cheapest), auto\n"
@@ -44,7 +48,11 @@ static void usage(FILE *f)
         "      --no-follow       trace only CMD itself, not the processes it starts\n"
         "  -h, --help            this help\n"
         "\n"
-        "Child processes (fork, exec) are traced into FILE.PID files of their own.\n"
+        "Processes CMD starts (fork, exec) that sample something are traced into\n"
+        "FILE.PID files of their own, beside FILE. At the end every trace of the\n"
+        "run is listed on stderr, largest first (pid, samples, estimated bytes\n"
+        "allocated, command, file). FILE is checked before CMD starts: a directory,\n"
+        "a missing directory, a symbolic link or an unwritable place exits with 2.\n"
         "The exit status is CMD's (128+N if it was killed by signal N).\n"
         "Environment: MEMTRACE_LIB overrides the path of libmemtrace.so.\n");
 }
@@ -95,50 +103,155 @@ static int find_library(char *out, size_t len)
     return -1;
 }
 
-/* Print the trace files the run produced: FILE and FILE.* newer than start. */
-static int report(const char *file, time_t start)
+static const char *dir_problem(const char *dir, char *buf, size_t cap);
+
+/* Why FILE cannot be the run's trace, or NULL if it can: checked before
+ * the command starts, with the rules the recorder applies (no symbolic
+ * link, a regular file of ours) and, when FILE.PID files may follow, a
+ * directory we can create files in. */
+static const char *output_problem(const char *file, int follow, char *buf, size_t cap)
 {
     struct stat st;
-    int found = stat(file, &st) == 0;
-    if (found)
-        fprintf(stderr, "memtrace run: trace written to %s\n", file);
-
-    char dir[PATH_MAX];
-    if (snprintf(dir, sizeof dir, "%s", file) >= (int)sizeof dir)
-        return found;
-    char *slash = strrchr(dir, '/');
-    const char *base = slash ? slash + 1 : file;
-    if (slash)
-        *slash = '\0';
-    else
-        snprintf(dir, sizeof dir, ".");
-    size_t blen = strlen(base);
-    DIR *d = opendir(dir);
-    int children = 0;
-    if (d) {
-        struct dirent *e;
-        while ((e = readdir(d)) != NULL) {
-            if (strncmp(e->d_name, base, blen) != 0 || e->d_name[blen] != '.')
-                continue;
-            const char *rest = e->d_name + blen + 1;
-            if (!*rest || strspn(rest, "0123456789.") != strlen(rest))
-                continue;
-            char path[PATH_MAX + 256];
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            if (stat(path, &st) != 0 || st.st_mtime < start)
-                continue;
-            if (children++ == 0)
-                fprintf(stderr, "memtrace run: traces of child processes:");
-            fprintf(stderr, " %s%s%s", slash ? dir : "", slash ? "/" : "", e->d_name);
+    int exists = lstat(file, &st) == 0;
+    if (exists) {
+        if (S_ISLNK(st.st_mode))
+            return "is a symbolic link (the recorder does not follow one)";
+        if (S_ISDIR(st.st_mode))
+            return "is a directory";
+        if (!S_ISREG(st.st_mode) && (follow || !S_ISCHR(st.st_mode)))
+            return "is not a regular file";
+        if (S_ISREG(st.st_mode) && st.st_uid != geteuid())
+            return "belongs to another user";
+        if (access(file, W_OK) != 0) {
+            snprintf(buf, cap, "cannot be written: %s", strerror(errno));
+            return buf;
         }
-        closedir(d);
+    } else if (errno != ENOENT) {
+        snprintf(buf, cap, "%s", strerror(errno));
+        return buf;
     }
-    if (children)
-        fputc('\n', stderr);
-    if (!found && !children)
-        fprintf(stderr, "memtrace run: no trace was written (statically linked program, "
-                        "or no allocation?)\n");
-    return found || children;
+    if (exists && (!follow || !S_ISREG(st.st_mode)))
+        return NULL;
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", file);
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        snprintf(dir, sizeof dir, ".");
+    else if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    return dir_problem(dir, buf, cap);
+}
+
+/* Why no trace can be created in dir, or NULL. */
+static const char *dir_problem(const char *dir, char *buf, size_t cap)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        snprintf(buf, cap, "directory %s: %s", dir, strerror(errno));
+        return buf;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(buf, cap, "%s is not a directory", dir);
+        return buf;
+    }
+    if (access(dir, W_OK | X_OK) != 0) {
+        snprintf(buf, cap, "cannot create files in %s: %s", dir, strerror(errno));
+        return buf;
+    }
+    return NULL;
+}
+
+/* The trace files this run wrote: FILE and FILE.PID[.K] beside it,
+ * modified since the run started. Everything done with the run's traces
+ * after the command ended (summary, symbolization) starts from this list. */
+static size_t traces_of_run(const char *file, const struct timespec *start, char ***paths)
+{
+    return run_trace_files(file, start, paths);
+}
+
+static void describe(const run_trace *t, char *note, size_t cap)
+{
+    if (!t->readable)
+        snprintf(note, cap, "not a readable trace: %s", t->why);
+    else if (!t->complete)
+        snprintf(note, cap, "cut short: %s", t->why);
+    else if (!t->ended)
+        snprintf(note, cap, "not finished by its process: still running, killed or "
+                            "crashed; holds what was written until then");
+    else if (t->allocs == 0)
+        snprintf(note, cap, "no samples");
+    else
+        note[0] = '\0';
+}
+
+/* The end-of-run summary on stderr: every trace, largest first, so that a
+ * wrapper that allocates nothing (env, a shell) does not hide the program
+ * it started. Returns the number of traces. */
+static size_t summarize(const char *file, char **paths, size_t n, double rate)
+{
+    struct stat st;
+    if (stat(file, &st) == 0 && !S_ISREG(st.st_mode)) {
+        fprintf(stderr, "memtrace run: %s is not a regular file: the trace was not read "
+                        "back\n", file);
+        return 1;
+    }
+    if (n == 0) {
+        fprintf(stderr, "memtrace run: no trace was written (a statically linked program, "
+                        "or the recorder could not start: see its message above)\n");
+        return 0;
+    }
+    run_trace *t = calloc(n, sizeof *t);
+    if (!t) {
+        fprintf(stderr, "memtrace run: out of memory\n");
+        return n;
+    }
+    for (size_t i = 0; i < n; i++)
+        run_trace_read(paths[i], &t[i]);
+    qsort(t, n, sizeof *t, run_trace_cmp_bytes);
+    char bytes[32], note[600];
+    if (n == 1) {
+        describe(&t[0], note, sizeof note);
+        mt_format_bytes(bytes, sizeof bytes, t[0].bytes);
+        if (!t[0].readable)
+            fprintf(stderr, "memtrace run: no usable trace in %s: %s\n", t[0].path, t[0].why);
+        else if (!t[0].complete)
+            fprintf(stderr, "memtrace run: trace %s is cut short (%s); %llu samples, %s "
+                            "allocated up to there\n", t[0].path, t[0].why,
+                    (unsigned long long)t[0].samples, bytes);
+        else if (t[0].allocs == 0) {
+            char interval[32];
+            mt_format_bytes(interval, sizeof interval, 1 / rate);
+            fprintf(stderr, "memtrace run: trace written to %s, with no samples: the "
+                            "program allocated less than about one sampling interval "
+                            "(%s) in all; try a smaller --interval\n", t[0].path, interval);
+        }
+        else
+            fprintf(stderr, "memtrace run: trace written to %s: %llu samples, %s allocated "
+                            "(estimated)%s%s%s\n", t[0].path, (unsigned long long)t[0].samples,
+                    bytes, t[0].ended ? "" : " (", t[0].ended ? "" : note,
+                    t[0].ended ? "" : ")");
+    } else {
+        fprintf(stderr, "memtrace run: %zu traces, largest first:\n", n);
+        fprintf(stderr, "  %8s %8s %10s  %-40s %s\n", "pid", "samples", "allocated",
+                "command", "file");
+        for (size_t i = 0; i < n; i++) {
+            char cmd[41];
+            size_t len = strlen(t[i].command);
+            if (len > 40)
+                snprintf(cmd, sizeof cmd, "%.37s...", t[i].command);
+            else
+                snprintf(cmd, sizeof cmd, "%s", t[i].command);
+            describe(&t[i], note, sizeof note);
+            mt_format_bytes(bytes, sizeof bytes, t[i].bytes);
+            fprintf(stderr, "  %8llu %8llu %10s  %-40s %s%s%s%s\n",
+                    (unsigned long long)t[i].pid, (unsigned long long)t[i].samples, bytes, cmd,
+                    t[i].path, note[0] ? " (" : "", note, note[0] ? ")" : "");
+        }
+    }
+    free(t);
+    return n;
 }
 
 int cmd_run(int argc, char **argv)
@@ -238,7 +351,23 @@ int cmd_run(int argc, char **argv)
             snprintf(lib, sizeof lib, "%s", abs);
     }
 
-    time_t start = time(NULL);
+    char why[PATH_MAX + 64];
+    const char *problem = output ? output_problem(output, follow, why, sizeof why)
+                                 : dir_problem(".", why, sizeof why);
+    if (problem) {
+        if (output)
+            fprintf(stderr, "memtrace run: %s: %s\n", output, problem);
+        else
+            fprintf(stderr, "memtrace run: cannot write the trace in the current directory: "
+                            "%s (give -o FILE)\n", problem);
+        return 2;
+    }
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof cwd))
+        cwd[0] = '\0';
+
+    struct timespec start;
+    clock_gettime(CLOCK_REALTIME, &start);
     int pipefd[2];
     if (pipe(pipefd) != 0) {
         perror("memtrace run: pipe");
@@ -258,6 +387,13 @@ int cmd_run(int argc, char **argv)
             const char *b = strrchr(cmd[0], '/');
             snprintf(file, sizeof file, "%s.%d.ctf", b ? b + 1 : cmd[0], (int)getpid());
         }
+        /* Absolute, so that every process of the run writes beside FILE
+         * whatever directory it runs in. */
+        char abs[2 * PATH_MAX + 64];
+        if (file[0] != '/' && cwd[0])
+            snprintf(abs, sizeof abs, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", file);
+        else
+            snprintf(abs, sizeof abs, "%s", file);
         char rs[64];
         snprintf(rs, sizeof rs, "%.17g", rate);
         const char *old = getenv("LD_PRELOAD");
@@ -267,7 +403,7 @@ int cmd_run(int argc, char **argv)
             _exit(127);
         snprintf(preload, plen, "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
         setenv("LD_PRELOAD", preload, 1);
-        setenv("MEMTRACE", file, 1);
+        setenv("MEMTRACE", abs, 1);
         setenv("MEMTRACE_RATE", rs, 1);
         unsetenv("MEMTRACE_ROOT");
         if (unwind)
@@ -314,12 +450,11 @@ int cmd_run(int argc, char **argv)
 
     int rc = WIFEXITED(status) ? WEXITSTATUS(status)
            : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
-    if (rc == 127 || rc == 126) {
-        /* exec failure in the child: nothing to report */
-        struct stat st;
-        if (stat(file, &st) != 0)
-            return rc;
-    }
-    report(file, start);
+    char **paths;
+    size_t ntraces = traces_of_run(file, &start, &paths);
+    if (ntraces == 0 && (rc == 127 || rc == 126))
+        return rc;   /* the command could not be run: said above */
+    summarize(file, paths, ntraces, rate);
+    run_trace_files_free(paths, ntraces);
     return rc;
 }

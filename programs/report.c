@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "run_traces.h"
 
 int report_usage(const char *cmd)
 {
@@ -43,6 +44,44 @@ static void print_warning(void *ctx, const char *msg)
     fprintf(stderr, "memtrace %s: warning: %s\n", (const char *)ctx, msg);
 }
 
+/* A trace without a single sample makes every report empty: say why, and
+ * point at the traces the other processes of the same run wrote beside it
+ * (FILE.PID: a wrapper such as env or a shell leaves FILE nearly empty). */
+static void explain_empty(const char *cmd, const char *path, const mt_model *m)
+{
+    const mt_trace_info *info = mt_model_info(m);
+    char interval[32];
+    double bytes = info->sample_rate > 0 ? info->word_size / 8.0 / info->sample_rate : 0;
+    mt_format_bytes(interval, sizeof interval, bytes);
+    fprintf(stderr, "memtrace %s: %s has no samples: its process allocated less than about "
+                    "one sampling interval (%s) in all\n", cmd, path, interval);
+    char **paths;
+    size_t n = run_trace_files(path, NULL, &paths);
+    run_trace *t = n ? calloc(n, sizeof *t) : NULL;
+    size_t k = 0;
+    for (size_t i = 0; t && i < n; i++)
+        if (strcmp(paths[i], path) != 0) {
+            run_trace_read(paths[i], &t[k]);
+            if (t[k].samples > 0)
+                k++;
+        }
+    if (k > 0) {
+        qsort(t, k, sizeof *t, run_trace_cmp_bytes);
+        fprintf(stderr, "memtrace %s: other processes of its run wrote traces beside it, "
+                        "largest first:\n", cmd);
+        for (size_t i = 0; i < k && i < 5; i++) {
+            char b[32];
+            mt_format_bytes(b, sizeof b, t[i].bytes);
+            fprintf(stderr, "memtrace %s:   %s: %s allocated, %llu samples, %.60s\n", cmd,
+                    t[i].path, b, (unsigned long long)t[i].samples, t[i].command);
+        }
+        if (k > 5)
+            fprintf(stderr, "memtrace %s:   ... and %zu more\n", cmd, k - 5);
+    }
+    free(t);
+    run_trace_files_free(paths, n);
+}
+
 int report_open(const char *cmd, const char *path, const char *filter, mt_timedelta live_at,
                 size_t shallow, mt_model **m, mt_filter **f, mt_selection **s)
 {
@@ -67,6 +106,8 @@ int report_open(const char *cmd, const char *path, const char *filter, mt_timede
         mt_filter_free(*f);
         return 1;
     }
+    if (mt_model_n_allocs(*m) == 0)
+        explain_empty(cmd, path, *m);
     *s = mt_select(*m, *f, live_at);
     if (!*s) {
         fprintf(stderr, "memtrace %s: out of memory\n", cmd);

@@ -25,6 +25,11 @@ typedef int64_t mt_timedelta;      /* microseconds since the trace's start time 
 typedef uint64_t mt_obj_id;        /* allocation id, implicit in the file: 0, 1, 2, ... */
 typedef uint64_t mt_location_code; /* opaque backtrace code (a return address for C traces) */
 
+/* The code the recorder gives the frame that ends (outermost) a stack cut
+ * at its depth limit: it stands for the location "[truncated]" (file "",
+ * line 0). No return address is 1. */
+#define MT_CODE_TRUNCATED ((mt_location_code)1)
+
 typedef enum mt_source {
     MT_SOURCE_MINOR = 0,    /* OCaml minor heap */
     MT_SOURCE_MAJOR = 1,    /* OCaml major heap */
@@ -114,6 +119,18 @@ const char *mt_reader_error(const mt_reader *r);
 int mt_reader_lookup(const mt_reader *r, mt_location_code code,
                      const mt_location **locs, size_t *n);
 
+/* Added: the latest packet end time read so far, in microseconds since the
+ * trace's start. Once mt_reader_next has returned 0 it is when the
+ * recording ended, which is later than the last event when the writer says
+ * so (mt_writer_flush_until): a process that held its memory for seconds
+ * after its last allocation. */
+mt_timedelta mt_reader_end_time(const mt_reader *r);
+/* Added: 1 if the last packet read carries the writer's end mark (the
+ * recording process exited, exec'd or stopped tracing), 0 if the trace
+ * stops without it: killed, crashed, a write error (disk full), still being
+ * written, or a writer that does not mark its end (OCaml's). */
+int mt_reader_ended(const mt_reader *r);
+
 /* Byte offset of the next unread packet; total size when known (else 0). */
 uint64_t mt_reader_offset(const mt_reader *r);
 uint64_t mt_reader_size(const mt_reader *r);
@@ -179,6 +196,13 @@ int mt_writer_put_event(mt_writer *w, mt_timestamp start_time, const mt_event *e
 
 /* Write out the current packet (and the location packets before it). */
 int mt_writer_flush(mt_writer *w);
+/* Added: the same, with the packet's end time raised to now (not earlier
+ * than its last event): the trace then covers time up to now even if no
+ * event came since. end nonzero also marks the packet as the end of the
+ * recording (the process exits, execs or stops tracing): the header's
+ * flush_duration field, which other readers ignore, holds a mark that
+ * mt_reader_ended sees. */
+int mt_writer_flush_until(mt_writer *w, mt_timestamp now, int end);
 /* Flush and free the writer; returns -1 if anything failed. */
 int mt_writer_close(mt_writer *w);
 /* Added: the final flush of close, without freeing, so that a failure can be

@@ -720,6 +720,10 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
     if (b.double_collect)
         warn_collect(&b, (mt_obj_id)b.double_alloc);
     m->end_live_samples = b.live;
+    /* The recording may end after its last event (the process held its
+     * memory, then exited): the packets say when. */
+    if (mt_reader_end_time(r) > m->end)
+        m->end = mt_reader_end_time(r);
     builder_free(&b);
     return m;
 

@@ -1,8 +1,9 @@
 /*
  * exec.c - the exec family, wrapped so that a traced process writes out
  * what it has queued before its image is replaced (exec runs no atexit
- * handler, and the writer thread dies with the old image). If exec fails,
- * tracing simply goes on. The new program traces itself into FILE.<pid>
+ * handler, and the writer thread dies with the old image), and marks the
+ * end of that recording: its end time is the exec. If exec fails, tracing
+ * simply goes on. The new program traces itself into FILE.<pid>
  * when it inherits LD_PRELOAD and MEMTRACE (docs/recorder.md).
  * dlclose is wrapped for the same reason: the return addresses queued so
  * far are symbolized while the library is still mapped.
@@ -22,6 +23,7 @@
 #define API __attribute__((visibility("default")))
 
 MT_HIDDEN void mtr_tracer_flush_before_exec(void);
+MT_HIDDEN void mtr_tracer_end_before_exec(void);
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execv_fn)(const char *, char *const[]);
@@ -41,7 +43,7 @@ API int execve(const char *path, char *const argv[], char *const envp[])
         errno = ENOSYS;
         return -1;
     }
-    mtr_tracer_flush_before_exec();
+    mtr_tracer_end_before_exec();
     return f(path, argv, envp);
 }
 
@@ -52,7 +54,7 @@ API int execvpe(const char *file, char *const argv[], char *const envp[])
         errno = ENOSYS;
         return -1;
     }
-    mtr_tracer_flush_before_exec();
+    mtr_tracer_end_before_exec();
     return f(file, argv, envp);
 }
 
@@ -63,7 +65,7 @@ API int execv(const char *path, char *const argv[])
         errno = ENOSYS;
         return -1;
     }
-    mtr_tracer_flush_before_exec();
+    mtr_tracer_end_before_exec();
     return f(path, argv);
 }
 
@@ -74,7 +76,7 @@ API int execvp(const char *file, char *const argv[])
         errno = ENOSYS;
         return -1;
     }
-    mtr_tracer_flush_before_exec();
+    mtr_tracer_end_before_exec();
     return f(file, argv);
 }
 
@@ -86,7 +88,7 @@ API int fexecve(int fd, char *const argv[], char *const envp[])
         errno = ENOSYS;
         return -1;
     }
-    mtr_tracer_flush_before_exec();
+    mtr_tracer_end_before_exec();
     return f(fd, argv, envp);
 }
 

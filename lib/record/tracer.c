@@ -11,11 +11,22 @@
  * a readable trace. Symbolization (symbolize.h) runs when the writer flushes
  * a packet, in the writer thread: never in an allocation path.
  *
- * Files: the first process writes FILE; every other process of the tree
- * (forked children, exec'd programs, the first process after it exec'd)
- * writes FILE.<pid>, or FILE.<pid>.<k> if that name exists. A forked child
- * opens its file at its first sampled allocation and never touches its
- * parent's. MEMTRACE_FOLLOW=0 traces the first process only.
+ * Files: the first process writes FILE, made absolute at start so that
+ * every trace of the tree lands beside it whatever directory a process
+ * runs in; every other process of the tree (forked children, exec'd
+ * programs, the first process after it exec'd) writes FILE.<pid>, or
+ * FILE.<pid>.<k> if that name exists, created at its first sampled
+ * allocation (a process that samples nothing leaves no file). A child never
+ * touches its parent's file. MEMTRACE_FOLLOW=0 traces the first process only.
+ *
+ * End of the recording: every flush raises the trace's end time to now,
+ * and an idle trace has its time-only packet rewritten in place; exit,
+ * _exit and exec write a last packet marked as the end (mt_writer_flush_until).
+ *
+ * Safety: MEMTRACE* is read with secure_getenv (a set-user-ID or otherwise
+ * privileged process ignores it); FILE is opened without following a
+ * symbolic link, must be a regular file of ours (or a character device),
+ * and is created with mode 0600.
  *
  * Failure (unwritable file, disk full): one message on the original stderr
  * (if it is still the same file), tracing stops, the program goes on.
@@ -44,6 +55,12 @@
 #define API __attribute__((visibility("default")))
 #define DEFAULT_DEPTH 128
 #define MAX_FRAMES 1024
+#define DEFAULT_FLUSH_MS 500
+#define TRACE_MODE 0600
+
+/* The frame that ends (outermost) a stack cut at the depth limit: a code no
+ * return address can have, resolved to the location "[truncated]". */
+#define TRUNCATED_CODE ((uintptr_t)MT_CODE_TRUNCATED)
 
 enum { IDLE, ACTIVE, CHILD_PENDING, CLOSING };
 
@@ -57,7 +74,10 @@ static struct {
     int follow;
     int flush_ms;
     char *context;              /* NULL: the command line */
+    int64_t start_us;           /* when this process's recording started */
     int fd;
+    int64_t off;                /* bytes written to fd */
+    int64_t tail_off;           /* offset of a time-only last packet, or -1 */
     dev_t fd_dev;               /* what fd must still be before each write */
     ino_t fd_ino;
     mt_writer *w;
@@ -66,10 +86,10 @@ static struct {
     int writer_failed;
     int64_t last_flush_ms;
     int dirty;
-    uint64_t bt[MAX_FRAMES];
+    uint64_t bt[MAX_FRAMES + 1];   /* + the [truncated] frame */
     pthread_mutex_t wlock;      /* whoever holds it owns w, fd, sym */
     int atexit_done;
-} tr = { .fd = -1, .wlock = PTHREAD_MUTEX_INITIALIZER };
+} tr = { .fd = -1, .tail_off = -1, .wlock = PTHREAD_MUTEX_INITIALIZER };
 
 static dev_t err_dev;
 static ino_t err_ino;
@@ -118,6 +138,14 @@ static int64_t mono_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* The clock of event times (queue.c): µs since the epoch. */
+static int64_t wall_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
 /* mt_write_fn: write(2), after checking that our descriptor still refers
  * to the trace (a program may close all descriptors and reuse ours). */
 static int write_trace(void *ctx, const void *buf, size_t len)
@@ -147,6 +175,7 @@ static int write_trace(void *ctx, const void *buf, size_t len)
         }
         p += n;
         len -= (size_t)n;
+        tr.off += n;
     }
     if (rc != 0 && errno == EFBIG && !sigismember(&old, SIGXFSZ)) {
         int saved = errno;
@@ -165,7 +194,8 @@ static void writer_failed(void)
     if (tr.writer_failed)
         return;
     tr.writer_failed = 1;
-    message("%s: %s; tracing stopped", tr.path, tr.w ? mt_writer_error(tr.w) : strerror(errno));
+    message("%s: %s; tracing stopped, the trace is cut short", tr.path,
+            tr.w ? mt_writer_error(tr.w) : strerror(errno));
     mt_memprof_stop();
     tr.state = IDLE;
 }
@@ -199,18 +229,36 @@ static void put_record(void *ctx, const struct mtr_rec *r)
     tr.dirty = 1;
 }
 
+/* Write out the current packet with the trace's end time raised to now
+ * (end: marked as the end of the recording). With no event since the last
+ * time, the packet holds only that time: the previous such packet is
+ * rewritten in place instead, so that an idle process's trace does not
+ * grow. wlock held. */
+static void write_until(int end)
+{
+    if (!tr.w || tr.writer_failed)
+        return;
+    int64_t at = -1;
+    if (!tr.dirty) {
+        if (tr.tail_off >= 0 && lseek(tr.fd, tr.tail_off, SEEK_SET) == tr.tail_off)
+            tr.off = tr.tail_off;
+        at = tr.off;
+    }
+    if (mt_writer_flush_until(tr.w, wall_us(), end) != 0) {
+        writer_failed();
+        return;
+    }
+    tr.tail_off = at;
+    tr.dirty = 0;
+    tr.last_flush_ms = mono_ms();
+}
+
 /* Drain the queue and flush if due (or if force). wlock held. */
 static void pump(int force)
 {
     mtr_queue_drain(put_record, NULL);
-    int64_t now = mono_ms();
-    if (tr.w && !tr.writer_failed && tr.dirty &&
-        (force || now - tr.last_flush_ms >= tr.flush_ms)) {
-        if (mt_writer_flush(tr.w) != 0)
-            writer_failed();
-        tr.dirty = 0;
-        tr.last_flush_ms = now;
-    }
+    if (force || mono_ms() - tr.last_flush_ms >= tr.flush_ms)
+        write_until(0);
 }
 
 /* Asked only when the queue is full. A child made by a raw clone or
@@ -268,9 +316,28 @@ static int open_trace(int first);
 static int resolve(void *ctx, mt_location_code code, const mt_location **locs, size_t *n)
 {
     (void)ctx;
+    static const mt_location truncated = { "", "[truncated]", 0, 0, 0 };
+    if (code == TRUNCATED_CODE) {
+        *locs = &truncated;
+        *n = 1;
+        return 0;
+    }
     if (!tr.sym)
         tr.sym = mtr_sym_new();
     return mtr_sym_resolve(tr.sym, code, locs, n);
+}
+
+/* Queues an allocation whose stack was cut at the depth limit, with the
+ * [truncated] frame after its outermost frame. Out of line, so that the
+ * copy's stack space is only taken on this path (threads may have small
+ * stacks). */
+static __attribute__((noinline)) int64_t queue_truncated(const mt_allocation *a)
+{
+    size_t n = a->callstack_length;
+    uintptr_t cut[n + 1];
+    memcpy(cut, a->callstack, n * sizeof *cut);   /* innermost first */
+    cut[n] = TRUNCATED_CODE;
+    return mtr_queue_alloc(a->size, a->n_samples, cut, n + 1, consumer_alive);
 }
 
 static void *on_alloc(void *ctx, const mt_allocation *a)
@@ -288,8 +355,10 @@ static void *on_alloc(void *ctx, const mt_allocation *a)
     }
     if (st != ACTIVE)
         return NULL;
-    int64_t id = mtr_queue_alloc(a->size, a->n_samples, a->callstack, a->callstack_length,
-                                consumer_alive);
+    int64_t id = a->callstack_truncated && a->callstack_length <= MAX_FRAMES
+                     ? queue_truncated(a)
+                     : mtr_queue_alloc(a->size, a->n_samples, a->callstack,
+                                       a->callstack_length, consumer_alive);
     return id < 0 ? NULL : (void *)(uintptr_t)(id + 1);
 }
 
@@ -333,6 +402,38 @@ static int high_fd(int fd)
     return hi;
 }
 
+/* Opens FILE for the first process: never through a symbolic link (a
+ * link planted at the path cannot redirect the trace onto another file),
+ * never a FIFO (it would block) or someone else's file; an existing
+ * regular file of ours is truncated; a character device (/dev/null) is
+ * written as is. Returns the descriptor, or -1 with *why set. */
+static int open_first(const char *path, const char **why)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, TRACE_MODE);
+    if (fd < 0) {
+        *why = errno == ELOOP ? "is a symbolic link (not followed)"
+             : errno == ENXIO ? "is a FIFO or socket" : strerror(errno);
+        return -1;
+    }
+    struct stat st;
+    *why = NULL;
+    if (fstat(fd, &st) != 0)
+        *why = strerror(errno);
+    else if (S_ISREG(st.st_mode) && st.st_uid != geteuid())
+        *why = "belongs to another user";
+    else if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode))
+        *why = "is not a regular file";
+    else if (S_ISREG(st.st_mode) && ftruncate(fd, 0) != 0)
+        *why = strerror(errno);
+    else if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
+        *why = strerror(errno);
+    if (*why) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 /* Open this process's file, write the header, start the writer thread.
  * first: this is the first process of the tree (writes FILE itself).
  * wlock held (or single-threaded start). Returns 0 or -1 (message given). */
@@ -340,22 +441,26 @@ static int open_trace(int first)
 {
     int fd = -1;
     pid_t pid = getpid();
+    const char *why = NULL;
     if (first) {
         snprintf(tr.path, sizeof tr.path, "%s", tr.base);
-        fd = open(tr.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        fd = open_first(tr.path, &why);
     } else {
+        /* O_EXCL: never an existing file, never through a link. */
         for (int k = 0; k < 100 && fd < 0; k++) {
             if (k == 0)
                 snprintf(tr.path, sizeof tr.path, "%s.%d", tr.base, (int)pid);
             else
                 snprintf(tr.path, sizeof tr.path, "%s.%d.%d", tr.base, (int)pid, k);
-            fd = open(tr.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+            fd = open(tr.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, TRACE_MODE);
             if (fd < 0 && errno != EEXIST)
                 break;
         }
+        if (fd < 0)
+            why = strerror(errno);
     }
     if (fd < 0) {
-        message("%s: cannot create trace: %s", tr.path, strerror(errno));
+        message("%s: cannot create trace: %s", tr.path, why);
         return -1;
     }
     fd = high_fd(fd);
@@ -364,6 +469,8 @@ static int open_trace(int first)
     tr.fd = fd;
     tr.fd_dev = st.st_dev;
     tr.fd_ino = st.st_ino;
+    tr.off = 0;
+    tr.tail_off = -1;
 
     char exe[PATH_MAX], host[256];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -372,9 +479,6 @@ static int open_trace(int first)
         host[0] = '\0';
     host[sizeof host - 1] = '\0';
     char *cmdline = tr.context ? NULL : read_cmdline();
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-
     mt_trace_info info;
     memset(&info, 0, sizeof info);
     info.version = 2;
@@ -384,7 +488,7 @@ static int open_trace(int first)
     info.host_name = host;
     info.ocaml_runtime_params = "";
     info.pid = (uint64_t)pid;
-    info.start_time = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    info.start_time = tr.start_us;   /* the process's start, not its first sample */
     info.context = tr.context ? tr.context : cmdline;
 
     mt_writer_options opts;
@@ -448,7 +552,10 @@ static int start(const char *filename, double rate, const char *context, int fir
         message("tracing already active");
         goto out;
     }
-    if (strlen(filename) >= sizeof tr.base) {
+    /* Resolved once: processes that change directory still write beside it. */
+    char cwd[PATH_MAX];
+    int rel = filename[0] != '/' && getcwd(cwd, sizeof cwd) != NULL;
+    if ((rel ? strlen(cwd) + 1 : 0) + strlen(filename) >= sizeof tr.base) {
         message("trace file name too long");
         goto out;
     }
@@ -457,24 +564,36 @@ static int start(const char *filename, double rate, const char *context, int fir
         goto out;
     }
     remember_stderr();
-    snprintf(tr.base, sizeof tr.base, "%s", filename);
+    if (rel)
+        snprintf(tr.base, sizeof tr.base, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", filename);
+    else
+        snprintf(tr.base, sizeof tr.base, "%s", filename);
+    tr.start_us = wall_us();
     tr.rate = rate;
     free(tr.context);
     tr.context = context ? strdup(context) : NULL;
     if (!tr.depth)
         tr.depth = DEFAULT_DEPTH;
     if (!tr.flush_ms)
-        tr.flush_ms = 500;
-    if (open_trace(first) != 0)
-        goto out;
+        tr.flush_ms = DEFAULT_FLUSH_MS;
+    if (first) {
+        if (open_trace(1) != 0)
+            goto out;
+    } else {
+        /* The file is created at the first sampled allocation, if any. */
+        tr.pid = getpid();
+        __atomic_store_n(&tr.state, CHILD_PENDING, __ATOMIC_RELEASE);
+    }
     mt_tracker tk = { on_alloc, on_free, NULL };
     if (mt_memprof_start(rate, tr.depth, &tk) != 0) {
         message("cannot start sampling (address space for sampled blocks?)");
         __atomic_store_n(&tr.state, IDLE, __ATOMIC_RELEASE);
-        mt_writer_close(tr.w);
-        tr.w = NULL;
-        close(tr.fd);
-        tr.fd = -1;
+        if (tr.w) {
+            mt_writer_close(tr.w);
+            tr.w = NULL;
+            close(tr.fd);
+            tr.fd = -1;
+        }
         goto out;
     }
     if (!tr.atexit_done) {
@@ -509,7 +628,19 @@ static int lock_writer(void)
 
 API int memtrace_stop_tracing(void)
 {
-    if (__atomic_load_n(&tr.state, __ATOMIC_ACQUIRE) != ACTIVE || tr.pid != getpid())
+    int st = __atomic_load_n(&tr.state, __ATOMIC_ACQUIRE);
+    if (st == CHILD_PENDING && tr.pid == getpid()) {
+        /* Nothing sampled, no file: just stop sampling. */
+        mtr_enter();
+        mt_memprof_stop();
+        pthread_mutex_lock(&tr.wlock);
+        if (tr.state == CHILD_PENDING)
+            __atomic_store_n(&tr.state, IDLE, __ATOMIC_RELEASE);
+        pthread_mutex_unlock(&tr.wlock);
+        mtr_leave();
+        return 0;
+    }
+    if (st != ACTIVE || tr.pid != getpid())
         return -1;
     mtr_enter();
     mt_memprof_stop();
@@ -517,7 +648,8 @@ API int memtrace_stop_tracing(void)
     if (lock_writer() == 0) {
         if (tr.state == ACTIVE) {
             __atomic_store_n(&tr.state, CLOSING, __ATOMIC_RELEASE);
-            pump(1);
+            mtr_queue_drain(put_record, NULL);
+            write_until(1);   /* the recording ends now */
             rc = tr.writer_failed ? -1 : 0;
             if (tr.w && mt_writer_close(tr.w) != 0 && !tr.writer_failed) {
                 message("%s: %s", tr.path, strerror(errno));
@@ -535,9 +667,32 @@ API int memtrace_stop_tracing(void)
     return rc;
 }
 
+/* A MEMTRACE* variable as a whole number in [lo, hi]: 0 if unset (*out
+ * untouched), 1 if good, -1 after saying what was expected (tracing then
+ * does not start, as for a bad MEMTRACE_RATE). */
+static int env_long(const char *name, long lo, long hi, const char *what, long *out)
+{
+    const char *s = secure_getenv(name);
+    if (!s || !*s)
+        return 0;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (end == s || *end || errno || v < lo || v > hi) {
+        message("%s=%s: expected %s", name, s, what);
+        return -1;
+    }
+    *out = v;
+    return 1;
+}
+
+/* MEMTRACE* is read with secure_getenv: in a privileged process (set-user-ID,
+ * set-group-ID, file capabilities: AT_SECURE) the variables are not there,
+ * so whoever starts such a program cannot make it write a trace (or choose
+ * where). */
 API int memtrace_trace_if_requested(void)
 {
-    const char *file = getenv("MEMTRACE");
+    const char *file = secure_getenv("MEMTRACE");
     if (!file || !*file)
         return 0;
     /* Linked-in programs get here twice: from our constructor and from
@@ -547,7 +702,7 @@ API int memtrace_trace_if_requested(void)
     if (!err_known)
         remember_stderr();   /* so that a bad MEMTRACE_RATE is reported */
     double rate = MEMTRACE_DEFAULT_RATE;
-    const char *r = getenv("MEMTRACE_RATE");
+    const char *r = secure_getenv("MEMTRACE_RATE");
     if (r && *r) {
         char *end;
         rate = strtod(r, &end);
@@ -556,19 +711,18 @@ API int memtrace_trace_if_requested(void)
             return -1;
         }
     }
-    const char *d = getenv("MEMTRACE_DEPTH");
-    if (d && *d) {
-        long v = strtol(d, NULL, 10);
-        tr.depth = v > 0 && v <= MAX_FRAMES ? (size_t)v : DEFAULT_DEPTH;
-    }
-    const char *f = getenv("MEMTRACE_FLUSH_MS");
-    if (f && *f) {
-        long v = strtol(f, NULL, 10);
-        tr.flush_ms = v > 0 && v < 3600000 ? (int)v : 500;
-    }
-    const char *fo = getenv("MEMTRACE_FOLLOW");
-    tr.follow = !(fo && strcmp(fo, "0") == 0);
-    int first = getenv("MEMTRACE_ROOT") == NULL;
+    long depth = DEFAULT_DEPTH, flush_ms = DEFAULT_FLUSH_MS, follow = 1;
+    if (env_long("MEMTRACE_DEPTH", 1, MAX_FRAMES,
+                 "a number of frames per call stack in [1, 1024]", &depth) < 0 ||
+        env_long("MEMTRACE_FLUSH_MS", 1, 3600000,
+                 "a number of milliseconds between writes in [1, 3600000]", &flush_ms) < 0 ||
+        env_long("MEMTRACE_FOLLOW", 0, 1,
+                 "1 (trace the processes it starts) or 0 (this one only)", &follow) < 0)
+        return -1;
+    tr.depth = (size_t)depth;
+    tr.flush_ms = (int)flush_ms;
+    tr.follow = (int)follow;
+    int first = secure_getenv("MEMTRACE_ROOT") == NULL;
     char pid[32];
     mtr_enter();
     snprintf(pid, sizeof pid, "%d", (int)getpid());
@@ -578,8 +732,15 @@ API int memtrace_trace_if_requested(void)
     if (!tr.follow)
         setenv("MEMTRACE", "", 1);   /* exec'd programs don't trace */
     mtr_leave();
+    int rel = copy && copy[0] != '/';   /* (file may be gone after setenv) */
     int rc = start(copy ? copy : file, rate, NULL, first);
     free(copy);
+    if (rc == 0 && first && tr.follow && rel) {
+        /* Programs started from elsewhere write beside FILE too. */
+        mtr_enter();
+        setenv("MEMTRACE", tr.base, 1);
+        mtr_leave();
+    }
     return rc == 0 ? 1 : -1;
 }
 
@@ -611,7 +772,7 @@ static void fork_child(void)
     mtr_queue_reset();
     pthread_mutex_init(&tr.wlock, NULL);
     tr.thread_alive = 0;
-    if (tr.state == ACTIVE) {
+    if (tr.state == ACTIVE || tr.state == CHILD_PENDING) {
         /* The parent's writer, file and symbolizer stay the parent's. */
         if (tr.fd >= 0)
             close(tr.fd);
@@ -619,6 +780,8 @@ static void fork_child(void)
         tr.w = NULL;
         tr.sym = NULL;
         if (tr.follow) {
+            tr.start_us = wall_us();
+            tr.pid = getpid();
             tr.state = CHILD_PENDING;
         } else {
             tr.state = IDLE;
@@ -630,21 +793,38 @@ static void fork_child(void)
 
 int mtr_ready MT_HIDDEN;
 
-/* exec.c: write out what is queued before the image is replaced. */
-void mtr_tracer_flush_before_exec(void) MT_HIDDEN;
-void mtr_tracer_flush_before_exec(void)
+static void flush_now(int end)
 {
     if (__atomic_load_n(&tr.state, __ATOMIC_ACQUIRE) != ACTIVE || tr.pid != getpid())
         return;
     int saved = errno;
     mtr_enter();
     if (lock_writer() == 0) {
-        if (tr.state == ACTIVE)
-            pump(1);
+        if (tr.state == ACTIVE) {
+            mtr_queue_drain(put_record, NULL);
+            if (end || tr.dirty)
+                write_until(end);
+        }
         pthread_mutex_unlock(&tr.wlock);
     }
     mtr_leave();
     errno = saved;
+}
+
+/* exec.c: write out what is queued (dlclose: while the library's code is
+ * still mapped, for symbolization). */
+void mtr_tracer_flush_before_exec(void) MT_HIDDEN;
+void mtr_tracer_flush_before_exec(void)
+{
+    flush_now(0);
+}
+
+/* exec.c: the image is about to be replaced: this recording ends here (if
+ * exec fails, it simply goes on). */
+void mtr_tracer_end_before_exec(void) MT_HIDDEN;
+void mtr_tracer_end_before_exec(void)
+{
+    flush_now(1);
 }
 
 /* _exit and _Exit skip atexit handlers; finish the trace first, so short-

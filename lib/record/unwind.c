@@ -310,7 +310,7 @@ void mtr_unwind_setup(void)
     if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
         return;
     mtr_enter();
-    const char *m = getenv("MEMTRACE_UNWIND");
+    const char *m = secure_getenv("MEMTRACE_UNWIND");   /* none in privileged processes */
     int want = MODE_DWARF, asked = 0;
     if (m && *m) {
         asked = 1;

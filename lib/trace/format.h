@@ -19,6 +19,9 @@
 #define MT_HDR_TIME_BEGIN 8
 #define MT_HDR_TIME_END 16
 #define MT_HDR_FLUSH 24
+/* flush_duration (always 0 for OCaml, ignored by every reader) of the packet
+ * our writer writes when the recording process ends: see mt_writer_flush_until. */
+#define MT_FLUSH_END_MARK 0x454e4421u
 #define MT_HDR_VERSION 28
 #define MT_HDR_PID 30
 #define MT_HDR_DOMAIN 38 /* v3 only */

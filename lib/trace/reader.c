@@ -66,6 +66,8 @@ struct mt_reader {
     int in_packet;
 
     uint64_t expected_id;            /* v1/v2: ids run on across packets */
+    int64_t last_end;                /* latest packet end time, absolute */
+    int end_marked;                  /* the last packet carries the end mark */
     int done, failed;
     char err[512];
 };
@@ -200,6 +202,7 @@ static inline int get_vint(mt_reader *r, const uint8_t **pp, int64_t *v, const c
 typedef struct header {
     uint64_t size;       /* bytes, header included */
     int64_t begin, end;
+    uint32_t flush;      /* flush_duration: our writer's end mark, or 0 */
     unsigned version, domain;
     uint64_t pid;
     unsigned verify_ix, verify_pred;
@@ -256,6 +259,7 @@ static int read_packet(mt_reader *r, header *h, int first)
                        (unsigned long long)h->size, hs);
     h->begin = (int64_t)mt_get64(p + MT_HDR_TIME_BEGIN);
     h->end = (int64_t)mt_get64(p + MT_HDR_TIME_END);
+    h->flush = mt_get32(p + MT_HDR_FLUSH);
     h->pid = mt_get64(p + MT_HDR_PID);
     size_t shift = 0;
     h->domain = 0;
@@ -484,6 +488,16 @@ const char *mt_reader_error(const mt_reader *r)
     return r->failed ? r->err : NULL;
 }
 
+mt_timedelta mt_reader_end_time(const mt_reader *r)
+{
+    return r->last_end > r->info.start_time ? r->last_end - r->info.start_time : 0;
+}
+
+int mt_reader_ended(const mt_reader *r)
+{
+    return r->end_marked;
+}
+
 uint64_t mt_reader_offset(const mt_reader *r)
 {
     return mt_input_offset(&r->in);
@@ -545,6 +559,9 @@ static int next_packet(mt_reader *r)
                                (unsigned long long)d->cache[h.verify_ix],
                                d->pred[h.verify_ix]);
         }
+        if (h.end > r->last_end)
+            r->last_end = h.end;
+        r->end_marked = h.flush == MT_FLUSH_END_MARK;
         r->dom = d;
         r->next_id = h.id_begin;
         r->id_end = h.id_end;

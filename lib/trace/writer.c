@@ -45,6 +45,9 @@ struct mt_writer {
     pid_t creator;              /* process that opened the writer */
     int failed;
     int finished;               /* mt_writer_finish has written the last packet */
+    int end_marked;             /* the last packet written carries the end mark
+                                 * and nothing was added since */
+    uint32_t next_flush_field;  /* flush_duration of the next events packet */
     char err[256];
 
     /* Current events packet. */
@@ -259,6 +262,9 @@ static int flush_at(mt_writer *w, int64_t now)
     mt_put64(w->buf + MT_HDR_TIME_END, (uint64_t)w->pkt_end);
     mt_put64(w->buf + MT_HDR_ID_BEGIN + s, w->pkt_first_id);
     mt_put64(w->buf + MT_HDR_ID_END + s, w->next_id);
+    mt_put32(w->buf + MT_HDR_FLUSH, w->next_flush_field);
+    w->end_marked = w->next_flush_field == MT_FLUSH_END_MARK;
+    w->next_flush_field = 0;
     if (write_all(w, w->buf, w->len) < 0)
         return -1;
     w->pkt_start = w->pkt_end = now;
@@ -268,6 +274,17 @@ static int flush_at(mt_writer *w, int64_t now)
 
 int mt_writer_flush(mt_writer *w)
 {
+    return flush_at(w, w->pkt_end);
+}
+
+int mt_writer_flush_until(mt_writer *w, mt_timestamp now, int end)
+{
+    if (now > w->pkt_end) {
+        if (w->len == w->hdr_size)
+            w->pkt_start = now;   /* an empty packet: just a point in time */
+        w->pkt_end = now;
+    }
+    w->next_flush_field = end ? MT_FLUSH_END_MARK : 0;
     return flush_at(w, w->pkt_end);
 }
 
@@ -699,7 +716,8 @@ int mt_writer_finish(mt_writer *w)
         return -1;
     if (w->finished)
         return 0;
-    int rc = flush_at(w, w->pkt_end);
+    /* After an end mark with nothing since, the marked packet stays last. */
+    int rc = w->end_marked && w->len == w->hdr_size ? 0 : flush_at(w, w->pkt_end);
     w->finished = 1;
     w->len_limit = 0;
     return rc;

@@ -8,6 +8,9 @@
  *   faults stderr FILE close stderr, reopen fd 2 as FILE, allocate, write
  *                      "data" to fd 2
  *   faults dlopen      dlopen libz, compress a buffer through it, dlclose
+ *   faults hold MS [SIG|exec]  allocate 64 MiB and keep it, sleep MS
+ *                      milliseconds (no allocation meanwhile), then exit 0,
+ *                      or kill itself with signal SIG, or exec /bin/true
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -47,6 +50,20 @@ static void nap(int ms)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
+    if (strcmp(mode, "hold") == 0 && argc > 2) {
+        for (int i = 0; i < 64; i++)
+            keep(memset(malloc(1 << 20), 1, 1 << 20));
+        nap(atoi(argv[2]));
+        if (argc > 3 && strcmp(argv[3], "exec") == 0) {
+            execl("/bin/true", "true", (char *)NULL);
+            return 1;
+        }
+        if (argc > 3) {
+            signal(atoi(argv[3]), SIG_DFL);
+            raise(atoi(argv[3]));
+        }
+        return 0;
+    }
     if (strcmp(mode, "sleep") == 0) {
         work(200000);
         printf("ready\n");

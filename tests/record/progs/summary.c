@@ -4,6 +4,10 @@
  *   INFO pid=<pid> rate=<r> word_size=<w> allocs=<n> collects=<n> live=<n>
  *   SITE <function> <estimated bytes allocated> <estimated bytes live> <samples>
  *   FUNC <every function name seen in a backtrace, once>
+ *   STACKS max=<longest backtrace> truncated=<backtraces whose outermost
+ *          frame is "[truncated]">
+ *   END last_event_us=<time of the last event> end_us=<end of the
+ *       recording> marked=<1 if the writer marked its end>
  * Estimates use n_samples / rate. The site is the innermost location of
  * the innermost frame. Exits 1 if the trace is malformed or a collect names
  * an unknown or already collected allocation.
@@ -60,11 +64,23 @@ int main(int argc, char **argv)
     double rate = info->sample_rate;
     size_t cap = 1 << 16;
     struct { struct site *site; double w; int live; } *objs = calloc(cap, sizeof *objs);
-    unsigned long allocs = 0, collects = 0, live = 0;
+    unsigned long allocs = 0, collects = 0, live = 0, truncated = 0;
+    size_t max_len = 0;
+    long long last = 0;
     mt_event ev;
     int rc;
     while ((rc = mt_reader_next(r, &ev)) == 1) {
+        last = ev.time;
         if (ev.kind == MT_EVENT_ALLOC) {
+            if (ev.backtrace_length > max_len)
+                max_len = ev.backtrace_length;
+            const mt_location *outer;
+            size_t nouter;
+            if (ev.backtrace_length > 0 &&
+                mt_reader_lookup(r, ev.backtrace[0], &outer, &nouter) == 0 && nouter == 1 &&
+                strcmp(outer[0].defname, "[truncated]") == 0 && outer[0].line == 0 &&
+                outer[0].filename[0] == '\0')
+                truncated++;
             if (ev.id >= cap) {
                 size_t ncap = cap;
                 while (ev.id >= ncap)
@@ -113,6 +129,9 @@ int main(int argc, char **argv)
     printf("INFO pid=%llu rate=%.17g word_size=%u allocs=%lu collects=%lu live=%lu\n",
            (unsigned long long)info->pid, rate, info->word_size, allocs, collects, live);
     printf("CONTEXT %s\n", info->context ? info->context : "");
+    printf("STACKS max=%zu truncated=%lu\n", max_len, truncated);
+    printf("END last_event_us=%lld end_us=%lld marked=%d\n", last,
+           (long long)mt_reader_end_time(r), mt_reader_ended(r));
     printf("EXE %s\n", info->executable_name);
     for (int i = 0; i < nsites; i++)
         printf("SITE %s %.0f %.0f %lu\n", sites[i].name, sites[i].alloc,

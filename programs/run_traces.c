@@ -1,0 +1,179 @@
+/*
+ * run_traces.c - finds the trace files of one recorded run (FILE and the
+ * FILE.<pid>[.<k>] files beside it) and reads each once for a summary:
+ * pid, command, samples, estimated bytes, and whether it ended cleanly.
+ */
+#include "run_traces.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "memtrace/trace.h"
+
+/* "123" or "123.4": what the recorder appends to FILE. */
+static int pid_suffix(const char *s)
+{
+    size_t n = strspn(s, "0123456789");
+    if (n == 0)
+        return 0;
+    if (s[n] == '\0')
+        return 1;
+    if (s[n] != '.')
+        return 0;
+    s += n + 1;
+    n = strspn(s, "0123456789");
+    return n > 0 && s[n] == '\0';
+}
+
+static int newer(const struct stat *st, const struct timespec *since)
+{
+    if (!since)
+        return 1;
+    return st->st_mtim.tv_sec > since->tv_sec ||
+           (st->st_mtim.tv_sec == since->tv_sec && st->st_mtim.tv_nsec >= since->tv_nsec);
+}
+
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int push(char ***v, size_t *n, size_t *cap, const char *s)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 16;
+        char **nv = realloc(*v, nc * sizeof *nv);
+        if (!nv)
+            return -1;
+        *v = nv;
+        *cap = nc;
+    }
+    if (!((*v)[*n] = strdup(s)))
+        return -1;
+    (*n)++;
+    return 0;
+}
+
+size_t run_trace_files(const char *file, const struct timespec *since, char ***out)
+{
+    char **v = NULL;
+    size_t n = 0, cap = 0;
+    struct stat st;
+    *out = NULL;
+    if (stat(file, &st) == 0 && newer(&st, since) && push(&v, &n, &cap, file) < 0)
+        goto oom;
+
+    char dir[PATH_MAX];
+    if (snprintf(dir, sizeof dir, "%s", file) >= (int)sizeof dir)
+        goto done;
+    char *slash = strrchr(dir, '/');
+    const char *base = slash ? file + (slash - dir) + 1 : file;
+    if (slash)
+        slash[1] = '\0';   /* dir keeps its '/': the prefix of every path */
+    size_t blen = strlen(base);
+    DIR *d = opendir(slash ? dir : ".");
+    if (!d)
+        goto done;
+    size_t first_child = n;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, base, blen) != 0 || e->d_name[blen] != '.' ||
+            !pid_suffix(e->d_name + blen + 1))
+            continue;
+        char path[PATH_MAX + 256];
+        snprintf(path, sizeof path, "%s%s", slash ? dir : "", e->d_name);
+        if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || !newer(&st, since))
+            continue;
+        if (push(&v, &n, &cap, path) < 0) {
+            closedir(d);
+            goto oom;
+        }
+    }
+    closedir(d);
+    qsort(v + first_child, n - first_child, sizeof *v, by_name);
+done:
+    *out = v;
+    return n;
+oom:
+    run_trace_files_free(v, n);
+    return 0;
+}
+
+void run_trace_files_free(char **paths, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+}
+
+static void first_warning(void *ctx, const char *msg)
+{
+    run_trace *t = ctx;
+    if (t->complete) {
+        t->complete = 0;
+        snprintf(t->why, sizeof t->why, "%s", msg);
+    }
+}
+
+void run_trace_read(const char *path, run_trace *t)
+{
+    memset(t, 0, sizeof *t);
+    t->path = path;
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(t->why, sizeof t->why, "%s: not a regular file", path);
+        return;
+    }
+    t->complete = 1;
+    mt_reader_options ro = { .on_warning = first_warning, .warning_ctx = t,
+                             .skip_backtraces = 1 };
+    char *err = NULL;
+    mt_reader *r = mt_reader_open(path, &ro, &err);
+    if (!r) {
+        t->complete = 0;
+        snprintf(t->why, sizeof t->why, "%s", err ? err : "cannot read");
+        free(err);
+        return;
+    }
+    t->readable = 1;
+    const mt_trace_info *info = mt_reader_info(r);
+    t->pid = info->pid;
+    /* The program's name without its directory, then its arguments. */
+    const char *cmd = info->context && *info->context ? info->context : info->executable_name;
+    if (!cmd)
+        cmd = "";
+    const char *sp = strchr(cmd, ' ');
+    const char *name = cmd;
+    for (const char *c = cmd; *c && (!sp || c < sp); c++)
+        if (*c == '/' && c[1] && c[1] != ' ')
+            name = c + 1;
+    snprintf(t->command, sizeof t->command, "%s", name);
+    mt_event ev;
+    int rc;
+    while ((rc = mt_reader_next(r, &ev)) == 1) {
+        if (ev.kind == MT_EVENT_ALLOC) {
+            t->allocs++;
+            t->samples += ev.n_samples;
+        }
+    }
+    if (rc < 0 && t->complete) {
+        t->complete = 0;
+        snprintf(t->why, sizeof t->why, "%s", mt_reader_error(r));
+    }
+    t->ended = mt_reader_ended(r);
+    if (info->sample_rate > 0)
+        t->bytes = (double)t->samples / info->sample_rate * (info->word_size / 8.0);
+    mt_reader_close(r);
+}
+
+int run_trace_cmp_bytes(const void *a, const void *b)
+{
+    const run_trace *x = a, *y = b;
+    if (x->bytes != y->bytes)
+        return x->bytes < y->bytes ? 1 : -1;
+    return strcmp(x->path, y->path);
+}
