@@ -287,8 +287,20 @@ int mt_memprof_start(double rate, size_t callstack_size, const mt_tracker *track
         eng.depth = MAX_DEPTH;
     eng.tracker = *tracker;
     eng.pid = getpid();
-    __atomic_store_n(&eng.gen, new_gen(), __ATOMIC_RELEASE);
+    uint32_t gen = new_gen();
+    __atomic_store_n(&eng.gen, gen, __ATOMIC_RELEASE);
     control_unlock();
+    /* The calling thread samples from its very next byte on. Other threads
+     * notice the start when their countdown next runs out: within
+     * IDLE_RECHECK bytes if they allocated while sampling was stopped. */
+    struct mtr_thread *t = &mtr_tls;
+    if (!t->rng)
+        thread_init(t);
+    t->armed = gen;
+    if (t->busy)
+        t->saved = draw_gap(t);
+    else
+        t->countdown = draw_gap(t);
     return 0;
 }
 
