@@ -8,9 +8,9 @@
  * counts down the bytes to its next sampled byte (thread.h); the gaps are
  * geometric (draw.h). When an allocation of s bytes reaches the countdown
  * c, byte c of the block is sampled, the s - c bytes after it hold
- * Binomial(s - c, rate) more, and a fresh geometric gap past the block's
- * end becomes the next countdown (exact: the bytes are independent, so the
- * gap after the block forgets what happened inside it).
+ * Binomial(s - c, rate) more, and a geometric gap past the block's end
+ * becomes the next countdown (exact: the bytes are independent, so the gap
+ * after the block forgets what happened inside it).
  * A sampled block is placed in the arena (arena.h), its stack is captured
  * (unwind.h), and the tracker's alloc callback decides whether to track it.
  *
@@ -131,9 +131,25 @@ static uint64_t decide(struct mtr_thread *t, size_t size)
         return 0;
     }
     /* Byte number c of the block is sampled; so is each byte after it
-     * with probability rate. */
-    uint64_t n = 1 + mtr_binomial(&t->rng, bytes - c, eng.rate);
-    uint64_t next = draw_gap(t);
+     * with probability rate. With few expected samples in the rest, walk
+     * the gaps: the one that overshoots the block, less the bytes it
+     * covered in the block, is again a geometric gap (memorylessness), the
+     * next countdown. Otherwise draw the count at once. */
+    uint64_t rest = bytes - c, n = 1, next;
+    if ((double)rest * eng.rate < 16.0) {
+        for (;;) {
+            uint64_t e = draw_gap(t);
+            if (e > rest) {
+                next = e - rest;
+                break;
+            }
+            rest -= e;
+            n++;
+        }
+    } else {
+        n += mtr_binomial(&t->rng, rest, eng.rate);
+        next = draw_gap(t);
+    }
     t->countdown = next;
     mtr_enter();
     return n;
