@@ -97,7 +97,9 @@ check "auto: thread stacks start at the start routine ($p%)" sh -c "[ -s '$T/thr
 
 # libunwind stays out of the program's symbol scope: nothing of it is
 # exported or needed by libmemtrace.so (it is dlopen'ed RTLD_LOCAL).
-if command -v nm >/dev/null 2>&1; then
+if ! command -v nm >/dev/null 2>&1 || ! command -v readelf >/dev/null 2>&1; then
+    fail "nm or readelf not installed (binutils): libmemtrace.so's symbols not checked"
+else
     check "libmemtrace.so exports no unw_/_U/_Unwind/backtrace symbol" \
         sh -c "! nm -D --defined-only '$LIB' | grep -Eq ' (unw_|_U|_Unwind|backtrace)'"
     check "libmemtrace.so does not need libunwind" sh -c "! readelf -d '$LIB' | grep -q 'NEEDED.*libunwind'"
