@@ -6,7 +6,7 @@
 # replay of 'memtrace dump', and pprof/folded must work on it.
 set -u
 : "${MT_BIN:=build/memtrace}" "${MT_TMP:=/tmp}" "${MT_STAGE:=plain}"
-[ "$MT_STAGE" = plain ] || exit 77   # the recorder is preloaded: not under sanitizers
+[ "$MT_STAGE" = plain ] || { echo "the recorder is preloaded: plain stage only"; exit 77; }
 here=$(cd "$(dirname "$0")" && pwd)
 fail=0
 pass() { echo "PASS: $1"; }

@@ -7,7 +7,7 @@
 # start-up frames (the thread's, and libc's above main) stay out of stacks.
 . tests/record/progs/lib.sh
 skip_under_tsan
-command -v "${CC:-cc}" >/dev/null 2>&1 || exit 77
+command -v "${CC:-cc}" >/dev/null 2>&1 || { echo "FAIL: no C compiler (${CC:-cc})"; exit 1; }
 rate=0.001
 NOFP=$T/nofp
 "${CC:-cc}" -std=gnu11 -O2 -g -fomit-frame-pointer -o "$NOFP" tests/record/nofp/nofp.c ||

@@ -2,7 +2,7 @@
 # install.sh - `make install` puts the CLI, libraries, headers and pkg-config
 # files under DESTDIR/PREFIX, and a program built with pkg-config against the
 # installed files reads a trace; the installed `memtrace run` finds its library.
-[ "$MT_STAGE" = plain ] || exit 77
+[ "$MT_STAGE" = plain ] || { echo "plain stage only"; exit 77; }
 root=$MT_TMP/root prefix=/opt/memtrace
 check() { if eval "$2"; then echo "PASS: $1"; else echo "FAIL: $1"; fi; }
 # status DESCRIPTION STATUS LOG: PASS if STATUS is 0, else FAIL with the log

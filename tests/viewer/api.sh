@@ -4,8 +4,8 @@
 # site and its bytes, filtered totals; plus the page's own files.
 set -u
 . "$(dirname "$0")/lib.inc"
-command -v curl >/dev/null || { echo "curl missing"; exit 77; }
-command -v python3 >/dev/null || { echo "python3 missing"; exit 77; }
+command -v curl >/dev/null || { echo "FAIL: curl missing (scripts/install-deps.sh test)"; exit 1; }
+command -v python3 >/dev/null || { echo "FAIL: python3 missing (scripts/install-deps.sh test)"; exit 1; }
 
 ctf=$MT_FIXTURES/leak.ctf
 dump=$MT_FIXTURES/leak.txt
