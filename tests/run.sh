@@ -1,6 +1,7 @@
 #!/bin/sh
-# run.sh - runs the tests under the given directories (default: all) against
-# one build, and prints "N passed, N failed, N skipped".
+# run.sh - runs the tests under the given directories, or the given test
+# files (default: all), against one build, and prints
+# "N passed, N failed, N skipped".
 #
 # A test is an executable script tests/<layer>/*.sh or a unit-test binary
 # $MT_BUILD/tests/<layer>/<name> built from tests/<layer>/<name>.c.
@@ -27,8 +28,11 @@ passed=0 failed=0 skipped=0
 failures="" skips=""
 root=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-tests.XXXXXX")
 for dir in "$@"; do
-    [ -d "$dir" ] || continue
-    for src in "$dir"/*.sh "$dir"/*.c; do
+    if [ -f "$dir" ]; then set_srcs=$dir
+    elif [ -d "$dir" ]; then set_srcs="$dir/*.sh $dir/*.c"
+    else continue; fi
+    # shellcheck disable=SC2086
+    for src in $set_srcs; do
         [ -f "$src" ] || continue
         case "$src" in
             *.sh) name=${src%.sh}; cmd="sh $src" ;;
