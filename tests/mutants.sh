@@ -56,7 +56,7 @@ mutant malloc0-is-0-bytes lib/record/interpose.c 's/size_t bytes = size + (size 
 mutant malloc0-slow-path lib/record/engine.c 's/uint64_t bytes = size ? size : 1;/uint64_t bytes = size;/' $S
 mutant gap-exponential lib/record/draw.c 's|return -1.0 / log1p(-p);|return 1.0 / p;|' $S
 mutant gap-ceil lib/record/draw.c 's|double x = floor(-log(|double x = ceil(-log(|' $S
-mutant gap-not-uniform lib/record/draw.c 's|(mtr_random(state) >> 11) + 1) \* 0x1.0p-53|(mtr_random(state) >> 12) + 1) * 0x1.0p-53|' $S
+mutant gap-not-uniform lib/record/draw.h 's|(mtr_random(state) >> 11) + 1) \* 0x1.0p-53|(mtr_random(state) >> 12) + 1) * 0x1.0p-53|' $S
 mutant first-byte-uncounted lib/record/engine.c 's|uint64_t rest = bytes - c, n = 1, next;|uint64_t rest = bytes - c, n = 0, next;|' $S
 mutant overshoot-dropped lib/record/engine.c 's|next = e - rest;|next = e;|' $S
 mutant count-is-the-mean lib/record/engine.c 's|n += mtr_binomial(&t->rng, rest, eng.rate);|n += (uint64_t)((double)rest * eng.rate);|' $S

@@ -136,8 +136,8 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /* Chi-square of N per-block counts (obs, sorted; blocks not listed count
- * 0) against Binomial(b, p); bins hold at least 5 expected blocks. Sets
- * *df (0: too few blocks to test). */
+ * 0) against Binomial(b, p); bins hold at least 5 expected blocks (and
+ * N/1000, so at most about 1000 bins). Sets *df (0: too few blocks). */
 static double chi_square(const uint64_t *obs, size_t nobs, size_t N, uint64_t b, double p, int *df)
 {
     double n = (double)b, mu = n * p, sd = sqrt(n * p * (1 - p));
@@ -148,7 +148,7 @@ static double chi_square(const uint64_t *obs, size_t nobs, size_t N, uint64_t b,
     double chi2 = 0, e_bin = 0, below = 0;
     size_t o_bin = 0, zeros = N - nobs, i = 0;
     int bins = 0;
-    double bin_e[4096];
+    double bin_e[4096], min_e = N / 1000.0 > 5 ? N / 1000.0 : 5;
     size_t bin_o[4096];
     double start = lo;
     for (double k = lo; k <= hi; k++) {
@@ -163,7 +163,7 @@ static double chi_square(const uint64_t *obs, size_t nobs, size_t N, uint64_t b,
             i++;
         }
         double rest = (double)N - below;
-        if ((e_bin >= 5 && rest >= 5) || k == hi) {
+        if ((e_bin >= min_e && rest >= min_e) || k == hi) {
             if (k == hi) {       /* everything above goes to the last bin */
                 e_bin += rest > 0 ? rest : 0;
                 o_bin += nobs - i;
@@ -181,7 +181,7 @@ static double chi_square(const uint64_t *obs, size_t nobs, size_t N, uint64_t b,
     }
     (void)start;
     /* Merge a last bin that is too small into the one before. */
-    if (bins >= 2 && bin_e[bins - 1] < 5) {
+    if (bins >= 2 && bin_e[bins - 1] < min_e) {
         bin_e[bins - 2] += bin_e[bins - 1];
         bin_o[bins - 2] += bin_o[bins - 1];
         bins--;
@@ -239,6 +239,42 @@ static void run(double rate, const char *rname, enum entry e, size_t size, size_
     CHECK(chi2 <= chi2_limit(df),
           "rate %s, %s(%zu) x %zu: per-block counts Binomial(%llu, %s): chi-square %.1f, %d df, limit %.1f",
           rname, what, size, N, (unsigned long long)b, rname, chi2, df, chi2_limit(df));
+}
+
+/* The binomial draw itself (draw.h), many times per (n, p): mean within 5
+ * standard errors and chi-square against the exact distribution. Covers
+ * the walk over geometric gaps (n p < 16), the rejection sampler (n p >=
+ * 16) and the symmetry for p > 1/2 with enough draws to see a bias of a
+ * tenth of a sample. */
+uint64_t mtr_binomial(uint64_t *state, uint64_t n, double p);
+
+static void test_binomial(void)
+{
+    static const struct { uint64_t n; double p; } cases[] = {
+        { 40, 0.3 }, { 60, 0.25 }, { 333, 0.1 }, { 1000, 0.5 }, { 5000, 0.9 },
+        { 100000, 1e-3 }, { 3145735, 1.0 / 4096 }, { 1000000000, 1e-6 }, { 200, 0.999 },
+    };
+    enum { DRAWS = 400000 };
+    uint64_t *draws = malloc(DRAWS * sizeof *draws);
+    uint64_t state = 0x9e3779b97f4a7c15ULL;
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        uint64_t n = cases[c].n;
+        double p = cases[c].p, sum = 0;
+        for (size_t i = 0; i < DRAWS; i++) {
+            draws[i] = mtr_binomial(&state, n, p);
+            sum += (double)draws[i];
+        }
+        double want = DRAWS * (double)n * p, se = sqrt(DRAWS * (double)n * p * (1 - p));
+        double z = (sum - want) / se;
+        CHECK(fabs(z) <= 5, "Binomial(%llu, %g) x %d: mean %.4f, expected %.4f (%+.1f se)",
+              (unsigned long long)n, p, DRAWS, sum / DRAWS, (double)n * p, z);
+        qsort(draws, DRAWS, sizeof *draws, cmp_u64);
+        int df;
+        double chi2 = chi_square(draws, DRAWS, DRAWS, n, p, &df);
+        CHECK(df >= 1 && chi2 <= chi2_limit(df), "Binomial(%llu, %g) x %d: chi-square %.1f, %d df, limit %.1f",
+              (unsigned long long)n, p, DRAWS, chi2, df, chi2_limit(df));
+    }
+    free(draws);
 }
 
 /* Blocks to make: enough for about `target` sampled blocks, within a budget
@@ -347,6 +383,7 @@ int main(void)
     return 77;
 #endif
     test_accounting();
+    test_binomial();
     test_rates();
     free(counts);
     return failures ? 1 : 0;
