@@ -86,6 +86,21 @@ done
 "$MT_BIN" top -n 1 -c 0 "$F/leak.ctf" > "$MT_TMP/top"
 grep -q '^   1 .* 2%  Stdlib__List.init_aux' "$MT_TMP/top" &&
     pass "top: ±err of init_aux (2442 samples) is 2%" || { bad "top ±err column"; cat "$MT_TMP/top"; }
+# the text's ±err column is 100/sqrt(samples) too, rounded, row by row
+"$MT_BIN" top -n 0 -c 0 "$F/upstream_ocamlopt_v2.ctf" > "$MT_TMP/top"
+"$MT_BIN" top --json -n 0 -c 0 "$F/upstream_ocamlopt_v2.ctf" > "$MT_TMP/rse.json"
+r=$(python3 -c '
+import json, math, re, sys
+d = json.load(open(sys.argv[1]))
+want = {s["rank"]: round(100 / math.sqrt(s["cost"]["samples"])) for s in d["sites"]}
+got = {}
+for line in open(sys.argv[2]):
+    m = re.match(r"^ *(\d+) +\S+ \S+ +\S+% +\S+% +(\d+)%", line)
+    if m: got[int(m.group(1))] = int(m.group(2))
+bad = [(k, got.get(k), w) for k, w in want.items() if got.get(k) != w]
+print("ok %d rows" % len(got) if got and not bad else "bad %s" % bad[:3])' "$MT_TMP/rse.json" "$MT_TMP/top" 2>&1)
+case $r in ok*) pass "top: ±err column = 100/sqrt(samples) on all ${r#ok }" ;;
+           *) bad "top: ±err column: $r (rank, shown, 100/sqrt(k))" ;; esac
 # JSON is valid (python3: scripts/install-deps.sh test installs it)
 command -v python3 >/dev/null || bad "python3 not installed: JSON, SVG and ±err checks cannot run"
 if command -v python3 >/dev/null; then
