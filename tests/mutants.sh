@@ -67,6 +67,8 @@ mutant btrs-squeeze lib/record/draw.c 's|if (us >= 0.07 \&\& v <= v_r)|if (us >=
 mutant btrs-scale lib/record/draw.c 's|double spq = sqrt(dn \* p \* q);|double spq = 1.2 * sqrt(dn * p * q);|' $S
 mutant pvalloc-unrounded lib/record/interpose.c 's|return aligned(page, rounded ? rounded : page);|return aligned(page, size);|' $S
 mutant calloc-one-element lib/record/interpose.c '/API void \*calloc/,/^}/s|return mtr_slow_alloc(size, 0, MT_ALLOC_CALLOC);|return mtr_slow_alloc(m, 0, MT_ALLOC_CALLOC);|' $S
+mutant start-not-armed lib/record/engine.c '/^int mt_memprof_start/,/^}/s|        t->countdown = draw_gap(t);|        (void)draw_gap(t);|' $S
+mutant free-not-reported lib/record/engine.c 's|            eng.tracker.free(eng.tracker.ctx, (void \*)token);|            (void)token;|' $S tests/record/engine.c
 mutant header-rate lib/record/tracer.c 's|info.sample_rate = tr.rate;|info.sample_rate = tr.rate * 2;|' tests/record/defaults.sh tests/record/accuracy.sh
 # --- estimates
 mutant rse-k-plus-1 lib/analyze/model.c 's|return k ? 1.0 / sqrt((double)k) : 1.0;|return k ? 1.0 / sqrt((double)k + 1) : 1.0;|' tests/analyze tests/present/reports.sh
