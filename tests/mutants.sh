@@ -63,7 +63,8 @@ mutant count-is-the-mean lib/record/engine.c 's|n += mtr_binomial(&t->rng, rest,
 mutant no-symmetry lib/record/draw.c 's|return n - mtr_binomial(state, n, 1.0 - p);|return mtr_binomial(state, n, 1.0 - p);|' $S
 mutant small-np-walk-off lib/record/draw.c 's|if (g > left)|if (g >= left)|' $S
 mutant btrs-center lib/record/draw.c 's|double c = dn \* p + 0.5;|double c = dn * p + 1.5;|' $S
-mutant btrs-squeeze lib/record/draw.c 's|if (us >= 0.07 \&\& v <= v_r)|if (us >= 0.07 \&\& v <= 1.05 * v_r)|' $S
+mutant btrs-squeeze lib/record/draw.c 's|if (us >= 0.07 \&\& v <= v_r)|if (us >= 0.01 \&\& v <= v_r)|' $S
+mutant btrs-accept-loose lib/record/draw.c 's|if (v <= bound)|if (v <= bound + 0.3)|' $S
 mutant btrs-scale lib/record/draw.c 's|double spq = sqrt(dn \* p \* q);|double spq = 1.2 * sqrt(dn * p * q);|' $S
 mutant pvalloc-unrounded lib/record/interpose.c 's|return aligned(page, rounded ? rounded : page);|return aligned(page, size);|' $S
 mutant calloc-one-element lib/record/interpose.c '/API void \*calloc/,/^}/s|return mtr_slow_alloc(size, 0, MT_ALLOC_CALLOC);|return mtr_slow_alloc(m, 0, MT_ALLOC_CALLOC);|' $S
