@@ -307,8 +307,8 @@ int mt_memprof_start(double rate, size_t callstack_size, const mt_tracker *track
     __atomic_store_n(&eng.gen, gen, __ATOMIC_RELEASE);
     control_unlock();
     /* The calling thread samples from its very next byte on. Other threads
-     * notice the start when their countdown next runs out: within
-     * IDLE_RECHECK bytes if they allocated while sampling was stopped. */
+     * notice the start when their countdown runs out: the one drawn for an
+     * earlier run, or IDLE_RECHECK if they reached it while stopped. */
     struct mtr_thread *t = &mtr_tls;
     if (!t->rng)
         thread_init(t);
