@@ -1,11 +1,13 @@
 #!/bin/sh
-# run.sh - runs the tests under the given directories (default: all) against
-# one build, and prints "N passed, N failed, N skipped".
+# run.sh - runs the tests under the given directories, or the given test
+# files (default: all), against one build, and prints
+# "N passed, N failed, N skipped".
 #
 # A test is an executable script tests/<layer>/*.sh or a unit-test binary
 # $MT_BUILD/tests/<layer>/<name> built from tests/<layer>/<name>.c.
 # A test may report several results by printing lines "PASS: what" and
-# "FAIL: what"; otherwise its exit status is its one result (77 = skipped).
+# "FAIL: what"; otherwise its exit status is its one result (77 = skipped;
+# the first line it printed says why, and is shown).
 # Environment given to tests:
 #   MT_BUILD     build directory (default build)
 #   MT_BIN       the CLI, $MT_BUILD/memtrace
@@ -23,11 +25,14 @@ export MT_BUILD MT_BIN MT_FIXTURES MT_STAGE
 [ $# -gt 0 ] || set -- tests/trace tests/record tests/analyze tests/present tests/viewer
 
 passed=0 failed=0 skipped=0
-failures=""
+failures="" skips=""
 root=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-tests.XXXXXX")
 for dir in "$@"; do
-    [ -d "$dir" ] || continue
-    for src in "$dir"/*.sh "$dir"/*.c; do
+    if [ -f "$dir" ]; then set_srcs=$dir
+    elif [ -d "$dir" ]; then set_srcs="$dir/*.sh $dir/*.c"
+    else continue; fi
+    # shellcheck disable=SC2086
+    for src in $set_srcs; do
         [ -f "$src" ] || continue
         case "$src" in
             *.sh) name=${src%.sh}; cmd="sh $src" ;;
@@ -46,7 +51,9 @@ for dir in "$@"; do
         secs=$(( $(date +%s) - start ))
         np=$(grep -c '^PASS: ' "$out"); nf=$(grep -c '^FAIL: ' "$out")
         if [ $rc = 77 ] && [ "$nf" = 0 ]; then
-            skipped=$((skipped+1)); echo "skip $name ($MT_STAGE)"; continue
+            why=$(head -n 1 "$out")
+            skipped=$((skipped+1)); skips="$skips $name"
+            echo "skip $name ($MT_STAGE${why:+: $why})"; continue
         fi
         if [ "$nf" = 0 ] && [ $rc != 0 ]; then nf=1; fi
         if [ "$np" = 0 ] && [ "$nf" = 0 ]; then np=1; fi
@@ -61,6 +68,7 @@ for dir in "$@"; do
     done
 done
 rm -rf "$root"
+[ -n "$skips" ] && echo "skipped:$skips"
 [ -n "$failures" ] && echo "failed:$failures"
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]

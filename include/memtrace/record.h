@@ -5,8 +5,9 @@
  * Two layers, as in OCaml:
  *
  *  1. The sampling engine (the C counterpart of OCaml's Gc.Memprof). Every
- *     allocated byte is sampled with probability `rate` (a Poisson process
- *     over the allocation stream, mean interval 1/rate bytes). A sampled
+ *     allocated byte is sampled with probability `rate`, independently of
+ *     the others (mean interval 1/rate bytes; a block of s bytes holds
+ *     Binomial(s, rate) sample points; at rate 1 every byte). A sampled
  *     block is reported to the tracker's alloc callback with n_samples (the
  *     number of sample points that fell in it, >= 1), its requested size and
  *     its call stack; if the callback returns a non-NULL token the block is

@@ -1,13 +1,16 @@
 /*
  * engine.c - the sampling engine (the counterpart of OCaml's Gc.Memprof):
- * Poisson sampling over allocated bytes, the sampled-block slow paths and
- * the public mt_memprof_* API.
+ * per-byte sampling of the allocation stream, the sampled-block slow paths
+ * and the public mt_memprof_* API.
  *
- * Each thread counts down the bytes to its next sample point (thread.h).
- * When an allocation of s bytes reaches it, the block holds sample point
- * number 1; further exponential gaps that still fall inside the block add
- * to n_samples, and the overshoot becomes the next countdown, so the next
- * allocation continues the same Poisson process (exact by memorylessness).
+ * Every allocated byte is sampled independently with probability `rate`,
+ * so a block of s bytes holds Binomial(s, rate) sample points. Each thread
+ * counts down the bytes to its next sampled byte (thread.h); the gaps are
+ * geometric (draw.h). When an allocation of s bytes reaches the countdown
+ * c, byte c of the block is sampled, the s - c bytes after it hold
+ * Binomial(s - c, rate) more, and a geometric gap past the block's end
+ * becomes the next countdown (exact: the bytes are independent, so the gap
+ * after the block forgets what happened inside it).
  * A sampled block is placed in the arena (arena.h), its stack is captured
  * (unwind.h), and the tracker's alloc callback decides whether to track it.
  *
@@ -24,6 +27,7 @@
 #include <unistd.h>
 
 #include "arena.h"
+#include "draw.h"
 #include "engine.h"
 #include "real.h"
 #include "unwind.h"
@@ -39,7 +43,8 @@ __thread struct mtr_thread mtr_tls __attribute__((tls_model("initial-exec")));
 static struct {
     uint32_t gen;          /* current generation while running, 0 when stopped */
     uint32_t last_gen;
-    double mean;           /* mean interval between sample points, bytes */
+    double rate;           /* probability that a byte is sampled */
+    double scale;          /* mtr_geometric_scale(rate) */
     size_t depth;
     mt_tracker tracker;
     pid_t pid;             /* process that owns the sampling state */
@@ -80,40 +85,10 @@ static void seed(struct mtr_thread *t)
     t->rng = s ? s : 0x9e3779b97f4a7c15ULL;
 }
 
-static uint64_t next_random(struct mtr_thread *t)
-{
-    uint64_t x = t->rng;  /* xorshift64* */
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    t->rng = x;
-    return x * 0x2545f4914f6cdd1dULL;
-}
-
-/* Uniform in (0, 1]. */
-static double uniform(struct mtr_thread *t)
-{
-    return (double)((next_random(t) >> 11) + 1) * 0x1.0p-53;
-}
-
-/* An exponential gap with mean eng.mean, as a whole number of bytes >= 1. */
+/* The gap to the next sampled byte. */
 static uint64_t draw_gap(struct mtr_thread *t)
 {
-    double e = ceil(-eng.mean * log(uniform(t)));
-    if (!(e >= 1.0))
-        return 1;
-    if (e > 0x1.0p61)
-        return (uint64_t)1 << 61;
-    return (uint64_t)e;
-}
-
-/* Poisson(lambda) for large lambda, by the normal approximation. */
-static uint64_t poisson_large(struct mtr_thread *t, double lambda)
-{
-    double u1 = uniform(t), u2 = uniform(t);
-    double z = sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
-    double k = floor(lambda + sqrt(lambda) * z + 0.5);
-    return k < 0 ? 0 : (uint64_t)k;
+    return mtr_geometric(&t->rng, eng.scale);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -155,12 +130,13 @@ static uint64_t decide(struct mtr_thread *t, size_t size)
         t->countdown = c - bytes;
         return 0;
     }
-    /* Byte number c of the block is a sample point; count the others. */
+    /* Byte number c of the block is sampled; so is each byte after it
+     * with probability rate. With few expected samples in the rest, walk
+     * the gaps: the one that overshoots the block, less the bytes it
+     * covered in the block, is again a geometric gap (memorylessness), the
+     * next countdown. Otherwise draw the count at once. */
     uint64_t rest = bytes - c, n = 1, next;
-    if ((double)rest > 64.0 * eng.mean) {
-        n += poisson_large(t, (double)rest / eng.mean);
-        next = draw_gap(t);
-    } else {
+    if ((double)rest * eng.rate < 16.0) {
         for (;;) {
             uint64_t e = draw_gap(t);
             if (e > rest) {
@@ -170,6 +146,9 @@ static uint64_t decide(struct mtr_thread *t, size_t size)
             rest -= e;
             n++;
         }
+    } else {
+        n += mtr_binomial(&t->rng, rest, eng.rate);
+        next = draw_gap(t);
     }
     t->countdown = next;
     mtr_enter();
@@ -317,14 +296,27 @@ int mt_memprof_start(double rate, size_t callstack_size, const mt_tracker *track
         control_unlock();
         return -1;
     }
-    eng.mean = 1.0 / rate;
+    eng.rate = rate;
+    eng.scale = mtr_geometric_scale(rate);
     eng.depth = callstack_size ? callstack_size : DEFAULT_DEPTH;
     if (eng.depth > MAX_DEPTH)
         eng.depth = MAX_DEPTH;
     eng.tracker = *tracker;
     eng.pid = getpid();
-    __atomic_store_n(&eng.gen, new_gen(), __ATOMIC_RELEASE);
+    uint32_t gen = new_gen();
+    __atomic_store_n(&eng.gen, gen, __ATOMIC_RELEASE);
     control_unlock();
+    /* The calling thread samples from its very next byte on. Other threads
+     * notice the start when their countdown runs out: the one drawn for an
+     * earlier run, or IDLE_RECHECK if they reached it while stopped. */
+    struct mtr_thread *t = &mtr_tls;
+    if (!t->rng)
+        thread_init(t);
+    t->armed = gen;
+    if (t->busy)
+        t->saved = draw_gap(t);
+    else
+        t->countdown = draw_gap(t);
     return 0;
 }
 

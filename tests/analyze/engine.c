@@ -218,11 +218,21 @@ int main(void)
               !strcmp(fname(n[c1].func), "g") && n[c1].total.samples == 8,
           "bottom-up: malloc 11 <- g 8 first");
     mt_tree_free(t);
+    /* min_fraction 0.3 keeps exactly the nodes of the full tree with at
+     * least 3.3 of the 11 samples (a parent never has fewer than its
+     * children), and nothing else. */
+    t = mt_query_tree(s, MT_TREE_TOP_DOWN, MT_METRIC_SAMPLES, 0);
+    size_t heavy = 0;
+    for (size_t i = 1; i < t->n; i++)
+        heavy += t->nodes[i].total.samples >= 4;
+    mt_tree_free(t);
     t = mt_query_tree(s, MT_TREE_TOP_DOWN, MT_METRIC_SAMPLES, 0.3);
     size_t kept = 0;
     for (size_t i = 1; i < t->n; i++)
         kept += t->nodes[i].total.samples >= 4;
-    CHECK(kept == t->n - 1, "min_fraction 0.3 drops nodes under 3.3 samples");
+    CHECK(heavy >= 3 && kept == heavy && t->n - 1 == heavy,
+          "min_fraction 0.3 keeps the %zu nodes with >= 3.3 samples, drops the others (%zu kept)",
+          heavy, t->n - 1);
     mt_tree_free(t);
 
     t = mt_query_tree(s, MT_TREE_BOTTOM_UP, MT_METRIC_SAMPLES, 0.5);

@@ -2,7 +2,9 @@
 # (the reference dump format), for checking the engine's numbers.
 #   awk -v what=totals -f expect.awk DUMP   -> key=value lines
 #   awk -v what=sites  -f expect.awk DUMP   -> "samples<TAB>function<TAB>file<TAB>line"
-# One sample stands for word_size/8/sample_rate bytes.
+# One sample stands for word_size/8/sample_rate bytes, and for
+# 1/sample_rate/words objects of its size (words = len, plus the header
+# word of OCaml heap blocks, at least 1).
 /^info sample_rate=/ { split($2, a, "="); rate = a[2] + 0 }
 /^info word_size=/   { split($2, a, "="); word = a[2] + 0 }
 /^ev / {
@@ -14,7 +16,11 @@
             split($i, kv, "=")
             if (kv[1] == "id") id = kv[2]
             else if (kv[1] == "nsamples") ns = kv[2] + 0
+            else if (kv[1] == "len") len = kv[2] + 0
+            else if (kv[1] == "src") src = kv[2]
         }
+        words = len + (src == "External" ? 0 : 1); if (words < 1) words = 1
+        objs[id] = ns / words; total_objs += ns / words; live_objs += ns / words
         samples[id] = ns; alive[id] = 1
         total += ns; allocs++; live += ns
         site = "\t\t0"   # empty backtrace
@@ -24,6 +30,7 @@
         split($4, kv, "="); oid = kv[2]
         if ($3 == "collect" && (oid in alive)) {
             live -= samples[oid]; delete alive[oid]; collected += samples[oid]
+            live_objs -= objs[oid]
         }
     }
     next
@@ -50,6 +57,7 @@ END {
     } else {
         printf "allocs=%d\nsamples=%.0f\nbps=%.17g\nalloc_bytes=%.0f\n", allocs, total, bps, total * bps
         printf "live_end_samples=%.0f\nlive_end_bytes=%.0f\n", live, live * bps
+        printf "alloc_objects=%.0f\nlive_end_objects=%.0f\n", total_objs / rate, live_objs / rate
         printf "peak_bytes=%.0f\npeak_time=%d\n", peak * bps, peak_t
     }
 }

@@ -24,6 +24,10 @@ near() { # near WHAT GOT WANT (integers; sums of rounded per-stack values)
     if awk -v g="$2" -v w="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && d <= 1e-9 * (w < 0 ? -w : w) + 1) }'
     then pass "$1"; else bad "$1: got '$2', want '$3'"; fi
 }
+near_n() { # near_n WHAT GOT WANT N: within N/2 + 1 (N values rounded one by one)
+    if awk -v g="$2" -v w="$3" -v n="$4" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && w != "" && d <= n / 2 + 1) }'
+    then pass "$1 ($2)"; else bad "$1: got '$2', want '$3'"; fi
+}
 raw_sum() { # raw_sum COLUMN RAWFILE: sum of a value column of the samples
     awk -v c="$1" '/^Samples:/ { s = 1; getline; next } /^Locations/ { s = 0 }
         s && /:/ { split($0, a, ":"); n = split(a[1], v, " "); t += v[c] } END { printf "%.0f\n", t }' "$2"
@@ -48,8 +52,21 @@ for ctf in "$MT_FIXTURES"/*.ctf; do
         pass "$name: Go heap sample types" || bad "$name: sample types '$types'"
     near "$name: alloc_space total" "$(raw_sum 2 "$MT_TMP/raw")" "$(want alloc_bytes)"
     near "$name: inuse_space total (never collected)" "$(raw_sum 4 "$MT_TMP/raw")" "$(want live_end_bytes)"
+    # every allocation site keeps its function, file and line
+    awk -v what=sites -f "$expect" "$dump" | awk -F '\t' '$3 != "" { print $2 " " $3 ":" $4 }' | sort -u > "$MT_TMP/sites"
+    sed -n '/^Locations/,/^Mappings/p' "$MT_TMP/raw" | sed 's/^ *[0-9]*: 0x[0-9a-f]* M=[0-9]* //; s/ s=[0-9]*$//' |
+        sed 's/^ *//' | sort -u > "$MT_TMP/locs"
+    missing=$(comm -23 "$MT_TMP/sites" "$MT_TMP/locs" | head -n 3)
+    [ -s "$MT_TMP/sites" ] && [ -z "$missing" ] &&
+        pass "$name: every allocation site is a location with its function, file and line ($(wc -l < "$MT_TMP/sites"))" ||
+        bad "$name: sites missing from the profile's locations: $missing"
     # synth_edge has names that differ only after a NUL byte, which C strings cannot keep apart
     [ "$name" = synth_edge ] && continue
+    # object counts are rounded per stack: allow half an object per sample line
+    # (synth_edge, with sizes up to 2^40 words, is 1e-5 off: not checked)
+    lines=$(awk '/^Samples:/ { s = 1; getline; next } /^Locations/ { s = 0 } s && /:/ { c++ } END { print c + 0 }' "$MT_TMP/raw")
+    near_n "$name: alloc_objects total" "$(raw_sum 1 "$MT_TMP/raw")" "$(want alloc_objects)" "$lines"
+    near_n "$name: inuse_objects total (never collected)" "$(raw_sum 3 "$MT_TMP/raw")" "$(want live_end_objects)" "$lines"
     stacks=$(awk '/^ev .* alloc /{ if (n) k[key] = 1; key = "s"; n = 1; next } /^ev /{ if (n) k[key] = 1; n = 0; next }
         /^  bt /{ if ($4 == "?") l = $3; else { l = $0; sub(/^  bt [0-9]+ [^ ]+ /, "", l); sub(/:[0-9]+-[0-9]+ /, " ", l) }
                   key = key " " $2 "|" l }

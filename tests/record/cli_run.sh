@@ -10,12 +10,23 @@
 skip_under_tsan
 M=$PWD/$MT_BIN
 
-"$M" run --help >"$T/help" 2>&1; st=$?
-check "--help exits 0 and prints usage" test "$st" = 0 && grep -q '^usage: memtrace run' "$T/help"
-"$M" run >/dev/null 2>&1; check "no command: usage error 2" test $? = 2
-"$M" run -i nonsense true >/dev/null 2>&1; check "bad interval: 2" test $? = 2
-"$M" run -i 4k -r 0.1 true >/dev/null 2>&1; check "--interval and --rate: 2" test $? = 2
-"$M" run -r 2 true >/dev/null 2>&1; check "rate > 1: 2" test $? = 2
+# status_and_err DESCRIPTION STATUS WANT_STATUS REGEX FILE: both must match
+status_and_err() {
+    if [ "$2" = "$3" ] && grep -q -- "$4" "$5"; then pass "$1"
+    else fail "$1 (exit $2, want $3; stderr: $(head -c 300 "$5"))"; fi
+}
+"$M" run --help >"$T/help" 2>"$T/err"; st=$?
+status_and_err "--help exits 0 and prints usage" $st 0 '^usage: memtrace run' "$T/help"
+check "--help documents the default interval, 512k" grep -q 'default 512k' "$T/help"
+check "--help writes nothing on stderr" test ! -s "$T/err"
+"$M" run >/dev/null 2>"$T/err"; st=$?
+status_and_err "no command: usage error 2 with the usage" $st 2 '^usage: memtrace run' "$T/err"
+"$M" run -i nonsense true >/dev/null 2>"$T/err"; st=$?
+status_and_err "bad interval: 2, naming it" $st 2 "^memtrace run: .*'nonsense'" "$T/err"
+"$M" run -i 4k -r 0.1 true >/dev/null 2>"$T/err"; st=$?
+status_and_err "--interval and --rate: 2, saying not both" $st 2 '^memtrace run: .*not both' "$T/err"
+"$M" run -r 2 true >/dev/null 2>"$T/err"; st=$?
+status_and_err "rate > 1: 2, naming it" $st 2 "^memtrace run: .*rate '2'" "$T/err"
 
 cd "$T" || exit 1
 "$M" run -i 64k -- "$OLDPWD/$PROGS/forker" child 2>"$T/err"; st=$?
@@ -30,9 +41,9 @@ check "rate is 1/interval" sh -c "'$OLDPWD/$PROGS/summary' '$f' | grep -q '^INFO
 "$M" run -o "$T/kill.ctf" sh -c 'kill -9 $$' 2>/dev/null; st=$?
 check "killed by SIGKILL: 137 ($st)" test "$st" = 137
 "$M" run -o "$T/none.ctf" /nonexistent/prog 2>"$T/err"; st=$?
-check "command not found: 127 ($st) with a message" test "$st" = 127 && grep -q 'nonexistent/prog' "$T/err"
-MEMTRACE_LIB=/nonexistent/libmemtrace.so "$M" run true 2>/dev/null
-check "missing library: 1" test $? = 1
+status_and_err "command not found: 127 with a message naming it" $st 127 '^memtrace run: .*/nonexistent/prog' "$T/err"
+MEMTRACE_LIB=/nonexistent/libmemtrace.so "$M" run true 2>"$T/err"; st=$?
+status_and_err "missing library: 1 with a message" $st 1 '^memtrace run: .*libmemtrace' "$T/err"
 cd "$OLDPWD"
 
 # FILE that cannot be written: one line, exit 2, the command never runs.

@@ -1,7 +1,7 @@
 #!/bin/sh
 # demo.sh - `make demo` (scripts/demo.sh) profiles the bundled leaky example
 # and its report puts the leaking line first among live bytes.
-[ "$MT_STAGE" = plain ] || exit 77
+[ "$MT_STAGE" = plain ] || { echo "plain stage only"; exit 77; }
 out=$(BUILD=$MT_BUILD DEMO_DIR=$MT_TMP sh scripts/demo.sh 2>&1)
 rc=$?
 check() { if eval "$2"; then echo "PASS: $1"; else echo "FAIL: $1"; echo "$out" | head -40; fi; }

@@ -1,7 +1,7 @@
 /*
  * engine.c - unit test of the sampling engine API (mt_memprof_*), linked
  * with libmemtrace.a so the recorder replaces malloc in this binary:
- * start/stop rules, sample counts against the Poisson expectation, one free
+ * start/stop rules, sample counts against the binomial expectation, one free
  * callback per tracked block, no sampling inside callbacks, stacks that
  * start at the caller of malloc, the sampled-block allocator honouring
  * calloc/realloc/alignment semantics, and 16 threads passing blocks to
@@ -140,7 +140,7 @@ static void test_counts(void)
           (unsigned long long)n_alloc);
 
 #ifndef __SANITIZE_THREAD__
-    /* Huge request (Poisson shortcut) that fails: no crash, NULL. */
+    /* Huge request (binomial draw over 2^62 bytes) that fails: no crash, NULL. */
     mt_memprof_start(rate, 0, &tracker);
     volatile size_t hugesize = (size_t)1 << 62;
     void *huge = malloc(hugesize);

@@ -48,6 +48,24 @@ c=$(children "$f")
 check "selfexec: the exec'd program has its own file ($c)" test -n "$c"
 summary "$c" 2>/dev/null | grep -q '^SITE child_work ' || fail "selfexec: the exec'd program's allocations"
 
+# A forked child that allocates, then execs: the child writes FILE.<pid>,
+# the program it execs (same pid) the next free name, FILE.<pid>.1.
+f=$T/forkexec.ctf
+out=$(preload "$f" $rate "$F" forkexec)
+check "forkexec: program ran normally ($out)" test "$out" = ok
+c=$(children "$f" | sort)
+pid=$(echo "$c" | head -n 1 | sed 's/.*\.ctf\.\([0-9]*\).*/\1/')
+check "forkexec: FILE.<pid> and FILE.<pid>.1 ($(echo $c))" \
+    test "$(echo $c)" = "$f.$pid $f.$pid.1"
+for g in "$f.$pid" "$f.$pid.1"; do
+    if summary "$g" >"$T/fe.sum" 2>&1; then
+        check "forkexec: $(basename "$g") holds pid $pid and the child's allocations" \
+            sh -c "grep -q '^INFO pid=$pid ' '$T/fe.sum' && grep -q '^SITE child_work ' '$T/fe.sum'"
+    else
+        fail "forkexec: $(basename "$g") readable"
+    fi
+done
+
 # Trace only the first process.
 f=$T/nofollow.ctf
 out=$(env MEMTRACE_FOLLOW=0 sh -c ". tests/record/progs/lib.sh; preload '$f' $rate '$F' fork")

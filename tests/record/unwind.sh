@@ -7,7 +7,7 @@
 # start-up frames (the thread's, and libc's above main) stay out of stacks.
 . tests/record/progs/lib.sh
 skip_under_tsan
-command -v "${CC:-cc}" >/dev/null 2>&1 || exit 77
+command -v "${CC:-cc}" >/dev/null 2>&1 || { echo "FAIL: no C compiler (${CC:-cc})"; exit 1; }
 rate=0.001
 NOFP=$T/nofp
 "${CC:-cc}" -std=gnu11 -O2 -g -fomit-frame-pointer -o "$NOFP" tests/record/nofp/nofp.c ||
@@ -97,7 +97,9 @@ check "auto: thread stacks start at the start routine ($p%)" sh -c "[ -s '$T/thr
 
 # libunwind stays out of the program's symbol scope: nothing of it is
 # exported or needed by libmemtrace.so (it is dlopen'ed RTLD_LOCAL).
-if command -v nm >/dev/null 2>&1; then
+if ! command -v nm >/dev/null 2>&1 || ! command -v readelf >/dev/null 2>&1; then
+    fail "nm or readelf not installed (binutils): libmemtrace.so's symbols not checked"
+else
     check "libmemtrace.so exports no unw_/_U/_Unwind/backtrace symbol" \
         sh -c "! nm -D --defined-only '$LIB' | grep -Eq ' (unw_|_U|_Unwind|backtrace)'"
     check "libmemtrace.so does not need libunwind" sh -c "! readelf -d '$LIB' | grep -q 'NEEDED.*libunwind'"

@@ -6,8 +6,8 @@
 # sanitizers. Longer runs: see docs/api-trace.md ("Fuzzing").
 set -u
 : "${MT_BUILD:?}" "${MT_FIXTURES:?}" "${MT_TMP:?}"
-[ "${MT_STAGE:-plain}" = plain ] || exit 77
-command -v clang >/dev/null 2>&1 || { echo "clang not installed"; exit 77; }
+[ "${MT_STAGE:-plain}" = plain ] || { echo "the fuzz target carries its own sanitizers: plain stage only"; exit 77; }
+command -v clang >/dev/null 2>&1 || { echo "FAIL: clang not installed (scripts/install-deps.sh test)"; exit 1; }
 if ! make -s --no-print-directory BUILD="$MT_BUILD" fuzz >"$MT_TMP/build.log" 2>&1; then
     echo "FAIL: building the fuzz target"; tail -n 20 "$MT_TMP/build.log"; exit 1
 fi

@@ -2,12 +2,14 @@
 # install.sh - `make install` puts the CLI, libraries, headers and pkg-config
 # files under DESTDIR/PREFIX, and a program built with pkg-config against the
 # installed files reads a trace; the installed `memtrace run` finds its library.
-[ "$MT_STAGE" = plain ] || exit 77
+[ "$MT_STAGE" = plain ] || { echo "plain stage only"; exit 77; }
 root=$MT_TMP/root prefix=/opt/memtrace
 check() { if eval "$2"; then echo "PASS: $1"; else echo "FAIL: $1"; fi; }
+# status DESCRIPTION STATUS LOG: PASS if STATUS is 0, else FAIL with the log
+status() { if [ "$2" = 0 ]; then echo "PASS: $1"; else echo "FAIL: $1 (exit $2)"; tail -n 20 "$3"; fi; }
 
 make -s --no-print-directory BUILD="$MT_BUILD" install DESTDIR="$root" PREFIX=$prefix >"$MT_TMP/log" 2>&1
-check "make install succeeds" '[ $? = 0 ] || cat "$MT_TMP/log"'
+status "make install succeeds" $? "$MT_TMP/log"
 for f in bin/memtrace lib/libmemtrace.so lib/libmemtrace.a lib/libmemtrace-analyze.so \
          include/memtrace/trace.h include/memtrace/analyze.h include/memtrace/record.h \
          lib/pkgconfig/memtrace.pc share/man/man1/memtrace-run.1; do
@@ -34,9 +36,10 @@ int main(int argc, char **argv)
 C
 flags=$(PKG_CONFIG_SYSROOT_DIR="$root" PKG_CONFIG_PATH="$root$prefix/lib/pkgconfig" pkg-config --cflags --libs memtrace)
 cc -o "$MT_TMP/count" "$MT_TMP/count.c" $flags -Wl,-rpath,"$root$prefix/lib" 2>"$MT_TMP/cc.log"
-check "a program builds with pkg-config flags" '[ $? = 0 ] || cat "$MT_TMP/cc.log"'
+status "a program builds with pkg-config flags" $? "$MT_TMP/cc.log"
 check "it reads a trace with the installed library" \
     '[ "$("$MT_TMP/count" "$MT_FIXTURES/leak.ctf")" = 12289 ]'
 "$root$prefix/bin/memtrace" run -o "$MT_TMP/t.ctf" -- true 2>"$MT_TMP/run.log"
+st=$?
 check "installed memtrace run finds the installed library" \
-    '[ $? = 0 ] && "$root$prefix/bin/memtrace" info "$MT_TMP/t.ctf" >/dev/null'
+    '[ $st = 0 ] && "$root$prefix/bin/memtrace" info "$MT_TMP/t.ctf" >/dev/null'

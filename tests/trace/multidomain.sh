@@ -6,7 +6,7 @@
 # out exactly as in their own dumps, domain 1's with " dom=1".
 set -u
 : "${MT_BIN:?}" "${MT_FIXTURES:?}" "${MT_TMP:?}"
-command -v python3 >/dev/null 2>&1 || { echo "python3 missing"; exit 77; }
+command -v python3 >/dev/null 2>&1 || { echo "FAIL: python3 missing (scripts/install-deps.sh test)"; exit 1; }
 F=$MT_FIXTURES
 "$MT_BIN" recode -V 3 "$F/leak.ctf" "$MT_TMP/a.ctf" &&
 "$MT_BIN" recode -V 3 "$F/rate1.ctf" "$MT_TMP/b.ctf" || { echo "FAIL: recode to v3"; exit 1; }

@@ -4,8 +4,8 @@
 # site and its bytes, filtered totals; plus the page's own files.
 set -u
 . "$(dirname "$0")/lib.inc"
-command -v curl >/dev/null || { echo "curl missing"; exit 77; }
-command -v python3 >/dev/null || { echo "python3 missing"; exit 77; }
+command -v curl >/dev/null || { echo "FAIL: curl missing (scripts/install-deps.sh test)"; exit 1; }
+command -v python3 >/dev/null || { echo "FAIL: python3 missing (scripts/install-deps.sh test)"; exit 1; }
 
 ctf=$MT_FIXTURES/leak.ctf
 dump=$MT_FIXTURES/leak.txt
@@ -55,7 +55,6 @@ check "info: total samples" [ "$(json 'j["total"]["samples"]')" = "$total" ]
 
 # the allocation-site tree: its top site and bytes match the dump
 [ "$(get 'api/tree?dir=sites')" = 200 ] || fail "api/tree"
-top=$(json 'j["funcs"]["name"][j["nodes"]["f"][1]]')
 got=$(json 'j["funcs"]["name"][j["nodes"]["f"][1]] + " " + str(j["nodes"]["s"][1]) + " " + str(round(j["nodes"]["v"][1]))')
 want="$top $top_samples $(python3 -c "print(round($top_samples * $bps))")"
 check "tree: top site, samples and bytes = $want (got $got)" [ "$got" = "$want" ]

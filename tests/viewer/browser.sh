@@ -7,10 +7,10 @@
 # SHOTS=dir keeps screenshots of the main views there.
 set -u
 . "$(dirname "$0")/lib.inc"
-[ "${MT_STAGE:-plain}" = plain ] || exit 77
+[ "${MT_STAGE:-plain}" = plain ] || { echo "plain stage only"; exit 77; }
 here=$(cd "$(dirname "$0")" && pwd)
 if [ ! -x /usr/bin/chromium ] || ! command -v node >/dev/null; then
-    echo "chromium or node missing (scripts/install-deps.sh test installs them)"; exit 77
+    echo "FAIL: chromium or node missing (scripts/install-deps.sh test installs them)"; exit 1
 fi
 if [ ! -d "$here/node_modules/playwright-core" ]; then
     (cd "$here" && npm ci --no-audit --no-fund --loglevel=error) || { echo "FAIL: npm ci"; exit 1; }

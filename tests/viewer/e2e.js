@@ -44,7 +44,8 @@ const tableRows = (page) => page.$$eval('#tree-table tbody tr', (rs) => rs.map((
 
     await page.goto(url);
     await page.waitForSelector('body[data-ready="1"]', { timeout: 20000 });
-    check('page loads and reports ready', true);
+    check('page loads and reports ready', (await page.$eval('body', (b) => b.dataset.ready)) === '1' &&
+      (await page.$$('#tree-table, #flame')).length > 0);
     check('info panel shows the executable', (await page.textContent('#info')).includes('leak.exe'));
     check('memory chart drawn', (await inked(page, 'chart')) > 2000, await inked(page, 'chart'));
     check('flame graph drawn', (await inked(page, 'flame')) > 2000, await inked(page, 'flame'));
@@ -70,10 +71,13 @@ const tableRows = (page) => page.$$eval('#tree-table tbody tr', (rs) => rs.map((
     await page.click('#tree-table tbody tr[data-node]');
     await page.waitForSelector('#focus-panel h3');
     check('selecting a row shows its callers', (await page.textContent('#focus-panel')).includes('Called from'));
-    /* keyboard: down moves the selection, right expands */
+    /* keyboard: down moves the selection to the next row */
+    const rowNodes = await page.$$eval('#tree-table tbody tr[data-node]', (rs) => rs.map((r) => r.dataset.node));
+    const sel0 = await page.$eval('#tree-table tr.selected', (r) => r.dataset.node).catch(() => null);
     await page.keyboard.press('ArrowDown');
-    const sel = await page.$eval('#tree-table tr.selected', (r) => r.dataset.node);
-    check('keyboard moves the selection in the table', sel !== undefined);
+    const sel = await page.$eval('#tree-table tr.selected', (r) => r.dataset.node).catch(() => null);
+    check('keyboard moves the selection to the next row', sel0 === rowNodes[0] && rowNodes.length > 1 && sel === rowNodes[1],
+      'before ' + sel0 + ', after ' + sel + ', rows ' + rowNodes.slice(0, 3).join(','));
 
     /* drag on the chart over the first quarter, apply as "allocated in range" */
     const cb = await page.locator('#chart').boundingBox();
@@ -146,7 +150,9 @@ const tableRows = (page) => page.$$eval('#tree-table tbody tr', (rs) => rs.map((
     check('keyboard: arrows and Enter zoom the flame graph', /Reset zoom/.test(await page.textContent('#crumbs')));
     await page.keyboard.press('Escape');
     await page.waitForFunction(() => !/zoom=/.test(location.search), null, { timeout: 5000 });
-    check('keyboard: Esc resets the zoom', true);
+    await page.waitForTimeout(200);
+    check('keyboard: Esc resets the zoom', !/Reset zoom/.test(await page.textContent('#crumbs')) && !/zoom=/.test(page.url()),
+      await page.textContent('#crumbs'));
 
     /* points of interest: a call path opens zoomed in the flame graph from main */
     step = 'point of interest';
@@ -166,7 +172,9 @@ const tableRows = (page) => page.$$eval('#tree-table tbody tr', (rs) => rs.map((
     await page.selectOption('#metric', 'count');
     await page.waitForFunction(() => /metric=count/.test(location.search));
     await page.waitForFunction(() => /blocks/.test(document.getElementById('poi').textContent), null, { timeout: 10000 });
-    check('measuring blocks instead of bytes', true);
+    check('measuring blocks instead of bytes: the table counts blocks',
+      (await page.textContent('#th-value')) === 'Blocks' && /metric=count/.test(page.url()),
+      await page.textContent('#th-value'));
 
     check('no request left this server', foreign.length === 0, foreign.join(' '));
     check('no script errors', errors.length === 0, errors.join(' | '));

@@ -7,7 +7,7 @@
 # shows more filtered than total memory.
 set -u
 . "$(dirname "$0")/lib.inc"
-command -v curl >/dev/null && command -v python3 >/dev/null || { echo "curl or python3 missing"; exit 77; }
+command -v curl >/dev/null && command -v python3 >/dev/null || { echo "FAIL: curl or python3 missing (scripts/install-deps.sh test)"; exit 1; }
 
 for ctf in "$MT_FIXTURES"/*.ctf; do
     name=$(basename "$ctf")

@@ -3,6 +3,8 @@
  *   forker fork   : allocates, forks 3 children that allocate (child_work)
  *                   and exit, allocates again
  *   forker exec   : a forked child execs "forker child"
+ *   forker forkexec: a forked child allocates (child_work), then execs
+ *                   "forker child"
  *   forker spawn  : posix_spawn and vfork+exec of "forker child"
  *   forker quiet  : forks children that _exit at once without allocating
  *   forker busy   : 8 threads allocate while the main thread forks 20
@@ -78,6 +80,13 @@ int main(int argc, char **argv)
         ok = wait_all(3);
     } else if (strcmp(mode, "exec") == 0) {
         if (fork() == 0) {
+            execv(argv[0], child_argv);
+            _exit(127);
+        }
+        ok = wait_all(1);
+    } else if (strcmp(mode, "forkexec") == 0) {
+        if (fork() == 0) {
+            child_work();
             execv(argv[0], child_argv);
             _exit(127);
         }

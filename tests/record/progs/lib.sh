@@ -20,4 +20,8 @@ preload() {
 summary() { "$PROGS/summary" "$@"; }
 finish() { [ "$fails" = 0 ]; exit $?; }
 # Preloading a TSan-built recorder into other programs makes no sense.
-skip_under_tsan() { [ "${MT_STAGE:-plain}" = tsan ] && exit 77; return 0; }
+skip_under_tsan() {
+    [ "${MT_STAGE:-plain}" = tsan ] || return 0
+    echo "runs programs under the preloaded recorder: plain stage only"
+    exit 77
+}

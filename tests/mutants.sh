@@ -1,0 +1,90 @@
+#!/bin/sh
+# mutants.sh - mutation check of the statistical core, the estimates and the
+# exporters: applies each small mutant below to a scratch copy of the tree,
+# rebuilds, runs the tests that should notice, and reports which mutants
+# survive (the tests all passed). Run by hand; takes a few minutes.
+#
+#   sh tests/mutants.sh [NAME-PATTERN]      (default: every mutant)
+#   env: MUTANTS_DIR (scratch copy; default a new temporary directory,
+#        removed at the end unless MUTANTS_KEEP=1)
+#
+# Exit status 0 only if every mutant applied and was killed. A mutant whose
+# sed expression no longer matches its file is reported NOT APPLIED: update
+# the list when the code changes.
+set -u
+cd "$(dirname "$0")/.."
+only=${1:-}
+src=$PWD
+dir=${MUTANTS_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/memtrace-mutants.XXXXXX")}
+mkdir -p "$dir"
+# The working tree as it is (uncommitted changes included), without builds.
+tar -C "$src" --exclude=./build --exclude=./.git --exclude=node_modules -cf - . | tar -C "$dir" -xf -
+cd "$dir" || exit 1
+log=$dir/mutant.log
+
+build() { make -s -j2 all tests-build >"$log" 2>&1; }
+echo "building the unmutated tree in $dir"
+build || { tail -n 20 "$log"; echo "the unmutated tree does not build"; exit 1; }
+
+killed=0 survived=0 broken=0 results=""
+# mutant NAME FILE SED-EXPRESSION TESTS...
+mutant() {
+    name=$1 file=$2 expr=$3; shift 3
+    case $name in *$only*) ;; *) return 0 ;; esac
+    cp "$file" "$dir/.orig"
+    sed "$expr" "$dir/.orig" > "$file"
+    if cmp -s "$file" "$dir/.orig"; then
+        status="NOT APPLIED"; broken=$((broken + 1))
+    elif ! build; then
+        status="killed (does not build)"; killed=$((killed + 1))
+    elif sh tests/run.sh "$@" >"$log" 2>&1; then
+        status="SURVIVED"; survived=$((survived + 1))
+    else
+        status="killed by $(sed -n 's/^FAIL \([^ ]*\) .*/\1/p' "$log" | tr '\n' ' ')"
+        killed=$((killed + 1))
+    fi
+    cp "$dir/.orig" "$file"
+    touch "$file"         # newer than its object: rebuilt for the next mutant
+    printf '%-24s %s\n' "$name" "$status"
+    results="$results$name: $status
+"
+}
+
+S=tests/record/sampling.c
+# --- sampling: each byte sampled with probability rate, counts Binomial
+mutant malloc0-is-0-bytes lib/record/interpose.c 's/size_t bytes = size + (size == 0);/size_t bytes = size;/' $S tests/record/defaults.sh
+mutant malloc0-slow-path lib/record/engine.c 's/uint64_t bytes = size ? size : 1;/uint64_t bytes = size;/' $S
+mutant gap-exponential lib/record/draw.c 's|return -1.0 / log1p(-p);|return 1.0 / p;|' $S
+mutant gap-ceil lib/record/draw.c 's|double x = floor(-log(|double x = ceil(-log(|' $S
+mutant gap-not-uniform lib/record/draw.h 's|(mtr_random(state) >> 11) + 1) \* 0x1.0p-53|(mtr_random(state) >> 12) + 1) * 0x1.0p-53|' $S
+mutant first-byte-uncounted lib/record/engine.c 's|uint64_t rest = bytes - c, n = 1, next;|uint64_t rest = bytes - c, n = 0, next;|' $S
+mutant overshoot-dropped lib/record/engine.c 's|next = e - rest;|next = e;|' $S
+mutant count-is-the-mean lib/record/engine.c 's|n += mtr_binomial(&t->rng, rest, eng.rate);|n += (uint64_t)((double)rest * eng.rate);|' $S
+mutant no-symmetry lib/record/draw.c 's|return n - mtr_binomial(state, n, 1.0 - p);|return mtr_binomial(state, n, 1.0 - p);|' $S
+mutant small-np-walk-off lib/record/draw.c 's|if (g > left)|if (g >= left)|' $S
+mutant btrs-center lib/record/draw.c 's|double c = dn \* p + 0.5;|double c = dn * p + 1.5;|' $S
+mutant btrs-squeeze lib/record/draw.c 's|if (us >= 0.07 \&\& v <= v_r)|if (us >= 0.01 \&\& v <= v_r)|' $S
+mutant btrs-accept-loose lib/record/draw.c 's|if (v <= bound)|if (v <= bound + 0.3)|' $S
+mutant btrs-scale lib/record/draw.c 's|double spq = sqrt(dn \* p \* q);|double spq = 1.2 * sqrt(dn * p * q);|' $S
+mutant pvalloc-unrounded lib/record/interpose.c 's|return aligned(page, rounded ? rounded : page);|return aligned(page, size);|' $S
+mutant calloc-one-element lib/record/interpose.c '/API void \*calloc/,/^}/s|return mtr_slow_alloc(size, 0, MT_ALLOC_CALLOC);|return mtr_slow_alloc(m, 0, MT_ALLOC_CALLOC);|' $S
+mutant start-not-armed lib/record/engine.c '/^int mt_memprof_start/,/^}/s|        t->countdown = draw_gap(t);|        (void)draw_gap(t);|' $S
+mutant free-not-reported lib/record/engine.c 's|            eng.tracker.free(eng.tracker.ctx, (void \*)token);|            (void)token;|' $S tests/record/engine.c
+mutant header-rate lib/record/tracer.c 's|info.sample_rate = tr.rate;|info.sample_rate = tr.rate * 2;|' tests/record/defaults.sh tests/record/accuracy.sh
+# --- estimates
+mutant rse-k-plus-1 lib/analyze/model.c 's|return k ? 1.0 / sqrt((double)k) : 1.0;|return k ? 1.0 / sqrt((double)k + 1) : 1.0;|' tests/analyze tests/present/reports.sh
+mutant rse-text-k-plus-1 lib/present/top.c 's|100 \* mt_noise(k)|100 * mt_noise(k + 1)|' tests/present/reports.sh
+mutant bytes-per-sample lib/analyze/model.c 's|m->bps = in->sample_rate > 0 ? m->word_bytes / in->sample_rate : 0;|m->bps = in->sample_rate > 0 ? 8 / in->sample_rate : 0;|' tests/analyze tests/present/recorder.sh
+mutant objects-no-header lib/analyze/model.h 's|        words += 1;|        words += 0;|' tests/analyze tests/present/pprof.sh
+mutant live-at-collect lib/analyze/model.h 's|return a->time <= t \&\& a->collect > t;|return a->time <= t \&\& a->collect >= t;|' tests/analyze tests/present/reports.sh
+# --- exporters
+mutant pprof-no-filenames lib/present/pprof.c 's|str_index(&w->strs, fn\[f\].filename)|str_index(\&w->strs, "")|' tests/present/pprof.sh
+mutant pprof-inuse-objects-0 lib/present/pprof.c 's|(uint64_t)llround(c->live_objects)|0|' tests/present/pprof.sh
+mutant pprof-alloc-space-live lib/present/pprof.c 's|(uint64_t)llround(c->alloc_bytes)|(uint64_t)llround(c->live_bytes)|' tests/present/pprof.sh
+mutant folded-weights-floor lib/present/stacks.c 's|long long w = llround(v);|long long w = (long long)(v / 2);|' tests/present/reports.sh
+
+echo
+echo "$killed killed, $survived survived, $broken not applied"
+if [ "${MUTANTS_KEEP:-0}" = 1 ]; then echo "scratch tree kept in $dir"
+elif [ -z "${MUTANTS_DIR:-}" ]; then rm -rf "$dir"; fi
+[ "$survived" = 0 ] && [ "$broken" = 0 ]
