@@ -27,6 +27,7 @@ static void help(void)
            "  -n, --limit N      sites shown (default 20, 0 = all)\n"
            "  -c, --callers N    callers shown per site (default 3)\n"
            "  -j, --json         JSON for scripts\n"
+           REPORT_SITE_HELP
            "  -h, --help         this help\n"
            "\n"
            "Entries marked ~ are noisy (relative error over 20%%), ? mostly noise.\n"
@@ -39,8 +40,8 @@ int cmd_top(int argc, char **argv)
         {"by", required_argument, 0, 'b'},     {"at", required_argument, 0, 'a'},
         {"filter", required_argument, 0, 'f'}, {"limit", required_argument, 0, 'n'},
         {"callers", required_argument, 0, 'c'}, {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-    mt_top_options o = {MT_METRIC_ALLOC_BYTES, 20, 3, 0, NULL};
+        REPORT_SITE_LONGOPTS, {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    mt_top_options o = {MT_METRIC_ALLOC_BYTES, 20, 3, 0, NULL, 0};
     mt_timedelta at = MT_TIME_END;
     int by_given = 0, at_given = 0, c;
     char *end;
@@ -72,6 +73,9 @@ int cmd_top(int argc, char **argv)
         }
         case 'j': o.json = 1; break;
         case 'h': help(); return 0;
+        case REPORT_OPT_RAW:
+        case REPORT_OPT_PLUMBING:
+        case REPORT_OPT_FULL_NAMES: report_site_option("top", c, optarg); break;
         default: return report_usage("top");
         }
     }
@@ -84,6 +88,8 @@ int cmd_top(int argc, char **argv)
     mt_model *m;
     mt_filter *f;
     mt_selection *s;
+    report_sites.used = 1;
+    o.full_names = report_sites.full_names;
     int rc = report_open("top", argv[optind], o.filter_text, at, 2, &m, &f, &s);
     if (rc)
         return rc;

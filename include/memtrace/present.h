@@ -30,6 +30,12 @@ void mt_json_string(FILE *out, const char *s);
 void mt_json_cost(FILE *out, const mt_cost *c);
 /* "name (file:line)" of a frame, or "name" when there is no file. */
 void mt_format_frame(char *buf, size_t cap, const mt_model *m, mt_frame_id f);
+/* The same with the name shortened (mt_name_simplify) unless full. */
+void mt_format_frame_as(char *buf, size_t cap, const mt_model *m, mt_frame_id f, int full);
+/* name itself when full, else its short form written into buf. */
+const char *mt_display_name(char *buf, size_t cap, const char *name, int full);
+/* "via std::vector<int>::resize(…) 80%, ..." under a site of top. */
+void mt_report_vias(FILE *out, const mt_model *m, const mt_site_vias *v, int full);
 /* Noise marker for k samples: "" (fine), "~" (noisy: rse > 20%), "?"
  * (mostly noise: rse > 50%). */
 const char *mt_noise_mark(uint64_t k);
@@ -42,6 +48,7 @@ typedef struct mt_top_options {
     size_t callers;          /* callers shown per site */
     int json;
     const char *filter_text; /* shown in the header; may be NULL */
+    int full_names;          /* names as recorded (else shortened C++ names) */
 } mt_top_options;
 int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o);
 

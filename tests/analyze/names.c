@@ -1,0 +1,127 @@
+/*
+ * names.c - unit test of C++ display names (mt_name_simplify,
+ * mt_name_qualified) and of the allocation plumbing list
+ * (mt_plumbing_match): names as the recorder writes them, demangled.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memtrace/analyze.h"
+
+static int failures;
+
+static void simp(const char *name, const char *want)
+{
+    char buf[1024];
+    mt_name_simplify(name, buf, sizeof buf);
+    if (strcmp(buf, want)) {
+        printf("FAIL: simplify '%s'\n   got  '%s'\n   want '%s'\n", name, buf, want);
+        failures++;
+    } else
+        printf("PASS: '%s' shows as '%s'\n", name, want);
+}
+
+static void qual(const char *name, const char *want)
+{
+    char buf[1024];
+    mt_name_qualified(name, buf, sizeof buf);
+    if (strcmp(buf, want)) {
+        printf("FAIL: qualified '%s'\n   got  '%s'\n   want '%s'\n", name, buf, want);
+        failures++;
+    } else
+        printf("PASS: qualified name of '%s' is '%s'\n", name, want);
+}
+
+static void plumb(const mt_plumbing *p, const char *name, int want)
+{
+    int got = mt_plumbing_match(p, name);
+    if (got != want) {
+        printf("FAIL: '%s' is %splumbing, want %splumbing\n", name, got ? "" : "not ",
+               want ? "" : "not ");
+        failures++;
+    } else
+        printf("PASS: '%s' is %splumbing\n", name, want ? "" : "not ");
+}
+
+#define STR "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >"
+
+int main(void)
+{
+    /* C and OCaml names are left alone */
+    simp("parse_message", "parse_message");
+    simp("Stdlib__List.map", "Stdlib__List.map");
+    simp("0x55d0c0de1234", "0x55d0c0de1234");
+    simp("main", "main");
+    /* std::string, default template arguments, folded argument lists */
+    simp(STR "::_M_create(unsigned long&, unsigned long)", "std::string::_M_create(…)");
+    simp("std::__new_allocator<char>::allocate(unsigned long, void const*)",
+         "std::__new_allocator<char>::allocate(…)");
+    simp("std::vector<double, std::allocator<double> >* shapes::make_many<double>(int)",
+         "shapes::make_many<double>(…)");
+    simp("std::vector<" STR ", std::allocator<" STR " > >::push_back(" STR " const&)",
+         "std::vector<std::string>::push_back(…)");
+    simp("std::map<int, " STR ", std::less<int>, std::allocator<std::pair<int const, " STR
+         " > > >::operator[](int const&)",
+         "std::map<int, std::string>::operator[](…)");
+    simp("std::map<" STR ", std::vector<" STR ", std::allocator<" STR " > >, std::less<" STR
+         ">, std::allocator<std::pair<" STR " const, std::vector<" STR ", std::allocator<" STR
+         " > > > > >::operator[](" STR " const&)",
+         "std::map<…>::operator[](…)");
+    simp(STR " std::operator+<char, std::char_traits<char>, std::allocator<char> >(" STR "&&, "
+         "char const*)",
+         "std::operator+<char>(…)");
+    simp(STR "::basic_string<std::allocator<char> >(char const*, std::allocator<char> const&)",
+         "std::string::string(…)");
+    simp("std::unique_ptr<Node, std::default_delete<Node> >::reset(Node*)",
+         "std::unique_ptr<Node>::reset(…)");
+    simp("void std::vector<int, std::allocator<int> >::_M_realloc_insert<int const&>("
+         "__gnu_cxx::__normal_iterator<int*, std::vector<int, std::allocator<int> > >, int const&)",
+         "std::vector<int>::_M_realloc_insert<int const&>(…)");
+    simp("operator new(unsigned long)", "operator new(…)");
+    simp("bool operator< <int>(Foo<int> const&, Foo<int> const&)", "operator< <int>(…)");
+    simp("std::basic_ostream<char, std::char_traits<char> >& std::operator<< <std::char_traits<char> >("
+         "std::basic_ostream<char, std::char_traits<char> >&, char const*)",
+         "std::operator<< <std::char_traits<char>>(…)");
+    simp("(anonymous namespace)::Pool::grow()", "(anon)::Pool::grow()");
+    simp("main::{lambda(int)#1}::operator()(int) const", "main::{lambda#1}::operator()(…)");
+    simp("worker(int) [clone .cold]", "worker(…)");
+    qual("void std::vector<int, std::allocator<int> >::_M_realloc_insert<int>(int&&)",
+         "std::vector<int, std::allocator<int> >::_M_realloc_insert<int>");
+    qual("operator new[](unsigned long)", "operator new[]");
+    qual("xmalloc", "xmalloc");
+    qual("(anonymous namespace)::f(int)", "(anonymous namespace)::f");
+    /* a tiny buffer never overflows and still returns the full length */
+    char small[8];
+    size_t n = mt_name_simplify(STR "::_M_create(unsigned long&)", small, sizeof small);
+    if (strlen(small) != 7 || n != strlen("std::string::_M_create(…)")) {
+        printf("FAIL: small buffer: '%s' %zu\n", small, n);
+        failures++;
+    } else
+        printf("PASS: a small buffer holds the start and the full length is returned\n");
+
+    mt_plumbing *p = mt_plumbing_new(1);
+    plumb(p, "std::__new_allocator<char>::allocate(unsigned long, void const*)", 1);
+    plumb(p, "void " STR "::_M_construct<char*>(char*, char*, std::forward_iterator_tag)", 1);
+    plumb(p, "operator new(unsigned long)", 1);
+    plumb(p, "operator new[](unsigned long)", 1);
+    plumb(p, "xmalloc", 1);
+    plumb(p, "g_malloc0", 1);
+    plumb(p, "PyMem_RawMalloc", 1);
+    plumb(p, "sqlite3Malloc", 1);
+    plumb(p, "sqlite3DbMallocRawNN", 1);
+    plumb(p, "std::vector<double, std::allocator<double> >* shapes::make_many<double>(int)", 0);
+    plumb(p, "new_session", 0);
+    plumb(p, "xmallocate_session", 0);
+    plumb(p, "main", 0);
+    plumb(p, "mystd::alloc()", 0);
+    mt_plumbing_add(p, "mypool_*");
+    mt_plumbing_add(p, "!std::make_unique*");
+    plumb(p, "mypool_alloc", 1);
+    plumb(p, "std::unique_ptr<Foo, std::default_delete<Foo> > std::make_unique<Foo>()", 0);
+    mt_plumbing_free(p);
+    mt_plumbing *none = mt_plumbing_new(0);
+    plumb(none, "xmalloc", 0);
+    mt_plumbing_free(none);
+    return failures ? 1 : 0;
+}
