@@ -72,7 +72,7 @@ int cmd_folded(int argc, char **argv)
     int rc = report_open("folded", argv[optind], filter, at, 0, &m, &f, &s);
     if (rc)
         return rc;
-    if (mt_report_folded(stdout, s, weight) < 0 || fflush(stdout) != 0) {
+    if (mt_report_folded_names(stdout, s, weight, report_sites.full_names) < 0 || fflush(stdout) != 0) {
         perror("memtrace folded: writing");
         rc = 1;
     }

@@ -41,7 +41,7 @@ int cmd_pprof(int argc, char **argv)
                                          {0, 0, 0, 0}};
     const char *filter = NULL, *output = NULL;
     mt_timedelta at = MT_TIME_END;
-    mt_pprof_options po = {6, 0};
+    mt_pprof_options po = {6, 0, 0};
     int c;
     while ((c = getopt_long(argc, argv, "o:a:f:l:h", opts, NULL)) != -1) {
         switch (c) {
@@ -74,6 +74,7 @@ int cmd_pprof(int argc, char **argv)
     mt_filter *f;
     mt_selection *s;
     report_sites.used = 1;
+    po.full_names = report_sites.full_names;
     int rc = report_open("pprof", argv[optind], filter, at, 0, &m, &f, &s);
     if (rc)
         return rc;

@@ -56,7 +56,10 @@ struct vapi {
     struct resp_entry answers[RESP_SLOTS];
     pthread_t warmer;
     int warming;
+    const mt_plumbing *plumbing;
 };
+
+void vapi_set_plumbing(vapi *a, const mt_plumbing *p) { a->plumbing = p; }
 
 vapi *vapi_new(const mt_model *m, const char *file, double load_seconds)
 {
@@ -157,7 +160,7 @@ static struct sel_entry *sel_get(vapi *a, mt_filter *f, char *key)
         e->refs = -1;
     }
     /* build outside the lock: other requests go on meanwhile */
-    mt_selection *sel = mt_select(a->model, f, MT_TIME_END);
+    mt_selection *sel = mt_select_sites(a->model, f, MT_TIME_END, a->plumbing);
     if (!slot) {
         if (!sel) {
             entry_clear(e);

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memtrace/present.h"
+
 /* ------------------------------------------------------------------ */
 /* Parameters and helpers                                              */
 
@@ -53,8 +55,7 @@ static int arg_metric(const vreq *req, mt_metric *out, vresp *resp)
 /* Samples behind a metric's value (for the sampling error). */
 static uint64_t cost_samples(const mt_cost *c, mt_metric m)
 {
-    return (m == MT_METRIC_LIVE_BYTES || m == MT_METRIC_LIVE_OBJECTS) ? c->live_samples
-                                                                      : c->samples;
+    return mt_cost_samples(c, m);
 }
 
 static double secs(mt_timedelta t)
@@ -81,6 +82,8 @@ static void put_func(vjson *j, const mt_model *m, mt_func_id f)
     const mt_func *fn = &mt_model_funcs(m)[f];
     vj_kuint(j, "id", f);
     vj_kstr(j, "name", fn->name);
+    char shortname[1024];
+    vj_kstr(j, "short", mt_display_name(shortname, sizeof shortname, fn->name, 0));
     vj_kstr(j, "file", fn->filename);
 }
 
@@ -230,6 +233,13 @@ static void funcmap_put(vjson *j, const struct funcmap *fm, const mt_model *m)
     vj_arr(j);
     for (size_t i = 0; i < fm->n; i++)
         vj_str(j, funcs[fm->ids[i]].name);
+    vj_end_arr(j);
+    vj_key(j, "short");   /* display names (mt_name_simplify) */
+    vj_arr(j);
+    for (size_t i = 0; i < fm->n; i++) {
+        char shortname[1024];
+        vj_str(j, mt_display_name(shortname, sizeof shortname, funcs[fm->ids[i]].name, 0));
+    }
     vj_end_arr(j);
     vj_key(j, "file");
     vj_arr(j);

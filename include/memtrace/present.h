@@ -62,6 +62,8 @@ int mt_report_lifetimes(FILE *out, const mt_selection *s, int json);
 /* Collapsed stacks "main;f;g 1234" (outermost first), weighted by the
  * metric (rounded to integers), one line per distinct function path. */
 int mt_report_folded(FILE *out, const mt_selection *s, mt_metric weight);
+/* The same; full_names 0 shortens C++ names (mt_name_simplify). */
+int mt_report_folded_names(FILE *out, const mt_selection *s, mt_metric weight, int full_names);
 
 /* pprof: a gzipped profile.proto with sample types alloc_objects/count,
  * alloc_space/bytes, inuse_objects/count, inuse_space/bytes (inuse = live
@@ -71,6 +73,8 @@ int mt_report_folded(FILE *out, const mt_selection *s, mt_metric weight);
 typedef struct mt_pprof_options {
     int level;               /* gzip level 1-9; 0: 6 */
     int alloc_default;       /* nonzero: default_sample_type = alloc_space */
+    int full_names;          /* Function.name as recorded (else shortened C++ names;
+                              * Function.system_name is always the full name) */
 } mt_pprof_options;
 int mt_write_pprof(const char *path, const mt_selection *s, const mt_pprof_options *o,
                    char **err);

@@ -302,9 +302,12 @@ static int encode(writer *w, const mt_pprof_options *o)
     for (size_t f = 0; f < mt_model_n_funcs(m); f++) {
         if (!w->func_used[f])
             continue;
+        char shortname[1024];
         uint64_t name = str_index(&w->strs, fn[f].name);
+        uint64_t shown = str_index(&w->strs, mt_display_name(shortname, sizeof shortname, fn[f].name,
+                                                             o && o->full_names));
         pb_uint(&w->tmp, 1, f + 1);
-        pb_uint(&w->tmp, 2, name);
+        pb_uint(&w->tmp, 2, shown);
         pb_uint(&w->tmp, 3, name);
         pb_uint(&w->tmp, 4, str_index(&w->strs, fn[f].filename));
         pb_msg(&w->out, 5, &w->tmp);
