@@ -78,7 +78,7 @@ MT.Table = class {
       const tw = MT.el('span', { class: 'tw' }, hasKids ? (this.open.has(i) ? '▾' : '▸') : '');
       const bar = MT.el('span', { class: 'bar' });
       bar.style.width = Math.max(1, Math.round(40 * t.v[i] / V)) + 'px';
-      const nameCell = MT.el('td', { class: 'col-name', title: t.name(i) }, tw, bar, t.name(i));
+      const nameCell = MT.el('td', { class: 'col-name', title: t.full(i) }, tw, bar, t.name(i));
       nameCell.style.paddingLeft = (8 + pad) + 'px';
       const tr = MT.el('tr', { 'data-node': String(i), class: (i === this.sel ? 'selected' : '') + (re && re.test(t.name(i)) ? ' hit' : '') },
         nameCell,
@@ -151,7 +151,7 @@ MT.renderFocus = function (panel, r, host) {
     return;
   }
   const tot = r.total || 1;
-  panel.appendChild(MT.el('h3', null, r.name));
+  panel.appendChild(MT.el('h3', { title: r.name }, r.short || r.name));
   if (r.file) panel.appendChild(MT.el('div', { class: 'loc' }, r.file));
   panel.appendChild(MT.el('dl', { class: 'stats' },
     MT.el('dt', null, 'allocated here'), MT.el('dd', null, MT.fmtValue(r.flat) + ' (' + MT.fmtPct(r.flat / tot) + ')'),
@@ -167,7 +167,7 @@ MT.renderFocus = function (panel, r, host) {
     if (!items.length) { panel.appendChild(MT.el('div', { class: 'empty' }, 'none')); return; }
     for (const it of items.slice(0, 60)) {
       panel.appendChild(MT.el('div', { class: 'row', title: it.name + (it.file ? '\n' + it.file : ''), onclick: () => host.focusFunction(it.id) },
-        MT.el('span', { class: 'nm' }, it.name),
+        MT.el('span', { class: 'nm' }, it.short || it.name),
         MT.el('span', { class: 'v' }, MT.fmtValue(it.v) + ' · ' + MT.fmtPct(it.v / tot))));
     }
   };

@@ -47,7 +47,8 @@ MT.fmtCount = function (n) {
 
 /* A value of the chosen metric: bytes, or a count. */
 MT.fmtValue = function (v, metric) {
-  return (metric || MT.state.metric) === 'count' ? MT.fmtCount(v) + ' blocks' : MT.fmtBytes(v);
+  const m = metric || MT.state.metric;
+  return m === 'count' || m === 'temporary' ? MT.fmtCount(v) + ' blocks' : MT.fmtBytes(v);
 };
 
 MT.fmtTime = function (s) {
@@ -130,7 +131,7 @@ MT.readUrl = function () {
   s.q = p.get('q') || '';
   const fn = p.get('fn');
   s.fn = fn && /^\d+$/.test(fn) ? Number(fn) : null;
-  s.metric = p.get('metric') === 'count' ? 'count' : 'alloc';
+  s.metric = ['count', 'temporary', 'temp_bytes'].includes(p.get('metric')) ? p.get('metric') : 'alloc';
 };
 
 MT.writeUrl = function (push) {
@@ -156,6 +157,26 @@ MT.hash = function (s) {
   let h = 2166136261;
   for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 16777619); }
   return h >>> 0;
+};
+
+/* A display name cut to max characters in the middle: the start of its
+ * scope, "…", and the function's own name, which is never cut (''
+ * when even that does not fit). */
+MT.fit = function (name, max) {
+  if (name.length <= max) return name;
+  /* the function's own name starts after the last "::" outside <> and () */
+  let depth = 0, own = 0;
+  for (let i = 0; i < name.length; i++) {
+    const c = name[i];
+    if (c === '<' || c === '(' || c === '[' || c === '{') depth++;
+    else if ((c === '>' || c === ')' || c === ']' || c === '}') && depth > 0) depth--;
+    else if (depth === 0 && c === ':' && name[i + 1] === ':') own = i + 2;
+  }
+  const tail = name.slice(own);
+  if (tail.length > max) return '';
+  const scoped = '…' + name.slice(own - 2);  /* "…::operator[](…)" */
+  if (own === 0 || scoped.length >= max) return tail.length + 3 <= max ? '…::' + tail : tail;
+  return name.slice(0, max - scoped.length) + scoped;
 };
 
 /* Warm flame colours, stable per function name. */
