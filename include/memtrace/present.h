@@ -26,7 +26,8 @@ void mt_format_time(char *buf, size_t cap, mt_timedelta us);
 /* A JSON string literal of s (with quotes) to out. */
 void mt_json_string(FILE *out, const char *s);
 /* A cost as a JSON object: {"alloc_bytes":..,"alloc_objects":..,"live_bytes":..,
- * "live_objects":..,"samples":..,"live_samples":..,"allocs":..}. */
+ * "live_objects":..,"samples":..,"live_samples":..,"allocs":..,"temp_bytes":..,
+ * "temp_objects":..,"temp_samples":..}. */
 void mt_json_cost(FILE *out, const mt_cost *c);
 /* "name (file:line)" of a frame, or "name" when there is no file. */
 void mt_format_frame(char *buf, size_t cap, const mt_model *m, mt_frame_id f);
