@@ -177,6 +177,17 @@ int mt_plumbing_match(const mt_plumbing *p, const char *func_name)
     return hit;
 }
 
+/* A frame the recorder could not name ("??", "0x55d0c0de1234",
+ * "libfoo.so+0x1234"): skipped when its caller is plumbing (a tail of
+ * the library without symbols), kept otherwise. */
+static int unnamed(const char *name)
+{
+    if (!strcmp(name, "??") || !strncmp(name, "0x", 2))
+        return 1;
+    const char *plus = strstr(name, "+0x");
+    return plus && !strpbrk(name, " (");
+}
+
 int mta_plumbing_apply(mt_selection *s, const mt_plumbing *p)
 {
     const mt_model *m = s->m;
@@ -185,9 +196,12 @@ int mta_plumbing_apply(mt_selection *s, const mt_plumbing *p)
     if (!pl)
         return -1;
     int any = 0;
-    for (size_t i = 0; i < m->funcs.n; i++)
+    for (size_t i = 0; i < m->funcs.n; i++) {
         if (mt_plumbing_match(p, m->funcs.v[i].name))
             pl[i] = 1, any = 1;
+        else if (unnamed(m->funcs.v[i].name))
+            pl[i] = 2;
+    }
     if (!any) {
         free(pl);
         return 0;
@@ -207,7 +221,8 @@ int mta_plumbing_apply(mt_selection *s, const mt_plumbing *p)
     via[0] = MT_NO_FRAME;
     for (size_t i = 1; i < nn; i++) {
         const mt_node *nd = &m->nodes.v[i];
-        if (pl[m->frames.v[nd->frame].func]) {
+        uint8_t k = pl[m->frames.v[nd->frame].func];
+        if (k == 1 || (k == 2 && via[nd->parent] != MT_NO_FRAME)) {
             site[i] = site[nd->parent];
             via[i] = via[nd->parent] != MT_NO_FRAME ? via[nd->parent] : nd->frame;
         } else {

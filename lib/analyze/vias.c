@@ -57,6 +57,8 @@ mt_site_vias *mt_query_site_vias(const mt_selection *s, const mt_sites *t, mt_me
         mt_cost c;
         mta_cost_of(m, &m->allocs.v[i], s->live_at, &c);
         via_item it = {(uint32_t)si, m->frames.v[vf].func, vf, mt_cost_get(&c, metric)};
+        if (!(it.v > 0))
+            continue; /* counts nothing for this metric (e.g. freed, by live) */
         if (MTA_PUSH(items, it) < 0) {
             free(items.v);
             goto oom;

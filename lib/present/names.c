@@ -33,11 +33,28 @@ void mt_report_vias(FILE *out, const mt_model *m, const mt_site_vias *v, int ful
     if (!v->n)
         return;
     fprintf(out, "%4s %11s %6s %6s %7s    via ", "", "", "", "", "");
-    char nb[1024];
+    /* overloads may share a short name: one entry per name shown */
+    char nb[MT_MAX_VIAS][512];
+    double share[MT_MAX_VIAS];
+    size_t n = 0;
     for (size_t k = 0; k < v->n && k < MT_MAX_VIAS; k++) {
         const mt_func *fn = &mt_model_funcs(m)[mt_model_frames(m)[v->frame[k]].func];
-        fprintf(out, "%s%s %.0f%%", k ? ", " : "", mt_display_name(nb, sizeof nb, fn->name, full),
-                100 * v->share[k]);
+        char tmp[512];
+        const char *name = mt_display_name(tmp, sizeof tmp, fn->name, full);
+        size_t j = 0;
+        while (j < n && strcmp(nb[j], name))
+            j++;
+        if (j == n) {
+            snprintf(nb[n], sizeof nb[n], "%s", name);
+            share[n++] = 0;
+        }
+        share[j] += v->share[k];
+    }
+    for (size_t k = 0; k < n; k++) {
+        if (100 * share[k] < 0.5)
+            fprintf(out, "%s%s <1%%", k ? ", " : "", nb[k]);
+        else
+            fprintf(out, "%s%s %.0f%%", k ? ", " : "", nb[k], 100 * share[k]);
     }
     if (v->n > MT_MAX_VIAS)
         fprintf(out, ", ... %zu more", v->n - MT_MAX_VIAS);
