@@ -50,6 +50,16 @@ void mt_report_vias(FILE *out, const mt_model *m, const mt_site_vias *v, int ful
         }
         share[j] += v->share[k];
     }
+    for (size_t a = 1; a < n; a++) /* biggest first again after merging */
+        for (size_t b = a; b > 0 && share[b] > share[b - 1]; b--) {
+            char t[512];
+            double x = share[b];
+            memcpy(t, nb[b], sizeof t);
+            memcpy(nb[b], nb[b - 1], sizeof t);
+            memcpy(nb[b - 1], t, sizeof t);
+            share[b] = share[b - 1];
+            share[b - 1] = x;
+        }
     for (size_t k = 0; k < n; k++) {
         if (100 * share[k] < 0.5)
             fprintf(out, "%s%s <1%%", k ? ", " : "", nb[k]);
