@@ -247,7 +247,7 @@ typedef struct mt_selection mt_selection;
  * reports all of these at once. live_* are "at the selection's live time"
  * (see mt_select). */
 /* Temporary allocations: sampled blocks freed within MT_TEMPORARY_US
- * microseconds of their allocation (docs/temporary.md says why). */
+ * microseconds of their allocation (docs/names.md says why). */
 #define MT_TEMPORARY_US 1000
 
 typedef struct mt_cost {
