@@ -39,7 +39,7 @@ check "sessions --raw: sites are the innermost frames, plumbing included (got '$
 live_first=$("$MT_BIN" top --by live --json "$T/s.ctf" | python3 -c 'import json,sys; print(json.load(sys.stdin)["sites"][0]["site"]["function"])')
 check "sessions: the leak's site is Registry::open_session (got '$live_first')" \
     sh -c "echo '$live_first' | grep -q '^demo::Registry::open_session('"
-via=$(json "$T/top.json" '[s for s in d["sites"] if s["site"]["line"] == 39][0]["via"][0]["function"]["short"]')
+via=$(json "$T/top.json" '[s for s in d["sites"] if s["site"]["line"] == 39][0]["via"][0]["short"]')
 check "sessions: open_session:39 is reached via std::vector<std::string>::resize (got '$via')" \
     test "$via" = "std::vector<std::string>::resize(…)"
 "$MT_BIN" top -n 5 "$T/s.ctf" >"$T/top.txt"
@@ -68,7 +68,7 @@ check "folded --raw: std::__new_allocator frames are there" \
 
 # --- cxx.cc: template function, exceptions, the map -----------------------
 "$MT_BIN" top --json -n 0 "$T/cxx.ctf" >"$T/cxx.json"
-site_of() { json "$T/cxx.json" '" | ".join(s["site"]["short"] for s in d["sites"] if s["site"]["line"] == '"$1"')'; }
+site_of() { json "$T/cxx.json" '" | ".join(s["short"] for s in d["sites"] if s["site"]["line"] == '"$1"')'; }
 check "cxx: make_many's push_back is charged to shapes::make_many<double>(…)" \
     test "$(site_of 18)" = "shapes::make_many<double>(…)"
 check "cxx: the map of strings is charged to main:61 (got '$(site_of 61)')" test "$(site_of 61)" = "main"
@@ -90,7 +90,7 @@ printf '# our own allocation helpers\nshapes::make_many*   # a template\n\n' >"$
 "$MT_BIN" top --json -n 0 --plumbing "$T/plumbing" "$T/cxx.ctf" >"$T/cxx-pl.json"
 n=$(json "$T/cxx-pl.json" 'sum(1 for s in d["sites"] if "make_many" in s["site"]["function"])')
 check "--plumbing FILE: shapes::make_many is no site any more ($n are)" test "$n" = 0
-m=$(json "$T/cxx-pl.json" '[v["function"]["short"] for s in d["sites"] for v in s["via"] if s["site"]["line"] == 55]')
+m=$(json "$T/cxx-pl.json" '[v["short"] for s in d["sites"] for v in s["via"] if s["site"]["line"] == 55]')
 check "--plumbing FILE: main:55 is reached via make_many ($m)" sh -c "echo \"$m\" | grep -q make_many"
 n=$(MEMTRACE_PLUMBING=$T/plumbing "$MT_BIN" folded "$T/cxx.ctf" | grep -c 'make_many')
 check "MEMTRACE_PLUMBING: folded stacks lose make_many too ($n lines)" test "$n" = 0
