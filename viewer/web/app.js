@@ -46,8 +46,8 @@ App.renderInfo = function () {
 App.renderPoi = function (h, live) {
   const box = MT.clear(MT.$('poi'));
   const tot = h.total || 1;
-  const item = (name, v, title, onclick, of) => MT.el('div', { class: 'poi-item', title, onclick },
-    MT.el('span', { class: 'nm' }, name), MT.el('span', { class: 'v' }, MT.fmtValue(v) + ' · ' + MT.fmtPct(v / (of || tot))));
+  const item = (name, v, title, onclick, of, metric) => MT.el('div', { class: 'poi-item', title, onclick },
+    MT.el('span', { class: 'nm', 'data-fit': '1', 'data-full': name }, name), MT.el('span', { class: 'v' }, MT.fmtValue(v, metric) + ' · ' + MT.fmtPct(v / (of || tot))));
   box.appendChild(MT.el('h3', null, 'Top allocation sites'));
   if (!h.sites.length) box.appendChild(MT.el('div', { class: 'filter-empty' }, 'nothing passes the filter'));
   for (const s of h.sites.slice(0, 4)) box.appendChild(item(s.short || s.name, s.v, s.name + '\n' + s.file + '\nclick: callers and callees', () => App.focusFunction(s.id, true)));
@@ -55,7 +55,7 @@ App.renderPoi = function (h, live) {
   const lv = live ? live.sites.filter((s) => s.v > 0).slice(0, 4) : [];
   if (lv.length) {
     box.appendChild(MT.el('h3', { title: 'Allocation sites by bytes never freed (of those that pass the filter)' }, 'Still live at the end'));
-    for (const s of lv) box.appendChild(item(s.short || s.name, s.v, s.name + '\n' + s.file + '\nbytes allocated here and never freed\nclick: callers and callees', () => App.focusFunction(s.id, true), live.total));
+    for (const s of lv) box.appendChild(item(s.short || s.name, s.v, s.name + '\n' + s.file + '\nbytes allocated here and never freed\nclick: callers and callees', () => App.focusFunction(s.id, true), live.total, 'alloc'));
   }
   box.appendChild(MT.el('h3', null, 'Heaviest call paths'));
   for (const p of h.paths.slice(0, 4)) {
@@ -64,13 +64,16 @@ App.renderPoi = function (h, live) {
     const leaf = fr.length ? at(fr[fr.length - 1]) : '(no stack)';
     const via = fr.length > 1 ? ' ← ' + at(fr[fr.length - 2]) : '';
     const title = fr.map((f) => f.name + (f.line ? ':' + f.line : '')).reverse().join('\n  called from ') + '\nclick: zoom on this path';
-    box.appendChild(item(leaf + via, p.v, title, () => App.focusPath(fr.map((f) => f.id))));
+    const it = item(leaf + via, p.v, title, () => App.focusPath(fr.map((f) => f.id)));
+    it.firstChild.dataset.alt = leaf;  /* when the caller does not fit */
+    box.appendChild(it);
   }
   const fns = h.functions.filter((f) => f.v < tot * 0.999).slice(0, 5);
   if (fns.length) {
     box.appendChild(MT.el('h3', null, 'Heaviest functions (with callees)'));
     for (const f of fns) box.appendChild(item(f.short || f.name, f.v, f.name + '\n' + f.file, () => App.focusFunction(f.id, true)));
   }
+  MT.fitNames(box);
 };
 
 App.renderStatus = function () {

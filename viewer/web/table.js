@@ -71,6 +71,7 @@ MT.Table = class {
     walk(0);
     this.rows = rows;
     const V = t.v[0] || 1, re = MT.searchRe(MT.state.q);
+    const cs = getComputedStyle(this.body), cw = MT.charWidth('12px ' + cs.getPropertyValue('--mono'));
     const frag = document.createDocumentFragment();
     for (const i of rows) {
       const hasKids = t.children(i).length > 0;
@@ -78,7 +79,9 @@ MT.Table = class {
       const tw = MT.el('span', { class: 'tw' }, hasKids ? (this.open.has(i) ? '▾' : '▸') : '');
       const bar = MT.el('span', { class: 'bar' });
       bar.style.width = Math.max(1, Math.round(40 * t.v[i] / V)) + 'px';
-      const nameCell = MT.el('td', { class: 'col-name', title: t.full(i) }, tw, bar, t.name(i));
+      /* the name fits the column: cut in the middle, never in its own name */
+      const room = Math.floor((520 - 16 - pad - 22 - Math.max(1, Math.round(40 * t.v[i] / V))) / cw);
+      const nameCell = MT.el('td', { class: 'col-name', title: t.full(i) }, tw, bar, MT.fit(t.name(i), room) || t.name(i));
       nameCell.style.paddingLeft = (8 + pad) + 'px';
       const tr = MT.el('tr', { 'data-node': String(i), class: (i === this.sel ? 'selected' : '') + (re && re.test(t.name(i)) ? ' hit' : '') },
         nameCell,
@@ -167,10 +170,11 @@ MT.renderFocus = function (panel, r, host) {
     if (!items.length) { panel.appendChild(MT.el('div', { class: 'empty' }, 'none')); return; }
     for (const it of items.slice(0, 60)) {
       panel.appendChild(MT.el('div', { class: 'row', title: it.name + (it.file ? '\n' + it.file : ''), onclick: () => host.focusFunction(it.id) },
-        MT.el('span', { class: 'nm' }, it.short || it.name),
+        MT.el('span', { class: 'nm', 'data-fit': '1', 'data-full': it.short || it.name }, it.short || it.name),
         MT.el('span', { class: 'v' }, MT.fmtValue(it.v) + ' · ' + MT.fmtPct(it.v / tot))));
     }
   };
   list('Called from', r.callers);
   list('Calls', r.callees);
+  MT.fitNames(panel);
 };

@@ -179,6 +179,28 @@ MT.fit = function (name, max) {
   return name.slice(0, max - scoped.length) + scoped;
 };
 
+/* Width of one character of a monospace font (CSS font shorthand). */
+MT.charWidth = function (font) {
+  MT._cw = MT._cw || {};
+  if (!MT._cw[font]) {
+    const c = (MT._cwc = MT._cwc || document.createElement('canvas')).getContext('2d');
+    c.font = font;
+    MT._cw[font] = c.measureText('0123456789').width / 10 || 7.2;
+  }
+  return MT._cw[font];
+};
+
+/* Names of elements marked data-fit (full name in data-full) cut to the
+ * element's width with MT.fit: in the middle, keeping the own name. */
+MT.fitNames = function (root) {
+  for (const el of root.querySelectorAll('[data-fit]')) {
+    const full = el.dataset.full, cs = getComputedStyle(el);
+    const max = Math.floor(el.clientWidth / MT.charWidth(cs.fontSize + ' ' + cs.fontFamily)) - 1;
+    if (max > 0 && full.length > max)
+      el.textContent = MT.fit(full, max) || (el.dataset.alt && MT.fit(el.dataset.alt, max)) || full;
+  }
+};
+
 /* Warm flame colours, stable per function name. */
 MT.frameColor = function (name) {
   const h = MT.hash(name);
