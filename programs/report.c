@@ -40,6 +40,11 @@ int report_metric(const char *cmd, const char *opt, const char *text, mt_metric 
 
 report_sites_cfg report_sites;
 
+/* When allocation plumbing is skipped and the shallow model a report asks
+ * for cuts a plumbing run (C++ traces, mostly), report_open loads this many
+ * more backtrace codes, then, if that is still not enough, whole stacks. */
+#define REPORT_PLUMBING_DEPTH 6
+
 int report_site_option(const char *cmd, int c, const char *arg)
 {
     (void)cmd;
@@ -94,8 +99,6 @@ int report_open(const char *cmd, const char *path, const char *filter, mt_timede
     mt_plumbing *p = report_plumbing(cmd, &failed);
     if (failed)
         return 2;
-    if (p)
-        shallow = 0; /* the site may be far from the innermost frame */
     *f = mt_filter_parse(filter, &err, &pos);
     if (!*f) {
         fprintf(stderr, "memtrace %s: %s\n  %s\n  %*s^\n", cmd, err ? err : "bad filter",
@@ -116,6 +119,22 @@ int report_open(const char *cmd, const char *path, const char *filter, mt_timede
         return 1;
     }
     *s = mt_select_sites(*m, *f, live_at, p);
+    while (*s && p && mo.max_depth && !mt_selection_sites_complete(*s, p, mo.max_depth)) {
+        /* a plumbing run reaches the cut: load deeper stacks, then whole ones */
+        mt_selection_free(*s);
+        mt_model_free(*m);
+        mo.max_depth = mo.max_depth == shallow ? shallow + REPORT_PLUMBING_DEPTH : 0;
+        *s = NULL;
+        *m = mt_model_load(path, &mo, &err);
+        if (!*m) {
+            fprintf(stderr, "memtrace %s: %s\n", cmd, err ? err : "cannot read the trace");
+            free(err);
+            mt_filter_free(*f);
+            mt_plumbing_free(p);
+            return 1;
+        }
+        *s = mt_select_sites(*m, *f, live_at, p);
+    }
     mt_plumbing_free(p);
     if (!*s) {
         fprintf(stderr, "memtrace %s: out of memory\n", cmd);

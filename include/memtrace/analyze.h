@@ -510,6 +510,11 @@ mt_selection *mt_select_sites(const mt_model *m, const mt_filter *f, mt_timedelt
  * the run removed from its stack (the library function the user's code
  * called, e.g. std::vector<int>::resize), or MT_NO_FRAME when none was. */
 #define MT_NO_FRAME ((mt_frame_id)-1)
+/* For a shallow model (mt_model_options.max_depth): 1 when every selected
+ * allocation's site and the site's caller are within the codes kept, so
+ * that sites and callers are those of the whole stacks; 0 when a deeper
+ * model is needed (a plumbing run as long as the cut, say). */
+int mt_selection_sites_complete(const mt_selection *s, const mt_plumbing *p, size_t max_depth);
 mt_frame_id mt_selection_via(const mt_selection *s, size_t i);
 /* Per site of a mt_query_sites result (same order): the plumbing its cost
  * went through, the biggest first (by metric). */

@@ -242,6 +242,47 @@ int mta_plumbing_apply(mt_selection *s, const mt_plumbing *p)
     return 0;
 }
 
+int mt_selection_sites_complete(const mt_selection *s, const mt_plumbing *p, size_t max_depth)
+{
+    const mt_model *m = s->m;
+    if (!max_depth)
+        return 1;
+    if (s->own_nodes)
+        return 0; /* hidden frames: node ids are no model node ids */
+    size_t nn = m->nodes.n;
+    uint32_t *codes = malloc((nn ? nn : 1) * sizeof *codes);
+    uint8_t *pl = calloc(m->funcs.n + 1, 1);
+    if (!codes || !pl) {
+        free(codes);
+        free(pl);
+        return 0;
+    }
+    for (size_t i = 0; i < m->funcs.n; i++)
+        pl[i] = p && mt_plumbing_match(p, m->funcs.v[i].name);
+    codes[0] = 0;
+    for (size_t i = 1; i < nn; i++) {
+        const mt_node *nd = &m->nodes.v[i];
+        codes[i] = codes[nd->parent] + (m->frames.v[nd->frame].inline_index == 0);
+    }
+    int ok = 1;
+    for (size_t i = 0; i < m->allocs.n && ok; i++) {
+        mt_node_id n = m->allocs.v[i].stack;
+        if (n == 0 || codes[n] < max_depth || !mt_selection_has(s, i))
+            continue; /* the whole stack is there */
+        mt_node_id site = s->map ? s->map[n] : n;
+        if (!s->via || s->via[n] == MT_NO_FRAME) {
+            /* nothing removed: wrong if the stack was all plumbing so far */
+            if (pl[m->frames.v[m->nodes.v[n].frame].func])
+                ok = 0;
+        }
+        if (codes[site] <= 1)
+            ok = 0; /* the site's caller was cut away */
+    }
+    free(codes);
+    free(pl);
+    return ok;
+}
+
 mt_frame_id mt_selection_via(const mt_selection *s, size_t i)
 {
     return s->via ? s->via[s->m->allocs.v[i].stack] : MT_NO_FRAME;

@@ -66,6 +66,20 @@ check "folded: no std::__new_allocator frame by default" \
 check "folded --raw: std::__new_allocator frames are there" \
     sh -c "'$MT_BIN' folded --raw '$T/s.ctf' | grep -q 'std::__new_allocator<'"
 
+# top reads only the innermost codes of each stack (a shallow model) and
+# loads whole stacks when a plumbing run reaches that cut: the report is the
+# one made from the whole stacks (a filter on stacks forces those)
+printf '*\n!main\n' >"$T/all.pl"
+for f in s cxx; do
+    for pl in "" "$T/all.pl"; do
+        set -- ${pl:+--plumbing "$pl"}
+        "$MT_BIN" top -n 0 "$@" "$T/$f.ctf" >"$T/shallow.txt"
+        "$MT_BIN" top -n 0 "$@" --filter 'hide:no_such_function_anywhere' "$T/$f.ctf" | grep -v '^filter:' >"$T/whole.txt"
+        check "$f: top is the same from the innermost codes as from whole stacks${pl:+ (every function but main is plumbing)}" \
+            cmp -s "$T/shallow.txt" "$T/whole.txt"
+    done
+done
+
 # --- cxx.cc: template function, exceptions, the map -----------------------
 "$MT_BIN" top --json -n 0 "$T/cxx.ctf" >"$T/cxx.json"
 site_of() { json "$T/cxx.json" '" | ".join(s["short"] for s in d["sites"] if s["site"]["line"] == '"$1"')'; }
