@@ -56,6 +56,17 @@ stop_viewer
 check "view --plumbing with a missing file: exit 2 (got $rc)" test "$rc" = 2
 check "view --plumbing with a missing file: says which" grep -q 'missing: No such file' "$MT_TMP/err"
 
+# the page itself in headless Chromium, with an empty trace beside
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -x /usr/bin/chromium ] && command -v node >/dev/null && [ -d "$here/node_modules/playwright-core" ]; then
+    "$MT_BIN" run -o "$MT_TMP/empty.ctf" -- /bin/true >/dev/null 2>&1
+    start_viewer "$MT_TMP/s.ctf" --port 0 -q || exit 1
+    url1=$VIEW_URL
+    start_viewer "$MT_TMP/empty.ctf" --port 0 -q || exit 1
+    profile=$(mktemp -d "$MT_TMP/chromium-profile.XXXXXX")
+    (cd "$here" && timeout 180 node cxx_page.js "$url1" "$VIEW_URL" "$profile") || fails=1
+fi
+
 # MT.fit: shortening in the middle, never inside the function's own name
 if command -v node >/dev/null; then
     node -e '

@@ -49,7 +49,7 @@ App.renderPoi = function (h, live) {
   const item = (name, v, title, onclick, of, metric) => MT.el('div', { class: 'poi-item', title, onclick },
     MT.el('span', { class: 'nm', 'data-fit': '1', 'data-full': name }, name), MT.el('span', { class: 'v' }, MT.fmtValue(v, metric) + ' · ' + MT.fmtPct(v / (of || tot))));
   box.appendChild(MT.el('h3', null, 'Top allocation sites'));
-  if (!h.sites.length) box.appendChild(MT.el('div', { class: 'filter-empty' }, 'nothing passes the filter'));
+  if (!h.sites.length) box.appendChild(MT.el('div', { class: 'filter-empty' }, MT.emptyText()));
   for (const s of h.sites.slice(0, 4)) box.appendChild(item(s.short || s.name, s.v, s.name + '\n' + s.file + '\nclick: callers and callees', () => App.focusFunction(s.id, true)));
   /* what is still live at the end: where leaks show up first */
   const lv = live ? live.sites.filter((s) => s.v > 0).slice(0, 4) : [];
@@ -316,7 +316,8 @@ App.init = async function () {
   for (const b of document.querySelectorAll('.tabs > button')) b.addEventListener('click', () => App.setView(b.dataset.view));
   MT.$('dir').addEventListener('change', () => { MT.state.dir = MT.$('dir').value; MT.state.zoom = []; MT.writeUrl(true); App.loadView(); });
   MT.$('metric').addEventListener('change', () => {
-    MT.state.metric = MT.$('metric').value === 'count' ? 'count' : 'alloc';
+    const mv = MT.$('metric').value;
+    MT.state.metric = ['count', 'temporary', 'temp_bytes'].includes(mv) ? mv : 'alloc';
     MT.$('th-value').textContent = MT.state.metric === 'count' || MT.state.metric === 'temporary' ? 'Blocks' : 'Bytes';
     MT.writeUrl(true);
     App.refresh();

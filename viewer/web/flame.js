@@ -161,9 +161,8 @@ MT.Flame = class {
     if (!(t.v[0] > 0)) {
       ctx.fillStyle = '#6b7280';
       ctx.font = '13px system-ui, "DejaVu Sans", sans-serif';
-      ctx.fillText(MT.state.filter ? 'No allocation passes the filter.'
-        : MT.state.metric === 'temporary' || MT.state.metric === 'temp_bytes' ? 'No temporary allocation (none freed within 1 ms).'
-        : 'The trace holds no allocation.', 12, rh * 2.2);
+      const msg = MT.emptyText();
+      ctx.fillText(msg[0].toUpperCase() + msg.slice(1) + '.', 12, rh * 2.2);
       this.snap = null;
       return;
     }
@@ -260,7 +259,8 @@ MT.Flame = class {
   tipRows(i) {
     const t = this.tree;
     const rows = [
-      [MT.state.metric === 'count' ? 'blocks' : 'bytes', MT.fmtValue(t.v[i])],
+      [MT.state.metric === 'count' ? 'blocks' : MT.state.metric === 'temporary' ? 'temporary blocks'
+        : MT.state.metric === 'temp_bytes' ? 'bytes in temporary blocks' : 'bytes', MT.fmtValue(t.v[i])],
       ['share', MT.fmtPct(t.v[i] / (t.v[0] || 1)) + ' of the filtered total'],
     ];
     if (this.zoom > 0) rows.push(['of zoom', MT.fmtPct(t.v[i] / (t.v[this.zoom] || 1))]);

@@ -101,7 +101,7 @@ MT.Table = class {
         'only the first ' + LIMIT + ' rows are shown: collapse rows or raise the pruning threshold')));
     }
     if (!rows.length) {
-      frag.appendChild(MT.el('tr', null, MT.el('td', { colspan: '7', class: 'col-loc' }, 'no allocation passes the filter')));
+      frag.appendChild(MT.el('tr', null, MT.el('td', { colspan: '7', class: 'col-loc' }, MT.emptyText())));
     }
     this.body.appendChild(frag);
   }

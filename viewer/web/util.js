@@ -179,6 +179,14 @@ MT.fit = function (name, max) {
   return name.slice(0, max - scoped.length) + scoped;
 };
 
+/* What an empty view says: the filter left nothing, or there was nothing. */
+MT.emptyText = function (byMetric = true) {
+  if (MT.state.filter) return 'no allocation passes the filter';
+  if (byMetric && (MT.state.metric === 'temporary' || MT.state.metric === 'temp_bytes'))
+    return 'no temporary allocation (none freed within 1 ms)';
+  return 'the trace holds no allocation';
+};
+
 /* Width of one character of a monospace font (CSS font shorthand). */
 MT.charWidth = function (font) {
   MT._cw = MT._cw || {};
