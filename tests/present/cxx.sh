@@ -124,6 +124,53 @@ tfirst=$("$MT_BIN" top --by temporary --json "$T/s.ctf" | python3 -c 'import jso
 check "top --by temporary: a site of short-lived strings first (got '$tfirst')" \
     sh -c "echo '$tfirst' | grep -Eq '^(log_event|render_reply)$'"
 
+# --- C with allocation wrappers -------------------------------------------
+cat >"$T/wrap.c" <<'EOF_C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+__attribute__((noinline)) void *xmalloc(size_t n)
+{
+    void *p = malloc(n);
+    if (!p)
+        abort();
+    return p;
+}
+__attribute__((noinline)) char *xstrdup(const char *s)
+{
+    char *d = xmalloc(strlen(s) + 1);
+    return strcpy(d, s);
+}
+__attribute__((noinline)) char **load_names(int n)
+{
+    char **v = xmalloc((size_t)n * sizeof *v);
+    for (int i = 0; i < n; i++)
+        v[i] = xstrdup("a name that is long enough to be sampled now and then, really");
+    return v;
+}
+int main(void)
+{
+    size_t total = 0;
+    for (int r = 0; r < 200; r++) {
+        char **v = load_names(500);
+        for (int i = 0; i < 500; i++) {
+            total += strlen(v[i]);
+            free(v[i]);
+        }
+        free(v);
+    }
+    printf("%zu\n", total);
+    return 0;
+}
+EOF_C
+cc -O2 -g -o "$T/wrap" "$T/wrap.c" || fail "wrap.c builds"
+"$MT_BIN" run --interval 4k -o "$T/wrap.ctf" -- "$T/wrap" >/dev/null 2>&1 || fail "wrap ran"
+"$MT_BIN" top --json -n 0 "$T/wrap.ctf" >"$T/wrap.json"
+names=$(json "$T/wrap.json" '",".join(sorted(set(s["site"]["function"] for s in d["sites"])))')
+check "C: sites behind xmalloc/xstrdup are the caller, load_names ($names)" test "$names" = "load_names"
+vias=$(json "$T/wrap.json" '",".join(sorted(set(v["short"] for s in d["sites"] for v in s["via"])))')
+check "C: the wrappers are the context ($vias)" test "$vias" = "xmalloc,xstrdup"
+
 # --- report wording -------------------------------------------------------
 "$MT_BIN" stats --filter 'inside:render_reply' "$T/s.ctf" >"$T/stats.txt"
 check "stats --filter: live at end given for all allocations, labelled" \
