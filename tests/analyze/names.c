@@ -100,6 +100,41 @@ int main(void)
     } else
         printf("PASS: a small buffer holds the start and the full length is returned\n");
 
+    /* hostile names: random brackets, operators and spaces, a huge one;
+     * the output stays within the buffer and every call ends quickly */
+    {
+        static const char alphabet[] = "<>()[]{}:, o#abperatn&*~=-";
+        char name[301], out[256];
+        unsigned seed = 12345;
+        int bad = 0;
+        for (int k = 0; k < 200000 && !bad; k++) {
+            size_t len = (seed = seed * 1103515245u + 12345u) >> 16 & 255;
+            for (size_t i = 0; i < len; i++) {
+                seed = seed * 1103515245u + 12345u;
+                name[i] = alphabet[(seed >> 16) % (sizeof alphabet - 1)];
+            }
+            name[len] = 0;
+            mt_name_simplify(name, out, sizeof out);
+            mt_name_qualified(name, out, sizeof out);
+            if (strlen(out) >= sizeof out)
+                bad = 1;
+        }
+        size_t big = 1 << 20;
+        char *huge = malloc(big + 1);
+        for (size_t i = 0; i < big; i++)
+            huge[i] = "std::a<b<(c, "[i % 13];
+        huge[big] = 0;
+        mt_name_simplify(huge, out, sizeof out);
+        memset(huge, '<', big);
+        mt_name_simplify(huge, out, sizeof out);
+        free(huge);
+        if (bad) {
+            printf("FAIL: random names overflow the output\n");
+            failures++;
+        } else
+            printf("PASS: 200000 random names and two 1 MiB names simplified within bounds\n");
+    }
+
     mt_plumbing *p = mt_plumbing_new(1);
     plumb(p, "std::__new_allocator<char>::allocate(unsigned long, void const*)", 1);
     plumb(p, "void " STR "::_M_construct<char*>(char*, char*, std::forward_iterator_tag)", 1);
