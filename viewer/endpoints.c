@@ -349,6 +349,11 @@ int vep_tree(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
     for (size_t i = 0; i < n; i++)
         vj_uint(j, cost_samples(&t->nodes[order[i]].total, metric));
     vj_end_arr(j);
+    vj_key(j, "tmp");  /* temporary blocks (freed within MT_TEMPORARY_US), estimated */
+    vj_arr(j);
+    for (size_t i = 0; i < n; i++)
+        vj_num(j, t->nodes[order[i]].total.temp_objects);
+    vj_end_arr(j);
     vj_end_obj(j);
     funcmap_put(j, &fm, cx->model);
     vj_end_obj(j);

@@ -55,6 +55,13 @@ const check = (m, ok, detail) => {
     const r = rows.find(([, title]) => title === 'demo::Registry::open_session(int)');
     check('table: open_session row shows the short name, the full one on hover', r && r[0] === 'demo::Registry::open_session(…)', JSON.stringify(rows));
 
+    const cells = await page.$$eval('#tree-table tbody tr[data-node]', (rs) => rs.map((r) => Array.from(r.cells).map((c) => c.textContent)));
+    const heads = await page.$$eval('#tree-table thead th', (hs) => hs.map((h) => h.textContent));
+    const ti = heads.indexOf('Temporary');
+    check('table: a Temporary column', ti >= 0, heads.join('|'));
+    const le = cells.find((c) => /^.?log_event$/.test(c[0]));
+    check('table: log_event makes temporary blocks', le && ti >= 0 && /^[0-9.]+[kM]?$/.test(le[ti]) && le[ti] !== '0', le && le[ti]);
+
     await page.selectOption('#metric', 'temporary');
     await page.waitForFunction(() => document.getElementById('busy').hidden);
     await page.waitForTimeout(300);

@@ -16,6 +16,7 @@ MT.Tree = class {
     this.p = Int32Array.from(j.nodes.p);
     this.v = Float64Array.from(j.nodes.v);
     this.s = Float64Array.from(j.nodes.s);
+    this.tmp = Float64Array.from(j.nodes.tmp || []);  /* temporary blocks */
     this.fid = j.funcs.id;
     this.ffull = j.funcs.name;
     this.fname = j.funcs.short || j.funcs.name;

@@ -45,6 +45,7 @@ MT.Table = class {
     const val = {
       name: (a) => t.name(a).toLowerCase(),
       bytes: (a) => t.v[a], share: (a) => t.v[a], self: (a) => t.self[a], samples: (a) => t.s[a],
+      temporary: (a) => t.tmp[a] || 0,
     }[k];
     ch.sort((a, b) => { const x = val(a), y = val(b); return x < y ? -dir : x > y ? dir : 0; });
     return ch;
@@ -90,6 +91,7 @@ MT.Table = class {
         MT.el('td', { class: 'num' }, MT.fmtValue(t.self[i])),
         MT.el('td', { class: 'num' }, MT.fmtCount(t.s[i])),
         MT.el('td', { class: 'num' }, t.s[i] ? '± ' + Math.round(100 * MT.noise95(t.s[i])) + '%' : '–'),
+        MT.el('td', { class: 'num', title: 'blocks freed within 1 ms' }, t.tmp.length ? MT.fmtCount(t.tmp[i]) : '–'),
         MT.el('td', { class: 'col-loc' }, t.file(i)));
       tw.addEventListener('click', (e) => { e.stopPropagation(); this.toggle(i); });
       tr.addEventListener('click', () => this.select(i, true));
@@ -97,11 +99,11 @@ MT.Table = class {
       frag.appendChild(tr);
     }
     if (rows.length >= LIMIT) {
-      frag.appendChild(MT.el('tr', null, MT.el('td', { colspan: '7', class: 'col-loc' },
+      frag.appendChild(MT.el('tr', null, MT.el('td', { colspan: '8', class: 'col-loc' },
         'only the first ' + LIMIT + ' rows are shown: collapse rows or raise the pruning threshold')));
     }
     if (!rows.length) {
-      frag.appendChild(MT.el('tr', null, MT.el('td', { colspan: '7', class: 'col-loc' }, MT.emptyText())));
+      frag.appendChild(MT.el('tr', null, MT.el('td', { colspan: '8', class: 'col-loc' }, MT.emptyText())));
     }
     this.body.appendChild(frag);
   }
