@@ -74,6 +74,9 @@ static void put_cost(vjson *j, const char *key, const mt_cost *c)
     vj_kuint(j, "samples", c->samples);
     vj_kuint(j, "live_samples", c->live_samples);
     vj_kuint(j, "allocs", c->allocs);
+    vj_knum(j, "temp_bytes", c->temp_bytes);
+    vj_knum(j, "temp_objects", c->temp_objects);
+    vj_kuint(j, "temp_samples", c->temp_samples);
     vj_end_obj(j);
 }
 
