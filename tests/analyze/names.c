@@ -46,8 +46,61 @@ static void plumb(const mt_plumbing *p, const char *name, int want)
 
 #define STR "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >"
 
+/* docs/names.md lists the built-in plumbing patterns in a table under
+ * "### The built-in list": the same set as mt_plumbing_builtin(). */
+static void docs_list(void)
+{
+    FILE *f = fopen("docs/names.md", "r");
+    if (!f) {
+        printf("PASS: (docs/names.md not found from here: list not compared)\n");
+        return;
+    }
+    char line[4096], *doc[512];
+    size_t nd = 0;
+    int in = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (!strncmp(line, "### ", 4))
+            in = !strncmp(line, "### The built-in list", 21);
+        char *cell = in && line[0] == '|' ? strchr(line + 1, '|') : NULL;
+        for (char *p = cell; p && (p = strchr(p, '`')) != NULL;) {
+            char *e = strchr(p + 1, '`');
+            if (!e || nd == 512)
+                break;
+            doc[nd++] = strndup(p + 1, (size_t)(e - p - 1));
+            p = e + 1;
+        }
+    }
+    fclose(f);
+    const char *const *b = mt_plumbing_builtin();
+    size_t nb = 0, missing = 0;
+    for (; b[nb]; nb++) {
+        size_t k = 0;
+        while (k < nd && strcmp(doc[k], b[nb]))
+            k++;
+        if (k == nd) {
+            printf("FAIL: built-in plumbing pattern '%s' is not in docs/names.md\n", b[nb]);
+            missing++;
+        }
+    }
+    for (size_t k = 0; k < nd; k++) {
+        size_t i = 0;
+        while (b[i] && strcmp(doc[k], b[i]))
+            i++;
+        if (!b[i]) {
+            printf("FAIL: docs/names.md lists '%s', which is not built in\n", doc[k]);
+            missing++;
+        }
+        free(doc[k]);
+    }
+    if (missing)
+        failures++;
+    else
+        printf("PASS: docs/names.md lists the %zu built-in plumbing patterns\n", nb);
+}
+
 int main(void)
 {
+    docs_list();
     /* C and OCaml names are left alone */
     simp("parse_message", "parse_message");
     simp("Stdlib__List.map", "Stdlib__List.map");
