@@ -106,6 +106,8 @@ int main(void)
     simp("Stdlib__List.map", "Stdlib__List.map");
     simp("0x55d0c0de1234", "0x55d0c0de1234");
     simp("main", "main");
+    simp("[truncated]", "[truncated]");   /* the depth-limit marker frame */
+    simp("libstdc++.so.6+0xd44a3", "libstdc++.so.6+0xd44a3");
     /* std::string, default template arguments, folded argument lists */
     simp(STR "::_M_create(unsigned long&, unsigned long)", "std::string::_M_create(…)");
     simp("std::__new_allocator<char>::allocate(unsigned long, void const*)",
@@ -202,6 +204,7 @@ int main(void)
     plumb(p, "new_session", 0);
     plumb(p, "xmallocate_session", 0);
     plumb(p, "main", 0);
+    plumb(p, "[truncated]", 0);
     plumb(p, "mystd::alloc()", 0);
     mt_plumbing_add(p, "mypool_*");
     mt_plumbing_add(p, "!std::make_unique*");
