@@ -466,6 +466,11 @@ int vep_function(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
     vj_kuint(j, "cum_samples", cost_samples(&r->cum, metric));
     put_links(j, cx->model, "callers", r->callers, r->n_callers, metric);
     put_links(j, cx->model, "callees", r->callees, r->n_callees, metric);
+    size_t nv = 0;
+    mt_func_link *via = mt_query_func_vias(cx->sel, f, metric, &nv);
+    if (via)  /* the allocation plumbing its own allocations went through */
+        put_links(j, cx->model, "via", via, nv, metric);
+    free(via);
     vj_end_obj(j);
     mt_func_report_free(r);
     return 1;

@@ -428,6 +428,10 @@ typedef struct mt_func_report {
 } mt_func_report;
 mt_func_report *mt_query_func(const mt_selection *s, mt_func_id f, mt_metric sort);
 void mt_func_report_free(mt_func_report *r);
+/* The plumbing entry functions that allocations made directly in f (f is
+ * their site, mt_select_sites) went through, with their cost, sorted by the
+ * metric; *n entries. free() the result; NULL when out of memory. */
+mt_func_link *mt_query_func_vias(const mt_selection *s, mt_func_id f, mt_metric metric, size_t *n);
 /* Functions whose name contains (or equals, when exact) name; returns how
  * many were found, writes up to cap ids. */
 size_t mt_model_find_funcs(const mt_model *m, const char *name, int exact, mt_func_id *out,

@@ -1,7 +1,9 @@
 /*
  * vias.c - the plumbing each allocation site's cost went through
- * (mt_query_site_vias): "new_session, via std::vector<…>::resize(…)".
+ * (mt_query_site_vias): "new_session, via std::vector<…>::resize(…)";
+ * per function (mt_query_func_vias) for the viewer.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,4 +98,58 @@ oom:
     mta_table_destroy(&site_of);
     free(out);
     return NULL;
+}
+
+mt_func_link *mt_query_func_vias(const mt_selection *s, mt_func_id f, mt_metric metric, size_t *n)
+{
+    const mt_model *m = s->m;
+    *n = 0;
+    MTA_VEC(mt_func_link) out = {0};
+    if (!s->via)
+        return calloc(1, sizeof(mt_func_link));
+    mta_table idx;
+    if (mta_table_init(&idx, 16) < 0)
+        return NULL;
+    for (size_t i = 0; i < m->allocs.n; i++) {
+        if (!mt_selection_has(s, i))
+            continue;
+        mt_frame_id vf = s->via[m->allocs.v[i].stack];
+        mt_node_id node = mt_selection_stack_of(s, i);
+        if (vf == MT_NO_FRAME || node == 0 || m->frames.v[s->nodes[node].frame].func != f)
+            continue;
+        mt_func_id vfunc = m->frames.v[vf].func;
+        int64_t k = mta_table_get(&idx, vfunc);
+        if (k < 0) {
+            mt_func_link l;
+            memset(&l, 0, sizeof l);
+            l.func = vfunc;
+            k = (int64_t)out.n;
+            if (MTA_PUSH(out, l) < 0 || mta_table_put(&idx, vfunc, (uint32_t)k) < 0) {
+                mta_table_destroy(&idx);
+                free(out.v);
+                return NULL;
+            }
+        }
+        mt_cost c;
+        mta_cost_of(m, &m->allocs.v[i], s->live_at, &c);
+        mta_cost_add(&out.v[k].cost, &c);
+    }
+    mta_table_destroy(&idx);
+    uint32_t *order = malloc((out.n ? out.n : 1) * sizeof *order);
+    mt_func_link *sorted = malloc((out.n ? out.n : 1) * sizeof *sorted);
+    if (!order || !sorted) {
+        free(order);
+        free(sorted);
+        free(out.v);
+        return NULL;
+    }
+    for (size_t i = 0; i < out.n; i++)
+        order[i] = (uint32_t)i;
+    mta_sort_by_cost(order, out.n, out.v, sizeof *out.v, offsetof(mt_func_link, cost), metric);
+    for (size_t i = 0; i < out.n; i++)
+        sorted[i] = out.v[order[i]];
+    *n = out.n;
+    free(order);
+    free(out.v);
+    return sorted;
 }

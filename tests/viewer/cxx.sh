@@ -33,6 +33,14 @@ check "tree: funcs.short beside funcs.name" \
 short=$(json '[s for n, s in zip(j["funcs"]["name"], j["funcs"]["short"]) if n.startswith("demo::Registry::open_session(")][0]')
 check "tree: open_session's short name is demo::Registry::open_session(…) (got '$short')" \
     test "$short" = "demo::Registry::open_session(…)"
+get api/hotspots >/dev/null
+id=$(json '[s["id"] for s in j["sites"] if s["name"].startswith("demo::Registry::open_session(")][0]')
+check "function: 200" test "$(get "api/function?id=$id")" = 200
+via=$(json '",".join(v["short"] for v in j["via"])')
+check "function: open_session allocates through std::vector<std::string>::resize(…) ($via)" \
+    sh -c "echo '$via' | tr , '\n' | grep -qx 'std::vector<std::string>::resize(…)'"
+check "function: and through std::make_unique ($via)" \
+    sh -c "echo '$via' | grep -q 'std::make_unique<demo::Session>()'"
 check "hotspots by temporary: 200" test "$(get 'api/hotspots?metric=temporary')" = 200
 tfirst=$(json 'j["sites"][0]["name"]')
 check "hotspots by temporary: short-lived strings first (got '$tfirst')" \

@@ -55,6 +55,14 @@ const check = (m, ok, detail) => {
     const r = rows.find(([, title]) => title === 'demo::Registry::open_session(int)');
     check('table: open_session row shows the short name, the full one on hover', r && r[0] === 'demo::Registry::open_session(…)', JSON.stringify(rows));
 
+    /* the focus panel of open_session lists the plumbing it allocates through */
+    await page.click('#tree-table tbody tr[data-node]:has(td[title="demo::Registry::open_session(int)"])');
+    await page.waitForFunction(() => /open_session/.test((document.querySelector('#focus-panel h3') || {}).textContent || ''));
+    const focus = await page.$eval('#focus-panel', (e) => e.textContent);
+    /* (cut in the middle to fit the panel: "std::vector<s…::resize(…)") */
+    check('focus panel: "Allocates through" std::vector<…>::resize(…)',
+      /Allocates through[\s\S]*std::vector<[^·]*::resize\(…\)/.test(focus), focus.slice(0, 300));
+
     const cells = await page.$$eval('#tree-table tbody tr[data-node]', (rs) => rs.map((r) => Array.from(r.cells).map((c) => c.textContent)));
     const heads = await page.$$eval('#tree-table thead th', (hs) => hs.map((h) => h.textContent));
     const ti = heads.indexOf('Temporary');

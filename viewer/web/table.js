@@ -178,5 +178,7 @@ MT.renderFocus = function (panel, r, host) {
   };
   list('Called from', r.callers);
   list('Calls', r.callees);
+  /* allocation plumbing left out of the stacks, for the function's own allocations */
+  if (r.via && r.via.length) list('Allocates through', r.via);
   MT.fitNames(panel);
 };
