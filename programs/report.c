@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "report.h"
 
@@ -99,6 +100,9 @@ int report_open(const char *cmd, const char *path, const char *filter, mt_timede
     mt_plumbing *p = report_plumbing(cmd, &failed);
     if (failed)
         return 2;
+    struct stat st;
+    if (p && shallow && (stat(path, &st) != 0 || !S_ISREG(st.st_mode)))
+        shallow = 0; /* a pipe cannot be read again with deeper stacks */
     *f = mt_filter_parse(filter, &err, &pos);
     if (!*f) {
         fprintf(stderr, "memtrace %s: %s\n  %s\n  %*s^\n", cmd, err ? err : "bad filter",

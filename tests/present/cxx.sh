@@ -80,6 +80,11 @@ for f in s cxx; do
     done
 done
 
+# a pipe cannot be read twice: top reads whole stacks from it at once
+cat "$T/s.ctf" | "$MT_BIN" top -n 0 /dev/stdin >"$T/pipe.txt" 2>"$T/pipe.err"
+"$MT_BIN" top -n 0 "$T/s.ctf" >"$T/file.txt"
+check "top from a pipe (/dev/stdin) reports what top from the file does" cmp -s "$T/pipe.txt" "$T/file.txt"
+
 # --- cxx.cc: template function, exceptions, the map -----------------------
 "$MT_BIN" top --json -n 0 "$T/cxx.ctf" >"$T/cxx.json"
 site_of() { json "$T/cxx.json" '" | ".join(s["short"] for s in d["sites"] if s["site"]["line"] == '"$1"')'; }
