@@ -46,6 +46,18 @@ tfirst=$(json 'j["sites"][0]["name"]')
 check "hotspots by temporary: short-lived strings first (got '$tfirst')" \
     sh -c "echo '$tfirst' | grep -Eq '^(log_event|render_reply)$'"
 check "hotspots by temp_bytes: 200" test "$(get 'api/hotspots?metric=temp_bytes')" = 200
+check "hotspots raw=1: 200" test "$(get 'api/hotspots?raw=1')" = 200
+first=$(json 'j["sites"][0]["name"]')
+check "hotspots raw=1: stacks as recorded, the first site is plumbing (got '$first')" \
+    sh -c "echo '$first' | grep -Eq '$std_re'"
+get api/hotspots >/dev/null
+first=$(json 'j["sites"][0]["name"]')
+check "hotspots after raw=1: the default sites again (got '$first')" test "$first" = "render_reply"
+check "raw=2: 400" test "$(get 'api/hotspots?raw=2')" = 400
+check "raw=2: the error names the parameter" grep -q 'parameter raw' "$MT_TMP/body"
+a=$(get 'api/stats' >/dev/null; json 'j["total"]["alloc_bytes"]')
+b=$(get 'api/stats?raw=1' >/dev/null; json 'j["total"]["alloc_bytes"]')
+check "raw=1 changes no total ($a, $b)" test -n "$a" -a "$a" = "$b"
 stop_viewer
 
 start_viewer "$MT_TMP/s.ctf" --port 0 --raw || exit 1

@@ -75,6 +75,14 @@ const check = (m, ok, detail) => {
     await page.waitForTimeout(300);
     const head = await page.$eval('#th-value', (e) => e.textContent);
     check('table by temporary blocks counts blocks', head === 'Blocks', head);
+    /* "allocator frames": the stacks as recorded, in the URL too */
+    await page.check('#raw');
+    await page.waitForFunction(() => document.getElementById('busy').hidden && /raw=1/.test(location.search));
+    await page.waitForTimeout(300);
+    const rawPoi = await page.$$eval('#poi .poi-item', (es) => es.map((e) => e.title.split('\n')[0]));
+    check('allocator frames on: a std:: site among the points of interest', rawPoi.some((t) => /(^|\s)std::/.test(t)), JSON.stringify(rawPoi.slice(0, 4)));
+    await page.uncheck('#raw');
+    await page.waitForFunction(() => document.getElementById('busy').hidden && !/raw=1/.test(location.search));
     check('no page errors', errors.length === 0, errors.join('; '));
 
     await open(empty);

@@ -119,12 +119,12 @@ App.renderCrumbs = function () {
 
 App.treeParams = function () {
   const s = MT.state;
-  return { filter: s.filter, dir: s.dir, min: s.min, metric: s.metric === 'alloc' ? '' : s.metric };
+  return { filter: s.filter, dir: s.dir, min: s.min, metric: s.metric === 'alloc' ? '' : s.metric, raw: s.raw ? 1 : '' };
 };
 
 App.loadView = async function () {
   const s = MT.state, seq = App.seq;
-  const key = JSON.stringify([s.filter, s.metric]);
+  const key = JSON.stringify([s.filter, s.metric, s.raw]);
   try {
     if (s.view === 'flame' || s.view === 'table') {
       const p = App.treeParams(), tkey = JSON.stringify(p);
@@ -270,6 +270,7 @@ App.syncControls = function () {
   const s = MT.state;
   MT.$('dir').value = s.dir;
   MT.$('metric').value = s.metric;
+  MT.$('raw').checked = s.raw;
   MT.$('th-value').textContent = s.metric === 'count' || s.metric === 'temporary' ? 'Blocks' : 'Bytes';
   MT.$('prune').value = String(Math.round(s.min * 100 * 1000) / 1000);
   MT.$('search').value = s.q;
@@ -319,6 +320,12 @@ App.init = async function () {
     const mv = MT.$('metric').value;
     MT.state.metric = ['count', 'temporary', 'temp_bytes'].includes(mv) ? mv : 'alloc';
     MT.$('th-value').textContent = MT.state.metric === 'count' || MT.state.metric === 'temporary' ? 'Blocks' : 'Bytes';
+    MT.writeUrl(true);
+    App.refresh();
+  });
+  MT.$('raw').addEventListener('change', () => {
+    MT.state.raw = MT.$('raw').checked;
+    MT.state.zoom = [];
     MT.writeUrl(true);
     App.refresh();
   });

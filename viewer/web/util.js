@@ -94,6 +94,8 @@ MT.setBusy = function (d) {
 
 MT.api = async function (endpoint, params) {
   const q = new URLSearchParams();
+  /* raw: stacks as recorded, allocation plumbing included (every endpoint) */
+  if (MT.state.raw && endpoint !== 'info') q.set('raw', '1');
   for (const k in params || {}) {
     if (params[k] !== undefined && params[k] !== null && params[k] !== '') q.set(k, params[k]);
   }
@@ -117,7 +119,7 @@ MT.api = async function (endpoint, params) {
 /* ------------------------------------------------------------ state in the URL */
 /* view: flame|table|graph|hist; dir: sites|main; min: pruning fraction;
    zoom: function ids from the root to the zoomed frame; fn: focused function. */
-MT.state = { filter: '', view: 'flame', dir: 'sites', min: 0.001, zoom: [], q: '', fn: null, metric: 'alloc' };
+MT.state = { filter: '', view: 'flame', dir: 'sites', min: 0.001, zoom: [], q: '', fn: null, metric: 'alloc', raw: false };
 
 MT.readUrl = function () {
   const p = new URLSearchParams(location.search);
@@ -132,6 +134,7 @@ MT.readUrl = function () {
   const fn = p.get('fn');
   s.fn = fn && /^\d+$/.test(fn) ? Number(fn) : null;
   s.metric = ['count', 'temporary', 'temp_bytes'].includes(p.get('metric')) ? p.get('metric') : 'alloc';
+  s.raw = p.get('raw') === '1';
 };
 
 MT.writeUrl = function (push) {
@@ -145,6 +148,7 @@ MT.writeUrl = function (push) {
   if (s.q) p.set('q', s.q);
   if (s.fn !== null) p.set('fn', String(s.fn));
   if (s.metric !== 'alloc') p.set('metric', s.metric);
+  if (s.raw) p.set('raw', '1');
   /* keep the filter readable in the address bar: alloc:1s-2s+live:end */
   const qs = p.toString().replace(/%(3A|2F|3E|3C|3D|2C|21|40)/g, (m, h) => String.fromCharCode(parseInt(h, 16)));
   const url = location.pathname + (qs ? '?' + qs : '');
