@@ -66,7 +66,8 @@ mt_site_vias *mt_query_site_vias(const mt_selection *s, const mt_sites *t, mt_me
             goto oom;
         }
     }
-    qsort(items.v, items.n, sizeof *items.v, cmp_item);
+    if (items.n)
+        qsort(items.v, items.n, sizeof *items.v, cmp_item);
     for (size_t i = 0; i < items.n;) {
         size_t j = i;
         double v = 0;
