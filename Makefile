@@ -159,7 +159,12 @@ $(FUZZ_READER): fuzz/fuzz_reader.c $(TRACE_SRC) $(wildcard lib/trace/*.h) includ
 
 # Example programs written against the public API: $(BUILD)/examples/NAME.
 EXAMPLE_BIN := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
-examples: $(EXAMPLE_BIN)
+# C++ examples: programs to profile, built like release builds (-O2 -g).
+EXAMPLE_CXX_BIN := $(patsubst examples/%.cc,$(BUILD)/examples/%,$(wildcard examples/*.cc))
+examples: $(EXAMPLE_BIN) $(EXAMPLE_CXX_BIN)
+$(EXAMPLE_CXX_BIN): $(BUILD)/examples/%: examples/%.cc
+	@mkdir -p $(dir $@)
+	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -pthread -o $@ $<
 $(EXAMPLE_BIN): $(BUILD)/examples/%: examples/%.c $(LIB_TRACE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) $(LIB_TRACE_A)

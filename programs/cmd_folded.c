@@ -18,10 +18,12 @@ static void help(void)
            "(inferno-flamegraph) and speedscope.\n"
            "\n"
            "  -w, --weight M     alloc (estimated bytes allocated, default), count,\n"
-           "                     live (bytes live at --at), live_count, samples\n"
+           "                     live (bytes live at --at), live_count, temporary\n"
+           "                     (blocks freed within 1 ms), temp_bytes, samples\n"
            "  -a, --at TIME      time for live: 2.5s, peak, end (default end; implies\n"
            "                     --weight live unless --weight is given)\n"
            "  -f, --filter F     only allocations matching the filter (docs/filters.md)\n"
+           REPORT_SITE_HELP
            "  -h, --help         this help\n"
            "\n"
            "Example: memtrace folded --at peak app.ctf | flamegraph.pl > peak.svg\n");
@@ -32,7 +34,7 @@ int cmd_folded(int argc, char **argv)
     static const struct option opts[] = {{"weight", required_argument, 0, 'w'},
                                          {"at", required_argument, 0, 'a'},
                                          {"filter", required_argument, 0, 'f'},
-                                         {"help", no_argument, 0, 'h'},
+                                         REPORT_SITE_LONGOPTS, {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *filter = NULL;
     mt_metric weight = MT_METRIC_ALLOC_BYTES;
@@ -52,6 +54,9 @@ int cmd_folded(int argc, char **argv)
             break;
         case 'f': filter = optarg; break;
         case 'h': help(); return 0;
+        case REPORT_OPT_RAW:
+        case REPORT_OPT_PLUMBING:
+        case REPORT_OPT_FULL_NAMES: report_site_option("folded", c, optarg); break;
         default: return report_usage("folded");
         }
     }
@@ -64,10 +69,11 @@ int cmd_folded(int argc, char **argv)
     mt_model *m;
     mt_filter *f;
     mt_selection *s;
+    report_sites.used = 1;
     int rc = report_open("folded", argv[optind], filter, at, 0, &m, &f, &s);
     if (rc)
         return rc;
-    if (mt_report_folded(stdout, s, weight) < 0 || fflush(stdout) != 0) {
+    if (mt_report_folded_names(stdout, s, weight, report_sites.full_names) < 0 || fflush(stdout) != 0) {
         perror("memtrace folded: writing");
         rc = 1;
     }

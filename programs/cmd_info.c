@@ -18,7 +18,8 @@ static const char usage_text[] =
     "Print the header of the trace FILE ('-' reads standard input): format\n"
     "version, sampling rate, program, host, pid, start time, context; then\n"
     "the trace's duration and how many allocations (by source), promotions\n"
-    "and collections it holds, and the sampled size in words and bytes.\n"
+    "and collections it holds, and the sampled size in words and bytes (in\n"
+    "bytes only for traces of C programs, whose words are bytes).\n"
     "\n"
     "Options:\n"
     "  -h, --help   show this help\n"
@@ -52,8 +53,10 @@ int cmd_info(int argc, char **argv)
     if (mt_reader_size(r))
         printf("%-18s %llu bytes\n", "size:", (unsigned long long)mt_reader_size(r));
     printf("%-18s %d\n", "format version:", info->version);
-    printf("%-18s %.17g (1 sample every %.6g words)\n", "sample rate:", info->sample_rate,
-           info->sample_rate > 0 ? 1.0 / info->sample_rate : 0.0);
+    /* C traces count in bytes (8-bit words): say bytes, not words */
+    const char *unit = info->word_size == 8 ? "bytes" : "words";
+    printf("%-18s %.17g (1 sample every %.6g %s)\n", "sample rate:", info->sample_rate,
+           info->sample_rate > 0 ? 1.0 / info->sample_rate : 0.0, unit);
     printf("%-18s %u bits\n", "word size:", info->word_size);
     printf("%-18s %s\n", "executable:", info->executable_name);
     printf("%-18s %s\n", "host:", info->host_name);
@@ -119,8 +122,11 @@ int cmd_info(int argc, char **argv)
     printf("%-18s %llu\n", "promotions:", promotes);
     printf("%-18s %llu\n", "collections:", collects);
     printf("%-18s %llu\n", "samples:", samples);
-    printf("%-18s %llu words (%llu bytes)\n", "sampled blocks:", words,
-           words * (info->word_size / 8));
+    if (info->word_size == 8)
+        printf("%-18s %llu bytes\n", "sampled blocks:", words);
+    else
+        printf("%-18s %llu words (%llu bytes)\n", "sampled blocks:", words,
+               words * (info->word_size / 8));
     mt_reader_close(r);
     return fflush(stdout) == 0 ? 0 : 1;
 }

@@ -24,6 +24,7 @@ static void help(void)
            "  -f, --filter F     only allocations matching the filter (docs/filters.md)\n"
            "      --alloc        make alloc_space the default sample type\n"
            "  -l, --level N      gzip level 1-9 (default 6)\n"
+           REPORT_SITE_HELP
            "  -h, --help         this help\n"
            "\n"
            "Example: memtrace pprof -o heap.pb.gz app.ctf && go tool pprof -top heap.pb.gz\n");
@@ -36,11 +37,11 @@ int cmd_pprof(int argc, char **argv)
                                          {"filter", required_argument, 0, 'f'},
                                          {"alloc", no_argument, 0, 'A'},
                                          {"level", required_argument, 0, 'l'},
-                                         {"help", no_argument, 0, 'h'},
+                                         REPORT_SITE_LONGOPTS, {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *filter = NULL, *output = NULL;
     mt_timedelta at = MT_TIME_END;
-    mt_pprof_options po = {6, 0};
+    mt_pprof_options po = {6, 0, 0};
     int c;
     while ((c = getopt_long(argc, argv, "o:a:f:l:h", opts, NULL)) != -1) {
         switch (c) {
@@ -59,6 +60,9 @@ int cmd_pprof(int argc, char **argv)
             }
             break;
         case 'h': help(); return 0;
+        case REPORT_OPT_RAW:
+        case REPORT_OPT_PLUMBING:
+        case REPORT_OPT_FULL_NAMES: report_site_option("pprof", c, optarg); break;
         default: return report_usage("pprof");
         }
     }
@@ -69,6 +73,8 @@ int cmd_pprof(int argc, char **argv)
     mt_model *m;
     mt_filter *f;
     mt_selection *s;
+    report_sites.used = 1;
+    po.full_names = report_sites.full_names;
     int rc = report_open("pprof", argv[optind], filter, at, 0, &m, &f, &s);
     if (rc)
         return rc;

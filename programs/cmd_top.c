@@ -13,12 +13,16 @@ static void help(void)
 {
     printf("usage: memtrace top [OPTIONS] FILE\n"
            "\n"
-           "Allocation sites (innermost frames) that account for the most memory,\n"
-           "each with its share, its sampling error and the callers it is reached\n"
-           "through. Values are estimates extrapolated from the samples.\n"
+           "Allocation sites that account for the most memory, each with its share,\n"
+           "its sampling error, the allocation plumbing it went through (via ...)\n"
+           "and the callers it is reached through. A site is the first frame of the\n"
+           "code that asked for the memory: operator new, std::, xmalloc, g_malloc\n"
+           "and other allocation plumbing are skipped (see --raw). Values are\n"
+           "estimates extrapolated from the samples.\n"
            "\n"
            "  -b, --by MEASURE   alloc (bytes allocated, default), count (blocks\n"
            "                     allocated), live (bytes live at --at), live_count,\n"
+           "                     temporary (blocks freed within 1 ms), temp_bytes,\n"
            "                     samples\n"
            "  -a, --at TIME      time for live: 2.5s, 300ms, peak, end (default end;\n"
            "                     implies --by live unless --by is given)\n"
@@ -27,6 +31,7 @@ static void help(void)
            "  -n, --limit N      sites shown (default 20, 0 = all)\n"
            "  -c, --callers N    callers shown per site (default 3)\n"
            "  -j, --json         JSON for scripts\n"
+           REPORT_SITE_HELP
            "  -h, --help         this help\n"
            "\n"
            "Entries marked ~ are noisy (relative error over 20%%), ? mostly noise.\n"
@@ -39,8 +44,8 @@ int cmd_top(int argc, char **argv)
         {"by", required_argument, 0, 'b'},     {"at", required_argument, 0, 'a'},
         {"filter", required_argument, 0, 'f'}, {"limit", required_argument, 0, 'n'},
         {"callers", required_argument, 0, 'c'}, {"json", no_argument, 0, 'j'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-    mt_top_options o = {MT_METRIC_ALLOC_BYTES, 20, 3, 0, NULL};
+        REPORT_SITE_LONGOPTS, {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    mt_top_options o = {MT_METRIC_ALLOC_BYTES, 20, 3, 0, NULL, 0};
     mt_timedelta at = MT_TIME_END;
     int by_given = 0, at_given = 0, c;
     char *end;
@@ -72,6 +77,9 @@ int cmd_top(int argc, char **argv)
         }
         case 'j': o.json = 1; break;
         case 'h': help(); return 0;
+        case REPORT_OPT_RAW:
+        case REPORT_OPT_PLUMBING:
+        case REPORT_OPT_FULL_NAMES: report_site_option("top", c, optarg); break;
         default: return report_usage("top");
         }
     }
@@ -84,6 +92,8 @@ int cmd_top(int argc, char **argv)
     mt_model *m;
     mt_filter *f;
     mt_selection *s;
+    report_sites.used = 1;
+    o.full_names = report_sites.full_names;
     int rc = report_open("top", argv[optind], o.filter_text, at, 2, &m, &f, &s);
     if (rc)
         return rc;

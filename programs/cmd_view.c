@@ -25,6 +25,11 @@ static const char usage[] =
     "  -H, --host ADDR  numeric address to bind (default 127.0.0.1, this machine\n"
     "                   only; 0.0.0.0 or :: to let other machines connect)\n"
     "  -q, --quiet      no progress while loading\n"
+    "      --raw        allocation sites are the innermost frames, plumbing\n"
+    "                   included (default: the first frame outside operator new,\n"
+    "                   std::, xmalloc, ...; docs/names.md)\n"
+    "      --plumbing FILE  more plumbing patterns, one per line (also\n"
+    "                   $MEMTRACE_PLUMBING)\n"
     "  -h, --help       this help\n"
     "\n"
     "Example:\n"
@@ -68,11 +73,14 @@ int cmd_view(int argc, char **argv)
         {"port", required_argument, NULL, 'p'},
         {"host", required_argument, NULL, 'H'},
         {"quiet", no_argument, NULL, 'q'},
+        {"raw", no_argument, NULL, 'R'},
+        {"plumbing", required_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    mt_viewer_options vo = {"127.0.0.1", 8080, 100, NULL, 0};
-    int quiet = 0, c;
+    mt_viewer_options vo = {"127.0.0.1", 8080, 100, NULL, 0, NULL};
+    int quiet = 0, raw = 0, c;
+    const char *plumbing_file = NULL;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "p:H:qh", longopts, NULL)) != -1) {
         switch (c) {
@@ -93,6 +101,12 @@ int cmd_view(int argc, char **argv)
         case 'q':
             quiet = 1;
             break;
+        case 'R':
+            raw = 1;
+            break;
+        case 'P':
+            plumbing_file = optarg;
+            break;
         case 'h':
             fputs(usage, stdout);
             return 0;
@@ -112,6 +126,19 @@ int cmd_view(int argc, char **argv)
         return 2;
     }
     vo.file = argv[optind];
+    mt_plumbing *pl = raw ? NULL : mt_plumbing_new(1);
+    const char *pfiles[2] = {getenv("MEMTRACE_PLUMBING"), plumbing_file};
+    for (int i = 0; pl && i < 2; i++) {
+        char *perr = NULL;
+        if (pfiles[i] && pfiles[i][0] && mt_plumbing_load(pl, pfiles[i], &perr) < 0) {
+            fprintf(stderr, "memtrace view: %s%s\n", i ? "--plumbing " : "MEMTRACE_PLUMBING: ",
+                    perr ? perr : "cannot read");
+            free(perr);
+            mt_plumbing_free(pl);
+            return 2;
+        }
+    }
+    vo.plumbing = pl;
 
     struct progress prog = {!quiet, isatty(2), -1, vo.file};
     mt_model_options mo = {0};
@@ -125,6 +152,7 @@ int cmd_view(int argc, char **argv)
     if (!m) {
         fprintf(stderr, "memtrace view: %s\n", err ? err : vo.file);
         free(err);
+        mt_plumbing_free(pl);
         return 1;
     }
     vo.load_seconds = now_seconds() - t0;
@@ -136,5 +164,6 @@ int cmd_view(int argc, char **argv)
     }
     int rc = mt_viewer_serve(m, &vo, "memtrace view");
     mt_model_free(m);
+    mt_plumbing_free(pl);
     return rc;
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "report.h"
 #include "run_traces.h"
@@ -30,13 +31,57 @@ int report_metric(const char *cmd, const char *opt, const char *text, mt_metric 
     int m = mt_metric_parse(text);
     if (m < 0) {
         fprintf(stderr,
-                "memtrace %s: %s %s: unknown measure (use alloc, count, live, live_count, "
-                "samples)\n",
+                "memtrace %s: %s %s: unknown measure (use alloc, count, live, live_count, temporary, "
+                "temp_bytes, samples)\n",
                 cmd, opt, text);
         return 2;
     }
     *out = (mt_metric)m;
     return 0;
+}
+
+report_sites_cfg report_sites;
+
+/* When allocation plumbing is skipped and the shallow model a report asks
+ * for cuts a plumbing run (C++ traces, mostly), report_open loads this many
+ * more backtrace codes, then, if that is still not enough, whole stacks. */
+#define REPORT_PLUMBING_DEPTH 6
+
+int report_site_option(const char *cmd, int c, const char *arg)
+{
+    (void)cmd;
+    switch (c) {
+    case REPORT_OPT_RAW: report_sites.raw = 1; return 0;
+    case REPORT_OPT_FULL_NAMES: report_sites.full_names = 1; return 0;
+    case REPORT_OPT_PLUMBING: report_sites.plumbing = arg; return 0;
+    }
+    return -1;
+}
+
+mt_plumbing *report_plumbing(const char *cmd, int *failed)
+{
+    *failed = 0;
+    if (report_sites.raw || !report_sites.used)
+        return NULL;
+    mt_plumbing *p = mt_plumbing_new(1);
+    if (!p) {
+        fprintf(stderr, "memtrace %s: out of memory\n", cmd);
+        *failed = 1;
+        return NULL;
+    }
+    const char *files[2] = {getenv("MEMTRACE_PLUMBING"), report_sites.plumbing};
+    for (int i = 0; i < 2; i++) {
+        char *err = NULL;
+        if (files[i] && files[i][0] && mt_plumbing_load(p, files[i], &err) < 0) {
+            fprintf(stderr, "memtrace %s: %s%s\n", cmd, i == 0 ? "MEMTRACE_PLUMBING: " : "--plumbing ",
+                    err ? err : "cannot read");
+            free(err);
+            mt_plumbing_free(p);
+            *failed = 1;
+            return NULL;
+        }
+    }
+    return p;
 }
 
 static void print_warning(void *ctx, const char *msg)
@@ -89,11 +134,20 @@ int report_open(const char *cmd, const char *path, const char *filter, mt_timede
     size_t pos = 0;
     *m = NULL;
     *s = NULL;
+    *f = NULL;
+    int failed;
+    mt_plumbing *p = report_plumbing(cmd, &failed);
+    if (failed)
+        return 2;
+    struct stat st;
+    if (p && shallow && (stat(path, &st) != 0 || !S_ISREG(st.st_mode)))
+        shallow = 0; /* a pipe cannot be read again with deeper stacks */
     *f = mt_filter_parse(filter, &err, &pos);
     if (!*f) {
         fprintf(stderr, "memtrace %s: %s\n  %s\n  %*s^\n", cmd, err ? err : "bad filter",
                 filter, (int)pos, "");
         free(err);
+        mt_plumbing_free(p);
         return 2;
     }
     mt_model_options mo = {.on_warning = print_warning, .warning_ctx = (void *)cmd};
@@ -104,11 +158,29 @@ int report_open(const char *cmd, const char *path, const char *filter, mt_timede
         fprintf(stderr, "memtrace %s: %s\n", cmd, err ? err : "cannot read the trace");
         free(err);
         mt_filter_free(*f);
+        mt_plumbing_free(p);
         return 1;
     }
     if (mt_model_n_allocs(*m) == 0)
         explain_empty(cmd, path, *m);
-    *s = mt_select(*m, *f, live_at);
+    *s = mt_select_sites(*m, *f, live_at, p);
+    while (*s && p && mo.max_depth && !mt_selection_sites_complete(*s, p, mo.max_depth)) {
+        /* a plumbing run reaches the cut: load deeper stacks, then whole ones */
+        mt_selection_free(*s);
+        mt_model_free(*m);
+        mo.max_depth = mo.max_depth == shallow ? shallow + REPORT_PLUMBING_DEPTH : 0;
+        *s = NULL;
+        *m = mt_model_load(path, &mo, &err);
+        if (!*m) {
+            fprintf(stderr, "memtrace %s: %s\n", cmd, err ? err : "cannot read the trace");
+            free(err);
+            mt_filter_free(*f);
+            mt_plumbing_free(p);
+            return 1;
+        }
+        *s = mt_select_sites(*m, *f, live_at, p);
+    }
+    mt_plumbing_free(p);
     if (!*s) {
         fprintf(stderr, "memtrace %s: out of memory\n", cmd);
         report_close(*m, *f, NULL);

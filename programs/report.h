@@ -9,6 +9,39 @@
 #include "memtrace/analyze.h"
 #include "memtrace/present.h"
 
+/* Options every report shares: where allocation sites are (--raw,
+ * --plumbing FILE) and how functions are named (--full-names). Add
+ * REPORT_SITE_LONGOPTS to the getopt table and pass unknown option codes
+ * to report_site_option. */
+#define REPORT_OPT_RAW 0x1001
+#define REPORT_OPT_PLUMBING 0x1002
+#define REPORT_OPT_FULL_NAMES 0x1003
+#define REPORT_SITE_LONGOPTS                                            \
+    {"raw", no_argument, 0, REPORT_OPT_RAW},                            \
+    {"plumbing", required_argument, 0, REPORT_OPT_PLUMBING},            \
+    {"full-names", no_argument, 0, REPORT_OPT_FULL_NAMES}
+#define REPORT_SITE_HELP                                                         \
+    "      --raw          sites are the innermost frames, allocation plumbing\n" \
+    "                     included (default: the first frame outside operator\n" \
+    "                     new, std::, xmalloc, g_malloc, ...; docs/names.md)\n"   \
+    "      --plumbing FILE  more plumbing patterns, one per line (also\n"         \
+    "                     $MEMTRACE_PLUMBING)\n"                                   \
+    "      --full-names   function names as recorded (default: shortened C++\n"  \
+    "                     names: std::string, no default template arguments)\n"
+typedef struct report_sites_cfg {
+    int raw;                 /* --raw */
+    int full_names;          /* --full-names */
+    const char *plumbing;    /* --plumbing FILE (NULL: none) */
+    int used;                /* set by reports that show stacks: report_open applies them */
+} report_sites_cfg;
+extern report_sites_cfg report_sites;
+/* Handles a REPORT_OPT_* code: returns 0, 2 after printing a usage error,
+ * or -1 when c is not one of them. */
+int report_site_option(const char *cmd, int c, const char *arg);
+/* The plumbing list the options ask for (NULL with --raw); on error prints
+ * "memtrace CMD: ..." and sets *failed. */
+mt_plumbing *report_plumbing(const char *cmd, int *failed);
+
 /* Loads FILE, compiles filter (may be NULL) and selects with live_at.
  * shallow > 0: the report needs only that many innermost backtrace codes
  * per allocation, so when the filter looks at no stacks a shallow model

@@ -56,7 +56,10 @@ struct vapi {
     struct resp_entry answers[RESP_SLOTS];
     pthread_t warmer;
     int warming;
+    const mt_plumbing *plumbing;
 };
+
+void vapi_set_plumbing(vapi *a, const mt_plumbing *p) { a->plumbing = p; }
 
 vapi *vapi_new(const mt_model *m, const char *file, double load_seconds)
 {
@@ -103,7 +106,7 @@ void vapi_free(vapi *a)
 /* Find or build the selection for a parsed filter whose canonical text is
  * key (both handed over). Returns NULL only when out of memory. Release
  * with sel_release. */
-static struct sel_entry *sel_get(vapi *a, mt_filter *f, char *key)
+static struct sel_entry *sel_get(vapi *a, mt_filter *f, char *key, int raw)
 {
     pthread_mutex_lock(&a->lock);
     for (;;) {
@@ -157,7 +160,7 @@ static struct sel_entry *sel_get(vapi *a, mt_filter *f, char *key)
         e->refs = -1;
     }
     /* build outside the lock: other requests go on meanwhile */
-    mt_selection *sel = mt_select(a->model, f, MT_TIME_END);
+    mt_selection *sel = mt_select_sites(a->model, f, MT_TIME_END, raw ? NULL : a->plumbing);
     if (!slot) {
         if (!sel) {
             entry_clear(e);
@@ -307,7 +310,7 @@ static const struct endpoint {
 };
 #define N_ENDPOINTS (sizeof endpoints / sizeof endpoints[0])
 
-static char *answer_key(int k, const char *filter, const vreq *req)
+static char *answer_key(int k, const char *filter, const vreq *req, int raw)
 {
     char *key = NULL;
     size_t len = 0;
@@ -319,6 +322,7 @@ static char *answer_key(int k, const char *filter, const vreq *req)
         const char *v = vreq_arg(req, endpoints[k].params[i]);
         fprintf(o, "\n%s", v ? v : "");
     }
+    fprintf(o, "\nraw=%d", raw);
     fclose(o);
     return key;
 }
@@ -341,11 +345,21 @@ void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
         free(err);
         return;
     }
+    /* raw=1: the stacks as recorded, allocation plumbing included */
+    const char *rawarg = k == 0 ? NULL : vreq_arg(req, "raw");
+    if (rawarg && *rawarg && strcmp(rawarg, "0") && strcmp(rawarg, "1")) {
+        mt_filter_free(f);
+        vresp_error(resp, 400, "parameter raw: use 1 (stacks as recorded) or 0");
+        return;
+    }
+    int raw = rawarg && !strcmp(rawarg, "1") && a->plumbing;
     char *canon = mt_filter_to_string(f);
-    char *key = canon ? answer_key((int)k, canon, req) : NULL;
-    if (!canon || !key) {
+    char *key = canon ? answer_key((int)k, canon, req, raw) : NULL;
+    char *skey = NULL;  /* the selection's cache key */
+    if (!canon || !key || asprintf(&skey, "%s%s", canon, raw ? "\n(raw)" : "") < 0) {
         mt_filter_free(f);
         free(canon);
+        free(key);
         vresp_error(resp, 500, "out of memory");
         return;
     }
@@ -355,20 +369,22 @@ void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
         resp->status = 200;
         mt_filter_free(f);
         free(canon);
+        free(skey);
         free(key);
         return;
     }
-    struct sel_entry *e = sel_get(a, f, canon);
+    struct sel_entry *e = sel_get(a, f, skey, raw);
     if (!e) {
         if (claimed)
             answer_fill(a, key, NULL, 0);
         free(key);
+        free(canon);
         vresp_error(resp, 500, "out of memory");
         return;
     }
     vjson j;
     vj_init(&j);
-    vctx cx = {a->model, e->sel, e->key, a->file, a->load_seconds};
+    vctx cx = {a->model, e->sel, canon, a->file, a->load_seconds};
     int ok = endpoints[k].fn(&cx, req, &j, resp);
     sel_release(a, e);
     if (ok)
@@ -378,6 +394,7 @@ void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
     if (claimed)
         answer_fill(a, key, ok && resp->status == 200 ? resp->body : NULL, resp->len);
     free(key);
+    free(canon);
 }
 
 /* The first page's questions, asked once the server is up, so that the

@@ -13,6 +13,8 @@ typedef struct vapi vapi;
 
 vapi *vapi_new(const mt_model *m, const char *file, double load_seconds);
 void vapi_free(vapi *a);
+/* Selections skip this allocation plumbing (not owned; NULL: none). */
+void vapi_set_plumbing(vapi *a, const mt_plumbing *p);
 /* Start answering the first page's questions in the background. */
 void vapi_warm_up(vapi *a);
 /* The server's callback (ctx is the vapi). */

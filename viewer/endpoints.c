@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memtrace/present.h"
+
 /* ------------------------------------------------------------------ */
 /* Parameters and helpers                                              */
 
@@ -53,8 +55,7 @@ static int arg_metric(const vreq *req, mt_metric *out, vresp *resp)
 /* Samples behind a metric's value (for the sampling error). */
 static uint64_t cost_samples(const mt_cost *c, mt_metric m)
 {
-    return (m == MT_METRIC_LIVE_BYTES || m == MT_METRIC_LIVE_OBJECTS) ? c->live_samples
-                                                                      : c->samples;
+    return mt_cost_samples(c, m);
 }
 
 static double secs(mt_timedelta t)
@@ -73,6 +74,9 @@ static void put_cost(vjson *j, const char *key, const mt_cost *c)
     vj_kuint(j, "samples", c->samples);
     vj_kuint(j, "live_samples", c->live_samples);
     vj_kuint(j, "allocs", c->allocs);
+    vj_knum(j, "temp_bytes", c->temp_bytes);
+    vj_knum(j, "temp_objects", c->temp_objects);
+    vj_kuint(j, "temp_samples", c->temp_samples);
     vj_end_obj(j);
 }
 
@@ -81,6 +85,8 @@ static void put_func(vjson *j, const mt_model *m, mt_func_id f)
     const mt_func *fn = &mt_model_funcs(m)[f];
     vj_kuint(j, "id", f);
     vj_kstr(j, "name", fn->name);
+    char shortname[1024];
+    vj_kstr(j, "short", mt_display_name(shortname, sizeof shortname, fn->name, 0));
     vj_kstr(j, "file", fn->filename);
 }
 
@@ -231,6 +237,13 @@ static void funcmap_put(vjson *j, const struct funcmap *fm, const mt_model *m)
     for (size_t i = 0; i < fm->n; i++)
         vj_str(j, funcs[fm->ids[i]].name);
     vj_end_arr(j);
+    vj_key(j, "short");   /* display names (mt_name_simplify) */
+    vj_arr(j);
+    for (size_t i = 0; i < fm->n; i++) {
+        char shortname[1024];
+        vj_str(j, mt_display_name(shortname, sizeof shortname, funcs[fm->ids[i]].name, 0));
+    }
+    vj_end_arr(j);
     vj_key(j, "file");
     vj_arr(j);
     for (size_t i = 0; i < fm->n; i++)
@@ -338,6 +351,11 @@ int vep_tree(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
     vj_arr(j);
     for (size_t i = 0; i < n; i++)
         vj_uint(j, cost_samples(&t->nodes[order[i]].total, metric));
+    vj_end_arr(j);
+    vj_key(j, "tmp");  /* temporary blocks (freed within MT_TEMPORARY_US), estimated */
+    vj_arr(j);
+    for (size_t i = 0; i < n; i++)
+        vj_num(j, t->nodes[order[i]].total.temp_objects);
     vj_end_arr(j);
     vj_end_obj(j);
     funcmap_put(j, &fm, cx->model);
@@ -448,6 +466,11 @@ int vep_function(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
     vj_kuint(j, "cum_samples", cost_samples(&r->cum, metric));
     put_links(j, cx->model, "callers", r->callers, r->n_callers, metric);
     put_links(j, cx->model, "callees", r->callees, r->n_callees, metric);
+    size_t nv = 0;
+    mt_func_link *via = mt_query_func_vias(cx->sel, f, metric, &nv);
+    if (via)  /* the allocation plumbing its own allocations went through */
+        put_links(j, cx->model, "via", via, nv, metric);
+    free(via);
     vj_end_obj(j);
     mt_func_report_free(r);
     return 1;

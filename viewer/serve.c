@@ -20,6 +20,7 @@ int mt_viewer_serve(const mt_model *m, const mt_viewer_options *opts, const char
         fprintf(stderr, "%s: out of memory\n", prog);
         return 1;
     }
+    vapi_set_plumbing(api, opts->plumbing);
     sigset_t set, old;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);

@@ -13,6 +13,7 @@ typedef struct mt_viewer_options {
     int port_tries;          /* how many consecutive ports to try (>= 1) */
     const char *file;        /* the trace's file name, for the info panel */
     double load_seconds;     /* how long loading took, for the info panel */
+    const mt_plumbing *plumbing; /* allocation plumbing to skip (NULL: raw stacks) */
 } mt_viewer_options;
 
 /* Serve the model until SIGINT or SIGTERM. Prints the URL on stdout.

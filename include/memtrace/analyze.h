@@ -246,6 +246,10 @@ typedef struct mt_selection mt_selection;
 /* What is costed by a node of a tree, a graph or a table. Every query
  * reports all of these at once. live_* are "at the selection's live time"
  * (see mt_select). */
+/* Temporary allocations: sampled blocks freed within MT_TEMPORARY_US
+ * microseconds of their allocation (docs/names.md says why). */
+#define MT_TEMPORARY_US 1000
+
 typedef struct mt_cost {
     double alloc_bytes;      /* estimated bytes allocated */
     double alloc_objects;    /* estimated blocks allocated */
@@ -254,6 +258,9 @@ typedef struct mt_cost {
     uint64_t samples;        /* sample points behind alloc_bytes (noise: mt_noise) */
     uint64_t live_samples;   /* sample points behind live_bytes */
     uint64_t allocs;         /* sampled blocks */
+    double temp_bytes;       /* estimated bytes in temporary blocks (MT_TEMPORARY_US) */
+    double temp_objects;     /* estimated temporary blocks */
+    uint64_t temp_samples;   /* sample points behind temp_* */
 } mt_cost;
 
 /* Apply a filter (NULL: keep everything) to a model. live_at is the time
@@ -327,12 +334,17 @@ typedef enum mt_metric {
     MT_METRIC_ALLOC_OBJECTS = 1,
     MT_METRIC_LIVE_BYTES = 2,
     MT_METRIC_LIVE_OBJECTS = 3,
-    MT_METRIC_SAMPLES = 4
+    MT_METRIC_SAMPLES = 4,
+    MT_METRIC_TEMP_OBJECTS = 5, /* temporary blocks (freed within MT_TEMPORARY_US) */
+    MT_METRIC_TEMP_BYTES = 6    /* bytes in temporary blocks */
 } mt_metric;
 /* The value of a metric in a cost. */
 double mt_cost_get(const mt_cost *c, mt_metric metric);
+/* The sample points behind that value (for mt_noise). */
+uint64_t mt_cost_samples(const mt_cost *c, mt_metric metric);
 /* Parse "alloc", "alloc_bytes", "count"/"alloc_objects", "live"/"live_bytes",
- * "live_objects", "samples". Returns -1 when unknown. */
+ * "live_objects", "samples", "temporary"/"temp_objects", "temp_bytes".
+ * Returns -1 when unknown. */
 int mt_metric_parse(const char *name);
 const char *mt_metric_name(mt_metric metric);
 
@@ -416,6 +428,10 @@ typedef struct mt_func_report {
 } mt_func_report;
 mt_func_report *mt_query_func(const mt_selection *s, mt_func_id f, mt_metric sort);
 void mt_func_report_free(mt_func_report *r);
+/* The plumbing entry functions that allocations made directly in f (f is
+ * their site, mt_select_sites) went through, with their cost, sorted by the
+ * metric; *n entries. free() the result; NULL when out of memory. */
+mt_func_link *mt_query_func_vias(const mt_selection *s, mt_func_id f, mt_metric metric, size_t *n);
 /* Functions whose name contains (or equals, when exact) name; returns how
  * many were found, writes up to cap ids. */
 size_t mt_model_find_funcs(const mt_model *m, const char *name, int exact, mt_func_id *out,
@@ -456,6 +472,75 @@ typedef struct mt_stats {
     double median_lifetime_us;      /* sample-weighted, never-collected at end */
 } mt_stats;
 void mt_query_stats(const mt_selection *s, mt_stats *out);
+
+
+/* ------------------------------------------------------------------------ */
+/* Allocation plumbing and display names (docs/names.md)                     */
+/*
+ * Allocation plumbing: functions that only allocate on behalf of their
+ * caller (operator new, std::allocator, the standard containers' insides,
+ * xmalloc, g_malloc, PyMem_Malloc, sqlite3Malloc, ...). A selection made
+ * with mt_select_sites() drops the innermost run of plumbing frames from
+ * every stack, so that the allocation site is the first frame in the
+ * user's code; costs are unchanged. A stack made only of plumbing is kept
+ * whole.
+ *
+ * Patterns are matched against the qualified function name without its
+ * return type and argument list (mt_name_qualified): "std::*" matches
+ * "void std::vector<int>::_M_realloc_insert<int>(...)". '*' matches any
+ * run of characters; everything else matches itself.
+ */
+typedef struct mt_plumbing mt_plumbing;
+/* A list: empty, or with the built-in patterns (mt_plumbing_builtin). */
+mt_plumbing *mt_plumbing_new(int with_builtin);
+void mt_plumbing_free(mt_plumbing *p);
+/* Add one pattern; a leading '!' makes it an exception (never plumbing).
+ * Returns 0, or -1 when out of memory. */
+int mt_plumbing_add(mt_plumbing *p, const char *pattern);
+/* Add the patterns of a file: one per line, '#' starts a comment, blank
+ * lines ignored. Returns 0, or -1 with a malloc'd "FILE: line N: reason"
+ * or "FILE: reason" in *err. */
+int mt_plumbing_load(mt_plumbing *p, const char *path, char **err);
+/* Is a function with this (demangled) name plumbing? */
+int mt_plumbing_match(const mt_plumbing *p, const char *func_name);
+/* The built-in patterns, NULL-terminated. */
+const char *const *mt_plumbing_builtin(void);
+
+/* mt_select, plus: with p not NULL, every stack loses its innermost run
+ * of plumbing frames (see above). */
+mt_selection *mt_select_sites(const mt_model *m, const mt_filter *f, mt_timedelta live_at,
+                              const mt_plumbing *p);
+/* The plumbing frame allocation i went through: the outermost frame of
+ * the run removed from its stack (the library function the user's code
+ * called, e.g. std::vector<int>::resize), or MT_NO_FRAME when none was. */
+#define MT_NO_FRAME ((mt_frame_id)-1)
+/* For a shallow model (mt_model_options.max_depth): 1 when every selected
+ * allocation's site and the site's caller are within the codes kept, so
+ * that sites and callers are those of the whole stacks; 0 when a deeper
+ * model is needed (a plumbing run as long as the cut, say). */
+int mt_selection_sites_complete(const mt_selection *s, const mt_plumbing *p, size_t max_depth);
+mt_frame_id mt_selection_via(const mt_selection *s, size_t i);
+/* Per site of a mt_query_sites result (same order): the plumbing its cost
+ * went through, the biggest first (by metric). */
+#define MT_MAX_VIAS 3
+typedef struct mt_site_vias {
+    size_t n;                     /* distinct plumbing entry functions (all) */
+    mt_frame_id frame[MT_MAX_VIAS]; /* representative frames, min(n, MT_MAX_VIAS) */
+    double share[MT_MAX_VIAS];    /* of the site's value */
+} mt_site_vias;
+/* NULL when out of memory; free() the result. */
+mt_site_vias *mt_query_site_vias(const mt_selection *s, const mt_sites *t, mt_metric metric);
+
+/* Display form of a demangled name: return type dropped, std::string for
+ * std::__cxx11::basic_string<char, std::char_traits<char>,
+ * std::allocator<char> >, default template arguments dropped, long
+ * template argument lists folded to <…>, argument lists to (…). Writes at
+ * most cap bytes (NUL-terminated) and returns the full length, like
+ * snprintf. C names are unchanged. */
+size_t mt_name_simplify(const char *name, char *out, size_t cap);
+/* The qualified name alone: no return type, no argument list. */
+size_t mt_name_qualified(const char *name, char *out, size_t cap);
+
 
 #ifdef __cplusplus
 }

@@ -26,10 +26,17 @@ void mt_format_time(char *buf, size_t cap, mt_timedelta us);
 /* A JSON string literal of s (with quotes) to out. */
 void mt_json_string(FILE *out, const char *s);
 /* A cost as a JSON object: {"alloc_bytes":..,"alloc_objects":..,"live_bytes":..,
- * "live_objects":..,"samples":..,"live_samples":..,"allocs":..}. */
+ * "live_objects":..,"samples":..,"live_samples":..,"allocs":..,"temp_bytes":..,
+ * "temp_objects":..,"temp_samples":..}. */
 void mt_json_cost(FILE *out, const mt_cost *c);
 /* "name (file:line)" of a frame, or "name" when there is no file. */
 void mt_format_frame(char *buf, size_t cap, const mt_model *m, mt_frame_id f);
+/* The same with the name shortened (mt_name_simplify) unless full. */
+void mt_format_frame_as(char *buf, size_t cap, const mt_model *m, mt_frame_id f, int full);
+/* name itself when full, else its short form written into buf. */
+const char *mt_display_name(char *buf, size_t cap, const char *name, int full);
+/* "via std::vector<int>::resize(…) 80%, ..." under a site of top. */
+void mt_report_vias(FILE *out, const mt_model *m, const mt_site_vias *v, int full);
 /* Noise marker for k samples: "" (fine), "~" (noisy: rse > 20%), "?"
  * (mostly noise: rse > 50%). */
 const char *mt_noise_mark(uint64_t k);
@@ -42,6 +49,7 @@ typedef struct mt_top_options {
     size_t callers;          /* callers shown per site */
     int json;
     const char *filter_text; /* shown in the header; may be NULL */
+    int full_names;          /* names as recorded (else shortened C++ names) */
 } mt_top_options;
 int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o);
 
@@ -55,6 +63,8 @@ int mt_report_lifetimes(FILE *out, const mt_selection *s, int json);
 /* Collapsed stacks "main;f;g 1234" (outermost first), weighted by the
  * metric (rounded to integers), one line per distinct function path. */
 int mt_report_folded(FILE *out, const mt_selection *s, mt_metric weight);
+/* The same; full_names 0 shortens C++ names (mt_name_simplify). */
+int mt_report_folded_names(FILE *out, const mt_selection *s, mt_metric weight, int full_names);
 
 /* pprof: a gzipped profile.proto with sample types alloc_objects/count,
  * alloc_space/bytes, inuse_objects/count, inuse_space/bytes (inuse = live
@@ -64,6 +74,8 @@ int mt_report_folded(FILE *out, const mt_selection *s, mt_metric weight);
 typedef struct mt_pprof_options {
     int level;               /* gzip level 1-9; 0: 6 */
     int alloc_default;       /* nonzero: default_sample_type = alloc_space */
+    int full_names;          /* Function.name as recorded (else shortened C++ names;
+                              * Function.system_name is always the full name) */
 } mt_pprof_options;
 int mt_write_pprof(const char *path, const mt_selection *s, const mt_pprof_options *o,
                    char **err);

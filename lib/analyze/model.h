@@ -80,6 +80,7 @@ struct mt_selection {
     mt_cost *stack_cost;
     uint32_t *node_slot;           /* selection node -> k, or UINT32_MAX */
     mt_cost total;
+    mt_frame_id *via;              /* model node -> plumbing frame left out (plumbing.c) */
 };
 
 static inline uint64_t mta_event_samples(const mt_model *m, const mta_event *e)
@@ -115,6 +116,15 @@ static inline void mta_cost_add(mt_cost *d, const mt_cost *s)
     d->samples += s->samples;
     d->live_samples += s->live_samples;
     d->allocs += s->allocs;
+    d->temp_bytes += s->temp_bytes;
+    d->temp_objects += s->temp_objects;
+    d->temp_samples += s->temp_samples;
+}
+
+/* A temporary block: freed within MT_TEMPORARY_US of its allocation. */
+static inline int mta_is_temporary(const mt_alloc *a)
+{
+    return a->collect != MT_TIME_NEVER && a->collect - a->time < MT_TEMPORARY_US;
 }
 
 /* The cost of one allocation with live measured at t. */
@@ -133,6 +143,10 @@ static inline void mta_cost_of(const mt_model *m, const mt_alloc *a, mt_timedelt
         c->live_bytes = c->live_objects = 0;
         c->live_samples = 0;
     }
+    int temp = mta_is_temporary(a);
+    c->temp_bytes = temp ? c->alloc_bytes : 0;
+    c->temp_objects = temp ? obj : 0;
+    c->temp_samples = temp ? a->n_samples : 0;
 }
 
 /* The sorted event list and live counts, built on first call (thread

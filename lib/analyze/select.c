@@ -7,6 +7,7 @@
 
 #include "filter.h"
 #include "model.h"
+#include "plumbing.h"
 
 double mt_cost_get(const mt_cost *c, mt_metric metric)
 {
@@ -16,8 +17,21 @@ double mt_cost_get(const mt_cost *c, mt_metric metric)
     case MT_METRIC_LIVE_BYTES: return c->live_bytes;
     case MT_METRIC_LIVE_OBJECTS: return c->live_objects;
     case MT_METRIC_SAMPLES: return (double)c->samples;
+    case MT_METRIC_TEMP_OBJECTS: return c->temp_objects;
+    case MT_METRIC_TEMP_BYTES: return c->temp_bytes;
     }
     return 0;
+}
+
+uint64_t mt_cost_samples(const mt_cost *c, mt_metric metric)
+{
+    switch (metric) {
+    case MT_METRIC_LIVE_BYTES:
+    case MT_METRIC_LIVE_OBJECTS: return c->live_samples;
+    case MT_METRIC_TEMP_BYTES:
+    case MT_METRIC_TEMP_OBJECTS: return c->temp_samples;
+    default: return c->samples;
+    }
 }
 
 static const struct { const char *name; mt_metric m; } metric_names[] = {
@@ -30,6 +44,9 @@ static const struct { const char *name; mt_metric m; } metric_names[] = {
     {"live_objects", MT_METRIC_LIVE_OBJECTS}, {"inuse_objects", MT_METRIC_LIVE_OBJECTS},
     {"live_count", MT_METRIC_LIVE_OBJECTS},
     {"samples", MT_METRIC_SAMPLES},
+    {"temporary", MT_METRIC_TEMP_OBJECTS},   {"temp_objects", MT_METRIC_TEMP_OBJECTS},
+    {"temp", MT_METRIC_TEMP_OBJECTS},        {"temporary_bytes", MT_METRIC_TEMP_BYTES},
+    {"temp_bytes", MT_METRIC_TEMP_BYTES},
 };
 
 int mt_metric_parse(const char *name)
@@ -48,6 +65,8 @@ const char *mt_metric_name(mt_metric metric)
     case MT_METRIC_LIVE_BYTES: return "live_bytes";
     case MT_METRIC_LIVE_OBJECTS: return "live_objects";
     case MT_METRIC_SAMPLES: return "samples";
+    case MT_METRIC_TEMP_OBJECTS: return "temp_objects";
+    case MT_METRIC_TEMP_BYTES: return "temp_bytes";
     }
     return "?";
 }
@@ -189,6 +208,12 @@ static int hide_frames(mt_selection *s, const mt_filter *f)
 
 mt_selection *mt_select(const mt_model *m, const mt_filter *f, mt_timedelta live_at)
 {
+    return mt_select_sites(m, f, live_at, NULL);
+}
+
+mt_selection *mt_select_sites(const mt_model *m, const mt_filter *f, mt_timedelta live_at,
+                              const mt_plumbing *p)
+{
     mt_selection *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
@@ -229,7 +254,7 @@ mt_selection *mt_select(const mt_model *m, const mt_filter *f, mt_timedelta live
         free(inside[k]);
     free(inside);
     free(live_t);
-    if (!ok || (f && hide_frames(s, f) < 0))
+    if (!ok || (f && hide_frames(s, f) < 0) || (p && mta_plumbing_apply(s, p) < 0))
         goto fail;
     s->node_slot = malloc(s->n_nodes * sizeof *s->node_slot);
     if (!s->node_slot)
@@ -292,6 +317,11 @@ mt_selection *mt_select(const mt_model *m, const mt_filter *f, mt_timedelta live
                 c->live_objects += obj;
                 c->live_samples += a->n_samples;
             }
+            if (mta_is_temporary(a)) {
+                c->temp_bytes += bytes;
+                c->temp_objects += obj;
+                c->temp_samples += a->n_samples;
+            }
         }
     }
     if (!s->stack_node) {
@@ -316,6 +346,7 @@ void mt_selection_free(mt_selection *s)
     free(s->bits);
     free(s->own_nodes);
     free(s->map);
+    free(s->via);
     free(s->node_slot);
     free(s->stack_node);
     free(s->stack_cost);

@@ -39,10 +39,12 @@ void mt_json_cost(FILE *out, const mt_cost *c)
 {
     fprintf(out,
             "{\"alloc_bytes\":%.0f,\"alloc_objects\":%.1f,\"live_bytes\":%.0f,"
-            "\"live_objects\":%.1f,\"samples\":%llu,\"live_samples\":%llu,\"allocs\":%llu}",
+            "\"live_objects\":%.1f,\"samples\":%llu,\"live_samples\":%llu,\"allocs\":%llu,"
+            "\"temp_bytes\":%.0f,\"temp_objects\":%.1f,\"temp_samples\":%llu}",
             c->alloc_bytes, c->alloc_objects, c->live_bytes, c->live_objects,
             (unsigned long long)c->samples, (unsigned long long)c->live_samples,
-            (unsigned long long)c->allocs);
+            (unsigned long long)c->allocs, c->temp_bytes, c->temp_objects,
+            (unsigned long long)c->temp_samples);
 }
 
 void mt_json_string(FILE *out, const char *s)

@@ -167,6 +167,7 @@ typedef struct writer {
     uint32_t *loc_slots;
     size_t loc_mask;
     uint8_t *func_used;
+    char **short_names;  /* display names the string table points to (names.c) */
     uint64_t *ids;       /* location ids of the current sample */
     size_t ids_cap;
     int failed;
@@ -302,9 +303,21 @@ static int encode(writer *w, const mt_pprof_options *o)
     for (size_t f = 0; f < mt_model_n_funcs(m); f++) {
         if (!w->func_used[f])
             continue;
-        uint64_t name = str_index(&w->strs, fn[f].name);
+        uint64_t name = str_index(&w->strs, fn[f].name), shown = name;
+        if (!(o && o->full_names)) {
+            /* the string table keeps pointers: the short name must live on */
+            if (!w->short_names && !(w->short_names = calloc(mt_model_n_funcs(m) + 1, sizeof(char *))))
+                return -1;
+            char buf[1024];
+            mt_display_name(buf, sizeof buf, fn[f].name, 0);
+            if (strcmp(buf, fn[f].name)) {
+                if (!(w->short_names[f] = strdup(buf)))
+                    return -1;
+                shown = str_index(&w->strs, w->short_names[f]);
+            }
+        }
         pb_uint(&w->tmp, 1, f + 1);
-        pb_uint(&w->tmp, 2, name);
+        pb_uint(&w->tmp, 2, shown);
         pb_uint(&w->tmp, 3, name);
         pb_uint(&w->tmp, 4, str_index(&w->strs, fn[f].filename));
         pb_msg(&w->out, 5, &w->tmp);
@@ -361,6 +374,10 @@ int mt_write_pprof_fd(int fd, const mt_selection *s, const mt_pprof_options *o, 
     free(w.out.b);
     free(w.tmp.b);
     free(w.tmp2.b);
+    if (w.short_names)
+        for (size_t f = 0; f < mt_model_n_funcs(w.m); f++)
+            free(w.short_names[f]);
+    free(w.short_names);
     free(w.strs.v);
     free(w.strs.slots);
     free(w.locs);

@@ -47,6 +47,12 @@ static void folded_name(FILE *out, const char *s)
 
 int mt_report_folded(FILE *out, const mt_selection *s, mt_metric weight)
 {
+    return mt_report_folded_names(out, s, weight, 0);
+}
+
+int mt_report_folded_names(FILE *out, const mt_selection *s, mt_metric weight, int full_names)
+{
+    char nb[1024];
     const mt_model *m = mt_selection_model(s);
     const mt_func *fn = mt_model_funcs(m);
     mt_tree *t = mt_query_tree(s, MT_TREE_TOP_DOWN, weight, 0);
@@ -66,7 +72,8 @@ int mt_report_folded(FILE *out, const mt_selection *s, mt_metric weight)
         for (uint32_t k = (uint32_t)i; k; k = t->nodes[k].parent)
             path[d++] = k;
         for (size_t k = d; k > 0; k--) {
-            folded_name(out, fn[t->nodes[path[k - 1]].func].name);
+            folded_name(out, mt_display_name(nb, sizeof nb, fn[t->nodes[path[k - 1]].func].name,
+                                             full_names));
             if (k > 1)
                 fputc(';', out);
         }

@@ -96,11 +96,12 @@ int mt_report_stats(FILE *out, const mt_selection *s, int json)
                 "},\"promoted_bytes\":%.0f,\"collected_bytes\":%.0f,\"never_collected_bytes\":%.0f,"
                 "\"peak_bytes\":%.0f,\"peak_time_us\":%lld,\"peak_filtered_bytes\":%.0f,"
                 "\"peak_filtered_time_us\":%lld,\"live_at_end_bytes\":%.0f,"
+                "\"live_at_end_selected_bytes\":%.0f,\"temporary_us\":%d,"
                 "\"alloc_rate_bytes_per_s\":%.1f,\"mean_lifetime_us\":%.1f,\"median_lifetime_us\":%.1f,"
                 "\"size_histogram\":",
                 st.promoted_bytes, st.collected_bytes, st.never_collected_bytes, st.peak_bytes,
                 (long long)st.peak_time, st.peak_filtered_bytes, (long long)st.peak_filtered_time,
-                end_live, st.alloc_rate, st.mean_lifetime_us, st.median_lifetime_us);
+                end_live, st.never_collected_bytes, MT_TEMPORARY_US, st.alloc_rate, st.mean_lifetime_us, st.median_lifetime_us);
         json_hist(out, hs);
         fputs(",\"lifetime_histogram\":", out);
         json_hist(out, hl);
@@ -146,11 +147,29 @@ int mt_report_stats(FILE *out, const mt_selection *s, int json)
             fprintf(out, "peak live   %s at %s (selected allocations)\n", a, b);
         }
         mt_format_bytes(a, sizeof a, end_live);
-        fprintf(out, "live at end %s\n", a);
-        mt_format_time(a, sizeof a, (mt_timedelta)st.mean_lifetime_us);
+        fprintf(out, "live at end %s (all allocations)\n", a);
+        if (st.total.allocs != st.allocs) {
+            mt_format_bytes(a, sizeof a, st.never_collected_bytes);
+            fprintf(out, "live at end %s (selected allocations)\n", a);
+        }
         mt_format_time(c, sizeof c, (mt_timedelta)st.median_lifetime_us);
-        fprintf(out, "lifetime    mean %s (collected blocks), median %s (all, never-collected "
-                     "counted to the end)\n", a, c);
+        if (st.collected_bytes > 0) {
+            mt_format_time(a, sizeof a, (mt_timedelta)st.mean_lifetime_us);
+            fprintf(out, "lifetime    mean %s (collected blocks), median %s (all, never-collected "
+                         "counted to the end)\n", a, c);
+        } else if (st.total.allocs) {
+            fprintf(out, "lifetime    no mean: no block was freed; median %s (never-collected "
+                         "counted to the end)\n", c);
+        } else
+            fprintf(out, "lifetime    none: no allocation\n");
+        if (st.total.allocs) {
+            mt_format_bytes(a, sizeof a, st.total.temp_bytes);
+            mt_format_time(b, sizeof b, MT_TEMPORARY_US);
+            fprintf(out, "temporary   %.0f blocks (%.1f%% of blocks), %s, freed within %s (%llu samples)\n",
+                    st.total.temp_objects,
+                    st.total.alloc_objects > 0 ? 100 * st.total.temp_objects / st.total.alloc_objects : 0,
+                    a, b, (unsigned long long)st.total.temp_samples);
+        }
         int used = 0;
         for (int src = 0; src < 3; src++)
             if (st.by_source[src].allocs)

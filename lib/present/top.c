@@ -4,12 +4,13 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "memtrace/present.h"
 
 static void value(char *buf, size_t cap, mt_metric m, double v)
 {
-    if (m == MT_METRIC_ALLOC_BYTES || m == MT_METRIC_LIVE_BYTES)
+    if (m == MT_METRIC_ALLOC_BYTES || m == MT_METRIC_LIVE_BYTES || m == MT_METRIC_TEMP_BYTES)
         mt_format_bytes(buf, cap, v);
     else
         snprintf(buf, cap, "%.0f", v);
@@ -18,7 +19,16 @@ static void value(char *buf, size_t cap, mt_metric m, double v)
 /* The samples behind a metric's value (for its noise). */
 static uint64_t samples_of(const mt_cost *c, mt_metric m)
 {
-    return m == MT_METRIC_LIVE_BYTES || m == MT_METRIC_LIVE_OBJECTS ? c->live_samples : c->samples;
+    return mt_cost_samples(c, m);
+}
+
+/* ,"short":"..." after a frame object: the function's short name */
+static void json_short(FILE *out, const mt_model *m, mt_frame_id f)
+{
+    char shortname[1024];
+    const mt_func *fn = &mt_model_funcs(m)[mt_model_frames(m)[f].func];
+    fputs(",\"short\":", out);
+    mt_json_string(out, mt_display_name(shortname, sizeof shortname, fn->name, 0));
 }
 
 static void json_frame(FILE *out, const mt_model *m, mt_frame_id f)
@@ -38,6 +48,11 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
     mt_sites *t = mt_query_sites(s, o->metric, o->callers);
     if (!t)
         return -1;
+    mt_site_vias *vias = mt_query_site_vias(s, t, o->metric);
+    if (!vias) {
+        mt_sites_free(t);
+        return -1;
+    }
     double total = mt_cost_get(&t->total, o->metric);
     size_t n = o->limit && o->limit < t->n ? o->limit : t->n;
     char b1[64], b2[64], name[1024];
@@ -53,9 +68,18 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
             double v = mt_cost_get(&st->cost, o->metric);
             fprintf(out, "%s\n{\"rank\":%zu,\"site\":", i ? "," : "", i + 1);
             json_frame(out, m, st->frame);
+            json_short(out, m, st->frame);
             fprintf(out, ",\"value\":%.1f,\"share\":%.6f,\"rse\":%.4f,\"cost\":", v,
                     total > 0 ? v / total : 0, mt_noise(samples_of(&st->cost, o->metric)));
             mt_json_cost(out, &st->cost);
+            fputs(",\"via\":[", out);
+            for (size_t k = 0; k < vias[i].n && k < MT_MAX_VIAS; k++) {
+                fputs(k ? ",{\"function\":" : "{\"function\":", out);
+                json_frame(out, m, vias[i].frame[k]);
+                json_short(out, m, vias[i].frame[k]);
+                fprintf(out, ",\"share\":%.6f}", vias[i].share[k]);
+            }
+            fprintf(out, "],\"n_via\":%zu", vias[i].n);
             fprintf(out, ",\"n_callers\":%zu,\"callers\":[", st->n_callers);
             size_t nc = st->n_callers < o->callers ? st->n_callers : o->callers;
             for (size_t k = 0; k < nc; k++) {
@@ -75,7 +99,9 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
     } else {
         const mt_trace_info *info = mt_model_info(m);
         static const char *const what[] = {"allocated bytes", "allocated blocks",
-                                           "live bytes", "live blocks", "samples"};
+                                           "live bytes",      "live blocks",
+                                           "samples",         "temporary blocks",
+                                           "bytes in temporary blocks"};
         fprintf(out, "%s: by %s (estimated", info->executable_name, what[o->metric]);
         if (o->metric == MT_METRIC_LIVE_BYTES || o->metric == MT_METRIC_LIVE_OBJECTS) {
             mt_format_time(b1, sizeof b1, mt_selection_live_at(s));
@@ -103,9 +129,10 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
             cum += v;
             value(b1, sizeof b1, o->metric, v);
             snprintf(b2, sizeof b2, "%.0f%%%s", 100 * mt_noise(k), mt_noise_mark(k));
-            mt_format_frame(name, sizeof name, m, st->frame);
+            mt_format_frame_as(name, sizeof name, m, st->frame, o->full_names);
             fprintf(out, "%4zu %11s %5.1f%% %5.1f%% %7s  %s\n", i + 1, b1,
                     total > 0 ? 100 * v / total : 0, total > 0 ? 100 * cum / total : 0, b2, name);
+            mt_report_vias(out, m, &vias[i], o->full_names);
             size_t nc = st->n_callers < o->callers ? st->n_callers : o->callers;
             for (size_t c = 0; c < nc; c++) {
                 const mt_site_caller *sc = &st->callers[c];
@@ -116,7 +143,7 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
                 if (sc->frame == (mt_frame_id)-1)
                     snprintf(name, sizeof name, "(no caller)");
                 else
-                    mt_format_frame(name, sizeof name, m, sc->frame);
+                    mt_format_frame_as(name, sizeof name, m, sc->frame, o->full_names);
                 fprintf(out, "%4s %11s %5.1f%% %6s %7s    <- %s\n", "", b1,
                         v > 0 ? 100 * cv / v : 0, "", "", name);
             }
@@ -131,6 +158,7 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
         fprintf(out, "\n±err: relative standard error 1/sqrt(samples); ~ noisy (>20%%), "
                      "? mostly noise (>50%%)\n");
     }
+    free(vias);
     mt_sites_free(t);
     return ferror(out) ? -1 : 0;
 }

@@ -46,31 +46,34 @@ App.renderInfo = function () {
 App.renderPoi = function (h, live) {
   const box = MT.clear(MT.$('poi'));
   const tot = h.total || 1;
-  const item = (name, v, title, onclick, of) => MT.el('div', { class: 'poi-item', title, onclick },
-    MT.el('span', { class: 'nm' }, name), MT.el('span', { class: 'v' }, MT.fmtValue(v) + ' · ' + MT.fmtPct(v / (of || tot))));
+  const item = (name, v, title, onclick, of, metric) => MT.el('div', { class: 'poi-item', title, onclick },
+    MT.el('span', { class: 'nm', 'data-fit': '1', 'data-full': name }, name), MT.el('span', { class: 'v' }, MT.fmtValue(v, metric) + ' · ' + MT.fmtPct(v / (of || tot))));
   box.appendChild(MT.el('h3', null, 'Top allocation sites'));
-  if (!h.sites.length) box.appendChild(MT.el('div', { class: 'filter-empty' }, 'nothing passes the filter'));
-  for (const s of h.sites.slice(0, 4)) box.appendChild(item(s.name, s.v, s.name + '\n' + s.file + '\nclick: callers and callees', () => App.focusFunction(s.id, true)));
+  if (!h.sites.length) box.appendChild(MT.el('div', { class: 'filter-empty' }, MT.emptyText()));
+  for (const s of h.sites.slice(0, 4)) box.appendChild(item(s.short || s.name, s.v, s.name + '\n' + s.file + '\nclick: callers and callees', () => App.focusFunction(s.id, true)));
   /* what is still live at the end: where leaks show up first */
   const lv = live ? live.sites.filter((s) => s.v > 0).slice(0, 4) : [];
   if (lv.length) {
     box.appendChild(MT.el('h3', { title: 'Allocation sites by bytes never freed (of those that pass the filter)' }, 'Still live at the end'));
-    for (const s of lv) box.appendChild(item(s.name, s.v, s.name + '\n' + s.file + '\nbytes allocated here and never freed\nclick: callers and callees', () => App.focusFunction(s.id, true), live.total));
+    for (const s of lv) box.appendChild(item(s.short || s.name, s.v, s.name + '\n' + s.file + '\nbytes allocated here and never freed\nclick: callers and callees', () => App.focusFunction(s.id, true), live.total, 'alloc'));
   }
   box.appendChild(MT.el('h3', null, 'Heaviest call paths'));
   for (const p of h.paths.slice(0, 4)) {
     const fr = p.frames;
-    const at = (f) => f.name + (f.line ? ':' + f.line : '');
+    const at = (f) => (f.short || f.name) + (f.line ? ':' + f.line : '');
     const leaf = fr.length ? at(fr[fr.length - 1]) : '(no stack)';
     const via = fr.length > 1 ? ' ← ' + at(fr[fr.length - 2]) : '';
     const title = fr.map((f) => f.name + (f.line ? ':' + f.line : '')).reverse().join('\n  called from ') + '\nclick: zoom on this path';
-    box.appendChild(item(leaf + via, p.v, title, () => App.focusPath(fr.map((f) => f.id))));
+    const it = item(leaf + via, p.v, title, () => App.focusPath(fr.map((f) => f.id)));
+    it.firstChild.dataset.alt = leaf;  /* when the caller does not fit */
+    box.appendChild(it);
   }
   const fns = h.functions.filter((f) => f.v < tot * 0.999).slice(0, 5);
   if (fns.length) {
     box.appendChild(MT.el('h3', null, 'Heaviest functions (with callees)'));
-    for (const f of fns) box.appendChild(item(f.name, f.v, f.name + '\n' + f.file, () => App.focusFunction(f.id, true)));
+    for (const f of fns) box.appendChild(item(f.short || f.name, f.v, f.name + '\n' + f.file, () => App.focusFunction(f.id, true)));
   }
+  MT.fitNames(box);
 };
 
 App.renderStatus = function () {
@@ -116,12 +119,12 @@ App.renderCrumbs = function () {
 
 App.treeParams = function () {
   const s = MT.state;
-  return { filter: s.filter, dir: s.dir, min: s.min, metric: s.metric === 'count' ? 'count' : '' };
+  return { filter: s.filter, dir: s.dir, min: s.min, metric: s.metric === 'alloc' ? '' : s.metric, raw: s.raw ? 1 : '' };
 };
 
 App.loadView = async function () {
   const s = MT.state, seq = App.seq;
-  const key = JSON.stringify([s.filter, s.metric]);
+  const key = JSON.stringify([s.filter, s.metric, s.raw]);
   try {
     if (s.view === 'flame' || s.view === 'table') {
       const p = App.treeParams(), tkey = JSON.stringify(p);
@@ -154,14 +157,14 @@ App.loadView = async function () {
     App.showError(e.message);
   }
   App.renderCrumbs();
-  function p2m() { return s.metric === 'count' ? 'count' : ''; }
+  function p2m() { return s.metric === 'alloc' ? '' : s.metric; }
 };
 
 App.loadFocus = async function () {
   const s = MT.state, panel = MT.$('focus-panel');
   if (s.fn === null) { MT.renderFocus(panel, null, App); return; }
   try {
-    const r = await MT.api('function', { filter: s.filter, id: s.fn, metric: s.metric === 'count' ? 'count' : '' });
+    const r = await MT.api('function', { filter: s.filter, id: s.fn, metric: s.metric === 'alloc' ? '' : s.metric });
     MT.renderFocus(panel, r, App);
   } catch (e) {
     MT.renderFocus(panel, null, App);
@@ -172,7 +175,7 @@ App.loadFocus = async function () {
 App.refresh = async function () {
   const s = MT.state, seq = ++App.seq;
   App.loaded = {};
-  const metric = s.metric === 'count' ? 'count' : '';
+  const metric = s.metric === 'alloc' ? '' : s.metric;
   /* a fixed bucket count (about a pixel each) so that answers can be shared */
   const curveP = MT.api('curve', { filter: s.filter, n: 1200 });
   const poiP = MT.api('hotspots', { filter: s.filter, metric });
@@ -267,7 +270,8 @@ App.syncControls = function () {
   const s = MT.state;
   MT.$('dir').value = s.dir;
   MT.$('metric').value = s.metric;
-  MT.$('th-value').textContent = s.metric === 'count' ? 'Blocks' : 'Bytes';
+  MT.$('raw').checked = s.raw;
+  MT.$('th-value').textContent = s.metric === 'count' || s.metric === 'temporary' ? 'Blocks' : 'Bytes';
   MT.$('prune').value = String(Math.round(s.min * 100 * 1000) / 1000);
   MT.$('search').value = s.q;
   MT.$('filter-text').value = s.filter;
@@ -313,8 +317,15 @@ App.init = async function () {
   for (const b of document.querySelectorAll('.tabs > button')) b.addEventListener('click', () => App.setView(b.dataset.view));
   MT.$('dir').addEventListener('change', () => { MT.state.dir = MT.$('dir').value; MT.state.zoom = []; MT.writeUrl(true); App.loadView(); });
   MT.$('metric').addEventListener('change', () => {
-    MT.state.metric = MT.$('metric').value === 'count' ? 'count' : 'alloc';
-    MT.$('th-value').textContent = MT.state.metric === 'count' ? 'Blocks' : 'Bytes';
+    const mv = MT.$('metric').value;
+    MT.state.metric = ['count', 'temporary', 'temp_bytes'].includes(mv) ? mv : 'alloc';
+    MT.$('th-value').textContent = MT.state.metric === 'count' || MT.state.metric === 'temporary' ? 'Blocks' : 'Bytes';
+    MT.writeUrl(true);
+    App.refresh();
+  });
+  MT.$('raw').addEventListener('change', () => {
+    MT.state.raw = MT.$('raw').checked;
+    MT.state.zoom = [];
     MT.writeUrl(true);
     App.refresh();
   });

@@ -16,8 +16,10 @@ MT.Tree = class {
     this.p = Int32Array.from(j.nodes.p);
     this.v = Float64Array.from(j.nodes.v);
     this.s = Float64Array.from(j.nodes.s);
+    this.tmp = Float64Array.from(j.nodes.tmp || []);  /* temporary blocks */
     this.fid = j.funcs.id;
-    this.fname = j.funcs.name;
+    this.ffull = j.funcs.name;
+    this.fname = j.funcs.short || j.funcs.name;
     this.ffile = j.funcs.file;
     /* children in CSR form, in the order given (heaviest first) */
     const cnt = new Int32Array(n + 1);
@@ -45,6 +47,7 @@ MT.Tree = class {
     this.maxDepth = maxd;
   }
   name(i) { return i === 0 ? 'all allocations' : this.fname[this.f[i]]; }
+  full(i) { return i === 0 ? 'all allocations' : this.ffull[this.f[i]]; }
   file(i) { return i === 0 ? '' : this.ffile[this.f[i]]; }
   funcId(i) { return i === 0 ? -1 : this.fid[this.f[i]]; }
   children(i) { return this.clist.subarray(this.cstart[i], this.cstart[i + 1]); }
@@ -149,7 +152,7 @@ MT.Flame = class {
         const max = Math.floor((pw - 6) / this.charW);
         let label = t.name(i);
         if (i === 0) label = 'all allocations · ' + MT.fmtValue(t.v[0]);
-        if (label.length > max) label = max > 2 ? label.slice(0, max - 1) + '…' : '';
+        if (label.length > max) label = i === 0 ? label.slice(0, Math.max(0, max - 1)) + '…' : MT.fit(label, max);
         if (label) {
           ctx.fillStyle = found && found.match[i] ? '#fff' : '#2a1a0a';
           ctx.fillText(label, px + 3, y + rh / 2);
@@ -159,7 +162,8 @@ MT.Flame = class {
     if (!(t.v[0] > 0)) {
       ctx.fillStyle = '#6b7280';
       ctx.font = '13px system-ui, "DejaVu Sans", sans-serif';
-      ctx.fillText('No allocation passes the filter.', 12, rh * 2.2);
+      const msg = MT.emptyText();
+      ctx.fillText(msg[0].toUpperCase() + msg.slice(1) + '.', 12, rh * 2.2);
       this.snap = null;
       return;
     }
@@ -256,7 +260,8 @@ MT.Flame = class {
   tipRows(i) {
     const t = this.tree;
     const rows = [
-      [MT.state.metric === 'count' ? 'blocks' : 'bytes', MT.fmtValue(t.v[i])],
+      [MT.state.metric === 'count' ? 'blocks' : MT.state.metric === 'temporary' ? 'temporary blocks'
+        : MT.state.metric === 'temp_bytes' ? 'bytes in temporary blocks' : 'bytes', MT.fmtValue(t.v[i])],
       ['share', MT.fmtPct(t.v[i] / (t.v[0] || 1)) + ' of the filtered total'],
     ];
     if (this.zoom > 0) rows.push(['of zoom', MT.fmtPct(t.v[i] / (t.v[this.zoom] || 1))]);
@@ -270,7 +275,7 @@ MT.Flame = class {
     if (i !== this.hover) { this.hover = i; this.paint(); }
     if (i < 0) { MT.hideTip(); return; }
     const t = this.tree;
-    MT.showTip(e, t.name(i), t.file(i) || null, this.tipRows(i));
+    MT.showTip(e, t.full(i), t.file(i) || null, this.tipRows(i));
   }
   onClick(e) {
     const i = this.hit(e);

@@ -76,10 +76,10 @@ MT.Graph = class {
       }
     }
     /* boxes */
-    const short = (s) => s.length > 38 ? '…' + s.slice(s.length - 37) : s;
+    const short = (s) => MT.fit(s, 38) || s;
     const dims = nodes.map((n) => {
       const fs = 11 + Math.round(7 * Math.sqrt(n.flat / total));
-      const lines = [short(n.name), 'self ' + MT.fmtValue(n.flat) + ' (' + MT.fmtPct(n.flat / total) + ')',
+      const lines = [short(n.short || n.name), 'self ' + MT.fmtValue(n.flat) + ' (' + MT.fmtPct(n.flat / total) + ')',
         'total ' + MT.fmtValue(n.cum) + ' (' + MT.fmtPct(n.cum / total) + ')'];
       const wch = Math.max(lines[0].length * fs * 0.62, 150);
       return { fs, lines, w: Math.round(wch + 16), h: fs + 2 * 14 + 10 };
@@ -115,7 +115,7 @@ MT.Graph = class {
         d = 'M' + sx + ' ' + (Y[a] + dims[a].h / 2) + ' C' + bulge + ' ' + (Y[a] + dims[a].h / 2) + ' ' + bulge + ' ' + (Y[b] + dims[b].h / 2) + ' ' + ex + ' ' + (Y[b] + dims[b].h / 2);
       }
       const p = S('path', { class: 'gedge', d, 'stroke-width': (1 + 7 * share).toFixed(2), 'marker-end': 'url(#arrow)', 'stroke-dasharray': share < 0.01 ? '4 3' : '' });
-      p.appendChild(S('title', {}, nodes[a].name + ' → ' + nodes[b].name + '\n' + MT.fmtValue(e.v) + ' (' + MT.fmtPct(share) + ')'));
+      p.appendChild(S('title', {}, (nodes[a].short || nodes[a].name) + ' → ' + (nodes[b].short || nodes[b].name) + '\n' + MT.fmtValue(e.v) + ' (' + MT.fmtPct(share) + ')'));
       svg.appendChild(p);
       if (share >= 0.02 && !back[k]) {
         svg.appendChild(S('text', { class: 'glabel', x: (x1 + x2) / 2 + 6, y: (y1 + y2) / 2 + 3 }, MT.fmtValue(e.v)));

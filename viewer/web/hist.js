@@ -29,7 +29,7 @@ MT.Hist = class {
     ctx.font = '11px system-ui, "DejaVu Sans", sans-serif';
     if (!items.length) {
       ctx.fillStyle = '#6b7280';
-      ctx.fillText('no allocation passes the filter', m.l, m.t + 20);
+      ctx.fillText(MT.emptyText(false), m.l, m.t + 20);
       this.bars = [];
       return;
     }

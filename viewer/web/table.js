@@ -45,6 +45,7 @@ MT.Table = class {
     const val = {
       name: (a) => t.name(a).toLowerCase(),
       bytes: (a) => t.v[a], share: (a) => t.v[a], self: (a) => t.self[a], samples: (a) => t.s[a],
+      temporary: (a) => t.tmp[a] || 0,
     }[k];
     ch.sort((a, b) => { const x = val(a), y = val(b); return x < y ? -dir : x > y ? dir : 0; });
     return ch;
@@ -71,6 +72,7 @@ MT.Table = class {
     walk(0);
     this.rows = rows;
     const V = t.v[0] || 1, re = MT.searchRe(MT.state.q);
+    const cs = getComputedStyle(this.body), cw = MT.charWidth('12px ' + cs.getPropertyValue('--mono'));
     const frag = document.createDocumentFragment();
     for (const i of rows) {
       const hasKids = t.children(i).length > 0;
@@ -78,7 +80,9 @@ MT.Table = class {
       const tw = MT.el('span', { class: 'tw' }, hasKids ? (this.open.has(i) ? '▾' : '▸') : '');
       const bar = MT.el('span', { class: 'bar' });
       bar.style.width = Math.max(1, Math.round(40 * t.v[i] / V)) + 'px';
-      const nameCell = MT.el('td', { class: 'col-name', title: t.name(i) }, tw, bar, t.name(i));
+      /* the name fits the column: cut in the middle, never in its own name */
+      const room = Math.floor((520 - 16 - pad - 22 - Math.max(1, Math.round(40 * t.v[i] / V))) / cw);
+      const nameCell = MT.el('td', { class: 'col-name', title: t.full(i) }, tw, bar, MT.fit(t.name(i), room) || t.name(i));
       nameCell.style.paddingLeft = (8 + pad) + 'px';
       const tr = MT.el('tr', { 'data-node': String(i), class: (i === this.sel ? 'selected' : '') + (re && re.test(t.name(i)) ? ' hit' : '') },
         nameCell,
@@ -87,6 +91,7 @@ MT.Table = class {
         MT.el('td', { class: 'num' }, MT.fmtValue(t.self[i])),
         MT.el('td', { class: 'num' }, MT.fmtCount(t.s[i])),
         MT.el('td', { class: 'num' }, t.s[i] ? '± ' + Math.round(100 * MT.noise95(t.s[i])) + '%' : '–'),
+        MT.el('td', { class: 'num', title: 'blocks freed within 1 ms' }, t.tmp.length ? MT.fmtCount(t.tmp[i]) : '–'),
         MT.el('td', { class: 'col-loc' }, t.file(i)));
       tw.addEventListener('click', (e) => { e.stopPropagation(); this.toggle(i); });
       tr.addEventListener('click', () => this.select(i, true));
@@ -94,11 +99,11 @@ MT.Table = class {
       frag.appendChild(tr);
     }
     if (rows.length >= LIMIT) {
-      frag.appendChild(MT.el('tr', null, MT.el('td', { colspan: '7', class: 'col-loc' },
+      frag.appendChild(MT.el('tr', null, MT.el('td', { colspan: '8', class: 'col-loc' },
         'only the first ' + LIMIT + ' rows are shown: collapse rows or raise the pruning threshold')));
     }
     if (!rows.length) {
-      frag.appendChild(MT.el('tr', null, MT.el('td', { colspan: '7', class: 'col-loc' }, 'no allocation passes the filter')));
+      frag.appendChild(MT.el('tr', null, MT.el('td', { colspan: '8', class: 'col-loc' }, MT.emptyText())));
     }
     this.body.appendChild(frag);
   }
@@ -151,7 +156,7 @@ MT.renderFocus = function (panel, r, host) {
     return;
   }
   const tot = r.total || 1;
-  panel.appendChild(MT.el('h3', null, r.name));
+  panel.appendChild(MT.el('h3', { title: r.name }, r.short || r.name));
   if (r.file) panel.appendChild(MT.el('div', { class: 'loc' }, r.file));
   panel.appendChild(MT.el('dl', { class: 'stats' },
     MT.el('dt', null, 'allocated here'), MT.el('dd', null, MT.fmtValue(r.flat) + ' (' + MT.fmtPct(r.flat / tot) + ')'),
@@ -167,10 +172,13 @@ MT.renderFocus = function (panel, r, host) {
     if (!items.length) { panel.appendChild(MT.el('div', { class: 'empty' }, 'none')); return; }
     for (const it of items.slice(0, 60)) {
       panel.appendChild(MT.el('div', { class: 'row', title: it.name + (it.file ? '\n' + it.file : ''), onclick: () => host.focusFunction(it.id) },
-        MT.el('span', { class: 'nm' }, it.name),
+        MT.el('span', { class: 'nm', 'data-fit': '1', 'data-full': it.short || it.name }, it.short || it.name),
         MT.el('span', { class: 'v' }, MT.fmtValue(it.v) + ' · ' + MT.fmtPct(it.v / tot))));
     }
   };
   list('Called from', r.callers);
   list('Calls', r.callees);
+  /* allocation plumbing left out of the stacks, for the function's own allocations */
+  if (r.via && r.via.length) list('Allocates through', r.via);
+  MT.fitNames(panel);
 };

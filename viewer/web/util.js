@@ -47,7 +47,8 @@ MT.fmtCount = function (n) {
 
 /* A value of the chosen metric: bytes, or a count. */
 MT.fmtValue = function (v, metric) {
-  return (metric || MT.state.metric) === 'count' ? MT.fmtCount(v) + ' blocks' : MT.fmtBytes(v);
+  const m = metric || MT.state.metric;
+  return m === 'count' || m === 'temporary' ? MT.fmtCount(v) + ' blocks' : MT.fmtBytes(v);
 };
 
 MT.fmtTime = function (s) {
@@ -93,6 +94,8 @@ MT.setBusy = function (d) {
 
 MT.api = async function (endpoint, params) {
   const q = new URLSearchParams();
+  /* raw: stacks as recorded, allocation plumbing included (every endpoint) */
+  if (MT.state.raw && endpoint !== 'info') q.set('raw', '1');
   for (const k in params || {}) {
     if (params[k] !== undefined && params[k] !== null && params[k] !== '') q.set(k, params[k]);
   }
@@ -116,7 +119,7 @@ MT.api = async function (endpoint, params) {
 /* ------------------------------------------------------------ state in the URL */
 /* view: flame|table|graph|hist; dir: sites|main; min: pruning fraction;
    zoom: function ids from the root to the zoomed frame; fn: focused function. */
-MT.state = { filter: '', view: 'flame', dir: 'sites', min: 0.001, zoom: [], q: '', fn: null, metric: 'alloc' };
+MT.state = { filter: '', view: 'flame', dir: 'sites', min: 0.001, zoom: [], q: '', fn: null, metric: 'alloc', raw: false };
 
 MT.readUrl = function () {
   const p = new URLSearchParams(location.search);
@@ -130,7 +133,8 @@ MT.readUrl = function () {
   s.q = p.get('q') || '';
   const fn = p.get('fn');
   s.fn = fn && /^\d+$/.test(fn) ? Number(fn) : null;
-  s.metric = p.get('metric') === 'count' ? 'count' : 'alloc';
+  s.metric = ['count', 'temporary', 'temp_bytes'].includes(p.get('metric')) ? p.get('metric') : 'alloc';
+  s.raw = p.get('raw') === '1';
 };
 
 MT.writeUrl = function (push) {
@@ -144,6 +148,7 @@ MT.writeUrl = function (push) {
   if (s.q) p.set('q', s.q);
   if (s.fn !== null) p.set('fn', String(s.fn));
   if (s.metric !== 'alloc') p.set('metric', s.metric);
+  if (s.raw) p.set('raw', '1');
   /* keep the filter readable in the address bar: alloc:1s-2s+live:end */
   const qs = p.toString().replace(/%(3A|2F|3E|3C|3D|2C|21|40)/g, (m, h) => String.fromCharCode(parseInt(h, 16)));
   const url = location.pathname + (qs ? '?' + qs : '');
@@ -156,6 +161,56 @@ MT.hash = function (s) {
   let h = 2166136261;
   for (let i = 0; i < s.length; i++) { h ^= s.charCodeAt(i); h = Math.imul(h, 16777619); }
   return h >>> 0;
+};
+
+/* A display name cut to max characters in the middle: the start of its
+ * scope, "…", and the function's own name, which is never cut (''
+ * when even that does not fit). */
+MT.fit = function (name, max) {
+  if (name.length <= max) return name;
+  /* the function's own name starts after the last "::" outside <> and () */
+  let depth = 0, own = 0;
+  for (let i = 0; i < name.length; i++) {
+    const c = name[i];
+    if (c === '<' || c === '(' || c === '[' || c === '{') depth++;
+    else if ((c === '>' || c === ')' || c === ']' || c === '}') && depth > 0) depth--;
+    else if (depth === 0 && c === ':' && name[i + 1] === ':') own = i + 2;
+  }
+  const tail = name.slice(own);
+  if (tail.length > max) return '';
+  const scoped = '…' + name.slice(own - 2);  /* "…::operator[](…)" */
+  if (own === 0 || scoped.length >= max) return tail.length + 3 <= max ? '…::' + tail : tail;
+  return name.slice(0, max - scoped.length) + scoped;
+};
+
+/* What an empty view says: the filter left nothing, or there was nothing. */
+MT.emptyText = function (byMetric = true) {
+  if (MT.state.filter) return 'no allocation passes the filter';
+  if (byMetric && (MT.state.metric === 'temporary' || MT.state.metric === 'temp_bytes'))
+    return 'no temporary allocation (none freed within 1 ms)';
+  return 'the trace holds no allocation';
+};
+
+/* Width of one character of a monospace font (CSS font shorthand). */
+MT.charWidth = function (font) {
+  MT._cw = MT._cw || {};
+  if (!MT._cw[font]) {
+    const c = (MT._cwc = MT._cwc || document.createElement('canvas')).getContext('2d');
+    c.font = font;
+    MT._cw[font] = c.measureText('0123456789').width / 10 || 7.2;
+  }
+  return MT._cw[font];
+};
+
+/* Names of elements marked data-fit (full name in data-full) cut to the
+ * element's width with MT.fit: in the middle, keeping the own name. */
+MT.fitNames = function (root) {
+  for (const el of root.querySelectorAll('[data-fit]')) {
+    const full = el.dataset.full, cs = getComputedStyle(el);
+    const max = Math.floor(el.clientWidth / MT.charWidth(cs.fontSize + ' ' + cs.fontFamily)) - 1;
+    if (max > 0 && full.length > max)
+      el.textContent = MT.fit(full, max) || (el.dataset.alt && MT.fit(el.dataset.alt, max)) || full;
+  }
 };
 
 /* Warm flame colours, stable per function name. */
