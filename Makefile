@@ -52,8 +52,8 @@ VIEWER_GEN_OBJ := $(BUILD)/gen/viewer_assets.o
 
 # Libraries each layer links against.
 RECORD_LIBS  := -ldw -lelf -lpthread -ldl -lm
-ANALYZE_LIBS := -lz -lm
-CLI_LIBS     := -lmicrohttpd -lz -lm -lpthread
+ANALYZE_LIBS := -lpcre2-8 -lz -lm
+CLI_LIBS     := -lmicrohttpd -lpcre2-8 -lz -lm -lpthread
 
 LIB_TRACE_A   := $(BUILD)/libmemtrace-trace.a
 LIB_A         := $(BUILD)/libmemtrace.a

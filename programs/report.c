@@ -67,11 +67,16 @@ int report_open(const char *cmd, const char *path, const char *filter, mt_timede
         mt_filter_free(*f);
         return 1;
     }
-    *s = mt_select(*m, *f, live_at);
+    *s = mt_select_err(*m, *f, live_at, &err);
     if (!*s) {
-        fprintf(stderr, "memtrace %s: out of memory\n", cmd);
+        /* a regex over its limits is the filter's fault: a usage error */
+        fprintf(stderr, "memtrace %s: %s\n", cmd, err ? err : "out of memory");
+        int rc = err ? 2 : 1;
+        free(err);
         report_close(*m, *f, NULL);
-        return 1;
+        *m = NULL;
+        *f = NULL;
+        return rc;
     }
     return 0;
 }

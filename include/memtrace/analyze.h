@@ -212,7 +212,10 @@ double mt_noise(uint64_t k);
  *            bare numbers are bytes
  *   PATTERN  a word (substring of the function name), "a quoted string"
  *            (substring, may hold spaces; \" and \\ escapes), or /regex/
- *            (POSIX extended regular expression, may hold spaces; \/ for /)
+ *            (PCRE2 syntax, may hold spaces; \/ for /). A regex is
+ *            bounded: source and compiled size at parse time, backtracking
+ *            steps, depth, memory per name and total time when applied
+ *            (then mt_select_err fails with a message).
  *
  * A filter is independent of any model; compile it once, apply it to any
  * model with mt_select.
@@ -261,6 +264,12 @@ typedef struct mt_cost {
  * collected) or MT_TIME_PEAK. Returns NULL only when out of memory.
  * Costs O(number of allocations + trie nodes). */
 mt_selection *mt_select(const mt_model *m, const mt_filter *f, mt_timedelta live_at);
+/* Same, and when err is not NULL: on failure *err is a malloc'd message
+ * ("filter: regular expression /.../ needs more than ... on a name", or
+ * NULL when out of memory). A regex over one of its limits on a name of
+ * the model fails the selection (mt_select then returns NULL too). */
+mt_selection *mt_select_err(const mt_model *m, const mt_filter *f, mt_timedelta live_at,
+                            char **err);
 void mt_selection_free(mt_selection *s);
 
 const mt_model *mt_selection_model(const mt_selection *s);

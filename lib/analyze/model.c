@@ -111,6 +111,7 @@ typedef struct builder {
     const char *why;         /* what failed */
 } builder;
 
+/* FNV-1a from a keyed start (names come from the trace; see table.h). */
 static uint64_t str_hash(const char *s, uint64_t h)
 {
     while (*s)
@@ -127,7 +128,7 @@ static int64_t intern_func(builder *b, const char *name, const char *file)
         if (!slots)
             return -1;
         for (size_t i = 0; i < m->funcs.n; i++) {
-            uint64_t h = str_hash(m->funcs.v[i].filename, str_hash(m->funcs.v[i].name, 0xcbf29ce484222325ULL));
+            uint64_t h = str_hash(m->funcs.v[i].filename, str_hash(m->funcs.v[i].name, 0xcbf29ce484222325ULL ^ mta_seed()));
             size_t j = mta_hash64(h) & (cap - 1);
             while (slots[j])
                 j = (j + 1) & (cap - 1);
@@ -137,7 +138,7 @@ static int64_t intern_func(builder *b, const char *name, const char *file)
         b->func_slots = slots;
         b->func_mask = cap - 1;
     }
-    uint64_t h = str_hash(file, str_hash(name, 0xcbf29ce484222325ULL));
+    uint64_t h = str_hash(file, str_hash(name, 0xcbf29ce484222325ULL ^ mta_seed()));
     size_t j = mta_hash64(h) & b->func_mask;
     while (b->func_slots[j]) {
         const mt_func *f = &m->funcs.v[b->func_slots[j] - 1];
@@ -260,8 +261,7 @@ static int64_t child(builder *b, mt_node_id parent, mt_frame_id frame)
 
 static uint64_t short_hash(uint64_t c0, uint64_t c1, size_t len)
 {
-    uint64_t h = (c0 ^ (c1 * 0x9E3779B97F4A7C15ULL) ^ len) * 0xff51afd7ed558ccdULL;
-    return h ^ (h >> 29);
+    return mta_hash64(c0 ^ mta_hash64(c1 ^ len));
 }
 
 static int shorts_grow(builder *b)

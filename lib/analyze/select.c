@@ -108,17 +108,15 @@ static int match_clause(const mt_model *m, const mta_clause *c, const mt_alloc *
 }
 
 /* Per model node: does the stack contain a frame whose function matches? */
-static uint8_t *inside_table(const mt_model *m, const mta_pattern *pat)
+static uint8_t *inside_table(const mt_model *m, const mta_pattern *pat, char **err)
 {
     uint8_t *fm = malloc(m->funcs.n + 1);
     uint8_t *in = malloc(m->nodes.n);
-    if (!fm || !in) {
+    if (!fm || !in || mta_pattern_match_funcs(pat, m->funcs.v, m->funcs.n, fm, err) < 0) {
         free(fm);
         free(in);
         return NULL;
     }
-    for (size_t i = 0; i < m->funcs.n; i++)
-        fm[i] = (uint8_t)mta_pattern_match(pat, m->funcs.v[i].name);
     in[0] = 0;
     for (size_t i = 1; i < m->nodes.n; i++) {
         const mt_node *n = &m->nodes.v[i];
@@ -129,20 +127,30 @@ static uint8_t *inside_table(const mt_model *m, const mta_pattern *pat)
 }
 
 /* Build the selection trie without the hidden frames. */
-static int hide_frames(mt_selection *s, const mt_filter *f)
+static int hide_frames(mt_selection *s, const mt_filter *f, char **err)
 {
     const mt_model *m = s->m;
     uint8_t *hidden = calloc(m->funcs.n + 1, 1);
-    if (!hidden)
+    uint8_t *hit = malloc(m->funcs.n + 1);
+    if (!hidden || !hit) {
+        free(hidden);
+        free(hit);
         return -1;
+    }
     int any = 0;
-    for (size_t i = 0; i < m->funcs.n; i++)
-        for (size_t k = 0; k < f->n; k++)
-            if (f->c[k].kind == MTA_HIDE && mta_pattern_match(&f->c[k].pat, m->funcs.v[i].name)) {
-                hidden[i] = 1;
-                any = 1;
-                break;
-            }
+    for (size_t k = 0; k < f->n; k++) {
+        if (f->c[k].kind != MTA_HIDE)
+            continue;
+        if (mta_pattern_match_funcs(&f->c[k].pat, m->funcs.v, m->funcs.n, hit, err) < 0) {
+            free(hidden);
+            free(hit);
+            return -1;
+        }
+        for (size_t i = 0; i < m->funcs.n; i++)
+            if (hit[i])
+                hidden[i] = any = 1;
+    }
+    free(hit);
     if (!any) {
         free(hidden);
         return 0;
@@ -189,6 +197,14 @@ static int hide_frames(mt_selection *s, const mt_filter *f)
 
 mt_selection *mt_select(const mt_model *m, const mt_filter *f, mt_timedelta live_at)
 {
+    return mt_select_err(m, f, live_at, NULL);
+}
+
+mt_selection *mt_select_err(const mt_model *m, const mt_filter *f, mt_timedelta live_at,
+                            char **err)
+{
+    if (err)
+        *err = NULL;
     mt_selection *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
@@ -210,7 +226,8 @@ mt_selection *mt_select(const mt_model *m, const mt_filter *f, mt_timedelta live
     }
     int ok = 1;
     for (size_t k = 0; k < nc; k++) {
-        if (f->c[k].kind == MTA_INSIDE && !(inside[k] = inside_table(m, &f->c[k].pat)))
+        if (f->c[k].kind == MTA_INSIDE && ok &&
+            !(inside[k] = inside_table(m, &f->c[k].pat, err)))
             ok = 0;
         if (f->c[k].kind == MTA_LIVE_AT)
             live_t[k] = mt_model_resolve_time(m, f->c[k].lo);
@@ -229,7 +246,7 @@ mt_selection *mt_select(const mt_model *m, const mt_filter *f, mt_timedelta live
         free(inside[k]);
     free(inside);
     free(live_t);
-    if (!ok || (f && hide_frames(s, f) < 0))
+    if (!ok || (f && hide_frames(s, f, err) < 0))
         goto fail;
     s->node_slot = malloc(s->n_nodes * sizeof *s->node_slot);
     if (!s->node_slot)
