@@ -87,10 +87,11 @@ typedef struct builder {
     /* function interning: hash of (name, file) -> chain via func_next */
     uint32_t *func_slots;    /* func id + 1, 0 empty */
     size_t func_mask;
-    /* previous backtrace and the trie node after each of its codes */
-    uint64_t *prev_codes;
-    mt_node_id *prev_path;
-    size_t prev_len, prev_cap;
+    /* Previous backtrace of each domain (v3 traces interleave domains, each
+     * with its own common prefixes): the trie node after each of its codes,
+     * and for shallow models the codes themselves. */
+    struct prev_bt { unsigned domain; size_t len, cap; mt_node_id *path; uint64_t *codes; } *prev;
+    size_t n_prev, cur_prev;
     int warned_unknown;
     size_t max_depth;        /* 0: whole stacks */
     /* Shallow models (max_depth 1 or 2): the truncated backtrace itself ->
@@ -285,19 +286,31 @@ static int shorts_grow(builder *b)
     return 0;
 }
 
-static int64_t trie_path(builder *b, const mt_location_code *bt, size_t len);
+static struct prev_bt *prev_of(builder *b, unsigned domain);
+static int64_t trie_path(builder *b, struct prev_bt *pv, const mt_location_code *bt, size_t len,
+                         size_t shared);
 
 static int64_t stack_of(builder *b, const mt_event *ev)
 {
     size_t len = ev->backtrace_length;
     const mt_location_code *bt = ev->backtrace;
-    if (b->max_depth && len > b->max_depth) {
-        /* shallow model: only the innermost codes */
+    if (!b->max_depth) {
+        /* whole stacks: the reader's common prefix (capped at the domain's
+         * previous length in trie_path) says what is shared */
+        struct prev_bt *pv = prev_of(b, ev->domain);
+        return pv ? trie_path(b, pv, bt, len, ev->common_prefix) : -1;
+    }
+    /* shallow model: only the innermost codes, compared with the previous
+     * ones (whatever the domain) */
+    if (len > b->max_depth) {
         bt += len - b->max_depth;
         len = b->max_depth;
     }
+    struct prev_bt *pv = prev_of(b, 0);
+    if (!pv)
+        return -1;
     if (!b->shorts)
-        return trie_path(b, bt, len);
+        return trie_path(b, pv, bt, len, SIZE_MAX);
     uint64_t c0 = len > 0 ? bt[0] : 0, c1 = len > 1 ? bt[1] : 0;
     size_t j = short_hash(c0, c1, len) & b->shorts_mask;
     for (;;) {
@@ -308,7 +321,7 @@ static int64_t stack_of(builder *b, const mt_event *ev)
             return e->node;
         j = (j + 1) & b->shorts_mask;
     }
-    int64_t node = trie_path(b, bt, len);
+    int64_t node = trie_path(b, pv, bt, len, SIZE_MAX);
     if (node < 0)
         return -1;
     if ((b->n_shorts + 1) * 4 > (b->shorts_mask + 1) * 3) {
@@ -326,28 +339,59 @@ static int64_t stack_of(builder *b, const mt_event *ev)
     return node;
 }
 
-/* The trie node of a backtrace (outermost code first), creating it. */
-static int64_t trie_path(builder *b, const mt_location_code *bt, size_t len)
+/* The previous-backtrace state of a domain, created on first sight. */
+static struct prev_bt *prev_of(builder *b, unsigned domain)
 {
-    if (len > b->prev_cap) {
-        size_t cap = b->prev_cap ? b->prev_cap : 64;
+    if (b->cur_prev < b->n_prev && b->prev[b->cur_prev].domain == domain)
+        return &b->prev[b->cur_prev];
+    for (size_t i = 0; i < b->n_prev; i++)
+        if (b->prev[i].domain == domain) {
+            b->cur_prev = i;
+            return &b->prev[i];
+        }
+    struct prev_bt *np = realloc(b->prev, (b->n_prev + 1) * sizeof *np);
+    if (!np)
+        return NULL;
+    b->prev = np;
+    memset(&np[b->n_prev], 0, sizeof *np);
+    np[b->n_prev].domain = domain;
+    b->cur_prev = b->n_prev++;
+    return &np[b->cur_prev];
+}
+
+/* The trie node of a backtrace (outermost code first), creating it. shared:
+ * how many of its first codes are known to be those of the domain's
+ * previous backtrace (SIZE_MAX: unknown, compare them). The work is that of
+ * the codes past the shared part: a trace of stacks millions of frames deep
+ * that differ in their last frame costs a few steps per allocation. */
+static int64_t trie_path(builder *b, struct prev_bt *pv, const mt_location_code *bt, size_t len,
+                         size_t shared)
+{
+    int keep_codes = shared == SIZE_MAX;
+    if (len > pv->cap) {
+        size_t cap = pv->cap ? pv->cap : 64;
         while (cap < len)
             cap *= 2;
-        uint64_t *c = realloc(b->prev_codes, cap * sizeof *c);
-        if (!c)
-            return -1;
-        b->prev_codes = c;
-        mt_node_id *p = realloc(b->prev_path, cap * sizeof *p);
+        mt_node_id *p = realloc(pv->path, cap * sizeof *p);
         if (!p)
             return -1;
-        b->prev_path = p;
-        b->prev_cap = cap;
+        pv->path = p;
+        if (keep_codes) {
+            uint64_t *c = realloc(pv->codes, cap * sizeof *c);
+            if (!c)
+                return -1;
+            pv->codes = c;
+        }
+        pv->cap = cap;
     }
-    /* Reuse the part shared with the previous backtrace (usually most). */
-    size_t cp = 0, lim = len < b->prev_len ? len : b->prev_len;
-    while (cp < lim && b->prev_codes[cp] == bt[cp])
-        cp++;
-    mt_node_id node = cp ? b->prev_path[cp - 1] : 0;
+    size_t cp = 0, lim = len < pv->len ? len : pv->len;
+    if (keep_codes) {
+        while (cp < lim && pv->codes[cp] == bt[cp])
+            cp++;
+    } else {
+        cp = shared < lim ? shared : lim;
+    }
+    mt_node_id node = cp ? pv->path[cp - 1] : 0;
     for (size_t i = cp; i < len; i++) {
         uint64_t code = bt[i];
         int64_t f = code_frames(b, code);
@@ -360,10 +404,11 @@ static int64_t trie_path(builder *b, const mt_location_code *bt, size_t len)
                 return -1;
             node = (mt_node_id)n;
         }
-        b->prev_codes[i] = code;
-        b->prev_path[i] = node;
+        if (keep_codes)
+            pv->codes[i] = code;
+        pv->path[i] = node;
     }
-    b->prev_len = len;
+    pv->len = len;
     return node;
 }
 
@@ -613,8 +658,11 @@ static void builder_free(builder *b)
     free(b->memo);
     free(b->code_memo);
     free(b->pend);
-    free(b->prev_codes);
-    free(b->prev_path);
+    for (size_t i = 0; i < b->n_prev; i++) {
+        free(b->prev[i].path);
+        free(b->prev[i].codes);
+    }
+    free(b->prev);
     free(b->shorts);
 }
 
