@@ -90,6 +90,21 @@ typedef struct mt_frame {
     uint64_t code;           /* the backtrace code (a return address in C traces) */
 } mt_frame;
 
+/* Stacks deeper than MT_STACK_MAX_DEPTH frames (a recursion gone wild, or
+ * a hostile trace) are cut in every selection, hence in every query and
+ * report: such a stack keeps its MT_STACK_MAX_DEPTH - 1 innermost frames
+ * under one outermost frame whose function is named MT_TRUNCATED_NAME
+ * (file "", line 0), the marker every report shows for a stack cut at a
+ * depth limit (the recorder writes the same when it hits its own). The
+ * model itself keeps whole stacks (filters see every frame). When a trace
+ * has so many distinct cut stacks that their copies would pass
+ * MT_STACK_CUT_BUDGET trie nodes, later ones keep only
+ * MT_STACK_CUT_SHORT - 1 frames. */
+#define MT_STACK_MAX_DEPTH 1024
+#define MT_STACK_CUT_BUDGET 4000000
+#define MT_STACK_CUT_SHORT 64
+#define MT_TRUNCATED_NAME "[truncated]"
+
 /* A node of a stack trie: the stack made of the parent's stack plus one
  * frame (callee side). Node 0 is the empty stack (parent 0, depth 0). Nodes
  * are numbered so that a parent always comes before its children. */

@@ -768,6 +768,17 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
     if (b.double_collect)
         warn_collect(&b, (mt_obj_id)b.double_alloc);
     m->end_live_samples = b.live;
+    for (size_t i = 0; i < m->nodes.n; i++)
+        if (m->nodes.v[i].depth > m->deepest)
+            m->deepest = m->nodes.v[i].depth;
+    if (m->deepest > MT_STACK_MAX_DEPTH) {
+        /* the frame that stands for the cut part of deep stacks (select.c) */
+        int64_t fn = intern_func(&b, MT_TRUNCATED_NAME, "");
+        mt_frame fr = {.func = (mt_func_id)fn, .inline_count = 1};
+        if (fn < 0 || MTA_PUSH(m->frames, fr) < 0)
+            goto fail_oom;
+        m->trunc_frame = (mt_frame_id)(m->frames.n - 1);
+    }
     builder_free(&b);
     return m;
 

@@ -63,6 +63,8 @@ struct mt_model {
     mt_timedelta end, peak_time;
     int64_t peak_samples;
     uint64_t n_promotes, n_collects;
+    uint32_t deepest;              /* depth of the deepest trie node */
+    mt_frame_id trunc_frame;       /* the "[truncated]" frame, when deepest > MT_STACK_MAX_DEPTH */
 };
 
 struct mt_selection {
