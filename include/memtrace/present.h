@@ -19,6 +19,15 @@
 extern "C" {
 #endif
 
+/* Text from a trace (names, executable, host, ...) made safe to print on a
+ * terminal: control characters (C0, DEL, C1), and bytes that are not UTF-8,
+ * become \xHH; other text, UTF-8 included, is unchanged. A backslash is
+ * left as is. mt_text_put writes it to out; mt_text_escape into buf (cut
+ * to cap - 1 bytes, never inside an escape or a character, always
+ * NUL-terminated) and returns its length. Every text report uses these. */
+void mt_text_put(FILE *out, const char *s);
+size_t mt_text_escape(char *buf, size_t cap, const char *s);
+
 /* "12.3 MiB", "512 B" (bytes, 1024-based). */
 void mt_format_bytes(char *buf, size_t cap, double bytes);
 /* "1.234s", "250ms", "17us". */
@@ -28,7 +37,8 @@ void mt_json_string(FILE *out, const char *s);
 /* A cost as a JSON object: {"alloc_bytes":..,"alloc_objects":..,"live_bytes":..,
  * "live_objects":..,"samples":..,"live_samples":..,"allocs":..}. */
 void mt_json_cost(FILE *out, const mt_cost *c);
-/* "name (file:line)" of a frame, or "name" when there is no file. */
+/* "name (file:line)" of a frame, or "name" when there is no file; escaped
+ * as mt_text_escape does. */
 void mt_format_frame(char *buf, size_t cap, const mt_model *m, mt_frame_id f);
 /* Noise marker for k samples: "" (fine), "~" (noisy: rse > 20%), "?"
  * (mostly noise: rse > 50%). */

@@ -108,6 +108,7 @@ typedef struct builder {
     uint32_t double_alloc;          /* the first, warned about at the end */
     const mt_model_options *opts;
     int64_t live;            /* samples allocated less those collected */
+    uint64_t total_samples;  /* of every allocation: at most MTA_MAX_SAMPLES */
     mt_timedelta cur_time;   /* time of the previous event */
     const char *why;         /* what failed */
 } builder;
@@ -600,14 +601,22 @@ static inline __attribute__((always_inline)) int add_event(builder *b, const mt_
         }
         if (b->sparse_ids && mta_table_put(&b->ids, ev->id, (uint32_t)idx) < 0)
             return -1;
+        /* Every sum of sample counts (live memory, costs, peaks) is a
+         * subset of this total, so bounding it keeps them all in range. */
+        if (ev->n_samples > MTA_MAX_SAMPLES - b->total_samples) {
+            b->why = "sample counts add up to more than 2^62 (a damaged or forged trace)";
+            return -1;
+        }
+        b->total_samples += ev->n_samples;
         int64_t st = stack_of(b, ev);
         if (st < 0)
             return -1;
+        double bytes = (double)ev->length * m->word_bytes + 0.5;
         mt_alloc a = {
             .time = ev->time,
             .collect = MT_TIME_NEVER,
             .promote = MT_TIME_NEVER,
-            .size = (uint64_t)((double)ev->length * m->word_bytes + 0.5),
+            .size = bytes < 18446744073709549568.0 ? (uint64_t)bytes : UINT64_MAX,
             .n_samples = ev->n_samples,
             .stack = (mt_node_id)st,
             .source = (uint8_t)ev->source,

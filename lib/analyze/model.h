@@ -31,6 +31,11 @@ typedef struct mta_event {
 } mta_event;
 #define MTA_EV_SAMPLES_BIG 0x7fffffffu
 
+/* The most samples a model's allocations may hold in all: sums of sample
+ * counts are int64_t (live counts) and uint64_t (costs). A trace beyond
+ * this is refused. */
+#define MTA_MAX_SAMPLES ((uint64_t)1 << 62)
+
 /* String storage: chunks that live as long as the model. */
 typedef struct mta_arena {
     char **chunks;

@@ -56,7 +56,7 @@ void mt_json_string(FILE *out, const char *s)
         case '\t': fputs("\\t", out); break;
         case '\r': fputs("\\r", out); break;
         default:
-            if (*p < 0x20)
+            if (*p < 0x20 || *p == 0x7f)
                 fprintf(out, "\\u%04x", *p);
             else
                 fputc(*p, out);
@@ -69,10 +69,15 @@ void mt_format_frame(char *buf, size_t cap, const mt_model *m, mt_frame_id f)
 {
     const mt_frame *fr = &mt_model_frames(m)[f];
     const mt_func *fn = &mt_model_funcs(m)[fr->func];
-    if (fn->filename[0])
-        snprintf(buf, cap, "%s (%s:%u)", fn->name, fn->filename, fr->line);
-    else
-        snprintf(buf, cap, "%s", fn->name);
+    if (!cap)
+        return;
+    size_t n = mt_text_escape(buf, cap, fn->name);
+    if (fn->filename[0] && n + 4 < cap) {
+        memcpy(buf + n, " (", 3);
+        n += 2;
+        n += mt_text_escape(buf + n, cap - n, fn->filename);
+        snprintf(buf + n, cap - n, ":%u)", fr->line);
+    }
 }
 
 const char *mt_noise_mark(uint64_t k)

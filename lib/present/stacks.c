@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "memtrace/present.h"
 
@@ -37,12 +38,23 @@ int mt_report_lifetimes(FILE *out, const mt_selection *s, int json)
     return ferror(out) ? -1 : 0;
 }
 
-/* Names in folded lines must not hold ';' (the separator) or newlines;
- * spaces are fine for flamegraph.pl (it splits on the last space). */
+/* Names in folded lines must not hold ';' (the separator, written ':');
+ * control characters (newlines included) are escaped as everywhere
+ * (mt_text_put); spaces are fine for flamegraph.pl (it splits on the last
+ * space). */
 static void folded_name(FILE *out, const char *s)
 {
-    for (; *s; s++)
-        fputc(*s == ';' ? ':' : (*s == '\n' || *s == '\r') ? ' ' : *s, out);
+    if (!strchr(s, ';')) {
+        mt_text_put(out, s);
+        return;
+    }
+    char *copy = strdup(s);
+    if (!copy)
+        return; /* the report fails on the stream's error or not at all */
+    for (char *p = copy; (p = strchr(p, ';'));)
+        *p = ':';
+    mt_text_put(out, copy);
+    free(copy);
 }
 
 int mt_report_folded(FILE *out, const mt_selection *s, mt_metric weight)

@@ -225,9 +225,9 @@ int main(int argc, char **argv)
             put(w, (int64_t)i, 1 + i, bt, 2, 0);
         }
         /* long names of 'a's (for regexes that backtrack) */
-        char *longname = malloc(6001);
-        memset(longname, 'a', 6000);
-        longname[6000] = 0;
+        char *longname = malloc(3001);
+        memset(longname, 'a', 3000);
+        longname[3000] = 0;
         for (size_t i = 0; i < 20; i++) {
             longname[i] = 'b'; /* distinct names */
             mt_location_code bt[2] = {0x501000, 0x503000 + 16 * i};
