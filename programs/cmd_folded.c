@@ -67,9 +67,16 @@ int cmd_folded(int argc, char **argv)
     int rc = report_open("folded", argv[optind], filter, at, 0, &m, &f, &s);
     if (rc)
         return rc;
-    if (mt_report_folded(stdout, s, weight) < 0 || fflush(stdout) != 0) {
+    int truncated = 0;
+    if (mt_report_folded_ex(stdout, s, weight, &truncated) < 0 || fflush(stdout) != 0) {
         perror("memtrace folded: writing");
         rc = 1;
+    } else if (truncated) {
+        fprintf(stderr,
+                "memtrace folded: warning: the call tree has more than %d nodes; the cost of the "
+                "stacks past that is in lines ending with '%s' (narrow the output with --filter, "
+                "e.g. hide: or inside:)\n",
+                MT_TREE_MAX_NODES, MT_TRUNCATED_NAME);
     }
     report_close(m, f, s);
     return rc;

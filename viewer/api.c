@@ -101,10 +101,12 @@ void vapi_free(vapi *a)
 /* Selections                                                          */
 
 /* Find or build the selection for a parsed filter whose canonical text is
- * key (both handed over). Returns NULL only when out of memory. Release
- * with sel_release. */
-static struct sel_entry *sel_get(vapi *a, mt_filter *f, char *key)
+ * key (both handed over). Returns NULL when out of memory or, with a
+ * malloc'd *err, when the filter cannot be applied (a regex over one of its
+ * limits). Release with sel_release. */
+static struct sel_entry *sel_get(vapi *a, mt_filter *f, char *key, char **err)
 {
+    *err = NULL;
     pthread_mutex_lock(&a->lock);
     for (;;) {
         struct sel_entry *hit = NULL;
@@ -157,7 +159,7 @@ static struct sel_entry *sel_get(vapi *a, mt_filter *f, char *key)
         e->refs = -1;
     }
     /* build outside the lock: other requests go on meanwhile */
-    mt_selection *sel = mt_select(a->model, f, MT_TIME_END);
+    mt_selection *sel = mt_select_err(a->model, f, MT_TIME_END, err);
     if (!slot) {
         if (!sel) {
             entry_clear(e);
@@ -358,12 +360,17 @@ void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
         free(key);
         return;
     }
-    struct sel_entry *e = sel_get(a, f, canon);
+    char *serr = NULL;
+    struct sel_entry *e = sel_get(a, f, canon, &serr);
     if (!e) {
         if (claimed)
             answer_fill(a, key, NULL, 0);
         free(key);
-        vresp_error(resp, 500, "out of memory");
+        if (serr)
+            vresp_error(resp, 400, "%s", serr);
+        else
+            vresp_error(resp, 500, "out of memory");
+        free(serr);
         return;
     }
     vjson j;

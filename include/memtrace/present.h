@@ -63,8 +63,14 @@ int mt_report_stats(FILE *out, const mt_selection *s, int json);
 int mt_report_lifetimes(FILE *out, const mt_selection *s, int json);
 
 /* Collapsed stacks "main;f;g 1234" (outermost first), weighted by the
- * metric (rounded to integers), one line per distinct function path. */
+ * metric (rounded to integers), one line per distinct function path.
+ * Names are escaped (mt_text_put) with ';' written ':'. When the call tree
+ * reaches MT_TREE_MAX_NODES, the cost of the paths it could not hold is
+ * written under their deepest kept caller as "main;f;[truncated] 567"
+ * (so that totals stay right), and mt_report_folded_ex sets *truncated
+ * (may be NULL) to 1. */
 int mt_report_folded(FILE *out, const mt_selection *s, mt_metric weight);
+int mt_report_folded_ex(FILE *out, const mt_selection *s, mt_metric weight, int *truncated);
 
 /* pprof: a gzipped profile.proto with sample types alloc_objects/count,
  * alloc_space/bytes, inuse_objects/count, inuse_space/bytes (inuse = live

@@ -7,8 +7,9 @@
  *                                       the innermost one (common prefixes
  *                                       make this a few bytes per stack)
  *   gen_hostile wide OUT STACKS DEPTH   STACKS stacks of DEPTH frames that
- *                                       differ in the outermost one (a top-down
- *                                       tree of STACKS * DEPTH nodes)
+ *                                       differ near the outermost end (a
+ *                                       top-down tree of about STACKS * DEPTH
+ *                                       nodes)
  *   gen_hostile collide OUT N           N location codes that all fell into one
  *                                       slot of the reader's unkeyed code table
  *   gen_hostile collide-model OUT N     N codes that all fell into one slot of
@@ -74,6 +75,8 @@ static int resolve(void *ctx, mt_location_code code, const mt_location **locs, s
     return -1;
 }
 
+static const char *exe_name = "hostile", *host_name = "host";
+
 static mt_writer *open_out(const char *path, int *fd)
 {
     *fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -82,7 +85,7 @@ static mt_writer *open_out(const char *path, int *fd)
         exit(1);
     }
     mt_trace_info info = {.version = 2, .sample_rate = 1e-4, .word_size = 8,
-                          .executable_name = "hostile", .host_name = "host",
+                          .executable_name = exe_name, .host_name = host_name,
                           .ocaml_runtime_params = "", .pid = 1,
                           .start_time = 1700000000000000LL};
     mt_writer_options o = {.version = 2, .resolve = resolve};
@@ -173,8 +176,10 @@ int main(int argc, char **argv)
              * outermost frame (one of 64, then the leaf varies too) */
             size_t shared = s == 0 ? 0 : wide ? 0 : depth - 1;
             if (wide) {
-                bt[0] = leaf0 + 16 * (s % 64);
-                bt[depth - 1] = leaf0 + 16 * ((s / 64) % 64);
+                /* the first 16 frames spell s in binary with two functions */
+                for (size_t k = 0; k < 16 && k + 1 < depth; k++)
+                    bt[k] = leaf0 + 16 * ((s >> k) & 1);
+                bt[depth - 1] = leaf0 + 16 * (2 + s % 62);
             } else {
                 bt[depth - 1] = leaf0 + 16 * (s % 64);
             }
@@ -215,6 +220,8 @@ int main(int argc, char **argv)
             "semi;colon back\\slash \"quote\"",
             "caf\303\251_ok",               /* UTF-8 that must stay as is */
         };
+        exe_name = "/bin/\033]2;title\007app";
+        host_name = "host\033[5m";
         mt_writer *w = open_out(out, &fd);
         size_t k = sizeof odd / sizeof odd[0];
         for (size_t i = 0; i < k; i++) {
