@@ -58,18 +58,25 @@ static const unit size_units[] = {
 /* Parse one quantity from s[0..len) at column pos. */
 static int quantity(parser *p, const char *s, size_t len, size_t pos, int is_time, int64_t *out)
 {
+    /* the integer part exactly (a canonical form must parse back to the
+     * same number), the fraction as a double */
     size_t i = 0;
-    double v = 0;
-    int digits = 0;
+    uint64_t iv = 0;
+    double frac = 0;
+    int digits = 0, big = 0;
     while (i < len && isdigit((unsigned char)s[i])) {
-        v = v * 10 + (s[i++] - '0');
+        unsigned d = (unsigned)(s[i++] - '0');
+        if (iv > (UINT64_MAX - d) / 10)
+            big = 1;
+        else
+            iv = iv * 10 + d;
         digits++;
     }
     if (i < len && s[i] == '.') {
         i++;
         double scale = 0.1;
         while (i < len && isdigit((unsigned char)s[i])) {
-            v += (s[i++] - '0') * scale;
+            frac += (s[i++] - '0') * scale;
             scale /= 10;
             digits++;
         }
@@ -87,10 +94,13 @@ static int quantity(parser *p, const char *s, size_t len, size_t pos, int is_tim
     const unit *units = is_time ? time_units : size_units;
     for (const unit *un = units; un->name; un++)
         if (len - i == strlen(un->name) && strcmp(u, un->name) == 0) {
-            double r = v * un->factor + 0.5;
-            if (r >= 9e18)
+            /* every factor is a whole number */
+            uint64_t f = (uint64_t)un->factor, whole;
+            uint64_t part = (uint64_t)(frac * un->factor + 0.5);
+            if (big || __builtin_mul_overflow(iv, f, &whole) ||
+                __builtin_add_overflow(whole, part, &whole) || whole >= 9000000000000000000ull)
                 return fail(p, pos, "%s '%.*s' is too large", is_time ? "time" : "size", (int)len, s);
-            *out = (int64_t)r;
+            *out = (int64_t)whole;
             return 0;
         }
     return fail(p, pos + i, "unknown unit '%.*s' in %s '%.*s' (use %s)", (int)(len - i), s + i,
@@ -525,10 +535,13 @@ static void put_range(FILE *o, int64_t lo, int64_t hi, int is_time)
     (is_time ? put_time : put_size)(b, sizeof b, hi);
     if (lo == hi)
         fprintf(o, "%s", a);
-    else if (lo == open_lo)
-        fprintf(o, "<=%s", b);
-    else if (hi == OPEN_HI)
+    else if (hi == OPEN_HI) /* first: "size:0-" is open at both ends */
         fprintf(o, ">=%s", a);
+    else if (lo == open_lo && hi < 0) { /* "<0" (nothing): "<=-1" would not parse */
+        (is_time ? put_time : put_size)(b, sizeof b, 0);
+        fprintf(o, "<%s", b);
+    } else if (lo == open_lo)
+        fprintf(o, "<=%s", b);
     else
         fprintf(o, "%s-%s", a, b);
 }

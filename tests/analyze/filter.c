@@ -78,6 +78,10 @@ int main(void)
     ok("!inside:\"a b\" hide:/^caml_[a-z]+ x\\/y/", "!inside:\"a b\" hide:/^caml_[a-z]+ x\\/y/");
     ok("inside:\"say \\\"hi\\\"\"", "inside:\"say \\\"hi\\\"\"");
     ok("!source:major size:1M-", "!source:major size:>=1M");
+    /* open at both ends: printed as it parses back (found by fuzz_filter) */
+    ok("size:0k-", "size:>=0");
+    ok("alloc:<0 size:<0", "alloc:<0s size:<0");
+    ok("size:1777778788837888888", "size:1777778788837888888"); /* exact, not via a double */
     bad("sise:4k", 0, "unknown clause 'sise'");
     bad("size:4q", 6, "unknown unit 'q'");
     bad("alloc:3s-1s", 6, "empty range");
