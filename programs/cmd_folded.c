@@ -24,6 +24,11 @@ static void help(void)
            "  -f, --filter F     only allocations matching the filter (docs/filters.md)\n"
            "  -h, --help         this help\n"
            "\n"
+           "Stacks deeper than 1024 frames start with a frame named [truncated]. Past\n"
+           "2,000,000 call-tree nodes, the cost of the paths that do not fit is on\n"
+           "'...;caller;[truncated] W' lines, with a warning on stderr. Control\n"
+           "characters in names are written \\xHH.\n"
+           "\n"
            "Example: memtrace folded --at peak app.ctf | flamegraph.pl > peak.svg\n");
 }
 
