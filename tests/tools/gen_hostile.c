@@ -185,6 +185,7 @@ int main(int argc, char **argv)
             }
             put(w, (int64_t)s, 1, bt, depth, shared);
         }
+        free(bt);
         close_out(w, fd);
         return 0;
     }
@@ -241,6 +242,7 @@ int main(int argc, char **argv)
             name_code(bt[1], longname, "long.c", (unsigned)i + 1);
             put(w, (int64_t)(k + i), 1, bt, 2, 0);
         }
+        free(longname);
         close_out(w, fd);
         return 0;
     }
