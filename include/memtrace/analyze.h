@@ -101,7 +101,7 @@ typedef struct mt_frame {
  * MT_STACK_CUT_BUDGET trie nodes, later ones keep only
  * MT_STACK_CUT_SHORT - 1 frames. */
 #define MT_STACK_MAX_DEPTH 1024
-#define MT_STACK_CUT_BUDGET 4000000
+#define MT_STACK_CUT_BUDGET 1000000
 #define MT_STACK_CUT_SHORT 64
 #define MT_TRUNCATED_NAME "[truncated]"
 

@@ -124,6 +124,31 @@ else
     fail "hide: on a deep-stack bomb: exit $RC, ${SECS}s"
 fi
 
+# Stacks one frame longer each time through 20,000 functions (220 KB): the
+# innermost 1024 frames differ every time, so cut stacks share little;
+# their copies are bounded (MT_STACK_CUT_BUDGET nodes, then shorter cuts).
+# Before: 180 MB of folded output (growing with the square of the trace),
+# 39 MB of pprof.
+"$GEN" slide "$T/slide.ctf" 6000 20000 || { fail "gen_hostile slide"; exit 1; }
+lim=$LIM; LIM=$((LIM * 3))
+( run slide "$MT_BIN" folded "$T/slide.ctf"; echo "$RC $SECS" >"$T/slide.rc" )
+read -r RC SECS <"$T/slide.rc"
+LIM=$lim
+bytes=$(wc -c <"$T/slide.out")
+maxd=$(awk '{ n = split($1, a, ";"); if (n > m) m = n } END { print m + 0 }' "$T/slide.out")
+if [ "$RC" = 0 ] && [ "$bytes" -lt 30000000 ] && [ "$maxd" -le 1024 ]; then
+    pass "folded on sliding deep stacks: $bytes bytes, at most $maxd frames a line, ${SECS}s"
+else
+    fail "folded on sliding deep stacks: exit $RC, $bytes bytes, $maxd frames, ${SECS}s"
+fi
+run slide "$MT_BIN" pprof -o "$T/slide.pb.gz" "$T/slide.ctf"
+raw=$(gzip -dc "$T/slide.pb.gz" 2>/dev/null | wc -c)
+if [ $RC = 0 ] && [ "$raw" -lt 10000000 ]; then
+    pass "pprof on sliding deep stacks: $raw bytes uncompressed, ${SECS}s"
+else
+    fail "pprof on sliding deep stacks: exit $RC, $raw bytes uncompressed, ${SECS}s"
+fi
+
 # --------------------------------------------------- 8. terminal escapes
 # Names with OSC/CSI sequences, BEL, BS, newlines, DEL and C1 controls: no
 # raw control byte reaches the terminal from any text report; they are

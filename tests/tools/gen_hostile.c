@@ -10,6 +10,11 @@
  *                                       differ near the outermost end (a
  *                                       top-down tree of about STACKS * DEPTH
  *                                       nodes)
+ *   gen_hostile slide OUT STACKS PERIOD each stack one frame longer than the
+ *                                       one before, cycling through PERIOD
+ *                                       functions: the innermost 1023 frames
+ *                                       differ every time (one frame more per
+ *                                       stack on the wire)
  *   gen_hostile collide OUT N           N location codes that all fell into one
  *                                       slot of the reader's unkeyed code table
  *   gen_hostile collide-model OUT N     N codes that all fell into one slot of
@@ -149,7 +154,7 @@ static mt_location_code *frames(size_t n)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: gen_hostile bomb|wide|collide|collide-model|names|samples OUT [N [DEPTH]]\n");
+        fprintf(stderr, "usage: gen_hostile bomb|wide|slide|collide|collide-model|names|samples OUT [N [DEPTH]]\n");
         return 2;
     }
     const char *mode = argv[1], *out = argv[2];
@@ -185,6 +190,20 @@ int main(int argc, char **argv)
             }
             put(w, (int64_t)s, 1, bt, depth, shared);
         }
+        free(bt);
+        close_out(w, fd);
+        return 0;
+    }
+    if (!strcmp(mode, "slide")) {
+        if (n < 1 || depth < 2)
+            return fprintf(stderr, "gen_hostile slide: need STACKS and PERIOD >= 2\n"), 2;
+        size_t base = 300, len = base + n; /* the writer cuts a backtrace of more new codes than fit its packet */
+        mt_location_code *bt = frames(len);
+        for (size_t i = 0; i < len; i++)
+            bt[i] = 0x700000 + 16 * (i % depth); /* no locations: named after the code */
+        mt_writer *w = open_out(out, &fd);
+        for (size_t s = 0; s < n; s++)
+            put(w, (int64_t)s, 1, bt, base + s, s ? base + s - 1 : 0);
         free(bt);
         close_out(w, fd);
         return 0;
