@@ -5,7 +5,8 @@
  * raw escape sequences would let it retitle the terminal, clear the screen
  * or worse. Control characters (C0, DEL, C1 as UTF-8 or as lone bytes) and
  * bytes that are not UTF-8 are written as \xHH; everything else, including
- * non-ASCII UTF-8 text, is kept as is.
+ * non-ASCII UTF-8 text, is kept as is. Also JSON strings (mt_json_string),
+ * which must be valid UTF-8 whatever the trace holds.
  */
 #include <stdio.h>
 #include <string.h>
@@ -90,4 +91,40 @@ size_t mt_text_escape(char *buf, size_t cap, const char *s)
     escape(s, put_buf, &b);
     buf[b.len] = 0;
     return b.len;
+}
+
+void mt_json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p) {
+        const unsigned char *run = p;
+        while (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\')
+            p++;
+        if (p > run)
+            fwrite(run, 1, (size_t)(p - run), out);
+        if (!*p)
+            break;
+        size_t n;
+        switch (*p) {
+        case '"': fputs("\\\"", out); p++; continue;
+        case '\\': fputs("\\\\", out); p++; continue;
+        case '\n': fputs("\\n", out); p++; continue;
+        case '\t': fputs("\\t", out); p++; continue;
+        case '\r': fputs("\\r", out); p++; continue;
+        }
+        if (*p >= 0x80 && (n = utf8_ok(p)) > 0) {
+            fwrite(p, 1, n, out);
+            p += n;
+        } else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+            fprintf(out, "\\u%04x", p[1]); /* a C1 control */
+            p += 2;
+        } else {
+            /* a control character, or a byte that is not UTF-8 (read as
+             * Latin-1, so that the JSON stays valid) */
+            fprintf(out, "\\u%04x", *p);
+            p++;
+        }
+    }
+    fputc('"', out);
 }

@@ -179,6 +179,19 @@ for cmd in "top -n 20" "top -n 20 --by live" "folded" "dump" "info" "stats"; do
     esac
 done
 
+# JSON reports: valid UTF-8 and JSON whatever the names hold (a lone byte
+# 0x9b was copied raw: invalid UTF-8, so invalid JSON), no raw control bytes.
+for cmd in "top --json -n 0" "stats --json"; do
+    run json "$MT_BIN" $cmd "$T/names.ctf"
+    if [ $RC = 0 ] && iconv -f UTF-8 -t UTF-8 "$T/json.out" >/dev/null 2>&1 &&
+       ! LC_ALL=C grep -q "$ctl\|$c1" "$T/json.out" &&
+       { ! command -v python3 >/dev/null || python3 -c 'import json,sys; json.load(open(sys.argv[1], encoding="utf-8"))' "$T/json.out"; }; then
+        pass "$cmd: valid UTF-8 JSON, control characters escaped"
+    else
+        fail "$cmd: exit $RC, not valid UTF-8 JSON or raw control characters"
+    fi
+done
+
 # --------------------------------------------------- 9. folded truncation
 # A call tree past MT_TREE_MAX_NODES (2,000,000): folded used to drop the
 # stacks it could not hold, silently, with exit 0. Now a warning, and the

@@ -240,7 +240,7 @@ int main(int argc, char **argv)
             "semi;colon back\\slash \"quote\"",
             "caf\303\251_ok",               /* UTF-8 that must stay as is */
         };
-        exe_name = "/bin/\033]2;title\007app";
+        exe_name = "/bin/\033]2;title\007app\302\233\377";
         host_name = "host\033[5m";
         mt_writer *w = open_out(out, &fd);
         size_t k = sizeof odd / sizeof odd[0];
