@@ -164,10 +164,13 @@ static int compile_regex(parser *p, size_t start, mta_pattern *pat)
     pcre2_set_parens_nest_limit(cc, 50);
     int code = 0;
     PCRE2_SIZE off = 0;
-    /* Bytes, not UTF-8: names in a trace need not be valid UTF-8, and
-     * multi-byte characters still match as literal byte sequences. \C is
-     * refused (it could split nothing useful here) by PCRE2_NEVER_BACKSLASH_C. */
-    pat->re = pcre2_compile((PCRE2_SPTR)pat->text, len, PCRE2_NEVER_BACKSLASH_C, &code, &off, cc);
+    /* Bytes, not UTF-8: names in a trace need not be valid UTF-8 (a
+     * pattern's (*UTF) would turn them into match errors, so it is refused,
+     * as (*UCP)), and multi-byte characters still match as literal byte
+     * sequences. \C is refused too: it has no use on bytes. */
+    pat->re = pcre2_compile((PCRE2_SPTR)pat->text, len,
+                           PCRE2_NEVER_BACKSLASH_C | PCRE2_NEVER_UTF | PCRE2_NEVER_UCP, &code,
+                           &off, cc);
     pcre2_compile_context_free(cc);
     if (!pat->re) {
         PCRE2_UCHAR msg[200];

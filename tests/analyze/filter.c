@@ -95,6 +95,8 @@ int main(void)
      * in tests/analyze/hostile.sh, under a memory limit) */
     bad("inside:/((((((((((((((((((((((((((((((((((((((((((((((((((((a))))))))))))))))))))))))))))))))))))))))))))))))))))/",
         59, "parentheses are too deeply nested");
+    /* names are bytes: UTF mode would make invalid UTF-8 names match errors */
+    bad("inside:/(*UTF)x/", 14, "using UTF is disabled");
     {
         char long_re[1200];
         memset(long_re, 'a', sizeof long_re);
