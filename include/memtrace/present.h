@@ -33,8 +33,8 @@ void mt_format_bytes(char *buf, size_t cap, double bytes);
 /* "1.234s", "250ms", "17us". */
 void mt_format_time(char *buf, size_t cap, mt_timedelta us);
 /* A JSON string literal of s (with quotes) to out. Always valid JSON:
- * control characters (C1 included) as \\u00XX, and bytes that are not
- * UTF-8 as the Latin-1 character \\u00XX. */
+ * control characters (C1 included) as \\u00XX, and each byte that is not
+ * UTF-8 as \\ufffd (the replacement character, as the viewer's JSON). */
 void mt_json_string(FILE *out, const char *s);
 /* A cost as a JSON object: {"alloc_bytes":..,"alloc_objects":..,"live_bytes":..,
  * "live_objects":..,"samples":..,"live_samples":..,"allocs":..}. */

@@ -119,10 +119,13 @@ void mt_json_string(FILE *out, const char *s)
         } else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
             fprintf(out, "\\u%04x", p[1]); /* a C1 control */
             p += 2;
+        } else if (*p < 0x80) {
+            fprintf(out, "\\u%04x", *p); /* a control character */
+            p++;
         } else {
-            /* a control character, or a byte that is not UTF-8 (read as
-             * Latin-1, so that the JSON stays valid) */
-            fprintf(out, "\\u%04x", *p);
+            /* a byte that is not UTF-8: the replacement character, as the
+             * viewer's JSON writes it, so that the JSON stays valid */
+            fputs("\\ufffd", out);
             p++;
         }
     }
