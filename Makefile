@@ -116,7 +116,7 @@ $(TEST_ANALYZE_BIN): $(BUILD)/tests/%: tests/%.c $(LIB_ANALYZE_A) $(LIB_TRACE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ilib -o $@ $< $(LDFLAGS) $(LIB_ANALYZE_A) $(LIB_TRACE_A) $(ANALYZE_LIBS)
 
-# tests/tools/*.c: helpers the shell tests run (generators of hostile traces),
+# tests/tools/*.c: programs the shell tests run (generators of hostile traces),
 # not tests themselves.
 TEST_TOOLS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/tools/*.c))
 tests-build: $(TEST_BINS) record-tests examples $(TEST_TOOLS)

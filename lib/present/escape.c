@@ -1,5 +1,5 @@
 /*
- * escape.c - names from a trace made safe for a terminal: the one helper
+ * escape.c - names from a trace made safe for a terminal: the one escaper
  * every text report uses for strings that come from a trace (function and
  * file names, executable, host, context). A trace can hold any bytes, and
  * raw escape sequences would let it retitle the terminal, clear the screen
