@@ -4,7 +4,7 @@
 #   make demo       install what is missing, profile the bundled example, show the result
 #   make test       install what is missing, run every test (plain, ASan+UBSan, TSan)
 #   make bench      benchmarks (see docs/PERFORMANCE.md)
-#   make fuzz       build the libFuzzer target for the trace reader
+#   make fuzz       build the libFuzzer targets (trace reader, filter language)
 #   make install    PREFIX=/usr/local DESTDIR=
 #
 # Layers follow the data's path; each is a directory under lib/:
@@ -52,8 +52,8 @@ VIEWER_GEN_OBJ := $(BUILD)/gen/viewer_assets.o
 
 # Libraries each layer links against.
 RECORD_LIBS  := -ldw -lelf -lpthread -ldl -lm
-ANALYZE_LIBS := -lz -lm
-CLI_LIBS     := -lmicrohttpd -lz -lm -lpthread
+ANALYZE_LIBS := -lpcre2-8 -lz -lm
+CLI_LIBS     := -lmicrohttpd -lpcre2-8 -lz -lm -lpthread
 
 LIB_TRACE_A   := $(BUILD)/libmemtrace-trace.a
 LIB_A         := $(BUILD)/libmemtrace.a
@@ -116,7 +116,14 @@ $(TEST_ANALYZE_BIN): $(BUILD)/tests/%: tests/%.c $(LIB_ANALYZE_A) $(LIB_TRACE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ilib -o $@ $< $(LDFLAGS) $(LIB_ANALYZE_A) $(LIB_TRACE_A) $(ANALYZE_LIBS)
 
-tests-build: $(TEST_BINS) record-tests examples
+# tests/tools/*.c: programs the shell tests run (generators of hostile traces),
+# not tests themselves.
+TEST_TOOLS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/tools/*.c))
+tests-build: $(TEST_BINS) record-tests examples $(TEST_TOOLS)
+
+$(TEST_TOOLS): $(BUILD)/tests/%: tests/%.c $(LIB_TRACE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) $(LIB_TRACE_A)
 
 # tests/record/*.c: unit tests linked with the recorder's objects (which then
 # replace malloc in the test binary itself, even ahead of TSan's). tests/record/progs/*.c, *.cc:
@@ -148,14 +155,22 @@ $(BUILD)/tests/record/progs/%: tests/record/progs/%.cc
 	$(CXX) $(PROG_FLAGS) -o $@ $< $(LDFLAGS) -lpthread
 
 # ---------------------------------------------------------------- fuzzing, examples
-# libFuzzer target for the trace reader (needs clang): $(BUILD)/fuzz/fuzz_reader.
-# It compiles the codec sources itself, instrumented. See fuzz/fuzz_reader.c.
+# libFuzzer targets (need clang): $(BUILD)/fuzz/fuzz_reader for the trace
+# reader, $(BUILD)/fuzz/fuzz_filter for the filter language. Each compiles
+# the sources it needs itself, instrumented. See fuzz/*.c.
 FUZZ_READER := $(BUILD)/fuzz/fuzz_reader
-fuzz: $(FUZZ_READER)
+FUZZ_FILTER := $(BUILD)/fuzz/fuzz_filter
+fuzz: $(FUZZ_READER) $(FUZZ_FILTER)
 $(FUZZ_READER): fuzz/fuzz_reader.c $(TRACE_SRC) $(wildcard lib/trace/*.h) include/memtrace/trace.h
 	@mkdir -p $(dir $@)
 	clang -std=gnu11 -g -O1 -Iinclude -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	    -fno-sanitize-recover=all -o $@ fuzz/fuzz_reader.c $(TRACE_SRC)
+# The filter language (parser, printer, regexes applied to a model): fuzz/fuzz_filter.c,
+# with the dictionary fuzz/filter.dict.
+$(FUZZ_FILTER): fuzz/fuzz_filter.c $(TRACE_SRC) $(ANALYZE_SRC) $(wildcard lib/trace/*.h lib/analyze/*.h) include/memtrace/analyze.h
+	@mkdir -p $(dir $@)
+	clang -std=gnu11 -g -O1 -Iinclude -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+	    -fno-sanitize-recover=all -o $@ fuzz/fuzz_filter.c $(TRACE_SRC) $(ANALYZE_SRC) -lpcre2-8 -lm -lpthread
 
 # Example programs written against the public API: $(BUILD)/examples/NAME.
 EXAMPLE_BIN := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))

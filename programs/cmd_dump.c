@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "trace_cli.h"
+#include "memtrace/present.h"
 #include "memtrace/trace.h"
 
 static const char usage_text[] =
@@ -56,6 +57,27 @@ static void oput(const char *s, size_t n)
 static void ostr(const char *s)
 {
     oput(s, strlen(s));
+}
+
+/* A name from the trace: control characters escaped (mt_text_escape; the
+ * reference prints names raw, see docs/cli/dump.md). */
+static void oname(const char *s)
+{
+    const unsigned char *p = (const unsigned char *)s;
+    while (*p >= 0x20 && *p < 0x7f)
+        p++;
+    if (!*p) {
+        oput(s, (size_t)(p - (const unsigned char *)s));
+        return;
+    }
+    size_t cap = strlen(s) * 4 + 1;
+    char *tmp = malloc(cap);
+    if (!tmp) {
+        out_failed = 1;
+        return;
+    }
+    oput(tmp, mt_text_escape(tmp, cap, s));
+    free(tmp);
 }
 
 static void ou64(unsigned long long v)
@@ -137,7 +159,7 @@ static void dump_backtrace(const mt_reader *r, const mt_event *ev)
             ostr(" 0x");
             ohex(code);
             oput(" ", 1);
-            ostr(locs[j].filename);
+            oname(locs[j].filename);
             oput(":", 1);
             ou64(locs[j].line);
             oput(":", 1);
@@ -145,7 +167,7 @@ static void dump_backtrace(const mt_reader *r, const mt_event *ev)
             oput("-", 1);
             ou64(locs[j].end_char);
             oput(" ", 1);
-            ostr(locs[j].defname);
+            oname(locs[j].defname);
             oput("\n", 1);
         }
     }
@@ -171,11 +193,11 @@ int cmd_dump(int argc, char **argv)
     ostr("\ninfo word_size=");
     ou64(info->word_size);
     ostr("\ninfo executable_name=");
-    ostr(info->executable_name);
+    oname(info->executable_name);
     ostr("\ninfo host_name=");
-    ostr(info->host_name);
+    oname(info->host_name);
     ostr("\ninfo ocaml_runtime_params=");
-    ostr(info->ocaml_runtime_params);
+    oname(info->ocaml_runtime_params);
     ostr("\ninfo pid=");
     ou64(info->pid);
     ostr("\ninfo start_time_us=");

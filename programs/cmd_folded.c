@@ -26,6 +26,11 @@ static void help(void)
            REPORT_SITE_HELP
            "  -h, --help         this help\n"
            "\n"
+           "Stacks deeper than 1024 frames start with a frame named [truncated]. Past\n"
+           "2,000,000 call-tree nodes, the cost of the paths that do not fit is on\n"
+           "'...;caller;[truncated] W' lines, with a warning on stderr. Control\n"
+           "characters in names are written \\xHH.\n"
+           "\n"
            "Example: memtrace folded --at peak app.ctf | flamegraph.pl > peak.svg\n");
 }
 
@@ -73,9 +78,17 @@ int cmd_folded(int argc, char **argv)
     int rc = report_open("folded", argv[optind], filter, at, 0, &m, &f, &s);
     if (rc)
         return rc;
-    if (mt_report_folded_names(stdout, s, weight, report_sites.full_names) < 0 || fflush(stdout) != 0) {
+    int truncated = 0;
+    if (mt_report_folded_ex(stdout, s, weight, report_sites.full_names, &truncated) < 0 ||
+        fflush(stdout) != 0) {
         perror("memtrace folded: writing");
         rc = 1;
+    } else if (truncated) {
+        fprintf(stderr,
+                "memtrace folded: warning: the call tree has more than %d nodes; the cost of the "
+                "stacks past that is in lines ending with '%s' (narrow the output with --filter, "
+                "e.g. hide: or inside:)\n",
+                MT_TREE_MAX_NODES, MT_TRUNCATED_NAME);
     }
     report_close(m, f, s);
     return rc;

@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "trace_cli.h"
+#include "memtrace/present.h"
 #include "memtrace/trace.h"
 
 static const char usage_text[] =
@@ -38,6 +39,14 @@ static void print_time(const char *label, long long us)
         printf("%-18s %lld us since the epoch\n", label, us);
 }
 
+/* A field from the trace, control characters escaped. */
+static void print_name(const char *label, const char *text)
+{
+    printf("%-18s ", label);
+    mt_text_put(stdout, text);
+    putchar('\n');
+}
+
 int cmd_info(int argc, char **argv)
 {
     const char *path;
@@ -58,12 +67,12 @@ int cmd_info(int argc, char **argv)
     printf("%-18s %.17g (1 sample every %.6g %s)\n", "sample rate:", info->sample_rate,
            info->sample_rate > 0 ? 1.0 / info->sample_rate : 0.0, unit);
     printf("%-18s %u bits\n", "word size:", info->word_size);
-    printf("%-18s %s\n", "executable:", info->executable_name);
-    printf("%-18s %s\n", "host:", info->host_name);
+    print_name("executable:", info->executable_name);
+    print_name("host:", info->host_name);
     printf("%-18s %llu\n", "pid:", (unsigned long long)info->pid);
     print_time("start time:", info->start_time);
-    printf("%-18s %s\n", "context:", info->context ? info->context : "(none)");
-    printf("%-18s %s\n", "runtime params:", info->ocaml_runtime_params);
+    print_name("context:", info->context ? info->context : "(none)");
+    print_name("runtime params:", info->ocaml_runtime_params);
     if (info->version >= 3)
         printf("%-18s %u\n", "initial domain:", info->initial_domain);
     fflush(stdout);

@@ -163,7 +163,7 @@ int report_open(const char *cmd, const char *path, const char *filter, mt_timede
     }
     if (mt_model_n_allocs(*m) == 0)
         explain_empty(cmd, path, *m);
-    *s = mt_select_sites(*m, *f, live_at, p);
+    *s = mt_select_sites(*m, *f, live_at, p, &err);
     while (*s && p && mo.max_depth && !mt_selection_sites_complete(*s, p, mo.max_depth)) {
         /* a plumbing run reaches the cut: load deeper stacks, then whole ones */
         mt_selection_free(*s);
@@ -178,13 +178,18 @@ int report_open(const char *cmd, const char *path, const char *filter, mt_timede
             mt_plumbing_free(p);
             return 1;
         }
-        *s = mt_select_sites(*m, *f, live_at, p);
+        *s = mt_select_sites(*m, *f, live_at, p, &err);
     }
     mt_plumbing_free(p);
     if (!*s) {
-        fprintf(stderr, "memtrace %s: out of memory\n", cmd);
+        /* a regex over its limits is the filter's fault: a usage error */
+        fprintf(stderr, "memtrace %s: %s\n", cmd, err ? err : "out of memory");
+        int rc = err ? 2 : 1;
+        free(err);
         report_close(*m, *f, NULL);
-        return 1;
+        *m = NULL;
+        *f = NULL;
+        return rc;
     }
     return 0;
 }

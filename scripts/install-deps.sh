@@ -1,7 +1,7 @@
 #!/bin/sh
 # install-deps.sh - installs the Debian packages a make target needs, if missing.
 #
-#   scripts/install-deps.sh build   compiler, libdw, zlib, libmicrohttpd, libunwind
+#   scripts/install-deps.sh build   compiler, libdw, zlib, libmicrohttpd, libunwind, PCRE2
 #   scripts/install-deps.sh test    build + what the tests use (clang fuzzer,
 #                                   Go's pprof, Chromium, Node, sqlite3, ...)
 #   scripts/install-deps.sh bench   test + heaptrack and jemalloc for comparisons
@@ -12,7 +12,7 @@ set -eu
 
 profile=${1:-build}
 
-build_pkgs="gcc make libc6-dev pkg-config libdw-dev libelf-dev zlib1g-dev libmicrohttpd-dev xz-utils libunwind-dev"
+build_pkgs="gcc make libc6-dev pkg-config libdw-dev libelf-dev zlib1g-dev libmicrohttpd-dev xz-utils libunwind-dev libpcre2-dev"
 test_pkgs="$build_pkgs clang libclang-rt-14-dev golang-go chromium sqlite3 python3 g++ procps curl"
 bench_pkgs="$test_pkgs heaptrack libjemalloc2 hyperfine"
 

@@ -104,10 +104,12 @@ void vapi_free(vapi *a)
 /* Selections                                                          */
 
 /* Find or build the selection for a parsed filter whose canonical text is
- * key (both handed over). Returns NULL only when out of memory. Release
- * with sel_release. */
-static struct sel_entry *sel_get(vapi *a, mt_filter *f, char *key, int raw)
+ * key (both handed over). Returns NULL when out of memory or, with a
+ * malloc'd *err, when the filter cannot be applied (a regex over one of its
+ * limits). Release with sel_release. */
+static struct sel_entry *sel_get(vapi *a, mt_filter *f, char *key, int raw, char **err)
 {
+    *err = NULL;
     pthread_mutex_lock(&a->lock);
     for (;;) {
         struct sel_entry *hit = NULL;
@@ -160,7 +162,7 @@ static struct sel_entry *sel_get(vapi *a, mt_filter *f, char *key, int raw)
         e->refs = -1;
     }
     /* build outside the lock: other requests go on meanwhile */
-    mt_selection *sel = mt_select_sites(a->model, f, MT_TIME_END, raw ? NULL : a->plumbing);
+    mt_selection *sel = mt_select_sites(a->model, f, MT_TIME_END, raw ? NULL : a->plumbing, err);
     if (!slot) {
         if (!sel) {
             entry_clear(e);
@@ -373,13 +375,18 @@ void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
         free(key);
         return;
     }
-    struct sel_entry *e = sel_get(a, f, skey, raw);
+    char *serr = NULL;
+    struct sel_entry *e = sel_get(a, f, skey, raw, &serr);
     if (!e) {
         if (claimed)
             answer_fill(a, key, NULL, 0);
         free(key);
         free(canon);
-        vresp_error(resp, 500, "out of memory");
+        if (serr)
+            vresp_error(resp, 400, "%s", serr);
+        else
+            vresp_error(resp, 500, "out of memory");
+        free(serr);
         return;
     }
     vjson j;

@@ -90,6 +90,21 @@ typedef struct mt_frame {
     uint64_t code;           /* the backtrace code (a return address in C traces) */
 } mt_frame;
 
+/* Stacks deeper than MT_STACK_MAX_DEPTH frames (a recursion gone wild, or
+ * a hostile trace) are cut in every selection, hence in every query and
+ * report: such a stack keeps its MT_STACK_MAX_DEPTH - 1 innermost frames
+ * under one outermost frame whose function is named MT_TRUNCATED_NAME
+ * (file "", line 0), the marker every report shows for a stack cut at a
+ * depth limit (the recorder writes the same when it hits its own). The
+ * model itself keeps whole stacks (filters see every frame). When a trace
+ * has so many distinct cut stacks that their copies would pass
+ * MT_STACK_CUT_BUDGET trie nodes, later ones keep only
+ * MT_STACK_CUT_SHORT - 1 frames. */
+#define MT_STACK_MAX_DEPTH 1024
+#define MT_STACK_CUT_BUDGET 1000000
+#define MT_STACK_CUT_SHORT 64
+#define MT_TRUNCATED_NAME "[truncated]"
+
 /* A node of a stack trie: the stack made of the parent's stack plus one
  * frame (callee side). Node 0 is the empty stack (parent 0, depth 0). Nodes
  * are numbered so that a parent always comes before its children. */
@@ -212,7 +227,10 @@ double mt_noise(uint64_t k);
  *            bare numbers are bytes
  *   PATTERN  a word (substring of the function name), "a quoted string"
  *            (substring, may hold spaces; \" and \\ escapes), or /regex/
- *            (POSIX extended regular expression, may hold spaces; \/ for /)
+ *            (PCRE2 syntax, may hold spaces; \/ for /). A regex is
+ *            bounded: source and compiled size at parse time, backtracking
+ *            steps, depth, memory per name and total time when applied
+ *            (then mt_select_err fails with a message).
  *
  * A filter is independent of any model; compile it once, apply it to any
  * model with mt_select.
@@ -268,6 +286,12 @@ typedef struct mt_cost {
  * collected) or MT_TIME_PEAK. Returns NULL only when out of memory.
  * Costs O(number of allocations + trie nodes). */
 mt_selection *mt_select(const mt_model *m, const mt_filter *f, mt_timedelta live_at);
+/* Same, and when err is not NULL: on failure *err is a malloc'd message
+ * ("filter: regular expression /.../ needs more than ... on a name", or
+ * NULL when out of memory). A regex over one of its limits on a name of
+ * the model fails the selection (mt_select then returns NULL too). */
+mt_selection *mt_select_err(const mt_model *m, const mt_filter *f, mt_timedelta live_at,
+                            char **err);
 void mt_selection_free(mt_selection *s);
 
 const mt_model *mt_selection_model(const mt_selection *s);
@@ -506,10 +530,10 @@ int mt_plumbing_match(const mt_plumbing *p, const char *func_name);
 /* The built-in patterns, NULL-terminated. */
 const char *const *mt_plumbing_builtin(void);
 
-/* mt_select, plus: with p not NULL, every stack loses its innermost run
- * of plumbing frames (see above). */
+/* mt_select_err, plus: with p not NULL, every stack loses its innermost
+ * run of plumbing frames (see above). */
 mt_selection *mt_select_sites(const mt_model *m, const mt_filter *f, mt_timedelta live_at,
-                              const mt_plumbing *p);
+                              const mt_plumbing *p, char **err);
 /* The plumbing frame allocation i went through: the outermost frame of
  * the run removed from its stack (the library function the user's code
  * called, e.g. std::vector<int>::resize), or MT_NO_FRAME when none was. */

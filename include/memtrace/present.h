@@ -19,17 +19,29 @@
 extern "C" {
 #endif
 
+/* Text from a trace (names, executable, host, ...) made safe to print on a
+ * terminal: control characters (C0, DEL, C1), and bytes that are not UTF-8,
+ * become \xHH; other text, UTF-8 included, is unchanged. A backslash is
+ * left as is. mt_text_put writes it to out; mt_text_escape into buf (cut
+ * to cap - 1 bytes, never inside an escape or a character, always
+ * NUL-terminated) and returns its length. Every text report uses these. */
+void mt_text_put(FILE *out, const char *s);
+size_t mt_text_escape(char *buf, size_t cap, const char *s);
+
 /* "12.3 MiB", "512 B" (bytes, 1024-based). */
 void mt_format_bytes(char *buf, size_t cap, double bytes);
 /* "1.234s", "250ms", "17us". */
 void mt_format_time(char *buf, size_t cap, mt_timedelta us);
-/* A JSON string literal of s (with quotes) to out. */
+/* A JSON string literal of s (with quotes) to out. Always valid JSON:
+ * control characters (C1 included) as \\u00XX, and each byte that is not
+ * UTF-8 as \\ufffd (the replacement character, as the viewer's JSON). */
 void mt_json_string(FILE *out, const char *s);
 /* A cost as a JSON object: {"alloc_bytes":..,"alloc_objects":..,"live_bytes":..,
  * "live_objects":..,"samples":..,"live_samples":..,"allocs":..,"temp_bytes":..,
  * "temp_objects":..,"temp_samples":..}. */
 void mt_json_cost(FILE *out, const mt_cost *c);
-/* "name (file:line)" of a frame, or "name" when there is no file. */
+/* "name (file:line)" of a frame, or "name" when there is no file; escaped
+ * as mt_text_escape does. */
 void mt_format_frame(char *buf, size_t cap, const mt_model *m, mt_frame_id f);
 /* The same with the name shortened (mt_name_simplify) unless full. */
 void mt_format_frame_as(char *buf, size_t cap, const mt_model *m, mt_frame_id f, int full);
@@ -61,10 +73,17 @@ int mt_report_stats(FILE *out, const mt_selection *s, int json);
 int mt_report_lifetimes(FILE *out, const mt_selection *s, int json);
 
 /* Collapsed stacks "main;f;g 1234" (outermost first), weighted by the
- * metric (rounded to integers), one line per distinct function path. */
+ * metric (rounded to integers), one line per distinct function path.
+ * Names are escaped (mt_text_put) with ';' written ':'. When the call tree
+ * reaches MT_TREE_MAX_NODES, the cost of the paths it could not hold is
+ * written under their deepest kept caller as "main;f;[truncated] 567"
+ * (so that totals stay right), and mt_report_folded_ex sets *truncated
+ * (may be NULL) to 1. */
 int mt_report_folded(FILE *out, const mt_selection *s, mt_metric weight);
-/* The same; full_names 0 shortens C++ names (mt_name_simplify). */
-int mt_report_folded_names(FILE *out, const mt_selection *s, mt_metric weight, int full_names);
+/* The same; full_names 0 shortens C++ names (mt_name_simplify), and
+ * *truncated (may be NULL) says whether the tree was cut. */
+int mt_report_folded_ex(FILE *out, const mt_selection *s, mt_metric weight, int full_names,
+                        int *truncated);
 
 /* pprof: a gzipped profile.proto with sample types alloc_objects/count,
  * alloc_space/bytes, inuse_objects/count, inuse_space/bytes (inuse = live

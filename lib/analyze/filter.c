@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "filter.h"
 
@@ -57,18 +58,25 @@ static const unit size_units[] = {
 /* Parse one quantity from s[0..len) at column pos. */
 static int quantity(parser *p, const char *s, size_t len, size_t pos, int is_time, int64_t *out)
 {
+    /* the integer part exactly (a canonical form must parse back to the
+     * same number), the fraction as a double */
     size_t i = 0;
-    double v = 0;
-    int digits = 0;
+    uint64_t iv = 0;
+    double frac = 0;
+    int digits = 0, big = 0;
     while (i < len && isdigit((unsigned char)s[i])) {
-        v = v * 10 + (s[i++] - '0');
+        unsigned d = (unsigned)(s[i++] - '0');
+        if (iv > (UINT64_MAX - d) / 10)
+            big = 1;
+        else
+            iv = iv * 10 + d;
         digits++;
     }
     if (i < len && s[i] == '.') {
         i++;
         double scale = 0.1;
         while (i < len && isdigit((unsigned char)s[i])) {
-            v += (s[i++] - '0') * scale;
+            frac += (s[i++] - '0') * scale;
             scale /= 10;
             digits++;
         }
@@ -86,10 +94,13 @@ static int quantity(parser *p, const char *s, size_t len, size_t pos, int is_tim
     const unit *units = is_time ? time_units : size_units;
     for (const unit *un = units; un->name; un++)
         if (len - i == strlen(un->name) && strcmp(u, un->name) == 0) {
-            double r = v * un->factor + 0.5;
-            if (r >= 9e18)
+            /* every factor is a whole number */
+            uint64_t f = (uint64_t)un->factor, whole;
+            uint64_t part = (uint64_t)(frac * un->factor + 0.5);
+            if (big || __builtin_mul_overflow(iv, f, &whole) ||
+                __builtin_add_overflow(whole, part, &whole) || whole >= 9000000000000000000ull)
                 return fail(p, pos, "%s '%.*s' is too large", is_time ? "time" : "size", (int)len, s);
-            *out = (int64_t)r;
+            *out = (int64_t)whole;
             return 0;
         }
     return fail(p, pos + i, "unknown unit '%.*s' in %s '%.*s' (use %s)", (int)(len - i), s + i,
@@ -138,6 +149,118 @@ static int range(parser *p, const char *s, size_t len, size_t pos, int is_time, 
 }
 
 /* --------------------------------------------------------------- patterns */
+
+/* Compiles pat->text with PCRE2 under the bounds of filter.h; on error
+ * names the column (start is the opening '/'). */
+static int compile_regex(parser *p, size_t start, mta_pattern *pat)
+{
+    size_t len = strlen(pat->text);
+    if (len > MTA_RE_MAX_PATTERN)
+        return fail(p, start + 1, "regular expression too long (%zu bytes, at most %d)", len,
+                    MTA_RE_MAX_PATTERN);
+    pcre2_compile_context *cc = pcre2_compile_context_create(NULL);
+    if (!cc)
+        return fail(p, start, "out of memory");
+    pcre2_set_parens_nest_limit(cc, 50);
+    int code = 0;
+    PCRE2_SIZE off = 0;
+    /* Bytes, not UTF-8: names in a trace need not be valid UTF-8 (a
+     * pattern's (*UTF) would turn them into match errors, so it is refused,
+     * as (*UCP)), and multi-byte characters still match as literal byte
+     * sequences. \C is refused too: it has no use on bytes. */
+    pat->re = pcre2_compile((PCRE2_SPTR)pat->text, len,
+                           PCRE2_NEVER_BACKSLASH_C | PCRE2_NEVER_UTF | PCRE2_NEVER_UCP, &code,
+                           &off, cc);
+    pcre2_compile_context_free(cc);
+    if (!pat->re) {
+        PCRE2_UCHAR msg[200];
+        if (pcre2_get_error_message(code, msg, sizeof msg) < 0)
+            snprintf((char *)msg, sizeof msg, "error %d", code);
+        return fail(p, start + 1 + off, "bad regular expression: %s", (const char *)msg);
+    }
+    size_t size = 0;
+    if (pcre2_pattern_info(pat->re, PCRE2_INFO_SIZE, &size) == 0 && size > MTA_RE_MAX_COMPILED) {
+        pcre2_code_free(pat->re);
+        pat->re = NULL;
+        return fail(p, start + 1, "regular expression too big once compiled (%zu bytes, at most %d)",
+                    size, MTA_RE_MAX_COMPILED);
+    }
+    return 0;
+}
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int match_error(char **err, const mta_pattern *p, const char *what)
+{
+    if (err) {
+        size_t len = strlen(p->text) + strlen(what) + 120;
+        *err = malloc(len);
+        if (*err)
+            snprintf(*err, len, "filter: regular expression /%s/ %s (docs/filters.md)", p->text,
+                     what);
+    }
+    return -1;
+}
+
+int mta_pattern_match_funcs(const mta_pattern *p, const mt_func *funcs, size_t n,
+                            uint8_t *out, char **err)
+{
+    if (err)
+        *err = NULL;
+    if (!p->is_regex) {
+        for (size_t i = 0; i < n; i++)
+            out[i] = strstr(funcs[i].name, p->text) != NULL;
+        return 0;
+    }
+    pcre2_match_context *mc = pcre2_match_context_create(NULL);
+    pcre2_match_data *md = pcre2_match_data_create(1, NULL);
+    if (!mc || !md) {
+        pcre2_match_context_free(mc);
+        pcre2_match_data_free(md);
+        return match_error(err, p, "could not run: out of memory");
+    }
+    pcre2_set_match_limit(mc, MTA_RE_MATCH_LIMIT);
+    pcre2_set_depth_limit(mc, MTA_RE_DEPTH_LIMIT);
+    pcre2_set_heap_limit(mc, MTA_RE_HEAP_KIB);
+    double deadline = now_seconds() + MTA_RE_TOTAL_SECONDS;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        int r = pcre2_match(p->re, (PCRE2_SPTR)funcs[i].name, PCRE2_ZERO_TERMINATED, 0, 0, md, mc);
+        if (r >= 0) {
+            out[i] = 1;
+        } else if (r == PCRE2_ERROR_NOMATCH) {
+            out[i] = 0;
+        } else {
+            char what[200];
+            if (r == PCRE2_ERROR_MATCHLIMIT)
+                snprintf(what, sizeof what, "needs more than %d backtracking steps on a name",
+                         MTA_RE_MATCH_LIMIT);
+            else if (r == PCRE2_ERROR_DEPTHLIMIT)
+                snprintf(what, sizeof what, "backtracks deeper than %d on a name",
+                         MTA_RE_DEPTH_LIMIT);
+            else if (r == PCRE2_ERROR_HEAPLIMIT || r == PCRE2_ERROR_NOMEMORY)
+                snprintf(what, sizeof what, "needs more than %d KiB of memory on a name",
+                         MTA_RE_HEAP_KIB);
+            else
+                snprintf(what, sizeof what, "failed (PCRE2 error %d)", r);
+            rc = match_error(err, p, what);
+        }
+        if ((i & 255) == 255 && rc == 0 && now_seconds() > deadline) {
+            char what[100];
+            snprintf(what, sizeof what, "takes more than %d s over the trace's function names",
+                     MTA_RE_TOTAL_SECONDS);
+            rc = match_error(err, p, what);
+        }
+    }
+    pcre2_match_data_free(md);
+    pcre2_match_context_free(mc);
+    return rc;
+}
 
 static int pattern(parser *p, mta_pattern *pat)
 {
@@ -200,24 +323,12 @@ static int pattern(parser *p, mta_pattern *pat)
         pat->text = NULL;
         return fail(p, start, "empty pattern");
     }
-    if (pat->is_regex) {
-        int rc = regcomp(&pat->re, pat->text, REG_EXTENDED | REG_NOSUB);
-        if (rc != 0) {
-            char msg[200];
-            regerror(rc, &pat->re, msg, sizeof msg);
-            free(pat->text);
-            pat->text = NULL;
-            return fail(p, start + 1, "bad regular expression: %s", msg);
-        }
+    if (pat->is_regex && compile_regex(p, start, pat) < 0) {
+        free(pat->text);
+        pat->text = NULL;
+        return -1;
     }
     return 0;
-}
-
-int mta_pattern_match(const mta_pattern *p, const char *name)
-{
-    if (p->is_regex)
-        return regexec(&p->re, name, 0, NULL, 0) == 0;
-    return strstr(name, p->text) != NULL;
 }
 
 /* ---------------------------------------------------------------- clauses */
@@ -335,8 +446,8 @@ static int clause(parser *p, mta_clause *c)
 static void clause_free(mta_clause *c)
 {
     if (c->pat.text) {
-        if (c->pat.is_regex)
-            regfree(&c->pat.re);
+        if (c->pat.re)
+            pcre2_code_free(c->pat.re);
         free(c->pat.text);
     }
 }
@@ -427,10 +538,13 @@ static void put_range(FILE *o, int64_t lo, int64_t hi, int is_time)
     (is_time ? put_time : put_size)(b, sizeof b, hi);
     if (lo == hi)
         fprintf(o, "%s", a);
-    else if (lo == open_lo)
-        fprintf(o, "<=%s", b);
-    else if (hi == OPEN_HI)
+    else if (hi == OPEN_HI) /* first: "size:0-" is open at both ends */
         fprintf(o, ">=%s", a);
+    else if (lo == open_lo && hi < 0) { /* "<0" (nothing): "<=-1" would not parse */
+        (is_time ? put_time : put_size)(b, sizeof b, 0);
+        fprintf(o, "<%s", b);
+    } else if (lo == open_lo)
+        fprintf(o, "<=%s", b);
     else
         fprintf(o, "%s-%s", a, b);
 }

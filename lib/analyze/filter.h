@@ -5,7 +5,8 @@
 #ifndef MTA_FILTER_H
 #define MTA_FILTER_H
 
-#include <regex.h>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 
 #include "memtrace/analyze.h"
 
@@ -25,7 +26,7 @@ typedef enum mta_clause_kind {
 typedef struct mta_pattern {
     char *text;         /* the substring, or the regex source */
     int is_regex;
-    regex_t re;
+    pcre2_code *re;     /* compiled regex (is_regex) */
 } mta_pattern;
 
 typedef struct mta_clause {
@@ -41,6 +42,18 @@ struct mt_filter {
     size_t n;
 };
 
-int mta_pattern_match(const mta_pattern *p, const char *name);
+/* Bounds on one regex (docs/filters.md, "Regular expressions"). */
+#define MTA_RE_MAX_PATTERN 1000        /* bytes of regex source */
+#define MTA_RE_MAX_COMPILED 65536      /* bytes of compiled pattern */
+#define MTA_RE_MATCH_LIMIT 1000000     /* backtracking steps per name */
+#define MTA_RE_DEPTH_LIMIT 10000       /* nested backtracking per name */
+#define MTA_RE_HEAP_KIB 8192           /* heap per match, KiB */
+#define MTA_RE_TOTAL_SECONDS 5         /* all the names of one selection */
+
+/* Matches p against each of the n functions' names: out[i] = 1 or 0.
+ * Returns 0, or -1 when a regex went over a limit (or out of memory) with
+ * a malloc'd message in *err (when err is not NULL). */
+int mta_pattern_match_funcs(const mta_pattern *p, const mt_func *funcs, size_t n,
+                            uint8_t *out, char **err);
 
 #endif

@@ -87,10 +87,11 @@ typedef struct builder {
     /* function interning: hash of (name, file) -> chain via func_next */
     uint32_t *func_slots;    /* func id + 1, 0 empty */
     size_t func_mask;
-    /* previous backtrace and the trie node after each of its codes */
-    uint64_t *prev_codes;
-    mt_node_id *prev_path;
-    size_t prev_len, prev_cap;
+    /* Previous backtrace of each domain (v3 traces interleave domains, each
+     * with its own common prefixes): the trie node after each of its codes,
+     * and for shallow models the codes themselves. */
+    struct prev_bt { unsigned domain; size_t len, cap; mt_node_id *path; uint64_t *codes; } *prev;
+    size_t n_prev, cur_prev;
     int warned_unknown;
     size_t max_depth;        /* 0: whole stacks */
     /* Shallow models (max_depth 1 or 2): the truncated backtrace itself ->
@@ -107,10 +108,12 @@ typedef struct builder {
     uint32_t double_alloc;          /* the first, warned about at the end */
     const mt_model_options *opts;
     int64_t live;            /* samples allocated less those collected */
+    uint64_t total_samples;  /* of every allocation: at most MTA_MAX_SAMPLES */
     mt_timedelta cur_time;   /* time of the previous event */
     const char *why;         /* what failed */
 } builder;
 
+/* FNV-1a from a keyed start (names come from the trace; see table.h). */
 static uint64_t str_hash(const char *s, uint64_t h)
 {
     while (*s)
@@ -127,7 +130,7 @@ static int64_t intern_func(builder *b, const char *name, const char *file)
         if (!slots)
             return -1;
         for (size_t i = 0; i < m->funcs.n; i++) {
-            uint64_t h = str_hash(m->funcs.v[i].filename, str_hash(m->funcs.v[i].name, 0xcbf29ce484222325ULL));
+            uint64_t h = str_hash(m->funcs.v[i].filename, str_hash(m->funcs.v[i].name, 0xcbf29ce484222325ULL ^ mta_seed()));
             size_t j = mta_hash64(h) & (cap - 1);
             while (slots[j])
                 j = (j + 1) & (cap - 1);
@@ -137,7 +140,7 @@ static int64_t intern_func(builder *b, const char *name, const char *file)
         b->func_slots = slots;
         b->func_mask = cap - 1;
     }
-    uint64_t h = str_hash(file, str_hash(name, 0xcbf29ce484222325ULL));
+    uint64_t h = str_hash(file, str_hash(name, 0xcbf29ce484222325ULL ^ mta_seed()));
     size_t j = mta_hash64(h) & b->func_mask;
     while (b->func_slots[j]) {
         const mt_func *f = &m->funcs.v[b->func_slots[j] - 1];
@@ -260,8 +263,7 @@ static int64_t child(builder *b, mt_node_id parent, mt_frame_id frame)
 
 static uint64_t short_hash(uint64_t c0, uint64_t c1, size_t len)
 {
-    uint64_t h = (c0 ^ (c1 * 0x9E3779B97F4A7C15ULL) ^ len) * 0xff51afd7ed558ccdULL;
-    return h ^ (h >> 29);
+    return mta_hash64(c0 ^ mta_hash64(c1 ^ len));
 }
 
 static int shorts_grow(builder *b)
@@ -285,19 +287,31 @@ static int shorts_grow(builder *b)
     return 0;
 }
 
-static int64_t trie_path(builder *b, const mt_location_code *bt, size_t len);
+static struct prev_bt *prev_of(builder *b, unsigned domain);
+static int64_t trie_path(builder *b, struct prev_bt *pv, const mt_location_code *bt, size_t len,
+                         size_t shared);
 
 static int64_t stack_of(builder *b, const mt_event *ev)
 {
     size_t len = ev->backtrace_length;
     const mt_location_code *bt = ev->backtrace;
-    if (b->max_depth && len > b->max_depth) {
-        /* shallow model: only the innermost codes */
+    if (!b->max_depth) {
+        /* whole stacks: the reader's common prefix (capped at the domain's
+         * previous length in trie_path) says what is shared */
+        struct prev_bt *pv = prev_of(b, ev->domain);
+        return pv ? trie_path(b, pv, bt, len, ev->common_prefix) : -1;
+    }
+    /* shallow model: only the innermost codes, compared with the previous
+     * ones (whatever the domain) */
+    if (len > b->max_depth) {
         bt += len - b->max_depth;
         len = b->max_depth;
     }
+    struct prev_bt *pv = prev_of(b, 0);
+    if (!pv)
+        return -1;
     if (!b->shorts)
-        return trie_path(b, bt, len);
+        return trie_path(b, pv, bt, len, SIZE_MAX);
     uint64_t c0 = len > 0 ? bt[0] : 0, c1 = len > 1 ? bt[1] : 0;
     size_t j = short_hash(c0, c1, len) & b->shorts_mask;
     for (;;) {
@@ -308,7 +322,7 @@ static int64_t stack_of(builder *b, const mt_event *ev)
             return e->node;
         j = (j + 1) & b->shorts_mask;
     }
-    int64_t node = trie_path(b, bt, len);
+    int64_t node = trie_path(b, pv, bt, len, SIZE_MAX);
     if (node < 0)
         return -1;
     if ((b->n_shorts + 1) * 4 > (b->shorts_mask + 1) * 3) {
@@ -326,28 +340,59 @@ static int64_t stack_of(builder *b, const mt_event *ev)
     return node;
 }
 
-/* The trie node of a backtrace (outermost code first), creating it. */
-static int64_t trie_path(builder *b, const mt_location_code *bt, size_t len)
+/* The previous-backtrace state of a domain, created on first sight. */
+static struct prev_bt *prev_of(builder *b, unsigned domain)
 {
-    if (len > b->prev_cap) {
-        size_t cap = b->prev_cap ? b->prev_cap : 64;
+    if (b->cur_prev < b->n_prev && b->prev[b->cur_prev].domain == domain)
+        return &b->prev[b->cur_prev];
+    for (size_t i = 0; i < b->n_prev; i++)
+        if (b->prev[i].domain == domain) {
+            b->cur_prev = i;
+            return &b->prev[i];
+        }
+    struct prev_bt *np = realloc(b->prev, (b->n_prev + 1) * sizeof *np);
+    if (!np)
+        return NULL;
+    b->prev = np;
+    memset(&np[b->n_prev], 0, sizeof *np);
+    np[b->n_prev].domain = domain;
+    b->cur_prev = b->n_prev++;
+    return &np[b->cur_prev];
+}
+
+/* The trie node of a backtrace (outermost code first), creating it. shared:
+ * how many of its first codes are known to be those of the domain's
+ * previous backtrace (SIZE_MAX: unknown, compare them). The work is that of
+ * the codes past the shared part: a trace of stacks millions of frames deep
+ * that differ in their last frame costs a few steps per allocation. */
+static int64_t trie_path(builder *b, struct prev_bt *pv, const mt_location_code *bt, size_t len,
+                         size_t shared)
+{
+    int keep_codes = shared == SIZE_MAX;
+    if (len > pv->cap) {
+        size_t cap = pv->cap ? pv->cap : 64;
         while (cap < len)
             cap *= 2;
-        uint64_t *c = realloc(b->prev_codes, cap * sizeof *c);
-        if (!c)
-            return -1;
-        b->prev_codes = c;
-        mt_node_id *p = realloc(b->prev_path, cap * sizeof *p);
+        mt_node_id *p = realloc(pv->path, cap * sizeof *p);
         if (!p)
             return -1;
-        b->prev_path = p;
-        b->prev_cap = cap;
+        pv->path = p;
+        if (keep_codes) {
+            uint64_t *c = realloc(pv->codes, cap * sizeof *c);
+            if (!c)
+                return -1;
+            pv->codes = c;
+        }
+        pv->cap = cap;
     }
-    /* Reuse the part shared with the previous backtrace (usually most). */
-    size_t cp = 0, lim = len < b->prev_len ? len : b->prev_len;
-    while (cp < lim && b->prev_codes[cp] == bt[cp])
-        cp++;
-    mt_node_id node = cp ? b->prev_path[cp - 1] : 0;
+    size_t cp = 0, lim = len < pv->len ? len : pv->len;
+    if (keep_codes) {
+        while (cp < lim && pv->codes[cp] == bt[cp])
+            cp++;
+    } else {
+        cp = shared < lim ? shared : lim;
+    }
+    mt_node_id node = cp ? pv->path[cp - 1] : 0;
     for (size_t i = cp; i < len; i++) {
         uint64_t code = bt[i];
         int64_t f = code_frames(b, code);
@@ -360,10 +405,11 @@ static int64_t trie_path(builder *b, const mt_location_code *bt, size_t len)
                 return -1;
             node = (mt_node_id)n;
         }
-        b->prev_codes[i] = code;
-        b->prev_path[i] = node;
+        if (keep_codes)
+            pv->codes[i] = code;
+        pv->path[i] = node;
     }
-    b->prev_len = len;
+    pv->len = len;
     return node;
 }
 
@@ -555,14 +601,22 @@ static inline __attribute__((always_inline)) int add_event(builder *b, const mt_
         }
         if (b->sparse_ids && mta_table_put(&b->ids, ev->id, (uint32_t)idx) < 0)
             return -1;
+        /* Every sum of sample counts (live memory, costs, peaks) is a
+         * subset of this total, so bounding it keeps them all in range. */
+        if (ev->n_samples > MTA_MAX_SAMPLES - b->total_samples) {
+            b->why = "sample counts add up to more than 2^62 (a damaged or forged trace)";
+            return -1;
+        }
+        b->total_samples += ev->n_samples;
         int64_t st = stack_of(b, ev);
         if (st < 0)
             return -1;
+        double bytes = (double)ev->length * m->word_bytes + 0.5;
         mt_alloc a = {
             .time = ev->time,
             .collect = MT_TIME_NEVER,
             .promote = MT_TIME_NEVER,
-            .size = (uint64_t)((double)ev->length * m->word_bytes + 0.5),
+            .size = bytes < 18446744073709549568.0 ? (uint64_t)bytes : UINT64_MAX,
             .n_samples = ev->n_samples,
             .stack = (mt_node_id)st,
             .source = (uint8_t)ev->source,
@@ -613,8 +667,11 @@ static void builder_free(builder *b)
     free(b->memo);
     free(b->code_memo);
     free(b->pend);
-    free(b->prev_codes);
-    free(b->prev_path);
+    for (size_t i = 0; i < b->n_prev; i++) {
+        free(b->prev[i].path);
+        free(b->prev[i].codes);
+    }
+    free(b->prev);
     free(b->shorts);
 }
 
@@ -724,6 +781,17 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
      * memory, then exited): the packets say when. */
     if (mt_reader_end_time(r) > m->end)
         m->end = mt_reader_end_time(r);
+    for (size_t i = 0; i < m->nodes.n; i++)
+        if (m->nodes.v[i].depth > m->deepest)
+            m->deepest = m->nodes.v[i].depth;
+    if (m->deepest > MT_STACK_MAX_DEPTH) {
+        /* the frame that stands for the cut part of deep stacks (select.c) */
+        int64_t fn = intern_func(&b, MT_TRUNCATED_NAME, "");
+        mt_frame fr = {.func = (mt_func_id)fn, .inline_count = 1};
+        if (fn < 0 || MTA_PUSH(m->frames, fr) < 0)
+            goto fail_oom;
+        m->trunc_frame = (mt_frame_id)(m->frames.n - 1);
+    }
     builder_free(&b);
     return m;
 

@@ -31,6 +31,11 @@ typedef struct mta_event {
 } mta_event;
 #define MTA_EV_SAMPLES_BIG 0x7fffffffu
 
+/* The most samples a model's allocations may hold in all: sums of sample
+ * counts are int64_t (live counts) and uint64_t (costs). A trace beyond
+ * this is refused. */
+#define MTA_MAX_SAMPLES ((uint64_t)1 << 62)
+
 /* String storage: chunks that live as long as the model. */
 typedef struct mta_arena {
     char **chunks;
@@ -63,6 +68,8 @@ struct mt_model {
     mt_timedelta end, peak_time;
     int64_t peak_samples;
     uint64_t n_promotes, n_collects;
+    uint32_t deepest;              /* depth of the deepest trie node */
+    mt_frame_id trunc_frame;       /* the "[truncated]" frame, when deepest > MT_STACK_MAX_DEPTH */
 };
 
 struct mt_selection {

@@ -127,17 +127,15 @@ static int match_clause(const mt_model *m, const mta_clause *c, const mt_alloc *
 }
 
 /* Per model node: does the stack contain a frame whose function matches? */
-static uint8_t *inside_table(const mt_model *m, const mta_pattern *pat)
+static uint8_t *inside_table(const mt_model *m, const mta_pattern *pat, char **err)
 {
     uint8_t *fm = malloc(m->funcs.n + 1);
     uint8_t *in = malloc(m->nodes.n);
-    if (!fm || !in) {
+    if (!fm || !in || mta_pattern_match_funcs(pat, m->funcs.v, m->funcs.n, fm, err) < 0) {
         free(fm);
         free(in);
         return NULL;
     }
-    for (size_t i = 0; i < m->funcs.n; i++)
-        fm[i] = (uint8_t)mta_pattern_match(pat, m->funcs.v[i].name);
     in[0] = 0;
     for (size_t i = 1; i < m->nodes.n; i++) {
         const mt_node *n = &m->nodes.v[i];
@@ -148,20 +146,30 @@ static uint8_t *inside_table(const mt_model *m, const mta_pattern *pat)
 }
 
 /* Build the selection trie without the hidden frames. */
-static int hide_frames(mt_selection *s, const mt_filter *f)
+static int hide_frames(mt_selection *s, const mt_filter *f, char **err)
 {
     const mt_model *m = s->m;
     uint8_t *hidden = calloc(m->funcs.n + 1, 1);
-    if (!hidden)
+    uint8_t *hit = malloc(m->funcs.n + 1);
+    if (!hidden || !hit) {
+        free(hidden);
+        free(hit);
         return -1;
+    }
     int any = 0;
-    for (size_t i = 0; i < m->funcs.n; i++)
-        for (size_t k = 0; k < f->n; k++)
-            if (f->c[k].kind == MTA_HIDE && mta_pattern_match(&f->c[k].pat, m->funcs.v[i].name)) {
-                hidden[i] = 1;
-                any = 1;
-                break;
-            }
+    for (size_t k = 0; k < f->n; k++) {
+        if (f->c[k].kind != MTA_HIDE)
+            continue;
+        if (mta_pattern_match_funcs(&f->c[k].pat, m->funcs.v, m->funcs.n, hit, err) < 0) {
+            free(hidden);
+            free(hit);
+            return -1;
+        }
+        for (size_t i = 0; i < m->funcs.n; i++)
+            if (hit[i])
+                hidden[i] = any = 1;
+    }
+    free(hit);
     if (!any) {
         free(hidden);
         return 0;
@@ -206,14 +214,120 @@ static int hide_frames(mt_selection *s, const mt_filter *f)
     return 0;
 }
 
+/* Cut the selection trie's stacks deeper than MT_STACK_MAX_DEPTH (see
+ * analyze.h): a new trie where nodes up to that depth are copied as they
+ * are, and each deep stack an allocation ends at becomes the [truncated]
+ * node plus its innermost frames. The work is bounded by the number of
+ * nodes plus MT_STACK_MAX_DEPTH per distinct deep stack, whatever the
+ * depth of the stacks. */
+static int cap_depth(mt_selection *s)
+{
+    const mt_model *m = s->m;
+    if (m->deepest <= MT_STACK_MAX_DEPTH)
+        return 0;
+    size_t nn = s->n_nodes;
+    const mt_node *old = s->nodes;
+    int deep = 0;
+    for (size_t i = 1; i < nn && !deep; i++)
+        deep = old[i].depth > MT_STACK_MAX_DEPTH;
+    if (!deep)
+        return 0; /* hidden frames made every stack short enough */
+    uint8_t *need = calloc(nn, 1);
+    mt_node_id *map = malloc(nn * sizeof *map);
+    mt_frame_id *window = malloc(MT_STACK_MAX_DEPTH * sizeof *window);
+    MTA_VEC(mt_node) out = {0};
+    mta_table kids = {0};
+    int rc = -1;
+    if (!need || !map || !window || mta_table_init(&kids, 1024) < 0)
+        goto done;
+    for (size_t i = 0; i < m->allocs.n; i++) {
+        mt_node_id n = m->allocs.v[i].stack;
+        need[s->map ? s->map[n] : n] = 1;
+    }
+    mt_node root = old[0];
+    mt_node tr = {.parent = 0, .frame = m->trunc_frame, .depth = 1};
+    if (MTA_PUSH(out, root) < 0 || MTA_PUSH(out, tr) < 0)
+        goto done;
+    const mt_node_id trunc = 1;
+    size_t budget_used = 0;
+    map[0] = 0;
+    for (size_t i = 1; i < nn; i++) {
+        const mt_node *nd = &old[i];
+        if (nd->depth <= MT_STACK_MAX_DEPTH) {
+            /* parents come first, and a trie has no duplicate children */
+            mt_node c = {.parent = map[nd->parent], .frame = nd->frame, .depth = nd->depth};
+            if (out.n >= UINT32_MAX - 1 || MTA_PUSH(out, c) < 0)
+                goto done;
+            map[i] = (mt_node_id)(out.n - 1);
+            continue;
+        }
+        map[i] = trunc;
+        if (!need[i])
+            continue;
+        size_t keep = budget_used < MT_STACK_CUT_BUDGET ? MT_STACK_MAX_DEPTH - 1
+                                                         : MT_STACK_CUT_SHORT - 1;
+        mt_node_id p = (mt_node_id)i;
+        for (size_t k = 0; k < keep; k++) {
+            window[k] = old[p].frame;
+            p = old[p].parent;
+        }
+        mt_node_id node = trunc;
+        for (size_t k = keep; k-- > 0;) {
+            uint64_t key = (uint64_t)node << 32 | window[k];
+            int64_t c = mta_table_get(&kids, key);
+            if (c < 0) {
+                mt_node nw = {.parent = node, .frame = window[k],
+                              .depth = out.v[node].depth + 1};
+                if (out.n >= UINT32_MAX - 1 || MTA_PUSH(out, nw) < 0 ||
+                    mta_table_put(&kids, key, (uint32_t)(out.n - 1)) < 0)
+                    goto done;
+                c = (int64_t)(out.n - 1);
+                budget_used++;
+            }
+            node = (mt_node_id)c;
+        }
+        map[i] = node;
+    }
+    /* model node -> old selection node -> new one */
+    if (s->map) {
+        for (size_t j = 0; j < m->nodes.n; j++)
+            s->map[j] = map[s->map[j]];
+        free(map);
+    } else {
+        s->map = map;
+    }
+    map = NULL;
+    free(s->own_nodes);
+    s->own_nodes = out.v;
+    out.v = NULL;
+    s->nodes = s->own_nodes;
+    s->n_nodes = out.n;
+    rc = 0;
+done:
+    free(need);
+    free(map);
+    free(window);
+    free(out.v);
+    mta_table_destroy(&kids);
+    return rc;
+}
+
 mt_selection *mt_select(const mt_model *m, const mt_filter *f, mt_timedelta live_at)
 {
-    return mt_select_sites(m, f, live_at, NULL);
+    return mt_select_sites(m, f, live_at, NULL, NULL);
+}
+
+mt_selection *mt_select_err(const mt_model *m, const mt_filter *f, mt_timedelta live_at,
+                            char **err)
+{
+    return mt_select_sites(m, f, live_at, NULL, err);
 }
 
 mt_selection *mt_select_sites(const mt_model *m, const mt_filter *f, mt_timedelta live_at,
-                              const mt_plumbing *p)
+                              const mt_plumbing *p, char **err)
 {
+    if (err)
+        *err = NULL;
     mt_selection *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
@@ -235,7 +349,8 @@ mt_selection *mt_select_sites(const mt_model *m, const mt_filter *f, mt_timedelt
     }
     int ok = 1;
     for (size_t k = 0; k < nc; k++) {
-        if (f->c[k].kind == MTA_INSIDE && !(inside[k] = inside_table(m, &f->c[k].pat)))
+        if (f->c[k].kind == MTA_INSIDE && ok &&
+            !(inside[k] = inside_table(m, &f->c[k].pat, err)))
             ok = 0;
         if (f->c[k].kind == MTA_LIVE_AT)
             live_t[k] = mt_model_resolve_time(m, f->c[k].lo);
@@ -254,7 +369,8 @@ mt_selection *mt_select_sites(const mt_model *m, const mt_filter *f, mt_timedelt
         free(inside[k]);
     free(inside);
     free(live_t);
-    if (!ok || (f && hide_frames(s, f) < 0) || (p && mta_plumbing_apply(s, p) < 0))
+    if (!ok || (f && hide_frames(s, f, err) < 0) || (p && mta_plumbing_apply(s, p) < 0) ||
+        cap_depth(s) < 0)
         goto fail;
     s->node_slot = malloc(s->n_nodes * sizeof *s->node_slot);
     if (!s->node_slot)

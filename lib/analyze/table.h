@@ -1,7 +1,8 @@
 /*
  * table.h - the engine's hash tables: 64-bit key -> 32-bit value, open
  * addressing with linear probing; a key and its value share one slot so a
- * lookup touches one cache line. Internal to lib/analyze.
+ * lookup touches one cache line. Keyed hashes (see mta_seed). Internal to
+ * lib/analyze.
  */
 #ifndef MTA_TABLE_H
 #define MTA_TABLE_H
@@ -20,8 +21,21 @@ typedef struct mta_table {
     size_t count;
 } mta_table;
 
+/* Keys come from the trace (codes, object ids, and what they lead to): all
+ * hashes are keyed with a per-process random seed (table.c), or a trace
+ * made of keys that share one slot would turn each probe into a walk over
+ * all of them. Never 0 once drawn. */
+extern uint64_t mta_seed_value;
+uint64_t mta_seed_init(void);
+static inline uint64_t mta_seed(void)
+{
+    uint64_t s = __atomic_load_n(&mta_seed_value, __ATOMIC_RELAXED);
+    return __builtin_expect(s != 0, 1) ? s : mta_seed_init();
+}
+
 static inline uint64_t mta_hash64(uint64_t x)
 {
+    x ^= mta_seed();
     x ^= x >> 33;
     x *= 0xff51afd7ed558ccdULL;
     x ^= x >> 33;

@@ -47,34 +47,9 @@ void mt_json_cost(FILE *out, const mt_cost *c)
             (unsigned long long)c->temp_samples);
 }
 
-void mt_json_string(FILE *out, const char *s)
-{
-    fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        switch (*p) {
-        case '"': fputs("\\\"", out); break;
-        case '\\': fputs("\\\\", out); break;
-        case '\n': fputs("\\n", out); break;
-        case '\t': fputs("\\t", out); break;
-        case '\r': fputs("\\r", out); break;
-        default:
-            if (*p < 0x20)
-                fprintf(out, "\\u%04x", *p);
-            else
-                fputc(*p, out);
-        }
-    }
-    fputc('"', out);
-}
-
 void mt_format_frame(char *buf, size_t cap, const mt_model *m, mt_frame_id f)
 {
-    const mt_frame *fr = &mt_model_frames(m)[f];
-    const mt_func *fn = &mt_model_funcs(m)[fr->func];
-    if (fn->filename[0])
-        snprintf(buf, cap, "%s (%s:%u)", fn->name, fn->filename, fr->line);
-    else
-        snprintf(buf, cap, "%s", fn->name);
+    mt_format_frame_as(buf, cap, m, f, 1);
 }
 
 const char *mt_noise_mark(uint64_t k)

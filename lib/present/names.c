@@ -22,10 +22,15 @@ void mt_format_frame_as(char *buf, size_t cap, const mt_model *m, mt_frame_id f,
     const mt_func *fn = &mt_model_funcs(m)[fr->func];
     char nb[1024];
     const char *name = mt_display_name(nb, sizeof nb, fn->name, full);
-    if (fn->filename[0])
-        snprintf(buf, cap, "%s (%s:%u)", name, fn->filename, fr->line);
-    else
-        snprintf(buf, cap, "%s", name);
+    if (!cap)
+        return;
+    size_t n = mt_text_escape(buf, cap, name);
+    if (fn->filename[0] && n + 4 < cap) {
+        memcpy(buf + n, " (", 3);
+        n += 2;
+        n += mt_text_escape(buf + n, cap - n, fn->filename);
+        snprintf(buf + n, cap - n, ":%u)", fr->line);
+    }
 }
 
 void mt_report_vias(FILE *out, const mt_model *m, const mt_site_vias *v, int full)
@@ -42,10 +47,12 @@ void mt_report_vias(FILE *out, const mt_model *m, const mt_site_vias *v, int ful
         char tmp[512];
         const char *name = mt_display_name(tmp, sizeof tmp, fn->name, full);
         size_t j = 0;
-        while (j < n && strcmp(nb[j], name))
+        char esc[512];
+        mt_text_escape(esc, sizeof esc, name);
+        while (j < n && strcmp(nb[j], esc))
             j++;
         if (j == n) {
-            snprintf(nb[n], sizeof nb[n], "%s", name);
+            memcpy(nb[n], esc, sizeof esc);
             share[n++] = 0;
         }
         share[j] += v->share[k];

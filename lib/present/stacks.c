@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "memtrace/present.h"
 
@@ -37,24 +38,47 @@ int mt_report_lifetimes(FILE *out, const mt_selection *s, int json)
     return ferror(out) ? -1 : 0;
 }
 
-/* Names in folded lines must not hold ';' (the separator) or newlines;
- * spaces are fine for flamegraph.pl (it splits on the last space). */
+/* Names in folded lines must not hold ';' (the separator, written ':');
+ * control characters (newlines included) are escaped as everywhere
+ * (mt_text_put); spaces are fine for flamegraph.pl (it splits on the last
+ * space). */
 static void folded_name(FILE *out, const char *s)
 {
-    for (; *s; s++)
-        fputc(*s == ';' ? ':' : (*s == '\n' || *s == '\r') ? ' ' : *s, out);
+    if (!strchr(s, ';')) {
+        mt_text_put(out, s);
+        return;
+    }
+    char *copy = strdup(s);
+    if (!copy)
+        return; /* the report fails on the stream's error or not at all */
+    for (char *p = copy; (p = strchr(p, ';'));)
+        *p = ':';
+    mt_text_put(out, copy);
+    free(copy);
 }
 
-int mt_report_folded(FILE *out, const mt_selection *s, mt_metric weight)
-{
-    return mt_report_folded_names(out, s, weight, 0);
-}
-
-int mt_report_folded_names(FILE *out, const mt_selection *s, mt_metric weight, int full_names)
+static void folded_path(FILE *out, const mt_tree *t, const mt_func *fn, uint32_t *path,
+                        uint32_t node, int full_names)
 {
     char nb[1024];
+    size_t d = 0;
+    for (uint32_t k = node; k; k = t->nodes[k].parent)
+        path[d++] = k;
+    for (size_t k = d; k > 0; k--) {
+        folded_name(out, mt_display_name(nb, sizeof nb, fn[t->nodes[path[k - 1]].func].name,
+                                         full_names));
+        if (k > 1)
+            fputc(';', out);
+    }
+}
+
+int mt_report_folded_ex(FILE *out, const mt_selection *s, mt_metric weight, int full_names,
+                        int *truncated)
+{
     const mt_model *m = mt_selection_model(s);
     const mt_func *fn = mt_model_funcs(m);
+    if (truncated)
+        *truncated = 0;
     mt_tree *t = mt_query_tree(s, MT_TREE_TOP_DOWN, weight, 0);
     if (!t)
         return -1;
@@ -64,22 +88,35 @@ int mt_report_folded_names(FILE *out, const mt_selection *s, mt_metric weight, i
         return -1;
     }
     for (size_t i = 1; i < t->n; i++) {
-        double v = mt_cost_get(&t->nodes[i].self, weight);
-        long long w = llround(v);
-        if (w <= 0)
-            continue;
-        size_t d = 0;
-        for (uint32_t k = (uint32_t)i; k; k = t->nodes[k].parent)
-            path[d++] = k;
-        for (size_t k = d; k > 0; k--) {
-            folded_name(out, mt_display_name(nb, sizeof nb, fn[t->nodes[path[k - 1]].func].name,
-                                             full_names));
-            if (k > 1)
-                fputc(';', out);
+        const mt_tree_node *nd = &t->nodes[i];
+        long long w = llround(mt_cost_get(&nd->self, weight));
+        if (w > 0) {
+            folded_path(out, t, fn, path, (uint32_t)i, full_names);
+            fprintf(out, " %lld\n", w);
         }
-        fprintf(out, " %lld\n", w);
+        if (!t->truncated)
+            continue;
+        /* The tree stopped growing at MT_TREE_MAX_NODES: what the missing
+         * descendants of a node cost is in its total only. Say so with a
+         * [truncated] line under it, so that the flame graph's totals stay
+         * right and the cut shows. */
+        double below = mt_cost_get(&nd->total, weight) - mt_cost_get(&nd->self, weight);
+        for (uint32_t c = nd->first_child; c; c = t->nodes[c].next_sibling)
+            below -= mt_cost_get(&t->nodes[c].total, weight);
+        long long cut = llround(below);
+        if (cut > 0) {
+            folded_path(out, t, fn, path, (uint32_t)i, full_names);
+            fprintf(out, ";%s %lld\n", MT_TRUNCATED_NAME, cut);
+            if (truncated)
+                *truncated = 1;
+        }
     }
     free(path);
     mt_tree_free(t);
     return ferror(out) ? -1 : 0;
+}
+
+int mt_report_folded(FILE *out, const mt_selection *s, mt_metric weight)
+{
+    return mt_report_folded_ex(out, s, weight, 0, NULL);
 }

@@ -108,8 +108,11 @@ int mt_report_stats(FILE *out, const mt_selection *s, int json)
         fputs("}\n", out);
     } else {
         char a[32], b[32], c[32];
-        fprintf(out, "trace       %s (format v%d, pid %llu, host %s)\n", info->executable_name,
-                info->version, (unsigned long long)info->pid, info->host_name);
+        fputs("trace       ", out);
+        mt_text_put(out, info->executable_name);
+        fprintf(out, " (format v%d, pid %llu, host ", info->version, (unsigned long long)info->pid);
+        mt_text_put(out, info->host_name);
+        fputs(")\n", out);
         mt_format_time(a, sizeof a, st.duration);
         fprintf(out, "duration    %s\n", a);
         mt_format_bytes(a, sizeof a, mt_model_bytes_per_sample(m));

@@ -102,7 +102,8 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
                                            "live bytes",      "live blocks",
                                            "samples",         "temporary blocks",
                                            "bytes in temporary blocks"};
-        fprintf(out, "%s: by %s (estimated", info->executable_name, what[o->metric]);
+        mt_text_put(out, info->executable_name);
+        fprintf(out, ": by %s (estimated", what[o->metric]);
         if (o->metric == MT_METRIC_LIVE_BYTES || o->metric == MT_METRIC_LIVE_OBJECTS) {
             mt_format_time(b1, sizeof b1, mt_selection_live_at(s));
             fprintf(out, " at %s", b1);
@@ -112,7 +113,11 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
                 (unsigned long long)samples_of(&t->total, o->metric),
                 (unsigned long long)t->total.allocs);
         if (o->filter_text && o->filter_text[0])
-            fprintf(out, "filter: %s\n", o->filter_text);
+        {
+            fputs("filter: ", out);
+            mt_text_put(out, o->filter_text);
+            fputc('\n', out);
+        }
         fprintf(out, "\n%4s %11s %6s %6s %7s  %s\n", "#", "value", "share", "cum", "±err", "site");
         /* Sites are sorted by value: those worth nothing (e.g. nothing of
          * theirs live at the time asked) end the list and are not shown. */

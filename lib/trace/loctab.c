@@ -114,9 +114,11 @@ void mt_loctab_free(mt_loctab *t)
     memset(t, 0, sizeof *t);
 }
 
+/* Codes come from the trace: keyed (hash.h), or a trace of codes chosen to
+ * share one slot would make every lookup walk all of them. */
 static size_t code_hash(mt_location_code c)
 {
-    return (size_t)((c * 0x9E3779B97F4A7C15ull) >> 20);
+    return (size_t)mt_hash_u64(c);
 }
 
 /* Every entry has a non-NULL locs pointer, even an empty list: this one. */

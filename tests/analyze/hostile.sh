@@ -1,0 +1,225 @@
+#!/bin/sh
+# hostile.sh - traces and filters made to crash, stall or flood the tools:
+# regex bombs, backtracking regexes, location codes chosen to collide in the
+# hash tables, stacks hundreds of thousands of frames deep, call trees too
+# big to hold, terminal escapes in names, sample counts that overflow. Each
+# must give a clear error or a bounded answer, quickly. The traces are made
+# here by tests/tools/gen_hostile.c (nothing big is kept in the repository).
+# Every command runs under timeout(1), so a regression fails instead of
+# hanging; time limits are loose (a slow or shared machine, sanitizers) but
+# far below what the unprotected code took.
+set -u
+: "${MT_BUILD:?}" "${MT_BIN:?}" "${MT_TMP:?}"
+GEN=$MT_BUILD/tests/tools/gen_hostile
+[ -x "$GEN" ] || { echo "FAIL: $GEN not built (make tests-build)"; exit 1; }
+T=$MT_TMP
+# time limit per command, seconds
+if [ "${MT_STAGE:-plain}" = plain ]; then LIM=5; else LIM=20; fi
+
+pass() { printf "PASS: %s\n" "$*"; }
+fail() { printf "FAIL: %s\n" "$*"; }
+
+# run NAME CMD... : runs CMD with a time limit; stdout to $T/NAME.out,
+# stderr to $T/NAME.err; sets RC (124: timed out) and SECS.
+run() {
+    name=$1; shift
+    t0=$(date +%s.%N)
+    timeout -k 2 "$LIM" "$@" >"$T/$name.out" 2>"$T/$name.err"
+    RC=$?
+    SECS=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+}
+
+# ---------------------------------------------------------------- 1. regexes
+# Bombs that glibc's regcomp compiled into a stack overflow (SIGSEGV) or
+# into all the memory there is: refused at parse time, exit 2. A memory
+# limit keeps a regression from taking the machine down (not under ASan,
+# which reserves terabytes of address space).
+"$GEN" names "$T/names.ctf" || { fail "gen_hostile names"; exit 1; }
+for re in '(.*){1,32767}' '(a{32767}){32767}'; do
+    (
+        [ "${MT_STAGE:-plain}" = plain ] && ulimit -v 2000000
+        exec timeout -k 2 "$LIM" "$MT_BIN" top --filter "inside:/$re/" "$T/names.ctf"
+    ) >"$T/re.out" 2>"$T/re.err"
+    rc=$?
+    if [ $rc = 2 ] && grep -q "column .*regular expression is too large" "$T/re.err"; then
+        pass "regex bomb /$re/ refused when parsed, exit 2: $(head -n 1 "$T/re.err")"
+    else
+        fail "regex bomb /$re/: exit $rc, $(head -n 1 "$T/re.err")"
+    fi
+done
+# Exponential backtracking (with and without back-references) on names of
+# thousands of 'a's: glibc ran for minutes; PCRE2's limits stop it.
+# A pattern cannot raise its own limits, (*LIMIT_MATCH=...) only lowers them.
+for re in '(a|a)*[^a]$' '(a*)*\1[^a]$' '((a*)*)*\2[^a]$' '(*LIMIT_MATCH=4000000000)(*LIMIT_HEAP=4000000000)(a|a)*[^a]$'; do
+    for clause in inside hide; do
+        run re "$MT_BIN" folded --filter "$clause:/$re/" "$T/names.ctf"
+        if [ $RC = 2 ] && grep -q "regular expression /.*/ needs more than [0-9]* backtracking steps" "$T/re.err"; then
+            pass "$clause:/$re/ stops at the backtracking limit, exit 2 in ${SECS}s"
+        else
+            fail "$clause:/$re/: exit $RC after ${SECS}s: $(head -n 1 "$T/re.err")"
+        fi
+    done
+done
+# An ordinary regex still works, PCRE2 syntax included.
+run re "$MT_BIN" top --filter 'inside:/^(?:clear|bell)\w*/' "$T/names.ctf"
+if [ $RC = 0 ] && grep -q 'bell\\x07and\\x08backspace' "$T/re.out" && ! grep -q 'retitle' "$T/re.out"; then
+    pass "a PCRE2 regex selects what it should"
+else
+    fail "PCRE2 regex: exit $RC: $(head -n 3 "$T/re.out" "$T/re.err")"
+fi
+
+# --------------------------------------------------------- 3. hash flooding
+# Codes that all fell into one slot of the reader's location table (and of
+# the model's code table): every probe walked all of them, quadratic time
+# (the unkeyed code took 7 s for info, 12 s for top on the first).
+"$GEN" collide "$T/collide.ctf" 80000 || { fail "gen_hostile collide"; exit 1; }
+"$GEN" collide-model "$T/collide-model.ctf" 100000 || { fail "gen_hostile collide-model"; exit 1; }
+for f in collide collide-model; do
+    cmds="info top"
+    [ $f = collide-model ] && cmds=top # info does not build a model
+    for cmd in $cmds; do
+        run flood "$MT_BIN" $cmd "$T/$f.ctf"
+        if [ $RC = 0 ]; then
+            pass "$cmd on $(wc -c <"$T/$f.ctf")-byte trace of colliding codes ($f) in ${SECS}s"
+        else
+            fail "$cmd on colliding codes ($f): exit $RC after ${SECS}s (limit ${LIM}s)"
+        fi
+    done
+done
+
+# ------------------------------------------------------- 4. deep-stack bombs
+# 20,000 stacks of 300,000 frames in 380 KB: the common prefixes make each
+# stack a few bytes. Work per allocation must follow what it adds (the
+# model compared whole stacks: 6 billion steps), and every output is
+# bounded: stacks are cut at 1024 frames under a "[truncated]" frame
+# (before: 150 MB of folded output, growing with the depth).
+"$GEN" bomb "$T/bomb.ctf" 20000 300000 || { fail "gen_hostile bomb"; exit 1; }
+run bomb "$MT_BIN" folded "$T/bomb.ctf"
+bytes=$(wc -c <"$T/bomb.out")
+maxd=$(awk '{ n = split($1, a, ";"); if (n > m) m = n } END { print m + 0 }' "$T/bomb.out")
+notrunc=$(grep -vc '^\[truncated\];recurse;' "$T/bomb.out")
+if [ $RC = 0 ] && [ "$maxd" = 1024 ] && [ "$notrunc" = 0 ] && [ "$bytes" -lt 2000000 ]; then
+    pass "folded on a deep-stack bomb: $bytes bytes, stacks of $maxd frames starting with [truncated], ${SECS}s"
+else
+    fail "folded on a deep-stack bomb: exit $RC, $bytes bytes, depth $maxd, $notrunc lines without [truncated], ${SECS}s"
+fi
+run bomb "$MT_BIN" pprof -o "$T/bomb.pb.gz" "$T/bomb.ctf"
+bytes=$(wc -c <"$T/bomb.pb.gz" 2>/dev/null || echo 0)
+raw=$(gzip -dc "$T/bomb.pb.gz" 2>/dev/null | wc -c)
+if [ $RC = 0 ] && [ "$raw" -lt 20000000 ] && gzip -dc "$T/bomb.pb.gz" | grep -aq '\[truncated\]'; then
+    pass "pprof on a deep-stack bomb: $bytes bytes ($raw uncompressed) with a [truncated] frame, ${SECS}s"
+else
+    fail "pprof on a deep-stack bomb: exit $RC, $bytes bytes ($raw uncompressed), ${SECS}s"
+fi
+run bomb "$MT_BIN" top -n 3 --filter inside:leaf_3 "$T/bomb.ctf"
+if [ $RC = 0 ] && grep -q 'leaf_3 (bomb.c:23)' "$T/bomb.out" && grep -q '<- recurse' "$T/bomb.out"; then
+    pass "top --filter inside: on a deep-stack bomb, ${SECS}s"
+else
+    fail "top --filter inside: on a deep-stack bomb: exit $RC, ${SECS}s"
+fi
+run bomb "$MT_BIN" top --json -n 1 --filter 'hide:leaf' "$T/bomb.ctf"
+if [ $RC = 0 ] && grep -q '"function":"recurse"' "$T/bomb.out"; then
+    pass "hide: on a deep-stack bomb (the allocation site becomes recurse), ${SECS}s"
+else
+    fail "hide: on a deep-stack bomb: exit $RC, ${SECS}s"
+fi
+
+# Stacks one frame longer each time through 20,000 functions (220 KB): the
+# innermost 1024 frames differ every time, so cut stacks share little;
+# their copies are bounded (MT_STACK_CUT_BUDGET nodes, then shorter cuts).
+# Before: 180 MB of folded output (growing with the square of the trace),
+# 39 MB of pprof.
+"$GEN" slide "$T/slide.ctf" 6000 20000 || { fail "gen_hostile slide"; exit 1; }
+lim=$LIM; LIM=$((LIM * 3))
+( run slide "$MT_BIN" folded "$T/slide.ctf"; echo "$RC $SECS" >"$T/slide.rc" )
+read -r RC SECS <"$T/slide.rc"
+LIM=$lim
+bytes=$(wc -c <"$T/slide.out")
+maxd=$(awk '{ n = split($1, a, ";"); if (n > m) m = n } END { print m + 0 }' "$T/slide.out")
+if [ "$RC" = 0 ] && [ "$bytes" -lt 30000000 ] && [ "$maxd" -le 1024 ]; then
+    pass "folded on sliding deep stacks: $bytes bytes, at most $maxd frames a line, ${SECS}s"
+else
+    fail "folded on sliding deep stacks: exit $RC, $bytes bytes, $maxd frames, ${SECS}s"
+fi
+run slide "$MT_BIN" pprof -o "$T/slide.pb.gz" "$T/slide.ctf"
+raw=$(gzip -dc "$T/slide.pb.gz" 2>/dev/null | wc -c)
+if [ $RC = 0 ] && [ "$raw" -lt 10000000 ]; then
+    pass "pprof on sliding deep stacks: $raw bytes uncompressed, ${SECS}s"
+else
+    fail "pprof on sliding deep stacks: exit $RC, $raw bytes uncompressed, ${SECS}s"
+fi
+
+# --------------------------------------------------- 8. terminal escapes
+# Names with OSC/CSI sequences, BEL, BS, newlines, DEL and C1 controls: no
+# raw control byte reaches the terminal from any text report; they are
+# written \xHH; UTF-8 text stays as it is.
+ctl=$(printf '[\001-\010\013-\037\177]')
+c1=$(printf '\302[\200-\237]')
+lone=$(printf '\233')
+for cmd in "top -n 20" "top -n 20 --by live" "folded" "dump" "info" "stats"; do
+    run esc "$MT_BIN" $cmd "$T/names.ctf"
+    name=$(echo "$cmd" | cut -d' ' -f1)
+    if [ $RC != 0 ]; then
+        fail "$cmd on names with control characters: exit $RC"
+    elif LC_ALL=C grep -q "$ctl" "$T/esc.out" || LC_ALL=C grep -q "$c1" "$T/esc.out" ||
+         LC_ALL=C grep -q "$lone" "$T/esc.out"; then
+        fail "$cmd prints raw control characters from the trace: $(LC_ALL=C grep -n "$ctl\|$c1\|$lone" "$T/esc.out" | head -n 2 | od -c | head -n 3)"
+    else
+        pass "$cmd prints no raw control character from the trace"
+    fi
+    case $name in top|folded|dump)
+        # (folded writes ';', its separator, as ':')
+        if grep -q 'retitle' "$T/esc.out" && ! grep -q '\\x1b\]0[;:]pwned\\x07retitle' "$T/esc.out"; then
+            fail "$cmd: the OSC name is not written as \\x1b]0;pwned\\x07retitle"
+        elif grep -q "$(printf 'caf\303\251_ok')" "$T/esc.out"; then
+            pass "$cmd writes escapes as \\xHH and keeps UTF-8 names"
+        else
+            fail "$cmd: UTF-8 name not kept as is"
+        fi ;;
+    esac
+done
+
+# JSON reports: valid UTF-8 and JSON whatever the names hold (a lone byte
+# 0x9b was copied raw: invalid UTF-8, so invalid JSON), no raw control bytes.
+for cmd in "top --json -n 0" "stats --json"; do
+    run json "$MT_BIN" $cmd "$T/names.ctf"
+    if [ $RC = 0 ] && iconv -f UTF-8 -t UTF-8 "$T/json.out" >/dev/null 2>&1 &&
+       ! LC_ALL=C grep -q "$ctl\|$c1" "$T/json.out" &&
+       { ! command -v python3 >/dev/null || python3 -c 'import json,sys; json.load(open(sys.argv[1], encoding="utf-8"))' "$T/json.out"; }; then
+        pass "$cmd: valid UTF-8 JSON, control characters escaped"
+    else
+        fail "$cmd: exit $RC, not valid UTF-8 JSON or raw control characters"
+    fi
+done
+
+# --------------------------------------------------- 9. folded truncation
+# A call tree past MT_TREE_MAX_NODES (2,000,000): folded used to drop the
+# stacks it could not hold, silently, with exit 0. Now a warning, and the
+# missing cost in "[truncated]" lines: the weights still add up to the total.
+"$GEN" wide "$T/wide.ctf" 2500 1000 || { fail "gen_hostile wide"; exit 1; }
+lim=$LIM; LIM=$((LIM * 4))
+run wide "$MT_BIN" folded "$T/wide.ctf"
+LIM=$lim
+sum=$(awk '{ s += $NF } END { printf "%.0f", s }' "$T/wide.out")
+cut=$(grep -c ';\[truncated\] [0-9]*$' "$T/wide.out")
+if [ $RC = 0 ] && [ "$sum" = 25000000 ] && [ "$cut" -gt 0 ] &&
+   grep -q 'warning: the call tree has more than 2000000 nodes' "$T/wide.err"; then
+    pass "folded past the tree's node limit: a warning, $cut [truncated] lines, weights add up to the total"
+else
+    fail "folded past the tree's node limit: exit $RC, sum $sum (want 25000000), $cut [truncated] lines, stderr: $(head -c 300 "$T/wide.err")"
+fi
+
+# ---------------------------------------------------- 10. sample overflow
+# Four allocations of 2^62 samples each: the live count (int64) overflowed
+# (UBSan: signed overflow in the model). Refused with a clear error.
+"$GEN" samples "$T/samples.ctf" || { fail "gen_hostile samples"; exit 1; }
+for cmd in top stats folded; do
+    run samples "$MT_BIN" $cmd "$T/samples.ctf"
+    if [ $RC = 1 ] && grep -q "samples.ctf: sample counts add up to more than 2^62" "$T/samples.err" &&
+       ! grep -q 'runtime error' "$T/samples.err"; then
+        pass "$cmd refuses sample counts past 2^62: $(head -n 1 "$T/samples.err")"
+    else
+        fail "$cmd on overflowing sample counts: exit $RC: $(head -n 2 "$T/samples.err")"
+    fi
+done
+exit 0
