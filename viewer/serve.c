@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "api.h"
 #include "server.h"
@@ -29,8 +30,8 @@ int mt_viewer_serve(const mt_model *m, const mt_viewer_options *opts, const char
     signal(SIGPIPE, SIG_IGN);
 
     char *err = NULL;
-    vsrv *srv = vsrv_start(opts->host ? opts->host : "127.0.0.1", opts->port,
-                           opts->port_tries, vapi_handle, api, &err);
+    vsrv_config cfg = {opts->host, opts->port, opts->port_tries, opts->allow_hosts};
+    vsrv *srv = vsrv_start(&cfg, vapi_handle, api, &err);
     if (!srv) {
         fprintf(stderr, "%s: %s\n", prog, err ? err : "cannot start the HTTP server");
         free(err);
@@ -39,7 +40,21 @@ int mt_viewer_serve(const mt_model *m, const mt_viewer_options *opts, const char
         return 1;
     }
     vapi_warm_up(api);
+    if (vsrv_exposed(srv))
+        fprintf(stderr,
+                "%s: warning: listening on %s port %d: anyone who can reach this machine "
+                "there can read the trace (function and file names, the command line); "
+                "see docs/viewer.md\n",
+                prog,
+                vsrv_wildcard(srv) ? (strchr(opts->host, ':') ? "every network interface (::, IPv6 and IPv4)"
+                                                              : "every network interface (0.0.0.0, IPv4)")
+                                   : opts->host,
+                vsrv_port(srv));
     printf("Serving %s  (press Ctrl-C to stop)\n", vsrv_url(srv));
+    size_t n_urls;
+    const char *const *urls = vsrv_urls(srv, &n_urls);
+    for (size_t i = 1; i < n_urls; i++)
+        printf("  also at %s\n", urls[i]);
     fflush(stdout);
 
     int sig = 0;

@@ -9,6 +9,8 @@
 
 typedef struct mt_viewer_options {
     const char *host;        /* numeric address to bind; NULL: 127.0.0.1 */
+    const char *const *allow_hosts;  /* extra names for Host/Origin (NULL-terminated) or NULL */
+    size_t memory;           /* memory budget for answering requests, bytes; 0: default */
     int port;                /* 0: any free port */
     int port_tries;          /* how many consecutive ports to try (>= 1) */
     const char *file;        /* the trace's file name, for the info panel */
