@@ -11,7 +11,9 @@
 
 typedef struct vapi vapi;
 
-vapi *vapi_new(const mt_model *m, const char *file, double load_seconds);
+/* budget: bytes for caches and requests in flight beyond the model (see
+ * cache.h); 0: no limit. */
+vapi *vapi_new(const mt_model *m, const char *file, double load_seconds, size_t budget);
 void vapi_free(vapi *a);
 /* Start answering the first page's questions in the background. */
 void vapi_warm_up(vapi *a);

@@ -6,6 +6,7 @@
  */
 #include "viewer.h"
 
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +17,11 @@
 
 int mt_viewer_serve(const mt_model *m, const mt_viewer_options *opts, const char *prog)
 {
-    vapi *api = vapi_new(m, opts->file, opts->load_seconds);
+    /* Few malloc arenas: with one per thread, memory freed by one request
+     * sits in its thread's arena, out of reach of the others and of
+     * malloc_trim's budget; requests are few and heavy, not many and small. */
+    mallopt(M_ARENA_MAX, 2);
+    vapi *api = vapi_new(m, opts->file, opts->load_seconds, opts->memory);
     if (!api) {
         fprintf(stderr, "%s: out of memory\n", prog);
         return 1;

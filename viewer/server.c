@@ -144,7 +144,8 @@ static void common_headers(struct MHD_Response *r, const char *type)
 }
 
 static enum MHD_Result send_body(struct MHD_Connection *c, int status, const char *type,
-                                 const void *body, size_t len, enum MHD_ResponseMemoryMode mode)
+                                 const void *body, size_t len, enum MHD_ResponseMemoryMode mode,
+                                 int retry_after)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)body, mode);
     if (!r) {
@@ -155,6 +156,11 @@ static enum MHD_Result send_body(struct MHD_Connection *c, int status, const cha
     common_headers(r, type);
     if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
         MHD_add_response_header(r, "Allow", "GET, HEAD");
+    if (retry_after > 0) {
+        char ra[16];
+        snprintf(ra, sizeof ra, "%d", retry_after);
+        MHD_add_response_header(r, "Retry-After", ra);
+    }
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, r);
     MHD_destroy_response(r);
     return ret;
@@ -173,7 +179,7 @@ static enum MHD_Result send_error(struct MHD_Connection *c, int status, const ch
     vresp_error(&resp, status, "%s", msg);
     if (!resp.body)
         return MHD_NO;
-    return send_body(c, status, resp.content_type, resp.body, resp.len, MHD_RESPMEM_MUST_FREE);
+    return send_body(c, status, resp.content_type, resp.body, resp.len, MHD_RESPMEM_MUST_FREE, 0);
 }
 
 /* Paths are short, printable ASCII of a safe alphabet, and never climb. */
@@ -341,7 +347,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
                               "viewer's own page and non-browser clients",
                               why);
         vreq req = {conn, NULL};
-        vresp resp = {0, NULL, NULL, 0};
+        vresp resp = {0};
         s->api(s->ctx, url + 5, &req, &resp);
         if (!resp.body) {
             free(resp.body);
@@ -349,14 +355,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         }
         return send_body(conn, resp.status ? resp.status : 200,
                          resp.content_type ? resp.content_type : "application/json",
-                         resp.body, resp.len, MHD_RESPMEM_MUST_FREE);
+                         resp.body, resp.len, MHD_RESPMEM_MUST_FREE, resp.retry_after);
     }
 
     const struct mt_viewer_asset *a = find_asset(strcmp(url, "/") ? url : "/index.html");
     if (!a)
         return send_error(conn, MHD_HTTP_NOT_FOUND, "no such page");
     return send_body(conn, MHD_HTTP_OK, content_type_of(a->path), a->data, a->size,
-                     MHD_RESPMEM_PERSISTENT);
+                     MHD_RESPMEM_PERSISTENT, 0);
 }
 
 /* libmicrohttpd's own complaints (e.g. a request too large for its buffer)

@@ -37,6 +37,7 @@ typedef struct vresp {
     const char *content_type;   /* default "application/json" */
     char *body;
     size_t len;
+    int retry_after;            /* seconds; > 0: send Retry-After (with 503) */
 } vresp;
 
 /* endpoint is the path after "/api/" (e.g. "tree"). Fill *resp. */
