@@ -116,7 +116,7 @@ $(TEST_ANALYZE_BIN): $(BUILD)/tests/%: tests/%.c $(LIB_ANALYZE_A) $(LIB_TRACE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ilib -o $@ $< $(LDFLAGS) $(LIB_ANALYZE_A) $(LIB_TRACE_A) $(ANALYZE_LIBS)
 
-tests-build: $(TEST_BINS) record-tests examples
+tests-build: $(TEST_BINS) record-tests examples $(BUILD)/bench/viewer-gen
 
 # tests/record/*.c: unit tests linked with the recorder's objects (which then
 # replace malloc in the test binary itself, even ahead of TSan's). tests/record/progs/*.c, *.cc:
