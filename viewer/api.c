@@ -179,13 +179,18 @@ void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
         resp->retry_after = VCACHE_RETRY_AFTER;
         return;
     }
-    vcache_sel *e = vcache_sel_get(a->cache, f, canon);
+    char *serr = NULL;
+    vcache_sel *e = vcache_sel_get(a->cache, f, canon, &serr);
     if (!e) {
         vcache_done(a->cache, need);
         if (claimed)
             vcache_answer_fill(a->cache, key, NULL, 0);
         free(key);
-        vresp_error(resp, 500, "out of memory");
+        if (serr)
+            vresp_error(resp, 400, "%s", serr);
+        else
+            vresp_error(resp, 500, "out of memory");
+        free(serr);
         return;
     }
     vjson j;

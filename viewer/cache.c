@@ -23,6 +23,12 @@
 
 #define ANSWER_MAX_BYTES (16u << 20)   /* larger answers are never kept */
 
+/* mt_select_err tells why a selection failed (a regex over its limits);
+ * declared weak so that the viewer also builds against an engine without
+ * it, where mt_select is used instead. */
+mt_selection *mt_select_err(const mt_model *m, const mt_filter *f, mt_timedelta live_at,
+                            char **err) __attribute__((weak));
+
 struct vcache_sel {
     char *key;               /* canonical filter text; NULL: free slot */
     mt_selection *sel;       /* NULL while being built */
@@ -178,8 +184,9 @@ static int make_room(vcache *c, size_t need)
 /* ------------------------------------------------------------------ */
 /* Selections                                                          */
 
-vcache_sel *vcache_sel_get(vcache *c, mt_filter *f, char *key)
+vcache_sel *vcache_sel_get(vcache *c, mt_filter *f, char *key, char **err)
 {
+    *err = NULL;
     pthread_mutex_lock(&c->lock);
     for (;;) {
         struct vcache_sel *hit = NULL;
@@ -232,7 +239,8 @@ vcache_sel *vcache_sel_get(vcache *c, mt_filter *f, char *key)
         e->refs = -1;
     }
     /* build outside the lock: other requests go on meanwhile */
-    mt_selection *sel = mt_select(c->model, f, MT_TIME_END);
+    mt_selection *sel = mt_select_err ? mt_select_err(c->model, f, MT_TIME_END, err)
+                                      : mt_select(c->model, f, MT_TIME_END);
     if (!slot) {
         if (!sel) {
             sel_clear(c, e);

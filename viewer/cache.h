@@ -33,8 +33,9 @@ void vcache_free(vcache *c);
 /* ---- selections: shared, reference-counted, built once per filter ---- */
 typedef struct vcache_sel vcache_sel;
 /* Find or build the selection for a parsed filter whose canonical text is
- * key (both handed over). NULL only when out of memory. */
-vcache_sel *vcache_sel_get(vcache *c, mt_filter *f, char *key);
+ * key (both handed over). NULL when out of memory or, with a malloc'd
+ * *err, when the filter cannot be applied (a regex over one of its limits). */
+vcache_sel *vcache_sel_get(vcache *c, mt_filter *f, char *key, char **err);
 const mt_selection *vcache_sel_selection(const vcache_sel *e);
 const char *vcache_sel_key(const vcache_sel *e);
 void vcache_sel_release(vcache *c, vcache_sel *e);
