@@ -6,7 +6,8 @@
 # (later, one after another) or refused with 503 and Retry-After, and the
 # memory is given back afterwards. When more requests wait than the server
 # queues, the extra ones get 503 at once. Also: the tree JSON says whether
-# the tree was cut at the node limit, and the page shows it.
+# the tree was cut at the node limit; the page shows it and retries a 503
+# (headless Chromium, hostile-page.js).
 set -u
 . "$(dirname "$0")/lib.inc"
 command -v curl >/dev/null || { echo "curl missing"; exit 77; }
@@ -99,4 +100,17 @@ start_viewer "$MT_TMP/wide.ctf" --port 0 -q || exit 1
 curl -s "${VIEW_URL}api/tree?min=0&dir=main" > "$MT_TMP/tree.json"
 check "tree cut at the node limit says so (truncated: true, max_nodes)" \
     grep -q '"truncated":true,"max_nodes":2000000' "$MT_TMP/tree.json"
+# the page shows it, and retries a 503 (headless Chromium, when there)
+here=$(cd "$(dirname "$0")" && pwd)
+if [ -x /usr/bin/chromium ] && command -v node >/dev/null; then
+    if [ ! -d "$here/node_modules/playwright-core" ]; then
+        (cd "$here" && npm ci --no-audit --no-fund --loglevel=error) || fail "npm ci"
+    fi
+    profile=$(mktemp -d "$MT_TMP/chromium-profile.XXXXXX")
+    (cd "$here" && timeout 150 node hostile-page.js "$VIEW_URL" "$profile")
+    rc=$?
+    [ $rc = 0 ] || fail "headless Chromium check (exit $rc)"
+else
+    echo "(no chromium or node: the page's notice not checked)"
+fi
 stop_viewer
