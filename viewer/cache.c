@@ -22,6 +22,8 @@
 #include <time.h>
 
 #define ANSWER_MAX_BYTES (16u << 20)   /* larger answers are never kept */
+#define SMALL_REQUEST (256u << 10)     /* never waits (e.g. info) */
+#define TRIM_AFTER (16u << 20)         /* trim once requests reserved this much */
 
 /* mt_select_err tells why a selection failed (a regex over its limits);
  * declared weak so that the viewer also builds against an engine without
@@ -61,6 +63,7 @@ struct vcache {
     size_t reserved;         /* estimates of the requests in flight */
     int running;             /* requests in flight */
     int waiting;             /* requests waiting for room */
+    size_t since_trim;       /* bytes reserved since the last malloc_trim */
 };
 
 vcache *vcache_new(const mt_model *m, size_t budget)
@@ -385,9 +388,10 @@ int vcache_admit(vcache *c, size_t estimate, const char **why)
     pthread_mutex_lock(&c->lock);
     for (;;) {
         int fits = make_room(c, estimate);
-        if (fits || c->running == 0) {
+        if (fits || c->running == 0 || estimate <= SMALL_REQUEST) {
             c->running++;
             c->reserved += estimate;
+            c->since_trim += estimate;
             pthread_mutex_unlock(&c->lock);
             return 0;
         }
@@ -411,9 +415,11 @@ void vcache_done(vcache *c, size_t estimate)
 {
     pthread_mutex_lock(&c->lock);
     c->reserved -= estimate;
-    int idle = --c->running == 0;
+    int trim = --c->running == 0 && c->since_trim >= TRIM_AFTER;
+    if (trim)
+        c->since_trim = 0;
     pthread_cond_broadcast(&c->room);
     pthread_mutex_unlock(&c->lock);
-    if (idle)
+    if (trim)
         malloc_trim(0);  /* hand what the requests freed back to the system */
 }

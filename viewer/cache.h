@@ -9,7 +9,8 @@
  * not fit waits for others to finish, idle cache entries being given back
  * first; after VCACHE_WAIT_SECONDS, or when too many wait already, it is
  * refused (the server answers 503 with Retry-After). A request always runs
- * when no other one does, whatever its estimate.
+ * when no other one does, whatever its estimate, and a small one (info)
+ * never waits.
  */
 #ifndef MT_VIEWER_CACHE_H
 #define MT_VIEWER_CACHE_H
