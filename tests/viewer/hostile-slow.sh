@@ -1,7 +1,8 @@
 #!/bin/sh
 # hostile-slow.sh - slow clients (slowloris) cannot lock other users out: 80
 # connections that trickle a header line every half second stay open while
-# a normal request must still be answered within 3 s. Off loopback, one
+# a normal request must still be answered within 3 s, and a connection that
+# stops sending in the middle of a request is dropped after 15 s. Off loopback, one
 # address cannot hold more than its share of connections: with 60 slow
 # connections from 127.0.0.1, a request from the machine's other address
 # is still answered, and the slow address gets no more than its share.
@@ -59,6 +60,21 @@ within() { # within WHAT MAXSECONDS "STATUS SECONDS"
 
 start_viewer "$MT_FIXTURES/prodcons.ctf" --port 0 -q || exit 1
 port=${VIEW_URL%/}; port=${port##*:}
+# a connection that sends half a request and then nothing: closed after the
+# idle timeout (15 s), checked at the end
+python3 - "$port" > "$MT_TMP/idle.out" <<'PY' &
+import socket, sys, time
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])), timeout=25)
+s.sendall(b"GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+t0 = time.time()
+try:
+    s.recv(1)
+except OSError:
+    pass
+print("%.1f" % (time.time() - t0))
+PY
+ip=$!
+sleep 0.3
 slow 127.0.0.1 "$port" 80 5 > "$MT_TMP/slow.out" &
 sp=$!
 sleep 2
@@ -68,6 +84,10 @@ check "the 80 slow connections were accepted ($(cat "$MT_TMP/slow.out") still op
     [ "$(cat "$MT_TMP/slow.out")" -ge 70 ]
 within "after they left" 3 "$(timed "${VIEW_URL}api/info")"
 check "server process alive" kill -0 "$VIEW_PID"
+wait $ip
+idle=$(cat "$MT_TMP/idle.out")
+check "a silent half-sent request is dropped after the idle timeout (${idle} s, 13-20)" \
+    awk "BEGIN { exit !($idle >= 13 && $idle <= 20) }"
 stop_viewer
 
 # per address, off loopback
