@@ -174,7 +174,8 @@ void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
         mt_filter_free(f);
         free(canon);
         free(key);
-        vresp_error(resp, 503, "server busy: %s (memtrace view --memory %zu MB); try again in %d s",
+        vresp_error(resp, 503, "server busy: %s (a budget of %zu MB, see --memory); "
+                               "try again in %d s",
                     why, vcache_budget(a->cache) >> 20, VCACHE_RETRY_AFTER);
         resp->retry_after = VCACHE_RETRY_AFTER;
         return;
