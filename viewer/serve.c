@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "api.h"
 #include "server.h"
@@ -21,6 +22,16 @@ int mt_viewer_serve(const mt_model *m, const mt_viewer_options *opts, const char
      * sits in its thread's arena, out of reach of the others and of
      * malloc_trim's budget; requests are few and heavy, not many and small. */
     mallopt(M_ARENA_MAX, 2);
+    /* Room for every connection the server takes (1024 is a common soft
+     * limit on descriptors; the hard limit is usually higher). */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur < VSRV_MAX_CONNECTIONS + 64) {
+        rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max > VSRV_MAX_CONNECTIONS + 64
+                          ? VSRV_MAX_CONNECTIONS + 64
+                          : rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
     vapi *api = vapi_new(m, opts->file, opts->load_seconds, opts->memory);
     if (!api) {
         fprintf(stderr, "%s: out of memory\n", prog);
