@@ -36,7 +36,8 @@ struct vcache_sel {
     mt_selection *sel;       /* NULL while being built */
     mt_filter *filter;
     size_t bytes;            /* estimated size, once built (cached ones only) */
-    int refs;                /* -1: a private entry, not in the cache */
+    int refs;                /* requests using it (cached entries) */
+    int private_;            /* 1: a request's own entry, not in the cache (set once) */
     int building;
     unsigned long last_use;
 };
@@ -85,7 +86,7 @@ vcache *vcache_new(const mt_model *m, size_t budget)
 
 static void sel_clear(vcache *c, struct vcache_sel *e)
 {
-    if (e->refs >= 0)
+    if (!e->private_)
         c->sel_bytes -= e->bytes;
     free(e->key);
     mt_selection_free(e->sel);
@@ -239,7 +240,7 @@ vcache_sel *vcache_sel_get(vcache *c, mt_filter *f, char *key, char **err)
         }
         e->key = key;
         e->filter = f;
-        e->refs = -1;
+        e->private_ = 1;
     }
     /* build outside the lock: other requests go on meanwhile */
     mt_selection *sel = mt_select_err ? mt_select_err(c->model, f, MT_TIME_END, err)
@@ -285,7 +286,7 @@ void vcache_sel_release(vcache *c, vcache_sel *e)
 {
     if (!e)
         return;
-    if (e->refs < 0) {
+    if (e->private_) {
         sel_clear(c, e);
         free(e);
         return;

@@ -374,25 +374,47 @@ static void quiet_log(void *cls, const char *fmt, va_list ap)
     (void)ap;
 }
 
-static struct MHD_Daemon *start_on(struct vsrv *s, const struct sockaddr *sa, int v6)
+/* The listening socket, opened here rather than by libmicrohttpd so that the
+ * port is known, and everything the request handler reads is set, before the
+ * first connection is accepted. "::" takes IPv4 too (dual stack). Returns
+ * the socket, or -1 with errno set. */
+static int open_listener(const struct sockaddr *sa, int v6, int dual)
+{
+    int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    int one = 1, v6only = !dual;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (v6)
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof v6only);
+    socklen_t len = v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+    if (bind(fd, sa, len) < 0 || listen(fd, 256) < 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+static struct MHD_Daemon *start_on(struct vsrv *s, int fd, int v6)
 {
     /* A thread per connection (answers can take seconds; one slow answer must
      * not hold up the others), poll() rather than select() so that more than
-     * FD_SETSIZE sockets are fine. "::" takes IPv4 too (dual stack). */
+     * FD_SETSIZE sockets are fine. */
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD |
                      MHD_USE_ERROR_LOG;
     if (v6)
-        flags |= s->wildcard ? MHD_USE_DUAL_STACK : MHD_USE_IPv6;
+        flags |= MHD_USE_IPv6;
     /* Per address: beyond loopback, so that one machine cannot take every
      * connection; on loopback every client has the same address. */
     unsigned per_ip = s->loopback ? 0 : VSRV_MAX_CONN_PER_IP;
     return MHD_start_daemon(flags, 0, NULL, NULL, handle, s,
-                            MHD_OPTION_SOCK_ADDR, sa,
+                            MHD_OPTION_LISTEN_SOCKET, fd,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(VSRV_MAX_URL * 2),
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)VSRV_MAX_CONNECTIONS,
                             MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
                             MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)VSRV_IDLE_TIMEOUT,
-                            MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)256,
                             MHD_OPTION_EXTERNAL_LOGGER, quiet_log, NULL,
                             MHD_OPTION_END);
 }
@@ -560,22 +582,21 @@ vsrv *vsrv_start(const vsrv_config *cfg, vsrv_api_fn api, void *ctx, char **erro
     snprintf(s->host_text, sizeof s->host_text, v6 ? "[%s]" : "%s", canon);
     if (tries < 1)
         tries = 1;
-    int last_errno = 0;
+    int last_errno = 0, fd = -1;
     for (int i = 0; i < tries && port + i <= 65535; i++) {
         int p = port == 0 ? 0 : port + i;
         if (v6)
             in6->sin6_port = htons((uint16_t)p);
         else
             in4->sin_port = htons((uint16_t)p);
-        errno = 0;
-        s->daemon = start_on(s, (const struct sockaddr *)&ss, v6);
-        if (s->daemon)
+        fd = open_listener((const struct sockaddr *)&ss, v6, wildcard);
+        if (fd >= 0)
             break;
         last_errno = errno;
         if (port == 0)
             break;
     }
-    if (!s->daemon) {
+    if (fd < 0) {
         if (asprintf(error, "cannot listen on %s port %d%s: %s", host, port,
                      tries > 1 && port != 0 ? " or the next ones" : "",
                      last_errno ? strerror(last_errno) : "address in use or not available") < 0)
@@ -583,12 +604,25 @@ vsrv *vsrv_start(const vsrv_config *cfg, vsrv_api_fn api, void *ctx, char **erro
         vsrv_free(s);
         return NULL;
     }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    s->port = info ? info->port : port;
+    struct sockaddr_storage bound;
+    socklen_t blen = sizeof bound;
+    if (getsockname(fd, (struct sockaddr *)&bound, &blen) == 0)
+        s->port = ntohs(v6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
+                           : ((struct sockaddr_in *)&bound)->sin_port);
+    else
+        s->port = port;
     snprintf(s->url, sizeof s->url, "http://%s:%d/", s->wildcard ? "127.0.0.1" : s->host_text,
              s->port);
     if (set_names(s, v6, cfg->allow_hosts, error) < 0) {
-        MHD_stop_daemon(s->daemon);
+        close(fd);
+        vsrv_free(s);
+        return NULL;
+    }
+    s->daemon = start_on(s, fd, v6);
+    if (!s->daemon) {
+        if (asprintf(error, "cannot start the HTTP server on %s port %d", host, s->port) < 0)
+            *error = NULL;
+        close(fd);
         vsrv_free(s);
         return NULL;
     }
