@@ -33,7 +33,7 @@ static const char usage[] =
     "                   proxy in front of the viewer); loopback names, the bound\n"
     "                   address and, off loopback, the machine's own names and\n"
     "                   addresses are always accepted. Repeatable\n"
-    "  -m, --memory SIZE  memory for answering requests, on top of the loaded\n"
+    "      --memory SIZE  memory for answering requests, on top of the loaded\n"
     "                   trace (default 1G; suffixes k, M, G): heavy requests\n"
     "                   beyond it wait, then get 503 (try again later)\n"
     "  -q, --quiet      no progress while loading\n"
@@ -103,7 +103,7 @@ int cmd_view(int argc, char **argv)
         {"port", required_argument, NULL, 'p'},
         {"host", required_argument, NULL, 'H'},
         {"allow-host", required_argument, NULL, 'A'},
-        {"memory", required_argument, NULL, 'm'},
+        {"memory", required_argument, NULL, 'M'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -115,10 +115,10 @@ int cmd_view(int argc, char **argv)
     vo.port = 8080;
     vo.port_tries = 100;
     vo.allow_hosts = allow;
-    vo.memory = (size_t)1 << 30;
+    vo.memory = MT_VIEWER_DEFAULT_MEMORY;
     int quiet = 0, c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "p:H:A:m:qh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "p:H:A:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'p': {
             char *end;
@@ -142,7 +142,7 @@ int cmd_view(int argc, char **argv)
             }
             allow[n_allow++] = optarg;
             break;
-        case 'm':
+        case 'M':
             vo.memory = parse_size(optarg);
             if (vo.memory < ((size_t)1 << 20)) {
                 fprintf(stderr, "memtrace view: --memory: expected a size of at least 1M "

@@ -23,6 +23,7 @@
 #include "cache.h"
 #include "endpoints.h"
 #include "json.h"
+#include "viewer.h"
 
 struct vapi {
     const mt_model *model;
@@ -33,7 +34,7 @@ struct vapi {
     int warming;
 };
 
-vapi *vapi_new(const mt_model *m, const char *file, double load_seconds, size_t budget)
+vapi *vapi_new(const mt_model *m, const char *file, double load_seconds)
 {
     vapi *a = calloc(1, sizeof *a);
     if (!a)
@@ -41,12 +42,17 @@ vapi *vapi_new(const mt_model *m, const char *file, double load_seconds, size_t 
     a->model = m;
     a->file = strdup(file ? file : "");
     a->load_seconds = load_seconds;
-    a->cache = vcache_new(m, budget);
+    a->cache = vcache_new(m, MT_VIEWER_DEFAULT_MEMORY);
     if (!a->file || !a->cache) {
         vapi_free(a);
         return NULL;
     }
     return a;
+}
+
+void vapi_set_budget(vapi *a, size_t budget)
+{
+    vcache_set_budget(a->cache, budget);
 }
 
 void vapi_free(vapi *a)

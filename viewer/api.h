@@ -11,9 +11,11 @@
 
 typedef struct vapi vapi;
 
-/* budget: bytes for caches and requests in flight beyond the model (see
- * cache.h); 0: no limit. */
-vapi *vapi_new(const mt_model *m, const char *file, double load_seconds, size_t budget);
+/* With the default memory budget (MT_VIEWER_DEFAULT_MEMORY, see cache.h). */
+vapi *vapi_new(const mt_model *m, const char *file, double load_seconds);
+/* The budget for caches and requests in flight beyond the model, in bytes
+ * (0: no limit). Call before serving. */
+void vapi_set_budget(vapi *a, size_t budget);
 void vapi_free(vapi *a);
 /* Start answering the first page's questions in the background. */
 void vapi_warm_up(vapi *a);

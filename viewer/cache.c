@@ -117,6 +117,13 @@ void vcache_free(vcache *c)
     free(c);
 }
 
+void vcache_set_budget(vcache *c, size_t budget)
+{
+    pthread_mutex_lock(&c->lock);
+    c->budget = budget ? budget : SIZE_MAX;
+    pthread_mutex_unlock(&c->lock);
+}
+
 size_t vcache_budget(const vcache *c)
 {
     return c->budget == SIZE_MAX ? 0 : c->budget;

@@ -57,5 +57,7 @@ void vcache_answer_fill(vcache *c, const char *key, const char *body, size_t len
 int vcache_admit(vcache *c, size_t estimate, const char **why);
 void vcache_done(vcache *c, size_t estimate);
 size_t vcache_budget(const vcache *c);
+/* Change the budget (0: none); before serving. */
+void vcache_set_budget(vcache *c, size_t budget);
 
 #endif

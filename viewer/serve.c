@@ -32,11 +32,12 @@ int mt_viewer_serve(const mt_model *m, const mt_viewer_options *opts, const char
                           : rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
     }
-    vapi *api = vapi_new(m, opts->file, opts->load_seconds, opts->memory);
+    vapi *api = vapi_new(m, opts->file, opts->load_seconds);
     if (!api) {
         fprintf(stderr, "%s: out of memory\n", prog);
         return 1;
     }
+    vapi_set_budget(api, opts->memory ? opts->memory : MT_VIEWER_DEFAULT_MEMORY);
     sigset_t set, old;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
@@ -47,7 +48,7 @@ int mt_viewer_serve(const mt_model *m, const mt_viewer_options *opts, const char
 
     char *err = NULL;
     vsrv_config cfg = {opts->host, opts->port, opts->port_tries, opts->allow_hosts};
-    vsrv *srv = vsrv_start(&cfg, vapi_handle, api, &err);
+    vsrv *srv = vsrv_open(&cfg, vapi_handle, api, &err);
     if (!srv) {
         fprintf(stderr, "%s: %s\n", prog, err ? err : "cannot start the HTTP server");
         free(err);

@@ -542,7 +542,14 @@ static void vsrv_free(struct vsrv *s)
     free(s);
 }
 
-vsrv *vsrv_start(const vsrv_config *cfg, vsrv_api_fn api, void *ctx, char **error)
+vsrv *vsrv_start(const char *host, int port, int tries, vsrv_api_fn api, void *ctx,
+                 char **error)
+{
+    vsrv_config cfg = {host, port, tries, NULL};
+    return vsrv_open(&cfg, api, ctx, error);
+}
+
+vsrv *vsrv_open(const vsrv_config *cfg, vsrv_api_fn api, void *ctx, char **error)
 {
     *error = NULL;
     const char *host = cfg->host ? cfg->host : "127.0.0.1";

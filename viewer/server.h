@@ -55,7 +55,10 @@ typedef struct vsrv_config {
 } vsrv_config;
 
 /* Start serving. Returns NULL with a malloc'd *error. */
-vsrv *vsrv_start(const vsrv_config *cfg, vsrv_api_fn api, void *ctx, char **error);
+vsrv *vsrv_open(const vsrv_config *cfg, vsrv_api_fn api, void *ctx, char **error);
+/* The same without extra names: host, port and tries as in vsrv_config. */
+vsrv *vsrv_start(const char *host, int port, int tries, vsrv_api_fn api, void *ctx,
+                 char **error);
 int vsrv_port(const vsrv *s);
 /* The URL to open, e.g. "http://127.0.0.1:8080/" (owned by the server). */
 const char *vsrv_url(const vsrv *s);

@@ -9,13 +9,16 @@
 
 typedef struct mt_viewer_options {
     const char *host;        /* numeric address to bind; NULL: 127.0.0.1 */
-    const char *const *allow_hosts;  /* extra names for Host/Origin (NULL-terminated) or NULL */
-    size_t memory;           /* memory budget for answering requests, bytes; 0: default */
     int port;                /* 0: any free port */
     int port_tries;          /* how many consecutive ports to try (>= 1) */
     const char *file;        /* the trace's file name, for the info panel */
     double load_seconds;     /* how long loading took, for the info panel */
+    const char *const *allow_hosts;  /* extra names for Host/Origin (NULL-terminated) or NULL */
+    size_t memory;           /* memory budget for answering requests, bytes;
+                                0: MT_VIEWER_DEFAULT_MEMORY */
 } mt_viewer_options;
+
+#define MT_VIEWER_DEFAULT_MEMORY ((size_t)1 << 30)
 
 /* Serve the model until SIGINT or SIGTERM. Prints the URL on stdout.
  * Returns 0, or 1 after printing an error (prefixed with prog) to stderr. */
