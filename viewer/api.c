@@ -50,6 +50,21 @@ vapi *vapi_new(const mt_model *m, const char *file, double load_seconds)
     return a;
 }
 
+/* mt_select_err tells why a selection failed (a regex over its limits);
+ * declared weak so that the viewer also builds against an engine without
+ * it, where mt_select is used instead. */
+mt_selection *mt_select_err(const mt_model *m, const mt_filter *f, mt_timedelta live_at,
+                            char **err) __attribute__((weak));
+
+/* The selection for a filter (vcache_build_fn; ctx is the vapi). */
+static mt_selection *build_selection(void *ctx, const mt_filter *f, char **err)
+{
+    const vapi *a = ctx;
+    if (mt_select_err)
+        return mt_select_err(a->model, f, MT_TIME_END, err);
+    return mt_select(a->model, f, MT_TIME_END);
+}
+
 void vapi_set_budget(vapi *a, size_t budget)
 {
     vcache_set_budget(a->cache, budget);
@@ -187,7 +202,7 @@ void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
         return;
     }
     char *serr = NULL;
-    vcache_sel *e = vcache_sel_get(a->cache, f, canon, &serr);
+    vcache_sel *e = vcache_sel_get(a->cache, f, canon, build_selection, a, &serr);
     if (!e) {
         vcache_done(a->cache, need);
         if (claimed)

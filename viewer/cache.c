@@ -25,12 +25,6 @@
 #define SMALL_REQUEST (256u << 10)     /* never waits (e.g. info) */
 #define TRIM_AFTER (16u << 20)         /* trim once requests reserved this much */
 
-/* mt_select_err tells why a selection failed (a regex over its limits);
- * declared weak so that the viewer also builds against an engine without
- * it, where mt_select is used instead. */
-mt_selection *mt_select_err(const mt_model *m, const mt_filter *f, mt_timedelta live_at,
-                            char **err) __attribute__((weak));
-
 struct vcache_sel {
     char *key;               /* canonical filter text; NULL: free slot */
     mt_selection *sel;       /* NULL while being built */
@@ -195,7 +189,8 @@ static int make_room(vcache *c, size_t need)
 /* ------------------------------------------------------------------ */
 /* Selections                                                          */
 
-vcache_sel *vcache_sel_get(vcache *c, mt_filter *f, char *key, char **err)
+vcache_sel *vcache_sel_get(vcache *c, mt_filter *f, char *key, vcache_build_fn build,
+                           void *ctx, char **err)
 {
     *err = NULL;
     pthread_mutex_lock(&c->lock);
@@ -250,8 +245,7 @@ vcache_sel *vcache_sel_get(vcache *c, mt_filter *f, char *key, char **err)
         e->private_ = 1;
     }
     /* build outside the lock: other requests go on meanwhile */
-    mt_selection *sel = mt_select_err ? mt_select_err(c->model, f, MT_TIME_END, err)
-                                      : mt_select(c->model, f, MT_TIME_END);
+    mt_selection *sel = build(ctx, f, err);
     if (!slot) {
         if (!sel) {
             sel_clear(c, e);

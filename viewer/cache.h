@@ -33,10 +33,15 @@ void vcache_free(vcache *c);
 
 /* ---- selections: shared, reference-counted, built once per filter ---- */
 typedef struct vcache_sel vcache_sel;
-/* Find or build the selection for a parsed filter whose canonical text is
- * key (both handed over). NULL when out of memory or, with a malloc'd
- * *err, when the filter cannot be applied (a regex over one of its limits). */
-vcache_sel *vcache_sel_get(vcache *c, mt_filter *f, char *key, char **err);
+/* Builds the selection for a filter, outside the cache's lock; NULL when
+ * out of memory or, with a malloc'd *err, when the filter cannot be
+ * applied (e.g. a regex over one of its limits). */
+typedef mt_selection *(*vcache_build_fn)(void *ctx, const mt_filter *f, char **err);
+/* Find or build (with build) the selection for a parsed filter whose key is
+ * key: its canonical text and whatever else changes the selection (both
+ * handed over). NULL when out of memory or when build failed (*err). */
+vcache_sel *vcache_sel_get(vcache *c, mt_filter *f, char *key, vcache_build_fn build,
+                           void *ctx, char **err);
 const mt_selection *vcache_sel_selection(const vcache_sel *e);
 const char *vcache_sel_key(const vcache_sel *e);
 void vcache_sel_release(vcache *c, vcache_sel *e);
