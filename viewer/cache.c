@@ -44,6 +44,11 @@ struct answer {
     unsigned long last_use;
 };
 
+/* A request waiting for room, in the queue (on its own stack). */
+struct vcache_waiter {
+    struct vcache_waiter *next;
+};
+
 struct vcache {
     const mt_model *model;
     size_t budget;           /* SIZE_MAX: none */
@@ -58,6 +63,7 @@ struct vcache {
     size_t reserved;         /* estimates of the requests in flight */
     int running;             /* requests in flight */
     int waiting;             /* requests waiting for room */
+    struct vcache_waiter *queue;  /* the waiting requests, first come first */
     size_t since_trim;       /* bytes reserved since the last malloc_trim */
 };
 
@@ -382,35 +388,69 @@ void vcache_answer_fill(vcache *c, const char *key, const char *body, size_t len
 /* ------------------------------------------------------------------ */
 /* Budget                                                              */
 
+/* Under the lock: take the reservation. */
+static void admit(vcache *c, size_t estimate)
+{
+    c->running++;
+    c->reserved += estimate;
+    c->since_trim += estimate;
+}
+
+/* Under the lock: may a request of this size start now? */
+static int may_start(vcache *c, size_t estimate)
+{
+    return make_room(c, estimate) || c->running == 0;
+}
+
+/* Requests that wait are served in arrival order: only the first of the
+ * queue may start, so that a large request is not passed over forever by
+ * smaller ones (it starts at the latest when nothing else runs). */
 int vcache_admit(vcache *c, size_t estimate, const char **why)
 {
+    pthread_mutex_lock(&c->lock);
+    if (estimate <= SMALL_REQUEST || (!c->queue && may_start(c, estimate))) {
+        admit(c, estimate);
+        pthread_mutex_unlock(&c->lock);
+        return 0;
+    }
+    if (c->waiting >= VCACHE_MAX_WAITING) {
+        pthread_mutex_unlock(&c->lock);
+        *why = "too many requests are waiting for memory";
+        return -1;
+    }
+    struct vcache_waiter me = {NULL};
+    struct vcache_waiter **tail = &c->queue;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = &me;
+    c->waiting++;
     struct timespec deadline;
     clock_gettime(CLOCK_MONOTONIC, &deadline);
     deadline.tv_sec += VCACHE_WAIT_SECONDS;
-    pthread_mutex_lock(&c->lock);
+    int ok = 0;
     for (;;) {
-        int fits = make_room(c, estimate);
-        if (fits || c->running == 0 || estimate <= SMALL_REQUEST) {
-            c->running++;
-            c->reserved += estimate;
-            c->since_trim += estimate;
-            pthread_mutex_unlock(&c->lock);
-            return 0;
-        }
-        if (c->waiting >= VCACHE_MAX_WAITING) {
-            *why = "too many requests are waiting for memory";
+        if (c->queue == &me && may_start(c, estimate)) {
+            ok = 1;
             break;
         }
-        c->waiting++;
-        int rc = pthread_cond_timedwait(&c->room, &c->lock, &deadline);
-        c->waiting--;
-        if (rc == ETIMEDOUT && !make_room(c, estimate) && c->running > 0) {
-            *why = "the requests being answered use the memory budget";
+        if (pthread_cond_timedwait(&c->room, &c->lock, &deadline) == ETIMEDOUT) {
+            ok = c->queue == &me && may_start(c, estimate);
             break;
         }
     }
+    for (struct vcache_waiter **p = &c->queue; *p; p = &(*p)->next)
+        if (*p == &me) {
+            *p = me.next;
+            break;
+        }
+    c->waiting--;
+    if (ok)
+        admit(c, estimate);
+    pthread_cond_broadcast(&c->room);  /* the next in the queue may start too */
     pthread_mutex_unlock(&c->lock);
-    return -1;
+    if (!ok)
+        *why = "the requests being answered use the memory budget";
+    return ok ? 0 : -1;
 }
 
 void vcache_done(vcache *c, size_t estimate)

@@ -6,8 +6,8 @@
  * against one budget in bytes (`memtrace view --memory`): cached selections
  * and answers (estimated from their sizes) and the requests being answered
  * (estimated from the model's size before they start). A request that does
- * not fit waits for others to finish, idle cache entries being given back
- * first; after VCACHE_WAIT_SECONDS, or when too many wait already, it is
+ * not fit waits for others to finish (first come, first served), idle cache
+ * entries being given back first; after VCACHE_WAIT_SECONDS, or when too many wait already, it is
  * refused (the server answers 503 with Retry-After). A request always runs
  * when no other one does, whatever its estimate, and a small one (info)
  * never waits.
