@@ -4,7 +4,9 @@
 # overflow the stack or eat all memory when compiled, from every endpoint
 # (a link to the page or any page's <img> can send one), and, on a trace
 # with names of thousands of 'a's, backtracking regexes stopped at their
-# limit when applied. A dead or hung server fails the test.
+# limit when applied. A dead or hung server fails the test. Needs the
+# engine's bounded regexes (PCRE2 with limits, mt_select_err): with glibc
+# regcomp the first bomb kills the server.
 set -u
 . "$(dirname "$0")/lib.inc"
 command -v curl >/dev/null || { echo "curl missing"; exit 77; }
