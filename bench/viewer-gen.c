@@ -6,7 +6,11 @@
  * spread over powers of two, most blocks freed soon, some later, a few
  * never (a slow leak). Deterministic.
  *
- *   viewer-gen OUT.ctf [EVENTS]
+ *   viewer-gen OUT.ctf [EVENTS [PATHS]]
+ *
+ * PATHS (default 400) sets the number of distinct call paths; above 400 each
+ * path is derived from its number on the fly, so a trace can have millions
+ * of distinct allocation sites (the viewer's memory-budget test uses this).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -36,6 +40,27 @@ static mt_location loc[NFUNC];
 static mt_location_code path[NPATH][MAXD];
 static size_t plen[NPATH];
 
+/* Many paths: path p's frames come from a generator seeded with p, shaped
+ * like the table's (main, a phase, then a walk down the layered graph). */
+static size_t many_path(uint64_t p, mt_location_code *out)
+{
+    uint64_t x = p * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL;
+    size_t d = 10 + (size_t)(p % (MAXD - 10));
+    out[0] = 0x400000;
+    for (size_t k = 1; k < d; k++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        if (k == 1) {
+            out[k] = 0x400000 + 16 * (1 + x % 8);
+            continue;
+        }
+        size_t band = 9 + (k * (NFUNC - 9)) / MAXD;
+        out[k] = 0x400000 + 16 * (band + x % 60);
+    }
+    return d;
+}
+
 static int resolve(void *ctx, mt_location_code code, const mt_location **l, size_t *n)
 {
     (void)ctx;
@@ -50,10 +75,14 @@ static int resolve(void *ctx, mt_location_code code, const mt_location **l, size
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: viewer-gen OUT.ctf [EVENTS]\n");
+        fprintf(stderr, "usage: viewer-gen OUT.ctf [EVENTS [PATHS]]\n");
         return 2;
     }
     uint64_t nev = argc > 2 ? strtoull(argv[2], NULL, 10) : 5000000;
+    uint64_t npaths = argc > 3 ? strtoull(argv[3], NULL, 10) : NPATH;
+    if (npaths < 1)
+        npaths = 1;
+    mt_location_code many[MAXD];
     for (int i = 0; i < NFILE; i++)
         snprintf(filename[i], sizeof filename[i], "src/module%03d.c", i);
     for (int i = 0; i < NFUNC; i++) {
@@ -115,12 +144,21 @@ int main(int argc, char **argv)
             ev++;
             continue;
         }
-        if (rnd() % 16 == 0)   /* stay on a path for a while, as programs do */
-            p = (rnd() % 4 == 0) ? rnd() % 20 : rnd() % NPATH;   /* some paths are hot */
+        const mt_location_code *frames;
+        size_t nframes;
+        if (npaths <= NPATH) {
+            if (rnd() % 16 == 0)   /* stay on a path for a while, as programs do */
+                p = (rnd() % 4 == 0) ? rnd() % 20 : rnd() % npaths;   /* some paths are hot */
+            frames = path[p];
+            nframes = plen[p];
+        } else {   /* every allocation on its own path, until they run out */
+            nframes = many_path(ev % npaths, many);
+            frames = many;
+        }
         uint64_t words = 1ull << (rnd() % 10);
         mt_obj_id id;
         if (mt_writer_put_alloc(w, t, words, 1 + (words > 256 ? rnd() % 3 : 0),
-                                (mt_source)(rnd() % 2), path[p], plen[p], &id) < 0)
+                                (mt_source)(rnd() % 2), frames, nframes, &id) < 0)
             goto fail;
         ev++;
         uint64_t r = rnd() % 100;

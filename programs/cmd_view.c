@@ -3,6 +3,7 @@
  * (viewer/). Loading shows its progress on stderr; the URL goes to stdout.
  */
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +15,8 @@
 #include "../viewer/viewer.h"
 
 static const char usage[] =
-    "usage: memtrace view [--port N] [--host ADDR] FILE\n"
+    "usage: memtrace view [--port N] [--host ADDR] [--allow-host NAME]\n"
+    "                     [--memory SIZE] FILE\n"
     "\n"
     "Load a trace and serve an interactive viewer on it: memory over time,\n"
     "filters, flame graphs, tables, call graph, histograms. Open the printed\n"
@@ -23,7 +25,17 @@ static const char usage[] =
     "  -p, --port N     port to listen on (default 8080; if it is taken, the next\n"
     "                   free one up to N+99; 0 picks any free port)\n"
     "  -H, --host ADDR  numeric address to bind (default 127.0.0.1, this machine\n"
-    "                   only; 0.0.0.0 or :: to let other machines connect)\n"
+    "                   only). 0.0.0.0 (IPv4) or :: (IPv6 and IPv4) let other\n"
+    "                   machines connect: anyone who can reach this one can then\n"
+    "                   read the trace; the URLs it answers at are printed\n"
+    "  -A, --allow-host NAME[:PORT]\n"
+    "                   also answer requests addressed to NAME (a DNS name or a\n"
+    "                   proxy in front of the viewer); loopback names, the bound\n"
+    "                   address and, off loopback, the machine's own names and\n"
+    "                   addresses are always accepted. Repeatable\n"
+    "      --memory SIZE  memory for answering requests, on top of the loaded\n"
+    "                   trace (default 1G; suffixes k, M, G): heavy requests\n"
+    "                   beyond it wait, then get 503 (try again later)\n"
     "  -q, --quiet      no progress while loading\n"
     "      --raw        allocation sites are the innermost frames, plumbing\n"
     "                   included (default: the first frame outside operator new,\n"
@@ -67,22 +79,54 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* "512M", "2G", "1048576": bytes, or 0 when malformed. */
+static size_t parse_size(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || !isfinite(v) || v <= 0)
+        return 0;
+    switch (*end) {
+    case 'k': case 'K': v *= 1024.0; end++; break;
+    case 'm': case 'M': v *= 1024.0 * 1024; end++; break;
+    case 'g': case 'G': v *= 1024.0 * 1024 * 1024; end++; break;
+    case 't': case 'T': v *= 1024.0 * 1024 * 1024 * 1024; end++; break;
+    default: break;
+    }
+    if (*end == 'B' || *end == 'b')
+        end++;
+    if (*end || v >= 1e18)
+        return 0;
+    return (size_t)v;
+}
+
+#define MAX_ALLOW_HOSTS 32
+
 int cmd_view(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"port", required_argument, NULL, 'p'},
         {"host", required_argument, NULL, 'H'},
+        {"allow-host", required_argument, NULL, 'A'},
+        {"memory", required_argument, NULL, 'M'},
         {"quiet", no_argument, NULL, 'q'},
         {"raw", no_argument, NULL, 'R'},
         {"plumbing", required_argument, NULL, 'P'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    mt_viewer_options vo = {"127.0.0.1", 8080, 100, NULL, 0, NULL};
+    static const char *allow[MAX_ALLOW_HOSTS + 1];
+    size_t n_allow = 0;
+    mt_viewer_options vo = {0};
+    vo.host = "127.0.0.1";
+    vo.port = 8080;
+    vo.port_tries = 100;
+    vo.allow_hosts = allow;
+    vo.memory = MT_VIEWER_DEFAULT_MEMORY;
     int quiet = 0, raw = 0, c;
     const char *plumbing_file = NULL;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "p:H:qh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "p:H:A:qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'p': {
             char *end;
@@ -97,6 +141,22 @@ int cmd_view(int argc, char **argv)
         }
         case 'H':
             vo.host = optarg;
+            break;
+        case 'A':
+            if (n_allow == MAX_ALLOW_HOSTS) {
+                fprintf(stderr, "memtrace view: --allow-host: at most %d names\n",
+                        MAX_ALLOW_HOSTS);
+                return 2;
+            }
+            allow[n_allow++] = optarg;
+            break;
+        case 'M':
+            vo.memory = parse_size(optarg);
+            if (vo.memory < ((size_t)1 << 20)) {
+                fprintf(stderr, "memtrace view: --memory: expected a size of at least 1M "
+                                "(e.g. 512M, 2G), got '%s'\n", optarg);
+                return 2;
+            }
             break;
         case 'q':
             quiet = 1;

@@ -1,18 +1,17 @@
 /*
  * api.c - the viewer's JSON API (see api.h and docs/viewer.md): dispatch of
- * /api/<endpoint> to the functions of endpoints.c, and the caches.
+ * /api/<endpoint> to the functions of endpoints.c, through the caches and
+ * the memory budget of cache.c.
  *
  * Every endpoint takes the same `filter` parameter (the engine's filter
  * language, as on the command line), builds or reuses the selection for it
- * and answers one query as JSON. Selections are kept in a small cache keyed
- * by the filter's canonical text, shared by all connections (the engine's
- * objects are immutable, so queries run concurrently; only the cache itself
- * is under a lock, and entries are reference-counted so that eviction never
- * frees a selection a request is still reading). Requests that need a
- * selection another request is building wait for it instead of building it
- * again. Finished answers are kept too (the page asks the same questions
- * on every reload and from every tab), and a warm-up thread asks the first
- * page's questions as soon as the server is up.
+ * and answers one query as JSON. The engine's objects are immutable, so
+ * queries run concurrently. Finished answers are kept (the page asks the
+ * same questions on every reload and from every tab); a request that is not
+ * answered from there first reserves an estimate of the memory it will use
+ * (from the model's counts, per endpoint) and waits, or is refused with
+ * 503, when that does not fit the budget. A warm-up thread asks the
+ * first page's questions as soon as the server is up.
  */
 #include "api.h"
 
@@ -21,42 +20,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache.h"
 #include "endpoints.h"
 #include "json.h"
-
-#define CACHE_SLOTS 8
-#define RESP_SLOTS 64
-#define RESP_MAX_BYTES (16u << 20)   /* larger answers are not kept */
-
-struct sel_entry {
-    char *key;               /* canonical filter text; NULL: free slot */
-    mt_selection *sel;       /* NULL while being built */
-    mt_filter *filter;
-    int refs;
-    int building;
-    unsigned long last_use;
-};
-
-struct resp_entry {
-    char *key;               /* endpoint and parameters; NULL: free slot */
-    char *body;              /* NULL while pending */
-    size_t len;
-    int pending;             /* a request is computing it: others wait */
-    unsigned long last_use;
-};
+#include "viewer.h"
 
 struct vapi {
     const mt_model *model;
     char *file;
     double load_seconds;
-    pthread_mutex_t lock;
-    pthread_cond_t built;
-    unsigned long clock;
-    struct sel_entry cache[CACHE_SLOTS];
-    struct resp_entry answers[RESP_SLOTS];
+    vcache *cache;
     pthread_t warmer;
     int warming;
-    const mt_plumbing *plumbing;
+    const mt_plumbing *plumbing; /* NULL: stacks as recorded */
 };
 
 void vapi_set_plumbing(vapi *a, const mt_plumbing *p) { a->plumbing = p; }
@@ -69,17 +45,29 @@ vapi *vapi_new(const mt_model *m, const char *file, double load_seconds)
     a->model = m;
     a->file = strdup(file ? file : "");
     a->load_seconds = load_seconds;
-    pthread_mutex_init(&a->lock, NULL);
-    pthread_cond_init(&a->built, NULL);
+    a->cache = vcache_new(m, MT_VIEWER_DEFAULT_MEMORY);
+    if (!a->file || !a->cache) {
+        vapi_free(a);
+        return NULL;
+    }
     return a;
 }
 
-static void entry_clear(struct sel_entry *e)
+/* What a selection is built from besides its filter (vcache_build_fn's ctx). */
+struct sel_build {
+    const vapi *a;
+    int raw;                     /* 1: stacks as recorded, plumbing included */
+};
+
+static mt_selection *build_selection(void *ctx, const mt_filter *f, char **err)
 {
-    free(e->key);
-    mt_selection_free(e->sel);
-    mt_filter_free(e->filter);
-    memset(e, 0, sizeof *e);
+    const struct sel_build *b = ctx;
+    return mt_select_sites(b->a->model, f, MT_TIME_END, b->raw ? NULL : b->a->plumbing, err);
+}
+
+void vapi_set_budget(vapi *a, size_t budget)
+{
+    vcache_set_budget(a->cache, budget);
 }
 
 void vapi_free(vapi *a)
@@ -88,194 +76,9 @@ void vapi_free(vapi *a)
         return;
     if (a->warming)
         pthread_join(a->warmer, NULL);
-    for (int i = 0; i < CACHE_SLOTS; i++)
-        entry_clear(&a->cache[i]);
-    for (int i = 0; i < RESP_SLOTS; i++) {
-        free(a->answers[i].key);
-        free(a->answers[i].body);
-    }
-    pthread_cond_destroy(&a->built);
-    pthread_mutex_destroy(&a->lock);
+    vcache_free(a->cache);
     free(a->file);
     free(a);
-}
-
-/* ------------------------------------------------------------------ */
-/* Selections                                                          */
-
-/* Find or build the selection for a parsed filter whose canonical text is
- * key (both handed over). Returns NULL when out of memory or, with a
- * malloc'd *err, when the filter cannot be applied (a regex over one of its
- * limits). Release with sel_release. */
-static struct sel_entry *sel_get(vapi *a, mt_filter *f, char *key, int raw, char **err)
-{
-    *err = NULL;
-    pthread_mutex_lock(&a->lock);
-    for (;;) {
-        struct sel_entry *hit = NULL;
-        for (int i = 0; i < CACHE_SLOTS; i++)
-            if (a->cache[i].key && !strcmp(a->cache[i].key, key))
-                hit = &a->cache[i];
-        if (!hit)
-            break;
-        if (hit->building) {  /* another request is on it: wait */
-            pthread_cond_wait(&a->built, &a->lock);
-            continue;
-        }
-        hit->refs++;
-        hit->last_use = ++a->clock;
-        pthread_mutex_unlock(&a->lock);
-        free(key);
-        mt_filter_free(f);
-        return hit;
-    }
-    /* a free slot, else the least recently used idle one */
-    struct sel_entry *slot = NULL;
-    for (int i = 0; i < CACHE_SLOTS; i++) {
-        struct sel_entry *e = &a->cache[i];
-        if (!e->key) {
-            slot = e;
-            break;
-        }
-        if (e->refs == 0 && !e->building && (!slot || e->last_use < slot->last_use))
-            slot = e;
-    }
-    struct sel_entry *e = slot;
-    if (slot) {
-        entry_clear(slot);
-        slot->key = key;
-        slot->filter = f;
-        slot->building = 1;
-        slot->refs = 1;
-        slot->last_use = ++a->clock;
-    }
-    pthread_mutex_unlock(&a->lock);
-    if (!slot) {  /* every slot busy: a private entry for this request */
-        e = calloc(1, sizeof *e);
-        if (!e) {
-            free(key);
-            mt_filter_free(f);
-            return NULL;
-        }
-        e->key = key;
-        e->filter = f;
-        e->refs = -1;
-    }
-    /* build outside the lock: other requests go on meanwhile */
-    mt_selection *sel = mt_select_sites(a->model, f, MT_TIME_END, raw ? NULL : a->plumbing, err);
-    if (!slot) {
-        if (!sel) {
-            entry_clear(e);
-            free(e);
-            return NULL;
-        }
-        e->sel = sel;
-        return e;
-    }
-    pthread_mutex_lock(&a->lock);
-    slot->building = 0;
-    if (sel) {
-        slot->sel = sel;
-    } else {
-        entry_clear(slot);  /* waiters retry */
-        e = NULL;
-    }
-    pthread_cond_broadcast(&a->built);
-    pthread_mutex_unlock(&a->lock);
-    return e;
-}
-
-/* A kept answer for key: a malloc'd copy of its body. When there is none,
- * returns NULL and, if a slot is free for it, marks it pending for this
- * request (*claimed = 1): the request must then call answer_fill, and other
- * requests for the same key wait for it rather than compute it again. */
-static char *answer_claim(vapi *a, const char *key, size_t *len, int *claimed)
-{
-    *claimed = 0;
-    pthread_mutex_lock(&a->lock);
-    for (;;) {
-        struct resp_entry *hit = NULL;
-        for (int i = 0; i < RESP_SLOTS; i++)
-            if (a->answers[i].key && !strcmp(a->answers[i].key, key))
-                hit = &a->answers[i];
-        if (!hit)
-            break;
-        if (hit->pending) {
-            pthread_cond_wait(&a->built, &a->lock);
-            continue;
-        }
-        char *copy = malloc(hit->len + 1);
-        if (copy) {
-            memcpy(copy, hit->body, hit->len + 1);
-            *len = hit->len;
-            hit->last_use = ++a->clock;
-        }
-        pthread_mutex_unlock(&a->lock);
-        return copy;
-    }
-    struct resp_entry *slot = NULL;
-    for (int i = 0; i < RESP_SLOTS; i++) {
-        struct resp_entry *r = &a->answers[i];
-        if (!r->key) {
-            slot = r;
-            break;
-        }
-        if (!r->pending && (!slot || r->last_use < slot->last_use))
-            slot = r;
-    }
-    char *k = slot ? strdup(key) : NULL;
-    if (k) {
-        free(slot->key);
-        free(slot->body);
-        memset(slot, 0, sizeof *slot);
-        slot->key = k;
-        slot->pending = 1;
-        *claimed = 1;
-    }
-    pthread_mutex_unlock(&a->lock);
-    return NULL;
-}
-
-/* Store the answer of a claimed key (body NULL: none, e.g. an error). */
-static void answer_fill(vapi *a, const char *key, const char *body, size_t len)
-{
-    char *b = NULL;
-    if (body && len <= RESP_MAX_BYTES && (b = malloc(len + 1)) != NULL)
-        memcpy(b, body, len + 1);
-    pthread_mutex_lock(&a->lock);
-    for (int i = 0; i < RESP_SLOTS; i++) {
-        struct resp_entry *r = &a->answers[i];
-        if (r->key && r->pending && !strcmp(r->key, key)) {
-            if (b) {
-                r->body = b;
-                r->len = len;
-                r->pending = 0;
-                r->last_use = ++a->clock;
-                b = NULL;
-            } else {
-                free(r->key);
-                memset(r, 0, sizeof *r);
-            }
-            break;
-        }
-    }
-    pthread_cond_broadcast(&a->built);
-    pthread_mutex_unlock(&a->lock);
-    free(b);
-}
-
-static void sel_release(vapi *a, struct sel_entry *e)
-{
-    if (!e)
-        return;
-    if (e->refs < 0) {
-        entry_clear(e);
-        free(e);
-        return;
-    }
-    pthread_mutex_lock(&a->lock);
-    e->refs--;
-    pthread_mutex_unlock(&a->lock);
 }
 
 /* ------------------------------------------------------------------ */
@@ -295,21 +98,42 @@ static void finish(vjson *j, vresp *resp)
 /* Trace facts, from cheap model accessors only (mt_query_stats sorts every
  * lifetime: too slow for the first answer of a large trace). */
 /* The parameters each endpoint reads besides the filter: they make up the
- * key under which its answer is kept. */
+ * key under which its answer is kept. tree: the share of a full call tree
+ * the request may build, in percent (see estimate). */
 static const struct endpoint {
     vep_fn fn;
+    unsigned tree;
     const char *params[8];   /* name first */
 } endpoints[] = {
-    {vep_info, {"info", NULL}},
-    {vep_filter, {"filter", NULL}},
-    {vep_stats, {"stats", NULL}},
-    {vep_curve, {"curve", "n", "t0", "t1", NULL}},
-    {vep_tree, {"tree", "dir", "metric", "min", NULL}},
-    {vep_graph, {"graph", "metric", "min", NULL}},
-    {vep_function, {"function", "metric", "id", "name", NULL}},
-    {vep_hist, {"hist", NULL}},
-    {vep_hotspots, {"hotspots", "metric", "only", NULL}},
+    {vep_info, 0, {"info", NULL}},
+    {vep_filter, 0, {"filter", NULL}},
+    {vep_stats, 0, {"stats", NULL}},
+    {vep_curve, 0, {"curve", "n", "t0", "t1", NULL}},
+    {vep_tree, 100, {"tree", "dir", "metric", "min", NULL}},
+    {vep_graph, 50, {"graph", "metric", "min", NULL}},
+    {vep_function, 5, {"function", "metric", "id", "name", NULL}},
+    {vep_hist, 0, {"hist", NULL}},
+    {vep_hotspots, 35, {"hotspots", "metric", "only", NULL}},
 };
+
+/* Bytes a request on endpoint k may use, from the model's counts: the
+ * selection (a bit per allocation, a slot per trie node, an entry per
+ * distinct stack; stats also sorts per allocation), and the share of a call
+ * tree the endpoint builds: a tree has at most one node per trie node and
+ * MT_TREE_MAX_NODES, and costs about 350 bytes per node while built and
+ * written out as JSON. Measured on traces of 200,000 and 1,000,000 call
+ * paths (bench/viewer-gen): within 25% of the peak of a full tree. */
+#define TREE_NODE_BYTES 350
+static size_t estimate(const vapi *a, size_t k)
+{
+    if (k == 0)
+        return 4096;  /* info: model accessors only */
+    size_t allocs = mt_model_n_allocs(a->model), nodes = mt_model_n_nodes(a->model);
+    size_t sel = allocs / 8 + nodes * 4 + allocs * (16 + 4 + sizeof(mt_cost));
+    size_t tree_nodes = nodes < MT_TREE_MAX_NODES ? nodes : MT_TREE_MAX_NODES;
+    size_t tree = tree_nodes * TREE_NODE_BYTES / 100 * endpoints[k].tree;
+    return sel + tree + 65536;
+}
 #define N_ENDPOINTS (sizeof endpoints / sizeof endpoints[0])
 
 static char *answer_key(int k, const char *filter, const vreq *req, int raw)
@@ -357,7 +181,7 @@ void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
     int raw = rawarg && !strcmp(rawarg, "1") && a->plumbing;
     char *canon = mt_filter_to_string(f);
     char *key = canon ? answer_key((int)k, canon, req, raw) : NULL;
-    char *skey = NULL;  /* the selection's cache key */
+    char *skey = NULL; /* the selection's cache key */
     if (!canon || !key || asprintf(&skey, "%s%s", canon, raw ? "\n(raw)" : "") < 0) {
         mt_filter_free(f);
         free(canon);
@@ -366,7 +190,7 @@ void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
         return;
     }
     int claimed;
-    resp->body = answer_claim(a, key, &resp->len, &claimed);
+    resp->body = vcache_answer_claim(a->cache, key, &resp->len, &claimed);
     if (resp->body) {
         resp->status = 200;
         mt_filter_free(f);
@@ -375,11 +199,28 @@ void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
         free(key);
         return;
     }
-    char *serr = NULL;
-    struct sel_entry *e = sel_get(a, f, skey, raw, &serr);
-    if (!e) {
+    size_t need = estimate(a, k);
+    const char *why = NULL;
+    if (vcache_admit(a->cache, need, &why) < 0) {
         if (claimed)
-            answer_fill(a, key, NULL, 0);
+            vcache_answer_fill(a->cache, key, NULL, 0);
+        mt_filter_free(f);
+        free(canon);
+        free(skey);
+        free(key);
+        vresp_error(resp, 503, "server busy: %s (a budget of %zu MB, see --memory); "
+                               "try again in %d s",
+                    why, vcache_budget(a->cache) >> 20, VCACHE_RETRY_AFTER);
+        resp->retry_after = VCACHE_RETRY_AFTER;
+        return;
+    }
+    char *serr = NULL;
+    struct sel_build sb = {a, raw};
+    vcache_sel *e = vcache_sel_get(a->cache, f, skey, build_selection, &sb, &serr);
+    if (!e) {
+        vcache_done(a->cache, need);
+        if (claimed)
+            vcache_answer_fill(a->cache, key, NULL, 0);
         free(key);
         free(canon);
         if (serr)
@@ -391,17 +232,19 @@ void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
     }
     vjson j;
     vj_init(&j);
-    vctx cx = {a->model, e->sel, canon, a->file, a->load_seconds};
+    vctx cx = {a->model, vcache_sel_selection(e), canon, a->file, a->load_seconds};
     int ok = endpoints[k].fn(&cx, req, &j, resp);
-    sel_release(a, e);
+    vcache_sel_release(a->cache, e);
     if (ok)
         finish(&j, resp);
     else
         vj_free(&j);
     if (claimed)
-        answer_fill(a, key, ok && resp->status == 200 ? resp->body : NULL, resp->len);
+        vcache_answer_fill(a->cache, key, ok && resp->status == 200 ? resp->body : NULL,
+                           resp->len);
     free(key);
     free(canon);
+    vcache_done(a->cache, need);
 }
 
 /* The first page's questions, asked once the server is up, so that the
@@ -420,7 +263,7 @@ static void *warm_up(void *arg)
         vreq *r = vreq_local(reqs[i] + 1);
         if (!r)
             break;
-        vresp resp = {0, NULL, NULL, 0};
+        vresp resp = {0};
         vapi_handle(a, reqs[i][0], r, &resp);
         free(resp.body);
         vreq_free_local(r);

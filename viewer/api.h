@@ -11,7 +11,11 @@
 
 typedef struct vapi vapi;
 
+/* With the default memory budget (MT_VIEWER_DEFAULT_MEMORY, see cache.h). */
 vapi *vapi_new(const mt_model *m, const char *file, double load_seconds);
+/* The budget for caches and requests in flight beyond the model, in bytes
+ * (0: no limit). Call before serving. */
+void vapi_set_budget(vapi *a, size_t budget);
 void vapi_free(vapi *a);
 /* Selections skip this allocation plumbing (not owned; NULL: none). */
 void vapi_set_plumbing(vapi *a, const mt_plumbing *p);

@@ -330,7 +330,8 @@ int vep_tree(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
     vj_knum(j, "total", mt_cost_get(&t->nodes[0].total, metric));
     vj_kuint(j, "total_samples", cost_samples(&t->nodes[0].total, metric));
     vj_kuint(j, "n", n);
-    vj_kbool(j, "truncated", t->truncated); /* stopped at MT_TREE_MAX_NODES */
+    vj_kbool(j, "truncated", t->truncated != 0);  /* cut at MT_TREE_MAX_NODES */
+    vj_kuint(j, "max_nodes", MT_TREE_MAX_NODES);
     vj_key(j, "nodes");
     vj_obj(j);
     vj_key(j, "f");

@@ -3,16 +3,24 @@
  *
  * Only GET and HEAD are served. A path is either one of the embedded page
  * files or /api/<endpoint>; anything else is 404, a path with ".." or odd
- * bytes is 400. Requests whose Host header names another site are refused
- * (403) when the server listens on a loopback address, so that a web page
- * elsewhere cannot read the trace through DNS rebinding. Each connection
- * gets a thread, so several tabs can be served at once.
+ * bytes is 400. Who may ask (all 403 otherwise, see docs/viewer.md):
+ *   - the Host header must name this server: a loopback name, the bound
+ *     address, and when listening beyond loopback the machine's own name and
+ *     addresses, plus names given with --allow-host (DNS rebinding);
+ *   - API requests must come from the viewer's own page or from a client
+ *     that is no browser page: Sec-Fetch-Site other than same-origin/none, or
+ *     an Origin that is not this server, is refused (cross-site requests).
+ * Each connection gets a thread, so several tabs can be served at once; many
+ * connections are allowed, idle ones are dropped quickly and, beyond
+ * loopback, one address cannot hold more than a few (slow clients).
  */
 #include "server.h"
 #include "assets.h"
 
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -21,17 +29,30 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "json.h"
+
+/* A name the Host and Origin headers may carry. */
+struct host_name {
+    char *name;                   /* lowercase, IPv6 in brackets */
+    int port;                     /* -1: any port (given without one by --allow-host) */
+    int extra;                    /* from --allow-host: any scheme in Origin */
+};
 
 struct vsrv {
     struct MHD_Daemon *daemon;
     vsrv_api_fn api;
     void *ctx;
     int port;
-    int loopback;                 /* check Host headers */
+    int loopback;                 /* bound to a loopback address */
+    int wildcard;                 /* bound to 0.0.0.0 or :: (every interface) */
     char host_text[80];           /* as it appears in a URL: "127.0.0.1", "[::1]" */
     char url[128];
+    struct host_name *names;      /* accepted in Host and Origin */
+    size_t n_names, cap_names;
+    char **urls;                  /* every URL the server can be reached at */
+    size_t n_urls;
 };
 
 struct vreq {
@@ -123,7 +144,8 @@ static void common_headers(struct MHD_Response *r, const char *type)
 }
 
 static enum MHD_Result send_body(struct MHD_Connection *c, int status, const char *type,
-                                 const void *body, size_t len, enum MHD_ResponseMemoryMode mode)
+                                 const void *body, size_t len, enum MHD_ResponseMemoryMode mode,
+                                 int retry_after)
 {
     struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)body, mode);
     if (!r) {
@@ -134,6 +156,11 @@ static enum MHD_Result send_body(struct MHD_Connection *c, int status, const cha
     common_headers(r, type);
     if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
         MHD_add_response_header(r, "Allow", "GET, HEAD");
+    if (retry_after > 0) {
+        char ra[16];
+        snprintf(ra, sizeof ra, "%d", retry_after);
+        MHD_add_response_header(r, "Retry-After", ra);
+    }
     enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, r);
     MHD_destroy_response(r);
     return ret;
@@ -152,7 +179,7 @@ static enum MHD_Result send_error(struct MHD_Connection *c, int status, const ch
     vresp_error(&resp, status, "%s", msg);
     if (!resp.body)
         return MHD_NO;
-    return send_body(c, status, resp.content_type, resp.body, resp.len, MHD_RESPMEM_MUST_FREE);
+    return send_body(c, status, resp.content_type, resp.body, resp.len, MHD_RESPMEM_MUST_FREE, 0);
 }
 
 /* Paths are short, printable ASCII of a safe alphabet, and never climb. */
@@ -191,19 +218,93 @@ static enum MHD_Result check_arg(void *cls, enum MHD_ValueKind kind, const char 
     return MHD_YES;
 }
 
-/* Host header: with a loopback listener, only loopback names are accepted. */
-static int host_allowed(const struct vsrv *s, const char *host)
+/* Split "name[:port]" ("[v6]:port" for IPv6) into a lowercase name (without
+ * a trailing dot) and a port (-1 when absent, -2 when malformed). */
+static int split_host(const char *h, char *name, size_t cap, int *port)
 {
-    if (!s->loopback || !host)
-        return 1;  /* HTTP/1.0 clients send none */
-    char want[128];
-    const char *names[] = {"127.0.0.1", "localhost", "[::1]", s->host_text};
-    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
-        snprintf(want, sizeof want, "%s:%d", names[i], s->port);
-        if (!strcasecmp(host, want) || !strcasecmp(host, names[i]))
+    size_t n;
+    const char *rest;
+    *port = -1;
+    if (h[0] == '[') {
+        const char *close = strchr(h, ']');
+        if (!close)
+            return -1;
+        n = (size_t)(close - h) + 1;
+        rest = close + 1;
+    } else {
+        n = strcspn(h, ":");
+        rest = h + n;
+    }
+    if (n == 0 || n >= cap)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        name[i] = (char)tolower((unsigned char)h[i]);
+    name[n] = 0;
+    if (n > 1 && name[n - 1] == '.')
+        name[n - 1] = 0;
+    if (*rest == ':') {
+        char *end;
+        long p = strtol(rest + 1, &end, 10);
+        if (rest[1] < '0' || rest[1] > '9' || *end || p < 0 || p > 65535) {
+            *port = -2;
+            return 0;
+        }
+        *port = (int)p;
+    } else if (*rest) {
+        return -1;
+    }
+    return 0;
+}
+
+/* Is "name[:port]" this server? default_port: the port implied when none is
+ * given (Origin: the scheme's; -1: any port is fine, as for Host, where the
+ * name is what matters: ssh tunnels and proxies change the port).
+ * extra_only: only --allow-host names qualify (an https Origin). */
+static int names_server(const struct vsrv *s, const char *hostport, int default_port,
+                        int extra_only)
+{
+    char name[256];
+    int port;
+    if (split_host(hostport, name, sizeof name, &port) < 0 || port == -2)
+        return 0;
+    if (port < 0 || default_port < 0)
+        port = default_port;
+    for (size_t i = 0; i < s->n_names; i++) {
+        const struct host_name *h = &s->names[i];
+        if (strcmp(h->name, name) || (extra_only && !h->extra))
+            continue;
+        if (h->port < 0 || port < 0 || port == h->port)
             return 1;
     }
     return 0;
+}
+
+static int host_allowed(const struct vsrv *s, const char *host)
+{
+    if (!host)
+        return 1;  /* HTTP/1.0 clients send none; browsers always do */
+    return names_server(s, host, -1, 0);
+}
+
+/* NULL if the request may read the API, else why not. A browser tells where
+ * a request comes from with Sec-Fetch-Site (same-origin: the viewer's own
+ * page; none: the user typed or bookmarked the URL) and, on cross-origin
+ * requests, Origin. Clients that are not browsers (curl, scripts) send
+ * neither. "same-site" is refused too: another port of localhost is the same
+ * site as the viewer. */
+static const char *api_refusal(const struct vsrv *s, struct MHD_Connection *c)
+{
+    const char *site = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Site");
+    if (site && strcasecmp(site, "same-origin") && strcasecmp(site, "none"))
+        return "request from another site (Sec-Fetch-Site)";
+    const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+    if (!origin)
+        return NULL;
+    if (!strncasecmp(origin, "http://", 7) && names_server(s, origin + 7, 80, 0))
+        return NULL;
+    if (!strncasecmp(origin, "https://", 8) && names_server(s, origin + 8, 443, 1))
+        return NULL;
+    return "request from another origin (Origin)";
 }
 
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
@@ -239,8 +340,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         return send_error(conn, MHD_HTTP_URI_TOO_LONG, "query parameter too long");
 
     if (!strncmp(url, "/api/", 5)) {
+        const char *why = api_refusal(s, conn);
+        if (why)
+            return send_error(conn, MHD_HTTP_FORBIDDEN,
+                              "cross-origin request refused: %s; the API answers only the "
+                              "viewer's own page and non-browser clients",
+                              why);
         vreq req = {conn, NULL};
-        vresp resp = {0, NULL, NULL, 0};
+        vresp resp = {0};
         s->api(s->ctx, url + 5, &req, &resp);
         if (!resp.body) {
             free(resp.body);
@@ -248,14 +355,14 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
         }
         return send_body(conn, resp.status ? resp.status : 200,
                          resp.content_type ? resp.content_type : "application/json",
-                         resp.body, resp.len, MHD_RESPMEM_MUST_FREE);
+                         resp.body, resp.len, MHD_RESPMEM_MUST_FREE, resp.retry_after);
     }
 
     const struct mt_viewer_asset *a = find_asset(strcmp(url, "/") ? url : "/index.html");
     if (!a)
         return send_error(conn, MHD_HTTP_NOT_FOUND, "no such page");
     return send_body(conn, MHD_HTTP_OK, content_type_of(a->path), a->data, a->size,
-                     MHD_RESPMEM_PERSISTENT);
+                     MHD_RESPMEM_PERSISTENT, 0);
 }
 
 /* libmicrohttpd's own complaints (e.g. a request too large for its buffer)
@@ -267,39 +374,202 @@ static void quiet_log(void *cls, const char *fmt, va_list ap)
     (void)ap;
 }
 
-static struct MHD_Daemon *start_on(struct vsrv *s, const struct sockaddr *sa, int v6)
+/* The listening socket, opened here rather than by libmicrohttpd so that the
+ * port is known, and everything the request handler reads is set, before the
+ * first connection is accepted. "::" takes IPv4 too (dual stack). Returns
+ * the socket, or -1 with errno set. */
+static int open_listener(const struct sockaddr *sa, int v6, int dual)
 {
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+    int fd = socket(sa->sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    int one = 1, v6only = !dual;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (v6)
+        setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &v6only, sizeof v6only);
+    socklen_t len = v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+    if (bind(fd, sa, len) < 0 || listen(fd, 256) < 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+static struct MHD_Daemon *start_on(struct vsrv *s, int fd, int v6)
+{
+    /* A thread per connection (answers can take seconds; one slow answer must
+     * not hold up the others), poll() rather than select() so that more than
+     * FD_SETSIZE sockets are fine. */
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD |
                      MHD_USE_ERROR_LOG;
     if (v6)
         flags |= MHD_USE_IPv6;
+    /* Per address: beyond loopback, so that one machine cannot take every
+     * connection; on loopback every client has the same address. */
+    unsigned per_ip = s->loopback ? 0 : VSRV_MAX_CONN_PER_IP;
     return MHD_start_daemon(flags, 0, NULL, NULL, handle, s,
-                            MHD_OPTION_SOCK_ADDR, sa,
+                            MHD_OPTION_LISTEN_SOCKET, fd,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(VSRV_MAX_URL * 2),
-                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)120,
+                            MHD_OPTION_CONNECTION_LIMIT, (unsigned)VSRV_MAX_CONNECTIONS,
+                            MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_ip,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)VSRV_IDLE_TIMEOUT,
                             MHD_OPTION_EXTERNAL_LOGGER, quiet_log, NULL,
                             MHD_OPTION_END);
+}
+
+static int add_name(struct vsrv *s, const char *name, int port, int extra)
+{
+    for (size_t i = 0; i < s->n_names; i++)
+        if (!strcmp(s->names[i].name, name) && s->names[i].port == port &&
+            s->names[i].extra == extra)
+            return 0;
+    if (s->n_names == s->cap_names) {
+        size_t cap = s->cap_names ? 2 * s->cap_names : 16;
+        struct host_name *n = realloc(s->names, cap * sizeof *n);
+        if (!n)
+            return -1;
+        s->names = n;
+        s->cap_names = cap;
+    }
+    char *copy = strdup(name);
+    if (!copy)
+        return -1;
+    for (char *p = copy; *p; p++)
+        *p = (char)tolower((unsigned char)*p);
+    s->names[s->n_names++] = (struct host_name){copy, port, extra};
+    return 0;
+}
+
+static int add_url(struct vsrv *s, const char *host_text)
+{
+    char url[160];
+    snprintf(url, sizeof url, "http://%s:%d/", host_text, s->port);
+    for (size_t i = 0; i < s->n_urls; i++)
+        if (!strcmp(s->urls[i], url))
+            return 0;
+    char **u = realloc(s->urls, (s->n_urls + 1) * sizeof *u);
+    if (!u)
+        return -1;
+    s->urls = u;
+    if (!(s->urls[s->n_urls] = strdup(url)))
+        return -1;
+    s->n_urls++;
+    return 0;
+}
+
+/* The machine's addresses, as they appear in a URL (IPv6 bracketed); the
+ * link-local IPv6 ones are left out (a URL would need the interface). */
+static int add_interfaces(struct vsrv *s, int with_v6)
+{
+    struct ifaddrs *ifs;
+    if (getifaddrs(&ifs) < 0)
+        return 0;
+    int rc = 0;
+    for (struct ifaddrs *i = ifs; i && rc == 0; i = i->ifa_next) {
+        if (!i->ifa_addr)
+            continue;
+        char text[INET6_ADDRSTRLEN + 2], addr[INET6_ADDRSTRLEN];
+        int loop;
+        if (i->ifa_addr->sa_family == AF_INET) {
+            const struct sockaddr_in *a = (const struct sockaddr_in *)i->ifa_addr;
+            if (!inet_ntop(AF_INET, &a->sin_addr, addr, sizeof addr))
+                continue;
+            snprintf(text, sizeof text, "%s", addr);
+            loop = (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+        } else if (i->ifa_addr->sa_family == AF_INET6 && with_v6) {
+            const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)i->ifa_addr;
+            if (IN6_IS_ADDR_LINKLOCAL(&a->sin6_addr) ||
+                !inet_ntop(AF_INET6, &a->sin6_addr, addr, sizeof addr))
+                continue;
+            snprintf(text, sizeof text, "[%s]", addr);
+            loop = IN6_IS_ADDR_LOOPBACK(&a->sin6_addr);
+        } else {
+            continue;
+        }
+        rc = add_name(s, text, s->port, 0);
+        if (rc == 0 && !loop)
+            rc = add_url(s, text);
+    }
+    freeifaddrs(ifs);
+    return rc;
+}
+
+/* Fill the accepted names and the URLs once the port is known. */
+static int set_names(struct vsrv *s, int v6, const char *const *allow, char **error)
+{
+    static const char *const local[] = {"localhost", "127.0.0.1", "[::1]"};
+    if (add_url(s, s->wildcard ? "127.0.0.1" : s->host_text) < 0)
+        return -1;
+    for (size_t i = 0; i < sizeof local / sizeof *local; i++)
+        if (add_name(s, local[i], s->port, 0) < 0)
+            return -1;
+    if (add_name(s, s->host_text, s->port, 0) < 0)
+        return -1;
+    if (!s->loopback) {  /* reachable from elsewhere: by the machine's name too */
+        char hn[256];
+        if (gethostname(hn, sizeof hn - 1) == 0) {
+            hn[sizeof hn - 1] = 0;
+            if (hn[0] && (add_name(s, hn, s->port, 0) < 0 || (s->wildcard && add_url(s, hn) < 0)))
+                return -1;
+        }
+        if (s->wildcard && add_interfaces(s, v6) < 0)
+            return -1;
+    }
+    for (const char *const *a = allow; a && *a; a++) {
+        char name[256];
+        int port;
+        if (split_host(*a, name, sizeof name, &port) < 0 || port == -2 || strchr(name, '/')) {
+            if (asprintf(error, "--allow-host %s: expected NAME or NAME:PORT", *a) < 0)
+                *error = NULL;
+            return -1;
+        }
+        if (add_name(s, name, port, 1) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static void vsrv_free(struct vsrv *s)
+{
+    for (size_t i = 0; i < s->n_names; i++)
+        free(s->names[i].name);
+    free(s->names);
+    for (size_t i = 0; i < s->n_urls; i++)
+        free(s->urls[i]);
+    free(s->urls);
+    free(s);
 }
 
 vsrv *vsrv_start(const char *host, int port, int tries, vsrv_api_fn api, void *ctx,
                  char **error)
 {
+    vsrv_config cfg = {host, port, tries, NULL};
+    return vsrv_open(&cfg, api, ctx, error);
+}
+
+vsrv *vsrv_open(const vsrv_config *cfg, vsrv_api_fn api, void *ctx, char **error)
+{
     *error = NULL;
+    const char *host = cfg->host ? cfg->host : "127.0.0.1";
+    int port = cfg->port, tries = cfg->tries;
     if (!strcmp(host, "localhost"))
         host = "127.0.0.1";
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof ss);
     struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
     struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
-    int v6 = 0, loopback = 0;
+    int v6 = 0, loopback = 0, wildcard = 0;
     if (inet_pton(AF_INET, host, &in4->sin_addr) == 1) {
         in4->sin_family = AF_INET;
         loopback = (ntohl(in4->sin_addr.s_addr) >> 24) == 127;
+        wildcard = in4->sin_addr.s_addr == htonl(INADDR_ANY);
     } else if (inet_pton(AF_INET6, host, &in6->sin6_addr) == 1) {
         in6->sin6_family = AF_INET6;
         v6 = 1;
         loopback = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr);
+        wildcard = IN6_IS_ADDR_UNSPECIFIED(&in6->sin6_addr);
     } else {
         if (asprintf(error, "%s: not a numeric IPv4 or IPv6 address", host) < 0)
             *error = NULL;
@@ -311,35 +581,58 @@ vsrv *vsrv_start(const char *host, int port, int tries, vsrv_api_fn api, void *c
     s->api = api;
     s->ctx = ctx;
     s->loopback = loopback;
-    snprintf(s->host_text, sizeof s->host_text, v6 ? "[%s]" : "%s", host);
+    s->wildcard = wildcard;
+    char canon[INET6_ADDRSTRLEN];
+    if (!inet_ntop(v6 ? AF_INET6 : AF_INET, v6 ? (void *)&in6->sin6_addr : (void *)&in4->sin_addr,
+                   canon, sizeof canon))
+        snprintf(canon, sizeof canon, "%s", host);
+    snprintf(s->host_text, sizeof s->host_text, v6 ? "[%s]" : "%s", canon);
     if (tries < 1)
         tries = 1;
-    int last_errno = 0;
+    int last_errno = 0, fd = -1;
     for (int i = 0; i < tries && port + i <= 65535; i++) {
         int p = port == 0 ? 0 : port + i;
         if (v6)
             in6->sin6_port = htons((uint16_t)p);
         else
             in4->sin_port = htons((uint16_t)p);
-        errno = 0;
-        s->daemon = start_on(s, (const struct sockaddr *)&ss, v6);
-        if (s->daemon)
+        fd = open_listener((const struct sockaddr *)&ss, v6, wildcard);
+        if (fd >= 0)
             break;
         last_errno = errno;
         if (port == 0)
             break;
     }
-    if (!s->daemon) {
+    if (fd < 0) {
         if (asprintf(error, "cannot listen on %s port %d%s: %s", host, port,
                      tries > 1 && port != 0 ? " or the next ones" : "",
                      last_errno ? strerror(last_errno) : "address in use or not available") < 0)
             *error = NULL;
-        free(s);
+        vsrv_free(s);
         return NULL;
     }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    s->port = info ? info->port : port;
-    snprintf(s->url, sizeof s->url, "http://%s:%d/", s->host_text, s->port);
+    struct sockaddr_storage bound;
+    socklen_t blen = sizeof bound;
+    if (getsockname(fd, (struct sockaddr *)&bound, &blen) == 0)
+        s->port = ntohs(v6 ? ((struct sockaddr_in6 *)&bound)->sin6_port
+                           : ((struct sockaddr_in *)&bound)->sin_port);
+    else
+        s->port = port;
+    snprintf(s->url, sizeof s->url, "http://%s:%d/", s->wildcard ? "127.0.0.1" : s->host_text,
+             s->port);
+    if (set_names(s, v6, cfg->allow_hosts, error) < 0) {
+        close(fd);
+        vsrv_free(s);
+        return NULL;
+    }
+    s->daemon = start_on(s, fd, v6);
+    if (!s->daemon) {
+        if (asprintf(error, "cannot start the HTTP server on %s port %d", host, s->port) < 0)
+            *error = NULL;
+        close(fd);
+        vsrv_free(s);
+        return NULL;
+    }
     return s;
 }
 
@@ -353,10 +646,26 @@ const char *vsrv_url(const vsrv *s)
     return s->url;
 }
 
+const char *const *vsrv_urls(const vsrv *s, size_t *n)
+{
+    *n = s->n_urls;
+    return (const char *const *)s->urls;
+}
+
+int vsrv_exposed(const vsrv *s)
+{
+    return !s->loopback;
+}
+
+int vsrv_wildcard(const vsrv *s)
+{
+    return s->wildcard;
+}
+
 void vsrv_stop(vsrv *s)
 {
     if (!s)
         return;
     MHD_stop_daemon(s->daemon);
-    free(s);
+    vsrv_free(s);
 }

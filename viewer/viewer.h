@@ -14,7 +14,12 @@ typedef struct mt_viewer_options {
     const char *file;        /* the trace's file name, for the info panel */
     double load_seconds;     /* how long loading took, for the info panel */
     const mt_plumbing *plumbing; /* allocation plumbing to skip (NULL: raw stacks) */
+    const char *const *allow_hosts;  /* extra names for Host/Origin (NULL-terminated) or NULL */
+    size_t memory;           /* memory budget for answering requests, bytes;
+                                0: MT_VIEWER_DEFAULT_MEMORY */
 } mt_viewer_options;
+
+#define MT_VIEWER_DEFAULT_MEMORY ((size_t)1 << 30)
 
 /* Serve the model until SIGINT or SIGTERM. Prints the URL on stdout.
  * Returns 0, or 1 after printing an error (prefixed with prog) to stderr. */

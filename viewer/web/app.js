@@ -109,6 +109,11 @@ App.renderCrumbs = function () {
       c.appendChild(MT.el('span', { class: 'path' }, '  search “' + st.q + '”: ' + f.count + ' frames, ' +
         MT.fmtValue(f.value) + ' = ' + MT.fmtPct(f.value / (t.v[0] || 1)) + ' of the filtered total'));
     }
+    if (t.truncated) {
+      c.appendChild(MT.el('span', { class: 'warn', id: 'truncated', title: 'The server stops building the tree at ' +
+        MT.fmtCount(t.maxNodes) + ' nodes; what did not fit is missing, not pruned. Raise "Prune below" or narrow the filter.' },
+        'Tree truncated at ' + MT.fmtCount(t.maxNodes) + ' nodes: some call paths are missing'));
+    }
     c.appendChild(MT.el('span', { class: 'right' }, MT.fmtCount(t.n) + ' nodes'));
   } else if (st.view === 'graph') {
     c.appendChild(MT.el('span', null, 'Functions where call paths meet are drawn once. Box text: self and total; edges: cost through the call. Functions under 0.5% are left out. Click a box for its callers and callees.'));

@@ -102,7 +102,15 @@ MT.api = async function (endpoint, params) {
   const qs = q.toString();
   MT.setBusy(1);
   try {
-    const r = await fetch('api/' + endpoint + (qs ? '?' + qs : ''));
+    let r;
+    /* 503: the server's memory budget is in use by other requests; it says
+       when to come back (Retry-After). A few tries, then the error shows. */
+    for (let attempt = 0; ; attempt++) {
+      r = await fetch('api/' + endpoint + (qs ? '?' + qs : ''));
+      if (r.status !== 503 || attempt >= 4) break;
+      const wait = Math.min(30, Math.max(1, parseInt(r.headers.get('Retry-After'), 10) || 2));
+      await new Promise((ok) => setTimeout(ok, wait * 1000));
+    }
     let body;
     try { body = await r.json(); } catch (e) { body = { error: 'bad answer from the server' }; }
     if (!r.ok) {
