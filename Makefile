@@ -51,7 +51,7 @@ VIEWER_GEN_C   := $(BUILD)/gen/viewer_assets.c
 VIEWER_GEN_OBJ := $(BUILD)/gen/viewer_assets.o
 
 # Libraries each layer links against.
-RECORD_LIBS  := -ldw -lelf -lpthread -ldl -lm
+RECORD_LIBS  := -lpthread -ldl -lm
 ANALYZE_LIBS := -lz -lm
 CLI_LIBS     := -lmicrohttpd -lz -lm -lpthread
 

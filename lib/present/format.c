@@ -69,7 +69,9 @@ void mt_format_frame(char *buf, size_t cap, const mt_model *m, mt_frame_id f)
 {
     const mt_frame *fr = &mt_model_frames(m)[f];
     const mt_func *fn = &mt_model_funcs(m)[fr->func];
-    if (fn->filename[0])
+    if (fn->filename[0] && fr->line == 0)   /* no line known: none invented */
+        snprintf(buf, cap, "%s (%s)", fn->name, fn->filename);
+    else if (fn->filename[0])
         snprintf(buf, cap, "%s (%s:%u)", fn->name, fn->filename, fr->line);
     else
         snprintf(buf, cap, "%s", fn->name);
