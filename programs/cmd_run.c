@@ -320,6 +320,7 @@ int cmd_run(int argc, char **argv)
         if (stat(file, &st) != 0)
             return rc;
     }
+    symbolize_run_traces(file, start);   /* names for the raw frames: cmd_symbolize.c */
     report(file, start);
     return rc;
 }
