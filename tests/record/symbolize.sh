@@ -1,0 +1,80 @@
+#!/bin/sh
+# symbolize.sh - traces written in the profiled process hold raw frames
+# (module path, "module+0xoffset", no line); `memtrace symbolize` names them
+# outside the process, in place, and never damages a trace; frames nothing
+# can name stay "module+0xoffset" with no invented ":0" line.
+. tests/record/progs/lib.sh
+skip_under_tsan
+rate=0.0001
+sites=$PWD/$PROGS/sites
+
+# Bare LD_PRELOAD: complete and readable without symbolization.
+preload_raw "$T/raw.ctf" $rate "$sites" >/dev/null || fail "sites ran"
+"$MT_BIN" dump "$T/raw.ctf" >"$T/raw.dump" || fail "raw trace dumps"
+check "raw frame: module path as file, module+0xoffset as function, no line" \
+    grep -Eq "  bt [0-9]+ 0x[0-9a-f]+ $sites:0:[0-9]+-[0-9]+ sites\+0x[0-9a-f]+\$" "$T/raw.dump"
+"$MT_BIN" top "$T/raw.ctf" >"$T/raw.top" 2>"$T/raw.err" || fail "top reads a raw trace"
+check "top on a raw trace: module+0xoffset (module), no ':0'" \
+    grep -Eq "sites\+0x[0-9a-f]+ \($sites\)\$" "$T/raw.top"
+check "top on a raw trace says how to symbolize it" grep -q "memtrace symbolize" "$T/raw.err"
+cp "$T/raw.ctf" "$T/raw-copy.ctf"
+"$MT_BIN" symbolize "$T/raw.ctf" 2>"$T/sym.err"; st=$?
+check "symbolize: exit 0 ($st)" test "$st" = 0
+check "symbolize: says how many frames it named" grep -Eq 'raw.ctf: [1-9][0-9]* of [0-9]+ frames named' "$T/sym.err"
+"$MT_BIN" dump "$T/raw.ctf" >"$T/sym.dump"
+check "symbolized: function, file:line" grep -Eq ' [^ ]*sites\.c:[1-9][0-9]*:0-0 site_small_freed$' "$T/sym.dump"
+check "symbolized: same events" sh -c "grep -c '^ev' '$T/raw.dump' | cmp -s - /dev/fd/3 3<<E
+\$(grep -c '^ev' '$T/sym.dump')
+E"
+summary "$T/raw.ctf" >"$T/sym.sum"
+check "symbolized: estimates by site" grep -q '^SITE site_small_freed ' "$T/sym.sum"
+cp "$T/raw.ctf" "$T/again.ctf"
+"$MT_BIN" symbolize "$T/again.ctf" 2>"$T/again.err"
+check "symbolizing twice: nothing to do, file unchanged" sh -c \
+    "grep -q 'nothing to symbolize' '$T/again.err' && cmp -s '$T/raw.ctf' '$T/again.ctf'"
+
+# No debug info: the ELF symbol, with the module as file and no line.
+cp "$PROGS/sites" "$T/sites-nodebug" && strip --strip-debug "$T/sites-nodebug"
+preload "$T/nodebug.ctf" $rate "$T/sites-nodebug" >/dev/null || fail "sites-nodebug ran"
+"$MT_BIN" top --by count "$T/nodebug.ctf" >"$T/nodebug.top" 2>/dev/null
+check "no debug info: symbol (module), no ':0'" grep -Eq "site_small_freed \($T/sites-nodebug\)\$" "$T/nodebug.top"
+
+# No symbols: module+0xoffset stays, still without a line.
+cp "$PROGS/sites" "$T/sites-stripped" && strip --strip-all "$T/sites-stripped"
+preload "$T/stripped.ctf" $rate "$T/sites-stripped" >/dev/null || fail "sites-stripped ran"
+"$MT_BIN" top "$T/stripped.ctf" >"$T/stripped.top" 2>/dev/null
+check "no symbols: module+0xoffset (module), no ':0'" \
+    grep -Eq "sites-stripped\+0x[0-9a-f]+ \($T/sites-stripped\)\$" "$T/stripped.top"
+check "no symbols: no line anywhere" sh -c "! grep -q 'sites-stripped:0' '$T/stripped.top'"
+
+# A module rebuilt after the run is not used: its frames stay raw.
+cp "$PROGS/sites" "$T/sites-changed"
+preload_raw "$T/changed.ctf" $rate "$T/sites-changed" >/dev/null || fail "sites-changed ran"
+cp "$PROGS/threads" "$T/sites-changed"   # another build at the same path
+"$MT_BIN" symbolize "$T/changed.ctf" 2>"$T/changed.err"; st=$?
+check "changed module: exit 0 ($st), warning names it" grep -q "sites-changed has changed since the trace was recorded" "$T/changed.err"
+"$MT_BIN" dump "$T/changed.ctf" >"$T/changed.dump"
+check "changed module: frames stay module+0xoffset" grep -Eq ' sites-changed\+0x[0-9a-f]+$' "$T/changed.dump"
+
+# Errors leave the trace as it was.
+"$MT_BIN" symbolize "$T/missing.ctf" 2>"$T/missing.err"; st=$?
+check "missing trace: exit 1 ($st) with the file named" sh -c "test $st = 1 && grep -q 'missing.ctf' '$T/missing.err'"
+printf 'garbage' >"$T/notrace.ctf"
+cp "$T/notrace.ctf" "$T/notrace.orig"
+"$MT_BIN" symbolize "$T/notrace.ctf" 2>"$T/notrace.err"; st=$?
+check "not a trace: exit 1 ($st), file untouched" sh -c "test $st = 1 && cmp -s '$T/notrace.ctf' '$T/notrace.orig'"
+check "not a trace: no temporary file left" sh -c "! ls '$T'/notrace.ctf.symbolize-* 2>/dev/null"
+chmod 640 "$T/raw-copy.ctf"
+"$MT_BIN" symbolize -q "$T/raw-copy.ctf" || fail "symbolize -q"
+check "rewritten trace keeps its permissions" test "$(stat -c %a "$T/raw-copy.ctf")" = 640
+
+# A program killed with SIGKILL leaves a readable trace that symbolizes.
+env -u MEMTRACE_ROOT LD_PRELOAD="$LIB" MEMTRACE="$T/killed.ctf" MEMTRACE_RATE=0.001 MEMTRACE_FLUSH_MS=20 \
+    "$PROGS/faults" sleep >/dev/null 2>&1 &
+pid=$!
+sleep 1; kill -KILL $pid 2>/dev/null; wait $pid 2>/dev/null
+"$MT_BIN" symbolize "$T/killed.ctf" 2>"$T/killed.err"; st=$?
+check "SIGKILLed program: trace symbolizes ($st: $(head -c 200 "$T/killed.err"))" test "$st" = 0
+"$MT_BIN" dump "$T/killed.ctf" >"$T/killed.dump" 2>/dev/null
+check "SIGKILLed program: named frames" grep -Eq 'faults\.c:[1-9][0-9]*:0-0 ' "$T/killed.dump"
+finish
