@@ -54,7 +54,7 @@ VIEWER_GEN_C   := $(BUILD)/gen/viewer_assets.c
 VIEWER_GEN_OBJ := $(BUILD)/gen/viewer_assets.o
 
 # Libraries each layer links against.
-RECORD_LIBS  := -lpthread -ldl -lm
+RECORD_LIBS  := -lpthread -ldl
 ANALYZE_LIBS := -lz -lm
 CLI_LIBS     := -lmicrohttpd -ldw -lelf -lz -lm -lpthread -ldl
 # libdw is for the symbolizer (lib/symbolize), which only the CLI links.
@@ -150,7 +150,7 @@ $(BUILD)/obj/lib/record/interpose.o $(BUILD)/obj/lib/record/real.o: ALL_CFLAGS +
 endif
 $(TEST_RECORD_BIN): $(BUILD)/tests/%: tests/%.c $(TRACE_OBJ) $(RECORD_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ilib -o $@ $< $(LDFLAGS) $(TRACE_OBJ) $(RECORD_OBJ) $(RECORD_LIBS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ilib -o $@ $< $(LDFLAGS) $(TRACE_OBJ) $(RECORD_OBJ) $(RECORD_LIBS) -lm
 $(BUILD)/tests/record/progs/%: tests/record/progs/%.c $(LIB_TRACE_A)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(PROG_FLAGS) -o $@ $< $(LDFLAGS) $(LIB_TRACE_A) -lpthread -ldl -lm
