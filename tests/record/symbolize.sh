@@ -33,6 +33,18 @@ cp "$T/raw.ctf" "$T/again.ctf"
 check "symbolizing twice: nothing to do, file unchanged" sh -c \
     "grep -q 'nothing to symbolize' '$T/again.err' && cmp -s '$T/raw.ctf' '$T/again.ctf'"
 
+# memtrace run symbolizes every trace of the run: FILE and FILE.<pid>.
+"$MT_BIN" run -r $rate -o "$T/run.ctf" -- sh -c "'$sites' >/dev/null; '$sites' >/dev/null" 2>"$T/run.err" ||
+    fail "memtrace run ran"
+n=0
+for t in "$T/run.ctf" "$T"/run.ctf.*; do
+    [ -f "$t" ] || continue
+    case $t in *symbolize-*) fail "temporary file left: $t"; continue ;; esac
+    if "$MT_BIN" dump "$t" | grep -Eq ' site_small_freed$'; then n=$((n + 1)); fi
+done
+check "memtrace run: both child traces named ($n)" test "$n" -ge 2
+check "memtrace run: no raw frame of the program left" sh -c "! cat '$T'/run.ctf* | strings | grep -q '^sites+0x'"
+
 # No debug info: the ELF symbol, with the module as file and no line.
 cp "$PROGS/sites" "$T/sites-nodebug" && strip --strip-debug "$T/sites-nodebug"
 preload "$T/nodebug.ctf" $rate "$T/sites-nodebug" >/dev/null || fail "sites-nodebug ran"
