@@ -43,9 +43,6 @@ typedef struct mt_symbolize_stats {
 int mt_symbolize_file(const char *path, const mt_symbolize_options *opts,
                       mt_symbolize_stats *stats, char **error);
 
-/* Does the trace at path hold raw frames (is it worth symbolizing)?
- * 1 yes, 0 no, -1 unreadable. */
-int mt_symbolize_needed(const char *path);
 
 #ifdef __cplusplus
 }

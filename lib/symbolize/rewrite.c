@@ -279,36 +279,6 @@ static int copy_events(mt_reader *r, mt_writer *w, const char *path, char **erro
     return 0;
 }
 
-static void quiet(void *ctx, const char *msg)
-{
-    (void)ctx;
-    (void)msg;
-}
-
-int mt_symbolize_needed(const char *path)
-{
-    mt_reader_options ro = {.on_warning = quiet};
-    mt_reader *r = mt_reader_open(path, &ro, NULL);
-    if (!r)
-        return -1;
-    mt_event ev;
-    int found = 0;
-    while (!found && mt_reader_next(r, &ev) == 1) {
-        if (ev.kind != MT_EVENT_ALLOC)
-            continue;
-        for (size_t i = 0; i < ev.backtrace_length && !found; i++) {
-            const mt_location *l;
-            size_t n;
-            uint64_t off;
-            if (mt_reader_lookup(r, ev.backtrace[i], &l, &n) == 0)
-                for (size_t j = 0; j < n && !found; j++)
-                    found = mt_raw_parse(l[j].filename, l[j].defname, l[j].line, &off);
-        }
-    }
-    mt_reader_close(r);
-    return found;
-}
-
 int mt_symbolize_file(const char *path, const mt_symbolize_options *opts,
                       mt_symbolize_stats *stats, char **error)
 {
