@@ -10,12 +10,15 @@
  * location of its call site in the enclosing function. Function names are
  * linkage names demangled with the C++ runtime's __cxa_demangle (loaded on
  * first need), else the DWARF name. Without DWARF: the ELF symbol with the
- * module as file name and no line. Without a symbol either: nothing (the
+ * module as file name and no line, found by bisection in a table of the
+ * module's function symbols sorted once (libdw's dwfl_module_addrinfo scans
+ * the whole symbol table at each call). Without a symbol either: nothing (the
  * raw frame stays).
  *
  * Return addresses point after the call instruction: lookups use addr - 1.
  */
 #include <dlfcn.h>
+#include <gelf.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
@@ -26,7 +29,16 @@
 #include "../trace/rawframe.h"
 #include "dwarf.h"
 
+struct sym {
+    GElf_Addr lo, hi;    /* [lo, hi) in the Dwfl's addresses; hi = lo when unsized */
+    const char *name;    /* owned by libdw */
+    int rank;            /* binding preference: global 0, weak 1, local 2 */
+};
+
 struct module {
+    struct sym *syms;    /* function symbols sorted by lo; built on first need */
+    size_t nsyms;
+    int syms_built;
     char *path;
     Dwfl *dwfl;
     Dwfl_Module *mod;
@@ -64,6 +76,7 @@ void mts_dwarf_free(mts_dwarf *d)
         if (d->mods[i].dwfl)
             dwfl_end(d->mods[i].dwfl);
         free(d->mods[i].path);
+        free(d->mods[i].syms);
     }
     free(d->mods);
     free(d);
@@ -187,6 +200,72 @@ static void add(mts_dwarf *d, mt_location *out, size_t *n, size_t max, const cha
     (*n)++;
 }
 
+static int by_address(const void *a, const void *b)
+{
+    const struct sym *x = a, *y = b;
+    if (x->lo != y->lo)
+        return x->lo < y->lo ? -1 : 1;
+    if (x->rank != y->rank)
+        return x->rank - y->rank;
+    return (x->hi > y->hi) - (x->hi < y->hi);
+}
+
+static void build_symbols(struct module *m)
+{
+    m->syms_built = 1;
+    int n = dwfl_module_getsymtab(m->mod);
+    if (n <= 0)
+        return;
+    m->syms = malloc((size_t)n * sizeof *m->syms);
+    if (!m->syms)
+        return;
+    for (int i = 0; i < n; i++) {
+        GElf_Sym sym;
+        GElf_Addr addr;
+        GElf_Word shndx;
+        const char *name = dwfl_module_getsym_info(m->mod, i, &sym, &addr, &shndx, NULL, NULL);
+        int type = GELF_ST_TYPE(sym.st_info);
+        if (!name || !*name || sym.st_shndx == SHN_UNDEF ||
+            (type != STT_FUNC && type != STT_GNU_IFUNC))
+            continue;
+        int bind = GELF_ST_BIND(sym.st_info);
+        m->syms[m->nsyms++] = (struct sym){
+            addr, addr + sym.st_size, name,
+            bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2};
+    }
+    qsort(m->syms, m->nsyms, sizeof *m->syms, by_address);
+    /* One entry per address: the preferred name (sorted first) stays. */
+    size_t k = 0;
+    for (size_t i = 0; i < m->nsyms; i++)
+        if (k == 0 || m->syms[k - 1].lo != m->syms[i].lo)
+            m->syms[k++] = m->syms[i];
+        else if (m->syms[i].hi > m->syms[k - 1].hi)
+            m->syms[k - 1].hi = m->syms[i].hi;
+    m->nsyms = k;
+}
+
+/* The function symbol whose range holds pc; an unsized symbol holds
+ * everything up to the next symbol. */
+static const char *symbol_at(struct module *m, GElf_Addr pc)
+{
+    if (!m->syms_built)
+        build_symbols(m);
+    size_t lo = 0, hi = m->nsyms;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (m->syms[mid].lo <= pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    const struct sym *s = &m->syms[lo - 1];
+    if (pc < s->hi || (s->hi == s->lo && (lo == m->nsyms || pc < m->syms[lo].lo)))
+        return s->name;
+    return NULL;
+}
+
 /* Locations for pc (already minus 1), innermost first; returns count. */
 static size_t lookup(mts_dwarf *d, struct module *m, Dwarf_Addr pc, mt_location *out,
                      size_t max)
@@ -230,9 +309,7 @@ static size_t lookup(mts_dwarf *d, struct module *m, Dwarf_Addr pc, mt_location 
         return n;
 
     /* No DWARF function: the symbol table. */
-    GElf_Off off;
-    GElf_Sym sym;
-    const char *symname = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
+    const char *symname = symbol_at(m, pc);
     if (symname)
         add(d, out, &n, max, file ? file : m->path, file ? line : 0, symname);
     return n;
