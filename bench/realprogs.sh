@@ -18,7 +18,14 @@
 #   run64      memtrace run --interval 64k
 #   runfp      memtrace run --unwind fp (frame-pointer stacks)
 #   heaptrack  heaptrack 1.4 (records every allocation; its interpreter
-#              process symbolizes during the run)
+#              process symbolizes during the run). heaptrack profiles only
+#              the process it starts, not the programs that one runs, so
+#              for the compiler it runs on "cc1" (the compiler proper, run
+#              directly: PROGS="cc1"), not on the gcc driver.
+# PERF=1 also runs each program once under `perf record` with the recorder
+# at 512 KiB and 64 KiB and prints the share of CPU samples in the
+# recorder's own code (libmemtrace.so, libunwind): a figure that the load
+# of a shared machine does not blur the way it blurs time ratios.
 # For each: wall time, CPU time (user+sys of the whole process tree: GNU
 # time's figures for a child include every descendant it waited for, and
 # threads), peak RSS (largest process of the tree). Prints per-round
@@ -47,6 +54,7 @@ PY=/usr/bin/python3; [ -x $PY ] || PY=$(command -v python3)
 cmd_of() { # program -> command line
     case $1 in
         gcc) echo "gcc -O1 -c -o $W/gen.o $W/gen.c" ;;
+        cc1) echo "$(gcc -print-prog-name=cc1) -quiet -O1 $W/gen.c -o $W/gen.s" ;;
         python) echo "$PY $W/py_workload.py 120" ;;
         cxx) echo "$W/cxx_service 4 40000" ;;
     esac
@@ -58,6 +66,9 @@ measure() {
     c=$(cmd_of "$p")
     t=$W/$p-$v.ctf
     rm -f "$t" "$t".* "$W"/heaptrack.*
+    if [ "$v" = heaptrack ] && [ "$p" = gcc ]; then
+        return   # heaptrack would profile the driver only: see PROGS=cc1
+    fi
     case $v in
         plain) set -- $c ;;
         never) set -- env LD_PRELOAD="$LIB" MEMTRACE="$t" MEMTRACE_RATE=1e-18 $c ;;
@@ -86,6 +97,20 @@ for r in $(seq 1 "$ROUNDS"); do
     done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+if [ "${PERF:-0}" = 1 ] && command -v perf >/dev/null 2>&1; then
+    for p in $PROGS; do
+        for iv in 524288 65536; do
+            rm -f "$W/perf.ctf"
+            perf record -q -o "$W/perf.data" -- env LD_PRELOAD="$LIB" MEMTRACE="$W/perf.ctf" \
+                MEMTRACE_RATE=$(awk "BEGIN { print 1 / $iv }") $(cmd_of "$p") >/dev/null 2>&1
+            perf report -i "$W/perf.data" --no-children --sort dso -g none 2>/dev/null |
+                awk -v p="$p" -v iv="$iv" '
+                    $2 ~ /^libmemtrace/ { m += $1 } $2 ~ /^libunwind/ { u += $1 }
+                    END { printf "perf %s, interval %d: libmemtrace.so %.2f%%, libunwind %.2f%%, recorder total %.2f%% of CPU samples\n", p, iv, m, u, m + u }'
+        done
+    done
+fi
 
 # Symbol quality of the last run512 trace of each program.
 for p in $PROGS; do
