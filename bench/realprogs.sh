@@ -104,10 +104,19 @@ if [ "${PERF:-0}" = 1 ] && command -v perf >/dev/null 2>&1; then
             rm -f "$W/perf.ctf"
             perf record -q -o "$W/perf.data" -- env LD_PRELOAD="$LIB" MEMTRACE="$W/perf.ctf" \
                 MEMTRACE_RATE=$(awk "BEGIN { print 1 / $iv }") $(cmd_of "$p") >/dev/null 2>&1
-            perf report -i "$W/perf.data" --no-children --sort dso -g none 2>/dev/null |
+            perf report -i "$W/perf.data" --no-children --sort dso,sym -g none 2>/dev/null |
                 awk -v p="$p" -v iv="$iv" '
-                    $2 ~ /^libmemtrace/ { m += $1 } $2 ~ /^libunwind/ { u += $1 }
-                    END { printf "perf %s, interval %d: libmemtrace.so %.2f%%, libunwind %.2f%%, recorder total %.2f%% of CPU samples\n", p, iv, m, u, m + u }'
+                    /^ +[0-9.]+%/ {
+                        sym = $0; sub(/.*\] /, "", sym); sub(/ +$/, "", sym)
+                        if ($2 ~ /^libunwind/) u += $1
+                        else if ($2 ~ /^libmemtrace/) {
+                            if (sym ~ /^(malloc|free|calloc|realloc|cfree|new_impl|delete_impl|operator new|operator delete|posix_memalign|aligned_alloc|memalign|valloc|pvalloc)/ || sym ~ /@plt$/)
+                                f += $1
+                            else
+                                r += $1
+                        }
+                    }
+                    END { printf "perf %s, interval %d: interposition fast path %.2f%%, sampling+unwinding+tracing %.2f%% (libunwind %.2f%%), of CPU samples\n", p, iv, f, r + u, u }'
         done
     done
 fi
