@@ -101,6 +101,11 @@ static struct module *open_module(mts_dwarf *d, const char *path)
     if (!m->path)
         return NULL;
     d->n++;
+    /* Only regular files: a trace names paths, and a FIFO or a device named
+     * by a damaged or hostile trace must not block or feed us forever. */
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return m;
     m->dwfl = dwfl_begin(&d->cb);
     if (!m->dwfl)
         return m;
@@ -113,7 +118,6 @@ static struct module *open_module(mts_dwarf *d, const char *path)
     const unsigned char *bits;
     GElf_Addr vaddr;
     int len = dwfl_module_build_id(m->mod, &bits, &vaddr);
-    struct stat st;
     if (len > 0)
         m->fp = mt_raw_fingerprint(bits, (size_t)len, 0);
     else if (stat(path, &st) == 0)

@@ -68,6 +68,20 @@ check "changed module: exit 0 ($st), warning names it" grep -q "sites-changed ha
 "$MT_BIN" dump "$T/changed.ctf" >"$T/changed.dump"
 check "changed module: frames stay module+0xoffset" grep -Eq ' sites-changed\+0x[0-9a-f]+$' "$T/changed.dump"
 
+# Traces without raw frames (OCaml's, already symbolized) are left alone.
+cp "$MT_FIXTURES/prodcons.ctf" "$T/ocaml.ctf"
+"$MT_BIN" symbolize "$T/ocaml.ctf" 2>"$T/ocaml.err"; st=$?
+check "OCaml trace: exit 0 ($st), nothing to symbolize, unchanged" sh -c \
+    "grep -q 'nothing to symbolize' '$T/ocaml.err' && cmp -s '$T/ocaml.ctf' '$MT_FIXTURES/prodcons.ctf'"
+
+# A trace naming a FIFO as a module does not hang the symbolizer.
+cp "$PROGS/sites" "$T/fifo-module.bin"
+preload_raw "$T/fifo.ctf" $rate "$T/fifo-module.bin" >/dev/null
+rm -f "$T/fifo-module.bin"; mkfifo "$T/fifo-module.bin"
+timeout 20 "$MT_BIN" symbolize "$T/fifo.ctf" 2>"$T/fifo.err"; st=$?
+check "module path is a FIFO: no hang, exit 0 ($st), frames stay raw" sh -c \
+    "test $st = 0 && grep -q 'cannot read $T/fifo-module.bin' '$T/fifo.err'"
+
 # Errors leave the trace as it was.
 "$MT_BIN" symbolize "$T/missing.ctf" 2>"$T/missing.err"; st=$?
 check "missing trace: exit 1 ($st) with the file named" sh -c "test $st = 1 && grep -q 'missing.ctf' '$T/missing.err'"
