@@ -45,6 +45,7 @@ static void usage(FILE *f)
         "  -h, --help            this help\n"
         "\n"
         "Child processes (fork, exec) are traced into FILE.PID files of their own.\n"
+        "When CMD ends, every trace is symbolized (see 'memtrace symbolize --help').\n"
         "The exit status is CMD's (128+N if it was killed by signal N).\n"
         "Environment: MEMTRACE_LIB overrides the path of libmemtrace.so.\n");
 }
