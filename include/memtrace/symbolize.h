@@ -38,7 +38,8 @@ typedef struct mt_symbolize_stats {
  * without one, size) differs from the recorded fingerprint is not used.
  * Debug information is looked up locally (the modules themselves,
  * /usr/lib/debug); libdw also asks debuginfod servers when DEBUGINFOD_URLS
- * is set in the environment. Returns 0, or -1 with *error set to a malloc'd
+ * is set in the environment. A trace still open in the process that writes
+ * it (same host, its pid has the file open) is refused. Returns 0, or -1 with *error set to a malloc'd
  * message "FILE: reason". stats may be NULL. */
 int mt_symbolize_file(const char *path, const mt_symbolize_options *opts,
                       mt_symbolize_stats *stats, char **error);

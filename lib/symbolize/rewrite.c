@@ -8,6 +8,7 @@
  * cache, so results are kept per code. Codes whose description is not a
  * raw frame (already symbolized, OCaml traces) pass through unchanged.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -190,6 +191,31 @@ static void free_rewriter(struct rewriter *rw)
     mts_dwarf_free(rw->dwarf);
 }
 
+/* Is the file (dev, ino) open in process pid? 1 yes, 0 no, -1 cannot tell
+ * (the process exists but its descriptors cannot be read). */
+static int open_in(pid_t pid, dev_t dev, ino_t ino)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(dir, sizeof dir, "/proc/%d", (int)pid);
+        return access(dir, F_OK) == 0 ? -1 : 0;
+    }
+    struct dirent *e;
+    int found = 0;
+    while (!found && (e = readdir(d)) != NULL) {
+        char p[64 + sizeof e->d_name];
+        struct stat st;
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(p, sizeof p, "/proc/%d/fd/%s", (int)pid, e->d_name);
+        found = stat(p, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+    }
+    closedir(d);
+    return found;
+}
+
 static int fail(char **error, const char *fmt, ...)
 {
     if (error) {
@@ -305,6 +331,21 @@ int mt_symbolize_file(const char *path, const mt_symbolize_options *opts,
         int rc = fail(error, "%s", rerr ? rerr : "cannot read the trace");
         free(rerr);
         return rc;
+    }
+    /* Renaming over a trace that its process still writes would lose what
+     * it writes next (into the replaced file). */
+    const mt_trace_info *ti = mt_reader_info(rw.r);
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    if (ti->pid > 0 && ti->pid < (uint64_t)INT_MAX && ti->host_name &&
+        strcmp(ti->host_name, host) == 0 && (pid_t)ti->pid != getpid()) {
+        int busy = open_in((pid_t)ti->pid, st.st_dev, st.st_ino);
+        if (busy != 0) {
+            mt_reader_close(rw.r);
+            return fail(error, "%s: %s by process %d; symbolize it after that process has "
+                        "ended", path, busy > 0 ? "still being written" : "may still be written",
+                        (int)ti->pid);
+        }
     }
     rw.dwarf = mts_dwarf_new();
     if (!rw.dwarf) {

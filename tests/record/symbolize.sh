@@ -94,6 +94,20 @@ chmod 640 "$T/raw-copy.ctf"
 "$MT_BIN" symbolize -q "$T/raw-copy.ctf" || fail "symbolize -q"
 check "rewritten trace keeps its permissions" test "$(stat -c %a "$T/raw-copy.ctf")" = 640
 
+# A trace still being written is left alone (renaming over it would lose
+# what its process writes next).
+env -u MEMTRACE_ROOT LD_PRELOAD="$LIB" MEMTRACE="$T/live.ctf" MEMTRACE_RATE=0.001 MEMTRACE_FLUSH_MS=20 \
+    "$PROGS/faults" sleep >"$T/live.out" 2>&1 &
+pid=$!
+i=0; while [ $i -lt 50 ] && ! grep -q ready "$T/live.out"; do sleep 0.1; i=$((i + 1)); done
+sleep 0.3
+cp "$T/live.ctf" "$T/live.before"
+"$MT_BIN" symbolize "$T/live.ctf" 2>"$T/live.err"; st=$?
+kill -KILL $pid 2>/dev/null; wait $pid 2>/dev/null
+check "trace of a running process: exit 1 ($st), says so" sh -c \
+    "test $st = 1 && grep -q 'still being written by process $pid' '$T/live.err'"
+check "trace of a running process: no temporary file left" sh -c "! ls '$T'/live.ctf.symbolize-* 2>/dev/null"
+
 # A program killed with SIGKILL leaves a readable trace that symbolizes.
 env -u MEMTRACE_ROOT LD_PRELOAD="$LIB" MEMTRACE="$T/killed.ctf" MEMTRACE_RATE=0.001 MEMTRACE_FLUSH_MS=20 \
     "$PROGS/faults" sleep >/dev/null 2>&1 &
