@@ -68,6 +68,17 @@ check "changed module: exit 0 ($st), warning names it" grep -q "sites-changed ha
 "$MT_BIN" dump "$T/changed.ctf" >"$T/changed.dump"
 check "changed module: frames stay module+0xoffset" grep -Eq ' sites-changed\+0x[0-9a-f]+$' "$T/changed.dump"
 
+# An inline chain too long for one location event (24 inlined templates,
+# ~6 KB of names) keeps its outermost function and its innermost function
+# and line, instead of becoming "??".
+preload "$T/chain.ctf" $rate "$PROGS/inline_chain" >/dev/null || fail "inline_chain ran"
+"$MT_BIN" dump "$T/chain.ctf" | awk '/^ev .* alloc/ { n++ } n == 1 && $1 == "bt" && $2 == 1' >"$T/chain.bt"
+check "long inline chain: innermost location is the malloc line of Level<0, ...>::go" \
+    sh -c "tail -n 1 '$T/chain.bt' | grep -Eq 'inline_chain\.cc:22:0-0 Level<0, std::map<'"
+check "long inline chain: outermost location is deep_alloc" \
+    sh -c "head -n 1 '$T/chain.bt' | grep -q 'inline_chain\.cc:26:0-0 deep_alloc(unsigned long)'"
+check "long inline chain: no unknown frame" sh -c "! '$MT_BIN' dump '$T/chain.ctf' | grep -q '<unknown>'"
+
 # Traces without raw frames (OCaml's, already symbolized) are left alone.
 cp "$MT_FIXTURES/prodcons.ctf" "$T/ocaml.ctf"
 "$MT_BIN" symbolize "$T/ocaml.ctf" 2>"$T/ocaml.err"; st=$?
