@@ -359,7 +359,22 @@ int mt_symbolize_file(const char *path, const mt_symbolize_options *opts,
         free_rewriter(&rw);
         return fail(error, "%s: path too long", path);
     }
-    int fd = mkostemp(tmp, O_CLOEXEC);
+    /* An unnamed file (O_TMPFILE) in the trace's directory, given a name only
+     * to be renamed over the trace: a symbolizer killed midway leaves
+     * nothing behind. Where the file system cannot, a named one. */
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[slash == dir] = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    int anon = 1, linked = 0;
+    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        anon = 0;
+        fd = mkostemp(tmp, O_CLOEXEC);
+    }
     if (fd < 0) {
         int e = errno;
         mt_reader_close(rw.r);
@@ -403,6 +418,21 @@ int mt_symbolize_file(const char *path, const mt_symbolize_options *opts,
         rc = 0;   /* nothing to do: the original stays, untouched */
         goto out;
     }
+    if (anon) {
+        char proc[64];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+        for (int i = 0; i < 100 && !linked; i++) {
+            snprintf(tmp, sizeof tmp, "%s.symbolize-%d-%d", path, (int)getpid(), i);
+            if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0)
+                linked = 1;
+            else if (errno != EEXIST)
+                break;
+        }
+        if (!linked) {
+            fail(error, "%s: cannot create a file beside it: %s", path, strerror(errno));
+            goto out;
+        }
+    }
     if (fchmod(fd, st.st_mode & 07777) != 0 || rename(tmp, path) != 0) {
         fail(error, "%s: cannot replace it: %s", path, strerror(errno));
         goto out;
@@ -413,7 +443,7 @@ out:
     if (w)
         mt_writer_close(w);
     close(fd);
-    if (!rw.st.rewritten)
+    if (!rw.st.rewritten && (!anon || linked))
         unlink(tmp);
     free(sink);
     mt_reader_close(rw.r);

@@ -110,7 +110,7 @@ check "rewritten trace keeps its permissions" test "$(stat -c %a "$T/raw-copy.ct
 env -u MEMTRACE_ROOT LD_PRELOAD="$LIB" MEMTRACE="$T/live.ctf" MEMTRACE_RATE=0.001 MEMTRACE_FLUSH_MS=20 \
     "$PROGS/faults" sleep >"$T/live.out" 2>&1 &
 pid=$!
-i=0; while [ $i -lt 50 ] && ! grep -q ready "$T/live.out"; do sleep 0.1; i=$((i + 1)); done
+i=0; while [ $i -lt 50 ] && ! grep -q ready "$T/live.out" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
 sleep 0.3
 cp "$T/live.ctf" "$T/live.before"
 "$MT_BIN" symbolize "$T/live.ctf" 2>"$T/live.err"; st=$?
@@ -118,6 +118,15 @@ kill -KILL $pid 2>/dev/null; wait $pid 2>/dev/null
 check "trace of a running process: exit 1 ($st), says so" sh -c \
     "test $st = 1 && grep -q 'still being written by process $pid' '$T/live.err'"
 check "trace of a running process: no temporary file left" sh -c "! ls '$T'/live.ctf.symbolize-* 2>/dev/null"
+
+# A symbolizer killed midway leaves the trace readable and no file behind.
+preload_raw "$T/big.ctf" 0.01 "$PROGS/cxx" >/dev/null || fail "cxx ran"
+for d in 0.02 0.04 0.06 0.08 0.1 0.13 0.16 0.2 0.3; do
+    cp "$T/big.ctf" "$T/killed-sym.ctf"
+    timeout -s KILL $d "$MT_BIN" symbolize -q "$T/killed-sym.ctf" 2>/dev/null
+    "$MT_BIN" info "$T/killed-sym.ctf" >/dev/null 2>&1 || fail "symbolize killed after $d s: trace unreadable"
+done
+check "symbolize killed midway: no temporary file left" sh -c "! ls '$T'/killed-sym.ctf.symbolize-* 2>/dev/null"
 
 # A program killed with SIGKILL leaves a readable trace that symbolizes.
 env -u MEMTRACE_ROOT LD_PRELOAD="$LIB" MEMTRACE="$T/killed.ctf" MEMTRACE_RATE=0.001 MEMTRACE_FLUSH_MS=20 \
