@@ -12,6 +12,7 @@
 #   lib/trace    the trace codec (reader, writer)
 #   lib/analyze  the model built from a trace, filters, estimates
 #   lib/present  reports: tables, JSON, folded stacks, pprof, SVG plots
+#   lib/symbolize  names for the raw frames of recorded traces (libdw), for the CLI
 # programs/ holds the CLI, viewer/ the web viewer (server and page).
 
 PREFIX ?= /usr/local
@@ -34,6 +35,7 @@ TRACE_SRC   := $(wildcard lib/trace/*.c)
 RECORD_SRC  := $(wildcard lib/record/*.c)
 ANALYZE_SRC := $(wildcard lib/analyze/*.c)
 PRESENT_SRC := $(wildcard lib/present/*.c)
+SYMBOLIZE_SRC := $(wildcard lib/symbolize/*.c)
 VIEWER_SRC  := $(wildcard viewer/*.c)
 CLI_SRC     := $(wildcard programs/*.c)
 
@@ -42,6 +44,7 @@ TRACE_OBJ   := $(call obj,$(TRACE_SRC))
 RECORD_OBJ  := $(call obj,$(RECORD_SRC))
 ANALYZE_OBJ := $(call obj,$(ANALYZE_SRC))
 PRESENT_OBJ := $(call obj,$(PRESENT_SRC))
+SYMBOLIZE_OBJ := $(call obj,$(SYMBOLIZE_SRC))
 VIEWER_OBJ  := $(call obj,$(VIEWER_SRC))
 CLI_OBJ     := $(call obj,$(CLI_SRC))
 
@@ -51,20 +54,22 @@ VIEWER_GEN_C   := $(BUILD)/gen/viewer_assets.c
 VIEWER_GEN_OBJ := $(BUILD)/gen/viewer_assets.o
 
 # Libraries each layer links against.
-RECORD_LIBS  := -ldw -lelf -lpthread -ldl -lm
+RECORD_LIBS  := -lpthread -ldl
 ANALYZE_LIBS := -lpcre2-8 -lz -lm
-CLI_LIBS     := -lmicrohttpd -lpcre2-8 -lz -lm -lpthread
+CLI_LIBS     := -lmicrohttpd -lpcre2-8 -ldw -lelf -lz -lm -lpthread -ldl
+# libdw is for the symbolizer (lib/symbolize), which only the CLI links.
 
 LIB_TRACE_A   := $(BUILD)/libmemtrace-trace.a
 LIB_A         := $(BUILD)/libmemtrace.a
 LIB_SO        := $(BUILD)/libmemtrace.so
 LIB_ANALYZE_A := $(BUILD)/libmemtrace-analyze.a
 LIB_ANALYZE_SO := $(BUILD)/libmemtrace-analyze.so
+LIB_SYMBOLIZE_A := $(BUILD)/libmemtrace-symbolize.a
 CLI           := $(BUILD)/memtrace
 
 .PHONY: all cli libs examples test demo bench fuzz install clean deps-build deps-test deps-bench tests-build
 all: libs cli examples
-libs: $(LIB_SO) $(LIB_A) $(LIB_TRACE_A) $(LIB_ANALYZE_A) $(LIB_ANALYZE_SO)
+libs: $(LIB_SO) $(LIB_A) $(LIB_TRACE_A) $(LIB_ANALYZE_A) $(LIB_ANALYZE_SO) $(LIB_SYMBOLIZE_A)
 cli: $(CLI)
 
 $(BUILD)/obj/%.o: %.c
@@ -92,9 +97,15 @@ $(LIB_ANALYZE_A): $(ANALYZE_OBJ) $(PRESENT_OBJ)
 $(LIB_ANALYZE_SO): $(ANALYZE_OBJ) $(PRESENT_OBJ) $(LIB_SO)
 	$(CC) -shared -Wl,-soname,libmemtrace-analyze.so $(LDFLAGS) -o $@ $(ANALYZE_OBJ) $(PRESENT_OBJ) -L$(BUILD) -lmemtrace $(ANALYZE_LIBS)
 
-# The CLI: codec + analysis + reports + viewer, statically; never the recorder.
-$(CLI): $(CLI_OBJ) $(VIEWER_OBJ) $(VIEWER_GEN_OBJ) $(LIB_ANALYZE_A) $(LIB_TRACE_A)
-	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(VIEWER_OBJ) $(VIEWER_GEN_OBJ) $(LIB_ANALYZE_A) $(LIB_TRACE_A) $(CLI_LIBS)
+# The symbolizer of recorded traces (libdw): linked into the CLI only, never
+# into a profiled program.
+$(LIB_SYMBOLIZE_A): $(SYMBOLIZE_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+# The CLI: codec + analysis + reports + viewer + symbolizer, statically; never the recorder.
+$(CLI): $(CLI_OBJ) $(VIEWER_OBJ) $(VIEWER_GEN_OBJ) $(LIB_ANALYZE_A) $(LIB_SYMBOLIZE_A) $(LIB_TRACE_A)
+	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(VIEWER_OBJ) $(VIEWER_GEN_OBJ) $(LIB_ANALYZE_A) $(LIB_SYMBOLIZE_A) $(LIB_TRACE_A) $(CLI_LIBS)
 
 $(VIEWER_GEN_C): $(VIEWER_WEB) scripts/embed-assets.sh
 	@mkdir -p $(dir $@)
@@ -146,7 +157,7 @@ $(BUILD)/obj/lib/record/interpose.o $(BUILD)/obj/lib/record/real.o: ALL_CFLAGS +
 endif
 $(TEST_RECORD_BIN): $(BUILD)/tests/%: tests/%.c $(TRACE_OBJ) $(RECORD_OBJ)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ilib -o $@ $< $(LDFLAGS) $(TRACE_OBJ) $(RECORD_OBJ) $(RECORD_LIBS)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ilib -o $@ $< $(LDFLAGS) $(TRACE_OBJ) $(RECORD_OBJ) $(RECORD_LIBS) -lm
 $(BUILD)/tests/record/progs/%: tests/record/progs/%.c $(LIB_TRACE_A)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(PROG_FLAGS) -o $@ $< $(LDFLAGS) $(LIB_TRACE_A) -lpthread -ldl -lm
@@ -217,7 +228,7 @@ install: all
 	    $(DESTDIR)$(PREFIX)/include/memtrace $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/memtrace
 	install -m 755 $(LIB_SO) $(LIB_ANALYZE_SO) $(DESTDIR)$(PREFIX)/lib/
-	install -m 644 $(LIB_A) $(LIB_ANALYZE_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 $(LIB_A) $(LIB_ANALYZE_A) $(LIB_SYMBOLIZE_A) $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/memtrace/*.h $(DESTDIR)$(PREFIX)/include/memtrace/
 	for pc in memtrace memtrace-analyze; do \
 	    sed -e 's|@PREFIX@|$(PREFIX)|g' scripts/$$pc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc; done

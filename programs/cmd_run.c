@@ -53,6 +53,7 @@ static void usage(FILE *f)
         "run is listed on stderr, largest first (pid, samples, estimated bytes\n"
         "allocated, command, file). FILE is checked before CMD starts: a directory,\n"
         "a missing directory, a symbolic link or an unwritable place exits with 2.\n"
+        "When CMD ends, every trace is symbolized (see 'memtrace symbolize --help').\n"
         "The exit status is CMD's (128+N if it was killed by signal N).\n"
         "Environment: MEMTRACE_LIB overrides the path of libmemtrace.so.\n");
 }
@@ -454,6 +455,7 @@ int cmd_run(int argc, char **argv)
     size_t ntraces = traces_of_run(file, &start, &paths);
     if (ntraces == 0 && (rc == 127 || rc == 126))
         return rc;   /* the command could not be run: said above */
+    symbolize_run_traces(paths, ntraces); /* names for the raw frames */
     summarize(file, paths, ntraces, rate);
     run_trace_files_free(paths, ntraces);
     return rc;

@@ -17,5 +17,11 @@ int cmd_folded(int argc, char **argv);
 int cmd_pprof(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_view(int argc, char **argv);
+int cmd_symbolize(int argc, char **argv);
+
+#include <time.h>
+/* The symbolization step of `memtrace run` (cmd_symbolize.c): symbolizes FILE
+ * and every FILE.<pid> written since start; 0 when all went well. */
+int symbolize_run_traces(char **paths, size_t n);
 
 #endif

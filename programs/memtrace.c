@@ -24,6 +24,7 @@ static const struct command commands[] = {
     {"info", cmd_info, "trace header fields and event counts"},
     {"dump", cmd_dump, "print every event in the reference text format"},
     {"recode", cmd_recode, "decode and re-encode a trace"},
+    {"symbolize", cmd_symbolize, "name the raw frames of traces recorded with LD_PRELOAD"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -8,6 +8,26 @@
 
 #include "report.h"
 #include "run_traces.h"
+#include "../lib/trace/rawframe.h"
+
+/* A trace recorded under bare LD_PRELOAD names its frames module+0xoffset
+ * until `memtrace symbolize` runs: say so when no frame has a name yet. */
+static void hint_unsymbolized(const char *cmd, const char *path, const mt_model *m)
+{
+    size_t raw = 0, named = 0;
+    const mt_func *fn = mt_model_funcs(m);
+    for (size_t i = 0; i < mt_model_n_funcs(m); i++) {
+        uint64_t off;
+        if (mt_raw_parse(fn[i].filename, fn[i].name, 0, &off))
+            raw++;
+        else if (fn[i].filename[0])
+            named++;
+    }
+    if (raw > 0 && named == 0)
+        fprintf(stderr, "memtrace %s: note: %s is not symbolized (frames read module+0xoffset); "
+                "run 'memtrace symbolize %s' on the machine where it was recorded\n",
+                cmd, path, path);
+}
 
 int report_usage(const char *cmd)
 {
@@ -163,6 +183,7 @@ int report_open(const char *cmd, const char *path, const char *filter, mt_timede
     }
     if (mt_model_n_allocs(*m) == 0)
         explain_empty(cmd, path, *m);
+    hint_unsymbolized(cmd, path, *m);
     *s = mt_select_sites(*m, *f, live_at, p, &err);
     while (*s && p && mo.max_depth && !mt_selection_sites_complete(*s, p, mo.max_depth)) {
         /* a plumbing run reaches the cut: load deeper stacks, then whole ones */

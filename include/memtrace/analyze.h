@@ -71,8 +71,10 @@ typedef uint32_t mt_frame_id;  /* index into mt_model_frames() */
 typedef uint32_t mt_node_id;   /* index into a stack trie; 0 is the root (empty stack) */
 
 /* A function: what a frame's name and file resolve to. Identical
- * (name, filename) pairs share one id. Frames with no debug information
- * get a function named after their code ("0x55d0c0de1234") and filename "". */
+ * (name, filename) pairs share one id. Codes the trace does not describe
+ * get a function named after their code ("0x55d0c0de1234") and filename "";
+ * raw frames of a trace not yet symbolized are named "module+0xoffset" with
+ * the module's path as filename (docs/format.md). */
 typedef struct mt_func {
     const char *name;
     const char *filename;

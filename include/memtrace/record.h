@@ -17,8 +17,9 @@
  *
  *  2. The tracer: a tracker that writes a memtrace trace (format v2,
  *     word_size 8 so lengths are bytes, source External) from a background
- *     thread, symbolizing return addresses with libdw off the allocation
- *     path.
+ *     thread, describing return addresses as raw module-relative frames
+ *     ("module+0xoffset") off the allocation path; `memtrace symbolize`
+ *     (<memtrace/symbolize.h>) names them later, outside the process.
  *
  * Everything here lives in libmemtrace.so / libmemtrace.a. The library
  * replaces malloc, calloc, realloc, reallocarray, free, posix_memalign,

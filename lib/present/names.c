@@ -29,7 +29,10 @@ void mt_format_frame_as(char *buf, size_t cap, const mt_model *m, mt_frame_id f,
         memcpy(buf + n, " (", 3);
         n += 2;
         n += mt_text_escape(buf + n, cap - n, fn->filename);
-        snprintf(buf + n, cap - n, ":%u)", fr->line);
+        if (fr->line)
+            snprintf(buf + n, cap - n, ":%u)", fr->line);
+        else /* no line known (a module+0xoffset frame): none invented */
+            snprintf(buf + n, cap - n, ")");
     }
 }
 

@@ -1,55 +1,66 @@
 /*
- * symbolize.c - return address -> locations, with libdw (elfutils).
+ * symbolize.c - return address -> raw frame "module+0xoffset" (rawframe.h),
+ * in the writer thread.
  *
- * For an address in a module with DWARF: the line table gives file:line of
- * the innermost location; the scope DIEs around the address give the
- * function, and each DW_TAG_inlined_subroutine on the way out adds the
- * location of its call site in the enclosing function. Function names are
- * linkage names demangled with the C++ runtime's __cxa_demangle when the
- * process has one, else the DWARF name.
- * Without DWARF: the ELF symbol (demangled) with the module as file name,
- * or "module+0xoffset" when there is no symbol either.
+ * The profiled process only learns which loaded module holds an address:
+ * a table of the modules' executable segments, built from dl_iterate_phdr
+ * and sorted by address, searched by bisection. It is rebuilt when the
+ * loader's count of loads and unloads changed or an address falls outside
+ * every segment. Nothing is read from disk but a module's size (stat) when
+ * it has no build-id, and its real path; no debug information is loaded,
+ * so the program's link map, memory and descriptors stay its own. Function
+ * names, files, lines and inlined frames come later, outside the process
+ * (`memtrace symbolize`, lib/symbolize/).
  *
- * Return addresses point after the call instruction: lookups use addr - 1.
  * Results are cached per address (the writer asks again whenever a code
  * falls out of its backtrace cache).
  */
 #include <dlfcn.h>
+#include <elf.h>
+#include <limits.h>
 #include <link.h>
-#include <elfutils/libdw.h>
-#include <elfutils/libdwfl.h>
-#include <dwarf.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "../trace/rawframe.h"
 #include "symbolize.h"
 
-#define MAX_INLINE 64
+struct module {
+    char *path;          /* absolute */
+    const char *base;    /* its last component */
+    uintptr_t bias;      /* load bias (dlpi_addr) */
+    uint32_t fp;         /* fingerprint, 0 = unknown */
+};
+
+struct segment {
+    uintptr_t lo, hi;    /* executable PT_LOAD, [lo, hi) */
+    size_t module;
+};
 
 struct entry {
     mt_location_code code;   /* 0 = empty slot */
-    mt_location *locs;
-    size_t n;
+    mt_location loc;
     int known;
 };
 
 struct mtr_symbolizer {
-    Dwfl *dwfl;
-    Dwfl_Callbacks cb;
-    char *debuginfo_path;
+    struct module *mods;
+    size_t nmods, capmods;
+    struct segment *segs;
+    size_t nsegs, capsegs;
+    char **paths;                /* interned module paths */
+    size_t npaths, cappaths;
+    unsigned long long loads;    /* dlpi_adds + dlpi_subs at the last scan */
     struct entry *table;
     size_t cap, used;
-    struct timespec last_report;
-    unsigned long long loads;      /* dlpi_adds + dlpi_subs at the last report */
-    char *(*demangle)(const char *, char *, size_t *, int *);
-    int demangle_tried;
 };
 
-/* How many times objects were loaded or unloaded so far (glibc counts). */
+/* ------------------------------------------------------------ modules */
+
 static int count_loads(struct dl_phdr_info *info, size_t size, void *data)
 {
     if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
@@ -64,13 +75,143 @@ static unsigned long long loads_now(void)
     return n;
 }
 
-static void report(mtr_symbolizer *s)
+/* The GNU build-id of a loaded module, from its PT_NOTE segments in memory. */
+static size_t build_id(const struct dl_phdr_info *info, const unsigned char **out)
+{
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE)
+            continue;
+        const unsigned char *p = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+        const unsigned char *end = p + ph->p_memsz;
+        while (p + sizeof(ElfW(Nhdr)) <= end) {
+            const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+            size_t nsz = (nh->n_namesz + 3) & ~(size_t)3;
+            size_t dsz = (nh->n_descsz + 3) & ~(size_t)3;
+            const unsigned char *name = p + sizeof *nh;
+            if (name + nsz + dsz > end)
+                break;
+            if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+                memcmp(name, "GNU", 4) == 0 && nh->n_descsz > 0) {
+                *out = name + nsz;
+                return nh->n_descsz;
+            }
+            p = name + nsz + dsz;
+        }
+    }
+    return 0;
+}
+
+static char *intern(mtr_symbolizer *s, const char *path)
+{
+    for (size_t i = 0; i < s->npaths; i++)
+        if (strcmp(s->paths[i], path) == 0)
+            return s->paths[i];
+    if (s->npaths == s->cappaths) {
+        size_t nc = s->cappaths ? 2 * s->cappaths : 64;
+        char **p = realloc(s->paths, nc * sizeof *p);
+        if (!p)
+            return NULL;
+        s->paths = p;
+        s->cappaths = nc;
+    }
+    char *c = strdup(path);
+    if (c)
+        s->paths[s->npaths++] = c;
+    return c;
+}
+
+static int add_module(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    mtr_symbolizer *s = data;
+    char path[PATH_MAX];
+    const char *name = info->dlpi_name;
+    if (!name || !*name) {
+        /* The executable (the first object listed) or the vDSO without a name. */
+        if (s->nmods != 0)
+            return 0;
+        ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+        if (n <= 0)
+            return 0;
+        path[n] = '\0';
+    } else if (!realpath(name, path)) {
+        snprintf(path, sizeof path, "%s", name);
+    }
+    if (path[0] != '/')
+        return 0;   /* "linux-vdso.so.1": no file to read later */
+    if (s->nmods == s->capmods) {
+        size_t nc = s->capmods ? 2 * s->capmods : 64;
+        struct module *m = realloc(s->mods, nc * sizeof *m);
+        if (!m)
+            return 1;
+        s->mods = m;
+        s->capmods = nc;
+    }
+    struct module *m = &s->mods[s->nmods];
+    m->path = intern(s, path);
+    if (!m->path)
+        return 1;
+    m->base = strrchr(m->path, '/') + 1;
+    m->bias = info->dlpi_addr;
+    const unsigned char *id = NULL;
+    size_t idlen = build_id(info, &id);
+    struct stat st;
+    if (idlen)
+        m->fp = mt_raw_fingerprint(id, idlen, 0);
+    else
+        m->fp = stat(m->path, &st) == 0 ? mt_raw_fingerprint(NULL, 0, (uint64_t)st.st_size) : 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        if (s->nsegs == s->capsegs) {
+            size_t nc = s->capsegs ? 2 * s->capsegs : 64;
+            struct segment *g = realloc(s->segs, nc * sizeof *g);
+            if (!g)
+                return 1;
+            s->segs = g;
+            s->capsegs = nc;
+        }
+        s->segs[s->nsegs++] = (struct segment){ info->dlpi_addr + ph->p_vaddr,
+                                                info->dlpi_addr + ph->p_vaddr + ph->p_memsz,
+                                                s->nmods };
+    }
+    s->nmods++;
+    return 0;
+}
+
+static int by_lo(const void *a, const void *b)
+{
+    const struct segment *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Rebuilds the tables. Paths are interned for the symbolizer's lifetime:
+ * cached locations point at them, and a library loaded again and again
+ * costs one string. */
+static void scan(mtr_symbolizer *s)
 {
     s->loads = loads_now();
-    dwfl_report_begin(s->dwfl);
-    dwfl_linux_proc_report(s->dwfl, getpid());
-    dwfl_report_end(s->dwfl, NULL, NULL);
-    clock_gettime(CLOCK_MONOTONIC, &s->last_report);
+    s->nmods = 0;
+    s->nsegs = 0;
+    dl_iterate_phdr(add_module, s);
+    qsort(s->segs, s->nsegs, sizeof *s->segs, by_lo);
+}
+
+static const struct module *find(mtr_symbolizer *s, uintptr_t pc)
+{
+    size_t lo = 0, hi = s->nsegs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->segs[mid].lo <= pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || pc >= s->segs[lo - 1].hi)
+        return NULL;
+    return &s->mods[s->segs[lo - 1].module];
 }
 
 mtr_symbolizer *mtr_sym_new(void)
@@ -78,172 +219,11 @@ mtr_symbolizer *mtr_sym_new(void)
     mtr_symbolizer *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
-    s->cb.find_elf = dwfl_linux_proc_find_elf;
-    s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
-    s->cb.debuginfo_path = &s->debuginfo_path;
-    s->dwfl = dwfl_begin(&s->cb);
-    if (!s->dwfl) {
-        free(s);
-        return NULL;
-    }
-    report(s);
-    s->demangle = (char *(*)(const char *, char *, size_t *, int *))
-        dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    scan(s);
     return s;
 }
 
-static char *name_of(mtr_symbolizer *s, const char *raw)
-{
-    if (!raw)
-        return strdup("??");
-    if (raw[0] == '_' && raw[1] == 'Z') {
-        if (!s->demangle && !s->demangle_tried) {
-            /* A C program that dlopen'ed C++ code: find the runtime. */
-            s->demangle_tried = 1;
-            void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-            if (h)
-                s->demangle = (char *(*)(const char *, char *, size_t *, int *))
-                    dlsym(h, "__cxa_demangle");
-        }
-        if (s->demangle) {
-            int status = -1;
-            char *d = s->demangle(raw, NULL, NULL, &status);
-            if (d && status == 0)
-                return d;
-            free(d);
-        }
-    }
-    return strdup(raw);
-}
-
-static const char *die_name(Dwarf_Die *die)
-{
-    Dwarf_Attribute a;
-    const char *n = NULL;
-    if (dwarf_attr_integrate(die, DW_AT_linkage_name, &a) ||
-        dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a))
-        n = dwarf_formstring(&a);
-    return n ? n : dwarf_diename(die);
-}
-
-static int is_function(Dwarf_Die *die)
-{
-    int tag = dwarf_tag(die);
-    return tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
-           tag == DW_TAG_entry_point;
-}
-
-/* File name of the call site of an inlined subroutine. */
-static const char *call_file(Dwarf_Die *die)
-{
-    Dwarf_Attribute a;
-    Dwarf_Word idx;
-    Dwarf_Die cu;
-    Dwarf_Files *files;
-    size_t nfiles;
-    if (!dwarf_attr(die, DW_AT_call_file, &a) || dwarf_formudata(&a, &idx) != 0)
-        return NULL;
-    if (!dwarf_diecu(die, &cu, NULL, NULL) || dwarf_getsrcfiles(&cu, &files, &nfiles) != 0 ||
-        idx >= nfiles)
-        return NULL;
-    return dwarf_filesrc(files, idx, NULL, NULL);
-}
-
-static int call_line(Dwarf_Die *die)
-{
-    Dwarf_Attribute a;
-    Dwarf_Word line;
-    if (!dwarf_attr(die, DW_AT_call_line, &a) || dwarf_formudata(&a, &line) != 0)
-        return 0;
-    return (int)line;
-}
-
-static void add(mtr_symbolizer *s, mt_location *out, size_t *n, const char *file, int line,
-                const char *fn)
-{
-    if (*n >= MAX_INLINE)
-        return;
-    out[*n].filename = strdup(file ? file : "??");
-    out[*n].defname = name_of(s, fn);
-    out[*n].line = line > 0 ? (uint32_t)line : 0;
-    out[*n].start_char = 0;
-    out[*n].end_char = 0;
-    (*n)++;
-}
-
-/* Locations for pc (already minus 1), innermost first; returns count. */
-static size_t lookup(mtr_symbolizer *s, Dwarf_Addr pc, mt_location *out)
-{
-    size_t n = 0;
-    Dwfl_Module *mod = dwfl_addrmodule(s->dwfl, pc);
-    if (!mod) {
-        /* A library loaded since the last look at the process's mappings? */
-        struct timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (loads_now() != s->loads || now.tv_sec - s->last_report.tv_sec >= 2) {
-            report(s);
-            mod = dwfl_addrmodule(s->dwfl, pc);
-        }
-        if (!mod)
-            return 0;
-    }
-    const char *file = NULL;
-    int line = 0;
-    Dwfl_Line *l = dwfl_module_getsrc(mod, pc);
-    if (l)
-        file = dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL);
-
-    Dwarf_Addr bias;
-    Dwarf_Die *cu = dwfl_module_addrdie(mod, pc, &bias);
-    Dwarf_Die *scopes = NULL;
-    int ns = cu ? dwarf_getscopes(cu, pc - bias, &scopes) : 0;
-    int fi = -1;
-    for (int i = 0; i < ns; i++)
-        if (is_function(&scopes[i])) {
-            fi = i;
-            break;
-        }
-    if (fi >= 0 && dwarf_tag(&scopes[fi]) == DW_TAG_inlined_subroutine) {
-        Dwarf_Die *chain = NULL;
-        int nc = dwarf_getscopes_die(&scopes[fi], &chain);
-        for (int j = 0; j < nc; j++) {
-            if (!is_function(&chain[j]))
-                continue;
-            add(s, out, &n, file, line, die_name(&chain[j]));
-            if (dwarf_tag(&chain[j]) != DW_TAG_inlined_subroutine)
-                break;
-            file = call_file(&chain[j]);
-            line = call_line(&chain[j]);
-        }
-        free(chain);
-    } else if (fi >= 0) {
-        add(s, out, &n, file, line, die_name(&scopes[fi]));
-    }
-    free(scopes);
-    if (n > 0)
-        return n;
-
-    /* No DWARF function: the symbol table. */
-    Dwarf_Addr start = 0;
-    const char *modname = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
-    GElf_Off off;
-    GElf_Sym sym;
-    const char *symname = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL, NULL);
-    if (!modname)
-        modname = "??";
-    if (file) {
-        add(s, out, &n, file, line, symname);
-    } else if (symname) {
-        add(s, out, &n, modname, 0, symname);
-    } else {
-        const char *base = strrchr(modname, '/');
-        char buf[512];
-        snprintf(buf, sizeof buf, "%s+0x%llx", base ? base + 1 : modname,
-                 (unsigned long long)(pc + 1 - start));
-        add(s, out, &n, modname, 0, buf);
-    }
-    return n;
-}
+/* ------------------------------------------------------------ cache */
 
 static struct entry *slot(mtr_symbolizer *s, mt_location_code code)
 {
@@ -270,6 +250,29 @@ static int grow(mtr_symbolizer *s)
     return 0;
 }
 
+static int describe(mtr_symbolizer *s, uintptr_t pc, mt_location *loc)
+{
+    /* The call instruction lies before the return address: look up pc - 1
+     * (a call at the very end of a segment returns just past it). */
+    const struct module *m = find(s, pc - 1);
+    if (!m && loads_now() != s->loads) {
+        scan(s);   /* a library loaded or unloaded since the last scan */
+        m = find(s, pc - 1);
+    }
+    if (!m)
+        return -1;
+    char buf[PATH_MAX + 32];
+    snprintf(buf, sizeof buf, "%s+0x%llx", m->base, (unsigned long long)(pc - m->bias));
+    char *name = strdup(buf);
+    if (!name)
+        return -1;
+    loc->filename = m->path;
+    loc->defname = name;
+    loc->line = 0;
+    mt_raw_fingerprint_split(m->fp, &loc->start_char, &loc->end_char);
+    return 0;
+}
+
 int mtr_sym_resolve(void *ctx, mt_location_code code, const mt_location **locs, size_t *n)
 {
     mtr_symbolizer *s = ctx;
@@ -279,27 +282,13 @@ int mtr_sym_resolve(void *ctx, mt_location_code code, const mt_location **locs, 
         return -1;
     struct entry *e = slot(s, code);
     if (!e->code) {
-        mt_location tmp[MAX_INLINE];
-        size_t k = lookup(s, (Dwarf_Addr)code - 1, tmp);
         e->code = code;
-        e->n = k;
-        e->known = k > 0;
-        e->locs = NULL;
-        if (k) {
-            e->locs = malloc(k * sizeof *e->locs);
-            if (!e->locs) {
-                e->n = 0;
-                e->known = 0;
-            } else {
-                for (size_t i = 0; i < k; i++)   /* outermost first */
-                    e->locs[i] = tmp[k - 1 - i];
-            }
-        }
+        e->known = describe(s, (uintptr_t)code, &e->loc) == 0;
         s->used++;
     }
     if (!e->known)
         return -1;
-    *locs = e->locs;
-    *n = e->n;
+    *locs = &e->loc;
+    *n = 1;
     return 0;
 }

@@ -1,7 +1,13 @@
 /*
- * symbolize.h - turning return addresses of the running process into
- * source locations with libdw, for the trace writer's location resolver.
- * Runs only in the tracer's writer context, never in an allocation path.
+ * symbolize.h - turning return addresses of the running process into raw,
+ * module-relative frames for the trace writer's location resolver: the
+ * module's path as file name, "module+0xoffset" as function name, no line,
+ * and an 18-bit fingerprint of the module (build-id, else file size) in the
+ * location's character columns. `memtrace symbolize` (lib/symbolize/) later
+ * turns them into functions, files, lines and inlined frames, outside the
+ * profiled process. Runs only in the tracer's writer context, never in an
+ * allocation path; uses nothing but the C library and the dynamic loader's
+ * dl_iterate_phdr.
  */
 #ifndef MT_RECORD_SYMBOLIZE_H
 #define MT_RECORD_SYMBOLIZE_H
@@ -13,7 +19,7 @@ typedef struct mtr_symbolizer mtr_symbolizer;
 
 MT_HIDDEN mtr_symbolizer *mtr_sym_new(void);
 /* An mt_location_resolver: ctx is the symbolizer, code a return address.
- * Locations are listed outermost first (inlined frames). */
+ * Gives one raw location, or -1 for an address outside every module. */
 MT_HIDDEN int mtr_sym_resolve(void *ctx, mt_location_code code,
                              const mt_location **locs, size_t *n);
 

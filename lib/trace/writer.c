@@ -35,6 +35,7 @@
 #define VERIFY_STEP 5413
 #define MAX_LOCS_PER_CODE 255
 #define MAX_LOC_EVENT 4096
+#define SHORT_NAME_MAX 1000           /* bytes of a name cut to fit an event */
 
 struct mt_writer {
     int fd;
@@ -61,6 +62,10 @@ struct mt_writer {
                                  * exceeds this: 0 when another rule says "cut"
                                  * (see begin_event) */
     unsigned verify_ix;
+
+    /* A chain of locations shortened to fit one location event. */
+    mt_location short_locs[MAX_LOCS_PER_CODE];
+    char short_str[4][SHORT_NAME_MAX + 4];
 
     /* Backtrace cache: one 16-byte slot per bucket, so that a probe brings
      * the code, its date and its prediction in one cache line. */
@@ -182,6 +187,70 @@ static uint32_t clamp(uint32_t v, uint32_t max)
     return v > max ? max : v;
 }
 
+static size_t loc_size(const mt_location *l)
+{
+    return 6 + strlen(l->filename ? l->filename : "") + 1 +
+           strlen(l->defname ? l->defname : "") + 1;
+}
+
+/* s cut to SHORT_NAME_MAX bytes (not inside a UTF-8 sequence) + "...". */
+static const char *cut_name(char *buf, const char *s)
+{
+    if (!s || strlen(s) <= SHORT_NAME_MAX)
+        return s;
+    size_t k = SHORT_NAME_MAX - 3;
+    while (k > 0 && ((unsigned char)s[k] & 0xC0) == 0x80)
+        k--;
+    memcpy(buf, s, k);
+    memcpy(buf + k, "...", 4);
+    return buf;
+}
+
+/* A chain (outermost first) that does not fit one location event (255
+ * locations, MAX_LOC_EVENT bytes) keeps its outermost location (the
+ * function the code lies in, which links it to its caller) and as many of
+ * the innermost ones as fit (the allocation's own function and line);
+ * inlined frames in between are dropped, and names longer than
+ * SHORT_NAME_MAX are cut when even two do not fit. memtrace's own writer
+ * gives such codes a single "??" location instead. Returns the count and
+ * points *locs at the chain to write. */
+static size_t fit_chain(mt_writer *w, const mt_location **locs, size_t n)
+{
+    const mt_location *in = *locs;
+    size_t total = 9;
+    for (size_t i = 0; i < n && total <= MAX_LOC_EVENT; i++)
+        total += loc_size(&in[i]);
+    if (n <= MAX_LOCS_PER_CODE && total <= MAX_LOC_EVENT)
+        return n;
+    mt_location *out = w->short_locs;
+    size_t used = 9 + loc_size(&in[n - 1]) + (n > 1 ? loc_size(&in[0]) : 0);
+    if (used > MAX_LOC_EVENT) {
+        /* Names too long even for the two ends: cut them. */
+        out[0] = in[0];
+        out[0].filename = cut_name(w->short_str[0], in[0].filename);
+        out[0].defname = cut_name(w->short_str[1], in[0].defname);
+        if (n == 1)
+            return *locs = out, 1;
+        out[1] = in[n - 1];
+        out[1].filename = cut_name(w->short_str[2], in[n - 1].filename);
+        out[1].defname = cut_name(w->short_str[3], in[n - 1].defname);
+        return *locs = out, 2;
+    }
+    /* Innermost locations, from the inside out, while they fit. */
+    size_t first = n - 1;   /* in[first .. n-1] are kept */
+    while (first > 1 && n - first + 1 < MAX_LOCS_PER_CODE &&
+           used + loc_size(&in[first - 1]) <= MAX_LOC_EVENT) {
+        used += loc_size(&in[first - 1]);
+        first--;
+    }
+    out[0] = in[0];
+    size_t k = 1;
+    for (size_t i = first; i < n; i++)
+        out[k++] = in[i];
+    *locs = out;
+    return k;
+}
+
 /* Appends the location event of code at p (room for MAX_LOC_EVENT + 4
  * bytes guaranteed); returns its size or 0 on failure. */
 static size_t put_location_event(mt_writer *w, uint8_t *p, mt_location_code code)
@@ -190,18 +259,8 @@ static size_t put_location_event(mt_writer *w, uint8_t *p, mt_location_code code
     size_t n = 0;
     if (!w->opts.resolve || w->opts.resolve(w->opts.resolve_ctx, code, &locs, &n) < 0 || !locs)
         n = 0;
-    size_t worst = 9;
-    for (size_t i = 0; i < n && worst <= MAX_LOC_EVENT; i++)
-        worst += 6 + strlen(locs[i].filename ? locs[i].filename : "") + 1 +
-                 strlen(locs[i].defname ? locs[i].defname : "") + 1;
-    mt_location unknown;
-    if (n > MAX_LOCS_PER_CODE || worst > MAX_LOC_EVENT) {
-        /* Too big for one event: memtrace writes a single "unknown" frame. */
-        unknown = (mt_location){.filename = "<unknown>", .defname = "??", .line = 1,
-                                .start_char = 1, .end_char = 1};
-        locs = &unknown;
-        n = 1;
-    }
+    if (n > 0)
+        n = fit_chain(w, &locs, n);
     size_t off = 0;
     mt_put32(p, event_header(MT_EV_LOCATION, w->pkt_start));
     mt_put64(p + 4, code);

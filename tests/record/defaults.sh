@@ -31,6 +31,7 @@ check "memtrace run: default rate 1/524288 in the header" \
 n=$(site_samples "$T/def.ctf")
 check "memtrace run: 2 GiB allocated gives $n samples, expected 4096 +- 320" within "$n" 4096 64
 env -u MEMTRACE_RATE LD_PRELOAD="$LIB" MEMTRACE="$T/env.ctf" "$B" 32768 65536 1 || fail "preloaded with no MEMTRACE_RATE ran"
+"$MT_BIN" symbolize -q "$T/env.ctf" || fail "memtrace symbolize env.ctf"
 check "LD_PRELOAD: default rate 1/524288 in the header" \
     sh -c "'$PROGS/summary' '$T/env.ctf' | grep -q '^INFO .* rate=1.9073486328125e-06 '"
 n=$(site_samples "$T/env.ctf")

@@ -52,6 +52,7 @@ for prog in "$NOFP" "$NOFP-fp"; do
     name=${prog##*/}
     env -u MEMTRACE_UNWIND -u MEMTRACE_ROOT LD_PRELOAD="$LIB" MEMTRACE="$T/$name-strdup.ctf" \
         MEMTRACE_RATE=$rate "$prog" strdup 20000 || fail "$name strdup ran"
+    "$MT_BIN" symbolize -q "$T/$name-strdup.ctf"
     stacks "$T/$name-strdup.ctf" >"$T/$name-strdup.st"
     p=$(share "$T/$name-strdup.st" 'main > nofp_copy_name > [^ ]*strdup$')
     check "default mode, $name: strdup's caller kept (main > nofp_copy_name > strdup in $p%)" test "$p" -ge 95

@@ -12,8 +12,16 @@ check() { # check DESCRIPTION COMMAND...
     d=$1; shift
     if "$@"; then pass "$d"; else fail "$d"; fi
 }
-# preload FILE RATE CMD... : run CMD with the recorder writing FILE.
+# preload FILE RATE CMD... : run CMD with the recorder writing FILE, then
+# symbolize FILE and FILE.* as `memtrace run` does (raw: preload_raw).
 preload() {
+    f=$1; preload_raw "$@"; st=$?
+    for t in "$f" "$f".*; do
+        [ -f "$t" ] && "$MT_BIN" symbolize -q "$t" >/dev/null 2>&1
+    done
+    return $st
+}
+preload_raw() {
     f=$1 r=$2; shift 2
     env -u MEMTRACE_ROOT LD_PRELOAD="$LIB" MEMTRACE="$f" MEMTRACE_RATE="$r" "$@"
 }

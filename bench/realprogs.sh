@@ -1,0 +1,158 @@
+#!/bin/sh
+# realprogs.sh - the recorder's cost on real programs with many distinct
+# allocation sites: gcc -O1 -c of a generated C file (~18 000 lines), a
+# Python workload (bench/py_workload.py) and a threaded C++ program
+# (bench/cxx_service.cc), each run plain, under the recorder in several
+# configurations, and under heaptrack, in interleaved rounds.
+#
+#   sh bench/realprogs.sh [BUILD]      (after make BUILD=build all)
+#   ROUNDS=3 HEAPTRACK_ROUNDS=1 PROGS="gcc python cxx" VARIANTS="..." adjust it.
+#
+# Variants:
+#   plain      the program alone
+#   never      LD_PRELOAD recorder, never sampling (--rate 1e-18): interposition
+#   pre512     LD_PRELOAD recorder at the default 512 KiB interval (raw frames,
+#              what the profiled process itself costs)
+#   run512     memtrace run at 512 KiB: the above plus `memtrace symbolize`
+#              after the program ends (the whole command)
+#   run64      memtrace run --interval 64k
+#   runfp      memtrace run --unwind fp (frame-pointer stacks)
+#   heaptrack  heaptrack 1.4 (records every allocation; its interpreter
+#              process symbolizes during the run). heaptrack profiles only
+#              the process it starts, not the programs that one runs, so
+#              for the compiler it runs on "cc1" (the compiler proper, run
+#              directly: PROGS="cc1"), not on the gcc driver.
+# PERF=1 also runs each program once under `perf record` with the recorder
+# at 512 KiB and 64 KiB and prints the share of CPU samples in the
+# recorder's own code (libmemtrace.so, libunwind): a figure that the load
+# of a shared machine does not blur the way it blurs time ratios.
+# For each: wall time, CPU time (user+sys of the whole process tree: GNU
+# time's figures for a child include every descendant it waited for, and
+# threads), peak RSS (largest process of the tree). Prints per-round
+# figures, then medians and the ratio of medians to plain, with the
+# min-max range of per-round ratios.
+set -u
+cd "$(dirname "$0")/.."
+B=${1:-build}
+ROUNDS=${ROUNDS:-3}
+HEAPTRACK_ROUNDS=${HEAPTRACK_ROUNDS:-1}
+PROGS=${PROGS:-gcc python cxx}
+VARIANTS=${VARIANTS:-plain never pre512 run512 run64 runfp heaptrack}
+W=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-realprogs.XXXXXX")
+trap 'rm -rf "$W"' EXIT
+LIB=$PWD/$B/libmemtrace.so
+MT=$PWD/$B/memtrace
+[ -x "$MT" ] && [ -f "$LIB" ] || { echo "build first: make BUILD=$B all" >&2; exit 1; }
+command -v heaptrack >/dev/null 2>&1 || VARIANTS=$(echo "$VARIANTS" | sed 's/heaptrack//')
+
+sh bench/gen_c.sh 1400 >"$W/gen.c"
+g++ -O2 -g -o "$W/cxx_service" bench/cxx_service.cc -lpthread || exit 1
+cp bench/py_workload.py "$W/"
+# The interpreter itself, not a wrapper script (pyenv shims run env and bash first).
+PY=/usr/bin/python3; [ -x $PY ] || PY=$(command -v python3)
+
+cmd_of() { # program -> command line
+    case $1 in
+        gcc) echo "gcc -O1 -c -o $W/gen.o $W/gen.c" ;;
+        cc1) echo "$(gcc -print-prog-name=cc1) -quiet -O1 $W/gen.c -o $W/gen.s" ;;
+        python) echo "$PY $W/py_workload.py 120" ;;
+        cxx) echo "$W/cxx_service 4 40000" ;;
+    esac
+}
+
+# measure PROGRAM VARIANT ROUND: appends "prog variant round wall cpu rss_kb" to $W/results
+measure() {
+    p=$1 v=$2 r=$3
+    c=$(cmd_of "$p")
+    t=$W/$p-$v.ctf
+    rm -f "$t" "$t".* "$W"/heaptrack.*
+    if [ "$v" = heaptrack ] && [ "$p" = gcc ]; then
+        return   # heaptrack would profile the driver only: see PROGS=cc1
+    fi
+    case $v in
+        plain) set -- $c ;;
+        never) set -- env LD_PRELOAD="$LIB" MEMTRACE="$t" MEMTRACE_RATE=1e-18 $c ;;
+        pre512) set -- env LD_PRELOAD="$LIB" MEMTRACE="$t" $c ;;
+        run512) set -- "$MT" run -o "$t" -- $c ;;
+        run64) set -- "$MT" run --interval 64k -o "$t" -- $c ;;
+        runfp) set -- "$MT" run --unwind fp -o "$t" -- $c ;;
+        heaptrack) set -- heaptrack -o "$W/heaptrack.$p" $c ;;
+    esac
+    /usr/bin/time -f "%e %U %S %M" -o "$W/time" "$@" >"$W/out" 2>"$W/err" </dev/null ||
+        { echo "$p $v: failed: $(tail -n 3 "$W/err")" >&2; return; }
+    read -r wall user sys rss <"$W/time"
+    cpu=$(echo "$user $sys" | awk '{ printf "%.2f", $1 + $2 }')
+    echo "$p $v $r $wall $cpu $rss" >>"$W/results"
+    printf '%-7s %-10s round %d: wall %6.2f s  cpu %6.2f s  peak rss %7d KiB\n' "$p" "$v" "$r" "$wall" "$cpu" "$rss"
+}
+
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+: >"$W/results"
+for r in $(seq 1 "$ROUNDS"); do
+    for p in $PROGS; do
+        for v in $VARIANTS; do
+            [ "$v" = heaptrack ] && [ "$r" -gt "$HEAPTRACK_ROUNDS" ] && continue
+            measure "$p" "$v" "$r"
+        done
+    done
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+if [ "${PERF:-0}" = 1 ] && command -v perf >/dev/null 2>&1; then
+    for p in $PROGS; do
+        for iv in 524288 65536; do
+            rm -f "$W/perf.ctf"
+            perf record -q -o "$W/perf.data" -- env LD_PRELOAD="$LIB" MEMTRACE="$W/perf.ctf" \
+                MEMTRACE_RATE=$(awk "BEGIN { print 1 / $iv }") $(cmd_of "$p") >/dev/null 2>&1
+            perf report -i "$W/perf.data" --no-children --sort dso,sym -g none 2>/dev/null |
+                awk -v p="$p" -v iv="$iv" '
+                    /^ +[0-9.]+%/ {
+                        sym = $0; sub(/.*\] /, "", sym); sub(/ +$/, "", sym)
+                        if ($2 ~ /^libunwind/) u += $1
+                        else if ($2 ~ /^libmemtrace/) {
+                            if (sym ~ /^(malloc|free|calloc|realloc|cfree|new_impl|delete_impl|operator new|operator delete|posix_memalign|aligned_alloc|memalign|valloc|pvalloc)/ || sym ~ /@plt$/)
+                                f += $1
+                            else
+                                r += $1
+                        }
+                    }
+                    END { printf "perf %s, interval %d: interposition fast path %.2f%%, sampling+unwinding+tracing %.2f%% (libunwind %.2f%%), of CPU samples\n", p, iv, f, r + u, u }'
+        done
+    done
+fi
+
+# Symbol quality of the last run512 trace of each program.
+for p in $PROGS; do
+    t=$W/$p-run512.ctf
+    [ -f "$t" ] || continue
+    echo "== $p: top allocation sites (memtrace top, last run512 round)"
+    "$MT" top -n 3 "$t" 2>/dev/null | sed -n '1,8p' | cut -c1-150
+done
+
+echo
+echo "| program | variant | wall (s) | CPU (s) | peak RSS (MiB) | wall ratio | CPU ratio (min-max) | RSS delta (MiB) |"
+echo "|---|---|---|---|---|---|---|---|"
+awk '
+function median(a, n,   i, j, t) {
+    for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t }
+    return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+{ k = $1 SUBSEP $2; n[k]++; W[k, n[k]] = $4; C[k, n[k]] = $5; R[k, n[k]] = $6; rd[k, n[k]] = $3
+  if (!($1 in seenp)) { seenp[$1] = 1; po[++np] = $1 }
+  if (!($2 in seenv)) { seenv[$2] = 1; vo[++nv] = $2 }
+  cpu[$1, $2, $3] = $5 }
+END {
+    for (i = 1; i <= np; i++) for (j = 1; j <= nv; j++) {
+        p = po[i]; v = vo[j]; k = p SUBSEP v; m = n[k]; if (!m) continue
+        delete a; for (x = 1; x <= m; x++) a[x] = W[k, x]; mw = median(a, m)
+        delete a; for (x = 1; x <= m; x++) a[x] = C[k, x]; mc = median(a, m)
+        delete a; for (x = 1; x <= m; x++) a[x] = R[k, x]; mr = median(a, m)
+        med[p, v, "w"] = mw; med[p, v, "c"] = mc; med[p, v, "r"] = mr
+        lo = 1e9; hi = 0
+        for (x = 1; x <= m; x++) { b = cpu[p, "plain", rd[k, x]]; if (b > 0) { q = C[k, x] / b; if (q < lo) lo = q; if (q > hi) hi = q } }
+        rng[p, v] = hi > 0 ? sprintf("%.3f-%.3f", lo, hi) : "-"
+        pw = med[p, "plain", "w"]; pc = med[p, "plain", "c"]; pr = med[p, "plain", "r"]
+        printf "| %s | %s | %.2f | %.2f | %.1f | %.3f | %.3f (%s) | %+.1f |\n", p, v, mw, mc, mr / 1024,
+            pw ? mw / pw : 0, pc ? mc / pc : 0, rng[p, v], (mr - pr) / 1024
+    }
+}' "$W/results"

@@ -1,0 +1,29 @@
+/*
+ * dwarf.h - one module's code offsets -> source locations, with libdw, for
+ * the trace rewriter (rewrite.c). Modules are opened from disk by path, once
+ * each, and checked against the fingerprint the recorder wrote.
+ */
+#ifndef MT_SYMBOLIZE_DWARF_H
+#define MT_SYMBOLIZE_DWARF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memtrace/trace.h"
+
+typedef struct mts_dwarf mts_dwarf;
+
+mts_dwarf *mts_dwarf_new(void);
+void mts_dwarf_free(mts_dwarf *d);
+
+enum { MTS_OK = 0, MTS_NO_MODULE = -1, MTS_CHANGED = -2, MTS_NO_SYMBOL = -3 };
+
+/* Locations of the return address at offset (module-relative, as in a raw
+ * frame) of the module at path, outermost first, in out (room for max);
+ * fingerprint 0 skips the check. Strings are malloc'd (the caller frees
+ * them). Returns the count, or an MTS_ code: the module cannot be read,
+ * it is not the file that was loaded, or nothing names the address. */
+int mts_dwarf_lookup(mts_dwarf *d, const char *path, uint32_t fingerprint, uint64_t offset,
+                     mt_location *out, size_t max);
+
+#endif

@@ -1,0 +1,464 @@
+/*
+ * rewrite.c - mt_symbolize_file: reads a trace, replaces its raw frames
+ * (rawframe.h) with what dwarf.c finds, and writes it again beside the
+ * original, then renames it over the original.
+ *
+ * Events are copied as they are; only location events change. The writer
+ * asks for a code's locations whenever the code enters its backtrace
+ * cache, so results are kept per code. Codes whose description is not a
+ * raw frame (already symbolized, OCaml traces) pass through unchanged.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "memtrace/symbolize.h"
+#include "../trace/rawframe.h"
+#include "dwarf.h"
+
+#define MAX_CHAIN 255   /* locations per code the format allows */
+
+struct entry {
+    mt_location_code code;   /* 0 = empty */
+    mt_location *locs;       /* NULL: pass the reader's through */
+    size_t n;
+};
+
+struct rewriter {
+    mt_reader *r;
+    mts_dwarf *dwarf;
+    struct entry *table;
+    size_t cap, used;
+    mt_symbolize_stats st;
+    const mt_symbolize_options *opts;
+    const char *path;
+    char **warned;           /* modules already warned about */
+    size_t nwarned;
+};
+
+static void warn(struct rewriter *rw, const char *fmt, ...)
+{
+    char msg[PATH_MAX + 256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (rw->opts && rw->opts->on_warning)
+        rw->opts->on_warning(rw->opts->warning_ctx, msg);
+    else
+        fprintf(stderr, "%s\n", msg);
+}
+
+static void warn_module(struct rewriter *rw, const char *module, int why)
+{
+    for (size_t i = 0; i < rw->nwarned; i++)
+        if (strcmp(rw->warned[i], module) == 0)
+            return;
+    char **w = realloc(rw->warned, (rw->nwarned + 1) * sizeof *w);
+    if (!w)
+        return;
+    rw->warned = w;
+    if (!(w[rw->nwarned] = strdup(module)))
+        return;
+    rw->nwarned++;
+    if (why == MTS_CHANGED)
+        warn(rw, "%s: %s has changed since the trace was recorded (build-id or size "
+                 "differs): its frames stay module+offset", rw->path, module);
+    else
+        warn(rw, "%s: cannot read %s: its frames stay module+offset", rw->path, module);
+}
+
+static struct entry *slot(struct rewriter *rw, mt_location_code code)
+{
+    size_t i = (size_t)((code * 0x9e3779b97f4a7c15ULL) >> 20) & (rw->cap - 1);
+    while (rw->table[i].code && rw->table[i].code != code)
+        i = (i + 1) & (rw->cap - 1);
+    return &rw->table[i];
+}
+
+static int grow(struct rewriter *rw)
+{
+    size_t ocap = rw->cap;
+    struct entry *old = rw->table;
+    size_t ncap = ocap ? ocap * 2 : 4096;
+    struct entry *t = calloc(ncap, sizeof *t);
+    if (!t)
+        return -1;
+    rw->table = t;
+    rw->cap = ncap;
+    for (size_t i = 0; i < ocap; i++)
+        if (old[i].code)
+            *slot(rw, old[i].code) = old[i];
+    free(old);
+    return 0;
+}
+
+/* A code's new locations: each raw location of the reader's description
+ * becomes what the module says (a chain when inlined), others stay. */
+static void symbolize_code(struct rewriter *rw, struct entry *e, const mt_location *in,
+                           size_t n)
+{
+    int any_raw = 0;
+    uint64_t off;
+    for (size_t i = 0; i < n; i++)
+        if (mt_raw_parse(in[i].filename, in[i].defname, in[i].line, &off))
+            any_raw = 1;
+    if (!any_raw)
+        return;
+    rw->st.raw++;
+    mt_location *out = malloc(MAX_CHAIN * sizeof *out);
+    if (!out)
+        return;
+    size_t k = 0;
+    int resolved = 0;
+    for (size_t i = 0; i < n && k < MAX_CHAIN; i++) {
+        int got = -1;
+        if (mt_raw_parse(in[i].filename, in[i].defname, in[i].line, &off)) {
+            uint32_t fp = mt_raw_fingerprint_join(in[i].start_char, in[i].end_char);
+            got = mts_dwarf_lookup(rw->dwarf, in[i].filename, fp, off, out + k, MAX_CHAIN - k);
+            if (got == MTS_NO_MODULE || got == MTS_CHANGED)
+                warn_module(rw, in[i].filename, got);
+            if (got > 0) {
+                k += (size_t)got;
+                resolved = 1;
+                continue;
+            }
+        }
+        out[k].filename = strdup(in[i].filename);
+        out[k].defname = strdup(in[i].defname);
+        out[k].line = in[i].line;
+        out[k].start_char = in[i].start_char;
+        out[k].end_char = in[i].end_char;
+        k++;
+    }
+    if (resolved)
+        rw->st.resolved++;
+    else
+        rw->st.unresolved++;
+    e->locs = out;
+    e->n = k;
+}
+
+static int resolve(void *ctx, mt_location_code code, const mt_location **locs, size_t *n)
+{
+    struct rewriter *rw = ctx;
+    const mt_location *in;
+    size_t nin;
+    if (mt_reader_lookup(rw->r, code, &in, &nin) < 0)
+        return -1;
+    if ((rw->used + 1) * 2 > rw->cap && grow(rw) != 0)
+        return -1;
+    struct entry *e = slot(rw, code);
+    if (!e->code) {
+        e->code = code;
+        rw->used++;
+        rw->st.codes++;
+        symbolize_code(rw, e, in, nin);
+    }
+    if (e->locs) {
+        *locs = e->locs;
+        *n = e->n;
+    } else {
+        *locs = in;
+        *n = nin;
+    }
+    return 0;
+}
+
+static void free_rewriter(struct rewriter *rw)
+{
+    for (size_t i = 0; i < rw->cap; i++) {
+        struct entry *e = &rw->table[i];
+        if (!e->code || !e->locs)
+            continue;
+        for (size_t j = 0; j < e->n; j++) {
+            free((char *)e->locs[j].filename);
+            free((char *)e->locs[j].defname);
+        }
+        free(e->locs);
+    }
+    free(rw->table);
+    for (size_t i = 0; i < rw->nwarned; i++)
+        free(rw->warned[i]);
+    free(rw->warned);
+    mts_dwarf_free(rw->dwarf);
+}
+
+/* Is the file (dev, ino) open in process pid? 1 yes, 0 no, -1 cannot tell
+ * (the process exists but its descriptors cannot be read). */
+static int open_in(pid_t pid, dev_t dev, ino_t ino)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(dir, sizeof dir, "/proc/%d", (int)pid);
+        return access(dir, F_OK) == 0 ? -1 : 0;
+    }
+    struct dirent *e;
+    int found = 0;
+    while (!found && (e = readdir(d)) != NULL) {
+        char p[64 + sizeof e->d_name];
+        struct stat st;
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(p, sizeof p, "/proc/%d/fd/%s", (int)pid, e->d_name);
+        found = stat(p, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+    }
+    closedir(d);
+    return found;
+}
+
+static int fail(char **error, const char *fmt, ...)
+{
+    if (error) {
+        va_list ap;
+        va_start(ap, fmt);
+        if (vasprintf(error, fmt, ap) < 0)
+            *error = NULL;
+        va_end(ap);
+    }
+    return -1;
+}
+
+struct sink {
+    int fd;
+    size_t len;
+    unsigned char buf[1 << 16];
+};
+
+static int sink_flush(struct sink *s)
+{
+    size_t off = 0;
+    while (off < s->len) {
+        ssize_t n = write(s->fd, s->buf + off, s->len - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        off += (size_t)n;
+    }
+    s->len = 0;
+    return 0;
+}
+
+static int sink_write(void *ctx, const void *p, size_t len)
+{
+    struct sink *s = ctx;
+    if (s->len + len > sizeof s->buf && sink_flush(s) < 0)
+        return -1;
+    if (len > sizeof s->buf) {
+        const unsigned char *q = p;
+        while (len > 0) {
+            ssize_t n = write(s->fd, q, len);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                return -1;
+            q += n;
+            len -= (size_t)n;
+        }
+        return 0;
+    }
+    memcpy(s->buf + s->len, p, len);
+    s->len += len;
+    return 0;
+}
+
+/* Copies every event of r into w; 0 or -1 with *error set. */
+static int copy_events(mt_reader *r, mt_writer *w, const char *path, char **error)
+{
+    const mt_trace_info *info = mt_reader_info(r);
+    mt_event ev;
+    int rc;
+    size_t prev_len = 0;
+    mt_timedelta last = 0;
+    while ((rc = mt_reader_next(r, &ev)) == 1) {
+        last = ev.time;
+        if (ev.domain != info->initial_domain)
+            return fail(error, "%s: events of several domains: not a trace of this recorder",
+                        path);
+        mt_timestamp now = (int64_t)((uint64_t)info->start_time + (uint64_t)ev.time);
+        int ok;
+        if (ev.kind == MT_EVENT_ALLOC && ev.id == mt_writer_next_id(w)) {
+            size_t keep = ev.common_prefix < prev_len ? ev.common_prefix : prev_len;
+            prev_len = ev.backtrace_length;
+            ok = mt_writer_put_alloc_shared(w, now, ev.length, ev.n_samples, ev.source,
+                                            ev.backtrace, ev.backtrace_length, keep, NULL) == 0;
+        } else if (ev.kind == MT_EVENT_COLLECT) {
+            ok = mt_writer_put_collect(w, now, ev.id) == 0;
+        } else if (ev.kind == MT_EVENT_PROMOTE) {
+            ok = mt_writer_put_promote(w, now, ev.id) == 0;
+        } else {
+            ok = mt_writer_put_event(w, info->start_time, &ev) == 0;
+        }
+        if (!ok)
+            return fail(error, "%s: %s", path, mt_writer_error(w));
+    }
+    if (rc < 0)
+        return fail(error, "%s", mt_reader_error(r));
+    /* Keep when the recording ended (the process's exit, exec or last flush,
+     * later than its last event) and whether the recorder marked the end:
+     * duration, rate and live:end depend on it (docs/format.md). */
+    mt_timedelta end = mt_reader_end_time(r);
+    if ((mt_reader_ended(r) || end > last) &&
+        mt_writer_flush_until(w, (int64_t)((uint64_t)info->start_time + (uint64_t)end),
+                              mt_reader_ended(r)) < 0)
+        return fail(error, "%s: %s", path, mt_writer_error(w));
+    return 0;
+}
+
+int mt_symbolize_file(const char *path, const mt_symbolize_options *opts,
+                      mt_symbolize_stats *stats, char **error)
+{
+    struct rewriter rw;
+    memset(&rw, 0, sizeof rw);
+    rw.opts = opts;
+    rw.path = path;
+    if (error)
+        *error = NULL;
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return fail(error, "%s: %s", path, strerror(errno));
+    if (!S_ISREG(st.st_mode))
+        return fail(error, "%s: not a regular file", path);
+
+    mt_reader_options ro = {0};
+    if (opts) {
+        ro.on_warning = opts->on_warning;
+        ro.warning_ctx = opts->warning_ctx;
+    }
+    char *rerr = NULL;
+    rw.r = mt_reader_open(path, &ro, &rerr);
+    if (!rw.r) {
+        int rc = fail(error, "%s", rerr ? rerr : "cannot read the trace");
+        free(rerr);
+        return rc;
+    }
+    /* Renaming over a trace that its process still writes would lose what
+     * it writes next (into the replaced file). */
+    const mt_trace_info *ti = mt_reader_info(rw.r);
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    if (ti->pid > 0 && ti->pid < (uint64_t)INT_MAX && ti->host_name &&
+        strcmp(ti->host_name, host) == 0 && (pid_t)ti->pid != getpid()) {
+        int busy = open_in((pid_t)ti->pid, st.st_dev, st.st_ino);
+        if (busy != 0) {
+            mt_reader_close(rw.r);
+            return fail(error, "%s: %s by process %d; symbolize it after that process has "
+                        "ended", path, busy > 0 ? "still being written" : "may still be written",
+                        (int)ti->pid);
+        }
+    }
+    rw.dwarf = mts_dwarf_new();
+    if (!rw.dwarf) {
+        mt_reader_close(rw.r);
+        return fail(error, "%s: out of memory", path);
+    }
+
+    char tmp[PATH_MAX];
+    if (snprintf(tmp, sizeof tmp, "%s.symbolize-XXXXXX", path) >= (int)sizeof tmp) {
+        mt_reader_close(rw.r);
+        free_rewriter(&rw);
+        return fail(error, "%s: path too long", path);
+    }
+    /* An unnamed file (O_TMPFILE) in the trace's directory, given a name only
+     * to be renamed over the trace: a symbolizer killed midway leaves
+     * nothing behind. Where the file system cannot, a named one. */
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        slash[slash == dir] = '\0';
+    else
+        snprintf(dir, sizeof dir, ".");
+    int anon = 1, linked = 0;
+    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        anon = 0;
+        fd = mkostemp(tmp, O_CLOEXEC);
+    }
+    if (fd < 0) {
+        int e = errno;
+        mt_reader_close(rw.r);
+        free_rewriter(&rw);
+        return fail(error, "%s: cannot create a file beside it: %s", path, strerror(e));
+    }
+    struct sink *sink = malloc(sizeof *sink);
+    const mt_trace_info *info = mt_reader_info(rw.r);
+    mt_writer_options wo = {.version = info->version >= 3 ? 3 : 2,
+                            .domain = info->version >= 3 ? info->initial_domain : 0,
+                            .resolve = resolve,
+                            .resolve_ctx = &rw,
+                            .write = sink_write,
+                            .write_ctx = sink};
+    char *werr = NULL;
+    mt_writer *w = NULL;
+    int rc = -1;
+    if (!sink) {
+        fail(error, "%s: out of memory", path);
+        goto out;
+    }
+    sink->fd = fd;
+    sink->len = 0;
+    w = mt_writer_open(fd, info, &wo, &werr);
+    if (!w) {
+        fail(error, "%s: %s", tmp, werr ? werr : "cannot write");
+        free(werr);
+        goto out;
+    }
+    if (copy_events(rw.r, w, path, error) < 0)
+        goto out;
+    if (mt_writer_finish(w) < 0) {
+        fail(error, "%s: %s", tmp, mt_writer_error(w));
+        goto out;
+    }
+    if (sink_flush(sink) < 0 || fsync(fd) < 0) {
+        fail(error, "%s: %s", tmp, strerror(errno));
+        goto out;
+    }
+    if (rw.st.raw == 0) {
+        rc = 0;   /* nothing to do: the original stays, untouched */
+        goto out;
+    }
+    if (anon) {
+        char proc[64];
+        snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+        for (int i = 0; i < 100 && !linked; i++) {
+            snprintf(tmp, sizeof tmp, "%s.symbolize-%d-%d", path, (int)getpid(), i);
+            if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) == 0)
+                linked = 1;
+            else if (errno != EEXIST)
+                break;
+        }
+        if (!linked) {
+            fail(error, "%s: cannot create a file beside it: %s", path, strerror(errno));
+            goto out;
+        }
+    }
+    if (fchmod(fd, st.st_mode & 07777) != 0 || rename(tmp, path) != 0) {
+        fail(error, "%s: cannot replace it: %s", path, strerror(errno));
+        goto out;
+    }
+    rw.st.rewritten = 1;
+    rc = 0;
+out:
+    if (w)
+        mt_writer_close(w);
+    close(fd);
+    if (!rw.st.rewritten && (!anon || linked))
+        unlink(tmp);
+    free(sink);
+    mt_reader_close(rw.r);
+    if (stats)
+        *stats = rw.st;
+    free_rewriter(&rw);
+    return rc;
+}

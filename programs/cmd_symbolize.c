@@ -1,0 +1,108 @@
+/*
+ * cmd_symbolize.c - 'memtrace symbolize': give the raw frames of recorded
+ * traces ("module+0xoffset") their functions, files, lines and inlined
+ * frames, rewriting each trace in place (memtrace/symbolize.h). Also the
+ * step `memtrace run` takes after the program ends (symbolize_run_traces).
+ */
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "commands.h"
+#include "memtrace/symbolize.h"
+
+static const char usage_text[] =
+    "usage: memtrace symbolize [--debuginfod] [--quiet] TRACE...\n"
+    "\n"
+    "Replace the raw frames of each TRACE (module+0xoffset, as the recorder\n"
+    "writes them) with function names, source files and lines and inlined\n"
+    "frames, read from the modules' debug information on this machine, and\n"
+    "rewrite the trace in place (a new file renamed over the old one: an\n"
+    "error leaves the trace as it was). 'memtrace run' does this by itself\n"
+    "when the program ends; traces recorded with LD_PRELOAD need this step.\n"
+    "Run it where the traced program ran, before its binaries change: a\n"
+    "module whose build-id differs from the recorded one is not used.\n"
+    "Frames that stay raw are still counted, under module+0xoffset.\n"
+    "\n"
+    "      --debuginfod  also ask the debuginfod servers in DEBUGINFOD_URLS for\n"
+    "                    missing debug information (default: local files only)\n"
+    "  -q, --quiet       no summary line per trace\n"
+    "  -h, --help        this help\n"
+    "\n"
+    "Exit status: 0 when every trace was readable (symbolized or had nothing to\n"
+    "do), 1 otherwise.\n"
+    "\n"
+    "Example:\n"
+    "  LD_PRELOAD=libmemtrace.so MEMTRACE=app.ctf ./app && memtrace symbolize app.ctf\n";
+
+static void on_warning(void *ctx, const char *msg)
+{
+    fprintf(stderr, "memtrace %s: warning: %s\n", (const char *)ctx, msg);
+}
+
+/* Symbolizes one trace, with a summary line unless quiet; 0 or 1. */
+static int symbolize_one(const char *cmd, const char *path, int quiet)
+{
+    mt_symbolize_options o = {.on_warning = on_warning, .warning_ctx = (void *)cmd};
+    mt_symbolize_stats st;
+    char *err = NULL;
+    if (mt_symbolize_file(path, &o, &st, &err) != 0) {
+        fprintf(stderr, "memtrace %s: %s\n", cmd, err ? err : "out of memory");
+        free(err);
+        return 1;
+    }
+    if (!quiet) {
+        if (!st.rewritten)
+            fprintf(stderr, "memtrace %s: %s: nothing to symbolize\n", cmd, path);
+        else
+            fprintf(stderr, "memtrace %s: %s: %llu of %llu frames named%s\n", cmd, path,
+                    (unsigned long long)st.resolved, (unsigned long long)st.raw,
+                    st.unresolved ? " (the others stay module+offset)" : "");
+    }
+    return 0;
+}
+
+int cmd_symbolize(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"debuginfod", no_argument, NULL, 'D'},
+        {"quiet", no_argument, NULL, 'q'},
+        {"help", no_argument, NULL, 'h'},
+        {0, 0, 0, 0},
+    };
+    int debuginfod = 0, quiet = 0, c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'D': debuginfod = 1; break;
+        case 'q': quiet = 1; break;
+        case 'h': fputs(usage_text, stdout); return 0;
+        default: fputs(usage_text, stderr); return 2;
+        }
+    }
+    if (optind >= argc) {
+        fputs(usage_text, stderr);
+        return 2;
+    }
+    /* libdebuginfod reads DEBUGINFOD_URLS at each query: without it, libdw
+     * looks only at local files. */
+    if (!debuginfod)
+        unsetenv("DEBUGINFOD_URLS");
+    int rc = 0;
+    for (int i = optind; i < argc; i++)
+        rc |= symbolize_one("symbolize", argv[i], quiet);
+    return rc;
+}
+
+/* Every trace of a run (programs/run_traces.c lists them), quietly. */
+int symbolize_run_traces(char **paths, size_t n)
+{
+    unsetenv("DEBUGINFOD_URLS");
+    int rc = 0;
+    for (size_t i = 0; i < n; i++)
+        rc |= symbolize_one("run", paths[i], 1);
+    return rc;
+}
