@@ -17,5 +17,6 @@ int cmd_folded(int argc, char **argv);
 int cmd_pprof(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_view(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 #endif

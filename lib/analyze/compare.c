@@ -1,0 +1,639 @@
+/*
+ * compare.c - the difference between two sides (two traces, or two
+ * moments or windows of one trace) per site, function or call path: the
+ * estimates, the standard error of the difference, the exact test of each
+ * entry and Holm's correction over the entries that could be significant
+ * (Tarone's rule). The tests themselves are in signif.c; docs/compare.md
+ * explains the reasoning.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "memtrace/compare.h"
+#include "model.h"
+
+/* Per entry, per side: [0] base, [1] new; and the two parts of the
+ * difference: [0] what only (or more) the base has, [1] what the new has. */
+typedef struct acc {
+    double v[2], var[2];
+    uint64_t k[2];
+    double dv[2], dvar[2];
+    uint64_t dk[2];
+} acc;
+
+typedef struct entry_tab {
+    uint64_t seed;
+    uint32_t *slots;         /* entry index + 1; 0: empty */
+    uint64_t *hashes;        /* per entry */
+    size_t mask;
+    char **keys;             /* per entry */
+    mt_diff_entry *e;
+    acc *a;
+    size_t n, cap;
+} entry_tab;
+
+static uint64_t hash_str(uint64_t seed, const char *s)
+{
+    uint64_t h = seed ^ 0x9e3779b97f4a7c15ULL;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 0x100000001b3ULL;
+        h ^= h >> 29;
+    }
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return h;
+}
+
+static int tab_init(entry_tab *t)
+{
+    memset(t, 0, sizeof *t);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    t->seed = hash_str((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^
+                           (uint64_t)(uintptr_t)t, "seed");
+    t->mask = 255;
+    t->slots = calloc(t->mask + 1, sizeof *t->slots);
+    return t->slots ? 0 : -1;
+}
+
+static int tab_rehash(entry_tab *t)
+{
+    size_t cap = (t->mask + 1) * 2;
+    uint32_t *s = calloc(cap, sizeof *s);
+    if (!s)
+        return -1;
+    for (size_t i = 0; i < t->n; i++) {
+        size_t j = t->hashes[i] & (cap - 1);
+        while (s[j])
+            j = (j + 1) & (cap - 1);
+        s[j] = (uint32_t)i + 1;
+    }
+    free(t->slots);
+    t->slots = s;
+    t->mask = cap - 1;
+    return 0;
+}
+
+/* The entry of key (taken over: freed on failure or when already known),
+ * created with the given display fields; -1 when out of memory. */
+static int64_t tab_get(entry_tab *t, char *key, char *name, const char *func, const char *file,
+                       uint32_t line)
+{
+    uint64_t h = hash_str(t->seed, key);
+    size_t j = h & t->mask;
+    while (t->slots[j]) {
+        size_t i = t->slots[j] - 1;
+        if (t->hashes[i] == h && !strcmp(t->keys[i], key)) {
+            if (name != key)
+                free(name);
+            free(key);
+            return (int64_t)i;
+        }
+        j = (j + 1) & t->mask;
+    }
+    if (t->n == t->cap || t->n >= UINT32_MAX - 1) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        void *k = realloc(t->keys, cap * sizeof *t->keys);
+        if (k)
+            t->keys = k;
+        void *hs = realloc(t->hashes, cap * sizeof *t->hashes);
+        if (hs)
+            t->hashes = hs;
+        void *e = realloc(t->e, cap * sizeof *t->e);
+        if (e)
+            t->e = e;
+        void *a = realloc(t->a, cap * sizeof *t->a);
+        if (a)
+            t->a = a;
+        if (!k || !hs || !e || !a || t->n >= UINT32_MAX - 1)
+            goto oom;
+        t->cap = cap;
+    }
+    size_t i = t->n++;
+    t->keys[i] = key;
+    t->hashes[i] = h;
+    memset(&t->e[i], 0, sizeof t->e[i]);
+    memset(&t->a[i], 0, sizeof t->a[i]);
+    t->e[i].name = name;
+    t->e[i].function = func;
+    t->e[i].file = file;
+    t->e[i].line = line;
+    t->slots[j] = (uint32_t)i + 1;
+    if (t->n * 4 > (t->mask + 1) * 3 && tab_rehash(t) < 0)
+        return -1;   /* the entry is stored; the caller gives up */
+    return (int64_t)i;
+oom:
+    if (name != key)
+        free(name);
+    free(key);
+    return -1;
+}
+
+/* Strings of an entry (function and file names) must outlive the models:
+ * they are copied into one arena owned by the result. */
+typedef struct str_pool {
+    char **blocks;
+    size_t n;
+} str_pool;
+
+struct diff_priv {
+    mt_diff d;
+    str_pool pool;
+};
+
+static const char *pool_dup(str_pool *p, const char *s)
+{
+    char **b = realloc(p->blocks, (p->n + 1) * sizeof *b);
+    if (!b)
+        return NULL;
+    p->blocks = b;
+    char *c = strdup(s ? s : "");
+    if (!c)
+        return NULL;
+    p->blocks[p->n++] = c;
+    return c;
+}
+
+static char *join3(const char *a, const char *b, const char *c)
+{
+    size_t la = strlen(a), lb = strlen(b), lc = strlen(c);
+    char *s = malloc(la + lb + lc + 1);
+    if (!s)
+        return NULL;
+    memcpy(s, a, la);
+    memcpy(s + la, b, lb);
+    memcpy(s + la + lb, c, lc + 1);
+    return s;
+}
+
+/* The entry for a selection trie node; -1 when out of memory. */
+static int64_t entry_of(entry_tab *t, str_pool *pool, const mt_selection *s, mt_node_id node,
+                        mt_diff_key kind)
+{
+    const mt_model *m = mt_selection_model(s);
+    const mt_node *nodes = mt_selection_nodes(s);
+    const mt_frame *frames = mt_model_frames(m);
+    const mt_func *funcs = mt_model_funcs(m);
+    if (node == 0) {
+        char *k = strdup("(no stack)");
+        if (!k)
+            return -1;
+        return tab_get(t, k, k, "(no stack)", "", 0);
+    }
+    const mt_frame *fr = &frames[nodes[node].frame];
+    const mt_func *fn = &funcs[fr->func];
+    char *key = NULL, *name = NULL;
+    const char *file = "";
+    uint32_t line = 0;
+    if (kind == MT_DIFF_SITE) {
+        char ln[32];
+        snprintf(ln, sizeof ln, "\x1f%u", fr->line);
+        char *kf = join3(fn->name, "\x1f", fn->filename);
+        key = kf ? join3(kf, ln, "") : NULL;
+        free(kf);
+        if (fn->filename[0]) {
+            char tail[64];
+            snprintf(tail, sizeof tail, ":%u)", fr->line);
+            char *n1 = join3(fn->name, " (", fn->filename);
+            name = n1 ? join3(n1, tail, "") : NULL;
+            free(n1);
+        } else {
+            name = strdup(fn->name);
+        }
+        file = fn->filename;
+        line = fr->line;
+    } else if (kind == MT_DIFF_FUNCTION) {
+        key = strdup(fn->name);
+        name = key;
+    } else {
+        size_t len = 0, depth = 0;
+        for (mt_node_id x = node; x; x = nodes[x].parent) {
+            len += strlen(funcs[frames[nodes[x].frame].func].name) + 1;
+            depth++;
+        }
+        key = malloc(len + 1);
+        if (key) {
+            size_t pos = len;
+            key[len] = 0;
+            for (mt_node_id x = node; x; x = nodes[x].parent) {
+                const char *nm = funcs[frames[nodes[x].frame].func].name;
+                size_t l = strlen(nm);
+                if (pos < len)
+                    key[--pos] = ';';
+                pos -= l;
+                memcpy(key + pos, nm, l);
+            }
+            /* one ';' fewer than frames: shift the string to the start */
+            memmove(key, key + pos, len - pos + 1);
+        }
+        name = key;
+        (void)depth;
+    }
+    if (!key || !name) {
+        if (name != key)
+            free(name);
+        free(key);
+        return -1;
+    }
+    /* Look up first: the pooled copies are made for new entries only. */
+    size_t before = t->n;
+    int64_t i = tab_get(t, key, name, NULL, NULL, 0);
+    if (i >= 0 && (size_t)i >= before) {
+        t->e[i].function = pool_dup(pool, fn->name);
+        t->e[i].file = pool_dup(pool, file);
+        t->e[i].line = line;
+        if (!t->e[i].function || !t->e[i].file)
+            return -1;
+    }
+    return i;
+}
+
+mt_diff_side mt_diff_side_all(const mt_selection *sel, mt_timedelta at)
+{
+    mt_diff_side s = {sel, 0, MT_TIME_END, at, 0, NULL};
+    return s;
+}
+
+static int is_live_metric(mt_metric m)
+{
+    return m == MT_METRIC_LIVE_BYTES || m == MT_METRIC_LIVE_OBJECTS;
+}
+
+static int is_objects_metric(mt_metric m)
+{
+    return m == MT_METRIC_ALLOC_OBJECTS || m == MT_METRIC_LIVE_OBJECTS;
+}
+
+/* Resolved side: times made concrete. */
+typedef struct rside {
+    const mt_diff_side *s;
+    mt_timedelta from, to, at;
+    double scale;            /* 1 / seconds, or 1 */
+} rside;
+
+static void resolve(rside *r, const mt_diff_side *s)
+{
+    const mt_model *m = mt_selection_model(s->sel);
+    r->s = s;
+    r->from = mt_model_resolve_time(m, s->from);
+    r->to = mt_model_resolve_time(m, s->to);
+    if (s->to == MT_TIME_END)
+        r->to = INT64_MAX;   /* everything, also events after the last time */
+    r->at = mt_model_resolve_time(m, s->at);
+    r->scale = s->seconds > 0 ? 1 / s->seconds : 1;
+}
+
+static int site_matches(const mt_selection *s, size_t i, const char *pat)
+{
+    if (!pat)
+        return 1;
+    mt_node_id node = mt_selection_stack_of(s, i);
+    if (node == 0)
+        return 0;
+    const mt_model *m = mt_selection_model(s);
+    const mt_frame *fr = &mt_model_frames(m)[mt_selection_nodes(s)[node].frame];
+    return strstr(mt_model_funcs(m)[fr->func].name, pat) != NULL;
+}
+
+/* Raw value of one allocation under the metric, if it belongs to the side. */
+static double member_value(const rside *r, const mt_model *m, const mt_alloc *a, size_t i,
+                           mt_metric metric)
+{
+    if (a->time < r->from || a->time > r->to)
+        return 0;
+    if (is_live_metric(metric) && !mta_is_live(a, r->at))
+        return 0;
+    if (!site_matches(r->s->sel, i, r->s->site))
+        return 0;
+    return is_objects_metric(metric) ? mta_alloc_objects(m, a) : (double)a->n_samples * m->bps;
+}
+
+static void add(double *v, double *var, uint64_t *k, double val, uint64_t n)
+{
+    /* one sample of this allocation weighs val / n */
+    *v += val;
+    *var += val * val / (double)n;
+    *k += n;
+}
+
+/* One pass over a selection's allocations. sides[0], sides[1]: base and
+ * new (either may be NULL: that side is another selection). */
+static int pass(entry_tab *t, str_pool *pool, acc *total, const mt_selection *s,
+                const rside *base, const rside *new_, mt_metric metric, mt_diff_key kind)
+{
+    const mt_model *m = mt_selection_model(s);
+    size_t nn = mt_selection_n_nodes(s), na = mt_model_n_allocs(m);
+    const mt_alloc *allocs = mt_model_allocs(m);
+    uint32_t *cache = malloc((nn ? nn : 1) * sizeof *cache);
+    if (!cache)
+        return -1;
+    memset(cache, 0xff, (nn ? nn : 1) * sizeof *cache);
+    for (size_t i = 0; i < na; i++) {
+        if (!mt_selection_has(s, i))
+            continue;
+        const mt_alloc *a = &allocs[i];
+        double vb = base ? member_value(base, m, a, i, metric) * base->scale : 0;
+        double vn = new_ ? member_value(new_, m, a, i, metric) * new_->scale : 0;
+        if (vb == 0 && vn == 0)
+            continue;
+        mt_node_id node = mt_selection_stack_of(s, i);
+        if (cache[node] == UINT32_MAX) {
+            int64_t e = entry_of(t, pool, s, node, kind);
+            if (e < 0) {
+                free(cache);
+                return -1;
+            }
+            cache[node] = (uint32_t)e;
+        }
+        acc *ac = &t->a[cache[node]];
+        uint64_t n = a->n_samples ? a->n_samples : 1;
+        for (int tot = 0; tot < 2; tot++) {
+            acc *x = tot ? total : ac;
+            if (vb)
+                add(&x->v[0], &x->var[0], &x->k[0], vb, n);
+            if (vn)
+                add(&x->v[1], &x->var[1], &x->k[1], vn, n);
+            double d = vn - vb;   /* both sides share this allocation: only the rest differs */
+            if (d > 0)
+                add(&x->dv[1], &x->dvar[1], &x->dk[1], d, n);
+            else if (d < 0)
+                add(&x->dv[0], &x->dvar[0], &x->dk[0], -d, n);
+        }
+    }
+    free(cache);
+    return 0;
+}
+
+static mt_estimate estimate(double v, double var, uint64_t k, double unit_other, double ref,
+                            double ref_other)
+{
+    mt_estimate e = {v, var, 0, k};
+    if (v > 0 && var > 0)
+        e.unit = var / v;
+    else if (unit_other > 0 && ref_other > 0)
+        e.unit = unit_other * ref / ref_other;
+    else
+        e.unit = ref;
+    return e;
+}
+
+/* Fill an entry's estimates and test from its accumulator. ref[0..1]: the
+ * weight of one byte sample on each side (the unit of an empty side). */
+static void finish_entry(mt_diff_entry *e, const acc *a, const double ref[2])
+{
+    double u0 = a->v[0] > 0 && a->var[0] > 0 ? a->var[0] / a->v[0] : 0;
+    double u1 = a->v[1] > 0 && a->var[1] > 0 ? a->var[1] / a->v[1] : 0;
+    e->base = estimate(a->v[0], a->var[0], a->k[0], u1, ref[0], ref[1]);
+    e->new_ = estimate(a->v[1], a->var[1], a->k[1], u0, ref[1], ref[0]);
+    double du0 = a->dv[0] > 0 && a->dvar[0] > 0 ? a->dvar[0] / a->dv[0] : 0;
+    double du1 = a->dv[1] > 0 && a->dvar[1] > 0 ? a->dvar[1] / a->dv[1] : 0;
+    mt_estimate minus = estimate(a->dv[0], a->dvar[0], a->dk[0], du1, ref[0], ref[1]);
+    mt_estimate plus = estimate(a->dv[1], a->dvar[1], a->dk[1], du0, ref[1], ref[0]);
+    e->delta = e->new_.value - e->base.value;
+    double var = a->dvar[0] + a->dvar[1];
+    /* an empty part still has the resolution of one sample */
+    if (a->dk[0] == 0)
+        var += minus.unit * minus.unit;
+    if (a->dk[1] == 0)
+        var += plus.unit * plus.unit;
+    e->se = sqrt(var);
+    e->z = e->se > 0 ? e->delta / e->se : 0;
+    double k0 = a->dv[0] > 0 ? a->dv[0] * a->dv[0] / a->dvar[0] : 0;
+    double k1 = a->dv[1] > 0 ? a->dv[1] * a->dv[1] / a->dvar[1] : 0;
+    e->samples = k0 + k1;
+    e->p = mt_test_equal(&minus, &plus);
+    e->p_adj = 1;
+    e->tested = 0;
+    e->significant = 0;
+    /* the smallest p-value this many samples could give: all on one side */
+    double p0 = minus.unit / (minus.unit + plus.unit);
+    double n = e->samples;
+    double lo = n > 0 ? fmin(pow(p0, n), pow(1 - p0, n)) : 1;
+    e->z = e->se > 0 ? e->delta / e->se : 0;
+    /* stash the minimum in p_adj until the family is chosen */
+    e->p_adj = fmin(1, 2 * lo);
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* Tarone's rule: the smallest K such that at most K entries could reach
+ * p <= alpha / K; the family is those entries. Then Holm within it. */
+static void choose_family(mt_diff *d)
+{
+    size_t n = d->n;
+    double *minp = malloc((n ? n : 1) * sizeof *minp);
+    double thr = d->opts.alpha;
+    if (minp) {
+        for (size_t i = 0; i < n; i++)
+            minp[i] = d->entries[i].p_adj;
+        qsort(minp, n, sizeof *minp, cmp_double);
+        for (size_t k = 1; k <= n; k++) {
+            double t = d->opts.alpha / (double)k;
+            size_t c = 0;   /* entries with minp <= t (sorted: a prefix) */
+            size_t lo = 0, hi = n;
+            while (lo < hi) {
+                size_t mid = (lo + hi) / 2;
+                if (minp[mid] <= t)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            c = lo;
+            if (c <= k) {
+                thr = t;
+                break;
+            }
+        }
+        free(minp);
+    } /* out of memory: every entry that could be significant alone */
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        mt_diff_entry *e = &d->entries[i];
+        e->tested = e->samples > 0 && e->p_adj <= thr;
+        e->p_adj = 1;
+        m += e->tested;
+    }
+    double *p = malloc((m ? m : 1) * sizeof *p);
+    if (p) {
+        size_t j = 0;
+        for (size_t i = 0; i < n; i++)
+            if (d->entries[i].tested)
+                p[j++] = d->entries[i].p;
+        mt_holm(p, m, p);
+        j = 0;
+        for (size_t i = 0; i < n; i++)
+            if (d->entries[i].tested)
+                d->entries[i].p_adj = p[j++];
+        free(p);
+    } else {
+        for (size_t i = 0; i < n; i++)
+            if (d->entries[i].tested)
+                d->entries[i].p_adj = fmin(1, d->entries[i].p * (double)m);
+    }
+    d->n_tested = m;
+    d->n_significant = 0;
+    for (size_t i = 0; i < n; i++) {
+        mt_diff_entry *e = &d->entries[i];
+        e->significant = e->tested && e->p_adj < d->opts.alpha;
+        d->n_significant += e->significant;
+    }
+}
+
+static int by_signif(const void *x, const void *y)
+{
+    const mt_diff_entry *a = x, *b = y;
+    if (a->significant != b->significant)
+        return b->significant - a->significant;
+    if (a->tested != b->tested)
+        return b->tested - a->tested;
+    if (a->p != b->p)
+        return a->p < b->p ? -1 : 1;
+    double za = fabs(a->z), zb = fabs(b->z);
+    if (za != zb)
+        return za > zb ? -1 : 1;
+    return strcmp(a->name, b->name);
+}
+
+static int by_size(const void *x, const void *y)
+{
+    const mt_diff_entry *a = x, *b = y;
+    double da = fabs(a->delta), db = fabs(b->delta);
+    if (da != db)
+        return da > db ? -1 : 1;
+    return by_signif(x, y);
+}
+
+void mt_diff_sort(mt_diff *d, int size)
+{
+    qsort(d->entries, d->n, sizeof *d->entries, size ? by_size : by_signif);
+}
+
+static void tab_free(entry_tab *t, int keep_entries)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        if (t->keys[i] != t->e[i].name)
+            free(t->keys[i]);
+        if (!keep_entries)
+            free(t->e[i].name);
+    }
+    free(t->keys);
+    free(t->hashes);
+    free(t->slots);
+    free(t->a);
+    if (!keep_entries)
+        free(t->e);
+}
+
+static void pool_free(str_pool *p)
+{
+    for (size_t i = 0; i < p->n; i++)
+        free(p->blocks[i]);
+    free(p->blocks);
+}
+
+static double byte_unit(const rside *r)
+{
+    return mt_model_bytes_per_sample(mt_selection_model(r->s->sel)) * r->scale;
+}
+
+mt_diff *mt_diff_compute(const mt_diff_side *base, const mt_diff_side *new_,
+                         const mt_diff_options *o)
+{
+    struct diff_priv *dp = calloc(1, sizeof *dp);
+    if (!dp)
+        return NULL;
+    mt_diff *d = &dp->d;
+    d->opts = *o;
+    if (!(d->opts.alpha > 0 && d->opts.alpha < 1))
+        d->opts.alpha = 0.05;
+    if (d->opts.metric == MT_METRIC_SAMPLES)
+        d->opts.metric = MT_METRIC_ALLOC_BYTES;
+    rside rb, rn;
+    resolve(&rb, base);
+    resolve(&rn, new_);
+    d->base_at = rb.at;
+    d->new_at = rn.at;
+    d->same_trace = base->sel == new_->sel;
+    entry_tab t;
+    acc total;
+    memset(&total, 0, sizeof total);
+    if (tab_init(&t) < 0) {
+        free(dp);
+        return NULL;
+    }
+    int rc;
+    if (d->same_trace)
+        rc = pass(&t, &dp->pool, &total, base->sel, &rb, &rn, d->opts.metric, d->opts.key);
+    else
+        rc = pass(&t, &dp->pool, &total, base->sel, &rb, NULL, d->opts.metric, d->opts.key) ||
+             pass(&t, &dp->pool, &total, new_->sel, NULL, &rn, d->opts.metric, d->opts.key);
+    if (rc) {
+        tab_free(&t, 0);
+        pool_free(&dp->pool);
+        free(dp);
+        return NULL;
+    }
+    double ref[2] = {byte_unit(&rb), byte_unit(&rn)};
+    d->n = t.n;
+    d->entries = t.e;
+    for (size_t i = 0; i < t.n; i++)
+        finish_entry(&d->entries[i], &t.a[i], ref);
+    finish_entry(&d->total, &total, ref);
+    d->total.name = strdup("(total)");
+    d->total.function = d->total.name;
+    d->total.file = "";
+    d->total.p_adj = d->total.p;
+    d->total.tested = 0;
+    d->total.significant = 0;
+    tab_free(&t, 1);
+    if (!d->total.name) {
+        mt_diff_free(d);
+        return NULL;
+    }
+    choose_family(d);
+    mt_diff_sort(d, 0);
+    return d;
+}
+
+void mt_diff_free(mt_diff *d)
+{
+    if (!d)
+        return;
+    struct diff_priv *dp = (struct diff_priv *)d;
+    for (size_t i = 0; i < d->n; i++)
+        free(d->entries[i].name);
+    free(d->entries);
+    free(d->total.name);
+    pool_free(&dp->pool);
+    free(dp);
+}
+
+mt_estimate mt_diff_estimate(const mt_diff_side *s, mt_metric metric)
+{
+    rside r;
+    resolve(&r, s);
+    const mt_selection *sel = s->sel;
+    const mt_model *m = mt_selection_model(sel);
+    size_t na = mt_model_n_allocs(m);
+    const mt_alloc *allocs = mt_model_allocs(m);
+    if (metric == MT_METRIC_SAMPLES)
+        metric = MT_METRIC_ALLOC_BYTES;
+    mt_estimate e = {0, 0, 0, 0};
+    for (size_t i = 0; i < na; i++) {
+        if (!mt_selection_has(sel, i))
+            continue;
+        double v = member_value(&r, m, &allocs[i], i, metric) * r.scale;
+        if (v)
+            add(&e.value, &e.var, &e.samples, v, allocs[i].n_samples ? allocs[i].n_samples : 1);
+    }
+    e.unit = e.value > 0 && e.var > 0 ? e.var / e.value : byte_unit(&r);
+    return e;
+}
