@@ -28,7 +28,7 @@ static void value(char *buf, size_t cap, mt_metric m, double v, int sign, const 
 static void pval(char *buf, size_t cap, double p)
 {
     if (p < 1e-10)
-        snprintf(buf, cap, "<1e-10");
+        snprintf(buf, cap, "< 1e-10");
     else if (p < 0.001)
         snprintf(buf, cap, "%.1e", p);
     else
@@ -132,7 +132,7 @@ int mt_report_diff(FILE *out, const mt_diff *d, const mt_diff_report_options *o)
     fprintf(out, "  total: %s ± %s", b1, b2);
     if (t->base.value > 0)
         fprintf(out, " (%+.1f%%)", 100 * t->delta / t->base.value);
-    fprintf(out, ", z = %+.1f, p = %s\n\n", t->z, b3);
+    fprintf(out, ", z = %+.1f, p %s%s\n\n", t->z, b3[0] == '<' ? "" : "= ", b3);
 
     size_t n = o->limit && o->limit < d->n ? o->limit : d->n;
     if (!o->all) {
