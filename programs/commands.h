@@ -18,5 +18,6 @@ int cmd_pprof(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 #endif

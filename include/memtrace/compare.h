@@ -124,6 +124,9 @@ void mt_diff_sort(mt_diff *d, int by_size);
 
 /* The total of one side by one measure. */
 mt_estimate mt_diff_estimate(const mt_diff_side *s, mt_metric metric);
+/* The time at which the side's own live bytes are highest (first time
+ * reached; window and site apply, `at` is ignored). */
+mt_timedelta mt_diff_side_peak(const mt_diff_side *s);
 
 /* ------------------------------------------------------------------------ */
 /* Tests (docs/compare.md)                                                   */

@@ -637,3 +637,61 @@ mt_estimate mt_diff_estimate(const mt_diff_side *s, mt_metric metric)
     e.unit = e.value > 0 && e.var > 0 ? e.var / e.value : byte_unit(&r);
     return e;
 }
+
+typedef struct peak_ev {
+    mt_timedelta t;
+    int64_t d;               /* samples added (alloc) or removed (collect) */
+} peak_ev;
+
+static int cmp_ev(const void *x, const void *y)
+{
+    const peak_ev *a = x, *b = y;
+    return a->t < b->t ? -1 : a->t > b->t;
+}
+
+mt_timedelta mt_diff_side_peak(const mt_diff_side *s)
+{
+    rside r;
+    resolve(&r, s);
+    const mt_selection *sel = s->sel;
+    const mt_model *m = mt_selection_model(sel);
+    if (!s->site && s->from == 0 && s->to == MT_TIME_END) {
+        /* the selection's own curve has it, exactly */
+        mt_curve *c = mt_query_curve(sel, 0, MT_TIME_END, 1);
+        if (c) {
+            mt_timedelta t = c->peak_filtered_time;
+            mt_curve_free(c);
+            return t;
+        }
+    }
+    size_t na = mt_model_n_allocs(m), n = 0;
+    const mt_alloc *allocs = mt_model_allocs(m);
+    peak_ev *ev = malloc((2 * na + 1) * sizeof *ev);
+    if (!ev)
+        return mt_model_resolve_time(m, MT_TIME_PEAK);
+    r.at = MT_TIME_NEVER - 1;   /* membership by window and site only */
+    for (size_t i = 0; i < na; i++) {
+        if (!mt_selection_has(sel, i) || !member_value(&r, m, &allocs[i], i, MT_METRIC_ALLOC_BYTES))
+            continue;
+        ev[n].t = allocs[i].time;
+        ev[n++].d = (int64_t)allocs[i].n_samples;
+        if (allocs[i].collect != MT_TIME_NEVER) {
+            ev[n].t = allocs[i].collect;
+            ev[n++].d = -(int64_t)allocs[i].n_samples;
+        }
+    }
+    qsort(ev, n, sizeof *ev, cmp_ev);
+    int64_t live = 0, best = 0;
+    mt_timedelta at = 0;
+    for (size_t i = 0; i < n;) {
+        mt_timedelta t = ev[i].t;
+        while (i < n && ev[i].t == t)
+            live += ev[i++].d;
+        if (live > best) {
+            best = live;
+            at = t;
+        }
+    }
+    free(ev);
+    return at;
+}
