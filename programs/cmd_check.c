@@ -145,10 +145,19 @@ static void fmt_sure(char *buf, size_t cap, double p)
         snprintf(buf, cap, "%.*f%%", c >= 99 ? 2 : 1, c);
 }
 
+static const char *fmt_p(char *buf, size_t cap, double p)
+{
+    if (p < 1e-10)
+        snprintf(buf, cap, "p < 1e-10");
+    else
+        snprintf(buf, cap, "p = %.2g", p);
+    return buf;
+}
+
 /* Decide one budget and write its verdict line. */
 static void verdict(budget *b, double alpha)
 {
-    char v[64], se[64], lim[64], sure[32];
+    char v[64], se[64], lim[64], sure[32], pb[32];
     b->fail = b->p_adj < alpha;
     fmt_sure(sure, sizeof sure, b->p);
     if (b->kind == B_INCREASE) {
@@ -163,7 +172,8 @@ static void verdict(budget *b, double alpha)
                  b->fail ? "exceeded" : over ? "above, but within the sampling noise" : "within");
         if (b->fail || over) {
             size_t l = strlen(b->line);
-            snprintf(b->line + l, sizeof b->line - l, " (%s sure it is exceeded: p = %.2g)", sure, b->p);
+            snprintf(b->line + l, sizeof b->line - l, " (%s sure it is exceeded: %s)", sure,
+                     fmt_p(pb, sizeof pb, b->p));
         }
         return;
     }
@@ -175,7 +185,8 @@ static void verdict(budget *b, double alpha)
              b->fail ? "exceeded" : over ? "above, but within the sampling noise" : "within");
     if (b->fail || over) {
         size_t l = strlen(b->line);
-        snprintf(b->line + l, sizeof b->line - l, " (%s sure it is exceeded: p = %.2g)", sure, b->p);
+        snprintf(b->line + l, sizeof b->line - l, " (%s sure it is exceeded: %s)", sure,
+                     fmt_p(pb, sizeof pb, b->p));
     }
 }
 
