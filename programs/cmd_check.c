@@ -18,8 +18,8 @@
 
 static void help(void)
 {
-    printf("usage: memtrace check [OPTIONS] TRACE\n"
-           "       memtrace check [OPTIONS] --base BASE TRACE\n"
+    printf("usage: memtrace check [OPTIONS] TRACE...\n"
+           "       memtrace check [OPTIONS] --base BASE [--base BASE...] TRACE...\n"
            "\n"
            "Check memory budgets, for CI. A budget fails only when the estimate is\n"
            "above it by more than the sampling noise (one-sided exact test at --alpha,\n"
@@ -30,7 +30,7 @@ static void help(void)
            "  --max-alloc SIZE     bytes allocated at most SIZE\n"
            "  --max-increase PCT   against --base: the measure (--by, --at; default the\n"
            "                       peak live bytes) grows by at most PCT (e.g. 10%%)\n"
-           "  --base BASE          the trace to compare with\n"
+           "  --base BASE          the trace to compare with (repeat for several)\n"
            "  -b, --by MEASURE     for --max-increase: alloc, count, live, live_count\n"
            "  -a, --at TIME        for --max-increase with live: 2s, peak, end\n"
            "  -f, --filter F       budgets apply to allocations matching the filter\n"
@@ -41,6 +41,7 @@ static void help(void)
            "      --name NAME      name of the check in the output (default: the trace)\n"
            "  -h, --help           this help\n"
            "\n"
+           "Several traces (app.ctf app.ctf.*, runs) are checked as one.\n"
            "Sizes: B, k, M, G (1024-based; also KiB, MiB, GiB, kB, MB, GB).\n"
            "Exit status: 0 every budget holds, 1 one is exceeded, 2 trouble.\n"
            "Example: memtrace check --max-peak 200MiB --max-live-end 1MiB app.ctf\n");
@@ -211,6 +212,8 @@ int cmd_check(int argc, char **argv)
     budget b[8];
     size_t nb = 0;
     const char *filter = NULL, *site = NULL, *base_path = NULL, *junit = NULL, *name = NULL;
+    const char *bases[argc > 0 ? argc : 1];
+    size_t n_bases = 0;
     double alpha = 0.05;
     mt_metric inc_metric = MT_METRIC_LIVE_BYTES;
     mt_timedelta inc_at = MT_TIME_PEAK;
@@ -250,7 +253,7 @@ int cmd_check(int argc, char **argv)
             nb++;
             break;
         }
-        case O_BASE: base_path = optarg; break;
+        case O_BASE: base_path = bases[n_bases++] = optarg; break;
         case 'b':
             if (report_metric("check", "--by", optarg, &inc_metric))
                 return 2;
@@ -280,8 +283,8 @@ int cmd_check(int argc, char **argv)
         default: return report_usage("check");
         }
     }
-    if (optind + 1 != argc) {
-        fprintf(stderr, "memtrace check: expected one trace file\n");
+    if (optind >= argc) {
+        fprintf(stderr, "memtrace check: expected a trace file\n");
         return report_usage("check");
     }
     if (nb == 0) {
@@ -303,15 +306,21 @@ int cmd_check(int argc, char **argv)
         inc_metric = MT_METRIC_LIVE_BYTES;
     int inc_live = inc_metric == MT_METRIC_LIVE_BYTES || inc_metric == MT_METRIC_LIVE_OBJECTS;
     const char *path = argv[optind];
+    char many[600];
+    if (!name && argc - optind > 1) {
+        snprintf(many, sizeof many, "%s (+%d more)", path, argc - optind - 1);
+        name = many;
+    }
     if (!name)
         name = path;
 
     mt_model *m = NULL, *bm = NULL;
     mt_filter *f = NULL, *bf = NULL;
     mt_selection *s = NULL, *bs = NULL;
-    if (report_open("check", path, filter, MT_TIME_END, 2, &m, &f, &s))
+    if (report_open_many("check", (const char *const *)argv + optind, (size_t)(argc - optind), 0,
+                         filter, MT_TIME_END, 2, &m, &f, &s))
         return 2;
-    if (base_path && report_open("check", base_path, filter, MT_TIME_END, 2, &bm, &bf, &bs)) {
+    if (base_path && report_open_many("check", bases, n_bases, 0, filter, MT_TIME_END, 2, &bm, &bf, &bs)) {
         report_close(m, f, s);
         return 2;
     }

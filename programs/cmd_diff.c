@@ -16,7 +16,8 @@
 static void help(void)
 {
     printf("usage: memtrace diff [OPTIONS] BASE NEW\n"
-           "       memtrace diff [OPTIONS] --windows A B TRACE\n"
+           "       memtrace diff [OPTIONS] --base BASE [--base BASE...] NEW...\n"
+           "       memtrace diff [OPTIONS] --windows A B TRACE...\n"
            "\n"
            "What changed from BASE to NEW, per allocation site (or function, or call\n"
            "path): both estimates, the difference, its standard error, and whether it\n"
@@ -35,6 +36,10 @@ static void help(void)
            "  -w, --windows A B  two windows of one TRACE: ranges such as 0-2s and\n"
            "                     8s-10s compare what was allocated in each; two times\n"
            "                     such as 2s and 10s (or peak, end) compare what was live\n"
+           "  -B, --base FILE    a base trace; repeat it for several (a process tree,\n"
+           "                     runs: aggregated); every other file is then a NEW trace\n"
+           "      --by-process   aggregated traces get an outermost frame per process\n"
+           "                     (--key path then splits by process)\n"
            "  -s, --sort ORDER   significance (default) or size (largest |change| first)\n"
            "  -n, --limit N      entries shown (default 20, 0 = all)\n"
            "      --all          show entries that are not significant too\n"
@@ -106,7 +111,7 @@ static double seconds_of(const mt_model *m, mt_timedelta from, mt_timedelta to)
 
 int cmd_diff(int argc, char **argv)
 {
-    enum { OPT_ALL = 256, OPT_ALPHA };
+    enum { OPT_ALL = 256, OPT_ALPHA, OPT_BY_PROCESS };
     static const struct option opts[] = {
         {"by", required_argument, 0, 'b'},      {"at", required_argument, 0, 'a'},
         {"key", required_argument, 0, 'k'},     {"filter", required_argument, 0, 'f'},
@@ -114,6 +119,7 @@ int cmd_diff(int argc, char **argv)
         {"sort", required_argument, 0, 's'},    {"limit", required_argument, 0, 'n'},
         {"all", no_argument, 0, OPT_ALL},       {"alpha", required_argument, 0, OPT_ALPHA},
         {"json", no_argument, 0, 'j'},          {"help", no_argument, 0, 'h'},
+        {"base", required_argument, 0, 'B'},    {"by-process", no_argument, 0, OPT_BY_PROCESS},
         {0, 0, 0, 0}};
     mt_diff_options dopt = {MT_METRIC_ALLOC_BYTES, MT_DIFF_SITE, 0.05};
     mt_diff_report_options ro = {20, 0, 0, NULL, NULL, ""};
@@ -122,7 +128,10 @@ int cmd_diff(int argc, char **argv)
     int by_given = 0, at_given = 0, per_second = 0, by_size = 0, windows = 0, c;
     window wa, wb;
     char *end;
-    while ((c = getopt_long(argc, argv, "b:a:k:f:pw:s:n:jh", opts, NULL)) != -1) {
+    const char *bases[argc > 0 ? argc : 1];
+    size_t n_bases = 0;
+    int by_process = 0;
+    while ((c = getopt_long(argc, argv, "b:a:k:f:pw:s:n:jhB:", opts, NULL)) != -1) {
         switch (c) {
         case 'b':
             if (report_metric("diff", "--by", optarg, &dopt.metric))
@@ -189,15 +198,29 @@ int cmd_diff(int argc, char **argv)
             }
             break;
         case 'j': ro.json = 1; break;
+        case 'B': bases[n_bases++] = optarg; break;
+        case OPT_BY_PROCESS: by_process = 1; break;
         case 'h': help(); return 0;
         default: return report_usage("diff");
         }
     }
     int nfiles = argc - optind;
-    if (nfiles != (windows ? 1 : 2)) {
-        fprintf(stderr, windows ? "memtrace diff: --windows A B takes one trace file\n"
-                                : "memtrace diff: expected two trace files, BASE and NEW\n");
+    if (windows && n_bases) {
+        fprintf(stderr, "memtrace diff: --windows compares windows of one trace (or of several aggregated): no --base\n");
+        return 2;
+    }
+    if (windows ? nfiles < 1 : n_bases ? nfiles < 1 : nfiles != 2) {
+        fprintf(stderr, windows ? "memtrace diff: --windows A B takes a trace file\n"
+                        : n_bases ? "memtrace diff: expected the NEW trace files after the --base ones\n"
+                                  : "memtrace diff: expected two trace files, BASE and NEW (several: --base)\n");
         return report_usage("diff");
+    }
+    const char *const *news = (const char *const *)argv + optind;
+    size_t n_news = (size_t)nfiles;
+    if (!windows && !n_bases) {
+        bases[n_bases++] = argv[optind];
+        news++;
+        n_news--;
     }
     if (at_given && !by_given)
         dopt.metric = MT_METRIC_LIVE_BYTES;
@@ -235,7 +258,7 @@ int cmd_diff(int argc, char **argv)
     mt_diff_side sb, sn;
     if (windows) {
         const char *path = argv[optind];
-        if (report_open("diff", path, filter, MT_TIME_END, shallow, &m1, &f1, &s1))
+        if (report_open_many("diff", news, n_news, by_process, filter, MT_TIME_END, shallow, &m1, &f1, &s1))
             return 2;
         sb = mt_diff_side_all(s1, MT_TIME_END);
         sn = sb;
@@ -260,9 +283,9 @@ int cmd_diff(int argc, char **argv)
             snprintf(nn, sizeof nn, "%s", path);
         }
     } else {
-        if (report_open("diff", argv[optind], filter, at, shallow, &m1, &f1, &s1))
+        if (report_open_many("diff", bases, n_bases, by_process, filter, at, shallow, &m1, &f1, &s1))
             return 2;
-        if (report_open("diff", argv[optind + 1], filter, at, shallow, &m2, &f2, &s2)) {
+        if (report_open_many("diff", news, n_news, by_process, filter, at, shallow, &m2, &f2, &s2)) {
             report_close(m1, f1, s1);
             return 2;
         }
@@ -276,14 +299,14 @@ int cmd_diff(int argc, char **argv)
             sn.seconds = seconds_of(m2, 0, MT_TIME_END);
             if (!(sb.seconds > 0) || !(sn.seconds > 0)) {
                 fprintf(stderr, "memtrace diff: --per-second: %s lasts no time\n",
-                        sb.seconds > 0 ? argv[optind + 1] : argv[optind]);
+                        sb.seconds > 0 ? news[0] : bases[0]);
                 report_close(m1, f1, s1);
                 report_close(m2, f2, s2);
                 return 2;
             }
         }
-        snprintf(nb, sizeof nb, "%s", argv[optind]);
-        snprintf(nn, sizeof nn, "%s", argv[optind + 1]);
+        snprintf(nb, sizeof nb, n_bases > 1 ? "%s (+%zu more)" : "%s", bases[0], n_bases - 1);
+        snprintf(nn, sizeof nn, n_news > 1 ? "%s (+%zu more)" : "%s", news[0], n_news - 1);
     }
     ro.base_name = nb;
     ro.new_name = nn;

@@ -11,7 +11,7 @@
 
 static void help(void)
 {
-    printf("usage: memtrace top [OPTIONS] FILE\n"
+    printf("usage: memtrace top [OPTIONS] FILE...\n"
            "\n"
            "Allocation sites (innermost frames) that account for the most memory,\n"
            "each with its share, its sampling error and the callers it is reached\n"
@@ -27,6 +27,8 @@ static void help(void)
            "  -n, --limit N      sites shown (default 20, 0 = all)\n"
            "  -c, --callers N    callers shown per site (default 3)\n"
            "  -j, --json         JSON for scripts\n"
+           "      --by-process   several FILEs (app.ctf app.ctf.*, runs) are aggregated;\n"
+           "                     this adds an outermost frame per process\n"
            "  -h, --help         this help\n"
            "\n"
            "Entries marked ~ are noisy (relative error over 20%%), ? mostly noise.\n"
@@ -39,11 +41,13 @@ int cmd_top(int argc, char **argv)
         {"by", required_argument, 0, 'b'},     {"at", required_argument, 0, 'a'},
         {"filter", required_argument, 0, 'f'}, {"limit", required_argument, 0, 'n'},
         {"callers", required_argument, 0, 'c'}, {"json", no_argument, 0, 'j'},
+        {"by-process", no_argument, 0, REPORT_OPT_BY_PROCESS},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     mt_top_options o = {MT_METRIC_ALLOC_BYTES, 20, 3, 0, NULL};
     mt_timedelta at = MT_TIME_END;
     int by_given = 0, at_given = 0, c;
     char *end;
+    int by_process = 0;
     while ((c = getopt_long(argc, argv, "b:a:f:n:c:jh", opts, NULL)) != -1) {
         switch (c) {
         case 'b':
@@ -71,12 +75,13 @@ int cmd_top(int argc, char **argv)
             break;
         }
         case 'j': o.json = 1; break;
+        case REPORT_OPT_BY_PROCESS: by_process = 1; break;
         case 'h': help(); return 0;
         default: return report_usage("top");
         }
     }
-    if (optind + 1 != argc) {
-        fprintf(stderr, "memtrace top: expected one trace file\n");
+    if (optind >= argc) {
+        fprintf(stderr, "memtrace top: expected a trace file (several: aggregated)\n");
         return report_usage("top");
     }
     if (at_given && !by_given)
@@ -84,7 +89,7 @@ int cmd_top(int argc, char **argv)
     mt_model *m;
     mt_filter *f;
     mt_selection *s;
-    int rc = report_open("top", argv[optind], o.filter_text, at, 2, &m, &f, &s);
+    int rc = report_open_many("top", (const char *const *)argv + optind, (size_t)(argc - optind), by_process, o.filter_text, at, 2, &m, &f, &s);
     if (rc)
         return rc;
     if (mt_report_top(stdout, s, &o) < 0 || fflush(stdout) != 0) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memtrace/compare.h"
 #include "report.h"
 
 int report_usage(const char *cmd)
@@ -46,6 +47,13 @@ static void print_warning(void *ctx, const char *msg)
 int report_open(const char *cmd, const char *path, const char *filter, mt_timedelta live_at,
                 size_t shallow, mt_model **m, mt_filter **f, mt_selection **s)
 {
+    return report_open_many(cmd, &path, 1, 0, filter, live_at, shallow, m, f, s);
+}
+
+int report_open_many(const char *cmd, const char *const *paths, size_t n, int by_process,
+                     const char *filter, mt_timedelta live_at, size_t shallow, mt_model **m,
+                     mt_filter **f, mt_selection **s)
+{
     char *err = NULL;
     size_t pos = 0;
     *m = NULL;
@@ -58,9 +66,9 @@ int report_open(const char *cmd, const char *path, const char *filter, mt_timede
         return 2;
     }
     mt_model_options mo = {.on_warning = print_warning, .warning_ctx = (void *)cmd};
-    if (shallow && !mt_filter_uses_stacks(*f))
+    if (shallow && !by_process && !mt_filter_uses_stacks(*f))
         mo.max_depth = shallow;
-    *m = mt_model_load(path, &mo, &err);
+    *m = mt_model_load_many(paths, n, by_process, &mo, &err);
     if (!*m) {
         fprintf(stderr, "memtrace %s: %s\n", cmd, err ? err : "cannot read the trace");
         free(err);
