@@ -76,11 +76,11 @@ typedef struct budget {
     int kind;
     const char *limit_text;
     double limit;            /* bytes, or the allowed ratio new/base */
-    char what[160];          /* "peak live bytes", ... */
+    char what[400];          /* "peak live bytes", ... */
     mt_estimate est, base;
     double p, p_adj;
     int fail;
-    char line[512];          /* the verdict, one line */
+    char line[1024];         /* the verdict, one line */
 } budget;
 
 static void xml_text(FILE *out, const char *s)
