@@ -61,45 +61,19 @@ typedef struct window {
 
 static int parse_window(const char *text, window *w)
 {
+    mt_diff_side sd = {0};
     char *err = NULL;
-    const char *dash = strchr(text, '-');
     w->text = text;
-    if (!dash) {
-        w->is_range = 0;
-        if (mt_parse_time(text, &w->at, &err) < 0)
-            goto bad;
-        return 0;
-    }
-    w->is_range = 1;
-    w->from = 0;
-    w->to = MT_TIME_END;
-    char buf[128];
-    size_t la = (size_t)(dash - text);
-    if (la >= sizeof buf)
-        goto bad_len;
-    memcpy(buf, text, la);
-    buf[la] = 0;
-    if (la && mt_parse_time(buf, &w->from, &err) < 0)
-        goto bad;
-    if (dash[1] && mt_parse_time(dash + 1, &w->to, &err) < 0)
-        goto bad;
-    if (w->from == MT_TIME_PEAK || w->to == MT_TIME_PEAK) {
-        fprintf(stderr, "memtrace diff: --windows %s: a range takes times, not peak\n", text);
+    if (mt_diff_parse_window(text, &sd, &w->is_range, &err) < 0) {
+        fprintf(stderr, "memtrace diff: --windows: %s (a window is a range such as 0-2s or a time such as 10s, peak, end)\n",
+                err ? err : text);
+        free(err);
         return 2;
     }
-    if (w->from == MT_TIME_END || (w->to != MT_TIME_END && w->to < w->from)) {
-        fprintf(stderr, "memtrace diff: --windows %s: the range is empty\n", text);
-        return 2;
-    }
+    w->from = sd.from;
+    w->to = sd.to;
+    w->at = sd.at;
     return 0;
-bad_len:
-    fprintf(stderr, "memtrace diff: --windows %s: too long\n", text);
-    return 2;
-bad:
-    fprintf(stderr, "memtrace diff: --windows %s: %s (a window is a range such as 0-2s or a time such as 10s, peak, end)\n",
-            text, err ? err : "bad time");
-    free(err);
-    return 2;
 }
 
 static double seconds_of(const mt_model *m, mt_timedelta from, mt_timedelta to)

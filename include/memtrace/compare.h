@@ -122,6 +122,12 @@ void mt_diff_free(mt_diff *d);
 /* Sort: by_size 0: most significant first (p, then |z|); 1: largest |delta| first. */
 void mt_diff_sort(mt_diff *d, int by_size);
 
+/* A window as `memtrace diff --windows` takes it: a range of allocation
+ * times ("0-2s", "8s-", "-1s", "2s-end") sets side->from/to and *is_range
+ * = 1; one time ("10s", "peak", "end") sets side->at and *is_range = 0.
+ * Returns 0, or -1 with a malloc'd message in *err. */
+int mt_diff_parse_window(const char *text, mt_diff_side *side, int *is_range, char **err);
+
 /* The total of one side by one measure. */
 mt_estimate mt_diff_estimate(const mt_diff_side *s, mt_metric metric);
 /* The time at which the side's own live bytes are highest (first time

@@ -695,3 +695,51 @@ mt_timedelta mt_diff_side_peak(const mt_diff_side *s)
     free(ev);
     return at;
 }
+
+static int werr(char **err, const char *text, const char *why)
+{
+    if (err) {
+        size_t n = strlen(text) + strlen(why) + 64;
+        *err = malloc(n);
+        if (*err)
+            snprintf(*err, n, "window %s: %s", text, why);
+    }
+    return -1;
+}
+
+int mt_diff_parse_window(const char *text, mt_diff_side *side, int *is_range, char **err)
+{
+    char *e = NULL;
+    const char *dash = strchr(text, '-');
+    if (err)
+        *err = NULL;
+    if (!dash) {
+        *is_range = 0;
+        if (mt_parse_time(text, &side->at, &e) < 0) {
+            werr(err, text, e ? e : "bad time");
+            free(e);
+            return -1;
+        }
+        return 0;
+    }
+    *is_range = 1;
+    side->from = 0;
+    side->to = MT_TIME_END;
+    char buf[128];
+    size_t la = (size_t)(dash - text);
+    if (la >= sizeof buf)
+        return werr(err, text, "too long");
+    memcpy(buf, text, la);
+    buf[la] = 0;
+    if ((la && mt_parse_time(buf, &side->from, &e) < 0) ||
+        (dash[1] && mt_parse_time(dash + 1, &side->to, &e) < 0)) {
+        werr(err, text, e ? e : "bad time");
+        free(e);
+        return -1;
+    }
+    if (side->from == MT_TIME_PEAK || side->to == MT_TIME_PEAK)
+        return werr(err, text, "a range takes times, not peak");
+    if (side->from == MT_TIME_END || (side->to != MT_TIME_END && side->to < side->from))
+        return werr(err, text, "the range is empty");
+    return 0;
+}
