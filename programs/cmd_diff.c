@@ -96,7 +96,7 @@ int cmd_diff(int argc, char **argv)
         {"base", required_argument, 0, 'B'},    {"by-process", no_argument, 0, OPT_BY_PROCESS},
         {0, 0, 0, 0}};
     mt_diff_options dopt = {MT_METRIC_ALLOC_BYTES, MT_DIFF_SITE, 0.05};
-    mt_diff_report_options ro = {20, 0, 0, NULL, NULL, ""};
+    mt_diff_report_options ro = {20, 0, 0, NULL, NULL, "", 0};
     mt_timedelta at = MT_TIME_END;
     const char *filter = NULL;
     int by_given = 0, at_given = 0, per_second = 0, by_size = 0, windows = 0, c;

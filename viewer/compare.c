@@ -5,7 +5,8 @@
  * else), and the serving loop for two models.
  *
  *   /api/compare_info    the two sides' names, one trace or two, default windows
- *   /api/compare         memtrace diff as JSON (filter, by, at, key, a, b, alpha)
+ *   /api/compare         memtrace diff as JSON (filter, by, at, key, a, b, alpha;
+ *                        sort=size|significance, limit: entries sent, default 5000)
  *   /api/compare_curves  both live-memory curves (filter, n)
  */
 #include "compare.h"
@@ -133,7 +134,11 @@ static void compare(const vcmp *c, const vreq *req, vresp *resp)
     const char *ftext = vreq_arg(req, "filter"), *by = vreq_arg(req, "by");
     const char *key = vreq_arg(req, "key"), *at = vreq_arg(req, "at");
     const char *wa = vreq_arg(req, "a"), *wb = vreq_arg(req, "b");
-    const char *al = vreq_arg(req, "alpha");
+    const char *al = vreq_arg(req, "alpha"), *lim = vreq_arg(req, "limit");
+    const char *sort = vreq_arg(req, "sort");
+    long limit = lim ? strtol(lim, NULL, 10) : 5000;
+    if (limit < 1 || limit > 200000)
+        limit = 5000;
     mt_diff_options o = {MT_METRIC_ALLOC_BYTES, MT_DIFF_PATH, 0.05};
     if (by && *by) {
         int m = mt_metric_parse(by);
@@ -202,7 +207,9 @@ static void compare(const vcmp *c, const vreq *req, vresp *resp)
     char *buf = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&buf, &len);
-    mt_diff_report_options ro = {0, 1, 1, c->base_file, c->new_file, ""};
+    if (sort && !strcmp(sort, "size"))
+        mt_diff_sort(d, 1);
+    mt_diff_report_options ro = {0, 1, 1, c->base_file, c->new_file, "", (size_t)limit};
     if (!out || mt_report_diff(out, d, &ro) < 0) {
         if (out)
             fclose(out);

@@ -85,7 +85,9 @@ typedef struct mt_estimate {
 double mt_estimate_se(const mt_estimate *e);
 
 typedef struct mt_diff_entry {
-    char *name;              /* "func (file:line)", "func", or "main;f;g" */
+    char *name;              /* "func (file:line)" or "func"; NULL for a call path
+                              * (mt_diff_entry_name spells it out) */
+    uint32_t path;           /* call paths: the path's id in the result (0: empty) */
     const char *function;    /* innermost function (owned by the result) */
     const char *file;        /* of the innermost frame; "" when unknown or for paths */
     uint32_t line;           /* 0 when unknown or for functions and paths */
@@ -119,6 +121,10 @@ typedef struct mt_diff {
 mt_diff *mt_diff_compute(const mt_diff_side *base, const mt_diff_side *new_,
                          const mt_diff_options *o);
 void mt_diff_free(mt_diff *d);
+/* The entry's name into buf (capacity cap, always terminated when cap > 0;
+ * a call path as "main;f;g", outermost first, clipped at the end when the
+ * buffer is short). Returns the full length (call with cap 0 to size). */
+size_t mt_diff_entry_name(const mt_diff *d, const mt_diff_entry *e, char *buf, size_t cap);
 /* Sort: by_size 0: most significant first (p, then |z|); 1: largest |delta| first. */
 void mt_diff_sort(mt_diff *d, int by_size);
 
@@ -181,6 +187,7 @@ typedef struct mt_diff_report_options {
     int all;                 /* text: show entries that are not significant too */
     const char *base_name, *new_name;   /* shown in the header */
     const char *unit;        /* "" or "/s" after values */
+    size_t json_limit;       /* entries in JSON (0: all) */
 } mt_diff_report_options;
 int mt_report_diff(FILE *out, const mt_diff *d, const mt_diff_report_options *o);
 

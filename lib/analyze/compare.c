@@ -48,6 +48,16 @@ static uint64_t hash_str(uint64_t seed, const char *s)
     return h;
 }
 
+static uint64_t mix_key(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
 static int tab_init(entry_tab *t)
 {
     memset(t, 0, sizeof *t);
@@ -134,27 +144,62 @@ oom:
 }
 
 /* Strings of an entry (function and file names) must outlive the models:
- * they are copied into one arena owned by the result. */
+ * they are copied into chunks owned by the result. */
 typedef struct str_pool {
     char **blocks;
-    size_t n;
+    size_t n, cap;
+    char *cur;
+    size_t left;
 } str_pool;
+
+/* Call paths: function names interned (an id per distinct name) and a trie
+ * of paths by name ids, so that a path is one number and its name is only
+ * spelt out when asked for (mt_diff_entry_name). Path id 0: the empty path. */
+typedef struct paths {
+    const char **names;      /* name id -> pooled string */
+    uint64_t *name_hash;
+    size_t n_names, cap_names;
+    uint32_t *name_slots;    /* name id + 1 */
+    size_t name_mask;
+    uint32_t *parent, *name; /* path id -> parent path id, name id */
+    size_t n, cap;
+    uint64_t *slot_key;      /* parent << 32 | name */
+    uint32_t *slot_val;      /* path id + 1 */
+    size_t mask;
+    uint32_t *entry;         /* path id -> entry index + 1 */
+    size_t cap_entry;
+} paths;
 
 struct diff_priv {
     mt_diff d;
     str_pool pool;
+    paths paths;
 };
 
 static const char *pool_dup(str_pool *p, const char *s)
 {
-    char **b = realloc(p->blocks, (p->n + 1) * sizeof *b);
-    if (!b)
-        return NULL;
-    p->blocks = b;
-    char *c = strdup(s ? s : "");
-    if (!c)
-        return NULL;
-    p->blocks[p->n++] = c;
+    size_t len = strlen(s ? s : "") + 1;
+    if (len > p->left) {
+        size_t sz = len > 65536 ? len : 65536;
+        if (p->n == p->cap) {
+            size_t c = p->cap ? p->cap * 2 : 16;
+            char **b = realloc(p->blocks, c * sizeof *b);
+            if (!b)
+                return NULL;
+            p->blocks = b;
+            p->cap = c;
+        }
+        char *blk = malloc(sz);
+        if (!blk)
+            return NULL;
+        p->blocks[p->n++] = blk;
+        p->cur = blk;
+        p->left = sz;
+    }
+    char *c = p->cur;
+    memcpy(c, s ? s : "", len);
+    p->cur += len;
+    p->left -= len;
     return c;
 }
 
@@ -206,32 +251,9 @@ static int64_t entry_of(entry_tab *t, str_pool *pool, const mt_selection *s, mt_
         }
         file = fn->filename;
         line = fr->line;
-    } else if (kind == MT_DIFF_FUNCTION) {
+    } else {   /* MT_DIFF_FUNCTION; call paths go through node_paths */
         key = strdup(fn->name);
         name = key;
-    } else {
-        size_t len = 0, depth = 0;
-        for (mt_node_id x = node; x; x = nodes[x].parent) {
-            len += strlen(funcs[frames[nodes[x].frame].func].name) + 1;
-            depth++;
-        }
-        key = malloc(len + 1);
-        if (key) {
-            size_t pos = len;
-            key[len] = 0;
-            for (mt_node_id x = node; x; x = nodes[x].parent) {
-                const char *nm = funcs[frames[nodes[x].frame].func].name;
-                size_t l = strlen(nm);
-                if (pos < len)
-                    key[--pos] = ';';
-                pos -= l;
-                memcpy(key + pos, nm, l);
-            }
-            /* one ';' fewer than frames: shift the string to the start */
-            memmove(key, key + pos, len - pos + 1);
-        }
-        name = key;
-        (void)depth;
     }
     if (!key || !name) {
         if (name != key)
@@ -250,6 +272,257 @@ static int64_t entry_of(entry_tab *t, str_pool *pool, const mt_selection *s, mt_
             return -1;
     }
     return i;
+}
+
+static int64_t name_id(paths *ps, str_pool *pool, const char *nm)
+{
+    uint64_t h = hash_str(0x5bd1e995u, nm);
+    if (!ps->name_slots) {
+        ps->name_mask = 1023;
+        ps->name_slots = calloc(ps->name_mask + 1, sizeof *ps->name_slots);
+        if (!ps->name_slots)
+            return -1;
+    }
+    size_t j = h & ps->name_mask;
+    while (ps->name_slots[j]) {
+        size_t i = ps->name_slots[j] - 1;
+        if (ps->name_hash[i] == h && !strcmp(ps->names[i], nm))
+            return (int64_t)i;
+        j = (j + 1) & ps->name_mask;
+    }
+    if (ps->n_names == ps->cap_names) {
+        size_t c = ps->cap_names ? ps->cap_names * 2 : 1024;
+        const char **n = realloc(ps->names, c * sizeof *n);
+        if (!n)
+            return -1;
+        ps->names = n;
+        uint64_t *hh = realloc(ps->name_hash, c * sizeof *hh);
+        if (!hh)
+            return -1;
+        ps->name_hash = hh;
+        ps->cap_names = c;
+    }
+    const char *copy = pool_dup(pool, nm);
+    if (!copy || ps->n_names >= UINT32_MAX - 1)
+        return -1;
+    size_t i = ps->n_names++;
+    ps->names[i] = copy;
+    ps->name_hash[i] = h;
+    ps->name_slots[j] = (uint32_t)i + 1;
+    if (ps->n_names * 2 > ps->name_mask + 1) {
+        size_t cap = (ps->name_mask + 1) * 2;
+        uint32_t *ns = calloc(cap, sizeof *ns);
+        if (!ns)
+            return -1;
+        for (size_t k = 0; k < ps->n_names; k++) {
+            size_t q = ps->name_hash[k] & (cap - 1);
+            while (ns[q])
+                q = (q + 1) & (cap - 1);
+            ns[q] = (uint32_t)k + 1;
+        }
+        free(ps->name_slots);
+        ps->name_slots = ns;
+        ps->name_mask = cap - 1;
+    }
+    return (int64_t)i;
+}
+
+static int64_t path_id(paths *ps, uint32_t parent, uint32_t nm)
+{
+    if (!ps->slot_key) {
+        ps->mask = 4095;
+        ps->slot_key = calloc(ps->mask + 1, sizeof *ps->slot_key);
+        ps->slot_val = calloc(ps->mask + 1, sizeof *ps->slot_val);
+        ps->cap = 1024;
+        ps->parent = malloc(ps->cap * sizeof *ps->parent);
+        ps->name = malloc(ps->cap * sizeof *ps->name);
+        if (!ps->slot_key || !ps->slot_val || !ps->parent || !ps->name)
+            return -1;
+        ps->parent[0] = ps->name[0] = 0;
+        ps->n = 1;
+    }
+    uint64_t key = (uint64_t)parent << 32 | nm;
+    size_t j = mix_key(key) & ps->mask;
+    while (ps->slot_val[j]) {
+        if (ps->slot_key[j] == key)
+            return ps->slot_val[j] - 1;
+        j = (j + 1) & ps->mask;
+    }
+    if (ps->n == ps->cap) {
+        size_t c = ps->cap * 2;
+        uint32_t *a = realloc(ps->parent, c * sizeof *a);
+        if (!a)
+            return -1;
+        ps->parent = a;
+        uint32_t *b = realloc(ps->name, c * sizeof *b);
+        if (!b)
+            return -1;
+        ps->name = b;
+        ps->cap = c;
+    }
+    if (ps->n >= UINT32_MAX - 1)
+        return -1;
+    size_t id = ps->n++;
+    ps->parent[id] = parent;
+    ps->name[id] = nm;
+    ps->slot_key[j] = key;
+    ps->slot_val[j] = (uint32_t)id + 1;
+    if (ps->n * 2 > ps->mask + 1) {
+        size_t cap = (ps->mask + 1) * 2;
+        uint64_t *k2 = calloc(cap, sizeof *k2);
+        uint32_t *v2 = calloc(cap, sizeof *v2);
+        if (!k2 || !v2) {
+            free(k2);
+            free(v2);
+            return -1;
+        }
+        for (size_t q = 0; q <= ps->mask; q++)
+            if (ps->slot_val[q]) {
+                size_t r = mix_key(ps->slot_key[q]) & (cap - 1);
+                while (v2[r])
+                    r = (r + 1) & (cap - 1);
+                k2[r] = ps->slot_key[q];
+                v2[r] = ps->slot_val[q];
+            }
+        free(ps->slot_key);
+        free(ps->slot_val);
+        ps->slot_key = k2;
+        ps->slot_val = v2;
+        ps->mask = cap - 1;
+    }
+    return (int64_t)id;
+}
+
+static void paths_free(paths *ps)
+{
+    free(ps->names);
+    free(ps->name_hash);
+    free(ps->name_slots);
+    free(ps->parent);
+    free(ps->name);
+    free(ps->slot_key);
+    free(ps->slot_val);
+    free(ps->entry);
+}
+
+/* An entry without a key string (a call path), appended. */
+static int64_t tab_add_path(entry_tab *t, paths *ps, uint32_t pid)
+{
+    if (pid >= ps->cap_entry) {
+        size_t c = ps->cap_entry ? ps->cap_entry : 1024;
+        while (c <= pid)
+            c *= 2;
+        uint32_t *e = realloc(ps->entry, c * sizeof *e);
+        if (!e)
+            return -1;
+        memset(e + ps->cap_entry, 0, (c - ps->cap_entry) * sizeof *e);
+        ps->entry = e;
+        ps->cap_entry = c;
+    }
+    if (ps->entry[pid])
+        return ps->entry[pid] - 1;
+    if (t->n == t->cap) {
+        size_t cap = t->cap ? t->cap * 2 : 64;
+        void *k = realloc(t->keys, cap * sizeof *t->keys);
+        if (k)
+            t->keys = k;
+        void *hs = realloc(t->hashes, cap * sizeof *t->hashes);
+        if (hs)
+            t->hashes = hs;
+        void *e = realloc(t->e, cap * sizeof *t->e);
+        if (e)
+            t->e = e;
+        void *a = realloc(t->a, cap * sizeof *t->a);
+        if (a)
+            t->a = a;
+        if (!k || !hs || !e || !a || t->n >= UINT32_MAX - 1)
+            return -1;
+        t->cap = cap;
+    }
+    size_t i = t->n++;
+    t->keys[i] = NULL;
+    t->hashes[i] = 0;
+    memset(&t->e[i], 0, sizeof t->e[i]);
+    memset(&t->a[i], 0, sizeof t->a[i]);
+    t->e[i].name = NULL;
+    t->e[i].path = pid;
+    t->e[i].function = pid ? ps->names[ps->name[pid]] : "(no stack)";
+    t->e[i].file = "";
+    ps->entry[pid] = (uint32_t)i + 1;
+    return (int64_t)i;
+}
+
+/* Path id of every selection node (parents come first). */
+static uint32_t *node_paths(paths *ps, str_pool *pool, const mt_selection *s)
+{
+    const mt_model *m = mt_selection_model(s);
+    const mt_node *nodes = mt_selection_nodes(s);
+    const mt_frame *frames = mt_model_frames(m);
+    const mt_func *funcs = mt_model_funcs(m);
+    size_t nn = mt_selection_n_nodes(s), nf = mt_model_n_funcs(m);
+    uint32_t *np = malloc((nn ? nn : 1) * sizeof *np);
+    uint32_t *fid = malloc((nf ? nf : 1) * sizeof *fid);
+    if (!np || !fid)
+        goto fail;
+    memset(fid, 0xff, (nf ? nf : 1) * sizeof *fid);
+    np[0] = 0;
+    for (size_t n = 1; n < nn; n++) {
+        mt_func_id f = frames[nodes[n].frame].func;
+        if (fid[f] == UINT32_MAX) {
+            int64_t id = name_id(ps, pool, funcs[f].name);
+            if (id < 0)
+                goto fail;
+            fid[f] = (uint32_t)id;
+        }
+        int64_t p = path_id(ps, np[nodes[n].parent], fid[f]);
+        if (p < 0)
+            goto fail;
+        np[n] = (uint32_t)p;
+    }
+    free(fid);
+    return np;
+fail:
+    free(np);
+    free(fid);
+    return NULL;
+}
+
+size_t mt_diff_entry_name(const mt_diff *d, const mt_diff_entry *e, char *buf, size_t cap)
+{
+    if (e->name || !e->path) {
+        const char *nm = e->name ? e->name : "(no stack)";
+        size_t len = strlen(nm);
+        if (cap) {
+            size_t k = len < cap - 1 ? len : cap - 1;
+            memcpy(buf, nm, k);
+            buf[k] = 0;
+        }
+        return len;
+    }
+    const paths *ps = &((const struct diff_priv *)d)->paths;
+    size_t len = 0;
+    for (uint32_t p = e->path; p; p = ps->parent[p])
+        len += strlen(ps->names[ps->name[p]]) + (ps->parent[p] ? 1 : 0);
+    if (cap == 0)
+        return len;
+    /* written from the end (innermost) backwards, clipped to the buffer */
+    size_t pos = len;
+    for (uint32_t p = e->path; p; p = ps->parent[p]) {
+        const char *nm = ps->names[ps->name[p]];
+        size_t l = strlen(nm);
+        for (size_t k = l; k-- > 0;) {
+            pos--;
+            if (pos < cap - 1)
+                buf[pos] = nm[k];
+        }
+        if (ps->parent[p]) {
+            pos--;
+            if (pos < cap - 1)
+                buf[pos] = ';';
+        }
+    }
+    buf[len < cap - 1 ? len : cap - 1] = 0;
+    return len;
 }
 
 mt_diff_side mt_diff_side_all(const mt_selection *sel, mt_timedelta at)
@@ -322,15 +595,19 @@ static void add(double *v, double *var, uint64_t *k, double val, uint64_t n)
 
 /* One pass over a selection's allocations. sides[0], sides[1]: base and
  * new (either may be NULL: that side is another selection). */
-static int pass(entry_tab *t, str_pool *pool, acc *total, const mt_selection *s,
+static int pass(entry_tab *t, str_pool *pool, paths *ps, acc *total, const mt_selection *s,
                 const rside *base, const rside *new_, mt_metric metric, mt_diff_key kind)
 {
     const mt_model *m = mt_selection_model(s);
     size_t nn = mt_selection_n_nodes(s), na = mt_model_n_allocs(m);
     const mt_alloc *allocs = mt_model_allocs(m);
     uint32_t *cache = malloc((nn ? nn : 1) * sizeof *cache);
-    if (!cache)
+    uint32_t *np = kind == MT_DIFF_PATH ? node_paths(ps, pool, s) : NULL;
+    if (!cache || (kind == MT_DIFF_PATH && !np)) {
+        free(cache);
+        free(np);
         return -1;
+    }
     memset(cache, 0xff, (nn ? nn : 1) * sizeof *cache);
     for (size_t i = 0; i < na; i++) {
         if (!mt_selection_has(s, i))
@@ -342,9 +619,10 @@ static int pass(entry_tab *t, str_pool *pool, acc *total, const mt_selection *s,
             continue;
         mt_node_id node = mt_selection_stack_of(s, i);
         if (cache[node] == UINT32_MAX) {
-            int64_t e = entry_of(t, pool, s, node, kind);
+            int64_t e = np ? tab_add_path(t, ps, np[node]) : entry_of(t, pool, s, node, kind);
             if (e < 0) {
                 free(cache);
+                free(np);
                 return -1;
             }
             cache[node] = (uint32_t)e;
@@ -365,6 +643,7 @@ static int pass(entry_tab *t, str_pool *pool, acc *total, const mt_selection *s,
         }
     }
     free(cache);
+    free(np);
     return 0;
 }
 
@@ -499,7 +778,9 @@ static int by_signif(const void *x, const void *y)
     double za = fabs(a->z), zb = fabs(b->z);
     if (za != zb)
         return za > zb ? -1 : 1;
-    return strcmp(a->name, b->name);
+    if (a->name && b->name)
+        return strcmp(a->name, b->name);
+    return a->path < b->path ? -1 : a->path > b->path;
 }
 
 static int by_size(const void *x, const void *y)
@@ -511,9 +792,35 @@ static int by_size(const void *x, const void *y)
     return by_signif(x, y);
 }
 
+static int by_signif_p(const void *x, const void *y)
+{
+    return by_signif(*(const mt_diff_entry *const *)x, *(const mt_diff_entry *const *)y);
+}
+
+static int by_size_p(const void *x, const void *y)
+{
+    return by_size(*(const mt_diff_entry *const *)x, *(const mt_diff_entry *const *)y);
+}
+
 void mt_diff_sort(mt_diff *d, int size)
 {
-    qsort(d->entries, d->n, sizeof *d->entries, size ? by_size : by_signif);
+    /* sort pointers, then move each entry once: entries are large */
+    mt_diff_entry **ptr = malloc((d->n ? d->n : 1) * sizeof *ptr);
+    mt_diff_entry *out = malloc((d->n ? d->n : 1) * sizeof *out);
+    if (!ptr || !out) {
+        free(ptr);
+        free(out);
+        qsort(d->entries, d->n, sizeof *d->entries, size ? by_size : by_signif);
+        return;
+    }
+    for (size_t i = 0; i < d->n; i++)
+        ptr[i] = &d->entries[i];
+    qsort(ptr, d->n, sizeof *ptr, size ? by_size_p : by_signif_p);
+    for (size_t i = 0; i < d->n; i++)
+        out[i] = *ptr[i];
+    free(ptr);
+    free(d->entries);
+    d->entries = out;
 }
 
 static void tab_free(entry_tab *t, int keep_entries)
@@ -571,13 +878,14 @@ mt_diff *mt_diff_compute(const mt_diff_side *base, const mt_diff_side *new_,
     }
     int rc;
     if (d->same_trace)
-        rc = pass(&t, &dp->pool, &total, base->sel, &rb, &rn, d->opts.metric, d->opts.key);
+        rc = pass(&t, &dp->pool, &dp->paths, &total, base->sel, &rb, &rn, d->opts.metric, d->opts.key);
     else
-        rc = pass(&t, &dp->pool, &total, base->sel, &rb, NULL, d->opts.metric, d->opts.key) ||
-             pass(&t, &dp->pool, &total, new_->sel, NULL, &rn, d->opts.metric, d->opts.key);
+        rc = pass(&t, &dp->pool, &dp->paths, &total, base->sel, &rb, NULL, d->opts.metric, d->opts.key) ||
+             pass(&t, &dp->pool, &dp->paths, &total, new_->sel, NULL, &rn, d->opts.metric, d->opts.key);
     if (rc) {
         tab_free(&t, 0);
         pool_free(&dp->pool);
+        paths_free(&dp->paths);
         free(dp);
         return NULL;
     }
@@ -613,6 +921,7 @@ void mt_diff_free(mt_diff *d)
     free(d->entries);
     free(d->total.name);
     pool_free(&dp->pool);
+    paths_free(&dp->paths);
     free(dp);
 }
 

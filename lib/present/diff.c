@@ -5,6 +5,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "memtrace/compare.h"
@@ -53,10 +54,22 @@ static void json_num(FILE *out, const char *name, double v)
         fprintf(out, ",\"%s\":null", name);
 }
 
-static void json_entry(FILE *out, const mt_diff_entry *e)
+/* The entry's name, malloc'd (NULL when out of memory). */
+static char *name_of(const mt_diff *d, const mt_diff_entry *e)
 {
+    size_t len = mt_diff_entry_name(d, e, NULL, 0);
+    char *s = malloc(len + 1);
+    if (s)
+        mt_diff_entry_name(d, e, s, len + 1);
+    return s;
+}
+
+static void json_entry(FILE *out, const mt_diff *d, const mt_diff_entry *e)
+{
+    char *nm = name_of(d, e);
     fputs("{\"name\":", out);
-    mt_json_string(out, e->name);
+    mt_json_string(out, nm ? nm : "?");
+    free(nm);
     fputs(",\"function\":", out);
     mt_json_string(out, e->function ? e->function : "");
     fputs(",\"file\":", out);
@@ -96,11 +109,12 @@ int mt_report_diff(FILE *out, const mt_diff *d, const mt_diff_report_options *o)
                 d->same_trace ? "true" : "false");
         fprintf(out, "\"n_entries\":%zu,\"n_tested\":%zu,\"n_significant\":%zu,\"total\":", d->n,
                 d->n_tested, d->n_significant);
-        json_entry(out, &d->total);
+        json_entry(out, d, &d->total);
         fputs(",\"entries\":[", out);
-        for (size_t i = 0; i < d->n; i++) {
+        size_t nj = o->json_limit && o->json_limit < d->n ? o->json_limit : d->n;
+        for (size_t i = 0; i < nj; i++) {
             fputs(i ? ",\n" : "\n", out);
-            json_entry(out, &d->entries[i]);
+            json_entry(out, d, &d->entries[i]);
         }
         fputs("]}\n", out);
         return ferror(out) ? -1 : 0;
@@ -158,8 +172,10 @@ int mt_report_diff(FILE *out, const mt_diff *d, const mt_diff_report_options *o)
                 pval(b5, sizeof b5, e->p_adj);
             else
                 snprintf(b5, sizeof b5, "-");
+            char *nm = name_of(d, e);
             fprintf(out, "%4zu %11s %11s %12s %10s %+6.1f %8s %s %s\n", i + 1, b1, b2, b3, b4,
-                    e->z, b5, e->significant ? "*" : " ", e->name);
+                    e->z, b5, e->significant ? "*" : " ", nm ? nm : "?");
+            free(nm);
         }
         if (n < d->n)
             fprintf(out, "... %zu more %s (--all, --limit 0)\n", d->n - n, key_word(d->opts.key, 1));

@@ -267,15 +267,17 @@ async function refresh() {
   try {
     const [cv, flame, table] = await Promise.all([
       api('compare_curves', { filter: state.filter, n: 400 }),
-      api('compare', Object.assign({ key: 'path' }, common)),
-      state.key === 'path' ? null : api('compare', Object.assign({ key: state.key }, common)),
+      /* the flame graph: the largest changes (all of them in any normal trace) */
+      api('compare', Object.assign({ key: 'path', sort: 'size', limit: 20000 }, common)),
+      api('compare', Object.assign({ key: state.key, limit: 1000 }, common)),
     ]);
     last = { cv, flame };
     drawCurves(cv);
     drawFlame(flame);
-    const t = table || flame;
+    const t = table;
     drawTable(t);
-    if (table) $('summary').textContent += '  (flame graph: ' + flame.n_significant + ' of ' + flame.n_entries + ' call paths)';
+    $('summary').textContent += '  (flame graph: ' + flame.n_significant + ' of ' + flame.n_entries + ' call paths differ' +
+      (flame.entries.length < flame.n_entries ? '; the ' + flame.entries.length + ' largest changes drawn' : '') + ')';
     window.MTC.diff = { key: t.key, n_significant: t.n_significant, first: t.entries.length ? t.entries[0] : null };
   } catch (e) {
     $('error').textContent = e.message;
