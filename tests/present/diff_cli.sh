@@ -17,6 +17,16 @@ for key in site function path; do
             "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(not d[\"entries\"] or not all(e[\"delta\"] == 0 and e[\"p\"] == 1 and not e[\"significant\"] for e in d[\"entries\"]))' $MT_TMP/d.json"
     done
 done
+# Call paths are named as folded stacks are (function names, outermost
+# first), with the same values.
+for f in leak prodcons wrap; do
+    "$MT_BIN" diff --json --key path "$F/$f.ctf" "$F/$f.ctf" 2>/dev/null | python3 -c '
+import json, sys; d = json.load(sys.stdin)
+print("\n".join(sorted("%s %.0f" % (e["name"], e["new"]) for e in d["entries"])))' >"$MT_TMP/paths.txt"
+    "$MT_BIN" folded "$F/$f.ctf" | sort >"$MT_TMP/folded.txt"
+    check "$f: --key path names and values are the folded stacks'" \
+        'cmp -s "$MT_TMP/paths.txt" "$MT_TMP/folded.txt" && [ -s "$MT_TMP/folded.txt" ]'
+done
 # Version 2 and version 3 of one trace are the same allocations.
 "$MT_BIN" diff "$F/prodcons.ctf" "$F/prodcons_v3.ctf" >/dev/null 2>&1
 check "prodcons v2 against v3: exit 0" '[ $? = 0 ]'
