@@ -76,7 +76,8 @@ typedef struct budget {
     int kind;
     const char *limit_text;
     double limit;            /* bytes, or the allowed ratio new/base */
-    char what[400];          /* "peak live bytes", ... */
+    char what[400];          /* "peak live bytes", ...: stable, names the JUnit test */
+    char when[96];           /* " (at 1.2s)": where the peak was found, or "" */
     mt_estimate est, base;
     double p, p_adj;
     int fail;
@@ -182,7 +183,7 @@ static void verdict(budget *b, double alpha)
     mt_format_bytes(se, sizeof se, mt_estimate_se(&b->est));
     mt_format_bytes(lim, sizeof lim, b->limit);
     int over = b->est.value > b->limit;
-    snprintf(b->line, sizeof b->line, "%s: %s ± %s, budget %s: %s", b->what, v, se, lim,
+    snprintf(b->line, sizeof b->line, "%s%s: %s ± %s, budget %s: %s", b->what, b->when, v, se, lim,
              b->fail ? "exceeded" : over ? "above, but within the sampling noise" : "within");
     if (b->fail || over) {
         size_t l = strlen(b->line);
@@ -344,7 +345,8 @@ int cmd_check(int argc, char **argv)
         case B_PEAK:
             sd.at = mt_diff_side_peak(&side);
             mt_format_time(tb, sizeof tb, sd.at);
-            snprintf(x->what, sizeof x->what, "peak live bytes%s at %s", scope, tb);
+            snprintf(x->what, sizeof x->what, "peak live bytes%s", scope);
+            snprintf(x->when, sizeof x->when, " (at %s)", tb);
             x->est = mt_diff_estimate(&sd, MT_METRIC_LIVE_BYTES);
             x->p = mt_test_above(&x->est, x->limit);
             break;
