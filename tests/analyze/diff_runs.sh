@@ -5,7 +5,8 @@
 #  - two runs of the same program give "no significant difference" (exit 0)
 #    at the documented rate: at most alpha = 5% of pairs may be called
 #    different; 40 pairs may show at most 6 (P(>= 7) < 0.5% at 5%), by
-#    allocated and by live bytes, at equal and at different sampling rates;
+#    allocated bytes, live bytes, allocated blocks and per call path live at
+#    the peak, at equal and at different sampling rates;
 #  - a site whose allocations doubled is found (exit 1), first, with an
 #    estimated change within 4 standard errors of the true change;
 #  - two moments of one trace: from time 0 to the end, the growth of each
@@ -24,7 +25,7 @@ P=$PROGS/diffsites
 [ -x "$P" ] || { fail "$P not built"; finish; }
 rate() { awk "BEGIN { printf \"%.17g\", 1 / $1 }"; }
 R16=$(rate 16384) R8=$(rate 8192)
-pairs=40 diff_alloc=0 diff_live=0 bad=0
+pairs=40 diff_alloc=0 diff_live=0 diff_count=0 diff_path=0 bad=0
 i=0
 while [ $i -lt $pairs ]; do
     r2=$R16; [ $((i % 2)) = 1 ] && r2=$R8    # every other pair at two rates
@@ -34,11 +35,17 @@ while [ $i -lt $pairs ]; do
     case $rc in 0) ;; 1) diff_alloc=$((diff_alloc + 1)); cp "$T/out" "$T/fp_alloc_$i" ;; *) bad=$((bad + 1)) ;; esac
     "$MT_BIN" diff --by live "$T/a.ctf" "$T/b.ctf" >"$T/out" 2>&1; rc=$?
     case $rc in 0) ;; 1) diff_live=$((diff_live + 1)) ;; *) bad=$((bad + 1)) ;; esac
+    "$MT_BIN" diff --by count "$T/a.ctf" "$T/b.ctf" >"$T/out" 2>&1; rc=$?
+    case $rc in 0) ;; 1) diff_count=$((diff_count + 1)) ;; *) bad=$((bad + 1)) ;; esac
+    "$MT_BIN" diff --key path --by live --at peak "$T/a.ctf" "$T/b.ctf" >"$T/out" 2>&1; rc=$?
+    case $rc in 0) ;; 1) diff_path=$((diff_path + 1)) ;; *) bad=$((bad + 1)) ;; esac
     i=$((i + 1))
 done
 check "every run recorded and compared (no exit 2)" [ "$bad" = 0 ]
 check "same program, allocated bytes: $diff_alloc of $pairs pairs called different (at most 6)" [ "$diff_alloc" -le 6 ]
 check "same program, live bytes: $diff_live of $pairs pairs called different (at most 6)" [ "$diff_live" -le 6 ]
+check "same program, blocks allocated: $diff_count of $pairs pairs called different (at most 6)" [ "$diff_count" -le 6 ]
+check "same program, live at the peak per call path: $diff_path of $pairs pairs called different (at most 6)" [ "$diff_path" -le 6 ]
 
 # A doubled site, by allocated and by live bytes (at a 4 KiB and a 2 KiB
 # interval, so that the quarter each site keeps live has enough samples).
