@@ -41,7 +41,10 @@ const pixels = (page, id) => page.evaluate((id) => {
     const page = ctx.pages()[0] || await ctx.newPage();
     page.on('pageerror', (e) => errors.push(e.message));
     page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-    await page.goto(url);
+    /* two runs of one program: at alpha 0.001 a false colour is rare enough
+       for a test that must not flake (at the default 5% one run in twenty
+       may colour a frame, as documented) */
+    await page.goto(mode === 'same' ? url + '?alpha=0.001' : url);
     await page.waitForSelector('body[data-ready="1"]', { timeout: 30000 });
     const mtc = () => page.evaluate(() => window.MTC);
     const st = await mtc();
@@ -54,7 +57,10 @@ const pixels = (page, id) => page.evaluate((id) => {
     if (mode === 'grew') {
       check('title names both traces', /base\.ctf → .*new\.ctf/.test(await page.textContent('#title')));
       check('differential flame graph: a grown path in red', flame.red > 500, JSON.stringify(flame));
-      check('differential flame graph: the rest grey (within the noise)', flame.grey > flame.red, JSON.stringify(flame));
+      /* the other sites did not change: their frames are grey (main and the
+         root may be coloured: the total did grow by site_07's change) */
+      const fl = (await mtc()).flame;
+      check('differential flame graph: the unchanged sites grey (within the noise)', fl.nodes - fl.coloured >= 20 && flame.grey > 5000, JSON.stringify(fl) + JSON.stringify(flame));
       /* coloured: site_07 (grew), and paths through the realloc of the kept
          array, which moves from site to site when site_07 allocates more */
       const cp = (await mtc()).flame.colouredPaths;
@@ -97,7 +103,7 @@ const pixels = (page, id) => page.evaluate((id) => {
       check('after a reload: live bytes by function, site_07 first', d2 && d2.key === 'function' && d2.first.function === 'site_07', JSON.stringify(d2 && d2.first && d2.first.name));
     } else if (mode === 'same') {
       const f = (await mtc()).flame;
-      check('two runs of one program: the flame graph is grey (at most one node coloured)', f.coloured <= 1 && flame.grey > 1000, JSON.stringify(f));
+      check('two runs of one program: the flame graph is grey (alpha 0.001: no frame coloured)', f.coloured === 0 && flame.grey > 1000, JSON.stringify(f));
       check('two runs of one program: nothing significant in the table', rows.filter((r) => r[7] === '*').length === 0);
     } else {
       check('windows: the window fields are shown and filled', (await page.inputValue('#wa')) === '0-15ms' && (await page.inputValue('#wb')) === '15ms-end');
