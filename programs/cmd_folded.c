@@ -10,7 +10,7 @@
 
 static void help(void)
 {
-    printf("usage: memtrace folded [OPTIONS] FILE\n"
+    printf("usage: memtrace folded [OPTIONS] FILE...\n"
            "\n"
            "Collapsed stacks, one line per distinct call path: function names from\n"
            "the outermost caller to the allocating function, separated by ';', then\n"
@@ -24,6 +24,8 @@ static void help(void)
            "                     --weight live unless --weight is given)\n"
            "  -f, --filter F     only allocations matching the filter (docs/filters.md)\n"
            REPORT_SITE_HELP
+           "      --by-process   several FILEs (app.ctf app.ctf.*, runs) are aggregated;\n"
+           "                     this adds an outermost frame per process\n"
            "  -h, --help         this help\n"
            "\n"
            "Stacks deeper than 1024 frames start with a frame named [truncated]. Past\n"
@@ -39,12 +41,14 @@ int cmd_folded(int argc, char **argv)
     static const struct option opts[] = {{"weight", required_argument, 0, 'w'},
                                          {"at", required_argument, 0, 'a'},
                                          {"filter", required_argument, 0, 'f'},
-                                         REPORT_SITE_LONGOPTS, {"help", no_argument, 0, 'h'},
+                                         REPORT_SITE_LONGOPTS,
+        {"by-process", no_argument, 0, REPORT_OPT_BY_PROCESS}, {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *filter = NULL;
     mt_metric weight = MT_METRIC_ALLOC_BYTES;
     mt_timedelta at = MT_TIME_END;
     int wgiven = 0, agiven = 0, c;
+    int by_process = 0;
     while ((c = getopt_long(argc, argv, "w:a:f:h", opts, NULL)) != -1) {
         switch (c) {
         case 'w':
@@ -58,6 +62,7 @@ int cmd_folded(int argc, char **argv)
             agiven = 1;
             break;
         case 'f': filter = optarg; break;
+        case REPORT_OPT_BY_PROCESS: by_process = 1; break;
         case 'h': help(); return 0;
         case REPORT_OPT_RAW:
         case REPORT_OPT_PLUMBING:
@@ -65,8 +70,8 @@ int cmd_folded(int argc, char **argv)
         default: return report_usage("folded");
         }
     }
-    if (optind + 1 != argc) {
-        fprintf(stderr, "memtrace folded: expected one trace file\n");
+    if (optind >= argc) {
+        fprintf(stderr, "memtrace folded: expected a trace file (several: aggregated)\n");
         return report_usage("folded");
     }
     if (agiven && !wgiven)
@@ -75,7 +80,7 @@ int cmd_folded(int argc, char **argv)
     mt_filter *f;
     mt_selection *s;
     report_sites.used = 1;
-    int rc = report_open("folded", argv[optind], filter, at, 0, &m, &f, &s);
+    int rc = report_open_many("folded", (const char *const *)argv + optind, (size_t)(argc - optind), by_process, filter, at, 0, &m, &f, &s);
     if (rc)
         return rc;
     int truncated = 0;

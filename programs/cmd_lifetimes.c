@@ -10,7 +10,7 @@
 
 static void help(void)
 {
-    printf("usage: memtrace lifetimes [OPTIONS] FILE\n"
+    printf("usage: memtrace lifetimes [OPTIONS] FILE...\n"
            "\n"
            "One line per sampled allocation: its allocation time and its lifetime,\n"
            "both in seconds (\"%%f %%f\"). Blocks never collected count as collected\n"
@@ -18,6 +18,8 @@ static void help(void)
            "\n"
            "  -f, --filter F     only allocations matching the filter (docs/filters.md)\n"
            "  -j, --json         a JSON array with size, samples and collected too\n"
+           "      --by-process   several FILEs (app.ctf app.ctf.*, runs) are aggregated;\n"
+           "                     this adds an outermost frame per process\n"
            "  -h, --help         this help\n"
            "\n"
            "Example: memtrace lifetimes -f 'inside:Queue.add' app.ctf | gnuplot -p -e \"plot '-'\"\n");
@@ -27,26 +29,29 @@ int cmd_lifetimes(int argc, char **argv)
 {
     static const struct option opts[] = {{"filter", required_argument, 0, 'f'},
                                          {"json", no_argument, 0, 'j'},
-                                         {"help", no_argument, 0, 'h'},
+                                         {"by-process", no_argument, 0, REPORT_OPT_BY_PROCESS},
+        {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *filter = NULL;
     int json = 0, c;
+    int by_process = 0;
     while ((c = getopt_long(argc, argv, "f:jh", opts, NULL)) != -1) {
         switch (c) {
         case 'f': filter = optarg; break;
         case 'j': json = 1; break;
+        case REPORT_OPT_BY_PROCESS: by_process = 1; break;
         case 'h': help(); return 0;
         default: return report_usage("lifetimes");
         }
     }
-    if (optind + 1 != argc) {
-        fprintf(stderr, "memtrace lifetimes: expected one trace file\n");
+    if (optind >= argc) {
+        fprintf(stderr, "memtrace lifetimes: expected a trace file (several: aggregated)\n");
         return report_usage("lifetimes");
     }
     mt_model *m;
     mt_filter *f;
     mt_selection *s;
-    int rc = report_open("lifetimes", argv[optind], filter, MT_TIME_END, 1, &m, &f, &s);
+    int rc = report_open_many("lifetimes", (const char *const *)argv + optind, (size_t)(argc - optind), by_process, filter, MT_TIME_END, 1, &m, &f, &s);
     if (rc)
         return rc;
     if (mt_report_lifetimes(stdout, s, json) < 0 || fflush(stdout) != 0) {

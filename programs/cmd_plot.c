@@ -12,7 +12,7 @@
 
 static void help(void)
 {
-    printf("usage: memtrace plot [OPTIONS] -o OUT.svg FILE\n"
+    printf("usage: memtrace plot [OPTIONS] -o OUT.svg FILE...\n"
            "\n"
            "Draw an SVG picture:\n"
            "  memory     live memory over time, all allocations and (with --filter)\n"
@@ -26,6 +26,8 @@ static void help(void)
            "      --width N      picture width in pixels (default 900)\n"
            "      --height N     picture height in pixels (default 420)\n"
            "      --title TEXT   title (default: the executable's name)\n"
+           "      --by-process   several FILEs (app.ctf app.ctf.*, runs) are aggregated;\n"
+           "                     this adds an outermost frame per process\n"
            "  -h, --help         this help\n"
            "\n"
            "Example: memtrace plot -o mem.svg --filter 'collect:never' app.ctf\n");
@@ -39,11 +41,13 @@ int cmd_plot(int argc, char **argv)
                                          {"width", required_argument, 0, 'W'},
                                          {"height", required_argument, 0, 'H'},
                                          {"title", required_argument, 0, 'T'},
-                                         {"help", no_argument, 0, 'h'},
+                                         {"by-process", no_argument, 0, REPORT_OPT_BY_PROCESS},
+        {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *filter = NULL, *output = NULL;
     mt_plot_options po = {MT_PLOT_MEMORY, 0, 0, NULL};
     int c;
+    int by_process = 0;
     while ((c = getopt_long(argc, argv, "o:k:f:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o': output = optarg; break;
@@ -69,18 +73,19 @@ int cmd_plot(int argc, char **argv)
             break;
         }
         case 'T': po.title = optarg; break;
+        case REPORT_OPT_BY_PROCESS: by_process = 1; break;
         case 'h': help(); return 0;
         default: return report_usage("plot");
         }
     }
-    if (optind + 1 != argc || !output) {
-        fprintf(stderr, "memtrace plot: expected -o OUT.svg and one trace file\n");
+    if (optind >= argc || !output) {
+        fprintf(stderr, "memtrace plot: expected -o OUT.svg and a trace file (several: aggregated)\n");
         return report_usage("plot");
     }
     mt_model *m;
     mt_filter *f;
     mt_selection *s;
-    int rc = report_open("plot", argv[optind], filter, MT_TIME_END, 1, &m, &f, &s);
+    int rc = report_open_many("plot", (const char *const *)argv + optind, (size_t)(argc - optind), by_process, filter, MT_TIME_END, 1, &m, &f, &s);
     if (rc)
         return rc;
     FILE *out = strcmp(output, "-") ? fopen(output, "w") : stdout;

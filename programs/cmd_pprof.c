@@ -10,7 +10,7 @@
 
 static void help(void)
 {
-    printf("usage: memtrace pprof [OPTIONS] -o OUT.pb.gz FILE\n"
+    printf("usage: memtrace pprof [OPTIONS] -o OUT.pb.gz FILE...\n"
            "\n"
            "Write a gzipped pprof profile (profile.proto) as Go writes heap profiles:\n"
            "sample types alloc_objects/count, alloc_space/bytes, inuse_objects/count,\n"
@@ -25,6 +25,8 @@ static void help(void)
            "      --alloc        make alloc_space the default sample type\n"
            "  -l, --level N      gzip level 1-9 (default 6)\n"
            REPORT_SITE_HELP
+           "      --by-process   several FILEs (app.ctf app.ctf.*, runs) are aggregated;\n"
+           "                     this adds an outermost frame per process\n"
            "  -h, --help         this help\n"
            "\n"
            "Example: memtrace pprof -o heap.pb.gz app.ctf && go tool pprof -top heap.pb.gz\n");
@@ -37,12 +39,14 @@ int cmd_pprof(int argc, char **argv)
                                          {"filter", required_argument, 0, 'f'},
                                          {"alloc", no_argument, 0, 'A'},
                                          {"level", required_argument, 0, 'l'},
-                                         REPORT_SITE_LONGOPTS, {"help", no_argument, 0, 'h'},
+                                         REPORT_SITE_LONGOPTS,
+        {"by-process", no_argument, 0, REPORT_OPT_BY_PROCESS}, {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *filter = NULL, *output = NULL;
     mt_timedelta at = MT_TIME_END;
     mt_pprof_options po = {6, 0, 0};
     int c;
+    int by_process = 0;
     while ((c = getopt_long(argc, argv, "o:a:f:l:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o': output = optarg; break;
@@ -59,6 +63,7 @@ int cmd_pprof(int argc, char **argv)
                 return 2;
             }
             break;
+        case REPORT_OPT_BY_PROCESS: by_process = 1; break;
         case 'h': help(); return 0;
         case REPORT_OPT_RAW:
         case REPORT_OPT_PLUMBING:
@@ -66,8 +71,8 @@ int cmd_pprof(int argc, char **argv)
         default: return report_usage("pprof");
         }
     }
-    if (optind + 1 != argc || !output) {
-        fprintf(stderr, "memtrace pprof: expected -o OUT.pb.gz and one trace file\n");
+    if (optind >= argc || !output) {
+        fprintf(stderr, "memtrace pprof: expected -o OUT.pb.gz and a trace file (several: aggregated)\n");
         return report_usage("pprof");
     }
     mt_model *m;
@@ -75,7 +80,7 @@ int cmd_pprof(int argc, char **argv)
     mt_selection *s;
     report_sites.used = 1;
     po.full_names = report_sites.full_names;
-    int rc = report_open("pprof", argv[optind], filter, at, 0, &m, &f, &s);
+    int rc = report_open_many("pprof", (const char *const *)argv + optind, (size_t)(argc - optind), by_process, filter, at, 0, &m, &f, &s);
     if (rc)
         return rc;
     char *err = NULL;

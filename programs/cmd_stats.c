@@ -10,7 +10,7 @@
 
 static void help(void)
 {
-    printf("usage: memtrace stats [OPTIONS] FILE\n"
+    printf("usage: memtrace stats [OPTIONS] FILE...\n"
            "\n"
            "Totals and estimates of a trace: events, bytes and blocks allocated per\n"
            "source (minor, major, external), allocation rate, peak live memory and\n"
@@ -20,6 +20,8 @@ static void help(void)
            "  -f, --filter F     only allocations matching the filter (docs/filters.md)\n"
            "  -a, --at TIME      time at which live_* figures are taken (default end)\n"
            "  -j, --json         JSON for scripts\n"
+           "      --by-process   several FILEs (app.ctf app.ctf.*, runs) are aggregated;\n"
+           "                     this adds an outermost frame per process\n"
            "  -h, --help         this help\n"
            "\n"
            "Example: memtrace stats --filter 'source:major' app.ctf\n");
@@ -30,11 +32,13 @@ int cmd_stats(int argc, char **argv)
     static const struct option opts[] = {{"filter", required_argument, 0, 'f'},
                                          {"at", required_argument, 0, 'a'},
                                          {"json", no_argument, 0, 'j'},
-                                         {"help", no_argument, 0, 'h'},
+                                         {"by-process", no_argument, 0, REPORT_OPT_BY_PROCESS},
+        {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *filter = NULL;
     mt_timedelta at = MT_TIME_END;
     int json = 0, c;
+    int by_process = 0;
     while ((c = getopt_long(argc, argv, "f:a:jh", opts, NULL)) != -1) {
         switch (c) {
         case 'f': filter = optarg; break;
@@ -43,18 +47,19 @@ int cmd_stats(int argc, char **argv)
                 return 2;
             break;
         case 'j': json = 1; break;
+        case REPORT_OPT_BY_PROCESS: by_process = 1; break;
         case 'h': help(); return 0;
         default: return report_usage("stats");
         }
     }
-    if (optind + 1 != argc) {
-        fprintf(stderr, "memtrace stats: expected one trace file\n");
+    if (optind >= argc) {
+        fprintf(stderr, "memtrace stats: expected a trace file (several: aggregated)\n");
         return report_usage("stats");
     }
     mt_model *m;
     mt_filter *f;
     mt_selection *s;
-    int rc = report_open("stats", argv[optind], filter, at, 1, &m, &f, &s);
+    int rc = report_open_many("stats", (const char *const *)argv + optind, (size_t)(argc - optind), by_process, filter, at, 1, &m, &f, &s);
     if (rc)
         return rc;
     if (mt_report_stats(stdout, s, json) < 0 || fflush(stdout) != 0) {

@@ -11,7 +11,7 @@
 
 static void help(void)
 {
-    printf("usage: memtrace top [OPTIONS] FILE\n"
+    printf("usage: memtrace top [OPTIONS] FILE...\n"
            "\n"
            "Allocation sites that account for the most memory, each with its share,\n"
            "its sampling error, the allocation plumbing it went through (via ...)\n"
@@ -32,6 +32,8 @@ static void help(void)
            "  -c, --callers N    callers shown per site (default 3)\n"
            "  -j, --json         JSON for scripts\n"
            REPORT_SITE_HELP
+           "      --by-process   several FILEs (app.ctf app.ctf.*, runs) are aggregated;\n"
+           "                     this adds an outermost frame per process\n"
            "  -h, --help         this help\n"
            "\n"
            "Entries marked ~ are noisy (relative error over 20%%), ? mostly noise.\n"
@@ -44,11 +46,14 @@ int cmd_top(int argc, char **argv)
         {"by", required_argument, 0, 'b'},     {"at", required_argument, 0, 'a'},
         {"filter", required_argument, 0, 'f'}, {"limit", required_argument, 0, 'n'},
         {"callers", required_argument, 0, 'c'}, {"json", no_argument, 0, 'j'},
-        REPORT_SITE_LONGOPTS, {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+        REPORT_SITE_LONGOPTS,
+        {"by-process", no_argument, 0, REPORT_OPT_BY_PROCESS},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     mt_top_options o = {MT_METRIC_ALLOC_BYTES, 20, 3, 0, NULL, 0};
     mt_timedelta at = MT_TIME_END;
     int by_given = 0, at_given = 0, c;
     char *end;
+    int by_process = 0;
     while ((c = getopt_long(argc, argv, "b:a:f:n:c:jh", opts, NULL)) != -1) {
         switch (c) {
         case 'b':
@@ -76,6 +81,7 @@ int cmd_top(int argc, char **argv)
             break;
         }
         case 'j': o.json = 1; break;
+        case REPORT_OPT_BY_PROCESS: by_process = 1; break;
         case 'h': help(); return 0;
         case REPORT_OPT_RAW:
         case REPORT_OPT_PLUMBING:
@@ -83,8 +89,8 @@ int cmd_top(int argc, char **argv)
         default: return report_usage("top");
         }
     }
-    if (optind + 1 != argc) {
-        fprintf(stderr, "memtrace top: expected one trace file\n");
+    if (optind >= argc) {
+        fprintf(stderr, "memtrace top: expected a trace file (several: aggregated)\n");
         return report_usage("top");
     }
     if (at_given && !by_given)
@@ -94,7 +100,7 @@ int cmd_top(int argc, char **argv)
     mt_selection *s;
     report_sites.used = 1;
     o.full_names = report_sites.full_names;
-    int rc = report_open("top", argv[optind], o.filter_text, at, 2, &m, &f, &s);
+    int rc = report_open_many("top", (const char *const *)argv + optind, (size_t)(argc - optind), by_process, o.filter_text, at, 2, &m, &f, &s);
     if (rc)
         return rc;
     if (mt_report_top(stdout, s, &o) < 0 || fflush(stdout) != 0) {

@@ -12,11 +12,14 @@
 
 #include "commands.h"
 #include "memtrace/analyze.h"
+#include "../viewer/compare.h"
 #include "../viewer/viewer.h"
+#include "memtrace/compare.h"
 
 static const char usage[] =
-    "usage: memtrace view [--port N] [--host ADDR] [--allow-host NAME]\n"
-    "                     [--memory SIZE] FILE\n"
+    "usage: memtrace view [OPTIONS] FILE\n"
+    "       memtrace view [OPTIONS] BASE NEW           (compare two traces)\n"
+    "       memtrace view [OPTIONS] --windows A B FILE (compare two windows)\n"
     "\n"
     "Load a trace and serve an interactive viewer on it: memory over time,\n"
     "filters, flame graphs, tables, call graph, histograms. Open the printed\n"
@@ -42,6 +45,12 @@ static const char usage[] =
     "                   std::, xmalloc, ...; docs/names.md)\n"
     "      --plumbing FILE  more plumbing patterns, one per line (also\n"
     "                   $MEMTRACE_PLUMBING)\n"
+    "  -B, --base FILE  compare mode: the base trace (repeat for several:\n"
+    "                   aggregated); the FILEs are the new side\n"
+    "  -w, --windows A B  compare two windows of one trace: ranges (0-2s 8s-10s)\n"
+    "                   for allocations, times (2s 10s, peak end) for live memory\n"
+    "  -m, --merge      several FILEs (app.ctf app.ctf.*) viewed as one\n"
+    "      --by-process with --merge: an outermost frame per process\n"
     "  -h, --help       this help\n"
     "\n"
     "Example:\n"
@@ -102,6 +111,58 @@ static size_t parse_size(const char *s)
 
 #define MAX_ALLOW_HOSTS 32
 
+/* Several files, or compare mode: models loaded with mt_model_load_many. */
+static int view_many(mt_viewer_options *vo, const char *const *bases, size_t n_bases,
+                     const char *const *files, size_t n_files, const char *wa, const char *wb,
+                     int by_process, int quiet)
+{
+    if (wa) {
+        mt_diff_side sd;
+        int ra, rb;
+        char *err = NULL;
+        if (n_bases || mt_diff_parse_window(wa, &sd, &ra, &err) < 0 ||
+            mt_diff_parse_window(wb, &sd, &rb, &err) < 0 || ra != rb) {
+            fprintf(stderr, "memtrace view: --windows: %s\n",
+                    err ? err : n_bases ? "compares windows of one trace: no --base"
+                                        : "two ranges (allocations) or two times (live memory)");
+            free(err);
+            return 2;
+        }
+    }
+    char *err = NULL;
+    char names[2][600];
+    mt_model *m[2] = {NULL, NULL};
+    double t0 = now_seconds();
+    for (int side = 0; side < 2; side++) {
+        const char *const *p = side ? files : bases;
+        size_t n = side ? n_files : n_bases;
+        if (!n)
+            continue;
+        snprintf(names[side], sizeof names[side], n > 1 ? "%s (+%zu more)" : "%s", p[0], n - 1);
+        if (!quiet)
+            fprintf(stderr, "Loading %s\n", names[side]);
+        m[side] = mt_model_load_many(p, n, by_process, NULL, &err);
+        if (!m[side]) {
+            fprintf(stderr, "memtrace view: %s\n", err ? err : p[0]);
+            free(err);
+            mt_model_free(m[0]);
+            return 1;
+        }
+    }
+    vo->file = names[1];
+    vo->load_seconds = now_seconds() - t0;
+    int rc;
+    if (n_bases || wa) {
+        mt_viewer_compare_options co = {n_bases ? names[0] : names[1], wa, wb};
+        rc = mt_viewer_serve_compare(m[0] ? m[0] : m[1], m[1], &co, vo, "memtrace view");
+    } else {
+        rc = mt_viewer_serve(m[1], vo, "memtrace view");
+    }
+    mt_model_free(m[0]);
+    mt_model_free(m[1]);
+    return rc;
+}
+
 int cmd_view(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -112,6 +173,10 @@ int cmd_view(int argc, char **argv)
         {"quiet", no_argument, NULL, 'q'},
         {"raw", no_argument, NULL, 'R'},
         {"plumbing", required_argument, NULL, 'P'},
+        {"base", required_argument, NULL, 'B'},
+        {"windows", required_argument, NULL, 'w'},
+        {"merge", no_argument, NULL, 'm'},
+        {"by-process", no_argument, NULL, 'Y'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -123,10 +188,12 @@ int cmd_view(int argc, char **argv)
     vo.port_tries = 100;
     vo.allow_hosts = allow;
     vo.memory = MT_VIEWER_DEFAULT_MEMORY;
-    int quiet = 0, raw = 0, c;
+    int quiet = 0, raw = 0, c, merge = 0, by_process = 0;
+    const char *bases[argc > 0 ? argc : 1], *wa = NULL, *wb = NULL;
+    size_t n_bases = 0;
     const char *plumbing_file = NULL;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "p:H:A:qh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "p:H:A:qhB:w:m", longopts, NULL)) != -1) {
         switch (c) {
         case 'p': {
             char *end;
@@ -167,6 +234,23 @@ int cmd_view(int argc, char **argv)
         case 'P':
             plumbing_file = optarg;
             break;
+        case 'B':
+            bases[n_bases++] = optarg;
+            break;
+        case 'w':
+            if (optind >= argc) {
+                fprintf(stderr, "memtrace view: --windows takes two windows: --windows A B FILE\n");
+                return 2;
+            }
+            wa = optarg;
+            wb = argv[optind++];
+            break;
+        case 'm':
+            merge = 1;
+            break;
+        case 'Y':
+            by_process = 1;
+            break;
         case 'h':
             fputs(usage, stdout);
             return 0;
@@ -180,8 +264,11 @@ int cmd_view(int argc, char **argv)
             return 2;
         }
     }
-    if (optind != argc - 1) {
-        fprintf(stderr, "memtrace view: expected one trace file\n");
+    int nfiles = argc - optind;
+    if (nfiles == 2 && !n_bases && !merge && !wa)
+        bases[n_bases++] = argv[optind++], nfiles--;
+    if (nfiles < 1 || (nfiles > 1 && !merge && !n_bases)) {
+        fprintf(stderr, "memtrace view: expected one trace file (two to compare; several: --merge or --base)\n");
         fputs(usage, stderr);
         return 2;
     }
@@ -199,6 +286,12 @@ int cmd_view(int argc, char **argv)
         }
     }
     vo.plumbing = pl;
+    if (n_bases || wa || merge || by_process) {
+        int rc = view_many(&vo, bases, n_bases, (const char *const *)argv + optind,
+                           (size_t)nfiles, wa, wb, by_process, quiet);
+        mt_plumbing_free(pl);
+        return rc;
+    }
 
     struct progress prog = {!quiet, isatty(2), -1, vo.file};
     mt_model_options mo = {0};

@@ -17,6 +17,8 @@ int cmd_folded(int argc, char **argv);
 int cmd_pprof(int argc, char **argv);
 int cmd_plot(int argc, char **argv);
 int cmd_view(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
 
 #include <time.h>

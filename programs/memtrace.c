@@ -19,6 +19,8 @@ static const struct command commands[] = {
     {"stats", cmd_stats, "totals, peak, rates, size and lifetime histograms"},
     {"lifetimes", cmd_lifetimes, "allocation time and lifetime of each sample"},
     {"folded", cmd_folded, "collapsed stacks for flame graph tools"},
+    {"diff", cmd_diff, "what changed between two traces, and is it real"},
+    {"check", cmd_check, "memory budgets for CI, decided beyond the noise"},
     {"pprof", cmd_pprof, "export a gzipped pprof profile"},
     {"plot", cmd_plot, "draw memory over time or histograms as SVG"},
     {"info", cmd_info, "trace header fields and event counts"},

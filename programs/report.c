@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "memtrace/compare.h"
 #include "report.h"
 #include "run_traces.h"
 #include "../lib/trace/rawframe.h"
@@ -150,6 +151,13 @@ static void explain_empty(const char *cmd, const char *path, const mt_model *m)
 int report_open(const char *cmd, const char *path, const char *filter, mt_timedelta live_at,
                 size_t shallow, mt_model **m, mt_filter **f, mt_selection **s)
 {
+    return report_open_many(cmd, &path, 1, 0, filter, live_at, shallow, m, f, s);
+}
+
+int report_open_many(const char *cmd, const char *const *paths, size_t n, int by_process,
+                     const char *filter, mt_timedelta live_at, size_t shallow, mt_model **m,
+                     mt_filter **f, mt_selection **s)
+{
     char *err = NULL;
     size_t pos = 0;
     *m = NULL;
@@ -160,8 +168,9 @@ int report_open(const char *cmd, const char *path, const char *filter, mt_timede
     if (failed)
         return 2;
     struct stat st;
-    if (p && shallow && (stat(path, &st) != 0 || !S_ISREG(st.st_mode)))
-        shallow = 0; /* a pipe cannot be read again with deeper stacks */
+    for (size_t i = 0; i < n && p && shallow; i++)
+        if (stat(paths[i], &st) != 0 || !S_ISREG(st.st_mode))
+            shallow = 0; /* a pipe cannot be read again with deeper stacks */
     *f = mt_filter_parse(filter, &err, &pos);
     if (!*f) {
         fprintf(stderr, "memtrace %s: %s\n  %s\n  %*s^\n", cmd, err ? err : "bad filter",
@@ -171,9 +180,9 @@ int report_open(const char *cmd, const char *path, const char *filter, mt_timede
         return 2;
     }
     mt_model_options mo = {.on_warning = print_warning, .warning_ctx = (void *)cmd};
-    if (shallow && !mt_filter_uses_stacks(*f))
+    if (shallow && !by_process && !mt_filter_uses_stacks(*f))
         mo.max_depth = shallow;
-    *m = mt_model_load(path, &mo, &err);
+    *m = mt_model_load_many(paths, n, by_process, &mo, &err);
     if (!*m) {
         fprintf(stderr, "memtrace %s: %s\n", cmd, err ? err : "cannot read the trace");
         free(err);
@@ -181,9 +190,9 @@ int report_open(const char *cmd, const char *path, const char *filter, mt_timede
         mt_plumbing_free(p);
         return 1;
     }
-    if (mt_model_n_allocs(*m) == 0)
-        explain_empty(cmd, path, *m);
-    hint_unsymbolized(cmd, path, *m);
+    if (mt_model_n_allocs(*m) == 0 && n == 1)
+        explain_empty(cmd, paths[0], *m);
+    hint_unsymbolized(cmd, paths[0], *m);
     *s = mt_select_sites(*m, *f, live_at, p, &err);
     while (*s && p && mo.max_depth && !mt_selection_sites_complete(*s, p, mo.max_depth)) {
         /* a plumbing run reaches the cut: load deeper stacks, then whole ones */
@@ -191,7 +200,7 @@ int report_open(const char *cmd, const char *path, const char *filter, mt_timede
         mt_model_free(*m);
         mo.max_depth = mo.max_depth == shallow ? shallow + REPORT_PLUMBING_DEPTH : 0;
         *s = NULL;
-        *m = mt_model_load(path, &mo, &err);
+        *m = mt_model_load_many(paths, n, by_process, &mo, &err);
         if (!*m) {
             fprintf(stderr, "memtrace %s: %s\n", cmd, err ? err : "cannot read the trace");
             free(err);

@@ -50,6 +50,13 @@ mt_plumbing *report_plumbing(const char *cmd, int *failed);
  * *s set. */
 int report_open(const char *cmd, const char *path, const char *filter, mt_timedelta live_at,
                 size_t shallow, mt_model **m, mt_filter **f, mt_selection **s);
+/* getopt value of the --by-process option every report command takes. */
+#define REPORT_OPT_BY_PROCESS 0x150
+/* Same over n traces aggregated into one model (a process tree, repeated
+ * runs: mt_model_load_many); by_process adds a frame per process. */
+int report_open_many(const char *cmd, const char *const *paths, size_t n, int by_process,
+                     const char *filter, mt_timedelta live_at, size_t shallow, mt_model **m,
+                     mt_filter **f, mt_selection **s);
 void report_close(mt_model *m, mt_filter *f, mt_selection *s);
 /* --at VALUE: returns 0, or prints an error and returns 2. */
 int report_time(const char *cmd, const char *opt, const char *text, mt_timedelta *out);

@@ -1,0 +1,370 @@
+/*
+ * merge.c - one model from several traces (a process tree: app.ctf and
+ * app.ctf.<pid>, or repeated runs): their events are merged in time order
+ * into one trace in memory, with backtrace codes and object ids renumbered
+ * per trace, and loaded as usual. Optionally every stack gets an outermost
+ * frame naming its process, so that reports split by process.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memtrace/compare.h"
+
+typedef struct membuf {
+    char *b;
+    size_t n, cap;
+} membuf;
+
+static int mem_write(void *ctx, const void *buf, size_t len)
+{
+    membuf *m = ctx;
+    if (m->n + len > m->cap) {
+        size_t c = m->cap ? m->cap : 1 << 16;
+        while (c < m->n + len)
+            c *= 2;
+        char *nb = realloc(m->b, c);
+        if (!nb)
+            return -1;
+        m->b = nb;
+        m->cap = c;
+    }
+    memcpy(m->b + m->n, buf, len);
+    m->n += len;
+    return 0;
+}
+
+/* (trace, code) -> new code: open addressing; new codes are 1, 2, ... and
+ * index the origin table. */
+typedef struct origin {
+    uint32_t trace;          /* UINT32_MAX: a process frame */
+    mt_location_code code;   /* or, for a process frame, the trace index */
+} origin;
+
+typedef struct merger {
+    mt_reader **r;
+    size_t n;
+    mt_event *ev;            /* current event of each reader */
+    int *has;                /* 1: ev[i] is pending */
+    mt_timestamp *start;
+    uint64_t **ids;          /* per trace: old id -> new id */
+    size_t *n_ids, *cap_ids;
+    uint64_t *slots;         /* new code, 0: empty */
+    size_t mask, used;
+    origin *orig;            /* indexed by new code */
+    size_t n_orig, cap_orig;
+    mt_location_code *bt;
+    size_t bt_cap;
+    int by_process;
+    mt_location *proc_loc;   /* per trace: the process frame */
+    char **proc_name;
+} merger;
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 31;
+    x *= 0x7fb5d329728ea185ULL;
+    x ^= x >> 27;
+    x *= 0x81dadef4bc2dd44dULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static int add_origin(merger *g, uint32_t trace, mt_location_code code, uint64_t *out)
+{
+    if (g->n_orig + 1 >= g->cap_orig) {
+        size_t c = g->cap_orig ? g->cap_orig * 2 : 1024;
+        origin *o = realloc(g->orig, c * sizeof *o);
+        if (!o)
+            return -1;
+        g->orig = o;
+        g->cap_orig = c;
+    }
+    if (g->n_orig == 0)
+        g->n_orig = 1;   /* code 0 is never used */
+    g->orig[g->n_orig].trace = trace;
+    g->orig[g->n_orig].code = code;
+    *out = g->n_orig++;
+    return 0;
+}
+
+static int rehash(merger *g)
+{
+    size_t cap = (g->mask + 1) * 2;
+    uint64_t *s = calloc(cap, sizeof *s);
+    if (!s)
+        return -1;
+    for (size_t i = 0; i <= g->mask; i++) {
+        uint64_t nc = g->slots[i];
+        if (!nc)
+            continue;
+        size_t j = mix(g->orig[nc].code ^ ((uint64_t)g->orig[nc].trace << 48)) & (cap - 1);
+        while (s[j])
+            j = (j + 1) & (cap - 1);
+        s[j] = nc;
+    }
+    free(g->slots);
+    g->slots = s;
+    g->mask = cap - 1;
+    return 0;
+}
+
+static int64_t new_code(merger *g, uint32_t trace, mt_location_code code)
+{
+    size_t j = mix(code ^ ((uint64_t)trace << 48)) & g->mask;
+    while (g->slots[j]) {
+        const origin *o = &g->orig[g->slots[j]];
+        if (o->trace == trace && o->code == code)
+            return (int64_t)g->slots[j];
+        j = (j + 1) & g->mask;
+    }
+    uint64_t nc;
+    if (add_origin(g, trace, code, &nc) < 0)
+        return -1;
+    g->slots[j] = nc;
+    if (++g->used * 2 > g->mask + 1 && rehash(g) < 0)
+        return -1;
+    return (int64_t)nc;
+}
+
+static int resolve(void *ctx, mt_location_code code, const mt_location **locs, size_t *n)
+{
+    merger *g = ctx;
+    if (code == 0 || code >= g->n_orig)
+        return -1;
+    const origin *o = &g->orig[code];
+    if (o->trace == UINT32_MAX) {
+        *locs = &g->proc_loc[o->code];
+        *n = 1;
+        return 0;
+    }
+    return mt_reader_lookup(g->r[o->trace], o->code, locs, n);
+}
+
+static int advance(merger *g, size_t i, char **error)
+{
+    int rc = mt_reader_next(g->r[i], &g->ev[i]);
+    if (rc < 0) {
+        if (error)
+            *error = strdup(mt_reader_error(g->r[i]));
+        return -1;
+    }
+    g->has[i] = rc == 1;
+    return 0;
+}
+
+static int map_id(merger *g, size_t i, mt_obj_id old, uint64_t nid)
+{
+    if (old >= g->cap_ids[i]) {
+        size_t c = g->cap_ids[i] ? g->cap_ids[i] : 1024;
+        while (c <= old)
+            c *= 2;
+        uint64_t *v = realloc(g->ids[i], c * sizeof *v);
+        if (!v)
+            return -1;
+        for (size_t k = g->cap_ids[i]; k < c; k++)
+            v[k] = UINT64_MAX;
+        g->ids[i] = v;
+        g->cap_ids[i] = c;
+    }
+    g->ids[i][old] = nid;
+    if (old >= g->n_ids[i])
+        g->n_ids[i] = old + 1;
+    return 0;
+}
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+static void merger_free(merger *g)
+{
+    for (size_t i = 0; i < g->n; i++) {
+        if (g->r && g->r[i])
+            mt_reader_close(g->r[i]);
+        if (g->ids)
+            free(g->ids[i]);
+        if (g->proc_name)
+            free(g->proc_name[i]);
+    }
+    free(g->r);
+    free(g->ev);
+    free(g->has);
+    free(g->start);
+    free(g->ids);
+    free(g->n_ids);
+    free(g->cap_ids);
+    free(g->slots);
+    free(g->orig);
+    free(g->bt);
+    free(g->proc_loc);
+    free(g->proc_name);
+}
+
+static char *msg(const char *fmt, const char *a, const char *b)
+{
+    size_t n = strlen(fmt) + strlen(a) + strlen(b) + 1;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, fmt, a, b);
+    return s;
+}
+
+mt_model *mt_model_load_many(const char *const *paths, size_t n, int by_process,
+                             const mt_model_options *opts, char **error)
+{
+    if (error)
+        *error = NULL;
+    if (n == 1 && !by_process)
+        return mt_model_load(paths[0], opts, error);
+    merger g;
+    memset(&g, 0, sizeof g);
+    g.n = n;
+    g.by_process = by_process;
+    g.r = calloc(n, sizeof *g.r);
+    g.ev = calloc(n, sizeof *g.ev);
+    g.has = calloc(n, sizeof *g.has);
+    g.start = calloc(n, sizeof *g.start);
+    g.ids = calloc(n, sizeof *g.ids);
+    g.n_ids = calloc(n, sizeof *g.n_ids);
+    g.cap_ids = calloc(n, sizeof *g.cap_ids);
+    g.proc_loc = calloc(n, sizeof *g.proc_loc);
+    g.proc_name = calloc(n, sizeof *g.proc_name);
+    g.mask = 4095;
+    g.slots = calloc(g.mask + 1, sizeof *g.slots);
+    membuf out = {0};
+    mt_writer *w = NULL;
+    mt_model *m = NULL;
+    if (!g.r || !g.ev || !g.has || !g.start || !g.ids || !g.n_ids || !g.cap_ids || !g.proc_loc ||
+        !g.proc_name || !g.slots)
+        goto oom;
+    mt_reader_options ro = {0};
+    if (opts) {
+        ro.on_warning = opts->on_warning;
+        ro.warning_ctx = opts->warning_ctx;
+    }
+    mt_trace_info info;
+    for (size_t i = 0; i < n; i++) {
+        g.r[i] = mt_reader_open(paths[i], &ro, error);
+        if (!g.r[i])
+            goto fail;
+        const mt_trace_info *ti = mt_reader_info(g.r[i]);
+        if (i == 0) {
+            info = *ti;
+        } else if (ti->sample_rate != info.sample_rate || ti->word_size != info.word_size) {
+            if (error)
+                *error = msg("%s: recorded at another sampling rate or word size than %s: "
+                             "traces are aggregated only at one rate (compare them with "
+                             "'memtrace diff')", paths[i], paths[0]);
+            goto fail;
+        }
+        g.start[i] = ti->start_time;
+        if (ti->start_time < info.start_time)
+            info.start_time = ti->start_time;
+        char name[512];
+        snprintf(name, sizeof name, "[pid %llu %s]", (unsigned long long)ti->pid,
+                 base_name(ti->executable_name));
+        g.proc_name[i] = strdup(name);
+        if (!g.proc_name[i])
+            goto oom;
+        g.proc_loc[i].filename = "";
+        g.proc_loc[i].defname = g.proc_name[i];
+        if (advance(&g, i, error) < 0)
+            goto fail;
+    }
+    info.version = 2;
+    info.context = mt_reader_info(g.r[0])->context;
+    mt_writer_options wo = {.version = 2, .resolve = resolve, .resolve_ctx = &g,
+                            .write = mem_write, .write_ctx = &out};
+    w = mt_writer_open(-1, &info, &wo, error);
+    if (!w)
+        goto fail;
+    uint64_t *proc_code = NULL;
+    for (;;) {
+        size_t best = n;
+        mt_timestamp bt = 0;
+        for (size_t i = 0; i < n; i++)
+            if (g.has[i] && (best == n || g.start[i] + g.ev[i].time < bt)) {
+                best = i;
+                bt = g.start[i] + g.ev[i].time;
+            }
+        if (best == n)
+            break;
+        const mt_event *ev = &g.ev[best];
+        int rc = 0;
+        if (ev->kind == MT_EVENT_ALLOC) {
+            size_t len = ev->backtrace_length + (by_process ? 1 : 0);
+            if (len > g.bt_cap) {
+                size_t c = g.bt_cap ? g.bt_cap : 256;
+                while (c < len)
+                    c *= 2;
+                mt_location_code *b = realloc(g.bt, c * sizeof *b);
+                if (!b)
+                    goto oom;
+                g.bt = b;
+                g.bt_cap = c;
+            }
+            size_t k = 0;
+            if (by_process) {
+                int64_t pc = new_code(&g, UINT32_MAX, best);
+                if (pc < 0)
+                    goto oom;
+                g.bt[k++] = (uint64_t)pc;
+            }
+            for (size_t j = 0; j < ev->backtrace_length; j++) {
+                int64_t c = new_code(&g, (uint32_t)best, ev->backtrace[j]);
+                if (c < 0)
+                    goto oom;
+                g.bt[k++] = (uint64_t)c;
+            }
+            mt_obj_id nid;
+            rc = mt_writer_put_alloc(w, bt, ev->length, ev->n_samples, ev->source, g.bt, k, &nid);
+            if (rc == 0 && map_id(&g, best, ev->id, nid) < 0)
+                goto oom;
+        } else {
+            if (ev->id < g.n_ids[best] && g.ids[best][ev->id] != UINT64_MAX) {
+                uint64_t nid = g.ids[best][ev->id];
+                rc = ev->kind == MT_EVENT_PROMOTE ? mt_writer_put_promote(w, bt, nid)
+                                                  : mt_writer_put_collect(w, bt, nid);
+            }
+        }
+        if (rc < 0) {
+            if (error)
+                *error = msg("merging traces: %s%s", mt_writer_error(w), "");
+            goto fail;
+        }
+        if (advance(&g, best, error) < 0)
+            goto fail;
+    }
+    (void)proc_code;
+    if (mt_writer_finish(w) < 0) {
+        if (error)
+            *error = msg("merging traces: %s%s", mt_writer_error(w), "");
+        goto fail;
+    }
+    mt_writer_close(w);
+    w = NULL;
+    {
+        char name[600];
+        snprintf(name, sizeof name, "%s (+%zu more)", paths[0], n - 1);
+        mt_reader *mr = mt_reader_open_memory(out.b, out.n, name, &ro, error);
+        if (!mr)
+            goto fail;
+        m = mt_model_from_reader(mr, opts, error);
+        mt_reader_close(mr);
+    }
+    free(out.b);
+    merger_free(&g);
+    return m;
+oom:
+    if (error && !*error)
+        *error = strdup("out of memory while merging traces");
+fail:
+    if (w)
+        mt_writer_close(w);
+    free(out.b);
+    merger_free(&g);
+    return NULL;
+}

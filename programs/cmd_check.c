@@ -1,0 +1,432 @@
+/*
+ * cmd_check.c - 'memtrace check': memory budgets for CI. Budgets on one
+ * trace (peak, live at the end, allocated) and against a base trace (an
+ * increase in percent), each decided by a one-sided exact test so that a
+ * check fails only when the excess is larger than the sampling noise.
+ * Output for CI logs (and GitHub Actions annotations), JUnit XML.
+ */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "commands.h"
+#include "memtrace/compare.h"
+#include "report.h"
+
+static void help(void)
+{
+    printf("usage: memtrace check [OPTIONS] TRACE...\n"
+           "       memtrace check [OPTIONS] --base BASE [--base BASE...] TRACE...\n"
+           "\n"
+           "Check memory budgets, for CI. A budget fails only when the estimate is\n"
+           "above it by more than the sampling noise (one-sided exact test at --alpha,\n"
+           "Holm-corrected over the budgets); the report says how sure.\n"
+           "\n"
+           "  --max-peak SIZE      peak live bytes at most SIZE (e.g. 200MiB)\n"
+           "  --max-live-end SIZE  bytes live at the end (leaks) at most SIZE\n"
+           "  --max-alloc SIZE     bytes allocated at most SIZE\n"
+           "  --max-increase PCT   against --base: the measure (--by, --at; default the\n"
+           "                       peak live bytes) grows by at most PCT (e.g. 10%%)\n"
+           "  --base BASE          the trace to compare with (repeat for several)\n"
+           "  -b, --by MEASURE     for --max-increase: alloc, count, live, live_count\n"
+           "  -a, --at TIME        for --max-increase with live: 2s, peak, end\n"
+           "  -f, --filter F       budgets apply to allocations matching the filter\n"
+           "  -s, --site NAME      budgets apply to allocations whose site (innermost\n"
+           "                       function) contains NAME\n"
+           "      --alpha A        false-failure rate of the whole check (default 0.05)\n"
+           "      --junit FILE     also write the results as JUnit XML\n"
+           "      --name NAME      name of the check in the output (default: the trace)\n"
+           REPORT_SITE_HELP
+           "  -h, --help           this help\n"
+           "\n"
+           "Several traces (app.ctf app.ctf.*, runs) are checked as one.\n"
+           "Sizes: B, k, M, G (1024-based; also KiB, MiB, GiB, kB, MB, GB).\n"
+           "Exit status: 0 every budget holds, 1 one is exceeded, 2 trouble.\n"
+           "Example: memtrace check --max-peak 200MiB --max-live-end 1MiB app.ctf\n");
+}
+
+/* A size: a number and a unit (1024-based, as in filters). */
+static int parse_size(const char *text, double *out)
+{
+    char *end;
+    double v = strtod(text, &end);
+    if (end == text || !(v >= 0) || !isfinite(v))
+        return -1;
+    while (*end == ' ')
+        end++;
+    static const struct { const char *u; double f; } units[] = {
+        {"", 1}, {"B", 1}, {"k", 1024.0}, {"K", 1024.0}, {"KiB", 1024.0}, {"kB", 1024.0},
+        {"KB", 1024.0}, {"M", 1048576.0}, {"MiB", 1048576.0}, {"MB", 1048576.0},
+        {"G", 1073741824.0}, {"GiB", 1073741824.0}, {"GB", 1073741824.0},
+        {"T", 1099511627776.0}, {"TiB", 1099511627776.0}, {"TB", 1099511627776.0},
+    };
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (!strcmp(end, units[i].u)) {
+            *out = v * units[i].f;
+            return 0;
+        }
+    return -1;
+}
+
+enum { B_PEAK, B_LIVE_END, B_ALLOC, B_INCREASE };
+
+typedef struct budget {
+    int kind;
+    const char *limit_text;
+    double limit;            /* bytes, or the allowed ratio new/base */
+    char what[400];          /* "peak live bytes", ...: stable, names the JUnit test */
+    char when[96];           /* " (at 1.2s)": where the peak was found, or "" */
+    mt_estimate est, base;
+    double p, p_adj;
+    int fail;
+    char line[1024];         /* the verdict, one line */
+} budget;
+
+static void xml_text(FILE *out, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        switch (c) {
+        case '<': fputs("&lt;", out); break;
+        case '>': fputs("&gt;", out); break;
+        case '&': fputs("&amp;", out); break;
+        case '"': fputs("&quot;", out); break;
+        case '\'': fputs("&apos;", out); break;
+        default:
+            if (c < 0x20 && c != '\n' && c != '\t')
+                fprintf(out, "&#x%x;", c == '\r' ? c : 0xfffd);
+            else
+                fputc(c, out);
+        }
+    }
+}
+
+static int write_junit(const char *path, const char *name, const budget *b, size_t n,
+                       size_t failed)
+{
+    FILE *out = fopen(path, "w");
+    if (!out)
+        return -1;
+    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    fprintf(out, "<testsuites tests=\"%zu\" failures=\"%zu\">\n", n, failed);
+    fputs("  <testsuite name=\"memtrace check: ", out);
+    xml_text(out, name);
+    fprintf(out, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\">\n", n, failed);
+    for (size_t i = 0; i < n; i++) {
+        fputs("    <testcase classname=\"memtrace.check\" name=\"", out);
+        xml_text(out, b[i].what);
+        fputs(" &lt;= ", out);
+        xml_text(out, b[i].limit_text);
+        fputs("\" time=\"0\">\n", out);
+        if (b[i].fail) {
+            fputs("      <failure type=\"budget\" message=\"", out);
+            xml_text(out, b[i].line);
+            fputs("\">", out);
+            xml_text(out, b[i].line);
+            fputs("</failure>\n", out);
+        } else {
+            fputs("      <system-out>", out);
+            xml_text(out, b[i].line);
+            fputs("</system-out>\n", out);
+        }
+        fputs("    </testcase>\n", out);
+    }
+    fputs("  </testsuite>\n</testsuites>\n", out);
+    int bad = ferror(out);
+    return fclose(out) != 0 || bad ? -1 : 0;
+}
+
+static void fmt_sure(char *buf, size_t cap, double p)
+{
+    double c = 100 * (1 - p);
+    if (c > 99.99)
+        snprintf(buf, cap, ">99.99%%");
+    else
+        snprintf(buf, cap, "%.*f%%", c >= 99 ? 2 : 1, c);
+}
+
+static const char *fmt_p(char *buf, size_t cap, double p)
+{
+    if (p < 1e-10)
+        snprintf(buf, cap, "p < 1e-10");
+    else
+        snprintf(buf, cap, "p = %.2g", p);
+    return buf;
+}
+
+/* Decide one budget and write its verdict line. */
+static void verdict(budget *b, double alpha)
+{
+    char v[64], se[64], lim[64], sure[32], pb[32];
+    b->fail = b->p_adj < alpha;
+    fmt_sure(sure, sizeof sure, b->p);
+    if (b->kind == B_INCREASE) {
+        double r = b->base.value > 0 ? b->est.value / b->base.value : INFINITY;
+        char bv[64];
+        mt_format_bytes(v, sizeof v, b->est.value);
+        mt_format_bytes(bv, sizeof bv, b->base.value);
+        int over = r > b->limit;
+        snprintf(b->line, sizeof b->line,
+                 "%s: %s -> %s (%+.1f%%), allowed +%s: %s", b->what, bv, v,
+                 isfinite(r) ? 100 * (r - 1) : INFINITY, b->limit_text,
+                 b->fail ? "exceeded" : over ? "above, but within the sampling noise" : "within");
+        if (b->fail || over) {
+            size_t l = strlen(b->line);
+            snprintf(b->line + l, sizeof b->line - l, " (%s sure it is exceeded: %s)", sure,
+                     fmt_p(pb, sizeof pb, b->p));
+        }
+        return;
+    }
+    mt_format_bytes(v, sizeof v, b->est.value);
+    mt_format_bytes(se, sizeof se, mt_estimate_se(&b->est));
+    mt_format_bytes(lim, sizeof lim, b->limit);
+    int over = b->est.value > b->limit;
+    snprintf(b->line, sizeof b->line, "%s%s: %s ± %s, budget %s: %s", b->what, b->when, v, se, lim,
+             b->fail ? "exceeded" : over ? "above, but within the sampling noise" : "within");
+    if (b->fail || over) {
+        size_t l = strlen(b->line);
+        snprintf(b->line + l, sizeof b->line - l, " (%s sure it is exceeded: %s)", sure,
+                     fmt_p(pb, sizeof pb, b->p));
+    }
+}
+
+int cmd_check(int argc, char **argv)
+{
+    enum { O_PEAK = 256, O_LIVE_END, O_ALLOC, O_INCREASE, O_BASE, O_ALPHA, O_JUNIT, O_NAME };
+    static const struct option opts[] = {
+        {"max-peak", required_argument, 0, O_PEAK},
+        {"max-live-end", required_argument, 0, O_LIVE_END},
+        {"max-alloc", required_argument, 0, O_ALLOC},
+        {"max-increase", required_argument, 0, O_INCREASE},
+        {"base", required_argument, 0, O_BASE},
+        {"by", required_argument, 0, 'b'},
+        {"at", required_argument, 0, 'a'},
+        {"filter", required_argument, 0, 'f'},
+        {"site", required_argument, 0, 's'},
+        {"alpha", required_argument, 0, O_ALPHA},
+        {"junit", required_argument, 0, O_JUNIT},
+        {"name", required_argument, 0, O_NAME},
+        {"help", no_argument, 0, 'h'},
+        REPORT_SITE_LONGOPTS,
+        {0, 0, 0, 0}};
+    budget b[8];
+    size_t nb = 0;
+    const char *filter = NULL, *site = NULL, *base_path = NULL, *junit = NULL, *name = NULL;
+    const char *bases[argc > 0 ? argc : 1];
+    size_t n_bases = 0;
+    double alpha = 0.05;
+    mt_metric inc_metric = MT_METRIC_LIVE_BYTES;
+    mt_timedelta inc_at = MT_TIME_PEAK;
+    int by_given = 0, at_given = 0, c;
+    char *end;
+    memset(b, 0, sizeof b);
+    while ((c = getopt_long(argc, argv, "b:a:f:s:h", opts, NULL)) != -1) {
+        switch (c) {
+        case O_PEAK:
+        case O_LIVE_END:
+        case O_ALLOC:
+        case O_INCREASE: {
+            if (nb == sizeof b / sizeof b[0]) {
+                fprintf(stderr, "memtrace check: too many budgets\n");
+                return 2;
+            }
+            budget *x = &b[nb];
+            x->limit_text = optarg;
+            if (c == O_INCREASE) {
+                double pct = strtod(optarg, &end);
+                if (end != optarg && *end == '%')
+                    end++;
+                if (end == optarg || *end || !(pct >= 0) || !isfinite(pct)) {
+                    fprintf(stderr, "memtrace check: --max-increase %s: expected a percentage, e.g. 10%%\n", optarg);
+                    return 2;
+                }
+                x->kind = B_INCREASE;
+                x->limit = 1 + pct / 100;
+            } else {
+                if (parse_size(optarg, &x->limit) < 0) {
+                    fprintf(stderr, "memtrace check: %s %s: expected a size, e.g. 200MiB, 512k\n",
+                            c == O_PEAK ? "--max-peak" : c == O_LIVE_END ? "--max-live-end" : "--max-alloc", optarg);
+                    return 2;
+                }
+                x->kind = c == O_PEAK ? B_PEAK : c == O_LIVE_END ? B_LIVE_END : B_ALLOC;
+            }
+            nb++;
+            break;
+        }
+        case O_BASE: base_path = bases[n_bases++] = optarg; break;
+        case 'b':
+            if (report_metric("check", "--by", optarg, &inc_metric))
+                return 2;
+            if (inc_metric == MT_METRIC_SAMPLES) {
+                fprintf(stderr, "memtrace check: --by samples: use alloc, count, live or live_count\n");
+                return 2;
+            }
+            by_given = 1;
+            break;
+        case 'a':
+            if (report_time("check", "--at", optarg, &inc_at))
+                return 2;
+            at_given = 1;
+            break;
+        case 'f': filter = optarg; break;
+        case 's': site = optarg; break;
+        case O_ALPHA:
+            alpha = strtod(optarg, &end);
+            if (*end || !(alpha > 0 && alpha < 1)) {
+                fprintf(stderr, "memtrace check: --alpha %s: expected a number between 0 and 1, e.g. 0.01\n", optarg);
+                return 2;
+            }
+            break;
+        case O_JUNIT: junit = optarg; break;
+        case O_NAME: name = optarg; break;
+        case 'h': help(); return 0;
+        case REPORT_OPT_RAW:
+        case REPORT_OPT_PLUMBING:
+        case REPORT_OPT_FULL_NAMES:
+            if (report_site_option("check", c, optarg))
+                return 2;
+            break;
+        default: return report_usage("check");
+        }
+    }
+    report_sites.used = 1; /* --site names a site in the user's code, as top shows it */
+    if (optind >= argc) {
+        fprintf(stderr, "memtrace check: expected a trace file\n");
+        return report_usage("check");
+    }
+    if (nb == 0) {
+        fprintf(stderr, "memtrace check: no budget given (--max-peak, --max-live-end, --max-alloc, --max-increase)\n");
+        return report_usage("check");
+    }
+    int has_inc = 0;
+    for (size_t i = 0; i < nb; i++)
+        has_inc |= b[i].kind == B_INCREASE;
+    if (has_inc && !base_path) {
+        fprintf(stderr, "memtrace check: --max-increase needs --base BASE\n");
+        return 2;
+    }
+    if (base_path && !has_inc) {
+        fprintf(stderr, "memtrace check: --base without --max-increase: nothing to compare\n");
+        return 2;
+    }
+    if (at_given && !by_given)
+        inc_metric = MT_METRIC_LIVE_BYTES;
+    int inc_live = inc_metric == MT_METRIC_LIVE_BYTES || inc_metric == MT_METRIC_LIVE_OBJECTS;
+    const char *path = argv[optind];
+    char many[600];
+    if (!name && argc - optind > 1) {
+        snprintf(many, sizeof many, "%s (+%d more)", path, argc - optind - 1);
+        name = many;
+    }
+    if (!name)
+        name = path;
+
+    mt_model *m = NULL, *bm = NULL;
+    mt_filter *f = NULL, *bf = NULL;
+    mt_selection *s = NULL, *bs = NULL;
+    if (report_open_many("check", (const char *const *)argv + optind, (size_t)(argc - optind), 0,
+                         filter, MT_TIME_END, 2, &m, &f, &s))
+        return 2;
+    if (base_path && report_open_many("check", bases, n_bases, 0, filter, MT_TIME_END, 2, &bm, &bf, &bs)) {
+        report_close(m, f, s);
+        return 2;
+    }
+    mt_diff_side side = mt_diff_side_all(s, MT_TIME_END);
+    side.site = site;
+    char scope[300] = "";
+    if (filter && site)
+        snprintf(scope, sizeof scope, " (filter '%s', site %s)", filter, site);
+    else if (filter)
+        snprintf(scope, sizeof scope, " (filter '%s')", filter);
+    else if (site)
+        snprintf(scope, sizeof scope, " (site %s)", site);
+    static const char *const what[] = {"allocated bytes", "allocated blocks", "live bytes",
+                                       "live blocks", "samples"};
+    double p[8];
+    for (size_t i = 0; i < nb; i++) {
+        budget *x = &b[i];
+        mt_diff_side sd = side;
+        char tb[64];
+        switch (x->kind) {
+        case B_PEAK:
+            sd.at = mt_diff_side_peak(&side);
+            mt_format_time(tb, sizeof tb, sd.at);
+            snprintf(x->what, sizeof x->what, "peak live bytes%s", scope);
+            snprintf(x->when, sizeof x->when, " (at %s)", tb);
+            x->est = mt_diff_estimate(&sd, MT_METRIC_LIVE_BYTES);
+            x->p = mt_test_above(&x->est, x->limit);
+            break;
+        case B_LIVE_END:
+            snprintf(x->what, sizeof x->what, "live bytes at the end%s", scope);
+            x->est = mt_diff_estimate(&sd, MT_METRIC_LIVE_BYTES);
+            x->p = mt_test_above(&x->est, x->limit);
+            break;
+        case B_ALLOC:
+            snprintf(x->what, sizeof x->what, "allocated bytes%s", scope);
+            x->est = mt_diff_estimate(&sd, MT_METRIC_ALLOC_BYTES);
+            x->p = mt_test_above(&x->est, x->limit);
+            break;
+        case B_INCREASE: {
+            mt_diff_side bsd = mt_diff_side_all(bs, MT_TIME_END);
+            bsd.site = site;
+            if (inc_live && inc_at == MT_TIME_PEAK) {
+                sd.at = mt_diff_side_peak(&sd);
+                bsd.at = mt_diff_side_peak(&bsd);
+                snprintf(x->what, sizeof x->what, "peak %s%s", what[inc_metric], scope);
+            } else if (inc_live) {
+                sd.at = bsd.at = inc_at;
+                if (inc_at == MT_TIME_END)
+                    snprintf(x->what, sizeof x->what, "%s at the end%s", what[inc_metric], scope);
+                else {
+                    mt_format_time(tb, sizeof tb, inc_at);
+                    snprintf(x->what, sizeof x->what, "%s at %s%s", what[inc_metric], tb, scope);
+                }
+            } else {
+                snprintf(x->what, sizeof x->what, "%s%s", what[inc_metric], scope);
+            }
+            x->est = mt_diff_estimate(&sd, inc_metric);
+            x->base = mt_diff_estimate(&bsd, inc_metric);
+            x->p = mt_test_ratio_above(&x->base, &x->est, x->limit);
+            break;
+        }
+        }
+        p[i] = x->p;
+    }
+    double adj[8];
+    mt_holm(p, nb, adj);
+    size_t failed = 0;
+    for (size_t i = 0; i < nb; i++) {
+        b[i].p_adj = adj[i];
+        verdict(&b[i], alpha);
+        failed += b[i].fail;
+    }
+    int gha = getenv("GITHUB_ACTIONS") && !strcmp(getenv("GITHUB_ACTIONS"), "true");
+    printf("memtrace check: %s%s%s\n", name, base_path ? " against " : "", base_path ? base_path : "");
+    for (size_t i = 0; i < nb; i++) {
+        printf("  %s  %s\n", b[i].fail ? "FAIL" : "ok  ", b[i].line);
+        if (gha && b[i].fail)
+            printf("::error title=memtrace check::%s: %s\n", name, b[i].line);
+    }
+    if (failed)
+        printf("memtrace check: %zu of %zu budget%s exceeded beyond the sampling noise "
+               "(one-sided exact tests, Holm over %zu budget%s at %g%%)\n", failed, nb,
+               nb == 1 ? "" : "s", nb, nb == 1 ? "" : "s", 100 * alpha);
+    else
+        printf("memtrace check: %zu budget%s hold%s\n", nb, nb == 1 ? "" : "s", nb == 1 ? "s" : "");
+    int rc = failed ? 1 : 0;
+    if (fflush(stdout) != 0) {
+        perror("memtrace check: writing the report");
+        rc = 2;
+    }
+    if (junit && write_junit(junit, name, b, nb, failed) < 0) {
+        fprintf(stderr, "memtrace check: --junit %s: cannot write it\n", junit);
+        rc = 2;
+    }
+    report_close(m, f, s);
+    if (bm)
+        report_close(bm, bf, bs);
+    return rc;
+}
