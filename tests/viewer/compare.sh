@@ -21,7 +21,10 @@ P=$MT_BUILD/tests/record/progs/diffsites
 lib=$PWD/$MT_BUILD/libmemtrace.so P=$PWD/$P MT_BIN=$(cd "$(dirname "$MT_BIN")" && pwd)/$(basename "$MT_BIN")
 case $MT_TMP in /*) ;; *) MT_TMP=$PWD/$MT_TMP ;; esac
 cd "$MT_TMP" || exit 1   # the traces are named as a user would name them
-rec() { env -u MEMTRACE_ROOT LD_PRELOAD="$lib" MEMTRACE="$1" MEMTRACE_RATE=$(awk 'BEGIN { printf "%.17g", 1 / 8192 }') "$P" $2 >/dev/null; }
+rec() {
+    env -u MEMTRACE_ROOT LD_PRELOAD="$lib" MEMTRACE="$1" MEMTRACE_RATE=$(awk 'BEGIN { printf "%.17g", 1 / 8192 }') "$P" $2 >/dev/null &&
+        "$MT_BIN" symbolize -q "$1"   # names for the raw frames, as memtrace run gives them
+}
 rec base.ctf ""; rec again.ctf ""; rec new.ctf 7
 rc=0
 profile=$(mktemp -d "$MT_TMP/chromium-profile.XXXXXX")
