@@ -47,6 +47,7 @@
 
 #include "memtrace/record.h"
 #include "memtrace/trace.h"
+#include "control.h"
 #include "engine.h"
 #include "queue.h"
 #include "real.h"
@@ -497,7 +498,8 @@ static int open_trace(int first)
     opts.resolve = resolve;     /* symbolizer created by the writer thread */
     opts.write = write_trace;
     char *err = NULL;
-    tr.sym = NULL;
+    /* tr.sym: kept from an earlier recording of this process (on/off
+     * control), created by the writer thread otherwise. */
     tr.writer_failed = 0;
     tr.dirty = 0;
     tr.last_flush_ms = mono_ms();
@@ -527,6 +529,7 @@ static int open_trace(int first)
 
 static void at_exit_handler(void)
 {
+    __atomic_store_n(&mtr_exiting, 1, __ATOMIC_RELEASE);
     if (__atomic_load_n(&tr.state, __ATOMIC_ACQUIRE) == ACTIVE && tr.pid == getpid())
         memtrace_stop_tracing();
 }
@@ -686,6 +689,49 @@ static int env_long(const char *name, long lo, long hi, const char *what, long *
     return 1;
 }
 
+/* ---------------------------------------------------------------------- */
+/* What control.c uses (docs/recorder.md, "Tracing on demand")             */
+
+int mtr_tracer_begin(const char *file, double rate, int first)
+{
+    if (__atomic_load_n(&mtr_exiting, __ATOMIC_ACQUIRE))
+        return -1;
+    return start(file, rate, NULL, first);
+}
+
+int mtr_tracer_active(void)
+{
+    return __atomic_load_n(&tr.state, __ATOMIC_ACQUIRE) != IDLE && tr.pid == getpid();
+}
+
+void mtr_tracer_message(const char *fmt, ...)
+{
+    char buf[900];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    message("%s", buf);
+}
+
+/* MEMTRACE_PAUSED, MEMTRACE_SIGNAL or MEMTRACE_DURATION given: control.c
+ * starts and stops the recordings. Processes started later find FILE
+ * absolute in MEMTRACE (or nothing, without MEMTRACE_FOLLOW). */
+static int controlled_start(int first)
+{
+    mtr_enter();
+    if (!tr.follow)
+        setenv("MEMTRACE", "", 1);
+    else if (first)
+        setenv("MEMTRACE", mtr_control_base(), 1);
+    mtr_leave();
+    if (!tr.atexit_done) {
+        tr.atexit_done = 1;
+        atexit(at_exit_handler);
+    }
+    return mtr_control_run() == 0 ? 1 : -1;
+}
+
 /* MEMTRACE* is read with secure_getenv: in a privileged process (set-user-ID,
  * set-group-ID, file capabilities: AT_SECURE) the variables are not there,
  * so whoever starts such a program cannot make it write a trace (or choose
@@ -729,11 +775,21 @@ API int memtrace_trace_if_requested(void)
     if (first)
         setenv("MEMTRACE_ROOT", pid, 1);
     char *copy = strdup(file);
-    if (!tr.follow)
-        setenv("MEMTRACE", "", 1);   /* exec'd programs don't trace */
     mtr_leave();
-    int rel = copy && copy[0] != '/';   /* (file may be gone after setenv) */
-    int rc = start(copy ? copy : file, rate, NULL, first);
+    if (!copy)
+        return -1;
+    int ctl = mtr_control_setup(copy, rate, first);
+    if (ctl != 0) {
+        free(copy);
+        return ctl < 0 ? -1 : ctl == 2 ? 1 : controlled_start(first);
+    }
+    if (!tr.follow) {
+        mtr_enter();
+        setenv("MEMTRACE", "", 1);   /* exec'd programs don't trace */
+        mtr_leave();
+    }
+    int rel = copy[0] != '/';   /* (file may be gone after setenv) */
+    int rc = start(copy, rate, NULL, first);
     free(copy);
     if (rc == 0 && first && tr.follow && rel) {
         /* Programs started from elsewhere write beside FILE too. */
