@@ -8,7 +8,6 @@
  * process without the recorder is never killed by it. Whether a recording
  * is under way is read from /proc/PID/fd: an open FILE-NNNN.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -22,6 +21,7 @@
 
 #include "../lib/record/control_proto.h"
 #include "commands.h"
+#include "proc_trace.h"
 
 static void usage(FILE *f)
 {
@@ -105,55 +105,6 @@ static int catches(int pid, int sig)
     }
     free(st);
     return rc;
-}
-
-/* The trace the process has open, named after base (FILE, FILE-NNNN or
- * FILE-NNNN.PID): 1 and its path in out, or 0. */
-static int recording(int pid, const char *base, char *out, size_t cap)
-{
-    const char *b = strrchr(base, '/');
-    b = b ? b + 1 : base;
-    size_t bl = strlen(b);
-    char dir[64];
-    snprintf(dir, sizeof dir, "/proc/%d/fd", pid);
-    DIR *d = opendir(dir);
-    if (!d)
-        return 0;
-    struct dirent *e;
-    int found = 0;
-    while (!found && (e = readdir(d)) != NULL) {
-        char p[384], link[PATH_MAX];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        ssize_t n = readlink(p, link, sizeof link - 1);
-        if (n <= 0)
-            continue;
-        link[n] = '\0';
-        const char *lb = strrchr(link, '/');
-        lb = lb ? lb + 1 : link;
-        if (strncmp(lb, b, bl) != 0)
-            continue;
-        const char *s = lb + bl;
-        if (*s == '-') {
-            s++;
-            size_t k = strspn(s, "0123456789");
-            if (k == 0)
-                continue;
-            s += k;
-            if (*s == '.') {
-                s++;
-                k = strspn(s, "0123456789");
-                if (k == 0)
-                    continue;
-                s += k;
-            }
-        }
-        if (*s)
-            continue;
-        snprintf(out, cap, "%s", link);
-        found = 1;
-    }
-    closedir(d);
-    return found;
 }
 
 int cmd_ctl(int argc, char **argv)
@@ -245,7 +196,7 @@ int cmd_ctl(int argc, char **argv)
         goto out;
     }
     char cur[PATH_MAX];
-    int on = recording((int)pid, file, cur, sizeof cur);
+    int on = proc_open_trace((int)pid, file, cur, sizeof cur);
     if (req == -1) {
         if (on)
             printf("%ld: recording into %s\n", pid, cur);
@@ -284,7 +235,7 @@ int cmd_ctl(int argc, char **argv)
         goto out;
     }
     for (;;) {
-        on = recording((int)pid, file, cur, sizeof cur);
+        on = proc_open_trace((int)pid, file, cur, sizeof cur);
         if ((req == MT_CTL_START) == on) {
             if (on)
                 printf("%ld: recording into %s\n", pid, cur);
