@@ -384,9 +384,9 @@ int cmd_run(int argc, char **argv)
             break;
         case 'E': {
             long long ms = mt_ctl_duration_ms(optarg);
-            if (ms < 100) {
+            if (ms < 1000) {   /* the files are named by the second */
                 fprintf(stderr, "memtrace run: --pprof-every %s: expected a time of at least "
-                                "100ms, such as 60s or 5m\n", optarg);
+                                "1s, such as 60s or 5m\n", optarg);
                 return 2;
             }
             pprof_every = ms / 1000.0;
