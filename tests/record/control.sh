@@ -91,12 +91,14 @@ check "no trace from the taken-over signal" test ! -e "$D/u.ctf-0001"
 
 # ctl on a process without the recorder: refused, not killed.
 sleep 3 & P=$!
+sleep 0.3
 ctl "$P" start > "$D/nctl" 2>&1; st=$?
 check "ctl refuses a process without the recorder (exit $st)" \
     sh -c "test $st = 1 && grep -q 'not started with the recorder' '$D/nctl'"
 check "... and does not kill it" kill -0 "$P"
 kill "$P"; wait "$P" 2>/dev/null
 MEMTRACE=x sleep 3 & P=$!
+sleep 0.3   # until sleep runs, /proc/PID/environ is the shell's
 ctl "$P" start > "$D/nctl" 2>&1; st=$?
 check "ctl refuses a process not started for control (exit $st)" \
     sh -c "test $st = 1 && grep -q 'not started for control' '$D/nctl'"
