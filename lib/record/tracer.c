@@ -90,6 +90,8 @@ static struct {
     uint64_t bt[MAX_FRAMES + 1];   /* + the [truncated] frame */
     pthread_mutex_t wlock;      /* whoever holds it owns w, fd, sym */
     int atexit_done;
+    unsigned epoch;             /* recordings opened by this process, mod 2^16 */
+    unsigned writer_epoch;      /* the recording the running writer thread serves */
 } tr = { .fd = -1, .tail_off = -1, .wlock = PTHREAD_MUTEX_INITIALIZER };
 
 static dev_t err_dev;
@@ -272,12 +274,17 @@ static int consumer_alive(void)
 
 static void *writer_thread(void *arg)
 {
-    (void)arg;
+    unsigned mine = (unsigned)(uintptr_t)arg;
     mtr_enter();   /* for good: nothing this thread allocates is sampled */
     for (;;) {
         struct timespec ts = { 0, 10 * 1000 * 1000 };
         nanosleep(&ts, NULL);
         pthread_mutex_lock(&tr.wlock);
+        if (tr.writer_epoch != mine) {
+            /* A later recording has a writer of its own. */
+            pthread_mutex_unlock(&tr.wlock);
+            return NULL;
+        }
         if (tr.state != ACTIVE || tr.pid != getpid()) {
             __atomic_store_n(&tr.thread_alive, 0, __ATOMIC_RELEASE);
             pthread_mutex_unlock(&tr.wlock);
@@ -300,7 +307,8 @@ static int start_thread(void)
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     __atomic_store_n(&tr.thread_alive, 1, __ATOMIC_RELEASE);
-    int rc = pthread_create(&th, &attr, writer_thread, NULL);
+    tr.writer_epoch++;
+    int rc = pthread_create(&th, &attr, writer_thread, (void *)(uintptr_t)tr.writer_epoch);
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
@@ -341,6 +349,19 @@ static __attribute__((noinline)) int64_t queue_truncated(const mt_allocation *a)
     return mtr_queue_alloc(a->size, a->n_samples, cut, n + 1, consumer_alive);
 }
 
+/* A sampled block's token: its id + 1, and in the top 16 bits the
+ * recording it belongs to, so that a block of an earlier recording of this
+ * process (on/off control) is never taken for one of the current recording
+ * when it is freed, even once the engine's 7-bit generation has wrapped. */
+#define TOKEN_ID_BITS 48
+#define TOKEN_ID_MASK ((UINT64_C(1) << TOKEN_ID_BITS) - 1)
+
+static uint64_t token_of(int64_t id)
+{
+    uint64_t e = __atomic_load_n(&tr.epoch, __ATOMIC_RELAXED) & 0xffff;
+    return (e << TOKEN_ID_BITS) | (((uint64_t)id + 1) & TOKEN_ID_MASK);
+}
+
 static void *on_alloc(void *ctx, const mt_allocation *a)
 {
     (void)ctx;
@@ -360,14 +381,16 @@ static void *on_alloc(void *ctx, const mt_allocation *a)
                      ? queue_truncated(a)
                      : mtr_queue_alloc(a->size, a->n_samples, a->callstack,
                                        a->callstack_length, consumer_alive);
-    return id < 0 ? NULL : (void *)(uintptr_t)(id + 1);
+    return id < 0 ? NULL : (void *)(uintptr_t)token_of(id);
 }
 
 static void on_free(void *ctx, void *token)
 {
     (void)ctx;
-    if (__atomic_load_n(&tr.state, __ATOMIC_ACQUIRE) == ACTIVE)
-        mtr_queue_collect((uint64_t)(uintptr_t)token - 1, consumer_alive);
+    uint64_t t = (uint64_t)(uintptr_t)token;
+    if (__atomic_load_n(&tr.state, __ATOMIC_ACQUIRE) == ACTIVE &&
+        (t >> TOKEN_ID_BITS) == (__atomic_load_n(&tr.epoch, __ATOMIC_RELAXED) & 0xffff))
+        mtr_queue_collect((t & TOKEN_ID_MASK) - 1, consumer_alive);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -514,6 +537,7 @@ static int open_trace(int first)
         return -1;
     }
     tr.pid = pid;
+    __atomic_store_n(&tr.epoch, tr.epoch + 1, __ATOMIC_RELAXED);
     __atomic_store_n(&tr.state, ACTIVE, __ATOMIC_RELEASE);
     if (start_thread() != 0) {
         message("%s: cannot start the writer thread; tracing stopped", tr.path);
