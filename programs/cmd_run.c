@@ -545,6 +545,11 @@ int cmd_run(int argc, char **argv)
     size_t ntraces = traces_of_run(file, &start, &paths);
     if (ntraces == 0 && (rc == 127 || rc == 126))
         return rc;   /* the command could not be run: said above */
+    if (ntraces == 0 && paused) {
+        fprintf(stderr, "memtrace run: no recording was made: the program ran dormant "
+                        "throughout ('memtrace ctl %d start' starts one)\n", (int)pid);
+        return rc;
+    }
     summarize(file, paths, ntraces, rate);
     run_trace_files_free(paths, ntraces);
     return rc;

@@ -117,6 +117,12 @@ end=$(sed -n 's/.* end_us=\([0-9]*\).*/\1/p' "$D/dsum")
 check "duration: FILE ends after about 1s (${end}us), marked" \
     sh -c "test ${end:-0} -ge 900000 -a ${end:-9999999} -le 1500000 && grep -q 'marked=1' '$D/dsum'"
 
+# A run that stays dormant says so, and leaves no trace.
+"$MT_BIN" run --paused -o "$D/z.ctf" -- true 2> "$D/zerr"; st=$?
+check "run --paused never started: exit 0, says it ran dormant" \
+    sh -c "test $st = 0 && grep -q 'no recording was made: the program ran dormant' '$D/zerr'"
+check "run --paused never started: no trace" test -z "$(ls "$D" | grep '^z\.ctf')"
+
 # Bad settings: a message, no tracing, the program runs.
 env -u MEMTRACE_ROOT LD_PRELOAD="$LIB" MEMTRACE="$D/b.ctf" MEMTRACE_SIGNAL=KILL true 2> "$D/berr"
 check "MEMTRACE_SIGNAL=KILL refused" grep -q 'MEMTRACE_SIGNAL=KILL: expected' "$D/berr"
