@@ -10,12 +10,14 @@
 # median per-round ratios to plain.
 #
 #   sh bench/dormant.sh [BUILD]        (default build/)
-#   env: ROUNDS (7), WORKLOADS ("python gcc")
+#   env: ROUNDS (7), WORKLOADS ("python gcc"), VARIANTS ("plain dormant tracing";
+#        also "never": interposed and started but never sampling, rate 1e-18)
 set -u
 cd "$(dirname "$0")/.."
 B=${1:-build}
 ROUNDS=${ROUNDS:-7}
 WORKLOADS=${WORKLOADS:-"python gcc"}
+VARIANTS=${VARIANTS:-"plain dormant tracing"}
 LIB=$PWD/$B/libmemtrace.so
 [ -f "$LIB" ] || make --no-print-directory -s BUILD="$B" libs >&2
 [ -f "$LIB" ] || { echo "build first: make BUILD=$B" >&2; exit 1; }
@@ -43,6 +45,7 @@ run() {
         plain) set -- env ;;
         dormant) set -- env LD_PRELOAD="$LIB" MEMTRACE="$out/d.ctf" MEMTRACE_PAUSED=1 ;;
         tracing) set -- env LD_PRELOAD="$LIB" MEMTRACE="$out/t.ctf" ;;
+        never) set -- env LD_PRELOAD="$LIB" MEMTRACE="$out/t.ctf" MEMTRACE_RATE=1e-18 ;;
     esac
     case $w in
         python) set -- "$@" "$PY" "$out/work.py" ;;
@@ -64,11 +67,11 @@ for w in $WORKLOADS; do
     [ "$w" = python ] && [ -z "$PY" ] && continue
     : > "$out/t.$w"
     for r in $(seq "$ROUNDS"); do
-        for v in plain dormant tracing; do
+        for v in $VARIANTS; do
             echo "$r $v $(run "$w" "$v")" >> "$out/t.$w"
         done
     done
-    for v in plain dormant tracing; do
+    for v in $VARIANTS; do
         wall=$(awk -v v=$v '$2 == v { print $3 }' "$out/t.$w" | median)
         cpu=$(awk -v v=$v '$2 == v { print $4 }' "$out/t.$w" | median)
         # per-round ratios against the plain run of the same round
