@@ -48,7 +48,10 @@ static struct {
     int warned_handler;
 } ctl;
 
-static volatile sig_atomic_t request_pending;   /* 0, or MT_CTL_* + 1 */
+/* 0, or MT_CTL_* + 1: set by the handler (a lock-free atomic store is
+ * async-signal-safe), taken by the control thread. */
+static int request_pending;
+_Static_assert(__atomic_always_lock_free(sizeof(int), 0), "a lock-free int for the handler");
 int mtr_exiting MT_HIDDEN;
 
 static void on_signal(int sig, siginfo_t *si, void *uc)
@@ -59,7 +62,7 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
     if (si && si->si_code == SI_QUEUE &&
         (si->si_value.sival_int == MT_CTL_START || si->si_value.sival_int == MT_CTL_STOP))
         req = si->si_value.sival_int;
-    request_pending = req + 1;
+    __atomic_store_n(&request_pending, req + 1, __ATOMIC_RELEASE);
 }
 
 static int64_t now_ms(void)
@@ -104,9 +107,8 @@ static void *control_thread(void *arg)
         if (!active)
             started = -1;
         int want = active;
-        int req = request_pending;
+        int req = __atomic_exchange_n(&request_pending, 0, __ATOMIC_ACQ_REL);
         if (req) {
-            request_pending = 0;
             req--;
             want = req == MT_CTL_START ? 1 : req == MT_CTL_STOP ? 0 : !active;
         }
