@@ -43,7 +43,11 @@ static void usage(FILE *f)
         "  -h, --help          this help\n"
         "\n"
         "Exit status: 0 done (or already so), 1 the process cannot be controlled or\n"
-        "did not react in time, 2 usage.\n");
+        "did not react in time, 2 usage.\n"
+        "\n"
+        "Example: memtrace run --paused -o svc.ctf -- ./svc &   (prints PID)\n"
+        "         memtrace ctl PID start; sleep 60; memtrace ctl PID stop\n"
+        "         memtrace top svc.ctf-0001\n");
 }
 
 /* The value of NAME in /proc/PID/environ (its environment at exec), or

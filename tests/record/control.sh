@@ -27,6 +27,12 @@ quit() { echo q > "$D/phase"; }
 sites() { "$MT_BIN" folded "$1" 2>/dev/null | grep -o 'phase_[abc]' | sort -u | tr '\n' ' '; }
 ctl() { "$MT_BIN" ctl "$@"; }
 
+"$MT_BIN" ctl --help > "$D/help" 2>&1; st=$?
+check "ctl --help: exit 0, usage and an example" \
+    sh -c "test $st = 0 && grep -q '^usage: memtrace ctl' '$D/help' && grep -q Example '$D/help'"
+"$MT_BIN" ctl 1 restart > /dev/null 2>&1; st=$?
+check "ctl with an unknown action: usage error (exit $st)" test "$st" = 2
+
 echo a > "$D/phase"
 "$MT_BIN" run --paused --interval 8k -o "$D/s.ctf" -- "$S" "$D/phase" > "$D/out" 2> "$D/err" &
 RUN=$!
