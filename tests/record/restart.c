@@ -23,8 +23,8 @@ static int failures;
 enum { PERIODS = 130 };
 static void *kept[PERIODS];
 
-/* Events of one trace: allocations, collections, collections of ids the
- * trace never allocated. -1 if unreadable. */
+/* Events of one trace: allocations, collections, and collections of blocks
+ * the trace never allocated or had already seen freed. -1 if unreadable. */
 static int count(const char *path, int *allocs, int *collects, int *foreign)
 {
     char *err = NULL;
@@ -35,6 +35,8 @@ static int count(const char *path, int *allocs, int *collects, int *foreign)
         return -1;
     }
     *allocs = *collects = *foreign = 0;
+    static unsigned char freed[4096];
+    memset(freed, 0, sizeof freed);
     mt_event ev;
     int rc;
     while ((rc = mt_reader_next(r, &ev)) == 1) {
@@ -42,7 +44,7 @@ static int count(const char *path, int *allocs, int *collects, int *foreign)
             (*allocs)++;
         else if (ev.kind == MT_EVENT_COLLECT) {
             (*collects)++;
-            if (ev.id >= (mt_obj_id)*allocs)
+            if (ev.id >= (mt_obj_id)*allocs || ev.id >= sizeof freed || freed[ev.id]++)
                 (*foreign)++;
         }
     }
@@ -59,7 +61,12 @@ int main(void)
         snprintf(path, sizeof path, "%s/restart-%03d.ctf", dir ? dir : "/tmp", k);
         if (memtrace_start_tracing(path, 1.0, "restart") != 0)
             bad_start++;
-        kept[k] = malloc(100);   /* rate 1: every block is sampled */
+        /* Rate 1: every block is sampled (the first one may not be under
+         * TSan, whose threads skip their first 256 KiB). */
+        void *big = malloc(300 << 10);
+        __asm__ volatile("" : : "r"(big) : "memory");
+        free(big);
+        kept[k] = malloc(100);
         __asm__ volatile("" : : "r"(kept[k]) : "memory");
         if (k == PERIODS - 1)
             for (int i = 0; i < PERIODS - 1; i++)
@@ -73,10 +80,10 @@ int main(void)
     snprintf(path, sizeof path, "%s/restart-%03d.ctf", dir ? dir : "/tmp", PERIODS - 1);
     int rc = count(path, &allocs, &collects, &foreign);
     CHECK(rc == 0, "the last recording reads back");
-    CHECK(rc == 0 && allocs >= 1 && collects == 0 && foreign == 0,
+    CHECK(rc == 0 && allocs >= 1 && collects == allocs - 1 && foreign == 0,
           "the last recording holds none of the %d earlier recordings' frees "
-          "(%d allocations, %d collections, %d of unknown blocks)", PERIODS - 1, allocs,
-          collects, foreign);
+          "(%d allocations, %d collections, %d of unknown or already freed blocks)",
+          PERIODS - 1, allocs, collects, foreign);
     int clean = 0;
     for (int k = 0; k < PERIODS - 1; k++) {
         snprintf(path, sizeof path, "%s/restart-%03d.ctf", dir ? dir : "/tmp", k);
