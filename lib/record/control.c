@@ -13,7 +13,8 @@
  *
  * Each recording (period) is a complete trace of its own: FILE-0001,
  * FILE-0002, ... for the first process; processes it starts write
- * FILE-NNNN.<pid> as usual (tracer.c). Without a signal or a pause,
+ * FILE-NNNN.<pid> as usual (tracer.c). A forked child gets a control
+ * thread of its own (it is switched by its own pid). Without a signal or a pause,
  * MEMTRACE_DURATION just ends the one recording, FILE, after that time.
  */
 #include <errno.h>
@@ -235,6 +236,25 @@ int mtr_control_run(void)
         return ctl.paused ? -1 : 0;
     }
     return 0;
+}
+
+void mtr_control_fork_child(int follow)
+{
+    if (!ctl.enabled)
+        return;
+    __atomic_store_n(&request_pending, 0, __ATOMIC_RELAXED);
+    if (!follow || __atomic_load_n(&mtr_exiting, __ATOMIC_ACQUIRE)) {
+        ctl.enabled = 0;
+        return;
+    }
+    /* This process is switched by its own pid; its recordings are
+     * FILE-NNNN.<pid>. glibc has reset its thread and loader locks in the
+     * child before the atfork handlers run, so a thread may be started. */
+    ctl.pid = getpid();
+    ctl.first = 0;
+    ctl.warned_handler = 0;
+    if (start_control_thread() != 0)
+        ctl.enabled = 0;
 }
 
 const char *mtr_control_base(void)

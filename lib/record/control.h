@@ -17,6 +17,9 @@ MT_HIDDEN int mtr_control_setup(const char *file, double rate, int first);
 /* Starts the first recording unless paused, and the control thread. */
 MT_HIDDEN int mtr_control_run(void);
 
+/* In a forked child (atfork): a control thread of its own, if following. */
+MT_HIDDEN void mtr_control_fork_child(int follow);
+
 /* FILE made absolute, when control is set up; else NULL. */
 MT_HIDDEN const char *mtr_control_base(void);
 

@@ -868,6 +868,7 @@ static void fork_child(void)
             mt_memprof_stop();
         }
     }
+    mtr_control_fork_child(tr.follow);
     mtr_leave();
 }
 

@@ -83,6 +83,25 @@ for k in 1 2 3 4; do
     check "run summary lists s.ctf-000$k" grep -q "s.ctf-000$k" "$D/err"
 done
 
+# A pre-forking server: the forked child is switched by its own pid.
+echo a > "$D/phase"; rm -f "$D/phase.ack" "$D/phase.child"
+"$MT_BIN" run --paused --interval 8k -o "$D/f.ctf" -- "$S" "$D/phase" fork > /dev/null 2> "$D/ferr" &
+RUN=$!
+phase a
+C=$(cat "$D/phase.child" 2>/dev/null)
+ctl "$C" start > "$D/fctl" 2>&1
+check "forked child: ctl start records into f.ctf-0001.$C" grep -q "recording into .*/f.ctf-0001\.$C\$" "$D/fctl"
+sleep 0.4
+ctl "$C" stop > /dev/null 2>&1
+ctl "$C" start > /dev/null 2>&1; sleep 0.3; ctl "$C" stop > /dev/null 2>&1
+quit; wait $RUN
+for k in 1 2; do
+    summary "$D/f.ctf-000$k.$C" > "$D/fsum" 2>&1
+    check "forked child: recording $k complete, with phase_a" \
+        sh -c "grep -q 'marked=1' '$D/fsum' && test '$(sites "$D/f.ctf-000$k.$C")' = 'phase_a '"
+done
+check "forked child: the dormant parent wrote nothing" test ! -e "$D/f.ctf-0001"
+
 # A signal the program takes over: reported, and ctl does not pretend.
 echo a > "$D/phase"; rm -f "$D/phase.ack"
 env -u MEMTRACE_ROOT LD_PRELOAD="$LIB" MEMTRACE="$D/u.ctf" MEMTRACE_SIGNAL=USR1 MEMTRACE_PAUSED=1 \

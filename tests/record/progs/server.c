@@ -5,15 +5,18 @@
  * different names (phase_a, phase_b, phase_c), so a trace shows which
  * phases it covers. It handles SIGUSR1 itself, as services do.
  *
- * usage: server PHASEFILE
+ * usage: server PHASEFILE [fork]
  * PHASEFILE holds the phase to run: a, b, c, or q to exit; the server
- * writes the phase it is running to PHASEFILE.ack when it switches.
+ * writes the phase it is running to PHASEFILE.ack when it switches. With
+ * "fork", a forked child serves (as in pre-forking servers), its pid in
+ * PHASEFILE.child, and the parent waits for it.
  */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 enum { WINDOW = 256 };
@@ -66,9 +69,27 @@ static char read_phase(const char *path)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2) {
-        fprintf(stderr, "usage: server PHASEFILE\n");
+    if (argc != 2 && !(argc == 3 && !strcmp(argv[2], "fork"))) {
+        fprintf(stderr, "usage: server PHASEFILE [fork]\n");
         return 2;
+    }
+    if (argc == 3) {
+        pid_t pid = fork();
+        if (pid < 0)
+            return 1;
+        if (pid > 0) {
+            char path[4096];
+            snprintf(path, sizeof path, "%s.child", argv[1]);
+            FILE *f = fopen(path, "w");
+            if (f) {
+                fprintf(f, "%d\n", (int)pid);
+                fclose(f);
+            }
+            int st;
+            while (waitpid(pid, &st, 0) < 0)
+                ;
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+        }
     }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
