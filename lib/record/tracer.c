@@ -23,6 +23,11 @@
  * and an idle trace has its time-only packet rewritten in place; exit,
  * _exit and exec write a last packet marked as the end (mt_writer_flush_until).
  *
+ * On/off control (control.c: MEMTRACE_PAUSED, MEMTRACE_SIGNAL,
+ * MEMTRACE_DURATION) starts and stops recordings with the same start and
+ * stop; a sampled block's token names the recording it belongs to, so a
+ * later recording never counts the free of an earlier one's block.
+ *
  * Safety: MEMTRACE* is read with secure_getenv (a set-user-ID or otherwise
  * privileged process ignores it); FILE is opened without following a
  * symbolic link, must be a regular file of ours (or a character device),

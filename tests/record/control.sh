@@ -102,6 +102,21 @@ for k in 1 2; do
 done
 check "forked child: the dormant parent wrote nothing" test ! -e "$D/f.ctf-0001"
 
+# MEMTRACE_SIGNAL without a pause: recording from the start, into FILE-0001;
+# a real-time signal works as well.
+echo a > "$D/phase"; rm -f "$D/phase.ack"
+env -u MEMTRACE_ROOT LD_PRELOAD="$LIB" MEMTRACE="$D/r.ctf" MEMTRACE_RATE=0.0001 \
+    MEMTRACE_SIGNAL=RTMIN+3 "$S" "$D/phase" > /dev/null 2> "$D/rerr" &
+P=$!
+phase a; sleep 0.3
+check "MEMTRACE_SIGNAL alone: recording from the start into r.ctf-0001" \
+    sh -c "'$MT_BIN' ctl $P status | grep -q 'recording into .*/r.ctf-0001\$'"
+ctl "$P" stop > /dev/null 2>&1; ctl "$P" start > "$D/rctl" 2>&1
+check "RTMIN+3: stop, then start into r.ctf-0002" grep -q 'r.ctf-0002$' "$D/rctl"
+quit; wait "$P"
+summary "$D/r.ctf-0001" > "$D/rsum" 2>&1
+check "RTMIN+3: r.ctf-0001 complete" grep -q 'marked=1' "$D/rsum"
+
 # A signal the program takes over: reported, and ctl does not pretend.
 echo a > "$D/phase"; rm -f "$D/phase.ack"
 env -u MEMTRACE_ROOT LD_PRELOAD="$LIB" MEMTRACE="$D/u.ctf" MEMTRACE_SIGNAL=USR1 MEMTRACE_PAUSED=1 \
