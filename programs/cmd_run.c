@@ -65,7 +65,7 @@ static void usage(FILE *f)
         "      --duration T      end each recording after T (90s, 10m, 1h)\n"
         "      --pprof-every T   write a pprof heap profile of the recording under way\n"
         "                        every T (60s, 5m) and at the end, into --pprof-dir as\n"
-        "                        NAME.UNIXTIME.pb.gz, for Pyroscope or Parca\n"
+        "                        NAME.PID.UNIXTIME.pb.gz, for Pyroscope or Parca\n"
         "      --pprof-dir DIR   where the snapshots go (an existing directory)\n"
         "  -h, --help            this help\n"
         "\n"

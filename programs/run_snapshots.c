@@ -40,7 +40,7 @@ static double now_s(void)
 }
 
 /* One snapshot of trace into dir. 0 or -1 (message given). */
-static int snapshot(const char *trace, const char *dir, const char *name)
+static int snapshot(const char *trace, const char *dir, const char *name, int pid)
 {
     char *err = NULL;
     mt_model_options mo = { .on_warning = quiet };
@@ -56,8 +56,8 @@ static int snapshot(const char *trace, const char *dir, const char *name)
     if (s) {
         char tmp[PATH_MAX], out[PATH_MAX];
         long long t = (long long)time(NULL);
-        snprintf(tmp, sizeof tmp, "%s/.%s.%lld.pb.gz.tmp", dir, name, t);
-        snprintf(out, sizeof out, "%s/%s.%lld.pb.gz", dir, name, t);
+        snprintf(tmp, sizeof tmp, "%s/.%s.%d.%lld.pb.gz.tmp", dir, name, pid, t);
+        snprintf(out, sizeof out, "%s/%s.%d.%lld.pb.gz", dir, name, pid, t);
         mt_pprof_options po = { 6, 0 };
         if (mt_write_pprof(tmp, s, &po, &err) == 0 && rename(tmp, out) == 0)
             rc = 0;
@@ -92,7 +92,7 @@ int run_wait_with_snapshots(pid_t pid, const char *file, double every_s, const c
             if (next < now_s())
                 next = now_s() + every_s;   /* a slow snapshot: skip, don't pile up */
             if (proc_open_trace((int)pid, file, cur, sizeof cur)) {
-                snapshot(cur, dir, name);
+                snapshot(cur, dir, name, (int)pid);
                 snprintf(last, sizeof last, "%s", cur);
             }
         }
@@ -103,6 +103,6 @@ int run_wait_with_snapshots(pid_t pid, const char *file, double every_s, const c
     if (!last[0] && access(file, R_OK) == 0)
         snprintf(last, sizeof last, "%s", file);
     if (last[0])
-        snapshot(last, dir, name);
+        snapshot(last, dir, name, (int)pid);
     return 0;
 }

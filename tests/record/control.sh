@@ -180,8 +180,8 @@ if command -v go > /dev/null 2>&1; then
         "$S" "$D/phase" > /dev/null 2> "$D/perr" &
     RUN=$!
     phase a; sleep 3.3; quit; wait $RUN
-    n=$(ls "$D/snap" | grep -c '^server\.[0-9]*\.pb\.gz$')
-    check "snapshots: $n files NAME.UNIXTIME.pb.gz (>= 3)" test "$n" -ge 3
+    n=$(ls "$D/snap" | grep -c '^server\.[0-9]*\.[0-9]*\.pb\.gz$')
+    check "snapshots: $n files NAME.PID.UNIXTIME.pb.gz (>= 3)" test "$n" -ge 3
     ok=0 inuse=0 k=0
     for f in "$D"/snap/*.pb.gz; do
         k=$((k + 1))
