@@ -179,7 +179,7 @@ if command -v go > /dev/null 2>&1; then
     "$MT_BIN" run --interval 8k --pprof-every 1s --pprof-dir "$D/snap" -o "$D/p.ctf" -- \
         "$S" "$D/phase" > /dev/null 2> "$D/perr" &
     RUN=$!
-    phase a; sleep 3.3; quit; wait $RUN
+    phase a; sleep 4.3; quit; wait $RUN
     n=$(ls "$D/snap" | grep -c '^server\.[0-9]*\.[0-9]*\.pb\.gz$')
     check "snapshots: $n files NAME.PID.UNIXTIME.pb.gz (>= 3)" test "$n" -ge 3
     ok=0 inuse=0 k=0
@@ -196,6 +196,22 @@ if command -v go > /dev/null 2>&1; then
     go tool pprof -symbolize=none -raw "$(ls "$D"/snap/*.pb.gz | head -n 1)" > "$D/raw" 2>&1
     check "snapshots: Go's heap sample types" \
         grep -q 'alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes' "$D/raw"
+    set -- "$D"/snap/*.pb.gz
+    go tool pprof -symbolize=none -top -sample_index=alloc_space -base "$1" "$2" > "$D/delta" 2>&1
+    check "snapshots: go tool pprof -base gives the allocations between two" \
+        grep -q '[0-9]MB.*phase_a$' "$D/delta"
+    # Paused: snapshots only while recording.
+    echo a > "$D/phase"; rm -f "$D/phase.ack"; rm -rf "$D/snap2"; mkdir -p "$D/snap2"
+    "$MT_BIN" run --paused --interval 8k --pprof-every 1s --pprof-dir "$D/snap2" -o "$D/q.ctf" -- \
+        "$S" "$D/phase" > /dev/null 2> "$D/qerr" &
+    RUN=$!
+    phase a; sleep 1.6
+    check "snapshots: none while dormant" test -z "$(ls "$D/snap2")"
+    P=$(sed -n 's/.*process \([0-9]*\) starts dormant.*/\1/p' "$D/qerr")
+    ctl "$P" start > /dev/null 2>&1; sleep 2.3; ctl "$P" stop > /dev/null 2>&1
+    n=$(ls "$D/snap2" | wc -l)
+    check "snapshots: $n taken during a 2.3 s recording (2 to 4)" test "$n" -ge 2 -a "$n" -le 4
+    quit; wait $RUN
 else
     echo "SKIP: snapshots (no go tool)"
 fi
