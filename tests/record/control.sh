@@ -24,6 +24,11 @@ phase() {
     fail "server switched to phase $1"
 }
 quit() { echo q > "$D/phase"; }
+# wait_for CMD...: until CMD succeeds, at most 5 s (a loaded machine is slow).
+wait_for() {
+    for i in $(seq 50); do "$@" && return 0; sleep 0.1; done
+    return 1
+}
 sites() { "$MT_BIN" folded "$1" 2>/dev/null | grep -o 'phase_[abc]' | sort -u | tr '\n' ' '; }
 ctl() { "$MT_BIN" ctl "$@"; }
 
@@ -54,8 +59,9 @@ phase c; sleep 0.4; phase a          # c: while off
 ctl "$P" start >/dev/null && sleep 0.5 && ctl "$P" stop >/dev/null
 check "ctl start again: already-dormant stop says so" sh -c "'$MT_BIN' ctl $P stop | grep -q 'already dormant'"
 # Toggle by hand too: a plain kill flips the state.
-kill -USR2 "$P"; sleep 0.5
-check "kill -USR2 toggles: recording into s.ctf-0003" sh -c "'$MT_BIN' ctl $P status | grep -q 's.ctf-0003'"
+kill -USR2 "$P"
+check "kill -USR2 toggles: recording into s.ctf-0003" \
+    wait_for sh -c "'$MT_BIN' ctl $P status | grep -q 's.ctf-0003'"
 kill -USR1 "$P"                        # the program's own handler
 sleep 0.3
 ctl "$P" stop >/dev/null
@@ -122,8 +128,8 @@ echo a > "$D/phase"; rm -f "$D/phase.ack"
 env -u MEMTRACE_ROOT LD_PRELOAD="$LIB" MEMTRACE="$D/u.ctf" MEMTRACE_SIGNAL=USR1 MEMTRACE_PAUSED=1 \
     "$S" "$D/phase" > "$D/uout" 2> "$D/uerr" &
 P=$!
-phase a; sleep 1.3
-check "a replaced handler is reported" grep -q 'replaced the handler of signal 10' "$D/uerr"
+phase a
+check "a replaced handler is reported" wait_for grep -q 'replaced the handler of signal 10' "$D/uerr"
 ctl --wait 1 "$P" start > "$D/uctl" 2>&1; st=$?
 check "ctl start fails when the program took the signal (exit $st)" test "$st" = 1
 quit; wait "$P"
@@ -149,13 +155,14 @@ echo a > "$D/phase"; rm -f "$D/phase.ack"
 env -u MEMTRACE_ROOT LD_PRELOAD="$LIB" MEMTRACE="$D/d.ctf" MEMTRACE_RATE=0.0001 MEMTRACE_DURATION=1s \
     "$S" "$D/phase" > /dev/null 2>&1 &
 P=$!
-phase a; sleep 2.5
+phase a; sleep 1
+wait_for sh -c "! ls -l /proc/$P/fd | grep -q 'd.ctf'"
 check "duration: the program still runs after the recording ended" kill -0 "$P"
 quit; wait "$P"
 summary "$D/d.ctf" > "$D/dsum" 2>&1
 end=$(sed -n 's/.* end_us=\([0-9]*\).*/\1/p' "$D/dsum")
 check "duration: FILE ends after about 1s (${end}us), marked" \
-    sh -c "test ${end:-0} -ge 900000 -a ${end:-9999999} -le 1500000 && grep -q 'marked=1' '$D/dsum'"
+    sh -c "test ${end:-0} -ge 900000 -a ${end:-9999999} -le 2500000 && grep -q 'marked=1' '$D/dsum'"
 
 # A run that stays dormant says so, and leaves no trace.
 "$MT_BIN" run --paused -o "$D/z.ctf" -- true 2> "$D/zerr"; st=$?
