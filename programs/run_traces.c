@@ -106,7 +106,8 @@ size_t run_trace_files(const char *file, const struct timespec *since, char ***o
         }
     }
     closedir(d);
-    qsort(v + first_child, n - first_child, sizeof *v, by_name);
+    if (n > first_child)   /* (v may be NULL: nothing found) */
+        qsort(v + first_child, n - first_child, sizeof *v, by_name);
 done:
     *out = v;
     return n;
