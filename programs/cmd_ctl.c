@@ -235,6 +235,7 @@ int cmd_ctl(int argc, char **argv)
     struct timespec t0, now;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (wait_s == 0) {
+        printf("%ld: %s sent (signal %d)\n", pid, action, sig);
         rc = 0;
         goto out;
     }

@@ -150,6 +150,14 @@ check "ctl refuses a process not started for control (exit $st)" \
     sh -c "test $st = 1 && grep -q 'not started for control' '$D/nctl'"
 kill "$P"; wait "$P" 2>/dev/null
 
+MEMTRACE=x MEMTRACE_PAUSED=1 sleep 3 & P=$!
+sleep 0.3
+ctl "$P" start > "$D/nctl" 2>&1; st=$?
+check "ctl does not send a signal the process does not catch (exit $st)" \
+    sh -c "test $st = 1 && grep -q 'does not catch signal' '$D/nctl'"
+check "... so a process without the recorder survives it" kill -0 "$P"
+kill "$P"; wait "$P" 2>/dev/null
+
 # MEMTRACE_DURATION: the recording ends by itself, the program goes on.
 echo a > "$D/phase"; rm -f "$D/phase.ack"
 env -u MEMTRACE_ROOT LD_PRELOAD="$LIB" MEMTRACE="$D/d.ctf" MEMTRACE_RATE=0.0001 MEMTRACE_DURATION=1s \
