@@ -4,6 +4,11 @@
  * made absolute, MEMTRACE_RATE=...), wait for it, summarize every trace
  * the run wrote (largest first) and exit with the command's status.
  *
+ * On request (--paused, --signal, --duration) the recorder is told to start
+ * dormant or to stop by itself (MEMTRACE_PAUSED, MEMTRACE_SIGNAL,
+ * MEMTRACE_DURATION); --pprof-every writes pprof snapshots while the
+ * command runs (run_snapshots.c), from this process, not the program.
+ *
  * The CLI never links the recorder: it only finds libmemtrace.so (next to
  * the memtrace binary in a build tree, in ../lib when installed, or
  * $MEMTRACE_LIB) and sets the environment.
@@ -21,15 +26,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../lib/record/control_proto.h"
 #include "commands.h"
 #include "memtrace/present.h"
+#include "run_snapshots.h"
 #include "run_traces.h"
 
 static void usage(FILE *f)
 {
     fprintf(f,
         "usage: memtrace run [-o FILE] [--interval BYTES | --rate R] [--depth N]\n"
-        "                    [--unwind MODE] [--no-follow] [--] CMD [ARGS...]\n"
+        "                    [--unwind MODE] [--no-follow] [--paused] [--signal SIG]\n"
+        "                    [--duration T] [--pprof-every T --pprof-dir DIR]\n"
+        "                    [--] CMD [ARGS...]\n"
         "\n"
         "Run CMD with the memtrace recorder preloaded and write a memtrace trace of\n"
         "its heap allocations (sampled, with call stacks) to FILE.\n"
@@ -46,6 +55,18 @@ static void usage(FILE *f)
         "                        (frame pointers when the chain reaches the stack's\n"
         "                        base, else dwarf)\n"
         "      --no-follow       trace only CMD itself, not the processes it starts\n"
+        "      --paused          start dormant (interposed, not sampling); start and\n"
+        "                        stop recordings with 'memtrace ctl PID start|stop';\n"
+        "                        each recording is a trace of its own, FILE-0001,\n"
+        "                        FILE-0002, ...\n"
+        "      --signal SIG      the signal 'memtrace ctl' uses (default USR2; choose\n"
+        "                        one the program does not use: USR1, RTMIN+3, ...);\n"
+        "                        without --paused, recording starts at once in FILE-0001\n"
+        "      --duration T      end each recording after T (90s, 10m, 1h)\n"
+        "      --pprof-every T   write a pprof heap profile of the recording under way\n"
+        "                        every T (60s, 5m) and at the end, into --pprof-dir as\n"
+        "                        NAME.PID.UNIXTIME.pb.gz, for Pyroscope or Parca\n"
+        "      --pprof-dir DIR   where the snapshots go (an existing directory)\n"
         "  -h, --help            this help\n"
         "\n"
         "Processes CMD starts (fork, exec) that sample something are traced into\n"
@@ -164,6 +185,18 @@ static const char *dir_problem(const char *dir, char *buf, size_t cap)
     return NULL;
 }
 
+/* In the child: what the recorder is told about on/off control
+ * (lib/record/control.c). */
+static void set_control_env(int paused, const char *signame, const char *duration)
+{
+    if (paused)
+        setenv("MEMTRACE_PAUSED", "1", 1);
+    if (signame)
+        setenv("MEMTRACE_SIGNAL", signame, 1);
+    if (duration)
+        setenv("MEMTRACE_DURATION", duration, 1);
+}
+
 /* The trace files this run wrote: FILE and FILE.PID[.K] beside it,
  * modified since the run started. Everything done with the run's traces
  * after the command ended (summary, symbolization) starts from this list. */
@@ -264,6 +297,11 @@ int cmd_run(int argc, char **argv)
         { "depth", required_argument, NULL, 'd' },
         { "unwind", required_argument, NULL, 'u' },
         { "no-follow", no_argument, NULL, 'F' },
+        { "paused", no_argument, NULL, 'P' },
+        { "signal", required_argument, NULL, 'S' },
+        { "duration", required_argument, NULL, 'D' },
+        { "pprof-every", required_argument, NULL, 'E' },
+        { "pprof-dir", required_argument, NULL, 'R' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -272,6 +310,9 @@ int cmd_run(int argc, char **argv)
     int have_interval = 0, have_rate = 0, follow = 1;
     long depth = 0;
     const char *unwind = NULL;
+    int paused = 0;
+    const char *signame = NULL, *duration = NULL, *pprof_dir = NULL;
+    double pprof_every = 0;
     int c;
 
     optind = 1;
@@ -322,6 +363,39 @@ int cmd_run(int argc, char **argv)
         case 'F':
             follow = 0;
             break;
+        case 'P':
+            paused = 1;
+            break;
+        case 'S':
+            if (!mt_ctl_signal_number(optarg)) {
+                fprintf(stderr, "memtrace run: --signal %s: not a signal the recorder can use "
+                                "(USR1, USR2, HUP, PROF, URG, WINCH, PWR, VTALRM, TTIN, TTOU, "
+                                "RTMIN+N)\n", optarg);
+                return 2;
+            }
+            signame = optarg;
+            break;
+        case 'D':
+            if (mt_ctl_duration_ms(optarg) < 0) {
+                fprintf(stderr, "memtrace run: --duration %s: expected a time such as 90s, "
+                                "10m, 1h\n", optarg);
+                return 2;
+            }
+            duration = optarg;
+            break;
+        case 'E': {
+            long long ms = mt_ctl_duration_ms(optarg);
+            if (ms < 1000) {   /* the files are named by the second */
+                fprintf(stderr, "memtrace run: --pprof-every %s: expected a time of at least "
+                                "1s, such as 60s or 5m\n", optarg);
+                return 2;
+            }
+            pprof_every = ms / 1000.0;
+            break;
+        }
+        case 'R':
+            pprof_dir = optarg;
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -336,6 +410,10 @@ int cmd_run(int argc, char **argv)
     }
     if (optind >= argc) {
         usage(stderr);
+        return 2;
+    }
+    if (!pprof_every != !pprof_dir) {
+        fprintf(stderr, "memtrace run: give --pprof-every and --pprof-dir together\n");
         return 2;
     }
     char **cmd = argv + optind;
@@ -361,6 +439,10 @@ int cmd_run(int argc, char **argv)
         else
             fprintf(stderr, "memtrace run: cannot write the trace in the current directory: "
                             "%s (give -o FILE)\n", problem);
+        return 2;
+    }
+    if (pprof_dir && (problem = dir_problem(pprof_dir, why, sizeof why))) {
+        fprintf(stderr, "memtrace run: --pprof-dir: %s\n", problem);
         return 2;
     }
     char cwd[PATH_MAX];
@@ -414,6 +496,7 @@ int cmd_run(int argc, char **argv)
             snprintf(ds, sizeof ds, "%ld", depth);
             setenv("MEMTRACE_DEPTH", ds, 1);
         }
+        set_control_env(paused, signame, duration);
         if (!follow)
             setenv("MEMTRACE_FOLLOW", "0", 1);
         else
@@ -443,9 +526,17 @@ int cmd_run(int argc, char **argv)
     ign.sa_handler = SIG_IGN;
     sigaction(SIGINT, &ign, &oldint);
     sigaction(SIGQUIT, &ign, &oldquit);
+    if (paused)
+        fprintf(stderr, "memtrace run: process %d starts dormant; record with 'memtrace ctl "
+                        "%d start' (and stop)\n", (int)pid, (int)pid);
     int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
+    if (pprof_every) {
+        const char *b = strrchr(cmd[0], '/');
+        run_wait_with_snapshots(pid, file, pprof_every, pprof_dir, b ? b + 1 : cmd[0], &status);
+    } else {
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+    }
     sigaction(SIGINT, &oldint, NULL);
     sigaction(SIGQUIT, &oldquit, NULL);
 
@@ -455,6 +546,11 @@ int cmd_run(int argc, char **argv)
     size_t ntraces = traces_of_run(file, &start, &paths);
     if (ntraces == 0 && (rc == 127 || rc == 126))
         return rc;   /* the command could not be run: said above */
+    if (ntraces == 0 && paused) {
+        fprintf(stderr, "memtrace run: no recording was made: the program ran dormant "
+                        "throughout ('memtrace ctl %d start' starts one)\n", (int)pid);
+        return rc;
+    }
     symbolize_run_traces(paths, ntraces); /* names for the raw frames */
     summarize(file, paths, ntraces, rate);
     run_trace_files_free(paths, ntraces);

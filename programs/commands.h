@@ -10,6 +10,7 @@ int cmd_dump(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_recode(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_ctl(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_lifetimes(int argc, char **argv);

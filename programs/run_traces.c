@@ -1,6 +1,7 @@
 /*
  * run_traces.c - finds the trace files of one recorded run (FILE and the
- * FILE.<pid>[.<k>] files beside it) and reads each once for a summary:
+ * FILE.<pid>[.<k>] files beside it; FILE-NNNN[.<pid>[.<k>]] for recordings
+ * started on request) and reads each once for a summary:
  * pid, command, samples, estimated bytes, and whether it ended cleanly.
  */
 #include "run_traces.h"
@@ -27,6 +28,16 @@ static int pid_suffix(const char *s)
     s += n + 1;
     n = strspn(s, "0123456789");
     return n > 0 && s[n] == '\0';
+}
+
+/* "0001" or "0001.123[.4]": a recording started on request (FILE-NNNN)
+ * and the processes it started. */
+static int period_suffix(const char *s)
+{
+    size_t n = strspn(s, "0123456789");
+    if (n == 0)
+        return 0;
+    return s[n] == '\0' || (s[n] == '.' && pid_suffix(s + n + 1));
 }
 
 static int newer(const struct stat *st, const struct timespec *since)
@@ -81,8 +92,9 @@ size_t run_trace_files(const char *file, const struct timespec *since, char ***o
     size_t first_child = n;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        if (strncmp(e->d_name, base, blen) != 0 || e->d_name[blen] != '.' ||
-            !pid_suffix(e->d_name + blen + 1))
+        if (strncmp(e->d_name, base, blen) != 0 ||
+            !(e->d_name[blen] == '.' ? pid_suffix(e->d_name + blen + 1)
+                                     : e->d_name[blen] == '-' && period_suffix(e->d_name + blen + 1)))
             continue;
         char path[PATH_MAX + 256];
         snprintf(path, sizeof path, "%s%s", slash ? dir : "", e->d_name);
@@ -94,7 +106,8 @@ size_t run_trace_files(const char *file, const struct timespec *since, char ***o
         }
     }
     closedir(d);
-    qsort(v + first_child, n - first_child, sizeof *v, by_name);
+    if (n > first_child)   /* (v may be NULL: nothing found) */
+        qsort(v + first_child, n - first_child, sizeof *v, by_name);
 done:
     *out = v;
     return n;

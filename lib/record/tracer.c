@@ -23,6 +23,11 @@
  * and an idle trace has its time-only packet rewritten in place; exit,
  * _exit and exec write a last packet marked as the end (mt_writer_flush_until).
  *
+ * On/off control (control.c: MEMTRACE_PAUSED, MEMTRACE_SIGNAL,
+ * MEMTRACE_DURATION) starts and stops recordings with the same start and
+ * stop; a sampled block's token names the recording it belongs to, so a
+ * later recording never counts the free of an earlier one's block.
+ *
  * Safety: MEMTRACE* is read with secure_getenv (a set-user-ID or otherwise
  * privileged process ignores it); FILE is opened without following a
  * symbolic link, must be a regular file of ours (or a character device),
@@ -47,6 +52,7 @@
 
 #include "memtrace/record.h"
 #include "memtrace/trace.h"
+#include "control.h"
 #include "engine.h"
 #include "queue.h"
 #include "real.h"
@@ -89,6 +95,8 @@ static struct {
     uint64_t bt[MAX_FRAMES + 1];   /* + the [truncated] frame */
     pthread_mutex_t wlock;      /* whoever holds it owns w, fd, sym */
     int atexit_done;
+    unsigned epoch;             /* recordings opened by this process, mod 2^16 */
+    unsigned writer_epoch;      /* the recording the running writer thread serves */
 } tr = { .fd = -1, .tail_off = -1, .wlock = PTHREAD_MUTEX_INITIALIZER };
 
 static dev_t err_dev;
@@ -271,12 +279,17 @@ static int consumer_alive(void)
 
 static void *writer_thread(void *arg)
 {
-    (void)arg;
+    unsigned mine = (unsigned)(uintptr_t)arg;
     mtr_enter();   /* for good: nothing this thread allocates is sampled */
     for (;;) {
         struct timespec ts = { 0, 10 * 1000 * 1000 };
         nanosleep(&ts, NULL);
         pthread_mutex_lock(&tr.wlock);
+        if (tr.writer_epoch != mine) {
+            /* A later recording has a writer of its own. */
+            pthread_mutex_unlock(&tr.wlock);
+            return NULL;
+        }
         if (tr.state != ACTIVE || tr.pid != getpid()) {
             __atomic_store_n(&tr.thread_alive, 0, __ATOMIC_RELEASE);
             pthread_mutex_unlock(&tr.wlock);
@@ -299,7 +312,8 @@ static int start_thread(void)
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     __atomic_store_n(&tr.thread_alive, 1, __ATOMIC_RELEASE);
-    int rc = pthread_create(&th, &attr, writer_thread, NULL);
+    tr.writer_epoch++;
+    int rc = pthread_create(&th, &attr, writer_thread, (void *)(uintptr_t)tr.writer_epoch);
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
@@ -340,6 +354,19 @@ static __attribute__((noinline)) int64_t queue_truncated(const mt_allocation *a)
     return mtr_queue_alloc(a->size, a->n_samples, cut, n + 1, consumer_alive);
 }
 
+/* A sampled block's token: its id + 1, and in the top 16 bits the
+ * recording it belongs to, so that a block of an earlier recording of this
+ * process (on/off control) is never taken for one of the current recording
+ * when it is freed, even once the engine's 7-bit generation has wrapped. */
+#define TOKEN_ID_BITS 48
+#define TOKEN_ID_MASK ((UINT64_C(1) << TOKEN_ID_BITS) - 1)
+
+static uint64_t token_of(int64_t id)
+{
+    uint64_t e = __atomic_load_n(&tr.epoch, __ATOMIC_RELAXED) & 0xffff;
+    return (e << TOKEN_ID_BITS) | (((uint64_t)id + 1) & TOKEN_ID_MASK);
+}
+
 static void *on_alloc(void *ctx, const mt_allocation *a)
 {
     (void)ctx;
@@ -359,14 +386,16 @@ static void *on_alloc(void *ctx, const mt_allocation *a)
                      ? queue_truncated(a)
                      : mtr_queue_alloc(a->size, a->n_samples, a->callstack,
                                        a->callstack_length, consumer_alive);
-    return id < 0 ? NULL : (void *)(uintptr_t)(id + 1);
+    return id < 0 ? NULL : (void *)(uintptr_t)token_of(id);
 }
 
 static void on_free(void *ctx, void *token)
 {
     (void)ctx;
-    if (__atomic_load_n(&tr.state, __ATOMIC_ACQUIRE) == ACTIVE)
-        mtr_queue_collect((uint64_t)(uintptr_t)token - 1, consumer_alive);
+    uint64_t t = (uint64_t)(uintptr_t)token;
+    if (__atomic_load_n(&tr.state, __ATOMIC_ACQUIRE) == ACTIVE &&
+        (t >> TOKEN_ID_BITS) == (__atomic_load_n(&tr.epoch, __ATOMIC_RELAXED) & 0xffff))
+        mtr_queue_collect((t & TOKEN_ID_MASK) - 1, consumer_alive);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -497,7 +526,8 @@ static int open_trace(int first)
     opts.resolve = resolve;     /* symbolizer created by the writer thread */
     opts.write = write_trace;
     char *err = NULL;
-    tr.sym = NULL;
+    /* tr.sym: kept from an earlier recording of this process (on/off
+     * control), created by the writer thread otherwise. */
     tr.writer_failed = 0;
     tr.dirty = 0;
     tr.last_flush_ms = mono_ms();
@@ -512,6 +542,7 @@ static int open_trace(int first)
         return -1;
     }
     tr.pid = pid;
+    __atomic_store_n(&tr.epoch, tr.epoch + 1, __ATOMIC_RELAXED);
     __atomic_store_n(&tr.state, ACTIVE, __ATOMIC_RELEASE);
     if (start_thread() != 0) {
         message("%s: cannot start the writer thread; tracing stopped", tr.path);
@@ -527,6 +558,7 @@ static int open_trace(int first)
 
 static void at_exit_handler(void)
 {
+    __atomic_store_n(&mtr_exiting, 1, __ATOMIC_RELEASE);
     if (__atomic_load_n(&tr.state, __ATOMIC_ACQUIRE) == ACTIVE && tr.pid == getpid())
         memtrace_stop_tracing();
 }
@@ -686,6 +718,49 @@ static int env_long(const char *name, long lo, long hi, const char *what, long *
     return 1;
 }
 
+/* ---------------------------------------------------------------------- */
+/* What control.c uses (docs/recorder.md, "Tracing on demand")             */
+
+int mtr_tracer_begin(const char *file, double rate, int first)
+{
+    if (__atomic_load_n(&mtr_exiting, __ATOMIC_ACQUIRE))
+        return -1;
+    return start(file, rate, NULL, first);
+}
+
+int mtr_tracer_active(void)
+{
+    return __atomic_load_n(&tr.state, __ATOMIC_ACQUIRE) != IDLE && tr.pid == getpid();
+}
+
+void mtr_tracer_message(const char *fmt, ...)
+{
+    char buf[900];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    message("%s", buf);
+}
+
+/* MEMTRACE_PAUSED, MEMTRACE_SIGNAL or MEMTRACE_DURATION given: control.c
+ * starts and stops the recordings. Processes started later find FILE
+ * absolute in MEMTRACE (or nothing, without MEMTRACE_FOLLOW). */
+static int controlled_start(int first)
+{
+    mtr_enter();
+    if (!tr.follow)
+        setenv("MEMTRACE", "", 1);
+    else if (first)
+        setenv("MEMTRACE", mtr_control_base(), 1);
+    mtr_leave();
+    if (!tr.atexit_done) {
+        tr.atexit_done = 1;
+        atexit(at_exit_handler);
+    }
+    return mtr_control_run() == 0 ? 1 : -1;
+}
+
 /* MEMTRACE* is read with secure_getenv: in a privileged process (set-user-ID,
  * set-group-ID, file capabilities: AT_SECURE) the variables are not there,
  * so whoever starts such a program cannot make it write a trace (or choose
@@ -729,11 +804,21 @@ API int memtrace_trace_if_requested(void)
     if (first)
         setenv("MEMTRACE_ROOT", pid, 1);
     char *copy = strdup(file);
-    if (!tr.follow)
-        setenv("MEMTRACE", "", 1);   /* exec'd programs don't trace */
     mtr_leave();
-    int rel = copy && copy[0] != '/';   /* (file may be gone after setenv) */
-    int rc = start(copy ? copy : file, rate, NULL, first);
+    if (!copy)
+        return -1;
+    int ctl = mtr_control_setup(copy, rate, first);
+    if (ctl != 0) {
+        free(copy);
+        return ctl < 0 ? -1 : ctl == 2 ? 1 : controlled_start(first);
+    }
+    if (!tr.follow) {
+        mtr_enter();
+        setenv("MEMTRACE", "", 1);   /* exec'd programs don't trace */
+        mtr_leave();
+    }
+    int rel = copy[0] != '/';   /* (file may be gone after setenv) */
+    int rc = start(copy, rate, NULL, first);
     free(copy);
     if (rc == 0 && first && tr.follow && rel) {
         /* Programs started from elsewhere write beside FILE too. */
@@ -788,6 +873,7 @@ static void fork_child(void)
             mt_memprof_stop();
         }
     }
+    mtr_control_fork_child(tr.follow);
     mtr_leave();
 }
 

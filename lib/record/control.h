@@ -1,0 +1,35 @@
+/*
+ * control.h - on/off control of the recorder (control.c) and the few
+ * tracer functions it uses (tracer.c).
+ */
+#ifndef MEMTRACE_RECORD_CONTROL_H
+#define MEMTRACE_RECORD_CONTROL_H
+
+#include "thread.h"
+
+/* Reads MEMTRACE_PAUSED, MEMTRACE_SIGNAL, MEMTRACE_DURATION and installs
+ * the signal handler if asked for. 0: no control asked for (start as
+ * usual); 1: control set up, call mtr_control_run instead of starting;
+ * 2: already set up in this process;
+ * -1: a bad value (message given; tracing does not start). */
+MT_HIDDEN int mtr_control_setup(const char *file, double rate, int first);
+
+/* Starts the first recording unless paused, and the control thread. */
+MT_HIDDEN int mtr_control_run(void);
+
+/* In a forked child (atfork): a control thread of its own, if following. */
+MT_HIDDEN void mtr_control_fork_child(int follow);
+
+/* FILE made absolute, when control is set up; else NULL. */
+MT_HIDDEN const char *mtr_control_base(void);
+
+/* Set at exit: no recording starts any more. */
+extern int mtr_exiting MT_HIDDEN;
+
+/* tracer.c */
+MT_HIDDEN int mtr_tracer_begin(const char *file, double rate, int first);
+MT_HIDDEN int mtr_tracer_active(void);
+MT_HIDDEN void mtr_tracer_message(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,91 @@
+/*
+ * control_proto.h - what the recorder and 'memtrace ctl' agree on to switch
+ * a dormant recorder on and off: the signal (MEMTRACE_SIGNAL, default
+ * SIGUSR2), how a request is carried in it (sigqueue's value: START or
+ * STOP; a plain kill toggles) and how a signal is named. Header only: the
+ * CLI includes it without linking any recorder code.
+ */
+#ifndef MEMTRACE_CONTROL_PROTO_H
+#define MEMTRACE_CONTROL_PROTO_H
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MT_CTL_DEFAULT_SIGNAL SIGUSR2
+#define MT_CTL_DEFAULT_SIGNAL_NAME "USR2"
+
+enum { MT_CTL_TOGGLE = 0, MT_CTL_START = 1, MT_CTL_STOP = 2 };
+
+/* "USR2", "SIGUSR2", "RTMIN+3", "12": the signal number, or 0 if s names
+ * no signal a program may use for this (not KILL, STOP, SEGV and the like,
+ * whose handlers matter to the program or cannot be caught). */
+static inline int mt_ctl_signal_number(const char *s)
+{
+    static const struct { const char *name; int sig; } names[] = {
+        { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 }, { "HUP", SIGHUP },
+        { "PROF", SIGPROF }, { "URG", SIGURG }, { "WINCH", SIGWINCH },
+        { "PWR", SIGPWR }, { "VTALRM", SIGVTALRM }, { "TTIN", SIGTTIN },
+        { "TTOU", SIGTTOU },
+    };
+    if (!s || !*s)
+        return 0;
+    if (strncasecmp(s, "SIG", 3) == 0)
+        s += 3;
+    char *end;
+    int sig = 0;
+    if (*s >= '0' && *s <= '9') {
+        long v = strtol(s, &end, 10);
+        sig = *end ? 0 : (int)v;
+    } else if (strncasecmp(s, "RTMIN", 5) == 0) {
+        long off = 0;
+        if (s[5] == '+') {
+            off = strtol(s + 6, &end, 10);
+            if (end == s + 6 || *end)
+                return 0;
+        } else if (s[5]) {
+            return 0;
+        }
+        sig = SIGRTMIN + (int)off;
+    } else {
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (strcasecmp(s, names[i].name) == 0)
+                sig = names[i].sig;
+    }
+    if (sig == SIGUSR1 || sig == SIGUSR2 || sig == SIGHUP || sig == SIGPROF || sig == SIGURG ||
+        sig == SIGWINCH || sig == SIGPWR || sig == SIGVTALRM || sig == SIGTTIN ||
+        sig == SIGTTOU || (sig >= SIGRTMIN && sig <= SIGRTMAX))
+        return sig;
+    return 0;
+}
+
+/* "10m", "90s", "1h", "500ms", "2.5s", bare seconds: milliseconds, or -1. */
+static inline long long mt_ctl_duration_ms(const char *s)
+{
+    if (!s || !*s)
+        return -1;
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || !(v > 0))
+        return -1;
+    double mult = 1000;
+    if (!strcmp(end, "ms"))
+        mult = 1;
+    else if (!strcmp(end, "s") || !*end)
+        mult = 1000;
+    else if (!strcmp(end, "m") || !strcmp(end, "min"))
+        mult = 60000;
+    else if (!strcmp(end, "h"))
+        mult = 3600000;
+    else if (!strcmp(end, "d"))
+        mult = 86400000;
+    else
+        return -1;
+    double ms = v * mult;
+    if (ms < 1 || ms > 1e15)
+        return -1;
+    return (long long)ms;
+}
+
+#endif

@@ -1,0 +1,271 @@
+/*
+ * cmd_ctl.c - 'memtrace ctl PID start|stop|status': switches the recorder
+ * of a running process on and off. The process must have been started for
+ * control ('memtrace run --paused', MEMTRACE_PAUSED=1 or MEMTRACE_SIGNAL);
+ * the request travels as the signal the recorder listens to, with
+ * sigqueue's value saying start or stop (lib/record/control_proto.h). The
+ * signal is only sent once /proc/PID/status shows it is caught, so a
+ * process without the recorder is never killed by it. Whether a recording
+ * is under way is read from /proc/PID/fd: an open FILE-NNNN.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../lib/record/control_proto.h"
+#include "commands.h"
+#include "proc_trace.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: memtrace ctl [--signal SIG] [--wait SECONDS] PID start|stop|status\n"
+        "\n"
+        "Switch the recorder of a running process on and off. The process must\n"
+        "have been started for it: 'memtrace run --paused' (or MEMTRACE_PAUSED=1),\n"
+        "or with MEMTRACE_SIGNAL set. Each start opens a new trace, FILE-0001,\n"
+        "FILE-0002, ...; each stop completes it.\n"
+        "\n"
+        "  start               start a recording (nothing to do if one is under way)\n"
+        "  stop                end the recording under way\n"
+        "  status              say whether the process is recording, and where\n"
+        "  -s, --signal SIG    the signal the recorder listens to (default: the\n"
+        "                      process's MEMTRACE_SIGNAL, else USR2)\n"
+        "  -w, --wait SECONDS  wait at most this long for the change (default 5; 0:\n"
+        "                      send and return)\n"
+        "  -h, --help          this help\n"
+        "\n"
+        "Exit status: 0 done (or already so), 1 the process cannot be controlled or\n"
+        "did not react in time, 2 usage.\n"
+        "\n"
+        "Example: memtrace run --paused -o svc.ctf -- ./svc &   (prints PID)\n"
+        "         memtrace ctl PID start; sleep 60; memtrace ctl PID stop\n"
+        "         memtrace top svc.ctf-0001\n");
+}
+
+/* The value of NAME in /proc/PID/environ (its environment at exec), or
+ * NULL. */
+static char *environ_value(const char *env, size_t len, const char *name)
+{
+    size_t nl = strlen(name);
+    for (size_t i = 0; i < len;) {
+        const char *e = env + i;
+        size_t el = strnlen(e, len - i);
+        if (el > nl && !strncmp(e, name, nl) && e[nl] == '=')
+            return strndup(e + nl + 1, el - nl - 1);
+        i += el + 1;
+    }
+    return NULL;
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    ssize_t r;
+    while (buf && (r = read(fd, buf + n, cap - n)) > 0) {
+        n += (size_t)r;
+        if (n == cap) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+            }
+            buf = nb;
+        }
+    }
+    int e = errno;
+    close(fd);
+    errno = e;
+    *len = n;
+    return buf;
+}
+
+/* 1 if the process catches sig (SigCgt in /proc/PID/status), 0 if not,
+ * -1 if unknown. */
+static int catches(int pid, int sig)
+{
+    char path[64];
+    size_t len;
+    snprintf(path, sizeof path, "/proc/%d/status", pid);
+    char *st = read_file(path, &len);
+    if (!st)
+        return -1;
+    int rc = -1;
+    char *p = memmem(st, len, "\nSigCgt:", 8);
+    if (p) {
+        unsigned long long mask = strtoull(p + 8, NULL, 16);
+        rc = (int)((mask >> (sig - 1)) & 1);
+    }
+    free(st);
+    return rc;
+}
+
+int cmd_ctl(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "signal", required_argument, NULL, 's' },
+        { "wait", required_argument, NULL, 'w' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *signame = NULL;
+    double wait_s = 5;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+s:w:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            signame = optarg;
+            if (!mt_ctl_signal_number(optarg)) {
+                fprintf(stderr, "memtrace ctl: --signal %s: not a signal the recorder can "
+                                "use (USR1, USR2, RTMIN+N, ...)\n", optarg);
+                return 2;
+            }
+            break;
+        case 'w': {
+            char *end;
+            wait_s = strtod(optarg, &end);
+            if (end == optarg || *end || !(wait_s >= 0 && wait_s <= 3600)) {
+                fprintf(stderr, "memtrace ctl: --wait %s: seconds in [0, 3600]\n", optarg);
+                return 2;
+            }
+            break;
+        }
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (argc - optind != 2) {
+        usage(stderr);
+        return 2;
+    }
+    char *end;
+    long pid = strtol(argv[optind], &end, 10);
+    if (*end || pid <= 0 || pid > INT_MAX) {
+        fprintf(stderr, "memtrace ctl: '%s' is not a process id\n", argv[optind]);
+        return 2;
+    }
+    const char *action = argv[optind + 1];
+    int req = !strcmp(action, "start") ? MT_CTL_START : !strcmp(action, "stop") ? MT_CTL_STOP
+            : !strcmp(action, "status") ? -1 : -2;
+    if (req == -2) {
+        fprintf(stderr, "memtrace ctl: unknown action '%s' (start, stop or status)\n", action);
+        return 2;
+    }
+
+    char path[64];
+    size_t len;
+    snprintf(path, sizeof path, "/proc/%ld/environ", pid);
+    char *env = read_file(path, &len);
+    if (!env) {
+        fprintf(stderr, "memtrace ctl: process %ld: %s\n", pid,
+                errno == ENOENT ? "no such process" : strerror(errno));
+        return 1;
+    }
+    char *file = environ_value(env, len, "MEMTRACE");
+    char *esig = environ_value(env, len, "MEMTRACE_SIGNAL");
+    char *paused = environ_value(env, len, "MEMTRACE_PAUSED");
+    free(env);
+    int rc = 1;
+    if (!file || !*file) {
+        fprintf(stderr, "memtrace ctl: process %ld was not started with the recorder (no "
+                        "MEMTRACE in its environment)\n", pid);
+        goto out;
+    }
+    if (!signame && !(esig && *esig) && !(paused && !strcmp(paused, "1"))) {
+        fprintf(stderr, "memtrace ctl: process %ld was not started for control: run it "
+                        "with 'memtrace run --paused' or MEMTRACE_SIGNAL\n", pid);
+        goto out;
+    }
+    int sig = mt_ctl_signal_number(signame ? signame
+                                   : esig && *esig ? esig : MT_CTL_DEFAULT_SIGNAL_NAME);
+    if (!sig) {
+        fprintf(stderr, "memtrace ctl: process %ld: MEMTRACE_SIGNAL=%s is not usable\n", pid,
+                esig);
+        goto out;
+    }
+    char cur[PATH_MAX];
+    int on = proc_open_trace((int)pid, file, cur, sizeof cur);
+    if (req == -1) {
+        if (on)
+            printf("%ld: recording into %s\n", pid, cur);
+        else
+            printf("%ld: dormant\n", pid);
+        rc = 0;
+        goto out;
+    }
+    if ((req == MT_CTL_START) == on) {
+        if (on)
+            printf("%ld: already recording into %s\n", pid, cur);
+        else
+            printf("%ld: already dormant\n", pid);
+        rc = 0;
+        goto out;
+    }
+    int caught = catches((int)pid, sig);
+    if (caught == 0) {
+        fprintf(stderr, "memtrace ctl: process %ld does not catch signal %d (%s): the recorder "
+                        "is not listening (not loaded, or the program replaced its handler); "
+                        "not sent\n", pid, sig, strsignal(sig));
+        goto out;
+    }
+    union sigval v;
+    v.sival_int = req;
+    if (sigqueue((pid_t)pid, sig, v) != 0) {
+        fprintf(stderr, "memtrace ctl: process %ld: %s\n", pid, strerror(errno));
+        goto out;
+    }
+    char was[PATH_MAX];
+    snprintf(was, sizeof was, "%s", cur);
+    struct timespec t0, now;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (wait_s == 0) {
+        printf("%ld: %s sent (signal %d)\n", pid, action, sig);
+        rc = 0;
+        goto out;
+    }
+    for (;;) {
+        on = proc_open_trace((int)pid, file, cur, sizeof cur);
+        if ((req == MT_CTL_START) == on) {
+            if (on)
+                printf("%ld: recording into %s\n", pid, cur);
+            else
+                printf("%ld: stopped; %s is complete\n", pid, was);
+            rc = 0;
+            break;
+        }
+        if (kill((pid_t)pid, 0) != 0 && errno == ESRCH) {
+            fprintf(stderr, "memtrace ctl: process %ld ended\n", pid);
+            break;
+        }
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9 > wait_s) {
+            fprintf(stderr, "memtrace ctl: process %ld did not %s within %gs (see its "
+                            "stderr)\n", pid, req == MT_CTL_START ? "start recording" : "stop",
+                    wait_s);
+            break;
+        }
+        struct timespec ts = { 0, 20 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+out:
+    free(file);
+    free(esig);
+    free(paused);
+    return rc;
+}

@@ -1,0 +1,16 @@
+/*
+ * proc_trace.h - the trace file a running process is writing, found among
+ * its open descriptors (/proc/PID/fd): used by 'memtrace ctl' to see a
+ * recording start or end, and by 'memtrace run --pprof-every' to know what
+ * to take snapshots of.
+ */
+#ifndef MEMTRACE_PROC_TRACE_H
+#define MEMTRACE_PROC_TRACE_H
+
+#include <stddef.h>
+
+/* The trace named after base (FILE, FILE-NNNN or FILE-NNNN.PID, compared
+ * by file name) that process pid has open: 1 and its path in out, or 0. */
+int proc_open_trace(int pid, const char *base, char *out, size_t cap);
+
+#endif

@@ -1,0 +1,168 @@
+/*
+ * run_snapshots.c - 'memtrace run --pprof-every T --pprof-dir DIR': while
+ * the program runs, the memtrace process (never the program) reads the
+ * trace being written and writes a pprof heap profile of it every T
+ * seconds, in the form Pyroscope's /ingest and Parca's WriteRaw take (Go's
+ * heap profile: alloc_objects, alloc_space, inuse_objects, inuse_space).
+ * inuse_* is what is live at the snapshot; alloc_* is cumulative since the
+ * recording started, as in Go's heap profiles (the backends compute the
+ * deltas). Each file appears complete under its final name (written to a
+ * temporary name, then renamed), so an uploader never reads half a file.
+ * The trace under way names its frames module+0xoffset (the recorder does
+ * not symbolize): each snapshot symbolizes a copy of it first, so the
+ * profiles carry function names, files and lines.
+ */
+#include "run_snapshots.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "memtrace/analyze.h"
+#include "memtrace/present.h"
+#include "memtrace/symbolize.h"
+#include "proc_trace.h"
+
+/* The last packet of a trace being written may be incomplete: expected
+ * here, so not reported. */
+static void quiet(void *ctx, const char *msg)
+{
+    (void)ctx;
+    (void)msg;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Copies what src holds now to dst (created). 0 or -1 (errno set). */
+static int copy_file(const char *src, const char *dst)
+{
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return -1;
+    int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (out < 0) {
+        close(in);
+        return -1;
+    }
+    char buf[1 << 16];
+    ssize_t n;
+    int rc = 0;
+    while ((n = read(in, buf, sizeof buf)) != 0) {
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = -1;
+            break;
+        }
+        for (ssize_t off = 0; off < n;) {
+            ssize_t w = write(out, buf + off, (size_t)(n - off));
+            if (w < 0 && errno == EINTR)
+                continue;
+            if (w < 0) {
+                rc = -1;
+                break;
+            }
+            off += w;
+        }
+        if (rc)
+            break;
+    }
+    close(in);
+    if (close(out) < 0)
+        rc = -1;
+    return rc;
+}
+
+/* One snapshot of trace into dir. 0 or -1 (message given). */
+static int snapshot(const char *trace, const char *dir, const char *name, int pid)
+{
+    char *err = NULL;
+    char copy[PATH_MAX];
+    snprintf(copy, sizeof copy, "%s/.%s.%d.%lld.ctf.tmp", dir, name, pid, (long long)time(NULL));
+    const char *load = trace;
+    if (copy_file(trace, copy) == 0) {
+        /* names for the raw frames; a failure leaves them raw, still counted */
+        mt_symbolize_options so = { .on_warning = quiet };
+        if (mt_symbolize_file(copy, &so, NULL, &err) == 0)
+            load = copy;
+        free(err);
+        err = NULL;
+    }
+    mt_model_options mo = { .on_warning = quiet };
+    mt_model *m = mt_model_load(load, &mo, &err);
+    unlink(copy);
+    if (!m) {
+        fprintf(stderr, "memtrace run: snapshot of %s: %s\n", trace, err ? err : "unreadable");
+        free(err);
+        return -1;
+    }
+    mt_filter *f = mt_filter_parse("", &err, NULL);
+    /* sites in the user's code, as 'memtrace pprof' makes them */
+    mt_plumbing *pl = mt_plumbing_new(1);
+    mt_selection *s = f ? mt_select_sites(m, f, MT_TIME_END, pl, NULL) : NULL;
+    mt_plumbing_free(pl);
+    int rc = -1;
+    if (s) {
+        char tmp[PATH_MAX], out[PATH_MAX];
+        long long t = (long long)time(NULL);
+        snprintf(tmp, sizeof tmp, "%s/.%s.%d.%lld.pb.gz.tmp", dir, name, pid, t);
+        snprintf(out, sizeof out, "%s/%s.%d.%lld.pb.gz", dir, name, pid, t);
+        mt_pprof_options po = { .level = 6 };
+        if (mt_write_pprof(tmp, s, &po, &err) == 0 && rename(tmp, out) == 0)
+            rc = 0;
+        else {
+            fprintf(stderr, "memtrace run: snapshot %s: %s\n", out,
+                    err ? err : strerror(errno));
+            unlink(tmp);
+        }
+    } else {
+        fprintf(stderr, "memtrace run: snapshot of %s: %s\n", trace, err ? err : "out of memory");
+    }
+    free(err);
+    mt_selection_free(s);
+    mt_filter_free(f);
+    mt_model_free(m);
+    return rc;
+}
+
+int run_wait_with_snapshots(pid_t pid, const char *file, double every_s, const char *dir,
+                            const char *name, int *status)
+{
+    char cur[PATH_MAX], last[PATH_MAX] = "";
+    double next = now_s() + every_s;
+    for (;;) {
+        pid_t r = waitpid(pid, status, WNOHANG);
+        if (r == pid)
+            break;
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (now_s() >= next) {
+            next += every_s;
+            if (next < now_s())
+                next = now_s() + every_s;   /* a slow snapshot: skip, don't pile up */
+            if (proc_open_trace((int)pid, file, cur, sizeof cur)) {
+                snapshot(cur, dir, name, (int)pid);
+                snprintf(last, sizeof last, "%s", cur);
+            }
+        }
+        struct timespec ts = { 0, 50 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+    /* The end of the last recording seen (or of FILE): its final state. */
+    if (!last[0] && access(file, R_OK) == 0)
+        snprintf(last, sizeof last, "%s", file);
+    if (last[0])
+        snapshot(last, dir, name, (int)pid);
+    return 0;
+}
