@@ -200,6 +200,21 @@ static void writer_failed(void)
     tr.state = IDLE;
 }
 
+/* The allocation source written for a record: malloc blocks are External,
+ * as in every C trace; anonymous mappings are Major (docs/format.md,
+ * "Allocation sources in C traces"). */
+static mt_source trace_source(int rec_source)
+{
+    return rec_source == MT_REC_SOURCE_MMAP ? MT_SOURCE_MAJOR : MT_SOURCE_EXTERNAL;
+}
+
+/* The queue's source of a sampled block. */
+static int rec_source(const mt_allocation *a)
+{
+    return a->kind == MT_ALLOC_MMAP || a->kind == MT_ALLOC_MREMAP ? MT_REC_SOURCE_MMAP
+                                                                   : MT_REC_SOURCE_MALLOC;
+}
+
 static void put_record(void *ctx, const struct mtr_rec *r)
 {
     (void)ctx;
@@ -211,7 +226,7 @@ static void put_record(void *ctx, const struct mtr_rec *r)
         for (size_t i = 0; i < n; i++)   /* caller first */
             tr.bt[i] = r->frames[n - 1 - i];
         mt_obj_id id;
-        rc = mt_writer_put_alloc(tr.w, r->time, r->size, r->n_samples, MT_SOURCE_EXTERNAL,
+        rc = mt_writer_put_alloc(tr.w, r->time, r->size, r->n_samples, trace_source(r->source),
                                  tr.bt, n, &id);
         if (rc == 0 && id != r->id) {
             message("%s: allocation ids out of step (%llu, %llu); tracing stopped", tr.path,
@@ -337,7 +352,7 @@ static __attribute__((noinline)) int64_t queue_truncated(const mt_allocation *a)
     uintptr_t cut[n + 1];
     memcpy(cut, a->callstack, n * sizeof *cut);   /* innermost first */
     cut[n] = TRUNCATED_CODE;
-    return mtr_queue_alloc(a->size, a->n_samples, cut, n + 1, consumer_alive);
+    return mtr_queue_alloc_from(a->size, a->n_samples, cut, n + 1, rec_source(a), consumer_alive);
 }
 
 static void *on_alloc(void *ctx, const mt_allocation *a)
@@ -357,8 +372,8 @@ static void *on_alloc(void *ctx, const mt_allocation *a)
         return NULL;
     int64_t id = a->callstack_truncated && a->callstack_length <= MAX_FRAMES
                      ? queue_truncated(a)
-                     : mtr_queue_alloc(a->size, a->n_samples, a->callstack,
-                                       a->callstack_length, consumer_alive);
+                     : mtr_queue_alloc_from(a->size, a->n_samples, a->callstack,
+                                            a->callstack_length, rec_source(a), consumer_alive);
     return id < 0 ? NULL : (void *)(uintptr_t)(id + 1);
 }
 
