@@ -148,6 +148,14 @@ const mt_frame *mt_model_frames(const mt_model *m);
 size_t mt_model_n_nodes(const mt_model *m);
 const mt_node *mt_model_nodes(const mt_model *m);
 
+/* What made an allocation, as reports name it: in C traces (word size 8)
+ * "malloc" (source External: the malloc family, operator new) or "mmap"
+ * (source Major: an anonymous mapping the program made itself); in OCaml
+ * traces the source, "minor", "major" or "external". docs/format.md. */
+const char *mt_alloc_kind_name(const mt_model *m, const mt_alloc *a);
+/* The name of a source in this model's trace (as mt_alloc_kind_name). */
+const char *mt_source_kind_name(const mt_model *m, unsigned source);
+
 /* Estimated bytes one sample stands for: word_size / 8 / sample_rate. */
 double mt_model_bytes_per_sample(const mt_model *m);
 /* Estimates for one allocation. */
@@ -202,6 +210,7 @@ double mt_noise(uint64_t k);
  *   lifetime:RANGE      time from allocation to collection  lifetime:>1s
  *                       (never-collected blocks: to the end of the trace)
  *   source:LIST         minor, major, external              source:minor,major
+ *   kind:LIST           malloc, mmap (what made the block)  kind:mmap
  *   inside:PATTERN      some frame's function matches       inside:parse_
  *   hide:PATTERN        remove matching frames from stacks, keeping their cost
  *   !CLAUSE             negation (not hide:)                !inside:Stdlib__List

@@ -28,6 +28,10 @@
  * symbolic link, must be a regular file of ours (or a character device),
  * and is created with mode 0600.
  *
+ * Resident memory: the writer thread samples the process's RSS every
+ * MEMTRACE_RSS_MS (default 100; 0: never) into FILE.rss beside the trace
+ * (rss.h).
+ *
  * Failure (unwritable file, disk full): one message on the original stderr
  * (if it is still the same file), tracing stops, the program goes on.
  */
@@ -50,12 +54,14 @@
 #include "engine.h"
 #include "queue.h"
 #include "real.h"
+#include "rss.h"
 #include "symbolize.h"
 
 #define API __attribute__((visibility("default")))
 #define DEFAULT_DEPTH 128
 #define MAX_FRAMES 1024
 #define DEFAULT_FLUSH_MS 500
+#define DEFAULT_RSS_MS 100
 #define TRACE_MODE 0600
 
 /* The frame that ends (outermost) a stack cut at the depth limit: a code no
@@ -73,6 +79,7 @@ static struct {
     size_t depth;
     int follow;
     int flush_ms;
+    int rss_ms;                 /* resident-memory samples (rss.h); 0: none */
     char *context;              /* NULL: the command line */
     int64_t start_us;           /* when this process's recording started */
     int fd;
@@ -259,6 +266,8 @@ static void write_until(int end)
             tr.off = tr.tail_off;
         at = tr.off;
     }
+    if (end)
+        mtr_rss_close(wall_us());
     if (mt_writer_flush_until(tr.w, wall_us(), end) != 0) {
         writer_failed();
         return;
@@ -300,6 +309,7 @@ static void *writer_thread(void *arg)
         if (!tr.sym)
             tr.sym = mtr_sym_new();
         pump(0);
+        mtr_rss_tick(wall_us(), 0);
         pthread_mutex_unlock(&tr.wlock);
     }
 }
@@ -527,6 +537,8 @@ static int open_trace(int first)
         return -1;
     }
     tr.pid = pid;
+    /* Beside a regular file only (not beside /dev/null). */
+    mtr_rss_open(tr.path, pid, tr.start_us, S_ISREG(st.st_mode) ? tr.rss_ms : 0);
     __atomic_store_n(&tr.state, ACTIVE, __ATOMIC_RELEASE);
     if (start_thread() != 0) {
         message("%s: cannot start the writer thread; tracing stopped", tr.path);
@@ -591,6 +603,8 @@ static int start(const char *filename, double rate, const char *context, int fir
         tr.depth = DEFAULT_DEPTH;
     if (!tr.flush_ms)
         tr.flush_ms = DEFAULT_FLUSH_MS;
+    if (!tr.rss_ms)
+        tr.rss_ms = DEFAULT_RSS_MS;
     if (first) {
         if (open_trace(1) != 0)
             goto out;
@@ -726,14 +740,18 @@ API int memtrace_trace_if_requested(void)
             return -1;
         }
     }
-    long depth = DEFAULT_DEPTH, flush_ms = DEFAULT_FLUSH_MS, follow = 1;
+    long depth = DEFAULT_DEPTH, flush_ms = DEFAULT_FLUSH_MS, follow = 1, rss_ms = DEFAULT_RSS_MS;
     if (env_long("MEMTRACE_DEPTH", 1, MAX_FRAMES,
                  "a number of frames per call stack in [1, 1024]", &depth) < 0 ||
         env_long("MEMTRACE_FLUSH_MS", 1, 3600000,
                  "a number of milliseconds between writes in [1, 3600000]", &flush_ms) < 0 ||
         env_long("MEMTRACE_FOLLOW", 0, 1,
-                 "1 (trace the processes it starts) or 0 (this one only)", &follow) < 0)
+                 "1 (trace the processes it starts) or 0 (this one only)", &follow) < 0 ||
+        env_long("MEMTRACE_RSS_MS", 0, 3600000,
+                 "a number of milliseconds between resident-memory samples in [0, 3600000]",
+                 &rss_ms) < 0)
         return -1;
+    tr.rss_ms = rss_ms ? (int)rss_ms : -1;   /* -1: no FILE.rss */
     tr.depth = (size_t)depth;
     tr.flush_ms = (int)flush_ms;
     tr.follow = (int)follow;
@@ -789,6 +807,7 @@ static void fork_child(void)
     tr.thread_alive = 0;
     if (tr.state == ACTIVE || tr.state == CHILD_PENDING) {
         /* The parent's writer, file and symbolizer stay the parent's. */
+        mtr_rss_forget();
         if (tr.fd >= 0)
             close(tr.fd);
         tr.fd = -1;

@@ -1,0 +1,152 @@
+/*
+ * rss.c - the process's resident memory next to its heap: TRACE.rss, a
+ * small text file written beside the trace by the writer thread, read by
+ * the analysis tools (docs/format.md, "Resident memory").
+ *
+ * Every interval (MEMTRACE_RSS_MS, default 100 ms) one line
+ *     TIME_US RSS_BYTES HEAP_BYTES MAPPED_BYTES PEAK_RSS_BYTES
+ * TIME_US in µs since the epoch (the trace's clock); RSS from
+ * /proc/self/statm. The slower figures are taken about once a second (and
+ * at the end), "-" otherwise: HEAP and MAPPED from glibc's mallinfo2
+ * (bytes in use in malloc's arenas, and in blocks malloc mapped for
+ * itself), PEAK from VmHWM in /proc/self/status. The first line is
+ *     memtrace-rss 1 PID START_US
+ * naming the trace's process and start time. Each line is one write(2),
+ * so a killed process leaves whole lines.
+ */
+#include <fcntl.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rss.h"
+
+#define SLOW_EVERY_US 1000000
+
+static struct {
+    int fd;
+    int64_t interval_us;
+    int64_t last_us, last_slow_us;
+    long page;
+} rs = { .fd = -1 };
+
+void mtr_rss_open(const char *trace_path, pid_t pid, int64_t start_us, int interval_ms)
+{
+    char path[4200];
+    if (rs.fd >= 0)
+        close(rs.fd);
+    rs.fd = -1;
+    if (interval_ms <= 0 || snprintf(path, sizeof path, "%s.rss", trace_path) >= (int)sizeof path)
+        return;
+    /* As the trace: never through a symbolic link, only a file of ours. */
+    int fd = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+        ftruncate(fd, 0) != 0) {
+        close(fd);
+        return;
+    }
+    int hi = fcntl(fd, F_DUPFD_CLOEXEC, 200);
+    if (hi >= 0) {
+        close(fd);
+        fd = hi;
+    }
+    rs.fd = fd;
+    rs.interval_us = (int64_t)interval_ms * 1000;
+    rs.last_us = rs.last_slow_us = 0;
+    rs.page = sysconf(_SC_PAGESIZE);
+    char line[96];
+    int n = snprintf(line, sizeof line, "memtrace-rss 1 %d %lld\n", (int)pid, (long long)start_us);
+    if (write(rs.fd, line, (size_t)n) != n) {
+        close(rs.fd);
+        rs.fd = -1;
+    }
+}
+
+static long long statm_rss(void)
+{
+    char buf[128];
+    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    long long size, res;
+    if (sscanf(buf, "%lld %lld", &size, &res) != 2)
+        return -1;
+    return res * rs.page;
+}
+
+static long long peak_rss(void)
+{
+    char buf[4096];
+    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    const char *s = strstr(buf, "VmHWM:");
+    long long kb;
+    if (!s || sscanf(s + 6, "%lld", &kb) != 1)
+        return -1;
+    return kb * 1024;
+}
+
+static void sample(int64_t now_us, int slow)
+{
+    long long rss = statm_rss();
+    if (rss < 0)
+        return;
+    char line[160], heap[24] = "-", mapped[24] = "-", peak[24] = "-";
+    if (slow) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+        struct mallinfo2 mi = mallinfo2();
+        snprintf(heap, sizeof heap, "%zu", mi.uordblks + mi.hblkhd);
+        snprintf(mapped, sizeof mapped, "%zu", mi.hblkhd);
+#endif
+        long long p = peak_rss();
+        if (p >= 0)
+            snprintf(peak, sizeof peak, "%lld", p);
+        rs.last_slow_us = now_us;
+    }
+    int n = snprintf(line, sizeof line, "%lld %lld %s %s %s\n", (long long)now_us, rss, heap,
+                     mapped, peak);
+    if (write(rs.fd, line, (size_t)n) != n) {
+        close(rs.fd);   /* disk full or the like: no more samples, the trace goes on */
+        rs.fd = -1;
+    }
+    rs.last_us = now_us;
+}
+
+void mtr_rss_tick(int64_t now_us, int force)
+{
+    if (rs.fd < 0 || (!force && now_us - rs.last_us < rs.interval_us))
+        return;
+    sample(now_us, force || now_us - rs.last_slow_us >= SLOW_EVERY_US);
+}
+
+void mtr_rss_close(int64_t now_us)
+{
+    if (rs.fd < 0)
+        return;
+    sample(now_us, 1);
+    close(rs.fd);
+    rs.fd = -1;
+}
+
+void mtr_rss_forget(void)
+{
+    if (rs.fd >= 0)
+        close(rs.fd);
+    rs.fd = -1;
+}
