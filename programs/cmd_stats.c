@@ -57,7 +57,10 @@ int cmd_stats(int argc, char **argv)
     int rc = report_open("stats", argv[optind], filter, at, 1, &m, &f, &s);
     if (rc)
         return rc;
-    if (mt_report_stats(stdout, s, json) < 0 || fflush(stdout) != 0) {
+    mt_rss *rss = mt_rss_load(argv[optind], m, NULL, NULL);
+    int wrc = mt_report_stats_rss(stdout, s, rss, json);
+    mt_rss_free(rss);
+    if (wrc < 0 || fflush(stdout) != 0) {
         perror("memtrace stats: writing the report");
         rc = 1;
     }
