@@ -13,16 +13,18 @@ static void help(void)
     printf("usage: memtrace stats [OPTIONS] FILE\n"
            "\n"
            "Totals and estimates of a trace: events, bytes and blocks allocated per\n"
-           "source (minor, major, external), allocation rate, peak live memory and\n"
-           "when, live memory at the end, lifetimes, and histograms of block sizes\n"
-           "and lifetimes (power-of-two buckets) per source.\n"
+           "kind (malloc and mmap in C traces; minor, major, external in OCaml ones),\n"
+           "allocation rate, peak live memory and when, live memory at the end, peak\n"
+           "resident memory (RSS, from FILE.rss beside the trace) and its gap to the\n"
+           "heap, lifetimes, and histograms of block sizes and lifetimes\n"
+           "(power-of-two buckets) per kind.\n"
            "\n"
            "  -f, --filter F     only allocations matching the filter (docs/filters.md)\n"
            "  -a, --at TIME      time at which live_* figures are taken (default end)\n"
            "  -j, --json         JSON for scripts\n"
            "  -h, --help         this help\n"
            "\n"
-           "Example: memtrace stats --filter 'source:major' app.ctf\n");
+           "Example: memtrace stats --filter 'kind:mmap' app.ctf\n");
 }
 
 int cmd_stats(int argc, char **argv)

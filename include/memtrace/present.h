@@ -84,6 +84,7 @@ typedef struct mt_plot_options {
     mt_plot_kind kind;
     int width, height;       /* pixels; 0: 900 x 420 */
     const char *title;       /* NULL: the executable name */
+    const mt_rss *rss;       /* memory plot: resident memory drawn too; may be NULL */
 } mt_plot_options;
 int mt_plot_svg(FILE *out, const mt_selection *s, const mt_plot_options *o);
 
