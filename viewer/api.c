@@ -56,6 +56,7 @@ struct vapi {
     struct resp_entry answers[RESP_SLOTS];
     pthread_t warmer;
     int warming;
+    mt_rss *rss;                 /* resident memory beside the trace, or NULL */
 };
 
 vapi *vapi_new(const mt_model *m, const char *file, double load_seconds)
@@ -66,6 +67,7 @@ vapi *vapi_new(const mt_model *m, const char *file, double load_seconds)
     a->model = m;
     a->file = strdup(file ? file : "");
     a->load_seconds = load_seconds;
+    a->rss = file ? mt_rss_load(file, m, NULL, NULL) : NULL;   /* FILE.rss, if any */
     pthread_mutex_init(&a->lock, NULL);
     pthread_cond_init(&a->built, NULL);
     return a;
@@ -87,6 +89,7 @@ void vapi_free(vapi *a)
         pthread_join(a->warmer, NULL);
     for (int i = 0; i < CACHE_SLOTS; i++)
         entry_clear(&a->cache[i]);
+    mt_rss_free(a->rss);
     for (int i = 0; i < RESP_SLOTS; i++) {
         free(a->answers[i].key);
         free(a->answers[i].body);
@@ -368,7 +371,7 @@ void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
     }
     vjson j;
     vj_init(&j);
-    vctx cx = {a->model, e->sel, e->key, a->file, a->load_seconds};
+    vctx cx = {a->model, e->sel, e->key, a->file, a->load_seconds, a->rss};
     int ok = endpoints[k].fn(&cx, req, &j, resp);
     sel_release(a, e);
     if (ok)
