@@ -226,6 +226,15 @@ int vep_curve(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
     mt_cost sel_total = mt_selection_total(cx->sel);
     put_cost(j, "selected", &sel_total);  /* live_* = still live at the end */
     put_rss(j, cx->rss, t0, t1, n);
+    /* What made the selected allocations: bytes allocated per kind. */
+    mt_stats st;
+    mt_query_stats(cx->sel, &st);
+    vj_key(j, "selected_by_kind");
+    vj_obj(j);
+    for (unsigned src = 0; src < 3; src++)
+        if (st.by_source[src].allocs)
+            vj_knum(j, mt_source_kind_name(cx->model, src), st.by_source[src].alloc_bytes);
+    vj_end_obj(j);
     vj_end_obj(j);
     mt_curve_free(c);
     return 1;
