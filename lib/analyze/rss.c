@@ -30,7 +30,7 @@ static void warnf(mt_warning_fn warn, void *ctx, const char *fmt, ...)
     if (warn)
         warn(ctx, msg);
     else
-        fprintf(stderr, "warning: %s\n", msg);
+        fprintf(stderr, "memtrace: warning: %s\n", msg);
 }
 
 /* A decimal number >= 0 or "-" (-1). Returns 0, or -1 if neither. */
