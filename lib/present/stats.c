@@ -77,9 +77,11 @@ static void json_rss(FILE *out, const mt_rss *rss, double peak_heap)
             (double)rss->peak_rss - peak_heap);
 }
 
-static void text_rss(FILE *out, const mt_rss *rss, double peak_heap)
+static void text_rss(FILE *out, const mt_model *m, const mt_rss *rss, double peak_heap)
 {
     char a[32], b[32], c[32];
+    if (!rss && mt_model_info(m)->word_size != 8)
+        return;   /* OCaml traces never have it */
     if (!rss) {
         fprintf(out, "resident    not recorded (no FILE.rss beside the trace)\n");
         return;
@@ -193,7 +195,7 @@ int mt_report_stats_rss(FILE *out, const mt_selection *s, const mt_rss *rss, int
         }
         mt_format_bytes(a, sizeof a, end_live);
         fprintf(out, "live at end %s\n", a);
-        text_rss(out, rss, st.peak_bytes);
+        text_rss(out, m, rss, st.peak_bytes);
         mt_format_time(a, sizeof a, (mt_timedelta)st.mean_lifetime_us);
         mt_format_time(c, sizeof c, (mt_timedelta)st.median_lifetime_us);
         fprintf(out, "lifetime    mean %s (collected blocks), median %s (all, never-collected "
