@@ -37,4 +37,17 @@ total=$(awk '$1 == "SITE" { s += $3 } END { printf "%.0f", s }' "$T/m.sum")
 # malloc counted twice (block and glibc's mapping) would make it 268.
 check "everything allocated ($total bytes) is 204 MiB within 8%" \
     awk -v v="$total" 'BEGIN { e = 204 * 1048576; d = v - e; if (d < 0) d = -d; exit !(d <= e * 0.08) }'
+
+# Every report can tell the kinds apart: the filter, stats, info.
+B=$MT_BIN
+"$B" folded --filter kind:mmap "$T/m.ctf" >"$T/mm.folded"
+"$B" folded --filter kind:malloc "$T/m.ctf" >"$T/ml.folded"
+check "kind:mmap selects the mappings, not the malloc block" \
+    sh -c "grep -q partial_site '$T/mm.folded' && ! grep -q big_malloc '$T/mm.folded'"
+check "kind:malloc selects the malloc block only" \
+    sh -c "grep -q big_malloc '$T/ml.folded' && ! grep -q partial_site '$T/ml.folded'"
+check "stats names both kinds" sh -c "'$B' stats '$T/m.ctf' | grep -q '^  mmap ' && '$B' stats '$T/m.ctf' | grep -q '^  malloc '"
+check "info counts allocations by kind" sh -c "'$B' info '$T/m.ctf' | grep -q '^by kind: *malloc 1, mmap [0-9]'"
+"$B" top --filter kind:brk "$T/m.ctf" >/dev/null 2>"$T/kind.err"; st=$?
+check "a bad kind is a clear error (exit $st)" sh -c "test $st = 2 && grep -q \"unknown kind 'brk' (use malloc, mmap)\" '$T/kind.err'"
 finish
