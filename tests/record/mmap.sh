@@ -47,6 +47,7 @@ check "kind:mmap selects the mappings, not the malloc block" \
 check "kind:malloc selects the malloc block only" \
     sh -c "grep -q big_malloc '$T/ml.folded' && ! grep -q partial_site '$T/ml.folded'"
 check "stats names both kinds" sh -c "'$B' stats '$T/m.ctf' | grep -q '^  mmap ' && '$B' stats '$T/m.ctf' | grep -q '^  malloc '"
+check "top says how much of each kind there is" sh -c "'$B' top '$T/m.ctf' | grep -q '^kinds: malloc .*, mmap '"
 check "info counts allocations by kind" sh -c "'$B' info '$T/m.ctf' | grep -q '^by kind: *malloc [1-9][0-9]*, mmap [1-9]'"
 "$B" top --filter kind:brk "$T/m.ctf" >/dev/null 2>"$T/kind.err"; st=$?
 check "a bad kind is a clear error (exit $st)" sh -c "test $st = 2 && grep -q \"unknown kind 'brk' (use malloc, mmap)\" '$T/kind.err'"
