@@ -19,7 +19,8 @@
  *
  * The points live in one sorted array (address order) under a spinlock,
  * in memory mapped with the raw system call; an empty table costs munmap
- * one load. A thread already inside the recorder (a signal handler that
+ * one load. The lock is a leaf: points leaving the table are reported to
+ * the tracker after it is released. A thread already inside the recorder (a signal handler that
  * interrupted it, the writer thread, the recorder's own mappings) passes
  * straight through.
  *
@@ -129,12 +130,59 @@ static int insert(struct point p)
     return 0;
 }
 
-/* Forget (and free) every point in [lo, hi). Lock held. */
-static void remove_range(uintptr_t lo, uintptr_t hi)
+/* Points taken out of the table under the lock, reported freed after it
+ * is released: the table lock is a leaf (nothing is called while holding
+ * it but system calls), so it can never be part of a lock cycle with the
+ * tracker's own locks (the tracer's event queue, fork handlers). */
+struct doomed {
+    struct point *v;
+    size_t n, cap;
+    int mapped;
+    struct point local[32];
+};
+
+static void doomed_init(struct doomed *d)
+{
+    d->v = d->local;
+    d->n = 0;
+    d->cap = sizeof d->local / sizeof d->local[0];
+    d->mapped = 0;
+}
+
+static void doom(struct doomed *d, struct point p)
+{
+    if (d->n == d->cap) {
+        size_t cap = d->cap * 4;
+        struct point *v = sys_mmap(NULL, cap * sizeof *v, PROT_READ | PROT_WRITE,
+                                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (v == MAP_FAILED)
+            return;   /* out of memory: the point stays live in the trace */
+        memcpy(v, d->v, d->n * sizeof *v);
+        if (d->mapped)
+            sys_munmap(d->v, d->cap * sizeof *v);
+        d->v = v;
+        d->cap = cap;
+        d->mapped = 1;
+    }
+    d->v[d->n++] = p;
+}
+
+/* Report the doomed points freed. Lock not held. */
+static void bury(struct doomed *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        mtr_range_untrack(d->v[i].token, d->v[i].gen);
+    if (d->mapped)
+        sys_munmap(d->v, d->cap * sizeof *d->v);
+    doomed_init(d);
+}
+
+/* Take every point in [lo, hi) out of the table into d. Lock held. */
+static void remove_range(uintptr_t lo, uintptr_t hi, struct doomed *d)
 {
     size_t i = lower(lo), j = i;
     while (j < tab.n && tab.v[j].addr < hi) {
-        mtr_range_untrack(tab.v[j].token, tab.v[j].gen);
+        doom(d, tab.v[j]);
         j++;
     }
     if (j > i) {
@@ -144,8 +192,9 @@ static void remove_range(uintptr_t lo, uintptr_t hi)
 }
 
 /* Points in [old, old+oldlen) now live at new: those within newlen move,
- * the others are freed. Lock held. */
-static void move_range(uintptr_t old, size_t oldlen, uintptr_t new, size_t newlen)
+ * the others go to d. Lock held. */
+static void move_range(uintptr_t old, size_t oldlen, uintptr_t new, size_t newlen,
+                       struct doomed *d)
 {
     for (;;) {
         size_t i = lower(old);
@@ -159,7 +208,7 @@ static void move_range(uintptr_t old, size_t oldlen, uintptr_t new, size_t newle
             p.addr = new + off;
             insert(p);   /* cannot fail: a slot was just freed */
         } else {
-            mtr_range_untrack(p.token, p.gen);
+            doom(d, p);
         }
     }
 }
@@ -246,6 +295,8 @@ static MT_HOOK void track(void *base, size_t size, uint64_t n, mt_alloc_kind kin
         size_t k = take < MAX_POINTS ? (size_t)take : MAX_POINTS;
         uint32_t gen = mtr_range_track(base, size, take, k, kind, offsets, tokens);
         n -= take;
+        struct doomed d;
+        doomed_init(&d);
         mtr_enter();
         lock();
         for (size_t i = 0; i < k; i++) {
@@ -253,9 +304,10 @@ static MT_HOOK void track(void *base, size_t size, uint64_t n, mt_alloc_kind kin
                 continue;
             struct point p = { (uintptr_t)base + offsets[i], tokens[i], gen };
             if (insert(p) != 0)
-                mtr_range_untrack(p.token, p.gen);   /* no memory for the table: drop it */
+                doom(&d, p);   /* no memory for the table: reported freed at once */
         }
         unlock();
+        bury(&d);
         mtr_leave();
     }
 }
@@ -269,12 +321,15 @@ static MT_HOOK void *map(void *addr, size_t len, int prot, int flags, int fd, of
     void *p;
     if ((flags & MAP_FIXED) && !t->busy && !table_empty()) {
         /* The new mapping replaces whatever was there. */
+        struct doomed d;
+        doomed_init(&d);
         mtr_enter();
         lock();
         p = sys_mmap(addr, len, prot, flags, fd, off);
         if (p != MAP_FAILED)
-            remove_range((uintptr_t)p, (uintptr_t)p + len);
+            remove_range((uintptr_t)p, (uintptr_t)p + len, &d);
         unlock();
+        bury(&d);
         mtr_leave();
     } else {
         p = sys_mmap(addr, len, prot, flags, fd, off);
@@ -305,16 +360,21 @@ API int munmap(void *addr, size_t len)
     struct mtr_thread *t = &mtr_tls;
     if (t->busy || table_empty())
         return sys_munmap(addr, len);
+    struct doomed d;
+    doomed_init(&d);
     mtr_enter();
     lock();
     int rc = sys_munmap(addr, len);
+    int saved = errno;
     if (rc == 0) {
         size_t page = (size_t)getpagesize();
         size_t whole = (len + page - 1) & ~(page - 1);   /* the kernel unmaps whole pages */
-        remove_range((uintptr_t)addr, (uintptr_t)addr + whole);
+        remove_range((uintptr_t)addr, (uintptr_t)addr + whole, &d);
     }
     unlock();
+    bury(&d);
     mtr_leave();
+    errno = saved;
     return rc;
 }
 
@@ -338,20 +398,25 @@ API void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
         uintptr_t o = (uintptr_t)old;
         size_t olen = (oldlen + page - 1) & ~(page - 1);
         size_t nlen = (newlen + page - 1) & ~(page - 1);
+        struct doomed d;
+        doomed_init(&d);
         mtr_enter();
         lock();
         p = sys_mremap(old, oldlen, newlen, flags, want);
+        int saved = errno;
         if (p != MAP_FAILED && oldlen != 0) {
             uintptr_t q = (uintptr_t)p;
             if (q != o) {
-                remove_range(q, q + nlen);   /* MREMAP_FIXED replaced what was there */
-                move_range(o, olen, q, nlen);
+                remove_range(q, q + nlen, &d);   /* MREMAP_FIXED replaced what was there */
+                move_range(o, olen, q, nlen, &d);
             } else if (nlen < olen) {
-                remove_range(o + nlen, o + olen);
+                remove_range(o + nlen, o + olen, &d);
             }
         }
         unlock();
+        bury(&d);
         mtr_leave();
+        errno = saved;
     }
     if (p == MAP_FAILED || newlen <= oldlen || oldlen == 0)
         return p;

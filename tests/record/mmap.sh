@@ -38,6 +38,15 @@ total=$(awk '$1 == "SITE" { s += $3 } END { printf "%.0f", s }' "$T/m.sum")
 check "everything allocated ($total bytes) is 204 MiB within 8%" \
     awk -v v="$total" 'BEGIN { e = 204 * 1048576; d = v - e; if (d < 0) d = -d; exit !(d <= e * 0.08) }'
 
+# Threads mapping and unmapping at once, children forked meanwhile.
+out=$(MEMTRACE_FOLLOW=0 preload "$T/t.ctf" $rate "$PROGS/mmaps" threads)
+check "8 threads mapping and unmapping, forks meanwhile: no harm" test "$out" = ok
+summary "$T/t.ctf" >"$T/t.sum" || fail "threads: trace readable (every collect names a live allocation)"
+cp "$T/t.sum" "$T/m.sum.bak"; cp "$T/t.sum" "$T/m.sum"
+near thread_site live 8 25
+near thread_site alloc 3213 8
+cp "$T/m.sum.bak" "$T/m.sum"
+
 # Every report can tell the kinds apart: the filter, stats, info.
 B=$MT_BIN
 "$B" folded --filter kind:mmap "$T/m.ctf" >"$T/mm.folded"
