@@ -9,7 +9,8 @@
  * /proc/self/statm. The slower figures are taken about once a second (and
  * at the end), "-" otherwise: HEAP and MAPPED from glibc's mallinfo2
  * (bytes in use in malloc's arenas, and in blocks malloc mapped for
- * itself), PEAK from VmHWM in /proc/self/status. The first line is
+ * itself; less often when it is slow, see MALLINFO_RATIO), PEAK from VmHWM
+ * in /proc/self/status. The first line is
  *     memtrace-rss 1 PID START_US
  * naming the trace's process and start time. Each line is one write(2),
  * so a killed process leaves whole lines.
@@ -19,16 +20,22 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rss.h"
 
 #define SLOW_EVERY_US 1000000
+/* mallinfo2 walks every free chunk with the arena locks held: it is asked
+ * again only after MALLINFO_RATIO times as long as it took, so that it
+ * holds malloc's locks at most 0.1% of the time. */
+#define MALLINFO_RATIO 1000
 
 static struct {
     int fd;
     int64_t interval_us;
     int64_t last_us, last_slow_us;
+    int64_t mallinfo_next_us;   /* no mallinfo2 before this time */
     long page;
 } rs = { .fd = -1 };
 
@@ -57,7 +64,7 @@ void mtr_rss_open(const char *trace_path, pid_t pid, int64_t start_us, int inter
     }
     rs.fd = fd;
     rs.interval_us = (int64_t)interval_ms * 1000;
-    rs.last_us = rs.last_slow_us = 0;
+    rs.last_us = rs.last_slow_us = rs.mallinfo_next_us = 0;
     rs.page = sysconf(_SC_PAGESIZE);
     char line[96];
     int n = snprintf(line, sizeof line, "memtrace-rss 1 %d %lld\n", (int)pid, (long long)start_us);
@@ -110,9 +117,16 @@ static void sample(int64_t now_us, int slow)
     char line[160], heap[24] = "-", mapped[24] = "-", peak[24] = "-";
     if (slow) {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
-        struct mallinfo2 mi = mallinfo2();
-        snprintf(heap, sizeof heap, "%zu", mi.uordblks + mi.hblkhd);
-        snprintf(mapped, sizeof mapped, "%zu", mi.hblkhd);
+        if (now_us >= rs.mallinfo_next_us) {
+            struct timespec a, b;
+            clock_gettime(CLOCK_MONOTONIC, &a);
+            struct mallinfo2 mi = mallinfo2();
+            clock_gettime(CLOCK_MONOTONIC, &b);
+            int64_t took_us = (b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000;
+            rs.mallinfo_next_us = now_us + took_us * MALLINFO_RATIO;
+            snprintf(heap, sizeof heap, "%zu", mi.uordblks + mi.hblkhd);
+            snprintf(mapped, sizeof mapped, "%zu", mi.hblkhd);
+        }
 #endif
         long long p = peak_rss();
         if (p >= 0)
