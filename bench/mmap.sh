@@ -4,7 +4,7 @@
 # interleaved rounds; prints a markdown table of median times and median
 # per-round ratios (wall and CPU time of the loop).
 #
-#   sh bench/mmap.sh [BUILD]      env: ITERS (200000), ROUNDS (5)
+#   sh bench/mmap.sh [BUILD]      env: ITERS (20000), ROUNDS (5)
 #
 # Variants: plain; the recorder never sampling (rate 1e-18: the bare cost of
 # interposing mmap/munmap); the recorder at the default 512 KiB interval
@@ -12,7 +12,7 @@
 set -u
 cd "$(dirname "$0")/.."
 B=${1:-build}
-ITERS=${ITERS:-200000}
+ITERS=${ITERS:-20000}
 ROUNDS=${ROUNDS:-5}
 BIN=$B/bench/mmap_bench
 LIB=$PWD/$B/libmemtrace.so

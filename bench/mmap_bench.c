@@ -5,7 +5,7 @@
  * two munmap calls per mapping, each searching the table of sampled
  * points). Prints "seconds=S cpu=C" for the loop alone.
  *
- *   mmap_bench [ITERS]      (default 200000)
+ *   mmap_bench [ITERS]      (default 200000; bench/mmap.sh uses 20000)
  */
 #include <stdio.h>
 #include <stdlib.h>
