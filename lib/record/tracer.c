@@ -79,7 +79,7 @@ static struct {
     size_t depth;
     int follow;
     int flush_ms;
-    int rss_ms;                 /* resident-memory samples (rss.h); 0: none */
+    int rss_ms;                 /* resident-memory interval (rss.h); -1: none, 0: default */
     char *context;              /* NULL: the command line */
     int64_t start_us;           /* when this process's recording started */
     int fd;
