@@ -182,11 +182,12 @@ MT.Chart = class {
       ctx.setLineDash([5, 3]);
       ctx.stroke();
       ctx.setLineDash([]);
-      ctx.font = '11px system-ui, "DejaVu Sans", sans-serif';
-      ctx.fillStyle = '#b91c1c';
-      ctx.textAlign = 'right';
-      ctx.textBaseline = 'top';
-      ctx.fillText('- - resident (RSS), peak ' + MT.fmtBytes(rss.peak), w - m.r - 4, m.t + 2);
+    }
+    /* its key in the legend above the chart */
+    const key = document.getElementById('rss-key');
+    if (key) {
+      key.hidden = !rss;
+      if (rss) document.getElementById('rss-text').textContent = 'resident (RSS), peak ' + MT.fmtBytes(rss.peak);
     }
     /* peak */
     const pk = c.peak;
