@@ -4,8 +4,8 @@
  * (engine.h, mtr_range_*), with their stacks.
  *
  * What counts: anonymous mappings (MAP_ANONYMOUS, private or shared) that
- * are not PROT_NONE reservations, and the bytes mremap adds to an anonymous
- * mapping. File mappings, PROT_NONE reservations, brk/sbrk and raw
+ * are not reservations of address space (PROT_NONE or MAP_NORESERVE), and
+ * the bytes mremap adds to an anonymous mapping. File mappings, PROT_NONE reservations, brk/sbrk and raw
  * syscall(SYS_mmap) are not counted. glibc's malloc maps its large blocks
  * and arenas through libc-internal calls that never reach these entry
  * points, so they are counted once, as malloc blocks.
@@ -47,7 +47,7 @@
 /* Points are reported MAX_POINTS at a time, at most MAX_BATCHES times per
  * call; the last point then carries the rest. */
 #define MAX_POINTS 256
-#define MAX_BATCHES 256
+#define MAX_BATCHES 64
 
 struct point {
     uintptr_t addr;     /* the sampled byte */
@@ -334,8 +334,9 @@ static MT_HOOK void *map(void *addr, size_t len, int prot, int flags, int fd, of
     } else {
         p = sys_mmap(addr, len, prot, flags, fd, off);
     }
-    if (p == MAP_FAILED || !(flags & MAP_ANONYMOUS) || prot == PROT_NONE || len == 0)
-        return p;
+    if (p == MAP_FAILED || !(flags & MAP_ANONYMOUS) || prot == PROT_NONE ||
+        (flags & MAP_NORESERVE) || len == 0)
+        return p;   /* not anonymous memory, or a reservation of address space */
     uint64_t n = mtr_range_decide(len);
     if (n) {
         int saved = errno;

@@ -8,6 +8,7 @@
  *    pages, mremap shrink the points beyond the new end, an mremap move
  *    keeps its points (no free) and a growth adds points in the new bytes;
  *  - memory mapped before sampling started frees nothing when unmapped;
+ *  - reservations of address space (PROT_NONE, MAP_NORESERVE) count nothing;
  *  - once everything is unmapped, every point was freed exactly once;
  *  - after mt_memprof_stop, unmapping calls no callback.
  * Sanitizer builds leave mmap alone: the test is skipped there.
@@ -111,6 +112,15 @@ int main(void)
         return 1;
     }
     munmap(before + 4 * MiB, 4 * MiB);
+    SYNC();
+    char *resv = mmap(NULL, 64 * MiB, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    char *none = mmap(NULL, 64 * MiB, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    SYNC();
+    CHECK(resv != MAP_FAILED && none != MAP_FAILED && npts == 0,
+          "reservations (MAP_NORESERVE, PROT_NONE) are not counted");
+    munmap(resv, 64 * MiB);
+    munmap(none, 64 * MiB);
     SYNC();
     CHECK(live_total() == 0 && npts == 0, "unmapping memory mapped before the start frees nothing");
 
