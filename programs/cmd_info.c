@@ -128,6 +128,8 @@ int cmd_info(int argc, char **argv)
     printf("%-18s %llu\n", "events:", nallocs + promotes + collects);
     printf("%-18s %llu (minor %llu, major %llu, external %llu)\n", "allocations:", nallocs,
            allocs[0], allocs[1], allocs[2]);
+    if (info->word_size == 8 && allocs[0] == 0)   /* a C trace: the sources are kinds */
+        printf("%-18s malloc %llu, mmap %llu\n", "by kind:", allocs[2], allocs[1]);
     printf("%-18s %llu\n", "promotions:", promotes);
     printf("%-18s %llu\n", "collections:", collects);
     printf("%-18s %llu\n", "samples:", samples);

@@ -16,8 +16,9 @@ static void help(void)
            "\n"
            "Draw an SVG picture:\n"
            "  memory     live memory over time, all allocations and (with --filter)\n"
-           "             the selected ones (default)\n"
-           "  sizes      estimated bytes allocated by block size, per source\n"
+           "             the selected ones, and the process's resident memory (RSS)\n"
+           "             when FILE.rss is beside the trace (default)\n"
+           "  sizes      estimated bytes allocated by block size, per kind (malloc, mmap)\n"
            "  lifetimes  allocation time against lifetime of every sampled block\n"
            "\n"
            "  -o, --output FILE  where to write the SVG (required; - for stdout)\n"
@@ -45,7 +46,7 @@ int cmd_plot(int argc, char **argv)
         {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *filter = NULL, *output = NULL;
-    mt_plot_options po = {MT_PLOT_MEMORY, 0, 0, NULL};
+    mt_plot_options po = {MT_PLOT_MEMORY, 0, 0, NULL, NULL};
     int c;
     int by_process = 0;
     while ((c = getopt_long(argc, argv, "o:k:f:h", opts, NULL)) != -1) {
@@ -94,7 +95,10 @@ int cmd_plot(int argc, char **argv)
         perror(NULL);
         rc = 1;
     } else {
+        mt_rss *rss = po.kind == MT_PLOT_MEMORY ? mt_rss_load(argv[optind], m, NULL, NULL) : NULL;
+        po.rss = rss;
         int w = mt_plot_svg(out, s, &po);
+        mt_rss_free(rss);
         if ((out == stdout ? fflush(out) : fclose(out)) != 0 || w < 0) {
             fprintf(stderr, "memtrace plot: %s: cannot write the picture\n", output);
             rc = 1;

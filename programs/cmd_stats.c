@@ -13,9 +13,11 @@ static void help(void)
     printf("usage: memtrace stats [OPTIONS] FILE...\n"
            "\n"
            "Totals and estimates of a trace: events, bytes and blocks allocated per\n"
-           "source (minor, major, external), allocation rate, peak live memory and\n"
-           "when, live memory at the end, lifetimes, and histograms of block sizes\n"
-           "and lifetimes (power-of-two buckets) per source.\n"
+           "kind (malloc and mmap in C traces; minor, major, external in OCaml ones),\n"
+           "allocation rate, peak live memory and when, live memory at the end, peak\n"
+           "resident memory (RSS, from FILE.rss beside the trace) and its gap to the\n"
+           "heap, lifetimes, and histograms of block sizes and lifetimes\n"
+           "(power-of-two buckets) per kind.\n"
            "\n"
            "  -f, --filter F     only allocations matching the filter (docs/filters.md)\n"
            "  -a, --at TIME      time at which live_* figures are taken (default end)\n"
@@ -24,7 +26,7 @@ static void help(void)
            "                     this adds an outermost frame per process\n"
            "  -h, --help         this help\n"
            "\n"
-           "Example: memtrace stats --filter 'source:major' app.ctf\n");
+           "Example: memtrace stats --filter 'kind:mmap' app.ctf\n");
 }
 
 int cmd_stats(int argc, char **argv)
@@ -62,7 +64,10 @@ int cmd_stats(int argc, char **argv)
     int rc = report_open_many("stats", (const char *const *)argv + optind, (size_t)(argc - optind), by_process, filter, at, 1, &m, &f, &s);
     if (rc)
         return rc;
-    if (mt_report_stats(stdout, s, json) < 0 || fflush(stdout) != 0) {
+    mt_rss *rss = mt_rss_load(argv[optind], m, NULL, NULL);
+    int wrc = mt_report_stats_rss(stdout, s, rss, json);
+    mt_rss_free(rss);
+    if (wrc < 0 || fflush(stdout) != 0) {
         perror("memtrace stats: writing the report");
         rc = 1;
     }

@@ -33,6 +33,7 @@ struct vapi {
     pthread_t warmer;
     int warming;
     const mt_plumbing *plumbing; /* NULL: stacks as recorded */
+    mt_rss *rss;                 /* resident memory beside the trace, or NULL */
 };
 
 void vapi_set_plumbing(vapi *a, const mt_plumbing *p) { a->plumbing = p; }
@@ -46,6 +47,7 @@ vapi *vapi_new(const mt_model *m, const char *file, double load_seconds)
     a->file = strdup(file ? file : "");
     a->load_seconds = load_seconds;
     a->cache = vcache_new(m, MT_VIEWER_DEFAULT_MEMORY);
+    a->rss = file ? mt_rss_load(file, m, NULL, NULL) : NULL;   /* FILE.rss, if any */
     if (!a->file || !a->cache) {
         vapi_free(a);
         return NULL;
@@ -77,6 +79,7 @@ void vapi_free(vapi *a)
     if (a->warming)
         pthread_join(a->warmer, NULL);
     vcache_free(a->cache);
+    mt_rss_free(a->rss);
     free(a->file);
     free(a);
 }
@@ -232,7 +235,7 @@ void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
     }
     vjson j;
     vj_init(&j);
-    vctx cx = {a->model, vcache_sel_selection(e), canon, a->file, a->load_seconds};
+    vctx cx = {a->model, vcache_sel_selection(e), canon, a->file, a->load_seconds, a->rss};
     int ok = endpoints[k].fn(&cx, req, &j, resp);
     vcache_sel_release(a->cache, e);
     if (ok)

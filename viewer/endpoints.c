@@ -151,6 +151,45 @@ int vep_stats(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
     return 1;
 }
 
+/* Resident-memory samples within [t0, t1] seconds, with the one just
+ * before t0 so that the line starts at the chart's edge; at most about
+ * 4 * n of them (evenly thinned). */
+static void put_rss(vjson *j, const mt_rss *r, double t0, double t1, double n)
+{
+    vj_key(j, "rss");
+    if (!r) {
+        vj_null(j);
+        return;
+    }
+    size_t lo = 0, hi = 0;
+    while (lo < r->n && secs(r->p[lo].time) < t0)
+        lo++;
+    if (lo > 0)
+        lo--;
+    hi = lo;
+    while (hi < r->n && secs(r->p[hi].time) <= t1)
+        hi++;
+    if (hi < r->n)
+        hi++;
+    size_t count = hi - lo, step = 1, max = (size_t)(4 * n) + 2;
+    while (count / step > max)
+        step++;
+    vj_obj(j);
+    vj_knum(j, "peak", (double)r->peak_rss);
+    vj_knum(j, "peak_t", secs(r->peak_time));
+    vj_key(j, "t");
+    vj_arr(j);
+    for (size_t i = lo; i < hi; i += step)
+        vj_num(j, secs(r->p[i].time));
+    vj_end_arr(j);
+    vj_key(j, "bytes");
+    vj_arr(j);
+    for (size_t i = lo; i < hi; i += step)
+        vj_num(j, (double)r->p[i].rss);
+    vj_end_arr(j);
+    vj_end_obj(j);
+}
+
 int vep_curve(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
 {
     double n, t0, t1;
@@ -192,6 +231,16 @@ int vep_curve(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
     vj_end_obj(j);
     mt_cost sel_total = mt_selection_total(cx->sel);
     put_cost(j, "selected", &sel_total);  /* live_* = still live at the end */
+    put_rss(j, cx->rss, t0, t1, n);
+    /* What made the selected allocations: bytes allocated per kind. */
+    mt_stats st;
+    mt_query_stats(cx->sel, &st);
+    vj_key(j, "selected_by_kind");
+    vj_obj(j);
+    for (unsigned src = 0; src < 3; src++)
+        if (st.by_source[src].allocs)
+            vj_knum(j, mt_source_kind_name(cx->model, src), st.by_source[src].alloc_bytes);
+    vj_end_obj(j);
     vj_end_obj(j);
     mt_curve_free(c);
     return 1;

@@ -16,6 +16,7 @@ typedef struct vctx {
     const char *filter;          /* its canonical text */
     const char *file;            /* the trace's file name */
     double load_seconds;
+    const mt_rss *rss;           /* resident memory (FILE.rss), or NULL */
 } vctx;
 
 /* Each writes its answer into j and returns 1, or fills resp with an error

@@ -165,6 +165,42 @@ const mt_frame *mt_model_frames(const mt_model *m);
 size_t mt_model_n_nodes(const mt_model *m);
 const mt_node *mt_model_nodes(const mt_model *m);
 
+/* What made an allocation, as reports name it: in C traces (word size 8)
+ * "malloc" (source External: the malloc family, operator new) or "mmap"
+ * (source Major: an anonymous mapping the program made itself); in OCaml
+ * traces the source, "minor", "major" or "external". docs/format.md. */
+const char *mt_alloc_kind_name(const mt_model *m, const mt_alloc *a);
+/* The name of a source in this model's trace (as mt_alloc_kind_name). */
+const char *mt_source_kind_name(const mt_model *m, unsigned source);
+
+/* ------------------------------------------------------------------------ */
+/* Resident memory                                                           */
+/*
+ * The recorder samples the process's resident set size (RSS) over time
+ * into TRACE.rss beside the trace (docs/format.md, "Resident memory").
+ * Figures not sampled at a point are -1.
+ */
+typedef struct mt_rss_point {
+    mt_timedelta time;       /* since the trace's start */
+    int64_t rss;             /* resident bytes */
+    int64_t heap;            /* glibc malloc's bytes in use (mallinfo2), or -1 */
+    int64_t mapped;          /* of which in blocks malloc mapped itself, or -1 */
+    int64_t peak;            /* the kernel's high-water mark (VmHWM), or -1 */
+} mt_rss_point;
+
+typedef struct mt_rss {
+    mt_rss_point *p;         /* in time order */
+    size_t n;
+    int64_t peak_rss;        /* largest RSS seen (samples and high-water marks) */
+    mt_timedelta peak_time;  /* when the largest sample was taken */
+} mt_rss;
+
+/* Reads TRACE_PATH.rss for model m. Returns NULL if there is none (no
+ * warning) or it belongs to another recording (warning); damage (a bad
+ * line) gives a warning "FILE: line N: reason" and what came before it. */
+mt_rss *mt_rss_load(const char *trace_path, const mt_model *m, mt_warning_fn warn, void *ctx);
+void mt_rss_free(mt_rss *r);
+
 /* Estimated bytes one sample stands for: word_size / 8 / sample_rate. */
 double mt_model_bytes_per_sample(const mt_model *m);
 /* Estimates for one allocation. */
@@ -219,6 +255,7 @@ double mt_noise(uint64_t k);
  *   lifetime:RANGE      time from allocation to collection  lifetime:>1s
  *                       (never-collected blocks: to the end of the trace)
  *   source:LIST         minor, major, external              source:minor,major
+ *   kind:LIST           malloc, mmap (what made the block)  kind:mmap
  *   inside:PATTERN      some frame's function matches       inside:parse_
  *   hide:PATTERN        remove matching frames from stacks, keeping their cost
  *   !CLAUSE             negation (not hide:)                !inside:Stdlib__List

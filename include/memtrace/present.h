@@ -65,8 +65,12 @@ typedef struct mt_top_options {
 } mt_top_options;
 int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o);
 
-/* memtrace stats: totals, estimates, peak, rates, histograms per source. */
+/* memtrace stats: totals, estimates, peak, rates, histograms per kind
+ * (mt_alloc_kind_name). */
 int mt_report_stats(FILE *out, const mt_selection *s, int json);
+/* The same with the trace's resident-memory samples (may be NULL): peak
+ * RSS, RSS at the end, and the gap between RSS and the estimated heap. */
+int mt_report_stats_rss(FILE *out, const mt_selection *s, const mt_rss *rss, int json);
 
 /* memtrace lifetimes: "ALLOC_TIME LIFETIME" in seconds, one line per
  * selected sampled allocation (never-collected: until the end of trace). */
@@ -111,6 +115,7 @@ typedef struct mt_plot_options {
     mt_plot_kind kind;
     int width, height;       /* pixels; 0: 900 x 420 */
     const char *title;       /* NULL: the executable name */
+    const mt_rss *rss;       /* memory plot: resident memory drawn too; may be NULL */
 } mt_plot_options;
 int mt_plot_svg(FILE *out, const mt_selection *s, const mt_plot_options *o);
 

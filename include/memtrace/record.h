@@ -24,7 +24,8 @@
  * Everything here lives in libmemtrace.so / libmemtrace.a. The library
  * replaces malloc, calloc, realloc, reallocarray, free, posix_memalign,
  * aligned_alloc, memalign, valloc, pvalloc and malloc_usable_size (and
- * C++'s operator new/delete, which it routes to them). docs/recorder.md
+ * C++'s operator new/delete, which it routes to them), and samples the
+ * program's own anonymous mmap/munmap/mremap on the same byte count. docs/recorder.md
  * explains how to start it and what it covers.
  */
 #ifndef MEMTRACE_RECORD_H
@@ -45,7 +46,9 @@ typedef enum mt_alloc_kind {
     MT_ALLOC_MALLOC = 0,
     MT_ALLOC_CALLOC = 1,
     MT_ALLOC_REALLOC = 2,   /* the new block of a realloc/reallocarray */
-    MT_ALLOC_ALIGNED = 3    /* posix_memalign, aligned_alloc, memalign, valloc, pvalloc */
+    MT_ALLOC_ALIGNED = 3,   /* posix_memalign, aligned_alloc, memalign, valloc, pvalloc */
+    MT_ALLOC_MMAP = 4,      /* bytes of an anonymous mmap made by the program (not by malloc) */
+    MT_ALLOC_MREMAP = 5     /* bytes an mremap added to an anonymous mapping */
 } mt_alloc_kind;
 
 /* What the alloc callback learns about a sampled block. Valid only during
@@ -54,7 +57,10 @@ typedef struct mt_allocation {
     uint64_t n_samples;             /* sample points that fell in the block, >= 1 */
     size_t size;                    /* requested bytes (n*m for calloc) */
     mt_alloc_kind kind;
-    void *ptr;                      /* the block handed to the program */
+    void *ptr;                      /* the block handed to the program; for MT_ALLOC_MMAP and
+                                       MT_ALLOC_MREMAP the sampled byte (each sample point of a
+                                       mapping is reported on its own, n_samples 1, size the
+                                       mapping's length) */
     const uintptr_t *callstack;     /* return addresses, innermost first */
     size_t callstack_length;
     int callstack_truncated;        /* nonzero if the stack was deeper than allowed */

@@ -334,7 +334,7 @@ static int pattern(parser *p, mta_pattern *pat)
 /* ---------------------------------------------------------------- clauses */
 
 static const char *const keys[] = {"alloc", "live", "collect", "size", "lifetime",
-                                   "source", "inside", "hide", NULL};
+                                   "source", "inside", "hide", "kind", NULL};
 
 static int clause(parser *p, mta_clause *c)
 {
@@ -358,7 +358,7 @@ static int clause(parser *p, mta_clause *c)
         if (klen && !t[p->pos])
             return fail(p, kstart, "'%s' needs ':' and a value (e.g. %s:...)", key, key);
         return fail(p, start, "expected a clause like 'size:>=4k' but found '%.*s' "
-                    "(clauses: alloc, live, collect, size, lifetime, source, inside, hide)",
+                    "(clauses: alloc, live, collect, size, lifetime, source, kind, inside, hide)",
                     (int)(e - start), t + start);
     }
     p->pos++; /* ':' */
@@ -372,7 +372,7 @@ static int clause(parser *p, mta_clause *c)
         else if (klen == 9 && !strncmp(t + kstart, "collected", 9)) k = 2;
         else
             return fail(p, kstart, "unknown clause '%s' (use alloc, live, collect, size, "
-                        "lifetime, source, inside, hide)", key);
+                        "lifetime, source, kind, inside, hide)", key);
     }
     if (k == 7 && c->neg)
         return fail(p, start, "'hide' cannot be negated");
@@ -433,6 +433,28 @@ static int clause(parser *p, mta_clause *c)
                     break;
             if (s == 3)
                 return fail(p, vstart + i, "unknown source '%.*s' (use minor, major, external)",
+                            (int)(j - i), v + i);
+            c->sources |= 1u << s;
+            i = j + 1;
+        }
+        return 0;
+    }
+    case 8: {
+        c->kind = MTA_KIND;
+        size_t i = 0;
+        if (!vlen)
+            return fail(p, vstart, "missing kind after ':' (malloc, mmap)");
+        while (i < vlen) {
+            size_t j = i;
+            while (j < vlen && v[j] != ',')
+                j++;
+            int s;
+            for (s = 0; s < MTA_NKINDS; s++)
+                if (strlen(mta_kind_names[s]) == j - i &&
+                    !strncasecmp(mta_kind_names[s], v + i, j - i))
+                    break;
+            if (s == MTA_NKINDS)
+                return fail(p, vstart + i, "unknown kind '%.*s' (use malloc, mmap)",
                             (int)(j - i), v + i);
             c->sources |= 1u << s;
             i = j + 1;
@@ -582,6 +604,16 @@ char *mt_filter_to_string(const mt_filter *f)
             for (int s = 0; s < 3; s++)
                 if (c->sources & (1u << s)) {
                     fprintf(o, "%s%s", first ? "" : ",", names[s]);
+                    first = 0;
+                }
+            break;
+        }
+        case MTA_KIND: {
+            fputs("kind:", o);
+            int first = 1;
+            for (int s = 0; s < MTA_NKINDS; s++)
+                if (c->sources & (1u << s)) {
+                    fprintf(o, "%s%s", first ? "" : ",", mta_kind_names[s]);
                     first = 0;
                 }
             break;

@@ -19,6 +19,7 @@ typedef enum mta_clause_kind {
     MTA_SIZE,           /* size in [lo, hi] bytes */
     MTA_LIFETIME,       /* lifetime in [lo, hi] microseconds */
     MTA_SOURCE,         /* source in the mask (1 << mt_source) */
+    MTA_KIND,           /* kind in the mask (1 << MTA_KIND_*) */
     MTA_INSIDE,         /* a frame's function matches pat */
     MTA_HIDE            /* frames whose function matches pat are removed */
 } mta_clause_kind;
@@ -55,5 +56,12 @@ struct mt_filter {
  * a malloc'd message in *err (when err is not NULL). */
 int mta_pattern_match_funcs(const mta_pattern *p, const mt_func *funcs, size_t n,
                             uint8_t *out, char **err);
+
+/* Kinds of memory (kind: clause; kind.c): malloc blocks (source External),
+ * anonymous mappings (source Major in C traces). */
+enum { MTA_KIND_MALLOC = 0, MTA_KIND_MMAP = 1, MTA_NKINDS = 2 };
+extern const char *const mta_kind_names[MTA_NKINDS];
+int mta_kind_of(const mt_model *m, const mt_alloc *a);   /* MTA_KIND_*, or -1 (OCaml heap) */
+
 
 #endif

@@ -212,11 +212,55 @@ static char *msg(const char *fmt, const char *a, const char *b)
     return s;
 }
 
+/* Is path a resident-memory sidecar (TRACE.rss, docs/format.md), which a
+ * glob such as app.ctf.* picks up beside the process tree's traces? */
+static int is_rss_sidecar(const char *path)
+{
+    char head[13];
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return 0;
+    size_t k = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return k == sizeof head && memcmp(head, "memtrace-rss ", sizeof head) == 0;
+}
+
+static mt_model *load_traces(const char *const *paths, size_t n, int by_process,
+                             const mt_model_options *opts, char **error);
+
 mt_model *mt_model_load_many(const char *const *paths, size_t n, int by_process,
                              const mt_model_options *opts, char **error)
 {
     if (error)
         *error = NULL;
+    if (n == 1 && is_rss_sidecar(paths[0])) {
+        if (error)
+            *error = msg("%s: %s", paths[0],
+                          "a resident-memory sidecar (TRACE.rss, docs/format.md), not a trace: "
+                          "give the trace beside it");
+        return NULL;
+    }
+    if (n <= 1)
+        return load_traces(paths, n, by_process, opts, error);
+    /* Several files: sidecars among them are not traces, and skipped. */
+    const char **kept = malloc(n * sizeof *kept);
+    if (!kept) {
+        if (error)
+            *error = strdup("out of memory");
+        return NULL;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!is_rss_sidecar(paths[i]))
+            kept[k++] = paths[i];
+    mt_model *m = load_traces(k ? kept : paths, k ? k : n, by_process, opts, error);
+    free(kept);
+    return m;
+}
+
+static mt_model *load_traces(const char *const *paths, size_t n, int by_process,
+                             const mt_model_options *opts, char **error)
+{
     if (n == 1 && !by_process)
         return mt_model_load(paths[0], opts, error);
     merger g;

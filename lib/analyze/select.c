@@ -120,6 +120,10 @@ static int match_clause(const mt_model *m, const mta_clause *c, const mt_alloc *
         return life >= c->lo && life <= c->hi;
     }
     case MTA_SOURCE: return (c->sources >> a->source) & 1;
+    case MTA_KIND: {
+        int k = mta_kind_of(m, a);
+        return k >= 0 && ((c->sources >> k) & 1);
+    }
     case MTA_INSIDE: return inside[a->stack];
     case MTA_HIDE: return 1;
     }

@@ -1,6 +1,7 @@
 /*
  * plot.c - SVG pictures of a selection: live memory over time (total and
- * filtered), the block-size histogram, and the lifetime scatter. Plain
+ * filtered, and resident memory when the trace has it), the block-size
+ * histogram by kind, and the lifetime scatter. Plain
  * SVG 1.1 written by hand: no plotting library is needed for three charts.
  */
 #include <math.h>
@@ -107,6 +108,20 @@ static void polyline(FILE *out, const frame_box *b, const mt_curve *c, const dou
     fputs("\"/>\n", out);
 }
 
+/* Resident memory: a step line through the samples. */
+static void rss_line(FILE *out, const frame_box *b, const mt_rss *r, double xmax, double ymax)
+{
+    fputs("<polyline fill=\"none\" stroke=\"#c0392b\" stroke-width=\"1.5\" points=\"", out);
+    for (size_t i = 0; i < r->n; i++) {
+        double t = (double)r->p[i].time / 1e6;
+        if (t > xmax)
+            t = xmax;
+        double py = b->y0 + b->h - (ymax > 0 ? b->h * (double)r->p[i].rss / ymax : 0);
+        fprintf(out, "%.1f,%.1f ", b->x0 + b->w * t / xmax, py);
+    }
+    fputs("\"/>\n", out);
+}
+
 static void legend(FILE *out, const frame_box *b, int i, const char *color, const char *text)
 {
     double y = b->y0 + 10 + 16 * i;
@@ -134,6 +149,8 @@ int mt_plot_svg(FILE *out, const mt_selection *s, const mt_plot_options *o)
         for (size_t i = 0; i < c->n; i++)
             if (c->total[i] > ymax)
                 ymax = c->total[i];
+        if (o->rss && (double)o->rss->peak_rss > ymax)
+            ymax = (double)o->rss->peak_rss;
         ymax = ymax > 0 ? ymax * 1.05 : 1;
         double xmax = (double)(mt_model_end(m) + 1) / 1e6;
         mt_format_bytes(t1, sizeof t1, mt_model_peak_bytes(m));
@@ -143,9 +160,17 @@ int mt_plot_svg(FILE *out, const mt_selection *s, const mt_plot_options *o)
         axes(out, &b, xmax, "time (s)", ymax, 1, "live bytes", 38);
         polyline(out, &b, c, c->total, xmax, ymax, "#888");
         legend(out, &b, 0, "#888", "all allocations");
+        int li = 1;
         if (tot.allocs != mt_model_n_allocs(m)) {
             polyline(out, &b, c, c->filtered, xmax, ymax, "#1f6fd0");
-            legend(out, &b, 1, "#1f6fd0", "selected allocations");
+            legend(out, &b, li++, "#1f6fd0", "selected allocations");
+        }
+        if (o->rss) {
+            char pk[32], lab[80];
+            mt_format_bytes(pk, sizeof pk, (double)o->rss->peak_rss);
+            snprintf(lab, sizeof lab, "resident memory (RSS), peak %s", pk);
+            rss_line(out, &b, o->rss, xmax, ymax);
+            legend(out, &b, li++, "#c0392b", lab);
         }
         mt_curve_free(c);
     } else if (o->kind == MT_PLOT_SIZES) {
@@ -163,7 +188,9 @@ int mt_plot_svg(FILE *out, const mt_selection *s, const mt_plot_options *o)
         b.h -= 22; /* room for the slanted size labels */
         axes(out, &b, 0, "block size (power-of-two buckets)", ymax, 1, "bytes allocated", 62);
         static const char *const colors[3] = {"#1f6fd0", "#d0701f", "#2a9d3a"};
-        static const char *const names[3] = {"minor", "major", "external"};
+        const char *names[3];
+        for (unsigned k = 0; k < 3; k++)
+            names[k] = mt_source_kind_name(m, k);
         double bw = h->n ? b.w / (double)h->n : b.w;
         for (size_t i = 0; i < h->n; i++) {
             double y = b.y0 + b.h;

@@ -1,6 +1,9 @@
 /*
  * stats.c - the 'memtrace stats' report: totals, estimates, peak, rates
- * and histograms of sizes and lifetimes per source, as text or JSON.
+ * and histograms of sizes and lifetimes per kind (malloc, mmap in C traces;
+ * the OCaml sources otherwise), resident memory when the trace has it, as
+ * text or JSON. JSON keeps the source names in by_source and the
+ * histograms, and adds by_kind.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,14 +28,14 @@ static void json_hist(FILE *out, const mt_histogram *h)
     fputc(']', out);
 }
 
-static void text_hist(FILE *out, const mt_histogram *h, int sources_used)
+static void text_hist(FILE *out, const mt_model *m, const mt_histogram *h, int sources_used)
 {
     char lo[32], hi[32], v[32];
     fprintf(out, "  %-21s %8s %11s %6s", h->kind == MT_HIST_SIZE ? "block size" : "lifetime",
             "samples", "bytes", "share");
     for (int src = 0; src < 3; src++)
         if (sources_used & (1 << src))
-            fprintf(out, " %11s", source_names[src]);
+            fprintf(out, " %11s", mt_source_kind_name(m, (unsigned)src));
     fputc('\n', out);
     double total = 0;
     for (size_t b = 0; b < h->n; b++)
@@ -61,7 +64,42 @@ static void text_hist(FILE *out, const mt_histogram *h, int sources_used)
     }
 }
 
+static void json_rss(FILE *out, const mt_rss *rss, double peak_heap)
+{
+    if (!rss) {
+        fputs(",\"peak_rss_bytes\":null", out);
+        return;
+    }
+    const mt_rss_point *last = &rss->p[rss->n - 1];
+    fprintf(out, ",\"peak_rss_bytes\":%lld,\"peak_rss_time_us\":%lld,\"rss_at_end_bytes\":%lld,"
+            "\"rss_samples\":%zu,\"peak_rss_minus_peak_heap_bytes\":%.0f",
+            (long long)rss->peak_rss, (long long)rss->peak_time, (long long)last->rss, rss->n,
+            (double)rss->peak_rss - peak_heap);
+}
+
+static void text_rss(FILE *out, const mt_model *m, const mt_rss *rss, double peak_heap)
+{
+    char a[32], b[32], c[32];
+    if (!rss && mt_model_info(m)->word_size != 8)
+        return;   /* OCaml traces never have it */
+    if (!rss) {
+        fprintf(out, "resident    not recorded (no FILE.rss beside the trace)\n");
+        return;
+    }
+    mt_format_bytes(a, sizeof a, (double)rss->peak_rss);
+    mt_format_time(b, sizeof b, rss->peak_time);
+    mt_format_bytes(c, sizeof c, (double)rss->p[rss->n - 1].rss);
+    fprintf(out, "peak RSS    %s (largest sample at %s); at end %s\n", a, b, c);
+    mt_format_bytes(a, sizeof a, (double)rss->peak_rss - peak_heap);
+    fprintf(out, "RSS - heap  %s between peak RSS and peak live (see docs/recorder.md)\n", a);
+}
+
 int mt_report_stats(FILE *out, const mt_selection *s, int json)
+{
+    return mt_report_stats_rss(out, s, NULL, json);
+}
+
+int mt_report_stats_rss(FILE *out, const mt_selection *s, const mt_rss *rss, int json)
 {
     const mt_model *m = mt_selection_model(s);
     const mt_trace_info *info = mt_model_info(m);
@@ -92,8 +130,17 @@ int mt_report_stats(FILE *out, const mt_selection *s, int json)
             fprintf(out, "%s\"%s\":", src ? "," : "", source_names[src]);
             mt_json_cost(out, &st.by_source[src]);
         }
+        fputs("},\"by_kind\":{", out);
+        int c_trace = info->word_size == 8, first = 1;
+        for (int src = c_trace ? 1 : 0; src < 3; src++) {   /* C traces: malloc, mmap */
+            fprintf(out, "%s\"%s\":", first ? "" : ",", mt_source_kind_name(m, (unsigned)src));
+            mt_json_cost(out, &st.by_source[src]);
+            first = 0;
+        }
+        fputc('}', out);
+        json_rss(out, rss, st.peak_bytes);
         fprintf(out,
-                "},\"promoted_bytes\":%.0f,\"collected_bytes\":%.0f,\"never_collected_bytes\":%.0f,"
+                ",\"promoted_bytes\":%.0f,\"collected_bytes\":%.0f,\"never_collected_bytes\":%.0f,"
                 "\"peak_bytes\":%.0f,\"peak_time_us\":%lld,\"peak_filtered_bytes\":%.0f,"
                 "\"peak_filtered_time_us\":%lld,\"live_at_end_bytes\":%.0f,"
                 "\"live_at_end_selected_bytes\":%.0f,\"temporary_us\":%d,"
@@ -129,7 +176,8 @@ int mt_report_stats(FILE *out, const mt_selection *s, int json)
             if (!st.by_source[src].allocs)
                 continue;
             mt_format_bytes(a, sizeof a, st.by_source[src].alloc_bytes);
-            fprintf(out, "  %-9s %s in %.0f blocks (%llu samples)\n", source_names[src], a,
+            fprintf(out, "  %-9s %s in %.0f blocks (%llu samples)\n",
+                    mt_source_kind_name(m, (unsigned)src), a,
                     st.by_source[src].alloc_objects, (unsigned long long)st.by_source[src].samples);
         }
         mt_format_bytes(a, sizeof a, st.alloc_rate);
@@ -155,6 +203,7 @@ int mt_report_stats(FILE *out, const mt_selection *s, int json)
             mt_format_bytes(a, sizeof a, st.never_collected_bytes);
             fprintf(out, "live at end %s (selected allocations)\n", a);
         }
+        text_rss(out, m, rss, st.peak_bytes);
         mt_format_time(c, sizeof c, (mt_timedelta)st.median_lifetime_us);
         if (st.collected_bytes > 0) {
             mt_format_time(a, sizeof a, (mt_timedelta)st.mean_lifetime_us);
@@ -177,10 +226,10 @@ int mt_report_stats(FILE *out, const mt_selection *s, int json)
         for (int src = 0; src < 3; src++)
             if (st.by_source[src].allocs)
                 used |= 1 << src;
-        fprintf(out, "\nblock sizes (estimated bytes allocated, by source):\n");
-        text_hist(out, hs, used);
-        fprintf(out, "\nlifetimes (estimated bytes allocated, by source):\n");
-        text_hist(out, hl, used);
+        fprintf(out, "\nblock sizes (estimated bytes allocated, by kind):\n");
+        text_hist(out, m, hs, used);
+        fprintf(out, "\nlifetimes (estimated bytes allocated, by kind):\n");
+        text_hist(out, m, hl, used);
     }
     mt_histogram_free(hs);
     mt_histogram_free(hl);

@@ -42,6 +42,32 @@ static void json_frame(FILE *out, const mt_model *m, mt_frame_id f)
     fprintf(out, ",\"line\":%u}", fr->line);
 }
 
+/* When the selection holds memory of more than one kind (malloc and mmap
+ * in a C trace), how much of each: sites are not split by kind, the
+ * kind: filter does that. */
+static void kinds_line(FILE *out, const mt_selection *s, mt_metric metric)
+{
+    const mt_model *m = mt_selection_model(s);
+    if (mt_model_info(m)->word_size != 8)
+        return;
+    mt_stats st;
+    mt_query_stats(s, &st);
+    if (!st.by_source[MT_SOURCE_MAJOR].allocs)
+        return;
+    double total = mt_cost_get(&st.total, metric);
+    fputs("kinds:", out);
+    for (unsigned src = 3; src-- > 0;) {   /* malloc first */
+        if (!st.by_source[src].allocs)
+            continue;
+        double v = mt_cost_get(&st.by_source[src], metric);
+        char b[32];
+        value(b, sizeof b, metric, v);
+        fprintf(out, " %s %s (%.0f%%)%s", mt_source_kind_name(m, src), b,
+                total > 0 ? 100 * v / total : 0, src > 1 ? "," : "");
+    }
+    fputs("; --filter kind:mmap or kind:malloc shows one\n", out);
+}
+
 int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
 {
     const mt_model *m = mt_selection_model(s);
@@ -118,6 +144,7 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
             mt_text_put(out, o->filter_text);
             fputc('\n', out);
         }
+        kinds_line(out, s, o->metric);
         fprintf(out, "\n%4s %11s %6s %6s %7s  %s\n", "#", "value", "share", "cum", "±err", "site");
         /* Sites are sorted by value: those worth nothing (e.g. nothing of
          * theirs live at the time asked) end the list and are not shown. */

@@ -29,6 +29,7 @@
 #include "arena.h"
 #include "draw.h"
 #include "engine.h"
+#include "mmap.h"
 #include "real.h"
 #include "unwind.h"
 
@@ -271,6 +272,63 @@ MT_HOOK void mtr_free_sampled(void *p)
 }
 
 /* ---------------------------------------------------------------------- */
+/* Byte ranges other than malloc blocks (anonymous mappings)               */
+
+MT_HOOK uint64_t mtr_range_decide(size_t size)
+{
+    return decide(&mtr_tls, size);
+}
+
+/* Given n points of a Poisson process in a range, their positions are
+ * independent and uniform over it. */
+MT_HOOK uint32_t mtr_range_track(void *base, size_t size, uint64_t n, size_t max, mt_alloc_kind kind,
+                                 uint64_t *offsets, uintptr_t *tokens)
+{
+    struct mtr_thread *t = &mtr_tls;
+    size_t depth = eng.depth;
+    uintptr_t frames[depth];
+    mt_allocation a;
+    uint32_t gen = __atomic_load_n(&eng.gen, __ATOMIC_ACQUIRE);
+
+    a.n_samples = 1;
+    a.size = size;
+    a.kind = kind;
+    a.callstack = frames;
+    a.callstack_length = mtr_unwind(frames, depth, &a.callstack_truncated);
+    size_t k = n < max ? (size_t)n : max;
+    for (size_t i = 0; i < k; i++) {
+        if (i == k - 1)
+            a.n_samples = n - (k - 1);   /* beyond max points, the last one carries the rest */
+        offsets[i] = size ? (uint64_t)(mtr_uniform(&t->rng) * (double)size) : 0;
+        if (offsets[i] >= size)
+            offsets[i] = size ? size - 1 : 0;
+        tokens[i] = 0;
+        if (gen && eng.tracker.alloc) {
+            a.ptr = (char *)base + offsets[i];
+            tokens[i] = (uintptr_t)eng.tracker.alloc(eng.tracker.ctx, &a);
+        }
+    }
+    mtr_leave();
+    run_pending(t);
+    return gen;
+}
+
+MT_HOOK void mtr_range_untrack(uintptr_t token, uint32_t gen)
+{
+    uint32_t cur = __atomic_load_n(&eng.gen, __ATOMIC_ACQUIRE);
+    if (token && cur && gen == cur && eng.tracker.free) {
+        mtr_enter();
+        eng.tracker.free(eng.tracker.ctx, (void *)token);
+        mtr_leave();
+    }
+}
+
+uint32_t mtr_engine_gen(void)
+{
+    return __atomic_load_n(&eng.gen, __ATOMIC_ACQUIRE);
+}
+
+/* ---------------------------------------------------------------------- */
 /* Public API                                                              */
 
 static uint32_t new_gen(void)
@@ -341,12 +399,14 @@ void mtr_engine_fork_prepare(void)
 {
     mtr_unwind_fork_prepare();
     control_lock();
+    mtr_mmap_fork_prepare();
     mtr_arena_lock();
 }
 
 void mtr_engine_fork_parent(void)
 {
     mtr_arena_unlock();
+    mtr_mmap_fork_parent();
     control_unlock();
     mtr_unwind_fork_parent();
 }
@@ -355,6 +415,7 @@ void mtr_engine_fork_child(void)
 {
     struct mtr_thread *t = &mtr_tls;
     mtr_arena_reset_lock();
+    mtr_mmap_fork_child();
     mtr_unwind_fork_child();
     eng.pid = getpid();
     /* Blocks tracked by the parent are not the child's business. */

@@ -21,6 +21,22 @@ MT_HIDDEN void *mtr_realloc_sampled(void *p, size_t size);
 /* free(p) of a pointer inside the arena. */
 MT_HIDDEN void mtr_free_sampled(void *p);
 
+/* Byte ranges that are not malloc blocks (anonymous mappings, mmap.c), on
+ * the same Poisson process as malloc. mtr_range_decide: the number of
+ * sample points among `size` new bytes; when nonzero the thread is inside
+ * the recorder and mtr_range_track must follow. mtr_range_track: a uniform
+ * random offset in [0, size) for each point (offsets[i]), the stack
+ * captured once, and one single-sample allocation of `size` bytes reported
+ * to the tracker per point (tokens[i], 0 = not tracked; at most max points,
+ * the last one carrying the samples beyond); leaves the
+ * recorder and returns the generation the tokens belong to.
+ * mtr_range_untrack: a tracked point's bytes were unmapped. */
+MT_HIDDEN uint64_t mtr_range_decide(size_t size);
+MT_HIDDEN uint32_t mtr_range_track(void *base, size_t size, uint64_t n, size_t max, mt_alloc_kind kind,
+                                   uint64_t *offsets, uintptr_t *tokens);
+MT_HIDDEN void mtr_range_untrack(uintptr_t token, uint32_t gen);
+MT_HIDDEN uint32_t mtr_engine_gen(void);
+
 /* fork: called by the recorder's atfork handlers. */
 MT_HIDDEN void mtr_engine_fork_prepare(void);
 MT_HIDDEN void mtr_engine_fork_parent(void);

@@ -2,7 +2,7 @@
  * queue.c - the tracer's event queue (see queue.h).
  *
  * Layout of a record in the ring, in 64-bit words:
- *   header = kind | nframes << 8 | words << 32, time, id,
+ *   header = kind | nframes << 8 | words << 32 | source << 56, time, id,
  *   and for allocations: size, n_samples, frames...
  * A header of kind PAD means "skip to the start of the ring".
  * head and tail count words forever; the ring index is count % RING_WORDS.
@@ -95,13 +95,19 @@ static int64_t reserve(uint64_t words, int (*alive)(void))
 int64_t mtr_queue_alloc(uint64_t size, uint64_t n_samples, const uintptr_t *frames,
                        size_t nframes, int (*alive)(void))
 {
+    return mtr_queue_alloc_from(size, n_samples, frames, nframes, MT_REC_SOURCE_MALLOC, alive);
+}
+
+int64_t mtr_queue_alloc_from(uint64_t size, uint64_t n_samples, const uintptr_t *frames,
+                            size_t nframes, int source, int (*alive)(void))
+{
     uint64_t words = 5 + nframes;
     int64_t at = reserve(words, alive);
     if (at < 0)
         return -1;
     uint64_t *w = ring + at;
     uint64_t id = next_id++;
-    w[0] = MT_REC_ALLOC | (uint64_t)nframes << 8 | words << 32;
+    w[0] = MT_REC_ALLOC | (uint64_t)nframes << 8 | words << 32 | (uint64_t)(source & 0xff) << 56;
     w[1] = (uint64_t)now_us();
     w[2] = id;
     w[3] = size;
@@ -138,9 +144,10 @@ size_t mtr_queue_drain(void (*fn)(void *ctx, const struct mtr_rec *r), void *ctx
             continue;
         }
         struct mtr_rec r;
-        uint64_t words = w[0] >> 32;
+        uint64_t words = (w[0] >> 32) & 0xffffff;
         r.kind = (int)(w[0] & 0xff);
         r.nframes = (size_t)((w[0] >> 8) & 0xffffff);
+        r.source = (int)(w[0] >> 56);
         r.time = (int64_t)w[1];
         r.id = w[2];
         r.size = r.kind == MT_REC_ALLOC ? w[3] : 0;

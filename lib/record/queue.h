@@ -18,12 +18,15 @@
 #include "thread.h"
 
 enum { MT_REC_ALLOC = 1, MT_REC_COLLECT = 2 };
+/* Where an allocation's memory came from (struct mtr_rec.source). */
+enum { MT_REC_SOURCE_MALLOC = 0, MT_REC_SOURCE_MMAP = 1 };
 
 struct mtr_rec {
     int kind;
     int64_t time;            /* µs since the epoch */
     uint64_t id;
     uint64_t size, n_samples;
+    int source;              /* MT_REC_SOURCE_* */
     size_t nframes;
     const uint64_t *frames;  /* innermost first */
 };
@@ -33,6 +36,9 @@ MT_HIDDEN int mtr_queue_init(void);
  * (or the consumer is gone, consumer_alive() false). */
 MT_HIDDEN int64_t mtr_queue_alloc(uint64_t size, uint64_t n_samples, const uintptr_t *frames,
                                  size_t nframes, int (*consumer_alive)(void));
+/* The same for memory of another source (MT_REC_SOURCE_*). */
+MT_HIDDEN int64_t mtr_queue_alloc_from(uint64_t size, uint64_t n_samples, const uintptr_t *frames,
+                                      size_t nframes, int source, int (*consumer_alive)(void));
 MT_HIDDEN int mtr_queue_collect(uint64_t id, int (*consumer_alive)(void));
 /* Consumer: call fn on each record present now; returns how many. */
 MT_HIDDEN size_t mtr_queue_drain(void (*fn)(void *ctx, const struct mtr_rec *r), void *ctx);

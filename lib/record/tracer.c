@@ -33,6 +33,10 @@
  * symbolic link, must be a regular file of ours (or a character device),
  * and is created with mode 0600.
  *
+ * Resident memory: the writer thread samples the process's RSS every
+ * MEMTRACE_RSS_MS (default 100; 0: never) into FILE.rss beside the trace
+ * (rss.h).
+ *
  * Failure (unwritable file, disk full): one message on the original stderr
  * (if it is still the same file), tracing stops, the program goes on.
  */
@@ -56,12 +60,14 @@
 #include "engine.h"
 #include "queue.h"
 #include "real.h"
+#include "rss.h"
 #include "symbolize.h"
 
 #define API __attribute__((visibility("default")))
 #define DEFAULT_DEPTH 128
 #define MAX_FRAMES 1024
 #define DEFAULT_FLUSH_MS 500
+#define DEFAULT_RSS_MS 100
 #define TRACE_MODE 0600
 
 /* The frame that ends (outermost) a stack cut at the depth limit: a code no
@@ -79,6 +85,7 @@ static struct {
     size_t depth;
     int follow;
     int flush_ms;
+    int rss_ms;                 /* resident-memory interval (rss.h); -1: none, 0: default */
     char *context;              /* NULL: the command line */
     int64_t start_us;           /* when this process's recording started */
     int fd;
@@ -208,6 +215,21 @@ static void writer_failed(void)
     tr.state = IDLE;
 }
 
+/* The allocation source written for a record: malloc blocks are External,
+ * as in every C trace; anonymous mappings are Major (docs/format.md,
+ * "Allocation sources in C traces"). */
+static mt_source trace_source(int rec_source)
+{
+    return rec_source == MT_REC_SOURCE_MMAP ? MT_SOURCE_MAJOR : MT_SOURCE_EXTERNAL;
+}
+
+/* The queue's source of a sampled block. */
+static int rec_source(const mt_allocation *a)
+{
+    return a->kind == MT_ALLOC_MMAP || a->kind == MT_ALLOC_MREMAP ? MT_REC_SOURCE_MMAP
+                                                                   : MT_REC_SOURCE_MALLOC;
+}
+
 static void put_record(void *ctx, const struct mtr_rec *r)
 {
     (void)ctx;
@@ -219,7 +241,7 @@ static void put_record(void *ctx, const struct mtr_rec *r)
         for (size_t i = 0; i < n; i++)   /* caller first */
             tr.bt[i] = r->frames[n - 1 - i];
         mt_obj_id id;
-        rc = mt_writer_put_alloc(tr.w, r->time, r->size, r->n_samples, MT_SOURCE_EXTERNAL,
+        rc = mt_writer_put_alloc(tr.w, r->time, r->size, r->n_samples, trace_source(r->source),
                                  tr.bt, n, &id);
         if (rc == 0 && id != r->id) {
             message("%s: allocation ids out of step (%llu, %llu); tracing stopped", tr.path,
@@ -252,6 +274,8 @@ static void write_until(int end)
             tr.off = tr.tail_off;
         at = tr.off;
     }
+    if (end)
+        mtr_rss_close(wall_us());
     if (mt_writer_flush_until(tr.w, wall_us(), end) != 0) {
         writer_failed();
         return;
@@ -298,6 +322,7 @@ static void *writer_thread(void *arg)
         if (!tr.sym)
             tr.sym = mtr_sym_new();
         pump(0);
+        mtr_rss_tick(wall_us(), 0);
         pthread_mutex_unlock(&tr.wlock);
     }
 }
@@ -351,7 +376,7 @@ static __attribute__((noinline)) int64_t queue_truncated(const mt_allocation *a)
     uintptr_t cut[n + 1];
     memcpy(cut, a->callstack, n * sizeof *cut);   /* innermost first */
     cut[n] = TRUNCATED_CODE;
-    return mtr_queue_alloc(a->size, a->n_samples, cut, n + 1, consumer_alive);
+    return mtr_queue_alloc_from(a->size, a->n_samples, cut, n + 1, rec_source(a), consumer_alive);
 }
 
 /* A sampled block's token: its id + 1, and in the top 16 bits the
@@ -384,8 +409,8 @@ static void *on_alloc(void *ctx, const mt_allocation *a)
         return NULL;
     int64_t id = a->callstack_truncated && a->callstack_length <= MAX_FRAMES
                      ? queue_truncated(a)
-                     : mtr_queue_alloc(a->size, a->n_samples, a->callstack,
-                                       a->callstack_length, consumer_alive);
+                     : mtr_queue_alloc_from(a->size, a->n_samples, a->callstack,
+                                            a->callstack_length, rec_source(a), consumer_alive);
     return id < 0 ? NULL : (void *)(uintptr_t)token_of(id);
 }
 
@@ -543,6 +568,8 @@ static int open_trace(int first)
     }
     tr.pid = pid;
     __atomic_store_n(&tr.epoch, tr.epoch + 1, __ATOMIC_RELAXED);
+    /* Beside a regular file only (not beside /dev/null). */
+    mtr_rss_open(tr.path, pid, tr.start_us, S_ISREG(st.st_mode) ? tr.rss_ms : 0);
     __atomic_store_n(&tr.state, ACTIVE, __ATOMIC_RELEASE);
     if (start_thread() != 0) {
         message("%s: cannot start the writer thread; tracing stopped", tr.path);
@@ -608,6 +635,8 @@ static int start(const char *filename, double rate, const char *context, int fir
         tr.depth = DEFAULT_DEPTH;
     if (!tr.flush_ms)
         tr.flush_ms = DEFAULT_FLUSH_MS;
+    if (!tr.rss_ms)
+        tr.rss_ms = DEFAULT_RSS_MS;
     if (first) {
         if (open_trace(1) != 0)
             goto out;
@@ -786,14 +815,18 @@ API int memtrace_trace_if_requested(void)
             return -1;
         }
     }
-    long depth = DEFAULT_DEPTH, flush_ms = DEFAULT_FLUSH_MS, follow = 1;
+    long depth = DEFAULT_DEPTH, flush_ms = DEFAULT_FLUSH_MS, follow = 1, rss_ms = DEFAULT_RSS_MS;
     if (env_long("MEMTRACE_DEPTH", 1, MAX_FRAMES,
                  "a number of frames per call stack in [1, 1024]", &depth) < 0 ||
         env_long("MEMTRACE_FLUSH_MS", 1, 3600000,
                  "a number of milliseconds between writes in [1, 3600000]", &flush_ms) < 0 ||
         env_long("MEMTRACE_FOLLOW", 0, 1,
-                 "1 (trace the processes it starts) or 0 (this one only)", &follow) < 0)
+                 "1 (trace the processes it starts) or 0 (this one only)", &follow) < 0 ||
+        env_long("MEMTRACE_RSS_MS", 0, 3600000,
+                 "a number of milliseconds between resident-memory samples in [0, 3600000]",
+                 &rss_ms) < 0)
         return -1;
+    tr.rss_ms = rss_ms ? (int)rss_ms : -1;   /* -1: no FILE.rss */
     tr.depth = (size_t)depth;
     tr.flush_ms = (int)flush_ms;
     tr.follow = (int)follow;
@@ -859,6 +892,7 @@ static void fork_child(void)
     tr.thread_alive = 0;
     if (tr.state == ACTIVE || tr.state == CHILD_PENDING) {
         /* The parent's writer, file and symbolizer stay the parent's. */
+        mtr_rss_forget();
         if (tr.fd >= 0)
             close(tr.fd);
         tr.fd = -1;

@@ -83,7 +83,18 @@ App.renderStatus = function () {
   MT.$('status').textContent = (MT.state.filter ? 'Filter keeps ' : 'All allocations: ') +
     MT.fmtBytes(sel.alloc_bytes) + ' allocated (' + MT.fmtPct(sel.alloc_bytes / all) + ' of all, ' +
     MT.fmtCount(sel.samples) + ' samples)  ·  peak of the filtered: ' + MT.fmtBytes(c.filtered_peak.bytes) +
-    ' at ' + MT.fmtTime(c.filtered_peak.t) + '  ·  still live at the end: ' + MT.fmtBytes(sel.live_bytes);
+    ' at ' + MT.fmtTime(c.filtered_peak.t) + '  ·  still live at the end: ' + MT.fmtBytes(sel.live_bytes) +
+    App.kindsText(c);
+};
+
+/* "· by kind: malloc 1 MiB, mmap 2 MiB" when more than one kind made the
+   selection, and the peak resident memory when the trace has it. */
+App.kindsText = function (c) {
+  const k = c.selected_by_kind || {}, names = Object.keys(k);
+  let t = names.length > 1 || names.includes('mmap')
+    ? '  ·  by kind: ' + names.map((n) => n + ' ' + MT.fmtBytes(k[n])).join(', ') : '';
+  if (c.rss) t += '  ·  peak resident (RSS): ' + MT.fmtBytes(c.rss.peak);
+  return t;
 };
 
 App.renderCrumbs = function () {

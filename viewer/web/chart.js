@@ -1,6 +1,7 @@
 /* chart.js - the memory-over-time chart on a canvas: total and filtered
-   live bytes, the peak, the filter's time ranges shaded, a hover readout
-   and drag-to-select of a time range. */
+   live bytes, resident memory (dashed, when FILE.rss is beside the trace),
+   the peak, the filter's time ranges shaded, a hover readout and
+   drag-to-select of a time range. */
 'use strict';
 
 MT.niceStep = function (span, target) {
@@ -64,7 +65,15 @@ MT.Chart = class {
       ['total live', MT.fmtBytes(c.total[i])],
       ['filtered live', MT.fmtBytes(c.filtered[i]) + (c.total[i] ? ' (' + MT.fmtPct(c.filtered[i] / c.total[i]) + ')' : '')],
       ['filtered allocated', MT.fmtBytes(c.filtered_alloc[i]) + ' in this ' + MT.fmtTime(c.width)],
-    ]);
+    ].concat(this.rssAt(this.hoverT)));
+  }
+  /* The resident-memory sample in force at time t, as a tooltip row. */
+  rssAt(t) {
+    const r = this.curve && this.curve.rss;
+    if (!r || !r.t.length || t < r.t[0]) return [];
+    let i = 0;
+    while (i + 1 < r.t.length && r.t[i + 1] <= t) i++;
+    return [['resident (RSS)', MT.fmtBytes(r.bytes[i])]];
   }
   up() {
     if (!this.drag || !this.drag.active) return;
@@ -86,6 +95,8 @@ MT.Chart = class {
     const span = c.width * c.n || 1;
     let ymax = 0;
     for (let i = 0; i < c.n; i++) ymax = Math.max(ymax, c.total[i], c.filtered[i]);
+    const rss = c.rss && c.rss.t.length ? c.rss : null;
+    if (rss) for (const v of rss.bytes) ymax = Math.max(ymax, v);
     ymax = ymax > 0 ? ymax * 1.1 : 1;
     const X = (t) => m.l + (t - c.t0) / span * pw;
     const Y = (v) => m.t + ph - v / ymax * ph;
@@ -154,6 +165,29 @@ MT.Chart = class {
     else {
       ctx.setLineDash([]);
       series(c.filtered, 'rgba(37,99,235,0.10)', '#2563eb');
+    }
+    /* resident memory (RSS) beside the heap: a dark red step line */
+    if (rss) {
+      ctx.beginPath();
+      for (let i = 0; i < rss.t.length; i++) {
+        const x = X(Math.min(Math.max(rss.t[i], c.t0), c.t0 + span)), y = Y(rss.bytes[i]);
+        if (i === 0) ctx.moveTo(x, y);
+        else {
+          ctx.lineTo(x, Y(rss.bytes[i - 1]));
+          ctx.lineTo(x, y);
+        }
+      }
+      ctx.strokeStyle = '#b91c1c';
+      ctx.lineWidth = 1.5;
+      ctx.setLineDash([5, 3]);
+      ctx.stroke();
+      ctx.setLineDash([]);
+    }
+    /* its key in the legend above the chart */
+    const key = document.getElementById('rss-key');
+    if (key) {
+      key.hidden = !rss;
+      if (rss) document.getElementById('rss-text').textContent = 'resident (RSS), peak ' + MT.fmtBytes(rss.peak);
     }
     /* peak */
     const pk = c.peak;

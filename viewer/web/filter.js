@@ -103,6 +103,8 @@ MT.Filter.toRow = function (clause) {
       return { kind, neg, mode: 'between', a: r.a, b: r.b };
     case 'source':
       return { kind, neg, sources: v.split(',') };
+    case 'kind':
+      return { kind, neg, kinds: v.split(',') };
     case 'inside': case 'hide':
       return { kind, neg, pat: MT.Filter.unpattern(v) };
     default:
@@ -125,6 +127,8 @@ MT.Filter.rowText = function (r) {
       v = r.mode === 'never' ? 'never' : MT.Filter.range(r.a, r.b); break;
     case 'source':
       v = (r.sources || []).filter(Boolean).join(',') || null; break;
+    case 'kind':
+      v = (r.kinds || []).filter(Boolean).join(',') || null; break;
     case 'inside': case 'hide':
       v = MT.Filter.pattern(r.pat); break;
     default:
@@ -148,6 +152,7 @@ MT.Filter.templates = [
   ['lifetime', 'with a lifetime of…', { kind: 'lifetime', a: '', b: '' }],
   ['inside', 'inside a function…', { kind: 'inside', pat: '' }],
   ['notinside', 'not inside a function…', { kind: 'inside', neg: true, pat: '' }],
+  ['kind', 'made by malloc or mmap…', { kind: 'kind', kinds: ['mmap'] }],
   ['source', 'from heap…', { kind: 'source', sources: ['external'] }],
   ['hide', 'hiding frames…', { kind: 'hide', pat: '' }],
 ];
@@ -239,6 +244,21 @@ MT.FilterEditor = class {
             self.changed();
           });
           add(MT.el('label', null, cb, src));
+        }
+        break;
+      }
+      case 'kind': {
+        add(not, 'made by');
+        for (const k of ['malloc', 'mmap']) {
+          const cb = MT.el('input', { type: 'checkbox', checked: (r.kinds || []).includes(k) });
+          cb.style.width = 'auto';
+          cb.addEventListener('change', () => {
+            const set = new Set(r.kinds || []);
+            if (cb.checked) set.add(k); else set.delete(k);
+            r.kinds = ['malloc', 'mmap'].filter((x) => set.has(x));
+            self.changed();
+          });
+          add(MT.el('label', null, cb, k));
         }
         break;
       }

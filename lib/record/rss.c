@@ -1,0 +1,164 @@
+/*
+ * rss.c - the process's resident memory next to its heap: TRACE.rss, a
+ * small text file written beside the trace by the writer thread, read by
+ * the analysis tools (docs/format.md, "Resident memory").
+ *
+ * Every interval (MEMTRACE_RSS_MS, default 100 ms) one line
+ *     TIME_US RSS_BYTES HEAP_BYTES MAPPED_BYTES PEAK_RSS_BYTES
+ * TIME_US in µs since the epoch (the trace's clock); RSS from
+ * /proc/self/statm. The slower figures are taken about once a second (and
+ * at the end), "-" otherwise: HEAP and MAPPED from glibc's mallinfo2
+ * (bytes in use in malloc's arenas, and in blocks malloc mapped for
+ * itself; less often when it is slow, see MALLINFO_RATIO), PEAK from VmHWM
+ * in /proc/self/status. The first line is
+ *     memtrace-rss 1 PID START_US
+ * naming the trace's process and start time. Each line is one write(2),
+ * so a killed process leaves whole lines. The file is opened for each line
+ * and closed again: the program never sees a descriptor of ours besides the
+ * trace's (docs/recorder.md, "What the program sees").
+ */
+#include <fcntl.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rss.h"
+
+#define SLOW_EVERY_US 1000000
+/* mallinfo2 walks every free chunk with the arena locks held: it is asked
+ * again only after MALLINFO_RATIO times as long as it took, so that it
+ * holds malloc's locks at most 0.1% of the time. */
+#define MALLINFO_RATIO 1000
+
+static struct {
+    int on;                     /* writing TRACE.rss */
+    char path[4200];
+    int64_t interval_us;
+    int64_t last_us, last_slow_us;
+    int64_t mallinfo_next_us;   /* no mallinfo2 before this time */
+    long page;
+} rs;
+
+/* Appends one line to TRACE.rss; a failure (disk full, the file replaced)
+ * stops the samples, the trace goes on. */
+static void append(const char *line, size_t n)
+{
+    int fd = open(rs.path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 || write(fd, line, n) != (ssize_t)n)
+        rs.on = 0;
+    if (fd >= 0)
+        close(fd);
+}
+
+void mtr_rss_open(const char *trace_path, pid_t pid, int64_t start_us, int interval_ms)
+{
+    rs.on = 0;
+    if (interval_ms <= 0 ||
+        snprintf(rs.path, sizeof rs.path, "%s.rss", trace_path) >= (int)sizeof rs.path)
+        return;
+    /* As the trace: never through a symbolic link, only a file of ours. */
+    int fd = open(rs.path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    struct stat st;
+    int ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+             ftruncate(fd, 0) == 0;
+    close(fd);
+    if (!ok)
+        return;
+    rs.on = 1;
+    rs.interval_us = (int64_t)interval_ms * 1000;
+    rs.last_us = rs.last_slow_us = rs.mallinfo_next_us = 0;
+    rs.page = sysconf(_SC_PAGESIZE);
+    char line[96];
+    int n = snprintf(line, sizeof line, "memtrace-rss 1 %d %lld\n", (int)pid, (long long)start_us);
+    append(line, (size_t)n);
+}
+
+static long long statm_rss(void)
+{
+    char buf[128];
+    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    long long size, res;
+    if (sscanf(buf, "%lld %lld", &size, &res) != 2)
+        return -1;
+    return res * rs.page;
+}
+
+static long long peak_rss(void)
+{
+    char buf[4096];
+    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = '\0';
+    const char *s = strstr(buf, "VmHWM:");
+    long long kb;
+    if (!s || sscanf(s + 6, "%lld", &kb) != 1)
+        return -1;
+    return kb * 1024;
+}
+
+static void sample(int64_t now_us, int slow)
+{
+    long long rss = statm_rss();
+    if (rss < 0)
+        return;
+    char line[160], heap[24] = "-", mapped[24] = "-", peak[24] = "-";
+    if (slow) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+        if (now_us >= rs.mallinfo_next_us) {
+            struct timespec a, b;
+            clock_gettime(CLOCK_MONOTONIC, &a);
+            struct mallinfo2 mi = mallinfo2();
+            clock_gettime(CLOCK_MONOTONIC, &b);
+            int64_t took_us = (b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000;
+            rs.mallinfo_next_us = now_us + took_us * MALLINFO_RATIO;
+            snprintf(heap, sizeof heap, "%zu", mi.uordblks + mi.hblkhd);
+            snprintf(mapped, sizeof mapped, "%zu", mi.hblkhd);
+        }
+#endif
+        long long p = peak_rss();
+        if (p >= 0)
+            snprintf(peak, sizeof peak, "%lld", p);
+        rs.last_slow_us = now_us;
+    }
+    int n = snprintf(line, sizeof line, "%lld %lld %s %s %s\n", (long long)now_us, rss, heap,
+                     mapped, peak);
+    append(line, (size_t)n);
+    rs.last_us = now_us;
+}
+
+void mtr_rss_tick(int64_t now_us, int force)
+{
+    if (!rs.on || (!force && now_us - rs.last_us < rs.interval_us))
+        return;
+    sample(now_us, force || now_us - rs.last_slow_us >= SLOW_EVERY_US);
+}
+
+void mtr_rss_close(int64_t now_us)
+{
+    if (!rs.on)
+        return;
+    sample(now_us, 1);
+    rs.on = 0;
+}
+
+void mtr_rss_forget(void)
+{
+    rs.on = 0;
+}
