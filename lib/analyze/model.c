@@ -979,12 +979,17 @@ void mt_model_event_counts(const mt_model *m, uint64_t *allocs, uint64_t *promot
         *collects = m->n_collects;
 }
 
-size_t mt_model_memory(const mt_model *m)
+size_t mt_model_memory(const mt_model *cm)
 {
+    /* The events are built lazily, by whichever thread asks first
+     * (mta_events): read their size under the same lock. */
+    mt_model *m = (mt_model *)cm;
+    pthread_mutex_lock(&m->lock);
+    size_t lazy = m->events.cap * sizeof(mta_event) + m->events.n * sizeof(int64_t) +
+                  m->collects.cap * sizeof(uint32_t);
+    pthread_mutex_unlock(&m->lock);
     return sizeof *m + m->allocs.cap * sizeof(mt_alloc) + m->funcs.cap * sizeof(mt_func) +
-           m->frames.cap * sizeof(mt_frame) + m->nodes.cap * sizeof(mt_node) +
-           m->events.cap * sizeof(mta_event) + m->events.n * sizeof(int64_t) +
-           m->collects.cap * sizeof(uint32_t) +
+           m->frames.cap * sizeof(mt_frame) + m->nodes.cap * sizeof(mt_node) + lazy +
            m->strings.n * 65536;
 }
 
