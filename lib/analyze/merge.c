@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "memtrace/compare.h"
 
@@ -217,6 +218,9 @@ static char *msg(const char *fmt, const char *a, const char *b)
 static int is_rss_sidecar(const char *path)
 {
     char head[13];
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0; /* a pipe must not lose its first bytes to this look */
     FILE *f = fopen(path, "re");
     if (!f)
         return 0;
