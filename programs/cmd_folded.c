@@ -75,6 +75,7 @@ int cmd_folded(int argc, char **argv)
     mt_filter *f;
     mt_selection *s;
     report_sites.used = 1;
+    report_fold = 1;
     int rc = report_open("folded", argv[optind], filter, at, 0, &m, &f, &s);
     if (rc)
         return rc;

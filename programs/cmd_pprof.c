@@ -75,6 +75,7 @@ int cmd_pprof(int argc, char **argv)
     mt_selection *s;
     report_sites.used = 1;
     po.full_names = report_sites.full_names;
+    report_fold = 1;
     int rc = report_open("pprof", argv[optind], filter, at, 0, &m, &f, &s);
     if (rc)
         return rc;

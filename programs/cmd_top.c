@@ -94,6 +94,7 @@ int cmd_top(int argc, char **argv)
     mt_selection *s;
     report_sites.used = 1;
     o.full_names = report_sites.full_names;
+    report_fold = 1;
     int rc = report_open("top", argv[optind], o.filter_text, at, 2, &m, &f, &s);
     if (rc)
         return rc;

@@ -41,6 +41,7 @@ int report_metric(const char *cmd, const char *opt, const char *text, mt_metric 
 }
 
 report_sites_cfg report_sites;
+int report_fold;
 
 /* When allocation plumbing is skipped and the shallow model a report asks
  * for cuts a plumbing run (C++ traces, mostly), report_open loads this many
@@ -153,6 +154,11 @@ int report_open(const char *cmd, const char *path, const char *filter, mt_timede
     mt_model_options mo = {.on_warning = print_warning, .warning_ctx = (void *)cmd};
     if (shallow && !mt_filter_uses_stacks(*f))
         mo.max_depth = shallow;
+    if (report_fold && live_at != MT_TIME_PEAK && !mt_filter_uses_peak(*f)) {
+        mo.fold = 1;
+        mo.fold_filter = *f;
+        mo.fold_live_at = live_at;
+    }
     *m = mt_model_load(path, &mo, &err);
     if (!*m) {
         fprintf(stderr, "memtrace %s: %s\n", cmd, err ? err : "cannot read the trace");
@@ -161,7 +167,9 @@ int report_open(const char *cmd, const char *path, const char *filter, mt_timede
         mt_plumbing_free(p);
         return 1;
     }
-    if (mt_model_n_allocs(*m) == 0)
+    uint64_t n_allocs = 0;
+    mt_model_event_counts(*m, &n_allocs, NULL, NULL);
+    if (n_allocs == 0)
         explain_empty(cmd, path, *m);
     *s = mt_select_sites(*m, *f, live_at, p, &err);
     while (*s && p && mo.max_depth && !mt_selection_sites_complete(*s, p, mo.max_depth)) {
