@@ -657,13 +657,13 @@ static int fold_rest(builder *b)
 {
     mt_model *m = b->m;
     mta_live *l = &b->live_blocks;
-    size_t n = l->count + b->displaced.n, k = 0;
+    size_t n = l->n_pool + b->displaced.n, k = 0;
     const mta_live_rec **v = malloc((n ? n : 1) * sizeof *v);
     if (!v)
         return -1;
-    for (size_t i = 0; l->slots && i <= l->mask; i++)
-        if (l->slots[i].rec)
-            v[k++] = &l->pool[l->slots[i].rec - 1];
+    for (size_t i = 0; i < l->n_pool; i++)
+        if (l->pool[i].seq != UINT64_MAX)
+            v[k++] = &l->pool[i];
     for (size_t i = 0; i < b->displaced.n; i++)
         v[k++] = &b->displaced.v[i];
     qsort(v, k, sizeof *v, cmp_seq);

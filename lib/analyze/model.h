@@ -191,13 +191,22 @@ typedef struct mta_live {
     size_t n_free, cap_free;
     struct mta_live_slot { uint64_t id; uint32_t rec; } *slots; /* rec: pool index + 1; 0 empty */
     size_t mask, count;
+    /* Ids usually count up and most blocks die young: the blocks of the
+     * ids base .. base + MTA_LIVE_WINDOW - 1 are found directly in ring
+     * (pool index + 1), and those still live when the window moves past
+     * them go to the table. */
+    uint32_t *ring;
+    uint64_t base;
+    uint64_t max_id;               /* the highest id ever put in the table */
 } mta_live;
+#define MTA_LIVE_WINDOW 65536
 /* Returns the record of a new live block (to fill), or NULL when out of
  * memory. A block whose id is already live displaces the older one, which
  * is returned in *displaced (copied) with *had = 1. */
 mta_live_rec *mta_live_add(mta_live *l, uint64_t id, mta_live_rec *displaced, int *had);
 mta_live_rec *mta_live_find(mta_live *l, uint64_t id);
-/* Removes the block (after mta_live_find). */
+/* Removes the block (after mta_live_find). Removed records have seq
+ * UINT64_MAX: pool[0 .. n_pool) with another seq are the live blocks. */
 void mta_live_remove(mta_live *l, mta_live_rec *r);
 void mta_live_free(mta_live *l);
 /* Fold one allocation into m->node_cost when it passes the alloc-level
