@@ -160,10 +160,13 @@ void mta_live_remove(mta_live *l, mta_live_rec *r)
 {
     uint32_t k = (uint32_t)(r - l->pool);
     r->seq = UINT64_MAX;
-    if (in_window(l, r->id))
+    if (in_window(l, r->id)) {
         l->ring[r->id & (MTA_LIVE_WINDOW - 1)] = 0;
-    else
-        table_del(l, live_slot(l, r->id));
+    } else {
+        size_t j = live_slot(l, r->id);
+        if (l->slots[j].rec)
+            table_del(l, j);
+    }
     if (l->n_free == l->cap_free &&
         mta_grow((void **)&l->free_list, &l->cap_free, l->n_free + 1, sizeof *l->free_list) < 0)
         return; /* out of memory: the record is not reused */

@@ -199,7 +199,7 @@ typedef struct mta_live {
     uint64_t base;
     uint64_t max_id;               /* the highest id ever put in the table */
 } mta_live;
-#define MTA_LIVE_WINDOW 65536
+#define MTA_LIVE_WINDOW (1u << 20)
 /* Returns the record of a new live block (to fill), or NULL when out of
  * memory. A block whose id is already live displaces the older one, which
  * is returned in *displaced (copied) with *had = 1. */
