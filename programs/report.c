@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "progress.h"
 #include "report.h"
 #include "run_traces.h"
 
@@ -85,8 +86,12 @@ mt_plumbing *report_plumbing(const char *cmd, int *failed)
     return p;
 }
 
+static progress *reading; /* the progress line of the trace being read */
+
 static void print_warning(void *ctx, const char *msg)
 {
+    if (reading)
+        progress_end(reading);
     fprintf(stderr, "memtrace %s: warning: %s\n", (const char *)ctx, msg);
 }
 
@@ -159,8 +164,15 @@ int report_open(const char *cmd, const char *path, const char *filter, mt_timede
         mo.fold_filter = *f;
         mo.fold_live_at = live_at;
     }
+    progress pr;
+    progress_init(&pr, cmd);
+    mo.on_progress = progress_update;
+    mo.progress_ctx = &pr;
+    reading = &pr;
     *m = mt_model_load(path, &mo, &err);
+    progress_end(&pr);
     if (!*m) {
+        reading = NULL;
         fprintf(stderr, "memtrace %s: %s\n", cmd, err ? err : "cannot read the trace");
         free(err);
         mt_filter_free(*f);
@@ -179,7 +191,9 @@ int report_open(const char *cmd, const char *path, const char *filter, mt_timede
         mo.max_depth = mo.max_depth == shallow ? shallow + REPORT_PLUMBING_DEPTH : 0;
         *s = NULL;
         *m = mt_model_load(path, &mo, &err);
+        progress_end(&pr);
         if (!*m) {
+            reading = NULL;
             fprintf(stderr, "memtrace %s: %s\n", cmd, err ? err : "cannot read the trace");
             free(err);
             mt_filter_free(*f);
@@ -188,6 +202,7 @@ int report_open(const char *cmd, const char *path, const char *filter, mt_timede
         }
         *s = mt_select_sites(*m, *f, live_at, p, &err);
     }
+    reading = NULL;
     mt_plumbing_free(p);
     if (!*s) {
         /* a regex over its limits is the filter's fault: a usage error */
