@@ -86,6 +86,12 @@ mt_plumbing *report_plumbing(const char *cmd, int *failed)
     return p;
 }
 
+static void no_warning(void *ctx, const char *msg)
+{
+    (void)ctx;
+    (void)msg;
+}
+
 static progress *reading; /* the progress line of the trace being read */
 
 static void print_warning(void *ctx, const char *msg)
@@ -159,7 +165,10 @@ int report_open(const char *cmd, const char *path, const char *filter, mt_timede
     mt_model_options mo = {.on_warning = print_warning, .warning_ctx = (void *)cmd};
     if (shallow && !mt_filter_uses_stacks(*f))
         mo.max_depth = shallow;
-    if (report_fold && live_at != MT_TIME_PEAK && !mt_filter_uses_peak(*f)) {
+    /* Folding at the peak reads the trace twice: once for the peak. A pipe
+     * cannot be read twice: then the whole model. */
+    int at_peak = live_at == MT_TIME_PEAK || mt_filter_uses_peak(*f);
+    if (report_fold && (!at_peak || (stat(path, &st) == 0 && S_ISREG(st.st_mode)))) {
         mo.fold = 1;
         mo.fold_filter = *f;
         mo.fold_live_at = live_at;
@@ -169,6 +178,22 @@ int report_open(const char *cmd, const char *path, const char *filter, mt_timede
     mo.on_progress = progress_update;
     mo.progress_ctx = &pr;
     reading = &pr;
+    if (mo.fold && at_peak) {
+        mt_model_options po = mo;
+        po.fold_filter = NULL;
+        po.fold_live_at = MT_TIME_END;
+        po.on_warning = no_warning; /* the second pass says it */
+        mt_model *pm = mt_model_load(path, &po, &err);
+        if (pm && mt_model_peak_known(pm)) {
+            mo.fold_peak_known = 1;
+            mo.fold_peak = mt_model_peak_time(pm);
+        } else {
+            mo.fold = 0; /* times go back somewhere: the whole model finds the peak */
+        }
+        mt_model_free(pm);
+        free(err);
+        err = NULL;
+    }
     *m = mt_model_load(path, &mo, &err);
     progress_end(&pr);
     if (!*m) {

@@ -149,12 +149,15 @@ typedef struct mt_model_options {
      * query works), the totals and counts, and the peak when the trace's
      * times never decrease (mt_model_peak_known); mt_model_n_allocs() is 0
      * and the curve, histograms and per-allocation queries are empty.
-     * fold_live_at must not be MT_TIME_PEAK (nor may the filter use
-     * live:peak, see mt_filter_uses_peak): read the peak with a first
-     * folded model, then fold again at that time. */
+     * When fold_live_at is MT_TIME_PEAK or the filter uses live:peak
+     * (mt_filter_uses_peak), the peak must be given in fold_peak with
+     * fold_peak_known = 1: read it with a first folded model
+     * (mt_model_peak_time), then fold again. */
     int fold;
     const struct mt_filter *fold_filter;
     mt_timedelta fold_live_at;
+    int fold_peak_known;
+    mt_timedelta fold_peak;
 } mt_model_options;
 
 /* Build the model of a trace file in one pass. Returns NULL on failure and,

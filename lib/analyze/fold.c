@@ -190,7 +190,7 @@ int mta_fold(mt_model *m, const mt_alloc *a, uint64_t seq)
          * live at the end exactly when it was never collected) */
         mt_timedelta lt[f->n ? f->n : 1];
         for (size_t k = 0; k < f->n; k++)
-            lt[k] = f->c[k].lo;
+            lt[k] = f->c[k].lo == MT_TIME_PEAK ? m->fold_peak : f->c[k].lo;
         if (!mta_alloc_passes(m, f, a, lt))
             return 0;
     }
@@ -211,7 +211,7 @@ int mta_fold(mt_model *m, const mt_alloc *a, uint64_t seq)
         m->node_cap = cap;
     }
     mt_cost c;
-    mta_cost_of(m, a, m->fold_live_at, &c);
+    mta_cost_of(m, a, m->fold_live_at == MT_TIME_PEAK ? m->fold_peak : m->fold_live_at, &c);
     mta_cost_add(&m->node_cost[a->stack], &c);
     if (seq < m->node_first[a->stack])
         m->node_first[a->stack] = seq;

@@ -822,7 +822,15 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
             m->folded = 1;
             m->fold_filter = opts->fold_filter;
             m->fold_live_at = opts->fold_live_at;
+            m->fold_peak = opts->fold_peak;
         }
+    }
+    if (m && m->folded && !opts->fold_peak_known &&
+        (m->fold_live_at == MT_TIME_PEAK || mt_filter_uses_peak(m->fold_filter))) {
+        if (error)
+            *error = strdup("trace: folding at the peak needs its time (fold_peak)");
+        mt_model_free(m);
+        return NULL;
     }
     const char *oom = "out of memory";
     const char *why = NULL;

@@ -3,7 +3,7 @@
  * per-stack costs as a whole model for many filters and times, memory that
  * does not grow with the number of freed allocations, blocks freed in
  * scrambled order or long after the window of recent ids moved on, and a
- * folded model refusing another filter.
+ * folded model refusing another filter, folding at a given peak.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -167,6 +167,10 @@ static void compare(const char *path, const char *filter, mt_timedelta at)
     fo.fold = 1;
     fo.fold_filter = f;
     fo.fold_live_at = at;
+    if (whole && (at == MT_TIME_PEAK || mt_filter_uses_peak(f))) {
+        fo.fold_peak_known = 1;
+        fo.fold_peak = mt_model_peak_time(whole);
+    }
     mt_model *folded = whole ? mt_model_load(path, &fo, &err) : NULL;
     if (!whole || !folded) {
         CHECK(0, "load %s: %s", path, err);
@@ -218,10 +222,11 @@ int main(void)
     }
     const char *filters[] = {"", "size:>=1k", "!inside:cache_put", "inside:parse hide:load",
                              "lifetime:<100us", "live:200ms", "collect:never", "live:100ms-300ms",
-                             "alloc:100ms-400ms source:minor,external", "live:end !inside:xmalloc"};
-    mt_timedelta times[] = {MT_TIME_END, 150000, 0};
+                             "alloc:100ms-400ms source:minor,external", "live:peak",
+                             "live:peak size:<1k", "live:end !inside:xmalloc"};
+    mt_timedelta times[] = {MT_TIME_END, 150000, MT_TIME_PEAK, 0};
     for (size_t i = 0; i < sizeof filters / sizeof *filters; i++)
-        for (size_t k = 0; k < 3; k++) {
+        for (size_t k = 0; k < 4; k++) {
             compare(p1, filters[i], times[k]);
             if (k == 0)
                 compare(p2, filters[i], times[k]);
@@ -256,6 +261,15 @@ int main(void)
         mt_filter *f = mt_filter_parse("size:>=1k", &err, NULL);
         mt_selection *s = mt_select_err(big, f, MT_TIME_END, &err);
         CHECK(!s && err, "a folded model refuses another filter: %s", err ? err : "(none)");
+        free(err);
+        err = NULL;
+        mt_model_options po = {0};
+        po.fold = 1;
+        po.fold_live_at = MT_TIME_PEAK;
+        mt_model *pm = mt_model_load(p1, &po, &err);
+        CHECK(!pm && err, "folding at the peak without its time is refused: %s",
+              err ? err : "(none)");
+        mt_model_free(pm);
         free(err);
         mt_selection_free(s);
         mt_filter_free(f);
