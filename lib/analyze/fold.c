@@ -188,10 +188,14 @@ int mta_fold(mt_model *m, const mt_alloc *a, uint64_t seq)
     if (f) {
         /* live: clauses at a time given as such (END stays END: a block is
          * live at the end exactly when it was never collected) */
-        mt_timedelta lt[f->n ? f->n : 1];
-        for (size_t k = 0; k < f->n; k++)
-            lt[k] = f->c[k].lo == MT_TIME_PEAK ? m->fold_peak : f->c[k].lo;
-        if (!mta_alloc_passes(m, f, a, lt))
+        if (!m->fold_lt) {
+            m->fold_lt = malloc((f->n ? f->n : 1) * sizeof *m->fold_lt);
+            if (!m->fold_lt)
+                return -1;
+            for (size_t k = 0; k < f->n; k++)
+                m->fold_lt[k] = f->c[k].lo == MT_TIME_PEAK ? m->fold_peak : f->c[k].lo;
+        }
+        if (!mta_alloc_passes(m, f, a, m->fold_lt))
             return 0;
     }
     if (m->nodes.n > m->node_cap) {

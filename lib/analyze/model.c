@@ -994,6 +994,7 @@ void mt_model_free(mt_model *m)
     free(m->collects.v);
     free(m->node_cost);
     free(m->node_first);
+    free(m->fold_lt);
     pthread_mutex_destroy(&m->lock);
     free(m);
 }

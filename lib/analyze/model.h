@@ -78,6 +78,7 @@ struct mt_model {
     const mt_filter *fold_filter;
     mt_timedelta fold_live_at;
     mt_timedelta fold_peak;        /* what MT_TIME_PEAK stands for when folding */
+    mt_timedelta *fold_lt;         /* the time of each clause of fold_filter */
     mt_cost *node_cost;
     uint64_t *node_first;
     size_t node_cap;
