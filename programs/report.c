@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "memtrace/compare.h"
+#include "progress.h"
 #include "report.h"
 #include "run_traces.h"
 #include "../lib/trace/rawframe.h"
@@ -62,6 +63,7 @@ int report_metric(const char *cmd, const char *opt, const char *text, mt_metric 
 }
 
 report_sites_cfg report_sites;
+int report_fold;
 
 /* When allocation plumbing is skipped and the shallow model a report asks
  * for cuts a plumbing run (C++ traces, mostly), report_open loads this many
@@ -105,8 +107,18 @@ mt_plumbing *report_plumbing(const char *cmd, int *failed)
     return p;
 }
 
+static void no_warning(void *ctx, const char *msg)
+{
+    (void)ctx;
+    (void)msg;
+}
+
+static progress *reading; /* the progress line of the trace being read */
+
 static void print_warning(void *ctx, const char *msg)
 {
+    if (reading)
+        progress_end(reading);
     fprintf(stderr, "memtrace %s: warning: %s\n", (const char *)ctx, msg);
 }
 
@@ -182,15 +194,49 @@ int report_open_many(const char *cmd, const char *const *paths, size_t n, int by
     mt_model_options mo = {.on_warning = print_warning, .warning_ctx = (void *)cmd};
     if (shallow && !by_process && !mt_filter_uses_stacks(*f))
         mo.max_depth = shallow;
+    /* Folding at the peak reads the trace twice: once for the peak. A pipe
+     * cannot be read twice: then the whole model. */
+    int at_peak = live_at == MT_TIME_PEAK || mt_filter_uses_peak(*f);
+    if (report_fold && n == 1 && !by_process &&
+        (!at_peak || (stat(paths[0], &st) == 0 && S_ISREG(st.st_mode)))) {
+        mo.fold = 1;
+        mo.fold_filter = *f;
+        mo.fold_live_at = live_at;
+    }
+    progress pr;
+    progress_init(&pr, cmd);
+    mo.on_progress = progress_update;
+    mo.progress_ctx = &pr;
+    reading = &pr;
+    if (mo.fold && at_peak) {
+        mt_model_options po = mo;
+        po.fold_filter = NULL;
+        po.fold_live_at = MT_TIME_END;
+        po.on_warning = no_warning; /* the second pass says it */
+        mt_model *pm = mt_model_load(paths[0], &po, &err);
+        if (pm && mt_model_peak_known(pm)) {
+            mo.fold_peak_known = 1;
+            mo.fold_peak = mt_model_peak_time(pm);
+        } else {
+            mo.fold = 0; /* times go back somewhere: the whole model finds the peak */
+        }
+        mt_model_free(pm);
+        free(err);
+        err = NULL;
+    }
     *m = mt_model_load_many(paths, n, by_process, &mo, &err);
+    progress_end(&pr);
     if (!*m) {
+        reading = NULL;
         fprintf(stderr, "memtrace %s: %s\n", cmd, err ? err : "cannot read the trace");
         free(err);
         mt_filter_free(*f);
         mt_plumbing_free(p);
         return 1;
     }
-    if (mt_model_n_allocs(*m) == 0 && n == 1)
+    uint64_t n_allocs = 0; /* a folded model keeps no allocation records: count events */
+    mt_model_event_counts(*m, &n_allocs, NULL, NULL);
+    if (n_allocs == 0 && n == 1)
         explain_empty(cmd, paths[0], *m);
     hint_unsymbolized(cmd, paths[0], *m);
     *s = mt_select_sites(*m, *f, live_at, p, &err);
@@ -201,7 +247,9 @@ int report_open_many(const char *cmd, const char *const *paths, size_t n, int by
         mo.max_depth = mo.max_depth == shallow ? shallow + REPORT_PLUMBING_DEPTH : 0;
         *s = NULL;
         *m = mt_model_load_many(paths, n, by_process, &mo, &err);
+        progress_end(&pr);
         if (!*m) {
+            reading = NULL;
             fprintf(stderr, "memtrace %s: %s\n", cmd, err ? err : "cannot read the trace");
             free(err);
             mt_filter_free(*f);
@@ -210,6 +258,7 @@ int report_open_many(const char *cmd, const char *const *paths, size_t n, int by
         }
         *s = mt_select_sites(*m, *f, live_at, p, &err);
     }
+    reading = NULL;
     mt_plumbing_free(p);
     if (!*s) {
         /* a regex over its limits is the filter's fault: a usage error */

@@ -35,6 +35,12 @@ typedef struct report_sites_cfg {
     int used;                /* set by reports that show stacks: report_open applies them */
 } report_sites_cfg;
 extern report_sites_cfg report_sites;
+
+/* Set by reports built only from per-stack costs (top, folded, pprof):
+ * report_open then folds the trace while reading it (memory for the live
+ * blocks and the distinct stacks, not for every allocation), unless the
+ * time or the filter asks for the peak, which needs the whole model. */
+extern int report_fold;
 /* Handles a REPORT_OPT_* code: returns 0, 2 after printing a usage error,
  * or -1 when c is not one of them. */
 int report_site_option(const char *cmd, int c, const char *arg);

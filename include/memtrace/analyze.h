@@ -142,6 +142,24 @@ typedef struct mt_model_options {
      * and smaller; allocation sites and their direct callers stay exact
      * with N >= 2, but inside:/hide: and trees only see those frames). */
     size_t max_depth;
+    /* Folded model (fold != 0): memory in proportion to the live blocks and
+     * the distinct stacks, not to the events. No per-allocation records are
+     * kept: each allocation is folded into its stack's cost when it is
+     * freed (or at the end) if it passes fold_filter (NULL: all) with live
+     * measured at fold_live_at. Such a model answers only
+     * mt_select_sites() with that same filter and time (then every stack
+     * query works), the totals and counts, and the peak when the trace's
+     * times never decrease (mt_model_peak_known); mt_model_n_allocs() is 0
+     * and the curve, histograms and per-allocation queries are empty.
+     * When fold_live_at is MT_TIME_PEAK or the filter uses live:peak
+     * (mt_filter_uses_peak), the peak must be given in fold_peak with
+     * fold_peak_known = 1: read it with a first folded model
+     * (mt_model_peak_time), then fold again. */
+    int fold;
+    const struct mt_filter *fold_filter;
+    mt_timedelta fold_live_at;
+    int fold_peak_known;
+    mt_timedelta fold_peak;
 } mt_model_options;
 
 /* Build the model of a trace file in one pass. Returns NULL on failure and,
@@ -222,6 +240,11 @@ mt_timedelta mt_model_resolve_time(const mt_model *m, mt_timedelta t);
 /* Events read: allocations, promotions, collections. */
 void mt_model_event_counts(const mt_model *m, uint64_t *allocs, uint64_t *promotes,
                            uint64_t *collects);
+/* 1 when the model was built folded (mt_model_options.fold). */
+int mt_model_is_folded(const mt_model *m);
+/* 0 when the peak is unknown: a folded model of a trace whose times
+ * decrease somewhere. */
+int mt_model_peak_known(const mt_model *m);
 /* Bytes of memory the model uses (for the record). */
 size_t mt_model_memory(const mt_model *m);
 
@@ -294,6 +317,8 @@ char *mt_filter_to_string(const mt_filter *f);
 /* Does the filter look at call stacks (inside:, hide:)? If not, a shallow
  * model (mt_model_options.max_depth) gives it the same selection. */
 int mt_filter_uses_stacks(const mt_filter *f);
+/* 1 when the filter has a live:peak clause (a folded model cannot fold it). */
+int mt_filter_uses_peak(const mt_filter *f);
 
 /* ------------------------------------------------------------------------ */
 /* Selections                                                                */

@@ -681,3 +681,11 @@ int mt_filter_uses_stacks(const mt_filter *f)
             return 1;
     return 0;
 }
+
+int mt_filter_uses_peak(const mt_filter *f)
+{
+    for (size_t i = 0; f && i < f->n; i++)
+        if (f->c[i].kind == MTA_LIVE_AT && f->c[i].lo == MT_TIME_PEAK)
+            return 1;
+    return 0;
+}

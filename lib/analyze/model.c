@@ -110,6 +110,10 @@ typedef struct builder {
     int64_t live;            /* samples allocated less those collected */
     uint64_t total_samples;  /* of every allocation: at most MTA_MAX_SAMPLES */
     mt_timedelta cur_time;   /* time of the previous event */
+    /* folded models: the blocks still live, the ones displaced by a reused
+     * id (never collected), and the peak found on the fly */
+    mta_live live_blocks;
+    MTA_VEC(mta_live_rec) displaced;
     const char *why;         /* what failed */
 } builder;
 
@@ -574,13 +578,140 @@ static int apply_pending(builder *b)
     return 0;
 }
 
+/* The allocation record of an event. */
+static int64_t alloc_of(builder *b, const mt_event *ev, mt_alloc *a)
+{
+    if (ev->n_samples > MTA_MAX_SAMPLES - b->total_samples) {
+        b->why = "sample counts add up to more than 2^62 (a damaged or forged trace)";
+        return -1;
+    }
+    b->total_samples += ev->n_samples;
+    b->why = "out of memory";
+    int64_t st = stack_of(b, ev);
+    if (st < 0)
+        return -1;
+    double bytes = (double)ev->length * b->m->word_bytes + 0.5;
+    a->time = ev->time;
+    a->collect = MT_TIME_NEVER;
+    a->promote = MT_TIME_NEVER;
+    a->size = bytes < 18446744073709549568.0 ? (uint64_t)bytes : UINT64_MAX;
+    a->n_samples = ev->n_samples;
+    a->stack = (mt_node_id)st;
+    a->source = (uint8_t)(ev->source > MT_SOURCE_EXTERNAL ? MT_SOURCE_EXTERNAL : ev->source);
+    return 0;
+}
+
+/* An event of a folded model: live blocks in a table, each folded into its
+ * stack's cost when collected. */
+static int add_folded(builder *b, const mt_event *ev)
+{
+    mt_model *m = b->m;
+    if (ev->time > m->end)
+        m->end = ev->time;
+    if (ev->kind == MT_EVENT_ALLOC) {
+        mt_alloc a;
+        if (alloc_of(b, ev, &a) < 0)
+            return -1;
+        mta_live_rec old;
+        int had;
+        mta_live_rec *r = mta_live_add(&b->live_blocks, ev->id, &old, &had);
+        if (!r || (had && MTA_PUSH(b->displaced, old) < 0))
+            return -1;
+        r->a = a;
+        r->seq = m->n_allocs_read++;
+        b->live += (int64_t)a.n_samples;
+        return 0;
+    }
+    mta_live_rec *r = mta_live_find(&b->live_blocks, ev->id);
+    if (ev->kind == MT_EVENT_PROMOTE) {
+        m->n_promotes++;
+        if (r && r->a.promote == MT_TIME_NEVER)
+            r->a.promote = ev->time;
+        return 0;
+    }
+    m->n_collects++;
+    if (!r) {
+        warn_collect(b, ev->id);
+        return 0;
+    }
+    mt_alloc a = r->a;
+    uint64_t seq = r->seq;
+    a.collect = ev->time < a.time ? a.time : ev->time;
+    b->live -= (int64_t)a.n_samples;
+    mta_live_remove(&b->live_blocks, r);
+    if (mta_fold(m, &a, seq) < 0) {
+        b->why = "out of memory";
+        return -1;
+    }
+    return 0;
+}
+
+static int cmp_seq(const void *x, const void *y)
+{
+    const mta_live_rec *a = *(const mta_live_rec *const *)x, *b = *(const mta_live_rec *const *)y;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* End of a folded model: the blocks never collected, in allocation order. */
+static int fold_rest(builder *b)
+{
+    mt_model *m = b->m;
+    mta_live *l = &b->live_blocks;
+    size_t n = l->n_pool + b->displaced.n, k = 0;
+    const mta_live_rec **v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return -1;
+    for (size_t i = 0; i < l->n_pool; i++)
+        if (l->pool[i].seq != UINT64_MAX)
+            v[k++] = &l->pool[i];
+    for (size_t i = 0; i < b->displaced.n; i++)
+        v[k++] = &b->displaced.v[i];
+    qsort(v, k, sizeof *v, cmp_seq);
+    int rc = 0;
+    for (size_t i = 0; i < k && rc == 0; i++)
+        rc = mta_fold(m, &v[i]->a, v[i]->seq);
+    free(v);
+    if (m->monotone && b->live > m->peak_samples) {
+        m->peak_samples = b->live;
+        m->peak_time = b->cur_time;
+    }
+    m->peak_unknown = !m->monotone;
+    if (m->peak_unknown) {
+        m->peak_samples = 0;
+        m->peak_time = 0;
+    }
+    m->peak_ready = 1;
+    /* the node arrays cover every node, for the selection */
+    if (rc == 0 && m->node_cap < m->nodes.n) {
+        size_t cap = m->nodes.n;
+        mt_cost *c = realloc(m->node_cost, cap * sizeof *c);
+        if (c)
+            m->node_cost = c;
+        uint64_t *fi = c ? realloc(m->node_first, cap * sizeof *fi) : NULL;
+        if (!c || !fi)
+            return -1;
+        m->node_first = fi;
+        memset(c + m->node_cap, 0, (cap - m->node_cap) * sizeof *c);
+        memset(fi + m->node_cap, 0xff, (cap - m->node_cap) * sizeof *fi);
+        m->node_cap = cap;
+    }
+    return rc;
+}
+
 /* One event of the trace, in file order. Returns 0, or -1 with b->why. */
 static inline __attribute__((always_inline)) int add_event(builder *b, const mt_event *ev)
 {
     mt_model *m = b->m;
     if (ev->time < b->cur_time)
         m->monotone = 0;
+    if (m->folded && ev->time != b->cur_time && b->live > m->peak_samples) {
+        /* the live count after every event of the previous time */
+        m->peak_samples = b->live;
+        m->peak_time = b->cur_time;
+    }
     b->cur_time = ev->time;
+    if (m->folded)
+        return add_folded(b, ev);
     if (ev->time > m->end)
         m->end = ev->time;
     if (ev->kind == MT_EVENT_ALLOC) {
@@ -673,6 +804,8 @@ static void builder_free(builder *b)
     }
     free(b->prev);
     free(b->shorts);
+    mta_live_free(&b->live_blocks);
+    free(b->displaced.v);
 }
 
 mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char **error)
@@ -683,8 +816,22 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
     b.opts = opts;
     b.max_depth = opts ? opts->max_depth : 0;
     mt_model *m = calloc(1, sizeof *m);
-    if (m)
+    if (m) {
         pthread_mutex_init(&m->lock, NULL);
+        if (opts && opts->fold) {
+            m->folded = 1;
+            m->fold_filter = opts->fold_filter;
+            m->fold_live_at = opts->fold_live_at;
+            m->fold_peak = opts->fold_peak;
+        }
+    }
+    if (m && m->folded && !opts->fold_peak_known &&
+        (m->fold_live_at == MT_TIME_PEAK || mt_filter_uses_peak(m->fold_filter))) {
+        if (error)
+            *error = strdup("trace: folding at the peak needs its time (fold_peak)");
+        mt_model_free(m);
+        return NULL;
+    }
     const char *oom = "out of memory";
     const char *why = NULL;
     if (!m)
@@ -781,6 +928,8 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
      * memory, then exited): the packets say when. */
     if (mt_reader_end_time(r) > m->end)
         m->end = mt_reader_end_time(r);
+    if (m->folded && fold_rest(&b) < 0)
+        goto fail_oom;
     for (size_t i = 0; i < m->nodes.n; i++)
         if (m->nodes.v[i].depth > m->deepest)
             m->deepest = m->nodes.v[i].depth;
@@ -843,6 +992,9 @@ void mt_model_free(mt_model *m)
     free(m->events.v);
     free(m->live_after);
     free(m->collects.v);
+    free(m->node_cost);
+    free(m->node_first);
+    free(m->fold_lt);
     pthread_mutex_destroy(&m->lock);
     free(m);
 }
@@ -972,7 +1124,7 @@ void mt_model_event_counts(const mt_model *m, uint64_t *allocs, uint64_t *promot
                            uint64_t *collects)
 {
     if (allocs)
-        *allocs = m->allocs.n;
+        *allocs = m->folded ? m->n_allocs_read : m->allocs.n;
     if (promotes)
         *promotes = m->n_promotes;
     if (collects)
@@ -990,6 +1142,7 @@ size_t mt_model_memory(const mt_model *cm)
     pthread_mutex_unlock(&m->lock);
     return sizeof *m + m->allocs.cap * sizeof(mt_alloc) + m->funcs.cap * sizeof(mt_func) +
            m->frames.cap * sizeof(mt_frame) + m->nodes.cap * sizeof(mt_node) + lazy +
+           m->node_cap * (sizeof(mt_cost) + sizeof(uint64_t)) +
            m->strings.n * 65536;
 }
 
@@ -1018,3 +1171,6 @@ size_t mt_model_find_funcs(const mt_model *m, const char *name, int exact, mt_fu
     }
     return found;
 }
+
+int mt_model_is_folded(const mt_model *m) { return m->folded; }
+int mt_model_peak_known(const mt_model *m) { return !m->peak_unknown; }

@@ -70,6 +70,20 @@ struct mt_model {
     uint64_t n_promotes, n_collects;
     uint32_t deepest;              /* depth of the deepest trie node */
     mt_frame_id trunc_frame;       /* the "[truncated]" frame, when deepest > MT_STACK_MAX_DEPTH */
+    /* Folded models (fold.c): the cost of the allocations that passed
+     * fold_filter, per model node, and the file index of the node's first
+     * such allocation (UINT64_MAX: none), which orders the stacks as an
+     * unfolded selection would. */
+    int folded;
+    const mt_filter *fold_filter;
+    mt_timedelta fold_live_at;
+    mt_timedelta fold_peak;        /* what MT_TIME_PEAK stands for when folding */
+    mt_timedelta *fold_lt;         /* the time of each clause of fold_filter */
+    mt_cost *node_cost;
+    uint64_t *node_first;
+    size_t node_cap;
+    uint64_t n_allocs_read;
+    int peak_unknown;
 };
 
 struct mt_selection {
@@ -88,7 +102,16 @@ struct mt_selection {
     uint32_t *node_slot;           /* selection node -> k, or UINT32_MAX */
     mt_cost total;
     mt_frame_id *via;              /* model node -> plumbing frame left out (plumbing.c) */
+    /* Folded models: model node -> its folded cost passes the stack-level
+     * clauses (inside:); NULL: every node with a cost passes. */
+    uint8_t *fold_ok;
 };
+
+/* Folded models: does model node n hold a cost the selection counts? */
+static inline int mta_fold_counts(const mt_selection *s, mt_node_id n)
+{
+    return s->m->node_first[n] != UINT64_MAX && (!s->fold_ok || s->fold_ok[n]);
+}
 
 static inline uint64_t mta_event_samples(const mt_model *m, const mta_event *e)
 {
@@ -155,6 +178,46 @@ static inline void mta_cost_of(const mt_model *m, const mt_alloc *a, mt_timedelt
     c->temp_objects = temp ? obj : 0;
     c->temp_samples = temp ? a->n_samples : 0;
 }
+
+/* Folding (fold.c). The blocks of a folded model that are still live,
+ * by object id: a pool of records and an open-addressing index. */
+typedef struct mta_live_rec {
+    mt_alloc a;
+    uint64_t id;
+    uint64_t seq;                  /* file index of the allocation */
+} mta_live_rec;
+typedef struct mta_live {
+    mta_live_rec *pool;
+    size_t n_pool, cap_pool;
+    uint32_t *free_list;
+    size_t n_free, cap_free;
+    struct mta_live_slot { uint64_t id; uint32_t rec; } *slots; /* rec: pool index + 1; 0 empty */
+    size_t mask, count;
+    /* Ids usually count up and most blocks die young: the blocks of the
+     * ids base .. base + MTA_LIVE_WINDOW - 1 are found directly in ring
+     * (pool index + 1), and those still live when the window moves past
+     * them go to the table. */
+    uint32_t *ring;
+    uint64_t base;
+    uint64_t max_id;               /* the highest id ever put in the table */
+} mta_live;
+#define MTA_LIVE_WINDOW (1u << 20)
+/* Returns the record of a new live block (to fill), or NULL when out of
+ * memory. A block whose id is already live displaces the older one, which
+ * is returned in *displaced (copied) with *had = 1. */
+mta_live_rec *mta_live_add(mta_live *l, uint64_t id, mta_live_rec *displaced, int *had);
+mta_live_rec *mta_live_find(mta_live *l, uint64_t id);
+/* Removes the block (after mta_live_find). Removed records have seq
+ * UINT64_MAX: pool[0 .. n_pool) with another seq are the live blocks. */
+void mta_live_remove(mta_live *l, mta_live_rec *r);
+void mta_live_free(mta_live *l);
+/* Fold one allocation into m->node_cost when it passes the alloc-level
+ * clauses of m->fold_filter. Returns 0, or -1 when out of memory. */
+int mta_fold(mt_model *m, const mt_alloc *a, uint64_t seq);
+/* The alloc-level clauses (all but inside: and hide:) of f, times of live:
+ * clauses resolved in live_t (one per clause). */
+int mta_alloc_passes(const mt_model *m, const mt_filter *f, const mt_alloc *a,
+                     const mt_timedelta *live_t);
 
 /* The sorted event list and live counts, built on first call (thread
  * safe). NULL when out of memory. */

@@ -278,6 +278,15 @@ int mt_selection_sites_complete(const mt_selection *s, const mt_plumbing *p, siz
         if (codes[site] <= 1)
             ok = 0; /* the site's caller was cut away */
     }
+    for (size_t n = 1; m->folded && n < nn && ok; n++) {
+        if (codes[n] < max_depth || !mta_fold_counts(s, (mt_node_id)n))
+            continue;
+        mt_node_id site = s->map ? s->map[n] : (mt_node_id)n;
+        if ((!s->via || s->via[n] == MT_NO_FRAME) && pl[m->frames.v[m->nodes.v[n].frame].func])
+            ok = 0;
+        if (codes[site] <= 1)
+            ok = 0;
+    }
     free(codes);
     free(pl);
     return ok;

@@ -130,6 +130,16 @@ static int match_clause(const mt_model *m, const mta_clause *c, const mt_alloc *
     return 1;
 }
 
+int mta_alloc_passes(const mt_model *m, const mt_filter *f, const mt_alloc *a,
+                     const mt_timedelta *live_t)
+{
+    for (size_t k = 0; k < f->n; k++)
+        if (f->c[k].kind != MTA_INSIDE &&
+            match_clause(m, &f->c[k], a, NULL, live_t[k]) == f->c[k].neg)
+            return 0;
+    return 1;
+}
+
 /* Per model node: does the stack contain a frame whose function matches? */
 static uint8_t *inside_table(const mt_model *m, const mta_pattern *pat, char **err)
 {
@@ -248,6 +258,9 @@ static int cap_depth(mt_selection *s)
         mt_node_id n = m->allocs.v[i].stack;
         need[s->map ? s->map[n] : n] = 1;
     }
+    for (size_t n = 0; m->folded && n < m->nodes.n; n++)
+        if (mta_fold_counts(s, (mt_node_id)n))
+            need[s->map ? s->map[n] : n] = 1;
     mt_node root = old[0];
     mt_node tr = {.parent = 0, .frame = m->trunc_frame, .depth = 1};
     if (MTA_PUSH(out, root) < 0 || MTA_PUSH(out, tr) < 0)
@@ -327,11 +340,91 @@ mt_selection *mt_select_err(const mt_model *m, const mt_filter *f, mt_timedelta 
     return mt_select_sites(m, f, live_at, NULL, err);
 }
 
+static int cmp_first(const void *x, const void *y, void *ctx)
+{
+    const uint64_t *first = ctx;
+    uint64_t a = first[*(const mt_node_id *)x], b = first[*(const mt_node_id *)y];
+    return a < b ? -1 : a > b;
+}
+
+/* The selection of a folded model: the allocations were filtered and
+ * summed per model node while the trace was read; here the stack-level
+ * clauses, hidden frames, plumbing and depth cap apply to those nodes, and
+ * the stacks are numbered in the order of their first allocation, as for
+ * an unfolded model. */
+static mt_selection *select_folded(mt_selection *s, const mt_filter *f, const mt_plumbing *p,
+                                   char **err)
+{
+    const mt_model *m = s->m;
+    size_t nn = m->nodes.n, nc = f ? f->n : 0;
+    mt_node_id *order = NULL;
+    for (size_t k = 0; k < nc; k++) {
+        if (f->c[k].kind != MTA_INSIDE)
+            continue;
+        uint8_t *in = inside_table(m, &f->c[k].pat, err);
+        if (!in)
+            goto fail;
+        if (!s->fold_ok) {
+            s->fold_ok = malloc(nn ? nn : 1);
+            if (!s->fold_ok) {
+                free(in);
+                goto fail;
+            }
+            memset(s->fold_ok, 1, nn);
+        }
+        for (size_t n = 0; n < nn; n++)
+            if (in[n] == f->c[k].neg)
+                s->fold_ok[n] = 0;
+        free(in);
+    }
+    if ((f && hide_frames(s, f, err) < 0) || (p && mta_plumbing_apply(s, p) < 0) ||
+        cap_depth(s) < 0)
+        goto fail;
+    s->node_slot = malloc(s->n_nodes * sizeof *s->node_slot);
+    size_t k = 0;
+    order = malloc((nn ? nn : 1) * sizeof *order);
+    if (!s->node_slot || !order)
+        goto fail;
+    memset(s->node_slot, 0xff, s->n_nodes * sizeof *s->node_slot);
+    for (size_t n = 0; n < nn; n++)
+        if (mta_fold_counts(s, (mt_node_id)n))
+            order[k++] = (mt_node_id)n;
+    qsort_r(order, k, sizeof *order, cmp_first, m->node_first);
+    s->stack_node = malloc((k ? k : 1) * sizeof *s->stack_node);
+    s->stack_cost = calloc(k ? k : 1, sizeof *s->stack_cost);
+    if (!s->stack_node || !s->stack_cost)
+        goto fail;
+    for (size_t i = 0; i < k; i++) {
+        mt_node_id n = s->map ? s->map[order[i]] : order[i];
+        uint32_t slot = s->node_slot[n];
+        if (slot == UINT32_MAX) {
+            slot = (uint32_t)s->n_stacks++;
+            s->node_slot[n] = slot;
+            s->stack_node[slot] = n;
+        }
+        mta_cost_add(&s->stack_cost[slot], &m->node_cost[order[i]]);
+    }
+    for (size_t i = 0; i < s->n_stacks; i++)
+        mta_cost_add(&s->total, &s->stack_cost[i]);
+    free(order);
+    return s;
+fail:
+    free(order);
+    mt_selection_free(s);
+    return NULL;
+}
+
 mt_selection *mt_select_sites(const mt_model *m, const mt_filter *f, mt_timedelta live_at,
                               const mt_plumbing *p, char **err)
 {
     if (err)
         *err = NULL;
+    if (m->folded && (f != m->fold_filter || live_at != m->fold_live_at)) {
+        if (err)
+            *err = strdup("a folded model is selected only with the filter and time it was "
+                          "folded with");
+        return NULL;
+    }
     mt_selection *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
@@ -339,6 +432,10 @@ mt_selection *mt_select_sites(const mt_model *m, const mt_filter *f, mt_timedelt
     s->live_at = mt_model_resolve_time(m, live_at);
     s->nodes = m->nodes.v;
     s->n_nodes = m->nodes.n;
+    if (m->folded) {
+        s->bits = calloc(1, sizeof *s->bits);
+        return s->bits ? select_folded(s, f, p, err) : (mt_selection_free(s), NULL);
+    }
     size_t na = m->allocs.n;
     s->bits = calloc((na + 63) / 64 + 1, sizeof *s->bits);
     if (!s->bits)
@@ -467,6 +564,7 @@ void mt_selection_free(mt_selection *s)
     free(s->own_nodes);
     free(s->map);
     free(s->via);
+    free(s->fold_ok);
     free(s->node_slot);
     free(s->stack_node);
     free(s->stack_cost);

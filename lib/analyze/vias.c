@@ -66,6 +66,27 @@ mt_site_vias *mt_query_site_vias(const mt_selection *s, const mt_sites *t, mt_me
             goto oom;
         }
     }
+    /* a folded model: one item per model node holding a cost */
+    for (size_t n = 0; m->folded && n < m->nodes.n; n++) {
+        if (!mta_fold_counts(s, (mt_node_id)n))
+            continue;
+        mt_frame_id vf = s->via[n];
+        mt_node_id sn = s->map ? s->map[n] : (mt_node_id)n;
+        if (vf == MT_NO_FRAME || sn == 0)
+            continue;
+        const mt_frame *f = &m->frames.v[s->nodes[sn].frame];
+        int64_t si = mta_table_get(&site_of, (uint64_t)f->func << 32 | f->line);
+        if (si < 0)
+            continue;
+        via_item it = {(uint32_t)si, m->frames.v[vf].func, vf,
+                       mt_cost_get(&m->node_cost[n], metric)};
+        if (!(it.v > 0))
+            continue;
+        if (MTA_PUSH(items, it) < 0) {
+            free(items.v);
+            goto oom;
+        }
+    }
     if (items.n)
         qsort(items.v, items.n, sizeof *items.v, cmp_item);
     for (size_t i = 0; i < items.n;) {
@@ -134,6 +155,28 @@ mt_func_link *mt_query_func_vias(const mt_selection *s, mt_func_id f, mt_metric 
         mt_cost c;
         mta_cost_of(m, &m->allocs.v[i], s->live_at, &c);
         mta_cost_add(&out.v[k].cost, &c);
+    }
+    for (size_t nd = 0; m->folded && nd < m->nodes.n; nd++) {
+        if (!mta_fold_counts(s, (mt_node_id)nd))
+            continue;
+        mt_frame_id vf = s->via[nd];
+        mt_node_id node = s->map ? s->map[nd] : (mt_node_id)nd;
+        if (vf == MT_NO_FRAME || node == 0 || m->frames.v[s->nodes[node].frame].func != f)
+            continue;
+        mt_func_id vfunc = m->frames.v[vf].func;
+        int64_t k = mta_table_get(&idx, vfunc);
+        if (k < 0) {
+            mt_func_link l;
+            memset(&l, 0, sizeof l);
+            l.func = vfunc;
+            k = (int64_t)out.n;
+            if (MTA_PUSH(out, l) < 0 || mta_table_put(&idx, vfunc, (uint32_t)k) < 0) {
+                mta_table_destroy(&idx);
+                free(out.v);
+                return NULL;
+            }
+        }
+        mta_cost_add(&out.v[k].cost, &m->node_cost[nd]);
     }
     mta_table_destroy(&idx);
     uint32_t *order = malloc((out.n ? out.n : 1) * sizeof *order);

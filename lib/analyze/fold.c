@@ -1,0 +1,223 @@
+/*
+ * fold.c - folded models: the table of the blocks still live while a trace
+ * is read, and folding each finished allocation into its stack's cost, so
+ * that a report needs memory for the live blocks and the distinct stacks
+ * instead of one record per allocation.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "filter.h"
+#include "model.h"
+
+typedef struct mta_live_slot slot_t;
+
+static inline size_t live_home(uint64_t id, size_t mask)
+{
+    return (size_t)mta_hash64(id) & mask;
+}
+
+static int live_rehash(mta_live *l, size_t cap)
+{
+    slot_t *s = calloc(cap, sizeof *s);
+    if (!s)
+        return -1;
+    for (size_t i = 0; l->slots && i <= l->mask; i++) {
+        if (!l->slots[i].rec)
+            continue;
+        size_t j = live_home(l->slots[i].id, cap - 1);
+        while (s[j].rec)
+            j = (j + 1) & (cap - 1);
+        s[j] = l->slots[i];
+    }
+    free(l->slots);
+    l->slots = s;
+    l->mask = cap - 1;
+    return 0;
+}
+
+/* The slot of id in the table, or of the empty slot where it would go. */
+static inline size_t live_slot(const mta_live *l, uint64_t id)
+{
+    size_t j = live_home(id, l->mask);
+    while (l->slots[j].rec && l->slots[j].id != id)
+        j = (j + 1) & l->mask;
+    return j;
+}
+
+static int table_put(mta_live *l, uint64_t id, uint32_t rec)
+{
+    /* at most half full: short probes and short runs to shift on removal */
+    if (!l->slots || (l->count + 1) * 2 > l->mask + 1) {
+        if (live_rehash(l, l->slots ? (l->mask + 1) * 2 : 1024) < 0)
+            return -1;
+    }
+    size_t j = live_slot(l, id);
+    l->slots[j].id = id;
+    l->slots[j].rec = rec;
+    l->count++;
+    if (id > l->max_id)
+        l->max_id = id;
+    return 0;
+}
+
+/* Empties slot j (backward-shift deletion: no tombstones, probes stay
+ * short). */
+static void table_del(mta_live *l, size_t j)
+{
+    l->slots[j].rec = 0;
+    for (size_t i = (j + 1) & l->mask; l->slots[i].rec; i = (i + 1) & l->mask) {
+        size_t home = live_home(l->slots[i].id, l->mask);
+        /* the entry at i may move to the hole j unless its home lies
+         * cyclically in (j, i] */
+        int stays = j < i ? (home > j && home <= i) : (home > j || home <= i);
+        if (!stays) {
+            l->slots[j] = l->slots[i];
+            l->slots[i].rec = 0;
+            j = i;
+        }
+    }
+    l->count--;
+}
+
+static inline int in_window(const mta_live *l, uint64_t id)
+{
+    return id - l->base < MTA_LIVE_WINDOW;
+}
+
+/* Moves the window one id on: the oldest id's block (if live) goes to the
+ * table, the id entering it comes from the table (if it went there while
+ * ahead of the window). Every live block of an id in the window is in
+ * the ring; all others are in the table. */
+static int window_step(mta_live *l)
+{
+    uint32_t *slot = &l->ring[l->base & (MTA_LIVE_WINDOW - 1)];
+    if (*slot && table_put(l, l->pool[*slot - 1].id, *slot) < 0)
+        return -1;
+    *slot = 0;
+    l->base++;
+    uint64_t in = l->base + MTA_LIVE_WINDOW - 1;
+    if (l->count && in <= l->max_id) {
+        size_t j = live_slot(l, in);
+        if (l->slots[j].rec) {
+            *slot = l->slots[j].rec; /* in & (W - 1) is the slot just freed */
+            table_del(l, j);
+        }
+    }
+    return 0;
+}
+
+mta_live_rec *mta_live_find(mta_live *l, uint64_t id)
+{
+    if (l->ring && in_window(l, id)) {
+        uint32_t v = l->ring[id & (MTA_LIVE_WINDOW - 1)];
+        return v ? &l->pool[v - 1] : NULL;
+    }
+    if (!l->slots || !l->count)
+        return NULL;
+    size_t j = live_slot(l, id);
+    return l->slots[j].rec ? &l->pool[l->slots[j].rec - 1] : NULL;
+}
+
+mta_live_rec *mta_live_add(mta_live *l, uint64_t id, mta_live_rec *displaced, int *had)
+{
+    *had = 0;
+    if (!l->ring && !(l->ring = calloc(MTA_LIVE_WINDOW, sizeof *l->ring)))
+        return NULL;
+    /* The window follows ids that count up by small steps (at most 64
+     * steps per allocation); other ids go to the table. */
+    if (id >= l->base + MTA_LIVE_WINDOW && id < l->base + MTA_LIVE_WINDOW + 64)
+        while (id >= l->base + MTA_LIVE_WINDOW)
+            if (window_step(l) < 0)
+                return NULL;
+    mta_live_rec *old = mta_live_find(l, id);
+    if (old) {
+        *displaced = *old;
+        *had = 1;
+        return old;
+    }
+    uint32_t k;
+    if (l->n_free) {
+        k = l->free_list[--l->n_free];
+    } else {
+        if (l->n_pool >= UINT32_MAX - 1 ||
+            (l->n_pool == l->cap_pool &&
+             mta_grow((void **)&l->pool, &l->cap_pool, l->n_pool + 1, sizeof *l->pool) < 0))
+            return NULL;
+        k = (uint32_t)l->n_pool++;
+    }
+    if (in_window(l, id)) {
+        l->ring[id & (MTA_LIVE_WINDOW - 1)] = k + 1;
+    } else if (table_put(l, id, k + 1) < 0) {
+        l->free_list[l->n_free++] = k; /* (it came from there or the pool's end) */
+        return NULL;
+    }
+    l->pool[k].id = id;
+    return &l->pool[k];
+}
+
+void mta_live_remove(mta_live *l, mta_live_rec *r)
+{
+    uint32_t k = (uint32_t)(r - l->pool);
+    r->seq = UINT64_MAX;
+    if (in_window(l, r->id)) {
+        l->ring[r->id & (MTA_LIVE_WINDOW - 1)] = 0;
+    } else {
+        size_t j = live_slot(l, r->id);
+        if (l->slots[j].rec)
+            table_del(l, j);
+    }
+    if (l->n_free == l->cap_free &&
+        mta_grow((void **)&l->free_list, &l->cap_free, l->n_free + 1, sizeof *l->free_list) < 0)
+        return; /* out of memory: the record is not reused */
+    l->free_list[l->n_free++] = k;
+}
+
+void mta_live_free(mta_live *l)
+{
+    free(l->pool);
+    free(l->free_list);
+    free(l->slots);
+    free(l->ring);
+    memset(l, 0, sizeof *l);
+}
+
+int mta_fold(mt_model *m, const mt_alloc *a, uint64_t seq)
+{
+    const mt_filter *f = m->fold_filter;
+    if (f) {
+        /* live: clauses at a time given as such (END stays END: a block is
+         * live at the end exactly when it was never collected) */
+        if (!m->fold_lt) {
+            m->fold_lt = malloc((f->n ? f->n : 1) * sizeof *m->fold_lt);
+            if (!m->fold_lt)
+                return -1;
+            for (size_t k = 0; k < f->n; k++)
+                m->fold_lt[k] = f->c[k].lo == MT_TIME_PEAK ? m->fold_peak : f->c[k].lo;
+        }
+        if (!mta_alloc_passes(m, f, a, m->fold_lt))
+            return 0;
+    }
+    if (m->nodes.n > m->node_cap) {
+        size_t cap = m->node_cap ? m->node_cap : 1024;
+        while (cap < m->nodes.n)
+            cap *= 2;
+        mt_cost *c = realloc(m->node_cost, cap * sizeof *c);
+        if (!c)
+            return -1;
+        m->node_cost = c;
+        uint64_t *fi = realloc(m->node_first, cap * sizeof *fi);
+        if (!fi)
+            return -1;
+        m->node_first = fi;
+        memset(c + m->node_cap, 0, (cap - m->node_cap) * sizeof *c);
+        memset(fi + m->node_cap, 0xff, (cap - m->node_cap) * sizeof *fi);
+        m->node_cap = cap;
+    }
+    mt_cost c;
+    mta_cost_of(m, a, m->fold_live_at == MT_TIME_PEAK ? m->fold_peak : m->fold_live_at, &c);
+    mta_cost_add(&m->node_cost[a->stack], &c);
+    if (seq < m->node_first[a->stack])
+        m->node_first[a->stack] = seq;
+    return 0;
+}
