@@ -160,6 +160,19 @@ static void explain_empty(const char *cmd, const char *path, const mt_model *m)
     run_trace_files_free(paths, n);
 }
 
+/* The model could not be loaded: say why, free what report_open_many
+ * holds, exit status 1. */
+static int load_failed(const char *cmd, char *err, mt_filter **f, mt_plumbing *p)
+{
+    reading = NULL;
+    fprintf(stderr, "memtrace %s: %s\n", cmd, err ? err : "cannot read the trace");
+    free(err);
+    mt_filter_free(*f);
+    *f = NULL;
+    mt_plumbing_free(p);
+    return 1;
+}
+
 int report_open(const char *cmd, const char *path, const char *filter, mt_timedelta live_at,
                 size_t shallow, mt_model **m, mt_filter **f, mt_selection **s)
 {
@@ -226,14 +239,8 @@ int report_open_many(const char *cmd, const char *const *paths, size_t n, int by
     }
     *m = mt_model_load_many(paths, n, by_process, &mo, &err);
     progress_end(&pr);
-    if (!*m) {
-        reading = NULL;
-        fprintf(stderr, "memtrace %s: %s\n", cmd, err ? err : "cannot read the trace");
-        free(err);
-        mt_filter_free(*f);
-        mt_plumbing_free(p);
-        return 1;
-    }
+    if (!*m)
+        return load_failed(cmd, err, f, p);
     uint64_t n_allocs = 0; /* a folded model keeps no allocation records: count events */
     mt_model_event_counts(*m, &n_allocs, NULL, NULL);
     if (n_allocs == 0 && n == 1)
@@ -248,14 +255,8 @@ int report_open_many(const char *cmd, const char *const *paths, size_t n, int by
         *s = NULL;
         *m = mt_model_load_many(paths, n, by_process, &mo, &err);
         progress_end(&pr);
-        if (!*m) {
-            reading = NULL;
-            fprintf(stderr, "memtrace %s: %s\n", cmd, err ? err : "cannot read the trace");
-            free(err);
-            mt_filter_free(*f);
-            mt_plumbing_free(p);
-            return 1;
-        }
+        if (!*m)
+            return load_failed(cmd, err, f, p);
         *s = mt_select_sites(*m, *f, live_at, p, &err);
     }
     reading = NULL;
