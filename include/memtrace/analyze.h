@@ -559,6 +559,12 @@ typedef struct mt_stats {
     double mean_lifetime_us;        /* sample-weighted, collected blocks only */
     double median_lifetime_us;      /* sample-weighted, never-collected at end */
 } mt_stats;
+
+/* A folded model's cost of what it folded (the allocations that passed the
+ * filter's per-allocation clauses), per allocation source (MT_SOURCE_*):
+ * fills out[3] and returns 1, or returns 0 for a whole model. */
+int mt_model_folded_by_source(const mt_model *m, mt_cost out[3]);
+
 void mt_query_stats(const mt_selection *s, mt_stats *out);
 
 

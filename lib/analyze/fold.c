@@ -217,6 +217,7 @@ int mta_fold(mt_model *m, const mt_alloc *a, uint64_t seq)
     mt_cost c;
     mta_cost_of(m, a, m->fold_live_at == MT_TIME_PEAK ? m->fold_peak : m->fold_live_at, &c);
     mta_cost_add(&m->node_cost[a->stack], &c);
+    mta_cost_add(&m->fold_by_source[a->source < 3 ? a->source : 2], &c);
     if (seq < m->node_first[a->stack])
         m->node_first[a->stack] = seq;
     return 0;

@@ -1173,4 +1173,12 @@ size_t mt_model_find_funcs(const mt_model *m, const char *name, int exact, mt_fu
 }
 
 int mt_model_is_folded(const mt_model *m) { return m->folded; }
+
+int mt_model_folded_by_source(const mt_model *m, mt_cost out[3])
+{
+    if (!m->folded)
+        return 0;
+    memcpy(out, m->fold_by_source, sizeof m->fold_by_source);
+    return 1;
+}
 int mt_model_peak_known(const mt_model *m) { return !m->peak_unknown; }

@@ -75,6 +75,7 @@ struct mt_model {
      * such allocation (UINT64_MAX: none), which orders the stacks as an
      * unfolded selection would. */
     int folded;
+    mt_cost fold_by_source[3];     /* what was folded, per allocation source */
     const mt_filter *fold_filter;
     mt_timedelta fold_live_at;
     mt_timedelta fold_peak;        /* what MT_TIME_PEAK stands for when folding */

@@ -45,13 +45,25 @@ static void json_frame(FILE *out, const mt_model *m, mt_frame_id f)
 /* When the selection holds memory of more than one kind (malloc and mmap
  * in a C trace), how much of each: sites are not split by kind, the
  * kind: filter does that. */
-static void kinds_line(FILE *out, const mt_selection *s, mt_metric metric)
+static void kinds_line(FILE *out, const mt_selection *s, mt_metric metric, const mt_cost *sel)
 {
     const mt_model *m = mt_selection_model(s);
     if (mt_model_info(m)->word_size != 8)
         return;
     mt_stats st;
-    mt_query_stats(s, &st);
+    if (mt_model_folded_by_source(m, st.by_source)) {
+        /* A folded model keeps each source's total; an inside: clause,
+         * applied to stacks afterwards, may leave out some of it: then no
+         * line rather than a wrong one. */
+        uint64_t samples = 0;
+        for (int k = 0; k < 3; k++)
+            samples += st.by_source[k].samples;
+        if (samples != sel->samples)
+            return;
+        st.total = *sel;
+    } else {
+        mt_query_stats(s, &st);
+    }
     if (!st.by_source[MT_SOURCE_MAJOR].allocs)
         return;
     double total = mt_cost_get(&st.total, metric);
@@ -144,7 +156,7 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
             mt_text_put(out, o->filter_text);
             fputc('\n', out);
         }
-        kinds_line(out, s, o->metric);
+        kinds_line(out, s, o->metric, &t->total);
         fprintf(out, "\n%4s %11s %6s %6s %7s  %s\n", "#", "value", "share", "cum", "±err", "site");
         /* Sites are sorted by value: those worth nothing (e.g. nothing of
          * theirs live at the time asked) end the list and are not shown. */
