@@ -65,6 +65,29 @@ static int tab_rehash(entry_tab *t)
     return 0;
 }
 
+/* Doubles the entry arrays (keys, hashes, entries, sides); -1 when out of
+ * memory or past 2^32 - 1 entries (what is reallocated stays valid). */
+static int tab_grow(entry_tab *t)
+{
+    size_t cap = t->cap ? t->cap * 2 : 64;
+    void *k = realloc(t->keys, cap * sizeof *t->keys);
+    if (k)
+        t->keys = k;
+    void *hs = realloc(t->hashes, cap * sizeof *t->hashes);
+    if (hs)
+        t->hashes = hs;
+    void *e = realloc(t->e, cap * sizeof *t->e);
+    if (e)
+        t->e = e;
+    void *a = realloc(t->a, cap * sizeof *t->a);
+    if (a)
+        t->a = a;
+    if (!k || !hs || !e || !a || t->n >= UINT32_MAX - 1)
+        return -1;
+    t->cap = cap;
+    return 0;
+}
+
 /* The entry of key (taken over: freed on failure or when already known),
  * created with the given display fields; -1 when out of memory. */
 static int64_t tab_get(entry_tab *t, char *key, char *name, const char *func, const char *file,
@@ -82,24 +105,8 @@ static int64_t tab_get(entry_tab *t, char *key, char *name, const char *func, co
         }
         j = (j + 1) & t->mask;
     }
-    if (t->n == t->cap || t->n >= UINT32_MAX - 1) {
-        size_t cap = t->cap ? t->cap * 2 : 64;
-        void *k = realloc(t->keys, cap * sizeof *t->keys);
-        if (k)
-            t->keys = k;
-        void *hs = realloc(t->hashes, cap * sizeof *t->hashes);
-        if (hs)
-            t->hashes = hs;
-        void *e = realloc(t->e, cap * sizeof *t->e);
-        if (e)
-            t->e = e;
-        void *a = realloc(t->a, cap * sizeof *t->a);
-        if (a)
-            t->a = a;
-        if (!k || !hs || !e || !a || t->n >= UINT32_MAX - 1)
-            goto oom;
-        t->cap = cap;
-    }
+    if ((t->n == t->cap || t->n >= UINT32_MAX - 1) && tab_grow(t) < 0)
+        goto oom;
     size_t i = t->n++;
     t->keys[i] = key;
     t->hashes[i] = h;
@@ -368,24 +375,8 @@ int64_t mtd_tab_add_path(entry_tab *t, paths *ps, uint32_t pid)
     }
     if (ps->entry[pid])
         return ps->entry[pid] - 1;
-    if (t->n == t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 64;
-        void *k = realloc(t->keys, cap * sizeof *t->keys);
-        if (k)
-            t->keys = k;
-        void *hs = realloc(t->hashes, cap * sizeof *t->hashes);
-        if (hs)
-            t->hashes = hs;
-        void *e = realloc(t->e, cap * sizeof *t->e);
-        if (e)
-            t->e = e;
-        void *a = realloc(t->a, cap * sizeof *t->a);
-        if (a)
-            t->a = a;
-        if (!k || !hs || !e || !a || t->n >= UINT32_MAX - 1)
-            return -1;
-        t->cap = cap;
-    }
+    if (t->n == t->cap && tab_grow(t) < 0)
+        return -1;
     size_t i = t->n++;
     t->keys[i] = NULL;
     t->hashes[i] = 0;
