@@ -78,19 +78,26 @@ void mtr_rss_open(const char *trace_path, pid_t pid, int64_t start_us, int inter
     append(line, (size_t)n);
 }
 
-static long long statm_rss(void)
+/* Reads a small /proc file into buf (NUL-terminated); its length or -1. */
+static ssize_t read_proc(const char *path, char *buf, size_t cap)
 {
-    char buf[128];
-    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
+    ssize_t n = read(fd, buf, cap - 1);
     close(fd);
     if (n <= 0)
         return -1;
     buf[n] = '\0';
+    return n;
+}
+
+static long long statm_rss(void)
+{
+    char buf[128];
     long long size, res;
-    if (sscanf(buf, "%lld %lld", &size, &res) != 2)
+    if (read_proc("/proc/self/statm", buf, sizeof buf) < 0 ||
+        sscanf(buf, "%lld %lld", &size, &res) != 2)
         return -1;
     return res * rs.page;
 }
@@ -98,14 +105,8 @@ static long long statm_rss(void)
 static long long peak_rss(void)
 {
     char buf[4096];
-    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (read_proc("/proc/self/status", buf, sizeof buf) < 0)
         return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
     const char *s = strstr(buf, "VmHWM:");
     long long kb;
     if (!s || sscanf(s + 6, "%lld", &kb) != 1)
