@@ -122,62 +122,57 @@ oom:
     return NULL;
 }
 
+typedef MTA_VEC(mt_func_link) link_vec;
+
+/* Adds the cost of one allocation (a), or of a folded node (folded), to the
+ * entry of the plumbing function it went through, when its site is f.
+ * 0, or -1 when out of memory. */
+static int add_via(const mt_selection *s, mt_func_id f, mta_table *idx, link_vec *out,
+                   mt_node_id stack, mt_node_id node, const mt_alloc *a, const mt_cost *folded)
+{
+    const mt_model *m = s->m;
+    mt_frame_id vf = s->via[stack];
+    if (vf == MT_NO_FRAME || node == 0 || m->frames.v[s->nodes[node].frame].func != f)
+        return 0;
+    mt_func_id vfunc = m->frames.v[vf].func;
+    int64_t k = mta_table_get(idx, vfunc);
+    if (k < 0) {
+        mt_func_link l;
+        memset(&l, 0, sizeof l);
+        l.func = vfunc;
+        k = (int64_t)out->n;
+        if (MTA_PUSH(*out, l) < 0 || mta_table_put(idx, vfunc, (uint32_t)k) < 0)
+            return -1;
+    }
+    mt_cost c;
+    if (a) {
+        mta_cost_of(m, a, s->live_at, &c);
+        folded = &c;
+    }
+    mta_cost_add(&out->v[k].cost, folded);
+    return 0;
+}
+
 mt_func_link *mt_query_func_vias(const mt_selection *s, mt_func_id f, mt_metric metric, size_t *n)
 {
     const mt_model *m = s->m;
     *n = 0;
-    MTA_VEC(mt_func_link) out = {0};
+    link_vec out = {0};
     if (!s->via)
         return calloc(1, sizeof(mt_func_link));
     mta_table idx;
     if (mta_table_init(&idx, 16) < 0)
         return NULL;
-    for (size_t i = 0; i < m->allocs.n; i++) {
-        if (!mt_selection_has(s, i))
-            continue;
-        mt_frame_id vf = s->via[m->allocs.v[i].stack];
-        mt_node_id node = mt_selection_stack_of(s, i);
-        if (vf == MT_NO_FRAME || node == 0 || m->frames.v[s->nodes[node].frame].func != f)
-            continue;
-        mt_func_id vfunc = m->frames.v[vf].func;
-        int64_t k = mta_table_get(&idx, vfunc);
-        if (k < 0) {
-            mt_func_link l;
-            memset(&l, 0, sizeof l);
-            l.func = vfunc;
-            k = (int64_t)out.n;
-            if (MTA_PUSH(out, l) < 0 || mta_table_put(&idx, vfunc, (uint32_t)k) < 0) {
-                mta_table_destroy(&idx);
-                free(out.v);
-                return NULL;
-            }
-        }
-        mt_cost c;
-        mta_cost_of(m, &m->allocs.v[i], s->live_at, &c);
-        mta_cost_add(&out.v[k].cost, &c);
-    }
-    for (size_t nd = 0; m->folded && nd < m->nodes.n; nd++) {
-        if (!mta_fold_counts(s, (mt_node_id)nd))
-            continue;
-        mt_frame_id vf = s->via[nd];
-        mt_node_id node = s->map ? s->map[nd] : (mt_node_id)nd;
-        if (vf == MT_NO_FRAME || node == 0 || m->frames.v[s->nodes[node].frame].func != f)
-            continue;
-        mt_func_id vfunc = m->frames.v[vf].func;
-        int64_t k = mta_table_get(&idx, vfunc);
-        if (k < 0) {
-            mt_func_link l;
-            memset(&l, 0, sizeof l);
-            l.func = vfunc;
-            k = (int64_t)out.n;
-            if (MTA_PUSH(out, l) < 0 || mta_table_put(&idx, vfunc, (uint32_t)k) < 0) {
-                mta_table_destroy(&idx);
-                free(out.v);
-                return NULL;
-            }
-        }
-        mta_cost_add(&out.v[k].cost, &m->node_cost[nd]);
-    }
+    for (size_t i = 0; i < m->allocs.n; i++)
+        if (mt_selection_has(s, i) &&
+            add_via(s, f, &idx, &out, m->allocs.v[i].stack, mt_selection_stack_of(s, i),
+                    &m->allocs.v[i], NULL) < 0)
+            goto oom;
+    for (size_t nd = 0; m->folded && nd < m->nodes.n; nd++)
+        if (mta_fold_counts(s, (mt_node_id)nd) &&
+            add_via(s, f, &idx, &out, (mt_node_id)nd, s->map ? s->map[nd] : (mt_node_id)nd,
+                    NULL, &m->node_cost[nd]) < 0)
+            goto oom;
     mta_table_destroy(&idx);
     uint32_t *order = malloc((out.n ? out.n : 1) * sizeof *order);
     mt_func_link *sorted = malloc((out.n ? out.n : 1) * sizeof *sorted);
@@ -196,4 +191,8 @@ mt_func_link *mt_query_func_vias(const mt_selection *s, mt_func_id f, mt_metric 
     free(order);
     free(out.v);
     return sorted;
+oom:
+    mta_table_destroy(&idx);
+    free(out.v);
+    return NULL;
 }
