@@ -160,6 +160,18 @@ typedef struct mt_model_options {
     mt_timedelta fold_live_at;
     int fold_peak_known;
     mt_timedelta fold_peak;
+    /* Folded models: called once for every allocation folded (one that
+     * passed fold_filter's allocation-level clauses; the stack-level ones,
+     * inside: and hide:, are the callee's to apply), when it is collected
+     * or, for the blocks never collected, at the end in allocation order.
+     * a->collect is set (MT_TIME_NEVER: still live at the end); seq is the
+     * allocation's index in the file. The model is still being built: its
+     * nodes, frames and funcs up to a->stack are valid, and mt_model_end()
+     * is the latest time read so far (the trace's end in the final calls).
+     * Returns 0, or -1 to stop: the load then fails with the error
+     * "stopped by the caller". */
+    int (*on_fold)(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq);
+    void *fold_ctx;
 } mt_model_options;
 
 /* Build the model of a trace file in one pass. Returns NULL on failure and,

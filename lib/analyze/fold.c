@@ -220,5 +220,9 @@ int mta_fold(mt_model *m, const mt_alloc *a, uint64_t seq)
     mta_cost_add(&m->fold_by_source[a->source < 3 ? a->source : 2], &c);
     if (seq < m->node_first[a->stack])
         m->node_first[a->stack] = seq;
+    if (m->on_fold && m->on_fold(m->fold_ctx, m, a, seq) < 0) {
+        m->fold_stopped = 1;
+        return -1;
+    }
     return 0;
 }

@@ -640,7 +640,7 @@ static int add_folded(builder *b, const mt_event *ev)
     b->live -= (int64_t)a.n_samples;
     mta_live_remove(&b->live_blocks, r);
     if (mta_fold(m, &a, seq) < 0) {
-        b->why = "out of memory";
+        b->why = m->fold_stopped ? "stopped by the caller" : "out of memory";
         return -1;
     }
     return 0;
@@ -823,6 +823,8 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
             m->fold_filter = opts->fold_filter;
             m->fold_live_at = opts->fold_live_at;
             m->fold_peak = opts->fold_peak;
+            m->on_fold = opts->on_fold;
+            m->fold_ctx = opts->fold_ctx;
         }
     }
     if (m && m->folded && !opts->fold_peak_known &&
@@ -928,8 +930,10 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
      * memory, then exited): the packets say when. */
     if (mt_reader_end_time(r) > m->end)
         m->end = mt_reader_end_time(r);
-    if (m->folded && fold_rest(&b) < 0)
-        goto fail_oom;
+    if (m->folded && fold_rest(&b) < 0) {
+        why = m->fold_stopped ? "stopped by the caller" : oom;
+        goto fail;
+    }
     for (size_t i = 0; i < m->nodes.n; i++)
         if (m->nodes.v[i].depth > m->deepest)
             m->deepest = m->nodes.v[i].depth;

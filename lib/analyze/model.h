@@ -77,6 +77,9 @@ struct mt_model {
     int folded;
     mt_cost fold_by_source[3];     /* what was folded, per allocation source */
     const mt_filter *fold_filter;
+    int (*on_fold)(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq);
+    void *fold_ctx;
+    int fold_stopped;              /* on_fold returned -1 */
     mt_timedelta fold_live_at;
     mt_timedelta fold_peak;        /* what MT_TIME_PEAK stands for when folding */
     mt_timedelta *fold_lt;         /* the time of each clause of fold_filter */
