@@ -78,6 +78,11 @@ typedef struct mt_event {
     const mt_location_code *backtrace; /* caller first; valid until the next call */
     size_t backtrace_length;
     size_t common_prefix;    /* decoded prefix length, as on the wire */
+    /* Added, MT_EVENT_ALLOC: 1 for a block carried over from the previous
+     * piece of a rotated recording (it was allocated before this piece
+     * started and is still live; its time is the piece's start), else 0.
+     * Set by mt_reader_next from the packet's carried mark. */
+    int carried;
 } mt_event;
 
 /* ------------------------------------------------------------------------ */
@@ -203,6 +208,13 @@ int mt_writer_flush(mt_writer *w);
  * flush_duration field, which other readers ignore, holds a mark that
  * mt_reader_ended sees. */
 int mt_writer_flush_until(mt_writer *w, mt_timestamp now, int end);
+/* Added: carried nonzero: the allocations put from now on are blocks carried
+ * over from the previous piece of a rotated recording (docs/format.md,
+ * "Pieces of a rotated recording"); they go into packets of their own whose
+ * flush_duration field holds a mark other readers ignore, and readers report
+ * them with mt_event.carried set. Switching writes out the current packet
+ * if it holds events. Returns 0, or -1 once the writer has failed. */
+int mt_writer_set_carried(mt_writer *w, int carried);
 /* Flush and free the writer; returns -1 if anything failed. */
 int mt_writer_close(mt_writer *w);
 /* Added: the final flush of close, without freeing, so that a failure can be

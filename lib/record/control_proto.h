@@ -88,4 +88,34 @@ static inline long long mt_ctl_duration_ms(const char *s)
     return (long long)ms;
 }
 
+/* Rotation of long recordings (MEMTRACE_ROTATE_SIZE, MEMTRACE_ROTATE_TIME):
+ * the smallest bounds accepted. */
+#define MT_ROTATE_MIN_SIZE 65536
+#define MT_ROTATE_MIN_MS 1000
+
+/* "100m", "1g", "64k", "4096", with an optional "i" and "b" ("100MiB"):
+ * bytes, or -1. */
+static inline long long mt_ctl_size_bytes(const char *s)
+{
+    if (!s || !*s)
+        return -1;
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || !(v > 0))
+        return -1;
+    switch (*end) {
+    case 'k': case 'K': v *= 1024; end++; break;
+    case 'm': case 'M': v *= 1024.0 * 1024; end++; break;
+    case 'g': case 'G': v *= 1024.0 * 1024 * 1024; end++; break;
+    case 't': case 'T': v *= 1024.0 * 1024 * 1024 * 1024; end++; break;
+    }
+    if (*end == 'i' || *end == 'I')
+        end++;
+    if (*end == 'b' || *end == 'B')
+        end++;
+    if (*end || v > 1e18)
+        return -1;
+    return (long long)v;
+}
+
 #endif

@@ -56,7 +56,9 @@
 
 #include "memtrace/record.h"
 #include "memtrace/trace.h"
+#include "carry.h"
 #include "control.h"
+#include "control_proto.h"
 #include "engine.h"
 #include "queue.h"
 #include "real.h"
@@ -81,6 +83,7 @@ static struct {
     pid_t pid;                  /* process the open trace belongs to */
     char base[PATH_MAX - 64];   /* FILE as the user gave it */
     char path[PATH_MAX];        /* the file this process writes */
+    char stem[PATH_MAX - 32];   /* path without rotation's piece suffix */
     double rate;
     size_t depth;
     int follow;
@@ -104,6 +107,15 @@ static struct {
     int atexit_done;
     unsigned epoch;             /* recordings opened by this process, mod 2^16 */
     unsigned writer_epoch;      /* the recording the running writer thread serves */
+    int fd_regular;             /* fd is a regular file (not /dev/null) */
+    /* Rotation (MEMTRACE_ROTATE_SIZE, _TIME, MEMTRACE_KEEP); 0: off */
+    int64_t rot_size;           /* bytes per piece, after its carried blocks */
+    int64_t rot_ms;             /* milliseconds per piece */
+    unsigned keep;              /* pieces kept (0: all) */
+    unsigned piece;             /* number of the piece being written, from 1 */
+    int64_t piece_ms;           /* when it started (monotonic) */
+    int64_t piece_off0;         /* its size after its carried blocks */
+    int delete_warned;
 } tr = { .fd = -1, .tail_off = -1, .wlock = PTHREAD_MUTEX_INITIALIZER };
 
 static dev_t err_dev;
@@ -215,6 +227,11 @@ static void writer_failed(void)
     tr.state = IDLE;
 }
 
+static int rotating(void)
+{
+    return tr.rot_size || tr.rot_ms;
+}
+
 /* The allocation source written for a record: malloc blocks are External,
  * as in every C trace; anonymous mappings are Major (docs/format.md,
  * "Allocation sources in C traces"). */
@@ -243,7 +260,13 @@ static void put_record(void *ctx, const struct mtr_rec *r)
         mt_obj_id id;
         rc = mt_writer_put_alloc(tr.w, r->time, r->size, r->n_samples, trace_source(r->source),
                                  tr.bt, n, &id);
-        if (rc == 0 && id != r->id) {
+        if (rc == 0 && rotating()) {
+            /* Ids restart in each piece: the table maps them. */
+            if (mtr_carry_add(r->id, id, r->size, r->n_samples, r->source, tr.bt, n) != 0) {
+                errno = ENOMEM;
+                rc = -1;
+            }
+        } else if (rc == 0 && id != r->id) {
             message("%s: allocation ids out of step (%llu, %llu); tracing stopped", tr.path,
                     (unsigned long long)id, (unsigned long long)r->id);
             tr.writer_failed = 1;
@@ -252,7 +275,10 @@ static void put_record(void *ctx, const struct mtr_rec *r)
             return;
         }
     } else {
-        rc = mt_writer_put_collect(tr.w, r->time, r->id);
+        uint64_t id = r->id;
+        if (rotating() && !mtr_carry_take(r->id, &id))
+            return;   /* (an allocation that could not be queued) */
+        rc = mt_writer_put_collect(tr.w, r->time, id);
     }
     if (rc != 0)
         writer_failed();
@@ -285,12 +311,19 @@ static void write_until(int end)
     tr.last_flush_ms = mono_ms();
 }
 
-/* Drain the queue and flush if due (or if force). wlock held. */
+static void rotate(void);
+
+/* Drain the queue and flush if due (or if force); start the next piece
+ * when this one has reached its bound. wlock held. */
 static void pump(int force)
 {
     mtr_queue_drain(put_record, NULL);
     if (force || mono_ms() - tr.last_flush_ms >= tr.flush_ms)
         write_until(0);
+    if (rotating() && tr.w && !tr.writer_failed &&
+        ((tr.rot_size && tr.off - tr.piece_off0 >= tr.rot_size) ||
+         (tr.rot_ms && mono_ms() - tr.piece_ms >= tr.rot_ms)))
+        rotate();
 }
 
 /* Asked only when the queue is full. A child made by a raw clone or
@@ -488,35 +521,21 @@ static int open_first(const char *path, const char **why)
     return fd;
 }
 
-/* Open this process's file, write the header, start the writer thread.
- * first: this is the first process of the tree (writes FILE itself).
- * wlock held (or single-threaded start). Returns 0 or -1 (message given). */
-static int open_trace(int first)
+/* The name of piece k of this process's trace: the stem itself without
+ * rotation, else STEM.partNNNN (docs/recorder.md, "Long runs: rotation"). */
+static void piece_path(char *out, size_t cap, unsigned k)
 {
-    int fd = -1;
-    pid_t pid = getpid();
-    const char *why = NULL;
-    if (first) {
-        snprintf(tr.path, sizeof tr.path, "%s", tr.base);
-        fd = open_first(tr.path, &why);
-    } else {
-        /* O_EXCL: never an existing file, never through a link. */
-        for (int k = 0; k < 100 && fd < 0; k++) {
-            if (k == 0)
-                snprintf(tr.path, sizeof tr.path, "%s.%d", tr.base, (int)pid);
-            else
-                snprintf(tr.path, sizeof tr.path, "%s.%d.%d", tr.base, (int)pid, k);
-            fd = open(tr.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, TRACE_MODE);
-            if (fd < 0 && errno != EEXIST)
-                break;
-        }
-        if (fd < 0)
-            why = strerror(errno);
-    }
-    if (fd < 0) {
-        message("%s: cannot create trace: %s", tr.path, why);
-        return -1;
-    }
+    if (tr.rot_size || tr.rot_ms)
+        snprintf(out, cap, "%s.part%04u", tr.stem, k);
+    else
+        snprintf(out, cap, "%s", tr.stem);
+}
+
+/* Takes fd as the current piece's file and writes its trace info (start:
+ * the time it covers from). The writer thread is not started here. wlock
+ * held. Returns 0 or -1 (message given, fd closed). */
+static int begin_piece(int fd, int64_t start)
+{
     fd = high_fd(fd);
     struct stat st;
     fstat(fd, &st);
@@ -525,6 +544,7 @@ static int open_trace(int first)
     tr.fd_ino = st.st_ino;
     tr.off = 0;
     tr.tail_off = -1;
+    tr.fd_regular = S_ISREG(st.st_mode);
 
     char exe[PATH_MAX], host[256];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -541,8 +561,8 @@ static int open_trace(int first)
     info.executable_name = exe;
     info.host_name = host;
     info.ocaml_runtime_params = "";
-    info.pid = (uint64_t)pid;
-    info.start_time = tr.start_us;   /* the process's start, not its first sample */
+    info.pid = (uint64_t)tr.pid;
+    info.start_time = start;
     info.context = tr.context ? tr.context : cmdline;
 
     mt_writer_options opts;
@@ -551,12 +571,9 @@ static int open_trace(int first)
     opts.resolve = resolve;     /* symbolizer created by the writer thread */
     opts.write = write_trace;
     char *err = NULL;
-    /* tr.sym: kept from an earlier recording of this process (on/off
-     * control), created by the writer thread otherwise. */
     tr.writer_failed = 0;
     tr.dirty = 0;
     tr.last_flush_ms = mono_ms();
-    mtr_queue_reset();
     tr.w = mt_writer_open(fd, &info, &opts, &err);
     free(cmdline);
     if (!tr.w) {
@@ -566,21 +583,166 @@ static int open_trace(int first)
         tr.fd = -1;
         return -1;
     }
+    tr.piece_ms = mono_ms();
+    tr.piece_off0 = tr.off;
+    return 0;
+}
+
+/* Open this process's file, write the header, start the writer thread.
+ * first: this is the first process of the tree (writes FILE itself).
+ * wlock held (or single-threaded start). Returns 0 or -1 (message given). */
+static int open_trace(int first)
+{
+    int fd = -1;
+    pid_t pid = getpid();
+    const char *why = NULL;
+    mtr_carry_reset();   /* (a forked child's copy of its parent's blocks) */
+    tr.piece = 1;
+    if (first) {
+        snprintf(tr.stem, sizeof tr.stem, "%s", tr.base);
+        piece_path(tr.path, sizeof tr.path, tr.piece);
+        fd = open_first(tr.path, &why);
+    } else {
+        /* O_EXCL: never an existing file, never through a link. */
+        for (int k = 0; k < 100 && fd < 0; k++) {
+            if (k == 0)
+                snprintf(tr.stem, sizeof tr.stem, "%s.%d", tr.base, (int)pid);
+            else
+                snprintf(tr.stem, sizeof tr.stem, "%s.%d.%d", tr.base, (int)pid, k);
+            piece_path(tr.path, sizeof tr.path, tr.piece);
+            fd = open(tr.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, TRACE_MODE);
+            if (fd < 0 && errno != EEXIST)
+                break;
+        }
+        if (fd < 0)
+            why = strerror(errno);
+    }
+    if (fd < 0) {
+        message("%s: cannot create trace: %s", tr.path, why);
+        return -1;
+    }
+    /* tr.sym: kept from an earlier recording of this process (on/off
+     * control), created by the writer thread otherwise. */
     tr.pid = pid;
+    mtr_queue_reset();
+    /* The first piece starts with the process, not its first sample. */
+    if (begin_piece(fd, tr.start_us) != 0)
+        return -1;
     __atomic_store_n(&tr.epoch, tr.epoch + 1, __ATOMIC_RELAXED);
     /* Beside a regular file only (not beside /dev/null). */
-    mtr_rss_open(tr.path, pid, tr.start_us, S_ISREG(st.st_mode) ? tr.rss_ms : 0);
+    mtr_rss_open(tr.path, pid, tr.start_us, tr.fd_regular ? tr.rss_ms : 0);
     __atomic_store_n(&tr.state, ACTIVE, __ATOMIC_RELEASE);
     if (start_thread() != 0) {
         message("%s: cannot start the writer thread; tracing stopped", tr.path);
         __atomic_store_n(&tr.state, IDLE, __ATOMIC_RELEASE);
         mt_writer_close(tr.w);
         tr.w = NULL;
-        close(fd);
+        close(tr.fd);
         tr.fd = -1;
         return -1;
     }
     return 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Rotation (docs/recorder.md, "Long runs: rotation")                      */
+
+/* Writes a live block at the start of the new piece (mtr_carry_each). */
+static int carry_one(void *ctx, struct mtr_carried *c)
+{
+    int64_t now = *(const int64_t *)ctx;
+    mt_obj_id id;
+    if (mt_writer_put_alloc(tr.w, now, c->size, c->n_samples, trace_source(c->source),
+                            c->frames, c->nframes, &id) != 0)
+        return 1;
+    c->piece_id = id;
+    return 0;
+}
+
+/* The next piece could not be started: say so once, stop sampling; the
+ * pieces written so far are complete. wlock held. */
+static void rotation_failed(const char *why)
+{
+    message("%s: cannot start this piece of the trace: %s; tracing stopped (the earlier "
+            "pieces are complete)", tr.path, why);
+    tr.writer_failed = 1;
+    mt_memprof_stop();
+    tr.state = IDLE;
+    if (tr.w) {
+        mt_writer_close(tr.w);
+        tr.w = NULL;
+    }
+    if (tr.fd >= 0)
+        close(tr.fd);
+    tr.fd = -1;
+    mtr_carry_reset();
+}
+
+/* MEMTRACE_KEEP: the piece that falls out of the window goes, with its
+ * .rss. A failure is said once; tracing goes on. */
+static void drop_old_piece(void)
+{
+    if (!tr.keep || tr.piece <= tr.keep)
+        return;
+    char old[PATH_MAX + 8];
+    piece_path(old, sizeof old - 4, tr.piece - tr.keep);
+    if (unlink(old) != 0 && errno != ENOENT && !tr.delete_warned) {
+        tr.delete_warned = 1;
+        message("%s: cannot delete this old piece: %s; tracing goes on, but old pieces are "
+                "no longer deleted reliably", old, strerror(errno));
+    }
+    strcat(old, ".rss");
+    unlink(old);
+}
+
+/* Ends the current piece (complete, with the end mark) and starts the next:
+ * its trace info, then every sampled block still live, written again as
+ * carried allocations at the piece's start time with their stacks and
+ * sample counts, in packets marked as such. Runs in the writer thread (or
+ * whoever pumps the queue), wlock held: never in an allocation. */
+static void rotate(void)
+{
+    write_until(1);
+    if (tr.writer_failed)
+        return;
+    int rc = mt_writer_close(tr.w);
+    tr.w = NULL;
+    close(tr.fd);
+    tr.fd = -1;
+    if (rc != 0) {
+        rotation_failed("the previous piece could not be finished");
+        return;
+    }
+    int64_t now = wall_us();
+    tr.piece++;
+    piece_path(tr.path, sizeof tr.path, tr.piece);
+    const char *why = NULL;
+    int fd = open_first(tr.path, &why);
+    if (fd < 0) {
+        rotation_failed(why);
+        return;
+    }
+    if (begin_piece(fd, now) != 0) {
+        rotation_failed("cannot write its header");
+        return;
+    }
+    int crc = mt_writer_set_carried(tr.w, 1);
+    if (crc == 0)
+        crc = mtr_carry_each(carry_one, &now);
+    if (crc == 0)
+        crc = mt_writer_set_carried(tr.w, 0);
+    if (crc != 0) {
+        if (crc < 0)
+            rotation_failed("out of memory for the table of live blocks");
+        else
+            writer_failed();
+        return;
+    }
+    tr.piece_off0 = tr.off;
+    tr.tail_off = -1;
+    tr.dirty = 0;
+    mtr_rss_open(tr.path, tr.pid, now, tr.fd_regular ? tr.rss_ms : 0);
+    drop_old_piece();
 }
 
 static void at_exit_handler(void)
@@ -720,6 +882,7 @@ API int memtrace_stop_tracing(void)
             if (tr.fd >= 0)
                 close(tr.fd);
             tr.fd = -1;
+            mtr_carry_reset();
             __atomic_store_n(&tr.state, IDLE, __ATOMIC_RELEASE);
         }
         pthread_mutex_unlock(&tr.wlock);
@@ -745,6 +908,38 @@ static int env_long(const char *name, long lo, long hi, const char *what, long *
     }
     *out = v;
     return 1;
+}
+
+/* MEMTRACE_ROTATE_SIZE, MEMTRACE_ROTATE_TIME, MEMTRACE_KEEP: 0, or -1
+ * after saying what was expected. */
+static int rotation_env(void)
+{
+    const char *sz = secure_getenv("MEMTRACE_ROTATE_SIZE");
+    const char *tm = secure_getenv("MEMTRACE_ROTATE_TIME");
+    long long size = 0, ms = 0;
+    long keep = 0;
+    if (sz && *sz && (size = mt_ctl_size_bytes(sz)) < MT_ROTATE_MIN_SIZE) {
+        message("MEMTRACE_ROTATE_SIZE=%s: expected a size of at least 64k, such as 100m or 1g",
+                sz);
+        return -1;
+    }
+    if (tm && *tm && (ms = mt_ctl_duration_ms(tm)) < MT_ROTATE_MIN_MS) {
+        message("MEMTRACE_ROTATE_TIME=%s: expected a time of at least 1s, such as 10m, 1h or "
+                "1d", tm);
+        return -1;
+    }
+    int k = env_long("MEMTRACE_KEEP", 1, 1000000, "a number of pieces to keep in [1, 1000000]",
+                     &keep);
+    if (k < 0)
+        return -1;
+    if (k > 0 && !size && !ms) {
+        message("MEMTRACE_KEEP=%ld: needs MEMTRACE_ROTATE_SIZE or MEMTRACE_ROTATE_TIME", keep);
+        return -1;
+    }
+    tr.rot_size = size > 0 ? size : 0;
+    tr.rot_ms = ms > 0 ? ms : 0;
+    tr.keep = (unsigned)keep;
+    return 0;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -825,6 +1020,8 @@ API int memtrace_trace_if_requested(void)
         env_long("MEMTRACE_RSS_MS", 0, 3600000,
                  "a number of milliseconds between resident-memory samples in [0, 3600000]",
                  &rss_ms) < 0)
+        return -1;
+    if (rotation_env() < 0)
         return -1;
     tr.rss_ms = rss_ms ? (int)rss_ms : -1;   /* -1: no FILE.rss */
     tr.depth = (size_t)depth;

@@ -22,6 +22,9 @@
 /* flush_duration (always 0 for OCaml, ignored by every reader) of the packet
  * our writer writes when the recording process ends: see mt_writer_flush_until. */
 #define MT_FLUSH_END_MARK 0x454e4421u
+/* flush_duration of a packet whose allocations are blocks carried over from
+ * the previous piece of a rotated recording: see mt_writer_set_carried. */
+#define MT_FLUSH_CARRY_MARK 0x43415259u
 #define MT_HDR_VERSION 28
 #define MT_HDR_PID 30
 #define MT_HDR_DOMAIN 38 /* v3 only */

@@ -68,6 +68,7 @@ struct mt_reader {
     uint64_t expected_id;            /* v1/v2: ids run on across packets */
     int64_t last_end;                /* latest packet end time, absolute */
     int end_marked;                  /* the last packet carries the end mark */
+    int carried;                     /* the packet holds carried blocks */
     int done, failed;
     char err[512];
 };
@@ -562,6 +563,7 @@ static int next_packet(mt_reader *r)
         if (h.end > r->last_end)
             r->last_end = h.end;
         r->end_marked = h.flush == MT_FLUSH_END_MARK;
+        r->carried = h.flush == MT_FLUSH_CARRY_MARK;
         r->dom = d;
         r->next_id = h.id_begin;
         r->id_end = h.id_end;
@@ -1011,10 +1013,14 @@ static inline int next_fast(mt_reader *r, mt_event *ev)
 int mt_reader_next(mt_reader *r, mt_event *ev)
 {
     for (;;) {
-        if (__builtin_expect(next_fast(r, ev), 1))
+        if (__builtin_expect(next_fast(r, ev), 1)) {
+            ev->carried = r->carried;   /* (a carried packet holds allocations only) */
             return 1;
+        }
         int rc = next_careful(r, ev);
-        if (rc != 2)
+        if (rc != 2) {
+            ev->carried = rc == 1 && r->carried && ev->kind == MT_EVENT_ALLOC;
             return rc;
+        }
     }
 }

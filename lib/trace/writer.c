@@ -49,6 +49,7 @@ struct mt_writer {
     int end_marked;             /* the last packet written carries the end mark
                                  * and nothing was added since */
     uint32_t next_flush_field;  /* flush_duration of the next events packet */
+    int carried;                /* events go into carried packets (set_carried) */
     char err[256];
 
     /* Current events packet. */
@@ -321,7 +322,8 @@ static int flush_at(mt_writer *w, int64_t now)
     mt_put64(w->buf + MT_HDR_TIME_END, (uint64_t)w->pkt_end);
     mt_put64(w->buf + MT_HDR_ID_BEGIN + s, w->pkt_first_id);
     mt_put64(w->buf + MT_HDR_ID_END + s, w->next_id);
-    mt_put32(w->buf + MT_HDR_FLUSH, w->next_flush_field);
+    mt_put32(w->buf + MT_HDR_FLUSH, w->next_flush_field ? w->next_flush_field
+                                    : w->carried ? MT_FLUSH_CARRY_MARK : 0);
     w->end_marked = w->next_flush_field == MT_FLUSH_END_MARK;
     w->next_flush_field = 0;
     if (write_all(w, w->buf, w->len) < 0)
@@ -345,6 +347,18 @@ int mt_writer_flush_until(mt_writer *w, mt_timestamp now, int end)
     }
     w->next_flush_field = end ? MT_FLUSH_END_MARK : 0;
     return flush_at(w, w->pkt_end);
+}
+
+int mt_writer_set_carried(mt_writer *w, int carried)
+{
+    carried = carried != 0;
+    if (carried == w->carried)
+        return w->failed ? -1 : 0;
+    /* A packet holds carried blocks only, or none. */
+    if (w->len > w->hdr_size && flush_at(w, w->pkt_end) < 0)
+        return -1;
+    w->carried = carried;
+    return w->failed ? -1 : 0;
 }
 
 /* Cuts the packet if the next event would not fit the rules, then writes

@@ -8,9 +8,13 @@
  *          frame is "[truncated]">
  *   END last_event_us=<time of the last event> end_us=<end of the
  *       recording> marked=<1 if the writer marked its end>
+ *   CARRIED n=<blocks carried over from the previous piece of a rotated
+ *       recording: live, not counted as allocated nor in allocs=>
+ *       live_bytes=<their estimated bytes>
  * Estimates use n_samples / rate. The site is the innermost location of
- * the innermost frame. Exits 1 if the trace is malformed or a collect names
- * an unknown or already collected allocation.
+ * the innermost frame. Exits 1 if the trace is malformed, a collect names
+ * an unknown or already collected allocation, or a carried block comes
+ * after a new allocation.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +68,8 @@ int main(int argc, char **argv)
     double rate = info->sample_rate;
     size_t cap = 1 << 16;
     struct { struct site *site; double w; int live; } *objs = calloc(cap, sizeof *objs);
-    unsigned long allocs = 0, collects = 0, live = 0, truncated = 0;
+    unsigned long allocs = 0, collects = 0, live = 0, truncated = 0, carried = 0;
+    double carried_bytes = 0;
     size_t max_len = 0;
     long long last = 0;
     mt_event ev;
@@ -102,13 +107,23 @@ int main(int argc, char **argv)
             }
             struct site *s = site_of(name);
             double w = (double)ev.n_samples / rate;
-            s->alloc += w;
+            if (ev.carried) {
+                if (allocs > 0) {
+                    fprintf(stderr, "summary: carried block %llu after new allocations\n",
+                            (unsigned long long)ev.id);
+                    return 1;
+                }
+                carried++;
+                carried_bytes += w;
+            } else {
+                s->alloc += w;
+                s->samples += ev.n_samples;
+                allocs++;
+            }
             s->live += w;
-            s->samples += ev.n_samples;
             objs[ev.id].site = s;
             objs[ev.id].w = w;
             objs[ev.id].live = 1;
-            allocs++;
             live++;
         } else if (ev.kind == MT_EVENT_COLLECT) {
             if (ev.id >= cap || !objs[ev.id].live) {
@@ -133,6 +148,7 @@ int main(int argc, char **argv)
     printf("END last_event_us=%lld end_us=%lld marked=%d\n", last,
            (long long)mt_reader_end_time(r), mt_reader_ended(r));
     printf("EXE %s\n", info->executable_name);
+    printf("CARRIED n=%lu live_bytes=%.0f\n", carried, carried_bytes);
     for (int i = 0; i < nsites; i++)
         printf("SITE %s %.0f %.0f %lu\n", sites[i].name, sites[i].alloc,
                sites[i].live < 0.5 && sites[i].live > -0.5 ? 0.0 : sites[i].live,
