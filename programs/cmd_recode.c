@@ -109,8 +109,11 @@ static int recode_serial(mt_reader *r, mt_writer *w, const char *in, const char 
                     in);
             return 1;
         }
+        /* blocks carried over from a previous piece stay marked as such */
         int ok;
-        if (ev.kind == MT_EVENT_ALLOC && ev.id == mt_writer_next_id(w)) {
+        if (mt_writer_set_carried(w, ev.kind == MT_EVENT_ALLOC && ev.carried) != 0)
+            ok = 0;
+        else if (ev.kind == MT_EVENT_ALLOC && ev.id == mt_writer_next_id(w)) {
             /* The reader keeps the shared prefix in place, so the first
              * min(common_prefix, previous length) frames are the previous
              * allocation's: the writer need not compare them. */

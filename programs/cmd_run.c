@@ -38,6 +38,7 @@ static void usage(FILE *f)
         "usage: memtrace run [-o FILE] [--interval BYTES | --rate R] [--depth N]\n"
         "                    [--unwind MODE] [--no-follow] [--paused] [--signal SIG]\n"
         "                    [--duration T] [--pprof-every T --pprof-dir DIR]\n"
+        "                    [--rotate-size SIZE] [--rotate-time T] [--keep N]\n"
         "                    [--] CMD [ARGS...]\n"
         "\n"
         "Run CMD with the memtrace recorder preloaded and write a memtrace trace of\n"
@@ -67,6 +68,13 @@ static void usage(FILE *f)
         "                        every T (60s, 5m) and at the end, into --pprof-dir as\n"
         "                        NAME.PID.UNIXTIME.pb.gz, for Pyroscope or Parca\n"
         "      --pprof-dir DIR   where the snapshots go (an existing directory)\n"
+        "      --rotate-size SIZE  write the trace in pieces of about SIZE each (64k or\n"
+        "                        more: 100m, 1g): FILE.part0001, FILE.part0002, ...;\n"
+        "                        each piece is a trace of its own that starts with the\n"
+        "                        blocks still live, carried over from the one before\n"
+        "      --rotate-time T   a new piece every T (1s or more: 10m, 1h, 1d)\n"
+        "      --keep N          keep only the N latest pieces (older ones are deleted),\n"
+        "                        so that a long run's traces take bounded disk space\n"
         "  -h, --help            this help\n"
         "\n"
         "Processes CMD starts (fork, exec) that sample something are traced into\n"
@@ -197,6 +205,19 @@ static void set_control_env(int paused, const char *signame, const char *duratio
         setenv("MEMTRACE_DURATION", duration, 1);
 }
 
+/* In the child: rotation of long recordings (lib/record/tracer.c). */
+static void set_rotation_env(const char *size, const char *time, const char *keep)
+{
+    const char *name[3] = { "MEMTRACE_ROTATE_SIZE", "MEMTRACE_ROTATE_TIME", "MEMTRACE_KEEP" };
+    const char *val[3] = { size, time, keep };
+    for (int i = 0; i < 3; i++) {
+        if (val[i])
+            setenv(name[i], val[i], 1);
+        else
+            unsetenv(name[i]);
+    }
+}
+
 /* The trace files this run wrote: FILE and FILE.PID[.K] beside it,
  * modified since the run started. Everything done with the run's traces
  * after the command ended (summary, symbolization) starts from this list. */
@@ -301,6 +322,9 @@ int cmd_run(int argc, char **argv)
         { "signal", required_argument, NULL, 'S' },
         { "duration", required_argument, NULL, 'D' },
         { "pprof-every", required_argument, NULL, 'E' },
+        { "rotate-size", required_argument, NULL, 'Z' },
+        { "rotate-time", required_argument, NULL, 'T' },
+        { "keep", required_argument, NULL, 'K' },
         { "pprof-dir", required_argument, NULL, 'R' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -312,6 +336,7 @@ int cmd_run(int argc, char **argv)
     const char *unwind = NULL;
     int paused = 0;
     const char *signame = NULL, *duration = NULL, *pprof_dir = NULL;
+    const char *rotate_size = NULL, *rotate_time = NULL, *keep = NULL;
     double pprof_every = 0;
     int c;
 
@@ -396,6 +421,33 @@ int cmd_run(int argc, char **argv)
         case 'R':
             pprof_dir = optarg;
             break;
+        case 'Z':
+            if (mt_ctl_size_bytes(optarg) < MT_ROTATE_MIN_SIZE) {
+                fprintf(stderr, "memtrace run: --rotate-size %s: expected a size of at least "
+                                "64k, such as 100m or 1g\n", optarg);
+                return 2;
+            }
+            rotate_size = optarg;
+            break;
+        case 'T':
+            if (mt_ctl_duration_ms(optarg) < MT_ROTATE_MIN_MS) {
+                fprintf(stderr, "memtrace run: --rotate-time %s: expected a time of at least "
+                                "1s, such as 10m, 1h or 1d\n", optarg);
+                return 2;
+            }
+            rotate_time = optarg;
+            break;
+        case 'K': {
+            char *end;
+            long k = strtol(optarg, &end, 10);
+            if (*end || end == optarg || k < 1 || k > 1000000) {
+                fprintf(stderr, "memtrace run: --keep %s: expected a number of pieces in "
+                                "[1, 1000000]\n", optarg);
+                return 2;
+            }
+            keep = optarg;
+            break;
+        }
         case 'h':
             usage(stdout);
             return 0;
@@ -410,6 +462,10 @@ int cmd_run(int argc, char **argv)
     }
     if (optind >= argc) {
         usage(stderr);
+        return 2;
+    }
+    if (keep && !rotate_size && !rotate_time) {
+        fprintf(stderr, "memtrace run: --keep needs --rotate-size or --rotate-time\n");
         return 2;
     }
     if (!pprof_every != !pprof_dir) {
@@ -431,7 +487,8 @@ int cmd_run(int argc, char **argv)
     }
 
     char why[PATH_MAX + 64];
-    const char *problem = output ? output_problem(output, follow, why, sizeof why)
+    int pieces = rotate_size || rotate_time;   /* FILE.partNNNN files beside FILE */
+    const char *problem = output ? output_problem(output, follow || pieces, why, sizeof why)
                                  : dir_problem(".", why, sizeof why);
     if (problem) {
         if (output)
@@ -497,6 +554,7 @@ int cmd_run(int argc, char **argv)
             setenv("MEMTRACE_DEPTH", ds, 1);
         }
         set_control_env(paused, signame, duration);
+        set_rotation_env(rotate_size, rotate_time, keep);
         if (!follow)
             setenv("MEMTRACE_FOLLOW", "0", 1);
         else

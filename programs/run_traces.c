@@ -1,7 +1,8 @@
 /*
  * run_traces.c - finds the trace files of one recorded run (FILE and the
  * FILE.<pid>[.<k>] files beside it; FILE-NNNN[.<pid>[.<k>]] for recordings
- * started on request) and reads each once for a summary:
+ * started on request; each of these with .partNNNN for the pieces of a
+ * rotated recording) and reads each once for a summary:
  * pid, command, samples, estimated bytes, and whether it ended cleanly.
  */
 #include "run_traces.h"
@@ -38,6 +39,23 @@ static int period_suffix(const char *s)
     if (n == 0)
         return 0;
     return s[n] == '\0' || (s[n] == '.' && pid_suffix(s + n + 1));
+}
+
+/* What the recorder appends to FILE, with a rotated recording's piece
+ * suffix (".part0001") taken off first: "", a pid or a period suffix. */
+static int trace_suffix(const char *s)
+{
+    char buf[256];
+    if (snprintf(buf, sizeof buf, "%s", s) >= (int)sizeof buf)
+        return 0;
+    char *dot = strrchr(buf, '.');
+    if (dot && !strncmp(dot, ".part", 5) && dot[5] &&
+        strspn(dot + 5, "0123456789") == strlen(dot + 5)) {
+        *dot = '\0';
+        if (!buf[0])
+            return 1;
+    }
+    return buf[0] == '.' ? pid_suffix(buf + 1) : buf[0] == '-' && period_suffix(buf + 1);
 }
 
 static int newer(const struct stat *st, const struct timespec *since)
@@ -92,9 +110,8 @@ size_t run_trace_files(const char *file, const struct timespec *since, char ***o
     size_t first_child = n;
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        if (strncmp(e->d_name, base, blen) != 0 ||
-            !(e->d_name[blen] == '.' ? pid_suffix(e->d_name + blen + 1)
-                                     : e->d_name[blen] == '-' && period_suffix(e->d_name + blen + 1)))
+        if (strncmp(e->d_name, base, blen) != 0 || !e->d_name[blen] ||
+            !trace_suffix(e->d_name + blen))
             continue;
         char path[PATH_MAX + 256];
         snprintf(path, sizeof path, "%s%s", slash ? dir : "", e->d_name);
@@ -168,7 +185,7 @@ void run_trace_read(const char *path, run_trace *t)
     mt_event ev;
     int rc;
     while ((rc = mt_reader_next(r, &ev)) == 1) {
-        if (ev.kind == MT_EVENT_ALLOC) {
+        if (ev.kind == MT_EVENT_ALLOC && !ev.carried) {   /* (carried: the piece before's) */
             t->allocs++;
             t->samples += ev.n_samples;
         }

@@ -125,6 +125,11 @@ typedef struct mt_alloc {
     uint64_t n_samples;      /* sample points in the block (>= 1) */
     mt_node_id stack;        /* allocation stack in the model's trie */
     uint8_t source;          /* mt_source */
+    /* Added: 1 for a block carried over from the previous piece of a
+     * rotated recording (mt_event.carried): live from the piece's start,
+     * where its time is, but allocated before it. Costs count it as live,
+     * never as allocated (alloc_*, samples) nor temporary. */
+    uint8_t carried;
 } mt_alloc;
 
 typedef struct mt_model mt_model;

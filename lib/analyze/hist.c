@@ -144,11 +144,11 @@ void mt_query_stats(const mt_selection *s, mt_stats *o)
         mt_cost *dst[2] = {&o->total, &o->by_source[a->source < 3 ? a->source : 2]};
         for (int k = 0; k < 2; k++) {
             mt_cost *d = dst[k];
-            d->alloc_bytes += bytes;
-            d->alloc_objects += obj;
+            d->alloc_bytes += a->carried ? 0 : bytes;   /* (live only) */
+            d->alloc_objects += a->carried ? 0 : obj;
             d->live_bytes += live ? bytes : 0;
             d->live_objects += live ? obj : 0;
-            d->samples += a->n_samples;
+            d->samples += a->carried ? 0 : a->n_samples;
             d->live_samples += live ? a->n_samples : 0;
             d->allocs += 1;
             d->temp_bytes += temp ? bytes : 0;

@@ -598,6 +598,7 @@ static int64_t alloc_of(builder *b, const mt_event *ev, mt_alloc *a)
     a->n_samples = ev->n_samples;
     a->stack = (mt_node_id)st;
     a->source = (uint8_t)(ev->source > MT_SOURCE_EXTERNAL ? MT_SOURCE_EXTERNAL : ev->source);
+    a->carried = ev->carried != 0;
     return 0;
 }
 
@@ -751,6 +752,7 @@ static inline __attribute__((always_inline)) int add_event(builder *b, const mt_
             .n_samples = ev->n_samples,
             .stack = (mt_node_id)st,
             .source = (uint8_t)ev->source,
+            .carried = ev->carried != 0,
         };
         if (ev->source > MT_SOURCE_EXTERNAL)
             a.source = MT_SOURCE_EXTERNAL;

@@ -525,9 +525,11 @@ mt_selection *mt_select_sites(const mt_model *m, const mt_filter *f, mt_timedelt
              * per allocation */
             mt_cost *c = &s->stack_cost[slot];
             double bytes = (double)a->n_samples * m->bps, obj = mta_alloc_objects(m, a);
-            c->alloc_bytes += bytes;
-            c->alloc_objects += obj;
-            c->samples += a->n_samples;
+            if (!a->carried) {   /* (carried over from an earlier piece: live only) */
+                c->alloc_bytes += bytes;
+                c->alloc_objects += obj;
+                c->samples += a->n_samples;
+            }
             c->allocs++;
             if (mta_is_live(a, s->live_at)) {
                 c->live_bytes += bytes;

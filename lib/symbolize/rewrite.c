@@ -286,8 +286,11 @@ static int copy_events(mt_reader *r, mt_writer *w, const char *path, char **erro
             return fail(error, "%s: events of several domains: not a trace of this recorder",
                         path);
         mt_timestamp now = (int64_t)((uint64_t)info->start_time + (uint64_t)ev.time);
+        /* blocks carried over from a previous piece stay marked as such */
         int ok;
-        if (ev.kind == MT_EVENT_ALLOC && ev.id == mt_writer_next_id(w)) {
+        if (mt_writer_set_carried(w, ev.kind == MT_EVENT_ALLOC && ev.carried) != 0)
+            ok = 0;
+        else if (ev.kind == MT_EVENT_ALLOC && ev.id == mt_writer_next_id(w)) {
             size_t keep = ev.common_prefix < prev_len ? ev.common_prefix : prev_len;
             prev_len = ev.backtrace_length;
             ok = mt_writer_put_alloc_shared(w, now, ev.length, ev.n_samples, ev.source,

@@ -679,6 +679,8 @@ int mt_writer_put_event(mt_writer *w, mt_timestamp start_time, const mt_event *e
         if (ev->id != w->next_id)
             return wfail(w, "allocation id %llu does not follow on from the writer's %llu",
                          (unsigned long long)ev->id, (unsigned long long)w->next_id);
+        if (mt_writer_set_carried(w, ev->carried) < 0)
+            return -1;
         return put_alloc(w, now, ev->length, ev->n_samples, ev->source, ev->backtrace,
                          ev->backtrace_length, ev->common_prefix, 0, NULL);
     case MT_EVENT_PROMOTE:
