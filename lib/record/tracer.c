@@ -227,6 +227,8 @@ static void writer_failed(void)
     tr.state = IDLE;
 }
 
+static void rotate(void);
+
 static int rotating(void)
 {
     return tr.rot_size || tr.rot_ms;
@@ -283,6 +285,10 @@ static void put_record(void *ctx, const struct mtr_rec *r)
     if (rc != 0)
         writer_failed();
     tr.dirty = 1;
+    /* A piece that reached its size goes at once, not at the end of a
+     * long drain. */
+    if (tr.rot_size && tr.off - tr.piece_off0 >= tr.rot_size && tr.w && !tr.writer_failed)
+        rotate();
 }
 
 /* Write out the current packet with the trace's end time raised to now
@@ -310,8 +316,6 @@ static void write_until(int end)
     tr.dirty = 0;
     tr.last_flush_ms = mono_ms();
 }
-
-static void rotate(void);
 
 /* Drain the queue and flush if due (or if force); start the next piece
  * when this one has reached its bound. wlock held. */

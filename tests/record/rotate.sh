@@ -1,0 +1,134 @@
+#!/bin/sh
+# rotate.sh - long runs in pieces (MEMTRACE_ROTATE_TIME, MEMTRACE_ROTATE_SIZE,
+# MEMTRACE_KEEP, memtrace run --rotate-time/--rotate-size/--keep): pieces
+# FILE.part0001, ... appear at the bound, each reads cleanly and is marked
+# ended; every piece after the first starts with the blocks still live,
+# carried over; allocation totals over the pieces equal those of the same
+# run without rotation (carried blocks are not counted again), live memory
+# at the end of the last piece equals the run's, and blocks carried over
+# are freed in a later piece; KEEP bounds the number of pieces (and their
+# .rss files); forked and exec'd children rotate their own FILE.<pid>;
+# bad settings and a directory that disappears are reported, never
+# harmful.
+. tests/record/progs/lib.sh
+skip_under_tsan
+R=$PROGS/rotator
+pieces() { ls "$1".part* 2>/dev/null | grep -E '\.part[0-9]+$'; }
+# site_sum SITE COLUMN FILES...: sum of a SITE column (3 allocated, 4 live)
+site_sum() {
+    s=$1 c=$2; shift 2
+    for g in "$@"; do summary "$g"; done | awk -v s="$s" -v c="$c" '$1 == "SITE" && $2 == s { t += $c } END { printf "%.0f\n", t }'
+}
+
+# The reference: the same deterministic run, not rotated (rate 1: every
+# block is sampled, every figure is exact).
+ref=$T/ref.ctf
+preload "$ref" 1 "$R" 100 1000 50 100 400 10000 || fail "reference run"
+
+f=$T/time.ctf
+MEMTRACE_ROTATE_TIME=1s preload "$f" 1 "$R" 100 1000 50 100 400 10000; st=$?
+check "time bound: program ran normally (status $st)" test "$st" = 0
+check "time bound: no FILE itself, only pieces" test ! -e "$f"
+n=$(pieces "$f" | wc -l)
+check "time bound: a piece a second over about 4 s ($n pieces)" test "$n" -ge 3 -a "$n" -le 7
+k=0 bad=0 nocarry=0 freed_carried=0
+for p in $(pieces "$f"); do
+    k=$((k + 1))
+    summary "$p" > "$T/p.sum" 2>&1 || { bad=$((bad + 1)); cat "$T/p.sum"; continue; }
+    grep -q '^END .* marked=1$' "$T/p.sum" || bad=$((bad + 1))
+    test -e "$p.rss" || bad=$((bad + 1))
+    carried=$(sed -n 's/^CARRIED n=\([0-9]*\).*/\1/p' "$T/p.sum")
+    if [ $k = 1 ]; then [ "$carried" = 0 ] || nocarry=$((nocarry + 1))
+    else [ "$carried" -gt 0 ] || nocarry=$((nocarry + 1)); fi
+    # the early blocks, all carried, half of them freed in this piece
+    cb=$(sed -n 's/^CARRIED .*live_bytes=\([0-9]*\)/\1/p' "$T/p.sum")
+    le=$(awk '$1 == "SITE" && $2 == "leak_early" { print $4 }' "$T/p.sum")
+    [ $k -gt 1 ] && [ "$cb" -ge 100000 ] && [ "$le" = 50000 ] && freed_carried=1
+done
+check "time bound: every piece reads to its end, is marked ended, has its .rss" test "$bad" = 0
+check "time bound: the first piece carries nothing, every later one the live blocks" \
+    test "$nocarry" = 0
+check "time bound: blocks carried over are freed in a later piece" test "$freed_carried" = 1
+for s in leak_early churn main; do
+    a=$(site_sum $s 3 $(pieces "$f")) b=$(site_sum $s 3 "$ref")
+    check "time bound: $s allocated over all pieces = without rotation ($a, $b)" test "$a" = "$b"
+done
+last=$(pieces "$f" | tail -n 1)
+for s in leak_early churn main; do
+    a=$(site_sum $s 4 "$last") b=$(site_sum $s 4 "$ref")
+    check "time bound: $s live at the end of the last piece = without rotation ($a, $b)" \
+        test "$a" = "$b"
+done
+# The reports: allocated over the pieces, live in the last one.
+tot=0
+for p in $(pieces "$f"); do
+    v=$("$MT_BIN" top --json "$p" | sed -n 's/.*"total": *{[^}]*"alloc_bytes": *\([0-9.e+]*\).*/\1/p' | head -n 1)
+    tot=$(awk -v a="$tot" -v b="$v" 'BEGIN { printf "%.0f", a + b }')
+done
+rv=$("$MT_BIN" top --json "$ref" | sed -n 's/.*"total": *{[^}]*"alloc_bytes": *\([0-9.e+]*\).*/\1/p' | head -n 1)
+check "memtrace top: allocated bytes over the pieces = without rotation ($tot, $rv)" \
+    test "$tot" = "$(awk -v a="$rv" 'BEGIN { printf "%.0f", a }')"
+lv=$("$MT_BIN" top --by live --json "$last" | sed -n 's/.*"total": *{[^}]*"live_bytes": *\([0-9.e+]*\).*/\1/p' | head -n 1)
+rl=$("$MT_BIN" top --by live --json "$ref" | sed -n 's/.*"total": *{[^}]*"live_bytes": *\([0-9.e+]*\).*/\1/p' | head -n 1)
+check "memtrace top --by live: the last piece alone = without rotation ($lv, $rl)" \
+    test -n "$lv" -a "$lv" = "$rl"
+
+# A size bound and KEEP, through memtrace run.
+f=$T/size.ctf
+"$MT_BIN" run --rate 1 --rotate-size 64k --keep 2 -o "$f" -- "$R" 100 1000 50 100 30000 50 \
+    > /dev/null 2> "$T/size.err"; st=$?
+check "memtrace run --rotate-size --keep: status 0 ($st)" test "$st" = 0
+n=$(pieces "$f" | wc -l)
+lastn=$(pieces "$f" | tail -n 1 | sed 's/.*\.part0*//')
+check "--keep 2: 2 pieces left ($n) of $lastn" test "$n" = 2 -a "$lastn" -gt 2
+check "--keep 2: the .rss of deleted pieces went with them" \
+    test "$(ls "$f".part*.rss | wc -l)" = 2
+check "the run's summary lists the pieces" grep -q "2 traces" "$T/size.err"
+big=0
+for p in $(pieces "$f"); do
+    summary "$p" > /dev/null 2>&1 || fail "$(basename "$p") readable"
+    sz=$(wc -c < "$p")
+    [ "$sz" -lt $((65536 + 65536)) ] || big=$((big + 1))
+done
+check "--rotate-size 64k: pieces stay near the bound" test "$big" = 0
+
+# Children: each process rotates its own trace.
+f=$T/fork.ctf
+out=$(MEMTRACE_ROTATE_TIME=1s preload "$f" 0.001 "$PROGS/forker" fork)
+check "fork: program ran normally ($out)" test "$out" = ok
+check "fork: the parent writes FILE.part0001" test -s "$f.part0001"
+n=$(ls "$f".* | grep -cE '\.ctf\.[0-9]+\.part0001$')
+check "fork: each child writes FILE.<pid>.part0001 ($n)" test "$n" = 3
+f=$T/exec.ctf
+out=$(MEMTRACE_ROTATE_TIME=1s preload "$f" 0.001 "$PROGS/forker" selfexec)
+c=$(ls "$f".* | grep -E '\.ctf\.[0-9]+\.part0001$')
+check "exec: the exec'd program writes FILE.<pid>.part0001 ($c)" test -n "$c"
+[ -n "$c" ] && summary "$c" 2>/dev/null | grep -q '^SITE child_work ' ||
+    fail "exec: the exec'd program's allocations in its piece"
+
+# Bad settings: one message, no trace, the program runs.
+for v in "MEMTRACE_ROTATE_SIZE=1k" "MEMTRACE_ROTATE_SIZE=lots" "MEMTRACE_ROTATE_TIME=10ms" \
+         "MEMTRACE_KEEP=0" "MEMTRACE_KEEP=3"; do
+    f=$T/bad.ctf; rm -f "$f"*
+    out=$(env "$v" sh -c '. tests/record/progs/lib.sh; preload_raw "$1" 1 "$2" 1 100 1 100 1 0' _ \
+          "$f" "$R" 2>&1); st=$?
+    check "$v: refused with a message, the program runs ($st: $out)" \
+        sh -c "test $st = 0 && echo '$out' | grep -q '${v%%=*}' && ! ls '$f'* >/dev/null 2>&1"
+done
+for o in "--rotate-size 10" "--rotate-time 0.1s" "--keep 2" "--keep x --rotate-time 1s"; do
+    # shellcheck disable=SC2086
+    "$MT_BIN" run $o -o "$T/x.ctf" -- true > /dev/null 2>&1; st=$?
+    check "memtrace run $o: usage error ($st)" test "$st" = 2
+done
+
+# The directory goes away: the next piece cannot be made; one message,
+# tracing stops, the program goes on.
+d=$T/gone; mkdir -p "$d"
+(MEMTRACE_ROTATE_TIME=1s preload_raw "$d/t.ctf" 1 "$R" 10 1000 5 100 300 10000 \
+    > /dev/null 2> "$T/gone.err"; echo $? > "$T/gone.st") &
+sleep 0.5; rm -rf "$d"; wait
+check "directory removed: the program goes on (status $(cat "$T/gone.st"))" \
+    test "$(cat "$T/gone.st")" = 0
+check "directory removed: one message" \
+    sh -c "test \$(grep -c 'cannot start this piece' '$T/gone.err') = 1"
+finish
