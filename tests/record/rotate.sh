@@ -59,6 +59,9 @@ for s in leak_early churn main; do
     check "time bound: $s live at the end of the last piece = without rotation ($a, $b)" \
         test "$a" = "$b"
 done
+"$MT_BIN" recode "$last" "$T/recoded.ctf" 2>/dev/null
+check "memtrace recode keeps the carried mark" \
+    test "$(summary "$last" | grep '^CARRIED')" = "$(summary "$T/recoded.ctf" | grep '^CARRIED')"
 # The reports: allocated over the pieces, live in the last one.
 tot=0
 for p in $(pieces "$f"); do
