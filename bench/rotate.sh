@@ -1,0 +1,71 @@
+#!/bin/sh
+# rotate.sh - what rotation (MEMTRACE_ROTATE_SIZE, MEMTRACE_KEEP) costs the
+# profiled program: bench/alloc_bench.c (THREADS threads, PAIRS malloc/free
+# pairs of 16..512 bytes) at a 64 KiB mean interval, writing one trace, and
+# the same cut into 64 KiB pieces (the smallest bound: a new piece every
+# few dozen milliseconds, the worst case) keeping 2, in interleaved rounds
+# with plain glibc; prints median wall and CPU times of the benchmark's own
+# threads and median per-round ratios, to plain glibc and to the unrotated
+# recorder. Rotation runs in the writer thread, so the allocating threads
+# should see no difference beyond noise.
+#
+#   sh bench/rotate.sh [BUILD]       (default build/; builds what it needs)
+#   env: PAIRS (20000000), THREADS (2), DEPTHS ("0 20"), ROUNDS (7)
+set -u
+cd "$(dirname "$0")/.."
+B=${1:-build}
+PAIRS=${PAIRS:-20000000}
+THREADS=${THREADS:-2}
+DEPTHS=${DEPTHS:-"0 20"}
+ROUNDS=${ROUNDS:-7}
+BIN=$B/bench/alloc_bench
+LIB=$PWD/$B/libmemtrace.so
+out=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-bench.XXXXXX")
+[ -x "$BIN" ] && [ -f "$LIB" ] || make --no-print-directory -s BUILD="$B" libs bench-tools >&2
+[ -x "$BIN" ] && [ -f "$LIB" ] || { echo "build first: make BUILD=$B libs bench-tools" >&2; exit 1; }
+RATE=1.52587890625e-05   # 1/65536
+
+# run VARIANT DEPTH: "wall cpu" of the benchmark's threads
+run() {
+    v=$1 d=$2
+    rm -f "$out"/t.ctf*
+    case $v in
+        plain) set -- ;;
+        one) set -- env LD_PRELOAD="$LIB" MEMTRACE="$out/t.ctf" MEMTRACE_RATE=$RATE ;;
+        pieces) set -- env LD_PRELOAD="$LIB" MEMTRACE="$out/t.ctf" MEMTRACE_RATE=$RATE \
+                    MEMTRACE_ROTATE_SIZE=64k MEMTRACE_KEEP=2 ;;
+    esac
+    "$@" "$BIN" "$PAIRS" "$THREADS" "$d" >"$out/last.txt" 2>&1 || { echo "NaN NaN"; return; }
+    if [ "$v" = pieces ]; then
+        ls "$out"/t.ctf.part* | grep -E 'part[0-9]+$' | sed 's/.*part0*//' | sort -n | tail -n 1 >>"$out/pieces.$d"
+    fi
+    sed -n 's/.*seconds=\([0-9.]*\) cpu=\([0-9.]*\).*/\1 \2/p' "$out/last.txt" | tail -n 1
+}
+
+median() { sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+# ratios COLUMN VARIANT BASE: median of per-round ratios
+ratio() {
+    awk -v c="$1" -v v="$2" -v b="$3" '$2 == b { p[$1] = $c } $2 == v { x[$1] = $c } END { for (r in x) if (p[r] > 0) printf "%.3f\n", x[r] / p[r] }' "$out/times.$d" | median
+}
+
+echo "# alloc_bench $PAIRS pairs, $THREADS threads, 64 KiB interval, $ROUNDS interleaved rounds ($(date -u +%Y-%m-%d), $(nproc) CPUs)"
+for d in $DEPTHS; do
+    : >"$out/times.$d"
+    : >"$out/pieces.$d"
+    for r in $(seq "$ROUNDS"); do
+        for v in plain one pieces; do
+            echo "$r $v $(run "$v" "$d")" >>"$out/times.$d"
+        done
+    done
+    echo
+    echo "## depth $d ($(( d + 5 )) frames at malloc); pieces written per run: $(median < "$out/pieces.$d") (median)"
+    echo
+    echo "| variant | median time (s) | median CPU (s) | time ratio to plain | CPU ratio to plain | time ratio to one trace | CPU ratio to one trace |"
+    echo "|---|---|---|---|---|---|---|"
+    for v in plain one pieces; do
+        t=$(awk -v v=$v '$2 == v { print $3 }' "$out/times.$d" | median)
+        c=$(awk -v v=$v '$2 == v { print $4 }' "$out/times.$d" | median)
+        echo "| $v | $t | $c | $(ratio 3 $v plain) | $(ratio 4 $v plain) | $(ratio 3 $v one) | $(ratio 4 $v one) |"
+    done
+done
+rm -rf "$out"
