@@ -9,8 +9,14 @@
 # recorder. Rotation runs in the writer thread, so the allocating threads
 # should see no difference beyond noise.
 #
+# Then what one new piece costs the writer thread with many blocks live:
+# tests/record/progs/rotator holding LIVE (200000) sampled blocks (rate 1)
+# idle for 10 s, one trace against a new piece every second; the process's
+# CPU time (user + sys) difference divided by the pieces written.
+#
 #   sh bench/rotate.sh [BUILD]       (default build/; builds what it needs)
-#   env: PAIRS (20000000), THREADS (2), DEPTHS ("0 20"), ROUNDS (7)
+#   env: PAIRS (20000000), THREADS (2), DEPTHS ("0 20"), ROUNDS (7),
+#        LIVE (200000), LIVE_ROUNDS (3)
 set -u
 cd "$(dirname "$0")/.."
 B=${1:-build}
@@ -68,4 +74,40 @@ for d in $DEPTHS; do
         echo "| $v | $t | $c | $(ratio 3 $v plain) | $(ratio 4 $v plain) | $(ratio 3 $v one) | $(ratio 4 $v one) |"
     done
 done
+
+LIVE=${LIVE:-200000}
+LIVE_ROUNDS=${LIVE_ROUNDS:-3}
+ROT=$B/tests/record/progs/rotator
+[ -x "$ROT" ] || make --no-print-directory -s BUILD="$B" record-tests >&2
+# cpu VARIANT: CPU seconds (user + sys) of a 10 s idle run holding LIVE blocks
+cpu() {
+    rm -f "$out"/l.ctf*
+    case $1 in
+        one) set -- ;;
+        pieces) set -- MEMTRACE_ROTATE_TIME=1s MEMTRACE_KEEP=2 ;;
+    esac
+    /usr/bin/time -f "%U %S" -o "$out/time.txt" env LD_PRELOAD="$LIB" MEMTRACE="$out/l.ctf" \
+        MEMTRACE_RATE=1 "$@" "$ROT" "$LIVE" 64 1 16 10 1000000 >/dev/null 2>&1
+    awk '{ printf "%.2f\n", $1 + $2 }' "$out/time.txt"
+}
+: >"$out/live"
+for r in $(seq "$LIVE_ROUNDS"); do
+    for v in one pieces; do
+        c=$(cpu $v)
+        n=0
+        [ $v = pieces ] && n=$(ls "$out"/l.ctf.part* | grep -E 'part[0-9]+$' | sed 's/.*part0*//' | sort -n | tail -n 1)
+        echo "$r $v $c $n" >>"$out/live"
+    done
+done
+size=$(ls -l "$out"/l.ctf.part* | grep -E 'part[0-9]+$' | awk '{ print $5 }' | sort -n | tail -n 1)
+echo
+echo "## a new piece with $LIVE blocks live (rate 1, idle 10 s, $LIVE_ROUNDS rounds)"
+echo
+echo "| variant | median CPU (s) | pieces |"
+echo "|---|---|---|"
+for v in one pieces; do
+    echo "| $v | $(awk -v v=$v '$2 == v { print $3 }' "$out/live" | median) | $(awk -v v=$v '$2 == v { print $4 }' "$out/live" | median) |"
+done
+awk '$2 == "one" { o[$1] = $3 } $2 == "pieces" { p[$1] = $3; n[$1] = $4 } END { for (r in p) if (n[r] > 1) printf "%.4f\n", (p[r] - o[r]) / (n[r] - 1) }' "$out/live" | median |
+    awk -v s="$size" '{ printf "\nCPU per new piece (median over rounds): %.1f ms; a piece with its carried blocks: %d bytes\n", $1 * 1000, s }'
 rm -rf "$out"

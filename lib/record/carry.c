@@ -242,15 +242,23 @@ int mtr_carry_each(int (*fn)(void *ctx, struct mtr_carried *c), void *ctx)
     struct stacks kept;
     memset(&kept, 0, sizeof kept);
     uint32_t *ks = malloc((n ? n : 1) * sizeof *ks);
-    int rc = ks ? 0 : -1;
+    uint32_t *moved = malloc((cy.st.n ? cy.st.n : 1) * sizeof *moved);   /* old -> new */
+    int rc = ks && moved ? 0 : -1;
+    if (moved)
+        memset(moved, 0xff, cy.st.n * sizeof *moved);
     for (size_t k = 0; k < n && rc == 0; k++) {
-        const struct stack *s = &cy.st.v[order[k]->stack];
-        int64_t st = stack_of(&kept, cy.st.frames + s->off, s->len);
-        if (st < 0)
-            rc = -1;
-        else
-            ks[k] = (uint32_t)st;
+        uint32_t old = order[k]->stack;
+        if (moved[old] == UINT32_MAX) {
+            const struct stack *s = &cy.st.v[old];
+            int64_t st = stack_of(&kept, cy.st.frames + s->off, s->len);
+            if (st < 0)
+                rc = -1;
+            else
+                moved[old] = (uint32_t)st;
+        }
+        ks[k] = moved[old];
     }
+    free(moved);
     for (size_t k = 0; k < n && rc == 0; k++) {
         struct block *b = order[k];
         const struct stack *s = &cy.st.v[b->stack];
