@@ -71,6 +71,14 @@ done
 rv=$("$MT_BIN" top --json "$ref" | sed -n 's/.*"total": *{[^}]*"alloc_bytes": *\([0-9.e+]*\).*/\1/p' | head -n 1)
 check "memtrace top: allocated bytes over the pieces = without rotation ($tot, $rv)" \
     test "$tot" = "$(awk -v a="$rv" 'BEGIN { printf "%.0f", a }')"
+tot=0
+for p in $(pieces "$f"); do
+    v=$("$MT_BIN" stats --json "$p" | sed -n 's/.*"total": *{"alloc_bytes": *\([0-9.e+]*\).*/\1/p' | head -n 1)
+    tot=$(awk -v a="$tot" -v b="$v" 'BEGIN { printf "%.0f", a + b }')
+done
+rv=$("$MT_BIN" stats --json "$ref" | sed -n 's/.*"total": *{"alloc_bytes": *\([0-9.e+]*\).*/\1/p' | head -n 1)
+check "memtrace stats: allocated bytes over the pieces = without rotation ($tot, $rv)" \
+    test "$tot" = "$(awk -v a="$rv" 'BEGIN { printf "%.0f", a }')"
 lv=$("$MT_BIN" top --by live --json "$last" | sed -n 's/.*"total": *{[^}]*"live_bytes": *\([0-9.e+]*\).*/\1/p' | head -n 1)
 rl=$("$MT_BIN" top --by live --json "$ref" | sed -n 's/.*"total": *{[^}]*"live_bytes": *\([0-9.e+]*\).*/\1/p' | head -n 1)
 check "memtrace top --by live: the last piece alone = without rotation ($lv, $rl)" \
