@@ -33,6 +33,13 @@
  * symbolic link, must be a regular file of ours (or a character device),
  * and is created with mode 0600.
  *
+ * Rotation (MEMTRACE_ROTATE_SIZE, MEMTRACE_ROTATE_TIME, MEMTRACE_KEEP): the
+ * trace a process would write, TRACE, comes in pieces TRACE.partNNNN; the
+ * writer thread ends a piece at its bound and starts the next with the
+ * sampled blocks still live, carried over (carry.h keeps them, with the
+ * ids they have in the piece), then deletes the piece KEEP back. Nothing
+ * of it runs in an allocation.
+ *
  * Resident memory: the writer thread samples the process's RSS every
  * MEMTRACE_RSS_MS (default 100; 0: never) into FILE.rss beside the trace
  * (rss.h).

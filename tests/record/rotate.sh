@@ -117,6 +117,20 @@ check "exec: the exec'd program writes FILE.<pid>.part0001 ($c)" test -n "$c"
 [ -n "$c" ] && summary "$c" 2>/dev/null | grep -q '^SITE child_work ' ||
     fail "exec: the exec'd program's allocations in its piece"
 
+# Recordings started on request rotate too: FILE-0001.part0001, ...; the
+# recording's duration ends its last piece.
+f=$T/rec.ctf
+"$MT_BIN" run --rate 1 --signal USR1 --duration 2500ms --rotate-time 1s -o "$f" -- \
+    "$R" 100 1000 50 100 400 10000 > /dev/null 2> "$T/rec.err"
+n=$(pieces "$f-0001" | wc -l)
+check "a recording on request: pieces FILE-0001.partNNNN ($n)" test "$n" -ge 2 -a "$n" -le 4
+ok=0
+for p in $(pieces "$f-0001"); do
+    summary "$p" | grep -q '^END .* marked=1$' && ok=$((ok + 1))
+done
+check "a recording on request: every piece ended ($ok of $n)" test "$ok" = "$n"
+check "a recording on request: memtrace run lists its pieces" grep -q "$n traces" "$T/rec.err"
+
 # Bad settings: one message, no trace, the program runs.
 for v in "MEMTRACE_ROTATE_SIZE=1k" "MEMTRACE_ROTATE_SIZE=lots" "MEMTRACE_ROTATE_TIME=10ms" \
          "MEMTRACE_KEEP=0" "MEMTRACE_KEEP=3"; do
