@@ -165,15 +165,13 @@ static inline int mta_is_temporary(const mt_alloc *a)
 /* The cost of one allocation with live measured at t. */
 static inline void mta_cost_of(const mt_model *m, const mt_alloc *a, mt_timedelta t, mt_cost *c)
 {
-    double obj = mta_alloc_objects(m, a), bytes = (double)a->n_samples * m->bps;
-    /* a block carried over from an earlier piece: live, not allocated here */
-    int fresh = !a->carried;
-    c->alloc_bytes = fresh ? bytes : 0;
-    c->alloc_objects = fresh ? obj : 0;
-    c->samples = fresh ? a->n_samples : 0;
+    double obj = mta_alloc_objects(m, a);
+    c->alloc_bytes = (double)a->n_samples * m->bps;
+    c->alloc_objects = obj;
+    c->samples = a->n_samples;
     c->allocs = 1;
     if (mta_is_live(a, t)) {
-        c->live_bytes = bytes;
+        c->live_bytes = c->alloc_bytes;
         c->live_objects = obj;
         c->live_samples = a->n_samples;
     } else {
@@ -181,9 +179,14 @@ static inline void mta_cost_of(const mt_model *m, const mt_alloc *a, mt_timedelt
         c->live_samples = 0;
     }
     int temp = mta_is_temporary(a);
-    c->temp_bytes = temp ? bytes : 0;
+    c->temp_bytes = temp ? c->alloc_bytes : 0;
     c->temp_objects = temp ? obj : 0;
     c->temp_samples = temp ? a->n_samples : 0;
+    if (__builtin_expect(a->carried, 0)) {
+        /* carried over from an earlier piece: live, not allocated here */
+        c->alloc_bytes = c->alloc_objects = 0;
+        c->samples = 0;
+    }
 }
 
 /* Folding (fold.c). The blocks of a folded model that are still live,
