@@ -151,7 +151,8 @@ done
 d=$T/gone; mkdir -p "$d"
 (MEMTRACE_ROTATE_TIME=1s preload_raw "$d/t.ctf" 1 "$R" 10 1000 5 100 300 10000 \
     > /dev/null 2> "$T/gone.err"; echo $? > "$T/gone.st") &
-sleep 0.5; rm -rf "$d"; wait
+for i in $(seq 50); do [ -e "$d/t.ctf.part0001" ] && break; sleep 0.1; done
+rm -rf "$d"; wait
 check "directory removed: the program goes on (status $(cat "$T/gone.st"))" \
     test "$(cat "$T/gone.st")" = 0
 check "directory removed: one message" \
