@@ -78,7 +78,7 @@ int cmd_info(int argc, char **argv)
     fflush(stdout);
 
     unsigned long long allocs[3] = {0, 0, 0}, promotes = 0, collects = 0;
-    unsigned long long words = 0, samples = 0;
+    unsigned long long words = 0, samples = 0, carried = 0;
     long long last = 0;
     unsigned max_domain = 0;
     unsigned char seen[65536 / 8] = {0};
@@ -96,6 +96,7 @@ int cmd_info(int argc, char **argv)
         switch (ev.kind) {
         case MT_EVENT_ALLOC:
             allocs[ev.source]++;
+            carried += ev.carried != 0;
             words += ev.length;
             samples += ev.n_samples;
             break;
@@ -121,7 +122,7 @@ int cmd_info(int argc, char **argv)
         printf("%-18s %.6f s (last event)\n", "duration:", (double)last / 1e6);
     printf("%-18s %s\n", "end:",
            mt_reader_ended(r) ? "marked by the recorder (the process exited, exec'd or stopped "
-                                "tracing)"
+                                "tracing, or its piece ended)"
                               : "not marked (killed, crashed, cut short, or another writer)");
     if (ndomains > 1)
         printf("%-18s %u (highest %u)\n", "domains:", ndomains, max_domain);
@@ -130,6 +131,9 @@ int cmd_info(int argc, char **argv)
            allocs[0], allocs[1], allocs[2]);
     if (info->word_size == 8 && allocs[0] == 0)   /* a C trace: the sources are kinds */
         printf("%-18s malloc %llu, mmap %llu\n", "by kind:", allocs[2], allocs[1]);
+    if (carried)
+        printf("%-18s %llu of them (a piece of a rotated recording: blocks live when it "
+               "began)\n", "carried over:", carried);
     printf("%-18s %llu\n", "promotions:", promotes);
     printf("%-18s %llu\n", "collections:", collects);
     printf("%-18s %llu\n", "samples:", samples);

@@ -59,6 +59,8 @@ for s in leak_early churn main; do
     check "time bound: $s live at the end of the last piece = without rotation ($a, $b)" \
         test "$a" = "$b"
 done
+check "memtrace info counts the carried blocks" \
+    sh -c "'$MT_BIN' info '$last' | grep -q '^carried over: *[1-9][0-9]* of them'"
 "$MT_BIN" recode "$last" "$T/recoded.ctf" 2>/dev/null
 check "memtrace recode keeps the carried mark" \
     test "$(summary "$last" | grep '^CARRIED')" = "$(summary "$T/recoded.ctf" | grep '^CARRIED')"
