@@ -11,7 +11,8 @@
 #include <unistd.h>
 
 /* The trace the process has open, named after base (FILE, FILE-NNNN or
- * FILE-NNNN.PID): 1 and its path in out, or 0. */
+ * FILE-NNNN.PID, each possibly with .partNNNN for a piece of a rotated
+ * recording): 1 and its path in out, or 0. */
 int proc_open_trace(int pid, const char *base, char *out, size_t cap)
 {
     const char *b = strrchr(base, '/');
@@ -42,13 +43,14 @@ int proc_open_trace(int pid, const char *base, char *out, size_t cap)
             if (k == 0)
                 continue;
             s += k;
-            if (*s == '.') {
+            if (*s == '.' && s[1] >= '0' && s[1] <= '9') {
                 s++;
-                k = strspn(s, "0123456789");
-                if (k == 0)
-                    continue;
-                s += k;
+                s += strspn(s, "0123456789");
             }
+        }
+        if (!strncmp(s, ".part", 5) && s[5]) {   /* a piece of a rotated recording */
+            s += 5;
+            s += strspn(s, "0123456789");
         }
         if (*s)
             continue;

@@ -133,6 +133,23 @@ done
 check "a recording on request: every piece ended ($ok of $n)" test "$ok" = "$n"
 check "a recording on request: memtrace run lists its pieces" grep -q "$n traces" "$T/rec.err"
 
+# memtrace ctl finds the piece under way (FILE-0001.partNNNN).
+f=$T/ctl.ctf
+"$MT_BIN" run --paused --rate 1 --rotate-time 1s -o "$f" -- "$R" 100 1000 50 100 400 10000 \
+    > /dev/null 2> "$T/ctl.err" &
+for i in $(seq 100); do
+    P=$(sed -n 's/.*process \([0-9]*\) starts dormant.*/\1/p' "$T/ctl.err"); [ -n "$P" ] && break
+    sleep 0.05
+done
+"$MT_BIN" ctl "$P" start > "$T/ctl.out" 2>&1; st=$?
+check "ctl start: recording into FILE-0001.part0001 ($st: $(cat "$T/ctl.out"))" \
+    sh -c "test $st = 0 && grep -q 'recording into .*ctl.ctf-0001.part0001\$' '$T/ctl.out'"
+sleep 1.5
+"$MT_BIN" ctl "$P" stop > "$T/ctl.out" 2>&1; st=$?
+check "ctl stop: the piece under way is complete ($st: $(cat "$T/ctl.out"))" \
+    sh -c "test $st = 0 && grep -q 'stopped; .*ctl.ctf-0001.part000[0-9] is complete' '$T/ctl.out'"
+wait
+
 # Bad settings: one message, no trace, the program runs.
 for v in "MEMTRACE_ROTATE_SIZE=1k" "MEMTRACE_ROTATE_SIZE=lots" "MEMTRACE_ROTATE_TIME=10ms" \
          "MEMTRACE_KEEP=0" "MEMTRACE_KEEP=3"; do
