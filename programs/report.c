@@ -213,8 +213,11 @@ int report_open_many(const char *cmd, const char *const *paths, size_t n, int by
     const report_hook *hook = report_fold_hook.fn ? &report_fold_hook : NULL;
     int at_peak = live_at == MT_TIME_PEAK || mt_filter_uses_peak(*f) || (hook && hook->need_peak);
     const char *whole = getenv("MEMTRACE_WHOLE_MODEL");
-    if ((report_fold || hook) && n == 1 && !by_process && !(whole && !strcmp(whole, "1")) &&
-        (!at_peak || (stat(paths[0], &st) == 0 && S_ISREG(st.st_mode)))) {
+    int regular = 1;
+    for (size_t i = 0; i < n; i++)
+        if (stat(paths[i], &st) != 0 || !S_ISREG(st.st_mode))
+            regular = 0;
+    if ((report_fold || hook) && !(whole && !strcmp(whole, "1")) && (!at_peak || regular)) {
         mo.fold = 1;
         mo.fold_filter = *f;
         mo.fold_live_at = live_at;
@@ -234,7 +237,7 @@ int report_open_many(const char *cmd, const char *const *paths, size_t n, int by
         po.fold_live_at = MT_TIME_END;
         po.on_fold = NULL;
         po.on_warning = no_warning; /* the second pass says it */
-        mt_model *pm = mt_model_load(paths[0], &po, &err);
+        mt_model *pm = mt_model_load_many(paths, n, by_process, &po, &err);
         if (pm && mt_model_peak_known(pm)) {
             mo.fold_peak_known = 1;
             mo.fold_peak = mt_model_peak_time(pm);
