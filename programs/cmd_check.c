@@ -44,6 +44,8 @@ static void help(void)
            "\n"
            "Several traces (app.ctf app.ctf.*, runs) are checked as one.\n"
            "Sizes: B, k, M, G (1024-based; also KiB, MiB, GiB, kB, MB, GB).\n"
+           "Memory follows the blocks live at once and the distinct stacks (a peak\n"
+           "budget with --filter or --site keeps every allocation).\n"
            "Exit status: 0 every budget holds, 1 one is exceeded, 2 trouble.\n"
            "Example: memtrace check --max-peak 200MiB --max-live-end 1MiB app.ctf\n");
 }

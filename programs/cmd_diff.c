@@ -48,6 +48,9 @@ static void help(void)
            REPORT_SITE_HELP
            "  -h, --help         this help\n"
            "\n"
+           "Memory follows the blocks live at once and the distinct stacks: each trace\n"
+           "is folded while read (--at peak reads it twice; MEMTRACE_WHOLE_MODEL=1\n"
+           "keeps every allocation instead).\n"
            "Exit status: 0 no significant difference, 1 a significant difference,\n"
            "2 trouble (unreadable trace, bad arguments).\n"
            "Example: memtrace diff --by live --at peak before.ctf after.ctf\n");
