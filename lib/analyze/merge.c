@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "memtrace/compare.h"
+#include "model.h"
 
 /* The writer's output: the merging thread's end of the socket pair. */
 static int sock_write(void *ctx, const void *buf, size_t len)
@@ -78,8 +79,7 @@ typedef struct merger {
     mt_event *ev;            /* current event of each reader */
     int *has;                /* 1: ev[i] is pending */
     mt_timestamp *start;
-    uint64_t **ids;          /* per trace: old id -> new id */
-    size_t *n_ids, *cap_ids;
+    mta_live *ids;           /* per trace: old id -> new id, of the live blocks */
     uint64_t *slots;         /* new code, 0: empty */
     size_t mask, used;
     origin *orig;            /* indexed by new code */
@@ -190,24 +190,30 @@ static int advance(merger *g, size_t i, char **error)
     return 0;
 }
 
+/* Old id -> new id of one trace's live blocks: the table of live blocks
+ * that folded models use (fold.c: a ring of the recent ids, a hash table
+ * for the older ones), the new id kept in a record's seq. */
 static int map_id(merger *g, size_t i, mt_obj_id old, uint64_t nid)
 {
-    if (old >= g->cap_ids[i]) {
-        size_t c = g->cap_ids[i] ? g->cap_ids[i] : 1024;
-        while (c <= old)
-            c *= 2;
-        uint64_t *v = realloc(g->ids[i], c * sizeof *v);
-        if (!v)
-            return -1;
-        for (size_t k = g->cap_ids[i]; k < c; k++)
-            v[k] = UINT64_MAX;
-        g->ids[i] = v;
-        g->cap_ids[i] = c;
-    }
-    g->ids[i][old] = nid;
-    if (old >= g->n_ids[i])
-        g->n_ids[i] = old + 1;
+    mta_live_rec displaced;
+    int had;
+    mta_live_rec *r = mta_live_add(&g->ids[i], old, &displaced, &had);
+    if (!r)
+        return -1;
+    r->seq = nid;
     return 0;
+}
+
+/* The new id of a live block (UINT64_MAX: none); gone: forget it. */
+static uint64_t find_id(merger *g, size_t i, mt_obj_id old, int gone)
+{
+    mta_live_rec *r = mta_live_find(&g->ids[i], old);
+    if (!r)
+        return UINT64_MAX;
+    uint64_t nid = r->seq;
+    if (gone)
+        mta_live_remove(&g->ids[i], r);
+    return nid;
 }
 
 static const char *base_name(const char *p)
@@ -222,7 +228,7 @@ static void merger_free(merger *g)
         if (g->r && g->r[i])
             mt_reader_close(g->r[i]);
         if (g->ids)
-            free(g->ids[i]);
+            mta_live_free(&g->ids[i]);
         if (g->proc_name)
             free(g->proc_name[i]);
     }
@@ -235,8 +241,6 @@ static void merger_free(merger *g)
     free(g->has);
     free(g->start);
     free(g->ids);
-    free(g->n_ids);
-    free(g->cap_ids);
     free(g->slots);
     free(g->orig);
     free(g->bt);
@@ -363,8 +367,8 @@ static int merge_events(merger *g)
             if (rc == 0 && map_id(g, best, ev->id, nid) < 0)
                 return -1;
         } else {
-            if (ev->id < g->n_ids[best] && g->ids[best][ev->id] != UINT64_MAX) {
-                uint64_t nid = g->ids[best][ev->id];
+            uint64_t nid = find_id(g, best, ev->id, ev->kind != MT_EVENT_PROMOTE);
+            if (nid != UINT64_MAX) {
                 rc = ev->kind == MT_EVENT_PROMOTE ? mt_writer_put_promote(w, bt, nid)
                                                   : mt_writer_put_collect(w, bt, nid);
             }
@@ -415,15 +419,13 @@ static mt_model *load_traces(const char *const *paths, size_t n, int by_process,
     g.has = calloc(n, sizeof *g.has);
     g.start = calloc(n, sizeof *g.start);
     g.ids = calloc(n, sizeof *g.ids);
-    g.n_ids = calloc(n, sizeof *g.n_ids);
-    g.cap_ids = calloc(n, sizeof *g.cap_ids);
     g.proc_loc = calloc(n, sizeof *g.proc_loc);
     g.proc_name = calloc(n, sizeof *g.proc_name);
     g.mask = 4095;
     g.slots = calloc(g.mask + 1, sizeof *g.slots);
     int fds[2] = {-1, -1};
     mt_model *m = NULL;
-    if (!g.r || !g.ev || !g.has || !g.start || !g.ids || !g.n_ids || !g.cap_ids || !g.proc_loc ||
+    if (!g.r || !g.ev || !g.has || !g.start || !g.ids || !g.proc_loc ||
         !g.proc_name || !g.slots)
         goto oom;
     mt_trace_info info;
