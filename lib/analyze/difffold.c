@@ -18,9 +18,12 @@ struct mt_diff_fold {
     mt_diff_side spec[2];
     mtd_side r[2];
     int resolved;
-    acc *node;               /* per model node */
-    uint8_t *used;           /* per model node: some allocation was summed */
-    size_t n, cap;
+    /* The sums of the stacks that have some: slot[node] - 1 indexes sums
+     * (0: none); most trie nodes are inner frames of no allocation. */
+    uint32_t *slot;
+    size_t n, cap;           /* nodes 0 .. n-1 seen; slot's capacity */
+    acc *sums;
+    size_t n_sums, cap_sums;
 };
 
 double mtd_value(const mt_model *m, const mt_alloc *a, mt_metric metric)
@@ -57,11 +60,10 @@ mt_diff_fold *mt_diff_fold_new(const mt_diff_side *base, const mt_diff_side *new
 
 void mt_diff_fold_reset(mt_diff_fold *f)
 {
-    if (f->cap) {
-        memset(f->node, 0, f->cap * sizeof *f->node);
-        memset(f->used, 0, f->cap);
-    }
+    if (f->cap)
+        memset(f->slot, 0, f->cap * sizeof *f->slot);
     f->n = 0;
+    f->n_sums = 0;
     f->resolved = 0;
 }
 
@@ -69,8 +71,8 @@ void mt_diff_fold_free(mt_diff_fold *f)
 {
     if (!f)
         return;
-    free(f->node);
-    free(f->used);
+    free(f->slot);
+    free(f->sums);
     free(f);
 }
 
@@ -89,23 +91,32 @@ static void resolve_folding(mt_diff_fold *f, const mt_model *m)
     f->resolved = 1;
 }
 
-static int grow(mt_diff_fold *f, size_t need)
+/* The sums of model node `node`, created on first use; NULL when out of memory. */
+static acc *sums_of(mt_diff_fold *f, size_t node)
 {
-    size_t cap = f->cap ? f->cap : 1024;
-    while (cap < need)
-        cap *= 2;
-    acc *a = realloc(f->node, cap * sizeof *a);
-    if (!a)
-        return -1;
-    f->node = a;
-    uint8_t *u = realloc(f->used, cap);
-    if (!u)
-        return -1;
-    f->used = u;
-    memset(a + f->cap, 0, (cap - f->cap) * sizeof *a);
-    memset(u + f->cap, 0, cap - f->cap);
-    f->cap = cap;
-    return 0;
+    if (node >= f->cap) {
+        size_t cap = f->cap ? f->cap : 1024;
+        while (cap <= node)
+            cap *= 2;
+        uint32_t *v = realloc(f->slot, cap * sizeof *v);
+        if (!v)
+            return NULL;
+        memset(v + f->cap, 0, (cap - f->cap) * sizeof *v);
+        f->slot = v;
+        f->cap = cap;
+    }
+    if (node >= f->n)
+        f->n = node + 1;
+    if (!f->slot[node]) {
+        if (f->n_sums >= UINT32_MAX - 1)
+            return NULL;
+        if (f->n_sums == f->cap_sums &&
+            mta_grow((void **)&f->sums, &f->cap_sums, f->n_sums + 1, sizeof *f->sums) < 0)
+            return NULL;
+        memset(&f->sums[f->n_sums], 0, sizeof *f->sums);
+        f->slot[node] = (uint32_t)++f->n_sums;
+    }
+    return &f->sums[f->slot[node] - 1];
 }
 
 int mt_diff_fold_alloc(void *collector, const mt_model *m, const mt_alloc *a, uint64_t seq)
@@ -122,13 +133,10 @@ int mt_diff_fold_alloc(void *collector, const mt_model *m, const mt_alloc *a, ui
     double v = mtd_value(m, a, f->metric);
     if (v == 0)
         return 0;
-    if (a->stack >= f->cap && grow(f, (size_t)a->stack + 1) < 0)
+    acc *sum = sums_of(f, a->stack);
+    if (!sum)
         return -1;
-    if (a->stack >= f->n)
-        f->n = (size_t)a->stack + 1;
-    f->used[a->stack] = 1;
-    mtd_part_add(&f->node[a->stack].p[in_b && in_n ? 2 : in_b ? 0 : 1], v,
-                 a->n_samples ? a->n_samples : 1);
+    mtd_part_add(&sum->p[in_b && in_n ? 2 : in_b ? 0 : 1], v, a->n_samples ? a->n_samples : 1);
     return 0;
 }
 
@@ -139,5 +147,5 @@ size_t mtd_fold_n_nodes(const mt_diff_fold *f)
 
 const acc *mtd_fold_node(const mt_diff_fold *f, size_t node)
 {
-    return node < f->n && f->used[node] ? &f->node[node] : NULL;
+    return node < f->n && f->slot[node] ? &f->sums[f->slot[node] - 1] : NULL;
 }
