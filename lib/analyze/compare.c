@@ -63,9 +63,9 @@ static double member_value(const rside *r, const mt_model *m, const mt_alloc *a,
     return mtd_value(m, a, metric);
 }
 
-/* The folded model's node n counts on a side: it holds allocations of the
- * selection (stack clauses of the filter) and its site matches. The
- * selection node, or 0 with *ok = 0. */
+/* The selection node of a folded model's node n; *ok: n counts on a side
+ * (it holds allocations of the selection: the filter's stack clauses) and
+ * its site matches. */
 static mt_node_id fold_node(const mt_selection *s, mt_node_id n, const char *site, int *ok)
 {
     mt_node_id sn = s->map ? s->map[n] : n;
