@@ -130,7 +130,7 @@ $(TEST_ANALYZE_BIN): $(BUILD)/tests/%: tests/%.c $(LIB_ANALYZE_A) $(LIB_TRACE_A)
 # tests/tools/*.c: programs the shell tests run (generators of hostile traces),
 # not tests themselves.
 TEST_TOOLS := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/tools/*.c))
-tests-build: $(TEST_BINS) record-tests examples $(TEST_TOOLS) $(BUILD)/bench/viewer-gen
+tests-build: $(TEST_BINS) record-tests examples $(TEST_TOOLS) $(BUILD)/bench/viewer-gen $(BUILD)/bench/gen_trace
 
 $(TEST_TOOLS): $(BUILD)/tests/%: tests/%.c $(LIB_TRACE_A)
 	@mkdir -p $(dir $@)

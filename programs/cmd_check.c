@@ -44,6 +44,8 @@ static void help(void)
            "\n"
            "Several traces (app.ctf app.ctf.*, runs) are checked as one.\n"
            "Sizes: B, k, M, G (1024-based; also KiB, MiB, GiB, kB, MB, GB).\n"
+           "Memory follows the blocks live at once and the distinct stacks (a peak\n"
+           "budget with --filter or --site keeps every allocation).\n"
            "Exit status: 0 every budget holds, 1 one is exceeded, 2 trouble.\n"
            "Example: memtrace check --max-peak 200MiB --max-live-end 1MiB app.ctf\n");
 }
@@ -193,6 +195,54 @@ static void verdict(budget *b, double alpha)
     }
 }
 
+/* The collectors of one trace, one per budget (NULL: none), summed while
+ * the trace is folded. */
+typedef struct folds {
+    mt_diff_fold *f[8];
+    size_t n;
+} folds;
+
+static int folds_alloc(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq)
+{
+    folds *fs = ctx;
+    for (size_t i = 0; i < fs->n; i++)
+        if (fs->f[i] && mt_diff_fold_alloc(fs->f[i], m, a, seq) < 0)
+            return -1;
+    return 0;
+}
+
+static void folds_reset(void *ctx)
+{
+    folds *fs = ctx;
+    for (size_t i = 0; i < fs->n; i++)
+        if (fs->f[i])
+            mt_diff_fold_reset(fs->f[i]);
+}
+
+static void folds_free(folds *fs)
+{
+    for (size_t i = 0; i < fs->n; i++)
+        mt_diff_fold_free(fs->f[i]);
+    fs->n = 0;
+}
+
+/* The next report_open_many folds into fs (when it can). */
+static void fold_into(folds *fs, int need_peak)
+{
+    report_hook h = {folds_alloc, folds_reset, fs, need_peak};
+    report_fold_hook = h;
+}
+
+/* A collector for one budget's measure over a whole trace. */
+static int add_fold(folds *fs, size_t i, mt_metric metric, mt_timedelta at)
+{
+    mt_diff_side spec = mt_diff_side_all(NULL, at);
+    fs->f[i] = mt_diff_fold_new(&spec, NULL, metric);
+    if (fs->n <= i)
+        fs->n = i + 1;
+    return fs->f[i] ? 0 : -1;
+}
+
 int cmd_check(int argc, char **argv)
 {
     enum { O_PEAK = 256, O_LIVE_END, O_ALLOC, O_INCREASE, O_BASE, O_ALPHA, O_JUNIT, O_NAME };
@@ -324,16 +374,53 @@ int cmd_check(int argc, char **argv)
     if (!name)
         name = path;
 
+    /* Folding (memory for the live blocks and the stacks, not for every
+     * allocation): a collector per budget. A peak under a filter or a site
+     * is that of the filtered curve, which needs the whole model. */
+    folds main_f = {{0}, 0}, base_f = {{0}, 0};
+    int need_peak = 0, can_fold = 1;
+    for (size_t i = 0; i < nb; i++) {
+        int peak = b[i].kind == B_PEAK || (b[i].kind == B_INCREASE && inc_live && inc_at == MT_TIME_PEAK);
+        need_peak |= peak;
+        if (peak && (filter || site))
+            can_fold = 0;
+    }
+    for (size_t i = 0; i < nb && can_fold; i++) {
+        int bad = 0;
+        switch (b[i].kind) {
+        case B_PEAK: bad = add_fold(&main_f, i, MT_METRIC_LIVE_BYTES, MT_TIME_PEAK); break;
+        case B_LIVE_END: bad = add_fold(&main_f, i, MT_METRIC_LIVE_BYTES, MT_TIME_END); break;
+        case B_ALLOC: bad = add_fold(&main_f, i, MT_METRIC_ALLOC_BYTES, MT_TIME_END); break;
+        case B_INCREASE: {
+            mt_timedelta t = inc_live ? inc_at : MT_TIME_END;
+            bad = add_fold(&main_f, i, inc_metric, t) || add_fold(&base_f, i, inc_metric, t);
+            break;
+        }
+        }
+        if (bad)
+            can_fold = 0; /* out of memory: the whole model */
+    }
     mt_model *m = NULL, *bm = NULL;
     mt_filter *f = NULL, *bf = NULL;
     mt_selection *s = NULL, *bs = NULL;
-    if (report_open_many("check", (const char *const *)argv + optind, (size_t)(argc - optind), 0,
-                         filter, MT_TIME_END, 2, &m, &f, &s))
-        return 2;
-    if (base_path && report_open_many("check", bases, n_bases, 0, filter, MT_TIME_END, 2, &bm, &bf, &bs)) {
-        report_close(m, f, s);
+    if (can_fold)
+        fold_into(&main_f, need_peak);
+    int bad = report_open_many("check", (const char *const *)argv + optind, (size_t)(argc - optind),
+                               0, filter, MT_TIME_END, 2, &m, &f, &s);
+    if (!bad && base_path) {
+        if (can_fold)
+            fold_into(&base_f, need_peak);
+        bad = report_open_many("check", bases, n_bases, 0, filter, MT_TIME_END, 2, &bm, &bf, &bs);
+        if (bad)
+            report_close(m, f, s);
+    }
+    report_fold_hook.fn = NULL;
+    if (bad) {
+        folds_free(&main_f);
+        folds_free(&base_f);
         return 2;
     }
+    int m_folded = mt_model_is_folded(m), b_folded = bm && mt_model_is_folded(bm);
     mt_diff_side side = mt_diff_side_all(s, MT_TIME_END);
     side.site = site;
     char scope[300] = "";
@@ -350,9 +437,10 @@ int cmd_check(int argc, char **argv)
         budget *x = &b[i];
         mt_diff_side sd = side;
         char tb[64];
+        sd.fold = m_folded ? main_f.f[i] : NULL;
         switch (x->kind) {
         case B_PEAK:
-            sd.at = mt_diff_side_peak(&side);
+            sd.at = mt_diff_side_peak(&sd);
             mt_format_time(tb, sizeof tb, sd.at);
             snprintf(x->what, sizeof x->what, "peak live bytes%s", scope);
             snprintf(x->when, sizeof x->when, " (at %s)", tb);
@@ -372,6 +460,7 @@ int cmd_check(int argc, char **argv)
         case B_INCREASE: {
             mt_diff_side bsd = mt_diff_side_all(bs, MT_TIME_END);
             bsd.site = site;
+            bsd.fold = b_folded ? base_f.f[i] : NULL;
             if (inc_live && inc_at == MT_TIME_PEAK) {
                 sd.at = mt_diff_side_peak(&sd);
                 bsd.at = mt_diff_side_peak(&bsd);
@@ -428,5 +517,7 @@ int cmd_check(int argc, char **argv)
     report_close(m, f, s);
     if (bm)
         report_close(bm, bf, bs);
+    folds_free(&main_f);
+    folds_free(&base_f);
     return rc;
 }

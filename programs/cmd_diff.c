@@ -48,6 +48,9 @@ static void help(void)
            REPORT_SITE_HELP
            "  -h, --help         this help\n"
            "\n"
+           "Memory follows the blocks live at once and the distinct stacks: each trace\n"
+           "is folded while read (--at peak reads it twice; MEMTRACE_WHOLE_MODEL=1\n"
+           "keeps every allocation instead).\n"
            "Exit status: 0 no significant difference, 1 a significant difference,\n"
            "2 trouble (unreadable trace, bad arguments).\n"
            "Example: memtrace diff --by live --at peak before.ctf after.ctf\n");
@@ -75,6 +78,29 @@ static int parse_window(const char *text, window *w)
     w->to = sd.to;
     w->at = sd.at;
     return 0;
+}
+
+static void reset_fold(void *ctx)
+{
+    mt_diff_fold_reset(ctx);
+}
+
+/* The next report_open_many sums, while folding, what each allocation
+ * brings to the sides base and new_ (NULL: not this trace's) into a new
+ * collector (NULL when out of memory: then the whole model). */
+static mt_diff_fold *fold_into(const mt_diff_side *base, const mt_diff_side *new_,
+                               mt_metric metric, int need_peak)
+{
+    mt_diff_fold *f = mt_diff_fold_new(base, new_, metric);
+    report_hook h = {f ? mt_diff_fold_alloc : NULL, reset_fold, f, need_peak};
+    report_fold_hook = h;
+    return f;
+}
+
+/* The collector, if the model was folded (else the whole model is used). */
+static const mt_diff_fold *folded(const mt_model *m, const mt_diff_fold *f)
+{
+    return mt_model_is_folded(m) ? f : NULL;
 }
 
 static double seconds_of(const mt_model *m, mt_timedelta from, mt_timedelta to)
@@ -238,11 +264,29 @@ int cmd_diff(int argc, char **argv)
     mt_selection *s1 = NULL, *s2 = NULL;
     char nb[512], nn[512];
     mt_diff_side sb, sn;
+    mt_diff_fold *fold1 = NULL, *fold2 = NULL;
     if (windows) {
         const char *path = argv[optind];
-        if (report_open_many("diff", news, n_news, by_process, filter, MT_TIME_END, shallow, &m1, &f1, &s1))
+        /* the sides as the collector needs them before the trace is read */
+        sb = mt_diff_side_all(NULL, MT_TIME_END);
+        sn = sb;
+        if (wa.is_range) {
+            sb.from = wa.from, sb.to = wa.to;
+            sn.from = wb.from, sn.to = wb.to;
+        } else {
+            sb.at = wa.at;
+            sn.at = wb.at;
+        }
+        fold1 = fold_into(&sb, &sn, dopt.metric, sb.at == MT_TIME_PEAK || sn.at == MT_TIME_PEAK);
+        int bad = report_open_many("diff", news, n_news, by_process, filter, MT_TIME_END, shallow,
+                                   &m1, &f1, &s1);
+        report_fold_hook.fn = NULL;
+        if (bad) {
+            mt_diff_fold_free(fold1);
             return 2;
+        }
         sb = mt_diff_side_all(s1, MT_TIME_END);
+        sb.fold = folded(m1, fold1);
         sn = sb;
         if (wa.is_range) {
             sb.from = wa.from, sb.to = wa.to;
@@ -253,6 +297,7 @@ int cmd_diff(int argc, char **argv)
                 if (!(sb.seconds > 0) || !(sn.seconds > 0)) {
                     fprintf(stderr, "memtrace diff: --per-second: a window has no length in this trace\n");
                     report_close(m1, f1, s1);
+                    mt_diff_fold_free(fold1);
                     return 2;
                 }
             }
@@ -265,10 +310,20 @@ int cmd_diff(int argc, char **argv)
             snprintf(nn, sizeof nn, "%s", path);
         }
     } else {
-        if (report_open_many("diff", bases, n_bases, by_process, filter, at, shallow, &m1, &f1, &s1))
-            return 2;
-        if (report_open_many("diff", news, n_news, by_process, filter, at, shallow, &m2, &f2, &s2)) {
-            report_close(m1, f1, s1);
+        mt_diff_side spec = mt_diff_side_all(NULL, at);
+        int need_peak = live && at == MT_TIME_PEAK;
+        fold1 = fold_into(&spec, NULL, dopt.metric, need_peak);
+        int bad = report_open_many("diff", bases, n_bases, by_process, filter, at, shallow, &m1, &f1, &s1);
+        if (!bad) {
+            fold2 = fold_into(NULL, &spec, dopt.metric, need_peak);
+            bad = report_open_many("diff", news, n_news, by_process, filter, at, shallow, &m2, &f2, &s2);
+            if (bad)
+                report_close(m1, f1, s1);
+        }
+        report_fold_hook.fn = NULL;
+        if (bad) {
+            mt_diff_fold_free(fold1);
+            mt_diff_fold_free(fold2);
             return 2;
         }
         if (mt_model_info(m1)->word_size != mt_model_info(m2)->word_size)
@@ -276,6 +331,8 @@ int cmd_diff(int argc, char **argv)
                     (unsigned)mt_model_info(m1)->word_size, (unsigned)mt_model_info(m2)->word_size);
         sb = mt_diff_side_all(s1, at);
         sn = mt_diff_side_all(s2, at);
+        sb.fold = folded(m1, fold1);
+        sn.fold = folded(m2, fold2);
         if (per_second) {
             sb.seconds = seconds_of(m1, 0, MT_TIME_END);
             sn.seconds = seconds_of(m2, 0, MT_TIME_END);
@@ -284,6 +341,8 @@ int cmd_diff(int argc, char **argv)
                         sb.seconds > 0 ? news[0] : bases[0]);
                 report_close(m1, f1, s1);
                 report_close(m2, f2, s2);
+                mt_diff_fold_free(fold1);
+                mt_diff_fold_free(fold2);
                 return 2;
             }
         }
@@ -309,5 +368,7 @@ int cmd_diff(int argc, char **argv)
     report_close(m1, f1, s1);
     if (m2)
         report_close(m2, f2, s2);
+    mt_diff_fold_free(fold1);
+    mt_diff_fold_free(fold2);
     return rc;
 }

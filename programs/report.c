@@ -64,6 +64,7 @@ int report_metric(const char *cmd, const char *opt, const char *text, mt_metric 
 
 report_sites_cfg report_sites;
 int report_fold;
+report_hook report_fold_hook;
 
 /* When allocation plumbing is skipped and the shallow model a report asks
  * for cuts a plumbing run (C++ traces, mostly), report_open loads this many
@@ -209,12 +210,21 @@ int report_open_many(const char *cmd, const char *const *paths, size_t n, int by
         mo.max_depth = shallow;
     /* Folding at the peak reads the trace twice: once for the peak. A pipe
      * cannot be read twice: then the whole model. */
-    int at_peak = live_at == MT_TIME_PEAK || mt_filter_uses_peak(*f);
-    if (report_fold && n == 1 && !by_process &&
-        (!at_peak || (stat(paths[0], &st) == 0 && S_ISREG(st.st_mode)))) {
+    const report_hook *hook = report_fold_hook.fn ? &report_fold_hook : NULL;
+    int at_peak = live_at == MT_TIME_PEAK || mt_filter_uses_peak(*f) || (hook && hook->need_peak);
+    const char *whole = getenv("MEMTRACE_WHOLE_MODEL");
+    int regular = 1;
+    for (size_t i = 0; i < n; i++)
+        if (stat(paths[i], &st) != 0 || !S_ISREG(st.st_mode))
+            regular = 0;
+    if ((report_fold || hook) && !(whole && !strcmp(whole, "1")) && (!at_peak || regular)) {
         mo.fold = 1;
         mo.fold_filter = *f;
         mo.fold_live_at = live_at;
+        if (hook) {
+            mo.on_fold = hook->fn;
+            mo.fold_ctx = hook->ctx;
+        }
     }
     progress pr;
     progress_init(&pr, cmd);
@@ -225,8 +235,9 @@ int report_open_many(const char *cmd, const char *const *paths, size_t n, int by
         mt_model_options po = mo;
         po.fold_filter = NULL;
         po.fold_live_at = MT_TIME_END;
+        po.on_fold = NULL;
         po.on_warning = no_warning; /* the second pass says it */
-        mt_model *pm = mt_model_load(paths[0], &po, &err);
+        mt_model *pm = mt_model_load_many(paths, n, by_process, &po, &err);
         if (pm && mt_model_peak_known(pm)) {
             mo.fold_peak_known = 1;
             mo.fold_peak = mt_model_peak_time(pm);
@@ -237,6 +248,12 @@ int report_open_many(const char *cmd, const char *const *paths, size_t n, int by
         free(err);
         err = NULL;
     }
+    if (!mo.fold) {
+        mo.on_fold = NULL;
+        mo.fold_ctx = NULL;
+    }
+    if (mo.on_fold && hook->reset)
+        hook->reset(hook->ctx);
     *m = mt_model_load_many(paths, n, by_process, &mo, &err);
     progress_end(&pr);
     if (!*m)
@@ -253,6 +270,8 @@ int report_open_many(const char *cmd, const char *const *paths, size_t n, int by
         mt_model_free(*m);
         mo.max_depth = mo.max_depth == shallow ? shallow + REPORT_PLUMBING_DEPTH : 0;
         *s = NULL;
+        if (mo.on_fold && hook->reset)
+            hook->reset(hook->ctx);
         *m = mt_model_load_many(paths, n, by_process, &mo, &err);
         progress_end(&pr);
         if (!*m)

@@ -41,6 +41,21 @@ extern report_sites_cfg report_sites;
  * blocks and the distinct stacks, not for every allocation), unless the
  * time or the filter asks for the peak, which needs the whole model. */
 extern int report_fold;
+/* Set by reports that fold with a per-allocation hook (diff, check: sums
+ * per stack that per-stack costs cannot give): report_open_many then folds
+ * when it can (one regular file, no --by-process, a known peak) and calls
+ * fn for every allocation folded, after reset (called before each read of
+ * the trace). need_peak: the hook needs the trace's peak time (the model's
+ * fold_peak). Whether it folded: mt_model_is_folded() of the model.
+ * MEMTRACE_WHOLE_MODEL=1 in the environment turns folding off (tests
+ * compare both ways). */
+typedef struct report_hook {
+    int (*fn)(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq);
+    void (*reset)(void *ctx);
+    void *ctx;
+    int need_peak;
+} report_hook;
+extern report_hook report_fold_hook;
 /* Handles a REPORT_OPT_* code: returns 0, 2 after printing a usage error,
  * or -1 when c is not one of them. */
 int report_site_option(const char *cmd, int c, const char *arg);

@@ -53,6 +53,9 @@ typedef struct mt_diff_side {
     double seconds;          /* > 0: every value is divided by it (a rate per second) */
     const char *site;        /* not NULL: only allocations whose site (innermost
                               * frame) has a function name containing it */
+    const struct mt_diff_fold *fold; /* not NULL: sel is a folded model's selection
+                              * and the allocations were summed per stack by
+                              * this collector while folding (see below) */
 } mt_diff_side;
 
 /* A side with every allocation of a selection, live measured at `at`. */
@@ -133,6 +136,26 @@ void mt_diff_sort(mt_diff *d, int by_size);
  * = 1; one time ("10s", "peak", "end") sets side->at and *is_range = 0.
  * Returns 0, or -1 with a malloc'd message in *err. */
 int mt_diff_parse_window(const char *text, mt_diff_side *side, int *is_range, char **err);
+
+/* Comparing in bounded memory. A collector sums, per stack, what the
+ * allocations of a folded model (mt_model_options.fold) bring to one or
+ * both sides of a comparison under one measure: pass mt_diff_fold_alloc as
+ * the model's on_fold hook with the collector as its context. The sides
+ * give from, to and at (END: blocks never freed; PEAK: the model's
+ * fold_peak, so load with fold_peak_known); their sel, seconds and site
+ * are not used here. Then give the collector in mt_diff_side.fold, with
+ * the folded model's selection (same filter and time as the fold) in sel,
+ * to mt_diff_compute, mt_diff_estimate (same measure) or
+ * mt_diff_side_peak (the model's own peak: no filter, site or window may
+ * apply). Results are those of the whole model. Two traces: one collector
+ * per trace (base NULL for the new trace's). NULL when out of memory. */
+typedef struct mt_diff_fold mt_diff_fold;
+mt_diff_fold *mt_diff_fold_new(const mt_diff_side *base, const mt_diff_side *new_,
+                               mt_metric metric);
+int mt_diff_fold_alloc(void *collector, const mt_model *m, const mt_alloc *a, uint64_t seq);
+/* Forget what was summed (before reading the trace again). */
+void mt_diff_fold_reset(mt_diff_fold *f);
+void mt_diff_fold_free(mt_diff_fold *f);
 
 /* The total of one side by one measure. */
 mt_estimate mt_diff_estimate(const mt_diff_side *s, mt_metric metric);

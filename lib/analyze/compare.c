@@ -16,24 +16,14 @@
 
 mt_diff_side mt_diff_side_all(const mt_selection *sel, mt_timedelta at)
 {
-    mt_diff_side s = {sel, 0, MT_TIME_END, at, 0, NULL};
+    mt_diff_side s = {sel, 0, MT_TIME_END, at, 0, NULL, NULL};
     return s;
-}
-
-static int is_live_metric(mt_metric m)
-{
-    return m == MT_METRIC_LIVE_BYTES || m == MT_METRIC_LIVE_OBJECTS;
-}
-
-static int is_objects_metric(mt_metric m)
-{
-    return m == MT_METRIC_ALLOC_OBJECTS || m == MT_METRIC_LIVE_OBJECTS;
 }
 
 /* Resolved side: times made concrete. */
 typedef struct rside {
     const mt_diff_side *s;
-    mt_timedelta from, to, at;
+    mtd_side t;
     double scale;            /* 1 / seconds, or 1 */
 } rside;
 
@@ -41,19 +31,14 @@ static void resolve(rside *r, const mt_diff_side *s)
 {
     const mt_model *m = mt_selection_model(s->sel);
     r->s = s;
-    r->from = mt_model_resolve_time(m, s->from);
-    r->to = mt_model_resolve_time(m, s->to);
-    if (s->to == MT_TIME_END)
-        r->to = INT64_MAX;   /* everything, also events after the last time */
-    r->at = mt_model_resolve_time(m, s->at);
+    mtd_side_resolve(&r->t, s, m);
     r->scale = s->seconds > 0 ? 1 / s->seconds : 1;
 }
 
-static int site_matches(const mt_selection *s, size_t i, const char *pat)
+static int func_matches(const mt_selection *s, mt_node_id node, const char *pat)
 {
     if (!pat)
         return 1;
-    mt_node_id node = mt_selection_stack_of(s, i);
     if (node == 0)
         return 0;
     const mt_model *m = mt_selection_model(s);
@@ -61,33 +46,40 @@ static int site_matches(const mt_selection *s, size_t i, const char *pat)
     return strstr(mt_model_funcs(m)[fr->func].name, pat) != NULL;
 }
 
-/* Raw value of one allocation under the metric, if it belongs to the side. */
+static int site_matches(const mt_selection *s, size_t i, const char *pat)
+{
+    return !pat || func_matches(s, mt_selection_stack_of(s, i), pat);
+}
+
+/* Raw value of one allocation under the metric (before any per-second
+ * scale), if it belongs to the side; 0 otherwise. */
 static double member_value(const rside *r, const mt_model *m, const mt_alloc *a, size_t i,
                            mt_metric metric)
 {
-    if (a->time < r->from || a->time > r->to)
-        return 0;
-    if (is_live_metric(metric) && !mta_is_live(a, r->at))
+    if (!mtd_member(&r->t, a, mtd_is_live_metric(metric)))
         return 0;
     if (!site_matches(r->s->sel, i, r->s->site))
         return 0;
-    return is_objects_metric(metric) ? mta_alloc_objects(m, a) : (double)a->n_samples * m->bps;
+    return mtd_value(m, a, metric);
 }
 
-static void add(double *v, double *var, uint64_t *k, double val, uint64_t n)
+/* The selection node of a folded model's node n; *ok: n counts on a side
+ * (it holds allocations of the selection: the filter's stack clauses) and
+ * its site matches. */
+static mt_node_id fold_node(const mt_selection *s, mt_node_id n, const char *site, int *ok)
 {
-    /* one sample of this allocation weighs val / n */
-    *v += val;
-    *var += val * val / (double)n;
-    *k += n;
+    mt_node_id sn = s->map ? s->map[n] : n;
+    *ok = mta_fold_counts(s, n) && func_matches(s, sn, site);
+    return sn;
 }
 
-/* One pass over a selection's allocations. sides[0], sides[1]: base and
- * new (either may be NULL: that side is another selection). */
+/* One pass over a selection's allocations. base, new_: the sides this
+ * selection feeds (either may be NULL: that side is another selection). */
 static int pass(entry_tab *t, str_pool *pool, paths *ps, acc *total, const mt_selection *s,
                 const rside *base, const rside *new_, mt_metric metric, mt_diff_key kind)
 {
     const mt_model *m = mt_selection_model(s);
+    const mt_diff_fold *fold = (base ? base : new_)->s->fold;
     size_t nn = mt_selection_n_nodes(s), na = mt_model_n_allocs(m);
     const mt_alloc *allocs = mt_model_allocs(m);
     uint32_t *cache = malloc((nn ? nn : 1) * sizeof *cache);
@@ -98,15 +90,34 @@ static int pass(entry_tab *t, str_pool *pool, paths *ps, acc *total, const mt_se
         return -1;
     }
     memset(cache, 0xff, (nn ? nn : 1) * sizeof *cache);
-    for (size_t i = 0; i < na; i++) {
-        if (!mt_selection_has(s, i))
-            continue;
-        const mt_alloc *a = &allocs[i];
-        double vb = base ? member_value(base, m, a, i, metric) * base->scale : 0;
-        double vn = new_ ? member_value(new_, m, a, i, metric) * new_->scale : 0;
-        if (vb == 0 && vn == 0)
-            continue;
-        mt_node_id node = mt_selection_stack_of(s, i);
+    /* whole model: each allocation; folded: each model node's sums */
+    size_t n_items = fold ? mtd_fold_n_nodes(fold) : na;
+    for (size_t i = 0; i < n_items; i++) {
+        mt_node_id node;
+        acc one;
+        const acc *add;
+        if (fold) {
+            add = mtd_fold_node(fold, i);
+            if (!add)
+                continue;
+            int ok;
+            node = fold_node(s, (mt_node_id)i, NULL, &ok);
+            if (!ok)
+                continue;
+        } else {
+            if (!mt_selection_has(s, i))
+                continue;
+            const mt_alloc *a = &allocs[i];
+            double vb = base ? member_value(base, m, a, i, metric) : 0;
+            double vn = new_ ? member_value(new_, m, a, i, metric) : 0;
+            if (vb == 0 && vn == 0)
+                continue;
+            memset(&one, 0, sizeof one);
+            mtd_part_add(&one.p[vb && vn ? 2 : vb ? 0 : 1], vb ? vb : vn,
+                         a->n_samples ? a->n_samples : 1);
+            add = &one;
+            node = mt_selection_stack_of(s, i);
+        }
         if (cache[node] == UINT32_MAX) {
             int64_t e = np ? mtd_tab_add_path(t, ps, np[node]) : mtd_entry_of(t, pool, s, node, kind);
             if (e < 0) {
@@ -116,24 +127,53 @@ static int pass(entry_tab *t, str_pool *pool, paths *ps, acc *total, const mt_se
             }
             cache[node] = (uint32_t)e;
         }
-        acc *ac = &t->a[cache[node]];
-        uint64_t n = a->n_samples ? a->n_samples : 1;
-        for (int tot = 0; tot < 2; tot++) {
-            acc *x = tot ? total : ac;
-            if (vb)
-                add(&x->v[0], &x->var[0], &x->k[0], vb, n);
-            if (vn)
-                add(&x->v[1], &x->var[1], &x->k[1], vn, n);
-            double d = vn - vb;   /* both sides share this allocation: only the rest differs */
-            if (d > 0)
-                add(&x->dv[1], &x->dvar[1], &x->dk[1], d, n);
-            else if (d < 0)
-                add(&x->dv[0], &x->dvar[0], &x->dk[0], -d, n);
-        }
+        mtd_acc_merge(&t->a[cache[node]], add);
+        mtd_acc_merge(total, add);
     }
     free(cache);
     free(np);
     return 0;
+}
+
+/* What an entry's parts add up to on each side, scaled: the estimates'
+ * sums [0] base, [1] new; and the two parts of the difference: [0] what
+ * only (or more) the base has, [1] what the new has. */
+typedef struct flat {
+    double v[2], var[2];
+    uint64_t k[2];
+    double dv[2], dvar[2];
+    uint64_t dk[2];
+} flat;
+
+static void side_sum(const acc *a, int side, double scale, double *v, double *var, uint64_t *k)
+{
+    mtd_sum sv = a->p[side].v, sq = a->p[side].sq;
+    mtd_sum_merge(&sv, &a->p[2].v);
+    mtd_sum_merge(&sq, &a->p[2].sq);
+    *v = scale * mtd_sum_value(&sv);
+    *var = scale * scale * mtd_sum_value(&sq);
+    *k = a->p[side].k + a->p[2].k;
+}
+
+static void flatten(const acc *a, double sb, double sn, flat *f)
+{
+    side_sum(a, 0, sb, &f->v[0], &f->var[0], &f->k[0]);
+    side_sum(a, 1, sn, &f->v[1], &f->var[1], &f->k[1]);
+    double sc[2] = {sb, sn};
+    for (int j = 0; j < 2; j++) {
+        f->dv[j] = sc[j] * mtd_sum_value(&a->p[j].v);
+        f->dvar[j] = sc[j] * sc[j] * mtd_sum_value(&a->p[j].sq);
+        f->dk[j] = a->p[j].k;
+    }
+    /* on both sides: only the difference of the scales is left */
+    double c = sn - sb;
+    if (a->p[2].k && c != 0) {
+        int j = c > 0;
+        c = fabs(c);
+        f->dv[j] += c * mtd_sum_value(&a->p[2].v);
+        f->dvar[j] += c * c * mtd_sum_value(&a->p[2].sq);
+        f->dk[j] += a->p[2].k;
+    }
 }
 
 static mt_estimate estimate(double v, double var, uint64_t k, double unit_other, double ref,
@@ -151,7 +191,7 @@ static mt_estimate estimate(double v, double var, uint64_t k, double unit_other,
 
 /* Fill an entry's estimates and test from its accumulator. ref[0..1]: the
  * weight of one byte sample on each side (the unit of an empty side). */
-static void finish_entry(mt_diff_entry *e, const acc *a, const double ref[2])
+static void finish_entry(mt_diff_entry *e, const flat *a, const double ref[2])
 {
     double u0 = a->v[0] > 0 && a->var[0] > 0 ? a->var[0] / a->v[0] : 0;
     double u1 = a->v[1] > 0 && a->var[1] > 0 ? a->var[1] / a->v[1] : 0;
@@ -332,9 +372,13 @@ mt_diff *mt_diff_compute(const mt_diff_side *base, const mt_diff_side *new_,
     rside rb, rn;
     resolve(&rb, base);
     resolve(&rn, new_);
-    d->base_at = rb.at;
-    d->new_at = rn.at;
+    d->base_at = rb.t.at;
+    d->new_at = rn.t.at;
     d->same_trace = base->sel == new_->sel;
+    if (d->same_trace && base->fold != new_->fold) {
+        free(dp);
+        return NULL; /* one trace: one collector for both sides, or none */
+    }
     entry_tab t;
     acc total;
     memset(&total, 0, sizeof total);
@@ -358,9 +402,13 @@ mt_diff *mt_diff_compute(const mt_diff_side *base, const mt_diff_side *new_,
     double ref[2] = {byte_unit(&rb), byte_unit(&rn)};
     d->n = t.n;
     d->entries = t.e;
-    for (size_t i = 0; i < t.n; i++)
-        finish_entry(&d->entries[i], &t.a[i], ref);
-    finish_entry(&d->total, &total, ref);
+    flat f;
+    for (size_t i = 0; i < t.n; i++) {
+        flatten(&t.a[i], rb.scale, rn.scale, &f);
+        finish_entry(&d->entries[i], &f, ref);
+    }
+    flatten(&total, rb.scale, rn.scale, &f);
+    finish_entry(&d->total, &f, ref);
     d->total.name = strdup("(total)");
     d->total.function = d->total.name;
     d->total.file = "";
@@ -401,14 +449,31 @@ mt_estimate mt_diff_estimate(const mt_diff_side *s, mt_metric metric)
     const mt_alloc *allocs = mt_model_allocs(m);
     if (metric == MT_METRIC_SAMPLES)
         metric = MT_METRIC_ALLOC_BYTES;
-    mt_estimate e = {0, 0, 0, 0};
-    for (size_t i = 0; i < na; i++) {
-        if (!mt_selection_has(sel, i))
-            continue;
-        double v = member_value(&r, m, &allocs[i], i, metric) * r.scale;
-        if (v)
-            add(&e.value, &e.var, &e.samples, v, allocs[i].n_samples ? allocs[i].n_samples : 1);
+    acc sum;
+    memset(&sum, 0, sizeof sum);
+    if (s->fold) {
+        for (size_t i = 0; i < mtd_fold_n_nodes(s->fold); i++) {
+            const acc *a = mtd_fold_node(s->fold, i);
+            int ok;
+            if (a) {
+                fold_node(sel, (mt_node_id)i, s->site, &ok);
+                if (ok)
+                    mtd_acc_merge(&sum, a);
+            }
+        }
+    } else {
+        for (size_t i = 0; i < na; i++) {
+            if (!mt_selection_has(sel, i))
+                continue;
+            double v = member_value(&r, m, &allocs[i], i, metric);
+            if (v)
+                mtd_part_add(&sum.p[0], v, allocs[i].n_samples ? allocs[i].n_samples : 1);
+        }
     }
+    /* a collector's side may be its base or its new one: one of them is empty */
+    int side = sum.p[0].k ? 0 : 1;
+    mt_estimate e = {0, 0, 0, 0};
+    side_sum(&sum, side, r.scale, &e.value, &e.var, &e.samples);
     e.unit = e.value > 0 && e.var > 0 ? e.var / e.value : byte_unit(&r);
     return e;
 }
@@ -430,6 +495,8 @@ mt_timedelta mt_diff_side_peak(const mt_diff_side *s)
     resolve(&r, s);
     const mt_selection *sel = s->sel;
     const mt_model *m = mt_selection_model(sel);
+    if (s->fold)
+        return mt_model_resolve_time(m, MT_TIME_PEAK); /* the caller's word: nothing filtered */
     if (!s->site && s->from == 0 && s->to == MT_TIME_END) {
         /* the selection's own curve has it, exactly */
         mt_curve *c = mt_query_curve(sel, 0, MT_TIME_END, 1);
@@ -444,7 +511,7 @@ mt_timedelta mt_diff_side_peak(const mt_diff_side *s)
     peak_ev *ev = malloc((2 * na + 1) * sizeof *ev);
     if (!ev)
         return mt_model_resolve_time(m, MT_TIME_PEAK);
-    r.at = MT_TIME_NEVER - 1;   /* membership by window and site only */
+    r.t.at = MT_TIME_NEVER - 1;   /* membership by window and site only */
     for (size_t i = 0; i < na; i++) {
         if (!mt_selection_has(sel, i) || !member_value(&r, m, &allocs[i], i, MT_METRIC_ALLOC_BYTES))
             continue;

@@ -11,14 +11,94 @@
 
 #include "memtrace/compare.h"
 
-/* Per entry, per side: [0] base, [1] new; and the two parts of the
- * difference: [0] what only (or more) the base has, [1] what the new has. */
+/* A sum of positive doubles kept in two parts (hi + lo: about 106 bits),
+ * so that its rounded value does not depend on the order of the terms: a
+ * comparison summed allocation by allocation (whole model) and one summed
+ * stack by stack while folding (difffold.c) give the same result. */
+typedef struct mtd_sum {
+    double hi, lo;
+} mtd_sum;
+
+/* The allocations of one part: the sum of their raw values (before any
+ * per-second scale), of value^2 / samples, and their samples. */
+typedef struct mtd_part {
+    mtd_sum v, sq;
+    uint64_t k;
+} mtd_part;
+
+/* Per entry: the allocations only the base counts [0], only the new [1],
+ * and both [2] (two windows or moments of one trace). */
 typedef struct acc {
-    double v[2], var[2];
-    uint64_t k[2];
-    double dv[2], dvar[2];
-    uint64_t dk[2];
+    mtd_part p[3];
 } acc;
+
+static inline void mtd_sum_add(mtd_sum *s, double x)
+{
+    double hi = s->hi + x;
+    double bb = hi - s->hi;
+    s->lo += (s->hi - (hi - bb)) + (x - bb);   /* the rounding error of hi (two-sum) */
+    s->hi = hi;
+}
+
+static inline void mtd_sum_merge(mtd_sum *s, const mtd_sum *o)
+{
+    mtd_sum_add(s, o->hi);
+    s->lo += o->lo;
+}
+
+static inline double mtd_sum_value(const mtd_sum *s)
+{
+    return s->hi + s->lo;
+}
+
+static inline void mtd_part_add(mtd_part *p, double v, uint64_t n)
+{
+    mtd_sum_add(&p->v, v);
+    mtd_sum_add(&p->sq, v * v / (double)n);
+    p->k += n;
+}
+
+static inline void mtd_acc_merge(acc *a, const acc *o)
+{
+    for (int i = 0; i < 3; i++) {
+        mtd_sum_merge(&a->p[i].v, &o->p[i].v);
+        mtd_sum_merge(&a->p[i].sq, &o->p[i].sq);
+        a->p[i].k += o->p[i].k;
+    }
+}
+
+/* A side's membership made concrete: allocated in [from, to] and, for the
+ * live measures, live at `at`. MTD_AT_END: live at the end, that is never
+ * freed (what a folded side uses: the end is not known while folding). */
+typedef struct mtd_side {
+    mt_timedelta from, to, at;
+} mtd_side;
+#define MTD_AT_END INT64_MIN
+
+static inline int mtd_is_live_metric(mt_metric m)
+{
+    return m == MT_METRIC_LIVE_BYTES || m == MT_METRIC_LIVE_OBJECTS;
+}
+
+static inline int mtd_member(const mtd_side *r, const mt_alloc *a, int live)
+{
+    if (a->time < r->from || a->time > r->to)
+        return 0;
+    if (!live)
+        return 1;
+    if (r->at == MTD_AT_END)
+        return a->collect == MT_TIME_NEVER;
+    return a->time <= r->at && a->collect > r->at;
+}
+
+/* The raw value of one allocation under a measure (model.h needed). */
+double mtd_value(const mt_model *m, const mt_alloc *a, mt_metric metric);
+/* s's times resolved in model m (END as a time: the whole model). */
+void mtd_side_resolve(mtd_side *r, const mt_diff_side *s, const mt_model *m);
+/* A collector's per model node sums (difffold.c): nodes 0 .. n-1; NULL
+ * for a node without any. */
+size_t mtd_fold_n_nodes(const mt_diff_fold *f);
+const acc *mtd_fold_node(const mt_diff_fold *f, size_t node);
 
 typedef struct entry_tab {
     uint64_t seed;

@@ -1,38 +1,69 @@
 /*
  * merge.c - one model from several traces (a process tree: app.ctf and
  * app.ctf.<pid>, or repeated runs): their events are merged in time order
- * into one trace in memory, with backtrace codes and object ids renumbered
- * per trace, and loaded as usual. Optionally every stack gets an outermost
- * frame naming its process, so that reports split by process.
+ * into one trace, with backtrace codes and object ids renumbered per trace,
+ * and loaded as usual. A thread writes the merged trace into a socket pair
+ * that the model reads as it comes, so that a folded model of several
+ * traces needs no copy of them in memory. Optionally every stack gets an
+ * outermost frame naming its process, so that reports split by process.
  */
+#include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "memtrace/compare.h"
+#include "model.h"
 
-typedef struct membuf {
-    char *b;
-    size_t n, cap;
-} membuf;
-
-static int mem_write(void *ctx, const void *buf, size_t len)
+/* The writer's output: the merging thread's end of the socket pair. */
+static int sock_write(void *ctx, const void *buf, size_t len)
 {
-    membuf *m = ctx;
-    if (m->n + len > m->cap) {
-        size_t c = m->cap ? m->cap : 1 << 16;
-        while (c < m->n + len)
-            c *= 2;
-        char *nb = realloc(m->b, c);
-        if (!nb)
+    int fd = *(int *)ctx;
+    int *failed = (int *)ctx + 1;
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t k = send(fd, p, len, MSG_NOSIGNAL); /* the reader gone: EPIPE, no signal */
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            *failed = 1;
             return -1;
-        m->b = nb;
-        m->cap = c;
+        }
+        p += k;
+        len -= (size_t)k;
     }
-    memcpy(m->b + m->n, buf, len);
-    m->n += len;
     return 0;
+}
+
+/* Warnings of the traces read by the merging thread, kept until it is done
+ * so that the caller's warning function is never called from two threads. */
+typedef struct warnings {
+    char **msg;
+    size_t n, cap;
+    int lost;
+} warnings;
+
+static void keep_warning(void *ctx, const char *text)
+{
+    warnings *w = ctx;
+    if (w->n == w->cap) {
+        size_t c = w->cap ? w->cap * 2 : 16;
+        char **v = realloc(w->msg, c * sizeof *v);
+        if (!v) {
+            w->lost++;
+            return;
+        }
+        w->msg = v;
+        w->cap = c;
+    }
+    if (!(w->msg[w->n] = strdup(text)))
+        w->lost++;
+    else
+        w->n++;
 }
 
 /* (trace, code) -> new code: open addressing; new codes are 1, 2, ... and
@@ -48,8 +79,7 @@ typedef struct merger {
     mt_event *ev;            /* current event of each reader */
     int *has;                /* 1: ev[i] is pending */
     mt_timestamp *start;
-    uint64_t **ids;          /* per trace: old id -> new id */
-    size_t *n_ids, *cap_ids;
+    mta_live *ids;           /* per trace: old id -> new id, of the live blocks */
     uint64_t *slots;         /* new code, 0: empty */
     size_t mask, used;
     origin *orig;            /* indexed by new code */
@@ -59,6 +89,12 @@ typedef struct merger {
     int by_process;
     mt_location *proc_loc;   /* per trace: the process frame */
     char **proc_name;
+    /* the merging thread */
+    mt_writer *w;
+    int fd[2];               /* its end of the socket pair; 1: writing to it failed */
+    int rc;                  /* 0, or -1 with error set */
+    char *error;
+    warnings warn;
 } merger;
 
 static uint64_t mix(uint64_t x)
@@ -154,24 +190,30 @@ static int advance(merger *g, size_t i, char **error)
     return 0;
 }
 
+/* Old id -> new id of one trace's live blocks: the table of live blocks
+ * that folded models use (fold.c: a ring of the recent ids, a hash table
+ * for the older ones), the new id kept in a record's seq. */
 static int map_id(merger *g, size_t i, mt_obj_id old, uint64_t nid)
 {
-    if (old >= g->cap_ids[i]) {
-        size_t c = g->cap_ids[i] ? g->cap_ids[i] : 1024;
-        while (c <= old)
-            c *= 2;
-        uint64_t *v = realloc(g->ids[i], c * sizeof *v);
-        if (!v)
-            return -1;
-        for (size_t k = g->cap_ids[i]; k < c; k++)
-            v[k] = UINT64_MAX;
-        g->ids[i] = v;
-        g->cap_ids[i] = c;
-    }
-    g->ids[i][old] = nid;
-    if (old >= g->n_ids[i])
-        g->n_ids[i] = old + 1;
+    mta_live_rec displaced;
+    int had;
+    mta_live_rec *r = mta_live_add(&g->ids[i], old, &displaced, &had);
+    if (!r)
+        return -1;
+    r->seq = nid;
     return 0;
+}
+
+/* The new id of a live block (UINT64_MAX: none); gone: forget it. */
+static uint64_t find_id(merger *g, size_t i, mt_obj_id old, int gone)
+{
+    mta_live_rec *r = mta_live_find(&g->ids[i], old);
+    if (!r)
+        return UINT64_MAX;
+    uint64_t nid = r->seq;
+    if (gone)
+        mta_live_remove(&g->ids[i], r);
+    return nid;
 }
 
 static const char *base_name(const char *p)
@@ -186,17 +228,19 @@ static void merger_free(merger *g)
         if (g->r && g->r[i])
             mt_reader_close(g->r[i]);
         if (g->ids)
-            free(g->ids[i]);
+            mta_live_free(&g->ids[i]);
         if (g->proc_name)
             free(g->proc_name[i]);
     }
+    for (size_t i = 0; i < g->warn.n; i++)
+        free(g->warn.msg[i]);
+    free(g->warn.msg);
+    free(g->error);
     free(g->r);
     free(g->ev);
     free(g->has);
     free(g->start);
     free(g->ids);
-    free(g->n_ids);
-    free(g->cap_ids);
     free(g->slots);
     free(g->orig);
     free(g->bt);
@@ -262,6 +306,97 @@ mt_model *mt_model_load_many(const char *const *paths, size_t n, int by_process,
     return m;
 }
 
+/* The traces' warnings, once no other thread reads them. */
+static void flush_warnings(merger *g, const mt_reader_options *ro)
+{
+    for (size_t i = 0; i < g->warn.n; i++) {
+        if (ro->on_warning)
+            ro->on_warning(ro->warning_ctx, g->warn.msg[i]);
+        else
+            fprintf(stderr, "warning: %s\n", g->warn.msg[i]);
+        free(g->warn.msg[i]);
+    }
+    g->warn.n = 0;
+}
+
+/* The merging thread's work: every event of every trace in time order into
+ * the writer, then the end of the trace. Sets g->rc and g->error. */
+static int merge_events(merger *g)
+{
+    size_t n = g->n;
+    mt_writer *w = g->w;
+    for (;;) {
+        size_t best = n;
+        mt_timestamp bt = 0;
+        for (size_t i = 0; i < n; i++)
+            if (g->has[i] && (best == n || g->start[i] + g->ev[i].time < bt)) {
+                best = i;
+                bt = g->start[i] + g->ev[i].time;
+            }
+        if (best == n)
+            break;
+        const mt_event *ev = &g->ev[best];
+        int rc = 0;
+        if (ev->kind == MT_EVENT_ALLOC) {
+            size_t len = ev->backtrace_length + (g->by_process ? 1 : 0);
+            if (len > g->bt_cap) {
+                size_t c = g->bt_cap ? g->bt_cap : 256;
+                while (c < len)
+                    c *= 2;
+                mt_location_code *b = realloc(g->bt, c * sizeof *b);
+                if (!b)
+                    return -1;
+                g->bt = b;
+                g->bt_cap = c;
+            }
+            size_t k = 0;
+            if (g->by_process) {
+                int64_t pc = new_code(g, UINT32_MAX, best);
+                if (pc < 0)
+                    return -1;
+                g->bt[k++] = (uint64_t)pc;
+            }
+            for (size_t j = 0; j < ev->backtrace_length; j++) {
+                int64_t c = new_code(g, (uint32_t)best, ev->backtrace[j]);
+                if (c < 0)
+                    return -1;
+                g->bt[k++] = (uint64_t)c;
+            }
+            mt_obj_id nid;
+            rc = mt_writer_put_alloc(w, bt, ev->length, ev->n_samples, ev->source, g->bt, k, &nid);
+            if (rc == 0 && map_id(g, best, ev->id, nid) < 0)
+                return -1;
+        } else {
+            uint64_t nid = find_id(g, best, ev->id, ev->kind != MT_EVENT_PROMOTE);
+            if (nid != UINT64_MAX) {
+                rc = ev->kind == MT_EVENT_PROMOTE ? mt_writer_put_promote(w, bt, nid)
+                                                  : mt_writer_put_collect(w, bt, nid);
+            }
+        }
+        if (rc < 0) {
+            g->error = msg("merging traces: %s%s", mt_writer_error(w), "");
+            return -1;
+        }
+        if (advance(g, best, &g->error) < 0)
+            return -1;
+    }
+    if (mt_writer_finish(w) < 0) {
+        g->error = msg("merging traces: %s%s", mt_writer_error(w), "");
+        return -1;
+    }
+    return 0;
+}
+
+static void *merge_thread(void *arg)
+{
+    merger *g = arg;
+    g->rc = merge_events(g);
+    if (g->rc < 0 && !g->error)
+        g->error = strdup("out of memory while merging traces");
+    shutdown(g->fd[0], SHUT_WR); /* the reader sees the end */
+    return NULL;
+}
+
 static mt_model *load_traces(const char *const *paths, size_t n, int by_process,
                              const mt_model_options *opts, char **error)
 {
@@ -269,33 +404,33 @@ static mt_model *load_traces(const char *const *paths, size_t n, int by_process,
         return mt_model_load(paths[0], opts, error);
     merger g;
     memset(&g, 0, sizeof g);
-    g.n = n;
-    g.by_process = by_process;
-    g.r = calloc(n, sizeof *g.r);
-    g.ev = calloc(n, sizeof *g.ev);
-    g.has = calloc(n, sizeof *g.has);
-    g.start = calloc(n, sizeof *g.start);
-    g.ids = calloc(n, sizeof *g.ids);
-    g.n_ids = calloc(n, sizeof *g.n_ids);
-    g.cap_ids = calloc(n, sizeof *g.cap_ids);
-    g.proc_loc = calloc(n, sizeof *g.proc_loc);
-    g.proc_name = calloc(n, sizeof *g.proc_name);
-    g.mask = 4095;
-    g.slots = calloc(g.mask + 1, sizeof *g.slots);
-    membuf out = {0};
-    mt_writer *w = NULL;
-    mt_model *m = NULL;
-    if (!g.r || !g.ev || !g.has || !g.start || !g.ids || !g.n_ids || !g.cap_ids || !g.proc_loc ||
-        !g.proc_name || !g.slots)
-        goto oom;
     mt_reader_options ro = {0};
     if (opts) {
         ro.on_warning = opts->on_warning;
         ro.warning_ctx = opts->warning_ctx;
     }
+    /* the merging thread reads the traces: their warnings wait for its end */
+    mt_reader_options tro = {.on_warning = keep_warning, .warning_ctx = &g.warn};
+    g.n = n;
+    g.by_process = by_process;
+    g.fd[0] = -1;
+    g.r = calloc(n, sizeof *g.r);
+    g.ev = calloc(n, sizeof *g.ev);
+    g.has = calloc(n, sizeof *g.has);
+    g.start = calloc(n, sizeof *g.start);
+    g.ids = calloc(n, sizeof *g.ids);
+    g.proc_loc = calloc(n, sizeof *g.proc_loc);
+    g.proc_name = calloc(n, sizeof *g.proc_name);
+    g.mask = 4095;
+    g.slots = calloc(g.mask + 1, sizeof *g.slots);
+    int fds[2] = {-1, -1};
+    mt_model *m = NULL;
+    if (!g.r || !g.ev || !g.has || !g.start || !g.ids || !g.proc_loc ||
+        !g.proc_name || !g.slots)
+        goto oom;
     mt_trace_info info;
     for (size_t i = 0; i < n; i++) {
-        g.r[i] = mt_reader_open(paths[i], &ro, error);
+        g.r[i] = mt_reader_open(paths[i], &tro, error);
         if (!g.r[i])
             goto fail;
         const mt_trace_info *ti = mt_reader_info(g.r[i]);
@@ -324,95 +459,63 @@ static mt_model *load_traces(const char *const *paths, size_t n, int by_process,
     }
     info.version = 2;
     info.context = mt_reader_info(g.r[0])->context;
-    mt_writer_options wo = {.version = 2, .resolve = resolve, .resolve_ctx = &g,
-                            .write = mem_write, .write_ctx = &out};
-    w = mt_writer_open(-1, &info, &wo, error);
-    if (!w)
-        goto fail;
-    uint64_t *proc_code = NULL;
-    for (;;) {
-        size_t best = n;
-        mt_timestamp bt = 0;
-        for (size_t i = 0; i < n; i++)
-            if (g.has[i] && (best == n || g.start[i] + g.ev[i].time < bt)) {
-                best = i;
-                bt = g.start[i] + g.ev[i].time;
-            }
-        if (best == n)
-            break;
-        const mt_event *ev = &g.ev[best];
-        int rc = 0;
-        if (ev->kind == MT_EVENT_ALLOC) {
-            size_t len = ev->backtrace_length + (by_process ? 1 : 0);
-            if (len > g.bt_cap) {
-                size_t c = g.bt_cap ? g.bt_cap : 256;
-                while (c < len)
-                    c *= 2;
-                mt_location_code *b = realloc(g.bt, c * sizeof *b);
-                if (!b)
-                    goto oom;
-                g.bt = b;
-                g.bt_cap = c;
-            }
-            size_t k = 0;
-            if (by_process) {
-                int64_t pc = new_code(&g, UINT32_MAX, best);
-                if (pc < 0)
-                    goto oom;
-                g.bt[k++] = (uint64_t)pc;
-            }
-            for (size_t j = 0; j < ev->backtrace_length; j++) {
-                int64_t c = new_code(&g, (uint32_t)best, ev->backtrace[j]);
-                if (c < 0)
-                    goto oom;
-                g.bt[k++] = (uint64_t)c;
-            }
-            mt_obj_id nid;
-            rc = mt_writer_put_alloc(w, bt, ev->length, ev->n_samples, ev->source, g.bt, k, &nid);
-            if (rc == 0 && map_id(&g, best, ev->id, nid) < 0)
-                goto oom;
-        } else {
-            if (ev->id < g.n_ids[best] && g.ids[best][ev->id] != UINT64_MAX) {
-                uint64_t nid = g.ids[best][ev->id];
-                rc = ev->kind == MT_EVENT_PROMOTE ? mt_writer_put_promote(w, bt, nid)
-                                                  : mt_writer_put_collect(w, bt, nid);
-            }
-        }
-        if (rc < 0) {
-            if (error)
-                *error = msg("merging traces: %s%s", mt_writer_error(w), "");
-            goto fail;
-        }
-        if (advance(&g, best, error) < 0)
-            goto fail;
-    }
-    (void)proc_code;
-    if (mt_writer_finish(w) < 0) {
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) < 0) {
         if (error)
-            *error = msg("merging traces: %s%s", mt_writer_error(w), "");
+            *error = msg("merging traces: socketpair: %s%s", strerror(errno), "");
         goto fail;
     }
-    mt_writer_close(w);
-    w = NULL;
+    g.fd[0] = fds[1];
+    mt_writer_options wo = {.version = 2, .resolve = resolve, .resolve_ctx = &g,
+                            .write = sock_write, .write_ctx = g.fd};
+    pthread_t th;
+    g.w = mt_writer_open(-1, &info, &wo, error);
+    if (!g.w || pthread_create(&th, NULL, merge_thread, &g) != 0) {
+        if (g.w && error)
+            *error = strdup("merging traces: cannot start a thread");
+        goto fail;
+    }
     {
         char name[600];
         snprintf(name, sizeof name, "%s (+%zu more)", paths[0], n - 1);
-        mt_reader *mr = mt_reader_open_memory(out.b, out.n, name, &ro, error);
-        if (!mr)
-            goto fail;
-        m = mt_model_from_reader(mr, opts, error);
-        mt_reader_close(mr);
+        char *rerr = NULL;
+        mt_reader *mr = mt_reader_open_fd(fds[0], name, &ro, &rerr);
+        if (mr) {
+            m = mt_model_from_reader(mr, opts, &rerr);
+            mt_reader_close(mr);
+        }
+        shutdown(fds[0], SHUT_RDWR); /* a reader that stopped early: the writer stops too */
+        pthread_join(th, NULL);
+        if (g.rc < 0 && !(m == NULL && g.fd[1])) {
+            /* the merge failed: its error, not the reader's (a cut trace),
+             * unless the reader stopped first (the merge could not write) */
+            mt_model_free(m);
+            m = NULL;
+            free(rerr);
+            rerr = g.error;
+            g.error = NULL;
+        }
+        if (error)
+            *error = rerr;
+        else
+            free(rerr);
     }
-    free(out.b);
+    flush_warnings(&g, &ro);
+    mt_writer_close(g.w);
+    close(fds[0]);
+    close(fds[1]);
     merger_free(&g);
     return m;
 oom:
     if (error && !*error)
         *error = strdup("out of memory while merging traces");
 fail:
-    if (w)
-        mt_writer_close(w);
-    free(out.b);
+    flush_warnings(&g, &ro);
+    if (g.w)
+        mt_writer_close(g.w);
+    if (fds[0] >= 0) {
+        close(fds[0]);
+        close(fds[1]);
+    }
     merger_free(&g);
     return NULL;
 }

@@ -1,0 +1,103 @@
+#!/bin/sh
+# diff_fold.sh - 'memtrace diff' and 'memtrace check' fold the traces while
+# reading them (memory for the live blocks and the stacks, not for every
+# allocation): their reports, text and JSON, messages and exit statuses
+# must be byte-identical to the whole model's (MEMTRACE_WHOLE_MODEL=1), on
+# the fixtures and on generated traces, over the options: measures, times
+# (peak, end, a time), keys, filters (live:peak too), --per-second,
+# --windows (ranges and moments), several files, --by-process, a pipe, the
+# budgets of check with and without a base.
+set -u
+T=${MT_TMP:-/tmp}
+B=${MT_BUILD:-build}
+M=${MT_BIN:-$B/memtrace}
+F=${MT_FIXTURES:-tests/fixtures/memtrace}
+fails=0
+for tool in gen_trace viewer-gen; do
+    [ -x "$B/bench/$tool" ] || make -s --no-print-directory BUILD="$B" "$B/bench/$tool" > /dev/null 2>&1
+    [ -x "$B/bench/$tool" ] || { echo "FAIL: cannot build $B/bench/$tool"; exit 1; }
+done
+"$B/bench/gen_trace" -n 60000 -s 1 "$T/g1.ctf" > /dev/null &&
+"$B/bench/gen_trace" -n 50000 -s 2 -V 3 "$T/g2.ctf" > /dev/null &&
+"$B/bench/viewer-gen" "$T/v1.ctf" 60000 > /dev/null &&
+"$B/bench/viewer-gen" "$T/v2.ctf" 80000 900 > /dev/null ||
+    { echo "FAIL: generating the traces"; exit 1; }
+
+# same NAME ARGS...: one run folded, one whole; everything must match.
+runs=0 differ=0 significant=0
+same() {
+    "$M" "$@" > "$T/fold.out" 2> "$T/fold.err"; rf=$?
+    MEMTRACE_WHOLE_MODEL=1 "$M" "$@" > "$T/whole.out" 2> "$T/whole.err"; rw=$?
+    runs=$((runs + 1))
+    [ $rf = 1 ] && significant=$((significant + 1))
+    if [ $rf != $rw ] || ! cmp -s "$T/fold.out" "$T/whole.out" || ! cmp -s "$T/fold.err" "$T/whole.err"; then
+        differ=$((differ + 1))
+        echo "  differs (exit $rf folded, $rw whole): memtrace $*"
+        diff "$T/fold.out" "$T/whole.out" | head -n 6
+        diff "$T/fold.err" "$T/whole.err" | head -n 4
+    fi
+}
+group() {
+    if [ $differ = 0 ] && [ $runs -gt 0 ]; then echo "PASS: $1 ($runs runs identical)"
+    else echo "FAIL: $1 ($differ of $runs runs differ)"; fails=$((fails + 1)); fi
+    runs=0 differ=0
+}
+
+for pair in "$T/g1.ctf $T/g2.ctf" "$T/v1.ctf $T/v2.ctf" "$F/prodcons.ctf $F/leak.ctf" \
+            "$F/upstream_ocamlopt_v2.ctf $F/upstream_ocamlopt_v3.ctf"; do
+    # shellcheck disable=SC2086
+    set -- $pair
+    for opt in "" "--by count" "--by live" "--by live_count" "--at peak" "--at 0.03s" \
+               "--key function" "--key path --all" "-p" "--all -j" "--by live --at peak -j" \
+               "--sort size -n 0" "--filter size:>1k" "--by live --filter live:peak" \
+               "--alpha 0.2 --key path --by count -j" "--by live_count --at end --raw"; do
+        # shellcheck disable=SC2086
+        same diff $opt "$1" "$2"
+    done
+done
+group "diff BASE NEW, folded = whole model"
+[ $significant -gt 0 ] && echo "PASS: some comparisons find a significant difference ($significant)" ||
+    { echo "FAIL: no comparison found a difference: the test compares nothing"; fails=$((fails + 1)); }
+
+for t in "$T/g1.ctf" "$T/v2.ctf" "$F/prodcons.ctf" "$F/synth_edge.ctf"; do
+    for w in "0-0.02s 0.02s-" "0-0.05s 0.02s-0.1s" "0.02s end" "peak end" "0.01s 0.04s"; do
+        for opt in "" "-j --all" "-p" "--by count" "--key path --all" "--by live_count" \
+                   "--key function -j --filter size:>100"; do
+            # shellcheck disable=SC2086
+            same diff $opt --windows $w "$t"
+        done
+    done
+done
+group "diff --windows, folded = whole model"
+
+S=$T/v1.ctf
+for t in "$T/g1.ctf" "$T/v1.ctf" "$T/v2.ctf" "$F/leak.ctf"; do
+    for opt in "--max-peak 1MiB" "--max-peak 1GiB --max-live-end 1k --max-alloc 10MiB" \
+               "--max-alloc 10MiB --site main" "--max-peak 1MiB --site phase" \
+               "--max-peak 1MiB --filter size:>1k" "--max-live-end 1MiB --filter size:>1k -a end" \
+               "--base $T/g2.ctf --max-increase 5%" "--base $T/g2.ctf --max-increase 5% --by alloc" \
+               "--base $S --max-increase 1% --by live_count --at end" \
+               "--base $S --max-increase 1% --at 0.02s --max-peak 2MiB" \
+               "--base $S --max-increase 10% --by count --filter live:peak"; do
+        # shellcheck disable=SC2086
+        same check $opt "$t"
+    done
+done
+group "check, folded = whole model"
+
+# several files (aggregated while read: folded too), a pipe (folded unless
+# at the peak, which needs a first read)
+same diff --base "$T/g1.ctf" --base "$T/g2.ctf" "$T/v1.ctf"
+same diff "$T/g1.ctf" "$T/v1.ctf" "$T/g2.ctf" 2>/dev/null
+same check --max-alloc 1MiB "$T/g1.ctf" "$T/g2.ctf"
+same check --max-peak 1MiB --base "$T/g1.ctf" --base "$T/g2.ctf" --max-increase 5% "$T/v1.ctf" "$T/v2.ctf"
+same diff --by-process --key path --by live --at peak --base "$T/g1.ctf" --base "$T/g2.ctf" "$T/v1.ctf" "$T/v2.ctf"
+same diff --windows 0-0.02s 0.02s- "$T/g1.ctf" "$T/g2.ctf"
+same diff --windows 0.01s end --key path "$T/v1.ctf" "$T/v2.ctf"
+same top --by live --at peak "$T/g1.ctf" "$T/g2.ctf"
+same diff --by live "$T/g1.ctf" /dev/stdin < "$T/g2.ctf"
+same diff --at peak "$T/g1.ctf" /dev/stdin < "$T/g2.ctf"
+same check --max-peak 1MiB /dev/stdin < "$T/g2.ctf"
+group "several files and pipes, folded = whole model"
+
+exit $((fails > 0))
