@@ -92,8 +92,16 @@ static inline int in_window(const mta_live *l, uint64_t id)
 static int window_step(mta_live *l)
 {
     uint32_t *slot = &l->ring[l->base & (MTA_LIVE_WINDOW - 1)];
-    if (*slot && table_put(l, l->pool[*slot - 1].id, *slot) < 0)
+    /* (the block in the ring's slot of base has id base: no need to read
+     * its record, likely long out of the caches) */
+    if (*slot && table_put(l, l->base, *slot) < 0)
         return -1;
+    if (l->slots) {
+        /* the table slot of a block that leaves the window a few steps on */
+        uint64_t ahead = l->base + MTA_LIVE_AHEAD;
+        if (l->ring[ahead & (MTA_LIVE_WINDOW - 1)])
+            __builtin_prefetch(&l->slots[live_home(ahead, l->mask)], 1);
+    }
     *slot = 0;
     l->base++;
     uint64_t in = l->base + MTA_LIVE_WINDOW - 1;

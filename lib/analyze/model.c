@@ -66,6 +66,7 @@ double mt_noise(uint64_t k)
 /* ------------------------------------------------------------ the builder */
 
 #define MEMO_SIZE 8192
+#define FOLD_AHEAD (2 * MTA_LIVE_AHEAD) /* a power of two */
 #define CODE_MEMO_SIZE 4096
 
 typedef struct builder {
@@ -114,6 +115,12 @@ typedef struct builder {
      * id (never collected), and the peak found on the fly */
     mta_live live_blocks;
     MTA_VEC(mta_live_rec) displaced;
+    /* Folded models: events wait FOLD_AHEAD steps (their allocation record
+     * already made) before they meet the live blocks, so that the slots
+     * and records they will touch are prefetched by then: a block freed
+     * long after its allocation is likely out of the caches. */
+    struct fold_q { mt_alloc a; mt_obj_id id; mt_timedelta time; int kind; } fq[FOLD_AHEAD];
+    size_t fq_head, fq_n;
     const char *why;         /* what failed */
 } builder;
 
@@ -601,25 +608,31 @@ static int64_t alloc_of(builder *b, const mt_event *ev, mt_alloc *a)
     return 0;
 }
 
-/* An event of a folded model: live blocks in a table, each folded into its
- * stack's cost when collected. */
-static int add_folded(builder *b, const mt_event *ev)
+/* An event of a folded model, in file order (after the queue): live
+ * blocks in a table, each folded into its stack's cost when collected. */
+static int add_folded(builder *b, const struct fold_q *ev)
 {
     mt_model *m = b->m;
+    if (ev->time < b->cur_time)
+        m->monotone = 0;
+    if (ev->time != b->cur_time && b->live > m->peak_samples) {
+        /* the live count after every event of the previous time */
+        m->peak_samples = b->live;
+        m->peak_time = b->cur_time;
+    }
+    b->cur_time = ev->time;
     if (ev->time > m->end)
         m->end = ev->time;
     if (ev->kind == MT_EVENT_ALLOC) {
-        mt_alloc a;
-        if (alloc_of(b, ev, &a) < 0)
-            return -1;
         mta_live_rec old;
         int had;
+        b->why = "out of memory";
         mta_live_rec *r = mta_live_add(&b->live_blocks, ev->id, &old, &had);
         if (!r || (had && MTA_PUSH(b->displaced, old) < 0))
             return -1;
-        r->a = a;
+        r->a = ev->a;
         r->seq = m->n_allocs_read++;
-        b->live += (int64_t)a.n_samples;
+        b->live += (int64_t)ev->a.n_samples;
         return 0;
     }
     mta_live_rec *r = mta_live_find(&b->live_blocks, ev->id);
@@ -646,18 +659,124 @@ static int add_folded(builder *b, const mt_event *ev)
     return 0;
 }
 
+/* The oldest queued event meets the live blocks. */
+static int fold_step(builder *b)
+{
+    const struct fold_q *e = &b->fq[b->fq_head];
+    b->fq_head = (b->fq_head + 1) & (FOLD_AHEAD - 1);
+    b->fq_n--;
+    return add_folded(b, e);
+}
+
+/* An event of a folded model enters the queue: an allocation gets its
+ * record (and stack) now, the slot of a collected or promoted block is
+ * prefetched, and so is the record of the one that entered half the
+ * queue ago. */
+static int fold_push(builder *b, const mt_event *ev)
+{
+    if (b->fq_n == FOLD_AHEAD && fold_step(b) < 0)
+        return -1;
+    struct fold_q *e = &b->fq[(b->fq_head + b->fq_n) & (FOLD_AHEAD - 1)];
+    e->kind = ev->kind;
+    e->time = ev->time;
+    e->id = ev->id;
+    if (ev->kind == MT_EVENT_ALLOC) {
+        if (alloc_of(b, ev, &e->a) < 0)
+            return -1;
+    } else {
+        mta_live_prefetch(&b->live_blocks, ev->id, 0);
+    }
+    b->fq_n++;
+    if (b->fq_n > MTA_LIVE_AHEAD) {
+        const struct fold_q *h = &b->fq[(b->fq_head + b->fq_n - 1 - MTA_LIVE_AHEAD) & (FOLD_AHEAD - 1)];
+        if (h->kind != MT_EVENT_ALLOC)
+            mta_live_prefetch(&b->live_blocks, h->id, 1);
+    }
+    return 0;
+}
+
+/* The queued events, at the end of the trace. */
+static int fold_drain(builder *b)
+{
+    while (b->fq_n)
+        if (fold_step(b) < 0)
+            return -1;
+    return 0;
+}
+
 static int cmp_seq(const void *x, const void *y)
 {
     const mta_live_rec *a = *(const mta_live_rec *const *)x, *b = *(const mta_live_rec *const *)y;
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-/* End of a folded model: the blocks never collected, in allocation order. */
-static int fold_rest(builder *b)
+static unsigned bits_for(uint64_t x)
+{
+    return x ? 64 - (unsigned)__builtin_clzll(x) : 0;
+}
+
+/* Sorts keys[0..n) by their bits lo .. lo + nbits - 1 (a radix sort, 16
+ * bits a pass; tmp has room for n keys). Returns the sorted array: keys
+ * or tmp. */
+static uint64_t *radix_sort(uint64_t *keys, uint64_t *tmp, size_t n, unsigned lo, unsigned nbits)
+{
+    size_t *count = malloc(((size_t)1 << 16) * sizeof *count);
+    if (!count)
+        return NULL;
+    for (unsigned shift = lo; shift < lo + nbits; shift += 16) {
+        memset(count, 0, ((size_t)1 << 16) * sizeof *count);
+        for (size_t i = 0; i < n; i++)
+            count[(keys[i] >> shift) & 0xffff]++;
+        size_t sum = 0;
+        for (size_t d = 0; d < ((size_t)1 << 16); d++) {
+            size_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            tmp[count[(keys[i] >> shift) & 0xffff]++] = keys[i];
+        uint64_t *t = keys;
+        keys = tmp;
+        tmp = t;
+    }
+    free(count);
+    return keys;
+}
+
+/* Folds the blocks never collected (live in the pool, or displaced by a
+ * reused id), in allocation order. Their sequence numbers are distinct
+ * and below n_allocs_read, so (seq, index) packed in one word sorts by a
+ * radix sort of the seq bits; a qsort when they do not fit. */
+static int fold_never_collected(builder *b)
 {
     mt_model *m = b->m;
     mta_live *l = &b->live_blocks;
     size_t n = l->n_pool + b->displaced.n, k = 0;
+    unsigned seq_bits = bits_for(m->n_allocs_read), idx_bits = bits_for(n);
+    int rc = 0;
+    if (seq_bits + idx_bits <= 64 && !getenv("MEMTRACE_FOLD_QSORT")) {
+        uint64_t *v = malloc((n ? n : 1) * sizeof *v), *tmp = malloc((n ? n : 1) * sizeof *tmp);
+        if (!v || !tmp) {
+            free(v);
+            free(tmp);
+            return -1;
+        }
+        for (size_t i = 0; i < l->n_pool; i++)
+            if (l->pool[i].seq != UINT64_MAX)
+                v[k++] = l->pool[i].seq << idx_bits | i;
+        for (size_t i = 0; i < b->displaced.n; i++)
+            v[k++] = b->displaced.v[i].seq << idx_bits | (l->n_pool + i);
+        uint64_t *sorted = radix_sort(v, tmp, k, idx_bits, seq_bits);
+        uint64_t mask = idx_bits ? (((uint64_t)1 << (idx_bits - 1)) << 1) - 1 : 0;
+        for (size_t i = 0; sorted && i < k && rc == 0; i++) {
+            size_t j = (size_t)(sorted[i] & mask);
+            const mta_live_rec *r = j < l->n_pool ? &l->pool[j] : &b->displaced.v[j - l->n_pool];
+            rc = mta_fold(m, &r->a, r->seq);
+        }
+        free(v);
+        free(tmp);
+        return sorted ? rc : -1;
+    }
     const mta_live_rec **v = malloc((n ? n : 1) * sizeof *v);
     if (!v)
         return -1;
@@ -667,10 +786,17 @@ static int fold_rest(builder *b)
     for (size_t i = 0; i < b->displaced.n; i++)
         v[k++] = &b->displaced.v[i];
     qsort(v, k, sizeof *v, cmp_seq);
-    int rc = 0;
     for (size_t i = 0; i < k && rc == 0; i++)
         rc = mta_fold(m, &v[i]->a, v[i]->seq);
     free(v);
+    return rc;
+}
+
+/* End of a folded model: the blocks never collected, the peak. */
+static int fold_rest(builder *b)
+{
+    mt_model *m = b->m;
+    int rc = fold_never_collected(b);
     if (m->monotone && b->live > m->peak_samples) {
         m->peak_samples = b->live;
         m->peak_time = b->cur_time;
@@ -702,16 +828,11 @@ static int fold_rest(builder *b)
 static inline __attribute__((always_inline)) int add_event(builder *b, const mt_event *ev)
 {
     mt_model *m = b->m;
+    if (m->folded)
+        return fold_push(b, ev);
     if (ev->time < b->cur_time)
         m->monotone = 0;
-    if (m->folded && ev->time != b->cur_time && b->live > m->peak_samples) {
-        /* the live count after every event of the previous time */
-        m->peak_samples = b->live;
-        m->peak_time = b->cur_time;
-    }
     b->cur_time = ev->time;
-    if (m->folded)
-        return add_folded(b, ev);
     if (ev->time > m->end)
         m->end = ev->time;
     if (ev->kind == MT_EVENT_ALLOC) {
@@ -920,6 +1041,10 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
         if (error)
             *error = strdup(mt_reader_error(r));
         goto fail_quiet;
+    }
+    if (m->folded && fold_drain(&b) < 0) {
+        why = b.why;
+        goto fail;
     }
     if (apply_pending(&b) < 0)
         goto fail_oom;
