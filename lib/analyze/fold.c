@@ -190,6 +190,43 @@ void mta_live_free(mta_live *l)
     memset(l, 0, sizeof *l);
 }
 
+/* mta_alloc_objects, with the last results kept: a division per
+ * allocation costs more than a look at a few recent (size, samples, kind)
+ * triples, of which programs have few. */
+static inline double fold_objects(mt_model *m, const mt_alloc *a)
+{
+    int ext = a->source == MT_SOURCE_EXTERNAL;
+    struct mta_obj_memo *e =
+        &m->fold_obj_memo[(a->size * 0x9E3779B97F4A7C15ULL + a->n_samples * 2 + (uint64_t)ext) >>
+                          (64 - MTA_OBJ_MEMO_BITS)];
+    if (e->size != a->size || e->n_samples != a->n_samples || e->ext != ext) {
+        e->size = a->size;
+        e->n_samples = a->n_samples;
+        e->ext = ext;
+        e->obj = mta_alloc_objects(m, a);
+    }
+    return e->obj;
+}
+
+static inline void cost_add(mt_cost *c, const mt_alloc *a, double bytes, double obj, int live,
+                            int temp)
+{
+    c->alloc_bytes += bytes;
+    c->alloc_objects += obj;
+    c->samples += a->n_samples;
+    c->allocs++;
+    if (live) {
+        c->live_bytes += bytes;
+        c->live_objects += obj;
+        c->live_samples += a->n_samples;
+    }
+    if (temp) {
+        c->temp_bytes += bytes;
+        c->temp_objects += obj;
+        c->temp_samples += a->n_samples;
+    }
+}
+
 int mta_fold(mt_model *m, const mt_alloc *a, uint64_t seq)
 {
     const mt_filter *f = m->fold_filter;
@@ -222,10 +259,13 @@ int mta_fold(mt_model *m, const mt_alloc *a, uint64_t seq)
         memset(fi + m->node_cap, 0xff, (cap - m->node_cap) * sizeof *fi);
         m->node_cap = cap;
     }
-    mt_cost c;
-    mta_cost_of(m, a, m->fold_live_at == MT_TIME_PEAK ? m->fold_peak : m->fold_live_at, &c);
-    mta_cost_add(&m->node_cost[a->stack], &c);
-    mta_cost_add(&m->fold_by_source[a->source < 3 ? a->source : 2], &c);
+    /* mta_cost_of + mta_cost_add twice, inline (the same additions in the
+     * same order as a selection of a whole model makes) */
+    double bytes = (double)a->n_samples * m->bps, obj = fold_objects(m, a);
+    int live = mta_is_live(a, m->fold_live_at == MT_TIME_PEAK ? m->fold_peak : m->fold_live_at);
+    int temp = mta_is_temporary(a);
+    cost_add(&m->node_cost[a->stack], a, bytes, obj, live, temp);
+    cost_add(&m->fold_by_source[a->source < 3 ? a->source : 2], a, bytes, obj, live, temp);
     if (seq < m->node_first[a->stack])
         m->node_first[a->stack] = seq;
     if (m->on_fold && m->on_fold(m->fold_ctx, m, a, seq) < 0) {

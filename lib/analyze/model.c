@@ -101,6 +101,8 @@ typedef struct builder {
      * many distinct stacks). */
     struct short_stack { uint64_t code[2]; uint32_t node; uint32_t len; } *shorts; /* len + 1; 0 empty */
     size_t shorts_mask, n_shorts;
+    struct short_stack last_short;  /* the last one found (programs allocate
+                                     * from one place many times in a row) */
     /* promotions and collections, applied to their allocations after
      * reading: no random access to the allocation array while decoding */
     struct pending { int64_t time; uint32_t alloc; uint32_t kind; } *pend;
@@ -324,13 +326,18 @@ static int64_t stack_of(builder *b, const mt_event *ev)
     if (!b->shorts)
         return trie_path(b, pv, bt, len, SIZE_MAX);
     uint64_t c0 = len > 0 ? bt[0] : 0, c1 = len > 1 ? bt[1] : 0;
+    struct short_stack *last = &b->last_short;
+    if (last->len == len + 1 && last->code[0] == c0 && last->code[1] == c1)
+        return last->node;
     size_t j = short_hash(c0, c1, len) & b->shorts_mask;
     for (;;) {
         struct short_stack *e = &b->shorts[j];
         if (!e->len)
             break;
-        if (e->len == len + 1 && e->code[0] == c0 && e->code[1] == c1)
+        if (e->len == len + 1 && e->code[0] == c0 && e->code[1] == c1) {
+            *last = *e;
             return e->node;
+        }
         j = (j + 1) & b->shorts_mask;
     }
     int64_t node = trie_path(b, pv, bt, len, SIZE_MAX);
@@ -348,6 +355,7 @@ static int64_t stack_of(builder *b, const mt_event *ev)
     b->shorts[j].node = (uint32_t)node;
     b->shorts[j].len = (uint32_t)len + 1;
     b->n_shorts++;
+    *last = b->shorts[j];
     return node;
 }
 
@@ -752,6 +760,12 @@ static int fold_never_collected(builder *b)
     mt_model *m = b->m;
     mta_live *l = &b->live_blocks;
     size_t n = l->n_pool + b->displaced.n, k = 0;
+    /* the index of the live blocks is of no more use: room for the sort */
+    free(l->slots);
+    free(l->ring);
+    l->slots = NULL;
+    l->ring = NULL;
+    l->count = 0;
     unsigned seq_bits = bits_for(m->n_allocs_read), idx_bits = bits_for(n);
     int rc = 0;
     if (seq_bits + idx_bits <= 64 && !getenv("MEMTRACE_FOLD_QSORT")) {
@@ -978,7 +992,7 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
     if (MTA_PUSH(m->nodes, root) < 0 || MTA_PUSH(b.first_child, zero32) < 0 ||
         MTA_PUSH(b.next_sibling, zero32) < 0 || MTA_PUSH(b.n_kids, zero16) < 0)
         goto fail_oom;
-    uint64_t size = mt_reader_size(r), next_progress = 1 << 20;
+    uint64_t size = mt_reader_size(r), next_progress = 1 << 20, n_read = 0;
     mt_event ev;
     int rc;
     m->monotone = 1;
@@ -1032,7 +1046,8 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
         }
         if (rc <= 0)
             continue;
-        if (opts && opts->on_progress && mt_reader_offset(r) >= next_progress) {
+        if (opts && opts->on_progress && (++n_read & 1023) == 0 &&
+            mt_reader_offset(r) >= next_progress) {
             opts->on_progress(opts->progress_ctx, mt_reader_offset(r), size);
             next_progress = mt_reader_offset(r) + (1 << 20);
         }

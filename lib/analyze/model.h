@@ -46,6 +46,8 @@ typedef struct mta_arena {
 const char *mta_strdup(mta_arena *a, const char *s);
 void mta_arena_free(mta_arena *a);
 
+#define MTA_OBJ_MEMO_BITS 6
+
 struct mt_model {
     mt_trace_info info;
     mta_arena strings;
@@ -84,6 +86,9 @@ struct mt_model {
     mt_timedelta fold_peak;        /* what MT_TIME_PEAK stands for when folding */
     mt_timedelta *fold_lt;         /* the time of each clause of fold_filter */
     mt_cost *node_cost;
+    /* recent mta_alloc_objects results (fold.c); n_samples 0: empty */
+    struct mta_obj_memo { uint64_t size, n_samples; double obj; int ext; }
+        fold_obj_memo[1 << MTA_OBJ_MEMO_BITS];
     uint64_t *node_first;
     size_t node_cap;
     uint64_t n_allocs_read;
