@@ -5,12 +5,46 @@
  * instead of one record per allocation.
  */
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "filter.h"
 #include "model.h"
 
 typedef struct mta_live_slot slot_t;
+
+/* Zeroed memory for the ring and the table, which are looked up at
+ * random: when big, on huge pages where the system gives them on request
+ * (fewer TLB misses). */
+static void huge_hint(void *p, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+    const uintptr_t page = 4096, huge = (uintptr_t)2 << 20;
+    uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1), hi = ((uintptr_t)p + bytes) & ~(page - 1);
+    if (hi > lo && hi - lo >= huge)
+        madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* (only a hint) */
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
+static void *big_zalloc(size_t n, size_t size)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    size_t bytes = n * size;
+    if (bytes < huge)
+        return calloc(n, size);
+    void *p = NULL;
+    if (posix_memalign(&p, huge, bytes) != 0)
+        return NULL;
+    huge_hint(p, bytes);
+    memset(p, 0, bytes);
+    return p;
+}
 
 static inline size_t live_home(uint64_t id, size_t mask)
 {
@@ -19,7 +53,7 @@ static inline size_t live_home(uint64_t id, size_t mask)
 
 static int live_rehash(mta_live *l, size_t cap)
 {
-    slot_t *s = calloc(cap, sizeof *s);
+    slot_t *s = big_zalloc(cap, sizeof *s);
     if (!s)
         return -1;
     for (size_t i = 0; l->slots && i <= l->mask; i++) {
@@ -130,7 +164,7 @@ mta_live_rec *mta_live_find(mta_live *l, uint64_t id)
 mta_live_rec *mta_live_add(mta_live *l, uint64_t id, mta_live_rec *displaced, int *had)
 {
     *had = 0;
-    if (!l->ring && !(l->ring = calloc(MTA_LIVE_WINDOW, sizeof *l->ring)))
+    if (!l->ring && !(l->ring = big_zalloc(MTA_LIVE_WINDOW, sizeof *l->ring)))
         return NULL;
     /* The window follows ids that count up by small steps (at most 64
      * steps per allocation); other ids go to the table. */
@@ -148,10 +182,12 @@ mta_live_rec *mta_live_add(mta_live *l, uint64_t id, mta_live_rec *displaced, in
     if (l->n_free) {
         k = l->free_list[--l->n_free];
     } else {
-        if (l->n_pool >= UINT32_MAX - 1 ||
-            (l->n_pool == l->cap_pool &&
-             mta_grow((void **)&l->pool, &l->cap_pool, l->n_pool + 1, sizeof *l->pool) < 0))
+        if (l->n_pool >= UINT32_MAX - 1)
             return NULL;
+        if (l->n_pool == l->cap_pool) {
+            if (mta_grow((void **)&l->pool, &l->cap_pool, l->n_pool + 1, sizeof *l->pool) < 0)
+                return NULL;
+        }
         k = (uint32_t)l->n_pool++;
     }
     if (in_window(l, id)) {
