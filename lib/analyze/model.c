@@ -68,6 +68,9 @@ double mt_noise(uint64_t k)
 #define MEMO_SIZE 8192
 #define FOLD_AHEAD (2 * MTA_LIVE_AHEAD) /* a power of two */
 #define CODE_MEMO_SIZE 4096
+#define PATH_MEMO_BITS 14
+#define PATH_ARENA (1u << 20)    /* codes (8 bytes) and nodes (4) */
+#define PATH_MIN 4               /* shorter paths are walked */
 
 typedef struct builder {
     mt_model *m;
@@ -83,6 +86,15 @@ typedef struct builder {
     MTA_VEC(uint16_t) n_kids;       /* saturates at BIG_NODE */
     struct memo { uint64_t key; uint32_t node; } *memo; /* small direct-mapped cache of children */
     struct code_memo { uint64_t code; uint32_t frame; } *code_memo; /* frame + 1; 0 empty */
+    /* Whole stacks: the codes below a node that a backtrace went through
+     * before -> the nodes after each of them, so that coming back to a
+     * call path costs a hash and a comparison of its codes instead of a
+     * trie step (likely cache misses) per code. Direct-mapped; the arena
+     * holds the codes and nodes, and starts over when full. */
+    struct path_memo { uint64_t hash; size_t off; uint32_t from, n; } *path_memo; /* n 0: empty */
+    uint64_t *pm_codes;
+    mt_node_id *pm_nodes;
+    size_t pm_used;
     mta_table ids;           /* obj id -> alloc index, when ids are not dense */
     int sparse_ids;
     /* function interning: hash of (name, file) -> chain via func_next */
@@ -411,7 +423,23 @@ static int64_t trie_path(builder *b, struct prev_bt *pv, const mt_location_code 
     } else {
         cp = shared < lim ? shared : lim;
     }
-    mt_node_id node = cp ? pv->path[cp - 1] : 0;
+    mt_node_id node = cp ? pv->path[cp - 1] : 0, pv_from = node;
+    size_t n = len - cp;
+    struct path_memo *pm = NULL;
+    uint64_t h = 0;
+    if (!keep_codes && n >= PATH_MIN && n <= PATH_ARENA / 8 && b->path_memo) {
+        h = (uint64_t)node * 0x9E3779B97F4A7C15ULL ^ n;
+        for (size_t i = cp; i < len; i++)
+            h = (h ^ bt[i]) * 0x100000001b3ULL;
+        h ^= h >> 29;
+        pm = &b->path_memo[(h * 0x9E3779B97F4A7C15ULL) >> (64 - PATH_MEMO_BITS)];
+        if (pm->n == n && pm->hash == h && pm->from == node &&
+            memcmp(b->pm_codes + pm->off, bt + cp, n * sizeof *bt) == 0) {
+            memcpy(pv->path + cp, b->pm_nodes + pm->off, n * sizeof *pv->path);
+            pv->len = len;
+            return pv->path[len - 1];
+        }
+    }
     for (size_t i = cp; i < len; i++) {
         uint64_t code = bt[i];
         int64_t f = code_frames(b, code);
@@ -427,6 +455,19 @@ static int64_t trie_path(builder *b, struct prev_bt *pv, const mt_location_code 
         if (keep_codes)
             pv->codes[i] = code;
         pv->path[i] = node;
+    }
+    if (pm) {
+        if (b->pm_used + n > PATH_ARENA) {
+            memset(b->path_memo, 0, ((size_t)1 << PATH_MEMO_BITS) * sizeof *b->path_memo);
+            b->pm_used = 0;
+        }
+        memcpy(b->pm_codes + b->pm_used, bt + cp, n * sizeof *bt);
+        memcpy(b->pm_nodes + b->pm_used, pv->path + cp, n * sizeof *pv->path);
+        pm->hash = h;
+        pm->off = b->pm_used;
+        pm->from = pv_from;
+        pm->n = (uint32_t)n;
+        b->pm_used += n;
     }
     pv->len = len;
     return node;
@@ -932,6 +973,9 @@ static void builder_free(builder *b)
     free(b->func_slots);
     free(b->memo);
     free(b->code_memo);
+    free(b->path_memo);
+    free(b->pm_codes);
+    free(b->pm_nodes);
     free(b->pend);
     for (size_t i = 0; i < b->n_prev; i++) {
         free(b->prev[i].path);
@@ -981,6 +1025,11 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
     b.func_mask = 255;
     if (!(b.memo = calloc(MEMO_SIZE, sizeof *b.memo)) ||
         !(b.code_memo = calloc(CODE_MEMO_SIZE, sizeof *b.code_memo)))
+        goto fail_oom;
+    if (!b.max_depth &&
+        (!(b.path_memo = calloc((size_t)1 << PATH_MEMO_BITS, sizeof *b.path_memo)) ||
+         !(b.pm_codes = malloc(PATH_ARENA * sizeof *b.pm_codes)) ||
+         !(b.pm_nodes = malloc(PATH_ARENA * sizeof *b.pm_nodes))))
         goto fail_oom;
     if (!(b.func_slots = calloc(b.func_mask + 1, sizeof *b.func_slots)))
         goto fail_oom;
