@@ -675,7 +675,8 @@ static int add_folded(builder *b, const struct fold_q *ev)
     if (ev->kind == MT_EVENT_ALLOC) {
         mta_live_rec old;
         int had;
-        b->why = "out of memory";
+        b->why = b->live_blocks.n_pool >= UINT32_MAX - 1 ? "more than 2^32 blocks live at once"
+                                                          : "out of memory";
         mta_live_rec *r = mta_live_add(&b->live_blocks, ev->id, &old, &had);
         if (!r || (had && MTA_PUSH(b->displaced, old) < 0))
             return -1;
