@@ -171,8 +171,10 @@ typedef struct mt_model_options {
      * or, for the blocks never collected, at the end in allocation order.
      * a->collect is set (MT_TIME_NEVER: still live at the end); seq is the
      * allocation's index in the file. The model is still being built: its
-     * nodes, frames and funcs up to a->stack are valid, and mt_model_end()
-     * is the latest time read so far (the trace's end in the final calls).
+     * nodes, frames and funcs up to a->stack are valid (and those of the
+     * few allocations read ahead, up to 32 events), and mt_model_end() is
+     * the latest time of the events handled so far, not counting those
+     * read ahead (the trace's end in the final calls).
      * Returns 0, or -1 to stop: the load then fails with the error
      * "stopped by the caller". */
     int (*on_fold)(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq);

@@ -5,12 +5,46 @@
  * instead of one record per allocation.
  */
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "filter.h"
 #include "model.h"
 
 typedef struct mta_live_slot slot_t;
+
+/* Zeroed memory for the ring and the table, which are looked up at
+ * random: when big, on huge pages where the system gives them on request
+ * (fewer TLB misses). */
+static void huge_hint(void *p, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+    const uintptr_t page = 4096, huge = (uintptr_t)2 << 20;
+    uintptr_t lo = ((uintptr_t)p + page - 1) & ~(page - 1), hi = ((uintptr_t)p + bytes) & ~(page - 1);
+    if (hi > lo && hi - lo >= huge)
+        madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* (only a hint) */
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
+static void *big_zalloc(size_t n, size_t size)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    size_t bytes = n * size;
+    if (bytes < huge)
+        return calloc(n, size);
+    void *p = NULL;
+    if (posix_memalign(&p, huge, bytes) != 0)
+        return NULL;
+    huge_hint(p, bytes);
+    memset(p, 0, bytes);
+    return p;
+}
 
 static inline size_t live_home(uint64_t id, size_t mask)
 {
@@ -19,7 +53,7 @@ static inline size_t live_home(uint64_t id, size_t mask)
 
 static int live_rehash(mta_live *l, size_t cap)
 {
-    slot_t *s = calloc(cap, sizeof *s);
+    slot_t *s = big_zalloc(cap, sizeof *s);
     if (!s)
         return -1;
     for (size_t i = 0; l->slots && i <= l->mask; i++) {
@@ -92,8 +126,16 @@ static inline int in_window(const mta_live *l, uint64_t id)
 static int window_step(mta_live *l)
 {
     uint32_t *slot = &l->ring[l->base & (MTA_LIVE_WINDOW - 1)];
-    if (*slot && table_put(l, l->pool[*slot - 1].id, *slot) < 0)
+    /* (the block in the ring's slot of base has id base: no need to read
+     * its record, likely long out of the caches) */
+    if (*slot && table_put(l, l->base, *slot) < 0)
         return -1;
+    if (l->slots) {
+        /* the table slot of a block that leaves the window a few steps on */
+        uint64_t ahead = l->base + MTA_LIVE_AHEAD;
+        if (l->ring[ahead & (MTA_LIVE_WINDOW - 1)])
+            __builtin_prefetch(&l->slots[live_home(ahead, l->mask)], 1);
+    }
     *slot = 0;
     l->base++;
     uint64_t in = l->base + MTA_LIVE_WINDOW - 1;
@@ -122,7 +164,7 @@ mta_live_rec *mta_live_find(mta_live *l, uint64_t id)
 mta_live_rec *mta_live_add(mta_live *l, uint64_t id, mta_live_rec *displaced, int *had)
 {
     *had = 0;
-    if (!l->ring && !(l->ring = calloc(MTA_LIVE_WINDOW, sizeof *l->ring)))
+    if (!l->ring && !(l->ring = big_zalloc(MTA_LIVE_WINDOW, sizeof *l->ring)))
         return NULL;
     /* The window follows ids that count up by small steps (at most 64
      * steps per allocation); other ids go to the table. */
@@ -140,10 +182,12 @@ mta_live_rec *mta_live_add(mta_live *l, uint64_t id, mta_live_rec *displaced, in
     if (l->n_free) {
         k = l->free_list[--l->n_free];
     } else {
-        if (l->n_pool >= UINT32_MAX - 1 ||
-            (l->n_pool == l->cap_pool &&
-             mta_grow((void **)&l->pool, &l->cap_pool, l->n_pool + 1, sizeof *l->pool) < 0))
+        if (l->n_pool >= UINT32_MAX - 1)
             return NULL;
+        if (l->n_pool == l->cap_pool) {
+            if (mta_grow((void **)&l->pool, &l->cap_pool, l->n_pool + 1, sizeof *l->pool) < 0)
+                return NULL;
+        }
         k = (uint32_t)l->n_pool++;
     }
     if (in_window(l, id)) {
@@ -182,6 +226,43 @@ void mta_live_free(mta_live *l)
     memset(l, 0, sizeof *l);
 }
 
+/* mta_alloc_objects, with the last results kept: a division per
+ * allocation costs more than a look at a few recent (size, samples, kind)
+ * triples, of which programs have few. */
+static inline double fold_objects(mt_model *m, const mt_alloc *a)
+{
+    int ext = a->source == MT_SOURCE_EXTERNAL;
+    struct mta_obj_memo *e =
+        &m->fold_obj_memo[(a->size * 0x9E3779B97F4A7C15ULL + a->n_samples * 2 + (uint64_t)ext) >>
+                          (64 - MTA_OBJ_MEMO_BITS)];
+    if (e->size != a->size || e->n_samples != a->n_samples || e->ext != ext) {
+        e->size = a->size;
+        e->n_samples = a->n_samples;
+        e->ext = ext;
+        e->obj = mta_alloc_objects(m, a);
+    }
+    return e->obj;
+}
+
+static inline void cost_add(mt_cost *c, const mt_alloc *a, double bytes, double obj, int live,
+                            int temp)
+{
+    c->alloc_bytes += bytes;
+    c->alloc_objects += obj;
+    c->samples += a->n_samples;
+    c->allocs++;
+    if (live) {
+        c->live_bytes += bytes;
+        c->live_objects += obj;
+        c->live_samples += a->n_samples;
+    }
+    if (temp) {
+        c->temp_bytes += bytes;
+        c->temp_objects += obj;
+        c->temp_samples += a->n_samples;
+    }
+}
+
 int mta_fold(mt_model *m, const mt_alloc *a, uint64_t seq)
 {
     const mt_filter *f = m->fold_filter;
@@ -214,10 +295,13 @@ int mta_fold(mt_model *m, const mt_alloc *a, uint64_t seq)
         memset(fi + m->node_cap, 0xff, (cap - m->node_cap) * sizeof *fi);
         m->node_cap = cap;
     }
-    mt_cost c;
-    mta_cost_of(m, a, m->fold_live_at == MT_TIME_PEAK ? m->fold_peak : m->fold_live_at, &c);
-    mta_cost_add(&m->node_cost[a->stack], &c);
-    mta_cost_add(&m->fold_by_source[a->source < 3 ? a->source : 2], &c);
+    /* mta_cost_of + mta_cost_add twice, inline (the same additions in the
+     * same order as a selection of a whole model makes) */
+    double bytes = (double)a->n_samples * m->bps, obj = fold_objects(m, a);
+    int live = mta_is_live(a, m->fold_live_at == MT_TIME_PEAK ? m->fold_peak : m->fold_live_at);
+    int temp = mta_is_temporary(a);
+    cost_add(&m->node_cost[a->stack], a, bytes, obj, live, temp);
+    cost_add(&m->fold_by_source[a->source < 3 ? a->source : 2], a, bytes, obj, live, temp);
     if (seq < m->node_first[a->stack])
         m->node_first[a->stack] = seq;
     if (m->on_fold && m->on_fold(m->fold_ctx, m, a, seq) < 0) {

@@ -66,7 +66,11 @@ double mt_noise(uint64_t k)
 /* ------------------------------------------------------------ the builder */
 
 #define MEMO_SIZE 8192
+#define FOLD_AHEAD (2 * MTA_LIVE_AHEAD) /* a power of two */
 #define CODE_MEMO_SIZE 4096
+#define PATH_MEMO_BITS 14
+#define PATH_ARENA (1u << 20)    /* codes (8 bytes) and nodes (4) */
+#define PATH_MIN 4               /* shorter paths are walked */
 
 typedef struct builder {
     mt_model *m;
@@ -82,6 +86,15 @@ typedef struct builder {
     MTA_VEC(uint16_t) n_kids;       /* saturates at BIG_NODE */
     struct memo { uint64_t key; uint32_t node; } *memo; /* small direct-mapped cache of children */
     struct code_memo { uint64_t code; uint32_t frame; } *code_memo; /* frame + 1; 0 empty */
+    /* Whole stacks: the codes below a node that a backtrace went through
+     * before -> the nodes after each of them, so that coming back to a
+     * call path costs a hash and a comparison of its codes instead of a
+     * trie step (likely cache misses) per code. Direct-mapped; the arena
+     * holds the codes and nodes, and starts over when full. */
+    struct path_memo { uint64_t hash; size_t off; uint32_t from, n; } *path_memo; /* n 0: empty */
+    uint64_t *pm_codes;
+    mt_node_id *pm_nodes;
+    size_t pm_used;
     mta_table ids;           /* obj id -> alloc index, when ids are not dense */
     int sparse_ids;
     /* function interning: hash of (name, file) -> chain via func_next */
@@ -100,6 +113,8 @@ typedef struct builder {
      * many distinct stacks). */
     struct short_stack { uint64_t code[2]; uint32_t node; uint32_t len; } *shorts; /* len + 1; 0 empty */
     size_t shorts_mask, n_shorts;
+    struct short_stack last_short;  /* the last one found (programs allocate
+                                     * from one place many times in a row) */
     /* promotions and collections, applied to their allocations after
      * reading: no random access to the allocation array while decoding */
     struct pending { int64_t time; uint32_t alloc; uint32_t kind; } *pend;
@@ -114,6 +129,12 @@ typedef struct builder {
      * id (never collected), and the peak found on the fly */
     mta_live live_blocks;
     MTA_VEC(mta_live_rec) displaced;
+    /* Folded models: events wait FOLD_AHEAD steps (their allocation record
+     * already made) before they meet the live blocks, so that the slots
+     * and records they will touch are prefetched by then: a block freed
+     * long after its allocation is likely out of the caches. */
+    struct fold_q { mt_alloc a; mt_obj_id id; mt_timedelta time; int kind; } fq[FOLD_AHEAD];
+    size_t fq_head, fq_n;
     const char *why;         /* what failed */
 } builder;
 
@@ -317,13 +338,18 @@ static int64_t stack_of(builder *b, const mt_event *ev)
     if (!b->shorts)
         return trie_path(b, pv, bt, len, SIZE_MAX);
     uint64_t c0 = len > 0 ? bt[0] : 0, c1 = len > 1 ? bt[1] : 0;
+    struct short_stack *last = &b->last_short;
+    if (last->len == len + 1 && last->code[0] == c0 && last->code[1] == c1)
+        return last->node;
     size_t j = short_hash(c0, c1, len) & b->shorts_mask;
     for (;;) {
         struct short_stack *e = &b->shorts[j];
         if (!e->len)
             break;
-        if (e->len == len + 1 && e->code[0] == c0 && e->code[1] == c1)
+        if (e->len == len + 1 && e->code[0] == c0 && e->code[1] == c1) {
+            *last = *e;
             return e->node;
+        }
         j = (j + 1) & b->shorts_mask;
     }
     int64_t node = trie_path(b, pv, bt, len, SIZE_MAX);
@@ -341,6 +367,7 @@ static int64_t stack_of(builder *b, const mt_event *ev)
     b->shorts[j].node = (uint32_t)node;
     b->shorts[j].len = (uint32_t)len + 1;
     b->n_shorts++;
+    *last = b->shorts[j];
     return node;
 }
 
@@ -396,7 +423,23 @@ static int64_t trie_path(builder *b, struct prev_bt *pv, const mt_location_code 
     } else {
         cp = shared < lim ? shared : lim;
     }
-    mt_node_id node = cp ? pv->path[cp - 1] : 0;
+    mt_node_id node = cp ? pv->path[cp - 1] : 0, pv_from = node;
+    size_t n = len - cp;
+    struct path_memo *pm = NULL;
+    uint64_t h = 0;
+    if (!keep_codes && n >= PATH_MIN && n <= PATH_ARENA / 8 && b->path_memo) {
+        h = (uint64_t)node * 0x9E3779B97F4A7C15ULL ^ n;
+        for (size_t i = cp; i < len; i++)
+            h = (h ^ bt[i]) * 0x100000001b3ULL;
+        h ^= h >> 29;
+        pm = &b->path_memo[(h * 0x9E3779B97F4A7C15ULL) >> (64 - PATH_MEMO_BITS)];
+        if (pm->n == n && pm->hash == h && pm->from == node &&
+            memcmp(b->pm_codes + pm->off, bt + cp, n * sizeof *bt) == 0) {
+            memcpy(pv->path + cp, b->pm_nodes + pm->off, n * sizeof *pv->path);
+            pv->len = len;
+            return pv->path[len - 1];
+        }
+    }
     for (size_t i = cp; i < len; i++) {
         uint64_t code = bt[i];
         int64_t f = code_frames(b, code);
@@ -412,6 +455,19 @@ static int64_t trie_path(builder *b, struct prev_bt *pv, const mt_location_code 
         if (keep_codes)
             pv->codes[i] = code;
         pv->path[i] = node;
+    }
+    if (pm) {
+        if (b->pm_used + n > PATH_ARENA) {
+            memset(b->path_memo, 0, ((size_t)1 << PATH_MEMO_BITS) * sizeof *b->path_memo);
+            b->pm_used = 0;
+        }
+        memcpy(b->pm_codes + b->pm_used, bt + cp, n * sizeof *bt);
+        memcpy(b->pm_nodes + b->pm_used, pv->path + cp, n * sizeof *pv->path);
+        pm->hash = h;
+        pm->off = b->pm_used;
+        pm->from = pv_from;
+        pm->n = (uint32_t)n;
+        b->pm_used += n;
     }
     pv->len = len;
     return node;
@@ -602,25 +658,32 @@ static int64_t alloc_of(builder *b, const mt_event *ev, mt_alloc *a)
     return 0;
 }
 
-/* An event of a folded model: live blocks in a table, each folded into its
- * stack's cost when collected. */
-static int add_folded(builder *b, const mt_event *ev)
+/* An event of a folded model, in file order (after the queue): live
+ * blocks in a table, each folded into its stack's cost when collected. */
+static int add_folded(builder *b, const struct fold_q *ev)
 {
     mt_model *m = b->m;
+    if (ev->time < b->cur_time)
+        m->monotone = 0;
+    if (ev->time != b->cur_time && b->live > m->peak_samples) {
+        /* the live count after every event of the previous time */
+        m->peak_samples = b->live;
+        m->peak_time = b->cur_time;
+    }
+    b->cur_time = ev->time;
     if (ev->time > m->end)
         m->end = ev->time;
     if (ev->kind == MT_EVENT_ALLOC) {
-        mt_alloc a;
-        if (alloc_of(b, ev, &a) < 0)
-            return -1;
         mta_live_rec old;
         int had;
+        b->why = b->live_blocks.n_pool >= UINT32_MAX - 1 ? "more than 2^32 blocks live at once"
+                                                          : "out of memory";
         mta_live_rec *r = mta_live_add(&b->live_blocks, ev->id, &old, &had);
         if (!r || (had && MTA_PUSH(b->displaced, old) < 0))
             return -1;
-        r->a = a;
+        r->a = ev->a;
         r->seq = m->n_allocs_read++;
-        b->live += (int64_t)a.n_samples;
+        b->live += (int64_t)ev->a.n_samples;
         return 0;
     }
     mta_live_rec *r = mta_live_find(&b->live_blocks, ev->id);
@@ -647,18 +710,130 @@ static int add_folded(builder *b, const mt_event *ev)
     return 0;
 }
 
+/* The oldest queued event meets the live blocks. */
+static int fold_step(builder *b)
+{
+    const struct fold_q *e = &b->fq[b->fq_head];
+    b->fq_head = (b->fq_head + 1) & (FOLD_AHEAD - 1);
+    b->fq_n--;
+    return add_folded(b, e);
+}
+
+/* An event of a folded model enters the queue: an allocation gets its
+ * record (and stack) now, the slot of a collected or promoted block is
+ * prefetched, and so is the record of the one that entered half the
+ * queue ago. */
+static int fold_push(builder *b, const mt_event *ev)
+{
+    if (b->fq_n == FOLD_AHEAD && fold_step(b) < 0)
+        return -1;
+    struct fold_q *e = &b->fq[(b->fq_head + b->fq_n) & (FOLD_AHEAD - 1)];
+    e->kind = ev->kind;
+    e->time = ev->time;
+    e->id = ev->id;
+    if (ev->kind == MT_EVENT_ALLOC) {
+        if (alloc_of(b, ev, &e->a) < 0)
+            return -1;
+    } else {
+        mta_live_prefetch(&b->live_blocks, ev->id, 0);
+    }
+    b->fq_n++;
+    if (b->fq_n > MTA_LIVE_AHEAD) {
+        const struct fold_q *h = &b->fq[(b->fq_head + b->fq_n - 1 - MTA_LIVE_AHEAD) & (FOLD_AHEAD - 1)];
+        if (h->kind != MT_EVENT_ALLOC)
+            mta_live_prefetch(&b->live_blocks, h->id, 1);
+    }
+    return 0;
+}
+
+/* The queued events, at the end of the trace. */
+static int fold_drain(builder *b)
+{
+    while (b->fq_n)
+        if (fold_step(b) < 0)
+            return -1;
+    return 0;
+}
+
 static int cmp_seq(const void *x, const void *y)
 {
     const mta_live_rec *a = *(const mta_live_rec *const *)x, *b = *(const mta_live_rec *const *)y;
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-/* End of a folded model: the blocks never collected, in allocation order. */
-static int fold_rest(builder *b)
+static unsigned bits_for(uint64_t x)
+{
+    return x ? 64 - (unsigned)__builtin_clzll(x) : 0;
+}
+
+/* Sorts keys[0..n) by their bits lo .. lo + nbits - 1 (a radix sort, 16
+ * bits a pass; tmp has room for n keys). Returns the sorted array: keys
+ * or tmp. */
+static uint64_t *radix_sort(uint64_t *keys, uint64_t *tmp, size_t n, unsigned lo, unsigned nbits)
+{
+    size_t *count = malloc(((size_t)1 << 16) * sizeof *count);
+    if (!count)
+        return NULL;
+    for (unsigned shift = lo; shift < lo + nbits; shift += 16) {
+        memset(count, 0, ((size_t)1 << 16) * sizeof *count);
+        for (size_t i = 0; i < n; i++)
+            count[(keys[i] >> shift) & 0xffff]++;
+        size_t sum = 0;
+        for (size_t d = 0; d < ((size_t)1 << 16); d++) {
+            size_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            tmp[count[(keys[i] >> shift) & 0xffff]++] = keys[i];
+        uint64_t *t = keys;
+        keys = tmp;
+        tmp = t;
+    }
+    free(count);
+    return keys;
+}
+
+/* Folds the blocks never collected (live in the pool, or displaced by a
+ * reused id), in allocation order. Their sequence numbers are distinct
+ * and below n_allocs_read, so (seq, index) packed in one word sorts by a
+ * radix sort of the seq bits; a qsort when they do not fit. */
+static int fold_never_collected(builder *b)
 {
     mt_model *m = b->m;
     mta_live *l = &b->live_blocks;
     size_t n = l->n_pool + b->displaced.n, k = 0;
+    /* the index of the live blocks is of no more use: room for the sort */
+    free(l->slots);
+    free(l->ring);
+    l->slots = NULL;
+    l->ring = NULL;
+    l->count = 0;
+    unsigned seq_bits = bits_for(m->n_allocs_read), idx_bits = bits_for(n);
+    int rc = 0;
+    if (seq_bits + idx_bits <= 64 && !getenv("MEMTRACE_FOLD_QSORT")) {
+        uint64_t *v = malloc((n ? n : 1) * sizeof *v), *tmp = malloc((n ? n : 1) * sizeof *tmp);
+        if (!v || !tmp) {
+            free(v);
+            free(tmp);
+            return -1;
+        }
+        for (size_t i = 0; i < l->n_pool; i++)
+            if (l->pool[i].seq != UINT64_MAX)
+                v[k++] = l->pool[i].seq << idx_bits | i;
+        for (size_t i = 0; i < b->displaced.n; i++)
+            v[k++] = b->displaced.v[i].seq << idx_bits | (l->n_pool + i);
+        uint64_t *sorted = radix_sort(v, tmp, k, idx_bits, seq_bits);
+        uint64_t mask = idx_bits ? (((uint64_t)1 << (idx_bits - 1)) << 1) - 1 : 0;
+        for (size_t i = 0; sorted && i < k && rc == 0; i++) {
+            size_t j = (size_t)(sorted[i] & mask);
+            const mta_live_rec *r = j < l->n_pool ? &l->pool[j] : &b->displaced.v[j - l->n_pool];
+            rc = mta_fold(m, &r->a, r->seq);
+        }
+        free(v);
+        free(tmp);
+        return sorted ? rc : -1;
+    }
     const mta_live_rec **v = malloc((n ? n : 1) * sizeof *v);
     if (!v)
         return -1;
@@ -668,10 +843,17 @@ static int fold_rest(builder *b)
     for (size_t i = 0; i < b->displaced.n; i++)
         v[k++] = &b->displaced.v[i];
     qsort(v, k, sizeof *v, cmp_seq);
-    int rc = 0;
     for (size_t i = 0; i < k && rc == 0; i++)
         rc = mta_fold(m, &v[i]->a, v[i]->seq);
     free(v);
+    return rc;
+}
+
+/* End of a folded model: the blocks never collected, the peak. */
+static int fold_rest(builder *b)
+{
+    mt_model *m = b->m;
+    int rc = fold_never_collected(b);
     if (m->monotone && b->live > m->peak_samples) {
         m->peak_samples = b->live;
         m->peak_time = b->cur_time;
@@ -703,16 +885,11 @@ static int fold_rest(builder *b)
 static inline __attribute__((always_inline)) int add_event(builder *b, const mt_event *ev)
 {
     mt_model *m = b->m;
+    if (m->folded)
+        return fold_push(b, ev);
     if (ev->time < b->cur_time)
         m->monotone = 0;
-    if (m->folded && ev->time != b->cur_time && b->live > m->peak_samples) {
-        /* the live count after every event of the previous time */
-        m->peak_samples = b->live;
-        m->peak_time = b->cur_time;
-    }
     b->cur_time = ev->time;
-    if (m->folded)
-        return add_folded(b, ev);
     if (ev->time > m->end)
         m->end = ev->time;
     if (ev->kind == MT_EVENT_ALLOC) {
@@ -799,6 +976,9 @@ static void builder_free(builder *b)
     free(b->func_slots);
     free(b->memo);
     free(b->code_memo);
+    free(b->path_memo);
+    free(b->pm_codes);
+    free(b->pm_nodes);
     free(b->pend);
     for (size_t i = 0; i < b->n_prev; i++) {
         free(b->prev[i].path);
@@ -849,6 +1029,11 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
     if (!(b.memo = calloc(MEMO_SIZE, sizeof *b.memo)) ||
         !(b.code_memo = calloc(CODE_MEMO_SIZE, sizeof *b.code_memo)))
         goto fail_oom;
+    if (!b.max_depth &&
+        (!(b.path_memo = calloc((size_t)1 << PATH_MEMO_BITS, sizeof *b.path_memo)) ||
+         !(b.pm_codes = malloc(PATH_ARENA * sizeof *b.pm_codes)) ||
+         !(b.pm_nodes = malloc(PATH_ARENA * sizeof *b.pm_nodes))))
+        goto fail_oom;
     if (!(b.func_slots = calloc(b.func_mask + 1, sizeof *b.func_slots)))
         goto fail_oom;
     if (b.max_depth && b.max_depth <= 2 && shorts_grow(&b) < 0)
@@ -859,7 +1044,7 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
     if (MTA_PUSH(m->nodes, root) < 0 || MTA_PUSH(b.first_child, zero32) < 0 ||
         MTA_PUSH(b.next_sibling, zero32) < 0 || MTA_PUSH(b.n_kids, zero16) < 0)
         goto fail_oom;
-    uint64_t size = mt_reader_size(r), next_progress = 1 << 20;
+    uint64_t size = mt_reader_size(r), next_progress = 1 << 20, n_read = 0;
     mt_event ev;
     int rc;
     m->monotone = 1;
@@ -913,7 +1098,8 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
         }
         if (rc <= 0)
             continue;
-        if (opts && opts->on_progress && mt_reader_offset(r) >= next_progress) {
+        if (opts && opts->on_progress && (++n_read & 1023) == 0 &&
+            mt_reader_offset(r) >= next_progress) {
             opts->on_progress(opts->progress_ctx, mt_reader_offset(r), size);
             next_progress = mt_reader_offset(r) + (1 << 20);
         }
@@ -922,6 +1108,10 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
         if (error)
             *error = strdup(mt_reader_error(r));
         goto fail_quiet;
+    }
+    if (m->folded && fold_drain(&b) < 0) {
+        why = b.why;
+        goto fail;
     }
     if (apply_pending(&b) < 0)
         goto fail_oom;

@@ -46,6 +46,8 @@ typedef struct mta_arena {
 const char *mta_strdup(mta_arena *a, const char *s);
 void mta_arena_free(mta_arena *a);
 
+#define MTA_OBJ_MEMO_BITS 6
+
 struct mt_model {
     mt_trace_info info;
     mta_arena strings;
@@ -84,6 +86,9 @@ struct mt_model {
     mt_timedelta fold_peak;        /* what MT_TIME_PEAK stands for when folding */
     mt_timedelta *fold_lt;         /* the time of each clause of fold_filter */
     mt_cost *node_cost;
+    /* recent mta_alloc_objects results (fold.c); n_samples 0: empty */
+    struct mta_obj_memo { uint64_t size, n_samples; double obj; int ext; }
+        fold_obj_memo[1 << MTA_OBJ_MEMO_BITS];
     uint64_t *node_first;
     size_t node_cap;
     uint64_t n_allocs_read;
@@ -212,6 +217,25 @@ typedef struct mta_live {
     uint64_t max_id;               /* the highest id ever put in the table */
 } mta_live;
 #define MTA_LIVE_WINDOW (1u << 20)
+#define MTA_LIVE_AHEAD 16          /* prefetch distance, in ids or events */
+/* Prefetches what looking id up will read: with rec = 0 the ring or table
+ * slot, with rec = 1 (a little later, once the slot is in the cache) the
+ * block's record as well. Only a hint: the table may change meanwhile. */
+static inline void mta_live_prefetch(const mta_live *l, uint64_t id, int rec)
+{
+    if (l->ring && id - l->base < MTA_LIVE_WINDOW) {
+        const uint32_t *slot = &l->ring[id & (MTA_LIVE_WINDOW - 1)];
+        if (!rec)
+            __builtin_prefetch(slot);
+        else if (*slot && *slot <= l->n_pool) {
+            const char *r = (const char *)&l->pool[*slot - 1];
+            __builtin_prefetch(r); /* (a record may straddle two lines) */
+            __builtin_prefetch(r + sizeof(mta_live_rec) - 1);
+        }
+    } else if (l->slots && !rec) {
+        __builtin_prefetch(&l->slots[(size_t)mta_hash64(id) & l->mask]);
+    }
+}
 /* Returns the record of a new live block (to fill), or NULL when out of
  * memory. A block whose id is already live displaces the older one, which
  * is returned in *displaced (copied) with *had = 1. */
