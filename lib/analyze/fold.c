@@ -247,9 +247,11 @@ static inline double fold_objects(mt_model *m, const mt_alloc *a)
 static inline void cost_add(mt_cost *c, const mt_alloc *a, double bytes, double obj, int live,
                             int temp)
 {
-    c->alloc_bytes += bytes;
-    c->alloc_objects += obj;
-    c->samples += a->n_samples;
+    if (__builtin_expect(!a->carried, 1)) {
+        c->alloc_bytes += bytes;
+        c->alloc_objects += obj;
+        c->samples += a->n_samples;
+    } /* else carried over from an earlier piece: live, not allocated here */
     c->allocs++;
     if (live) {
         c->live_bytes += bytes;
