@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "report.h"
+#include "stream_report.h"
 
 static void help(void)
 {
@@ -47,6 +48,11 @@ int cmd_lifetimes(int argc, char **argv)
     if (optind >= argc) {
         fprintf(stderr, "memtrace lifetimes: expected a trace file (several: aggregated)\n");
         return report_usage("lifetimes");
+    }
+    if (stream_usable((const char *const *)argv + optind, (size_t)(argc - optind), by_process)) {
+        int src = stream_lifetimes(argv[optind], filter, json);
+        if (src != STREAM_WHOLE)
+            return src;
     }
     mt_model *m;
     mt_filter *f;

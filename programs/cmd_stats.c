@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "report.h"
+#include "stream_report.h"
 
 static void help(void)
 {
@@ -57,6 +58,11 @@ int cmd_stats(int argc, char **argv)
     if (optind >= argc) {
         fprintf(stderr, "memtrace stats: expected a trace file (several: aggregated)\n");
         return report_usage("stats");
+    }
+    if (stream_usable((const char *const *)argv + optind, (size_t)(argc - optind), by_process)) {
+        int src = stream_stats(argv[optind], filter, at, json);
+        if (src != STREAM_WHOLE)
+            return src;
     }
     mt_model *m;
     mt_filter *f;
