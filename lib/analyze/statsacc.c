@@ -3,7 +3,10 @@
  * mt_query_histogram built from finished allocations one at a time
  * (mt_stats_acc, memtrace/stream.h), in any order: sums, per-source costs,
  * power-of-two buckets, and for the exact weighted median of lifetimes the
- * samples per distinct lifetime.
+ * samples per distinct lifetime: in counters per microsecond for the
+ * lifetimes under 2^DIRECT_BITS us (allocated 4096 at a time, where used),
+ * in a hash table for the longer ones (mostly blocks never freed: about one
+ * entry per block live at the end).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +15,9 @@
 #include "memtrace/stream.h"
 
 #define NBUCKETS 66
+#define CHUNK_BITS 12
+#define DIRECT_BITS 22                       /* about 4 s */
+#define NCHUNKS (1u << (DIRECT_BITS - CHUNK_BITS))
 
 typedef struct life_slot {
     uint64_t life;
@@ -26,7 +32,8 @@ struct mt_stats_acc {
     mt_cost size_cost[NBUCKETS], size_src[NBUCKETS * 3];
     mt_cost life_cost[NBUCKETS], life_src[NBUCKETS * 3], never;
     size_t size_max, life_max;   /* highest bucket used + 1 */
-    life_slot *lives;            /* samples per distinct lifetime */
+    uint64_t *direct[NCHUNKS];   /* samples per lifetime under 2^DIRECT_BITS us */
+    life_slot *lives;            /* samples per distinct longer lifetime */
     size_t mask, n_lives;
 };
 
@@ -42,6 +49,8 @@ void mt_stats_acc_free(mt_stats_acc *s)
 {
     if (!s)
         return;
+    for (size_t i = 0; i < NCHUNKS; i++)
+        free(s->direct[i]);
     free(s->lives);
     free(s);
 }
@@ -53,6 +62,13 @@ static size_t bucket_of(uint64_t v)
 
 static int lives_add(mt_stats_acc *s, uint64_t life, uint64_t samples)
 {
+    if (life < (1u << DIRECT_BITS)) {
+        uint64_t **c = &s->direct[life >> CHUNK_BITS];
+        if (!*c && !(*c = calloc(1u << CHUNK_BITS, sizeof **c)))
+            return -1;
+        (*c)[life & ((1u << CHUNK_BITS) - 1)] += samples;
+        return 0;
+    }
     if (!s->lives || (s->n_lives + 1) * 2 > s->mask + 1) {
         size_t cap = s->lives ? (s->mask + 1) * 2 : 1024;
         life_slot *t = calloc(cap, sizeof *t);
@@ -164,6 +180,15 @@ static int median_life(const mt_stats_acc *s, uint64_t target, double *out)
     qsort(v, n, sizeof *v, cmp_life);
     uint64_t sum = 0;
     *out = 0;
+    for (size_t c = 0; c < NCHUNKS; c++)
+        for (size_t i = 0; s->direct[c] && i < (1u << CHUNK_BITS); i++) {
+            sum += s->direct[c][i];
+            if (s->direct[c][i] && sum >= target) {
+                *out = (double)((c << CHUNK_BITS) + i);
+                free(v);
+                return 0;
+            }
+        }
     for (size_t i = 0; i < n; i++) {
         sum += v[i].samples;
         if (sum >= target) {
@@ -190,7 +215,7 @@ int mt_stats_acc_finish(const mt_stats_acc *s, const mt_model *m, mt_stats *o,
     o->collected_bytes = s->collected_bytes;
     o->never_collected_bytes = s->never_collected_bytes;
     o->mean_lifetime_us = s->life_w > 0 ? s->life_sum / s->life_w : 0;
-    if (s->n_lives) {
+    if (s->total.allocs) {
         uint64_t half = (o->total.samples + 1) / 2;
         if (median_life(s, half ? half : 1, &o->median_lifetime_us) < 0)
             return -1;

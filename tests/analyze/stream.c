@@ -54,7 +54,7 @@ static uint64_t rnd(void)
 
 /* n allocations on a few stacks, several at the same time now and then,
  * freed after random delays (some never), in bursts so that the curve
- * goes up and down within buckets. */
+ * goes up and down within buckets, with quiet seconds now and then. */
 static int write_trace(const char *path, size_t n)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -86,6 +86,8 @@ static int write_trace(const char *path, size_t n)
     for (size_t i = 0; i < n && rc == 0; i++) {
         if (rnd() % 4)
             t += (int64_t)(rnd() % 40);
+        if (rnd() % 6000 == 0)
+            t += 3000000; /* quiet seconds: lifetimes of several seconds */
         for (size_t k = 0; k < nl;)
             if (due[k] <= t) {
                 rc |= mt_writer_put_collect(w, t, id[k]);
