@@ -13,7 +13,9 @@
  *          allocation as it is allocated, otherwise the main pass notes the
  *          selected allocations (one bit each) and another pass draws it;
  *   plot   memory and lifetimes pictures need the trace's end (bucket
- *          width, axes) before the first point: a first pass finds it.
+ *          width, axes) before the first point: a first pass finds it (for
+ *          memory, the codec alone when no allocation needs its end to be
+ *          selected: about as fast as reading the file).
  *
  * A trace whose times go back somewhere needs the whole model (its events
  * sorted): STREAM_WHOLE, found before anything is written (but lifetimes,
@@ -59,6 +61,11 @@ typedef struct run {
     int bits_write, bits_read;
     mt_curve_acc *curve;        /* fed in file order: allocations and collections */
     progress pr;
+    /* warnings held until the pass shows the trace can stream (else the
+     * whole model says them) */
+    int hold;
+    char **held;
+    size_t n_held;
 } run;
 
 static void quiet_warning(void *ctx, const char *msg)
@@ -70,8 +77,32 @@ static void quiet_warning(void *ctx, const char *msg)
 static void print_warning(void *ctx, const char *msg)
 {
     run *r = ctx;
+    if (r->hold) {
+        char **v = realloc(r->held, (r->n_held + 1) * sizeof *v);
+        if (v && (v[r->n_held] = strdup(msg))) {
+            r->held = v;
+            r->n_held++;
+            return;
+        }
+        if (v)
+            r->held = v;
+    }
     progress_end(&r->pr);
     fprintf(stderr, "memtrace %s: warning: %s\n", r->cmd, msg);
+}
+
+/* Says the warnings held (the trace streams after all), or drops them. */
+static void release_warnings(run *r, int say)
+{
+    for (size_t i = 0; i < r->n_held; i++) {
+        if (say)
+            fprintf(stderr, "memtrace %s: warning: %s\n", r->cmd, r->held[i]);
+        free(r->held[i]);
+    }
+    free(r->held);
+    r->held = NULL;
+    r->n_held = 0;
+    r->hold = 0;
 }
 
 /* 1, 0, or -1 (r->err set, or out of memory). */
@@ -164,12 +195,46 @@ static mt_model *pass(run *r, int hooks, int loud, int *status)
         m = NULL;
     }
     if (!m) {
+        release_warnings(r, 1); /* the whole model would fail the same way */
         *status = r->err ? 2 : 1;
         fprintf(stderr, "memtrace %s: %s\n", r->cmd,
                 r->err ? r->err : err ? err : "out of memory");
     }
     free(err);
     return m;
+}
+
+/* The trace's end and whether its times never decrease, by the codec
+ * alone (no backtraces, no model: about as fast as reading the file), as a
+ * model would find them. Returns 0, or -1 when the trace cannot be read
+ * (then a model pass says why). */
+static int scan_end(run *r, mt_timedelta *end, int *monotone)
+{
+    mt_reader_options o = {.on_warning = quiet_warning, .skip_backtraces = 1};
+    mt_reader *rd = mt_reader_open(r->path, &o, NULL);
+    if (!rd)
+        return -1;
+    progress_init(&r->pr, r->cmd);
+    mt_event ev;
+    mt_timedelta last = 0;
+    uint64_t n = 0;
+    int rc;
+    *end = 0;
+    *monotone = 1;
+    while ((rc = mt_reader_next(rd, &ev)) == 1) {
+        if (ev.time < last)
+            *monotone = 0;
+        last = ev.time;
+        if (ev.time > *end)
+            *end = ev.time;
+        if (++n % (1u << 20) == 0)
+            progress_update(&r->pr, mt_reader_offset(rd), mt_reader_size(rd));
+    }
+    progress_end(&r->pr);
+    if (rc == 0 && mt_reader_end_time(rd) > *end)
+        *end = mt_reader_end_time(rd);
+    mt_reader_close(rd);
+    return rc < 0 ? -1 : 0;
 }
 
 /* Compiles the filter and, when it or the live time needs the peak, finds
@@ -209,6 +274,7 @@ static void finish(run *r)
     mt_curve_acc_free(r->curve);
     free(r->bits);
     free(r->err);
+    release_warnings(r, 0);
 }
 
 /* The selected allocations' peak by another pass that reads which ones are
@@ -258,12 +324,15 @@ int stream_stats(const char *path, const char *filter, mt_timedelta at, int json
         goto out;
     }
     r.bits_write = filtered && !in_pass;
-    if (!(m = pass(&r, 1, 1, &rc)))
-        goto out;
-    if (!mt_model_peak_known(m)) {
+    r.hold = 1;
+    m = pass(&r, 1, 1, &rc);
+    if (m && !mt_model_peak_known(m)) {
         rc = STREAM_WHOLE;
         goto out;
     }
+    release_warnings(&r, 1);
+    if (!m)
+        goto out;
     rc = 1;
     if (mt_stats_acc_finish(r.stats, m, &st, &hs, &hl) < 0) {
         fprintf(stderr, "memtrace stats: out of memory\n");
@@ -410,18 +479,22 @@ int stream_plot(const char *path, const char *filter, mt_plot_options *po, const
     } else {
         /* the end first (and which allocations are selected, when that
          * needs their collection) */
-        int in_pass = mt_stream_filter_at_alloc(r.sf);
-        r.bits_write = !in_pass;
-        if (!(m = pass(&r, !in_pass, 0, &rc)))
-            goto out;
-        if (!mt_model_peak_known(m)) {
+        int in_pass = mt_stream_filter_at_alloc(r.sf), monotone;
+        size_t n = mt_plot_memory_buckets(po);
+        mt_timedelta end;
+        if (!in_pass || scan_end(&r, &end, &monotone) < 0) {
+            r.bits_write = !in_pass;
+            if (!(m = pass(&r, !in_pass, 0, &rc)))
+                goto out;
+            monotone = mt_model_peak_known(m);
+            end = mt_model_end(m);
+            mt_model_free(m);
+            m = NULL;
+        }
+        if (!monotone) {
             rc = STREAM_WHOLE;
             goto out;
         }
-        size_t n = mt_plot_memory_buckets(po);
-        mt_timedelta end = mt_model_end(m);
-        mt_model_free(m);
-        m = NULL;
         if (!(r.curve = mt_curve_acc_new(n, (end + (mt_timedelta)n) / (mt_timedelta)n))) {
             fprintf(stderr, "memtrace plot: out of memory\n");
             goto out;
