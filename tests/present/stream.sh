@@ -18,6 +18,7 @@ GEN=$MT_BUILD/tests/tools/gen_churn
 [ -x "$GEN" ] || { echo "FAIL: cannot build $GEN"; exit 1; }
 "$GEN" "$T/churn1.ctf" 60000 1 || bad "gen_churn 1"
 "$GEN" "$T/churn2.ctf" 150000 7 || bad "gen_churn 7"
+"$GEN" "$T/empty.ctf" 0 1 || bad "gen_churn empty"
 
 # same ARGS: the streaming and whole-model runs give the same stdout,
 # stderr and exit status (lifetimes: the same lines, sorted)
@@ -53,7 +54,7 @@ same_svg() {
 
 F=$MT_FIXTURES
 traces="$F/leak.ctf $F/major.ctf $F/prodcons.ctf $F/rate1.ctf $F/rate1_skips.ctf $F/synth_edge.ctf
-        $F/upstream_ocamlopt_v3.ctf $F/wrap.ctf $T/churn1.ctf $T/churn2.ctf"
+        $F/upstream_ocamlopt_v3.ctf $F/wrap.ctf $T/churn1.ctf $T/churn2.ctf $T/empty.ctf"
 for tr in $traces; do
     n_same=0 n_runs=0
     name=$(basename "$tr")
