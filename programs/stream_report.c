@@ -164,6 +164,8 @@ static int on_fold(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq
     if (r->scatter && mt_plot_scatter_add(r->scatter, a, seq) < 0)
         return -1;
     if (r->lines) {
+        if (r->json && r->first)
+            fputc('[', stdout); /* not before: a failed filter prints nothing */
         mt_lifetimes_line(stdout, a, mt_model_end(m), r->json, r->first);
         r->first = 0;
     }
@@ -420,13 +422,11 @@ int stream_lifetimes(const char *path, const char *filter, int json)
         goto out;
     r.lines = 1;
     r.json = json;
-    if (json)
-        fputc('[', stdout);
     mt_model *m = pass(&r, 1, 1, &rc);
     if (!m)
         goto out;
     if (json)
-        fputs("\n]\n", stdout);
+        fputs(r.first ? "[\n]\n" : "\n]\n", stdout);
     report_notes("lifetimes", path, m);
     mt_model_free(m);
     if (ferror(stdout) || fflush(stdout) != 0) {

@@ -84,6 +84,15 @@ same plain stats -f 'size:>>1' "$F/leak.ctf"
 same plain stats -f 'inside:/(a|aa)*$(?{/' "$F/leak.ctf"
 same plain lifetimes -f 'live:nope' "$F/leak.ctf"
 same_svg -k memory -f 'bogus:1' "$F/leak.ctf"
+HOSTILE=$MT_BUILD/tests/tools/gen_hostile
+if [ -x "$HOSTILE" ] && "$HOSTILE" names "$T/names.ctf"; then
+    # a regex over its backtracking limit: exit 2, and nothing on stdout
+    for clause in inside hide; do
+        same plain stats -f "$clause:/(a|a)*[^a]\$/" "$T/names.ctf"
+        same plain lifetimes --json -f "$clause:/(a|a)*[^a]\$/" "$T/names.ctf"
+        same_svg -k memory -f "$clause:/(a|a)*[^a]\$/" "$T/names.ctf"
+    done
+fi
 same plain stats "$T/missing.ctf"
 head -c 3000 "$F/leak.ctf" > "$T/cut.ctf"
 same plain stats "$T/cut.ctf"
