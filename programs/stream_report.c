@@ -240,10 +240,18 @@ static int scan_end(run *r, mt_timedelta *end, int *monotone)
 }
 
 /* mt_scan_events: every block into r->curve, selected when r->bits has it
- * (with bits_read; else all are). */
-static int scan_event(void *ctx, mt_timedelta t, uint64_t seq, uint64_t samples, int collect)
+ * (with bits_read; else all are); without a curve, the longest lifetime of
+ * a freed block into r->max_life. */
+static int scan_event(void *ctx, mt_timedelta t, uint64_t seq, uint64_t samples, int collect,
+                      mt_timedelta alloc_time)
 {
     run *r = ctx;
+    if (!r->curve) {
+        /* the lifetime scatter's axes: the longest lifetime of a freed block */
+        if (collect && t - alloc_time > r->max_life)
+            r->max_life = t - alloc_time;
+        return 0;
+    }
     int p = !r->bits_read || (seq / 64 < r->n_bits && (r->bits[seq / 64] >> (seq % 64) & 1));
     int64_t d = collect ? -(int64_t)samples : (int64_t)samples;
     mt_curve_acc_event(r->curve, t, d, p ? d : 0, p && !collect ? samples : 0);
@@ -502,12 +510,28 @@ int stream_plot(const char *path, const char *filter, mt_plot_options *po, const
         pic.hist = hist;
         pic.alloc_bytes = st.total.alloc_bytes;
     } else if (po->kind == MT_PLOT_LIFETIMES) {
-        /* the axes first: the trace's end and the longest lifetime */
-        if (!(m = pass(&r, 1, 0, &rc)))
-            goto out;
-        mt_timedelta end = mt_model_end(m);
-        mt_model_free(m);
-        m = NULL;
+        /* the axes first: the trace's end and the longest lifetime (of
+         * every block: the codec alone will do) */
+        mt_timedelta end = 0;
+        mt_scan_result res;
+        int scanned = 0;
+        if (mt_stream_filter_keeps_all(r.sf)) {
+            progress_init(&r.pr, r.cmd);
+            scanned = mt_scan_events(path, scan_event, &r, progress_update, &r.pr, &res,
+                                     NULL) == 0;
+            progress_end(&r.pr);
+            end = res.end;
+            if (scanned && res.n_live && end - res.first_live > r.max_life)
+                r.max_life = end - res.first_live;
+        }
+        if (!scanned) {
+            r.max_life = 0;
+            if (!(m = pass(&r, 1, 0, &rc)))
+                goto out;
+            end = mt_model_end(m);
+            mt_model_free(m);
+            m = NULL;
+        }
         if (!(r.scatter = mt_plot_scatter_new(po, end, r.max_life))) {
             fprintf(stderr, "memtrace plot: out of memory\n");
             goto out;

@@ -83,13 +83,16 @@ mt_curve *mt_curve_acc_result(const mt_curve_acc *c, double bps);
 
 /* One event of mt_scan_events: an allocation (collect 0) or the collection
  * of a block (collect 1) at time t; seq is the allocation's index in the
- * file, as a folded model numbers it. Returns 0, or -1 to stop. */
+ * file, as a folded model numbers it, alloc_time its allocation's time.
+ * Returns 0, or -1 to stop. */
 typedef int (*mt_scan_fn)(void *ctx, mt_timedelta t, uint64_t seq, uint64_t samples,
-                          int collect);
+                          int collect, mt_timedelta alloc_time);
 typedef struct mt_scan_result {
     mt_timedelta end;        /* as mt_model_end */
     int monotone;            /* times never decrease (mt_model_peak_known) */
     uint64_t n_allocs;
+    uint64_t n_live;         /* blocks never collected */
+    mt_timedelta first_live; /* the earliest allocation time among them */
 } mt_scan_result;
 /* Reads the trace at path with the codec alone (no backtraces: about as
  * fast as reading the file) and calls fn for every allocation and every

@@ -29,6 +29,7 @@ int mt_scan_events(const char *path, mt_scan_fn fn, void *ctx, mt_progress_fn pr
         *err = NULL;
     memset(out, 0, sizeof *out);
     out->monotone = 1;
+    out->first_live = MT_TIME_NEVER;
     mt_reader *r = mt_reader_open(path, &o, err);
     if (!r)
         return -1;
@@ -53,19 +54,25 @@ int mt_scan_events(const char *path, mt_scan_fn fn, void *ctx, mt_progress_fn pr
                 stop = -1;
                 break;
             }
+            if (had) {
+                /* the older block of this id is never collected */
+                out->n_live++;
+                if (old.a.time < out->first_live)
+                    out->first_live = old.a.time;
+            }
             rec->a.time = ev.time;
             rec->a.n_samples = ev.n_samples;
             rec->seq = out->n_allocs++;
-            if (fn(ctx, ev.time, rec->seq, ev.n_samples, 0) < 0)
+            if (fn(ctx, ev.time, rec->seq, ev.n_samples, 0, ev.time) < 0)
                 stop = -2;
         } else if (ev.kind == MT_EVENT_COLLECT) {
             mta_live_rec *rec = mta_live_find(&live, ev.id);
             if (!rec)
                 continue;
-            mt_timedelta t = ev.time < rec->a.time ? rec->a.time : ev.time;
+            mt_timedelta t = ev.time < rec->a.time ? rec->a.time : ev.time, at = rec->a.time;
             uint64_t seq = rec->seq, samples = rec->a.n_samples;
             mta_live_remove(&live, rec);
-            if (fn(ctx, t, seq, samples, 1) < 0)
+            if (fn(ctx, t, seq, samples, 1, at) < 0)
                 stop = -2;
         }
     }
@@ -73,6 +80,12 @@ int mt_scan_events(const char *path, mt_scan_fn fn, void *ctx, mt_progress_fn pr
         *err = strdup(mt_reader_error(r));
     if (!stop && rc == 0 && mt_reader_end_time(r) > out->end)
         out->end = mt_reader_end_time(r);
+    for (size_t i = 0; !stop && rc == 0 && i < live.n_pool; i++)
+        if (live.pool[i].seq != UINT64_MAX) {
+            out->n_live++;
+            if (live.pool[i].a.time < out->first_live)
+                out->first_live = live.pool[i].a.time;
+        }
     if (stop == -1 && err)
         *err = strdup("out of memory");
     mta_live_free(&live);

@@ -172,8 +172,10 @@ typedef struct scan_ctx {
     mt_curve_acc *c;
 } scan_ctx;
 
-static int scan_fn(void *ctx, mt_timedelta t, uint64_t seq, uint64_t samples, int collect)
+static int scan_fn(void *ctx, mt_timedelta t, uint64_t seq, uint64_t samples, int collect,
+                   mt_timedelta alloc_time)
 {
+    (void)alloc_time;
     scan_ctx *x = ctx;
     int p = mt_selection_has(x->s, (size_t)seq);
     int64_t d = collect ? -(int64_t)samples : (int64_t)samples;
@@ -287,9 +289,21 @@ static void check_filter(const char *path, const mt_model *whole, const char *te
     mt_scan_result res;
     int scanned = sx.c && mt_scan_events(path, scan_fn, &sx, NULL, NULL, &res, NULL) == 0;
     mt_curve *cs = scanned ? mt_curve_acc_result(sx.c, mt_model_bytes_per_sample(m)) : NULL;
+    uint64_t n_live = 0;
+    mt_timedelta first_live = MT_TIME_NEVER;
+    for (size_t i = 0; i < mt_model_n_allocs(whole); i++) {
+        const mt_alloc *a = &mt_model_allocs(whole)[i];
+        if (a->collect == MT_TIME_NEVER) {
+            n_live++;
+            if (a->time < first_live)
+                first_live = a->time;
+        }
+    }
     CHECK(cs && wk && same_curve(cs, wk) && res.end == end && res.monotone &&
-              res.n_allocs == mt_model_n_allocs(whole),
-          "'%s': mt_scan_events: the same curve, end and allocations", text);
+              res.n_allocs == mt_model_n_allocs(whole) && res.n_live == n_live &&
+              res.first_live == first_live,
+          "'%s': mt_scan_events: the same curve, end, allocations and blocks live at the end",
+          text);
     mt_curve_free(cs);
     mt_curve_acc_free(sx.c);
     mt_curve_free(ck);
