@@ -114,9 +114,10 @@ void mt_stats_acc_free(mt_stats_acc *s);
 /* One selected, finished allocation (as on_fold gives it; never-collected
  * ones once the trace is read). Memory, for the exact median of
  * lifetimes: 32 KB per 4096 microseconds of lifetimes under about 4 s that
- * occur, and 16 to 32 bytes per distinct longer lifetime (mostly blocks
- * never freed: about one per block live at the end). Returns 0, or -1 when
- * out of memory. */
+ * occur, 16 to 32 bytes per distinct longer lifetime of a freed block, and
+ * at most 16 bytes per block never freed with a longer one (given in
+ * allocation order, runs of one lifetime share them). Returns 0, or -1
+ * when out of memory. */
 int mt_stats_acc_add(mt_stats_acc *s, const mt_model *m, const mt_alloc *a);
 /* Once the model is loaded: out as mt_query_stats fills it for a selection
  * of those allocations, except peak_filtered_* (the caller's, from a

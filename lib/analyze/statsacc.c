@@ -5,8 +5,10 @@
  * power-of-two buckets, and for the exact weighted median of lifetimes the
  * samples per distinct lifetime: in counters per microsecond for the
  * lifetimes under 2^DIRECT_BITS us (allocated 4096 at a time, where used),
- * in a hash table for the longer ones (mostly blocks never freed: about one
- * entry per block live at the end).
+ * in a hash table for the longer ones of freed blocks, and for the blocks
+ * never freed (one entry each at most: they are the blocks live at the end)
+ * in an array, where runs of one lifetime share an entry (they come in
+ * allocation order from a folded model: lifetimes that never increase).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +37,8 @@ struct mt_stats_acc {
     uint64_t *direct[NCHUNKS];   /* samples per lifetime under 2^DIRECT_BITS us */
     life_slot *lives;            /* samples per distinct longer lifetime */
     size_t mask, n_lives;
+    life_slot *never_v;          /* longer lifetimes of blocks never freed */
+    size_t n_never, cap_never;
 };
 
 mt_stats_acc *mt_stats_acc_new(mt_timedelta live_at)
@@ -52,6 +56,7 @@ void mt_stats_acc_free(mt_stats_acc *s)
     for (size_t i = 0; i < NCHUNKS; i++)
         free(s->direct[i]);
     free(s->lives);
+    free(s->never_v);
     free(s);
 }
 
@@ -60,13 +65,25 @@ static size_t bucket_of(uint64_t v)
     return v == 0 ? 0 : (size_t)(64 - __builtin_clzll(v));
 }
 
-static int lives_add(mt_stats_acc *s, uint64_t life, uint64_t samples)
+static int lives_add(mt_stats_acc *s, uint64_t life, uint64_t samples, int never)
 {
     if (life < (1u << DIRECT_BITS)) {
         uint64_t **c = &s->direct[life >> CHUNK_BITS];
         if (!*c && !(*c = calloc(1u << CHUNK_BITS, sizeof **c)))
             return -1;
         (*c)[life & ((1u << CHUNK_BITS) - 1)] += samples;
+        return 0;
+    }
+    if (never) {
+        if (s->n_never && s->never_v[s->n_never - 1].life == life) {
+            s->never_v[s->n_never - 1].samples += samples;
+            return 0;
+        }
+        if (s->n_never == s->cap_never &&
+            mta_grow((void **)&s->never_v, &s->cap_never, s->n_never + 1, sizeof *s->never_v) < 0)
+            return -1;
+        s->never_v[s->n_never].life = life;
+        s->never_v[s->n_never++].samples = samples;
         return 0;
     }
     if (!s->lives || (s->n_lives + 1) * 2 > s->mask + 1) {
@@ -101,7 +118,7 @@ int mt_stats_acc_add(mt_stats_acc *s, const mt_model *m, const mt_alloc *a)
 {
     mt_timedelta end = a->collect == MT_TIME_NEVER ? m->end : a->collect;
     uint64_t life = end > a->time ? (uint64_t)(end - a->time) : 0;
-    if (lives_add(s, life, a->n_samples) < 0)
+    if (lives_add(s, life, a->n_samples, a->collect == MT_TIME_NEVER) < 0)
         return -1;
     mt_cost c;
     mta_cost_of(m, a, s->live_at, &c);
@@ -170,10 +187,14 @@ static int cmp_life(const void *x, const void *y)
  * target (as hist.c's weighted_select). */
 static int median_life(const mt_stats_acc *s, uint64_t target, double *out)
 {
-    life_slot *v = malloc((s->n_lives ? s->n_lives : 1) * sizeof *v);
+    /* the longer lifetimes, sorted: a lifetime in both the table and the
+     * array is two entries, which the running sum below takes in turn */
+    life_slot *v = malloc((s->n_lives + s->n_never + 1) * sizeof *v);
     if (!v)
         return -1;
     size_t n = 0;
+    for (size_t i = 0; i < s->n_never; i++)
+        v[n++] = s->never_v[i];
     for (size_t i = 0; s->lives && i <= s->mask; i++)
         if (s->lives[i].samples)
             v[n++] = s->lives[i];

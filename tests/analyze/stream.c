@@ -106,7 +106,10 @@ static int write_trace(const char *path, size_t n)
         if (rnd() % 10 == 0 || nl == LIVE)
             continue; /* never freed */
         id[nl] = oid;
-        due[nl++] = t + (int64_t)(rnd() % (rnd() % 8 == 0 ? 200000 : 3000));
+        int64_t delay = (int64_t)(rnd() % (rnd() % 8 == 0 ? 200000 : 3000));
+        if (rnd() % 64 == 0)
+            delay = 5000000 + (int64_t)(rnd() % 5000000); /* freed after seconds */
+        due[nl++] = t + delay;
     }
     rc |= mt_writer_close(w);
     close(fd);
@@ -362,7 +365,7 @@ int main(void)
     static const char *const filters[] = {
         "", "size:>=1k", "inside:grow", "!inside:/^(cache|leak)/", "hide:parse", "source:minor",
         "alloc:10ms-30ms inside:load", "lifetime:>1ms", "collect:never", "live:peak",
-        "live:20ms-25ms", "lifetime:<100us !inside:parse",
+        "live:20ms-25ms", "lifetime:<100us !inside:parse", "lifetime:>4s",
     };
     size_t nb[] = {1, 7, 390};
     for (size_t i = 0; i < sizeof filters / sizeof *filters; i++)
