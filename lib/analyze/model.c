@@ -684,6 +684,11 @@ static int add_folded(builder *b, const struct fold_q *ev)
         r->a = ev->a;
         r->seq = m->n_allocs_read++;
         b->live += (int64_t)ev->a.n_samples;
+        if (m->on_alloc && m->on_alloc(m->fold_ctx, m, &ev->a, r->seq) < 0) {
+            m->fold_stopped = 1;
+            b->why = "stopped by the caller";
+            return -1;
+        }
         return 0;
     }
     mta_live_rec *r = mta_live_find(&b->live_blocks, ev->id);
@@ -1007,6 +1012,7 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
             m->fold_peak = opts->fold_peak;
             m->on_fold = opts->on_fold;
             m->fold_ctx = opts->fold_ctx;
+            m->on_alloc = opts->on_alloc;
         }
     }
     if (m && m->folded && !opts->fold_peak_known &&
