@@ -296,6 +296,35 @@ App.syncControls = function () {
   for (const name of ['flame', 'table', 'graph', 'hist']) MT.$('view-' + name).hidden = name !== s.view;
 };
 
+/* While the server is still reading the trace (api/status says "loading"),
+   a progress bar instead of an empty page; resolves once it is loaded. */
+App.waitLoaded = async function () {
+  const box = MT.$('loading');
+  for (let shown = false; ; shown = true) {
+    let s;
+    try {
+      s = await (await fetch('api/status')).json();
+    } catch (e) {
+      box.hidden = true;
+      return;  /* the info request reports the error */
+    }
+    if (s.state !== 'loading') {
+      box.hidden = true;
+      if (s.state === 'failed') App.showError('cannot load the trace: ' + s.error);
+      return;
+    }
+    const f = s.total > 0 ? Math.min(1, s.done / s.total) : 0;
+    MT.$('loading-file').textContent = s.file;
+    MT.$('loading-bar').style.width = (f * 100).toFixed(1) + '%';
+    /* a pipe has no size: then only what was read */
+    MT.$('loading-pct').textContent = s.total > 0 ? Math.floor(f * 100) + '% (' + MT.fmtBytes(s.done) + ' of ' + MT.fmtBytes(s.total) + ')'
+      : MT.fmtBytes(s.done) + ' read';
+    box.hidden = false;
+    document.body.dataset.loading = '1';
+    await new Promise((ok) => setTimeout(ok, shown ? 300 : 100));
+  }
+};
+
 App.init = async function () {
   MT.readUrl();
   App.flame = new MT.Flame(MT.$('flame'), App);
@@ -389,6 +418,7 @@ App.init = async function () {
     App.refresh();
   });
   App.syncControls();
+  await App.waitLoaded();
   try {
     App.info = await MT.api('info');
     App.renderInfo();
