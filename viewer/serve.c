@@ -221,7 +221,7 @@ int mt_viewer_serve_file(const mt_viewer_options *opts, const mt_viewer_load *lo
         fprintf(stderr, "%s: %s\n", prog, l->error ? l->error : "cannot load the trace");
     else
         say_stopping(prog, sig);
-    if (!__atomic_load_n(&l->finished, __ATOMIC_ACQUIRE)) {
+    if (!failed && !__atomic_load_n(&l->finished, __ATOMIC_ACQUIRE)) {
         /* stopped while loading: requests waiting for the model give up,
          * the process ends with the loading thread still reading */
         vapi_failed(api, "the viewer was stopped");
