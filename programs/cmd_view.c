@@ -329,7 +329,9 @@ int cmd_view(int argc, char **argv)
     struct progress prog = {!quiet, isatty(2), -1, vo.file, 0};
     struct stat st;
     mt_viewer_load load = {0};
-    load.folded = stat(vo.file, &st) == 0 && (uint64_t)st.st_size > fold_above;
+    /* folded: read again for each filter, so a regular file (not a pipe) */
+    load.folded = stat(vo.file, &st) == 0 && S_ISREG(st.st_mode) &&
+                  (uint64_t)st.st_size > fold_above;
     load.on_progress = on_progress;
     load.progress_ctx = &prog;
     load.on_loaded = on_loaded;

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "big.h"
@@ -33,6 +34,8 @@ enum { LOADING, READY, FAILED };
 struct vapi {
     const mt_model *model;       /* NULL while loading */
     const vfold *base;           /* big traces: the unfiltered fold (model is its model) */
+    size_t reread_bytes;         /* big traces: memory of reading the trace again */
+    struct stat file_id;         /* big traces: the file as loaded (device, inode, size, mtime) */
     char *file;
     double load_seconds;
     size_t budget;
@@ -42,6 +45,10 @@ struct vapi {
     int state;
     uint64_t done, total;        /* bytes read so far, of the file's size */
     char *error;                 /* FAILED: why */
+    struct reread {              /* big traces: filters being read (under lock) */
+        const char *filter;      /* NULL: free slot */
+        uint64_t done, total;
+    } rereads[VAPI_REREADS_SHOWN];
     pthread_t warmer;
     int warming;
     const mt_plumbing *plumbing; /* NULL: stacks as recorded */
@@ -82,6 +89,8 @@ int vapi_ready(vapi *a, const mt_model *m, const vfold *base, double load_second
         return -1;
     vcache_set_aux_free(c, aux_free);
     mt_rss *rss = a->file[0] ? mt_rss_load(a->file, m, NULL, NULL) : NULL; /* FILE.rss, if any */
+    if (base && stat(a->file, &a->file_id) < 0)
+        memset(&a->file_id, 0, sizeof a->file_id);
     pthread_mutex_lock(&a->lock);
     a->cache = c;
     a->rss = rss;
@@ -92,6 +101,11 @@ int vapi_ready(vapi *a, const mt_model *m, const vfold *base, double load_second
     pthread_cond_broadcast(&a->ready_cond);
     pthread_mutex_unlock(&a->lock);
     return 0;
+}
+
+void vapi_set_reread_bytes(vapi *a, size_t bytes)
+{
+    a->reread_bytes = bytes;
 }
 
 void vapi_progress(vapi *a, uint64_t done, uint64_t total)
@@ -154,6 +168,19 @@ static void answer_status(vapi *a, vresp *resp)
     vj_kstr(&j, "file", a->file);
     if (a->state == FAILED)
         vj_kstr(&j, "error", a->error);
+    vj_key(&j, "reading");   /* big traces: the trace read again for these filters */
+    vj_arr(&j);
+    for (int i = 0; i < VAPI_REREADS_SHOWN; i++) {
+        const struct reread *r = &a->rereads[i];
+        if (!r->filter)
+            continue;
+        vj_obj(&j);
+        vj_kstr(&j, "filter", r->filter);
+        vj_kuint(&j, "done", r->done);
+        vj_kuint(&j, "total", r->total);
+        vj_end_obj(&j);
+    }
+    vj_end_arr(&j);
     vj_end_obj(&j);
     pthread_mutex_unlock(&a->lock);
     resp->body = vj_finish(&j, &resp->len);
@@ -164,10 +191,61 @@ static void answer_status(vapi *a, vresp *resp)
 
 /* What a selection is built from besides its filter (vcache_build_fn's ctx). */
 struct sel_build {
-    const vapi *a;
+    vapi *a;
     int raw;                     /* 1: stacks as recorded, plumbing included */
-    int empty;                   /* the filter keeps everything */
+    const char *canon;           /* the filter's canonical text */
 };
+
+/* A filter's read of a big trace, shown by /api/status while it lasts. */
+struct reread_ctx {
+    vapi *a;
+    struct reread *slot;         /* NULL: more reads than shown */
+};
+
+static void reread_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    struct reread_ctx *r = ctx;
+    if (!r->slot)
+        return;
+    pthread_mutex_lock(&r->a->lock);
+    r->slot->done = done;
+    r->slot->total = total;
+    pthread_mutex_unlock(&r->a->lock);
+}
+
+static struct reread *reread_begin(vapi *a, const char *filter)
+{
+    struct reread *slot = NULL;
+    pthread_mutex_lock(&a->lock);
+    for (int i = 0; i < VAPI_REREADS_SHOWN && !slot; i++)
+        if (!a->rereads[i].filter) {
+            slot = &a->rereads[i];
+            slot->filter = filter;
+            slot->done = slot->total = 0;
+        }
+    pthread_mutex_unlock(&a->lock);
+    return slot;
+}
+
+static void reread_end(vapi *a, struct reread *slot)
+{
+    if (!slot)
+        return;
+    pthread_mutex_lock(&a->lock);
+    slot->filter = NULL;
+    pthread_mutex_unlock(&a->lock);
+}
+
+/* Big traces: is the file still the one loaded? (Reading another trace
+ * for a filter would answer about another program run.) */
+static int same_file(const vapi *a)
+{
+    struct stat st;
+    const struct stat *o = &a->file_id;
+    return stat(a->file, &st) == 0 && st.st_dev == o->st_dev && st.st_ino == o->st_ino &&
+           st.st_size == o->st_size && st.st_mtim.tv_sec == o->st_mtim.tv_sec &&
+           st.st_mtim.tv_nsec == o->st_mtim.tv_nsec;
+}
 
 static mt_selection *build_selection(void *ctx, const mt_filter *f, void **aux,
                                      size_t *aux_bytes, char **err)
@@ -178,9 +256,23 @@ static mt_selection *build_selection(void *ctx, const mt_filter *f, void **aux,
         return mt_select_sites(b->a->model, f, MT_TIME_END, p, err);
     /* a big trace: the unfiltered fold, or the trace read again with the
      * filter folded in */
-    if (b->empty)
+    if (!*b->canon)
         return mt_select_sites(b->a->model, NULL, MT_TIME_END, p, err);
-    vfold *v = vfold_load(b->a->file, f, b->a->base, NULL, NULL, 1, err);
+    static const char changed[] =
+        "the trace file changed since it was loaded: filters read it again, so restart "
+        "the viewer to see the new trace";
+    if (!same_file(b->a)) {
+        *err = strdup(changed);
+        return NULL;
+    }
+    struct reread_ctx rc = {b->a, reread_begin(b->a, b->canon)};
+    vfold *v = vfold_load(b->a->file, f, b->a->base, reread_progress, &rc, 1, err);
+    reread_end(b->a, rc.slot);
+    if (v && !same_file(b->a)) {
+        vfold_free(v);
+        *err = strdup(changed);
+        return NULL;
+    }
     if (!v)
         return NULL;
     mt_selection *s = mt_select_sites(vfold_model(v), f, MT_TIME_END, p, err);
@@ -270,7 +362,12 @@ static size_t estimate(const vapi *a, size_t k, int empty_filter)
     size_t tree_nodes = nodes < MT_TREE_MAX_NODES ? nodes : MT_TREE_MAX_NODES;
     size_t tree = tree_nodes * TREE_NODE_BYTES / 100 * endpoints[k].tree;
     /* a big trace read again with a filter: another folded model */
-    size_t reread = a->base && !empty_filter ? mt_model_memory(a->model) : 0;
+    size_t reread = 0;
+    if (a->base && !empty_filter) {
+        reread = mt_model_memory(a->model);
+        if (a->reread_bytes > reread)
+            reread = a->reread_bytes;
+    }
     return sel + tree + reread + 65536;
 }
 #define N_ENDPOINTS (sizeof endpoints / sizeof endpoints[0])
@@ -369,7 +466,7 @@ void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
         return;
     }
     char *serr = NULL;
-    struct sel_build sb = {a, raw, !*canon};
+    struct sel_build sb = {a, raw, canon};
     vcache_sel *e = vcache_sel_get(a->cache, f, skey, build_selection, &sb, &serr);
     if (!e) {
         vcache_done(a->cache, need);

@@ -160,9 +160,28 @@ static mt_model *read_folded(vfold *v, const char *path, const mt_filter *f, con
     return mt_model_load(path, &mo, err);
 }
 
+/* Progress of a load in two reads: each counts for half. */
+struct halves {
+    mt_progress_fn fn;
+    void *ctx;
+    int second;
+};
+
+static void half_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    struct halves *h = ctx;
+    if (h->fn)
+        h->fn(h->ctx, (h->second ? total : 0) / 2 + done / 2, total);
+}
+
 vfold *vfold_load(const char *path, const mt_filter *f, const vfold *base,
                   mt_progress_fn progress, void *progress_ctx, int quiet, char **err)
 {
+    struct halves h = {progress, progress_ctx, 0};
+    if (f && mt_filter_uses_stacks(f)) {
+        progress = half_progress;
+        progress_ctx = &h;
+    }
     *err = NULL;
     if (f && mt_filter_uses_peak(f) && !base) {
         *err = strdup("live:peak needs the trace's peak (internal: no base fold)");
@@ -191,7 +210,8 @@ vfold *vfold_load(const char *path, const mt_filter *f, const vfold *base,
                 memcpy(copy, ok, n);
                 v->verdict = copy;
                 v->n_verdict = n;
-                v->model = read_folded(v, path, f, base, NULL, NULL, 1, err);
+                h.second = 1;
+                v->model = read_folded(v, path, f, base, progress, progress_ctx, 1, err);
             }
         }
         mt_selection_free(s);

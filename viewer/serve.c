@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -152,8 +153,15 @@ static void *load_thread(void *arg)
     double t0 = now_seconds();
     const mt_model *m = NULL;
     if (l->load->folded) {
+        struct rusage before, after;
+        getrusage(RUSAGE_SELF, &before);
         l->fold = vfold_load(l->opts->file, NULL, NULL, loader_progress, l, 0, &l->error);
         m = l->fold ? vfold_model(l->fold) : NULL;
+        /* what reading it again for a filter will take: the growth of the
+         * process's high-water mark while it was read */
+        getrusage(RUSAGE_SELF, &after);
+        if (after.ru_maxrss > before.ru_maxrss)
+            vapi_set_reread_bytes(l->api, (size_t)(after.ru_maxrss - before.ru_maxrss) * 1024);
     } else {
         mt_model_options mo = {0};
         mo.on_progress = loader_progress;

@@ -112,5 +112,22 @@ check "folded answers equal the whole model's ($n requests)" [ "$n" -ge 100 ]
 # a bad filter: the same clear error
 cb=$(curl -s -o "$MT_TMP/b.json" -w '%{http_code}' "${folded}api/tree?filter=size:%3Ezz")
 check "a bad filter: 400 with the parser's message" sh -c "[ $cb = 400 ] && grep -q 'filter' '$MT_TMP/b.json'"
+curl -s -o "$MT_TMP/status" "${folded}api/status"
+check "status lists the filters being read (none now)" grep -q '"state":"ready".*"reading":\[\]' "$MT_TMP/status"
 stop_viewer
 check "the folded viewer stops cleanly" [ "$VIEW_RC" = 0 ]
+
+# the trace file changes under a folded viewer: cached answers stay, a new
+# filter is refused rather than read from another trace
+cp "$ctf" "$MT_TMP/moving.ctf"
+start_viewer "$MT_TMP/moving.ctf" --port 0 -q --fold-above 0 || exit 1
+c1=$(curl -s -o /dev/null -w '%{http_code}' "${VIEW_URL}api/tree?filter=size:%3E1k")
+sleep 1.1
+"$gen" "$MT_TMP/other.ctf" 200000 >/dev/null
+cat "$MT_TMP/other.ctf" > "$MT_TMP/moving.ctf"
+c2=$(curl -s -o /dev/null -w '%{http_code}' "${VIEW_URL}api/tree?filter=size:%3E1k")
+c3=$(curl -s -o "$MT_TMP/b.json" -w '%{http_code}' "${VIEW_URL}api/tree?filter=size:%3E2k")
+check "trace replaced: a filter seen before still answered ($c1 $c2)" [ "$c1$c2" = 200200 ]
+check "trace replaced: a new filter refused, saying why ($c3)" \
+    sh -c "[ $c3 = 400 ] && grep -q 'trace file changed' '$MT_TMP/b.json'"
+stop_viewer

@@ -2,7 +2,8 @@
 # loading.sh - the viewer listens before the trace is loaded: while it reads
 # (a trace fed slowly through a pipe) /api/status says how far it is, other
 # requests wait for the model, and the page shows a progress bar, then the
-# trace once loaded; a trace that fails to load ends the viewer with the
+# trace once loaded; a pipe is never folded (filters on a folded trace read
+# the file again); a trace that fails to load ends the viewer with the
 # reader's error and status 1, whole model or folded.
 set -u
 . "$(dirname "$0")/lib.inc"
@@ -15,12 +16,12 @@ ctf=$MT_TMP/gen.ctf     # 2.7 MB: progress is reported about every 1 MB
 size=$(wc -c < "$ctf")
 half=$((size / 2))
 
-for mode in whole folded; do
+for mode in whole pipe-not-folded; do
     fifo=$MT_TMP/pipe-$mode.ctf
     go=$MT_TMP/go-$mode
     mkfifo "$fifo" || { echo "FAIL: mkfifo"; exit 1; }
     args=""
-    [ $mode = folded ] && args="--fold-above 0"
+    [ $mode = whole ] || args="--fold-above 0"
     # shellcheck disable=SC2086
     start_viewer "$fifo" --port 0 -q $args || exit 1
     { head -c "$half" "$ctf"; while [ ! -f "$go" ]; do sleep 0.05; done; tail -c +"$((half + 1))" "$ctf"; } > "$fifo" &
@@ -52,6 +53,7 @@ for mode in whole folded; do
     check "$mode: status says ready once loaded" grep -q '"state":"ready"' "$MT_TMP/status"
     code=$(curl -s -o "$MT_TMP/info" -w '%{http_code}' "${VIEW_URL}api/info")
     check "$mode: then the trace is served" sh -c "[ $code = 200 ] && grep -q viewer-bench-workload '$MT_TMP/info'"
+    [ $mode = whole ] || check "a pipe is served whole even with --fold-above 0" grep -q '"folded":false' "$MT_TMP/info"
     stop_viewer
 done
 

@@ -325,6 +325,20 @@ App.waitLoaded = async function () {
   }
 };
 
+/* Big traces: a new filter reads the trace again; the busy sign says how far. */
+App.watchReading = function () {
+  if (App.readingTimer || !App.info || !App.info.folded) return;
+  App.readingTimer = setInterval(async () => {
+    const b = MT.$('busy');
+    if (b.hidden) { b.textContent = 'computing…'; return; }
+    try {
+      const s = await (await fetch('api/status')).json();
+      const r = (s.reading || [])[0];
+      b.textContent = r && r.total ? 'reading the trace for the filter… ' + Math.floor(100 * r.done / r.total) + '%' : 'computing…';
+    } catch (e) { /* the sign stays as it is */ }
+  }, 500);
+};
+
 App.init = async function () {
   MT.readUrl();
   App.flame = new MT.Flame(MT.$('flame'), App);
@@ -422,6 +436,7 @@ App.init = async function () {
   try {
     App.info = await MT.api('info');
     App.renderInfo();
+    App.watchReading();
   } catch (e) {
     App.showError('cannot reach the server: ' + e.message);
     return;
