@@ -2,6 +2,8 @@
  * cmd_view.c - 'memtrace view': load a trace and serve the web viewer on it
  * (viewer/). Loading shows its progress on stderr; the URL goes to stdout.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
@@ -326,6 +328,15 @@ int cmd_view(int argc, char **argv)
         return rc;
     }
 
+    /* a file that cannot be opened: said before the server starts (not
+     * waiting for a pipe's writer) */
+    int probe = open(vo.file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (probe < 0) {
+        fprintf(stderr, "memtrace view: %s: %s\n", vo.file, strerror(errno));
+        mt_plumbing_free(pl);
+        return 1;
+    }
+    close(probe);
     struct progress prog = {!quiet, isatty(2), -1, vo.file, 0};
     struct stat st;
     mt_viewer_load load = {0};

@@ -52,6 +52,8 @@ static size_t bucket(vgrid *g, mt_timedelta t)
 {
     if (t < 0)
         t = 0;
+    if (t > VGRID_MAX_TIME)   /* keeps (k + 1) * width far from overflowing */
+        t = VGRID_MAX_TIME;
     while (t / g->width >= VGRID_BUCKETS)
         coarsen(g);
     size_t b = (size_t)(t / g->width);

@@ -15,6 +15,7 @@
 #include "memtrace/analyze.h"
 
 #define VGRID_BUCKETS 262144     /* fine buckets (2 x 8 bytes each) */
+#define VGRID_MAX_TIME ((mt_timedelta)1 << 52)  /* later times count there (142 years) */
 
 typedef struct vgrid {
     mt_timedelta width;          /* of a fine bucket, microseconds (a power of two) */

@@ -109,6 +109,9 @@ grep '^FAIL' "$MT_TMP/cmpout"
 n=$(tail -1 "$MT_TMP/cmpout")
 check "folded answers equal the whole model's ($n requests)" [ "$n" -ge 100 ]
 
+"$MT_BIN" view --fold-above lots "$ctf" >/dev/null 2>"$MT_TMP/err"; rc=$?
+check "--fold-above with a bad size: usage error 2" sh -c "[ $rc = 2 ] && grep -q 'fold-above' '$MT_TMP/err'"
+
 # a bad filter: the same clear error
 cb=$(curl -s -o "$MT_TMP/b.json" -w '%{http_code}' "${folded}api/tree?filter=size:%3Ezz")
 check "a bad filter: 400 with the parser's message" sh -c "[ $cb = 400 ] && grep -q 'filter' '$MT_TMP/b.json'"
