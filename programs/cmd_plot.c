@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "report.h"
+#include "stream_report.h"
 
 static void help(void)
 {
@@ -82,6 +83,11 @@ int cmd_plot(int argc, char **argv)
     if (optind >= argc || !output) {
         fprintf(stderr, "memtrace plot: expected -o OUT.svg and a trace file (several: aggregated)\n");
         return report_usage("plot");
+    }
+    if (stream_usable((const char *const *)argv + optind, (size_t)(argc - optind), by_process)) {
+        int src = stream_plot(argv[optind], filter, &po, output);
+        if (src != STREAM_WHOLE)
+            return src;
     }
     mt_model *m;
     mt_filter *f;

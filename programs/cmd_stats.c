@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "report.h"
+#include "stream_report.h"
 
 static void help(void)
 {
@@ -17,7 +18,8 @@ static void help(void)
            "allocation rate, peak live memory and when, live memory at the end, peak\n"
            "resident memory (RSS, from FILE.rss beside the trace) and its gap to the\n"
            "heap, lifetimes, and histograms of block sizes and lifetimes\n"
-           "(power-of-two buckets) per kind.\n"
+           "(power-of-two buckets) per kind. One trace file is read as it comes\n"
+           "(memory for the live blocks and the stacks, not the events).\n"
            "\n"
            "  -f, --filter F     only allocations matching the filter (docs/filters.md)\n"
            "  -a, --at TIME      time at which live_* figures are taken (default end)\n"
@@ -57,6 +59,11 @@ int cmd_stats(int argc, char **argv)
     if (optind >= argc) {
         fprintf(stderr, "memtrace stats: expected a trace file (several: aggregated)\n");
         return report_usage("stats");
+    }
+    if (stream_usable((const char *const *)argv + optind, (size_t)(argc - optind), by_process)) {
+        int src = stream_stats(argv[optind], filter, at, json);
+        if (src != STREAM_WHOLE)
+            return src;
     }
     mt_model *m;
     mt_filter *f;

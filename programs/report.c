@@ -173,6 +173,27 @@ static int load_failed(const char *cmd, char *err, mt_filter **f, mt_plumbing *p
     return 1;
 }
 
+mt_filter *report_filter(const char *cmd, const char *text)
+{
+    char *err = NULL;
+    size_t pos = 0;
+    mt_filter *f = mt_filter_parse(text, &err, &pos);
+    if (!f)
+        fprintf(stderr, "memtrace %s: %s\n  %s\n  %*s^\n", cmd, err ? err : "bad filter", text,
+                (int)pos, "");
+    free(err);
+    return f;
+}
+
+void report_notes(const char *cmd, const char *path, const mt_model *m)
+{
+    uint64_t n_allocs = 0;
+    mt_model_event_counts(m, &n_allocs, NULL, NULL);
+    if (n_allocs == 0)
+        explain_empty(cmd, path, m);
+    hint_unsymbolized(cmd, path, m);
+}
+
 int report_open(const char *cmd, const char *path, const char *filter, mt_timedelta live_at,
                 size_t shallow, mt_model **m, mt_filter **f, mt_selection **s)
 {
@@ -184,7 +205,6 @@ int report_open_many(const char *cmd, const char *const *paths, size_t n, int by
                      mt_filter **f, mt_selection **s)
 {
     char *err = NULL;
-    size_t pos = 0;
     *m = NULL;
     *s = NULL;
     *f = NULL;
@@ -196,11 +216,8 @@ int report_open_many(const char *cmd, const char *const *paths, size_t n, int by
     for (size_t i = 0; i < n && p && shallow; i++)
         if (stat(paths[i], &st) != 0 || !S_ISREG(st.st_mode))
             shallow = 0; /* a pipe cannot be read again with deeper stacks */
-    *f = mt_filter_parse(filter, &err, &pos);
+    *f = report_filter(cmd, filter);
     if (!*f) {
-        fprintf(stderr, "memtrace %s: %s\n  %s\n  %*s^\n", cmd, err ? err : "bad filter",
-                filter, (int)pos, "");
-        free(err);
         mt_plumbing_free(p);
         return 2;
     }

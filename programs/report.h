@@ -64,6 +64,12 @@ int report_open_many(const char *cmd, const char *const *paths, size_t n, int by
                      const char *filter, mt_timedelta live_at, size_t shallow, mt_model **m,
                      mt_filter **f, mt_selection **s);
 void report_close(mt_model *m, mt_filter *f, mt_selection *s);
+/* Compiles --filter TEXT (may be NULL); on error prints it with a caret
+ * under the place and returns NULL. */
+mt_filter *report_filter(const char *cmd, const char *text);
+/* The notes report_open prints about a loaded trace: no samples at all,
+ * frames not symbolized. */
+void report_notes(const char *cmd, const char *path, const mt_model *m);
 /* --at VALUE: returns 0, or prints an error and returns 2. */
 int report_time(const char *cmd, const char *opt, const char *text, mt_timedelta *out);
 /* --by/--weight VALUE: returns 0, or prints an error and returns 2. */

@@ -172,6 +172,13 @@ typedef struct mt_model_options {
      * "stopped by the caller". */
     int (*on_fold)(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq);
     void *fold_ctx;
+    /* Folded models: called with fold_ctx for every allocation as it is
+     * read (a->collect is MT_TIME_NEVER then), in file order. With on_fold,
+     * whose calls during the read come at the collections, a caller sees
+     * both ends of every block in file order (the live-memory curve of
+     * streaming reports, include/memtrace/stream.h). Returns 0, or -1 to
+     * stop, as on_fold. */
+    int (*on_alloc)(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq);
 } mt_model_options;
 
 /* Build the model of a trace file in one pass. Returns NULL on failure and,

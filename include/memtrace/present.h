@@ -71,10 +71,19 @@ int mt_report_stats(FILE *out, const mt_selection *s, int json);
 /* The same with the trace's resident-memory samples (may be NULL): peak
  * RSS, RSS at the end, and the gap between RSS and the estimated heap. */
 int mt_report_stats_rss(FILE *out, const mt_selection *s, const mt_rss *rss, int json);
+/* The same from figures computed elsewhere (mt_query_stats and
+ * mt_query_histogram, or a mt_stats_acc of memtrace/stream.h); live_at is
+ * the time the live_* costs were taken at, resolved. */
+int mt_report_stats_figures(FILE *out, const mt_model *m, const mt_stats *st,
+                            const mt_histogram *size, const mt_histogram *life,
+                            mt_timedelta live_at, const mt_rss *rss, int json);
 
 /* memtrace lifetimes: "ALLOC_TIME LIFETIME" in seconds, one line per
  * selected sampled allocation (never-collected: until the end of trace). */
 int mt_report_lifetimes(FILE *out, const mt_selection *s, int json);
+/* One line of it for allocation a (end: the trace's end); with json, one
+ * array element (first: the first one), between "[" and "\n]\n". */
+void mt_lifetimes_line(FILE *out, const mt_alloc *a, mt_timedelta end, int json, int first);
 
 /* Collapsed stacks "main;f;g 1234" (outermost first), weighted by the
  * metric (rounded to integers), one line per distinct function path.
@@ -118,6 +127,27 @@ typedef struct mt_plot_options {
     const mt_rss *rss;       /* memory plot: resident memory drawn too; may be NULL */
 } mt_plot_options;
 int mt_plot_svg(FILE *out, const mt_selection *s, const mt_plot_options *o);
+/* The same pictures from figures computed elsewhere (streaming reports,
+ * memtrace/stream.h). Memory: a curve of mt_plot_memory_buckets(o) buckets
+ * over [0, mt_model_end(m) + 1); filtered: draw the selected allocations'
+ * line too. */
+size_t mt_plot_memory_buckets(const mt_plot_options *o);
+int mt_plot_memory_svg(FILE *out, const mt_model *m, const mt_curve *c, int filtered,
+                       const mt_plot_options *o);
+/* Sizes: the size histogram and the bytes allocated in all. */
+int mt_plot_sizes_svg(FILE *out, const mt_model *m, const mt_histogram *h, double alloc_bytes,
+                      const mt_plot_options *o);
+/* Lifetimes: the dots of the selected allocations, given in any order with
+ * their index in the file (seq), at most one per pixel and colour (memory
+ * for the dots drawn). max_life: the longest lifetime among them, end: the
+ * trace's end (both known before the first dot: a first pass). */
+typedef struct mt_plot_scatter mt_plot_scatter;
+mt_plot_scatter *mt_plot_scatter_new(const mt_plot_options *o, mt_timedelta end,
+                                     mt_timedelta max_life);
+int mt_plot_scatter_add(mt_plot_scatter *sc, const mt_alloc *a, uint64_t seq);
+void mt_plot_scatter_free(mt_plot_scatter *sc);
+int mt_plot_lifetimes_svg(FILE *out, const mt_model *m, const mt_plot_scatter *sc,
+                          uint64_t n_selected, const mt_plot_options *o);
 
 #ifdef __cplusplus
 }

@@ -620,6 +620,11 @@ static int add_folded(builder *b, const mt_event *ev)
         r->a = a;
         r->seq = m->n_allocs_read++;
         b->live += (int64_t)a.n_samples;
+        if (m->on_alloc && m->on_alloc(m->fold_ctx, m, &a, r->seq) < 0) {
+            m->fold_stopped = 1;
+            b->why = "stopped by the caller";
+            return -1;
+        }
         return 0;
     }
     mta_live_rec *r = mta_live_find(&b->live_blocks, ev->id);
@@ -825,6 +830,7 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
             m->fold_peak = opts->fold_peak;
             m->on_fold = opts->on_fold;
             m->fold_ctx = opts->fold_ctx;
+            m->on_alloc = opts->on_alloc;
         }
     }
     if (m && m->folded && !opts->fold_peak_known &&

@@ -79,6 +79,7 @@ struct mt_model {
     const mt_filter *fold_filter;
     int (*on_fold)(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq);
     void *fold_ctx;
+    int (*on_alloc)(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq);
     int fold_stopped;              /* on_fold returned -1 */
     mt_timedelta fold_live_at;
     mt_timedelta fold_peak;        /* what MT_TIME_PEAK stands for when folding */

@@ -132,135 +132,278 @@ static void legend(FILE *out, const frame_box *b, int i, const char *color, cons
     fputs("</text>\n", out);
 }
 
+/* The plotting area of a picture of these options. */
+static void picture(const mt_plot_options *o, int *W, int *H, frame_box *b)
+{
+    *W = o->width > 0 ? o->width : 900;
+    *H = o->height > 0 ? o->height : 420;
+    b->x0 = 90;
+    b->y0 = 50;
+    b->w = *W - 120;
+    b->h = *H - 110;
+}
+
+size_t mt_plot_memory_buckets(const mt_plot_options *o)
+{
+    int W, H;
+    frame_box b;
+    picture(o, &W, &H, &b);
+    size_t n = (size_t)b.w / 2;
+    return n ? n : 1;
+}
+
+int mt_plot_memory_svg(FILE *out, const mt_model *m, const mt_curve *c, int filtered,
+                       const mt_plot_options *o)
+{
+    int W, H;
+    frame_box b;
+    picture(o, &W, &H, &b);
+    const char *title = o->title ? o->title : mt_model_info(m)->executable_name;
+    char sub[200], t1[32], t2[32];
+    double ymax = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->total[i] > ymax)
+            ymax = c->total[i];
+    if (o->rss && (double)o->rss->peak_rss > ymax)
+        ymax = (double)o->rss->peak_rss;
+    ymax = ymax > 0 ? ymax * 1.05 : 1;
+    double xmax = (double)(mt_model_end(m) + 1) / 1e6;
+    mt_format_bytes(t1, sizeof t1, mt_model_peak_bytes(m));
+    mt_format_time(t2, sizeof t2, mt_model_peak_time(m));
+    snprintf(sub, sizeof sub, "live memory (estimated); peak %s at %s", t1, t2);
+    header(out, W, H, title, sub);
+    axes(out, &b, xmax, "time (s)", ymax, 1, "live bytes", 38);
+    polyline(out, &b, c, c->total, xmax, ymax, "#888");
+    legend(out, &b, 0, "#888", "all allocations");
+    int li = 1;
+    if (filtered) {
+        polyline(out, &b, c, c->filtered, xmax, ymax, "#1f6fd0");
+        legend(out, &b, li++, "#1f6fd0", "selected allocations");
+    }
+    if (o->rss) {
+        char pk[32], lab[80];
+        mt_format_bytes(pk, sizeof pk, (double)o->rss->peak_rss);
+        snprintf(lab, sizeof lab, "resident memory (RSS), peak %s", pk);
+        rss_line(out, &b, o->rss, xmax, ymax);
+        legend(out, &b, li++, "#c0392b", lab);
+    }
+    fputs("</svg>\n", out);
+    return ferror(out) ? -1 : 0;
+}
+
+int mt_plot_sizes_svg(FILE *out, const mt_model *m, const mt_histogram *h, double alloc_bytes,
+                      const mt_plot_options *o)
+{
+    int W, H;
+    frame_box b;
+    picture(o, &W, &H, &b);
+    const char *title = o->title ? o->title : mt_model_info(m)->executable_name;
+    char sub[200], t1[32];
+    double ymax = 0;
+    for (size_t i = 0; i < h->n; i++)
+        if (h->cost[i].alloc_bytes > ymax)
+            ymax = h->cost[i].alloc_bytes;
+    ymax = ymax > 0 ? ymax * 1.05 : 1;
+    mt_format_bytes(t1, sizeof t1, alloc_bytes);
+    snprintf(sub, sizeof sub, "bytes allocated by block size (estimated; total %s)", t1);
+    header(out, W, H, title, sub);
+    b.h -= 22; /* room for the slanted size labels */
+    axes(out, &b, 0, "block size (power-of-two buckets)", ymax, 1, "bytes allocated", 62);
+    static const char *const colors[3] = {"#1f6fd0", "#d0701f", "#2a9d3a"};
+    const char *names[3];
+    for (unsigned k = 0; k < 3; k++)
+        names[k] = mt_source_kind_name(m, k);
+    double bw = h->n ? b.w / (double)h->n : b.w;
+    for (size_t i = 0; i < h->n; i++) {
+        double y = b.y0 + b.h;
+        for (int src = 0; src < 3; src++) {
+            double v = h->by_source[i * 3 + src].alloc_bytes, ph = b.h * v / ymax;
+            if (v <= 0)
+                continue;
+            y -= ph;
+            fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+                         "fill=\"%s\"><title>%s: %.0f bytes</title></rect>\n",
+                    b.x0 + bw * (double)i + 1, y, bw - 2, ph, colors[src], names[src], v);
+        }
+        if (h->cost[i].allocs || i % 4 == 0) {
+            mt_format_bytes(t1, sizeof t1, (double)h->lo[i]);
+            fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"10\" "
+                         "transform=\"rotate(-45 %.1f %.1f)\">%s</text>\n",
+                    b.x0 + bw * ((double)i + 0.5), b.y0 + b.h + 12,
+                    b.x0 + bw * ((double)i + 0.5), b.y0 + b.h + 12, t1);
+        }
+    }
+    int li = 0;
+    for (int src = 0; src < 3; src++) {
+        mt_cost c = {0};
+        for (size_t i = 0; i < h->n; i++)
+            c.allocs += h->by_source[i * 3 + src].allocs;
+        if (c.allocs)
+            legend(out, &b, li++, colors[src], names[src]);
+    }
+    fputs("</svg>\n", out);
+    return ferror(out) ? -1 : 0;
+}
+
+/* The lifetime scatter: at most one dot per pixel and colour, the one of
+ * the first allocation (in file order) that falls there, so that the dots
+ * come out the same whatever order the allocations are given in. */
+typedef struct dot {
+    uint64_t key;            /* (py * cols + px) * 2 + never; UINT64_MAX: empty */
+    uint64_t seq;
+} dot;
+
+struct mt_plot_scatter {
+    frame_box b;
+    int W, H;
+    double xmax, ymax;
+    size_t cols, rows;
+    mt_timedelta end;
+    dot *dots;
+    size_t mask, n;
+};
+
+mt_plot_scatter *mt_plot_scatter_new(const mt_plot_options *o, mt_timedelta end,
+                                     mt_timedelta max_life)
+{
+    mt_plot_scatter *sc = calloc(1, sizeof *sc);
+    if (!sc)
+        return NULL;
+    picture(o, &sc->W, &sc->H, &sc->b);
+    sc->end = end;
+    sc->xmax = (double)(end + 1) / 1e6;
+    double ymax = (double)max_life / 1e6;
+    sc->ymax = ymax > 0 ? ymax * 1.05 : 1;
+    sc->cols = (size_t)sc->b.w + 1;
+    sc->rows = (size_t)sc->b.h + 1;
+    return sc;
+}
+
+void mt_plot_scatter_free(mt_plot_scatter *sc)
+{
+    if (!sc)
+        return;
+    free(sc->dots);
+    free(sc);
+}
+
+static size_t dot_home(uint64_t key, size_t mask)
+{
+    return (size_t)((key * 0x9e3779b97f4a7c15ULL) >> 17) & mask;
+}
+
+int mt_plot_scatter_add(mt_plot_scatter *sc, const mt_alloc *a, uint64_t seq)
+{
+    int never = a->collect == MT_TIME_NEVER;
+    mt_timedelta c = never ? sc->end : a->collect;
+    double x = (double)a->time / 1e6, y = (double)(c - a->time) / 1e6;
+    size_t px = (size_t)(sc->b.w * x / sc->xmax), py = (size_t)(sc->b.h * y / sc->ymax);
+    if (px >= sc->cols || py >= sc->rows)
+        return 0;
+    uint64_t key = ((uint64_t)py * sc->cols + px) * 2 + (uint64_t)never;
+    if (!sc->dots || (sc->n + 1) * 2 > sc->mask + 1) {
+        size_t cap = sc->dots ? (sc->mask + 1) * 2 : 1024;
+        dot *d = malloc(cap * sizeof *d);
+        if (!d)
+            return -1;
+        for (size_t i = 0; i < cap; i++)
+            d[i].key = UINT64_MAX;
+        for (size_t i = 0; sc->dots && i <= sc->mask; i++) {
+            if (sc->dots[i].key == UINT64_MAX)
+                continue;
+            size_t j = dot_home(sc->dots[i].key, cap - 1);
+            while (d[j].key != UINT64_MAX)
+                j = (j + 1) & (cap - 1);
+            d[j] = sc->dots[i];
+        }
+        free(sc->dots);
+        sc->dots = d;
+        sc->mask = cap - 1;
+    }
+    size_t j = dot_home(key, sc->mask);
+    while (sc->dots[j].key != UINT64_MAX && sc->dots[j].key != key)
+        j = (j + 1) & sc->mask;
+    if (sc->dots[j].key == UINT64_MAX) {
+        sc->dots[j].key = key;
+        sc->dots[j].seq = seq;
+        sc->n++;
+    } else if (seq < sc->dots[j].seq) {
+        sc->dots[j].seq = seq;
+    }
+    return 0;
+}
+
+static int cmp_dot(const void *x, const void *y)
+{
+    const dot *a = x, *b = y;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+int mt_plot_lifetimes_svg(FILE *out, const mt_model *m, const mt_plot_scatter *sc,
+                          uint64_t n_selected, const mt_plot_options *o)
+{
+    const char *title = o->title ? o->title : mt_model_info(m)->executable_name;
+    char sub[200];
+    frame_box b = sc->b;
+    dot *v = malloc((sc->n ? sc->n : 1) * sizeof *v);
+    if (!v)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; sc->dots && i <= sc->mask; i++)
+        if (sc->dots[i].key != UINT64_MAX)
+            v[n++] = sc->dots[i];
+    qsort(v, n, sizeof *v, cmp_dot);
+    snprintf(sub, sizeof sub, "lifetime of each sampled block (%llu); grey: never collected",
+             (unsigned long long)n_selected);
+    header(out, sc->W, sc->H, title, sub);
+    axes(out, &b, sc->xmax, "allocation time (s)", sc->ymax, 0, "lifetime (s)", 38);
+    fputs("<g>\n", out);
+    for (size_t i = 0; i < n; i++) {
+        int never = (int)(v[i].key & 1);
+        uint64_t pix = v[i].key / 2;
+        size_t px = (size_t)(pix % sc->cols), py = (size_t)(pix / sc->cols);
+        fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"1.5\" fill=\"%s\"/>\n",
+                b.x0 + (double)px, b.y0 + b.h - (double)py, never ? "#999" : "#1f6fd0");
+    }
+    fputs("</g>\n", out);
+    free(v);
+    fputs("</svg>\n", out);
+    return ferror(out) ? -1 : 0;
+}
+
 int mt_plot_svg(FILE *out, const mt_selection *s, const mt_plot_options *o)
 {
     const mt_model *m = mt_selection_model(s);
-    int W = o->width > 0 ? o->width : 900, H = o->height > 0 ? o->height : 420;
-    frame_box b = {90, 50, W - 120, H - 110};
-    const char *title = o->title ? o->title : mt_model_info(m)->executable_name;
-    char sub[200], t1[32], t2[32];
     mt_cost tot = mt_selection_total(s);
+    int rc = -1;
     if (o->kind == MT_PLOT_MEMORY) {
-        size_t n = (size_t)b.w / 2;
-        mt_curve *c = mt_query_curve(s, 0, mt_model_end(m) + 1, n ? n : 1);
-        if (!c)
-            return -1;
-        double ymax = 0;
-        for (size_t i = 0; i < c->n; i++)
-            if (c->total[i] > ymax)
-                ymax = c->total[i];
-        if (o->rss && (double)o->rss->peak_rss > ymax)
-            ymax = (double)o->rss->peak_rss;
-        ymax = ymax > 0 ? ymax * 1.05 : 1;
-        double xmax = (double)(mt_model_end(m) + 1) / 1e6;
-        mt_format_bytes(t1, sizeof t1, mt_model_peak_bytes(m));
-        mt_format_time(t2, sizeof t2, mt_model_peak_time(m));
-        snprintf(sub, sizeof sub, "live memory (estimated); peak %s at %s", t1, t2);
-        header(out, W, H, title, sub);
-        axes(out, &b, xmax, "time (s)", ymax, 1, "live bytes", 38);
-        polyline(out, &b, c, c->total, xmax, ymax, "#888");
-        legend(out, &b, 0, "#888", "all allocations");
-        int li = 1;
-        if (tot.allocs != mt_model_n_allocs(m)) {
-            polyline(out, &b, c, c->filtered, xmax, ymax, "#1f6fd0");
-            legend(out, &b, li++, "#1f6fd0", "selected allocations");
-        }
-        if (o->rss) {
-            char pk[32], lab[80];
-            mt_format_bytes(pk, sizeof pk, (double)o->rss->peak_rss);
-            snprintf(lab, sizeof lab, "resident memory (RSS), peak %s", pk);
-            rss_line(out, &b, o->rss, xmax, ymax);
-            legend(out, &b, li++, "#c0392b", lab);
-        }
+        mt_curve *c = mt_query_curve(s, 0, mt_model_end(m) + 1, mt_plot_memory_buckets(o));
+        if (c)
+            rc = mt_plot_memory_svg(out, m, c, tot.allocs != mt_model_n_allocs(m), o);
         mt_curve_free(c);
     } else if (o->kind == MT_PLOT_SIZES) {
         mt_histogram *h = mt_query_histogram(s, MT_HIST_SIZE);
-        if (!h)
-            return -1;
-        double ymax = 0;
-        for (size_t i = 0; i < h->n; i++)
-            if (h->cost[i].alloc_bytes > ymax)
-                ymax = h->cost[i].alloc_bytes;
-        ymax = ymax > 0 ? ymax * 1.05 : 1;
-        mt_format_bytes(t1, sizeof t1, tot.alloc_bytes);
-        snprintf(sub, sizeof sub, "bytes allocated by block size (estimated; total %s)", t1);
-        header(out, W, H, title, sub);
-        b.h -= 22; /* room for the slanted size labels */
-        axes(out, &b, 0, "block size (power-of-two buckets)", ymax, 1, "bytes allocated", 62);
-        static const char *const colors[3] = {"#1f6fd0", "#d0701f", "#2a9d3a"};
-        const char *names[3];
-        for (unsigned k = 0; k < 3; k++)
-            names[k] = mt_source_kind_name(m, k);
-        double bw = h->n ? b.w / (double)h->n : b.w;
-        for (size_t i = 0; i < h->n; i++) {
-            double y = b.y0 + b.h;
-            for (int src = 0; src < 3; src++) {
-                double v = h->by_source[i * 3 + src].alloc_bytes, ph = b.h * v / ymax;
-                if (v <= 0)
-                    continue;
-                y -= ph;
-                fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-                             "fill=\"%s\"><title>%s: %.0f bytes</title></rect>\n",
-                        b.x0 + bw * (double)i + 1, y, bw - 2, ph, colors[src], names[src], v);
-            }
-            if (h->cost[i].allocs || i % 4 == 0) {
-                mt_format_bytes(t1, sizeof t1, (double)h->lo[i]);
-                fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"10\" "
-                             "transform=\"rotate(-45 %.1f %.1f)\">%s</text>\n",
-                        b.x0 + bw * ((double)i + 0.5), b.y0 + b.h + 12,
-                        b.x0 + bw * ((double)i + 0.5), b.y0 + b.h + 12, t1);
-            }
-        }
-        int li = 0;
-        for (int src = 0; src < 3; src++) {
-            mt_cost c = {0};
-            for (size_t i = 0; i < h->n; i++)
-                c.allocs += h->by_source[i * 3 + src].allocs;
-            if (c.allocs)
-                legend(out, &b, li++, colors[src], names[src]);
-        }
+        if (h)
+            rc = mt_plot_sizes_svg(out, m, h, tot.alloc_bytes, o);
         mt_histogram_free(h);
     } else {
         const mt_alloc *a = mt_model_allocs(m);
         size_t n = mt_model_n_allocs(m);
-        mt_timedelta end = mt_model_end(m);
-        double xmax = (double)(end + 1) / 1e6, ymax = 0;
+        mt_timedelta end = mt_model_end(m), life = 0;
         for (size_t i = 0; i < n; i++)
             if (mt_selection_has(s, i)) {
                 mt_timedelta c = a[i].collect == MT_TIME_NEVER ? end : a[i].collect;
-                if ((double)(c - a[i].time) / 1e6 > ymax)
-                    ymax = (double)(c - a[i].time) / 1e6;
+                if (c - a[i].time > life)
+                    life = c - a[i].time;
             }
-        ymax = ymax > 0 ? ymax * 1.05 : 1;
-        snprintf(sub, sizeof sub, "lifetime of each sampled block (%llu); grey: never collected",
-                 (unsigned long long)tot.allocs);
-        header(out, W, H, title, sub);
-        axes(out, &b, xmax, "allocation time (s)", ymax, 0, "lifetime (s)", 38);
-        /* at most one dot per pixel column and row */
-        size_t cols = (size_t)b.w + 1, rows = (size_t)b.h + 1;
-        uint8_t *seen = calloc(cols * rows, 1);
-        if (!seen)
-            return -1;
-        fputs("<g>\n", out);
-        for (size_t i = 0; i < n; i++) {
-            if (!mt_selection_has(s, i))
-                continue;
-            int never = a[i].collect == MT_TIME_NEVER;
-            mt_timedelta c = never ? end : a[i].collect;
-            double x = (double)a[i].time / 1e6, y = (double)(c - a[i].time) / 1e6;
-            size_t px = (size_t)(b.w * x / xmax), py = (size_t)(b.h * y / ymax);
-            if (px >= cols || py >= rows)
-                continue;
-            uint8_t bit = never ? 2 : 1;
-            if (seen[py * cols + px] & bit)
-                continue;
-            seen[py * cols + px] |= bit;
-            fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"1.5\" fill=\"%s\"/>\n",
-                    b.x0 + (double)px, b.y0 + b.h - (double)py, never ? "#999" : "#1f6fd0");
-        }
-        fputs("</g>\n", out);
-        free(seen);
+        mt_plot_scatter *sc = mt_plot_scatter_new(o, end, life);
+        int ok = sc != NULL;
+        for (size_t i = 0; i < n && ok; i++)
+            if (mt_selection_has(s, i) && mt_plot_scatter_add(sc, &a[i], i) < 0)
+                ok = 0;
+        if (ok)
+            rc = mt_plot_lifetimes_svg(out, m, sc, tot.allocs, o);
+        mt_plot_scatter_free(sc);
     }
-    fputs("</svg>\n", out);
-    return ferror(out) ? -1 : 0;
+    return rc;
 }

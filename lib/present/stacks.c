@@ -9,6 +9,19 @@
 
 #include "memtrace/present.h"
 
+void mt_lifetimes_line(FILE *out, const mt_alloc *a, mt_timedelta end, int json, int first)
+{
+    mt_timedelta c = a->collect == MT_TIME_NEVER ? end : a->collect;
+    if (json)
+        fprintf(out, "%s\n{\"time\":%.6f,\"lifetime\":%.6f,\"size\":%llu,\"samples\":%llu,"
+                     "\"collected\":%s}",
+                first ? "" : ",", (double)a->time / 1e6, (double)(c - a->time) / 1e6,
+                (unsigned long long)a->size, (unsigned long long)a->n_samples,
+                a->collect == MT_TIME_NEVER ? "false" : "true");
+    else
+        fprintf(out, "%.6f %.6f\n", (double)a->time / 1e6, (double)(c - a->time) / 1e6);
+}
+
 int mt_report_lifetimes(FILE *out, const mt_selection *s, int json)
 {
     const mt_model *m = mt_selection_model(s);
@@ -21,16 +34,7 @@ int mt_report_lifetimes(FILE *out, const mt_selection *s, int json)
     for (size_t i = 0; i < n; i++) {
         if (!mt_selection_has(s, i))
             continue;
-        mt_timedelta c = a[i].collect == MT_TIME_NEVER ? end : a[i].collect;
-        if (json) {
-            fprintf(out, "%s\n{\"time\":%.6f,\"lifetime\":%.6f,\"size\":%llu,\"samples\":%llu,"
-                         "\"collected\":%s}",
-                    first ? "" : ",", (double)a[i].time / 1e6, (double)(c - a[i].time) / 1e6,
-                    (unsigned long long)a[i].size, (unsigned long long)a[i].n_samples,
-                    a[i].collect == MT_TIME_NEVER ? "false" : "true");
-        } else {
-            fprintf(out, "%.6f %.6f\n", (double)a[i].time / 1e6, (double)(c - a[i].time) / 1e6);
-        }
+        mt_lifetimes_line(out, &a[i], end, json, first);
         first = 0;
     }
     if (json)

@@ -101,17 +101,25 @@ int mt_report_stats(FILE *out, const mt_selection *s, int json)
 
 int mt_report_stats_rss(FILE *out, const mt_selection *s, const mt_rss *rss, int json)
 {
-    const mt_model *m = mt_selection_model(s);
-    const mt_trace_info *info = mt_model_info(m);
     mt_stats st;
     mt_query_stats(s, &st);
     mt_histogram *hs = mt_query_histogram(s, MT_HIST_SIZE);
     mt_histogram *hl = mt_query_histogram(s, MT_HIST_LIFETIME);
-    if (!hs || !hl) {
-        mt_histogram_free(hs);
-        mt_histogram_free(hl);
-        return -1;
-    }
+    int rc = -1;
+    if (hs && hl)
+        rc = mt_report_stats_figures(out, mt_selection_model(s), &st, hs, hl,
+                                     mt_selection_live_at(s), rss, json);
+    mt_histogram_free(hs);
+    mt_histogram_free(hl);
+    return rc;
+}
+
+int mt_report_stats_figures(FILE *out, const mt_model *m, const mt_stats *stp,
+                            const mt_histogram *hs, const mt_histogram *hl, mt_timedelta live_at,
+                            const mt_rss *rss, int json)
+{
+    const mt_trace_info *info = mt_model_info(m);
+    const mt_stats st = *stp;
     double end_live = mt_model_live_at(m, MT_TIME_END);
     if (json) {
         fputs("{\"executable\":", out);
@@ -123,7 +131,7 @@ int mt_report_stats_rss(FILE *out, const mt_selection *s, const mt_rss *rss, int
                 info->version, (long long)info->start_time, info->sample_rate, info->word_size, mt_model_bytes_per_sample(m),
                 (long long)st.duration, (unsigned long long)st.events,
                 (unsigned long long)st.allocs, (unsigned long long)st.promotes,
-                (unsigned long long)st.collects, (long long)mt_selection_live_at(s));
+                (unsigned long long)st.collects, (long long)live_at);
         mt_json_cost(out, &st.total);
         fputs(",\"by_source\":{", out);
         for (int src = 0; src < 3; src++) {
@@ -231,7 +239,5 @@ int mt_report_stats_rss(FILE *out, const mt_selection *s, const mt_rss *rss, int
         fprintf(out, "\nlifetimes (estimated bytes allocated, by kind):\n");
         text_hist(out, m, hl, used);
     }
-    mt_histogram_free(hs);
-    mt_histogram_free(hl);
     return ferror(out) ? -1 : 0;
 }

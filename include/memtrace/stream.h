@@ -1,0 +1,104 @@
+/*
+ * memtrace/stream.h - pieces for reports that read a trace once (or a few
+ * times) with a folded model (mt_model_options.fold, on_fold, on_alloc)
+ * instead of building the whole model: memory for the live blocks and the
+ * distinct stacks, not for the events.
+ *
+ *   mt_stream_filter  a filter evaluated on one allocation at a time while
+ *                     the model still grows (stack clauses memoised per
+ *                     function and per trie node).
+ *   mt_curve_acc      the live-memory curve from events in time order, in
+ *                     a fixed number of buckets whose width doubles as the
+ *                     time range grows; the same values as mt_query_curve.
+ *   mt_stats_acc      the figures of mt_query_stats and the histograms of
+ *                     mt_query_histogram from finished allocations.
+ */
+#ifndef MEMTRACE_STREAM_H
+#define MEMTRACE_STREAM_H
+
+#include "memtrace/analyze.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Filters, one allocation at a time                                         */
+
+typedef struct mt_stream_filter mt_stream_filter;
+/* f may be NULL (everything passes); it must outlive the result. peak is
+ * what live:peak stands for (any value when the filter does not use it,
+ * mt_filter_uses_peak). NULL when out of memory. */
+mt_stream_filter *mt_stream_filter_new(const mt_filter *f, mt_timedelta peak);
+void mt_stream_filter_free(mt_stream_filter *sf);
+/* Does allocation a of the growing model m pass? a->collect must be final
+ * (a finished allocation, as on_fold gives it), unless
+ * mt_stream_filter_at_alloc() says the collection does not matter.
+ * Lifetimes of never-collected blocks count to mt_model_end(m), so call it
+ * for them once the trace is read (the final on_fold calls). Returns 1 or 0,
+ * or -1 when a regex went over its limits on a name (*err, when err is not
+ * NULL: a malloc'd message; NULL: out of memory). hide: clauses remove
+ * frames and keep every allocation: they only have their patterns checked. */
+int mt_stream_filter_passes(mt_stream_filter *sf, const mt_model *m, const mt_alloc *a,
+                            char **err);
+/* 1 when the filter decides on an allocation without its collection time
+ * (no live:, collect:, lifetime: clause): then the answer is known when the
+ * allocation is read (mt_model_options.on_alloc). */
+int mt_stream_filter_at_alloc(const mt_stream_filter *sf);
+/* 1 when no clause can leave an allocation out (none, or only hide:). */
+int mt_stream_filter_keeps_all(const mt_stream_filter *sf);
+/* Match the patterns on every function and node the model has now (what
+ * mt_select would do on the whole model: a name that makes a regex go
+ * over its limits fails there even when no allocation needs it). Returns
+ * 0, or -1 as mt_stream_filter_passes. */
+int mt_stream_filter_sync(mt_stream_filter *sf, const mt_model *m, char **err);
+
+/* ------------------------------------------------------------------------ */
+/* Live-memory curve from events in time order                              */
+
+typedef struct mt_curve_acc mt_curve_acc;
+/* n buckets (at least 1) starting at time 0, width
+ * microseconds each (>= 1); when an event falls past the last bucket,
+ * neighbouring buckets merge two by two and the width doubles, as often as
+ * needed. A caller that knows the end E makes width ceil((E + 1) / n): the
+ * buckets are then those of mt_query_curve(s, 0, E + 1, n). NULL when out
+ * of memory. */
+mt_curve_acc *mt_curve_acc_new(size_t n, mt_timedelta width);
+void mt_curve_acc_free(mt_curve_acc *c);
+/* One event at time t (times never decrease from call to call): the live
+ * samples of all allocations change by d_total, those of the selected ones
+ * by d_filtered; filtered_alloc: samples allocated by selected ones. */
+void mt_curve_acc_event(mt_curve_acc *c, mt_timedelta t, int64_t d_total, int64_t d_filtered,
+                        uint64_t filtered_alloc);
+/* The curve so far, in bytes (bps: bytes per sample), as mt_query_curve
+ * gives it: peak_filtered is exact. NULL when out of memory; free with
+ * mt_curve_free. */
+mt_curve *mt_curve_acc_result(const mt_curve_acc *c, double bps);
+
+/* ------------------------------------------------------------------------ */
+/* Totals and histograms from finished allocations                          */
+
+typedef struct mt_stats_acc mt_stats_acc;
+/* live_at: the time of the live_* costs (a time or MT_TIME_END; resolve
+ * MT_TIME_PEAK first). NULL when out of memory. */
+mt_stats_acc *mt_stats_acc_new(mt_timedelta live_at);
+void mt_stats_acc_free(mt_stats_acc *s);
+/* One selected, finished allocation (as on_fold gives it; never-collected
+ * ones once the trace is read). Memory, for the exact median of
+ * lifetimes: 32 KB per 4096 microseconds of lifetimes under about 4 s that
+ * occur, and 16 to 32 bytes per distinct longer lifetime (mostly blocks
+ * never freed: about one per block live at the end). Returns 0, or -1 when
+ * out of memory. */
+int mt_stats_acc_add(mt_stats_acc *s, const mt_model *m, const mt_alloc *a);
+/* Once the model is loaded: out as mt_query_stats fills it for a selection
+ * of those allocations, except peak_filtered_* (the caller's, from a
+ * mt_curve_acc, unless everything was selected: then the model's peak), and
+ * the histograms when size/life are not NULL (free them with
+ * mt_histogram_free). Returns 0, or -1 when out of memory. */
+int mt_stats_acc_finish(const mt_stats_acc *s, const mt_model *m, mt_stats *out,
+                        mt_histogram **size, mt_histogram **life);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

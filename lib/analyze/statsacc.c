@@ -1,0 +1,239 @@
+/*
+ * statsacc.c - the figures of mt_query_stats and the histograms of
+ * mt_query_histogram built from finished allocations one at a time
+ * (mt_stats_acc, memtrace/stream.h), in any order: sums, per-source costs,
+ * power-of-two buckets, and for the exact weighted median of lifetimes the
+ * samples per distinct lifetime: in counters per microsecond for the
+ * lifetimes under 2^DIRECT_BITS us (allocated 4096 at a time, where used),
+ * in a hash table for the longer ones (mostly blocks never freed: about one
+ * entry per block live at the end).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "memtrace/stream.h"
+
+#define NBUCKETS 66
+#define CHUNK_BITS 12
+#define DIRECT_BITS 22                       /* about 4 s */
+#define NCHUNKS (1u << (DIRECT_BITS - CHUNK_BITS))
+
+typedef struct life_slot {
+    uint64_t life;
+    uint64_t samples;        /* 0: empty slot */
+} life_slot;
+
+struct mt_stats_acc {
+    mt_timedelta live_at;
+    mt_cost total, by_source[3];
+    double promoted_bytes, collected_bytes, never_collected_bytes;
+    double life_sum, life_w;
+    mt_cost size_cost[NBUCKETS], size_src[NBUCKETS * 3];
+    mt_cost life_cost[NBUCKETS], life_src[NBUCKETS * 3], never;
+    size_t size_max, life_max;   /* highest bucket used + 1 */
+    uint64_t *direct[NCHUNKS];   /* samples per lifetime under 2^DIRECT_BITS us */
+    life_slot *lives;            /* samples per distinct longer lifetime */
+    size_t mask, n_lives;
+};
+
+mt_stats_acc *mt_stats_acc_new(mt_timedelta live_at)
+{
+    mt_stats_acc *s = calloc(1, sizeof *s);
+    if (s)
+        s->live_at = live_at;
+    return s;
+}
+
+void mt_stats_acc_free(mt_stats_acc *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < NCHUNKS; i++)
+        free(s->direct[i]);
+    free(s->lives);
+    free(s);
+}
+
+static size_t bucket_of(uint64_t v)
+{
+    return v == 0 ? 0 : (size_t)(64 - __builtin_clzll(v));
+}
+
+static int lives_add(mt_stats_acc *s, uint64_t life, uint64_t samples)
+{
+    if (life < (1u << DIRECT_BITS)) {
+        uint64_t **c = &s->direct[life >> CHUNK_BITS];
+        if (!*c && !(*c = calloc(1u << CHUNK_BITS, sizeof **c)))
+            return -1;
+        (*c)[life & ((1u << CHUNK_BITS) - 1)] += samples;
+        return 0;
+    }
+    if (!s->lives || (s->n_lives + 1) * 2 > s->mask + 1) {
+        size_t cap = s->lives ? (s->mask + 1) * 2 : 1024;
+        life_slot *t = calloc(cap, sizeof *t);
+        if (!t)
+            return -1;
+        for (size_t i = 0; s->lives && i <= s->mask; i++) {
+            if (!s->lives[i].samples)
+                continue;
+            size_t j = (size_t)mta_hash64(s->lives[i].life) & (cap - 1);
+            while (t[j].samples)
+                j = (j + 1) & (cap - 1);
+            t[j] = s->lives[i];
+        }
+        free(s->lives);
+        s->lives = t;
+        s->mask = cap - 1;
+    }
+    size_t j = (size_t)mta_hash64(life) & s->mask;
+    while (s->lives[j].samples && s->lives[j].life != life)
+        j = (j + 1) & s->mask;
+    if (!s->lives[j].samples) {
+        s->lives[j].life = life;
+        s->n_lives++;
+    }
+    s->lives[j].samples += samples;
+    return 0;
+}
+
+int mt_stats_acc_add(mt_stats_acc *s, const mt_model *m, const mt_alloc *a)
+{
+    mt_timedelta end = a->collect == MT_TIME_NEVER ? m->end : a->collect;
+    uint64_t life = end > a->time ? (uint64_t)(end - a->time) : 0;
+    if (lives_add(s, life, a->n_samples) < 0)
+        return -1;
+    mt_cost c;
+    mta_cost_of(m, a, s->live_at, &c);
+    unsigned src = a->source < 3 ? a->source : 2;
+    mta_cost_add(&s->total, &c);
+    mta_cost_add(&s->by_source[src], &c);
+    if (a->promote != MT_TIME_NEVER)
+        s->promoted_bytes += c.alloc_bytes;
+    if (a->collect != MT_TIME_NEVER) {
+        s->collected_bytes += c.alloc_bytes;
+        s->life_sum += (double)(a->collect - a->time) * a->n_samples;
+        s->life_w += a->n_samples;
+    } else {
+        s->never_collected_bytes += c.alloc_bytes;
+    }
+    size_t b = bucket_of(a->size);
+    mta_cost_add(&s->size_cost[b], &c);
+    mta_cost_add(&s->size_src[b * 3 + src], &c);
+    if (b + 1 > s->size_max)
+        s->size_max = b + 1;
+    b = bucket_of(life);
+    mta_cost_add(&s->life_cost[b], &c);
+    mta_cost_add(&s->life_src[b * 3 + src], &c);
+    if (a->collect == MT_TIME_NEVER)
+        mta_cost_add(&s->never, &c);
+    if (b + 1 > s->life_max)
+        s->life_max = b + 1;
+    return 0;
+}
+
+static mt_histogram *histogram(mt_hist_kind kind, size_t n, const mt_cost *cost,
+                               const mt_cost *src, const mt_cost *never)
+{
+    mt_histogram *h = calloc(1, sizeof *h);
+    if (!h)
+        return NULL;
+    h->kind = kind;
+    h->n = n ? n : 1;
+    h->lo = malloc(h->n * sizeof *h->lo);
+    h->hi = malloc(h->n * sizeof *h->hi);
+    /* as mt_query_histogram: the arrays hold every bucket */
+    h->cost = calloc(NBUCKETS, sizeof *h->cost);
+    h->by_source = calloc(NBUCKETS * 3, sizeof *h->by_source);
+    if (!h->lo || !h->hi || !h->cost || !h->by_source) {
+        mt_histogram_free(h);
+        return NULL;
+    }
+    memcpy(h->cost, cost, NBUCKETS * sizeof *cost);
+    memcpy(h->by_source, src, NBUCKETS * 3 * sizeof *src);
+    if (never)
+        h->never_collected = *never;
+    for (size_t b = 0; b < h->n; b++) {
+        h->lo[b] = b == 0 ? 0 : 1ULL << (b - 1);
+        h->hi[b] = b == 0 ? 1 : (b >= 64 ? UINT64_MAX : 1ULL << b);
+    }
+    return h;
+}
+
+static int cmp_life(const void *x, const void *y)
+{
+    const life_slot *a = x, *b = y;
+    return a->life < b->life ? -1 : a->life > b->life;
+}
+
+/* The smallest lifetime whose samples and those of shorter ones reach
+ * target (as hist.c's weighted_select). */
+static int median_life(const mt_stats_acc *s, uint64_t target, double *out)
+{
+    life_slot *v = malloc((s->n_lives ? s->n_lives : 1) * sizeof *v);
+    if (!v)
+        return -1;
+    size_t n = 0;
+    for (size_t i = 0; s->lives && i <= s->mask; i++)
+        if (s->lives[i].samples)
+            v[n++] = s->lives[i];
+    qsort(v, n, sizeof *v, cmp_life);
+    uint64_t sum = 0;
+    *out = 0;
+    for (size_t c = 0; c < NCHUNKS; c++)
+        for (size_t i = 0; s->direct[c] && i < (1u << CHUNK_BITS); i++) {
+            sum += s->direct[c][i];
+            if (s->direct[c][i] && sum >= target) {
+                *out = (double)((c << CHUNK_BITS) + i);
+                free(v);
+                return 0;
+            }
+        }
+    for (size_t i = 0; i < n; i++) {
+        sum += v[i].samples;
+        if (sum >= target) {
+            *out = (double)v[i].life;
+            break;
+        }
+    }
+    free(v);
+    return 0;
+}
+
+int mt_stats_acc_finish(const mt_stats_acc *s, const mt_model *m, mt_stats *o,
+                        mt_histogram **size, mt_histogram **life)
+{
+    memset(o, 0, sizeof *o);
+    o->duration = m->end;
+    mt_model_event_counts(m, &o->allocs, &o->promotes, &o->collects);
+    o->events = o->allocs + o->promotes + o->collects;
+    o->peak_bytes = mt_model_peak_bytes(m);
+    o->peak_time = mt_model_peak_time(m);
+    o->total = s->total;
+    memcpy(o->by_source, s->by_source, sizeof o->by_source);
+    o->promoted_bytes = s->promoted_bytes;
+    o->collected_bytes = s->collected_bytes;
+    o->never_collected_bytes = s->never_collected_bytes;
+    o->mean_lifetime_us = s->life_w > 0 ? s->life_sum / s->life_w : 0;
+    if (s->total.allocs) {
+        uint64_t half = (o->total.samples + 1) / 2;
+        if (median_life(s, half ? half : 1, &o->median_lifetime_us) < 0)
+            return -1;
+    }
+    o->alloc_rate = m->end > 0 ? o->total.alloc_bytes / ((double)m->end / 1e6) : 0;
+    if (o->total.allocs == o->allocs) {
+        o->peak_filtered_bytes = o->peak_bytes;
+        o->peak_filtered_time = o->peak_time;
+    }
+    if (size && !(*size = histogram(MT_HIST_SIZE, s->size_max, s->size_cost, s->size_src, NULL)))
+        return -1;
+    if (life && !(*life = histogram(MT_HIST_LIFETIME, s->life_max, s->life_cost, s->life_src,
+                                    &s->never))) {
+        if (size) {
+            mt_histogram_free(*size);
+            *size = NULL;
+        }
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,528 @@
+/*
+ * stream_report.c - stats, lifetimes and plot on a single trace file read
+ * as folded models (memory for the live blocks and the distinct stacks,
+ * not one record per allocation): each finished allocation goes through
+ * the filter (mt_stream_filter) and into what the report needs (totals and
+ * histograms, a lifetime line, the curve, the scatter's dots) as it is
+ * read. The passes:
+ *
+ *   peak   the unfiltered peak, first, when --at peak or live:peak asks
+ *          for it (as report.c does for top);
+ *   main   the report's figures; the live-memory curve of the selected
+ *          allocations comes in the same pass when the filter decides on an
+ *          allocation as it is allocated, otherwise the main pass notes the
+ *          selected allocations (one bit each) and another pass draws it;
+ *   plot   memory and lifetimes pictures need the trace's end (bucket
+ *          width, axes) before the first point: a first pass finds it (for
+ *          memory, the codec alone when no allocation needs its end to be
+ *          selected: about as fast as reading the file).
+ *
+ * A trace whose times go back somewhere needs the whole model (its events
+ * sorted): STREAM_WHOLE, found before anything is written (but lifetimes,
+ * which needs no order, streams anyway).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "memtrace/stream.h"
+#include "progress.h"
+#include "report.h"
+#include "stream_report.h"
+
+int stream_usable(const char *const *paths, size_t n, int by_process)
+{
+    struct stat st;
+    const char *env = getenv("MEMTRACE_WHOLE_MODEL");
+    if (env && env[0] && strcmp(env, "0") != 0)
+        return 0;
+    return n == 1 && !by_process && stat(paths[0], &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* One report's passes: the filter, and what the callbacks fill. */
+typedef struct run {
+    const char *cmd, *path;
+    mt_filter *f;
+    mt_stream_filter *sf;
+    mt_timedelta peak;          /* what live:peak stands for */
+    char *err;                  /* a regex over its limits (usage error) */
+    /* per selected allocation, in the main pass */
+    uint64_t n_selected;
+    mt_timedelta max_life;
+    mt_stats_acc *stats;
+    mt_plot_scatter *scatter;
+    int lines, json, first;     /* lifetimes: print a line each */
+    /* the selected ones by index in the file, when the filter needs the
+     * collection (bits_write in the pass that evaluates it, bits_read
+     * later) */
+    uint64_t *bits;
+    size_t n_bits;
+    int bits_write, bits_read;
+    mt_curve_acc *curve;        /* fed in file order: allocations and collections */
+    progress pr;
+    /* warnings held until the pass shows the trace can stream (else the
+     * whole model says them) */
+    int hold;
+    char **held;
+    size_t n_held;
+} run;
+
+static void quiet_warning(void *ctx, const char *msg)
+{
+    (void)ctx;
+    (void)msg;
+}
+
+static void print_warning(void *ctx, const char *msg)
+{
+    run *r = ctx;
+    if (r->hold) {
+        char **v = realloc(r->held, (r->n_held + 1) * sizeof *v);
+        if (v && (v[r->n_held] = strdup(msg))) {
+            r->held = v;
+            r->n_held++;
+            return;
+        }
+        if (v)
+            r->held = v;
+    }
+    progress_end(&r->pr);
+    fprintf(stderr, "memtrace %s: warning: %s\n", r->cmd, msg);
+}
+
+/* Says the warnings held (the trace streams after all), or drops them. */
+static void release_warnings(run *r, int say)
+{
+    for (size_t i = 0; i < r->n_held; i++) {
+        if (say)
+            fprintf(stderr, "memtrace %s: warning: %s\n", r->cmd, r->held[i]);
+        free(r->held[i]);
+    }
+    free(r->held);
+    r->held = NULL;
+    r->n_held = 0;
+    r->hold = 0;
+}
+
+/* 1, 0, or -1 (r->err set, or out of memory). */
+static int selected(run *r, const mt_model *m, const mt_alloc *a, uint64_t seq)
+{
+    if (r->bits_read)
+        return seq / 64 < r->n_bits && (r->bits[seq / 64] >> (seq % 64) & 1);
+    return mt_stream_filter_passes(r->sf, m, a, &r->err);
+}
+
+static int on_alloc(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq)
+{
+    run *r = ctx;
+    int p = selected(r, m, a, seq);
+    if (p < 0)
+        return -1;
+    int64_t s = (int64_t)a->n_samples;
+    mt_curve_acc_event(r->curve, a->time, s, p ? s : 0, p ? a->n_samples : 0);
+    return 0;
+}
+
+static int set_bit(run *r, uint64_t seq)
+{
+    if (seq / 64 >= r->n_bits) {
+        size_t n = r->n_bits ? r->n_bits : 1024;
+        while (n <= seq / 64)
+            n *= 2;
+        uint64_t *b = realloc(r->bits, n * sizeof *b);
+        if (!b)
+            return -1;
+        memset(b + r->n_bits, 0, (n - r->n_bits) * sizeof *b);
+        r->bits = b;
+        r->n_bits = n;
+    }
+    r->bits[seq / 64] |= 1ULL << (seq % 64);
+    return 0;
+}
+
+static int on_fold(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq)
+{
+    run *r = ctx;
+    int p = selected(r, m, a, seq);
+    if (p < 0)
+        return -1;
+    if (r->curve && a->collect != MT_TIME_NEVER) {
+        int64_t s = (int64_t)a->n_samples;
+        mt_curve_acc_event(r->curve, a->collect, -s, p ? -s : 0, 0);
+    }
+    if (!p)
+        return 0;
+    r->n_selected++;
+    mt_timedelta end = a->collect == MT_TIME_NEVER ? mt_model_end(m) : a->collect;
+    if (end - a->time > r->max_life)
+        r->max_life = end - a->time;
+    if (r->bits_write && set_bit(r, seq) < 0)
+        return -1;
+    if (r->stats && mt_stats_acc_add(r->stats, m, a) < 0)
+        return -1;
+    if (r->scatter && mt_plot_scatter_add(r->scatter, a, seq) < 0)
+        return -1;
+    if (r->lines) {
+        mt_lifetimes_line(stdout, a, mt_model_end(m), r->json, r->first);
+        r->first = 0;
+    }
+    return 0;
+}
+
+/* Reads the trace once, with the callbacks when hooks (else a plain folded
+ * model: the end and the peak). Warnings only when loud. NULL after
+ * printing why, *status set (1: input, 2: the filter). */
+static mt_model *pass(run *r, int hooks, int loud, int *status)
+{
+    char *err = NULL;
+    mt_model_options mo = {.on_warning = loud ? print_warning : quiet_warning, .warning_ctx = r};
+    mo.fold = 1;
+    mo.fold_live_at = MT_TIME_END;
+    mo.max_depth = mt_filter_uses_stacks(r->f) ? 0 : 1;
+    if (hooks) {
+        mo.on_fold = on_fold;
+        mo.on_alloc = r->curve ? on_alloc : NULL;
+        mo.fold_ctx = r;
+    }
+    progress_init(&r->pr, r->cmd);
+    mo.on_progress = progress_update;
+    mo.progress_ctx = &r->pr;
+    mt_model *m = mt_model_load(r->path, &mo, &err);
+    progress_end(&r->pr);
+    if (m && hooks && mt_stream_filter_sync(r->sf, m, &r->err) < 0) {
+        mt_model_free(m);
+        m = NULL;
+    }
+    if (!m) {
+        release_warnings(r, 1); /* the whole model would fail the same way */
+        *status = r->err ? 2 : 1;
+        fprintf(stderr, "memtrace %s: %s\n", r->cmd,
+                r->err ? r->err : err ? err : "out of memory");
+    }
+    free(err);
+    return m;
+}
+
+/* The trace's end and whether its times never decrease, by the codec
+ * alone (no backtraces, no model: about as fast as reading the file), as a
+ * model would find them. Returns 0, or -1 when the trace cannot be read
+ * (then a model pass says why). */
+static int scan_end(run *r, mt_timedelta *end, int *monotone)
+{
+    mt_reader_options o = {.on_warning = quiet_warning, .skip_backtraces = 1};
+    mt_reader *rd = mt_reader_open(r->path, &o, NULL);
+    if (!rd)
+        return -1;
+    progress_init(&r->pr, r->cmd);
+    mt_event ev;
+    mt_timedelta last = 0;
+    uint64_t n = 0;
+    int rc;
+    *end = 0;
+    *monotone = 1;
+    while ((rc = mt_reader_next(rd, &ev)) == 1) {
+        if (ev.time < last)
+            *monotone = 0;
+        last = ev.time;
+        if (ev.time > *end)
+            *end = ev.time;
+        if (++n % (1u << 20) == 0)
+            progress_update(&r->pr, mt_reader_offset(rd), mt_reader_size(rd));
+    }
+    progress_end(&r->pr);
+    if (rc == 0 && mt_reader_end_time(rd) > *end)
+        *end = mt_reader_end_time(rd);
+    mt_reader_close(rd);
+    return rc < 0 ? -1 : 0;
+}
+
+/* Compiles the filter and, when it or the live time needs the peak, finds
+ * it with a first pass. Returns 0, STREAM_WHOLE, or an exit status. */
+static int start(run *r, const char *cmd, const char *path, const char *filter, int at_peak)
+{
+    memset(r, 0, sizeof *r);
+    r->cmd = cmd;
+    r->path = path;
+    r->first = 1;
+    if (!(r->f = report_filter(cmd, filter)))
+        return 2;
+    if (at_peak || mt_filter_uses_peak(r->f)) {
+        int status;
+        mt_model *pm = pass(r, 0, 0, &status);
+        if (!pm)
+            return status;
+        int known = mt_model_peak_known(pm);
+        r->peak = mt_model_peak_time(pm);
+        mt_model_free(pm);
+        if (!known)
+            return STREAM_WHOLE;
+    }
+    if (!(r->sf = mt_stream_filter_new(r->f, r->peak))) {
+        fprintf(stderr, "memtrace %s: out of memory\n", cmd);
+        return 1;
+    }
+    return 0;
+}
+
+static void finish(run *r)
+{
+    mt_stream_filter_free(r->sf);
+    mt_filter_free(r->f);
+    mt_stats_acc_free(r->stats);
+    mt_plot_scatter_free(r->scatter);
+    mt_curve_acc_free(r->curve);
+    free(r->bits);
+    free(r->err);
+    release_warnings(r, 0);
+}
+
+/* The selected allocations' peak by another pass that reads which ones are
+ * selected from r->bits. 0, or an exit status after printing why. */
+static int peak_pass(run *r, double bps, mt_stats *st)
+{
+    int status = 1;
+    if (!(r->curve = mt_curve_acc_new(1, 1))) {
+        fprintf(stderr, "memtrace %s: out of memory\n", r->cmd);
+        return 1;
+    }
+    mt_stats_acc *stats = r->stats; /* the figures were taken: only the curve now */
+    r->stats = NULL;
+    r->bits_write = 0;
+    r->bits_read = 1;
+    mt_model *m = pass(r, 1, 0, &status);
+    r->stats = stats;
+    if (!m)
+        return status;
+    mt_model_free(m);
+    mt_curve *c = mt_curve_acc_result(r->curve, bps);
+    if (!c) {
+        fprintf(stderr, "memtrace %s: out of memory\n", r->cmd);
+        return 1;
+    }
+    st->peak_filtered_bytes = c->peak_filtered;
+    st->peak_filtered_time = c->peak_filtered_time;
+    mt_curve_free(c);
+    return 0;
+}
+
+int stream_stats(const char *path, const char *filter, mt_timedelta at, int json)
+{
+    run r;
+    int rc = start(&r, "stats", path, filter, at == MT_TIME_PEAK);
+    mt_model *m = NULL;
+    mt_histogram *hs = NULL, *hl = NULL;
+    mt_stats st;
+    if (rc)
+        goto out;
+    mt_timedelta live_at = at == MT_TIME_PEAK ? r.peak : at;
+    int filtered = !mt_stream_filter_keeps_all(r.sf), in_pass = mt_stream_filter_at_alloc(r.sf);
+    rc = 1;
+    if (!(r.stats = mt_stats_acc_new(live_at)) ||
+        (filtered && in_pass && !(r.curve = mt_curve_acc_new(1, 1)))) {
+        fprintf(stderr, "memtrace stats: out of memory\n");
+        goto out;
+    }
+    r.bits_write = filtered && !in_pass;
+    r.hold = 1;
+    m = pass(&r, 1, 1, &rc);
+    if (m && !mt_model_peak_known(m)) {
+        rc = STREAM_WHOLE;
+        goto out;
+    }
+    release_warnings(&r, 1);
+    if (!m)
+        goto out;
+    rc = 1;
+    if (mt_stats_acc_finish(r.stats, m, &st, &hs, &hl) < 0) {
+        fprintf(stderr, "memtrace stats: out of memory\n");
+        goto out;
+    }
+    if (st.total.allocs != st.allocs) {
+        /* the selected allocations' own peak: from the curve */
+        double bps = mt_model_bytes_per_sample(m);
+        if (!r.curve) {
+            if ((rc = peak_pass(&r, bps, &st)) != 0)
+                goto out;
+        } else {
+            mt_curve *c = mt_curve_acc_result(r.curve, bps);
+            if (!c) {
+                fprintf(stderr, "memtrace stats: out of memory\n");
+                goto out;
+            }
+            st.peak_filtered_bytes = c->peak_filtered;
+            st.peak_filtered_time = c->peak_filtered_time;
+            mt_curve_free(c);
+        }
+    }
+    report_notes("stats", path, m);
+    mt_rss *rss = mt_rss_load(path, m, NULL, NULL);
+    rc = 0;
+    int wrc = mt_report_stats_figures(stdout, m, &st, hs, hl, mt_model_resolve_time(m, live_at),
+                                      rss, json);
+    mt_rss_free(rss);
+    if (wrc < 0 || fflush(stdout) != 0) {
+        perror("memtrace stats: writing the report");
+        rc = 1;
+    }
+out:
+    mt_histogram_free(hs);
+    mt_histogram_free(hl);
+    mt_model_free(m);
+    finish(&r);
+    return rc;
+}
+
+int stream_lifetimes(const char *path, const char *filter, int json)
+{
+    run r;
+    int rc = start(&r, "lifetimes", path, filter, 0);
+    if (rc)
+        goto out;
+    r.lines = 1;
+    r.json = json;
+    if (json)
+        fputc('[', stdout);
+    mt_model *m = pass(&r, 1, 1, &rc);
+    if (!m)
+        goto out;
+    if (json)
+        fputs("\n]\n", stdout);
+    report_notes("lifetimes", path, m);
+    mt_model_free(m);
+    if (ferror(stdout) || fflush(stdout) != 0) {
+        perror("memtrace lifetimes: writing");
+        rc = 1;
+    }
+out:
+    finish(&r);
+    return rc;
+}
+
+/* Writes the picture to output ("-": stdout) with draw; exit status. */
+static int write_picture(const char *output, int (*draw)(FILE *, void *), void *ctx)
+{
+    FILE *out = strcmp(output, "-") ? fopen(output, "w") : stdout;
+    if (!out) {
+        fprintf(stderr, "memtrace plot: %s: ", output);
+        perror(NULL);
+        return 1;
+    }
+    int w = draw(out, ctx);
+    if ((out == stdout ? fflush(out) : fclose(out)) != 0 || w < 0) {
+        fprintf(stderr, "memtrace plot: %s: cannot write the picture\n", output);
+        return 1;
+    }
+    return 0;
+}
+
+typedef struct picture {
+    run *r;
+    const mt_model *m;
+    const mt_plot_options *po;
+    const mt_curve *curve;
+    const mt_histogram *hist;
+    double alloc_bytes;
+    uint64_t n_allocs;
+} picture;
+
+static int draw(FILE *out, void *ctx)
+{
+    picture *p = ctx;
+    switch (p->po->kind) {
+    case MT_PLOT_MEMORY:
+        return mt_plot_memory_svg(out, p->m, p->curve, p->r->n_selected != p->n_allocs, p->po);
+    case MT_PLOT_SIZES: return mt_plot_sizes_svg(out, p->m, p->hist, p->alloc_bytes, p->po);
+    default: return mt_plot_lifetimes_svg(out, p->m, p->r->scatter, p->r->n_selected, p->po);
+    }
+}
+
+int stream_plot(const char *path, const char *filter, mt_plot_options *po, const char *output)
+{
+    run r;
+    int rc = start(&r, "plot", path, filter, 0);
+    mt_model *m = NULL;
+    mt_curve *curve = NULL;
+    mt_histogram *hist = NULL;
+    mt_stats st;
+    picture pic = {.r = &r, .po = po};
+    if (rc)
+        goto out;
+    rc = 1;
+    if (po->kind == MT_PLOT_SIZES) {
+        if (!(r.stats = mt_stats_acc_new(MT_TIME_END))) {
+            fprintf(stderr, "memtrace plot: out of memory\n");
+            goto out;
+        }
+        if (!(m = pass(&r, 1, 1, &rc)))
+            goto out;
+        if (mt_stats_acc_finish(r.stats, m, &st, &hist, NULL) < 0) {
+            fprintf(stderr, "memtrace plot: out of memory\n");
+            goto out;
+        }
+        pic.hist = hist;
+        pic.alloc_bytes = st.total.alloc_bytes;
+    } else if (po->kind == MT_PLOT_LIFETIMES) {
+        /* the axes first: the trace's end and the longest lifetime */
+        if (!(m = pass(&r, 1, 0, &rc)))
+            goto out;
+        mt_timedelta end = mt_model_end(m);
+        mt_model_free(m);
+        m = NULL;
+        if (!(r.scatter = mt_plot_scatter_new(po, end, r.max_life))) {
+            fprintf(stderr, "memtrace plot: out of memory\n");
+            goto out;
+        }
+        r.n_selected = 0;
+        if (!(m = pass(&r, 1, 1, &rc)))
+            goto out;
+    } else {
+        /* the end first (and which allocations are selected, when that
+         * needs their collection) */
+        int in_pass = mt_stream_filter_at_alloc(r.sf), monotone;
+        size_t n = mt_plot_memory_buckets(po);
+        mt_timedelta end;
+        if (!in_pass || scan_end(&r, &end, &monotone) < 0) {
+            r.bits_write = !in_pass;
+            if (!(m = pass(&r, !in_pass, 0, &rc)))
+                goto out;
+            monotone = mt_model_peak_known(m);
+            end = mt_model_end(m);
+            mt_model_free(m);
+            m = NULL;
+        }
+        if (!monotone) {
+            rc = STREAM_WHOLE;
+            goto out;
+        }
+        if (!(r.curve = mt_curve_acc_new(n, (end + (mt_timedelta)n) / (mt_timedelta)n))) {
+            fprintf(stderr, "memtrace plot: out of memory\n");
+            goto out;
+        }
+        r.bits_write = 0;
+        r.bits_read = !in_pass;
+        r.n_selected = 0;
+        if (!(m = pass(&r, 1, 1, &rc)))
+            goto out;
+        if (!(curve = mt_curve_acc_result(r.curve, mt_model_bytes_per_sample(m)))) {
+            fprintf(stderr, "memtrace plot: out of memory\n");
+            goto out;
+        }
+        pic.curve = curve;
+        po->rss = mt_rss_load(path, m, NULL, NULL);
+    }
+    mt_model_event_counts(m, &pic.n_allocs, NULL, NULL);
+    pic.m = m;
+    report_notes("plot", path, m);
+    rc = write_picture(output, draw, &pic);
+out:
+    if (po->rss) {
+        mt_rss_free((mt_rss *)po->rss);
+        po->rss = NULL;
+    }
+    mt_curve_free(curve);
+    mt_histogram_free(hist);
+    mt_model_free(m);
+    finish(&r);
+    return rc;
+}
