@@ -17,10 +17,9 @@ typedef struct vfold vfold;
 /* Read path folded with filter f (NULL: everything; not copied: it must
  * outlive the fold). base: the unfiltered fold (for live:peak), NULL when
  * building that one. progress: as mt_model_options (may be NULL); quiet:
- * reader warnings dropped (re-reads) instead of printed. Filters with
- * inside: clauses read the trace twice (the second time knowing which
- * stacks pass). Returns NULL with a malloc'd *err ("FILE: offset N: ..."),
- * or NULL with *err NULL when out of memory. */
+ * reader warnings dropped (re-reads) instead of printed. One read of the
+ * file. Returns NULL with a malloc'd *err ("FILE: offset N: ..."), or NULL
+ * with *err NULL when out of memory. */
 vfold *vfold_load(const char *path, const mt_filter *f, const vfold *base,
                   mt_progress_fn progress, void *progress_ctx, int quiet, char **err);
 void vfold_free(vfold *v);
@@ -31,9 +30,9 @@ size_t vfold_bytes(const vfold *v);
 /* The engine's answers, computed from the summaries (free them with the
  * engine's functions). sel: the fold model's selection (mt_select_sites
  * with the fold's filter). base: the unfiltered fold (v itself when v is
- * unfiltered). The curve is downsampled (grid.h); the filtered peak of a
- * filtered fold and the median lifetime are close estimates (within a
- * fine bucket of time, within 1/64 of the lifetime); the rest is exact. */
+ * unfiltered). The curve is downsampled (grid.h) and so is the filtered
+ * peak of a filtered fold (within a fine bucket of time); the rest is
+ * exact. */
 mt_curve *vfold_curve(const vfold *v, const vfold *base, mt_timedelta t0, mt_timedelta t1,
                       size_t n);
 mt_histogram *vfold_histogram(const vfold *v, mt_hist_kind kind);

@@ -400,12 +400,6 @@ size_t mt_selection_stack(const mt_selection *s, mt_node_id node, mt_frame_id *o
 /* Calls fn once per distinct stack with a non-zero cost (selection trie
  * nodes whose self cost has allocs > 0), in order of first allocation. Stop early by
  * returning non-zero (which is then returned). */
-/* Selections of a folded model: per model node, 1 when the allocations
- * folded into it pass the filter's stack-level clauses (inside:), else 0;
- * NULL when every node passes (no such clause, or not folded). Valid until
- * the selection is freed; nodes added to the model later are not covered. */
-const uint8_t *mt_selection_fold_verdicts(const mt_selection *s);
-
 typedef int (*mt_stack_fn)(void *ctx, mt_node_id node, const mt_cost *cost);
 int mt_selection_each_stack(const mt_selection *s, mt_stack_fn fn, void *ctx);
 

@@ -605,11 +605,6 @@ size_t mt_selection_stack(const mt_selection *s, mt_node_id node, mt_frame_id *o
     return depth;
 }
 
-const uint8_t *mt_selection_fold_verdicts(const mt_selection *s)
-{
-    return s->fold_ok;
-}
-
 int mt_selection_each_stack(const mt_selection *s, mt_stack_fn fn, void *ctx)
 {
     for (size_t k = 0; k < s->n_stacks; k++) {
