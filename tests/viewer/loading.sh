@@ -57,6 +57,14 @@ for mode in whole pipe-not-folded; do
     stop_viewer
 done
 
+# the page on a folded trace (a regular file)
+if [ "${MT_STAGE:-plain}" = plain ] && [ -x /usr/bin/chromium ] && [ -d "$here/node_modules/playwright-core" ]; then
+    start_viewer "$ctf" --port 0 -q --fold-above 0 || exit 1
+    profile=$(mktemp -d "$MT_TMP/chromium-profile.XXXXXX")
+    (cd "$here" && timeout 120 node loading_page.js "$VIEW_URL" - "$profile" folded)
+    stop_viewer
+fi
+
 # a damaged trace: the reader's error, status 1, whether folded or not
 head -c $((size - 100)) "$ctf" > "$MT_TMP/cut.ctf"
 printf 'garbage' | dd of="$MT_TMP/cut.ctf" bs=1 seek=300 conv=notrunc 2>/dev/null

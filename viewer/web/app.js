@@ -38,6 +38,7 @@ App.renderInfo = function () {
   row('Peak live', MT.fmtBytes(i.peak_bytes) + ' at ' + MT.fmtTime(i.peak_time));
   row('Live at end', MT.fmtBytes(i.live_at_end));
   row('Format', 'memtrace v' + i.format_version + (i.word_size === 64 ? ' (OCaml)' : ' (C)'));
+  if (i.folded) row('Served', 'folded (a big trace)', 'the memory curve is downsampled; a new filter reads the trace again (about ' + MT.fmtTime(i.load_seconds) + ')');
   row('File', i.file);
   MT.$('trace-title').textContent = i.executable + '  ·  pid ' + i.pid + '  ·  ' + i.file;
   document.title = 'memtrace · ' + (i.executable || '').split('/').pop();
