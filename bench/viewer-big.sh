@@ -35,7 +35,7 @@ now() { date +%s.%N; }
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 n=0
 start() { # start ARGS... -> $url, $vpid
-    n=$((n + 1))
+    n=$((n + 1)); : > "$tmp/out$n"   # exists before the viewer starts: sed below never fails
     "$BIN" view --port 0 -q "$@" "$trace" >"$tmp/out$n" 2>"$tmp/err" &
     vpid=$!; url=""
     while [ -z "$url" ]; do

@@ -46,6 +46,7 @@ static void coarsen(vgrid *g)
     memset(g->alloc + VGRID_BUCKETS / 2, 0, VGRID_BUCKETS / 2 * sizeof *g->alloc);
     g->used = (g->used + 1) / 2;
     g->width *= 2;
+    g->shift++;
 }
 
 static size_t bucket(vgrid *g, mt_timedelta t)
@@ -54,9 +55,9 @@ static size_t bucket(vgrid *g, mt_timedelta t)
         t = 0;
     if (t > VGRID_MAX_TIME)   /* keeps (k + 1) * width far from overflowing */
         t = VGRID_MAX_TIME;
-    while (t / g->width >= VGRID_BUCKETS)
+    while ((t >> g->shift) >= VGRID_BUCKETS)
         coarsen(g);
-    size_t b = (size_t)(t / g->width);
+    size_t b = (size_t)(t >> g->shift);
     if (b + 1 > g->used)
         g->used = b + 1;
     return b;

@@ -19,6 +19,7 @@
 
 typedef struct vgrid {
     mt_timedelta width;          /* of a fine bucket, microseconds (a power of two) */
+    unsigned shift;              /* log2(width) */
     size_t used;                 /* buckets up to the last one touched */
     int64_t *delta;              /* samples allocated minus samples freed */
     int64_t *alloc;              /* samples allocated */
