@@ -7,7 +7,8 @@
 #   ready: from starting the command until the first page's answers (info,
 #          curve, hotspots, allocation-site tree) are in, as bench/viewer.sh;
 #   peak:  the viewer's peak resident size (VmHWM) at that point;
-#   md5sum of the trace in the same rounds, as the yardstick.
+#   md5sum of the trace in the same rounds, as the yardstick, and
+#   `memtrace top` (the same folded pass, without the viewer's summaries).
 # Then, folded: the page's requests for a new filter (the trace is read
 # again with the filter folded in), per filter.
 # Usage: sh bench/viewer-big.sh [BUILD [EVENTS]]   (TRACE=file: use that trace)
@@ -57,15 +58,18 @@ ready() { # ARGS... -> appends "seconds MB" to $tmp/$label
     echo "$(echo "$t1 - $t0" | bc) $(hwm)" >> "$tmp/$label"; stop
 }
 
-: > "$tmp/folded"; : > "$tmp/whole"; : > "$tmp/md5"
+: > "$tmp/folded"; : > "$tmp/whole"; : > "$tmp/md5"; : > "$tmp/top"
 i=0
 while [ $i -lt "$RUNS" ]; do
     t0=$(now); md5sum "$trace" >/dev/null; t1=$(now); echo "$t1 - $t0" | bc >> "$tmp/md5"
+    t0=$(now); "$BIN" top "$trace" >/dev/null; t1=$(now); echo "$t1 - $t0" | bc >> "$tmp/top"
     label=folded; ready
     if [ "$WHOLE" = 1 ]; then label=whole; ready --fold-above 1T; fi
     i=$((i + 1))
 done
 m=$(median < "$tmp/md5")
+tp=$(median < "$tmp/top")
+echo "md5sum ${m}s, memtrace top ${tp}s (x$(echo "scale=2; $tp / $m" | bc))"
 for label in folded whole; do
     [ -s "$tmp/$label" ] || continue
     r=$(cut -d' ' -f1 "$tmp/$label" | median); p=$(cut -d' ' -f2 "$tmp/$label" | median)

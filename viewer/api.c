@@ -367,6 +367,10 @@ static size_t estimate(const vapi *a, size_t k, int empty_filter)
         reread = mt_model_memory(a->model);
         if (a->reread_bytes > reread)
             reread = a->reread_bytes;
+        /* at most half the budget: the answers from the loaded model must
+         * go on while the trace is read (a read bigger than that goes over) */
+        if (a->budget && reread > a->budget / 2)
+            reread = a->budget / 2;
     }
     return sel + tree + reread + 65536;
 }
