@@ -164,6 +164,8 @@ static int on_fold(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq
     if (r->scatter && mt_plot_scatter_add(r->scatter, a, seq) < 0)
         return -1;
     if (r->lines) {
+        if (r->json && r->first)
+            fputc('[', stdout); /* not before: a failed filter prints nothing */
         mt_lifetimes_line(stdout, a, mt_model_end(m), r->json, r->first);
         r->first = 0;
     }
@@ -237,6 +239,51 @@ static int scan_end(run *r, mt_timedelta *end, int *monotone)
     return rc < 0 ? -1 : 0;
 }
 
+/* mt_scan_events: every block into r->curve, selected when r->bits has it
+ * (with bits_read; else all are); without a curve, the longest lifetime of
+ * a freed block into r->max_life. */
+static int scan_event(void *ctx, mt_timedelta t, uint64_t seq, uint64_t samples, int collect,
+                      mt_timedelta alloc_time)
+{
+    run *r = ctx;
+    if (!r->curve) {
+        /* the lifetime scatter's axes: the longest lifetime of a freed block */
+        if (collect && t - alloc_time > r->max_life)
+            r->max_life = t - alloc_time;
+        return 0;
+    }
+    int p = !r->bits_read || (seq / 64 < r->n_bits && (r->bits[seq / 64] >> (seq % 64) & 1));
+    int64_t d = collect ? -(int64_t)samples : (int64_t)samples;
+    mt_curve_acc_event(r->curve, t, d, p ? d : 0, p && !collect ? samples : 0);
+    return 0;
+}
+
+/* A pass of mt_scan_events into a fresh r->curve of one bucket: its peak
+ * (of all blocks, or of those in r->bits). 0, STREAM_WHOLE (the times go
+ * back), or -1 when the trace cannot be read or out of memory (a model
+ * pass then says why). */
+static int scan_peak(run *r, mt_timedelta *t, int64_t *samples)
+{
+    mt_scan_result res;
+    mt_curve_acc_free(r->curve);
+    if (!(r->curve = mt_curve_acc_new(1, 1)))
+        return -1;
+    progress_init(&r->pr, r->cmd);
+    int rc = mt_scan_events(r->path, scan_event, r, progress_update, &r->pr, &res, NULL);
+    progress_end(&r->pr);
+    if (rc < 0)
+        return -1;
+    if (!res.monotone)
+        return STREAM_WHOLE;
+    mt_curve *c = mt_curve_acc_result(r->curve, 1.0); /* in samples */
+    if (!c)
+        return -1;
+    *t = c->peak_filtered_time;
+    *samples = (int64_t)c->peak_filtered;
+    mt_curve_free(c);
+    return 0;
+}
+
 /* Compiles the filter and, when it or the live time needs the peak, finds
  * it with a first pass. Returns 0, STREAM_WHOLE, or an exit status. */
 static int start(run *r, const char *cmd, const char *path, const char *filter, int at_peak)
@@ -249,14 +296,23 @@ static int start(run *r, const char *cmd, const char *path, const char *filter, 
         return 2;
     if (at_peak || mt_filter_uses_peak(r->f)) {
         int status;
-        mt_model *pm = pass(r, 0, 0, &status);
-        if (!pm)
-            return status;
-        int known = mt_model_peak_known(pm);
-        r->peak = mt_model_peak_time(pm);
-        mt_model_free(pm);
-        if (!known)
-            return STREAM_WHOLE;
+        int64_t samples;
+        int sc = scan_peak(r, &r->peak, &samples);
+        mt_curve_acc_free(r->curve);
+        r->curve = NULL;
+        if (sc == STREAM_WHOLE)
+            return sc;
+        if (sc < 0) {
+            /* unreadable: the model says why (or finds it after all) */
+            mt_model *pm = pass(r, 0, 0, &status);
+            if (!pm)
+                return status;
+            int known = mt_model_peak_known(pm);
+            r->peak = mt_model_peak_time(pm);
+            mt_model_free(pm);
+            if (!known)
+                return STREAM_WHOLE;
+        }
     }
     if (!(r->sf = mt_stream_filter_new(r->f, r->peak))) {
         fprintf(stderr, "memtrace %s: out of memory\n", cmd);
@@ -278,32 +334,25 @@ static void finish(run *r)
 }
 
 /* The selected allocations' peak by another pass that reads which ones are
- * selected from r->bits. 0, or an exit status after printing why. */
+ * selected from r->bits (the codec alone; a model pass when that fails, to
+ * say why). 0, or an exit status after printing why. */
 static int peak_pass(run *r, double bps, mt_stats *st)
 {
-    int status = 1;
-    if (!(r->curve = mt_curve_acc_new(1, 1))) {
-        fprintf(stderr, "memtrace %s: out of memory\n", r->cmd);
-        return 1;
-    }
-    mt_stats_acc *stats = r->stats; /* the figures were taken: only the curve now */
-    r->stats = NULL;
-    r->bits_write = 0;
+    mt_timedelta t;
+    int64_t samples;
     r->bits_read = 1;
-    mt_model *m = pass(r, 1, 0, &status);
-    r->stats = stats;
-    if (!m)
-        return status;
-    mt_model_free(m);
-    mt_curve *c = mt_curve_acc_result(r->curve, bps);
-    if (!c) {
-        fprintf(stderr, "memtrace %s: out of memory\n", r->cmd);
-        return 1;
+    if (scan_peak(r, &t, &samples) == 0) {
+        st->peak_filtered_bytes = (double)samples * bps;
+        st->peak_filtered_time = t;
+        return 0;
     }
-    st->peak_filtered_bytes = c->peak_filtered;
-    st->peak_filtered_time = c->peak_filtered_time;
-    mt_curve_free(c);
-    return 0;
+    int status = 1;
+    mt_model *m = pass(r, 0, 0, &status);
+    if (m) {
+        fprintf(stderr, "memtrace %s: %s: cannot read it again\n", r->cmd, r->path);
+        mt_model_free(m);
+    }
+    return status;
 }
 
 int stream_stats(const char *path, const char *filter, mt_timedelta at, int json)
@@ -381,13 +430,11 @@ int stream_lifetimes(const char *path, const char *filter, int json)
         goto out;
     r.lines = 1;
     r.json = json;
-    if (json)
-        fputc('[', stdout);
     mt_model *m = pass(&r, 1, 1, &rc);
     if (!m)
         goto out;
     if (json)
-        fputs("\n]\n", stdout);
+        fputs(r.first ? "[\n]\n" : "\n]\n", stdout);
     report_notes("lifetimes", path, m);
     mt_model_free(m);
     if (ferror(stdout) || fflush(stdout) != 0) {
@@ -463,12 +510,28 @@ int stream_plot(const char *path, const char *filter, mt_plot_options *po, const
         pic.hist = hist;
         pic.alloc_bytes = st.total.alloc_bytes;
     } else if (po->kind == MT_PLOT_LIFETIMES) {
-        /* the axes first: the trace's end and the longest lifetime */
-        if (!(m = pass(&r, 1, 0, &rc)))
-            goto out;
-        mt_timedelta end = mt_model_end(m);
-        mt_model_free(m);
-        m = NULL;
+        /* the axes first: the trace's end and the longest lifetime (of
+         * every block: the codec alone will do) */
+        mt_timedelta end = 0;
+        mt_scan_result res;
+        int scanned = 0;
+        if (mt_stream_filter_keeps_all(r.sf)) {
+            progress_init(&r.pr, r.cmd);
+            scanned = mt_scan_events(path, scan_event, &r, progress_update, &r.pr, &res,
+                                     NULL) == 0;
+            progress_end(&r.pr);
+            end = res.end;
+            if (scanned && res.n_live && end - res.first_live > r.max_life)
+                r.max_life = end - res.first_live;
+        }
+        if (!scanned) {
+            r.max_life = 0;
+            if (!(m = pass(&r, 1, 0, &rc)))
+                goto out;
+            end = mt_model_end(m);
+            mt_model_free(m);
+            m = NULL;
+        }
         if (!(r.scatter = mt_plot_scatter_new(po, end, r.max_life))) {
             fprintf(stderr, "memtrace plot: out of memory\n");
             goto out;
@@ -482,28 +545,56 @@ int stream_plot(const char *path, const char *filter, mt_plot_options *po, const
         int in_pass = mt_stream_filter_at_alloc(r.sf), monotone;
         size_t n = mt_plot_memory_buckets(po);
         mt_timedelta end;
-        if (!in_pass || scan_end(&r, &end, &monotone) < 0) {
-            r.bits_write = !in_pass;
-            if (!(m = pass(&r, !in_pass, 0, &rc)))
+        if (!in_pass) {
+            /* the selection needs the blocks' ends: a model pass notes it
+             * (and gives the end), then the codec alone draws the curve */
+            r.bits_write = 1;
+            r.hold = 1;
+            m = pass(&r, 1, 1, &rc);
+            if (m && !mt_model_peak_known(m)) {
+                rc = STREAM_WHOLE;
                 goto out;
-            monotone = mt_model_peak_known(m);
+            }
+            release_warnings(&r, 1);
+            if (!m)
+                goto out;
             end = mt_model_end(m);
-            mt_model_free(m);
-            m = NULL;
+            if (!(r.curve = mt_curve_acc_new(n, (end + (mt_timedelta)n) / (mt_timedelta)n))) {
+                fprintf(stderr, "memtrace plot: out of memory\n");
+                goto out;
+            }
+            r.bits_write = 0;
+            r.bits_read = 1;
+            mt_scan_result res;
+            progress_init(&r.pr, r.cmd);
+            int sc = mt_scan_events(path, scan_event, &r, progress_update, &r.pr, &res, NULL);
+            progress_end(&r.pr);
+            if (sc < 0 || res.end != end) {
+                fprintf(stderr, "memtrace plot: %s: cannot read it again\n", path);
+                goto out;
+            }
+        } else {
+            /* the end first, by the codec alone; the selected allocations
+             * are known as they come: the model pass draws the curve */
+            if (scan_end(&r, &end, &monotone) < 0) {
+                if (!(m = pass(&r, 0, 0, &rc)))
+                    goto out;
+                monotone = mt_model_peak_known(m);
+                end = mt_model_end(m);
+                mt_model_free(m);
+                m = NULL;
+            }
+            if (!monotone) {
+                rc = STREAM_WHOLE;
+                goto out;
+            }
+            if (!(r.curve = mt_curve_acc_new(n, (end + (mt_timedelta)n) / (mt_timedelta)n))) {
+                fprintf(stderr, "memtrace plot: out of memory\n");
+                goto out;
+            }
+            if (!(m = pass(&r, 1, 1, &rc)))
+                goto out;
         }
-        if (!monotone) {
-            rc = STREAM_WHOLE;
-            goto out;
-        }
-        if (!(r.curve = mt_curve_acc_new(n, (end + (mt_timedelta)n) / (mt_timedelta)n))) {
-            fprintf(stderr, "memtrace plot: out of memory\n");
-            goto out;
-        }
-        r.bits_write = 0;
-        r.bits_read = !in_pass;
-        r.n_selected = 0;
-        if (!(m = pass(&r, 1, 1, &rc)))
-            goto out;
         if (!(curve = mt_curve_acc_result(r.curve, mt_model_bytes_per_sample(m)))) {
             fprintf(stderr, "memtrace plot: out of memory\n");
             goto out;

@@ -10,6 +10,9 @@
  *   mt_curve_acc      the live-memory curve from events in time order, in
  *                     a fixed number of buckets whose width doubles as the
  *                     time range grows; the same values as mt_query_curve.
+ *   mt_scan_events    the allocations and collections of a trace in file
+ *                     order without stacks (a cheap pass: the peak, a
+ *                     curve of allocations an earlier pass chose).
  *   mt_stats_acc      the figures of mt_query_stats and the histograms of
  *                     mt_query_histogram from finished allocations.
  */
@@ -74,6 +77,31 @@ void mt_curve_acc_event(mt_curve_acc *c, mt_timedelta t, int64_t d_total, int64_
  * gives it: peak_filtered is exact. NULL when out of memory; free with
  * mt_curve_free. */
 mt_curve *mt_curve_acc_result(const mt_curve_acc *c, double bps);
+
+/* ------------------------------------------------------------------------ */
+/* Events without stacks                                                     */
+
+/* One event of mt_scan_events: an allocation (collect 0) or the collection
+ * of a block (collect 1) at time t; seq is the allocation's index in the
+ * file, as a folded model numbers it, alloc_time its allocation's time.
+ * Returns 0, or -1 to stop. */
+typedef int (*mt_scan_fn)(void *ctx, mt_timedelta t, uint64_t seq, uint64_t samples,
+                          int collect, mt_timedelta alloc_time);
+typedef struct mt_scan_result {
+    mt_timedelta end;        /* as mt_model_end */
+    int monotone;            /* times never decrease (mt_model_peak_known) */
+    uint64_t n_allocs;
+    uint64_t n_live;         /* blocks never collected */
+    mt_timedelta first_live; /* the earliest allocation time among them */
+} mt_scan_result;
+/* Reads the trace at path with the codec alone (no backtraces: about as
+ * fast as reading the file) and calls fn for every allocation and every
+ * collection of a block it knows, in file order, matching blocks to their
+ * collections as a folded model does; memory for the blocks live at once.
+ * progress (may be NULL) as mt_model_options.on_progress. Returns 0, or -1
+ * with *err (when not NULL) a malloc'd message, or NULL when fn stopped. */
+int mt_scan_events(const char *path, mt_scan_fn fn, void *ctx, mt_progress_fn progress,
+                   void *progress_ctx, mt_scan_result *out, char **err);
 
 /* ------------------------------------------------------------------------ */
 /* Totals and histograms from finished allocations                          */

@@ -9,17 +9,60 @@
 
 #include "memtrace/present.h"
 
+/* Microseconds as seconds with six decimals, as "%.6f" prints us / 1e6
+ * (the same digits for 0 <= us < 2^53: the double's error is far below
+ * half a microsecond), without going through a double. Returns the end. */
+static char *put_seconds(char *p, int64_t us)
+{
+    char tmp[24];
+    int n = 0;
+    uint64_t sec = (uint64_t)us / 1000000, frac = (uint64_t)us % 1000000;
+    do {
+        tmp[n++] = (char)('0' + sec % 10);
+        sec /= 10;
+    } while (sec);
+    while (n)
+        *p++ = tmp[--n];
+    *p++ = '.';
+    for (int k = 5; k >= 0; k--) {
+        p[k] = (char)('0' + frac % 10);
+        frac /= 10;
+    }
+    return p + 6;
+}
+
 void mt_lifetimes_line(FILE *out, const mt_alloc *a, mt_timedelta end, int json, int first)
 {
     mt_timedelta c = a->collect == MT_TIME_NEVER ? end : a->collect;
-    if (json)
-        fprintf(out, "%s\n{\"time\":%.6f,\"lifetime\":%.6f,\"size\":%llu,\"samples\":%llu,"
-                     "\"collected\":%s}",
-                first ? "" : ",", (double)a->time / 1e6, (double)(c - a->time) / 1e6,
-                (unsigned long long)a->size, (unsigned long long)a->n_samples,
-                a->collect == MT_TIME_NEVER ? "false" : "true");
-    else
-        fprintf(out, "%.6f %.6f\n", (double)a->time / 1e6, (double)(c - a->time) / 1e6);
+    const int64_t big = (int64_t)1 << 53;
+    if (a->time < 0 || c < a->time || c >= big) {
+        /* not from a well-formed trace: the general way */
+        if (json)
+            fprintf(out, "%s\n{\"time\":%.6f,\"lifetime\":%.6f,\"size\":%llu,\"samples\":%llu,"
+                         "\"collected\":%s}",
+                    first ? "" : ",", (double)a->time / 1e6, (double)(c - a->time) / 1e6,
+                    (unsigned long long)a->size, (unsigned long long)a->n_samples,
+                    a->collect == MT_TIME_NEVER ? "false" : "true");
+        else
+            fprintf(out, "%.6f %.6f\n", (double)a->time / 1e6, (double)(c - a->time) / 1e6);
+        return;
+    }
+    char line[160], *p = line;
+    if (json) {
+        p += sprintf(p, "%s\n{\"time\":", first ? "" : ",");
+        p = put_seconds(p, a->time);
+        memcpy(p, ",\"lifetime\":", 12);
+        p = put_seconds(p + 12, c - a->time);
+        p += sprintf(p, ",\"size\":%llu,\"samples\":%llu,\"collected\":%s}",
+                     (unsigned long long)a->size, (unsigned long long)a->n_samples,
+                     a->collect == MT_TIME_NEVER ? "false" : "true");
+    } else {
+        p = put_seconds(p, a->time);
+        *p++ = ' ';
+        p = put_seconds(p, c - a->time);
+        *p++ = '\n';
+    }
+    fwrite(line, 1, (size_t)(p - line), out);
 }
 
 int mt_report_lifetimes(FILE *out, const mt_selection *s, int json)

@@ -3,8 +3,9 @@
  * the whole model: a filter evaluated one allocation at a time selects the
  * same allocations as mt_select; the curve accumulator gives the buckets
  * and the exact peak of mt_query_curve, with a known width and with a
- * width that doubled along the way; the stats accumulator the figures of
- * mt_query_stats and mt_query_histogram.
+ * width that doubled along the way, and from mt_scan_events (no stacks);
+ * the stats accumulator the figures of mt_query_stats and
+ * mt_query_histogram.
  */
 #include <fcntl.h>
 #include <math.h>
@@ -164,6 +165,24 @@ static int on_fold(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq
     return 0;
 }
 
+/* mt_scan_events: blocks into a curve, selected as the whole selection
+ * says (allocation i of a whole model is the file's i-th). */
+typedef struct scan_ctx {
+    const mt_selection *s;
+    mt_curve_acc *c;
+} scan_ctx;
+
+static int scan_fn(void *ctx, mt_timedelta t, uint64_t seq, uint64_t samples, int collect,
+                   mt_timedelta alloc_time)
+{
+    (void)alloc_time;
+    scan_ctx *x = ctx;
+    int p = mt_selection_has(x->s, (size_t)seq);
+    int64_t d = collect ? -(int64_t)samples : (int64_t)samples;
+    mt_curve_acc_event(x->c, t, d, p ? d : 0, p && !collect ? samples : 0);
+    return 0;
+}
+
 static mt_model *load(const char *path, acc *x, int curve)
 {
     mt_model_options o = {0};
@@ -266,6 +285,27 @@ static void check_filter(const char *path, const mt_model *whole, const char *te
     CHECK(cd && wd && same_curve(cd, wd) && cd->width > 1,
           "'%s': curve whose width doubled up to %lld as mt_query_curve", text,
           cd ? (long long)cd->width : 0LL);
+    scan_ctx sx = {s, mt_curve_acc_new(nb, (end + (mt_timedelta)nb) / (mt_timedelta)nb)};
+    mt_scan_result res;
+    int scanned = sx.c && mt_scan_events(path, scan_fn, &sx, NULL, NULL, &res, NULL) == 0;
+    mt_curve *cs = scanned ? mt_curve_acc_result(sx.c, mt_model_bytes_per_sample(m)) : NULL;
+    uint64_t n_live = 0;
+    mt_timedelta first_live = MT_TIME_NEVER;
+    for (size_t i = 0; i < mt_model_n_allocs(whole); i++) {
+        const mt_alloc *a = &mt_model_allocs(whole)[i];
+        if (a->collect == MT_TIME_NEVER) {
+            n_live++;
+            if (a->time < first_live)
+                first_live = a->time;
+        }
+    }
+    CHECK(cs && wk && same_curve(cs, wk) && res.end == end && res.monotone &&
+              res.n_allocs == mt_model_n_allocs(whole) && res.n_live == n_live &&
+              res.first_live == first_live,
+          "'%s': mt_scan_events: the same curve, end, allocations and blocks live at the end",
+          text);
+    mt_curve_free(cs);
+    mt_curve_acc_free(sx.c);
     mt_curve_free(ck);
     mt_curve_free(wk);
     mt_curve_free(cd);

@@ -18,6 +18,7 @@ GEN=$MT_BUILD/tests/tools/gen_churn
 [ -x "$GEN" ] || { echo "FAIL: cannot build $GEN"; exit 1; }
 "$GEN" "$T/churn1.ctf" 60000 1 || bad "gen_churn 1"
 "$GEN" "$T/churn2.ctf" 150000 7 || bad "gen_churn 7"
+"$GEN" "$T/empty.ctf" 0 1 || bad "gen_churn empty"
 
 # same ARGS: the streaming and whole-model runs give the same stdout,
 # stderr and exit status (lifetimes: the same lines, sorted)
@@ -53,7 +54,7 @@ same_svg() {
 
 F=$MT_FIXTURES
 traces="$F/leak.ctf $F/major.ctf $F/prodcons.ctf $F/rate1.ctf $F/rate1_skips.ctf $F/synth_edge.ctf
-        $F/upstream_ocamlopt_v3.ctf $F/wrap.ctf $T/churn1.ctf $T/churn2.ctf"
+        $F/upstream_ocamlopt_v3.ctf $F/wrap.ctf $T/churn1.ctf $T/churn2.ctf $T/empty.ctf"
 for tr in $traces; do
     n_same=0 n_runs=0
     name=$(basename "$tr")
@@ -83,6 +84,15 @@ same plain stats -f 'size:>>1' "$F/leak.ctf"
 same plain stats -f 'inside:/(a|aa)*$(?{/' "$F/leak.ctf"
 same plain lifetimes -f 'live:nope' "$F/leak.ctf"
 same_svg -k memory -f 'bogus:1' "$F/leak.ctf"
+HOSTILE=$MT_BUILD/tests/tools/gen_hostile
+if [ -x "$HOSTILE" ] && "$HOSTILE" names "$T/names.ctf"; then
+    # a regex over its backtracking limit: exit 2, and nothing on stdout
+    for clause in inside hide; do
+        same plain stats -f "$clause:/(a|a)*[^a]\$/" "$T/names.ctf"
+        same plain lifetimes --json -f "$clause:/(a|a)*[^a]\$/" "$T/names.ctf"
+        same_svg -k memory -f "$clause:/(a|a)*[^a]\$/" "$T/names.ctf"
+    done
+fi
 same plain stats "$T/missing.ctf"
 head -c 3000 "$F/leak.ctf" > "$T/cut.ctf"
 same plain stats "$T/cut.ctf"
