@@ -24,6 +24,7 @@ WHOLE=${WHOLE:-1}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mt-viewer-big.XXXXXX")
 vpid=""
 trap '[ -n "$vpid" ] && kill $vpid 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM HUP PIPE   # the EXIT trap then stops the viewer
 make -s BUILD="$B" "$B/bench/viewer-gen"
 trace=${TRACE:-}
 if [ -z "$trace" ]; then
