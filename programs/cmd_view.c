@@ -2,11 +2,14 @@
  * cmd_view.c - 'memtrace view': load a trace and serve the web viewer on it
  * (viewer/). Loading shows its progress on stderr; the URL goes to stdout.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -39,6 +42,11 @@ static const char usage[] =
     "      --memory SIZE  memory for answering requests, on top of the loaded\n"
     "                   trace (default 1G; suffixes k, M, G): heavy requests\n"
     "                   beyond it wait, then get 503 (try again later)\n"
+    "      --fold-above SIZE  traces larger than SIZE (default 128M; 0: every\n"
+    "                   trace) are served folded, in memory for the distinct\n"
+    "                   stacks instead of every allocation: the curve is\n"
+    "                   downsampled and each new filter reads the trace again\n"
+    "                   (docs/viewer.md, \"Big traces\")\n"
     "  -q, --quiet      no progress while loading\n"
     "      --raw        allocation sites are the innermost frames, plumbing\n"
     "                   included (default: the first frame outside operator new,\n"
@@ -62,6 +70,7 @@ struct progress {
     int tty;
     int last_pct;
     const char *file;
+    uint64_t events;        /* once loaded */
 };
 
 static void on_progress(void *ctx, uint64_t done, uint64_t total)
@@ -79,6 +88,22 @@ static void on_progress(void *ctx, uint64_t done, uint64_t total)
         fprintf(stderr, "\rLoading %s: %3d%%", p->file, pct);
     else
         fprintf(stderr, "Loading %s: %d%%\n", p->file, pct);
+}
+
+/* Called from the viewer's loading thread once the trace is loaded. */
+static void on_loaded(void *ctx, const mt_model *m, double seconds, const char *error)
+{
+    struct progress *p = ctx;
+    (void)error;   /* printed by the viewer */
+    if (p->enabled && p->tty && p->last_pct >= 0)
+        fputc('\n', stderr);
+    if (!m || !p->enabled)
+        return;
+    uint64_t allocs, promotes, collects;
+    mt_model_event_counts(m, &allocs, &promotes, &collects);
+    fprintf(stderr, "Loaded %s: %llu events in %.2f s%s\n", p->file,
+            (unsigned long long)(allocs + promotes + collects), seconds,
+            mt_model_is_folded(m) ? " (folded: a big trace)" : "");
 }
 
 static double now_seconds(void)
@@ -170,6 +195,7 @@ int cmd_view(int argc, char **argv)
         {"host", required_argument, NULL, 'H'},
         {"allow-host", required_argument, NULL, 'A'},
         {"memory", required_argument, NULL, 'M'},
+        {"fold-above", required_argument, NULL, 'F'},
         {"quiet", no_argument, NULL, 'q'},
         {"raw", no_argument, NULL, 'R'},
         {"plumbing", required_argument, NULL, 'P'},
@@ -189,6 +215,7 @@ int cmd_view(int argc, char **argv)
     vo.allow_hosts = allow;
     vo.memory = MT_VIEWER_DEFAULT_MEMORY;
     int quiet = 0, raw = 0, c, merge = 0, by_process = 0;
+    uint64_t fold_above = (uint64_t)128 << 20;
     const char *bases[argc > 0 ? argc : 1], *wa = NULL, *wb = NULL;
     size_t n_bases = 0;
     const char *plumbing_file = NULL;
@@ -222,6 +249,14 @@ int cmd_view(int argc, char **argv)
             if (vo.memory < ((size_t)1 << 20)) {
                 fprintf(stderr, "memtrace view: --memory: expected a size of at least 1M "
                                 "(e.g. 512M, 2G), got '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'F':
+            fold_above = strcmp(optarg, "0") ? parse_size(optarg) : 0;
+            if (strcmp(optarg, "0") && !fold_above) {
+                fprintf(stderr, "memtrace view: --fold-above: expected a size (e.g. 0, 512M, "
+                                "2G), got '%s'\n", optarg);
                 return 2;
             }
             break;
@@ -293,30 +328,25 @@ int cmd_view(int argc, char **argv)
         return rc;
     }
 
-    struct progress prog = {!quiet, isatty(2), -1, vo.file};
-    mt_model_options mo = {0};
-    mo.on_progress = on_progress;
-    mo.progress_ctx = &prog;
-    double t0 = now_seconds();
-    char *err = NULL;
-    mt_model *m = mt_model_load(vo.file, &mo, &err);
-    if (prog.enabled && prog.tty && prog.last_pct >= 0)
-        fputc('\n', stderr);
-    if (!m) {
-        fprintf(stderr, "memtrace view: %s\n", err ? err : vo.file);
-        free(err);
+    /* a file that cannot be opened: said before the server starts (not
+     * waiting for a pipe's writer) */
+    int probe = open(vo.file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (probe < 0) {
+        fprintf(stderr, "memtrace view: %s: %s\n", vo.file, strerror(errno));
         mt_plumbing_free(pl);
         return 1;
     }
-    vo.load_seconds = now_seconds() - t0;
-    if (!quiet) {
-        uint64_t allocs, promotes, collects;
-        mt_model_event_counts(m, &allocs, &promotes, &collects);
-        fprintf(stderr, "Loaded %s: %llu events in %.2f s\n", vo.file,
-                (unsigned long long)(allocs + promotes + collects), vo.load_seconds);
-    }
-    int rc = mt_viewer_serve(m, &vo, "memtrace view");
-    mt_model_free(m);
+    close(probe);
+    struct progress prog = {!quiet, isatty(2), -1, vo.file, 0};
+    struct stat st;
+    mt_viewer_load load = {0};
+    /* folded: read again for each filter, so a regular file (not a pipe) */
+    load.folded = stat(vo.file, &st) == 0 && S_ISREG(st.st_mode) &&
+                  (uint64_t)st.st_size > fold_above;
+    load.on_progress = on_progress;
+    load.progress_ctx = &prog;
+    load.on_loaded = on_loaded;
+    int rc = mt_viewer_serve_file(&vo, &load, "memtrace view");
     mt_plumbing_free(pl);
     return rc;
 }

@@ -15,21 +15,40 @@
  */
 #include "api.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
+#include "big.h"
 #include "cache.h"
 #include "endpoints.h"
 #include "json.h"
 #include "viewer.h"
 
+enum { LOADING, READY, FAILED };
+
 struct vapi {
-    const mt_model *model;
+    const mt_model *model;       /* NULL while loading */
+    const vfold *base;           /* big traces: the unfiltered fold (model is its model) */
+    size_t reread_bytes;         /* big traces: memory of reading the trace again */
+    struct stat file_id;         /* big traces: the file as loaded (device, inode, size, mtime) */
     char *file;
     double load_seconds;
-    vcache *cache;
+    size_t budget;
+    vcache *cache;               /* once ready */
+    pthread_mutex_t lock;        /* the loading state: */
+    pthread_cond_t ready_cond;
+    int state;
+    uint64_t done, total;        /* bytes read so far, of the file's size */
+    char *error;                 /* FAILED: why */
+    struct reread {              /* big traces: filters being read (under lock) */
+        const char *filter;      /* NULL: free slot */
+        uint64_t done, total;
+    } rereads[VAPI_REREADS_SHOWN];
     pthread_t warmer;
     int warming;
     const mt_plumbing *plumbing; /* NULL: stacks as recorded */
@@ -38,49 +57,256 @@ struct vapi {
 
 void vapi_set_plumbing(vapi *a, const mt_plumbing *p) { a->plumbing = p; }
 
-vapi *vapi_new(const mt_model *m, const char *file, double load_seconds)
+vapi *vapi_new_loading(const char *file)
 {
     vapi *a = calloc(1, sizeof *a);
     if (!a)
         return NULL;
-    a->model = m;
     a->file = strdup(file ? file : "");
-    a->load_seconds = load_seconds;
-    a->cache = vcache_new(m, MT_VIEWER_DEFAULT_MEMORY);
-    a->rss = file ? mt_rss_load(file, m, NULL, NULL) : NULL;   /* FILE.rss, if any */
-    if (!a->file || !a->cache) {
+    a->budget = MT_VIEWER_DEFAULT_MEMORY;
+    pthread_mutex_init(&a->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&a->ready_cond, &ca);
+    pthread_condattr_destroy(&ca);
+    if (!a->file) {
         vapi_free(a);
         return NULL;
     }
     return a;
 }
 
+static void aux_free(void *aux)
+{
+    vfold_free(aux);
+}
+
+int vapi_ready(vapi *a, const mt_model *m, const vfold *base, double load_seconds)
+{
+    vcache *c = vcache_new(m, a->budget);
+    if (!c)
+        return -1;
+    vcache_set_aux_free(c, aux_free);
+    mt_rss *rss = a->file[0] ? mt_rss_load(a->file, m, NULL, NULL) : NULL; /* FILE.rss, if any */
+    if (base && stat(a->file, &a->file_id) < 0)
+        memset(&a->file_id, 0, sizeof a->file_id);
+    pthread_mutex_lock(&a->lock);
+    a->cache = c;
+    a->rss = rss;
+    a->model = m;
+    a->base = base;
+    a->load_seconds = load_seconds;
+    a->state = READY;
+    pthread_cond_broadcast(&a->ready_cond);
+    pthread_mutex_unlock(&a->lock);
+    return 0;
+}
+
+void vapi_set_reread_bytes(vapi *a, size_t bytes)
+{
+    a->reread_bytes = bytes;
+}
+
+void vapi_progress(vapi *a, uint64_t done, uint64_t total)
+{
+    pthread_mutex_lock(&a->lock);
+    a->done = done;
+    a->total = total;
+    pthread_mutex_unlock(&a->lock);
+}
+
+void vapi_failed(vapi *a, const char *error)
+{
+    pthread_mutex_lock(&a->lock);
+    free(a->error);
+    a->error = strdup(error ? error : "cannot load the trace");
+    a->state = FAILED;
+    pthread_cond_broadcast(&a->ready_cond);
+    pthread_mutex_unlock(&a->lock);
+}
+
+vapi *vapi_new(const mt_model *m, const char *file, double load_seconds)
+{
+    vapi *a = vapi_new_loading(file);
+    if (a && vapi_ready(a, m, NULL, load_seconds) < 0) {
+        vapi_free(a);
+        return NULL;
+    }
+    return a;
+}
+
+/* Wait until the trace is loaded, at most seconds (< 0: no limit). Returns
+ * the state then. */
+static int wait_ready(vapi *a, int seconds)
+{
+    struct timespec deadline;
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += seconds;
+    pthread_mutex_lock(&a->lock);
+    while (a->state == LOADING) {
+        if (seconds < 0)
+            pthread_cond_wait(&a->ready_cond, &a->lock);
+        else if (pthread_cond_timedwait(&a->ready_cond, &a->lock, &deadline) == ETIMEDOUT)
+            break;
+    }
+    int st = a->state;
+    pthread_mutex_unlock(&a->lock);
+    return st;
+}
+
+/* /api/status: how far loading is (the page shows it while it waits). */
+static void answer_status(vapi *a, vresp *resp)
+{
+    vjson j;
+    vj_init(&j);
+    pthread_mutex_lock(&a->lock);
+    vj_obj(&j);
+    vj_kstr(&j, "state", a->state == READY ? "ready" : a->state == FAILED ? "failed" : "loading");
+    vj_kuint(&j, "done", a->done);
+    vj_kuint(&j, "total", a->total);
+    vj_kstr(&j, "file", a->file);
+    if (a->state == FAILED)
+        vj_kstr(&j, "error", a->error);
+    vj_key(&j, "reading");   /* big traces: the trace read again for these filters */
+    vj_arr(&j);
+    for (int i = 0; i < VAPI_REREADS_SHOWN; i++) {
+        const struct reread *r = &a->rereads[i];
+        if (!r->filter)
+            continue;
+        vj_obj(&j);
+        vj_kstr(&j, "filter", r->filter);
+        vj_kuint(&j, "done", r->done);
+        vj_kuint(&j, "total", r->total);
+        vj_end_obj(&j);
+    }
+    vj_end_arr(&j);
+    vj_end_obj(&j);
+    pthread_mutex_unlock(&a->lock);
+    resp->body = vj_finish(&j, &resp->len);
+    resp->status = 200;
+    if (!resp->body)
+        vresp_error(resp, 500, "out of memory");
+}
+
 /* What a selection is built from besides its filter (vcache_build_fn's ctx). */
 struct sel_build {
-    const vapi *a;
+    vapi *a;
     int raw;                     /* 1: stacks as recorded, plumbing included */
+    const char *canon;           /* the filter's canonical text */
 };
 
-static mt_selection *build_selection(void *ctx, const mt_filter *f, char **err)
+/* A filter's read of a big trace, shown by /api/status while it lasts. */
+struct reread_ctx {
+    vapi *a;
+    struct reread *slot;         /* NULL: more reads than shown */
+};
+
+static void reread_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    struct reread_ctx *r = ctx;
+    if (!r->slot)
+        return;
+    pthread_mutex_lock(&r->a->lock);
+    r->slot->done = done;
+    r->slot->total = total;
+    pthread_mutex_unlock(&r->a->lock);
+}
+
+static struct reread *reread_begin(vapi *a, const char *filter)
+{
+    struct reread *slot = NULL;
+    pthread_mutex_lock(&a->lock);
+    for (int i = 0; i < VAPI_REREADS_SHOWN && !slot; i++)
+        if (!a->rereads[i].filter) {
+            slot = &a->rereads[i];
+            slot->filter = filter;
+            slot->done = slot->total = 0;
+        }
+    pthread_mutex_unlock(&a->lock);
+    return slot;
+}
+
+static void reread_end(vapi *a, struct reread *slot)
+{
+    if (!slot)
+        return;
+    pthread_mutex_lock(&a->lock);
+    slot->filter = NULL;
+    pthread_mutex_unlock(&a->lock);
+}
+
+/* Big traces: is the file still the one loaded? (Reading another trace
+ * for a filter would answer about another program run.) */
+static int same_file(const vapi *a)
+{
+    struct stat st;
+    const struct stat *o = &a->file_id;
+    return stat(a->file, &st) == 0 && st.st_dev == o->st_dev && st.st_ino == o->st_ino &&
+           st.st_size == o->st_size && st.st_mtim.tv_sec == o->st_mtim.tv_sec &&
+           st.st_mtim.tv_nsec == o->st_mtim.tv_nsec;
+}
+
+static mt_selection *build_selection(void *ctx, const mt_filter *f, void **aux,
+                                     size_t *aux_bytes, char **err)
 {
     const struct sel_build *b = ctx;
-    return mt_select_sites(b->a->model, f, MT_TIME_END, b->raw ? NULL : b->a->plumbing, err);
+    const mt_plumbing *p = b->raw ? NULL : b->a->plumbing;
+    if (!b->a->base)
+        return mt_select_sites(b->a->model, f, MT_TIME_END, p, err);
+    /* a big trace: the unfiltered fold, or the trace read again with the
+     * filter folded in */
+    if (!*b->canon)
+        return mt_select_sites(b->a->model, NULL, MT_TIME_END, p, err);
+    static const char changed[] =
+        "the trace file changed since it was loaded: filters read it again, so restart "
+        "the viewer to see the new trace";
+    if (!same_file(b->a)) {
+        *err = strdup(changed);
+        return NULL;
+    }
+    struct reread_ctx rc = {b->a, reread_begin(b->a, b->canon)};
+    vfold *v = vfold_load(b->a->file, f, b->a->base, reread_progress, &rc, 1, err);
+    reread_end(b->a, rc.slot);
+    if (v && !same_file(b->a)) {
+        vfold_free(v);
+        *err = strdup(changed);
+        return NULL;
+    }
+    if (!v)
+        return NULL;
+    mt_selection *s = mt_select_sites(vfold_model(v), f, MT_TIME_END, p, err);
+    if (!s) {
+        vfold_free(v);
+        return NULL;
+    }
+    *aux = v;
+    *aux_bytes = vfold_bytes(v);
+    return s;
 }
 
 void vapi_set_budget(vapi *a, size_t budget)
 {
-    vcache_set_budget(a->cache, budget);
+    a->budget = budget;
+    if (a->cache)
+        vcache_set_budget(a->cache, budget);
 }
 
 void vapi_free(vapi *a)
 {
     if (!a)
         return;
-    if (a->warming)
+    if (a->warming) {
+        if (a->state == LOADING)
+            vapi_failed(a, "stopped");
         pthread_join(a->warmer, NULL);
+    }
     vcache_free(a->cache);
     mt_rss_free(a->rss);
     free(a->file);
+    free(a->error);
+    pthread_cond_destroy(&a->ready_cond);
+    pthread_mutex_destroy(&a->lock);
     free(a);
 }
 
@@ -127,7 +353,7 @@ static const struct endpoint {
  * written out as JSON. Measured on traces of 200,000 and 1,000,000 call
  * paths (bench/viewer-gen): within 25% of the peak of a full tree. */
 #define TREE_NODE_BYTES 350
-static size_t estimate(const vapi *a, size_t k)
+static size_t estimate(const vapi *a, size_t k, int empty_filter)
 {
     if (k == 0)
         return 4096;  /* info: model accessors only */
@@ -135,7 +361,18 @@ static size_t estimate(const vapi *a, size_t k)
     size_t sel = allocs / 8 + nodes * 4 + allocs * (16 + 4 + sizeof(mt_cost));
     size_t tree_nodes = nodes < MT_TREE_MAX_NODES ? nodes : MT_TREE_MAX_NODES;
     size_t tree = tree_nodes * TREE_NODE_BYTES / 100 * endpoints[k].tree;
-    return sel + tree + 65536;
+    /* a big trace read again with a filter: another folded model */
+    size_t reread = 0;
+    if (a->base && !empty_filter) {
+        reread = mt_model_memory(a->model);
+        if (a->reread_bytes > reread)
+            reread = a->reread_bytes;
+        /* at most half the budget: the answers from the loaded model must
+         * go on while the trace is read (a read bigger than that goes over) */
+        if (a->budget && reread > a->budget / 2)
+            reread = a->budget / 2;
+    }
+    return sel + tree + reread + 65536;
 }
 #define N_ENDPOINTS (sizeof endpoints / sizeof endpoints[0])
 
@@ -159,6 +396,21 @@ static char *answer_key(int k, const char *filter, const vreq *req, int raw)
 void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
 {
     vapi *a = ctx;
+    if (!strcmp(endpoint, "status")) {
+        answer_status(a, resp);
+        return;
+    }
+    /* while the trace loads, requests wait for it (the page polls status) */
+    int st = wait_ready(a, VAPI_LOAD_WAIT_SECONDS);
+    if (st != READY) {
+        if (st == FAILED) {
+            vresp_error(resp, 500, "%s", a->error);
+            return;
+        }
+        vresp_error(resp, 503, "still loading the trace; see /api/status");
+        resp->retry_after = 2;
+        return;
+    }
     size_t k = 0;
     while (k < N_ENDPOINTS && strcmp(endpoints[k].params[0], endpoint))
         k++;
@@ -202,7 +454,7 @@ void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
         free(key);
         return;
     }
-    size_t need = estimate(a, k);
+    size_t need = estimate(a, k, !*canon);
     const char *why = NULL;
     if (vcache_admit(a->cache, need, &why) < 0) {
         if (claimed)
@@ -218,7 +470,7 @@ void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
         return;
     }
     char *serr = NULL;
-    struct sel_build sb = {a, raw};
+    struct sel_build sb = {a, raw, canon};
     vcache_sel *e = vcache_sel_get(a->cache, f, skey, build_selection, &sb, &serr);
     if (!e) {
         vcache_done(a->cache, need);
@@ -235,7 +487,11 @@ void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
     }
     vjson j;
     vj_init(&j);
-    vctx cx = {a->model, vcache_sel_selection(e), canon, a->file, a->load_seconds, a->rss};
+    const mt_selection *sel = vcache_sel_selection(e);
+    const vfold *fold = a->base ? vcache_sel_aux(e) : NULL;
+    if (a->base && !fold)
+        fold = a->base;
+    vctx cx = {mt_selection_model(sel), sel, canon, a->file, a->load_seconds, a->rss, fold, a->base};
     int ok = endpoints[k].fn(&cx, req, &j, resp);
     vcache_sel_release(a->cache, e);
     if (ok)
@@ -255,6 +511,8 @@ void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
 static void *warm_up(void *arg)
 {
     vapi *a = arg;
+    if (wait_ready(a, -1) != READY)
+        return NULL;
     static const char *const reqs[][9] = {
         {"info", NULL},
         {"curve", "n", "1200", "filter", "", NULL},

@@ -11,8 +11,26 @@
 
 typedef struct vapi vapi;
 
+struct vfold;
+
 /* With the default memory budget (MT_VIEWER_DEFAULT_MEMORY, see cache.h). */
 vapi *vapi_new(const mt_model *m, const char *file, double load_seconds);
+/* The same before the model is there: /api/status answers how far loading
+ * is, other requests wait for vapi_ready (at most VAPI_LOAD_WAIT_SECONDS,
+ * then 503) or fail after vapi_failed. */
+#define VAPI_LOAD_WAIT_SECONDS 60
+#define VAPI_REREADS_SHOWN 8     /* filters being read shown by /api/status */
+vapi *vapi_new_loading(const char *file);
+void vapi_progress(vapi *a, uint64_t done, uint64_t total);
+/* The model is loaded. base: for a big trace, the unfiltered fold whose
+ * model m is (filters then read the trace file again, big.h); NULL for a
+ * whole model. Neither is owned. Returns 0, or -1 when out of memory. */
+int vapi_ready(vapi *a, const mt_model *m, const struct vfold *base, double load_seconds);
+void vapi_failed(vapi *a, const char *error);
+/* Big traces: the memory a folded read of the trace took at its peak (the
+ * live blocks' table, gone once read), reserved by a request that reads it
+ * again for a filter; before vapi_ready. */
+void vapi_set_reread_bytes(vapi *a, size_t bytes);
 /* The budget for caches and requests in flight beyond the model, in bytes
  * (0: no limit). Call before serving. */
 void vapi_set_budget(vapi *a, size_t budget);

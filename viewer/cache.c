@@ -29,6 +29,7 @@ struct vcache_sel {
     char *key;               /* canonical filter text; NULL: free slot */
     mt_selection *sel;       /* NULL while being built */
     mt_filter *filter;
+    void *aux;               /* what the builder kept with it (freed with aux_free) */
     size_t bytes;            /* estimated size, once built (cached ones only) */
     int refs;                /* requests using it (cached entries) */
     int private_;            /* 1: a request's own entry, not in the cache (set once) */
@@ -51,6 +52,7 @@ struct vcache_waiter {
 
 struct vcache {
     const mt_model *model;
+    void (*aux_free)(void *);
     size_t budget;           /* SIZE_MAX: none */
     pthread_mutex_t lock;
     pthread_cond_t built;    /* a selection or an answer is ready */
@@ -90,6 +92,8 @@ static void sel_clear(vcache *c, struct vcache_sel *e)
         c->sel_bytes -= e->bytes;
     free(e->key);
     mt_selection_free(e->sel);
+    if (e->aux && c->aux_free)
+        c->aux_free(e->aux);
     mt_filter_free(e->filter);
     memset(e, 0, sizeof *e);
 }
@@ -115,6 +119,11 @@ void vcache_free(vcache *c)
     pthread_cond_destroy(&c->room);
     pthread_mutex_destroy(&c->lock);
     free(c);
+}
+
+void vcache_set_aux_free(vcache *c, void (*aux_free)(void *))
+{
+    c->aux_free = aux_free;
 }
 
 void vcache_set_budget(vcache *c, size_t budget)
@@ -251,8 +260,11 @@ vcache_sel *vcache_sel_get(vcache *c, mt_filter *f, char *key, vcache_build_fn b
         e->private_ = 1;
     }
     /* build outside the lock: other requests go on meanwhile */
-    mt_selection *sel = build(ctx, f, err);
+    void *aux = NULL;
+    size_t aux_bytes = 0;
+    mt_selection *sel = build(ctx, f, &aux, &aux_bytes, err);
     if (!slot) {
+        e->aux = aux;
         if (!sel) {
             sel_clear(c, e);
             free(e);
@@ -261,9 +273,10 @@ vcache_sel *vcache_sel_get(vcache *c, mt_filter *f, char *key, vcache_build_fn b
         e->sel = sel;
         return e;
     }
-    size_t bytes = sel ? sel_estimate(c->model, sel) : 0;
+    size_t bytes = sel ? sel_estimate(c->model, sel) + aux_bytes : 0;
     pthread_mutex_lock(&c->lock);
     slot->building = 0;
+    slot->aux = aux;
     if (sel) {
         slot->sel = sel;
         slot->bytes = bytes;
@@ -282,6 +295,11 @@ vcache_sel *vcache_sel_get(vcache *c, mt_filter *f, char *key, vcache_build_fn b
 const mt_selection *vcache_sel_selection(const vcache_sel *e)
 {
     return e->sel;
+}
+
+void *vcache_sel_aux(const vcache_sel *e)
+{
+    return e->aux;
 }
 
 const char *vcache_sel_key(const vcache_sel *e)

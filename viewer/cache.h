@@ -35,8 +35,11 @@ void vcache_free(vcache *c);
 typedef struct vcache_sel vcache_sel;
 /* Builds the selection for a filter, outside the cache's lock; NULL when
  * out of memory or, with a malloc'd *err, when the filter cannot be
- * applied (e.g. a regex over one of its limits). */
-typedef mt_selection *(*vcache_build_fn)(void *ctx, const mt_filter *f, char **err);
+ * applied (e.g. a regex over one of its limits). It may hand over in *aux
+ * something kept and freed with the selection (vcache_set_aux_free; the
+ * filter outlives it), of *aux_bytes bytes (counted in the budget). */
+typedef mt_selection *(*vcache_build_fn)(void *ctx, const mt_filter *f, void **aux,
+                                         size_t *aux_bytes, char **err);
 /* Find or build (with build) the selection for a parsed filter whose key is
  * key: its canonical text and whatever else changes the selection (both
  * handed over). NULL when out of memory or when build failed (*err). */
@@ -44,6 +47,9 @@ vcache_sel *vcache_sel_get(vcache *c, mt_filter *f, char *key, vcache_build_fn b
                            void *ctx, char **err);
 const mt_selection *vcache_sel_selection(const vcache_sel *e);
 const char *vcache_sel_key(const vcache_sel *e);
+void *vcache_sel_aux(const vcache_sel *e);
+/* How the builders' aux are freed (before serving). */
+void vcache_set_aux_free(vcache *c, void (*aux_free)(void *));
 void vcache_sel_release(vcache *c, vcache_sel *e);
 
 /* ---- answers: finished JSON bodies by endpoint and parameters ---- */

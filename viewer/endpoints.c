@@ -90,6 +90,30 @@ static void put_func(vjson *j, const mt_model *m, mt_func_id f)
     vj_kstr(j, "file", fn->filename);
 }
 
+/* The engine's queries, or for a big trace their answers from the fold's
+ * summaries (big.h). */
+static void query_stats(const vctx *cx, mt_stats *st)
+{
+    if (cx->fold)
+        vfold_stats(cx->fold, cx->base, cx->sel, st);
+    else
+        mt_query_stats(cx->sel, st);
+}
+
+static mt_curve *query_curve(const vctx *cx, mt_timedelta t0, mt_timedelta t1, size_t n)
+{
+    if (cx->fold)
+        return vfold_curve(cx->fold, cx->base, t0, t1, n);
+    return mt_query_curve(cx->sel, t0, t1, n);
+}
+
+static mt_histogram *query_histogram(const vctx *cx, mt_hist_kind kind)
+{
+    if (cx->fold)
+        return vfold_histogram(cx->fold, kind);
+    return mt_query_histogram(cx->sel, kind);
+}
+
 int vep_info(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
 {
     (void)req;
@@ -125,6 +149,7 @@ int vep_info(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
     vj_knum(j, "alloc_rate", duration > 0 ? total.alloc_bytes / duration : 0);
     vj_knum(j, "load_seconds", cx->load_seconds);
     vj_kuint(j, "model_memory", mt_model_memory(m));
+    vj_kbool(j, "folded", cx->base != NULL);  /* big trace: downsampled curve, filters re-read */
     vj_end_obj(j);
     return 1;
 }
@@ -134,7 +159,7 @@ int vep_stats(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
     (void)req;
     (void)resp;
     mt_stats st;
-    mt_query_stats(cx->sel, &st);
+    query_stats(cx, &st);
     vj_obj(j);
     vj_kstr(j, "filter", cx->filter);
     put_cost(j, "total", &st.total);
@@ -204,7 +229,7 @@ int vep_curve(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
         vresp_error(resp, 400, "parameter t1: must be after t0");
         return 0;
     }
-    mt_curve *c = mt_query_curve(cx->sel, (mt_timedelta)llround(t0 * 1e6),
+    mt_curve *c = query_curve(cx, (mt_timedelta)llround(t0 * 1e6),
                                  (mt_timedelta)llround(t1 * 1e6), (size_t)n);
     if (!c) {
         vresp_error(resp, 500, "out of memory");
@@ -234,7 +259,7 @@ int vep_curve(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
     put_rss(j, cx->rss, t0, t1, n);
     /* What made the selected allocations: bytes allocated per kind. */
     mt_stats st;
-    mt_query_stats(cx->sel, &st);
+    query_stats(cx, &st);
     vj_key(j, "selected_by_kind");
     vj_obj(j);
     for (unsigned src = 0; src < 3; src++)
@@ -554,8 +579,8 @@ static void put_hist(vjson *j, const char *key, const mt_histogram *h)
 int vep_hist(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
 {
     (void)req;
-    mt_histogram *hs = mt_query_histogram(cx->sel, MT_HIST_SIZE);
-    mt_histogram *hl = mt_query_histogram(cx->sel, MT_HIST_LIFETIME);
+    mt_histogram *hs = query_histogram(cx, MT_HIST_SIZE);
+    mt_histogram *hl = query_histogram(cx, MT_HIST_LIFETIME);
     if (!hs || !hl) {
         mt_histogram_free(hs);
         mt_histogram_free(hl);

@@ -6,6 +6,7 @@
 #define MT_VIEWER_ENDPOINTS_H
 
 #include "memtrace/analyze.h"
+#include "big.h"
 #include "json.h"
 #include "server.h"
 
@@ -17,6 +18,8 @@ typedef struct vctx {
     const char *file;            /* the trace's file name */
     double load_seconds;
     const mt_rss *rss;           /* resident memory (FILE.rss), or NULL */
+    const vfold *fold;           /* big traces: the filter's fold (sel is of its model) */
+    const vfold *base;           /* big traces: the unfiltered fold; NULL: whole model */
 } vctx;
 
 /* Each writes its answer into j and returns 1, or fills resp with an error

@@ -1,22 +1,30 @@
 /*
- * serve.c - mt_viewer_serve: starts the HTTP server on a model and waits for
- * SIGINT or SIGTERM. The signals are blocked before the server's threads
- * start (they inherit the mask) and taken synchronously with sigwait, so no
- * handler runs in the middle of a request.
+ * serve.c - mt_viewer_serve and mt_viewer_serve_file: start the HTTP server
+ * on a model (or on a trace being loaded in a thread of its own) and wait
+ * for SIGINT or SIGTERM. The signals are blocked before the server's
+ * threads start (they inherit the mask) and taken synchronously with
+ * sigwait, so no handler runs in the middle of a request; a failed load
+ * wakes the waiting thread with SIGUSR1.
  */
 #include "viewer.h"
 
 #include <malloc.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "api.h"
+#include "big.h"
 #include "server.h"
 
-int mt_viewer_serve(const mt_model *m, const mt_viewer_options *opts, const char *prog)
+/* Settings of the process for serving. */
+static void prepare_process(void)
 {
     /* Few malloc arenas: with one per thread, memory freed by one request
      * sits in its thread's arena, out of reach of the others and of
@@ -32,30 +40,18 @@ int mt_viewer_serve(const mt_model *m, const mt_viewer_options *opts, const char
                           : rl.rlim_max;
         setrlimit(RLIMIT_NOFILE, &rl);
     }
-    vapi *api = vapi_new(m, opts->file, opts->load_seconds);
-    if (!api) {
-        fprintf(stderr, "%s: out of memory\n", prog);
-        return 1;
-    }
-    vapi_set_plumbing(api, opts->plumbing);
-    vapi_set_budget(api, opts->memory ? opts->memory : MT_VIEWER_DEFAULT_MEMORY);
-    sigset_t set, old;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &set, &old);
-    signal(SIGPIPE, SIG_IGN);
+}
 
+/* Start listening and print the URLs; NULL after printing an error. */
+static vsrv *open_server(vapi *api, const mt_viewer_options *opts, const char *prog)
+{
     char *err = NULL;
     vsrv_config cfg = {opts->host, opts->port, opts->port_tries, opts->allow_hosts};
     vsrv *srv = vsrv_open(&cfg, vapi_handle, api, &err);
     if (!srv) {
         fprintf(stderr, "%s: %s\n", prog, err ? err : "cannot start the HTTP server");
         free(err);
-        vapi_free(api);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        return 1;
+        return NULL;
     }
     vapi_warm_up(api);
     if (vsrv_exposed(srv))
@@ -74,13 +70,180 @@ int mt_viewer_serve(const mt_model *m, const mt_viewer_options *opts, const char
     for (size_t i = 1; i < n_urls; i++)
         printf("  also at %s\n", urls[i]);
     fflush(stdout);
+    return srv;
+}
 
-    int sig = 0;
-    sigwait(&set, &sig);
+static void block_signals(sigset_t *set, sigset_t *old)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGHUP);
+    sigaddset(set, SIGUSR1);
+    pthread_sigmask(SIG_BLOCK, set, old);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static void say_stopping(const char *prog, int sig)
+{
     fprintf(stderr, "%s: stopping (%s)\n", prog,
             sig == SIGINT ? "interrupted" : sig == SIGTERM ? "terminated" : "hangup");
+}
+
+int mt_viewer_serve(const mt_model *m, const mt_viewer_options *opts, const char *prog)
+{
+    prepare_process();
+    vapi *api = vapi_new(m, opts->file, opts->load_seconds);
+    if (!api) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        return 1;
+    }
+    vapi_set_plumbing(api, opts->plumbing);
+    vapi_set_budget(api, opts->memory ? opts->memory : MT_VIEWER_DEFAULT_MEMORY);
+    sigset_t set, old;
+    block_signals(&set, &old);
+    vsrv *srv = open_server(api, opts, prog);
+    if (!srv) {
+        vapi_free(api);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        return 1;
+    }
+    int sig = 0;
+    do
+        sigwait(&set, &sig);
+    while (sig == SIGUSR1);
+    say_stopping(prog, sig);
     vsrv_stop(srv);
     vapi_free(api);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Loading while serving                                               */
+
+struct loader {
+    const mt_viewer_options *opts;
+    const mt_viewer_load *load;
+    vapi *api;
+    mt_model *model;             /* whole model, or NULL */
+    vfold *fold;                 /* big trace, or NULL */
+    char *error;
+    int finished;                /* set (atomically) when the thread is done */
+};
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void loader_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    struct loader *l = ctx;
+    vapi_progress(l->api, done, total);
+    if (l->load->on_progress)
+        l->load->on_progress(l->load->progress_ctx, done, total);
+}
+
+static void *load_thread(void *arg)
+{
+    struct loader *l = arg;
+    double t0 = now_seconds();
+    const mt_model *m = NULL;
+    if (l->load->folded) {
+        struct rusage before, after;
+        getrusage(RUSAGE_SELF, &before);
+        l->fold = vfold_load(l->opts->file, NULL, NULL, loader_progress, l, 0, &l->error);
+        m = l->fold ? vfold_model(l->fold) : NULL;
+        /* what reading it again for a filter will take: the growth of the
+         * process's high-water mark while it was read */
+        getrusage(RUSAGE_SELF, &after);
+        if (after.ru_maxrss > before.ru_maxrss)
+            vapi_set_reread_bytes(l->api, (size_t)(after.ru_maxrss - before.ru_maxrss) * 1024);
+    } else {
+        mt_model_options mo = {0};
+        mo.on_progress = loader_progress;
+        mo.progress_ctx = l;
+        m = l->model = mt_model_load(l->opts->file, &mo, &l->error);
+    }
+    double secs = now_seconds() - t0;
+    if (m && vapi_ready(l->api, m, l->fold, secs) < 0) {
+        m = NULL;
+        free(l->error);
+        l->error = NULL;
+    }
+    if (!m && !l->error)
+        l->error = strdup("out of memory");
+    if (l->load->on_loaded)
+        l->load->on_loaded(l->load->progress_ctx, m, secs, l->error);
+    if (!m) {
+        vapi_failed(l->api, l->error);
+        kill(getpid(), SIGUSR1);  /* wake the serving thread */
+    }
+    __atomic_store_n(&l->finished, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+int mt_viewer_serve_file(const mt_viewer_options *opts, const mt_viewer_load *load,
+                         const char *prog)
+{
+    prepare_process();
+    vapi *api = vapi_new_loading(opts->file);
+    if (!api) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        return 1;
+    }
+    vapi_set_plumbing(api, opts->plumbing);
+    vapi_set_budget(api, opts->memory ? opts->memory : MT_VIEWER_DEFAULT_MEMORY);
+    sigset_t set, old;
+    block_signals(&set, &old);
+    vsrv *srv = open_server(api, opts, prog);
+    struct loader *l = calloc(1, sizeof *l);
+    pthread_t th;
+    if (!srv || !l) {
+        if (!l)
+            fprintf(stderr, "%s: out of memory\n", prog);
+        vsrv_stop(srv);
+        vapi_free(api);
+        free(l);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        return 1;
+    }
+    l->opts = opts;
+    l->load = load;
+    l->api = api;
+    if (pthread_create(&th, NULL, load_thread, l) != 0) {
+        fprintf(stderr, "%s: cannot start the loading thread\n", prog);
+        vsrv_stop(srv);
+        vapi_free(api);
+        free(l);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        return 1;
+    }
+    int sig = 0;
+    sigwait(&set, &sig);
+    int failed = sig == SIGUSR1;
+    if (failed)
+        fprintf(stderr, "%s: %s\n", prog, l->error ? l->error : "cannot load the trace");
+    else
+        say_stopping(prog, sig);
+    if (!failed && !__atomic_load_n(&l->finished, __ATOMIC_ACQUIRE)) {
+        /* stopped while loading: requests waiting for the model give up,
+         * the process ends with the loading thread still reading */
+        vapi_failed(api, "the viewer was stopped");
+        vsrv_stop(srv);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        return 0;
+    }
+    pthread_join(th, NULL);
+    vsrv_stop(srv);
+    vapi_free(api);
+    mt_model_free(l->model);
+    vfold_free(l->fold);
+    free(l->error);
+    free(l);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return failed ? 1 : 0;
 }

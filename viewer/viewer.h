@@ -25,4 +25,22 @@ typedef struct mt_viewer_options {
  * Returns 0, or 1 after printing an error (prefixed with prog) to stderr. */
 int mt_viewer_serve(const mt_model *m, const mt_viewer_options *opts, const char *prog);
 
+/* How mt_viewer_serve_file loads opts->file. */
+typedef struct mt_viewer_load {
+    int folded;                  /* 1: a big trace, served from folded models
+                                    (docs/viewer.md, "Big traces") */
+    mt_progress_fn on_progress;  /* called from the loading thread; may be NULL */
+    void *progress_ctx;
+    /* called from the loading thread once loaded (m) or failed (m NULL,
+     * error set; the server then stops and returns 1); may be NULL */
+    void (*on_loaded)(void *ctx, const mt_model *m, double seconds, const char *error);
+} mt_viewer_load;
+
+/* Listen first, then load the trace opts->file while the server answers
+ * /api/status (the page shows a progress bar); serve it until SIGINT or
+ * SIGTERM. Returns as mt_viewer_serve (1 also when loading failed, its
+ * error printed). */
+int mt_viewer_serve_file(const mt_viewer_options *opts, const mt_viewer_load *load,
+                         const char *prog);
+
 #endif

@@ -38,6 +38,7 @@ App.renderInfo = function () {
   row('Peak live', MT.fmtBytes(i.peak_bytes) + ' at ' + MT.fmtTime(i.peak_time));
   row('Live at end', MT.fmtBytes(i.live_at_end));
   row('Format', 'memtrace v' + i.format_version + (i.word_size === 64 ? ' (OCaml)' : ' (C)'));
+  if (i.folded) row('Served', 'folded (a big trace)', 'the memory curve is downsampled; a new filter reads the trace again (about ' + MT.fmtTime(i.load_seconds) + ')');
   row('File', i.file);
   MT.$('trace-title').textContent = i.executable + '  ·  pid ' + i.pid + '  ·  ' + i.file;
   document.title = 'memtrace · ' + (i.executable || '').split('/').pop();
@@ -296,6 +297,49 @@ App.syncControls = function () {
   for (const name of ['flame', 'table', 'graph', 'hist']) MT.$('view-' + name).hidden = name !== s.view;
 };
 
+/* While the server is still reading the trace (api/status says "loading"),
+   a progress bar instead of an empty page; resolves once it is loaded. */
+App.waitLoaded = async function () {
+  const box = MT.$('loading');
+  for (let shown = false; ; shown = true) {
+    let s;
+    try {
+      s = await (await fetch('api/status')).json();
+    } catch (e) {
+      box.hidden = true;
+      return;  /* the info request reports the error */
+    }
+    if (s.state !== 'loading') {
+      box.hidden = true;
+      if (s.state === 'failed') App.showError('cannot load the trace: ' + s.error);
+      return;
+    }
+    const f = s.total > 0 ? Math.min(1, s.done / s.total) : 0;
+    MT.$('loading-file').textContent = s.file;
+    MT.$('loading-bar').style.width = (f * 100).toFixed(1) + '%';
+    /* a pipe has no size: then only what was read */
+    MT.$('loading-pct').textContent = s.total > 0 ? Math.floor(f * 100) + '% (' + MT.fmtBytes(s.done) + ' of ' + MT.fmtBytes(s.total) + ')'
+      : MT.fmtBytes(s.done) + ' read';
+    box.hidden = false;
+    document.body.dataset.loading = '1';
+    await new Promise((ok) => setTimeout(ok, shown ? 300 : 100));
+  }
+};
+
+/* Big traces: a new filter reads the trace again; the busy sign says how far. */
+App.watchReading = function () {
+  if (App.readingTimer || !App.info || !App.info.folded) return;
+  App.readingTimer = setInterval(async () => {
+    const b = MT.$('busy');
+    if (b.hidden) { b.textContent = 'computing…'; return; }
+    try {
+      const s = await (await fetch('api/status')).json();
+      const r = (s.reading || [])[0];
+      b.textContent = r && r.total ? 'reading the trace for the filter… ' + Math.floor(100 * r.done / r.total) + '%' : 'computing…';
+    } catch (e) { /* the sign stays as it is */ }
+  }, 500);
+};
+
 App.init = async function () {
   MT.readUrl();
   App.flame = new MT.Flame(MT.$('flame'), App);
@@ -389,9 +433,11 @@ App.init = async function () {
     App.refresh();
   });
   App.syncControls();
+  await App.waitLoaded();
   try {
     App.info = await MT.api('info');
     App.renderInfo();
+    App.watchReading();
   } catch (e) {
     App.showError('cannot reach the server: ' + e.message);
     return;

@@ -1,0 +1,92 @@
+#!/bin/sh
+# viewer-big.sh - `memtrace view` on a big trace (figures in
+# docs/PERFORMANCE.md, "Web viewer on big traces"): a trace of EVENTS events
+# (default 50,000,000, about 444 MB; bench/viewer-gen.c), served folded (the
+# default above 128 MB) and, once, as a whole model (--fold-above 1T, the
+# previous behaviour). Interleaved rounds, medians:
+#   ready: from starting the command until the first page's answers (info,
+#          curve, hotspots, allocation-site tree) are in, as bench/viewer.sh;
+#   peak:  the viewer's peak resident size (VmHWM) at that point;
+#   md5sum of the trace in the same rounds, as the yardstick, and
+#   `memtrace top` (the same folded pass, without the viewer's summaries).
+# Then, folded: the page's requests for a new filter (the trace is read
+# again with the filter folded in), per filter.
+# Usage: sh bench/viewer-big.sh [BUILD [EVENTS]]   (TRACE=file: use that trace)
+#        RUNS=n (default 3), WHOLE=0 to skip the whole-model runs
+set -eu
+cd "$(dirname "$0")/.."
+B=${1:-build}
+EVENTS=${2:-50000000}
+BIN=$B/memtrace
+RUNS=${RUNS:-3}
+WHOLE=${WHOLE:-1}
+[ -x "$BIN" ] || { echo "build first: make BUILD=$B" >&2; exit 1; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mt-viewer-big.XXXXXX")
+vpid=""
+trap '[ -n "$vpid" ] && kill $vpid 2>/dev/null; rm -rf "$tmp"' EXIT
+trap 'exit 1' INT TERM HUP PIPE   # the EXIT trap then stops the viewer
+make -s BUILD="$B" "$B/bench/viewer-gen"
+trace=${TRACE:-}
+if [ -z "$trace" ]; then
+    trace=$tmp/big.ctf
+    "$B/bench/viewer-gen" "$trace" "$EVENTS" >/dev/null
+fi
+echo "trace: $(wc -c < "$trace") bytes"
+
+now() { date +%s.%N; }
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+n=0
+start() { # start ARGS... -> $url, $vpid
+    n=$((n + 1)); : > "$tmp/out$n"   # exists before the viewer starts: sed below never fails
+    "$BIN" view --port 0 -q "$@" "$trace" >"$tmp/out$n" 2>"$tmp/err" &
+    vpid=$!; url=""
+    while [ -z "$url" ]; do
+        kill -0 $vpid 2>/dev/null || { cat "$tmp/err" >&2; exit 1; }
+        url=$(sed -n 's/^Serving \(http[^ ]*\).*/\1/p' "$tmp/out$n" 2>/dev/null); [ -n "$url" ] || sleep 0.01
+    done
+}
+stop() { kill $vpid; wait $vpid 2>/dev/null || true; vpid=""; }
+page_requests() { # FILTER (URL-encoded): what the page asks for a filter
+    curl -s -o /dev/null "${url}api/filter?filter=$1"
+    curl -s -o /dev/null "${url}api/curve?n=1200&filter=$1" & a=$!
+    curl -s -o /dev/null "${url}api/hotspots?filter=$1" & b=$!
+    curl -s -o /dev/null "${url}api/tree?dir=sites&min=0.001&filter=$1" & c=$!
+    wait $a $b $c
+}
+hwm() { awk '$1 == "VmHWM:" { print int($2 / 1024) }' "/proc/$vpid/status"; }
+ready() { # ARGS... -> appends "seconds MB" to $tmp/$label
+    t0=$(now); start "$@"; curl -s -o /dev/null "${url}api/info"; page_requests ""; t1=$(now)
+    echo "$(echo "$t1 - $t0" | bc) $(hwm)" >> "$tmp/$label"; stop
+}
+
+: > "$tmp/folded"; : > "$tmp/whole"; : > "$tmp/md5"; : > "$tmp/top"
+i=0
+while [ $i -lt "$RUNS" ]; do
+    t0=$(now); md5sum "$trace" >/dev/null; t1=$(now); echo "$t1 - $t0" | bc >> "$tmp/md5"
+    t0=$(now); "$BIN" top "$trace" >/dev/null; t1=$(now); echo "$t1 - $t0" | bc >> "$tmp/top"
+    label=folded; ready
+    if [ "$WHOLE" = 1 ]; then label=whole; ready --fold-above 1T; fi
+    i=$((i + 1))
+done
+m=$(median < "$tmp/md5")
+tp=$(median < "$tmp/top")
+echo "md5sum ${m}s, memtrace top ${tp}s (x$(echo "scale=2; $tp / $m" | bc))"
+for label in folded whole; do
+    [ -s "$tmp/$label" ] || continue
+    r=$(cut -d' ' -f1 "$tmp/$label" | median); p=$(cut -d' ' -f2 "$tmp/$label" | median)
+    echo "$label: ready ${r}s (x$(echo "scale=2; $r / $m" | bc) md5sum ${m}s), peak RSS ${p} MB"
+done
+
+echo "== folded: a new filter (the trace read again), median of $RUNS"
+start
+curl -s -o /dev/null "${url}api/info"; page_requests ""
+for f in "size:%3E%3D4k" "alloc:10s-20s" "inside:fn0042" "lifetime:%3C10ms"; do
+    : > "$tmp/f"
+    i=0
+    while [ $i -lt "$RUNS" ]; do
+        t0=$(now); page_requests "$f+lifetime:%3E%3D$i""us"; t1=$(now)   # a new filter each time
+        echo "$t1 - $t0" | bc >> "$tmp/f"; i=$((i + 1))
+    done
+    echo "$f: $(median < "$tmp/f")s, peak RSS so far $(hwm) MB"
+done
+stop

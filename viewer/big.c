@@ -1,0 +1,237 @@
+/*
+ * big.c - folds for the viewer on big traces (see big.h): one folded read
+ * of the trace, with an on_fold hook that hands every allocation that
+ * passes the filter to the engine's streaming accumulators (stats and
+ * histograms: memtrace/stream.h) and to the downsampled curve (grid.h).
+ * Stack clauses (inside:) are decided per allocation as it is folded
+ * (mt_stream_filter), so every filter takes one read.
+ */
+#include "big.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "grid.h"
+#include "memtrace/stream.h"
+
+struct vfold {
+    mt_model *model;
+    double bps;
+    vgrid grid;
+    /* while reading */
+    mt_stream_filter *sf;        /* the filter's stack clauses, or NULL */
+    mt_stats_acc *acc;
+    char *err;                   /* why on_fold stopped the read */
+    /* once read */
+    mt_stats stats;
+    mt_histogram *hist[2];       /* MT_HIST_SIZE, MT_HIST_LIFETIME */
+};
+
+static int on_fold(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq)
+{
+    (void)seq;
+    vfold *v = ctx;
+    if (v->sf) {
+        int pass = mt_stream_filter_passes(v->sf, m, a, &v->err);
+        if (pass < 0)
+            return -1;
+        if (!pass)
+            return 0;
+    }
+    if (mt_stats_acc_add(v->acc, m, a) < 0)
+        return -1;
+    vgrid_add(&v->grid, a->time, a->collect, a->n_samples);
+    return 0;
+}
+
+static void quiet_warning(void *ctx, const char *msg)
+{
+    (void)ctx;
+    (void)msg;
+}
+
+/* The folded read of path into v. */
+static mt_model *read_folded(vfold *v, const char *path, const mt_filter *f, const vfold *base,
+                             mt_progress_fn progress, void *pctx, int quiet, char **err)
+{
+    mt_model_options mo = {0};
+    if (quiet)
+        mo.on_warning = quiet_warning;
+    mo.on_progress = progress;
+    mo.progress_ctx = pctx;
+    mo.fold = 1;
+    mo.fold_filter = f;
+    mo.fold_live_at = MT_TIME_END;
+    mt_timedelta peak = 0;
+    if (f && mt_filter_uses_peak(f) && base) {
+        mo.fold_peak_known = 1;
+        mo.fold_peak = peak = mt_model_peak_time(base->model);
+    }
+    mo.on_fold = on_fold;
+    mo.fold_ctx = v;
+    if (f && mt_filter_uses_stacks(f)) {
+        v->sf = mt_stream_filter_new(f, peak);
+        if (!v->sf)
+            return NULL;
+        if (mt_stream_filter_keeps_all(v->sf)) {   /* hide: only */
+            mt_stream_filter_free(v->sf);
+            v->sf = NULL;
+        }
+    }
+    v->acc = mt_stats_acc_new(MT_TIME_END);
+    if (!v->acc)
+        return NULL;
+    mt_model *m = mt_model_load(path, &mo, err);
+    if (!m && v->err) {   /* the hook's reason, rather than "stopped by the caller" */
+        free(*err);
+        *err = v->err;
+        v->err = NULL;
+    }
+    if (m && mt_stats_acc_finish(v->acc, m, &v->stats, &v->hist[0], &v->hist[1]) < 0) {
+        mt_model_free(m);
+        m = NULL;
+    }
+    if (m)
+        v->bps = mt_model_bytes_per_sample(m);
+    mt_stats_acc_free(v->acc);
+    v->acc = NULL;
+    mt_stream_filter_free(v->sf);
+    v->sf = NULL;
+    return m;
+}
+
+vfold *vfold_load(const char *path, const mt_filter *f, const vfold *base,
+                  mt_progress_fn progress, void *progress_ctx, int quiet, char **err)
+{
+    *err = NULL;
+    if (f && mt_filter_uses_peak(f) && !base) {
+        *err = strdup("live:peak needs the trace's peak (internal: no base fold)");
+        return NULL;
+    }
+    vfold *v = calloc(1, sizeof *v);
+    if (!v || vgrid_init(&v->grid) < 0) {
+        free(v);
+        return NULL;
+    }
+    v->model = read_folded(v, path, f, base, progress, progress_ctx, quiet, err);
+    if (!v->model) {
+        vfold_free(v);
+        return NULL;
+    }
+    vgrid_finish(&v->grid);
+    return v;
+}
+
+void vfold_free(vfold *v)
+{
+    if (!v)
+        return;
+    mt_model_free(v->model);
+    mt_histogram_free(v->hist[0]);
+    mt_histogram_free(v->hist[1]);
+    mt_stats_acc_free(v->acc);
+    mt_stream_filter_free(v->sf);
+    free(v->err);
+    vgrid_free(&v->grid);
+    free(v);
+}
+
+const mt_model *vfold_model(const vfold *v)
+{
+    return v->model;
+}
+
+size_t vfold_bytes(const vfold *v)
+{
+    return sizeof *v + vgrid_bytes() + mt_model_memory(v->model);
+}
+
+/* The exact peak, where a whole curve has it, into a downsampled one. */
+static void put_peak(const mt_curve *c, double *vals, mt_timedelta t, double bytes)
+{
+    if (t < c->t0)
+        return;
+    size_t b = (size_t)((t - c->t0) / c->width);
+    if (b < c->n && bytes > vals[b])
+        vals[b] = bytes;
+}
+
+mt_curve *vfold_curve(const vfold *v, const vfold *base, mt_timedelta t0, mt_timedelta t1,
+                      size_t n)
+{
+    const mt_model *m = v->model;
+    t0 = mt_model_resolve_time(m, t0);
+    t1 = mt_model_resolve_time(m, t1);
+    if (n == 0)
+        n = 1;
+    if (t1 <= t0)
+        t1 = t0 + 1;
+    mt_curve *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->n = n;
+    c->t0 = t0;
+    c->width = (t1 - t0 + (mt_timedelta)n - 1) / (mt_timedelta)n;
+    if (c->width < 1)
+        c->width = 1;
+    c->time = malloc(n * sizeof *c->time);
+    c->total = calloc(n, sizeof *c->total);
+    c->filtered = calloc(n, sizeof *c->filtered);
+    c->filtered_alloc = calloc(n, sizeof *c->filtered_alloc);
+    if (!c->time || !c->total || !c->filtered || !c->filtered_alloc) {
+        mt_curve_free(c);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        c->time[i] = t0 + (mt_timedelta)i * c->width;
+    vgrid_curve(&base->grid, t0, t1, n, base->bps, c->total, NULL);
+    vgrid_curve(&v->grid, t0, t1, n, v->bps, c->filtered, c->filtered_alloc);
+    const mt_model *bm = base->model;
+    put_peak(c, c->total, mt_model_peak_time(bm), mt_model_peak_bytes(bm));
+    if (v == base) {
+        c->peak_filtered = mt_model_peak_bytes(bm);
+        c->peak_filtered_time = mt_model_peak_time(bm);
+        put_peak(c, c->filtered, c->peak_filtered_time, c->peak_filtered);
+    } else {
+        c->peak_filtered = (double)v->grid.peak * v->bps;
+        c->peak_filtered_time = v->grid.peak_time;
+    }
+    return c;
+}
+
+mt_histogram *vfold_histogram(const vfold *v, mt_hist_kind kind)
+{
+    const mt_histogram *o = v->hist[kind];
+    mt_histogram *h = calloc(1, sizeof *h);
+    if (!h)
+        return NULL;
+    *h = *o;
+    h->lo = malloc(o->n * sizeof *h->lo);
+    h->hi = malloc(o->n * sizeof *h->hi);
+    h->cost = malloc(o->n * sizeof *h->cost);
+    h->by_source = malloc(o->n * 3 * sizeof *h->by_source);
+    if (!h->lo || !h->hi || !h->cost || !h->by_source) {
+        mt_histogram_free(h);
+        return NULL;
+    }
+    memcpy(h->lo, o->lo, o->n * sizeof *h->lo);
+    memcpy(h->hi, o->hi, o->n * sizeof *h->hi);
+    memcpy(h->cost, o->cost, o->n * sizeof *h->cost);
+    memcpy(h->by_source, o->by_source, o->n * 3 * sizeof *h->by_source);
+    return h;
+}
+
+void vfold_stats(const vfold *v, const vfold *base, const mt_selection *sel, mt_stats *o)
+{
+    (void)sel;
+    *o = v->stats;
+    o->peak_bytes = mt_model_peak_bytes(base->model);
+    o->peak_time = mt_model_peak_time(base->model);
+    if (v == base) {
+        o->peak_filtered_bytes = o->peak_bytes;
+        o->peak_filtered_time = o->peak_time;
+    } else {
+        o->peak_filtered_bytes = (double)v->grid.peak * v->bps;
+        o->peak_filtered_time = v->grid.peak_time;
+    }
+}

@@ -1,0 +1,41 @@
+/*
+ * big.h - the viewer on traces too big for a whole model (big.c): a folded
+ * model (per-stack costs, no per-allocation records) plus what the page
+ * needs beyond per-stack costs, summed while the trace is read: a
+ * downsampled live-memory curve (grid.h), the size and lifetime histograms
+ * and the figures of the stats panel. One such "fold" is built for the
+ * whole trace when the viewer starts, and one per filter by reading the
+ * trace again with the filter folded in (docs/viewer.md, "Big traces").
+ */
+#ifndef MT_VIEWER_BIG_H
+#define MT_VIEWER_BIG_H
+
+#include "memtrace/analyze.h"
+
+typedef struct vfold vfold;
+
+/* Read path folded with filter f (NULL: everything; not copied: it must
+ * outlive the fold). base: the unfiltered fold (for live:peak), NULL when
+ * building that one. progress: as mt_model_options (may be NULL); quiet:
+ * reader warnings dropped (re-reads) instead of printed. One read of the
+ * file. Returns NULL with a malloc'd *err ("FILE: offset N: ..."), or NULL
+ * with *err NULL when out of memory. */
+vfold *vfold_load(const char *path, const mt_filter *f, const vfold *base,
+                  mt_progress_fn progress, void *progress_ctx, int quiet, char **err);
+void vfold_free(vfold *v);
+const mt_model *vfold_model(const vfold *v);
+/* Bytes it holds (model and summaries), for the viewer's memory budget. */
+size_t vfold_bytes(const vfold *v);
+
+/* The engine's answers, computed from the summaries (free them with the
+ * engine's functions). sel: the fold model's selection (mt_select_sites
+ * with the fold's filter). base: the unfiltered fold (v itself when v is
+ * unfiltered). The curve is downsampled (grid.h) and so is the filtered
+ * peak of a filtered fold (within a fine bucket of time); the rest is
+ * exact. */
+mt_curve *vfold_curve(const vfold *v, const vfold *base, mt_timedelta t0, mt_timedelta t1,
+                      size_t n);
+mt_histogram *vfold_histogram(const vfold *v, mt_hist_kind kind);
+void vfold_stats(const vfold *v, const vfold *base, const mt_selection *sel, mt_stats *out);
+
+#endif
