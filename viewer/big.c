@@ -4,13 +4,15 @@
  * passes the filter to the engine's streaming accumulators (stats and
  * histograms: memtrace/stream.h) and to the downsampled curve (grid.h).
  * Stack clauses (inside:) are decided per allocation as it is folded
- * (mt_stream_filter), so every filter takes one read.
+ * (mt_stream_filter), so every filter takes one read. The sums run on a
+ * second thread (feed.h) while the reading thread goes on folding.
  */
 #include "big.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "feed.h"
 #include "grid.h"
 #include "memtrace/stream.h"
 
@@ -21,6 +23,8 @@ struct vfold {
     /* while reading */
     mt_stream_filter *sf;        /* the filter's stack clauses, or NULL */
     mt_stats_acc *acc;
+    vfeed *feed;                 /* acc and grid summed on a second thread, or NULL */
+    int bound;                   /* acc bound to the model's constants */
     char *err;                   /* why on_fold stopped the read */
     /* once read */
     mt_stats stats;
@@ -38,9 +42,29 @@ static int on_fold(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq
         if (!pass)
             return 0;
     }
+    if (v->feed) {
+        if (!v->bound) {   /* before the first batch is handed over */
+            if (mt_stats_acc_bind(v->acc, m) < 0)
+                return -1;
+            v->bound = 1;
+        }
+        return vfeed_put(v->feed, a, mt_model_end(m));
+    }
     if (mt_stats_acc_add(v->acc, m, a) < 0)
         return -1;
     vgrid_add(&v->grid, a->time, a->collect, a->n_samples);
+    return 0;
+}
+
+/* On the feed's thread: what on_fold does inline without it. */
+static int sum_batch(void *ctx, const vfeed_rec *r, size_t n)
+{
+    vfold *v = ctx;
+    for (size_t i = 0; i < n; i++) {
+        if (mt_stats_acc_add_bound(v->acc, &r[i].a, r[i].end) < 0)
+            return -1;
+        vgrid_add(&v->grid, r[i].a.time, r[i].a.collect, r[i].a.n_samples);
+    }
     return 0;
 }
 
@@ -81,7 +105,20 @@ static mt_model *read_folded(vfold *v, const char *path, const mt_filter *f, con
     v->acc = mt_stats_acc_new(MT_TIME_END);
     if (!v->acc)
         return NULL;
+    /* MEMTRACE_VIEWER_ONE_THREAD (tests): sum on the reading thread */
+    if (!getenv("MEMTRACE_VIEWER_ONE_THREAD"))
+        v->feed = vfeed_start(sum_batch, v);
     mt_model *m = mt_model_load(path, &mo, err);
+    if (v->feed) {
+        int rc = vfeed_finish(v->feed);
+        v->feed = NULL;
+        if (rc < 0) {   /* out of memory on the summing thread */
+            mt_model_free(m);
+            m = NULL;
+            free(*err);
+            *err = NULL;
+        }
+    }
     if (!m && v->err) {   /* the hook's reason, rather than "stopped by the caller" */
         free(*err);
         *err = v->err;

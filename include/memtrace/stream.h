@@ -119,6 +119,14 @@ void mt_stats_acc_free(mt_stats_acc *s);
  * allocation order, runs of one lifetime share them). Returns 0, or -1
  * when out of memory. */
 int mt_stats_acc_add(mt_stats_acc *s, const mt_model *m, const mt_alloc *a);
+/* For adding from another thread than the model's builder, or after the
+ * model is gone: mt_stats_acc_bind copies what the costs need of m (bytes
+ * per sample, sampling rate, word size) into s, once m's header is read
+ * (returns 0, or -1 when out of memory); then mt_stats_acc_add_bound does
+ * what mt_stats_acc_add does with end for mt_model_end (the lifetime of
+ * blocks never collected), without reading the model. */
+int mt_stats_acc_bind(mt_stats_acc *s, const mt_model *m);
+int mt_stats_acc_add_bound(mt_stats_acc *s, const mt_alloc *a, mt_timedelta end);
 /* Once the model is loaded: out as mt_query_stats fills it for a selection
  * of those allocations, except peak_filtered_* (the caller's, from a
  * mt_curve_acc, unless everything was selected: then the model's peak), and

@@ -39,6 +39,7 @@ struct mt_stats_acc {
     size_t mask, n_lives;
     life_slot *never_v;          /* longer lifetimes of blocks never freed */
     size_t n_never, cap_never;
+    mt_model *bound;             /* mt_stats_acc_bind's copy of the constants */
 };
 
 mt_stats_acc *mt_stats_acc_new(mt_timedelta live_at)
@@ -57,6 +58,7 @@ void mt_stats_acc_free(mt_stats_acc *s)
         free(s->direct[i]);
     free(s->lives);
     free(s->never_v);
+    free(s->bound);
     free(s);
 }
 
@@ -147,6 +149,25 @@ int mt_stats_acc_add(mt_stats_acc *s, const mt_model *m, const mt_alloc *a)
     if (b + 1 > s->life_max)
         s->life_max = b + 1;
     return 0;
+}
+
+int mt_stats_acc_bind(mt_stats_acc *s, const mt_model *m)
+{
+    if (!s->bound && !(s->bound = calloc(1, sizeof *s->bound)))
+        return -1;
+    /* what mt_stats_acc_add reads of a model, end aside */
+    s->bound->info.sample_rate = m->info.sample_rate;
+    s->bound->bps = m->bps;
+    s->bound->inv_rate = m->inv_rate;
+    s->bound->inv_word_bytes = m->inv_word_bytes;
+    s->bound->word_bytes = m->word_bytes;
+    return 0;
+}
+
+int mt_stats_acc_add_bound(mt_stats_acc *s, const mt_alloc *a, mt_timedelta end)
+{
+    s->bound->end = end;
+    return mt_stats_acc_add(s, s->bound, a);
 }
 
 static mt_histogram *histogram(mt_hist_kind kind, size_t n, const mt_cost *cost,
