@@ -225,8 +225,12 @@ int mt_viewer_serve_file(const mt_viewer_options *opts, const mt_viewer_load *lo
     int sig = 0;
     sigwait(&set, &sig);
     int failed = sig == SIGUSR1;
-    if (failed)
+    if (failed) {
+        /* the loading thread ends right after its signal: joined, its
+         * error is read after it was written (for the thread sanitizer too) */
+        pthread_join(th, NULL);
         fprintf(stderr, "%s: %s\n", prog, l->error ? l->error : "cannot load the trace");
+    }
     else
         say_stopping(prog, sig);
     if (!failed && !__atomic_load_n(&l->finished, __ATOMIC_ACQUIRE)) {
@@ -237,7 +241,8 @@ int mt_viewer_serve_file(const mt_viewer_options *opts, const mt_viewer_load *lo
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         return 0;
     }
-    pthread_join(th, NULL);
+    if (!failed)
+        pthread_join(th, NULL);
     vsrv_stop(srv);
     vapi_free(api);
     mt_model_free(l->model);
