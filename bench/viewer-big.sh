@@ -7,12 +7,16 @@
 #   ready: from starting the command until the first page's answers (info,
 #          curve, hotspots, allocation-site tree) are in, as bench/viewer.sh;
 #   peak:  the viewer's peak resident size (VmHWM) at that point;
+#   cpu:   the viewer's CPU time (user + system) at that point: its sums
+#          run on a second thread (viewer/feed.c) beside the reading one;
 #   md5sum of the trace in the same rounds, as the yardstick, and
 #   `memtrace top` (the same folded pass, without the viewer's summaries).
 # Then, folded: the page's requests for a new filter (the trace is read
 # again with the filter folded in), per filter.
 # Usage: sh bench/viewer-big.sh [BUILD [EVENTS]]   (TRACE=file: use that trace)
-#        RUNS=n (default 3), WHOLE=0 to skip the whole-model runs
+#        RUNS=n (default 3), WHOLE=0 to skip the whole-model runs,
+#        ONE=1 to add folded runs with the sums on the reading thread
+#        (MEMTRACE_VIEWER_ONE_THREAD=1, as before the second thread)
 set -eu
 cd "$(dirname "$0")/.."
 B=${1:-build}
@@ -20,6 +24,7 @@ EVENTS=${2:-50000000}
 BIN=$B/memtrace
 RUNS=${RUNS:-3}
 WHOLE=${WHOLE:-1}
+ONE=${ONE:-0}
 [ -x "$BIN" ] || { echo "build first: make BUILD=$B" >&2; exit 1; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mt-viewer-big.XXXXXX")
 vpid=""
@@ -54,27 +59,32 @@ page_requests() { # FILTER (URL-encoded): what the page asks for a filter
     wait $a $b $c
 }
 hwm() { awk '$1 == "VmHWM:" { print int($2 / 1024) }' "/proc/$vpid/status"; }
-ready() { # ARGS... -> appends "seconds MB" to $tmp/$label
+cpu() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f\n", ($14 + $15) / hz }' "/proc/$vpid/stat"; }
+ready() { # ARGS... -> appends "seconds MB cpu-seconds" to $tmp/$label
     t0=$(now); start "$@"; curl -s -o /dev/null "${url}api/info"; page_requests ""; t1=$(now)
-    echo "$(echo "$t1 - $t0" | bc) $(hwm)" >> "$tmp/$label"; stop
+    echo "$(echo "$t1 - $t0" | bc) $(hwm) $(cpu)" >> "$tmp/$label"; stop
 }
 
-: > "$tmp/folded"; : > "$tmp/whole"; : > "$tmp/md5"; : > "$tmp/top"
+: > "$tmp/folded"; : > "$tmp/whole"; : > "$tmp/onethread"; : > "$tmp/md5"; : > "$tmp/top"
 i=0
 while [ $i -lt "$RUNS" ]; do
     t0=$(now); md5sum "$trace" >/dev/null; t1=$(now); echo "$t1 - $t0" | bc >> "$tmp/md5"
     t0=$(now); "$BIN" top "$trace" >/dev/null; t1=$(now); echo "$t1 - $t0" | bc >> "$tmp/top"
     label=folded; ready
+    if [ "$ONE" = 1 ]; then
+        export MEMTRACE_VIEWER_ONE_THREAD=1; label=onethread; ready; unset MEMTRACE_VIEWER_ONE_THREAD
+    fi
     if [ "$WHOLE" = 1 ]; then label=whole; ready --fold-above 1T; fi
     i=$((i + 1))
 done
 m=$(median < "$tmp/md5")
 tp=$(median < "$tmp/top")
 echo "md5sum ${m}s, memtrace top ${tp}s (x$(echo "scale=2; $tp / $m" | bc))"
-for label in folded whole; do
+for label in folded onethread whole; do
     [ -s "$tmp/$label" ] || continue
     r=$(cut -d' ' -f1 "$tmp/$label" | median); p=$(cut -d' ' -f2 "$tmp/$label" | median)
-    echo "$label: ready ${r}s (x$(echo "scale=2; $r / $m" | bc) md5sum ${m}s), peak RSS ${p} MB"
+    c=$(cut -d' ' -f3 "$tmp/$label" | median)
+    echo "$label: ready ${r}s (x$(echo "scale=2; $r / $m" | bc) md5sum ${m}s), cpu ${c}s, peak RSS ${p} MB"
 done
 
 echo "== folded: a new filter (the trace read again), median of $RUNS"
