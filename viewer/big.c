@@ -196,33 +196,11 @@ static void put_peak(const mt_curve *c, double *vals, mt_timedelta t, double byt
 mt_curve *vfold_curve(const vfold *v, const vfold *base, mt_timedelta t0, mt_timedelta t1,
                       size_t n)
 {
-    const mt_model *m = v->model;
-    t0 = mt_model_resolve_time(m, t0);
-    t1 = mt_model_resolve_time(m, t1);
-    if (n == 0)
-        n = 1;
-    if (t1 <= t0)
-        t1 = t0 + 1;
-    mt_curve *c = calloc(1, sizeof *c);
+    mt_curve *c = mt_curve_span(v->model, t0, t1, n);
     if (!c)
         return NULL;
-    c->n = n;
-    c->t0 = t0;
-    c->width = (t1 - t0 + (mt_timedelta)n - 1) / (mt_timedelta)n;
-    if (c->width < 1)
-        c->width = 1;
-    c->time = malloc(n * sizeof *c->time);
-    c->total = calloc(n, sizeof *c->total);
-    c->filtered = calloc(n, sizeof *c->filtered);
-    c->filtered_alloc = calloc(n, sizeof *c->filtered_alloc);
-    if (!c->time || !c->total || !c->filtered || !c->filtered_alloc) {
-        mt_curve_free(c);
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++)
-        c->time[i] = t0 + (mt_timedelta)i * c->width;
-    vgrid_curve(&base->grid, t0, t1, n, base->bps, c->total, NULL);
-    vgrid_curve(&v->grid, t0, t1, n, v->bps, c->filtered, c->filtered_alloc);
+    vgrid_curve(&base->grid, c->t0, c->width, c->n, base->bps, c->total, NULL);
+    vgrid_curve(&v->grid, c->t0, c->width, c->n, v->bps, c->filtered, c->filtered_alloc);
     const mt_model *bm = base->model;
     put_peak(c, c->total, mt_model_peak_time(bm), mt_model_peak_bytes(bm));
     if (v == base) {

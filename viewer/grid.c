@@ -87,16 +87,9 @@ void vgrid_finish(vgrid *g)
     }
 }
 
-void vgrid_curve(const vgrid *g, mt_timedelta t0, mt_timedelta t1, size_t n, double bps,
+void vgrid_curve(const vgrid *g, mt_timedelta t0, mt_timedelta w, size_t n, double bps,
                  double *out, double *alloc_out)
 {
-    if (n == 0)
-        return;
-    if (t1 <= t0)
-        t1 = t0 + 1;
-    mt_timedelta w = (t1 - t0 + (mt_timedelta)n - 1) / (mt_timedelta)n;
-    if (w < 1)
-        w = 1;
     int64_t live = 0;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {

@@ -35,11 +35,11 @@ void vgrid_add(vgrid *g, mt_timedelta time, mt_timedelta collect, uint64_t sampl
 void vgrid_finish(vgrid *g);
 size_t vgrid_bytes(void);
 
-/* The curve over [t0, t1) in n buckets laid out as mt_query_curve lays them
- * out (width rounded up), in bytes (bps per sample): out[i] the highest live
- * value at the fine buckets' ends within bucket i, or the value carried in
- * when none ends there; alloc_out (may be NULL) the bytes allocated. */
-void vgrid_curve(const vgrid *g, mt_timedelta t0, mt_timedelta t1, size_t n, double bps,
+/* The curve in n buckets of width w (>= 1) from t0 (as mt_curve_span lays
+ * them out), in bytes (bps per sample): out[i] the highest live value at the
+ * fine buckets' ends within bucket i, or the value carried in when none
+ * ends there; alloc_out (may be NULL) the bytes allocated. */
+void vgrid_curve(const vgrid *g, mt_timedelta t0, mt_timedelta w, size_t n, double bps,
                  double *out, double *alloc_out);
 
 #endif

@@ -429,6 +429,12 @@ typedef struct mt_curve {
     mt_timedelta peak_filtered_time;
 } mt_curve;
 mt_curve *mt_query_curve(const mt_selection *s, mt_timedelta t0, mt_timedelta t1, size_t n);
+/* An empty curve (values 0, time[] set) of n buckets of the given width
+ * from t0; NULL when out of memory. For code that fills curves itself. */
+mt_curve *mt_curve_new(mt_timedelta t0, mt_timedelta width, size_t n);
+/* The same for the buckets mt_query_curve gives for [t0, t1) of m's times
+ * (MT_TIME_END and MT_TIME_PEAK resolved, width rounded up). */
+mt_curve *mt_curve_span(const mt_model *m, mt_timedelta t0, mt_timedelta t1, size_t n);
 void mt_curve_free(mt_curve *c);
 
 /* Call trees aggregated by function. Node 0 is the root (all selected

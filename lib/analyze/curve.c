@@ -11,23 +11,16 @@
 
 #include "model.h"
 
-mt_curve *mt_query_curve(const mt_selection *s, mt_timedelta t0, mt_timedelta t1, size_t n)
+mt_curve *mt_curve_new(mt_timedelta t0, mt_timedelta width, size_t n)
 {
-    const mt_model *m = s->m;
-    t0 = mt_model_resolve_time(m, t0);
-    t1 = mt_model_resolve_time(m, t1);
     if (n == 0)
         n = 1;
-    if (t1 <= t0)
-        t1 = t0 + 1;
     mt_curve *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
     c->n = n;
     c->t0 = t0;
-    c->width = (t1 - t0 + (mt_timedelta)n - 1) / (mt_timedelta)n;
-    if (c->width < 1)
-        c->width = 1;
+    c->width = width < 1 ? 1 : width;
     c->time = malloc(n * sizeof *c->time);
     c->total = calloc(n, sizeof *c->total);
     c->filtered = calloc(n, sizeof *c->filtered);
@@ -38,6 +31,28 @@ mt_curve *mt_query_curve(const mt_selection *s, mt_timedelta t0, mt_timedelta t1
     }
     for (size_t i = 0; i < n; i++)
         c->time[i] = t0 + (mt_timedelta)i * c->width;
+    return c;
+}
+
+mt_curve *mt_curve_span(const mt_model *m, mt_timedelta t0, mt_timedelta t1, size_t n)
+{
+    t0 = mt_model_resolve_time(m, t0);
+    t1 = mt_model_resolve_time(m, t1);
+    if (n == 0)
+        n = 1;
+    if (t1 <= t0)
+        t1 = t0 + 1;
+    return mt_curve_new(t0, (t1 - t0 + (mt_timedelta)n - 1) / (mt_timedelta)n, n);
+}
+
+mt_curve *mt_query_curve(const mt_selection *s, mt_timedelta t0, mt_timedelta t1, size_t n)
+{
+    const mt_model *m = s->m;
+    mt_curve *c = mt_curve_span(m, t0, t1, n);
+    if (!c)
+        return NULL;
+    t0 = c->t0;
+    n = c->n;
     const double bps = m->bps;
     int64_t tot = 0, fil = 0, peak = 0;
     mt_timedelta peak_t = 0;

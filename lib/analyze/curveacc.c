@@ -140,18 +140,8 @@ mt_curve *mt_curve_acc_result(const mt_curve_acc *acc, double bps)
     size_t n = c.n;
     c.total = malloc(n * sizeof *c.total);
     c.filtered = malloc(n * sizeof *c.filtered);
-    mt_curve *r = calloc(1, sizeof *r);
-    if (r) {
-        r->n = n;
-        r->t0 = 0;
-        r->width = c.width;
-        r->time = malloc(n * sizeof *r->time);
-        r->total = malloc(n * sizeof *r->total);
-        r->filtered = malloc(n * sizeof *r->filtered);
-        r->filtered_alloc = malloc(n * sizeof *r->filtered_alloc);
-    }
-    if (!c.total || !c.filtered || !r || !r->time || !r->total || !r->filtered ||
-        !r->filtered_alloc) {
+    mt_curve *r = mt_curve_new(0, c.width, n);
+    if (!c.total || !c.filtered || !r) {
         free(c.total);
         free(c.filtered);
         mt_curve_free(r);
@@ -168,7 +158,6 @@ mt_curve *mt_curve_acc_result(const mt_curve_acc *acc, double bps)
         c.filtered[k] = c.fil;
     }
     for (size_t k = 0; k < n; k++) {
-        r->time[k] = (mt_timedelta)k * c.width;
         r->total[k] = (double)c.total[k] * bps;
         r->filtered[k] = (double)c.filtered[k] * bps;
         r->filtered_alloc[k] = (double)c.falloc[k] * bps;
