@@ -90,24 +90,35 @@ static void say_stopping(const char *prog, int sig)
             sig == SIGINT ? "interrupted" : sig == SIGTERM ? "terminated" : "hangup");
 }
 
+/* The API set up by opts and the server listening, with the signals that
+ * stop it blocked in set (old: the mask before); NULL (api freed, mask
+ * restored, message printed) on failure. */
+static vsrv *start(vapi *api, const mt_viewer_options *opts, const char *prog, sigset_t *set,
+                   sigset_t *old)
+{
+    if (!api) {
+        fprintf(stderr, "%s: out of memory\n", prog);
+        return NULL;
+    }
+    vapi_set_plumbing(api, opts->plumbing);
+    vapi_set_budget(api, opts->memory ? opts->memory : MT_VIEWER_DEFAULT_MEMORY);
+    block_signals(set, old);
+    vsrv *srv = open_server(api, opts, prog);
+    if (!srv) {
+        vapi_free(api);
+        pthread_sigmask(SIG_SETMASK, old, NULL);
+    }
+    return srv;
+}
+
 int mt_viewer_serve(const mt_model *m, const mt_viewer_options *opts, const char *prog)
 {
     prepare_process();
     vapi *api = vapi_new(m, opts->file, opts->load_seconds);
-    if (!api) {
-        fprintf(stderr, "%s: out of memory\n", prog);
-        return 1;
-    }
-    vapi_set_plumbing(api, opts->plumbing);
-    vapi_set_budget(api, opts->memory ? opts->memory : MT_VIEWER_DEFAULT_MEMORY);
     sigset_t set, old;
-    block_signals(&set, &old);
-    vsrv *srv = open_server(api, opts, prog);
-    if (!srv) {
-        vapi_free(api);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
+    vsrv *srv = start(api, opts, prog, &set, &old);
+    if (!srv)
         return 1;
-    }
     int sig = 0;
     do
         sigwait(&set, &sig);
@@ -191,23 +202,16 @@ int mt_viewer_serve_file(const mt_viewer_options *opts, const mt_viewer_load *lo
 {
     prepare_process();
     vapi *api = vapi_new_loading(opts->file);
-    if (!api) {
-        fprintf(stderr, "%s: out of memory\n", prog);
-        return 1;
-    }
-    vapi_set_plumbing(api, opts->plumbing);
-    vapi_set_budget(api, opts->memory ? opts->memory : MT_VIEWER_DEFAULT_MEMORY);
     sigset_t set, old;
-    block_signals(&set, &old);
-    vsrv *srv = open_server(api, opts, prog);
+    vsrv *srv = start(api, opts, prog, &set, &old);
+    if (!srv)
+        return 1;
     struct loader *l = calloc(1, sizeof *l);
     pthread_t th;
-    if (!srv || !l) {
-        if (!l)
-            fprintf(stderr, "%s: out of memory\n", prog);
+    if (!l) {
+        fprintf(stderr, "%s: out of memory\n", prog);
         vsrv_stop(srv);
         vapi_free(api);
-        free(l);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         return 1;
     }
