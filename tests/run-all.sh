@@ -1,8 +1,8 @@
 #!/bin/sh
-# run-all.sh - what `make test` runs: every test against the plain build, the
-# codec and analysis tests again under ASan+UBSan, the recorder's tests
-# under TSan. Prints each stage's "N passed, N failed, N skipped" and a
-# final line with the sums over the stages (a check run in two stages
+# run-all.sh - what `make test` runs: every test against the plain build,
+# the codec and analysis tests again under ASan+UBSan, the recorder's tests
+# and the viewer's threaded paths under TSan. Prints each stage's
+# "N passed, N failed, N skipped" and a final line with the sums over the stages (a check run in two stages
 # counts in both; a sanitizer build that fails counts as one failure).
 set -u
 cd "$(dirname "$0")/.."
@@ -40,8 +40,10 @@ else
     tail -n 30 "$log"; build_failed asan
 fi
 
-if make --no-print-directory -s BUILD=build/tsan SANITIZE=thread libs record-tests >"$log" 2>&1; then
-    stage tsan build/tsan tests/record
+# the viewer's threads too: loading while serving, the summing thread of big
+# traces, the request threads
+if make --no-print-directory -s BUILD=build/tsan SANITIZE=thread libs record-tests cli tests-build >"$log" 2>&1; then
+    stage tsan build/tsan tests/record tests/viewer/loading.sh tests/viewer/big.sh tests/viewer/api.sh
 else
     tail -n 30 "$log"; build_failed tsan
 fi
