@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "memtrace/compare.h"
+#include "memtrace/stream.h"
 #include "progress.h"
 #include "report.h"
 #include "run_traces.h"
@@ -248,7 +249,17 @@ int report_open_many(const char *cmd, const char *const *paths, size_t n, int by
     mo.on_progress = progress_update;
     mo.progress_ctx = &pr;
     reading = &pr;
-    if (mo.fold && at_peak) {
+    int scanned = -1;
+    if (mo.fold && at_peak && n == 1 && !by_process) {
+        /* the peak by the codec alone (no stacks): about the time of reading
+         * the file; a model pass below when that fails, to say why */
+        scanned = mt_scan_peak(paths[0], progress_update, &pr, &mo.fold_peak, NULL);
+        if (scanned == 0)
+            mo.fold_peak_known = 1;
+        else if (scanned == 1)
+            mo.fold = 0; /* times go back somewhere: the whole model finds the peak */
+    }
+    if (mo.fold && at_peak && scanned < 0) {
         mt_model_options po = mo;
         po.fold_filter = NULL;
         po.fold_live_at = MT_TIME_END;

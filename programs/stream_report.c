@@ -296,12 +296,11 @@ static int start(run *r, const char *cmd, const char *path, const char *filter, 
         return 2;
     if (at_peak || mt_filter_uses_peak(r->f)) {
         int status;
-        int64_t samples;
-        int sc = scan_peak(r, &r->peak, &samples);
-        mt_curve_acc_free(r->curve);
-        r->curve = NULL;
-        if (sc == STREAM_WHOLE)
-            return sc;
+        progress_init(&r->pr, r->cmd);
+        int sc = mt_scan_peak(r->path, progress_update, &r->pr, &r->peak, NULL);
+        progress_end(&r->pr);
+        if (sc == 1)
+            return STREAM_WHOLE;
         if (sc < 0) {
             /* unreadable: the model says why (or finds it after all) */
             mt_model *pm = pass(r, 0, 0, &status);

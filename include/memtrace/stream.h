@@ -12,7 +12,8 @@
  *                     time range grows; the same values as mt_query_curve.
  *   mt_scan_events    the allocations and collections of a trace in file
  *                     order without stacks (a cheap pass: the peak, a
- *                     curve of allocations an earlier pass chose).
+ *                     curve of allocations an earlier pass chose);
+ *                     mt_scan_peak, the peak's time by such a pass.
  *   mt_stats_acc      the figures of mt_query_stats and the histograms of
  *                     mt_query_histogram from finished allocations.
  */
@@ -102,6 +103,13 @@ typedef struct mt_scan_result {
  * with *err (when not NULL) a malloc'd message, or NULL when fn stopped. */
 int mt_scan_events(const char *path, mt_scan_fn fn, void *ctx, mt_progress_fn progress,
                    void *progress_ctx, mt_scan_result *out, char **err);
+/* The time of the trace's peak of live memory (all blocks), as
+ * mt_model_peak_time gives it, by mt_scan_events. Returns 0 (*peak set),
+ * 1 when the trace's times go back (a folded model cannot know its peak:
+ * use a whole model), or -1 with *err (when not NULL) a malloc'd message
+ * when the trace cannot be read or out of memory. */
+int mt_scan_peak(const char *path, mt_progress_fn progress, void *progress_ctx,
+                 mt_timedelta *peak, char **err);
 
 /* ------------------------------------------------------------------------ */
 /* Totals and histograms from finished allocations                          */

@@ -155,7 +155,7 @@ void mt_query_stats(const mt_selection *s, mt_stats *o)
             d->temp_objects += temp ? obj : 0;
             d->temp_samples += temp ? a->n_samples : 0;
         }
-        mt_cost c = {.alloc_bytes = bytes};
+        mt_cost c = {.alloc_bytes = a->carried ? 0 : bytes}; /* (as allocated) */
         if (a->promote != MT_TIME_NEVER)
             o->promoted_bytes += c.alloc_bytes;
         if (a->collect != MT_TIME_NEVER) {

@@ -92,3 +92,42 @@ int mt_scan_events(const char *path, mt_scan_fn fn, void *ctx, mt_progress_fn pr
     mt_reader_close(r);
     return stop || rc < 0 ? -1 : 0;
 }
+
+static int peak_event(void *ctx, mt_timedelta t, uint64_t seq, uint64_t samples, int collect,
+                      mt_timedelta alloc_time)
+{
+    (void)seq;
+    (void)alloc_time;
+    int64_t d = collect ? -(int64_t)samples : (int64_t)samples;
+    mt_curve_acc_event(ctx, t, d, d, 0);
+    return 0;
+}
+
+int mt_scan_peak(const char *path, mt_progress_fn progress, void *progress_ctx,
+                 mt_timedelta *peak, char **err)
+{
+    if (err)
+        *err = NULL;
+    mt_curve_acc *acc = mt_curve_acc_new(1, 1);
+    if (!acc) {
+        if (err)
+            *err = strdup("out of memory");
+        return -1;
+    }
+    mt_scan_result res;
+    int rc = mt_scan_events(path, peak_event, acc, progress, progress_ctx, &res, err);
+    mt_curve *c = rc == 0 && res.monotone ? mt_curve_acc_result(acc, 1.0) : NULL;
+    mt_curve_acc_free(acc);
+    if (rc < 0)
+        return -1;
+    if (!res.monotone)
+        return 1;
+    if (!c) {
+        if (err)
+            *err = strdup("out of memory");
+        return -1;
+    }
+    *peak = c->peak_filtered_time;
+    mt_curve_free(c);
+    return 0;
+}

@@ -85,6 +85,13 @@ lv=$("$MT_BIN" top --by live --json "$last" | sed -n 's/.*"total": *{[^}]*"live_
 rl=$("$MT_BIN" top --by live --json "$ref" | sed -n 's/.*"total": *{[^}]*"live_bytes": *\([0-9.e+]*\).*/\1/p' | head -n 1)
 check "memtrace top --by live: the last piece alone = without rotation ($lv, $rl)" \
     test -n "$lv" -a "$lv" = "$rl"
+# stats of a piece with carried blocks: read as it streams and as a whole
+# model, the same figures (carried blocks are live, never allocated,
+# collected or never collected here)
+"$MT_BIN" stats "$last" > "$T/stats.stream" 2>&1
+MEMTRACE_WHOLE_MODEL=1 "$MT_BIN" stats "$last" > "$T/stats.whole" 2>&1
+check "memtrace stats of a piece: streaming = whole model ($(diff "$T/stats.stream" "$T/stats.whole" | head -n 3 | tr '\n' ' '))" \
+    cmp -s "$T/stats.stream" "$T/stats.whole"
 
 # A size bound and KEEP, through memtrace run.
 f=$T/size.ctf
