@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "memtrace/analyze.h"
+#include "testtrace.h"
 
 static int failures;
 #define CHECK(cond, ...)                                 \
@@ -63,26 +64,11 @@ static const char *write_trace(void)
     static char path[4096];
     const char *dir = getenv("MT_TMP");
     snprintf(path, sizeof path, "%s/engine.ctf", dir ? dir : "/tmp");
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0)
+    int fd;
+    mt_writer *w = tt_writer_open(path, "engine-test", 0.5, resolve, &fd);
+    if (!w)
         return NULL;
-    mt_trace_info info = {0};
-    info.sample_rate = 0.5;
-    info.word_size = 64;
-    info.executable_name = "engine-test";
-    info.host_name = "h";
-    info.ocaml_runtime_params = "";
-    info.pid = 1;
-    info.start_time = 1000000000;
-    mt_writer_options o = {0};
-    o.resolve = resolve;
-    char *err = NULL;
-    mt_writer *w = mt_writer_open(fd, &info, &o, &err);
-    if (!w) {
-        fprintf(stderr, "%s\n", err);
-        return NULL;
-    }
-    const mt_timestamp T = info.start_time;
+    const mt_timestamp T = TT_START;
     uint64_t s0[] = {MAIN, F, MALLOC}, s1[] = {MAIN, G, MALLOC}, s2[] = {MAIN, F, G, MALLOC},
              s3[] = {MAIN, H, MALLOC}, s4[] = {MAIN, G, F, G, MALLOC};
     mt_obj_id id;

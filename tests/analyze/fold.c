@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "memtrace/analyze.h"
+#include "testtrace.h"
 
 static int failures;
 #define CHECK(cond, ...)                                 \
@@ -44,39 +45,17 @@ static int resolve(void *ctx, mt_location_code code, const mt_location **l, size
 }
 
 static uint64_t rnd_state = 88172645463325252ULL;
-static uint64_t rnd(void)
-{
-    rnd_state ^= rnd_state << 13;
-    rnd_state ^= rnd_state >> 7;
-    rnd_state ^= rnd_state << 17;
-    return rnd_state;
-}
+static uint64_t rnd(void) { return tt_rnd(&rnd_state); }
 
 /* n allocations on a few stacks; most freed soon, some much later, some
  * never; with jumpy ids, some ids are far ahead (explicit ids are not
  * possible with the writer, so "jumpy" frees blocks in scrambled order). */
 static int write_trace(const char *path, size_t n, int scrambled)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0)
+    int fd;
+    mt_writer *w = tt_writer_open(path, "fold-test", 0.01, resolve, &fd);
+    if (!w)
         return -1;
-    mt_trace_info info = {0};
-    info.sample_rate = 0.01;
-    info.word_size = 64;
-    info.executable_name = "fold-test";
-    info.host_name = "h";
-    info.ocaml_runtime_params = "";
-    info.pid = 1;
-    info.start_time = 1000000000;
-    mt_writer_options o = {0};
-    o.resolve = resolve;
-    char *err = NULL;
-    mt_writer *w = mt_writer_open(fd, &info, &o, &err);
-    if (!w) {
-        free(err);
-        close(fd);
-        return -1;
-    }
     /* short-lived and long-lived blocks, each freed a fixed time after
      * their allocation (two queues), and with scrambled, a stack of blocks
      * freed newest first */
@@ -85,7 +64,7 @@ static int write_trace(const char *path, size_t n, int scrambled)
     static int64_t qdue[2][QMAX];
     size_t head[2] = {0, 0}, tail[2] = {0, 0}, ns = 0;
     const int64_t delay[2] = {300, 1200000};
-    mt_timestamp t = info.start_time;
+    mt_timestamp t = TT_START;
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         t += 1 + (int64_t)(rnd() % 3);

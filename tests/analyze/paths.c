@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "memtrace/analyze.h"
+#include "testtrace.h"
 
 static int failures;
 #define CHECK(cond, ...)                                 \
@@ -59,27 +60,11 @@ static size_t path_of(uint64_t p, uint64_t *codes)
  * memo); every other block is freed soon. */
 static int write_trace(const char *path, uint64_t npaths, int rounds)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0)
+    int fd;
+    mt_writer *w = tt_writer_open(path, "paths-test", 0.01, resolve, &fd);
+    if (!w)
         return -1;
-    mt_trace_info info = {0};
-    info.sample_rate = 0.01;
-    info.word_size = 64;
-    info.executable_name = "paths-test";
-    info.host_name = "h";
-    info.ocaml_runtime_params = "";
-    info.pid = 1;
-    info.start_time = 1000000000;
-    mt_writer_options o = {0};
-    o.resolve = resolve;
-    char *err = NULL;
-    mt_writer *w = mt_writer_open(fd, &info, &o, &err);
-    if (!w) {
-        free(err);
-        close(fd);
-        return -1;
-    }
-    mt_timestamp t = info.start_time;
+    mt_timestamp t = TT_START;
     int rc = 0;
     uint64_t codes[40];
     for (int r = 0; r < rounds && rc == 0; r++)

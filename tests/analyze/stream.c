@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "memtrace/stream.h"
+#include "testtrace.h"
 
 static int failures;
 #define CHECK(cond, ...)                                 \
@@ -45,44 +46,22 @@ static int resolve(void *ctx, mt_location_code code, const mt_location **l, size
 }
 
 static uint64_t rnd_state = 0x9e3779b97f4a7c15ULL;
-static uint64_t rnd(void)
-{
-    rnd_state ^= rnd_state << 13;
-    rnd_state ^= rnd_state >> 7;
-    rnd_state ^= rnd_state << 17;
-    return rnd_state;
-}
+static uint64_t rnd(void) { return tt_rnd(&rnd_state); }
 
 /* n allocations on a few stacks, several at the same time now and then,
  * freed after random delays (some never), in bursts so that the curve
  * goes up and down within buckets, with quiet seconds now and then. */
 static int write_trace(const char *path, size_t n)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0)
+    int fd;
+    mt_writer *w = tt_writer_open(path, "stream-test", 0.01, resolve, &fd);
+    if (!w)
         return -1;
-    mt_trace_info info = {0};
-    info.sample_rate = 0.01;
-    info.word_size = 64;
-    info.executable_name = "stream-test";
-    info.host_name = "h";
-    info.ocaml_runtime_params = "";
-    info.pid = 1;
-    info.start_time = 1000000000;
-    mt_writer_options o = {0};
-    o.resolve = resolve;
-    char *err = NULL;
-    mt_writer *w = mt_writer_open(fd, &info, &o, &err);
-    if (!w) {
-        free(err);
-        close(fd);
-        return -1;
-    }
     enum { LIVE = 4096 };
     static uint64_t id[LIVE];
     static int64_t due[LIVE];
     size_t nl = 0;
-    mt_timestamp t = info.start_time;
+    mt_timestamp t = TT_START;
     int rc = 0;
     for (size_t i = 0; i < n && rc == 0; i++) {
         if (rnd() % 4)

@@ -1,0 +1,60 @@
+/*
+ * testtrace.h - what the analysis unit tests share to write their traces:
+ * a writer on a new file with a test header, and a small deterministic
+ * random generator. Header-only: each test is one .c file.
+ */
+#ifndef MT_TESTS_TESTTRACE_H
+#define MT_TESTS_TESTTRACE_H
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "memtrace/trace.h"
+
+/* The start time of every test trace. */
+#define TT_START ((mt_timestamp)1000000000)
+
+/* A writer on a new file at path for a trace of executable exe sampled at
+ * rate, location codes named by resolve. *fd is to be closed after
+ * mt_writer_close. NULL (the reason on stderr) when it cannot be made. */
+static inline mt_writer *tt_writer_open(const char *path, const char *exe, double rate,
+                                        mt_location_resolver resolve, int *fd)
+{
+    *fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (*fd < 0) {
+        perror(path);
+        return NULL;
+    }
+    mt_trace_info info = {0};
+    info.sample_rate = rate;
+    info.word_size = 64;
+    info.executable_name = exe;
+    info.host_name = "h";
+    info.ocaml_runtime_params = "";
+    info.pid = 1;
+    info.start_time = TT_START;
+    mt_writer_options o = {0};
+    o.resolve = resolve;
+    char *err = NULL;
+    mt_writer *w = mt_writer_open(*fd, &info, &o, &err);
+    if (!w) {
+        fprintf(stderr, "%s: %s\n", path, err ? err : "cannot write");
+        free(err);
+        close(*fd);
+    }
+    return w;
+}
+
+/* xorshift64: the same numbers on every run, from the seed in *state. */
+static inline uint64_t tt_rnd(uint64_t *state)
+{
+    *state ^= *state << 13;
+    *state ^= *state >> 7;
+    *state ^= *state << 17;
+    return *state;
+}
+
+#endif
