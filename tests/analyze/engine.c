@@ -25,19 +25,6 @@
 #include "memtrace/analyze.h"
 #include "testtrace.h"
 
-static int failures;
-#define CHECK(cond, ...)                                 \
-    do {                                                 \
-        if (cond) {                                      \
-            printf("PASS: ");                            \
-        } else {                                         \
-            printf("FAIL: ");                            \
-            failures++;                                  \
-        }                                                \
-        printf(__VA_ARGS__);                             \
-        printf("\n");                                    \
-    } while (0)
-
 enum { MAIN = 0x10, F = 0x20, G = 0x30, H = 0x40, MALLOC = 0x50 };
 static const mt_location loc_main = {"m.c", "main", 1, 0, 0};
 static const mt_location loc_f = {"m.c", "f", 2, 0, 0};

@@ -14,19 +14,6 @@
 #include "memtrace/analyze.h"
 #include "testtrace.h"
 
-static int failures;
-#define CHECK(cond, ...)                                 \
-    do {                                                 \
-        if (cond) {                                      \
-            printf("PASS: ");                            \
-        } else {                                         \
-            printf("FAIL: ");                            \
-            failures++;                                  \
-        }                                                \
-        printf(__VA_ARGS__);                             \
-        printf("\n");                                    \
-    } while (0)
-
 static int resolve(void *ctx, mt_location_code code, const mt_location **l, size_t *n)
 {
     (void)ctx;

@@ -17,19 +17,6 @@
 #include "memtrace/stream.h"
 #include "testtrace.h"
 
-static int failures;
-#define CHECK(cond, ...)                                 \
-    do {                                                 \
-        if (cond) {                                      \
-            printf("PASS: ");                            \
-        } else {                                         \
-            printf("FAIL: ");                            \
-            failures++;                                  \
-        }                                                \
-        printf(__VA_ARGS__);                             \
-        printf("\n");                                    \
-    } while (0)
-
 static const mt_location locs[6] = {
     {"a.c", "main", 1, 0, 0},     {"a.c", "parse", 2, 0, 0}, {"a.c", "load", 3, 0, 0},
     {"b.c", "cache_put", 4, 0, 0}, {"b.c", "grow", 5, 0, 0}, {"c.c", "leak", 6, 0, 0},

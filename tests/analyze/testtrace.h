@@ -1,7 +1,8 @@
 /*
- * testtrace.h - what the analysis unit tests share to write their traces:
- * a writer on a new file with a test header, and a small deterministic
- * random generator. Header-only: each test is one .c file.
+ * testtrace.h - what the analysis unit tests share: CHECK (a "PASS: " or
+ * "FAIL: " line per check, as tests/run.sh reads them), a writer of test
+ * traces on a new file, and a small deterministic random generator.
+ * Header-only: each test is one .c file.
  */
 #ifndef MT_TESTS_TESTTRACE_H
 #define MT_TESTS_TESTTRACE_H
@@ -13,6 +14,20 @@
 #include <unistd.h>
 
 #include "memtrace/trace.h"
+
+/* Counts the failed checks; main returns failures != 0. */
+static int failures;
+#define CHECK(cond, ...)                                 \
+    do {                                                 \
+        if (cond) {                                      \
+            printf("PASS: ");                            \
+        } else {                                         \
+            printf("FAIL: ");                            \
+            failures++;                                  \
+        }                                                \
+        printf(__VA_ARGS__);                             \
+        printf("\n");                                    \
+    } while (0)
 
 /* The start time of every test trace. */
 #define TT_START ((mt_timestamp)1000000000)
