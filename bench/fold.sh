@@ -7,9 +7,10 @@
 #
 # The trace: bench/viewer-gen.c with EVENTS events (default 50 million,
 # 444 MB; generated once into $BUILD/bench). REPS interleaved rounds of
-# md5sum, top, folded and pprof; medians of wall and user+sys time, the
-# ratio to md5sum (goal: at most 4) and the peak RSS (goal: <= 300 MB).
-# OLD=path/to/an/older/memtrace adds its 'top' to each round.
+# md5sum, top, top --at peak, folded and pprof; medians of wall and
+# user+sys time, the ratio to md5sum (goal: at most 4) and the peak RSS (goal: <= 300 MB).
+# OLD=path/to/an/older/memtrace adds its 'top' and 'top --at peak' to each
+# round.
 #
 #   sh bench/fold.sh            # BUILD=build REPS=3 EVENTS=50000000
 set -eu
@@ -31,21 +32,23 @@ t() { # t NAME CMD...: appends "wall user+sys maxrss_kb" to $tmp/NAME
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 m() { cut -d' ' -f"$2" "$tmp/$1" | median; }
 cat "$TRACE" > /dev/null   # warm the page cache
-whats="md5sum top folded pprof"
-[ -n "$OLD" ] && whats="$whats old_top"
+whats="md5sum top top_peak folded pprof"
+[ -n "$OLD" ] && whats="$whats old_top old_top_peak"
 i=0
 while [ $i -lt "$REPS" ]; do
     t md5sum md5sum "$TRACE"
     t top "$BUILD/memtrace" top "$TRACE"
+    t top_peak "$BUILD/memtrace" top --at peak "$TRACE"
     t folded "$BUILD/memtrace" folded "$TRACE"
     t pprof "$BUILD/memtrace" pprof -o "$tmp/p.pb.gz" "$TRACE"
     [ -n "$OLD" ] && t old_top "$OLD" top "$TRACE"
+    [ -n "$OLD" ] && t old_top_peak "$OLD" top --at peak "$TRACE"
     i=$((i + 1))
 done
 echo "trace: $TRACE ($(wc -c < "$TRACE") bytes, $EVENTS events); $REPS interleaved rounds, medians"
-printf '%-8s %8s %10s %8s %10s\n' what wall_s cpu_s x_md5 maxrss_MB
+printf '%-12s %8s %10s %8s %10s\n' what wall_s cpu_s x_md5 maxrss_MB
 for w in $whats; do
-    printf '%-8s %8s %10s %8s %10s\n' "$w" "$(m $w 1)" "$(m $w 2)" \
+    printf '%-12s %8s %10s %8s %10s\n' "$w" "$(m $w 1)" "$(m $w 2)" \
         "$(awk -v a="$(m $w 1)" -v b="$(m md5sum 1)" 'BEGIN { printf "%.1f", a / b }')" \
         "$(m $w 3 | awk '{ printf "%.0f", $1 / 1024 }')"
 done
