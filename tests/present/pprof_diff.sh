@@ -35,5 +35,5 @@ check "memtrace diff shows site_07 first (got '$1')" [ "$1" = site_07 ]
 check "the same change in both ($first vs $2)" [ "${first#* }" = "$2" ]
 go tool pprof -top -sample_index=alloc_space -unit=B -nodefraction=0 -diff_base "$T/base.pb.gz" "$T/new.pb.gz" >"$T/all.txt" 2>/dev/null
 total=$(awk '/^ *flat/ { on = 1; next } on { sub(/B$/, "", $1); s += $1 } END { printf "%.0f", s }' "$T/all.txt")
-check "pprof's changes add up to the change of the total ($total vs $3)" awk -v a="$total" -v b="$3" 'BEGIN { d = a - b; exit !(d <= 1 + b * 1e-6 && d >= -1 - b * 1e-6) }'
+check "pprof's changes add up to the change of the total ($total vs $3)" awk -v a="$total" -v b="$3" 'BEGIN { d = a - b; t = 1 + (b < 0 ? -b : b) * 1e-6; exit !(d <= t && d >= -t) }'
 finish
