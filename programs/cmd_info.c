@@ -19,8 +19,11 @@ static const char usage_text[] =
     "Print the header of the trace FILE ('-' reads standard input): format\n"
     "version, sampling rate, program, host, pid, start time, context; then\n"
     "the trace's duration and how many allocations (by source), promotions\n"
-    "and collections it holds, and the sampled size in words and bytes (in\n"
-    "bytes only for traces of C programs, whose words are bytes).\n"
+    "and collections it holds; the memory allocated, estimated from the\n"
+    "samples as 'memtrace stats' does; and the size of the sampled blocks in\n"
+    "words and bytes (in bytes only for traces of C programs, whose words are\n"
+    "bytes). A sample point in an mmap'd region names the whole mapping, so\n"
+    "mappings are counted apart, by their sample points.\n"
     "\n"
     "Options:\n"
     "  -h, --help   show this help\n"
@@ -37,6 +40,24 @@ static void print_time(const char *label, long long us)
         printf("%-18s %s.%06lld UTC (%lld us since the epoch)\n", label, buf, us % 1000000, us);
     else
         printf("%-18s %lld us since the epoch\n", label, us);
+}
+
+/* The blocks one allocation record stands for: n_samples / (rate * words),
+ * words counting the header word of OCaml heap blocks (and one byte more
+ * for a C mapping), exactly as the analysis layer counts objects
+ * (mta_alloc_objects in lib/analyze/model.h), so that info's estimate is
+ * the one 'stats' prints. info reads the codec alone, without a model,
+ * hence the formula written again here. */
+static double alloc_blocks(const mt_trace_info *info, const mt_event *ev)
+{
+    if (info->sample_rate <= 0)
+        return 0;
+    double words = (double)ev->length;
+    if (ev->source != MT_SOURCE_EXTERNAL)
+        words += 1;
+    if (words < 1)
+        words = 1;
+    return (double)ev->n_samples / info->sample_rate / words;
 }
 
 /* A field from the trace, control characters escaped. */
@@ -78,7 +99,15 @@ int cmd_info(int argc, char **argv)
     fflush(stdout);
 
     unsigned long long allocs[3] = {0, 0, 0}, promotes = 0, collects = 0;
-    unsigned long long words = 0, samples = 0, carried = 0;
+    /* words: the sizes of the sampled blocks; each record of an OCaml or
+     * malloc block is one block. A record of a C mapping is one sample
+     * point in it, and carries the size of the whole mapping (as many
+     * records as points: lib/record/mmap.c), so mappings are counted by
+     * their points and estimated, never by adding up their sizes. */
+    unsigned long long words = 0, samples = 0, carried = 0, carried_samples = 0;
+    unsigned long long map_points = 0;
+    double blocks = 0, map_blocks = 0;
+    int c_trace = info->word_size == 8;
     long long last = 0;
     unsigned max_domain = 0;
     unsigned char seen[65536 / 8] = {0};
@@ -97,8 +126,19 @@ int cmd_info(int argc, char **argv)
         case MT_EVENT_ALLOC:
             allocs[ev.source]++;
             carried += ev.carried != 0;
-            words += ev.length;
             samples += ev.n_samples;
+            if (ev.carried) {   /* allocated before the piece began: not counted (as in stats) */
+                carried_samples += ev.n_samples;
+            } else {
+                double b = alloc_blocks(info, &ev);
+                blocks += b;
+                if (c_trace && ev.source == MT_SOURCE_MAJOR)
+                    map_blocks += b;
+            }
+            if (c_trace && ev.source == MT_SOURCE_MAJOR)
+                map_points++;
+            else
+                words += ev.length;
             break;
         case MT_EVENT_PROMOTE:
             promotes++;
@@ -137,11 +177,22 @@ int cmd_info(int argc, char **argv)
     printf("%-18s %llu\n", "promotions:", promotes);
     printf("%-18s %llu\n", "collections:", collects);
     printf("%-18s %llu\n", "samples:", samples);
-    if (info->word_size == 8)
+    /* The estimate 'stats' prints as "allocated": samples / rate words. */
+    double est = info->sample_rate > 0 ? (double)(samples - carried_samples) / info->sample_rate : 0;
+    if (c_trace)
+        printf("%-18s %.0f bytes in %.0f blocks", "allocated:", est, blocks);
+    else
+        printf("%-18s %.0f words (%.0f bytes) in %.0f blocks", "allocated:", est,
+               est * (info->word_size / 8), blocks);
+    printf(" (estimated from the samples%s)\n", carried ? "; carried over not counted" : "");
+    if (c_trace)
         printf("%-18s %llu bytes\n", "sampled blocks:", words);
     else
         printf("%-18s %llu words (%llu bytes)\n", "sampled blocks:", words,
                words * (info->word_size / 8));
+    if (map_points)
+        printf("%-18s %llu sample points in about %.0f mappings (estimated; not in sampled "
+               "blocks)\n", "mapped:", map_points, map_blocks);
     mt_reader_close(r);
     return fflush(stdout) == 0 ? 0 : 1;
 }

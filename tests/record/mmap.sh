@@ -58,6 +58,21 @@ check "kind:malloc selects the malloc block only" \
 check "stats names both kinds" sh -c "'$B' stats '$T/m.ctf' | grep -q '^  mmap ' && '$B' stats '$T/m.ctf' | grep -q '^  malloc '"
 check "top says how much of each kind there is" sh -c "'$B' top '$T/m.ctf' | grep -q '^kinds: malloc .*, mmap '"
 check "info counts allocations by kind" sh -c "'$B' info '$T/m.ctf' | grep -q '^by kind: *malloc [1-9][0-9]*, mmap [1-9]'"
+# A record of a mapping is one sample point carrying the whole mapping's
+# size: info estimates the bytes from the samples (as stats does) and
+# counts the mappings by their points, never adding up their sizes.
+"$B" info "$T/m.ctf" >"$T/info"
+got=$(sed -n 's/^allocated: *\([0-9]*\) bytes in .*/\1/p' "$T/info")
+st=$("$B" stats --json "$T/m.ctf" | awk 'match($0, /"total": *\{"alloc_bytes": *[0-9]+/) {
+    s = substr($0, RSTART, RLENGTH); sub(/.*: */, "", s); print s }')
+check "info's allocated bytes (${got:-none}) are stats' (${st:-none})" test "${got:-x}" = "${st:-y}"
+check "info's allocated bytes (${got:-none}) are 204 MiB within 8%" \
+    awk -v v="${got:-0}" 'BEGIN { e = 204 * 1048576; d = v - e; if (d < 0) d = -d; exit !(d <= e * 0.08) }'
+sb=$(sed -n 's/^sampled blocks: *\([0-9]*\) bytes$/\1/p' "$T/info")
+check "info's sampled blocks (${sb:-none} bytes) are the malloc blocks: 64 MiB and small ones" \
+    test "${sb:-0}" -ge 67108864 -a "${sb:-0}" -lt 68157440
+maps=$(sed -n 's/^mapped: *[0-9]* sample points in about \([0-9]*\) mappings.*/\1/p' "$T/info")
+check "info estimates 6 mappings (${maps:-none}) within one" test "${maps:-0}" -ge 5 -a "${maps:-0}" -le 7
 "$B" top --filter kind:brk "$T/m.ctf" >/dev/null 2>"$T/kind.err"; st=$?
 check "a bad kind is a clear error (exit $st)" sh -c "test $st = 2 && grep -q \"unknown kind 'brk' (use malloc, mmap)\" '$T/kind.err'"
 finish

@@ -33,6 +33,18 @@ if grep -q "^sampled blocks: *$words words" "$MT_TMP/info" && grep -q "^duration
 else
     echo "FAIL: info major words=$words last=$last"; cat "$MT_TMP/info"
 fi
+# The estimate of what was allocated is the one stats prints: bytes and blocks.
+for name in major leak; do
+    "$MT_BIN" info "$F/$name.ctf" >"$MT_TMP/info"
+    got=$(sed -n 's/^allocated: *[0-9]* words (\([0-9]*\) bytes) in \([0-9]*\) blocks (estimated.*/\1 \2/p' "$MT_TMP/info")
+    bytes=$("$MT_BIN" stats --json "$F/$name.ctf" | sed -n 's/.*"total":{"alloc_bytes":\([0-9]*\).*/\1/p')
+    blocks=$("$MT_BIN" stats "$F/$name.ctf" | sed -n 's/^allocated .* in \([0-9]*\) blocks .*/\1/p')
+    if [ -n "$got" ] && [ "$got" = "$bytes $blocks" ]; then
+        echo "PASS: info $name allocated bytes and blocks as stats estimates them ($got)"
+    else
+        echo "FAIL: info $name allocated '$got', stats '$bytes $blocks'"; cat "$MT_TMP/info"
+    fi
+done
 "$MT_BIN" info "$F/leak.ctf" | grep -q "^context: *fixture:leak$" &&
     echo "PASS: info shows the context" || echo "FAIL: info context"
 "$MT_BIN" info --help | grep -q '^usage: memtrace info' && echo "PASS: info --help" || echo "FAIL: info --help"
