@@ -15,22 +15,6 @@
 #include "memtrace/analyze.h"
 #include "testtrace.h"
 
-static const mt_location locs[8] = {
-    {"a.c", "main", 1, 0, 0},  {"a.c", "parse", 2, 0, 0}, {"a.c", "load", 3, 0, 0},
-    {"b.c", "cache_put", 4, 0, 0}, {"b.c", "grow", 5, 0, 0}, {"b.c", "xmalloc", 6, 0, 0},
-    {"c.c", "tmp", 7, 0, 0},   {"c.c", "leak", 8, 0, 0},
-};
-
-static int resolve(void *ctx, mt_location_code code, const mt_location **l, size_t *n)
-{
-    (void)ctx;
-    if (code < 0x100 || code >= 0x100 + 8)
-        return -1;
-    *l = &locs[code - 0x100];
-    *n = 1;
-    return 0;
-}
-
 static uint64_t rnd_state = 88172645463325252ULL;
 static uint64_t rnd(void) { return tt_rnd(&rnd_state); }
 
@@ -40,7 +24,7 @@ static uint64_t rnd(void) { return tt_rnd(&rnd_state); }
 static int write_trace(const char *path, size_t n, int scrambled)
 {
     int fd;
-    mt_writer *w = tt_writer_open(path, "fold-test", 0.01, resolve, &fd);
+    mt_writer *w = tt_writer_open(path, "fold-test", 0.01, tt_resolve, &fd);
     if (!w)
         return -1;
     /* short-lived and long-lived blocks, each freed a fixed time after
@@ -58,7 +42,8 @@ static int write_trace(const char *path, size_t n, int scrambled)
         for (int q = 0; q < 2; q++)
             while (head[q] != tail[q] && qdue[q][head[q] % QMAX] <= t)
                 rc |= mt_writer_put_collect(w, t, qid[q][head[q]++ % QMAX]);
-        uint64_t st[4] = {0x100, 0x101 + rnd() % 2, 0x103 + rnd() % 3, 0x105 + rnd() % 3};
+        uint64_t st[4] = {TT_MAIN, TT_PARSE + rnd() % 2, TT_CACHE_PUT + rnd() % 3,
+                           TT_XMALLOC + rnd() % 3};
         size_t len = 2 + rnd() % 3;
         mt_obj_id id;
         uint64_t words = 1 + rnd() % 300;

@@ -17,21 +17,6 @@
 #include "memtrace/stream.h"
 #include "testtrace.h"
 
-static const mt_location locs[6] = {
-    {"a.c", "main", 1, 0, 0},     {"a.c", "parse", 2, 0, 0}, {"a.c", "load", 3, 0, 0},
-    {"b.c", "cache_put", 4, 0, 0}, {"b.c", "grow", 5, 0, 0}, {"c.c", "leak", 6, 0, 0},
-};
-
-static int resolve(void *ctx, mt_location_code code, const mt_location **l, size_t *n)
-{
-    (void)ctx;
-    if (code < 0x100 || code >= 0x100 + 6)
-        return -1;
-    *l = &locs[code - 0x100];
-    *n = 1;
-    return 0;
-}
-
 static uint64_t rnd_state = 0x9e3779b97f4a7c15ULL;
 static uint64_t rnd(void) { return tt_rnd(&rnd_state); }
 
@@ -41,7 +26,7 @@ static uint64_t rnd(void) { return tt_rnd(&rnd_state); }
 static int write_trace(const char *path, size_t n)
 {
     int fd;
-    mt_writer *w = tt_writer_open(path, "stream-test", 0.01, resolve, &fd);
+    mt_writer *w = tt_writer_open(path, "stream-test", 0.01, tt_resolve, &fd);
     if (!w)
         return -1;
     enum { LIVE = 4096 };
@@ -63,7 +48,7 @@ static int write_trace(const char *path, size_t n)
             } else {
                 k++;
             }
-        uint64_t st[4] = {0x100, 0x101 + rnd() % 2, 0x103 + rnd() % 2, 0x105};
+        uint64_t st[4] = {TT_MAIN, TT_PARSE + rnd() % 2, TT_CACHE_PUT + rnd() % 2, TT_LEAK};
         size_t len = 1 + rnd() % 4;
         uint64_t words = 1 + rnd() % 500;
         mt_obj_id oid;

@@ -9,86 +9,16 @@
  * most a packet header shorter), and re-encoding an event keeps its mark (what recode
  * and symbolize rely on).
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "sinktrace.h"
 
-#include "memtrace/trace.h"
-
-static int failures;
-#define CHECK(cond, ...)                                                                     \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            printf("FAIL: " __VA_ARGS__);                                                    \
-            printf("  (%s:%d: %s)\n", __FILE__, __LINE__, #cond);                            \
-            failures++;                                                                      \
-        } else {                                                                             \
-            printf("PASS: " __VA_ARGS__);                                                    \
-            printf("\n");                                                                    \
-        }                                                                                    \
-    } while (0)
-
-typedef struct sink {
-    unsigned char data[1 << 20];
-    size_t len;
-} sink;
-
-static int sink_write(void *ctx, const void *buf, size_t len)
-{
-    sink *s = ctx;
-    if (s->len + len > sizeof s->data)
-        return -1;
-    memcpy(s->data + s->len, buf, len);
-    s->len += len;
-    return 0;
-}
-
-static int resolve(void *ctx, mt_location_code code, const mt_location **locs, size_t *n)
-{
-    (void)ctx;
-    (void)code;
-    static const mt_location loc = { "f.c", "f", 1, 0, 0 };
-    *locs = &loc;
-    *n = 1;
-    return 0;
-}
-
-enum { START = 1700000000000000LL, CARRIED = 3000 };
-
-static mt_writer *open_sink(sink *s)
-{
-    mt_trace_info info;
-    memset(&info, 0, sizeof info);
-    info.sample_rate = 1e-4;
-    info.word_size = 8;
-    info.executable_name = "x";
-    info.host_name = "h";
-    info.ocaml_runtime_params = "";
-    info.pid = 42;
-    info.start_time = START;
-    info.context = "";
-    mt_writer_options o;
-    memset(&o, 0, sizeof o);
-    o.version = 2;
-    o.resolve = resolve;
-    o.write = sink_write;
-    o.write_ctx = s;
-    char *err = NULL;
-    s->len = 0;
-    mt_writer *w = mt_writer_open(-1, &info, &o, &err);
-    if (!w) {
-        printf("FAIL: writer: %s\n", err);
-        exit(1);
-    }
-    return w;
-}
+enum { START = ST_START, CARRIED = 3000 };
 
 /* A piece: CARRIED blocks carried in (more than a packet holds) if
  * carry, then two new ones; the first carried block and the first new
  * one are freed; the end. */
 static void write_piece(sink *s, int carry)
 {
-    mt_writer *w = open_sink(s);
+    mt_writer *w = sink_writer_open(s);
     mt_location_code bt[2] = { 0x1234, 0x5678 };
     if (carry) {
         mt_writer_set_carried(w, 1);
@@ -122,7 +52,7 @@ static void read_piece(const sink *s, struct counts *c, sink *copy)
         printf("FAIL: reader: %s\n", err);
         return;
     }
-    mt_writer *w = copy ? open_sink(copy) : NULL;
+    mt_writer *w = copy ? sink_writer_open(copy) : NULL;
     mt_event ev;
     int rc;
     while ((rc = mt_reader_next(r, &ev)) == 1) {

@@ -6,78 +6,14 @@
  * packet times never go backwards, and a trace written without it ends at
  * its last event, unmarked.
  */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include "sinktrace.h"
 
-#include "memtrace/trace.h"
-
-static int failures;
-#define CHECK(cond, ...)                                                                     \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            printf("FAIL: " __VA_ARGS__);                                                    \
-            printf("  (%s:%d: %s)\n", __FILE__, __LINE__, #cond);                            \
-            failures++;                                                                      \
-        } else {                                                                             \
-            printf("PASS: " __VA_ARGS__);                                                    \
-            printf("\n");                                                                    \
-        }                                                                                    \
-    } while (0)
-
-typedef struct sink {
-    unsigned char data[1 << 16];
-    size_t len;
-} sink;
-
-static int sink_write(void *ctx, const void *buf, size_t len)
-{
-    sink *s = ctx;
-    if (s->len + len > sizeof s->data)
-        return -1;
-    memcpy(s->data + s->len, buf, len);
-    s->len += len;
-    return 0;
-}
-
-static int resolve(void *ctx, mt_location_code code, const mt_location **locs, size_t *n)
-{
-    (void)ctx;
-    (void)code;
-    static const mt_location loc = { "f.c", "f", 1, 0, 0 };
-    *locs = &loc;
-    *n = 1;
-    return 0;
-}
-
-enum { START = 1700000000000000LL };
+enum { START = ST_START };
 
 /* Writes two allocations at +10 and +20 µs, then what `finish` does. */
 static void write_trace(sink *s, void (*finish)(mt_writer *))
 {
-    mt_trace_info info;
-    memset(&info, 0, sizeof info);
-    info.sample_rate = 1e-4;
-    info.word_size = 8;
-    info.executable_name = "x";
-    info.host_name = "h";
-    info.ocaml_runtime_params = "";
-    info.pid = 42;
-    info.start_time = START;
-    info.context = "";
-    mt_writer_options o;
-    memset(&o, 0, sizeof o);
-    o.version = 2;
-    o.resolve = resolve;
-    o.write = sink_write;
-    o.write_ctx = s;
-    char *err = NULL;
-    s->len = 0;
-    mt_writer *w = mt_writer_open(-1, &info, &o, &err);
-    if (!w) {
-        printf("FAIL: writer: %s\n", err);
-        exit(1);
-    }
+    mt_writer *w = sink_writer_open(s);
     mt_location_code bt[1] = { 0x1234 };
     mt_writer_put_alloc(w, START + 10, 100, 1, MT_SOURCE_EXTERNAL, bt, 1, NULL);
     mt_writer_put_alloc(w, START + 20, 100, 1, MT_SOURCE_EXTERNAL, bt, 1, NULL);
