@@ -18,7 +18,7 @@ serve tests/fixtures/memtrace/leak.ctf "$tmp/a"; p1=$!
 serve tests/fixtures/memtrace/upstream_ocamlopt_v2.ctf "$tmp/b"; p2=$!
 url() { sed -n 's/^Serving \(http[^ ]*\).*/\1/p' "$1"; }
 mkdir -p docs/images "$tmp/profile"
-(cd tests/viewer && node screenshots.js "$(url "$tmp/a")" "$(url "$tmp/b")" ../../docs/images "$tmp/profile")
+(cd tests/viewer && node screenshots.js ocaml "$(url "$tmp/a")" "$(url "$tmp/b")" ../../docs/images "$tmp/profile")
 # run from the temporary directory: the page shows the program's and the
 # trace's paths, which should not be this checkout's
 cp "$B/examples/sessions" "$tmp/sessions"
@@ -28,5 +28,5 @@ mt=$(cd "$B" && pwd)/memtrace
 p3=$!
 while ! grep -q '^Serving' "$tmp/c" 2>/dev/null; do sleep 0.05; done
 mkdir -p "$tmp/profile2"
-(cd tests/viewer && node screenshots_cxx.js "$(url "$tmp/c")" ../../docs/images "$tmp/profile2")
+(cd tests/viewer && node screenshots.js cxx "$(url "$tmp/c")" ../../docs/images "$tmp/profile2")
 ls -l docs/images/viewer-*.png

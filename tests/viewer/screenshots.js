@@ -1,26 +1,17 @@
-/* screenshots.js - takes the documentation's screenshots of the viewer
-   (docs/images/viewer-*.png) in headless Chromium. Not a test: run by
-   scripts/viewer-screenshots.sh with two servers, one on leak.ctf and one
-   on upstream_ocamlopt_v2.ctf. Usage: node screenshots.js LEAK_URL OCAMLOPT_URL OUTDIR PROFILE */
+/* screenshots.js - takes the documentation's screenshots of the viewer in
+   headless Chromium. Not a test: run by scripts/viewer-screenshots.sh, one
+   set at a time:
+     node screenshots.js ocaml LEAK_URL OCAMLOPT_URL OUTDIR PROFILE
+       docs/images/viewer-*.png, with servers on leak.ctf and
+       upstream_ocamlopt_v2.ctf;
+     node screenshots.js cxx URL OUTDIR PROFILE
+       docs/images/viewer-cxx-*.png, with a server on a trace of
+       build/examples/sessions. */
 'use strict';
-const { chromium } = require('playwright-core');
-const [leak, opt, out, profile] = process.argv.slice(2);
+const [set, ...args] = process.argv.slice(2);
 
-(async () => {
-  const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium', headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1,
-  });
-  const page = ctx.pages()[0] || await ctx.newPage();
-  const open = async (url) => {
-    await page.goto(url);
-    await page.waitForSelector('body[data-ready="1"]', { timeout: 30000 });
-    await page.waitForTimeout(400);
-  };
-  const shot = (name) => page.screenshot({ path: out + '/viewer-' + name + '.png' });
-
+/* The pictures of OCaml traces: a compiler run and a leak. */
+async function ocaml(page, open, shot, leak, opt) {
   /* flame graph of a compiler run, hovering a frame */
   await open(opt);
   const fb = await page.locator('#flame').boundingBox();
@@ -56,5 +47,57 @@ const [leak, opt, out, profile] = process.argv.slice(2);
   await shot('graph');
   await open(leak + '?view=hist');
   await shot('hist');
+}
+
+/* The pictures of the C++ example. */
+async function cxx(page, open, shot, url) {
+  /* flame graph from the allocation sites: the program's functions at the
+     bottom, short names; hovering one shows its full name */
+  await open(url);
+  const fb = await page.locator('#flame').boundingBox();
+  await page.mouse.move(fb.x + fb.width * 0.75, fb.y + 18 * 1 + 9);
+  await page.waitForTimeout(250);
+  await shot('flame');
+
+  /* the table by temporary blocks */
+  await open(url + '?view=table&metric=temporary');
+  await page.waitForSelector('#tree-table tbody tr[data-node]');
+  await page.click('#tree-table tbody tr[data-node]');
+  await page.waitForSelector('#focus-panel h3');
+  await page.waitForTimeout(300);
+  await shot('temporary');
+
+  /* call graph: short names in the boxes */
+  await open(url + '?view=graph');
+  await page.waitForSelector('#graph-scroll svg');
+  await shot('graph');
+}
+
+const sets = { ocaml: { urls: 2, prefix: 'viewer-', take: ocaml },
+               cxx: { urls: 1, prefix: 'viewer-cxx-', take: cxx } };
+const chosen = sets[set];
+if (!chosen || args.length !== chosen.urls + 2) {
+  console.error('usage: node screenshots.js ocaml LEAK_URL OCAMLOPT_URL OUTDIR PROFILE\n' +
+                '       node screenshots.js cxx URL OUTDIR PROFILE');
+  process.exit(2);
+}
+const urls = args.slice(0, chosen.urls), [out, profile] = args.slice(chosen.urls);
+
+(async () => {
+  const { chromium } = require('playwright-core');
+  const ctx = await chromium.launchPersistentContext(profile, {
+    executablePath: '/usr/bin/chromium', headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1,
+  });
+  const page = ctx.pages()[0] || await ctx.newPage();
+  const open = async (url) => {
+    await page.goto(url);
+    await page.waitForSelector('body[data-ready="1"]', { timeout: 30000 });
+    await page.waitForTimeout(400);
+  };
+  const shot = (name) => page.screenshot({ path: out + '/' + chosen.prefix + name + '.png' });
+  await chosen.take(page, open, shot, ...urls);
   await ctx.close();
 })();
