@@ -19,18 +19,14 @@
 # The re-encoded file must equal the input byte for byte (checked).
 set -eu
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 BUILD=${BUILD:-build}
 REPS=${REPS:-7}
 EVENTS=${EVENTS:-5000000}
-RUN=
-if [ "${RT:-0}" = 1 ]; then
-    RUN="chrt -f 10"
-fi
 make -s --no-print-directory BUILD="$BUILD" cli bench-tools >/dev/null
 TRACE=$BUILD/bench/trace-$EVENTS.ctf
 [ -f "$TRACE" ] || "$BUILD/bench/gen_trace" -n "$EVENTS" "$TRACE"
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-bench.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+bench_scratch memtrace-bench
 
 now_ns() { date +%s%N; }
 # time_cmd NAME CMD...: appends the wall time in ms to $tmp/NAME
@@ -41,7 +37,7 @@ time_cmd() {
     t1=$(now_ns)
     echo $(( (t1 - t0) / 1000000 )) >>"$tmp/$name"
 }
-median() { sort -n "$tmp/$1" | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
+ms() { median < "$tmp/$1" | awk '{ printf "%d\n", $1 }'; }
 
 names="md5sum recode decode decode_s info"
 "$BUILD/memtrace" recode "$TRACE" "$tmp/out.ctf"   # warm up, and check
@@ -55,15 +51,15 @@ for i in $(seq "$REPS"); do
 done
 size=$(stat -c %s "$TRACE")
 events=$("$BUILD/bench/decode" -s "$TRACE" | awk '{print $1}')
-base=$(median md5sum)
+base=$(ms md5sum)
 [ "$base" -gt 0 ] || base=1
 echo "trace: $TRACE, $size bytes, $events events; $REPS interleaved rounds, medians"
 printf '%-10s %8s %8s %12s\n' command ms x_md5sum Mevents/s
 for n in $names; do
-    m=$(median "$n")
+    m=$(ms "$n")
     awk -v n="$n" -v m="$m" -v b="$base" -v e="$events" \
         'BEGIN{printf "%-10s %8d %8.2f %12.1f\n", n, m, m/b, (m>0? e/m/1000 : 0)}'
 done
-r=$(awk -v m="$(median recode)" -v b="$base" 'BEGIN{printf "%.2f", m/b}')
+r=$(awk -v m="$(ms recode)" -v b="$base" 'BEGIN{printf "%.2f", m/b}')
 echo "recode / md5sum = $r; target: at most 2.5"
 echo "load average during the run: $(cut -d' ' -f1-3 /proc/loadavg)${RUN:+ (commands run with $RUN)}"

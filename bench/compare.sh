@@ -12,35 +12,29 @@
 # peak RSS.
 #
 #   sh bench/compare.sh        # BUILD=build REPS=5 EVENTS=2000000
+#   RT=1 sh bench/compare.sh   # the commands at real-time priority (root)
 set -eu
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 BUILD=${BUILD:-build}
 REPS=${REPS:-5}
 EVENTS=${EVENTS:-2000000}
 make -s --no-print-directory BUILD="$BUILD" cli bench-tools >/dev/null
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-bench.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+bench_scratch memtrace-bench
 "$BUILD/bench/gen_trace" -n "$EVENTS" -s 1 "$tmp/rw1.ctf"
 "$BUILD/bench/gen_trace" -n "$EVENTS" -s 2 "$tmp/rw2.ctf"
 "$BUILD/bench/viewer-gen" "$tmp/pa1.ctf" "$EVENTS" > /dev/null
 "$BUILD/bench/viewer-gen" "$tmp/pa2.ctf" "$EVENTS" > /dev/null
-t() { # t NAME CMD...: appends "wall user maxrss_kb" to $tmp/NAME
-    name=$1; shift
-    /usr/bin/time -f "%e %U %M" -o "$tmp/one" "$@" > /dev/null || true
-    cat "$tmp/one" | tail -n 1 >> "$tmp/$name"
-}
-median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-m() { cut -d' ' -f"$2" "$tmp/$1" | median; }
-top2() { "$BUILD/memtrace" top "$1" > /dev/null && "$BUILD/memtrace" top "$2"; }
+m() { col_median "$@"; }
 for pair in pa rw; do
     A=$tmp/${pair}1.ctf B=$tmp/${pair}2.ctf
     cat "$A" "$B" > /dev/null
     rm -f "$tmp/top2" "$tmp/site" "$tmp/path"
     i=0
     while [ $i -lt "$REPS" ]; do
-        t top2 sh -c "'$BUILD/memtrace' top '$A' >/dev/null && '$BUILD/memtrace' top '$B'"
-        t site "$BUILD/memtrace" diff "$A" "$B"
-        t path "$BUILD/memtrace" diff --key path "$A" "$B"
+        timed top2 sh -c "'$BUILD/memtrace' top '$A' >/dev/null && '$BUILD/memtrace' top '$B'" || true
+        timed site "$BUILD/memtrace" diff "$A" "$B" || true
+        timed path "$BUILD/memtrace" diff --key path "$A" "$B" || true
         i=$((i + 1))
     done
     paths=$("$BUILD/memtrace" diff --key path --json "$A" "$B" | sed -n 's/.*"n_entries":\([0-9]*\).*/\1/p' | head -n 1)

@@ -14,14 +14,14 @@
 #        also "never": interposed and started but never sampling, rate 1e-18)
 set -u
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 B=${1:-build}
 ROUNDS=${ROUNDS:-7}
 WORKLOADS=${WORKLOADS:-"python gcc"}
 VARIANTS=${VARIANTS:-"plain dormant tracing"}
 LIB=$PWD/$B/libmemtrace.so
-[ -f "$LIB" ] || make --no-print-directory -s BUILD="$B" libs >&2
-[ -f "$LIB" ] || { echo "build first: make BUILD=$B" >&2; exit 1; }
-out=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-dormant.XXXXXX")
+bench_need "$B" libs "$LIB"
+bench_scratch memtrace-dormant; out=$tmp
 # The interpreter itself, not a wrapper script (pyenv shims are shell).
 PY=$(python3 -c 'import sys; print(sys.executable)' 2>/dev/null)
 cat > "$out/work.py" <<'PYEOF'
@@ -52,12 +52,10 @@ run() {
         gcc) set -- "$@" gcc -O2 -I"$PWD/include" -D_GNU_SOURCE -c "$PWD"/lib/analyze/*.c ;;
     esac
     rm -f "$out"/d.ctf* "$out"/t.ctf*
-    (cd "$out" && /usr/bin/time -f "%e %U %S" -o "$out/time" "$@" > /dev/null 2>"$out/err") ||
+    (cd "$out" && /usr/bin/time -f "%e %U %S" -o "$out/time" $RUN "$@" > /dev/null 2>"$out/err") ||
         { echo "NaN NaN"; return; }
     awk '{ printf "%.3f %.3f\n", $1, $2 + $3 }' "$out/time"
 }
-
-median() { sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 echo "# dormant recorder: $ROUNDS interleaved rounds ($(date -u +%Y-%m-%d), $(nproc) CPUs)"
 echo
@@ -72,12 +70,10 @@ for w in $WORKLOADS; do
         done
     done
     for v in $VARIANTS; do
-        wall=$(awk -v v=$v '$2 == v { print $3 }' "$out/t.$w" | median)
-        cpu=$(awk -v v=$v '$2 == v { print $4 }' "$out/t.$w" | median)
-        # per-round ratios against the plain run of the same round
-        rw=$(awk -v v=$v '$2 == "plain" { p[$1] = $3 } $2 == v { print $3 / p[$1] }' "$out/t.$w" | median)
-        rc=$(awk -v v=$v '$2 == "plain" { p[$1] = $4 } $2 == v { print $4 / p[$1] }' "$out/t.$w" | median)
+        wall=$(column 3 $v "$out/t.$w" | median)
+        cpu=$(column 4 $v "$out/t.$w" | median)
+        rw=$(ratios 3 $v plain "$out/t.$w" | median)
+        rc=$(ratios 4 $v plain "$out/t.$w" | median)
         printf "| %s | %s | %.3f | %.3f | %.3f | %.3f |\n" "$w" "$v" "$wall" "$cpu" "$rw" "$rc"
     done
 done
-rm -rf "$out"

@@ -33,16 +33,16 @@
 # min-max range of per-round ratios.
 set -u
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 B=${1:-build}
 ROUNDS=${ROUNDS:-3}
 HEAPTRACK_ROUNDS=${HEAPTRACK_ROUNDS:-1}
 PROGS=${PROGS:-gcc python cxx}
 VARIANTS=${VARIANTS:-plain never pre512 run512 run64 runfp heaptrack}
-W=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-realprogs.XXXXXX")
-trap 'rm -rf "$W"' EXIT
 LIB=$PWD/$B/libmemtrace.so
 MT=$PWD/$B/memtrace
-[ -x "$MT" ] && [ -f "$LIB" ] || { echo "build first: make BUILD=$B all" >&2; exit 1; }
+bench_need "$B" "cli libs" "$MT" "$LIB"
+bench_scratch memtrace-realprogs; W=$tmp
 command -v heaptrack >/dev/null 2>&1 || VARIANTS=$(echo "$VARIANTS" | sed 's/heaptrack//')
 
 sh bench/gen_c.sh 1400 >"$W/gen.c"
@@ -78,7 +78,7 @@ measure() {
         runfp) set -- "$MT" run --unwind fp -o "$t" -- $c ;;
         heaptrack) set -- heaptrack -o "$W/heaptrack.$p" $c ;;
     esac
-    /usr/bin/time -f "%e %U %S %M" -o "$W/time" "$@" >"$W/out" 2>"$W/err" </dev/null ||
+    /usr/bin/time -f "%e %U %S %M" -o "$W/time" $RUN "$@" >"$W/out" 2>"$W/err" </dev/null ||
         { echo "$p $v: failed: $(tail -n 3 "$W/err")" >&2; return; }
     read -r wall user sys rss <"$W/time"
     cpu=$(echo "$user $sys" | awk '{ printf "%.2f", $1 + $2 }')

@@ -17,6 +17,7 @@
 # which a busy machine disturbs less than wall time.
 set -u
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 B=${1:-build}
 PAIRS=${PAIRS:-20000000}
 THREADS=${THREADS:-2}
@@ -26,9 +27,8 @@ HT_ROUNDS=${HEAPTRACK_ROUNDS:-3}
 JE=${JEMALLOC:-/usr/lib/x86_64-linux-gnu/libjemalloc.so.2}
 BIN=$B/bench/alloc_bench
 LIB=$PWD/$B/libmemtrace.so
-out=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-bench.XXXXXX")
-[ -x "$BIN" ] && [ -f "$LIB" ] || make --no-print-directory -s BUILD="$B" libs bench-tools >&2
-[ -x "$BIN" ] && [ -f "$LIB" ] || { echo "build first: make BUILD=$B libs bench-tools" >&2; exit 1; }
+bench_need "$B" "libs bench-tools" "$BIN" "$LIB"
+bench_scratch memtrace-bench; out=$tmp
 
 # run VARIANT DEPTH: prints the seconds the benchmark's own threads took
 # (start-up and exit, e.g. the recorder's final symbolization, excluded).
@@ -43,15 +43,13 @@ run() {
         jeprof) set -- env LD_PRELOAD="$JE" MALLOC_CONF=prof:true,lg_prof_sample:19 ;;
         heaptrack) set -- heaptrack -o "$out/ht" ;;
     esac
-    "$@" "$BIN" "$PAIRS" "$THREADS" "$d" >"$out/last.txt" 2>&1 || { echo "NaN NaN"; return; }
-    sed -n 's/.*seconds=\([0-9.]*\) cpu=\([0-9.]*\).*/\1 \2/p' "$out/last.txt" | tail -n 1
+    $RUN "$@" "$BIN" "$PAIRS" "$THREADS" "$d" >"$out/last.txt" 2>&1 || { echo "NaN NaN"; return; }
+    bench_seconds "$out/last.txt"
 }
 
 variants="plain never mt512k mt64k"
 [ -f "$JE" ] && variants="$variants je jeprof"
 command -v heaptrack >/dev/null 2>&1 && [ "$HT_ROUNDS" -gt 0 ] && variants="$variants heaptrack"
-
-median() { sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 echo "# alloc_bench $PAIRS pairs, $THREADS threads, $ROUNDS interleaved rounds ($(date -u +%Y-%m-%d), $(nproc) CPUs)"
 for d in $DEPTHS; do
@@ -70,19 +68,18 @@ for d in $DEPTHS; do
     echo "| variant | median time (s) | ratio to plain (median, min-max) | CPU-time ratio (median) |"
     echo "|---|---|---|---|"
     for v in $variants; do
-        t=$(awk -v v=$v '$2 == v { print $3 }' "$out/times.$d" | median)
-        rs=$(awk -v v=$v '$2 == "plain" { p[$1] = $3 } $2 == v { x[$1] = $3 } END { for (r in x) if (p[r] > 0) printf "%.3f\n", x[r] / p[r] }' "$out/times.$d")
+        t=$(column 3 $v "$out/times.$d" | median)
+        rs=$(ratios 3 $v plain "$out/times.$d")
         rm=$(echo "$rs" | median)
         lo=$(echo "$rs" | sort -g | head -n 1)
         hi=$(echo "$rs" | sort -g | tail -n 1)
-        cr=$(awk -v v=$v '$2 == "plain" { p[$1] = $4 } $2 == v { x[$1] = $4 } END { for (r in x) if (p[r] > 0) printf "%.3f\n", x[r] / p[r] }' "$out/times.$d" | median)
+        cr=$(ratios 4 $v plain "$out/times.$d" | median)
         echo "| $v | $t | $rm ($lo-$hi) | $cr |"
     done
-    tn=$(awk '$2 == "never" { print $3 }' "$out/times.$d" | median)
-    t64=$(awk '$2 == "mt64k" { print $3 }' "$out/times.$d" | median)
-    cn=$(awk '$2 == "never" { print $4 }' "$out/times.$d" | median)
-    c64=$(awk '$2 == "mt64k" { print $4 }' "$out/times.$d" | median)
+    tn=$(column 3 never "$out/times.$d" | median)
+    t64=$(column 3 mt64k "$out/times.$d" | median)
+    cn=$(column 4 never "$out/times.$d" | median)
+    c64=$(column 4 mt64k "$out/times.$d" | median)
     echo
     echo "$bytes $tn $t64 $cn $c64" | awk '{ s = $1 / 65536; printf "64 KiB: about %.0f samples; per-sample cost (64 KiB - never sampling) / samples: %.2f us of wall time, %.2f us of CPU time of the allocating threads\n", s, ($3 - $2) / s * 1e6, ($5 - $4) / s * 1e6 }'
 done
-rm -rf "$out"

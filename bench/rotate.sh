@@ -19,6 +19,7 @@
 #        LIVE (200000), LIVE_ROUNDS (3)
 set -u
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 B=${1:-build}
 PAIRS=${PAIRS:-20000000}
 THREADS=${THREADS:-2}
@@ -26,9 +27,8 @@ DEPTHS=${DEPTHS:-"0 20"}
 ROUNDS=${ROUNDS:-7}
 BIN=$B/bench/alloc_bench
 LIB=$PWD/$B/libmemtrace.so
-out=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-bench.XXXXXX")
-[ -x "$BIN" ] && [ -f "$LIB" ] || make --no-print-directory -s BUILD="$B" libs bench-tools >&2
-[ -x "$BIN" ] && [ -f "$LIB" ] || { echo "build first: make BUILD=$B libs bench-tools" >&2; exit 1; }
+bench_need "$B" "libs bench-tools" "$BIN" "$LIB"
+bench_scratch memtrace-bench; out=$tmp
 RATE=1.52587890625e-05   # 1/65536
 
 # run VARIANT DEPTH: "wall cpu" of the benchmark's threads
@@ -41,18 +41,15 @@ run() {
         pieces) set -- env LD_PRELOAD="$LIB" MEMTRACE="$out/t.ctf" MEMTRACE_RATE=$RATE \
                     MEMTRACE_ROTATE_SIZE=64k MEMTRACE_KEEP=2 ;;
     esac
-    "$@" "$BIN" "$PAIRS" "$THREADS" "$d" >"$out/last.txt" 2>&1 || { echo "NaN NaN"; return; }
+    $RUN "$@" "$BIN" "$PAIRS" "$THREADS" "$d" >"$out/last.txt" 2>&1 || { echo "NaN NaN"; return; }
     if [ "$v" = pieces ]; then
         ls "$out"/t.ctf.part* | grep -E 'part[0-9]+$' | sed 's/.*part0*//' | sort -n | tail -n 1 >>"$out/pieces.$d"
     fi
-    sed -n 's/.*seconds=\([0-9.]*\) cpu=\([0-9.]*\).*/\1 \2/p' "$out/last.txt" | tail -n 1
+    bench_seconds "$out/last.txt"
 }
 
-median() { sort -g | awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
-# ratios COLUMN VARIANT BASE: median of per-round ratios
-ratio() {
-    awk -v c="$1" -v v="$2" -v b="$3" '$2 == b { p[$1] = $c } $2 == v { x[$1] = $c } END { for (r in x) if (p[r] > 0) printf "%.3f\n", x[r] / p[r] }' "$out/times.$d" | median
-}
+# ratio COLUMN VARIANT BASE: median of per-round ratios at depth $d
+ratio() { ratios "$1" "$2" "$3" "$out/times.$d" | median; }
 
 echo "# alloc_bench $PAIRS pairs, $THREADS threads, 64 KiB interval, $ROUNDS interleaved rounds ($(date -u +%Y-%m-%d), $(nproc) CPUs)"
 for d in $DEPTHS; do
@@ -69,8 +66,8 @@ for d in $DEPTHS; do
     echo "| variant | median time (s) | median CPU (s) | time ratio to plain | CPU ratio to plain | time ratio to one trace | CPU ratio to one trace |"
     echo "|---|---|---|---|---|---|---|"
     for v in plain one pieces; do
-        t=$(awk -v v=$v '$2 == v { print $3 }' "$out/times.$d" | median)
-        c=$(awk -v v=$v '$2 == v { print $4 }' "$out/times.$d" | median)
+        t=$(column 3 $v "$out/times.$d" | median)
+        c=$(column 4 $v "$out/times.$d" | median)
         echo "| $v | $t | $c | $(ratio 3 $v plain) | $(ratio 4 $v plain) | $(ratio 3 $v one) | $(ratio 4 $v one) |"
     done
 done
@@ -78,7 +75,7 @@ done
 LIVE=${LIVE:-200000}
 LIVE_ROUNDS=${LIVE_ROUNDS:-3}
 ROT=$B/tests/record/progs/rotator
-[ -x "$ROT" ] || make --no-print-directory -s BUILD="$B" record-tests >&2
+bench_need "$B" record-tests "$ROT"
 # cpu VARIANT: CPU seconds (user + sys) of a 10 s idle run holding LIVE blocks
 cpu() {
     rm -f "$out"/l.ctf*
@@ -106,8 +103,7 @@ echo
 echo "| variant | median CPU (s) | pieces |"
 echo "|---|---|---|"
 for v in one pieces; do
-    echo "| $v | $(awk -v v=$v '$2 == v { print $3 }' "$out/live" | median) | $(awk -v v=$v '$2 == v { print $4 }' "$out/live" | median) |"
+    echo "| $v | $(column 3 $v "$out/live" | median) | $(column 4 $v "$out/live" | median) |"
 done
 awk '$2 == "one" { o[$1] = $3 } $2 == "pieces" { p[$1] = $3; n[$1] = $4 } END { for (r in p) if (n[r] > 1) printf "%.4f\n", (p[r] - o[r]) / (n[r] - 1) }' "$out/live" | median |
     awk -v s="$size" '{ printf "\nCPU per new piece (median over rounds): %.1f ms; a piece with its carried blocks: %d bytes\n", $1 * 1000, s }'
-rm -rf "$out"

@@ -14,34 +14,29 @@
 # at most 3) and the peak RSS of each (the model's memory).
 #
 #   sh bench/top.sh            # BUILD=build REPS=7 EVENTS=5000000
+#   RT=1 sh bench/top.sh       # the commands at real-time priority (root)
 set -eu
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 BUILD=${BUILD:-build}
 REPS=${REPS:-7}
 EVENTS=${EVENTS:-5000000}
 make -s --no-print-directory BUILD="$BUILD" cli bench-tools >/dev/null
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-bench.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+bench_scratch memtrace-bench
 RW=$BUILD/bench/trace-$EVENTS.ctf
 [ -f "$RW" ] || "$BUILD/bench/gen_trace" -n "$EVENTS" "$RW"
 PATHS=$BUILD/bench/paths-$EVENTS.ctf
 [ -f "$PATHS" ] || "$BUILD/bench/viewer-gen" "$PATHS" "$EVENTS" > /dev/null
-t() { # t NAME CMD...: appends "wall user maxrss_kb" to $tmp/NAME
-    name=$1; shift
-    /usr/bin/time -f "%e %U %M" -o "$tmp/one" "$@" > /dev/null
-    cat "$tmp/one" >> "$tmp/$name"
-}
-median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-m() { cut -d' ' -f"$2" "$tmp/$1" | median; }
+m() { col_median "$@"; }
 for TRACE in "$PATHS" "$RW"; do
     cat "$TRACE" > /dev/null   # warm the page cache
     rm -f "$tmp/md5sum" "$tmp/decode" "$tmp/top" "$tmp/stats"
     i=0
     while [ $i -lt "$REPS" ]; do
-        t md5sum md5sum "$TRACE"
-        t decode "$BUILD/bench/decode" "$TRACE"
-        t top "$BUILD/memtrace" top "$TRACE"
-        t stats "$BUILD/memtrace" stats "$TRACE"
+        timed md5sum md5sum "$TRACE"
+        timed decode "$BUILD/bench/decode" "$TRACE"
+        timed top "$BUILD/memtrace" top "$TRACE"
+        timed stats "$BUILD/memtrace" stats "$TRACE"
         i=$((i + 1))
     done
     echo "trace: $TRACE ($(wc -c < "$TRACE") bytes, $EVENTS events); $REPS interleaved rounds, medians"

@@ -11,14 +11,15 @@
 #        sh bench/viewer-memory.sh build 4 --memory 4G
 set -eu
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 B=${1:-build}
 N=${2:-16}
 [ $# -ge 2 ] && shift 2 || set --
 BIN=$B/memtrace
-[ -x "$BIN" ] || { echo "build first: make BUILD=$B" >&2; exit 1; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/mt-viewer-mem.XXXXXX")
+bench_need "$B" cli "$BIN"
+bench_scratch mt-viewer-mem
 pid=""
-trap '[ -n "$pid" ] && kill $pid 2>/dev/null; rm -rf "$tmp"' EXIT
+bench_stop() { [ -z "$pid" ] || kill $pid 2>/dev/null || true; }
 
 make -s BUILD="$B" "$B/bench/viewer-gen"
 "$B/bench/viewer-gen" "$tmp/wide.ctf" 400000 200000 >/dev/null

@@ -11,13 +11,14 @@
 # Medians of interleaved runs. Usage: sh bench/viewer.sh [BUILD] (default build)
 set -eu
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 B=${1:-build}
 BIN=$B/memtrace
 RUNS=${RUNS:-5}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/mt-viewer-bench.XXXXXX")
+bench_need "$B" cli "$BIN"
+bench_scratch mt-viewer-bench
 pids=""
-trap 'for p in $pids; do kill $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
-[ -x "$BIN" ] || { echo "build first: make BUILD=$B" >&2; exit 1; }
+bench_stop() { for p in $pids; do kill $p 2>/dev/null; done; }
 
 mkdir -p "$B/bench"
 cc -O2 -Iinclude -D_GNU_SOURCE -o "$B/bench/viewer-gen" bench/viewer-gen.c "$B/libmemtrace-trace.a" -lm
@@ -26,7 +27,6 @@ cc -O2 -Iinclude -D_GNU_SOURCE -o "$B/bench/gen_trace" bench/gen_trace.c "$B/lib
 "$B/bench/gen_trace" -n 5000000 "$tmp/walk.ctf" >/dev/null     # random-walk stacks, 4.6M distinct
 
 now() { date +%s.%N; }
-median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
 nstart=0
 start() { # start FILE -> URL in $url, pid in $vpid
