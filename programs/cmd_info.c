@@ -68,6 +68,9 @@ static void print_name(const char *label, const char *text)
     putchar('\n');
 }
 
+/* More samples than this in one trace are refused, as every report does. */
+#define SAMPLES_MAX (1ULL << 62)
+
 int cmd_info(int argc, char **argv)
 {
     const char *path;
@@ -127,6 +130,13 @@ int cmd_info(int argc, char **argv)
             allocs[ev.source]++;
             carried += ev.carried != 0;
             samples += ev.n_samples;
+            if (ev.n_samples > SAMPLES_MAX || samples > SAMPLES_MAX) {
+                /* the limit of the analysis layer, and its words */
+                fprintf(stderr, "memtrace info: %s: sample counts add up to more than 2^62 (a "
+                                "damaged or forged trace)\n", path);
+                mt_reader_close(r);
+                return 1;
+            }
             if (ev.carried) {   /* allocated before the piece began: not counted (as in stats) */
                 carried_samples += ev.n_samples;
             } else {

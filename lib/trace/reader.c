@@ -39,6 +39,7 @@ typedef struct rdomain {
     mt_location_code *bt;            /* previous backtrace, caller first */
     size_t bt_len, bt_cap;
     int64_t last_time;               /* absolute time of the last event */
+    uint64_t ids_end;                /* v3: the end id of its last packet with allocations */
     mt_mtf mtf;
 } rdomain;
 
@@ -546,6 +547,18 @@ static int next_packet(mt_reader *r)
                     (unsigned long long)h.id_begin, (unsigned long long)h.id_end,
                     (unsigned long long)r->expected_id);
             continue;
+        }
+        if (h.version >= 3 && h.id_begin < h.id_end) {
+            /* A domain draws its chunks of ids from one counter that only
+             * goes up: ids that go back would name two allocations alike
+             * (reports would mix them up, each in its own way). */
+            if (h.id_begin < d->ids_end)
+                return fail_at(r, r->pkt_off + MT_HDR_ID_BEGIN + 2,
+                               "domain %u's allocation ids go back: the packet's first id "
+                               "is %llu, its previous packet ended at %llu",
+                               d->id, (unsigned long long)h.id_begin,
+                               (unsigned long long)d->ids_end);
+            d->ids_end = h.id_end;
         }
         if (h.verify_ix != MT_NO_VERIFY && !r->opts.skip_backtraces) {
             size_t shift = h.version >= 3 ? 2 : 0;

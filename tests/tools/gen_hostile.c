@@ -24,6 +24,15 @@
  *                                       and names of thousands of 'a's
  *   gen_hostile samples OUT             allocations whose sample counts add up
  *                                       past 2^63
+ *   gen_hostile carried-mid OUT         blocks "carried over" (the mark of a
+ *                                       rotated piece's first packets) in the
+ *                                       middle of a trace, some freed
+ *   gen_hostile carried-twice OUT       carried and new blocks freed twice
+ *   gen_hostile carried-huge OUT        carried blocks whose sample counts
+ *                                       add up past 2^62
+ *   gen_hostile ids-back OUT            a v3 trace whose second packet (new
+ *                                       blocks) repeats the ids of its first
+ *                                       (carried blocks)
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -82,6 +91,8 @@ static int resolve(void *ctx, mt_location_code code, const mt_location **locs, s
 
 static const char *exe_name = "hostile", *host_name = "host";
 
+static int out_version = 2;
+
 static mt_writer *open_out(const char *path, int *fd)
 {
     *fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -93,7 +104,7 @@ static mt_writer *open_out(const char *path, int *fd)
                           .executable_name = exe_name, .host_name = host_name,
                           .ocaml_runtime_params = "", .pid = 1,
                           .start_time = 1700000000000000LL};
-    mt_writer_options o = {.version = 2, .resolve = resolve};
+    mt_writer_options o = {.version = out_version, .resolve = resolve};
     char *err = NULL;
     mt_writer *w = mt_writer_open(*fd, &info, &o, &err);
     if (!w) {
@@ -154,7 +165,8 @@ static mt_location_code *frames(size_t n)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: gen_hostile bomb|wide|slide|collide|collide-model|names|samples OUT [N [DEPTH]]\n");
+        fprintf(stderr, "usage: gen_hostile bomb|wide|slide|collide|collide-model|names|samples|"
+                        "carried-mid|carried-twice|carried-huge|ids-back OUT [N [DEPTH]]\n");
         return 2;
     }
     const char *mode = argv[1], *out = argv[2];
@@ -272,6 +284,67 @@ int main(int argc, char **argv)
         for (int i = 0; i < 4; i++)
             put(w, i, (uint64_t)1 << 62, bt, 1, 0);
         close_out(w, fd);
+        return 0;
+    }
+    if (!strncmp(mode, "carried-", 8)) {
+        mt_writer *w = open_out(out, &fd);
+        mt_location_code bt[2] = {0x701000, 0x701010};
+        name_code(bt[0], "main", "carried.c", 1);
+        name_code(bt[1], "keep", "carried.c", 2);
+        const int64_t t0 = 1700000000000000LL;
+        mt_obj_id id[300];
+        int huge = !strcmp(mode, "carried-huge"), mid = !strcmp(mode, "carried-mid");
+        int rc = 0;
+        for (int i = 0; mid && i < 100; i++)   /* new blocks first */
+            rc |= mt_writer_put_alloc(w, t0 + 10 + i, 64 + i, 1, MT_SOURCE_EXTERNAL, bt, 2, &id[i]);
+        rc |= mt_writer_set_carried(w, 1);
+        for (int i = 100; i < 200; i++)
+            rc |= mt_writer_put_alloc(w, t0 + (mid ? 200 : 0), 64 + i,
+                                      huge ? (uint64_t)1 << 61 : (uint64_t)(1 + i % 3), MT_SOURCE_EXTERNAL,
+                                      bt, 2, &id[i]);
+        rc |= mt_writer_set_carried(w, 0);
+        for (int i = 200; i < 300; i++)
+            rc |= mt_writer_put_alloc(w, t0 + 300 + i, 64 + i, 1, MT_SOURCE_EXTERNAL, bt, 1, &id[i]);
+        for (int i = 0; i < 300; i += 3) {
+            if (!mid && i < 100)
+                continue;   /* only carried-mid has blocks before the carried ones */
+            rc |= mt_writer_put_collect(w, t0 + 1000 + i, id[i]);
+            if (!strcmp(mode, "carried-twice"))
+                rc |= mt_writer_put_collect(w, t0 + 1001 + i, id[i]);
+        }
+        rc |= mt_writer_flush_until(w, t0 + 5000, 1);
+        if (rc < 0) {
+            fprintf(stderr, "gen_hostile: %s\n", mt_writer_error(w));
+            return 1;
+        }
+        close_out(w, fd);
+        return 0;
+    }
+    if (!strcmp(mode, "ids-back")) {
+        out_version = 3;
+        mt_writer *w = open_out(out, &fd);
+        mt_location_code bt[1] = {0x702000};
+        name_code(bt[0], "again", "ids.c", 1);
+        mt_writer_set_carried(w, 1);
+        for (int i = 0; i < 3; i++)
+            put(w, 0, 1, bt, 1, 0);
+        mt_writer_set_carried(w, 0);
+        mt_writer_flush(w);
+        off_t second = lseek(fd, 0, SEEK_CUR);
+        for (int i = 0; i < 2; i++)
+            put(w, 5 + i, 1, bt, 1, 0);
+        mt_writer_flush(w);
+        mt_writer_put_collect(w, 1700000000000000LL + 200, 0);
+        close_out(w, fd);
+        /* the second packet's ids 3-4 become 0-1 (v3 header: little-endian
+         * first and end ids at 52 and 60) */
+        unsigned char ids[16] = {0};
+        ids[8] = 2;
+        fd = open(out, O_WRONLY);
+        if (fd < 0 || pwrite(fd, ids, sizeof ids, second + 52) != (ssize_t)sizeof ids || close(fd)) {
+            perror(out);
+            return 1;
+        }
         return 0;
     }
     fprintf(stderr, "gen_hostile: unknown mode '%s'\n", mode);
