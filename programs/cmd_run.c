@@ -423,8 +423,8 @@ int cmd_run(int argc, char **argv)
             break;
         case 'Z':
             if (mt_ctl_size_bytes(optarg) < MT_ROTATE_MIN_SIZE) {
-                fprintf(stderr, "memtrace run: --rotate-size %s: expected a size of at least "
-                                "64k, such as 100m or 1g\n", optarg);
+                fprintf(stderr, "memtrace run: --rotate-size %s: expected a size from 64k to "
+                                "1e18 bytes, such as 100m or 1g\n", optarg);
                 return 2;
             }
             rotate_size = optarg;

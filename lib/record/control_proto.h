@@ -60,6 +60,19 @@ static inline int mt_ctl_signal_number(const char *s)
     return 0;
 }
 
+/* 1 if strtod read [s, end) as a plain decimal number ("64", "2.5",
+ * "1e6"): strtod also takes leading blanks, signs, hexadecimal ("0x10000")
+ * and "inf", which no one means in a size or a time. */
+static inline int mt_ctl_decimal(const char *s, const char *end)
+{
+    if (!((*s >= '0' && *s <= '9') || *s == '.'))
+        return 0;
+    for (const char *c = s; c < end; c++)
+        if (*c == 'x' || *c == 'X')
+            return 0;
+    return 1;
+}
+
 /* "10m", "90s", "1h", "500ms", "2.5s", bare seconds: milliseconds, or -1. */
 static inline long long mt_ctl_duration_ms(const char *s)
 {
@@ -67,7 +80,7 @@ static inline long long mt_ctl_duration_ms(const char *s)
         return -1;
     char *end;
     double v = strtod(s, &end);
-    if (end == s || !(v > 0))
+    if (end == s || !mt_ctl_decimal(s, end) || !(v > 0))
         return -1;
     double mult = 1000;
     if (!strcmp(end, "ms"))
@@ -91,17 +104,18 @@ static inline long long mt_ctl_duration_ms(const char *s)
 /* Rotation of long recordings (MEMTRACE_ROTATE_SIZE, MEMTRACE_ROTATE_TIME):
  * the smallest bounds accepted. */
 #define MT_ROTATE_MIN_SIZE 65536
+#define MT_SIZE_MAX 1e18
 #define MT_ROTATE_MIN_MS 1000
 
 /* "100m", "1g", "64k", "4096", with an optional "i" and "b" ("100MiB"):
- * bytes, or -1. */
+ * bytes (at most MT_SIZE_MAX), or -1. */
 static inline long long mt_ctl_size_bytes(const char *s)
 {
     if (!s || !*s)
         return -1;
     char *end;
     double v = strtod(s, &end);
-    if (end == s || !(v > 0))
+    if (end == s || !mt_ctl_decimal(s, end) || !(v > 0))
         return -1;
     switch (*end) {
     case 'k': case 'K': v *= 1024; end++; break;
@@ -113,7 +127,7 @@ static inline long long mt_ctl_size_bytes(const char *s)
         end++;
     if (*end == 'b' || *end == 'B')
         end++;
-    if (*end || v > 1e18)
+    if (*end || v > MT_SIZE_MAX)
         return -1;
     return (long long)v;
 }

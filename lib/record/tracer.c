@@ -930,8 +930,8 @@ static int rotation_env(void)
     long long size = 0, ms = 0;
     long keep = 0;
     if (sz && *sz && (size = mt_ctl_size_bytes(sz)) < MT_ROTATE_MIN_SIZE) {
-        message("MEMTRACE_ROTATE_SIZE=%s: expected a size of at least 64k, such as 100m or 1g",
-                sz);
+        message("MEMTRACE_ROTATE_SIZE=%s: expected a size from 64k to 1e18 bytes, such as 100m "
+                "or 1g", sz);
         return -1;
     }
     if (tm && *tm && (ms = mt_ctl_duration_ms(tm)) < MT_ROTATE_MIN_MS) {

@@ -175,6 +175,26 @@ for o in "--rotate-size 10" "--rotate-time 0.1s" "--keep 2" "--keep x --rotate-t
     "$MT_BIN" run $o -o "$T/x.ctf" -- true > /dev/null 2>&1; st=$?
     check "memtrace run $o: usage error ($st)" test "$st" = 2
 done
+# Sizes no one means: none, negative, too small, too big, and what strtod
+# takes besides decimals (hexadecimal, infinity, blanks, signs).
+for v in 0 -1 1k 65535 1e30 99999999999t 0x10000 0x1p16 inf nan " 64k" "64k " +64k ""; do
+    "$MT_BIN" run --rotate-size "$v" -o "$T/x.ctf" -- true > /dev/null 2>"$T/x.err"; st=$?
+    check "memtrace run --rotate-size '$v': usage error naming the range ($st)" \
+        sh -c "test $st = 2 && grep -q 'rotate-size .*expected a size from 64k to 1e18 bytes' '$T/x.err' && ! ls '$T/x.ctf'* >/dev/null 2>&1"
+done
+for v in 64k 65536 64KiB 1.5m 1e18; do
+    rm -f "$T/x.ctf"*
+    "$MT_BIN" run --rotate-size "$v" -o "$T/x.ctf" -- true > /dev/null 2>&1; st=$?
+    check "memtrace run --rotate-size $v: accepted, one piece ($st)" \
+        sh -c "test $st = 0 && test -f '$T/x.ctf.part0001'"
+done
+rm -f "$T/x.ctf"*
+for v in 0x10000 1e30; do
+    out=$(MEMTRACE_ROTATE_SIZE=$v sh -c '. tests/record/progs/lib.sh; preload_raw "$1" 1 "$2" 1 100 1 100 1 0' _ \
+          "$T/x.ctf" "$R" 2>&1); st=$?
+    check "MEMTRACE_ROTATE_SIZE=$v: refused with the range, the program runs ($st: $out)" \
+        sh -c "test $st = 0 && echo '$out' | grep -q 'expected a size from 64k to 1e18 bytes' && ! ls '$T/x.ctf'* >/dev/null 2>&1"
+done
 
 # The directory goes away: the next piece cannot be made; one message,
 # tracing stops, the program goes on.
