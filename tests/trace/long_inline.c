@@ -9,14 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "memtrace/trace.h"
-
-static int failures;
-#define CHECK(c, ...) \
-    do { \
-        if (c) { printf("PASS: "); } else { printf("FAIL: "); failures++; } \
-        printf(__VA_ARGS__); printf("\n"); \
-    } while (0)
 
 #define MAXN 400
 static mt_location chain[MAXN];

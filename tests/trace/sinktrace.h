@@ -1,7 +1,6 @@
 /*
  * sinktrace.h - what the codec's unit tests of small traces share: CHECK
- * (a "PASS: " or "FAIL: " line per check, as tests/run.sh reads them), an
- * in-memory sink for the writer, and a writer of a v2 trace of a C
+ * (check.h), an in-memory sink for the writer, and a writer of a v2 trace of a C
  * program (8-bit words) whose every location code is f.c:1 f.
  * Header-only: each test is one .c file.
  */
@@ -12,21 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "memtrace/trace.h"
-
-/* Counts the failed checks; main returns failures != 0. */
-static int failures;
-#define CHECK(cond, ...)                                                                     \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            printf("FAIL: " __VA_ARGS__);                                                    \
-            printf("  (%s:%d: %s)\n", __FILE__, __LINE__, #cond);                            \
-            failures++;                                                                      \
-        } else {                                                                             \
-            printf("PASS: " __VA_ARGS__);                                                    \
-            printf("\n");                                                                    \
-        }                                                                                    \
-    } while (0)
 
 /* The start time of every trace written here. */
 #define ST_START 1700000000000000LL

@@ -13,17 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "memtrace/trace.h"
-
-static int failures;
-#define CHECK(cond, ...)                                                                     \
-    do {                                                                                     \
-        if (!(cond)) {                                                                       \
-            printf("FAIL: " __VA_ARGS__);                                                    \
-            printf("  (%s:%d: %s)\n", __FILE__, __LINE__, #cond);                            \
-            failures++;                                                                      \
-        }                                                                                    \
-    } while (0)
 
 /* ---- growable output buffer used as the writer's sink ---- */
 typedef struct sink {
@@ -145,7 +136,7 @@ static sink write_trace(int version, unsigned nevents)
                            .write = sink_write, .write_ctx = &s};
     char *err = NULL;
     mt_writer *w = mt_writer_open(-1, &info, &o, &err);
-    CHECK(w != NULL, "writer opens (%s)\n", err ? err : "");
+    CHECK_QUIET(w != NULL, "writer opens (%s)", err ? err : "");
     if (!w)
         exit(1);
     for (size_t i = 0; i < nrecs; i++)
@@ -177,8 +168,8 @@ static sink write_trace(int version, unsigned nevents)
             mt_source src = (mt_source)rndn(3);
             mt_obj_id id;
             s.in_put = 1;
-            CHECK(mt_writer_put_alloc(w, now, len, ns, src, stack, depth, &id) == 0,
-                  "put_alloc\n");
+            CHECK_QUIET(mt_writer_put_alloc(w, now, len, ns, src, stack, depth, &id) == 0,
+                  "put_alloc");
             s.in_put = 0;
             rec rc = {MT_EVENT_ALLOC, now - START, id, len, ns, src, NULL, depth};
             rc.bt = malloc(depth * sizeof *rc.bt);
@@ -192,13 +183,13 @@ static sink write_trace(int version, unsigned nevents)
             int promote = what == 6;
             if (!promote)
                 live[k] = live[--nlive];
-            CHECK((promote ? mt_writer_put_promote(w, now, id) : mt_writer_put_collect(w, now, id)) == 0,
-                  "put promote/collect\n");
+            CHECK_QUIET((promote ? mt_writer_put_promote(w, now, id) : mt_writer_put_collect(w, now, id)) == 0,
+                  "put promote/collect");
             remember((rec){promote ? MT_EVENT_PROMOTE : MT_EVENT_COLLECT, now - START, id, 0, 0, 0,
                            NULL, 0});
         }
     }
-    CHECK(mt_writer_close(w) == 0, "writer closes\n");
+    CHECK_QUIET(mt_writer_close(w) == 0, "writer closes");
     return s;
 }
 
@@ -247,15 +238,15 @@ static void check_trace(const sink *s, int version)
 {
     char *err = NULL;
     mt_reader *r = mt_reader_open_memory(s->data, s->len, "mem.ctf", NULL, &err);
-    CHECK(r != NULL, "v%d trace opens: %s\n", version, err ? err : "");
+    CHECK_QUIET(r != NULL, "v%d trace opens: %s", version, err ? err : "");
     if (!r)
         return;
     const mt_trace_info *info = mt_reader_info(r);
-    CHECK(info->version == version && info->pid == 4242 && info->start_time == START &&
+    CHECK_QUIET(info->version == version && info->pid == 4242 && info->start_time == START &&
               info->word_size == 8 && info->sample_rate == 1e-4 &&
               info->context && strcmp(info->context, "unit test") == 0 &&
               strcmp(info->executable_name, "/bin/test") == 0,
-          "v%d trace info reads back\n", version);
+          "v%d trace info reads back", version);
     sink again = {0};
     mt_writer_options o = {.version = version, .resolve = reader_resolve, .resolve_ctx = r,
                            .write = sink_write, .write_ctx = &again};
@@ -282,14 +273,14 @@ static void check_trace(const sink *s, int version)
                    (long long)ev.time, (unsigned long long)ev.id);
         mt_writer_put_event(w, info->start_time, &ev);
     }
-    CHECK(rc == 0, "v%d trace reads to the end: %s\n", version, rc < 0 ? mt_reader_error(r) : "");
-    CHECK(i == nrecs && mismatches == 0, "v%d: all %zu events read back as written (%zu read, %d differ)\n",
+    CHECK_QUIET(rc == 0, "v%d trace reads to the end: %s", version, rc < 0 ? mt_reader_error(r) : "");
+    CHECK_QUIET(i == nrecs && mismatches == 0, "v%d: all %zu events read back as written (%zu read, %d differ)",
           version, nrecs, i, mismatches);
-    CHECK(badlocs == 0, "v%d: every code's locations read back (clamped, long names cut): %d bad\n",
+    CHECK_QUIET(badlocs == 0, "v%d: every code's locations read back (clamped, long names cut): %d bad",
           version, badlocs);
-    CHECK(mt_writer_close(w) == 0, "re-encoder closes\n");
-    CHECK(again.len == s->len && memcmp(again.data, s->data, s->len) == 0,
-          "v%d: re-encoding the decoded trace gives the same bytes\n", version);
+    CHECK_QUIET(mt_writer_close(w) == 0, "re-encoder closes");
+    CHECK_QUIET(again.len == s->len && memcmp(again.data, s->data, s->len) == 0,
+          "v%d: re-encoding the decoded trace gives the same bytes", version);
     free(again.data);
     mt_reader_close(r);
 }
@@ -321,10 +312,10 @@ static void check_packets(const sink *s, int version)
         npackets++;
         off += size ? size : 1;
     }
-    CHECK(off == s->len && bad_size == 0, "v%d: %zu packets of at most 32 KiB tile the file\n",
+    CHECK_QUIET(off == s->len && bad_size == 0, "v%d: %zu packets of at most 32 KiB tile the file",
           version, npackets);
-    CHECK(bad_span == 0, "v%d: no packet spans more than 30 s\n", version);
-    CHECK(bad_chunk == 0, "v%d: no packet crosses a 10000-id chunk\n", version);
+    CHECK_QUIET(bad_span == 0, "v%d: no packet spans more than 30 s", version);
+    CHECK_QUIET(bad_chunk == 0, "v%d: no packet crosses a 10000-id chunk", version);
 }
 
 /* A stack deeper than the 4096-byte budget: outermost 409 frames survive;
@@ -345,18 +336,18 @@ static void check_truncation(void)
     mt_writer_put_alloc(w, START + 1, 4, 1, MT_SOURCE_MINOR, deep, 1000, NULL);
     mt_writer_put_alloc(w, START + 2, 4, 1, MT_SOURCE_MINOR, deep, 1001, NULL);
     mt_writer_put_alloc(w, START + 3, 4, 1, MT_SOURCE_MINOR, deep, 2, NULL);
-    CHECK(mt_writer_close(w) == 0, "deep-stack trace closes\n");
+    CHECK_QUIET(mt_writer_close(w) == 0, "deep-stack trace closes");
     mt_reader *r = mt_reader_open_memory(s.data, s.len, "deep.ctf", NULL, NULL);
     mt_event ev;
-    CHECK(r && mt_reader_next(r, &ev) == 1 && ev.backtrace_length == 409 &&
+    CHECK_QUIET(r && mt_reader_next(r, &ev) == 1 && ev.backtrace_length == 409 &&
               memcmp(ev.backtrace, deep, 409 * sizeof deep[0]) == 0 && ev.common_prefix == 0,
-          "a 1000-frame stack keeps its outermost 409 frames\n");
-    CHECK(r && mt_reader_next(r, &ev) == 1 && ev.common_prefix == 1000 &&
+          "a 1000-frame stack keeps its outermost 409 frames");
+    CHECK_QUIET(r && mt_reader_next(r, &ev) == 1 && ev.common_prefix == 1000 &&
               ev.backtrace_length == 409,
-          "the next stack's prefix (1000) exceeds the truncated one: it is repeated\n");
-    CHECK(r && mt_reader_next(r, &ev) == 1 && ev.common_prefix == 2 && ev.backtrace_length == 2,
-          "a shorter stack after that decodes normally\n");
-    CHECK(r && mt_reader_next(r, &ev) == 0, "deep-stack trace ends cleanly\n");
+          "the next stack's prefix (1000) exceeds the truncated one: it is repeated");
+    CHECK_QUIET(r && mt_reader_next(r, &ev) == 1 && ev.common_prefix == 2 && ev.backtrace_length == 2,
+          "a shorter stack after that decodes normally");
+    CHECK_QUIET(r && mt_reader_next(r, &ev) == 0, "deep-stack trace ends cleanly");
     mt_reader_close(r);
     free(s.data);
 }
@@ -381,9 +372,9 @@ static void check_fork(void)
     }
     int status = 0;
     waitpid(pid, &status, 0);
-    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-          "a forked child's flush fails and writes nothing\n");
-    CHECK(mt_writer_close(w) == 0, "the parent still closes its trace\n");
+    CHECK_QUIET(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "a forked child's flush fails and writes nothing");
+    CHECK_QUIET(mt_writer_close(w) == 0, "the parent still closes its trace");
     free(s.data);
 }
 
@@ -393,7 +384,7 @@ int main(void)
     for (int version = 2; version <= 3; version++) {
         resolver_calls = 0;
         sink s = write_trace(version, 60000);
-        CHECK(resolver_calls > NCODES / 2, "v%d: the resolver was asked for locations (%d)\n",
+        CHECK_QUIET(resolver_calls > NCODES / 2, "v%d: the resolver was asked for locations (%d)",
               version, resolver_calls);
         check_trace(&s, version);
         check_packets(&s, version);
