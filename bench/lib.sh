@@ -31,7 +31,8 @@ RUN=
 bench_stop() { :; }
 bench_scratch() {
     tmp=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX")
-    trap 'bench_stop; rm -rf "$tmp"' EXIT
+    # the script's own status, whatever the clean-up's last command gives
+    trap 'st=$?; bench_stop || true; rm -rf "$tmp"; exit $st' EXIT
     trap 'exit 130' INT TERM HUP
 }
 

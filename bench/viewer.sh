@@ -35,7 +35,9 @@ start() { # start FILE -> URL in $url, pid in $vpid
     vpid=$!; pids="$pids $vpid"; url=""
     while [ -z "$url" ]; do
         kill -0 $vpid 2>/dev/null || { cat "$tmp/err" >&2; exit 1; }
-        url=$(sed -n 's/^Serving \(http[^ ]*\).*/\1/p' "$out" 2>/dev/null); [ -n "$url" ] || sleep 0.01
+        # (the server may not have made "$out" yet: sed fails, set -e must not stop the script)
+        url=$(sed -n 's/^Serving \(http[^ ]*\).*/\1/p' "$out" 2>/dev/null || true)
+        [ -n "$url" ] || sleep 0.01
     done
 }
 stop() { kill $vpid; wait $vpid 2>/dev/null || true; }
