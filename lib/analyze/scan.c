@@ -36,7 +36,7 @@ int mt_scan_events(const char *path, mt_scan_fn fn, void *ctx, mt_progress_fn pr
     mta_live live = {0};
     mt_event ev;
     mt_timedelta last = 0;
-    uint64_t n = 0;
+    uint64_t n = 0, total = 0;
     int rc, stop = 0;
     while (!stop && (rc = mt_reader_next(r, &ev)) == 1) {
         if (ev.time < last)
@@ -47,6 +47,13 @@ int mt_scan_events(const char *path, mt_scan_fn fn, void *ctx, mt_progress_fn pr
         if (progress && ++n % (1u << 20) == 0)
             progress(progress_ctx, mt_reader_offset(r), mt_reader_size(r));
         if (ev.kind == MT_EVENT_ALLOC) {
+            /* the model's limit (alloc_of in model.c): past it the sums
+             * that callers keep in int64_t would overflow */
+            if (ev.n_samples > MTA_MAX_SAMPLES - total) {
+                stop = -3;
+                break;
+            }
+            total += ev.n_samples;
             mta_live_rec old;
             int had;
             mta_live_rec *rec = mta_live_add(&live, ev.id, &old, &had);
@@ -88,6 +95,8 @@ int mt_scan_events(const char *path, mt_scan_fn fn, void *ctx, mt_progress_fn pr
         }
     if (stop == -1 && err)
         *err = strdup("out of memory");
+    if (stop == -3 && err)
+        *err = strdup("sample counts add up to more than 2^62 (a damaged or forged trace)");
     mta_live_free(&live);
     mt_reader_close(r);
     return stop || rc < 0 ? -1 : 0;
