@@ -67,6 +67,7 @@ ratios() {
 timed() {
     name=$1; shift
     st=0
+    # shellcheck disable=SC2086  # $RUN: no words or two
     /usr/bin/time -f "%e %U %M" -o "$tmp/one" $RUN "$@" > /dev/null || st=$?
     tail -n 1 "$tmp/one" >> "$tmp/$name"
     return $st
