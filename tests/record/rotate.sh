@@ -196,6 +196,23 @@ for v in 0x10000 1e30; do
         sh -c "test $st = 0 && echo '$out' | grep -q 'expected a size from 64k to 1e18 bytes' && ! ls '$T/x.ctf'* >/dev/null 2>&1"
 done
 
+# Files named like pieces that are not traces the run wrote: a FIFO, a
+# directory, a link to a device are passed over (opening the FIFO would
+# hang); a stray regular file is listed as not readable; names that only
+# look alike (no number, two suffixes) are not pieces.
+d=$T/odd; mkdir -p "$d"
+timeout 30 "$MT_BIN" run --rotate-size 64k -o "$d/x.ctf" -- sh -c '
+    mkfifo "$1.part0003"; mkdir "$1.part0004"; ln -s /dev/zero "$1.part0006"
+    echo stray > "$1.part0005"; echo a > "$1.part"; echo b > "$1.part0001.part0002"' _ "$d/x.ctf" \
+    > /dev/null 2> "$T/odd.err" < /dev/null; st=$?
+check "pieces named oddly: memtrace run ends ($st)" test "$st" = 0
+check "pieces named oddly: the FIFO, the directory and the device are passed over" \
+    sh -c "! grep -q 'x.ctf.part000[346]' '$T/odd.err'"
+check "pieces named oddly: a stray file is listed as not readable" \
+    grep -q 'x.ctf.part0005 (not a readable trace' "$T/odd.err"
+check "pieces named oddly: FILE.part and FILE.part0001.part0002 are not pieces" \
+    sh -c "! grep -q 'x.ctf.part \\|part0001.part0002' '$T/odd.err'"
+
 # The directory goes away: the next piece cannot be made; one message,
 # tracing stops, the program goes on.
 d=$T/gone; mkdir -p "$d"
