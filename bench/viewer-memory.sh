@@ -19,7 +19,7 @@ BIN=$B/memtrace
 bench_need "$B" cli "$BIN"
 bench_scratch mt-viewer-mem
 pid=""
-bench_stop() { [ -z "$pid" ] || kill $pid 2>/dev/null || true; }
+bench_stop() { [ -z "$pid" ] || { kill $pid 2>/dev/null; wait $pid 2>/dev/null; }; }
 
 make -s BUILD="$B" "$B/bench/viewer-gen"
 "$B/bench/viewer-gen" "$tmp/wide.ctf" 400000 200000 >/dev/null

@@ -18,7 +18,8 @@ RUNS=${RUNS:-5}
 bench_need "$B" cli "$BIN"
 bench_scratch mt-viewer-bench
 pids=""
-bench_stop() { for p in $pids; do kill $p 2>/dev/null; done; }
+# (waited for: a server still stopping would write into $tmp as it goes)
+bench_stop() { for p in $pids; do kill $p 2>/dev/null; wait $p 2>/dev/null; done; }
 
 mkdir -p "$B/bench"
 cc -O2 -Iinclude -D_GNU_SOURCE -o "$B/bench/viewer-gen" bench/viewer-gen.c "$B/libmemtrace-trace.a" -lm
