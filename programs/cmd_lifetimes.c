@@ -52,8 +52,9 @@ int cmd_lifetimes(int argc, char **argv)
         fprintf(stderr, "memtrace lifetimes: expected a trace file (several: aggregated)\n");
         return report_usage("lifetimes");
     }
-    if (stream_usable((const char *const *)argv + optind, (size_t)(argc - optind), by_process)) {
-        int src = stream_lifetimes(argv[optind], filter, json);
+    if (stream_usable()) {
+        stream_input in = {(const char *const *)argv + optind, (size_t)(argc - optind), by_process};
+        int src = stream_lifetimes(&in, filter, json);
         if (src != STREAM_WHOLE)
             return src;
     }

@@ -208,13 +208,13 @@ mt_filter *report_filter(const char *cmd, const char *text)
     return filter_compile(stderr, cmd, text);
 }
 
-void report_notes(const char *cmd, const char *path, const mt_model *m)
+void report_notes(const char *cmd, const char *const *paths, size_t n, const mt_model *m)
 {
     uint64_t n_allocs = 0;
     mt_model_event_counts(m, &n_allocs, NULL, NULL);
-    if (n_allocs == 0)
-        explain_empty(stderr, cmd, path, m);
-    hint_unsymbolized(stderr, cmd, path, m);
+    if (n_allocs == 0 && n == 1)
+        explain_empty(stderr, cmd, paths[0], m);
+    hint_unsymbolized(stderr, cmd, paths[0], m);
 }
 
 int report_open(const char *cmd, const char *path, const char *filter, mt_timedelta live_at,

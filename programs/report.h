@@ -101,9 +101,9 @@ int report_open_sides(const char *cmd, report_side *sides, size_t n, const char 
 /* Compiles --filter TEXT (may be NULL); on error prints it with a caret
  * under the place and returns NULL. */
 mt_filter *report_filter(const char *cmd, const char *text);
-/* The notes report_open prints about a loaded trace: no samples at all,
- * frames not symbolized. */
-void report_notes(const char *cmd, const char *path, const mt_model *m);
+/* The notes report_open_many prints about the trace(s) loaded: no
+ * samples at all (one file), frames not symbolized. */
+void report_notes(const char *cmd, const char *const *paths, size_t n, const mt_model *m);
 /* --at VALUE: returns 0, or prints an error and returns 2. */
 int report_time(const char *cmd, const char *opt, const char *text, mt_timedelta *out);
 /* --by/--weight VALUE: returns 0, or prints an error and returns 2. */
