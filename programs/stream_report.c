@@ -1,10 +1,11 @@
 /*
- * stream_report.c - stats, lifetimes and plot on a single trace file read
- * as folded models (memory for the live blocks and the distinct stacks,
- * not one record per allocation): each finished allocation goes through
- * the filter (mt_stream_filter) and into what the report needs (totals and
- * histograms, a lifetime line, the curve, the scatter's dots) as it is
- * read. The passes:
+ * stream_report.c - stats, lifetimes and plot read as folded models
+ * (memory for the live blocks and the distinct stacks, not one record per
+ * allocation), over one trace file, several aggregated (mt_model_load_many
+ * merges them into one stream) or a pipe: each finished allocation goes
+ * through the filter (mt_stream_filter) and into what the report needs
+ * (totals and histograms, a lifetime line, the curve, the scatter's dots)
+ * as it is read. The passes:
  *
  *   peak   the unfiltered peak, first, when --at peak or live:peak asks
  *          for it (as report.c does for top);
@@ -17,9 +18,16 @@
  *          memory, the codec alone when no allocation needs its end to be
  *          selected: about as fast as reading the file).
  *
+ * A single file is scanned by the codec alone where a pass needs no
+ * stacks; several files take folded passes of the merged stream instead. A
+ * pipe has no second pass: what needs one (the peak first, the plot's axes,
+ * a filter that needs blocks' ends for the selection's peak) takes the
+ * whole model, decided before anything is read.
+ *
  * A trace whose times go back somewhere needs the whole model (its events
  * sorted): STREAM_WHOLE, found before anything is written (but lifetimes,
- * which needs no order, streams anyway).
+ * which needs no order, streams anyway); read from a pipe, stats then says
+ * so and fails (the pipe cannot be read again).
  */
 #include <stdio.h>
 #include <stdlib.h>
