@@ -429,8 +429,18 @@ int report_open_sides(const char *cmd, report_side *sides, size_t n, const char 
         sides[i].f = NULL;
         sides[i].s = NULL;
     }
+    /* Two sides that read pipes may read the same one (/dev/stdin twice):
+     * in turn then, as before, the first taking all of it. */
+    size_t piped = 0;
+    struct stat st;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < sides[i].n; k++)
+            if (stat(sides[i].paths[k], &st) != 0 || !S_ISREG(st.st_mode)) {
+                piped++;
+                break;
+            }
     size_t held = 0; /* sides whose messages go to a buffer */
-    if (n >= 2 && !one_thread()) {
+    if (n >= 2 && piped < 2 && !one_thread()) {
         for (; held < n; held++) {
             side_job *j = &jobs[held];
             memset(j, 0, sizeof *j);

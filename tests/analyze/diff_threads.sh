@@ -49,7 +49,15 @@ for whole in 0 1; do
     both diff "$T/a.ctf" "$T/cut.ctf"
     both diff "$T/cut.ctf" "$T/none.ctf"
     both check --max-peak 10MiB --base "$T/a.ctf" --max-increase 5% "$T/b.ctf"
+    both diff "$T/a.ctf" /dev/stdin < "$T/b.ctf"
 done
+# one pipe named twice: read in turn, the first side takes it all
+cat "$T/a.ctf" | "$M" diff /dev/stdin /dev/stdin > "$T/at_once.out" 2> "$T/at_once.err"; r1=$?
+cat "$T/a.ctf" | MEMTRACE_READ_THREADS=1 "$M" diff /dev/stdin /dev/stdin > "$T/apart.out" 2> "$T/apart.err"; r2=$?
+runs=$((runs + 1))
+if [ $r1 != $r2 ] || ! cmp -s "$T/at_once.err" "$T/apart.err" || ! cmp -s "$T/at_once.out" "$T/apart.out"; then
+    differ=$((differ + 1)); echo "  differs: one pipe named twice"
+fi
 unset MEMTRACE_WHOLE_MODEL
 [ $races = 0 ] && echo "PASS: no data race reported ($runs runs)" ||
     { echo "FAIL: $races of $runs runs reported a data race"; fails=$((fails + 1)); }
