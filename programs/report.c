@@ -356,12 +356,14 @@ int report_open_many(const char *cmd, const char *const *paths, size_t n, int by
     return open_many(&o, paths, n, by_process, filter, live_at, shallow, m, f, s);
 }
 
-/* Sides read at once share one progress line: the bytes read of all of
- * them against their sizes. */
+/* Sides read at once share one progress line: the mean of the parts read
+ * of each (a side not started yet counts 0, so the line never goes back
+ * when one starts). */
 typedef struct shared_progress {
     pthread_mutex_t mu;
     progress pr;
-    uint64_t done[REPORT_MAX_SIDES], total[REPORT_MAX_SIDES];
+    size_t n;
+    double part[REPORT_MAX_SIDES];
 } shared_progress;
 
 typedef struct side_job {
@@ -381,13 +383,14 @@ static void side_progress(void *ctx, uint64_t done, uint64_t total)
 {
     side_job *j = ctx;
     shared_progress *sp = j->sp;
+    if (total == 0)
+        return;
     pthread_mutex_lock(&sp->mu);
-    sp->done[j->index] = done;
-    sp->total[j->index] = total;
-    uint64_t d = 0, t = 0;
-    for (size_t i = 0; i < REPORT_MAX_SIDES; i++)
-        d += sp->done[i], t += sp->total[i];
-    progress_update(&sp->pr, d, t);
+    sp->part[j->index] = done < total ? (double)done / (double)total : 1.0;
+    double sum = 0;
+    for (size_t i = 0; i < sp->n; i++)
+        sum += sp->part[i];
+    progress_update(&sp->pr, (uint64_t)(sum * 1e6), (uint64_t)sp->n * 1000000);
     pthread_mutex_unlock(&sp->mu);
 }
 
@@ -469,8 +472,8 @@ int report_open_sides(const char *cmd, report_side *sides, size_t n, const char 
          * that stderr says what reading them one after the other says. */
         pthread_mutex_init(&sp.mu, NULL);
         progress_init(&sp.pr, cmd);
-        memset(sp.done, 0, sizeof sp.done);
-        memset(sp.total, 0, sizeof sp.total);
+        sp.n = n;
+        memset(sp.part, 0, sizeof sp.part);
         for (size_t i = 0; i < n; i++) {
             side_job *j = &jobs[i];
             j->side = &sides[i];
