@@ -2,16 +2,21 @@
 # stream.sh - stats, lifetimes and plot in bounded memory: on a big
 # program-like trace against md5sum reading the same file, and against the
 # same commands on the whole model (MEMTRACE_WHOLE_MODEL=1), in one run.
-# On a single trace file those commands read folded models and feed each
-# allocation to what they need as it is read (programs/stream_report.c),
-# so their memory follows the blocks live at once and the distinct stacks.
+# Those commands read folded models and feed each allocation to what they
+# need as it is read (programs/stream_report.c), so their memory follows
+# the blocks live at once and the distinct stacks: on one file, on several
+# aggregated (stats2: the trace twice, merged by a thread as it is read)
+# and on a pipe (stats_pipe: cat T | memtrace stats /dev/stdin).
 #
 # The trace: bench/viewer-gen.c with EVENTS events (default 50 million,
 # 444 MB; generated once into $BUILD/bench), or TRACE=FILE. REPS
 # interleaved rounds; medians of wall and user+sys time, the ratio to
-# md5sum (goal: at most 4) and the peak RSS (goal: <= 300 MB).
+# md5sum (goal: at most 4) and the peak RSS (goal: <= 300 MB). WHOLE=1
+# adds stats, lifetimes and plot on the whole model (MEMTRACE_WHOLE_MODEL=1:
+# 1.3 to 2.4 GB here). As root the commands run at real-time priority
+# (chrt -f 10: steadier on a shared machine; NOCHRT=1 turns it off).
 #
-#   sh bench/stream.sh          # BUILD=build REPS=3 EVENTS=50000000
+#   sh bench/stream.sh          # BUILD=build REPS=3 EVENTS=50000000 WHOLE= TRACE=
 set -eu
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -23,9 +28,13 @@ trap 'rm -rf "$tmp"' EXIT
 TRACE=${TRACE:-$BUILD/bench/paths-$EVENTS.ctf}
 [ -f "$TRACE" ] || "$BUILD/bench/viewer-gen" "$TRACE" "$EVENTS" > /dev/null
 M=$BUILD/memtrace
+WHOLE=${WHOLE:-}
+RT=
+[ "$(id -u)" = 0 ] && [ -z "${NOCHRT:-}" ] && command -v chrt > /dev/null && RT="chrt -f 10"
 t() { # t NAME CMD...: appends "wall user+sys maxrss_kb" to $tmp/NAME
     name=$1; shift
-    /usr/bin/time -f "%e %U %S %M" -o "$tmp/one" "$@" > /dev/null
+    # shellcheck disable=SC2086
+    /usr/bin/time -f "%e %U %S %M" -o "$tmp/one" $RT "$@" > /dev/null
     awk '{ print $1, $2 + $3, $4 }' "$tmp/one" >> "$tmp/$name"
 }
 w() { # w NAME CMD...: the same on the whole model
@@ -35,8 +44,8 @@ w() { # w NAME CMD...: the same on the whole model
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 m() { cut -d' ' -f"$2" "$tmp/$1" | median; }
 cat "$TRACE" > /dev/null   # warm the page cache
-whats="md5sum stats stats_size stats_life lifetimes plot plot_sizes plot_life
-       whole_stats whole_lifetimes whole_plot"
+whats="md5sum stats stats_size stats_life lifetimes plot plot_sizes plot_life stats2 stats_pipe"
+[ -n "$WHOLE" ] && whats="$whats whole_stats whole_lifetimes whole_plot"
 i=0
 while [ $i -lt "$REPS" ]; do
     t md5sum md5sum "$TRACE"
@@ -47,9 +56,13 @@ while [ $i -lt "$REPS" ]; do
     t plot "$M" plot -o "$tmp/m.svg" "$TRACE"
     t plot_sizes "$M" plot -k sizes -o "$tmp/s.svg" "$TRACE"
     t plot_life "$M" plot -k lifetimes -o "$tmp/l.svg" "$TRACE"
-    w whole_stats "$M" stats "$TRACE"
-    w whole_lifetimes "$M" lifetimes "$TRACE"
-    w whole_plot "$M" plot -o "$tmp/m.svg" "$TRACE"
+    t stats2 "$M" stats "$TRACE" "$TRACE"
+    t stats_pipe sh -c 'cat "$1" | "$2" stats /dev/stdin' sh "$TRACE" "$M"
+    if [ -n "$WHOLE" ]; then
+        w whole_stats "$M" stats "$TRACE"
+        w whole_lifetimes "$M" lifetimes "$TRACE"
+        w whole_plot "$M" plot -o "$tmp/m.svg" "$TRACE"
+    fi
     i=$((i + 1))
 done
 echo "trace: $TRACE ($(wc -c < "$TRACE") bytes); $REPS interleaved rounds, medians"

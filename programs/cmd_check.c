@@ -226,13 +226,6 @@ static void folds_free(folds *fs)
     fs->n = 0;
 }
 
-/* The next report_open_many folds into fs (when it can). */
-static void fold_into(folds *fs, int need_peak)
-{
-    report_hook h = {folds_alloc, folds_reset, fs, need_peak};
-    report_fold_hook = h;
-}
-
 /* A collector for one budget's measure over a whole trace. */
 static int add_fold(folds *fs, size_t i, mt_metric metric, mt_timedelta at)
 {
@@ -403,23 +396,18 @@ int cmd_check(int argc, char **argv)
     mt_model *m = NULL, *bm = NULL;
     mt_filter *f = NULL, *bf = NULL;
     mt_selection *s = NULL, *bs = NULL;
-    if (can_fold)
-        fold_into(&main_f, need_peak);
-    int bad = report_open_many("check", (const char *const *)argv + optind, (size_t)(argc - optind),
-                               0, filter, MT_TIME_END, 2, &m, &f, &s);
-    if (!bad && base_path) {
-        if (can_fold)
-            fold_into(&base_f, need_peak);
-        bad = report_open_many("check", bases, n_bases, 0, filter, MT_TIME_END, 2, &bm, &bf, &bs);
-        if (bad)
-            report_close(m, f, s);
-    }
-    report_fold_hook.fn = NULL;
-    if (bad) {
+    report_side sides[2] = {
+        {(const char *const *)argv + optind, (size_t)(argc - optind), 0,
+         {can_fold ? folds_alloc : NULL, folds_reset, &main_f, need_peak}, NULL, NULL, NULL},
+        {bases, n_bases, 0, {can_fold ? folds_alloc : NULL, folds_reset, &base_f, need_peak},
+         NULL, NULL, NULL}};
+    if (report_open_sides("check", sides, base_path ? 2 : 1, filter, MT_TIME_END, 2)) {
         folds_free(&main_f);
         folds_free(&base_f);
         return 2;
     }
+    m = sides[0].m, f = sides[0].f, s = sides[0].s;
+    bm = sides[1].m, bf = sides[1].f, bs = sides[1].s;
     int m_folded = mt_model_is_folded(m), b_folded = bm && mt_model_is_folded(bm);
     mt_diff_side side = mt_diff_side_all(s, MT_TIME_END);
     side.site = site;

@@ -50,7 +50,8 @@ static void help(void)
            "\n"
            "Memory follows the blocks live at once and the distinct stacks: each trace\n"
            "is folded while read (--at peak reads it twice; MEMTRACE_WHOLE_MODEL=1\n"
-           "keeps every allocation instead).\n"
+           "keeps every allocation instead). BASE and NEW are read at the same time,\n"
+           "one thread each (MEMTRACE_READ_THREADS=1: one after the other).\n"
            "Exit status: 0 no significant difference, 1 a significant difference,\n"
            "2 trouble (unreadable trace, bad arguments).\n"
            "Example: memtrace diff --by live --at peak before.ctf after.ctf\n");
@@ -85,16 +86,17 @@ static void reset_fold(void *ctx)
     mt_diff_fold_reset(ctx);
 }
 
-/* The next report_open_many sums, while folding, what each allocation
+/* A side that sums, while its trace is folded, what each allocation
  * brings to the sides base and new_ (NULL: not this trace's) into a new
- * collector (NULL when out of memory: then the whole model). */
-static mt_diff_fold *fold_into(const mt_diff_side *base, const mt_diff_side *new_,
-                               mt_metric metric, int need_peak)
+ * collector *f (NULL when out of memory: then the whole model). */
+static report_side fold_side(const char *const *paths, size_t n, int by_process,
+                             const mt_diff_side *base, const mt_diff_side *new_, mt_metric metric,
+                             int need_peak, mt_diff_fold **f)
 {
-    mt_diff_fold *f = mt_diff_fold_new(base, new_, metric);
-    report_hook h = {f ? mt_diff_fold_alloc : NULL, reset_fold, f, need_peak};
-    report_fold_hook = h;
-    return f;
+    *f = mt_diff_fold_new(base, new_, metric);
+    report_side sd = {paths, n, by_process, {*f ? mt_diff_fold_alloc : NULL, reset_fold, *f, need_peak},
+                      NULL, NULL, NULL};
+    return sd;
 }
 
 /* The collector, if the model was folded (else the whole model is used). */
@@ -277,14 +279,13 @@ int cmd_diff(int argc, char **argv)
             sb.at = wa.at;
             sn.at = wb.at;
         }
-        fold1 = fold_into(&sb, &sn, dopt.metric, sb.at == MT_TIME_PEAK || sn.at == MT_TIME_PEAK);
-        int bad = report_open_many("diff", news, n_news, by_process, filter, MT_TIME_END, shallow,
-                                   &m1, &f1, &s1);
-        report_fold_hook.fn = NULL;
-        if (bad) {
+        report_side side = fold_side(news, n_news, by_process, &sb, &sn, dopt.metric,
+                                     sb.at == MT_TIME_PEAK || sn.at == MT_TIME_PEAK, &fold1);
+        if (report_open_sides("diff", &side, 1, filter, MT_TIME_END, shallow)) {
             mt_diff_fold_free(fold1);
             return 2;
         }
+        m1 = side.m, f1 = side.f, s1 = side.s;
         sb = mt_diff_side_all(s1, MT_TIME_END);
         sb.fold = folded(m1, fold1);
         sn = sb;
@@ -312,20 +313,16 @@ int cmd_diff(int argc, char **argv)
     } else {
         mt_diff_side spec = mt_diff_side_all(NULL, at);
         int need_peak = live && at == MT_TIME_PEAK;
-        fold1 = fold_into(&spec, NULL, dopt.metric, need_peak);
-        int bad = report_open_many("diff", bases, n_bases, by_process, filter, at, shallow, &m1, &f1, &s1);
-        if (!bad) {
-            fold2 = fold_into(NULL, &spec, dopt.metric, need_peak);
-            bad = report_open_many("diff", news, n_news, by_process, filter, at, shallow, &m2, &f2, &s2);
-            if (bad)
-                report_close(m1, f1, s1);
-        }
-        report_fold_hook.fn = NULL;
-        if (bad) {
+        report_side sides[2] = {
+            fold_side(bases, n_bases, by_process, &spec, NULL, dopt.metric, need_peak, &fold1),
+            fold_side(news, n_news, by_process, NULL, &spec, dopt.metric, need_peak, &fold2)};
+        if (report_open_sides("diff", sides, 2, filter, at, shallow)) {
             mt_diff_fold_free(fold1);
             mt_diff_fold_free(fold2);
             return 2;
         }
+        m1 = sides[0].m, f1 = sides[0].f, s1 = sides[0].s;
+        m2 = sides[1].m, f2 = sides[1].f, s2 = sides[1].s;
         if (mt_model_info(m1)->word_size != mt_model_info(m2)->word_size)
             fprintf(stderr, "memtrace diff: warning: the traces have different word sizes (%u and %u bits): a C and an OCaml trace?\n",
                     (unsigned)mt_model_info(m1)->word_size, (unsigned)mt_model_info(m2)->word_size);

@@ -17,8 +17,7 @@ static void help(void)
            "both in seconds (\"%%f %%f\"). Blocks never collected count as collected\n"
            "at the end of the trace. Lines come in the order blocks end (freed ones\n"
            "as freed, then the never-collected ones): each is printed when its block\n"
-           "ends, so memory follows the live blocks; sort for allocation order\n"
-           "(several FILEs, --by-process: allocation order).\n"
+           "ends, so memory follows the live blocks; sort for allocation order.\n"
            "\n"
            "  -f, --filter F     only allocations matching the filter (docs/filters.md)\n"
            "  -j, --json         a JSON array with size, samples and collected too\n"
@@ -52,8 +51,9 @@ int cmd_lifetimes(int argc, char **argv)
         fprintf(stderr, "memtrace lifetimes: expected a trace file (several: aggregated)\n");
         return report_usage("lifetimes");
     }
-    if (stream_usable((const char *const *)argv + optind, (size_t)(argc - optind), by_process)) {
-        int src = stream_lifetimes(argv[optind], filter, json);
+    if (stream_usable()) {
+        stream_input in = {(const char *const *)argv + optind, (size_t)(argc - optind), by_process};
+        int src = stream_lifetimes(&in, filter, json);
         if (src != STREAM_WHOLE)
             return src;
     }

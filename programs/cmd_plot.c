@@ -84,8 +84,9 @@ int cmd_plot(int argc, char **argv)
         fprintf(stderr, "memtrace plot: expected -o OUT.svg and a trace file (several: aggregated)\n");
         return report_usage("plot");
     }
-    if (stream_usable((const char *const *)argv + optind, (size_t)(argc - optind), by_process)) {
-        int src = stream_plot(argv[optind], filter, &po, output);
+    if (stream_usable()) {
+        stream_input in = {(const char *const *)argv + optind, (size_t)(argc - optind), by_process};
+        int src = stream_plot(&in, filter, &po, output);
         if (src != STREAM_WHOLE)
             return src;
     }

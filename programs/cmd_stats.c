@@ -60,8 +60,9 @@ int cmd_stats(int argc, char **argv)
         fprintf(stderr, "memtrace stats: expected a trace file (several: aggregated)\n");
         return report_usage("stats");
     }
-    if (stream_usable((const char *const *)argv + optind, (size_t)(argc - optind), by_process)) {
-        int src = stream_stats(argv[optind], filter, at, json);
+    if (stream_usable()) {
+        stream_input in = {(const char *const *)argv + optind, (size_t)(argc - optind), by_process};
+        int src = stream_stats(&in, filter, at, json);
         if (src != STREAM_WHOLE)
             return src;
     }

@@ -1,6 +1,7 @@
 /*
  * report.c - helpers shared by the report commands (see report.h).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,7 @@
 
 /* A trace recorded under bare LD_PRELOAD names its frames module+0xoffset
  * until `memtrace symbolize` runs: say so when no frame has a name yet. */
-static void hint_unsymbolized(const char *cmd, const char *path, const mt_model *m)
+static void hint_unsymbolized(FILE *out, const char *cmd, const char *path, const mt_model *m)
 {
     size_t raw = 0, named = 0;
     const mt_func *fn = mt_model_funcs(m);
@@ -27,7 +28,7 @@ static void hint_unsymbolized(const char *cmd, const char *path, const mt_model 
             named++;
     }
     if (raw > 0 && named == 0)
-        fprintf(stderr, "memtrace %s: note: %s is not symbolized (frames read module+0xoffset); "
+        fprintf(out, "memtrace %s: note: %s is not symbolized (frames read module+0xoffset); "
                 "run 'memtrace symbolize %s' on the machine where it was recorded\n",
                 cmd, path, path);
 }
@@ -65,7 +66,6 @@ int report_metric(const char *cmd, const char *opt, const char *text, mt_metric 
 
 report_sites_cfg report_sites;
 int report_fold;
-report_hook report_fold_hook;
 
 /* When allocation plumbing is skipped and the shallow model a report asks
  * for cuts a plumbing run (C++ traces, mostly), report_open loads this many
@@ -83,14 +83,26 @@ int report_site_option(const char *cmd, int c, const char *arg)
     return -1;
 }
 
-mt_plumbing *report_plumbing(const char *cmd, int *failed)
+/* One opening of traces: where its messages go (stderr, or a buffer while
+ * another opening runs beside it), the progress line to clear before one,
+ * and the hook it folds with. */
+typedef struct opener {
+    const char *cmd;
+    FILE *out;                   /* messages */
+    progress *reading;           /* the progress line of the trace being read */
+    const report_hook *hook;     /* NULL: none */
+    mt_progress_fn on_progress;  /* NULL: a progress line of its own */
+    void *progress_ctx;
+} opener;
+
+static mt_plumbing *plumbing_load(FILE *out, const char *cmd, int *failed)
 {
     *failed = 0;
     if (report_sites.raw || !report_sites.used)
         return NULL;
     mt_plumbing *p = mt_plumbing_new(1);
     if (!p) {
-        fprintf(stderr, "memtrace %s: out of memory\n", cmd);
+        fprintf(out, "memtrace %s: out of memory\n", cmd);
         *failed = 1;
         return NULL;
     }
@@ -98,7 +110,7 @@ mt_plumbing *report_plumbing(const char *cmd, int *failed)
     for (int i = 0; i < 2; i++) {
         char *err = NULL;
         if (files[i] && files[i][0] && mt_plumbing_load(p, files[i], &err) < 0) {
-            fprintf(stderr, "memtrace %s: %s%s\n", cmd, i == 0 ? "MEMTRACE_PLUMBING: " : "--plumbing ",
+            fprintf(out, "memtrace %s: %s%s\n", cmd, i == 0 ? "MEMTRACE_PLUMBING: " : "--plumbing ",
                     err ? err : "cannot read");
             free(err);
             mt_plumbing_free(p);
@@ -109,32 +121,36 @@ mt_plumbing *report_plumbing(const char *cmd, int *failed)
     return p;
 }
 
+mt_plumbing *report_plumbing(const char *cmd, int *failed)
+{
+    return plumbing_load(stderr, cmd, failed);
+}
+
 static void no_warning(void *ctx, const char *msg)
 {
     (void)ctx;
     (void)msg;
 }
 
-static progress *reading; /* the progress line of the trace being read */
-
 static void print_warning(void *ctx, const char *msg)
 {
-    if (reading)
-        progress_end(reading);
-    fprintf(stderr, "memtrace %s: warning: %s\n", (const char *)ctx, msg);
+    opener *o = ctx;
+    if (o->reading)
+        progress_end(o->reading);
+    fprintf(o->out, "memtrace %s: warning: %s\n", o->cmd, msg);
 }
 
 /* A trace without a single sample makes every report empty: say why, and
  * point at the traces the other processes of the same run wrote beside it
  * (FILE.PID: a wrapper such as env or a shell leaves FILE nearly empty). */
-static void explain_empty(const char *cmd, const char *path, const mt_model *m)
+static void explain_empty(FILE *out, const char *cmd, const char *path, const mt_model *m)
 {
     const mt_trace_info *info = mt_model_info(m);
     char interval[32];
     double bytes = info->sample_rate > 0 ? info->word_size / 8.0 / info->sample_rate : 0;
     mt_format_bytes(interval, sizeof interval, bytes);
-    fprintf(stderr, "memtrace %s: %s has no samples: its process allocated less than about "
-                    "one sampling interval (%s) in all\n", cmd, path, interval);
+    fprintf(out, "memtrace %s: %s has no samples: its process allocated less than about "
+                 "one sampling interval (%s) in all\n", cmd, path, interval);
     char **paths;
     size_t n = run_trace_files(path, NULL, &paths);
     run_trace *t = n ? calloc(n, sizeof *t) : NULL;
@@ -147,27 +163,27 @@ static void explain_empty(const char *cmd, const char *path, const mt_model *m)
         }
     if (k > 0) {
         qsort(t, k, sizeof *t, run_trace_cmp_bytes);
-        fprintf(stderr, "memtrace %s: other processes of its run wrote traces beside it, "
-                        "largest first:\n", cmd);
+        fprintf(out, "memtrace %s: other processes of its run wrote traces beside it, "
+                     "largest first:\n", cmd);
         for (size_t i = 0; i < k && i < 5; i++) {
             char b[32];
             mt_format_bytes(b, sizeof b, t[i].bytes);
-            fprintf(stderr, "memtrace %s:   %s: %s allocated, %llu samples, %.60s\n", cmd,
+            fprintf(out, "memtrace %s:   %s: %s allocated, %llu samples, %.60s\n", cmd,
                     t[i].path, b, (unsigned long long)t[i].samples, t[i].command);
         }
         if (k > 5)
-            fprintf(stderr, "memtrace %s:   ... and %zu more\n", cmd, k - 5);
+            fprintf(out, "memtrace %s:   ... and %zu more\n", cmd, k - 5);
     }
     free(t);
     run_trace_files_free(paths, n);
 }
 
-/* The model could not be loaded: say why, free what report_open_many
- * holds, exit status 1. */
-static int load_failed(const char *cmd, char *err, mt_filter **f, mt_plumbing *p)
+/* The model could not be loaded: say why, free what open_many holds, exit
+ * status 1. */
+static int load_failed(opener *o, char *err, mt_filter **f, mt_plumbing *p)
 {
-    reading = NULL;
-    fprintf(stderr, "memtrace %s: %s\n", cmd, err ? err : "cannot read the trace");
+    o->reading = NULL;
+    fprintf(o->out, "memtrace %s: %s\n", o->cmd, err ? err : "cannot read the trace");
     free(err);
     mt_filter_free(*f);
     *f = NULL;
@@ -175,25 +191,30 @@ static int load_failed(const char *cmd, char *err, mt_filter **f, mt_plumbing *p
     return 1;
 }
 
-mt_filter *report_filter(const char *cmd, const char *text)
+static mt_filter *filter_compile(FILE *out, const char *cmd, const char *text)
 {
     char *err = NULL;
     size_t pos = 0;
     mt_filter *f = mt_filter_parse(text, &err, &pos);
     if (!f)
-        fprintf(stderr, "memtrace %s: %s\n  %s\n  %*s^\n", cmd, err ? err : "bad filter", text,
+        fprintf(out, "memtrace %s: %s\n  %s\n  %*s^\n", cmd, err ? err : "bad filter", text,
                 (int)pos, "");
     free(err);
     return f;
 }
 
-void report_notes(const char *cmd, const char *path, const mt_model *m)
+mt_filter *report_filter(const char *cmd, const char *text)
+{
+    return filter_compile(stderr, cmd, text);
+}
+
+void report_notes(const char *cmd, const char *const *paths, size_t n, const mt_model *m)
 {
     uint64_t n_allocs = 0;
     mt_model_event_counts(m, &n_allocs, NULL, NULL);
-    if (n_allocs == 0)
-        explain_empty(cmd, path, m);
-    hint_unsymbolized(cmd, path, m);
+    if (n_allocs == 0 && n == 1)
+        explain_empty(stderr, cmd, paths[0], m);
+    hint_unsymbolized(stderr, cmd, paths[0], m);
 }
 
 int report_open(const char *cmd, const char *path, const char *filter, mt_timedelta live_at,
@@ -202,33 +223,34 @@ int report_open(const char *cmd, const char *path, const char *filter, mt_timede
     return report_open_many(cmd, &path, 1, 0, filter, live_at, shallow, m, f, s);
 }
 
-int report_open_many(const char *cmd, const char *const *paths, size_t n, int by_process,
+static int open_many(opener *o, const char *const *paths, size_t n, int by_process,
                      const char *filter, mt_timedelta live_at, size_t shallow, mt_model **m,
                      mt_filter **f, mt_selection **s)
 {
+    const char *cmd = o->cmd;
     char *err = NULL;
     *m = NULL;
     *s = NULL;
     *f = NULL;
     int failed;
-    mt_plumbing *p = report_plumbing(cmd, &failed);
+    mt_plumbing *p = plumbing_load(o->out, cmd, &failed);
     if (failed)
         return 2;
     struct stat st;
     for (size_t i = 0; i < n && p && shallow; i++)
         if (stat(paths[i], &st) != 0 || !S_ISREG(st.st_mode))
             shallow = 0; /* a pipe cannot be read again with deeper stacks */
-    *f = report_filter(cmd, filter);
+    *f = filter_compile(o->out, cmd, filter);
     if (!*f) {
         mt_plumbing_free(p);
         return 2;
     }
-    mt_model_options mo = {.on_warning = print_warning, .warning_ctx = (void *)cmd};
+    mt_model_options mo = {.on_warning = print_warning, .warning_ctx = o};
     if (shallow && !by_process && !mt_filter_uses_stacks(*f))
         mo.max_depth = shallow;
     /* Folding at the peak reads the trace twice: once for the peak. A pipe
      * cannot be read twice: then the whole model. */
-    const report_hook *hook = report_fold_hook.fn ? &report_fold_hook : NULL;
+    const report_hook *hook = o->hook && o->hook->fn ? o->hook : NULL;
     int at_peak = live_at == MT_TIME_PEAK || mt_filter_uses_peak(*f) || (hook && hook->need_peak);
     const char *whole = getenv("MEMTRACE_WHOLE_MODEL");
     int regular = 1;
@@ -248,12 +270,17 @@ int report_open_many(const char *cmd, const char *const *paths, size_t n, int by
     progress_init(&pr, cmd);
     mo.on_progress = progress_update;
     mo.progress_ctx = &pr;
-    reading = &pr;
+    if (o->on_progress) {
+        pr.on = 0; /* the caller's line instead */
+        mo.on_progress = o->on_progress;
+        mo.progress_ctx = o->progress_ctx;
+    }
+    o->reading = &pr;
     int scanned = -1;
     if (mo.fold && at_peak && n == 1 && !by_process) {
         /* the peak by the codec alone (no stacks): about the time of reading
          * the file; a model pass below when that fails, to say why */
-        scanned = mt_scan_peak(paths[0], progress_update, &pr, &mo.fold_peak, NULL);
+        scanned = mt_scan_peak(paths[0], mo.on_progress, mo.progress_ctx, &mo.fold_peak, NULL);
         if (scanned == 0)
             mo.fold_peak_known = 1;
         else if (scanned == 1)
@@ -285,12 +312,12 @@ int report_open_many(const char *cmd, const char *const *paths, size_t n, int by
     *m = mt_model_load_many(paths, n, by_process, &mo, &err);
     progress_end(&pr);
     if (!*m)
-        return load_failed(cmd, err, f, p);
+        return load_failed(o, err, f, p);
     uint64_t n_allocs = 0; /* a folded model keeps no allocation records: count events */
     mt_model_event_counts(*m, &n_allocs, NULL, NULL);
     if (n_allocs == 0 && n == 1)
-        explain_empty(cmd, paths[0], *m);
-    hint_unsymbolized(cmd, paths[0], *m);
+        explain_empty(o->out, cmd, paths[0], *m);
+    hint_unsymbolized(o->out, cmd, paths[0], *m);
     *s = mt_select_sites(*m, *f, live_at, p, &err);
     while (*s && p && mo.max_depth && !mt_selection_sites_complete(*s, p, mo.max_depth)) {
         /* a plumbing run reaches the cut: load deeper stacks, then whole ones */
@@ -303,14 +330,14 @@ int report_open_many(const char *cmd, const char *const *paths, size_t n, int by
         *m = mt_model_load_many(paths, n, by_process, &mo, &err);
         progress_end(&pr);
         if (!*m)
-            return load_failed(cmd, err, f, p);
+            return load_failed(o, err, f, p);
         *s = mt_select_sites(*m, *f, live_at, p, &err);
     }
-    reading = NULL;
+    o->reading = NULL;
     mt_plumbing_free(p);
     if (!*s) {
         /* a regex over its limits is the filter's fault: a usage error */
-        fprintf(stderr, "memtrace %s: %s\n", cmd, err ? err : "out of memory");
+        fprintf(o->out, "memtrace %s: %s\n", cmd, err ? err : "out of memory");
         int rc = err ? 2 : 1;
         free(err);
         report_close(*m, *f, NULL);
@@ -319,6 +346,177 @@ int report_open_many(const char *cmd, const char *const *paths, size_t n, int by
         return rc;
     }
     return 0;
+}
+
+int report_open_many(const char *cmd, const char *const *paths, size_t n, int by_process,
+                     const char *filter, mt_timedelta live_at, size_t shallow, mt_model **m,
+                     mt_filter **f, mt_selection **s)
+{
+    opener o = {.cmd = cmd, .out = stderr};
+    return open_many(&o, paths, n, by_process, filter, live_at, shallow, m, f, s);
+}
+
+/* Sides read at once share one progress line: the mean of the parts read
+ * of each (a side not started yet counts 0, so the line never goes back
+ * when one starts). */
+typedef struct shared_progress {
+    pthread_mutex_t mu;
+    progress pr;
+    size_t n;
+    double part[REPORT_MAX_SIDES];
+} shared_progress;
+
+typedef struct side_job {
+    opener o;
+    report_side *side;
+    shared_progress *sp;
+    size_t index;
+    const char *filter;
+    mt_timedelta live_at;
+    size_t shallow;
+    char *msgs;                  /* what it would have written to stderr */
+    size_t msgs_len;
+    int rc;
+} side_job;
+
+static void side_progress(void *ctx, uint64_t done, uint64_t total)
+{
+    side_job *j = ctx;
+    shared_progress *sp = j->sp;
+    if (total == 0)
+        return;
+    pthread_mutex_lock(&sp->mu);
+    sp->part[j->index] = done < total ? (double)done / (double)total : 1.0;
+    double sum = 0;
+    for (size_t i = 0; i < sp->n; i++)
+        sum += sp->part[i];
+    progress_update(&sp->pr, (uint64_t)(sum * 1e6), (uint64_t)sp->n * 1000000);
+    pthread_mutex_unlock(&sp->mu);
+}
+
+static void side_open(side_job *j)
+{
+    report_side *sd = j->side;
+    j->rc = open_many(&j->o, sd->paths, sd->n, sd->by_process, j->filter, j->live_at, j->shallow,
+                      &sd->m, &sd->f, &sd->s);
+}
+
+static void *side_thread(void *arg)
+{
+    side_job *j = arg;
+    side_open(j);
+    fflush(j->o.out);
+    return NULL;
+}
+
+/* MEMTRACE_READ_THREADS=1: no thread beyond the main one. */
+static int one_thread(void)
+{
+    const char *t = getenv("MEMTRACE_READ_THREADS");
+    return t && !strcmp(t, "1");
+}
+
+int report_open_sides(const char *cmd, report_side *sides, size_t n, const char *filter,
+                      mt_timedelta live_at, size_t shallow)
+{
+    side_job jobs[REPORT_MAX_SIDES];
+    pthread_t tid[REPORT_MAX_SIDES];
+    int started[REPORT_MAX_SIDES] = {0};
+    shared_progress sp;
+    memset(jobs, 0, sizeof jobs);
+    int rc = 0;
+    if (n > REPORT_MAX_SIDES)
+        n = REPORT_MAX_SIDES;
+    for (size_t i = 0; i < n; i++) {
+        sides[i].m = NULL;
+        sides[i].f = NULL;
+        sides[i].s = NULL;
+    }
+    /* Two sides that read pipes may read the same one (/dev/stdin twice):
+     * in turn then, as before, the first taking all of it. */
+    size_t piped = 0;
+    struct stat st;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < sides[i].n; k++)
+            if (stat(sides[i].paths[k], &st) != 0 || !S_ISREG(st.st_mode)) {
+                piped++;
+                break;
+            }
+    size_t held = 0; /* sides whose messages go to a buffer */
+    if (n >= 2 && piped < 2 && !one_thread()) {
+        for (; held < n; held++) {
+            side_job *j = &jobs[held];
+            memset(j, 0, sizeof *j);
+            j->o.out = open_memstream(&j->msgs, &j->msgs_len);
+            if (!j->o.out)
+                break;
+        }
+        if (held < n) { /* out of memory: one after the other */
+            while (held > 0) {
+                fclose(jobs[--held].o.out);
+                free(jobs[held].msgs);
+            }
+        }
+    }
+    if (held == 0) {
+        /* one after the other, as report_open_many; stop at the first failure */
+        for (size_t i = 0; i < n && !rc; i++) {
+            opener o = {.cmd = cmd, .out = stderr, .hook = &sides[i].hook};
+            rc = open_many(&o, sides[i].paths, sides[i].n, sides[i].by_process, filter, live_at,
+                           shallow, &sides[i].m, &sides[i].f, &sides[i].s);
+        }
+    } else {
+        /* One thread per side beyond the first (their models share
+         * nothing). Messages are held in each side's buffer and written in
+         * side order after the reads, up to the first side that failed, so
+         * that stderr says what reading them one after the other says. */
+        pthread_mutex_init(&sp.mu, NULL);
+        progress_init(&sp.pr, cmd);
+        sp.n = n;
+        memset(sp.part, 0, sizeof sp.part);
+        for (size_t i = 0; i < n; i++) {
+            side_job *j = &jobs[i];
+            j->side = &sides[i];
+            j->sp = &sp;
+            j->index = i;
+            j->filter = filter;
+            j->live_at = live_at;
+            j->shallow = shallow;
+            j->o.cmd = cmd;
+            j->o.hook = &sides[i].hook;
+            j->o.on_progress = side_progress;
+            j->o.progress_ctx = j;
+        }
+        for (size_t i = 1; i < n; i++)
+            started[i] = pthread_create(&tid[i], NULL, side_thread, &jobs[i]) == 0;
+        side_open(&jobs[0]);
+        for (size_t i = 1; i < n; i++)
+            if (started[i])
+                pthread_join(tid[i], NULL);
+        for (size_t i = 1; i < n; i++)
+            if (!started[i]) /* no thread for it: read it here, after the others */
+                side_open(&jobs[i]);
+        progress_end(&sp.pr);
+        pthread_mutex_destroy(&sp.mu);
+        for (size_t i = 0; i < n; i++) {
+            side_job *j = &jobs[i];
+            fclose(j->o.out);
+            if (!rc && j->msgs_len)
+                fwrite(j->msgs, 1, j->msgs_len, stderr);
+            free(j->msgs);
+            if (!rc)
+                rc = j->rc;
+        }
+    }
+    if (rc)
+        for (size_t i = 0; i < n; i++) {
+            if (sides[i].m || sides[i].f || sides[i].s)
+                report_close(sides[i].m, sides[i].f, sides[i].s);
+            sides[i].m = NULL;
+            sides[i].f = NULL;
+            sides[i].s = NULL;
+        }
+    return rc;
 }
 
 void report_close(mt_model *m, mt_filter *f, mt_selection *s)

@@ -41,21 +41,19 @@ extern report_sites_cfg report_sites;
  * blocks and the distinct stacks, not for every allocation), unless the
  * time or the filter asks for the peak, which needs the whole model. */
 extern int report_fold;
-/* Set by reports that fold with a per-allocation hook (diff, check: sums
- * per stack that per-stack costs cannot give): report_open_many then folds
- * when it can (one regular file, no --by-process, a known peak) and calls
- * fn for every allocation folded, after reset (called before each read of
- * the trace). need_peak: the hook needs the trace's peak time (the model's
- * fold_peak). Whether it folded: mt_model_is_folded() of the model.
- * MEMTRACE_WHOLE_MODEL=1 in the environment turns folding off (tests
- * compare both ways). */
+/* A per-allocation hook for reports that fold (diff, check: sums per
+ * stack that per-stack costs cannot give): report_open_sides folds when it
+ * can (regular files, or no peak needed) and calls fn for every allocation
+ * folded, after reset (called before each read of the trace). need_peak:
+ * the hook needs the trace's peak time (the model's fold_peak). Whether it
+ * folded: mt_model_is_folded() of the model. MEMTRACE_WHOLE_MODEL=1 in the
+ * environment turns folding off (tests compare both ways). */
 typedef struct report_hook {
     int (*fn)(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq);
     void (*reset)(void *ctx);
     void *ctx;
     int need_peak;
 } report_hook;
-extern report_hook report_fold_hook;
 /* Handles a REPORT_OPT_* code: returns 0, 2 after printing a usage error,
  * or -1 when c is not one of them. */
 int report_site_option(const char *cmd, int c, const char *arg);
@@ -79,12 +77,33 @@ int report_open_many(const char *cmd, const char *const *paths, size_t n, int by
                      const char *filter, mt_timedelta live_at, size_t shallow, mt_model **m,
                      mt_filter **f, mt_selection **s);
 void report_close(mt_model *m, mt_filter *f, mt_selection *s);
+/* One of the traces (or sets of traces, aggregated) a comparison reads:
+ * the files and the hook in, the model, filter and selection out. */
+typedef struct report_side {
+    const char *const *paths;
+    size_t n;
+    int by_process;
+    report_hook hook;           /* fn NULL: none */
+    mt_model *m;
+    mt_filter *f;
+    mt_selection *s;
+} report_side;
+#define REPORT_MAX_SIDES 4
+/* Opens up to REPORT_MAX_SIDES sides as report_open_many would, one after
+ * the other: 0 with every side's m, f and s set, or the exit status of the
+ * first side that failed, after its messages (and those of the sides
+ * before it), with every side closed. The sides are read at once, one
+ * thread each, their messages held and written in side order, and one
+ * progress line for all; MEMTRACE_READ_THREADS=1 reads them one after the
+ * other. */
+int report_open_sides(const char *cmd, report_side *sides, size_t n, const char *filter,
+                      mt_timedelta live_at, size_t shallow);
 /* Compiles --filter TEXT (may be NULL); on error prints it with a caret
  * under the place and returns NULL. */
 mt_filter *report_filter(const char *cmd, const char *text);
-/* The notes report_open prints about a loaded trace: no samples at all,
- * frames not symbolized. */
-void report_notes(const char *cmd, const char *path, const mt_model *m);
+/* The notes report_open_many prints about the trace(s) loaded: no
+ * samples at all (one file), frames not symbolized. */
+void report_notes(const char *cmd, const char *const *paths, size_t n, const mt_model *m);
 /* --at VALUE: returns 0, or prints an error and returns 2. */
 int report_time(const char *cmd, const char *opt, const char *text, mt_timedelta *out);
 /* --by/--weight VALUE: returns 0, or prints an error and returns 2. */

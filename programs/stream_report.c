@@ -1,10 +1,11 @@
 /*
- * stream_report.c - stats, lifetimes and plot on a single trace file read
- * as folded models (memory for the live blocks and the distinct stacks,
- * not one record per allocation): each finished allocation goes through
- * the filter (mt_stream_filter) and into what the report needs (totals and
- * histograms, a lifetime line, the curve, the scatter's dots) as it is
- * read. The passes:
+ * stream_report.c - stats, lifetimes and plot read as folded models
+ * (memory for the live blocks and the distinct stacks, not one record per
+ * allocation), over one trace file, several aggregated (mt_model_load_many
+ * merges them into one stream) or a pipe: each finished allocation goes
+ * through the filter (mt_stream_filter) and into what the report needs
+ * (totals and histograms, a lifetime line, the curve, the scatter's dots)
+ * as it is read. The passes:
  *
  *   peak   the unfiltered peak, first, when --at peak or live:peak asks
  *          for it (as report.c does for top);
@@ -17,32 +18,42 @@
  *          memory, the codec alone when no allocation needs its end to be
  *          selected: about as fast as reading the file).
  *
+ * A single file is scanned by the codec alone where a pass needs no
+ * stacks; several files take folded passes of the merged stream instead. A
+ * pipe has no second pass: what needs one (the peak first, the plot's axes,
+ * a filter that needs blocks' ends for the selection's peak) takes the
+ * whole model, decided before anything is read.
+ *
  * A trace whose times go back somewhere needs the whole model (its events
  * sorted): STREAM_WHOLE, found before anything is written (but lifetimes,
- * which needs no order, streams anyway).
+ * which needs no order, streams anyway); read from a pipe, stats then says
+ * so and fails (the pipe cannot be read again).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "memtrace/compare.h"
 #include "memtrace/stream.h"
 #include "progress.h"
 #include "report.h"
 #include "stream_report.h"
 
-int stream_usable(const char *const *paths, size_t n, int by_process)
+int stream_usable(void)
 {
-    struct stat st;
     const char *env = getenv("MEMTRACE_WHOLE_MODEL");
-    if (env && env[0] && strcmp(env, "0") != 0)
-        return 0;
-    return n == 1 && !by_process && stat(paths[0], &st) == 0 && S_ISREG(st.st_mode);
+    return !(env && env[0] && strcmp(env, "0") != 0);
 }
 
 /* One report's passes: the filter, and what the callbacks fill. */
 typedef struct run {
-    const char *cmd, *path;
+    const char *cmd, *path;     /* path: the first file (notes, RSS, messages) */
+    const char *const *paths;   /* the files, aggregated (one merged stream) */
+    size_t n_paths;
+    int by_process;
+    int one_file;               /* one file, not by process: the codec alone can scan it */
+    int regular;                /* every file can be read again (none is a pipe) */
     mt_filter *f;
     mt_stream_filter *sf;
     mt_timedelta peak;          /* what live:peak stands for */
@@ -172,6 +183,23 @@ static int on_fold(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq
     return 0;
 }
 
+/* A pass that only draws r->curve (of the allocations r->bits selects):
+ * the collections, as on_fold gives them. */
+static int curve_fold(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq)
+{
+    run *r = ctx;
+    if (a->collect == MT_TIME_NEVER)
+        return 0;
+    int p = selected(r, m, a, seq);
+    if (p < 0)
+        return -1;
+    int64_t s = (int64_t)a->n_samples;
+    mt_curve_acc_event(r->curve, a->collect, -s, p ? -s : 0, 0);
+    return 0;
+}
+
+enum { HOOKS_NONE, HOOKS_ALL, HOOKS_CURVE };
+
 /* Reads the trace once, with the callbacks when hooks (else a plain folded
  * model: the end and the peak). Warnings only when loud. NULL after
  * printing why, *status set (1: input, 2: the filter). */
@@ -181,16 +209,18 @@ static mt_model *pass(run *r, int hooks, int loud, int *status)
     mt_model_options mo = {.on_warning = loud ? print_warning : quiet_warning, .warning_ctx = r};
     mo.fold = 1;
     mo.fold_live_at = MT_TIME_END;
-    mo.max_depth = mt_filter_uses_stacks(r->f) ? 0 : 1;
+    /* by process: whole stacks, as the whole model (a filter may name the
+     * process frame) */
+    mo.max_depth = mt_filter_uses_stacks(r->f) || r->by_process ? 0 : 1;
     if (hooks) {
-        mo.on_fold = on_fold;
+        mo.on_fold = hooks == HOOKS_CURVE ? curve_fold : on_fold;
         mo.on_alloc = r->curve ? on_alloc : NULL;
         mo.fold_ctx = r;
     }
     progress_init(&r->pr, r->cmd);
     mo.on_progress = progress_update;
     mo.progress_ctx = &r->pr;
-    mt_model *m = mt_model_load(r->path, &mo, &err);
+    mt_model *m = mt_model_load_many(r->paths, r->n_paths, r->by_process, &mo, &err);
     progress_end(&r->pr);
     if (m && hooks && mt_stream_filter_sync(r->sf, m, &r->err) < 0) {
         mt_model_free(m);
@@ -212,6 +242,8 @@ static mt_model *pass(run *r, int hooks, int loud, int *status)
  * (then a model pass says why). */
 static int scan_end(run *r, mt_timedelta *end, int *monotone)
 {
+    if (!r->one_file)
+        return -1; /* several files merge into one stream: a model pass */
     mt_reader_options o = {.on_warning = quiet_warning, .skip_backtraces = 1};
     mt_reader *rd = mt_reader_open(r->path, &o, NULL);
     if (!rd)
@@ -286,23 +318,37 @@ static int scan_peak(run *r, mt_timedelta *t, int64_t *samples)
 
 /* Compiles the filter and, when it or the live time needs the peak, finds
  * it with a first pass. Returns 0, STREAM_WHOLE, or an exit status. */
-static int start(run *r, const char *cmd, const char *path, const char *filter, int at_peak)
+static int start(run *r, const char *cmd, const stream_input *in, const char *filter, int at_peak)
 {
+    struct stat st;
     memset(r, 0, sizeof *r);
     r->cmd = cmd;
-    r->path = path;
+    r->paths = in->paths;
+    r->n_paths = in->n;
+    r->path = in->paths[0];
+    r->by_process = in->by_process;
+    r->one_file = in->n == 1 && !in->by_process;
+    r->regular = 1;
+    for (size_t i = 0; i < in->n; i++)
+        if (stat(in->paths[i], &st) != 0 || !S_ISREG(st.st_mode))
+            r->regular = 0;
     r->first = 1;
     if (!(r->f = report_filter(cmd, filter)))
         return 2;
     if (at_peak || mt_filter_uses_peak(r->f)) {
-        int status;
-        progress_init(&r->pr, r->cmd);
-        int sc = mt_scan_peak(r->path, progress_update, &r->pr, &r->peak, NULL);
-        progress_end(&r->pr);
+        int status, sc = -1;
+        if (!r->regular)
+            return STREAM_WHOLE; /* a pipe: no first pass for the peak */
+        if (r->one_file) {
+            progress_init(&r->pr, r->cmd);
+            sc = mt_scan_peak(r->path, progress_update, &r->pr, &r->peak, NULL);
+            progress_end(&r->pr);
+        }
         if (sc == 1)
             return STREAM_WHOLE;
         if (sc < 0) {
-            /* unreadable: the model says why (or finds it after all) */
+            /* several files (or unreadable: the model says why, or finds
+             * it after all) */
             mt_model *pm = pass(r, 0, 0, &status);
             if (!pm)
                 return status;
@@ -340,12 +386,33 @@ static int peak_pass(run *r, double bps, mt_stats *st)
     mt_timedelta t;
     int64_t samples;
     r->bits_read = 1;
-    if (scan_peak(r, &t, &samples) == 0) {
+    if (r->one_file && scan_peak(r, &t, &samples) == 0) {
         st->peak_filtered_bytes = (double)samples * bps;
         st->peak_filtered_time = t;
         return 0;
     }
     int status = 1;
+    if (!r->one_file) {
+        /* several files: the merged stream again, folded for the curve alone */
+        mt_curve_acc_free(r->curve);
+        if (!(r->curve = mt_curve_acc_new(1, 1))) {
+            fprintf(stderr, "memtrace %s: out of memory\n", r->cmd);
+            return 1;
+        }
+        mt_model *m = pass(r, HOOKS_CURVE, 0, &status);
+        if (!m)
+            return status;
+        mt_model_free(m);
+        mt_curve *c = mt_curve_acc_result(r->curve, 1.0); /* in samples */
+        if (!c) {
+            fprintf(stderr, "memtrace %s: out of memory\n", r->cmd);
+            return 1;
+        }
+        st->peak_filtered_bytes = (double)(int64_t)c->peak_filtered * bps;
+        st->peak_filtered_time = c->peak_filtered_time;
+        mt_curve_free(c);
+        return 0;
+    }
     mt_model *m = pass(r, 0, 0, &status);
     if (m) {
         fprintf(stderr, "memtrace %s: %s: cannot read it again\n", r->cmd, r->path);
@@ -354,10 +421,10 @@ static int peak_pass(run *r, double bps, mt_stats *st)
     return status;
 }
 
-int stream_stats(const char *path, const char *filter, mt_timedelta at, int json)
+int stream_stats(const stream_input *in, const char *filter, mt_timedelta at, int json)
 {
     run r;
-    int rc = start(&r, "stats", path, filter, at == MT_TIME_PEAK);
+    int rc = start(&r, "stats", in, filter, at == MT_TIME_PEAK);
     mt_model *m = NULL;
     mt_histogram *hs = NULL, *hl = NULL;
     mt_stats st;
@@ -372,10 +439,23 @@ int stream_stats(const char *path, const char *filter, mt_timedelta at, int json
         goto out;
     }
     r.bits_write = filtered && !in_pass;
+    if (r.bits_write && !r.regular) {
+        rc = STREAM_WHOLE; /* a pipe: no second pass for the selection's peak */
+        goto out;
+    }
     r.hold = 1;
     m = pass(&r, 1, 1, &rc);
     if (m && !mt_model_peak_known(m)) {
         rc = STREAM_WHOLE;
+        if (!r.regular) {
+            /* the whole model would sort the events, but a pipe cannot be
+             * read again */
+            release_warnings(&r, 1);
+            fprintf(stderr, "memtrace stats: %s: the trace's times go back somewhere: its peak "
+                            "needs the whole model, and a pipe cannot be read again (give the "
+                            "file, or set MEMTRACE_WHOLE_MODEL=1)\n", r.path);
+            rc = 1;
+        }
         goto out;
     }
     release_warnings(&r, 1);
@@ -403,8 +483,8 @@ int stream_stats(const char *path, const char *filter, mt_timedelta at, int json
             mt_curve_free(c);
         }
     }
-    report_notes("stats", path, m);
-    mt_rss *rss = mt_rss_load(path, m, NULL, NULL);
+    report_notes("stats", in->paths, in->n, m);
+    mt_rss *rss = mt_rss_load(r.path, m, NULL, NULL);
     rc = 0;
     int wrc = mt_report_stats_figures(stdout, m, &st, hs, hl, mt_model_resolve_time(m, live_at),
                                       rss, json);
@@ -421,10 +501,10 @@ out:
     return rc;
 }
 
-int stream_lifetimes(const char *path, const char *filter, int json)
+int stream_lifetimes(const stream_input *in, const char *filter, int json)
 {
     run r;
-    int rc = start(&r, "lifetimes", path, filter, 0);
+    int rc = start(&r, "lifetimes", in, filter, 0);
     if (rc)
         goto out;
     r.lines = 1;
@@ -434,7 +514,7 @@ int stream_lifetimes(const char *path, const char *filter, int json)
         goto out;
     if (json)
         fputs(r.first ? "[\n]\n" : "\n]\n", stdout);
-    report_notes("lifetimes", path, m);
+    report_notes("lifetimes", in->paths, in->n, m);
     mt_model_free(m);
     if (ferror(stdout) || fflush(stdout) != 0) {
         perror("memtrace lifetimes: writing");
@@ -483,10 +563,11 @@ static int draw(FILE *out, void *ctx)
     }
 }
 
-int stream_plot(const char *path, const char *filter, mt_plot_options *po, const char *output)
+int stream_plot(const stream_input *in, const char *filter, mt_plot_options *po,
+                const char *output)
 {
     run r;
-    int rc = start(&r, "plot", path, filter, 0);
+    int rc = start(&r, "plot", in, filter, 0);
     mt_model *m = NULL;
     mt_curve *curve = NULL;
     mt_histogram *hist = NULL;
@@ -494,6 +575,10 @@ int stream_plot(const char *path, const char *filter, mt_plot_options *po, const
     picture pic = {.r = &r, .po = po};
     if (rc)
         goto out;
+    if (po->kind != MT_PLOT_SIZES && !r.regular) {
+        rc = STREAM_WHOLE; /* a pipe: the axes need a first pass */
+        goto out;
+    }
     rc = 1;
     if (po->kind == MT_PLOT_SIZES) {
         if (!(r.stats = mt_stats_acc_new(MT_TIME_END))) {
@@ -514,9 +599,9 @@ int stream_plot(const char *path, const char *filter, mt_plot_options *po, const
         mt_timedelta end = 0;
         mt_scan_result res;
         int scanned = 0;
-        if (mt_stream_filter_keeps_all(r.sf)) {
+        if (mt_stream_filter_keeps_all(r.sf) && r.one_file) {
             progress_init(&r.pr, r.cmd);
-            scanned = mt_scan_events(path, scan_event, &r, progress_update, &r.pr, &res,
+            scanned = mt_scan_events(r.path, scan_event, &r, progress_update, &r.pr, &res,
                                      NULL) == 0;
             progress_end(&r.pr);
             end = res.end;
@@ -565,11 +650,23 @@ int stream_plot(const char *path, const char *filter, mt_plot_options *po, const
             r.bits_write = 0;
             r.bits_read = 1;
             mt_scan_result res;
-            progress_init(&r.pr, r.cmd);
-            int sc = mt_scan_events(path, scan_event, &r, progress_update, &r.pr, &res, NULL);
-            progress_end(&r.pr);
+            int sc = -1;
+            if (r.one_file) {
+                progress_init(&r.pr, r.cmd);
+                sc = mt_scan_events(r.path, scan_event, &r, progress_update, &r.pr, &res, NULL);
+                progress_end(&r.pr);
+            } else {
+                /* several files: the merged stream again, for the curve */
+                mt_model *m2 = pass(&r, HOOKS_CURVE, 0, &rc);
+                if (!m2)
+                    goto out;
+                rc = 1;
+                res.end = mt_model_end(m2);
+                sc = 0;
+                mt_model_free(m2);
+            }
             if (sc < 0 || res.end != end) {
-                fprintf(stderr, "memtrace plot: %s: cannot read it again\n", path);
+                fprintf(stderr, "memtrace plot: %s: cannot read it again\n", r.path);
                 goto out;
             }
         } else {
@@ -599,11 +696,11 @@ int stream_plot(const char *path, const char *filter, mt_plot_options *po, const
             goto out;
         }
         pic.curve = curve;
-        po->rss = mt_rss_load(path, m, NULL, NULL);
+        po->rss = mt_rss_load(r.path, m, NULL, NULL);
     }
     mt_model_event_counts(m, &pic.n_allocs, NULL, NULL);
     pic.m = m;
-    report_notes("plot", path, m);
+    report_notes("plot", in->paths, in->n, m);
     rc = write_picture(output, draw, &pic);
 out:
     if (po->rss) {

@@ -1,7 +1,7 @@
 /*
- * stream_report.h - stats, lifetimes and plot on one trace file in a few
- * folded passes (memory for the live blocks and the distinct stacks, not
- * for the events); see stream_report.c.
+ * stream_report.h - stats, lifetimes and plot in a few folded passes
+ * (memory for the live blocks and the distinct stacks, not for the
+ * events), over one trace or several aggregated; see stream_report.c.
  */
 #ifndef MEMTRACE_STREAM_REPORT_H
 #define MEMTRACE_STREAM_REPORT_H
@@ -12,17 +12,26 @@
 #include "memtrace/present.h"
 
 /* Returned when the trace needs the whole model after all (its times go
- * back somewhere): nothing was written, the caller loads it. */
+ * back somewhere, or a pipe would have to be read twice): nothing was
+ * written and nothing read from a pipe, the caller loads it. */
 #define STREAM_WHOLE (-1)
 
-/* 1 when these files can be read streaming: a single regular file, not
- * --by-process, and MEMTRACE_WHOLE_MODEL unset in the environment (the
- * tests compare both ways). */
-int stream_usable(const char *const *paths, size_t n, int by_process);
+/* 1 unless MEMTRACE_WHOLE_MODEL is set in the environment (the tests
+ * compare both ways). */
+int stream_usable(void);
 
-/* The commands' work on a single file: exit status, or STREAM_WHOLE. */
-int stream_stats(const char *path, const char *filter, mt_timedelta at, int json);
-int stream_lifetimes(const char *path, const char *filter, int json);
-int stream_plot(const char *path, const char *filter, mt_plot_options *po, const char *output);
+/* What a command reads: its trace files (aggregated when several: a
+ * process tree, runs) and --by-process. */
+typedef struct stream_input {
+    const char *const *paths;
+    size_t n;
+    int by_process;
+} stream_input;
+
+/* The commands' work: exit status, or STREAM_WHOLE. */
+int stream_stats(const stream_input *in, const char *filter, mt_timedelta at, int json);
+int stream_lifetimes(const stream_input *in, const char *filter, int json);
+int stream_plot(const stream_input *in, const char *filter, mt_plot_options *po,
+                const char *output);
 
 #endif

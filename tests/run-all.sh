@@ -1,7 +1,7 @@
 #!/bin/sh
 # run-all.sh - what `make test` runs: every test against the plain build,
 # the codec and analysis tests again under ASan+UBSan, the recorder's tests
-# and the viewer's threaded paths under TSan. Prints each stage's
+# and the threaded paths (the viewer's, diff's two sides read at once) under TSan. Prints each stage's
 # "N passed, N failed, N skipped" and a final line with the sums over the stages (a check run in two stages
 # counts in both; a sanitizer build that fails counts as one failure).
 set -u
@@ -41,9 +41,10 @@ else
 fi
 
 # the viewer's threads too: loading while serving, the summing thread of big
-# traces, the request threads
+# traces, the request threads; and the two sides diff and check read at once
 if make --no-print-directory -s BUILD=build/tsan SANITIZE=thread libs record-tests cli tests-build >"$log" 2>&1; then
-    stage tsan build/tsan tests/record tests/viewer/loading.sh tests/viewer/big.sh tests/viewer/api.sh
+    stage tsan build/tsan tests/record tests/viewer/loading.sh tests/viewer/big.sh tests/viewer/api.sh \
+        tests/analyze/diff_threads.sh
 else
     tail -n 30 "$log"; build_failed tsan
 fi

@@ -100,4 +100,45 @@ same diff --at peak "$T/g1.ctf" /dev/stdin < "$T/g2.ctf"
 same check --max-peak 1MiB /dev/stdin < "$T/g2.ctf"
 group "several files and pipes, folded = whole model"
 
+# Both sides are read at once, one thread each; their messages must be
+# those of reading them one after the other (MEMTRACE_READ_THREADS=1), in
+# the same order, up to the first side that fails: warnings of a truncated
+# trace on either side, a damaged or missing trace on either side, a bad
+# filter.
+size=$(wc -c < "$T/v2.ctf")
+head -c $((size * 2 / 3)) "$T/v2.ctf" > "$T/cut.ctf"
+cp "$T/v1.ctf" "$T/bad.ctf"
+printf '\377\377\377\377\377\377\377\377\377\377\377\377\377\377\377\377' |
+    dd of="$T/bad.ctf" bs=1 seek=$(( $(wc -c < "$T/v1.ctf") / 2 )) conv=notrunc 2>/dev/null
+apart() {
+    "$M" "$@" > "$T/fold.out" 2> "$T/fold.err"; rf=$?
+    MEMTRACE_READ_THREADS=1 "$M" "$@" > "$T/whole.out" 2> "$T/whole.err"; rw=$?
+    runs=$((runs + 1))
+    if [ $rf != $rw ] || ! cmp -s "$T/fold.out" "$T/whole.out" || ! cmp -s "$T/fold.err" "$T/whole.err"; then
+        differ=$((differ + 1))
+        echo "  differs (exit $rf at once, $rw one after the other): memtrace $*"
+        diff "$T/fold.err" "$T/whole.err" | head -n 4
+    fi
+}
+msgs=0
+for a in "$T/cut.ctf" "$T/bad.ctf" "$T/none.ctf" "$T/g1.ctf"; do
+    for b in "$T/cut.ctf" "$T/bad.ctf" "$T/none.ctf" "$F/leak.ctf"; do
+        apart diff "$a" "$b"
+        [ -s "$T/fold.err" ] && msgs=$((msgs + 1))
+        apart diff --by live --at peak --key path "$a" "$b"
+        apart check --max-alloc 1GiB --base "$a" --max-increase 5% "$b"
+    done
+done
+apart diff --filter 'size:>' "$T/g1.ctf" "$T/g2.ctf"
+apart check --max-peak 1MiB --filter 'size:>' --base "$T/g1.ctf" --max-increase 5% "$T/g2.ctf"
+group "diff and check: two traces read at once say what one after the other says"
+[ $msgs -ge 12 ] && echo "PASS: the damaged pairs gave messages to compare ($msgs of 16)" ||
+    { echo "FAIL: only $msgs of 16 damaged pairs gave a message: the test compares nothing"; fails=$((fails + 1)); }
+MEMTRACE_READ_THREADS= "$M" diff "$T/bad.ctf" "$T/cut.ctf" > /dev/null 2> "$T/err"
+if grep -q "bad.ctf" "$T/err" && ! grep -q "cut.ctf" "$T/err"; then
+    echo "PASS: a damaged first trace: its error alone, not the second trace's warning"
+else
+    echo "FAIL: a damaged first trace, messages:"; cat "$T/err"; fails=$((fails + 1))
+fi
+
 exit $((fails > 0))

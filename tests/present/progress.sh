@@ -13,6 +13,20 @@ command -v script > /dev/null || { echo "SKIP: no script(1) for a terminal"; exi
 fail=0
 ok() { echo "PASS: $1"; }
 ko() { echo "FAIL: $1"; fail=1; }
+# diff reads its two sides at once: one line for both, which never goes
+# back, and is cleared at the end
+script -qec "$BIN diff $T/progress.ctf $T/progress.ctf > $T/out.txt" "$T/tty.txt" > /dev/null 2>&1
+tr '\r' '\n' < "$T/tty.txt" | sed -n 's/.*memtrace diff: reading \([0-9]*\)%.*/\1/p' > "$T/pct.txt"
+if [ -s "$T/pct.txt" ] && awk 'NR > 1 && $1 < last { bad = 1 } { last = $1 } $1 > 100 { bad = 1 } END { exit bad }' "$T/pct.txt"; then
+    ok "diff shows one percent for both sides, never going back ($(tr '\n' ' ' < "$T/pct.txt"))"
+else
+    ko "diff's percent read: $(tr '\n' ' ' < "$T/pct.txt")"
+fi
+if tr '\r' '\n' < "$T/tty.txt" | tail -n 2 | grep -aq "reading"; then
+    ko "diff clears the progress line at the end"
+else
+    ok "diff clears the progress line at the end"
+fi
 for cmd in top folded; do
     script -qec "$BIN $cmd $T/progress.ctf > $T/out.txt" "$T/tty.txt" > /dev/null 2>&1
     if grep -aq "memtrace $cmd: reading [0-9]*%" "$T/tty.txt"; then

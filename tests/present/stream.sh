@@ -1,6 +1,7 @@
 #!/bin/sh
-# stream.sh - stats, lifetimes and plot read a single trace as folded models
-# (memory for the live blocks and the stacks): their output must be the
+# stream.sh - stats, lifetimes and plot read traces as folded models
+# (memory for the live blocks and the stacks), one file, several
+# aggregated, by process, or a pipe: their output must be the
 # one of the whole model (MEMTRACE_WHOLE_MODEL=1) byte for byte, on the
 # fixtures and on generated traces, for many filters and options; lifetimes
 # prints the same lines in the order blocks end (compared sorted). Also:
@@ -97,6 +98,59 @@ same plain stats "$T/missing.ctf"
 head -c 3000 "$F/leak.ctf" > "$T/cut.ctf"
 same plain stats "$T/cut.ctf"
 [ $n_same -eq $n_runs ] && pass "errors: same messages and exit status both ways"
+
+# several files aggregated (one merged stream), --by-process, and pipes
+# (streamed when one pass does; what needs a second pass takes the whole
+# model): the same output
+same_pipe() { # same_pipe plain|sorted TRACE ARGS...: ARGS /dev/stdin, fed TRACE by a pipe
+    what=$1 tr=$2; shift 2
+    n_runs=$((n_runs + 1))
+    cat "$tr" | "$MT_BIN" "$@" /dev/stdin > "$T/s.out" 2> "$T/s.err"; rs=$?
+    cat "$tr" | MEMTRACE_WHOLE_MODEL=1 "$MT_BIN" "$@" /dev/stdin > "$T/w.out" 2> "$T/w.err"; rw=$?
+    if [ "$what" = sorted ]; then
+        sort "$T/s.out" > "$T/s.sorted"; sort "$T/w.out" > "$T/w.sorted"
+        mv "$T/s.sorted" "$T/s.out"; mv "$T/w.sorted" "$T/w.out"
+    fi
+    if [ $rs != $rw ] || ! cmp -s "$T/s.out" "$T/w.out" || ! cmp -s "$T/s.err" "$T/w.err"; then
+        bad "$* /dev/stdin (a pipe of $tr): streaming differs from the whole model (exit $rs vs $rw)"
+        diff "$T/s.out" "$T/w.out" | head -n 4
+        diff "$T/s.err" "$T/w.err" | head -n 4
+        return
+    fi
+    n_same=$((n_same + 1))
+}
+n_same=0 n_runs=0
+for files in "$T/churn1.ctf $T/churn2.ctf" "$F/leak.ctf $T/churn1.ctf $F/prodcons.ctf" \
+             "$T/empty.ctf $F/wrap.ctf"; do
+    for bp in "" --by-process; do
+        flts='"" "size:>=1k" "lifetime:>1ms" "live:peak" "inside:a" "collect:never"'
+        [ -n "$bp" ] && flts='"" "lifetime:>1ms" "inside:a"'
+        eval "set -- $flts"
+        for flt in "$@"; do
+            # shellcheck disable=SC2086
+            same plain stats $bp -f "$flt" $files
+            # shellcheck disable=SC2086
+            same plain stats $bp --json --at peak -f "$flt" $files
+            # shellcheck disable=SC2086
+            same sorted lifetimes $bp -f "$flt" $files
+            for kind in memory sizes lifetimes; do
+                # shellcheck disable=SC2086
+                same_svg $bp -k $kind -f "$flt" $files
+            done
+        done
+    done
+done
+for tr in "$T/churn2.ctf" "$F/leak.ctf" "$T/empty.ctf"; do
+    for flt in "" "size:>=1k" "lifetime:>1ms" "live:peak"; do
+        same_pipe plain "$tr" stats -f "$flt"
+        same_pipe plain "$tr" stats --at peak -f "$flt"
+        same_pipe sorted "$tr" lifetimes -f "$flt"
+        for kind in memory sizes lifetimes; do
+            same_pipe plain "$tr" plot -k $kind -f "$flt" -o -
+        done
+    done
+done
+[ $n_same -eq $n_runs ] && pass "several files, --by-process, pipes: streaming = whole model ($n_same runs)"
 
 # a pipe cannot be read twice: the whole model, same output
 "$MT_BIN" stats --at peak -f 'live:peak' /dev/stdin < "$T/churn1.ctf" > "$T/pipe.out" 2>&1
