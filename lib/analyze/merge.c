@@ -86,6 +86,15 @@ typedef struct merger {
     size_t n_orig, cap_orig;
     mt_location_code *bt;
     size_t bt_cap;
+    /* per trace: its last allocation's backtrace in new codes, and that
+     * allocation's domain: the part a next one shares (its common prefix)
+     * is copied, not looked up again frame by frame */
+    struct mapped {
+        mt_location_code *code;
+        size_t len, cap;
+        unsigned domain;
+    } *last;
+    size_t last_trace;       /* trace of the last allocation written, or SIZE_MAX */
     int by_process;
     mt_location *proc_loc;   /* per trace: the process frame */
     char **proc_name;
@@ -231,6 +240,8 @@ static void merger_free(merger *g)
             mta_live_free(&g->ids[i]);
         if (g->proc_name)
             free(g->proc_name[i]);
+        if (g->last)
+            free(g->last[i].code);
     }
     for (size_t i = 0; i < g->warn.n; i++)
         free(g->warn.msg[i]);
@@ -246,6 +257,7 @@ static void merger_free(merger *g)
     free(g->bt);
     free(g->proc_loc);
     free(g->proc_name);
+    free(g->last);
 }
 
 static char *msg(const char *fmt, const char *a, const char *b)
@@ -356,14 +368,43 @@ static int merge_events(merger *g)
                     return -1;
                 g->bt[k++] = (uint64_t)pc;
             }
-            for (size_t j = 0; j < ev->backtrace_length; j++) {
+            struct mapped *lm = &g->last[best];
+            if (ev->backtrace_length > lm->cap) {
+                size_t c = lm->cap ? lm->cap : 64;
+                while (c < ev->backtrace_length)
+                    c *= 2;
+                mt_location_code *b = realloc(lm->code, c * sizeof *b);
+                if (!b)
+                    return -1;
+                lm->code = b;
+                lm->cap = c;
+            }
+            /* The reader's common prefix is the part shared with the
+             * previous allocation (of the domain, in v3): trusted only when
+             * that was this trace's last one. */
+            size_t shared = lm->domain == ev->domain ? ev->common_prefix : 0;
+            if (shared > lm->len)
+                shared = lm->len;
+            if (shared > ev->backtrace_length)
+                shared = ev->backtrace_length;
+            for (size_t j = shared; j < ev->backtrace_length; j++) {
                 int64_t c = new_code(g, (uint32_t)best, ev->backtrace[j]);
                 if (c < 0)
                     return -1;
-                g->bt[k++] = (uint64_t)c;
+                lm->code[j] = (uint64_t)c;
             }
+            lm->len = ev->backtrace_length;
+            lm->domain = ev->domain;
+            memcpy(g->bt + k, lm->code, lm->len * sizeof *lm->code);
+            k += lm->len;
+            /* What the writer's previous backtrace shares with this one is
+             * known when it came from the same trace: the process frame
+             * and the common prefix. */
+            size_t wshared = g->last_trace == best ? shared + (g->by_process ? 1 : 0) : 0;
+            g->last_trace = best;
             mt_obj_id nid;
-            rc = mt_writer_put_alloc(w, bt, ev->length, ev->n_samples, ev->source, g->bt, k, &nid);
+            rc = mt_writer_put_alloc_shared(w, bt, ev->length, ev->n_samples, ev->source, g->bt,
+                                            k, wshared, &nid);
             if (rc == 0 && map_id(g, best, ev->id, nid) < 0)
                 return -1;
         } else {
@@ -421,12 +462,14 @@ static mt_model *load_traces(const char *const *paths, size_t n, int by_process,
     g.ids = calloc(n, sizeof *g.ids);
     g.proc_loc = calloc(n, sizeof *g.proc_loc);
     g.proc_name = calloc(n, sizeof *g.proc_name);
+    g.last = calloc(n, sizeof *g.last);
+    g.last_trace = SIZE_MAX;
     g.mask = 4095;
     g.slots = calloc(g.mask + 1, sizeof *g.slots);
     int fds[2] = {-1, -1};
     mt_model *m = NULL;
     if (!g.r || !g.ev || !g.has || !g.start || !g.ids || !g.proc_loc ||
-        !g.proc_name || !g.slots)
+        !g.proc_name || !g.last || !g.slots)
         goto oom;
     mt_trace_info info;
     for (size_t i = 0; i < n; i++) {

@@ -47,6 +47,11 @@ for f in "$@"; do
     want=$("$MT_BIN" folded "$f" | awk '{ s += $NF } END { print s }')
     got=$(awk -v p="[pid $pid " 'index($0, p) == 1 { s += $NF } END { print s + 0 }' "$T/folded.txt")
     check "folded --by-process: process $pid has its file's weight ($got vs $want)" [ "$got" = "$want" ]
+    # and its very stacks: the merge renumbers each trace's frames, reusing
+    # the part an allocation shares with the trace's previous one
+    "$MT_BIN" folded "$f" | sort >"$T/one.txt"
+    awk -v p="[pid $pid " 'index($0, p) == 1 { sub(/^[^;]*;/, ""); print }' "$T/folded.txt" | sort >"$T/mine.txt"
+    check "folded --by-process: process $pid has its file's stacks, line for line" cmp -s "$T/one.txt" "$T/mine.txt"
 done
 check "folded without --by-process has no process frames" sh -c "! \"$MT_BIN\" folded \"\$@\" | grep -q '^\[pid '" sh "$@"
 # diff and check with several files per side.
