@@ -5,13 +5,18 @@
  * NAME-HASH.mtidx with HASH of the trace's full path), then, when neither
  * can be written, a temporary file removed as soon as it is made (it lasts
  * as long as the viewer). A new index is written under a temporary name
- * and renamed once whole, so another viewer never opens half of one.
+ * and renamed once whole, so another viewer never opens half of one; a
+ * viewer stopped while writing removes that file as it exits, and files
+ * left by viewers that died are removed by the next one.
  */
 #include "allocidx.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,12 +106,58 @@ static mt_alloc_index *try_open(const char *path, const mt_alloc_index_id *id)
     return ix;
 }
 
+/* The temporary file being written, removed at exit when still there (a
+ * viewer stopped while loading exits with the loading thread still
+ * writing). */
+static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
+static char *pending;
+
+static void remove_pending(void)
+{
+    pthread_mutex_lock(&pending_lock);
+    if (pending)
+        unlink(pending);
+    pthread_mutex_unlock(&pending_lock);
+}
+
+static void set_pending(const char *tmp)
+{
+    static int registered;
+    pthread_mutex_lock(&pending_lock);
+    if (!registered)
+        registered = atexit(remove_pending) == 0;
+    free(pending);
+    pending = tmp ? strdup(tmp) : NULL;
+    pthread_mutex_unlock(&pending_lock);
+}
+
+/* Temporary files of path left by viewers that are gone. */
+static void remove_stale(const char *path)
+{
+    char *pat = NULL;
+    glob_t g;
+    if (asprintf(&pat, "%s.tmp.*", path) < 0)
+        return;
+    if (glob(pat, GLOB_NOSORT | GLOB_NOESCAPE, NULL, &g) == 0) {
+        for (size_t i = 0; i < g.gl_pathc; i++) {
+            char *end = NULL;
+            const char *num = g.gl_pathv[i] + strlen(path) + 5;
+            long pid = strtol(num, &end, 10);
+            if (end != num && !*end && pid > 0 && kill((pid_t)pid, 0) < 0 && errno == ESRCH)
+                unlink(g.gl_pathv[i]);
+        }
+        globfree(&g);
+    }
+    free(pat);
+}
+
 /* A new file to write at path (under path.tmp.PID); the descriptor, or -1. */
 static int create_at(vidx *x, char *path)
 {
     if (!path)
         return -1;
     char *tmp = NULL;
+    remove_stale(path);
     if (asprintf(&tmp, "%s.tmp.%ld", path, (long)getpid()) < 0) {
         free(path);
         return -1;
@@ -119,6 +170,7 @@ static int create_at(vidx *x, char *path)
     }
     x->path = path;
     x->tmp = tmp;
+    set_pending(tmp);
     return fd;
 }
 
@@ -180,6 +232,7 @@ mt_alloc_index_writer *vidx_writer(vidx *x)
 static void drop_tmp(vidx *x)
 {
     if (x->tmp) {
+        set_pending(NULL);
         unlink(x->tmp);
         free(x->tmp);
         x->tmp = NULL;
@@ -208,6 +261,7 @@ static mt_alloc_index *finish(vidx *x, const mt_model *m)
         say(x->path, "cannot be renamed into place: each filter reads the trace again");
         return NULL;
     }
+    set_pending(NULL);
     free(x->tmp);
     x->tmp = NULL;
     char *why = NULL;

@@ -51,9 +51,13 @@ answers "$MT_TMP/ref"
 stop_viewer
 check "--no-index writes no index" [ ! -e "$idx" ]
 
+# a temporary file left by a viewer that died while writing
+dead=$(sh -c 'echo $$')
+: > "$idx.tmp.$dead"
 start_viewer "$ctf" --port 0 -q --fold-above 0 || exit 1
 answers "$MT_TMP/first"
 stop_viewer
+check "a dead viewer's temporary file removed" [ ! -e "$idx.tmp.$dead" ]
 check "the first folded load writes the index beside the trace" \
     sh -c "[ -s '$idx' ] && grep -q 'index .*t.ctf.mtidx: written' '$VIEW_ERR'"
 check "no temporary file left beside it" sh -c "! ls '$MT_TMP' | grep -q 'mtidx.tmp'"
@@ -61,6 +65,13 @@ check "filters folded from the index: the same answers as reading the trace" \
     same "$MT_TMP/ref" "$MT_TMP/first"
 
 cp "$idx" "$MT_TMP/good.mtidx"
+
+# a viewer stopped while it loads (and writes an index) leaves no file
+"$gen" "$MT_TMP/slow.ctf" 3000000 >/dev/null
+start_viewer "$MT_TMP/slow.ctf" --port 0 -q --fold-above 0 || exit 1
+stop_viewer
+check "stopped while loading: no temporary index left" \
+    sh -c "! ls '$MT_TMP' | grep -q 'slow.ctf.mtidx.tmp'"
 touch -r "$idx" "$MT_TMP/stamp"
 start_viewer "$ctf" --port 0 -q --fold-above 0 || exit 1
 answers "$MT_TMP/again"
