@@ -33,11 +33,31 @@ struct vidx {
     mt_alloc_index *ix;          /* found, or written and reopened */
     int usable;                  /* vidx_end said yes */
     int broken;                  /* atomic: vidx_broken was called */
+    char *note;                  /* for vidx_report, or NULL */
 };
 
 static void say(const char *path, const char *what)
 {
     fprintf(stderr, "memtrace view: allocation index %s: %s\n", path ? path : "(temporary)", what);
+}
+
+/* What vidx_end has to say, kept for vidx_report (while a trace loads,
+ * stderr shows the progress on one line). */
+static void say_later(vidx *x, const char *what)
+{
+    free(x->note);
+    if (asprintf(&x->note, "memtrace view: allocation index %s: %s\n",
+                 x->path ? x->path : "(temporary)", what) < 0)
+        x->note = NULL;
+}
+
+void vidx_report(vidx *x)
+{
+    if (x && x->note) {
+        fputs(x->note, stderr);
+        free(x->note);
+        x->note = NULL;
+    }
 }
 
 static char *beside(const char *trace)
@@ -248,17 +268,17 @@ static mt_alloc_index *finish(vidx *x, const mt_model *m)
     if (mt_alloc_index_trace_id(x->trace, &now) < 0 || memcmp(&now, &x->id, sizeof now)) {
         mt_alloc_index_writer_abort(w);
         drop_tmp(x);
-        say(x->path, "not written: the trace changed while it was read");
+        say_later(x, "not written: the trace changed while it was read");
         return NULL;
     }
     if (mt_alloc_index_writer_finish(w, m, &x->id) < 0) {
         drop_tmp(x);
-        say(x->path, "cannot be written (disk full?): each filter reads the trace again");
+        say_later(x, "cannot be written (disk full?): each filter reads the trace again");
         return NULL;
     }
     if (x->tmp && rename(x->tmp, x->path) < 0) {
         drop_tmp(x);
-        say(x->path, "cannot be renamed into place: each filter reads the trace again");
+        say_later(x, "cannot be renamed into place: each filter reads the trace again");
         return NULL;
     }
     set_pending(NULL);
@@ -269,7 +289,7 @@ static mt_alloc_index *finish(vidx *x, const mt_model *m)
     x->fd = -1;
     mt_alloc_index *ix = mt_alloc_index_open_fd(fd, &x->id, &why);
     if (!ix)
-        say(x->path, why ? why : "out of memory");
+        say_later(x, why ? why : "out of memory");
     free(why);
     return ix;
 }
@@ -290,7 +310,7 @@ const mt_alloc_index *vidx_end(vidx *x, const mt_model *m)
             char *msg = NULL;
             if (asprintf(&msg, "written (%llu MB); filters are folded from it",
                          (unsigned long long)(mt_alloc_index_file_bytes(x->ix) >> 20)) >= 0)
-                say(x->path, msg);
+                say_later(x, msg);
             free(msg);
         }
     } else if (x->ix) {
@@ -299,7 +319,7 @@ const mt_alloc_index *vidx_end(vidx *x, const mt_model *m)
             char *msg = NULL;
             if (asprintf(&msg, "ignored (%s); removed, the next start writes a new one",
                          why ? why : "out of memory") >= 0)
-                say(x->path, msg);
+                say_later(x, msg);
             free(msg);
             free(why);
             unlink(x->path);
@@ -347,5 +367,6 @@ void vidx_free(vidx *x)
     mt_alloc_index_close(x->ix);
     free(x->path);
     free(x->trace);
+    free(x->note);
     free(x);
 }

@@ -23,8 +23,10 @@ vidx *vidx_begin(const char *trace);
 mt_alloc_index_writer *vidx_writer(vidx *x);
 /* After the read: m the unfiltered folded model (NULL: the read failed).
  * Finishes the file being written, or checks the one found against m.
- * Returns the index to fold filters from, or NULL (and logs why). */
+ * Returns the index to fold filters from, or NULL (why: vidx_report). */
 const mt_alloc_index *vidx_end(vidx *x, const mt_model *m);
+/* Prints what vidx_end had to say (once the progress line is done). */
+void vidx_report(vidx *x);
 /* A fold from the index failed on its records (why): logs it once, removes
  * the file (the next start writes a new one) and makes vidx_get NULL.
  * Thread safe. */

@@ -217,6 +217,11 @@ static void unshared_free(mt_model *m)
     mt_alloc_index_model_free(m);
 }
 
+void vfold_report_index(const vfold *base)
+{
+    vidx_report(base->index);
+}
+
 int vfold_indexed(const vfold *base)
 {
     return vidx_get(base->index) != NULL;

@@ -24,6 +24,9 @@ typedef struct vfold vfold;
  * with *err NULL when out of memory. */
 vfold *vfold_load(const char *path, const mt_filter *f, const vfold *base, int index,
                   mt_progress_fn progress, void *progress_ctx, int quiet, char **err);
+/* Prints on stderr what became of base's allocation index (written,
+ * refused), once loading is over. */
+void vfold_report_index(const vfold *base);
 /* 1 when base (the unfiltered fold) has an allocation index to fold
  * filters from. */
 int vfold_indexed(const vfold *base);

@@ -190,6 +190,8 @@ static void *load_thread(void *arg)
         l->error = strdup("out of memory");
     if (l->load->on_loaded)
         l->load->on_loaded(l->load->progress_ctx, m, secs, l->error);
+    if (l->fold)
+        vfold_report_index(l->fold);   /* (after the progress line) */
     if (!m) {
         vapi_failed(l->api, l->error);
         kill(getpid(), SIGUSR1);  /* wake the serving thread */
