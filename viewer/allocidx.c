@@ -182,7 +182,8 @@ static int create_at(vidx *x, char *path)
         free(path);
         return -1;
     }
-    int fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* (O_EXCL: never through a link someone else left there) */
+    int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
         free(tmp);
         free(path);
