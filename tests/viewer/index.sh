@@ -80,6 +80,27 @@ check "the next load reuses it (nothing said, nothing written)" \
     sh -c "! grep -q 'allocation index' '$VIEW_ERR' && cmp -s '$idx' '$MT_TMP/good.mtidx' && [ ! '$idx' -nt '$MT_TMP/stamp' ]"
 check "reused: the same answers" same "$MT_TMP/ref" "$MT_TMP/again"
 
+# several new filters folded from the index at once (one request thread
+# each): each answer as the re-read's
+start_viewer "$ctf" --port 0 -q --fold-above 0 || exit 1
+loaded
+i=0
+pids=""
+for f in $FILTERS; do
+    i=$((i + 1))
+    [ $i -le 4 ] || break
+    curl -s -o "$MT_TMP/par$i.json" "${VIEW_URL}api/tree?dir=sites&filter=$(enc "$f")" &
+    pids="$pids $!"
+done
+# shellcheck disable=SC2086
+wait $pids
+stop_viewer
+ok=0
+for i in 1 2 3 4; do
+    cmp -s "$MT_TMP/par$i.json" "$MT_TMP/ref/$(( (i - 1) * 5 + 4 )).json" && ok=$((ok + 1))
+done
+check "four filters folded at once: the re-read's answers ($ok of 4)" [ $ok = 4 ]
+
 size=$(wc -c < "$MT_TMP/good.mtidx")
 # damaged DESCRIPTION WHAT-IT-SAYS: damage $idx (a copy of the good one)
 # with the commands on stdin, then load, answer, compare
