@@ -109,9 +109,9 @@ static int sums_begin(vfold *v, const mt_filter *f, mt_timedelta peak)
     return 0;
 }
 
-/* ... and after it: m the folded model or NULL (*err set). Returns m, or
- * NULL (freeing m with model_free). */
-static mt_model *sums_end(vfold *v, mt_model *m, void (*model_free)(mt_model *), char **err)
+/* The summing thread's end: m the folded model or NULL (*err set).
+ * Returns m, or NULL (m freed with model_free) when the thread failed. */
+static mt_model *join_feed(vfold *v, mt_model *m, void (*model_free)(mt_model *), char **err)
 {
     if (v->feed) {
         int rc = vfeed_finish(v->feed);
@@ -123,6 +123,14 @@ static mt_model *sums_end(vfold *v, mt_model *m, void (*model_free)(mt_model *),
             *err = NULL;
         }
     }
+    return m;
+}
+
+/* ... and after it: m the folded model or NULL (*err set). Returns m, or
+ * NULL (freeing m with model_free). */
+static mt_model *sums_end(vfold *v, mt_model *m, void (*model_free)(mt_model *), char **err)
+{
+    m = join_feed(v, m, model_free, err);
     if (!m && v->err) {   /* the hook's reason, rather than "stopped by the caller" */
         free(*err);
         *err = v->err;
@@ -170,16 +178,7 @@ static mt_model *read_folded(vfold *v, const char *path, const mt_filter *f, con
     mt_model *m = mt_model_load(path, &mo, err);
     if (v->index) {
         /* (the summing thread is done with the writer once joined) */
-        if (v->feed) {
-            int rc = vfeed_finish(v->feed);
-            v->feed = NULL;
-            if (rc < 0) {
-                mt_model_free(m);
-                m = NULL;
-                free(*err);
-                *err = NULL;
-            }
-        }
+        m = join_feed(v, m, mt_model_free, err);
         v->ixw = NULL;
         vidx_end(v->index, m);
     }
