@@ -167,11 +167,13 @@ $(BUILD)/tests/record/progs/%: tests/record/progs/%.cc
 
 # ---------------------------------------------------------------- fuzzing, examples
 # libFuzzer targets (need clang): $(BUILD)/fuzz/fuzz_reader for the trace
-# reader, $(BUILD)/fuzz/fuzz_filter for the filter language. Each compiles
+# reader, $(BUILD)/fuzz/fuzz_filter for the filter language,
+# $(BUILD)/fuzz/fuzz_allocindex for the viewer's allocation index. Each compiles
 # the sources it needs itself, instrumented. See fuzz/*.c.
 FUZZ_READER := $(BUILD)/fuzz/fuzz_reader
 FUZZ_FILTER := $(BUILD)/fuzz/fuzz_filter
-fuzz: $(FUZZ_READER) $(FUZZ_FILTER)
+FUZZ_ALLOCINDEX := $(BUILD)/fuzz/fuzz_allocindex
+fuzz: $(FUZZ_READER) $(FUZZ_FILTER) $(FUZZ_ALLOCINDEX)
 $(FUZZ_READER): fuzz/fuzz_reader.c $(TRACE_SRC) $(wildcard lib/trace/*.h) include/memtrace/trace.h
 	@mkdir -p $(dir $@)
 	clang -std=gnu11 -g -O1 -Iinclude -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
@@ -182,6 +184,11 @@ $(FUZZ_FILTER): fuzz/fuzz_filter.c $(TRACE_SRC) $(ANALYZE_SRC) $(wildcard lib/tr
 	@mkdir -p $(dir $@)
 	clang -std=gnu11 -g -O1 -Iinclude -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	    -fno-sanitize-recover=all -o $@ fuzz/fuzz_filter.c $(TRACE_SRC) $(ANALYZE_SRC) -lpcre2-8 -lm -lpthread
+# The allocation index (lib/analyze/allocindex.c), folded against a small trace's model.
+$(FUZZ_ALLOCINDEX): fuzz/fuzz_allocindex.c $(TRACE_SRC) $(ANALYZE_SRC) $(wildcard lib/trace/*.h lib/analyze/*.h) include/memtrace/analyze.h include/memtrace/stream.h
+	@mkdir -p $(dir $@)
+	clang -std=gnu11 -g -O1 -Iinclude -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+	    -fno-sanitize-recover=all -o $@ fuzz/fuzz_allocindex.c $(TRACE_SRC) $(ANALYZE_SRC) -lpcre2-8 -lm -lpthread
 
 # Example programs written against the public API: $(BUILD)/examples/NAME.
 EXAMPLE_BIN := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))

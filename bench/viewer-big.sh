@@ -11,12 +11,20 @@
 #          run on a second thread (viewer/feed.c) beside the reading one;
 #   md5sum of the trace in the same rounds, as the yardstick, and
 #   `memtrace top` (the same folded pass, without the viewer's summaries).
-# Then, folded: the page's requests for a new filter (the trace is read
-# again with the filter folded in), per filter.
-# Usage: sh bench/viewer-big.sh [BUILD [EVENTS]]   (TRACE=file: use that trace)
+# Folded, three ways: with no allocation index (--no-index), writing the
+# index (none beside the trace when it starts: the first view of a trace)
+# and reusing it (later views).
+# Then, folded: the page's requests for a new filter, per filter: folded
+# from the index, and (REREAD=1) with --no-index, the trace read again
+# with the filter folded in.
+# Usage: sh bench/viewer-big.sh [BUILD [EVENTS]]   (TRACE=file: use that
+#        trace, through a link in a scratch directory: its index is written
+#        there, not beside it)
 #        RUNS=n (default 3), WHOLE=0 to skip the whole-model runs,
 #        ONE=1 to add folded runs with the sums on the reading thread
-#        (MEMTRACE_VIEWER_ONE_THREAD=1, as before the second thread)
+#        (MEMTRACE_VIEWER_ONE_THREAD=1, as before the second thread),
+#        REREAD=0 to skip the filters read from the trace (minutes each on
+#        a trace of 500M events)
 set -eu
 cd "$(dirname "$0")/.."
 B=${1:-build}
@@ -25,6 +33,7 @@ BIN=$B/memtrace
 RUNS=${RUNS:-3}
 WHOLE=${WHOLE:-1}
 ONE=${ONE:-0}
+REREAD=${REREAD:-1}
 [ -x "$BIN" ] || { echo "build first: make BUILD=$B" >&2; exit 1; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mt-viewer-big.XXXXXX")
 vpid=""
@@ -32,7 +41,10 @@ trap '[ -n "$vpid" ] && kill $vpid 2>/dev/null; rm -rf "$tmp"' EXIT
 trap 'exit 1' INT TERM HUP PIPE   # the EXIT trap then stops the viewer
 make -s BUILD="$B" "$B/bench/viewer-gen"
 trace=${TRACE:-}
-if [ -z "$trace" ]; then
+if [ -n "$trace" ]; then
+    ln -s "$(realpath "$trace")" "$tmp/big.ctf"
+    trace=$tmp/big.ctf
+else
     trace=$tmp/big.ctf
     "$B/bench/viewer-gen" "$trace" "$EVENTS" >/dev/null
 fi
@@ -66,11 +78,14 @@ ready() { # ARGS... -> appends "seconds MB cpu-seconds" to $tmp/$label
 }
 
 : > "$tmp/folded"; : > "$tmp/whole"; : > "$tmp/onethread"; : > "$tmp/md5"; : > "$tmp/top"
+: > "$tmp/noindex"; : > "$tmp/reuse"
 i=0
 while [ $i -lt "$RUNS" ]; do
     t0=$(now); md5sum "$trace" >/dev/null; t1=$(now); echo "$t1 - $t0" | bc >> "$tmp/md5"
     t0=$(now); "$BIN" top "$trace" >/dev/null; t1=$(now); echo "$t1 - $t0" | bc >> "$tmp/top"
-    label=folded; ready
+    label=noindex; ready --no-index
+    rm -f "$trace.mtidx"; label=folded; ready        # writes the index
+    label=reuse; ready
     if [ "$ONE" = 1 ]; then
         export MEMTRACE_VIEWER_ONE_THREAD=1; label=onethread; ready; unset MEMTRACE_VIEWER_ONE_THREAD
     fi
@@ -80,23 +95,34 @@ done
 m=$(median < "$tmp/md5")
 tp=$(median < "$tmp/top")
 echo "md5sum ${m}s, memtrace top ${tp}s (x$(echo "scale=2; $tp / $m" | bc))"
-for label in folded onethread whole; do
+for label in noindex folded reuse onethread whole; do
     [ -s "$tmp/$label" ] || continue
     r=$(cut -d' ' -f1 "$tmp/$label" | median); p=$(cut -d' ' -f2 "$tmp/$label" | median)
     c=$(cut -d' ' -f3 "$tmp/$label" | median)
-    echo "$label: ready ${r}s (x$(echo "scale=2; $r / $m" | bc) md5sum ${m}s), cpu ${c}s, peak RSS ${p} MB"
+    case $label in
+        noindex) name="folded, --no-index" ;; folded) name="folded, writing the index" ;;
+        reuse) name="folded, index reused" ;; *) name=$label ;;
+    esac
+    echo "$name: ready ${r}s (x$(echo "scale=2; $r / $m" | bc) md5sum ${m}s), cpu ${c}s, peak RSS ${p} MB"
 done
 
-echo "== folded: a new filter (the trace read again), median of $RUNS"
-start
-curl -s -o /dev/null "${url}api/info"; page_requests ""
-for f in "size:%3E%3D4k" "alloc:10s-20s" "inside:fn0042" "lifetime:%3C10ms"; do
-    : > "$tmp/f"
-    i=0
-    while [ $i -lt "$RUNS" ]; do
-        t0=$(now); page_requests "$f+lifetime:%3E%3D$i""us"; t1=$(now)   # a new filter each time
-        echo "$t1 - $t0" | bc >> "$tmp/f"; i=$((i + 1))
+echo "index: $(($(wc -c < "$trace.mtidx") >> 20)) MB, $(du -m "$trace.mtidx" | cut -f1) MB on disk"
+filters() { # LABEL ARGS...: the page's requests for new filters
+    label=$1; shift
+    echo "== folded, $label: a new filter, median of $RUNS"
+    start "$@"
+    curl -s -o /dev/null "${url}api/info"; page_requests ""
+    for f in "size:%3E%3D4k" "alloc:10s-20s" "inside:fn0042" "lifetime:%3C10ms"; do
+        : > "$tmp/f"
+        i=0
+        while [ $i -lt "$RUNS" ]; do
+            t0=$(now); page_requests "$f+lifetime:%3E%3D$i""us"; t1=$(now)   # a new filter each time
+            echo "$t1 - $t0" | bc >> "$tmp/f"; i=$((i + 1))
+        done
+        echo "$f: $(median < "$tmp/f")s, peak RSS so far $(hwm) MB, cpu so far $(cpu)s"
     done
-    echo "$f: $(median < "$tmp/f")s, peak RSS so far $(hwm) MB"
-done
-stop
+    stop
+}
+filters "from the index"
+[ "$REREAD" = 1 ] && filters "the trace read again (--no-index)" --no-index
+exit 0

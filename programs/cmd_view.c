@@ -45,8 +45,13 @@ static const char usage[] =
     "      --fold-above SIZE  traces larger than SIZE (default 128M; 0: every\n"
     "                   trace) are served folded, in memory for the distinct\n"
     "                   stacks instead of every allocation: the curve is\n"
-    "                   downsampled and each new filter reads the trace again\n"
-    "                   (docs/viewer.md, \"Big traces\")\n"
+    "                   downsampled and each new filter is folded from an\n"
+    "                   index of the allocations, written beside the trace\n"
+    "                   (TRACE.mtidx; else in ~/.cache/memtrace) while it is\n"
+    "                   first read and reused later (docs/viewer.md, \"Big\n"
+    "                   traces\")\n"
+    "      --no-index   big traces: no index; each new filter reads the trace\n"
+    "                   again\n"
     "  -q, --quiet      no progress while loading\n"
     "      --raw        allocation sites are the innermost frames, plumbing\n"
     "                   included (default: the first frame outside operator new,\n"
@@ -196,6 +201,7 @@ int cmd_view(int argc, char **argv)
         {"allow-host", required_argument, NULL, 'A'},
         {"memory", required_argument, NULL, 'M'},
         {"fold-above", required_argument, NULL, 'F'},
+        {"no-index", no_argument, NULL, 'I'},
         {"quiet", no_argument, NULL, 'q'},
         {"raw", no_argument, NULL, 'R'},
         {"plumbing", required_argument, NULL, 'P'},
@@ -214,7 +220,7 @@ int cmd_view(int argc, char **argv)
     vo.port_tries = 100;
     vo.allow_hosts = allow;
     vo.memory = MT_VIEWER_DEFAULT_MEMORY;
-    int quiet = 0, raw = 0, c, merge = 0, by_process = 0;
+    int quiet = 0, raw = 0, c, merge = 0, by_process = 0, no_index = 0;
     uint64_t fold_above = (uint64_t)128 << 20;
     const char *bases[argc > 0 ? argc : 1], *wa = NULL, *wb = NULL;
     size_t n_bases = 0;
@@ -262,6 +268,9 @@ int cmd_view(int argc, char **argv)
             break;
         case 'q':
             quiet = 1;
+            break;
+        case 'I':
+            no_index = 1;
             break;
         case 'R':
             raw = 1;
@@ -343,6 +352,7 @@ int cmd_view(int argc, char **argv)
     /* folded: read again for each filter, so a regular file (not a pipe) */
     load.folded = stat(vo.file, &st) == 0 && S_ISREG(st.st_mode) &&
                   (uint64_t)st.st_size > fold_above;
+    load.no_index = no_index;
     load.on_progress = on_progress;
     load.progress_ctx = &prog;
     load.on_loaded = on_loaded;

@@ -41,10 +41,12 @@ else
 fi
 
 # the viewer's threads too: loading while serving, the summing thread of big
-# traces, the request threads; and the two sides diff and check read at once
+# traces (which also writes their allocation index), the request threads
+# (folding filters from the index); and the two sides diff and check read
+# at once
 if make --no-print-directory -s BUILD=build/tsan SANITIZE=thread libs record-tests cli tests-build >"$log" 2>&1; then
     stage tsan build/tsan tests/record tests/viewer/loading.sh tests/viewer/big.sh tests/viewer/api.sh \
-        tests/analyze/diff_threads.sh
+        tests/viewer/index.sh tests/analyze/diff_threads.sh
 else
     tail -n 30 "$log"; build_failed tsan
 fi

@@ -261,18 +261,28 @@ static mt_selection *build_selection(void *ctx, const mt_filter *f, void **aux,
     static const char changed[] =
         "the trace file changed since it was loaded: filters read it again, so restart "
         "the viewer to see the new trace";
-    if (!same_file(b->a)) {
-        *err = strdup(changed);
-        return NULL;
-    }
     struct reread_ctx rc = {b->a, reread_begin(b->a, b->canon)};
-    vfold *v = vfold_load(b->a->file, f, b->a->base, reread_progress, &rc, 1, err);
-    reread_end(b->a, rc.slot);
-    if (v && !same_file(b->a)) {
-        vfold_free(v);
-        *err = strdup(changed);
-        return NULL;
+    /* from the allocation index (about the trace as loaded, whatever
+     * became of the file since), else from the trace */
+    int broken = 1;
+    vfold *v = NULL;
+    if (vfold_indexed(b->a->base))
+        v = vfold_from_index(b->a->base, f, reread_progress, &rc, err, &broken);
+    if (!v && broken) {
+        if (!same_file(b->a)) {
+            reread_end(b->a, rc.slot);
+            *err = strdup(changed);
+            return NULL;
+        }
+        v = vfold_load(b->a->file, f, b->a->base, 0, reread_progress, &rc, 1, err);
+        if (v && !same_file(b->a)) {
+            reread_end(b->a, rc.slot);
+            vfold_free(v);
+            *err = strdup(changed);
+            return NULL;
+        }
     }
+    reread_end(b->a, rc.slot);
     if (!v)
         return NULL;
     mt_selection *s = mt_select_sites(vfold_model(v), f, MT_TIME_END, p, err);

@@ -6,18 +6,27 @@
  * Stack clauses (inside:) are decided per allocation as it is folded
  * (mt_stream_filter), so every filter takes one read. The sums run on a
  * second thread (feed.h) while the reading thread goes on folding.
+ *
+ * The unfiltered read also writes the trace's allocation index (on the
+ * summing thread: allocidx.h), or finds one written before; a filter is
+ * then folded from the index (mt_alloc_index_fold, the same on_fold hook
+ * and the same order, so the same answers) instead of read from the trace.
  */
 #include "big.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "allocidx.h"
 #include "feed.h"
 #include "grid.h"
 #include "memtrace/stream.h"
 
 struct vfold {
     mt_model *model;
+    int shares_trie;             /* model folded from the index: base's trie */
+    vidx *index;                 /* the unfiltered fold: its allocation index, or NULL */
+    mt_alloc_index_writer *ixw;  /* while reading: the index being written */
     double bps;
     vgrid grid;
     /* while reading */
@@ -33,7 +42,6 @@ struct vfold {
 
 static int on_fold(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq)
 {
-    (void)seq;
     vfold *v = ctx;
     if (v->sf) {
         int pass = mt_stream_filter_passes(v->sf, m, a, &v->err);
@@ -48,8 +56,10 @@ static int on_fold(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq
                 return -1;
             v->bound = 1;
         }
-        return vfeed_put(v->feed, a, mt_model_end(m));
+        return vfeed_put(v->feed, a, mt_model_end(m), seq);
     }
+    if (v->ixw)   /* (a failed write shows when the index is finished) */
+        mt_alloc_index_writer_add(v->ixw, a, seq);
     if (mt_stats_acc_add(v->acc, m, a) < 0)
         return -1;
     vgrid_add(&v->grid, a->time, a->collect, a->n_samples);
@@ -60,6 +70,9 @@ static int on_fold(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq
 static int sum_batch(void *ctx, const vfeed_rec *r, size_t n)
 {
     vfold *v = ctx;
+    if (v->ixw)
+        for (size_t i = 0; i < n; i++)
+            mt_alloc_index_writer_add(v->ixw, &r[i].a, r[i].seq);
     for (size_t i = 0; i < n; i++) {
         if (mt_stats_acc_add_bound(v->acc, &r[i].a, r[i].end) < 0)
             return -1;
@@ -74,6 +87,73 @@ static void quiet_warning(void *ctx, const char *msg)
     (void)msg;
 }
 
+/* What a fold sums besides the model: set up before it (filter f, the
+ * peak live:peak stands for). Returns 0, or -1 when out of memory. */
+static int sums_begin(vfold *v, const mt_filter *f, mt_timedelta peak)
+{
+    if (f && mt_filter_uses_stacks(f)) {
+        v->sf = mt_stream_filter_new(f, peak);
+        if (!v->sf)
+            return -1;
+        if (mt_stream_filter_keeps_all(v->sf)) {   /* hide: only */
+            mt_stream_filter_free(v->sf);
+            v->sf = NULL;
+        }
+    }
+    v->acc = mt_stats_acc_new(MT_TIME_END);
+    if (!v->acc)
+        return -1;
+    /* MEMTRACE_VIEWER_ONE_THREAD (tests): sum on the reading thread */
+    if (!getenv("MEMTRACE_VIEWER_ONE_THREAD"))
+        v->feed = vfeed_start(sum_batch, v);
+    return 0;
+}
+
+/* The summing thread's end: m the folded model or NULL (*err set).
+ * Returns m, or NULL (m freed with model_free) when the thread failed. */
+static mt_model *join_feed(vfold *v, mt_model *m, void (*model_free)(mt_model *), char **err)
+{
+    if (v->feed) {
+        int rc = vfeed_finish(v->feed);
+        v->feed = NULL;
+        if (rc < 0) {   /* out of memory on the summing thread */
+            model_free(m);
+            m = NULL;
+            free(*err);
+            *err = NULL;
+        }
+    }
+    return m;
+}
+
+/* ... and after it: m the folded model or NULL (*err set). Returns m, or
+ * NULL (freeing m with model_free). */
+static mt_model *sums_end(vfold *v, mt_model *m, void (*model_free)(mt_model *), char **err)
+{
+    m = join_feed(v, m, model_free, err);
+    if (!m && v->err) {   /* the hook's reason, rather than "stopped by the caller" */
+        free(*err);
+        *err = v->err;
+        v->err = NULL;
+    }
+    if (m && mt_stats_acc_finish(v->acc, m, &v->stats, &v->hist[0], &v->hist[1]) < 0) {
+        model_free(m);
+        m = NULL;
+    }
+    if (m)
+        v->bps = mt_model_bytes_per_sample(m);
+    mt_stats_acc_free(v->acc);
+    v->acc = NULL;
+    mt_stream_filter_free(v->sf);
+    v->sf = NULL;
+    return m;
+}
+
+static mt_timedelta peak_for(const mt_filter *f, const vfold *base)
+{
+    return f && mt_filter_uses_peak(f) && base ? mt_model_peak_time(base->model) : 0;
+}
+
 /* The folded read of path into v. */
 static mt_model *read_folded(vfold *v, const char *path, const mt_filter *f, const vfold *base,
                              mt_progress_fn progress, void *pctx, int quiet, char **err)
@@ -86,58 +166,26 @@ static mt_model *read_folded(vfold *v, const char *path, const mt_filter *f, con
     mo.fold = 1;
     mo.fold_filter = f;
     mo.fold_live_at = MT_TIME_END;
-    mt_timedelta peak = 0;
+    mt_timedelta peak = peak_for(f, base);
     if (f && mt_filter_uses_peak(f) && base) {
         mo.fold_peak_known = 1;
-        mo.fold_peak = peak = mt_model_peak_time(base->model);
+        mo.fold_peak = peak;
     }
     mo.on_fold = on_fold;
     mo.fold_ctx = v;
-    if (f && mt_filter_uses_stacks(f)) {
-        v->sf = mt_stream_filter_new(f, peak);
-        if (!v->sf)
-            return NULL;
-        if (mt_stream_filter_keeps_all(v->sf)) {   /* hide: only */
-            mt_stream_filter_free(v->sf);
-            v->sf = NULL;
-        }
-    }
-    v->acc = mt_stats_acc_new(MT_TIME_END);
-    if (!v->acc)
+    if (sums_begin(v, f, peak) < 0)
         return NULL;
-    /* MEMTRACE_VIEWER_ONE_THREAD (tests): sum on the reading thread */
-    if (!getenv("MEMTRACE_VIEWER_ONE_THREAD"))
-        v->feed = vfeed_start(sum_batch, v);
     mt_model *m = mt_model_load(path, &mo, err);
-    if (v->feed) {
-        int rc = vfeed_finish(v->feed);
-        v->feed = NULL;
-        if (rc < 0) {   /* out of memory on the summing thread */
-            mt_model_free(m);
-            m = NULL;
-            free(*err);
-            *err = NULL;
-        }
+    if (v->index) {
+        /* (the summing thread is done with the writer once joined) */
+        m = join_feed(v, m, mt_model_free, err);
+        v->ixw = NULL;
+        vidx_end(v->index, m);
     }
-    if (!m && v->err) {   /* the hook's reason, rather than "stopped by the caller" */
-        free(*err);
-        *err = v->err;
-        v->err = NULL;
-    }
-    if (m && mt_stats_acc_finish(v->acc, m, &v->stats, &v->hist[0], &v->hist[1]) < 0) {
-        mt_model_free(m);
-        m = NULL;
-    }
-    if (m)
-        v->bps = mt_model_bytes_per_sample(m);
-    mt_stats_acc_free(v->acc);
-    v->acc = NULL;
-    mt_stream_filter_free(v->sf);
-    v->sf = NULL;
-    return m;
+    return sums_end(v, m, mt_model_free, err);
 }
 
-vfold *vfold_load(const char *path, const mt_filter *f, const vfold *base,
+vfold *vfold_load(const char *path, const mt_filter *f, const vfold *base, int index,
                   mt_progress_fn progress, void *progress_ctx, int quiet, char **err)
 {
     *err = NULL;
@@ -150,8 +198,71 @@ vfold *vfold_load(const char *path, const mt_filter *f, const vfold *base,
         free(v);
         return NULL;
     }
+    if (index && !f && !base) {
+        v->index = vidx_begin(path);
+        v->ixw = vidx_writer(v->index);
+    }
     v->model = read_folded(v, path, f, base, progress, progress_ctx, quiet, err);
     if (!v->model) {
+        vfold_free(v);
+        return NULL;
+    }
+    vgrid_finish(&v->grid);
+    return v;
+}
+
+static void unshared_free(mt_model *m)
+{
+    mt_alloc_index_model_free(m);
+}
+
+void vfold_report_index(const vfold *base)
+{
+    vidx_report(base->index);
+}
+
+int vfold_indexed(const vfold *base)
+{
+    return vidx_get(base->index) != NULL;
+}
+
+vfold *vfold_from_index(const vfold *base, const mt_filter *f, mt_progress_fn progress,
+                        void *progress_ctx, char **err, int *broken)
+{
+    *err = NULL;
+    *broken = 0;
+    const mt_alloc_index *ix = vidx_get(base->index);
+    if (!ix) {
+        *broken = 1;
+        return NULL;
+    }
+    vfold *v = calloc(1, sizeof *v);
+    if (!v || vgrid_init(&v->grid) < 0) {
+        free(v);
+        return NULL;
+    }
+    mt_alloc_index_fold_options o = {0};
+    o.filter = f;
+    o.peak = peak_for(f, base);
+    o.on_fold = on_fold;
+    o.ctx = v;
+    o.progress = progress;
+    o.progress_ctx = progress_ctx;
+    mt_model *m = NULL;
+    if (sums_begin(v, f, o.peak) == 0) {
+        m = mt_alloc_index_fold(ix, base->model, &o, err);
+        if (!m && *err && !strncmp(*err, "allocation index:", 17)) {
+            vidx_broken(base->index, *err + 18);
+            *broken = 1;
+        }
+    }
+    v->model = sums_end(v, m, unshared_free, err);
+    v->shares_trie = 1;
+    if (!v->model) {
+        if (*broken) {
+            free(*err);
+            *err = NULL;
+        }
         vfold_free(v);
         return NULL;
     }
@@ -163,7 +274,11 @@ void vfold_free(vfold *v)
 {
     if (!v)
         return;
-    mt_model_free(v->model);
+    if (v->shares_trie)
+        mt_alloc_index_model_free(v->model);
+    else
+        mt_model_free(v->model);
+    vidx_free(v->index);
     mt_histogram_free(v->hist[0]);
     mt_histogram_free(v->hist[1]);
     mt_stats_acc_free(v->acc);
@@ -180,6 +295,8 @@ const mt_model *vfold_model(const vfold *v)
 
 size_t vfold_bytes(const vfold *v)
 {
+    if (v->shares_trie)
+        return sizeof *v + vgrid_bytes() + mt_alloc_index_model_memory(v->model);
     return sizeof *v + vgrid_bytes() + mt_model_memory(v->model);
 }
 

@@ -16,12 +16,26 @@ typedef struct vfold vfold;
 
 /* Read path folded with filter f (NULL: everything; not copied: it must
  * outlive the fold). base: the unfiltered fold (for live:peak), NULL when
- * building that one. progress: as mt_model_options (may be NULL); quiet:
+ * building that one. index: when building that one, find the trace's
+ * allocation index or write one (allocidx.h). progress: as
+ * mt_model_options (may be NULL); quiet:
  * reader warnings dropped (re-reads) instead of printed. One read of the
  * file. Returns NULL with a malloc'd *err ("FILE: offset N: ..."), or NULL
  * with *err NULL when out of memory. */
-vfold *vfold_load(const char *path, const mt_filter *f, const vfold *base,
+vfold *vfold_load(const char *path, const mt_filter *f, const vfold *base, int index,
                   mt_progress_fn progress, void *progress_ctx, int quiet, char **err);
+/* Prints on stderr what became of base's allocation index (written,
+ * refused), once loading is over. */
+void vfold_report_index(const vfold *base);
+/* 1 when base (the unfiltered fold) has an allocation index to fold
+ * filters from. */
+int vfold_indexed(const vfold *base);
+/* The fold of filter f from base's allocation index, without reading the
+ * trace: the same answers as vfold_load. progress: bytes of the index.
+ * NULL with *broken = 1 when there is no index or it proved damaged (it
+ * is then dropped: read the trace instead), else NULL as vfold_load. */
+vfold *vfold_from_index(const vfold *base, const mt_filter *f, mt_progress_fn progress,
+                        void *progress_ctx, char **err, int *broken);
 void vfold_free(vfold *v);
 const mt_model *vfold_model(const vfold *v);
 /* Bytes it holds (model and summaries), for the viewer's memory budget. */

@@ -101,11 +101,12 @@ static int publish(vfeed *f)
     return failed ? -1 : 0;
 }
 
-int vfeed_put(vfeed *f, const mt_alloc *a, mt_timedelta end)
+int vfeed_put(vfeed *f, const mt_alloc *a, mt_timedelta end, uint64_t seq)
 {
     vfeed_rec *r = &f->slot[f->head][f->fill++];
     r->a = *a;
     r->end = end;
+    r->seq = seq;
     return f->fill == FEED_BATCH ? publish(f) : 0;
 }
 

@@ -13,6 +13,7 @@
 typedef struct vfeed_rec {
     mt_alloc a;
     mt_timedelta end;            /* mt_model_end when it was folded */
+    uint64_t seq;                /* its file index (on_fold's seq) */
 } vfeed_rec;
 
 /* Called on the second thread for each batch, in the order of vfeed_put.
@@ -26,7 +27,7 @@ typedef struct vfeed vfeed;
 vfeed *vfeed_start(vfeed_fn fn, void *ctx);
 /* One record; may wait while the consumer is behind. Returns 0, or -1 once
  * the consumer has failed. */
-int vfeed_put(vfeed *f, const mt_alloc *a, mt_timedelta end);
+int vfeed_put(vfeed *f, const mt_alloc *a, mt_timedelta end, uint64_t seq);
 /* Hands over what is left, waits for the consumer and frees the feed.
  * Returns 0, or -1 when the consumer failed. */
 int vfeed_finish(vfeed *f);

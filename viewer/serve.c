@@ -166,7 +166,8 @@ static void *load_thread(void *arg)
     if (l->load->folded) {
         struct rusage before, after;
         getrusage(RUSAGE_SELF, &before);
-        l->fold = vfold_load(l->opts->file, NULL, NULL, loader_progress, l, 0, &l->error);
+        l->fold = vfold_load(l->opts->file, NULL, NULL, !l->load->no_index, loader_progress, l, 0,
+                             &l->error);
         m = l->fold ? vfold_model(l->fold) : NULL;
         /* what reading it again for a filter will take: the growth of the
          * process's high-water mark while it was read */
@@ -189,6 +190,8 @@ static void *load_thread(void *arg)
         l->error = strdup("out of memory");
     if (l->load->on_loaded)
         l->load->on_loaded(l->load->progress_ctx, m, secs, l->error);
+    if (l->fold)
+        vfold_report_index(l->fold);   /* (after the progress line) */
     if (!m) {
         vapi_failed(l->api, l->error);
         kill(getpid(), SIGUSR1);  /* wake the serving thread */

@@ -29,6 +29,8 @@ int mt_viewer_serve(const mt_model *m, const mt_viewer_options *opts, const char
 typedef struct mt_viewer_load {
     int folded;                  /* 1: a big trace, served from folded models
                                     (docs/viewer.md, "Big traces") */
+    int no_index;                /* big traces: no allocation index (each
+                                    filter reads the trace again) */
     mt_progress_fn on_progress;  /* called from the loading thread; may be NULL */
     void *progress_ctx;
     /* called from the loading thread once loaded (m) or failed (m NULL,

@@ -143,6 +143,76 @@ int mt_stats_acc_add_bound(mt_stats_acc *s, const mt_alloc *a, mt_timedelta end)
 int mt_stats_acc_finish(const mt_stats_acc *s, const mt_model *m, mt_stats *out,
                         mt_histogram **size, mt_histogram **life);
 
+/* ------------------------------------------------------------------------ */
+/* The allocation index (allocindex.c)                                       */
+/*
+ * Every allocation of an unfiltered folded read, written as on_fold gives
+ * them (node of the model's trie, times, size, samples, source), so that a
+ * filter is later folded from the index instead of the trace: the same
+ * model and the same on_fold calls, in the same order, as a read of the
+ * trace with mt_model_options.fold_filter. About 12 bytes an allocation.
+ * An index names the trace it was made from (size, modification time, a
+ * hash of its first and last 64 KB) and the model's trie; one that does
+ * not match, or is damaged, is refused with a reason. */
+
+#define MT_ALLOC_INDEX_VERSION 1
+
+/* What identifies a trace file for its index. */
+typedef struct mt_alloc_index_id {
+    uint64_t size, hash;
+    int64_t mtime_sec, mtime_nsec;
+} mt_alloc_index_id;
+/* Returns 0, or -1 when the file cannot be read (errno). */
+int mt_alloc_index_trace_id(const char *trace, mt_alloc_index_id *id);
+
+typedef struct mt_alloc_index_writer mt_alloc_index_writer;
+/* Writes into fd, an empty file open for writing (positioned writes: the
+ * caller's offset does not matter). NULL when out of memory. */
+mt_alloc_index_writer *mt_alloc_index_writer_new(int fd);
+/* One allocation, as on_fold gives it (an unfiltered fold: every one).
+ * Returns 0, or -1 once a write failed (later ones are dropped). */
+int mt_alloc_index_writer_add(mt_alloc_index_writer *w, const mt_alloc *a, uint64_t seq);
+/* After the read of m (folded, unfiltered) from the trace id names: writes
+ * the header and frees w. Returns 0, or -1 when a write failed or not
+ * every allocation of m was added (the file is then no index). */
+int mt_alloc_index_writer_finish(mt_alloc_index_writer *w, const mt_model *m,
+                                 const mt_alloc_index_id *id);
+void mt_alloc_index_writer_abort(mt_alloc_index_writer *w);
+
+typedef struct mt_alloc_index mt_alloc_index;
+/* Takes fd (an index file open for reading; closed on failure) when its
+ * header is whole and names the trace id. NULL with a malloc'd *why (when
+ * why is not NULL and memory allows) otherwise. The records are checked as
+ * they are folded. */
+mt_alloc_index *mt_alloc_index_open_fd(int fd, const mt_alloc_index_id *id, char **why);
+/* 1 when the index was made from a model like m (the unfiltered folded
+ * model of the same trace: counts and trie); 0 with *why otherwise. */
+int mt_alloc_index_matches(const mt_alloc_index *x, const mt_model *m, char **why);
+uint64_t mt_alloc_index_file_bytes(const mt_alloc_index *x);
+void mt_alloc_index_close(mt_alloc_index *x);
+
+typedef struct mt_alloc_index_fold_options {
+    const mt_filter *filter;     /* as mt_model_options.fold_filter (NULL: none) */
+    mt_timedelta peak;           /* what live:peak stands for */
+    /* as mt_model_options.on_fold (may be NULL) */
+    int (*on_fold)(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq);
+    void *ctx;
+    mt_progress_fn progress;     /* bytes of the index folded (may be NULL) */
+    void *progress_ctx;
+} mt_alloc_index_fold_options;
+/* The folded model the read of the trace with o->filter would give,
+ * folded from index x of base (the unfiltered folded model it matches).
+ * It shares base's trie and names: free it with mt_alloc_index_model_free
+ * before base. Safe to call from several threads at once. NULL with a
+ * malloc'd *err ("allocation index: REASON at byte N": damaged or
+ * changed file), with *err "stopped by the caller" when on_fold returned
+ * -1, or with *err NULL when out of memory. */
+mt_model *mt_alloc_index_fold(const mt_alloc_index *x, const mt_model *base,
+                              const mt_alloc_index_fold_options *o, char **err);
+void mt_alloc_index_model_free(mt_model *m);
+/* Bytes of such a model that are its own (not base's). */
+size_t mt_alloc_index_model_memory(const mt_model *m);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,8 +5,10 @@
 # lifetime, size, time window, inside:, hide:, live:peak, raw stacks):
 # equal but for the last bits of sums made in another order; the curve is
 # downsampled (within 2% of the peak per bucket) and a filtered peak
-# within 1% (docs/viewer.md, "Big traces"). Also: the trace file replaced
-# under a folded viewer.
+# within 1% (docs/viewer.md, "Big traces"). The folded viewer folds its
+# filters from the allocation index it wrote (viewer/allocidx.c): its
+# answers byte-identical to reading the trace again (--no-index). Also: the
+# trace file replaced under a folded viewer.
 set -u
 . "$(dirname "$0")/lib.inc"
 command -v curl >/dev/null || { echo "FAIL: curl missing (scripts/install-deps.sh test)"; exit 1; }
@@ -24,6 +26,9 @@ folded=$VIEW_URL
 # they moved to a second thread): answers byte-identical to the default's
 MEMTRACE_VIEWER_ONE_THREAD=1 start_viewer "$ctf" --port 0 -q --fold-above 0 || exit 1
 onethread=$VIEW_URL
+# each filter read from the trace again, as before the allocation index
+start_viewer "$ctf" --port 0 -q --fold-above 0 --no-index || exit 1
+reread=$VIEW_URL
 
 curl -s -o "$MT_TMP/info" "${folded}api/info"
 check "the forced one is folded" grep -q '"folded":true' "$MT_TMP/info"
@@ -89,6 +94,7 @@ PY
 
 n=0
 same=0
+sameread=0
 : > "$MT_TMP/pairs"
 for filter in "" "size:>=4k" "alloc:0.05s-0.15s" "lifetime:<1ms" "collect:never" "live:peak" \
               "inside:$site" "!inside:$site+size:<=256" "hide:mod00" "live:0.1s"; do
@@ -105,6 +111,12 @@ for filter in "" "size:>=4k" "alloc:0.05s-0.15s" "lifetime:<1ms" "collect:never"
         if [ "$ca" != 200 ] || [ "$cb" != 200 ]; then
             fail "$u: status $ca (whole) $cb (folded)"; continue
         fi
+        cd=$(curl -s -o "$MT_TMP/d$n.json" -w '%{http_code}' "$reread$u")
+        if [ "$ep" = info ] || { [ "$cd" = 200 ] && cmp -s "$MT_TMP/b$n.json" "$MT_TMP/d$n.json"; }; then
+            sameread=$((sameread + 1))
+        else
+            fail "$u: the answer from the index differs from the trace read again ($cd)"
+        fi
         cc=$(curl -s -o "$MT_TMP/c$n.json" -w '%{http_code}' "$onethread$u")
         if [ "$ep" = info ] || { [ "$cc" = 200 ] && cmp -s "$MT_TMP/b$n.json" "$MT_TMP/c$n.json"; }; then
             same=$((same + 1))
@@ -119,6 +131,9 @@ grep '^FAIL' "$MT_TMP/cmpout"
 n=$(tail -1 "$MT_TMP/cmpout")
 check "folded answers equal the whole model's ($n requests)" [ "$n" -ge 100 ]
 check "sums on a second thread: answers byte-identical ($same requests)" [ "$same" -ge 100 ]
+check "filters from the index: answers byte-identical to reading the trace ($sameread requests)" \
+    [ "$sameread" -ge 100 ]
+check "the folded viewer wrote the index beside the trace" grep -q 'written' "$MT_TMP/view2.err"
 
 "$MT_BIN" view --fold-above lots "$ctf" >/dev/null 2>"$MT_TMP/err"; rc=$?
 check "--fold-above with a bad size: usage error 2" sh -c "[ $rc = 2 ] && grep -q 'fold-above' '$MT_TMP/err'"
@@ -129,19 +144,33 @@ check "a bad filter: 400 with the parser's message" sh -c "[ $cb = 400 ] && grep
 curl -s -o "$MT_TMP/status" "${folded}api/status"
 check "status lists the filters being read (none now)" grep -q '"state":"ready".*"reading":\[\]' "$MT_TMP/status"
 stop_viewer
-check "the folded viewer stops cleanly" [ "$VIEW_RC" = 0 ]
+check "the folded viewer (each filter read again) stops cleanly" [ "$VIEW_RC" = 0 ]
 
 # the trace file changes under a folded viewer: cached answers stay, a new
-# filter is refused rather than read from another trace
+# filter is refused rather than read from another trace (--no-index), or
+# folded from the index of the trace as loaded
 cp "$ctf" "$MT_TMP/moving.ctf"
-start_viewer "$MT_TMP/moving.ctf" --port 0 -q --fold-above 0 || exit 1
-c1=$(curl -s -o /dev/null -w '%{http_code}' "${VIEW_URL}api/tree?filter=size:%3E1k")
+cp "$ctf" "$MT_TMP/moving2.ctf"
+start_viewer "$MT_TMP/moving.ctf" --port 0 -q --fold-above 0 --no-index || exit 1
+noidx=$VIEW_URL
+start_viewer "$MT_TMP/moving2.ctf" --port 0 -q --fold-above 0 || exit 1
+withidx=$VIEW_URL
+i=0
+while [ $i -lt 400 ] && ! curl -s "${withidx}api/status" | grep -q '"state":"ready"'; do
+    sleep 0.05; i=$((i + 1))
+done
+c1=$(curl -s -o /dev/null -w '%{http_code}' "${noidx}api/tree?filter=size:%3E1k")
 sleep 1.1
 "$gen" "$MT_TMP/other.ctf" 200000 >/dev/null
 cat "$MT_TMP/other.ctf" > "$MT_TMP/moving.ctf"
-c2=$(curl -s -o /dev/null -w '%{http_code}' "${VIEW_URL}api/tree?filter=size:%3E1k")
-c3=$(curl -s -o "$MT_TMP/b.json" -w '%{http_code}' "${VIEW_URL}api/tree?filter=size:%3E2k")
+cat "$MT_TMP/other.ctf" > "$MT_TMP/moving2.ctf"
+c2=$(curl -s -o /dev/null -w '%{http_code}' "${noidx}api/tree?filter=size:%3E1k")
+c3=$(curl -s -o "$MT_TMP/b.json" -w '%{http_code}' "${noidx}api/tree?filter=size:%3E2k")
 check "trace replaced: a filter seen before still answered ($c1 $c2)" [ "$c1$c2" = 200200 ]
 check "trace replaced: a new filter refused, saying why ($c3)" \
     sh -c "[ $c3 = 400 ] && grep -q 'trace file changed' '$MT_TMP/b.json'"
+c4=$(curl -s -o "$MT_TMP/i.json" -w '%{http_code}' "${withidx}api/tree?filter=size:%3E2k")
+curl -s -o "$MT_TMP/f.json" "${folded}api/tree?filter=size:%3E2k"
+check "trace replaced, with the index: a new filter answered about the trace as loaded ($c4)" \
+    sh -c "[ $c4 = 200 ] && cmp -s '$MT_TMP/i.json' '$MT_TMP/f.json'"
 stop_viewer
