@@ -6,6 +6,9 @@
  * that the model reads as it comes, so that a folded model of several
  * traces needs no copy of them in memory. Optionally every stack gets an
  * outermost frame naming its process, so that reports split by process.
+ * Pieces of a rotated recording read together make one recording again:
+ * a block carried into a piece is its twin still live in an earlier piece
+ * of the process, and keeps that block's id and allocation time.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -91,11 +94,28 @@ typedef struct merger {
      * is copied, not looked up again frame by frame */
     struct mapped {
         mt_location_code *code;
+        uint64_t *hash;      /* pieces: hash of the original codes 0 .. j */
         size_t len, cap;
         unsigned domain;
     } *last;
     size_t last_trace;       /* trace of the last allocation written, or SIZE_MAX */
     int by_process;
+    /* Pieces of one recording (two traces of one pid): the live blocks
+     * keep a key to find the twin of a block carried into a later piece
+     * (live record: a.size, a.n_samples, a.source, and the hash of the
+     * original stack in a.time), in a table of an earlier piece's live
+     * blocks made when the first carried block of a piece comes. */
+    int pieces;
+    uint64_t *pid;
+    struct twin {
+        uint64_t key;
+        mt_obj_id id;
+        uint32_t trace;
+        uint32_t next;       /* index + 1 of the next twin in the slot, 0: none */
+    } *twins;
+    uint32_t *twin_slots;    /* index + 1 of the first twin, 0: none */
+    size_t n_twins, twin_mask;
+    size_t twins_for;        /* the piece the table was made for, or SIZE_MAX */
     mt_location *proc_loc;   /* per trace: the process frame */
     char **proc_name;
     /* the merging thread */
@@ -202,7 +222,8 @@ static int advance(merger *g, size_t i, char **error)
 /* Old id -> new id of one trace's live blocks: the table of live blocks
  * that folded models use (fold.c: a ring of the recent ids, a hash table
  * for the older ones), the new id kept in a record's seq. */
-static int map_id(merger *g, size_t i, mt_obj_id old, uint64_t nid)
+static int map_id(merger *g, size_t i, mt_obj_id old, uint64_t nid, const mt_event *ev,
+                  uint64_t stack_hash)
 {
     mta_live_rec displaced;
     int had;
@@ -210,7 +231,85 @@ static int map_id(merger *g, size_t i, mt_obj_id old, uint64_t nid)
     if (!r)
         return -1;
     r->seq = nid;
+    r->a.size = ev->length;
+    r->a.n_samples = ev->n_samples;
+    r->a.source = (uint8_t)ev->source;
+    r->a.time = (mt_timedelta)stack_hash;
     return 0;
+}
+
+static uint64_t twin_key(uint64_t stack_hash, uint64_t length, uint64_t n_samples, int source)
+{
+    return mix(stack_hash ^ mix(length * 0x9e3779b97f4a7c15ULL ^ n_samples) ^ (uint64_t)source);
+}
+
+/* The table of twins for piece i: the live blocks of the earlier traces of
+ * its process. */
+static int make_twins(merger *g, size_t i)
+{
+    g->n_twins = 0;
+    g->twins_for = i;
+    size_t n = 0;
+    for (size_t j = 0; j < g->n; j++)
+        if (j != i && g->pid[j] == g->pid[i] && g->start[j] <= g->start[i])
+            n += g->ids[j].n_pool;
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    struct twin *t = realloc(g->twins, (n ? n : 1) * sizeof *t);
+    uint32_t *slots = calloc(cap, sizeof *slots);
+    if (!t || !slots || n >= UINT32_MAX) {
+        free(slots);
+        if (t)
+            g->twins = t;
+        return -1;
+    }
+    g->twins = t;
+    free(g->twin_slots);
+    g->twin_slots = slots;
+    g->twin_mask = cap - 1;
+    for (size_t j = 0; j < g->n; j++) {
+        if (j == i || g->pid[j] != g->pid[i] || g->start[j] > g->start[i])
+            continue;
+        const mta_live *l = &g->ids[j];
+        for (size_t k = 0; k < l->n_pool; k++) {
+            const mta_live_rec *r = &l->pool[k];
+            if (r->seq == UINT64_MAX)
+                continue;   /* removed */
+            struct twin *w = &g->twins[g->n_twins];
+            w->key = twin_key((uint64_t)r->a.time, r->a.size, r->a.n_samples, r->a.source);
+            w->id = r->id;
+            w->trace = (uint32_t)j;
+            size_t s = w->key & g->twin_mask;
+            w->next = g->twin_slots[s];
+            g->twin_slots[s] = (uint32_t)++g->n_twins;
+        }
+    }
+    return 0;
+}
+
+/* A block carried into piece i: its twin's new id, the twin now belonging
+ * to piece i (UINT64_MAX: none, e.g. the earlier pieces were not given or
+ * were deleted). */
+static uint64_t take_twin(merger *g, size_t i, const mt_event *ev, uint64_t stack_hash)
+{
+    if (g->twins_for != i && make_twins(g, i) < 0)
+        return UINT64_MAX - 1;
+    uint64_t key = twin_key(stack_hash, ev->length, ev->n_samples, ev->source);
+    for (uint32_t x = g->twin_slots[key & g->twin_mask]; x; x = g->twins[x - 1].next) {
+        struct twin *w = &g->twins[x - 1];
+        if (w->key != key)
+            continue;
+        mta_live_rec *r = mta_live_find(&g->ids[w->trace], w->id);
+        if (!r || (uint64_t)r->a.time != stack_hash || r->a.size != ev->length ||
+            r->a.n_samples != ev->n_samples || r->a.source != (uint8_t)ev->source)
+            continue;   /* freed since, taken, or only alike */
+        uint64_t nid = r->seq;
+        mta_live_remove(&g->ids[w->trace], r);
+        w->key = ~key;  /* taken */
+        return nid;
+    }
+    return UINT64_MAX;
 }
 
 /* The new id of a live block (UINT64_MAX: none); gone: forget it. */
@@ -240,8 +339,10 @@ static void merger_free(merger *g)
             mta_live_free(&g->ids[i]);
         if (g->proc_name)
             free(g->proc_name[i]);
-        if (g->last)
+        if (g->last) {
             free(g->last[i].code);
+            free(g->last[i].hash);
+        }
     }
     for (size_t i = 0; i < g->warn.n; i++)
         free(g->warn.msg[i]);
@@ -258,6 +359,9 @@ static void merger_free(merger *g)
     free(g->proc_loc);
     free(g->proc_name);
     free(g->last);
+    free(g->pid);
+    free(g->twins);
+    free(g->twin_slots);
 }
 
 static char *msg(const char *fmt, const char *a, const char *b)
@@ -377,6 +481,10 @@ static int merge_events(merger *g)
                 if (!b)
                     return -1;
                 lm->code = b;
+                uint64_t *h = realloc(lm->hash, c * sizeof *h);
+                if (!h)
+                    return -1;
+                lm->hash = h;
                 lm->cap = c;
             }
             /* The reader's common prefix is the part shared with the
@@ -392,9 +500,31 @@ static int merge_events(merger *g)
                 if (c < 0)
                     return -1;
                 lm->code[j] = (uint64_t)c;
+                if (g->pieces)
+                    lm->hash[j] = mix((j ? lm->hash[j - 1] : 0x243f6a8885a308d3ULL) ^
+                                      ev->backtrace[j]);
             }
             lm->len = ev->backtrace_length;
             lm->domain = ev->domain;
+            uint64_t stack_hash = g->pieces && lm->len ? lm->hash[lm->len - 1] : 0;
+            if (ev->carried && g->pieces) {
+                uint64_t twin = take_twin(g, best, ev, stack_hash);
+                if (twin == UINT64_MAX - 1)
+                    return -1;
+                if (twin != UINT64_MAX) {   /* the same block: nothing to write */
+                    g->last_trace = SIZE_MAX; /* lm is no longer the writer's last */
+                    if (map_id(g, best, ev->id, twin, ev, stack_hash) < 0)
+                        return -1;
+                    if (advance(g, best, &g->error) < 0)
+                        return -1;
+                    continue;
+                }
+            }
+            /* a carried block without its twin stays carried */
+            if (mt_writer_set_carried(w, ev->carried) < 0) {
+                g->error = msg("merging traces: %s%s", mt_writer_error(w), "");
+                return -1;
+            }
             memcpy(g->bt + k, lm->code, lm->len * sizeof *lm->code);
             k += lm->len;
             /* What the writer's previous backtrace shares with this one is
@@ -405,9 +535,13 @@ static int merge_events(merger *g)
             mt_obj_id nid;
             rc = mt_writer_put_alloc_shared(w, bt, ev->length, ev->n_samples, ev->source, g->bt,
                                             k, wshared, &nid);
-            if (rc == 0 && map_id(g, best, ev->id, nid) < 0)
+            if (rc == 0 && map_id(g, best, ev->id, nid, ev, stack_hash) < 0)
                 return -1;
         } else {
+            if (mt_writer_set_carried(w, 0) < 0) {
+                g->error = msg("merging traces: %s%s", mt_writer_error(w), "");
+                return -1;
+            }
             uint64_t nid = find_id(g, best, ev->id, ev->kind != MT_EVENT_PROMOTE);
             if (nid != UINT64_MAX) {
                 rc = ev->kind == MT_EVENT_PROMOTE ? mt_writer_put_promote(w, bt, nid)
@@ -464,12 +598,14 @@ static mt_model *load_traces(const char *const *paths, size_t n, int by_process,
     g.proc_name = calloc(n, sizeof *g.proc_name);
     g.last = calloc(n, sizeof *g.last);
     g.last_trace = SIZE_MAX;
+    g.pid = calloc(n, sizeof *g.pid);
+    g.twins_for = SIZE_MAX;
     g.mask = 4095;
     g.slots = calloc(g.mask + 1, sizeof *g.slots);
     int fds[2] = {-1, -1};
     mt_model *m = NULL;
     if (!g.r || !g.ev || !g.has || !g.start || !g.ids || !g.proc_loc ||
-        !g.proc_name || !g.last || !g.slots)
+        !g.proc_name || !g.last || !g.pid || !g.slots)
         goto oom;
     mt_trace_info info;
     for (size_t i = 0; i < n; i++) {
@@ -487,6 +623,10 @@ static mt_model *load_traces(const char *const *paths, size_t n, int by_process,
             goto fail;
         }
         g.start[i] = ti->start_time;
+        g.pid[i] = ti->pid;
+        for (size_t j = 0; j < i; j++)
+            if (g.pid[j] == ti->pid)
+                g.pieces = 1;
         if (ti->start_time < info.start_time)
             info.start_time = ti->start_time;
         char name[512];

@@ -89,6 +89,31 @@ lv=$("$MT_BIN" top --by live --json "$last" | sed -n 's/.*"total": *{[^}]*"live_
 rl=$("$MT_BIN" top --by live --json "$ref" | sed -n 's/.*"total": *{[^}]*"live_bytes": *\([0-9.e+]*\).*/\1/p' | head -n 1)
 check "memtrace top --by live: the last piece alone = without rotation ($lv, $rl)" \
     test -n "$lv" -a "$lv" = "$rl"
+# All the pieces read together are the recording again: each carried block
+# is its twin of the earlier piece (counted once, live from its first
+# allocation), so the totals are those of the run without rotation.
+j() { python3 -c "import json,sys; d=json.load(sys.stdin); print(d['total']['$1'], d['allocs'], d['collects'])"; }
+# shellcheck disable=SC2046
+"$MT_BIN" stats --json $(pieces "$f") > "$T/all.json" 2>"$T/all.err"
+"$MT_BIN" stats --json "$ref" > "$T/ref.json"
+for k in alloc_bytes live_bytes samples live_samples temp_bytes; do
+    a=$(j "$k" < "$T/all.json") b=$(j "$k" < "$T/ref.json")
+    check "memtrace stats of all the pieces: $k, allocations and frees = without rotation ($a; $b)" \
+        test -n "$a" -a "$a" = "$b"
+done
+# shellcheck disable=SC2046
+MEMTRACE_WHOLE_MODEL=1 "$MT_BIN" stats --json $(pieces "$f") > "$T/all.whole.json" 2>&1
+check "memtrace stats of all the pieces: streaming = whole model" cmp -s "$T/all.json" "$T/all.whole.json"
+# shellcheck disable=SC2046
+"$MT_BIN" top --by live --json $(pieces "$f") | sed -n 's/.*"total": *{[^}]*"live_bytes": *\([0-9.e+]*\).*/\1/p' | head -n 1 > "$T/all.live"
+check "memtrace top --by live of all the pieces = without rotation ($(cat "$T/all.live"), $rl)" \
+    test "$(cat "$T/all.live")" = "$rl"
+# Without the first piece (deleted by --keep), its blocks carried into the
+# second are still live, never allocated.
+# shellcheck disable=SC2046
+"$MT_BIN" stats --json $(pieces "$f" | sed 1d) > "$T/rest.json"
+check "memtrace stats of the pieces but the first: live at the end = without rotation" \
+    test "$(j live_bytes < "$T/rest.json" | cut -d' ' -f1)" = "$(j live_bytes < "$T/ref.json" | cut -d' ' -f1)"
 # stats of a piece with carried blocks: read as it streams and as a whole
 # model, the same figures (carried blocks are live, never allocated,
 # collected or never collected here)
