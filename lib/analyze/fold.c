@@ -281,9 +281,12 @@ int mta_fold(mt_model *m, const mt_alloc *a, uint64_t seq)
         if (!mta_alloc_passes(m, f, a, m->fold_lt))
             return 0;
     }
-    if (m->nodes.n > m->node_cap) {
+    /* (with two threads and no hooks, the nodes stay with the reading
+     * thread until the end: then the stack says how far to go) */
+    size_t need = m->nodes.n > a->stack ? m->nodes.n : (size_t)a->stack + 1;
+    if (need > m->node_cap) {
         size_t cap = m->node_cap ? m->node_cap : 1024;
-        while (cap < m->nodes.n)
+        while (cap < need)
             cap *= 2;
         mt_cost *c = realloc(m->node_cost, cap * sizeof *c);
         if (!c)
