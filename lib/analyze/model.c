@@ -910,6 +910,8 @@ static int fold_rest(builder *b)
 
 /* ------------------------------------------------------ two threads */
 
+#define PIPE_AHEAD 12    /* events prefetched ahead in a batch */
+
 /* Appends src[from .. n) to a batch's vector (both MTA_VEC of one type). */
 #define DEFS_COPY(dst, src, from) \
     ((src).n <= (from) || \
@@ -943,7 +945,7 @@ static int pipe_publish(builder *b, int status)
     bt->offset = mt_reader_offset(b->r);
     bt->status = status;
     b->batch = NULL;
-    mta_pipe_put(b->pipe);
+    mta_pipe_put(b->pipe, status != MTA_PIPE_MORE);
     if (oom)
         return -1;
     if (status != MTA_PIPE_MORE)
@@ -962,6 +964,7 @@ static int pipe_emit(builder *b, const mt_event *ev)
         return -1;
     }
     mta_pipe_ev *e = &b->batch->ev[b->batch->n];
+    __builtin_prefetch(e + PIPE_AHEAD, 1);
     e->kind = (uint8_t)ev->kind;
     e->time = ev->time;
     e->id = ev->id;
@@ -1037,6 +1040,8 @@ static int fold_batches(builder *b, mta_pipe *p, char **message)
         }
         for (size_t i = 0; i < bt->n; i++) {
             const mta_pipe_ev *pe = &bt->ev[i];
+            /* (the lines come from the other core's cache) */
+            __builtin_prefetch(pe + PIPE_AHEAD);
             if (__builtin_expect(pe->kind == MTA_PIPE_WARNING, 0)) {
                 const char *w = bt->warnings.v[pe->id];
                 if (b->warn_fn)

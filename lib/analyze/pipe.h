@@ -26,8 +26,9 @@ typedef struct mta_pipe_ev {
     uint8_t kind, source, carried;
 } mta_pipe_ev;
 
-#define MTA_PIPE_EVENTS 2048     /* per batch: 80 KB, in the second-level cache */
-#define MTA_PIPE_BATCHES 4
+#define MTA_PIPE_EVENTS 2048     /* per batch: 80 KB */
+#define MTA_PIPE_BATCHES 8
+#define MTA_PIPE_WAKE 4          /* a waiting thread wakes when this many are ready */
 
 /* How a batch ends the stream: not at all, at the trace's end, with the
  * reader's error (message), or with an error of the stacks' side (why). */
@@ -56,6 +57,7 @@ typedef struct mta_pipe {
     unsigned head;               /* the oldest full batch */
     unsigned n_full;             /* full batches, the one being folded included */
     int stop;                    /* atomic; the folding thread gave up */
+    int folding_waits, reading_waits; /* that thread sleeps */
     int defs;                    /* send nodes, frames and functions */
 } mta_pipe;
 
@@ -63,8 +65,8 @@ int mta_pipe_init(mta_pipe *p);
 void mta_pipe_destroy(mta_pipe *p);
 /* Reading thread: the batch to fill (emptied), or NULL once stopped. */
 mta_batch *mta_pipe_free_batch(mta_pipe *p);
-/* Reading thread: hands the batch it filled over. */
-void mta_pipe_put(mta_pipe *p);
+/* Reading thread: hands the batch it filled over (last: the stream's end). */
+void mta_pipe_put(mta_pipe *p, int last);
 /* Folding thread: the oldest full batch, waiting for it. */
 mta_batch *mta_pipe_take(mta_pipe *p);
 /* Folding thread: done with the batch mta_pipe_take gave. */
