@@ -914,11 +914,12 @@ static int fold_rest(builder *b)
 
 /* Appends src[from .. n) to a batch's vector (both MTA_VEC of one type). */
 #define DEFS_COPY(dst, src, from) \
-    ((src).n <= (from) || \
-     ((dst).n + (src).n - (from) <= (dst).cap || \
-      mta_grow((void **)&(dst).v, &(dst).cap, (dst).n + (src).n - (from), sizeof *(dst).v) == 0) \
+    ((src).n <= (from) ? 0 \
+     : ((dst).n + (src).n - (from) <= (dst).cap || \
+        mta_grow((void **)&(dst).v, &(dst).cap, (dst).n + (src).n - (from), sizeof *(dst).v) == 0) \
          ? (memcpy((dst).v + (dst).n, (src).v + (from), ((src).n - (from)) * sizeof *(dst).v), \
-            (dst).n += (src).n - (from), 0) : -1)
+            (dst).n += (src).n - (from), 0) \
+         : -1)
 
 /* Reading thread: hands the batch over with its status, and takes the
  * next one (status MTA_PIPE_MORE). Returns 0, or -1 when the folding
