@@ -966,7 +966,8 @@ static int pipe_emit(builder *b, const mt_event *ev)
         return -1;
     }
     mta_pipe_ev *e = &b->batch->ev[b->batch->n];
-    __builtin_prefetch(e + PIPE_AHEAD, 1);
+    if (b->batch->n + PIPE_AHEAD < MTA_PIPE_EVENTS)
+        __builtin_prefetch(e + PIPE_AHEAD, 1);
     e->kind = (uint8_t)ev->kind;
     e->time = ev->time;
     e->id = ev->id;
@@ -1043,7 +1044,8 @@ static int fold_batches(builder *b, mta_pipe *p, char **message)
         for (size_t i = 0; i < bt->n; i++) {
             const mta_pipe_ev *pe = &bt->ev[i];
             /* (the lines come from the other core's cache) */
-            __builtin_prefetch(pe + PIPE_AHEAD);
+            if (i + PIPE_AHEAD < bt->n)
+                __builtin_prefetch(pe + PIPE_AHEAD);
             if (__builtin_expect(pe->kind == MTA_PIPE_WARNING, 0)) {
                 const char *w = bt->warnings.v[pe->id];
                 if (b->warn_fn)
