@@ -961,7 +961,8 @@ static int pipe_publish(builder *b, int status)
  * the batches stopped, nothing more to say). */
 static int pipe_emit(builder *b, const mt_event *ev)
 {
-    if (b->batch->n == MTA_PIPE_EVENTS && pipe_publish(b, MTA_PIPE_MORE) < 0) {
+    /* (no batch: a warning found the batches stopped) */
+    if (!b->batch || (b->batch->n == MTA_PIPE_EVENTS && pipe_publish(b, MTA_PIPE_MORE) < 0)) {
         b->why = NULL;
         return -1;
     }
