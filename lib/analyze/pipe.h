@@ -43,11 +43,11 @@ typedef struct mta_batch {
     MTA_VEC(mt_node) nodes;
     MTA_VEC(mt_frame) frames;
     MTA_VEC(mt_func) funcs;
-    MTA_VEC(char *) warnings;    /* malloc'd; the folding thread frees them */
+    MTA_VEC(char *) warnings;    /* malloc'd; freed when the batch is reused */
     uint64_t offset;             /* the reader's offset after the batch */
     int status;                  /* MTA_PIPE_* */
     const char *why;             /* MTA_PIPE_ERROR: a static string */
-    char *message;               /* MTA_PIPE_READ_ERROR: malloc'd */
+    char *message;               /* MTA_PIPE_READ_ERROR: malloc'd (or taken) */
 } mta_batch;
 
 typedef struct mta_pipe {
