@@ -737,10 +737,8 @@ static int fold_step(builder *b)
     return add_folded(b, e);
 }
 
-/* An event of a folded model enters the queue: an allocation gets its
- * record (and stack) now, the slot of a collected or promoted block is
- * prefetched, and so is the record of the one that entered half the
- * queue ago. */
+/* The queue's next place, the oldest event having met the live blocks
+ * if the queue was full; NULL when that failed (b->why). */
 static inline struct fold_q *fold_slot(builder *b)
 {
     if (b->fq_n == FOLD_AHEAD && fold_step(b) < 0)
@@ -748,6 +746,9 @@ static inline struct fold_q *fold_slot(builder *b)
     return &b->fq[(b->fq_head + b->fq_n) & (FOLD_AHEAD - 1)];
 }
 
+/* The event filled in at fold_slot's place enters the queue: the slot of
+ * a collected or promoted block is prefetched, and so is the record of the
+ * one that entered half the queue ago. */
 static inline void fold_entered(builder *b, const struct fold_q *e)
 {
     if (e->kind != MT_EVENT_ALLOC)
@@ -760,6 +761,8 @@ static inline void fold_entered(builder *b, const struct fold_q *e)
     }
 }
 
+/* An event of a folded model enters the queue, an allocation with its
+ * record (and stack) made now. */
 static int fold_push(builder *b, const mt_event *ev)
 {
     struct fold_q *e = fold_slot(b);
