@@ -43,7 +43,7 @@ fi
 # the viewer's threads too: loading while serving, the summing thread of big
 # traces, the request threads; and folded models read on two threads
 if make --no-print-directory -s BUILD=build/tsan SANITIZE=thread libs record-tests cli tests-build >"$log" 2>&1; then
-    stage tsan build/tsan tests/record tests/analyze/pipe.c tests/viewer/loading.sh tests/viewer/big.sh tests/viewer/api.sh
+    stage tsan build/tsan tests/record tests/analyze/pipe.c tests/analyze/read_threads.sh tests/viewer/loading.sh tests/viewer/big.sh tests/viewer/api.sh
 else
     tail -n 30 "$log"; build_failed tsan
 fi
