@@ -106,7 +106,7 @@ void mta_pipe_release(mta_pipe *p)
 void mta_pipe_stop(mta_pipe *p)
 {
     pthread_mutex_lock(&p->lock);
-    __atomic_store_n(&p->stop, 1, __ATOMIC_RELAXED);
+    p->stop = 1;
     pthread_cond_signal(&p->emptied);
     pthread_mutex_unlock(&p->lock);
 }

@@ -56,7 +56,7 @@ typedef struct mta_pipe {
     mta_batch *b;                /* MTA_PIPE_BATCHES of them */
     unsigned head;               /* the oldest full batch */
     unsigned n_full;             /* full batches, the one being folded included */
-    int stop;                    /* atomic; the folding thread gave up */
+    int stop;                    /* the folding thread gave up */
     int folding_waits, reading_waits; /* that thread sleeps */
     int defs;                    /* send nodes, frames and functions */
 } mta_pipe;
@@ -73,9 +73,5 @@ mta_batch *mta_pipe_take(mta_pipe *p);
 void mta_pipe_release(mta_pipe *p);
 /* Folding thread: the reading thread is to stop (then join it). */
 void mta_pipe_stop(mta_pipe *p);
-static inline int mta_pipe_stopped(mta_pipe *p)
-{
-    return __atomic_load_n(&p->stop, __ATOMIC_RELAXED);
-}
 
 #endif
