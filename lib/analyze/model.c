@@ -2,7 +2,9 @@
  * model.c - builds the model of a trace in one pass: allocations with
  * their collect/promote times, interned functions, frames and a stack
  * trie, the peak of live memory, and (on first use) the sorted event list
- * behind the live-memory curve.
+ * behind the live-memory curve. Folded models (fold.c) are read on two
+ * threads where two processors are available: a reading thread decodes
+ * and finds the stacks, the caller's thread folds (batches: pipe.c).
  */
 #include <errno.h>
 #include <math.h>
