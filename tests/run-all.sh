@@ -42,11 +42,12 @@ fi
 
 # the viewer's threads too: loading while serving, the summing thread of big
 # traces (which also writes their allocation index), the request threads
-# (folding filters from the index); and the two sides diff and check read
-# at once
+# (folding filters from the index); folded models read on two threads; and
+# the two sides diff and check read at once
 if make --no-print-directory -s BUILD=build/tsan SANITIZE=thread libs record-tests cli tests-build >"$log" 2>&1; then
-    stage tsan build/tsan tests/record tests/viewer/loading.sh tests/viewer/big.sh tests/viewer/api.sh \
-        tests/viewer/index.sh tests/analyze/diff_threads.sh
+    stage tsan build/tsan tests/record tests/analyze/pipe.c tests/analyze/read_threads.sh \
+        tests/viewer/loading.sh tests/viewer/big.sh tests/viewer/api.sh tests/viewer/index.sh \
+        tests/analyze/diff_threads.sh
 else
     tail -n 30 "$log"; build_failed tsan
 fi

@@ -171,10 +171,11 @@ typedef struct mt_model_options {
      * or, for the blocks never collected, at the end in allocation order.
      * a->collect is set (MT_TIME_NEVER: still live at the end); seq is the
      * allocation's index in the file. The model is still being built: its
-     * nodes, frames and funcs up to a->stack are valid (and those of the
-     * few allocations read ahead, up to 32 events), and mt_model_end() is
-     * the latest time of the events handled so far, not counting those
-     * read ahead (the trace's end in the final calls).
+     * nodes, frames and funcs up to a->stack are valid (and those of
+     * allocations read ahead: up to 32 events, or a few thousand with two
+     * read_threads), and mt_model_end() is the latest time of the events
+     * handled so far, not counting those read ahead (the trace's end in
+     * the final calls).
      * Returns 0, or -1 to stop: the load then fails with the error
      * "stopped by the caller". */
     int (*on_fold)(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq);
@@ -186,6 +187,16 @@ typedef struct mt_model_options {
      * streaming reports, include/memtrace/stream.h). Returns 0, or -1 to
      * stop, as on_fold. */
     int (*on_alloc)(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq);
+    /* Added. Folded models: 2 reads on two threads, a reading thread that
+     * decodes the trace and finds each allocation's stack, and the
+     * caller's thread, which folds and calls on_fold, on_alloc,
+     * on_progress and the reader's warning callback (in file order, as
+     * with one thread); 1 reads on the caller's thread alone; 0 (the
+     * default) is 2 when more than one processor is available to the
+     * process, unless the environment variable MEMTRACE_READ_THREADS=1
+     * says 1. The model is the same either way. Whole models are read on
+     * the caller's thread. */
+    int read_threads;
 } mt_model_options;
 
 /* Build the model of a trace file in one pass. Returns NULL on failure and,

@@ -136,6 +136,12 @@ mt_timedelta mt_reader_end_time(const mt_reader *r);
  * written, or a writer that does not mark its end (OCaml's). */
 int mt_reader_ended(const mt_reader *r);
 
+/* Added: replaces the reader's warning callback and its context by *fn and
+ * *ctx (fn NULL: warnings to stderr), and returns the previous ones in
+ * their place. A reader used on another thread passes its warnings on
+ * this way (the analysis engine's reading thread). */
+void mt_reader_swap_warning(mt_reader *r, mt_warning_fn *fn, void **ctx);
+
 /* Byte offset of the next unread packet; total size when known (else 0). */
 uint64_t mt_reader_offset(const mt_reader *r);
 uint64_t mt_reader_size(const mt_reader *r);

@@ -2,15 +2,20 @@
  * model.c - builds the model of a trace in one pass: allocations with
  * their collect/promote times, interned functions, frames and a stack
  * trie, the peak of live memory, and (on first use) the sorted event list
- * behind the live-memory curve.
+ * behind the live-memory curve. Folded models (fold.c) are read on two
+ * threads where two processors are available: a reading thread decodes
+ * and finds the stacks, the caller's thread folds (batches: pipe.c).
  */
 #include <errno.h>
 #include <math.h>
+#include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model.h"
+#include "pipe.h"
 
 /* ------------------------------------------------------------------ utils */
 
@@ -136,6 +141,16 @@ typedef struct builder {
     struct fold_q { mt_alloc a; mt_obj_id id; mt_timedelta time; int kind; } fq[FOLD_AHEAD];
     size_t fq_head, fq_n;
     const char *why;         /* what failed */
+    /* Two threads (folded models): the reading thread's builder finds the
+     * stacks in a model of its own (nodes, frames, functions) and fills
+     * batch with events for the folding thread's builder; sent_*: what
+     * of its model the batches carried so far. The folding thread's
+     * builder passes the reader's warnings on to warn_fn. */
+    mta_pipe *pipe;
+    mta_batch *batch;
+    size_t sent_nodes, sent_frames, sent_funcs;
+    mt_warning_fn warn_fn;
+    void *warn_ctx;
 } builder;
 
 /* FNV-1a from a keyed start (names come from the trace; see table.h). */
@@ -724,30 +739,43 @@ static int fold_step(builder *b)
     return add_folded(b, e);
 }
 
-/* An event of a folded model enters the queue: an allocation gets its
- * record (and stack) now, the slot of a collected or promoted block is
- * prefetched, and so is the record of the one that entered half the
- * queue ago. */
-static int fold_push(builder *b, const mt_event *ev)
+/* The queue's next place, the oldest event having met the live blocks
+ * if the queue was full; NULL when that failed (b->why). */
+static inline struct fold_q *fold_slot(builder *b)
 {
     if (b->fq_n == FOLD_AHEAD && fold_step(b) < 0)
-        return -1;
-    struct fold_q *e = &b->fq[(b->fq_head + b->fq_n) & (FOLD_AHEAD - 1)];
-    e->kind = ev->kind;
-    e->time = ev->time;
-    e->id = ev->id;
-    if (ev->kind == MT_EVENT_ALLOC) {
-        if (alloc_of(b, ev, &e->a) < 0)
-            return -1;
-    } else {
-        mta_live_prefetch(&b->live_blocks, ev->id, 0);
-    }
+        return NULL;
+    return &b->fq[(b->fq_head + b->fq_n) & (FOLD_AHEAD - 1)];
+}
+
+/* The event filled in at fold_slot's place enters the queue: the slot of
+ * a collected or promoted block is prefetched, and so is the record of the
+ * one that entered half the queue ago. */
+static inline void fold_entered(builder *b, const struct fold_q *e)
+{
+    if (e->kind != MT_EVENT_ALLOC)
+        mta_live_prefetch(&b->live_blocks, e->id, 0);
     b->fq_n++;
     if (b->fq_n > MTA_LIVE_AHEAD) {
         const struct fold_q *h = &b->fq[(b->fq_head + b->fq_n - 1 - MTA_LIVE_AHEAD) & (FOLD_AHEAD - 1)];
         if (h->kind != MT_EVENT_ALLOC)
             mta_live_prefetch(&b->live_blocks, h->id, 1);
     }
+}
+
+/* An event of a folded model enters the queue, an allocation with its
+ * record (and stack) made now. */
+static int fold_push(builder *b, const mt_event *ev)
+{
+    struct fold_q *e = fold_slot(b);
+    if (!e)
+        return -1;
+    e->kind = ev->kind;
+    e->time = ev->time;
+    e->id = ev->id;
+    if (ev->kind == MT_EVENT_ALLOC && alloc_of(b, ev, &e->a) < 0)
+        return -1;
+    fold_entered(b, e);
     return 0;
 }
 
@@ -886,10 +914,200 @@ static int fold_rest(builder *b)
     return rc;
 }
 
+/* ------------------------------------------------------ two threads */
+
+#define PIPE_AHEAD 12    /* events prefetched ahead in a batch */
+
+/* Appends src[from .. n) to a batch's vector (both MTA_VEC of one type). */
+#define DEFS_COPY(dst, src, from) \
+    ((src).n <= (from) ? 0 \
+     : ((dst).n + (src).n - (from) <= (dst).cap || \
+        mta_grow((void **)&(dst).v, &(dst).cap, (dst).n + (src).n - (from), sizeof *(dst).v) == 0) \
+         ? (memcpy((dst).v + (dst).n, (src).v + (from), ((src).n - (from)) * sizeof *(dst).v), \
+            (dst).n += (src).n - (from), 0) \
+         : -1)
+
+/* Reading thread: hands the batch over with its status, and takes the
+ * next one (status MTA_PIPE_MORE). Returns 0, or -1 when the folding
+ * thread stopped or the model's news did not fit in memory (then the
+ * batch went with that error instead of its events). */
+static int pipe_publish(builder *b, int status)
+{
+    mta_batch *bt = b->batch;
+    const mt_model *s = b->m;
+    int oom = 0;
+    if (b->pipe->defs) {
+        if (DEFS_COPY(bt->nodes, s->nodes, b->sent_nodes) < 0 ||
+            DEFS_COPY(bt->frames, s->frames, b->sent_frames) < 0 ||
+            DEFS_COPY(bt->funcs, s->funcs, b->sent_funcs) < 0) {
+            bt->n = bt->nodes.n = bt->frames.n = bt->funcs.n = 0;
+            status = MTA_PIPE_ERROR;
+            bt->why = "out of memory";
+            oom = 1;
+        }
+        b->sent_nodes = s->nodes.n;
+        b->sent_frames = s->frames.n;
+        b->sent_funcs = s->funcs.n;
+    }
+    bt->offset = mt_reader_offset(b->r);
+    bt->status = status;
+    b->batch = NULL;
+    mta_pipe_put(b->pipe, status != MTA_PIPE_MORE);
+    if (oom)
+        return -1;
+    if (status != MTA_PIPE_MORE)
+        return 0;
+    b->batch = mta_pipe_free_batch(b->pipe);
+    return b->batch ? 0 : -1;
+}
+
+/* Reading thread: an event goes into the batch; an allocation with its
+ * record made (its stack found) here. Returns 0, or -1 with b->why (NULL:
+ * the batches stopped, nothing more to say). */
+static int pipe_emit(builder *b, const mt_event *ev)
+{
+    /* (no batch: a warning found the batches stopped) */
+    if (!b->batch || (b->batch->n == MTA_PIPE_EVENTS && pipe_publish(b, MTA_PIPE_MORE) < 0)) {
+        b->why = NULL;
+        return -1;
+    }
+    mta_pipe_ev *e = &b->batch->ev[b->batch->n];
+    if (b->batch->n + PIPE_AHEAD < MTA_PIPE_EVENTS)
+        __builtin_prefetch(e + PIPE_AHEAD, 1);
+    e->kind = (uint8_t)ev->kind;
+    e->time = ev->time;
+    e->id = ev->id;
+    if (ev->kind == MT_EVENT_ALLOC) {
+        mt_alloc a;
+        if (alloc_of(b, ev, &a) < 0)
+            return -1;
+        e->size = a.size;
+        e->n_samples = a.n_samples;
+        e->stack = a.stack;
+        e->source = a.source;
+        e->carried = a.carried;
+    }
+    b->batch->n++;
+    return 0;
+}
+
+/* Reading thread: a warning of the reader takes its place among the
+ * events, for the folding thread to pass on in order. */
+static void pipe_warning(void *ctx, const char *msg)
+{
+    builder *b = ctx;
+    if (!b->batch || (b->batch->n == MTA_PIPE_EVENTS && pipe_publish(b, MTA_PIPE_MORE) < 0))
+        return; /* stopped */
+    mta_batch *bt = b->batch;
+    char *w = strdup(msg);
+    if (!w || MTA_PUSH(bt->warnings, w) < 0) {
+        free(w);
+        return; /* (out of memory: the next allocation will say so) */
+    }
+    bt->ev[bt->n].kind = MTA_PIPE_WARNING;
+    bt->ev[bt->n].id = bt->warnings.n - 1;
+    bt->n++;
+}
+
+static int read_events(builder *b);
+
+/* The reading thread: reads the trace to its end, then says how it ended
+ * in the last batch (nothing when the folding thread stopped first). */
+static void *read_main(void *arg)
+{
+    builder *b = arg;
+    int rc = read_events(b);
+    if (!b->batch)
+        return NULL;
+    if (rc == -1) {
+        b->batch->message = strdup(mt_reader_error(b->r));
+        b->batch->why = "out of memory"; /* (if that strdup failed) */
+    } else if (rc < 0) {
+        b->batch->why = b->why;
+    }
+    pipe_publish(b, rc == 0 ? MTA_PIPE_END : rc == -1 ? MTA_PIPE_READ_ERROR : MTA_PIPE_ERROR);
+    return NULL;
+}
+
+/* Folding thread: the batches, each event into the fold queue as
+ * fold_push would put it, until the reading thread's last. Returns 0 at
+ * the trace's end, -1 with b->why, or -2 with the reader's error in
+ * *message (malloc'd). */
+static int fold_batches(builder *b, mta_pipe *p, char **message)
+{
+    mt_model *m = b->m;
+    const mt_model_options *opts = b->opts;
+    uint64_t size = mt_reader_size(b->r), next_progress = 1 << 20;
+    for (;;) {
+        mta_batch *bt = mta_pipe_take(p);
+        b->why = "out of memory";
+        if (p->defs && (DEFS_COPY(m->nodes, bt->nodes, 0) < 0 ||
+                        DEFS_COPY(m->frames, bt->frames, 0) < 0 ||
+                        DEFS_COPY(m->funcs, bt->funcs, 0) < 0)) {
+            mta_pipe_release(p);
+            return -1;
+        }
+        for (size_t i = 0; i < bt->n; i++) {
+            const mta_pipe_ev *pe = &bt->ev[i];
+            /* (the lines come from the other core's cache) */
+            if (i + PIPE_AHEAD < bt->n)
+                __builtin_prefetch(pe + PIPE_AHEAD);
+            if (__builtin_expect(pe->kind == MTA_PIPE_WARNING, 0)) {
+                const char *w = bt->warnings.v[pe->id];
+                if (b->warn_fn)
+                    b->warn_fn(b->warn_ctx, w);
+                else
+                    fprintf(stderr, "warning: %s\n", w);
+                continue;
+            }
+            struct fold_q *e = fold_slot(b);
+            if (!e) {
+                mta_pipe_release(p);
+                return -1;
+            }
+            e->kind = pe->kind;
+            e->time = pe->time;
+            e->id = pe->id;
+            if (pe->kind == MT_EVENT_ALLOC) {
+                e->a.time = pe->time;
+                e->a.collect = MT_TIME_NEVER;
+                e->a.promote = MT_TIME_NEVER;
+                e->a.size = pe->size;
+                e->a.n_samples = pe->n_samples;
+                e->a.stack = pe->stack;
+                e->a.source = pe->source;
+                e->a.carried = pe->carried;
+            }
+            fold_entered(b, e);
+        }
+        if (opts && opts->on_progress && bt->offset >= next_progress) {
+            opts->on_progress(opts->progress_ctx, bt->offset, size);
+            next_progress = bt->offset + (1 << 20);
+        }
+        int status = bt->status, rc = 0;
+        if (status == MTA_PIPE_READ_ERROR) {
+            *message = bt->message;
+            bt->message = NULL;
+            b->why = bt->why;
+            rc = *message ? -2 : -1;
+        } else if (status == MTA_PIPE_ERROR) {
+            /* as fold_push: the queue moves on before the record fails */
+            rc = -1;
+            if (fold_slot(b))
+                b->why = bt->why;
+        }
+        mta_pipe_release(p);
+        if (status != MTA_PIPE_MORE)
+            return rc;
+    }
+}
+
 /* One event of the trace, in file order. Returns 0, or -1 with b->why. */
 static inline __attribute__((always_inline)) int add_event(builder *b, const mt_event *ev)
 {
     mt_model *m = b->m;
+    if (b->pipe)
+        return pipe_emit(b, ev);
     if (m->folded)
         return fold_push(b, ev);
     if (ev->time < b->cur_time)
@@ -995,14 +1213,158 @@ static void builder_free(builder *b)
     free(b->displaced.v);
 }
 
+/* The tables that find the stacks of a builder's allocations, and the
+ * trie's root. Returns 0, or -1 when out of memory. */
+static int stacks_init(builder *b)
+{
+    if (mta_table_init(&b->code_frames, 1024) < 0 || mta_table_init(&b->children, 4096) < 0)
+        return -1;
+    b->func_mask = 255;
+    if (!(b->memo = calloc(MEMO_SIZE, sizeof *b->memo)) ||
+        !(b->code_memo = calloc(CODE_MEMO_SIZE, sizeof *b->code_memo)))
+        return -1;
+    if (!b->max_depth &&
+        (!(b->path_memo = calloc((size_t)1 << PATH_MEMO_BITS, sizeof *b->path_memo)) ||
+         !(b->pm_codes = malloc(PATH_ARENA * sizeof *b->pm_codes)) ||
+         !(b->pm_nodes = malloc(PATH_ARENA * sizeof *b->pm_nodes))))
+        return -1;
+    if (!(b->func_slots = calloc(b->func_mask + 1, sizeof *b->func_slots)))
+        return -1;
+    if (b->max_depth && b->max_depth <= 2 && shorts_grow(b) < 0)
+        return -1;
+    mt_node root = {0, 0, 0};
+    uint32_t zero32 = 0;
+    uint16_t zero16 = 0;
+    if (MTA_PUSH(b->m->nodes, root) < 0 || MTA_PUSH(b->first_child, zero32) < 0 ||
+        MTA_PUSH(b->next_sibling, zero32) < 0 || MTA_PUSH(b->n_kids, zero16) < 0)
+        return -1;
+    return 0;
+}
+
+/* Reads the trace to its end into add_event. Returns 0 at the end, -1 on
+ * the reader's error (mt_reader_error), -2 with b->why. */
+static int read_events(builder *b)
+{
+    mt_reader *r = b->r;
+    const mt_model_options *opts = b->opts;
+    uint64_t size = mt_reader_size(r), next_progress = 1 << 20, n_read = 0;
+    mt_event ev;
+    int rc;
+    /* Shallow models read AHEAD events in advance: the slot of each queued
+     * allocation's stack is prefetched, so the processor overlaps those
+     * cache misses instead of waiting for each in turn. */
+    enum { AHEAD = 16, BIG_SHORTS = 1 << 16 };
+    struct queued { mt_event ev; mt_location_code code[2]; } q[AHEAD];
+    size_t qhead = 0, qn = 0;
+    rc = 1;
+    for (;;) {
+        if (rc > 0)
+            rc = mt_reader_next(r, &ev); /* once 0 (end) or -1, stays */
+        if (rc <= 0 && qn == 0)
+            break;
+        /* (the queue pays off once the table outgrows the caches) */
+        if (!b->shorts || (b->shorts_mask < BIG_SHORTS && qn == 0)) {
+            if (rc <= 0)
+                break;
+            if (add_event(b, &ev) < 0)
+                return -2;
+        } else {
+            if (rc > 0) {
+                struct queued *e = &q[(qhead + qn++) % AHEAD];
+                e->ev = ev;
+                if (ev.kind == MT_EVENT_ALLOC) {
+                    size_t len = ev.backtrace_length;
+                    const mt_location_code *bt = ev.backtrace;
+                    if (len > b->max_depth) {
+                        bt += len - b->max_depth;
+                        len = b->max_depth;
+                    }
+                    for (size_t k = 0; k < len; k++)
+                        e->code[k] = bt[k];
+                    e->ev.backtrace = e->code;
+                    e->ev.backtrace_length = len;
+                    uint64_t c0 = len > 0 ? bt[0] : 0, c1 = len > 1 ? bt[1] : 0;
+                    __builtin_prefetch(&b->shorts[short_hash(c0, c1, len) & b->shorts_mask]);
+                }
+            }
+            if (qn == AHEAD || (rc <= 0 && qn)) {
+                if (add_event(b, &q[qhead].ev) < 0)
+                    return -2;
+                qhead = (qhead + 1) % AHEAD;
+                qn--;
+            }
+        }
+        if (rc <= 0)
+            continue;
+        /* (with two threads the folding thread reports the progress) */
+        if (opts && opts->on_progress && !b->pipe && (++n_read & 1023) == 0 &&
+            mt_reader_offset(r) >= next_progress) {
+            opts->on_progress(opts->progress_ctx, mt_reader_offset(r), size);
+            next_progress = mt_reader_offset(r) + (1 << 20);
+        }
+    }
+    return rc < 0 ? -1 : 0;
+}
+
+/* Threads to read a model with: two (a reading thread that decodes and
+ * finds the stacks, the caller's thread folding) for folded models when
+ * more than one processor is ours, unless the options or
+ * MEMTRACE_READ_THREADS say otherwise. */
+static int read_threads(const mt_model_options *opts)
+{
+    if (!opts || !opts->fold)
+        return 1;
+    if (opts->read_threads)
+        return opts->read_threads >= 2 ? 2 : 1;
+    const char *e = getenv("MEMTRACE_READ_THREADS");
+    if (e && *e)
+        return atoi(e) >= 2 ? 2 : 1;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) < 2)
+        return 1;
+    return 2;
+}
+
+/* Two threads, once the reading one is joined: the model takes over the
+ * nodes, frames, functions and names the reading thread made (the same
+ * as those the batches brought, if they did), and rb finds them in it. */
+static int adopt_stacks(mt_model *m, builder *rb)
+{
+    mt_model *s = rb->m;
+    free(m->nodes.v);
+    free(m->frames.v);
+    free(m->funcs.v);
+    m->nodes = s->nodes;
+    m->frames = s->frames;
+    m->funcs = s->funcs;
+    memset(&s->nodes, 0, sizeof s->nodes);
+    memset(&s->frames, 0, sizeof s->frames);
+    memset(&s->funcs, 0, sizeof s->funcs);
+    rb->m = m;
+    mta_arena *a = &m->strings, *sa = &s->strings;
+    for (size_t i = 0; i < sa->n; i++) {
+        if (a->n == a->cap && mta_grow((void **)&a->chunks, &a->cap, a->n + 1, sizeof(char *)) < 0)
+            return -1; /* (the chunks left stay the other model's, freed with it) */
+        a->chunks[a->n++] = sa->chunks[i];
+        sa->chunks[i] = NULL;
+    }
+    return 0;
+}
+
 mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char **error)
 {
-    builder b;
+    builder b, rb;
     memset(&b, 0, sizeof b);
+    memset(&rb, 0, sizeof rb);
     b.r = r;
     b.opts = opts;
     b.max_depth = opts ? opts->max_depth : 0;
-    mt_model *m = calloc(1, sizeof *m);
+    mta_pipe pipe;
+    memset(&pipe, 0, sizeof pipe);
+    pthread_t reader;
+    int started = 0;
+    mt_model *m = calloc(1, sizeof *m), *shadow = NULL;
     if (m) {
         pthread_mutex_init(&m->lock, NULL);
         if (opts && opts->fold) {
@@ -1029,91 +1391,74 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
     b.m = m;
     if (copy_info(m, mt_reader_info(r)) < 0)
         goto fail_oom;
-    if (mta_table_init(&b.code_frames, 1024) < 0 || mta_table_init(&b.children, 4096) < 0)
-        goto fail_oom;
-    b.func_mask = 255;
-    if (!(b.memo = calloc(MEMO_SIZE, sizeof *b.memo)) ||
-        !(b.code_memo = calloc(CODE_MEMO_SIZE, sizeof *b.code_memo)))
-        goto fail_oom;
-    if (!b.max_depth &&
-        (!(b.path_memo = calloc((size_t)1 << PATH_MEMO_BITS, sizeof *b.path_memo)) ||
-         !(b.pm_codes = malloc(PATH_ARENA * sizeof *b.pm_codes)) ||
-         !(b.pm_nodes = malloc(PATH_ARENA * sizeof *b.pm_nodes))))
-        goto fail_oom;
-    if (!(b.func_slots = calloc(b.func_mask + 1, sizeof *b.func_slots)))
-        goto fail_oom;
-    if (b.max_depth && b.max_depth <= 2 && shorts_grow(&b) < 0)
-        goto fail_oom;
-    mt_node root = {0, 0, 0};
-    uint32_t zero32 = 0;
-    uint16_t zero16 = 0;
-    if (MTA_PUSH(m->nodes, root) < 0 || MTA_PUSH(b.first_child, zero32) < 0 ||
-        MTA_PUSH(b.next_sibling, zero32) < 0 || MTA_PUSH(b.n_kids, zero16) < 0)
-        goto fail_oom;
-    uint64_t size = mt_reader_size(r), next_progress = 1 << 20, n_read = 0;
-    mt_event ev;
-    int rc;
     m->monotone = 1;
-    /* Shallow models read AHEAD events in advance: the slot of each queued
-     * allocation's stack is prefetched, so the processor overlaps those
-     * cache misses instead of waiting for each in turn. */
-    enum { AHEAD = 16, BIG_SHORTS = 1 << 16 };
-    struct queued { mt_event ev; mt_location_code code[2]; } q[AHEAD];
-    size_t qhead = 0, qn = 0;
-    rc = 1;
-    for (;;) {
-        if (rc > 0)
-            rc = mt_reader_next(r, &ev); /* once 0 (end) or -1, stays */
-        if (rc <= 0 && qn == 0)
-            break;
-        /* (the queue pays off once the table outgrows the caches) */
-        if (!b.shorts || (b.shorts_mask < BIG_SHORTS && qn == 0)) {
-            if (rc <= 0)
-                break;
-            if (add_event(&b, &ev) < 0) {
-                why = b.why;
-                goto fail;
-            }
-        } else {
-            if (rc > 0) {
-                struct queued *e = &q[(qhead + qn++) % AHEAD];
-                e->ev = ev;
-                if (ev.kind == MT_EVENT_ALLOC) {
-                    size_t len = ev.backtrace_length;
-                    const mt_location_code *bt = ev.backtrace;
-                    if (len > b.max_depth) {
-                        bt += len - b.max_depth;
-                        len = b.max_depth;
-                    }
-                    for (size_t k = 0; k < len; k++)
-                        e->code[k] = bt[k];
-                    e->ev.backtrace = e->code;
-                    e->ev.backtrace_length = len;
-                    uint64_t c0 = len > 0 ? bt[0] : 0, c1 = len > 1 ? bt[1] : 0;
-                    __builtin_prefetch(&b.shorts[short_hash(c0, c1, len) & b.shorts_mask]);
-                }
-            }
-            if (qn == AHEAD || (rc <= 0 && qn)) {
-                if (add_event(&b, &q[qhead].ev) < 0) {
-                    why = b.why;
-                    goto fail;
-                }
-                qhead = (qhead + 1) % AHEAD;
-                qn--;
-            }
+    if (read_threads(opts) == 2) {
+        /* The reading thread's builder, in a model of its own. */
+        rb.r = r;
+        rb.opts = opts;
+        rb.max_depth = b.max_depth;
+        if (!(shadow = calloc(1, sizeof *shadow)))
+            goto fail_oom;
+        pthread_mutex_init(&shadow->lock, NULL);
+        shadow->word_bytes = m->word_bytes;
+        rb.m = shadow;
+        mt_node root = {0, 0, 0};
+        if (stacks_init(&rb) < 0 || MTA_PUSH(m->nodes, root) < 0 || mta_pipe_init(&pipe) < 0)
+            goto fail_oom;
+        /* hooks read the model while it is built: it gets the nodes,
+         * frames and functions before the events that use them */
+        pipe.defs = m->on_fold || m->on_alloc;
+        rb.pipe = &pipe;
+        rb.batch = mta_pipe_free_batch(&pipe);
+        rb.sent_nodes = 1;
+        b.warn_fn = pipe_warning;
+        b.warn_ctx = &rb;
+        mt_reader_swap_warning(r, &b.warn_fn, &b.warn_ctx);
+        /* the reading thread takes no signals: the caller's handlers run
+         * on the threads the caller knows */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        int created = pthread_create(&reader, NULL, read_main, &rb);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (created != 0) {
+            mt_reader_swap_warning(r, &b.warn_fn, &b.warn_ctx);
+            goto fail_oom;
         }
-        if (rc <= 0)
-            continue;
-        if (opts && opts->on_progress && (++n_read & 1023) == 0 &&
-            mt_reader_offset(r) >= next_progress) {
-            opts->on_progress(opts->progress_ctx, mt_reader_offset(r), size);
-            next_progress = mt_reader_offset(r) + (1 << 20);
+        started = 1;
+        char *msg = NULL;
+        int rc = fold_batches(&b, &pipe, &msg);
+        if (rc < 0)
+            mta_pipe_stop(&pipe);
+        pthread_join(reader, NULL);
+        started = 0;
+        mt_reader_swap_warning(r, &b.warn_fn, &b.warn_ctx);
+        if (rc == -2) {
+            if (error)
+                *error = msg;
+            else
+                free(msg);
+            goto fail_quiet;
         }
-    }
-    if (rc < 0) {
-        if (error)
-            *error = strdup(mt_reader_error(r));
-        goto fail_quiet;
+        if (rc < 0) {
+            why = b.why;
+            goto fail;
+        }
+        if (adopt_stacks(m, &rb) < 0)
+            goto fail_oom;
+    } else {
+        if (stacks_init(&b) < 0)
+            goto fail_oom;
+        int rc = read_events(&b);
+        if (rc == -1) {
+            if (error)
+                *error = strdup(mt_reader_error(r));
+            goto fail_quiet;
+        }
+        if (rc < 0) {
+            why = b.why;
+            goto fail;
+        }
     }
     if (m->folded && fold_drain(&b) < 0) {
         why = b.why;
@@ -1137,13 +1482,16 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
             m->deepest = m->nodes.v[i].depth;
     if (m->deepest > MT_STACK_MAX_DEPTH) {
         /* the frame that stands for the cut part of deep stacks (select.c) */
-        int64_t fn = intern_func(&b, MT_TRUNCATED_NAME, "");
+        int64_t fn = intern_func(rb.m == m ? &rb : &b, MT_TRUNCATED_NAME, "");
         mt_frame fr = {.func = (mt_func_id)fn, .inline_count = 1};
         if (fn < 0 || MTA_PUSH(m->frames, fr) < 0)
             goto fail_oom;
         m->trunc_frame = (mt_frame_id)(m->frames.n - 1);
     }
     builder_free(&b);
+    builder_free(&rb);
+    mt_model_free(shadow);
+    mta_pipe_destroy(&pipe);
     return m;
 
 fail_oom:
@@ -1152,7 +1500,15 @@ fail:
     if (error)
         *error = strf("%s: %s", "trace", why);
 fail_quiet:
+    if (started) {
+        mta_pipe_stop(&pipe);
+        pthread_join(reader, NULL);
+        mt_reader_swap_warning(r, &b.warn_fn, &b.warn_ctx);
+    }
     builder_free(&b);
+    builder_free(&rb);
+    mt_model_free(shadow);
+    mta_pipe_destroy(&pipe);
     mt_model_free(m);
     return NULL;
 }

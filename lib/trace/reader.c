@@ -510,6 +510,16 @@ uint64_t mt_reader_size(const mt_reader *r)
     return r->size;
 }
 
+void mt_reader_swap_warning(mt_reader *r, mt_warning_fn *fn, void **ctx)
+{
+    mt_warning_fn f = r->opts.on_warning;
+    void *c = r->opts.warning_ctx;
+    r->opts.on_warning = *fn;
+    r->opts.warning_ctx = *ctx;
+    *fn = f;
+    *ctx = c;
+}
+
 int mt_reader_lookup(const mt_reader *r, mt_location_code code, const mt_location **locs,
                      size_t *n)
 {

@@ -1,0 +1,77 @@
+/*
+ * pipe.h - the handoff between the two threads that build a folded model
+ * (model.c): the reading thread decodes events and finds their stacks,
+ * the folding thread meets them with the live blocks. A small ring of
+ * batches; each thread blocks (no spinning) when the ring is full or
+ * empty. Internal to lib/analyze.
+ */
+#ifndef MTA_PIPE_H
+#define MTA_PIPE_H
+
+#include <pthread.h>
+
+#include "model.h"
+
+/* One event, as the folding thread needs it: an allocation with its
+ * record's fields (its stack already a trie node), a promotion or a
+ * collection, or a warning of the reader (MTA_PIPE_WARNING: id is its
+ * index in the batch's warnings) to pass on in its place. */
+#define MTA_PIPE_WARNING 3
+typedef struct mta_pipe_ev {
+    mt_timedelta time;
+    uint64_t id;
+    uint64_t size;
+    uint64_t n_samples;
+    uint32_t stack;
+    uint8_t kind, source, carried;
+} mta_pipe_ev;
+
+#define MTA_PIPE_EVENTS 2048     /* per batch: 80 KB */
+#define MTA_PIPE_BATCHES 8
+#define MTA_PIPE_WAKE 4          /* a waiting thread wakes when this many are ready */
+
+/* How a batch ends the stream: not at all, at the trace's end, with the
+ * reader's error (message), or with an error of the stacks' side (why). */
+enum { MTA_PIPE_MORE, MTA_PIPE_END, MTA_PIPE_READ_ERROR, MTA_PIPE_ERROR };
+
+typedef struct mta_batch {
+    mta_pipe_ev ev[MTA_PIPE_EVENTS];
+    size_t n;
+    /* The trie nodes, frames and functions made since the previous
+     * batch, to append to the model before the events (only when hooks
+     * read the model while it is built: mta_pipe.defs). */
+    MTA_VEC(mt_node) nodes;
+    MTA_VEC(mt_frame) frames;
+    MTA_VEC(mt_func) funcs;
+    MTA_VEC(char *) warnings;    /* malloc'd; freed when the batch is reused */
+    uint64_t offset;             /* the reader's offset after the batch */
+    int status;                  /* MTA_PIPE_* */
+    const char *why;             /* MTA_PIPE_ERROR: a static string */
+    char *message;               /* MTA_PIPE_READ_ERROR: malloc'd (or taken) */
+} mta_batch;
+
+typedef struct mta_pipe {
+    pthread_mutex_t lock;
+    pthread_cond_t filled, emptied;
+    mta_batch *b;                /* MTA_PIPE_BATCHES of them */
+    unsigned head;               /* the oldest full batch */
+    unsigned n_full;             /* full batches, the one being folded included */
+    int stop;                    /* the folding thread gave up */
+    int folding_waits, reading_waits; /* that thread sleeps */
+    int defs;                    /* send nodes, frames and functions */
+} mta_pipe;
+
+int mta_pipe_init(mta_pipe *p);
+void mta_pipe_destroy(mta_pipe *p);
+/* Reading thread: the batch to fill (emptied), or NULL once stopped. */
+mta_batch *mta_pipe_free_batch(mta_pipe *p);
+/* Reading thread: hands the batch it filled over (last: the stream's end). */
+void mta_pipe_put(mta_pipe *p, int last);
+/* Folding thread: the oldest full batch, waiting for it. */
+mta_batch *mta_pipe_take(mta_pipe *p);
+/* Folding thread: done with the batch mta_pipe_take gave. */
+void mta_pipe_release(mta_pipe *p);
+/* Folding thread: the reading thread is to stop (then join it). */
+void mta_pipe_stop(mta_pipe *p);
+
+#endif
