@@ -36,6 +36,7 @@
 
 #include "memtrace/stream.h"
 #include "model.h"
+#include "table.h"
 
 #define HDR_BYTES 128
 #define HASH_BLOCK ((size_t)1 << 20)   /* records hashed in blocks this big */
@@ -65,15 +66,7 @@ _Static_assert(sizeof(struct header) <= HDR_BYTES, "header fits");
  * across runs, so the function must never change with a library's version
  * or the process's seed (the engine's table hashes are seeded). */
 
-static inline uint64_t mix(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
+#define mix mta_mix64
 
 /* Four lanes over 8-byte words (independent multiplies: several bytes a
  * cycle), the tail zero-padded. */

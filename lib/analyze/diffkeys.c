@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "diffkeys.h"
+#include "table.h"
 
 static uint64_t hash_str(uint64_t seed, const char *s)
 {
@@ -25,15 +26,6 @@ static uint64_t hash_str(uint64_t seed, const char *s)
     return h;
 }
 
-static uint64_t mix_key(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
 
 int mtd_tab_init(entry_tab *t)
 {
@@ -296,7 +288,7 @@ static int64_t path_id(paths *ps, uint32_t parent, uint32_t nm)
         ps->n = 1;
     }
     uint64_t key = (uint64_t)parent << 32 | nm;
-    size_t j = mix_key(key) & ps->mask;
+    size_t j = mta_hash64(key) & ps->mask;
     while (ps->slot_val[j]) {
         if (ps->slot_key[j] == key)
             return ps->slot_val[j] - 1;
@@ -332,7 +324,7 @@ static int64_t path_id(paths *ps, uint32_t parent, uint32_t nm)
         }
         for (size_t q = 0; q <= ps->mask; q++)
             if (ps->slot_val[q]) {
-                size_t r = mix_key(ps->slot_key[q]) & (cap - 1);
+                size_t r = mta_hash64(ps->slot_key[q]) & (cap - 1);
                 while (v2[r])
                     r = (r + 1) & (cap - 1);
                 k2[r] = ps->slot_key[q];

@@ -21,6 +21,7 @@
 
 #include "memtrace/compare.h"
 #include "model.h"
+#include "table.h"
 
 /* The writer's output: the merging thread's end of the socket pair. */
 static int sock_write(void *ctx, const void *buf, size_t len)
@@ -126,16 +127,6 @@ typedef struct merger {
     warnings warn;
 } merger;
 
-static uint64_t mix(uint64_t x)
-{
-    x ^= x >> 31;
-    x *= 0x7fb5d329728ea185ULL;
-    x ^= x >> 27;
-    x *= 0x81dadef4bc2dd44dULL;
-    x ^= x >> 33;
-    return x;
-}
-
 static int add_origin(merger *g, uint32_t trace, mt_location_code code, uint64_t *out)
 {
     if (g->n_orig + 1 >= g->cap_orig) {
@@ -164,7 +155,7 @@ static int rehash(merger *g)
         uint64_t nc = g->slots[i];
         if (!nc)
             continue;
-        size_t j = mix(g->orig[nc].code ^ ((uint64_t)g->orig[nc].trace << 48)) & (cap - 1);
+        size_t j = mta_hash64(g->orig[nc].code ^ ((uint64_t)g->orig[nc].trace << 48)) & (cap - 1);
         while (s[j])
             j = (j + 1) & (cap - 1);
         s[j] = nc;
@@ -177,7 +168,7 @@ static int rehash(merger *g)
 
 static int64_t new_code(merger *g, uint32_t trace, mt_location_code code)
 {
-    size_t j = mix(code ^ ((uint64_t)trace << 48)) & g->mask;
+    size_t j = mta_hash64(code ^ ((uint64_t)trace << 48)) & g->mask;
     while (g->slots[j]) {
         const origin *o = &g->orig[g->slots[j]];
         if (o->trace == trace && o->code == code)
@@ -240,7 +231,7 @@ static int map_id(merger *g, size_t i, mt_obj_id old, uint64_t nid, const mt_eve
 
 static uint64_t twin_key(uint64_t stack_hash, uint64_t length, uint64_t n_samples, int source)
 {
-    return mix(stack_hash ^ mix(length * 0x9e3779b97f4a7c15ULL ^ n_samples) ^ (uint64_t)source);
+    return mta_hash64(stack_hash ^ mta_hash64(length * 0x9e3779b97f4a7c15ULL ^ n_samples) ^ (uint64_t)source);
 }
 
 /* The table of twins for piece i: the live blocks of the earlier traces of
@@ -501,7 +492,7 @@ static int merge_events(merger *g)
                     return -1;
                 lm->code[j] = (uint64_t)c;
                 if (g->pieces)
-                    lm->hash[j] = mix((j ? lm->hash[j - 1] : 0x243f6a8885a308d3ULL) ^
+                    lm->hash[j] = mta_hash64((j ? lm->hash[j - 1] : 0x243f6a8885a308d3ULL) ^
                                       ev->backtrace[j]);
             }
             lm->len = ev->backtrace_length;

@@ -33,15 +33,22 @@ static inline uint64_t mta_seed(void)
     return __builtin_expect(s != 0, 1) ? s : mta_seed_init();
 }
 
-static inline uint64_t mta_hash64(uint64_t x)
+/* A 64-bit finalizer (murmur3's): every input bit moves every output bit.
+ * Unkeyed: the allocation index (allocindex.c) stores its hashes in files,
+ * so it must never change. */
+static inline uint64_t mta_mix64(uint64_t x)
 {
-    x ^= mta_seed();
     x ^= x >> 33;
     x *= 0xff51afd7ed558ccdULL;
     x ^= x >> 33;
     x *= 0xc4ceb9fe1a85ec53ULL;
     x ^= x >> 33;
     return x;
+}
+
+static inline uint64_t mta_hash64(uint64_t x)
+{
+    return mta_mix64(x ^ mta_seed());
 }
 
 /* Returns 0, or -1 when out of memory. */
