@@ -9,7 +9,9 @@ T=${MT_TMP:-/tmp}
 command -v script > /dev/null || { echo "SKIP: no script(1) for a terminal"; exit 77; }
 [ -x "$B/bench/viewer-gen" ] || make -s --no-print-directory BUILD="$B" bench-tools > /dev/null 2>&1
 [ -x "$B/bench/viewer-gen" ] || { echo "FAIL: cannot build $B/bench/viewer-gen"; exit 1; }
-"$B/bench/viewer-gen" "$T/progress.ctf" 6000000 > /dev/null
+# big enough that a report takes well over the first line's 250 ms on an
+# idle machine, on two threads (6M events took about 0.25 s)
+"$B/bench/viewer-gen" "$T/progress.ctf" 20000000 > /dev/null
 fail=0
 ok() { echo "PASS: $1"; }
 ko() { echo "FAIL: $1"; fail=1; }
