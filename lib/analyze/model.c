@@ -1314,8 +1314,13 @@ static int read_threads(const mt_model_options *opts)
 {
     if (!opts || !opts->fold)
         return 1;
-    if (opts->read_threads)
-        return opts->read_threads >= 2 ? 2 : 1;
+    return mta_read_threads(opts->read_threads);
+}
+
+int mta_read_threads(int requested)
+{
+    if (requested)
+        return requested >= 2 ? 2 : 1;
     const char *e = getenv("MEMTRACE_READ_THREADS");
     if (e && *e)
         return atoi(e) >= 2 ? 2 : 1;

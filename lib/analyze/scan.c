@@ -8,17 +8,158 @@
  * does (model.c, add_folded): an id allocated again while live leaves the
  * older block never collected; a collection of an unknown id is ignored;
  * a collection earlier than its allocation counts at the allocation.
+ * Read on two threads where a folded model would be (mta_read_threads):
+ * one decodes, the caller's meets the events with the live blocks.
  */
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model.h"
+#include "pipe.h"
 #include "memtrace/stream.h"
 
 static void quiet(void *ctx, const char *msg)
 {
     (void)ctx;
     (void)msg;
+}
+
+/* The pass's state, the same on one thread or two. */
+typedef struct scan {
+    mt_scan_fn fn;
+    void *ctx;
+    mt_scan_result *out;
+    mta_live live;
+    mt_timedelta last;
+    uint64_t total;
+    int stop;                    /* -1 out of memory, -2 fn stopped, -3 samples overflow */
+} scan;
+
+static void scan_event(scan *s, int kind, mt_timedelta time, uint64_t id, uint64_t n_samples)
+{
+    mt_scan_result *out = s->out;
+    if (time < s->last)
+        out->monotone = 0;
+    s->last = time;
+    if (time > out->end)
+        out->end = time;
+    if (kind == MT_EVENT_ALLOC) {
+        /* the model's limit (alloc_of in model.c): past it the sums
+         * that callers keep in int64_t would overflow */
+        if (n_samples > MTA_MAX_SAMPLES - s->total) {
+            s->stop = -3;
+            return;
+        }
+        s->total += n_samples;
+        mta_live_rec old;
+        int had;
+        mta_live_rec *rec = mta_live_add(&s->live, id, &old, &had);
+        if (!rec) {
+            s->stop = -1;
+            return;
+        }
+        if (had) {
+            /* the older block of this id is never collected */
+            out->n_live++;
+            if (old.a.time < out->first_live)
+                out->first_live = old.a.time;
+        }
+        rec->a.time = time;
+        rec->a.n_samples = n_samples;
+        rec->seq = out->n_allocs++;
+        if (s->fn(s->ctx, time, rec->seq, n_samples, 0, time) < 0)
+            s->stop = -2;
+    } else if (kind == MT_EVENT_COLLECT) {
+        mta_live_rec *rec = mta_live_find(&s->live, id);
+        if (!rec)
+            return;
+        mt_timedelta t = time < rec->a.time ? rec->a.time : time, at = rec->a.time;
+        uint64_t seq = rec->seq, samples = rec->a.n_samples;
+        mta_live_remove(&s->live, rec);
+        if (s->fn(s->ctx, t, seq, samples, 1, at) < 0)
+            s->stop = -2;
+    }
+}
+
+/* Two threads (as a folded model is read, model.c and pipe.h): this one
+ * decodes, the caller's thread meets the events with the live blocks. */
+typedef struct scan_reader {
+    mt_reader *r;
+    mta_pipe *p;
+} scan_reader;
+
+static void *scan_read_main(void *arg)
+{
+    scan_reader *sr = arg;
+    mt_event ev;
+    for (;;) {
+        mta_batch *b = mta_pipe_free_batch(sr->p);
+        if (!b)
+            return NULL;   /* the caller stopped */
+        int status = MTA_PIPE_MORE;
+        while (b->n < MTA_PIPE_EVENTS) {
+            int rc = mt_reader_next(sr->r, &ev);
+            if (rc <= 0) {
+                status = rc == 0 ? MTA_PIPE_END : MTA_PIPE_READ_ERROR;
+                break;
+            }
+            mta_pipe_ev *e = &b->ev[b->n++];
+            e->kind = (uint8_t)ev.kind;
+            e->time = ev.time;
+            e->id = ev.id;
+            e->n_samples = ev.n_samples;
+        }
+        b->offset = mt_reader_offset(sr->r);
+        b->status = status;
+        mta_pipe_put(sr->p, status != MTA_PIPE_MORE);
+        if (status != MTA_PIPE_MORE)
+            return NULL;
+    }
+}
+
+/* The events of r through s on two threads: 1 at the end, -1 when the
+ * reader failed (its error stays in r), 0 when s stopped; -2 when the
+ * thread could not start (nothing read: one thread then). */
+static int scan_two(scan *s, mt_reader *r, mt_progress_fn progress, void *progress_ctx)
+{
+    mta_pipe p;
+    if (mta_pipe_init(&p) < 0)
+        return -2;
+    scan_reader sr = {r, &p};
+    pthread_t th;
+    /* the reading thread takes no signals: the caller's handlers run on
+     * the threads the caller knows */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int created = pthread_create(&th, NULL, scan_read_main, &sr);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (created != 0) {
+        mta_pipe_destroy(&p);
+        return -2;
+    }
+    int status = MTA_PIPE_MORE;
+    uint64_t n = 0;
+    while (status == MTA_PIPE_MORE && !s->stop) {
+        mta_batch *b = mta_pipe_take(&p);
+        for (size_t i = 0; i < b->n && !s->stop; i++) {
+            const mta_pipe_ev *e = &b->ev[i];
+            scan_event(s, e->kind, e->time, e->id, e->n_samples);
+        }
+        uint64_t before = n;
+        n += b->n;
+        if (progress && n >> 20 != before >> 20)   /* every 2^20 events, as one thread */
+            progress(progress_ctx, b->offset, mt_reader_size(r));
+        status = b->status;
+        mta_pipe_release(&p);
+    }
+    if (s->stop)
+        mta_pipe_stop(&p);
+    pthread_join(th, NULL);
+    mta_pipe_destroy(&p);
+    return s->stop ? 0 : status == MTA_PIPE_END ? 1 : -1;
 }
 
 int mt_scan_events(const char *path, mt_scan_fn fn, void *ctx, mt_progress_fn progress,
@@ -33,71 +174,37 @@ int mt_scan_events(const char *path, mt_scan_fn fn, void *ctx, mt_progress_fn pr
     mt_reader *r = mt_reader_open(path, &o, err);
     if (!r)
         return -1;
-    mta_live live = {0};
-    mt_event ev;
-    mt_timedelta last = 0;
-    uint64_t n = 0, total = 0;
-    int rc, stop = 0;
-    while (!stop && (rc = mt_reader_next(r, &ev)) == 1) {
-        if (ev.time < last)
-            out->monotone = 0;
-        last = ev.time;
-        if (ev.time > out->end)
-            out->end = ev.time;
-        if (progress && ++n % (1u << 20) == 0)
-            progress(progress_ctx, mt_reader_offset(r), mt_reader_size(r));
-        if (ev.kind == MT_EVENT_ALLOC) {
-            /* the model's limit (alloc_of in model.c): past it the sums
-             * that callers keep in int64_t would overflow */
-            if (ev.n_samples > MTA_MAX_SAMPLES - total) {
-                stop = -3;
-                break;
-            }
-            total += ev.n_samples;
-            mta_live_rec old;
-            int had;
-            mta_live_rec *rec = mta_live_add(&live, ev.id, &old, &had);
-            if (!rec) {
-                stop = -1;
-                break;
-            }
-            if (had) {
-                /* the older block of this id is never collected */
-                out->n_live++;
-                if (old.a.time < out->first_live)
-                    out->first_live = old.a.time;
-            }
-            rec->a.time = ev.time;
-            rec->a.n_samples = ev.n_samples;
-            rec->seq = out->n_allocs++;
-            if (fn(ctx, ev.time, rec->seq, ev.n_samples, 0, ev.time) < 0)
-                stop = -2;
-        } else if (ev.kind == MT_EVENT_COLLECT) {
-            mta_live_rec *rec = mta_live_find(&live, ev.id);
-            if (!rec)
-                continue;
-            mt_timedelta t = ev.time < rec->a.time ? rec->a.time : ev.time, at = rec->a.time;
-            uint64_t seq = rec->seq, samples = rec->a.n_samples;
-            mta_live_remove(&live, rec);
-            if (fn(ctx, t, seq, samples, 1, at) < 0)
-                stop = -2;
+    scan s = {.fn = fn, .ctx = ctx, .out = out};
+    int rc = mta_read_threads(0) == 2 ? scan_two(&s, r, progress, progress_ctx) : -2;
+    if (rc == -2) {   /* one thread */
+        mt_event ev;
+        uint64_t n = 0;
+        while (!s.stop && (rc = mt_reader_next(r, &ev)) == 1) {
+            if (progress && ++n % (1u << 20) == 0)
+                progress(progress_ctx, mt_reader_offset(r), mt_reader_size(r));
+            scan_event(&s, ev.kind, ev.time, ev.id, ev.n_samples);
         }
+    } else if (rc == 1) {
+        rc = 0;
     }
+    /* rc: 0 the end (or stopped), -1 the reader's error */
+    int stop = s.stop;
+    mta_live *live = &s.live;
     if (!stop && rc < 0 && err)
         *err = strdup(mt_reader_error(r));
     if (!stop && rc == 0 && mt_reader_end_time(r) > out->end)
         out->end = mt_reader_end_time(r);
-    for (size_t i = 0; !stop && rc == 0 && i < live.n_pool; i++)
-        if (live.pool[i].seq != UINT64_MAX) {
+    for (size_t i = 0; !stop && rc == 0 && i < live->n_pool; i++)
+        if (live->pool[i].seq != UINT64_MAX) {
             out->n_live++;
-            if (live.pool[i].a.time < out->first_live)
-                out->first_live = live.pool[i].a.time;
+            if (live->pool[i].a.time < out->first_live)
+                out->first_live = live->pool[i].a.time;
         }
     if (stop == -1 && err)
         *err = strdup("out of memory");
     if (stop == -3 && err)
         *err = strdup("sample counts add up to more than 2^62 (a damaged or forged trace)");
-    mta_live_free(&live);
+    mta_live_free(live);
     mt_reader_close(r);
     return stop || rc < 0 ? -1 : 0;
 }
