@@ -670,9 +670,15 @@ int stream_plot(const stream_input *in, const char *filter, mt_plot_options *po,
                 goto out;
             }
         } else {
-            /* the end first, by the codec alone; the selected allocations
-             * are known as they come: the model pass draws the curve */
-            if (scan_end(&r, &end, &monotone) < 0) {
+            /* the end first: from the packets' headers (a hint, checked
+             * after the pass) or by the codec alone; the selected
+             * allocations are known as they come: the model pass draws
+             * the curve */
+            int hinted = r.one_file && r.regular && mt_trace_end_hint(r.path, &end) == 0;
+            if (hinted) {
+                monotone = 1;   /* the pass finds out */
+                r.hold = 1;     /* its warnings wait for the check */
+            } else if (scan_end(&r, &end, &monotone) < 0) {
                 if (!(m = pass(&r, 0, 0, &rc)))
                     goto out;
                 monotone = mt_model_peak_known(m);
@@ -690,6 +696,14 @@ int stream_plot(const stream_input *in, const char *filter, mt_plot_options *po,
             }
             if (!(m = pass(&r, 1, 1, &rc)))
                 goto out;
+            if (hinted && (!mt_model_peak_known(m) || mt_model_end(m) != end)) {
+                /* times that go back, or packets the reader skipped: the
+                 * buckets were not the whole model's */
+                release_warnings(&r, 0);
+                rc = STREAM_WHOLE;
+                goto out;
+            }
+            release_warnings(&r, 1);
         }
         if (!(curve = mt_curve_acc_result(r.curve, mt_model_bytes_per_sample(m)))) {
             fprintf(stderr, "memtrace plot: out of memory\n");

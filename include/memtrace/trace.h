@@ -130,6 +130,15 @@ int mt_reader_lookup(const mt_reader *r, mt_location_code code,
  * so (mt_writer_flush_until): a process that held its memory for seconds
  * after its last allocation. */
 mt_timedelta mt_reader_end_time(const mt_reader *r);
+
+/* The end that mt_reader_end_time gives once every event of the trace
+ * file path is read, found from the packets' headers alone (each header
+ * read where it stands, the events skipped: milliseconds for gigabytes).
+ * A hint: packets a reader skips as out of sequence count here, so a
+ * caller that needs the exact end checks it after reading. 0, or -1 when
+ * the file is not a regular file or a header is damaged (read the events
+ * to learn why). */
+int mt_trace_end_hint(const char *path, mt_timedelta *end);
 /* Added: 1 if the last packet read carries the writer's end mark (the
  * recording process exited, exec'd or stopped tracing), 0 if the trace
  * stops without it: killed, crashed, a write error (disk full), still being

@@ -495,6 +495,51 @@ mt_timedelta mt_reader_end_time(const mt_reader *r)
     return r->last_end > r->info.start_time ? r->last_end - r->info.start_time : 0;
 }
 
+static void no_warning(void *ctx, const char *message)
+{
+    (void)ctx;
+    (void)message;
+}
+
+int mt_trace_end_hint(const char *path, mt_timedelta *end)
+{
+    mt_reader_options o = {.on_warning = no_warning, .skip_backtraces = 1};
+    mt_reader *r = mt_reader_open(path, &o, NULL);
+    if (!r)
+        return -1;
+    struct stat st;
+    int rc = -1;
+    if (r->in.fd < 0 || fstat(r->in.fd, &st) != 0 || !S_ISREG(st.st_mode))
+        goto out;
+    uint64_t size = (uint64_t)st.st_size, off = mt_input_offset(&r->in);
+    int64_t last = r->last_end;
+    uint8_t h[MT_HDR_SIZE_V3];
+    while (size - off >= MT_HDR_SIZE_V2) {
+        size_t want = size - off < MT_HDR_SIZE_V3 ? (size_t)(size - off) : MT_HDR_SIZE_V3;
+        if (pread(r->in.fd, h, want, (off_t)off) != (ssize_t)want)
+            goto out;
+        if (mt_get32(h) != MT_MAGIC || mt_get16(h + MT_HDR_VERSION) != (unsigned)r->info.version)
+            goto out;
+        size_t hs = r->info.version >= 3 ? MT_HDR_SIZE_V3 : MT_HDR_SIZE_V2;
+        uint32_t bits = mt_get32(h + MT_HDR_SIZE_BITS);
+        if (want < hs || bits % 8 != 0 || bits / 8 < hs)
+            goto out;
+        if (bits / 8 > size - off)
+            break;   /* a packet cut short at the end: the reader skips it */
+        int64_t b = (int64_t)mt_get64(h + MT_HDR_TIME_BEGIN), e = (int64_t)mt_get64(h + MT_HDR_TIME_END);
+        if (b > e)
+            goto out;
+        if (mt_get64(h + MT_HDR_PID) == r->info.pid && e > last)
+            last = e;
+        off += bits / 8;
+    }
+    *end = last > r->info.start_time ? last - r->info.start_time : 0;
+    rc = 0;
+out:
+    mt_reader_close(r);
+    return rc;
+}
+
 int mt_reader_ended(const mt_reader *r)
 {
     return r->end_marked;
