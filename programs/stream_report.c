@@ -14,9 +14,10 @@
  *          allocation as it is allocated, otherwise the main pass notes the
  *          selected allocations (one bit each) and another pass draws it;
  *   plot   memory and lifetimes pictures need the trace's end (bucket
- *          width, axes) before the first point: a first pass finds it (for
- *          memory, the codec alone when no allocation needs its end to be
- *          selected: about as fast as reading the file).
+ *          width, axes) before the first point: for memory, when no
+ *          allocation needs its end to be selected, the packets' headers
+ *          give it (mt_trace_end_hint, checked after the pass); otherwise
+ *          a first pass finds it.
  *
  * A single file is scanned by the codec alone where a pass needs no
  * stacks; several files take folded passes of the merged stream instead. A
