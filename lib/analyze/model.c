@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <math.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1419,14 +1418,7 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
         b.warn_fn = pipe_warning;
         b.warn_ctx = &rb;
         mt_reader_swap_warning(r, &b.warn_fn, &b.warn_ctx);
-        /* the reading thread takes no signals: the caller's handlers run
-         * on the threads the caller knows */
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old);
-        int created = pthread_create(&reader, NULL, read_main, &rb);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        if (created != 0) {
+        if (mta_pipe_start(&reader, read_main, &rb) != 0) {
             mt_reader_swap_warning(r, &b.warn_fn, &b.warn_ctx);
             goto fail_oom;
         }

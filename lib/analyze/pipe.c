@@ -8,6 +8,7 @@
  * each sleep and wake-up costs microseconds, and the two threads, about
  * as fast as each other, would otherwise take turns at every batch.
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -109,4 +110,14 @@ void mta_pipe_stop(mta_pipe *p)
     p->stop = 1;
     pthread_cond_signal(&p->emptied);
     pthread_mutex_unlock(&p->lock);
+}
+
+int mta_pipe_start(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(th, NULL, fn, arg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
 }

@@ -73,5 +73,8 @@ mta_batch *mta_pipe_take(mta_pipe *p);
 void mta_pipe_release(mta_pipe *p);
 /* Folding thread: the reading thread is to stop (then join it). */
 void mta_pipe_stop(mta_pipe *p);
+/* Starts the reading thread with every signal blocked (the caller's
+ * handlers run on the threads the caller knows); pthread_create's result. */
+int mta_pipe_start(pthread_t *th, void *(*fn)(void *), void *arg);
 
 #endif

@@ -12,7 +12,6 @@
  * one decodes, the caller's meets the events with the live blocks.
  */
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -129,14 +128,7 @@ static int scan_two(scan *s, mt_reader *r, mt_progress_fn progress, void *progre
         return -2;
     scan_reader sr = {r, &p};
     pthread_t th;
-    /* the reading thread takes no signals: the caller's handlers run on
-     * the threads the caller knows */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int created = pthread_create(&th, NULL, scan_read_main, &sr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (created != 0) {
+    if (mta_pipe_start(&th, scan_read_main, &sr) != 0) {
         mta_pipe_destroy(&p);
         return -2;
     }
