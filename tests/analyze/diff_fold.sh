@@ -13,10 +13,9 @@ B=${MT_BUILD:-build}
 M=${MT_BIN:-$B/memtrace}
 F=${MT_FIXTURES:-tests/fixtures/memtrace}
 fails=0
-for tool in gen_trace viewer-gen; do
-    [ -x "$B/bench/$tool" ] || make -s --no-print-directory BUILD="$B" "$B/bench/$tool" > /dev/null 2>&1
-    [ -x "$B/bench/$tool" ] || { echo "FAIL: cannot build $B/bench/$tool"; exit 1; }
-done
+MT_BUILD=$B MT_TMP=$T
+. tests/lib.sh
+need_bench_tools gen_trace viewer-gen
 "$B/bench/gen_trace" -n 60000 -s 1 "$T/g1.ctf" > /dev/null &&
 "$B/bench/gen_trace" -n 50000 -s 2 -V 3 "$T/g2.ctf" > /dev/null &&
 "$B/bench/viewer-gen" "$T/v1.ctf" 60000 > /dev/null &&

@@ -12,10 +12,9 @@ B=${MT_BUILD:-build}
 M=${MT_BIN:-$B/memtrace}
 F=${MT_FIXTURES:-tests/fixtures/memtrace}
 fails=0
-for tool in gen_trace viewer-gen; do
-    [ -x "$B/bench/$tool" ] || make -s --no-print-directory BUILD="$B" "$B/bench/$tool" > /dev/null 2>&1
-    [ -x "$B/bench/$tool" ] || { echo "FAIL: cannot build $B/bench/$tool"; exit 1; }
-done
+MT_BUILD=$B MT_TMP=$T
+. tests/lib.sh
+need_bench_tools gen_trace viewer-gen
 "$B/bench/gen_trace" -n 20000 -s 1 "$T/g.ctf" > /dev/null &&
 "$B/bench/viewer-gen" "$T/a.ctf" 20000 > /dev/null &&
 "$B/bench/viewer-gen" "$T/b.ctf" 30000 900 > /dev/null ||

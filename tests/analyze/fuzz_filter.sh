@@ -6,6 +6,7 @@
 # leaves the input in $MT_TMP). Only in the plain stage: the target carries
 # its own sanitizers. Longer runs: see fuzz/fuzz_filter.c.
 set -u
+. tests/lib.sh
 : "${MT_BUILD:?}" "${MT_TMP:?}"
 [ "${MT_STAGE:-plain}" = plain ] || exit 77
 command -v clang >/dev/null 2>&1 || { echo "clang not installed"; exit 77; }
@@ -18,20 +19,5 @@ for f in 'size:>=4k !inside:Stdlib' 'alloc:1s-3s collect:never hide:malloc' 'lif
          'live:peak source:minor,major' 'inside:/^parse_(msg|hdr)$/' 'hide:"operator new"'; do
     printf '%s' "$f" >"$MT_TMP/corpus/$(printf '%s' "$f" | cksum | cut -d' ' -f1)"
 done
-secs=${MT_FUZZ_SECONDS:-20}
-timeout -k 5 $((secs + 60)) "$MT_BUILD/fuzz/fuzz_filter" -dict=fuzz/filter.dict \
-    -max_total_time="$secs" -rss_limit_mb=1024 -timeout=10 -max_len=512 \
-    -artifact_prefix="$MT_TMP/" "$MT_TMP/corpus" >"$MT_TMP/fuzz.log" 2>&1
-rc=$?
-runs=$(sed -n 's/^Done \([0-9]*\) runs.*/\1/p' "$MT_TMP/fuzz.log")
-if [ $rc = 0 ] && [ -n "$runs" ]; then
-    echo "PASS: filter language fuzzed for ${secs}s ($runs inputs), nothing found"
-else
-    echo "FAIL: fuzzer exit $rc"
-    grep -E 'ERROR|SUMMARY|Test unit written|runtime error|round-trip' "$MT_TMP/fuzz.log" | head -n 20
-    tail -n 5 "$MT_TMP/fuzz.log"
-    ls "$MT_TMP"/crash-* "$MT_TMP"/timeout-* "$MT_TMP"/oom-* 2>/dev/null | while read -r f; do
-        echo "input: $f"; od -A d -c "$f" | head -n 8
-    done
-    exit 1
-fi
+fuzz_run fuzz_filter "filter language" "${MT_FUZZ_SECONDS:-20}" -dict=fuzz/filter.dict -max_len=512 \
+    "$MT_TMP/corpus"
