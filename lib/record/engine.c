@@ -11,14 +11,17 @@
  * Binomial(s - c, rate) more, and a geometric gap past the block's end
  * becomes the next countdown (exact: the bytes are independent, so the gap
  * after the block forgets what happened inside it).
- * A sampled block is placed in the arena (arena.h), its stack is captured
- * (unwind.h), and the tracker's alloc callback decides whether to track it.
+ * A sampled block is the real allocator's own block, allocated exactly as
+ * the program asked (real.h); its stack is captured (unwind.h), the
+ * tracker's alloc callback decides whether to track it, and the table of
+ * sampled blocks (sampled.h) remembers its token until it is freed.
  *
  * Start/stop publish a generation number: 0 means stopped. A thread whose
  * countdown was drawn for another generation draws afresh, and blocks
  * tracked under an old generation (before stop, or inherited over fork)
  * are freed without calling the free callback.
  */
+#include <errno.h>
 #include <math.h>
 #include <sched.h>
 #include <string.h>
@@ -26,11 +29,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "arena.h"
 #include "draw.h"
 #include "engine.h"
 #include "mmap.h"
 #include "real.h"
+#include "sampled.h"
 #include "unwind.h"
 
 #define DEFAULT_DEPTH 128
@@ -156,13 +159,56 @@ static uint64_t decide(struct mtr_thread *t, size_t size)
     return n;
 }
 
-static void run_pending(struct mtr_thread *t)
+/* The tracker hears that a tracked block was freed, unless it belongs to
+ * another generation (tracked before a stop, or by the parent of a fork).
+ * The thread is inside the recorder, in code of its own (not a signal
+ * handler that interrupted the tracker). */
+static void tracker_free(uintptr_t token, uint32_t gen)
 {
-    while (t->npending > 0 && !t->busy)
-        mtr_free_sampled(t->pending[--t->npending]);
+    uint32_t cur = __atomic_load_n(&eng.gen, __ATOMIC_ACQUIRE);
+    if (token && cur && gen == cur && eng.tracker.free)
+        eng.tracker.free(eng.tracker.ctx, (void *)token);
 }
 
-/* Stack, callback, token; then leave the recorder. p is in the arena. */
+static void defer(struct mtr_thread *t, void *block, uintptr_t token, uint32_t gen)
+{
+    if (t->npending < MT_MAX_PENDING) {
+        struct mtr_pending *e = &t->pending[t->npending++];
+        e->block = block;
+        e->token = token;
+        e->gen = gen;
+    }
+    /* else dropped: the block stays allocated, or is reported live; a
+     * deadlock would be worse */
+}
+
+/* A sampled block was freed: tell the tracker, now or, when this thread is
+ * inside the recorder already (a signal handler interrupted it, maybe inside
+ * the tracker and its locks), once it leaves. */
+static void report_free(struct mtr_thread *t, uintptr_t token, uint32_t gen)
+{
+    if (t->busy) {
+        defer(t, NULL, token, gen);
+        return;
+    }
+    mtr_enter();
+    tracker_free(token, gen);
+    mtr_leave();
+}
+
+static void run_pending(struct mtr_thread *t)
+{
+    while (t->npending > 0 && !t->busy) {
+        struct mtr_pending e = t->pending[--t->npending];
+        if (e.block)
+            mtr_free_slow(e.block);
+        else
+            report_free(t, e.token, e.gen);
+    }
+}
+
+/* Stack, callback, table entry; then leave the recorder. p is the real
+ * allocator's block. */
 static MT_HOOK void finish_sample(struct mtr_thread *t, void *p, size_t size,
                                   uint64_t n, mt_alloc_kind kind)
 {
@@ -179,96 +225,80 @@ static MT_HOOK void finish_sample(struct mtr_thread *t, void *p, size_t size,
     a.callstack_length = mtr_unwind(frames, depth, &a.callstack_truncated);
     if (gen && eng.tracker.alloc) {
         void *token = eng.tracker.alloc(eng.tracker.ctx, &a);
-        if (token)
-            mtr_arena_set(p, (uintptr_t)token, gen);
+        if (token) {
+            uintptr_t old_token;
+            uint32_t old_gen;
+            int r = mtr_sampled_add(p, (uintptr_t)token, gen, &old_token, &old_gen);
+            if (r > 0)
+                tracker_free(old_token, old_gen);   /* freed where we could not see it */
+            else if (r < 0)
+                tracker_free((uintptr_t)token, gen);   /* cannot follow it: not live */
+        }
     }
     mtr_leave();
     run_pending(t);
 }
 
-static void *forward(size_t size, size_t align, mt_alloc_kind kind)
+MT_HOOK void *mtr_sample_new(void *p, size_t size, mt_alloc_kind kind)
 {
-    if (align)
-        return mtr_real_memalign(align, size);
-    if (kind == MT_ALLOC_CALLOC)
-        return mtr_real_calloc(1, size);
-    return mtr_real_malloc(size);
-}
-
-MT_HOOK void *mtr_slow_alloc(size_t size, size_t align, mt_alloc_kind kind)
-{
-    struct mtr_thread *t = &mtr_tls;
-    uint64_t n = decide(t, size);
-    if (!n)
-        return forward(size, align, kind);
-    void *p = mtr_arena_alloc(size, align ? align : 16, kind == MT_ALLOC_CALLOC);
-    if (!p) {
-        mtr_leave();
-        return forward(size, align, kind);
-    }
-    finish_sample(t, p, size, n, kind);
-    return p;
-}
-
-MT_HOOK void *mtr_slow_realloc(void *old, size_t size)
-{
-    struct mtr_thread *t = &mtr_tls;
-    uint64_t n = decide(t, size);
-    if (!n)
-        return mtr_real_realloc(old, size);
-    void *p = mtr_arena_alloc(size, 16, 0);
-    if (!p) {
-        mtr_leave();
-        return mtr_real_realloc(old, size);
-    }
-    size_t keep = mtr_real_usable_size(old);
-    memcpy(p, old, keep < size ? keep : size);
-    mtr_real_free(old);
-    finish_sample(t, p, size, n, MT_ALLOC_REALLOC);
-    return p;
-}
-
-MT_HOOK void *mtr_realloc_sampled(void *old, size_t size)
-{
-    struct mtr_thread *t = &mtr_tls;
-    size_t bytes = size ? size : 1;
-    void *p;
-
-    if (bytes < t->countdown) {
-        t->countdown -= bytes;
-        p = mtr_real_malloc(size);
-    } else {
-        p = mtr_slow_alloc(size, 0, MT_ALLOC_REALLOC);
-    }
     if (!p)
         return NULL;
-    size_t keep = mtr_arena_usable(old);
-    memcpy(p, old, keep < size ? keep : size);
-    mtr_free_sampled(old);
+    struct mtr_thread *t = &mtr_tls;
+    int saved = errno;
+    uint64_t n = decide(t, size);
+    if (n)
+        finish_sample(t, p, size, n, kind);
+    errno = saved;
     return p;
 }
 
-MT_HOOK void mtr_free_sampled(void *p)
+MT_HOOK void mtr_free_slow(void *p)
 {
     struct mtr_thread *t = &mtr_tls;
-    uintptr_t token;
-    uint32_t gen, cur;
+    uintptr_t token = 0;
+    uint32_t gen = 0;
 
-    if (t->busy) {
-        /* A signal handler freeing while this thread is inside the
-         * recorder: defer, the arena lock may be held. */
-        if (t->npending < MT_MAX_PENDING)
-            t->pending[t->npending++] = p;
+    mtr_enter();
+    int r = mtr_sampled_take(p, &token, &gen);
+    mtr_leave();
+    if (r < 0) {
+        /* A signal handler interrupted this thread inside the table. */
+        defer(t, p, 0, 0);
         return;
     }
-    mtr_enter();
-    if (mtr_arena_free(p, &token, &gen)) {
-        cur = __atomic_load_n(&eng.gen, __ATOMIC_ACQUIRE);
-        if (token && cur && gen == (cur & 0x7f) && eng.tracker.free)
-            eng.tracker.free(eng.tracker.ctx, (void *)token);
-    }
-    mtr_leave();
+    if (r > 0)
+        report_free(t, token, gen);
+    mtr_real.free(p);
     run_pending(t);
+}
+
+MT_HOOK void *mtr_realloc_slow(void *p, size_t size)
+{
+    struct mtr_thread *t = &mtr_tls;
+    uintptr_t token = 0;
+    uint32_t gen = 0;
+
+    mtr_enter();
+    int r = mtr_sampled_take(p, &token, &gen);
+    mtr_leave();
+    if (r <= 0)   /* not sampled (or, in a signal handler inside the table, taken as not) */
+        return mtr_sample_new(mtr_real.realloc(p, size), size, MT_ALLOC_REALLOC);
+    void *q = mtr_real.realloc(p, size);
+    if (!q && size) {
+        /* Failed: p is intact and still the sampled block it was. */
+        uintptr_t old_token;
+        uint32_t old_gen;
+        mtr_enter();
+        if (mtr_sampled_add(p, token, gen, &old_token, &old_gen) < 0)
+            tracker_free(token, gen);
+        mtr_leave();
+        return NULL;
+    }
+    /* The old block is gone, in place or not: freed first, then the new
+     * size counted as an allocation of its own. */
+    report_free(t, token, gen);
+    run_pending(t);
+    return mtr_sample_new(q, size, MT_ALLOC_REALLOC);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -334,8 +364,8 @@ uint32_t mtr_engine_gen(void)
 static uint32_t new_gen(void)
 {
     uint32_t g = ++eng.last_gen;
-    if ((g & 0x7f) == 0)
-        g = ++eng.last_gen;   /* keep the arena's 7-bit copy nonzero */
+    if (g == 0)
+        g = ++eng.last_gen;   /* 0 means stopped */
     return g;
 }
 
@@ -344,11 +374,7 @@ int mt_memprof_start(double rate, size_t callstack_size, const mt_tracker *track
     if (!(rate > 0.0 && rate <= 1.0) || !tracker)
         return -1;
     mtr_unwind_setup();   /* loads the unwinder outside the malloc path */
-    mtr_enter();
-    int ok = mtr_arena_init() == 0;
-    mtr_leave();
-    if (!ok)
-        return -1;
+    mtr_real_resolve();
     control_lock();
     if (eng.gen) {
         control_unlock();
@@ -400,12 +426,12 @@ void mtr_engine_fork_prepare(void)
     mtr_unwind_fork_prepare();
     control_lock();
     mtr_mmap_fork_prepare();
-    mtr_arena_lock();
+    mtr_sampled_lock_all();
 }
 
 void mtr_engine_fork_parent(void)
 {
-    mtr_arena_unlock();
+    mtr_sampled_unlock_all();
     mtr_mmap_fork_parent();
     control_unlock();
     mtr_unwind_fork_parent();
@@ -414,7 +440,7 @@ void mtr_engine_fork_parent(void)
 void mtr_engine_fork_child(void)
 {
     struct mtr_thread *t = &mtr_tls;
-    mtr_arena_reset_lock();
+    mtr_sampled_reset_locks();
     mtr_mmap_fork_child();
     mtr_unwind_fork_child();
     eng.pid = getpid();

@@ -11,15 +11,15 @@
 #include "memtrace/record.h"
 #include "thread.h"
 
-/* An allocation of size bytes (align 0 = malloc alignment) whose bytes the
- * countdown could not cover, or the first one of a thread. */
-MT_HIDDEN void *mtr_slow_alloc(size_t size, size_t align, mt_alloc_kind kind);
-/* realloc(p, size) of a block not in the arena, countdown expired. */
-MT_HIDDEN void *mtr_slow_realloc(void *p, size_t size);
-/* realloc(p, size) of a sampled block. */
-MT_HIDDEN void *mtr_realloc_sampled(void *p, size_t size);
-/* free(p) of a pointer inside the arena. */
-MT_HIDDEN void mtr_free_sampled(void *p);
+/* p: the block the real allocator just returned for size bytes whose
+ * countdown ran out, or the first ones of a thread (NULL: the allocation
+ * failed, nothing happens). Samples it or not; returns p, errno kept. */
+MT_HIDDEN void *mtr_sample_new(void *p, size_t size, mt_alloc_kind kind);
+/* free(p) of a pointer the filter marks (sampled.h), not a boot block: a
+ * sampled block or not. */
+MT_HIDDEN void mtr_free_slow(void *p);
+/* realloc(p, size), p non-NULL, marked by the filter, not a boot block. */
+MT_HIDDEN void *mtr_realloc_slow(void *p, size_t size);
 
 /* Byte ranges that are not malloc blocks (anonymous mappings, mmap.c), on
  * the same Poisson process as malloc. mtr_range_decide: the number of

@@ -4,10 +4,13 @@
  * valloc, pvalloc, malloc_usable_size, free_sized, free_aligned_sized, and
  * C++'s operator new/delete routed to them.
  *
- * The fast path of an allocation is: load the thread's countdown, compare,
- * subtract, store, call glibc. free() of a pointer outside the sampled-block
- * arena is one subtraction and one compare before glibc's free. Everything
- * else is in engine.c.
+ * Every call goes to the same entry point of the program's own allocator
+ * (real.h), sampled or not: a sampled block is the allocator's block,
+ * alike in usable size, alignment and realloc behaviour. The fast path of
+ * an allocation is: load the thread's countdown, compare, subtract, store,
+ * call the allocator. free() loads one byte of the sampled-block filter
+ * (sampled.h) before calling the allocator's free. Everything else is in
+ * engine.c.
  *
  * Accounting: malloc(0) counts 1 byte; calloc(n, m) counts n*m;
  * realloc(p, s) counts s (it is the free of p plus an allocation of s);
@@ -25,9 +28,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "arena.h"
 #include "engine.h"
 #include "real.h"
+#include "sampled.h"
 #include "unwind.h"
 
 #define API __attribute__((visibility("default"))) MT_HOOK
@@ -58,47 +61,54 @@ static inline int covered(size_t size)
     return 0;
 }
 
+static inline int marked(const void *p)
+{
+    return __builtin_expect(mtr_maybe_sampled(p), 0);
+}
+
 API void *malloc(size_t size)
 {
     if (covered(size))
-        return mtr_real_malloc(size);
-    return mtr_slow_alloc(size, 0, MT_ALLOC_MALLOC);
+        return mtr_real.malloc(size);
+    return mtr_sample_new(mtr_real.malloc(size), size, MT_ALLOC_MALLOC);
+}
+
+/* free(p) of a marked pointer. Boot blocks (dlsym's, before the allocator
+ * was found) are never freed; they are told apart here, before any
+ * instrumented code runs in TSan builds. */
+static void free_marked(void *p)
+{
+    if (!mtr_real_in_boot(p))
+        mtr_free_slow(p);
 }
 
 API void free(void *p)
 {
-    if (mtr_arena_owns(p))
-        mtr_free_sampled(p);
+    if (marked(p))
+        free_marked(p);
     else
-        mtr_real_free(p);
+        mtr_real.free(p);
 }
 
 API void *calloc(size_t n, size_t m)
 {
     size_t size;
-    if (__builtin_mul_overflow(n, m, &size)) {
-        errno = ENOMEM;
-        return NULL;
-    }
+    if (__builtin_mul_overflow(n, m, &size))
+        return mtr_real.calloc(n, m);   /* the allocator's own answer to overflow */
     if (covered(size))
-        return mtr_real_calloc(n, m);
-    return mtr_slow_alloc(size, 0, MT_ALLOC_CALLOC);
+        return mtr_real.calloc(n, m);
+    return mtr_sample_new(mtr_real.calloc(n, m), size, MT_ALLOC_CALLOC);
 }
 
 API void *realloc(void *p, size_t size)
 {
     if (!p)
         return malloc(size);
-    if (mtr_arena_owns(p)) {
-        if (size == 0) {       /* glibc: realloc(p, 0) frees p, returns NULL */
-            mtr_free_sampled(p);
-            return NULL;
-        }
-        return mtr_realloc_sampled(p, size);
-    }
+    if (marked(p))
+        return mtr_real_in_boot(p) ? mtr_real_boot_realloc(p, size) : mtr_realloc_slow(p, size);
     if (size == 0 || covered(size))
-        return mtr_real_realloc(p, size);
-    return mtr_slow_realloc(p, size);
+        return mtr_real.realloc(p, size);
+    return mtr_sample_new(mtr_real.realloc(p, size), size, MT_ALLOC_REALLOC);
 }
 
 API void *reallocarray(void *p, size_t n, size_t m)
@@ -111,91 +121,67 @@ API void *reallocarray(void *p, size_t n, size_t m)
     return realloc(p, size);
 }
 
-/* Alignment rounded up to a power of two, as glibc's memalign does;
- * 0 if impossible. */
-static size_t pow2_align(size_t align)
-{
-    if (align <= 16)
-        return 16;
-    if (align > SIZE_MAX / 2 + 1)
-        return 0;
-    size_t a = 16;
-    while (a < align)
-        a <<= 1;
-    return a;
-}
-
-static void *aligned(size_t align, size_t size)
-{
-    size_t a = pow2_align(align);
-    if (!a) {
-        errno = EINVAL;
-        return NULL;
-    }
-    if (covered(size))
-        return a == 16 ? mtr_real_malloc(size) : mtr_real_memalign(a, size);
-    return mtr_slow_alloc(size, a == 16 ? 0 : a, MT_ALLOC_ALIGNED);
-}
-
 API void *memalign(size_t align, size_t size)
 {
-    return aligned(align, size);
+    if (covered(size))
+        return mtr_real.memalign(align, size);
+    return mtr_sample_new(mtr_real.memalign(align, size), size, MT_ALLOC_ALIGNED);
 }
 
 API void *aligned_alloc(size_t align, size_t size)
 {
-    return aligned(align, size);
+    if (covered(size))
+        return mtr_real.aligned_alloc(align, size);
+    return mtr_sample_new(mtr_real.aligned_alloc(align, size), size, MT_ALLOC_ALIGNED);
 }
 
 API int posix_memalign(void **out, size_t align, size_t size)
 {
-    if (align % sizeof(void *) != 0 || (align & (align - 1)) != 0 || align == 0)
-        return EINVAL;
-    int saved = errno;
-    void *p = aligned(align, size);
-    errno = saved;
-    if (!p)
-        return ENOMEM;
-    *out = p;
-    return 0;
+    if (covered(size))
+        return mtr_real.posix_memalign(out, align, size);
+    int rc = mtr_real.posix_memalign(out, align, size);
+    if (rc == 0)
+        mtr_sample_new(*out, size, MT_ALLOC_ALIGNED);
+    return rc;
 }
 
 API void *valloc(size_t size)
 {
-    return aligned((size_t)getpagesize(), size);
+    if (covered(size))
+        return mtr_real.valloc(size);
+    return mtr_sample_new(mtr_real.valloc(size), size, MT_ALLOC_ALIGNED);
 }
 
 API void *pvalloc(size_t size)
 {
     size_t page = (size_t)getpagesize();
     size_t rounded = (size + page - 1) & ~(page - 1);
-    if (rounded < size) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    return aligned(page, rounded ? rounded : page);
+    if (rounded < size || covered(rounded ? rounded : page))
+        return mtr_real.pvalloc(size);
+    return mtr_sample_new(mtr_real.pvalloc(size), rounded ? rounded : page, MT_ALLOC_ALIGNED);
 }
 
 API size_t malloc_usable_size(void *p)
 {
-    if (!p)
-        return 0;
-    if (mtr_arena_owns(p))
-        return mtr_arena_usable(p);
-    return mtr_real_usable_size(p);
+    if (marked(p) && mtr_real_in_boot(p))
+        return mtr_real_boot_size(p);
+    return mtr_real.usable_size(p);
 }
 
 API void free_sized(void *p, size_t size)
 {
-    (void)size;
-    free(p);
+    if (marked(p))
+        free_marked(p);
+    else
+        mtr_real.free_sized(p, size);
 }
 
 API void free_aligned_sized(void *p, size_t align, size_t size)
 {
-    (void)align;
-    (void)size;
-    free(p);
+    if (marked(p))
+        free_marked(p);
+    else
+        mtr_real.free_aligned_sized(p, align, size);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -224,7 +210,7 @@ static MT_HOOK int new_failed(void)
 static MT_HOOK void *new_impl(size_t size, size_t align)
 {
     for (;;) {
-        void *p = align ? aligned(align, size) : malloc(size);
+        void *p = align ? memalign(align, size) : malloc(size);
         if (p)
             return p;
         new_failed();
@@ -240,12 +226,12 @@ API void *_ZnamRKSt9nothrow_t(size_t size, const void *nt) { (void)nt; return ma
 API void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, size_t align, const void *nt)
 {
     (void)nt;
-    return aligned(align, size);
+    return memalign(align, size);
 }
 API void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t align, const void *nt)
 {
     (void)nt;
-    return aligned(align, size);
+    return memalign(align, size);
 }
 
 API void _ZdlPv(void *p) { free(p); }

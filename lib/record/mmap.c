@@ -8,7 +8,9 @@
  * the bytes mremap adds to an anonymous mapping. File mappings, PROT_NONE reservations, brk/sbrk and raw
  * syscall(SYS_mmap) are not counted. glibc's malloc maps its large blocks
  * and arenas through libc-internal calls that never reach these entry
- * points, so they are counted once, as malloc blocks.
+ * points, and another allocator's calls (jemalloc, tcmalloc ...) come from
+ * its own image (real.h) and pass straight through, so malloc memory is
+ * counted once, as malloc blocks.
  *
  * Each sample point of a mapping is tracked on its own, at its byte (a
  * uniform random offset: the points of a Poisson process in a range are
@@ -41,6 +43,7 @@
 
 #include "engine.h"
 #include "mmap.h"
+#include "real.h"
 #include "unwind.h"
 
 #define API __attribute__((visibility("default"))) MT_HOOK
@@ -346,13 +349,24 @@ static MT_HOOK void *map(void *addr, size_t len, int prot, int flags, int fd, of
     return p;
 }
 
+/* A call from the allocator's own code (jemalloc, tcmalloc ... mapping
+ * their heap through the PLT): that memory is counted as malloc blocks. */
+static inline int from_allocator(const void *ret)
+{
+    return (uintptr_t)ret - mtr_real.image_lo < mtr_real.image_hi - mtr_real.image_lo;
+}
+
 API void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
+    if (from_allocator(__builtin_return_address(0)))
+        return sys_mmap(addr, len, prot, flags, fd, off);
     return map(addr, len, prot, flags, fd, off);
 }
 
 API void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 {
+    if (from_allocator(__builtin_return_address(0)))
+        return sys_mmap(addr, len, prot, flags, fd, off);
     return map(addr, len, prot, flags, fd, off);
 }
 
@@ -389,7 +403,7 @@ API void *mremap(void *old, size_t oldlen, size_t newlen, int flags, ...)
         want = va_arg(ap, void *);
         va_end(ap);
     }
-    if (t->busy)
+    if (t->busy || from_allocator(__builtin_return_address(0)))
         return sys_mremap(old, oldlen, newlen, flags, want);
     void *p;
     if (table_empty()) {
@@ -459,6 +473,7 @@ void mtr_mmap_fork_child(void)
 #else
 
 #include "mmap.h"
+#include "real.h"
 
 void mtr_mmap_fork_prepare(void) {}
 void mtr_mmap_fork_parent(void) {}

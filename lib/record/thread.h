@@ -30,8 +30,13 @@ struct mtr_thread {
     uintptr_t stack_hi;
     uint32_t armed;         /* engine generation the countdown was drawn for; 0 = none */
     int busy;               /* nesting depth of recorder code on this thread */
-    int npending;           /* sampled frees deferred while busy (signal handlers) */
-    void *pending[MT_MAX_PENDING];
+    int in_table;           /* holding a lock of the sampled-block table (sampled.h) */
+    int npending;           /* frees deferred while busy (signal handlers) */
+    struct mtr_pending {
+        void *block;        /* a block to free later (the table was locked), or NULL: */
+        uintptr_t token;    /* a sampled block freed already, to report to the tracker */
+        uint32_t gen;
+    } pending[MT_MAX_PENDING];
 };
 
 extern __thread struct mtr_thread mtr_tls

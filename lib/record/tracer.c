@@ -1180,6 +1180,7 @@ API void _Exit(int status)
 
 __attribute__((constructor)) static void memtrace_init(void)
 {
+    mtr_real_resolve();   /* the program's allocator, before anything else allocates */
     __atomic_store_n(&mtr_ready, 1, __ATOMIC_RELEASE);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     memtrace_trace_if_requested();

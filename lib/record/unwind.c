@@ -385,7 +385,7 @@ static void record_bounds(void)
 __attribute__((section("mt_tstart"), noinline)) static void *memtrace_thread_start(void *p)
 {
     struct thread_start s = *(struct thread_start *)p;
-    mtr_real_free(p);
+    mtr_real.free(p);
     record_bounds();
     void *r = s.fn(s.arg);
     /* Uses r after the call, so the call is not turned into a jump: the
@@ -411,13 +411,13 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr,
             return EAGAIN;
         __atomic_store_n(&real, f, __ATOMIC_RELEASE);
     }
-    struct thread_start *s = mtr_real_malloc(sizeof *s);
+    struct thread_start *s = mtr_real.malloc(sizeof *s);
     if (!s)
         return f(th, attr, fn, arg);
     s->fn = fn;
     s->arg = arg;
     int rc = f(th, attr, memtrace_thread_start, s);
     if (rc != 0)
-        mtr_real_free(s);
+        mtr_real.free(s);
     return rc;
 }

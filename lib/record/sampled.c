@@ -1,0 +1,219 @@
+/*
+ * sampled.c - the table of sampled blocks and its filter (see sampled.h).
+ *
+ * Each shard is a linear-probing array of {address, token, generation}
+ * with backward-shift deletion (no tombstones), grown to twice its size at
+ * three quarters full. The shard and the slot come from different bits of
+ * one multiplicative hash of the address.
+ */
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "sampled.h"
+
+#define SHARD_BITS 4
+#define NSHARDS (1u << SHARD_BITS)
+#define MIN_CAP 256
+
+struct entry {
+    uintptr_t key;      /* block address; 0 = empty */
+    uintptr_t token;
+    uint32_t gen;
+};
+
+struct shard {
+    int lock;
+    size_t n, cap;      /* cap: a power of two, or 0 before the first block */
+    struct entry *v;
+} __attribute__((aligned(64)));
+
+uint8_t mtr_filter[(size_t)1 << MTR_FILTER_BITS];
+static struct shard shards[NSHARDS];
+
+static uint64_t hash(uintptr_t p)
+{
+    return (uint64_t)p * 0x9e3779b97f4a7c15ULL;
+}
+
+static struct shard *shard_of(uint64_t h)
+{
+    return &shards[(h >> 24) & (NSHARDS - 1)];
+}
+
+static size_t slot_of(uint64_t h, size_t cap)
+{
+    /* The bits above the shard's and below the filter's. */
+    return (size_t)(h >> 28) & (cap - 1);
+}
+
+static void lock(struct shard *s)
+{
+    mtr_tls.in_table++;
+    while (__atomic_exchange_n(&s->lock, 1, __ATOMIC_ACQUIRE))
+        while (__atomic_load_n(&s->lock, __ATOMIC_RELAXED))
+            sched_yield();
+}
+
+static void unlock(struct shard *s)
+{
+    __atomic_store_n(&s->lock, 0, __ATOMIC_RELEASE);
+    mtr_tls.in_table--;
+}
+
+static struct entry *map_entries(size_t cap)
+{
+    void *p = (void *)syscall(SYS_mmap, NULL, cap * sizeof(struct entry), PROT_READ | PROT_WRITE,
+                              MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+static void put(struct entry *v, size_t cap, struct entry e)
+{
+    size_t i = slot_of(hash(e.key), cap);
+    while (v[i].key)
+        i = (i + 1) & (cap - 1);
+    v[i] = e;
+}
+
+static int grow(struct shard *s)
+{
+    size_t cap = s->cap ? s->cap * 2 : MIN_CAP;
+    struct entry *v = map_entries(cap);
+    if (!v)
+        return -1;
+    for (size_t i = 0; i < s->cap; i++)
+        if (s->v[i].key)
+            put(v, cap, s->v[i]);
+    if (s->v)
+        syscall(SYS_munmap, s->v, s->cap * sizeof(struct entry));
+    s->v = v;
+    s->cap = cap;
+    return 0;
+}
+
+/* Index of p in s, or s->cap. */
+static size_t find(const struct shard *s, uintptr_t p, uint64_t h)
+{
+    if (!s->cap)
+        return 0;
+    size_t i = slot_of(h, s->cap);
+    while (s->v[i].key) {
+        if (s->v[i].key == p)
+            return i;
+        i = (i + 1) & (s->cap - 1);
+    }
+    return s->cap;
+}
+
+static void filter_add(const void *p)
+{
+    uint8_t *c = &mtr_filter[mtr_filter_slot(p)];
+    uint8_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
+    while (v != 255 && !__atomic_compare_exchange_n(c, &v, (uint8_t)(v + 1), 0, __ATOMIC_RELAXED,
+                                                    __ATOMIC_RELAXED)) {
+    }
+}
+
+static void filter_remove(const void *p)
+{
+    uint8_t *c = &mtr_filter[mtr_filter_slot(p)];
+    uint8_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
+    while (v != 255 && v != 0 &&
+           !__atomic_compare_exchange_n(c, &v, (uint8_t)(v - 1), 0, __ATOMIC_RELAXED,
+                                        __ATOMIC_RELAXED)) {
+    }
+}
+
+int mtr_sampled_add(const void *p, uintptr_t token, uint32_t gen, uintptr_t *old_token,
+                    uint32_t *old_gen)
+{
+    uint64_t h = hash((uintptr_t)p);
+    struct shard *s = shard_of(h);
+    int rc = 0;
+
+    lock(s);
+    size_t i = find(s, (uintptr_t)p, h);
+    if (s->cap && i < s->cap) {
+        *old_token = s->v[i].token;
+        *old_gen = s->v[i].gen;
+        s->v[i].token = token;
+        s->v[i].gen = gen;
+        rc = 1;
+    } else if ((s->n + 1) * 4 > s->cap * 3 && grow(s) != 0) {
+        rc = -1;
+    } else {
+        /* The filter first: a free() of p can only follow malloc's return,
+         * which follows this. */
+        filter_add(p);
+        struct entry e = { (uintptr_t)p, token, gen };
+        put(s->v, s->cap, e);
+        s->n++;
+    }
+    unlock(s);
+    return rc;
+}
+
+int mtr_sampled_take(const void *p, uintptr_t *token, uint32_t *gen)
+{
+    if (mtr_tls.in_table)
+        return -1;
+    uint64_t h = hash((uintptr_t)p);
+    struct shard *s = shard_of(h);
+
+    lock(s);
+    size_t i = find(s, (uintptr_t)p, h);
+    if (!s->cap || i == s->cap) {
+        unlock(s);
+        return 0;
+    }
+    *token = s->v[i].token;
+    *gen = s->v[i].gen;
+    /* Backward-shift deletion: move later entries of the run into the hole
+     * when their home slot does not lie cyclically in (hole, j]. */
+    size_t mask = s->cap - 1, hole = i, j = i;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!s->v[j].key)
+            break;
+        size_t home = slot_of(hash(s->v[j].key), s->cap);
+        if (((j - home) & mask) >= ((j - hole) & mask)) {
+            s->v[hole] = s->v[j];
+            hole = j;
+        }
+    }
+    s->v[hole].key = 0;
+    s->n--;
+    filter_remove(p);
+    unlock(s);
+    return 1;
+}
+
+size_t mtr_sampled_count(void)
+{
+    size_t n = 0;
+    for (unsigned i = 0; i < NSHARDS; i++)
+        n += __atomic_load_n(&shards[i].n, __ATOMIC_RELAXED);
+    return n;
+}
+
+void mtr_sampled_lock_all(void)
+{
+    for (unsigned i = 0; i < NSHARDS; i++)
+        lock(&shards[i]);
+}
+
+void mtr_sampled_unlock_all(void)
+{
+    for (unsigned i = NSHARDS; i-- > 0;)
+        unlock(&shards[i]);
+}
+
+void mtr_sampled_reset_locks(void)
+{
+    for (unsigned i = 0; i < NSHARDS; i++)
+        __atomic_store_n(&shards[i].lock, 0, __ATOMIC_RELEASE);
+    mtr_tls.in_table = 0;
+}

@@ -1,0 +1,69 @@
+/*
+ * sampled.h - the sampled blocks the program holds. A sampled block is an
+ * ordinary block of the real allocator (real.h); only this table sets it
+ * apart: block address -> the tracker's token and the engine generation.
+ *
+ * In front of the table sits a counting filter that free() reads with one
+ * load: a byte per hash slot of the address, nonzero while some sampled
+ * block (or a boot block, pinned for good) hashes there. A zero means "not
+ * sampled" for certain; a nonzero one sends free() to the table, which has
+ * the answer. With the default sampling interval a program holds a few
+ * hundred sampled blocks, so almost every free() sees a zero.
+ *
+ * The table is split into shards, each an open-addressing array under its
+ * own spinlock, mapped with the raw system call so that it never calls the
+ * allocator it sits beside. A thread holding a shard lock is marked
+ * (mtr_thread.in_table): a signal handler that frees on that thread must not
+ * wait for the lock it interrupted.
+ */
+#ifndef MT_RECORD_SAMPLED_H
+#define MT_RECORD_SAMPLED_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "thread.h"
+
+#define MTR_FILTER_BITS 18
+
+extern uint8_t mtr_filter[(size_t)1 << MTR_FILTER_BITS] MT_HIDDEN;
+
+static inline size_t mtr_filter_slot(const void *p)
+{
+    return (size_t)(((uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ULL) >> (64 - MTR_FILTER_BITS));
+}
+
+/* 0: p is certainly not a sampled block (nor a boot block). */
+static inline int mtr_maybe_sampled(const void *p)
+{
+    return __atomic_load_n(&mtr_filter[mtr_filter_slot(p)], __ATOMIC_RELAXED) != 0;
+}
+
+/* Mark p's slot for good (a saturated counter is never decremented). */
+static inline void mtr_filter_pin(const void *p)
+{
+    __atomic_store_n(&mtr_filter[mtr_filter_slot(p)], 255, __ATOMIC_RELAXED);
+}
+
+/* Enter p as sampled. Returns 0; 1 if p was already in the table (a block
+ * freed behind the recorder's back, say by jemalloc's dallocx, whose address
+ * came back): *old_token and *old_gen then say what it held, and the caller
+ * reports that block freed; -1 if there is no memory for the table (p is
+ * not entered). The caller is inside the recorder (mtr_enter). */
+MT_HIDDEN int mtr_sampled_add(const void *p, uintptr_t token, uint32_t gen,
+                              uintptr_t *old_token, uint32_t *old_gen);
+
+/* Take p out of the table: 1 with its token and generation if it was
+ * there, 0 if it was not, -1 if this thread already holds a table lock (a
+ * signal handler interrupted the table: the answer is unknown). */
+MT_HIDDEN int mtr_sampled_take(const void *p, uintptr_t *token, uint32_t *gen);
+
+/* Number of blocks in the table (tests, messages). */
+MT_HIDDEN size_t mtr_sampled_count(void);
+
+/* fork: hold every shard lock across fork(); the child starts unlocked. */
+MT_HIDDEN void mtr_sampled_lock_all(void);
+MT_HIDDEN void mtr_sampled_unlock_all(void);
+MT_HIDDEN void mtr_sampled_reset_locks(void);
+
+#endif
