@@ -3,8 +3,10 @@
 #
 #   scripts/install-deps.sh build   compiler, libdw, zlib, libmicrohttpd, libunwind, PCRE2
 #   scripts/install-deps.sh test    build + what the tests use (clang fuzzer,
-#                                   Go's pprof, Chromium, Node, sqlite3, ...)
-#   scripts/install-deps.sh bench   test + heaptrack and jemalloc for comparisons
+#                                   Go's pprof, Chromium, Node, sqlite3, the
+#                                   allocators jemalloc, tcmalloc, mimalloc
+#                                   and redis for the recorder's tests, ...)
+#   scripts/install-deps.sh bench   test + heaptrack and hyperfine for comparisons
 #
 # Idempotent and quick when everything is present. Needs root (or sudo) only
 # when something is missing. Set MEMTRACE_NO_INSTALL=1 to only report.
@@ -13,8 +15,8 @@ set -eu
 profile=${1:-build}
 
 build_pkgs="gcc make libc6-dev pkg-config libdw-dev libelf-dev zlib1g-dev libmicrohttpd-dev xz-utils libunwind-dev libpcre2-dev"
-test_pkgs="$build_pkgs clang libclang-rt-14-dev golang-go chromium sqlite3 python3 g++ procps curl libgmp-dev"
-bench_pkgs="$test_pkgs heaptrack libjemalloc2 hyperfine"
+test_pkgs="$build_pkgs clang libclang-rt-14-dev golang-go chromium sqlite3 python3 g++ procps curl libgmp-dev libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 redis-server redis-tools"
+bench_pkgs="$test_pkgs heaptrack hyperfine"
 
 case "$profile" in
     build) pkgs=$build_pkgs ;;
