@@ -93,8 +93,10 @@ API void free(void *p)
 API void *calloc(size_t n, size_t m)
 {
     size_t size;
-    if (__builtin_mul_overflow(n, m, &size))
-        return mtr_real.calloc(n, m);   /* the allocator's own answer to overflow */
+    if (__builtin_mul_overflow(n, m, &size)) {
+        errno = ENOMEM;   /* what glibc, jemalloc, tcmalloc and mimalloc answer */
+        return NULL;
+    }
     if (covered(size))
         return mtr_real.calloc(n, m);
     return mtr_sample_new(mtr_real.calloc(n, m), size, MT_ALLOC_CALLOC);

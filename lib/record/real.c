@@ -197,7 +197,7 @@ struct image_query {
     uintptr_t addr, lo, hi;
 };
 
-static int find_image(struct dl_phdr_info *info, size_t size, void *data)
+static __attribute__((unused)) int find_image(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
     struct image_query *q = data;
@@ -292,7 +292,11 @@ static void resolve_now(void)
     f = same_object("free_aligned_sized", base);
     STORE(free_aligned_sized, f ? (void (*)(void *, size_t, size_t))f : emu_free_aligned_sized);
 
-    /* Not the C library: remember its image, and its name for messages. */
+    /* Not the C library: remember its image, and its name for messages.
+     * (Under TSan the next allocator is TSan's, and dl_iterate_phdr is one
+     * of its interceptors, not usable while TSan starts; mmap.c, the user
+     * of the image, is off in sanitizer builds anyway.) */
+#ifndef MT_UNDER_TSAN
     if (dladdr((void *)getpid, &libc) && libc.dli_fbase != base) {
         struct image_query q = { (uintptr_t)m, 0, 0 };
         if (dl_iterate_phdr(find_image, &q)) {
@@ -307,6 +311,9 @@ static void resolve_now(void)
             allocator_name[n] = 0;
         }
     }
+#else
+    (void)libc;
+#endif
 }
 
 void mtr_real_resolve(void)

@@ -33,8 +33,9 @@ int main(void)
         void *p = malloc(sizes[i]);
         size_t u = malloc_usable_size(p);
         /* realloc within the usable size stays in place */
+        uintptr_t before = (uintptr_t)p;
         void *q = realloc(p, u ? u : 1);
-        int same = q == p;
+        int same = (uintptr_t)q == before;
         printf("malloc %zu: usable %zu, 16-aligned %d, realloc to usable in place %d\n", sizes[i], u,
                aligned_to(p, 16), same);
         free(q);
