@@ -19,6 +19,16 @@
 
 #include "memtrace/record.h"
 
+#ifdef __SANITIZE_THREAD__
+/* Under TSan the allocator underneath the recorder is TSan's: let it answer
+ * invalid requests with NULL/EINVAL, as glibc does, instead of aborting. */
+const char *__tsan_default_options(void);
+const char *__tsan_default_options(void)
+{
+    return "allocator_may_return_null=1";
+}
+#endif
+
 static int failures;
 #define CHECK(cond, ...) do { \
     if (cond) { printf("PASS: "); printf(__VA_ARGS__); printf("\n"); } \
