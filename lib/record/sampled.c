@@ -30,8 +30,10 @@ struct shard {
     struct entry *v;
 } __attribute__((aligned(64)));
 
-uint8_t mtr_filter[(size_t)1 << MTR_FILTER_BITS];
+uint64_t mtr_filter[((size_t)1 << MTR_FILTER_BITS) / 64];
+uint8_t mtr_filter_count[(size_t)1 << MTR_FILTER_BITS];
 static struct shard shards[NSHARDS];
+static int filter_lock;   /* a count and its bit change together; taken inside a shard lock */
 
 static uint64_t hash(uintptr_t p)
 {
@@ -108,23 +110,25 @@ static size_t find(const struct shard *s, uintptr_t p, uint64_t h)
     return s->cap;
 }
 
-static void filter_add(const void *p)
+static void filter_change(const void *p, int delta)
 {
-    uint8_t *c = &mtr_filter[mtr_filter_slot(p)];
-    uint8_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
-    while (v != 255 && !__atomic_compare_exchange_n(c, &v, (uint8_t)(v + 1), 0, __ATOMIC_RELAXED,
-                                                    __ATOMIC_RELAXED)) {
-    }
-}
+    size_t slot = mtr_filter_slot(p);
+    uint8_t *c = &mtr_filter_count[slot];
+    uint64_t bit = (uint64_t)1 << (slot & 63);
 
-static void filter_remove(const void *p)
-{
-    uint8_t *c = &mtr_filter[mtr_filter_slot(p)];
+    while (__atomic_exchange_n(&filter_lock, 1, __ATOMIC_ACQUIRE))
+        sched_yield();
     uint8_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
-    while (v != 255 && v != 0 &&
-           !__atomic_compare_exchange_n(c, &v, (uint8_t)(v - 1), 0, __ATOMIC_RELAXED,
+    /* 255: saturated or pinned (a boot block), for good */
+    while (v != 255 && (delta > 0 || v != 0) &&
+           !__atomic_compare_exchange_n(c, &v, (uint8_t)(v + delta), 0, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED)) {
     }
+    if (delta > 0)
+        __atomic_fetch_or(&mtr_filter[slot >> 6], bit, __ATOMIC_RELAXED);
+    else if (__atomic_load_n(c, __ATOMIC_RELAXED) == 0)
+        __atomic_fetch_and(&mtr_filter[slot >> 6], ~bit, __ATOMIC_RELAXED);
+    __atomic_store_n(&filter_lock, 0, __ATOMIC_RELEASE);
 }
 
 int mtr_sampled_add(const void *p, uintptr_t token, uint32_t gen, uintptr_t *old_token,
@@ -147,7 +151,7 @@ int mtr_sampled_add(const void *p, uintptr_t token, uint32_t gen, uintptr_t *old
     } else {
         /* The filter first: a free() of p can only follow malloc's return,
          * which follows this. */
-        filter_add(p);
+        filter_change(p, 1);
         struct entry e = { (uintptr_t)p, token, gen };
         put(s->v, s->cap, e);
         s->n++;
@@ -186,7 +190,7 @@ int mtr_sampled_take(const void *p, uintptr_t *token, uint32_t *gen)
     }
     s->v[hole].key = 0;
     s->n--;
-    filter_remove(p);
+    filter_change(p, -1);
     unlock(s);
     return 1;
 }
