@@ -22,10 +22,12 @@
 #              the process it starts, not the programs that one runs, so
 #              for the compiler it runs on "cc1" (the compiler proper, run
 #              directly: PROGS="cc1"), not on the gcc driver.
-# PERF=1 also runs each program once under `perf record` with the recorder
-# at 512 KiB and 64 KiB and prints the share of CPU samples in the
-# recorder's own code (libmemtrace.so, libunwind): a figure that the load
-# of a shared machine does not blur the way it blurs time ratios.
+# PERF=1 also runs each program once under `perf record` (the whole
+# `memtrace run`, children followed) at 512 KiB and 64 KiB and prints the
+# share of CPU samples in the recorder's own code (libmemtrace.so and
+# libunwind in the program's processes, and the memtrace process, which
+# symbolizes at the end): a figure that the load of a shared machine does
+# not blur the way it blurs time ratios.
 # For each: wall time, CPU time (user+sys of the whole process tree: GNU
 # time's figures for a child include every descendant it waited for, and
 # threads), peak RSS (largest process of the tree). Prints per-round
@@ -99,24 +101,29 @@ done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 if [ "${PERF:-0}" = 1 ] && command -v perf >/dev/null 2>&1; then
+    # The whole `memtrace run` under perf (children followed): the
+    # recorder's code in the program's processes, and the memtrace process
+    # itself (it symbolizes the traces after the program ends).
     for p in $PROGS; do
         for iv in 524288 65536; do
-            rm -f "$W/perf.ctf"
-            perf record -q -o "$W/perf.data" -- env LD_PRELOAD="$LIB" MEMTRACE="$W/perf.ctf" \
-                MEMTRACE_RATE=$(awk "BEGIN { print 1 / $iv }") $(cmd_of "$p") >/dev/null 2>&1
-            perf report -i "$W/perf.data" --no-children --sort dso,sym -g none 2>/dev/null |
+            rm -f "$W/perf.ctf" "$W/perf.ctf".*
+            perf record -q -o "$W/perf.data" -- "$MT" run -o "$W/perf.ctf" --interval "$iv" -- \
+                $(cmd_of "$p") >/dev/null 2>&1
+            perf report -i "$W/perf.data" --no-children --sort comm,dso,sym -g none 2>/dev/null |
                 awk -v p="$p" -v iv="$iv" '
                     /^ +[0-9.]+%/ {
+                        pct = $1; comm = $2; dso = $3
                         sym = $0; sub(/.*\] /, "", sym); sub(/ +$/, "", sym)
-                        if ($2 ~ /^libunwind/) u += $1
-                        else if ($2 ~ /^libmemtrace/) {
+                        if (comm == "memtrace") { m += pct; if (dso ~ /^libz/) z += pct; next }
+                        if (dso ~ /^libunwind/) u += pct
+                        else if (dso ~ /^libmemtrace/) {
                             if (sym ~ /^(malloc|free|calloc|realloc|cfree|new_impl|delete_impl|operator new|operator delete|posix_memalign|aligned_alloc|memalign|valloc|pvalloc)/ || sym ~ /@plt$/)
-                                f += $1
+                                f += pct
                             else
-                                r += $1
+                                r += pct
                         }
                     }
-                    END { printf "perf %s, interval %d: interposition fast path %.2f%%, sampling+unwinding+tracing %.2f%% (libunwind %.2f%%), of CPU samples\n", p, iv, f, r + u, u }'
+                    END { printf "perf %s, interval %d: interposition fast path %.2f%%, sampling+unwinding+tracing %.2f%% (libunwind %.2f%%), memtrace process %.2f%% (zlib %.2f%%), recorder in all %.2f%% of CPU samples\n", p, iv, f, r + u, u, m, z, f + r + u + m }'
         done
     done
 fi
