@@ -23,6 +23,7 @@
  * it (the executable comes first in symbol lookup).
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -80,6 +81,24 @@ static void free_marked(void *p)
 {
     if (!mtr_real_in_boot(p))
         mtr_free_slow(p);
+}
+
+/* malloc as this library defines it (an exported name may resolve to
+ * another object's definition): mtr_malloc_is_ours compares. */
+extern void *mtr_own_malloc(size_t) __attribute__((alias("malloc"), visibility("hidden"), copy(malloc)));
+
+int mtr_malloc_is_ours(void)
+{
+    /* The program's malloc is the allocator's own when it lies in the
+     * allocator's object. (An executable that takes malloc's address has
+     * it point at its own PLT entry: that still reaches us.) */
+    void *first = dlsym(RTLD_DEFAULT, "malloc");
+    Dl_info info;
+    struct link_map *map = NULL;
+    if (!first || first == (void *)mtr_own_malloc ||
+        !dladdr1(first, &info, (void **)&map, RTLD_DL_LINKMAP) || !map)
+        return 1;
+    return map->l_prev == NULL;   /* the executable comes first in the chain */
 }
 
 API void free(void *p)

@@ -57,6 +57,11 @@ MT_HIDDEN size_t mtr_real_boot_size(const void *p);
  * left as it is. */
 MT_HIDDEN void *mtr_real_boot_realloc(void *p, size_t size);
 
+/* 0 if the program's malloc is not the recorder's (another malloc comes
+ * first in the lookup order, e.g. LD_PRELOAD=libjemalloc.so:libmemtrace.so):
+ * then nothing can be sampled. Defined in interpose.c. */
+MT_HIDDEN int mtr_malloc_is_ours(void);
+
 /* Name of the allocator's module ("" for the C library), for messages. */
 MT_HIDDEN const char *mtr_real_name(void);
 

@@ -818,9 +818,12 @@ static int start(const char *filename, double rate, const char *context, int fir
         tr.pid = getpid();
         __atomic_store_n(&tr.state, CHILD_PENDING, __ATOMIC_RELEASE);
     }
+    if (first && !mtr_malloc_is_ours())
+        message("malloc is not the recorder's (another allocator comes before libmemtrace.so "
+                "in LD_PRELOAD?): no malloc block will be sampled; put libmemtrace.so first");
     mt_tracker tk = { on_alloc, on_free, NULL };
     if (mt_memprof_start(rate, tr.depth, &tk) != 0) {
-        message("cannot start sampling (address space for sampled blocks?)");
+        message("cannot start sampling");
         __atomic_store_n(&tr.state, IDLE, __ATOMIC_RELEASE);
         if (tr.w) {
             mt_writer_close(tr.w);

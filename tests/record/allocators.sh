@@ -60,6 +60,15 @@ if [ -n "$je" ]; then
         cmp -s "$T/run.out" "$T/jemalloc-preloaded.plain"
 fi
 
+# An allocator preloaded before the recorder takes malloc from it: say so.
+if [ -n "$je" ]; then
+    env -u MEMTRACE_ROOT LD_PRELOAD="$je:$LIB" MEMTRACE="$T/wrong.ctf" "$PROGS/allocprobe" >/dev/null 2>"$T/wrong.err"
+    check "jemalloc preloaded before the recorder: one line says that nothing is sampled" \
+        grep -q "malloc is not the recorder's" "$T/wrong.err"
+    env -u MEMTRACE_ROOT LD_PRELOAD="$LIB:$je" MEMTRACE="$T/right.ctf" "$PROGS/allocprobe" >/dev/null 2>"$T/right.err"
+    check "recorder first: no such line" test ! -s "$T/right.err"
+fi
+
 # Debian's redis-server is linked with jemalloc and calls malloc_usable_size
 # on every block: it died before main.
 if command -v redis-server >/dev/null 2>&1; then
