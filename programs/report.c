@@ -149,8 +149,16 @@ static void explain_empty(FILE *out, const char *cmd, const char *path, const mt
     char interval[32];
     double bytes = info->sample_rate > 0 ? info->word_size / 8.0 / info->sample_rate : 0;
     mt_format_bytes(interval, sizeof interval, bytes);
-    fprintf(out, "memtrace %s: %s has no samples: its process allocated less than about "
-                 "one sampling interval (%s) in all\n", cmd, path, interval);
+    /* Only a trace its process finished tells how little it allocated. */
+    run_trace self;
+    memset(&self, 0, sizeof self);
+    run_trace_read(path, &self);
+    if (self.readable && self.complete && self.ended)
+        fprintf(out, "memtrace %s: %s has no samples: its process allocated less than about "
+                     "one sampling interval (%s) in all\n", cmd, path, interval);
+    else
+        fprintf(out, "memtrace %s: %s has no samples: its process did not finish it (still "
+                     "running, killed or crashed) and wrote none before that\n", cmd, path);
     char **paths;
     size_t n = run_trace_files(path, NULL, &paths);
     run_trace *t = n ? calloc(n, sizeof *t) : NULL;

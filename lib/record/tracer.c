@@ -44,6 +44,11 @@
  * MEMTRACE_RSS_MS (default 100; 0: never) into FILE.rss beside the trace
  * (rss.h).
  *
+ * Fatal signals (fatal.c): a process dying of SIGSEGV, SIGBUS, SIGFPE,
+ * SIGILL or SIGABRT (left at their default) has the writer thread write out
+ * what was queued first (mtr_tracer_fatal_flush), then dies of the signal
+ * as it would have; its trace is not marked as ended.
+ *
  * Failure (unwritable file, disk full): one message on the original stderr
  * (if it is still the same file), tracing stops, the program goes on.
  */
@@ -339,6 +344,13 @@ static void pump(int force)
 
 /* Asked only when the queue is full. A child made by a raw clone or
  * _Fork (no atfork handlers) has no writer thread: don't wait for one. */
+static int consumer_alive(void);
+MT_HIDDEN void mtr_fatal_install(void);   /* fatal.c */
+
+/* A fatal signal (fatal.c): its handler asks the writer thread to write
+ * out what is queued (fatal_req) and waits for it (fatal_done). */
+static int fatal_req, fatal_done;
+
 static int consumer_alive(void)
 {
     return __atomic_load_n(&tr.thread_alive, __ATOMIC_ACQUIRE) &&
@@ -365,6 +377,16 @@ static void *writer_thread(void *arg)
         }
         if (!tr.sym)
             tr.sym = mtr_sym_new();
+        if (__atomic_load_n(&fatal_req, __ATOMIC_ACQUIRE)) {
+            /* The process is dying: everything queued, now; no rotation. */
+            mtr_queue_drain(put_record, NULL);
+            write_until(0);
+            mtr_rss_tick(wall_us(), 1);
+            __atomic_store_n(&fatal_done, 1, __ATOMIC_RELEASE);
+            __atomic_store_n(&tr.thread_alive, 0, __ATOMIC_RELEASE);
+            pthread_mutex_unlock(&tr.wlock);
+            return NULL;
+        }
         pump(0);
         mtr_rss_tick(wall_us(), 0);
         pthread_mutex_unlock(&tr.wlock);
@@ -834,6 +856,7 @@ static int start(const char *filename, double rate, const char *context, int fir
         tr.atexit_done = 1;
         atexit(at_exit_handler);
     }
+    mtr_fatal_install();
     rc = 0;
 out:
     pthread_mutex_unlock(&tr.wlock);
@@ -1120,6 +1143,28 @@ static void fork_child(void)
 }
 
 int mtr_ready MT_HIDDEN;
+
+/* fatal.c, in a fatal signal's handler on a program thread (not in the
+ * recorder's code): the writer thread writes out what is queued; wait for
+ * it at most timeout_ms. Async-signal-safe: atomics and nanosleep only,
+ * no lock taken here. 1 if the flush was done. */
+int mtr_tracer_fatal_flush(int timeout_ms) MT_HIDDEN;
+int mtr_tracer_fatal_flush(int timeout_ms)
+{
+    if (__atomic_load_n(&tr.state, __ATOMIC_ACQUIRE) != ACTIVE || tr.pid != getpid() ||
+        !__atomic_load_n(&tr.thread_alive, __ATOMIC_ACQUIRE))
+        return 0;
+    __atomic_store_n(&fatal_req, 1, __ATOMIC_RELEASE);
+    struct timespec ts = { 0, 1000 * 1000 };
+    for (int i = 0; i < timeout_ms; i++) {
+        if (__atomic_load_n(&fatal_done, __ATOMIC_ACQUIRE))
+            return 1;
+        if (!__atomic_load_n(&tr.thread_alive, __ATOMIC_ACQUIRE))
+            return 0;
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
 
 static void flush_now(int end)
 {
