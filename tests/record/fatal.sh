@@ -7,6 +7,9 @@
 # the sampling interval for a trace its process did not finish.
 . tests/record/progs/lib.sh
 skip_under_tsan
+# A sanitizer runtime installs fatal-signal handlers of its own (which the
+# recorder then leaves alone, as any program's).
+[ "${MT_STAGE:-plain}" = plain ] || { echo "sanitizers handle fatal signals themselves: plain stage only"; exit 77; }
 M=$PWD/$MT_BIN
 C=$PWD/$PROGS/crash
 alloc_bytes() { "$M" stats --json "$1" | sed -n 's/.*"total":{"alloc_bytes":\([0-9]*\).*/\1/p'; }
