@@ -2,7 +2,8 @@
 # cxx.sh - the viewer on a C++ program built at -O2 -g (examples/sessions):
 # points of interest and flame graphs start at the program's functions, not
 # std::allocator (and do with --raw); function lists carry short names beside
-# the full ones; temporary blocks are a measure; names cut to a width keep
+# the full ones; temporary blocks are a measure; compare mode skips the
+# same plumbing as memtrace diff (and keeps it with raw=1); names cut to a width keep
 # the function's own name (MT.fit of the page, run in node).
 set -u
 . "$(dirname "$0")/lib.inc"
@@ -80,6 +81,22 @@ stop_viewer
 "$MT_BIN" view --port 0 --plumbing "$MT_TMP/missing" "$MT_TMP/s.ctf" >/dev/null 2>"$MT_TMP/err"; rc=$?
 check "view --plumbing with a missing file: exit 2 (got $rc)" test "$rc" = 2
 check "view --plumbing with a missing file: says which" grep -q 'missing: No such file' "$MT_TMP/err"
+
+# compare mode: the sites are those of memtrace diff, plumbing skipped
+"$REC" run --interval 16k -o "$MT_TMP/s2.ctf" -- "$S" >/dev/null 2>&1 || fail "sessions ran again"
+start_viewer "$MT_TMP/s.ctf" "$MT_TMP/s2.ctf" --port 0 || exit 1
+VIEW_URL=${VIEW_URL%compare.html}
+check "compare by site: 200" test "$(get 'api/compare?key=site&limit=100')" = 200
+n=$(json 'sum(1 for e in j["entries"] if __import__("re").search(r"'"$std_re"'", e["function"]))')
+check "compare by site: no site is allocation plumbing ($n are)" test "$n" = 0
+"$MT_BIN" diff --key site --all "$MT_TMP/s.ctf" "$MT_TMP/s2.ctf" >"$MT_TMP/diff" 2>&1
+nd=$(grep -c '^ *[0-9][0-9]* ' "$MT_TMP/diff")
+ne=$(json 'j["n_entries"]')
+check "compare by site: as many sites as memtrace diff ($ne, $nd)" test "$ne" = "$nd"
+check "compare raw=1: 200" test "$(get 'api/compare?key=site&raw=1&limit=100')" = 200
+n=$(json 'sum(1 for e in j["entries"] if __import__("re").search(r"'"$std_re"'", e["function"]))')
+check "compare raw=1: the stacks as recorded, plumbing sites ($n)" test "$n" -gt 0
+stop_viewer
 
 # the page itself in headless Chromium, with an empty trace beside
 here=$(cd "$(dirname "$0")" && pwd)
