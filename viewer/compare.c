@@ -256,6 +256,9 @@ int mt_viewer_serve_compare(const mt_model *base, const mt_model *new_,
         return 1;
     }
     vapi_set_plumbing(c.inner, opts->plumbing);
+    if (opts->trace_files && opts->n_trace_files > 0)
+        vapi_set_rss(c.inner, mt_rss_load_many(opts->trace_files, opts->n_trace_files, new_, NULL,
+                                               NULL));
     sigset_t set, old;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);
