@@ -37,7 +37,12 @@ static const char *const builtin[] = {
     "sqlite3MemRealloc",
     "OPENSSL_malloc", "OPENSSL_zalloc", "OPENSSL_realloc", "CRYPTO_malloc", "CRYPTO_zalloc",
     "CRYPTO_realloc", "CRYPTO_strdup", "CRYPTO_strndup",
-    "av_malloc", "av_mallocz", "av_realloc", "av_strdup",
+    "av_malloc", "av_mallocz", "av_realloc", "av_strdup", "av_malloc_array", "av_mallocz_array",
+    "av_calloc", "av_realloc_f", "av_realloc_array", "av_fast_malloc", "av_fast_realloc",
+    "av_buffer_alloc", "av_buffer_allocz", "av_buffer_realloc",
+    "x264_malloc", "x264_realloc",
+    "zmalloc", "zmalloc_usable", "zcalloc", "zcalloc_usable", "zcalloc_num", "zrealloc*",
+    "ztrymalloc*", "ztrycalloc*", "ztryrealloc*", "zstrdup", "zmalloc_no_tcache",
     "je_malloc", "je_calloc", "je_realloc", "tc_malloc", "tc_calloc", "tc_realloc",
     "tc_new", "tc_newarray", "mi_malloc", "mi_calloc", "mi_realloc", "mi_zalloc",
     NULL};
