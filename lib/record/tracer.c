@@ -62,6 +62,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -512,6 +513,33 @@ static char *read_cmdline(void)
     return strdup(buf);
 }
 
+/* The executable's name for the trace: the path the program was started
+ * by (AT_EXECFN: /usr/bin/redis-server), which /proc/self/exe would give
+ * with its symbolic links resolved (/usr/bin/redis-check-rdb); made
+ * absolute. /proc/self/exe when that path is not the running binary (a
+ * script started through its #! line, a path gone or changed since). */
+static void executable_name(char *out, size_t cap)
+{
+    ssize_t n = readlink("/proc/self/exe", out, cap - 1);
+    out[n > 0 ? n : 0] = '\0';
+    const char *fn = (const char *)getauxval(AT_EXECFN);
+    struct stat a, b;
+    if (!fn || !*fn || stat(fn, &a) != 0 || stat("/proc/self/exe", &b) != 0 ||
+        a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+        return;
+    char cwd[PATH_MAX], abs[2 * PATH_MAX];
+    int k = -1;
+    if (fn[0] == '/')
+        k = snprintf(abs, sizeof abs, "%s", fn);
+    else if (getcwd(cwd, sizeof cwd)) {
+        while (fn[0] == '.' && fn[1] == '/')
+            fn += 2;
+        k = snprintf(abs, sizeof abs, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", fn);
+    }
+    if (k > 0 && (size_t)k < cap)
+        memcpy(out, abs, (size_t)k + 1);
+}
+
 /* Move fd out of the way of descriptors the program may dup2 onto. */
 static int high_fd(int fd)
 {
@@ -580,8 +608,7 @@ static int begin_piece(int fd, int64_t start)
     tr.fd_regular = S_ISREG(st.st_mode);
 
     char exe[PATH_MAX], host[256];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[n > 0 ? n : 0] = '\0';
+    executable_name(exe, sizeof exe);
     if (gethostname(host, sizeof host) != 0)
         host[0] = '\0';
     host[sizeof host - 1] = '\0';
