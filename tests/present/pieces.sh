@@ -12,9 +12,14 @@ skip_under_tsan
 command -v python3 >/dev/null || { echo "python3 missing"; exit 77; }
 M=$PWD/$MT_BIN
 R=$PWD/$PROGS/rotator
+# recorded with the plain build's recorder (see tests/present/cxx.sh)
+case ${MT_STAGE:-plain} in
+plain) REC=$M ;;
+asan) REC=$PWD/build/memtrace; [ -x "$REC" ] || exit 77; R=$PWD/build/tests/record/progs/rotator ;;
+esac
 cd "$T" || exit 1
 # 4000 blocks kept early, then churn: 2 to 4 pieces of 64 KiB at rate 1
-"$M" run -r 1 --rotate-size 64k -o p.ctf -- "$R" 4000 1000 50 100 6000 200 >/dev/null 2>&1
+"$REC" run -r 1 --rotate-size 64k -o p.ctf -- "$R" 4000 1000 50 100 6000 200 >/dev/null 2>&1
 n=$(ls p.ctf.part[0-9][0-9][0-9][0-9] 2>/dev/null | wc -l)
 [ "$n" -ge 2 ] || { echo "FAIL: the run made $n pieces, want at least 2"; exit 1; }
 last=$(ls p.ctf.part[0-9][0-9][0-9][0-9] | tail -n 1)
@@ -66,7 +71,7 @@ get 'api/curve?n=4000' >/dev/null
 check "view --merge: the RSS of every piece ($(json 'len(j["rss"]["t"]) if j["rss"] else 0' body) of $lines samples)" \
     test "$(json 'len(j["rss"]["t"]) if j["rss"] else 0' body)" = "$lines"
 stop_viewer
-"$M" run -o other.ctf -- "$R" 10 100 5 100 10 0 >/dev/null 2>&1
+"$REC" run -o other.ctf -- "$R" 10 100 5 100 10 0 >/dev/null 2>&1
 start_viewer "$first" other.ctf --port 0 -q || exit 1
 check "view A B of two other traces: says it compares them" \
     grep -q "comparing $first (base) with other.ctf (new)" "$VIEW_ERR"
