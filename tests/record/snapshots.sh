@@ -6,7 +6,7 @@
 . tests/record/progs/lib.sh
 skip_under_tsan
 # the ASan build's recorder preloaded into programs built without ASan does
-# not start (the same in tests/record/cli_run.sh): plain stage
+# crashes at start (as in tests/record/cli_run.sh, before this test): plain stage
 [ "${MT_STAGE:-plain}" = plain ] || { echo "runs programs under the plain recorder: plain stage only"; exit 77; }
 M=$PWD/$MT_BIN
 F=$PWD/$PROGS/faults
