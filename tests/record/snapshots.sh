@@ -5,7 +5,7 @@
 # program, not an empty profile of the wrapper's trace or nothing at all.
 . tests/record/progs/lib.sh
 skip_under_tsan
-# the ASan build's recorder preloaded into programs built without ASan does
+# the ASan build's recorder preloaded into programs built without ASan
 # crashes at start (as in tests/record/cli_run.sh, before this test): plain stage
 [ "${MT_STAGE:-plain}" = plain ] || { echo "runs programs under the plain recorder: plain stage only"; exit 77; }
 M=$PWD/$MT_BIN
