@@ -150,8 +150,18 @@ int cmd_ctl(int argc, char **argv)
             return 2;
         }
     }
-    if (argc - optind != 2) {
-        usage(stderr);
+    if (argc - optind > 2) {
+        /* say which: a second PID, a second action, an option after them */
+        fprintf(stderr, "memtrace ctl: unexpected argument '%s' after '%s %s' (one process, "
+                        "one action; options come first)\n"
+                        "memtrace ctl: see 'memtrace ctl --help'\n",
+                argv[optind + 2], argv[optind], argv[optind + 1]);
+        return 2;
+    }
+    if (argc - optind < 2) {
+        fprintf(stderr, "memtrace ctl: expected %s (start, stop or status)\n"
+                        "memtrace ctl: see 'memtrace ctl --help'\n",
+                argc == optind ? "a process id and an action" : "an action after the process id");
         return 2;
     }
     char *end;

@@ -102,7 +102,8 @@ int cmd_plot(int argc, char **argv)
         perror(NULL);
         rc = 1;
     } else {
-        mt_rss *rss = po.kind == MT_PLOT_MEMORY ? mt_rss_load(argv[optind], m, NULL, NULL) : NULL;
+        mt_rss *rss = po.kind == MT_PLOT_MEMORY ? mt_rss_load_many((const char *const *)argv + optind,
+                                                                     (size_t)(argc - optind), m, NULL, NULL) : NULL;
         po.rss = rss;
         int w = mt_plot_svg(out, s, &po);
         mt_rss_free(rss);

@@ -83,7 +83,7 @@ static void usage(FILE *f)
         "allocated, command, file). FILE is checked before CMD starts: a directory,\n"
         "a missing directory, a symbolic link or an unwritable place exits with 2.\n"
         "When CMD ends, every trace is symbolized (see 'memtrace symbolize --help').\n"
-        "The exit status is CMD's (128+N if it was killed by signal N).\n"
+        "The exit status is CMD's (128+N if it was killed by signal N, which is named).\n"
         "Environment: MEMTRACE_LIB overrides the path of libmemtrace.so.\n");
 }
 
@@ -226,6 +226,21 @@ static size_t traces_of_run(const char *file, const struct timespec *start, char
     return run_trace_files(file, start, paths);
 }
 
+/* The command died of a signal: say which, before the summary, so that
+ * the state of its traces is read for what it is. */
+static void say_killed(int status)
+{
+    int sig = WTERMSIG(status);
+    const char *abbrev = sigabbrev_np(sig);
+    char name[32];
+    if (abbrev)
+        snprintf(name, sizeof name, "SIG%s", abbrev);
+    else
+        snprintf(name, sizeof name, "an unnamed signal");
+    fprintf(stderr, "memtrace run: the program was killed by %s (signal %d)%s\n", name, sig,
+            WCOREDUMP(status) ? ", core dumped" : "");
+}
+
 static void describe(const run_trace *t, char *note, size_t cap)
 {
     if (!t->readable)
@@ -275,13 +290,16 @@ static size_t summarize(const char *file, char **paths, size_t n, double rate)
             fprintf(stderr, "memtrace run: trace %s is cut short (%s); %llu samples, %s "
                             "allocated up to there\n", t[0].path, t[0].why,
                     (unsigned long long)t[0].samples, bytes);
-        else if (t[0].allocs == 0) {
+        else if (t[0].allocs == 0 && t[0].ended) {
+            /* Only a trace its process finished says how much it allocated. */
             char interval[32];
             mt_format_bytes(interval, sizeof interval, 1 / rate);
             fprintf(stderr, "memtrace run: trace written to %s, with no samples: the "
                             "program allocated less than about one sampling interval "
                             "(%s) in all; try a smaller --interval\n", t[0].path, interval);
-        }
+        } else if (t[0].allocs == 0)
+            fprintf(stderr, "memtrace run: trace written to %s, with no samples (%s)\n",
+                    t[0].path, note);
         else
             fprintf(stderr, "memtrace run: trace written to %s: %llu samples, %s allocated "
                             "(estimated)%s%s%s\n", t[0].path, (unsigned long long)t[0].samples,
@@ -600,6 +618,8 @@ int cmd_run(int argc, char **argv)
 
     int rc = WIFEXITED(status) ? WEXITSTATUS(status)
            : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
+    if (WIFSIGNALED(status))
+        say_killed(status);
     char **paths;
     size_t ntraces = traces_of_run(file, &start, &paths);
     if (ntraces == 0 && (rc == 127 || rc == 126))

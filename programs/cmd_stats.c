@@ -72,7 +72,8 @@ int cmd_stats(int argc, char **argv)
     int rc = report_open_many("stats", (const char *const *)argv + optind, (size_t)(argc - optind), by_process, filter, at, 1, &m, &f, &s);
     if (rc)
         return rc;
-    mt_rss *rss = mt_rss_load(argv[optind], m, NULL, NULL);
+    mt_rss *rss = mt_rss_load_many((const char *const *)argv + optind, (size_t)(argc - optind), m,
+                                   NULL, NULL);
     int wrc = mt_report_stats_rss(stdout, s, rss, json);
     mt_rss_free(rss);
     if (wrc < 0 || fflush(stdout) != 0) {

@@ -21,7 +21,9 @@
 
 static const char usage[] =
     "usage: memtrace view [OPTIONS] FILE\n"
-    "       memtrace view [OPTIONS] BASE NEW           (compare two traces)\n"
+    "       memtrace view [OPTIONS] BASE NEW           (compare two traces; two\n"
+    "                                                   pieces of one rotated\n"
+    "                                                   recording: viewed as one)\n"
     "       memtrace view [OPTIONS] --windows A B FILE (compare two windows)\n"
     "\n"
     "Load a trace and serve an interactive viewer on it: memory over time,\n"
@@ -69,6 +71,33 @@ static const char usage[] =
     "Example:\n"
     "  memtrace view trace.ctf\n"
     "  Serving http://127.0.0.1:8080/  (press Ctrl-C to stop)\n";
+
+/* Are a and b pieces of one rotated recording (docs/recorder.md): named
+ * STEM.partNNNN with one STEM, written by one process? */
+static int pieces_of_one_recording(const char *a, const char *b)
+{
+    const char *pa = strstr(a, ".part"), *pb = strstr(b, ".part");
+    while (pa && strstr(pa + 1, ".part"))
+        pa = strstr(pa + 1, ".part");
+    while (pb && strstr(pb + 1, ".part"))
+        pb = strstr(pb + 1, ".part");
+    if (!pa || !pb || pa - a != pb - b || strncmp(a, b, (size_t)(pa - a)) != 0)
+        return 0;
+    if (strlen(pa + 5) < 4 || strspn(pa + 5, "0123456789") != strlen(pa + 5) ||
+        strlen(pb + 5) < 4 || strspn(pb + 5, "0123456789") != strlen(pb + 5))
+        return 0;
+    uint64_t pid[2];
+    const char *f[2] = {a, b};
+    for (int i = 0; i < 2; i++) {
+        mt_reader_options ro = {.skip_backtraces = 1};
+        mt_reader *r = mt_reader_open(f[i], &ro, NULL);
+        if (!r)
+            return 0;
+        pid[i] = mt_reader_info(r)->pid;
+        mt_reader_close(r);
+    }
+    return pid[0] == pid[1];
+}
 
 struct progress {
     int enabled;
@@ -180,6 +209,8 @@ static int view_many(mt_viewer_options *vo, const char *const *bases, size_t n_b
         }
     }
     vo->file = names[1];
+    vo->trace_files = files; /* resident memory: every piece's */
+    vo->n_trace_files = n_files;
     vo->load_seconds = now_seconds() - t0;
     int rc;
     if (n_bases || wa) {
@@ -309,8 +340,20 @@ int cmd_view(int argc, char **argv)
         }
     }
     int nfiles = argc - optind;
-    if (nfiles == 2 && !n_bases && !merge && !wa)
-        bases[n_bases++] = argv[optind++], nfiles--;
+    if (nfiles == 2 && !n_bases && !merge && !wa) {
+        /* say which of the two it is: pieces of one recording are the
+         * recording again (as for every report), other traces compared */
+        if (pieces_of_one_recording(argv[optind], argv[optind + 1])) {
+            merge = 1;
+            fprintf(stderr, "memtrace view: %s and %s are pieces of one recording: viewed as "
+                            "one (to compare them: --base %s %s)\n", argv[optind],
+                    argv[optind + 1], argv[optind], argv[optind + 1]);
+        } else {
+            fprintf(stderr, "memtrace view: comparing %s (base) with %s (new); --merge views "
+                            "them as one\n", argv[optind], argv[optind + 1]);
+            bases[n_bases++] = argv[optind++], nfiles--;
+        }
+    }
     if (nfiles < 1 || (nfiles > 1 && !merge && !n_bases)) {
         fprintf(stderr, "memtrace view: expected one trace file (two to compare; several: --merge or --base)\n");
         fputs(usage, stderr);

@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 /* The trace the process has open, named after base (FILE, FILE-NNNN or
- * FILE-NNNN.PID, each possibly with .partNNNN for a piece of a rotated
+ * FILE-NNNN.PID; FILE.PID or FILE.PID.K, what the first process writes
+ * once it has exec'd another program, as a wrapper such as env or a pyenv
+ * shim does; each possibly with .partNNNN for a piece of a rotated
  * recording): 1 and its path in out, or 0. */
 int proc_open_trace(int pid, const char *base, char *out, size_t cap)
 {
@@ -47,6 +49,14 @@ int proc_open_trace(int pid, const char *base, char *out, size_t cap)
                 s++;
                 s += strspn(s, "0123456789");
             }
+        }
+        char own[32];
+        size_t ol = (size_t)snprintf(own, sizeof own, ".%d", pid);
+        if (*s == '.' && !strncmp(s, own, ol) && (s[ol] == '\0' || s[ol] == '.')) {
+            /* FILE.PID[.K]: this process, after an exec */
+            s += ol;
+            if (*s == '.' && s[1] >= '0' && s[1] <= '9')
+                s += 1 + strspn(s + 1, "0123456789");
         }
         if (!strncmp(s, ".part", 5) && s[5]) {   /* a piece of a rotated recording */
             s += 5;

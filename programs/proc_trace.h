@@ -9,9 +9,11 @@
 
 #include <stddef.h>
 
-/* The trace named after base (FILE, FILE-NNNN or FILE-NNNN.PID, each
- * possibly with .partNNNN for a piece of a rotated recording; compared by
- * file name) that process pid has open: 1 and its path in out, or 0. */
+/* The trace named after base (FILE, FILE-NNNN or FILE-NNNN.PID; FILE.PID
+ * or FILE.PID.K with pid's own PID, the trace of the program a wrapper
+ * exec'd; each possibly with .partNNNN for a piece of a rotated recording;
+ * compared by file name) that process pid has open: 1 and its path in out,
+ * or 0. */
 int proc_open_trace(int pid, const char *base, char *out, size_t cap);
 
 #endif

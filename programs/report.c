@@ -14,8 +14,46 @@
 #include "run_traces.h"
 #include "../lib/trace/rawframe.h"
 
+static void no_warning(void *ctx, const char *msg);
+
+/* Does the trace at path name any frame (a function that is not a raw
+ * module+0xoffset frame)? Read until the first one; regular files only
+ * (-1: cannot tell). A shallow model sees only the innermost frames, all
+ * raw in a symbolized trace of a stripped library's allocations. */
+static int names_any_frame(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return -1;
+    mt_reader_options ro = {.on_warning = no_warning};
+    mt_reader *r = mt_reader_open(path, &ro, NULL);
+    if (!r)
+        return -1;
+    mt_event ev;
+    int found = 0, rc;
+    while (!found && (rc = mt_reader_next(r, &ev)) > 0) {
+        if (ev.kind != MT_EVENT_ALLOC)
+            continue;
+        for (size_t i = ev.common_prefix; i < ev.backtrace_length && !found; i++) {
+            const mt_location *l;
+            size_t n;
+            if (mt_reader_lookup(r, ev.backtrace[i], &l, &n) < 0)
+                continue;
+            for (size_t k = 0; k < n && !found; k++) {
+                uint64_t off;
+                found = l[k].filename && l[k].filename[0] &&
+                        !mt_raw_parse(l[k].filename, l[k].defname, l[k].line, &off);
+            }
+        }
+    }
+    mt_reader_close(r);
+    return found;
+}
+
 /* A trace recorded under bare LD_PRELOAD names its frames module+0xoffset
- * until `memtrace symbolize` runs: say so when no frame has a name yet. */
+ * until `memtrace symbolize` runs: say so when no frame has a name yet
+ * (not when the model's frames are all raw but the trace's are not: a
+ * stripped library's frames stay raw after symbolize). */
 static void hint_unsymbolized(FILE *out, const char *cmd, const char *path, const mt_model *m)
 {
     size_t raw = 0, named = 0;
@@ -27,7 +65,7 @@ static void hint_unsymbolized(FILE *out, const char *cmd, const char *path, cons
         else if (fn[i].filename[0])
             named++;
     }
-    if (raw > 0 && named == 0)
+    if (raw > 0 && named == 0 && names_any_frame(path) == 0)
         fprintf(out, "memtrace %s: note: %s is not symbolized (frames read module+0xoffset); "
                 "run 'memtrace symbolize %s' on the machine where it was recorded\n",
                 cmd, path, path);
@@ -149,8 +187,16 @@ static void explain_empty(FILE *out, const char *cmd, const char *path, const mt
     char interval[32];
     double bytes = info->sample_rate > 0 ? info->word_size / 8.0 / info->sample_rate : 0;
     mt_format_bytes(interval, sizeof interval, bytes);
-    fprintf(out, "memtrace %s: %s has no samples: its process allocated less than about "
-                 "one sampling interval (%s) in all\n", cmd, path, interval);
+    /* Only a trace its process finished tells how little it allocated. */
+    run_trace self;
+    memset(&self, 0, sizeof self);
+    run_trace_read(path, &self);
+    if (self.readable && self.complete && self.ended)
+        fprintf(out, "memtrace %s: %s has no samples: its process allocated less than about "
+                     "one sampling interval (%s) in all\n", cmd, path, interval);
+    else
+        fprintf(out, "memtrace %s: %s has no samples: its process did not finish it (still "
+                     "running, killed or crashed) and wrote none before that\n", cmd, path);
     char **paths;
     size_t n = run_trace_files(path, NULL, &paths);
     run_trace *t = n ? calloc(n, sizeof *t) : NULL;

@@ -10,7 +10,10 @@
  * temporary name, then renamed), so an uploader never reads half a file.
  * The trace under way names its frames module+0xoffset (the recorder does
  * not symbolize): each snapshot symbolizes a copy of it first, so the
- * profiles carry function names, files and lines.
+ * profiles carry function names, files and lines. The trace snapshotted is
+ * the one the command's process has open: after a wrapper (env, a pyenv
+ * shim) exec'd the real program, that program's FILE.PID, and the files
+ * are named after the program running (/proc/PID/comm).
  */
 #include "run_snapshots.h"
 
@@ -136,9 +139,30 @@ static int snapshot(const char *trace, const char *dir, const char *name, int pi
     return rc;
 }
 
+/* The program process pid runs now (/proc/PID/comm: after a wrapper such
+ * as env exec'd it, not the wrapper), else fallback. */
+static const char *running_name(pid_t pid, const char *fallback, char *buf, size_t cap)
+{
+    char p[64];
+    snprintf(p, sizeof p, "/proc/%d/comm", (int)pid);
+    FILE *f = fopen(p, "re");
+    if (!f)
+        return fallback;
+    const char *r = fallback;
+    if (fgets(buf, (int)cap, f)) {
+        buf[strcspn(buf, "\n")] = '\0';
+        if (buf[0] && !strchr(buf, '/') && buf[0] != '.')
+            r = buf;
+    }
+    fclose(f);
+    return r;
+}
+
 int run_wait_with_snapshots(pid_t pid, const char *file, double every_s, const char *dir,
                             const char *name, int *status)
 {
+    char comm[64], last_name[64];
+    snprintf(last_name, sizeof last_name, "%s", name);
     char cur[PATH_MAX], last[PATH_MAX] = "";
     double next = now_s() + every_s;
     for (;;) {
@@ -152,7 +176,11 @@ int run_wait_with_snapshots(pid_t pid, const char *file, double every_s, const c
             if (next < now_s())
                 next = now_s() + every_s;   /* a slow snapshot: skip, don't pile up */
             if (proc_open_trace((int)pid, file, cur, sizeof cur)) {
-                snapshot(cur, dir, name, (int)pid);
+                /* named after the program running now (a wrapper's exec'd
+                 * program, not the wrapper) */
+                snprintf(last_name, sizeof last_name, "%s",
+                         running_name(pid, name, comm, sizeof comm));
+                snapshot(cur, dir, last_name, (int)pid);
                 snprintf(last, sizeof last, "%s", cur);
             }
         }
@@ -163,6 +191,6 @@ int run_wait_with_snapshots(pid_t pid, const char *file, double every_s, const c
     if (!last[0] && access(file, R_OK) == 0)
         snprintf(last, sizeof last, "%s", file);
     if (last[0])
-        snapshot(last, dir, name, (int)pid);
+        snapshot(last, dir, last_name, (int)pid);
     return 0;
 }

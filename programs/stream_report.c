@@ -485,7 +485,7 @@ int stream_stats(const stream_input *in, const char *filter, mt_timedelta at, in
         }
     }
     report_notes("stats", in->paths, in->n, m);
-    mt_rss *rss = mt_rss_load(r.path, m, NULL, NULL);
+    mt_rss *rss = mt_rss_load_many(in->paths, in->n, m, NULL, NULL);
     rc = 0;
     int wrc = mt_report_stats_figures(stdout, m, &st, hs, hl, mt_model_resolve_time(m, live_at),
                                       rss, json);
@@ -711,7 +711,7 @@ int stream_plot(const stream_input *in, const char *filter, mt_plot_options *po,
             goto out;
         }
         pic.curve = curve;
-        po->rss = mt_rss_load(r.path, m, NULL, NULL);
+        po->rss = mt_rss_load_many(in->paths, in->n, m, NULL, NULL);
     }
     mt_model_event_counts(m, &pic.n_allocs, NULL, NULL);
     pic.m = m;

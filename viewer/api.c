@@ -57,6 +57,15 @@ struct vapi {
 
 void vapi_set_plumbing(vapi *a, const mt_plumbing *p) { a->plumbing = p; }
 
+void vapi_set_rss(vapi *a, mt_rss *rss)
+{
+    pthread_mutex_lock(&a->lock);
+    mt_rss *old = a->rss;
+    a->rss = rss;
+    pthread_mutex_unlock(&a->lock);
+    mt_rss_free(old);
+}
+
 vapi *vapi_new_loading(const char *file)
 {
     vapi *a = calloc(1, sizeof *a);

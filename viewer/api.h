@@ -35,6 +35,8 @@ void vapi_set_reread_bytes(vapi *a, size_t bytes);
  * (0: no limit). Call before serving. */
 void vapi_set_budget(vapi *a, size_t budget);
 void vapi_free(vapi *a);
+/* Resident memory to show instead of FILE.rss's (owned from now on). */
+void vapi_set_rss(vapi *a, mt_rss *rss);
 /* Selections skip this allocation plumbing (not owned; NULL: none). */
 void vapi_set_plumbing(vapi *a, const mt_plumbing *p);
 /* Start answering the first page's questions in the background. */

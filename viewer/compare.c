@@ -6,7 +6,8 @@
  *
  *   /api/compare_info    the two sides' names, one trace or two, default windows
  *   /api/compare         memtrace diff as JSON (filter, by, at, key, a, b, alpha;
- *                        sort=size|significance, limit: entries sent, default 5000)
+ *                        sort=size|significance, limit: entries sent, default 5000;
+ *                        raw=1: plumbing kept in the sites, as with diff --raw)
  *   /api/compare_curves  both live-memory curves (filter, n)
  */
 #include "compare.h"
@@ -25,6 +26,7 @@ typedef struct vcmp {
     const mt_model *base, *new_;
     const char *base_file, *new_file;
     const char *wa, *wb;     /* one trace: the default windows */
+    const mt_plumbing *plumbing; /* skipped in the sites, as in memtrace diff; NULL: none */
 } vcmp;
 
 static void json_str(FILE *o, const char *s)
@@ -180,8 +182,12 @@ static void compare(const vcmp *c, const vreq *req, vresp *resp)
         free(err);
         return;
     }
-    mt_selection *sb = mt_select(c->base, f, MT_TIME_END);
-    mt_selection *sn = c->new_ == c->base ? sb : mt_select(c->new_, f, MT_TIME_END);
+    /* The sites of memtrace diff and of every other report: allocation
+     * plumbing skipped (raw=1: the stacks as recorded). */
+    const char *rawarg = vreq_arg(req, "raw");
+    const mt_plumbing *pl = rawarg && !strcmp(rawarg, "1") ? NULL : c->plumbing;
+    mt_selection *sb = mt_select_sites(c->base, f, MT_TIME_END, pl, NULL);
+    mt_selection *sn = c->new_ == c->base ? sb : mt_select_sites(c->new_, f, MT_TIME_END, pl, NULL);
     mt_diff_side db = mt_diff_side_all(sb, t), dn = mt_diff_side_all(sn, t);
     int live = o.metric == MT_METRIC_LIVE_BYTES || o.metric == MT_METRIC_LIVE_OBJECTS;
     if (c->base == c->new_) {
@@ -243,12 +249,16 @@ int mt_viewer_serve_compare(const mt_model *base, const mt_model *new_,
                             const mt_viewer_compare_options *co,
                             const mt_viewer_options *opts, const char *prog)
 {
-    vcmp c = {NULL, base, new_, co->base_file, opts->file, co->a, co->b};
+    vcmp c = {NULL, base, new_, co->base_file, opts->file, co->a, co->b, opts->plumbing};
     c.inner = vapi_new(new_, opts->file, opts->load_seconds);
     if (!c.inner) {
         fprintf(stderr, "%s: out of memory\n", prog);
         return 1;
     }
+    vapi_set_plumbing(c.inner, opts->plumbing);
+    if (opts->trace_files && opts->n_trace_files > 0)
+        vapi_set_rss(c.inner, mt_rss_load_many(opts->trace_files, opts->n_trace_files, new_, NULL,
+                                               NULL));
     sigset_t set, old;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);

@@ -115,6 +115,8 @@ int mt_viewer_serve(const mt_model *m, const mt_viewer_options *opts, const char
 {
     prepare_process();
     vapi *api = vapi_new(m, opts->file, opts->load_seconds);
+    if (api && opts->trace_files && opts->n_trace_files > 0)
+        vapi_set_rss(api, mt_rss_load_many(opts->trace_files, opts->n_trace_files, m, NULL, NULL));
     sigset_t set, old;
     vsrv *srv = start(api, opts, prog, &set, &old);
     if (!srv)

@@ -17,6 +17,10 @@ typedef struct mt_viewer_options {
     const char *const *allow_hosts;  /* extra names for Host/Origin (NULL-terminated) or NULL */
     size_t memory;           /* memory budget for answering requests, bytes;
                                 0: MT_VIEWER_DEFAULT_MEMORY */
+    const char *const *trace_files; /* a model of several traces (--merge): the
+                                       files, whose .rss are joined (mt_rss_load_many);
+                                       NULL: file's own .rss */
+    size_t n_trace_files;
 } mt_viewer_options;
 
 #define MT_VIEWER_DEFAULT_MEMORY ((size_t)1 << 30)

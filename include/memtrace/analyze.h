@@ -254,6 +254,12 @@ typedef struct mt_rss {
  * warning) or it belongs to another recording (warning); damage (a bad
  * line) gives a warning "FILE: line N: reason" and what came before it. */
 mt_rss *mt_rss_load(const char *trace_path, const mt_model *m, mt_warning_fn warn, void *ctx);
+/* Added. The same for a model of several traces (mt_model_load_many): when
+ * they are all of the model's process (the pieces of a rotated recording),
+ * every trace's own .rss, each checked against that trace's header, joined
+ * in time order; otherwise the first trace's, as mt_rss_load. */
+mt_rss *mt_rss_load_many(const char *const *trace_paths, size_t n, const mt_model *m,
+                         mt_warning_fn warn, void *ctx);
 void mt_rss_free(mt_rss *r);
 
 /* Estimated bytes one sample stands for: word_size / 8 / sample_rate. */

@@ -68,7 +68,9 @@ static inline void mtd_acc_merge(acc *a, const acc *o)
 }
 
 /* A side's membership made concrete: allocated in [from, to] and, for the
- * live measures, live at `at`. MTD_AT_END: live at the end, that is never
+ * live measures, live at `at`; a block carried over from an earlier piece
+ * of a rotated recording is live, never allocated (docs/recorder.md), as
+ * in every other report (mta_cost_of). MTD_AT_END: live at the end, that is never
  * freed (what a folded side uses: the end is not known while folding). */
 typedef struct mtd_side {
     mt_timedelta from, to, at;
@@ -85,7 +87,7 @@ static inline int mtd_member(const mtd_side *r, const mt_alloc *a, int live)
     if (a->time < r->from || a->time > r->to)
         return 0;
     if (!live)
-        return 1;
+        return !a->carried;
     if (r->at == MTD_AT_END)
         return a->collect == MT_TIME_NEVER;
     return a->time <= r->at && a->collect > r->at;

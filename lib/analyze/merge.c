@@ -380,6 +380,11 @@ static int is_rss_sidecar(const char *path)
     return k == sizeof head && memcmp(head, "memtrace-rss ", sizeof head) == 0;
 }
 
+int mta_is_rss_sidecar(const char *path)
+{
+    return is_rss_sidecar(path);
+}
+
 static mt_model *load_traces(const char *const *paths, size_t n, int by_process,
                              const mt_model_options *opts, char **error);
 

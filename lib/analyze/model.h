@@ -265,4 +265,8 @@ const mta_event *mta_events(const mt_model *m);
 void mta_sort_by_cost(uint32_t *idx, size_t n, const void *base, size_t stride,
                       size_t cost_offset, mt_metric metric);
 
+/* merge.c: is path a resident-memory sidecar (TRACE.rss), not a trace?
+ * (A glob such as app.ctf.* picks them up beside the traces.) */
+int mta_is_rss_sidecar(const char *path);
+
 #endif

@@ -37,7 +37,12 @@ static const char *const builtin[] = {
     "sqlite3MemRealloc",
     "OPENSSL_malloc", "OPENSSL_zalloc", "OPENSSL_realloc", "CRYPTO_malloc", "CRYPTO_zalloc",
     "CRYPTO_realloc", "CRYPTO_strdup", "CRYPTO_strndup",
-    "av_malloc", "av_mallocz", "av_realloc", "av_strdup",
+    "av_malloc", "av_mallocz", "av_realloc", "av_strdup", "av_malloc_array", "av_mallocz_array",
+    "av_calloc", "av_realloc_f", "av_realloc_array", "av_fast_malloc", "av_fast_realloc",
+    "av_buffer_alloc", "av_buffer_allocz", "av_buffer_realloc",
+    "x264_malloc", "x264_realloc",
+    "zmalloc", "zmalloc_usable", "zcalloc", "zcalloc_usable", "zcalloc_num", "zrealloc*",
+    "ztrymalloc*", "ztrycalloc*", "ztryrealloc*", "zstrdup", "zmalloc_no_tcache",
     "je_malloc", "je_calloc", "je_realloc", "tc_malloc", "tc_calloc", "tc_realloc",
     "tc_new", "tc_newarray", "mi_malloc", "mi_calloc", "mi_realloc", "mi_zalloc",
     NULL};
@@ -188,20 +193,32 @@ static int unnamed(const char *name)
     return plus && !strpbrk(name, " (");
 }
 
+/* The kind of every function of m for the plumbing hook: 1 plumbing, 2 a
+ * frame without a name (plumbing when its caller is), 0 other; NULL when
+ * out of memory. */
+static uint8_t *func_kinds(const mt_model *m, const mt_plumbing *p, int *any)
+{
+    uint8_t *pl = calloc(m->funcs.n + 1, 1);
+    if (!pl)
+        return NULL;
+    *any = 0;
+    for (size_t i = 0; i < m->funcs.n; i++) {
+        if (p && mt_plumbing_match(p, m->funcs.v[i].name))
+            pl[i] = 1, *any = 1;
+        else if (unnamed(m->funcs.v[i].name))
+            pl[i] = 2;
+    }
+    return pl;
+}
+
 int mta_plumbing_apply(mt_selection *s, const mt_plumbing *p)
 {
     const mt_model *m = s->m;
     size_t nn = m->nodes.n;
-    uint8_t *pl = calloc(m->funcs.n + 1, 1);
+    int any;
+    uint8_t *pl = func_kinds(m, p, &any);
     if (!pl)
         return -1;
-    int any = 0;
-    for (size_t i = 0; i < m->funcs.n; i++) {
-        if (mt_plumbing_match(p, m->funcs.v[i].name))
-            pl[i] = 1, any = 1;
-        else if (unnamed(m->funcs.v[i].name))
-            pl[i] = 2;
-    }
     if (!any) {
         free(pl);
         return 0;
@@ -251,18 +268,25 @@ int mt_selection_sites_complete(const mt_selection *s, const mt_plumbing *p, siz
         return 0; /* hidden frames: node ids are no model node ids */
     size_t nn = m->nodes.n;
     uint32_t *codes = malloc((nn ? nn : 1) * sizeof *codes);
-    uint8_t *pl = calloc(m->funcs.n + 1, 1);
-    if (!codes || !pl) {
+    /* allp[i]: every frame from the (cut) root down to node i is plumbing,
+     * as mta_plumbing_apply sees it (a frame without a name counts once a
+     * plumbing frame is above it): its site lies above the cut. */
+    uint8_t *allp = malloc(nn ? nn : 1);
+    int any;
+    uint8_t *pl = func_kinds(m, p, &any);
+    if (!codes || !pl || !allp) {
         free(codes);
         free(pl);
+        free(allp);
         return 0;
     }
-    for (size_t i = 0; i < m->funcs.n; i++)
-        pl[i] = p && mt_plumbing_match(p, m->funcs.v[i].name);
     codes[0] = 0;
+    allp[0] = 1;
     for (size_t i = 1; i < nn; i++) {
         const mt_node *nd = &m->nodes.v[i];
         codes[i] = codes[nd->parent] + (m->frames.v[nd->frame].inline_index == 0);
+        uint8_t k = pl[m->frames.v[nd->frame].func];
+        allp[i] = allp[nd->parent] && (k == 1 || (k == 2 && nd->parent != 0));
     }
     int ok = 1;
     for (size_t i = 0; i < m->allocs.n && ok; i++) {
@@ -270,11 +294,8 @@ int mt_selection_sites_complete(const mt_selection *s, const mt_plumbing *p, siz
         if (n == 0 || codes[n] < max_depth || !mt_selection_has(s, i))
             continue; /* the whole stack is there */
         mt_node_id site = s->map ? s->map[n] : n;
-        if (!s->via || s->via[n] == MT_NO_FRAME) {
-            /* nothing removed: wrong if the stack was all plumbing so far */
-            if (pl[m->frames.v[m->nodes.v[n].frame].func])
-                ok = 0;
-        }
+        if (allp[n])
+            ok = 0; /* nothing but plumbing so far */
         if (codes[site] <= 1)
             ok = 0; /* the site's caller was cut away */
     }
@@ -282,13 +303,14 @@ int mt_selection_sites_complete(const mt_selection *s, const mt_plumbing *p, siz
         if (codes[n] < max_depth || !mta_fold_counts(s, (mt_node_id)n))
             continue;
         mt_node_id site = s->map ? s->map[n] : (mt_node_id)n;
-        if ((!s->via || s->via[n] == MT_NO_FRAME) && pl[m->frames.v[m->nodes.v[n].frame].func])
+        if (allp[n])
             ok = 0;
         if (codes[site] <= 1)
             ok = 0;
     }
     free(codes);
     free(pl);
+    free(allp);
     return ok;
 }
 

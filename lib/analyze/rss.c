@@ -4,6 +4,8 @@
  * them). Missing file: no samples, silently. A file of another recording
  * (other process id or start time: a stale file) is ignored with a
  * warning; a damaged line stops reading with a warning naming the line.
+ * The pieces of a rotated recording read together (mt_rss_load_many):
+ * every piece's own TRACE.partNNNN.rss, joined.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -13,6 +15,8 @@
 #include <string.h>
 
 #include "memtrace/analyze.h"
+#include "memtrace/trace.h"
+#include "model.h"
 
 #define MAX_LINE 256
 #define MAX_POINTS ((size_t)1 << 24)   /* 19 days at 10 samples a second */
@@ -56,7 +60,10 @@ static int field(char **s, int64_t *out)
     return 0;
 }
 
-mt_rss *mt_rss_load(const char *trace_path, const mt_model *m, mt_warning_fn warn, void *ctx)
+/* TRACE_PATH.rss of the recording of process want_pid that started at
+ * want_start, its times made relative to base (the model's start). */
+static mt_rss *rss_read(const char *trace_path, uint64_t want_pid, int64_t want_start,
+                        int64_t base, mt_warning_fn warn, void *ctx)
 {
     size_t plen = strlen(trace_path);
     char *path = malloc(plen + 5);
@@ -71,7 +78,6 @@ mt_rss *mt_rss_load(const char *trace_path, const mt_model *m, mt_warning_fn war
         free(path);
         return NULL;
     }
-    const mt_trace_info *info = mt_model_info(m);
     char line[MAX_LINE + 2];
     mt_rss *r = NULL;
     unsigned long long pid = 0;
@@ -84,10 +90,10 @@ mt_rss *mt_rss_load(const char *trace_path, const mt_model *m, mt_warning_fn war
               path);
         goto out;
     }
-    if (pid != info->pid || start != info->start_time) {
+    if (pid != want_pid || start != want_start) {
         warnf(warn, ctx, "%s: written by another recording (pid %llu, start %lld; the trace: "
               "pid %llu, start %lld); no resident memory shown", path, pid, start,
-              (unsigned long long)info->pid, (long long)info->start_time);
+              (unsigned long long)want_pid, (long long)want_start);
         goto out;
     }
     r = calloc(1, sizeof *r);
@@ -107,8 +113,8 @@ mt_rss *mt_rss_load(const char *trace_path, const mt_model *m, mt_warning_fn war
                 why = "expected TIME_US RSS HEAP MAPPED PEAK (numbers or -)";
         if (!why && (v[0] < 0 || v[1] < 0))
             why = "time and RSS must be numbers";
-        mt_timedelta t = why ? 0 : v[0] - start;
-        if (!why && t < 0)
+        mt_timedelta t = why ? 0 : v[0] - base;
+        if (!why && v[0] < start)
             why = "time before the trace's start";
         if (!why && r->n && t < r->p[r->n - 1].time)
             why = "time goes backwards";
@@ -150,6 +156,106 @@ mt_rss *mt_rss_load(const char *trace_path, const mt_model *m, mt_warning_fn war
 out:
     fclose(f);
     free(path);
+    return r;
+}
+
+mt_rss *mt_rss_load(const char *trace_path, const mt_model *m, mt_warning_fn warn, void *ctx)
+{
+    const mt_trace_info *info = mt_model_info(m);
+    return rss_read(trace_path, info->pid, info->start_time, info->start_time, warn, ctx);
+}
+
+/* Pieces of one rotated recording (or any traces of one process, in time
+ * order): each piece's own .rss, checked against that piece's header,
+ * joined in time order on the model's clock. */
+static mt_rss *rss_join(const char *const *trace_paths, size_t n, const mt_model *m,
+                        mt_warning_fn warn, void *ctx)
+{
+    if (n == 1)
+        return mt_rss_load(trace_paths[0], m, warn, ctx);
+    const mt_trace_info *info = mt_model_info(m);
+    uint64_t *pid = calloc(n, sizeof *pid);
+    int64_t *start = calloc(n, sizeof *start);
+    size_t *order = calloc(n, sizeof *order);
+    mt_rss *all = calloc(1, sizeof *all);
+    int one_process = pid && start && order && all;
+    for (size_t i = 0; i < n && one_process; i++) {
+        mt_reader_options ro = {.skip_backtraces = 1};
+        mt_reader *r = mt_reader_open(trace_paths[i], &ro, NULL);
+        if (!r) {
+            one_process = 0;
+            break;
+        }
+        pid[i] = mt_reader_info(r)->pid;
+        start[i] = mt_reader_info(r)->start_time;
+        mt_reader_close(r);
+        one_process = pid[i] == info->pid;
+        /* insertion sort by start: a handful of pieces */
+        size_t k = i;
+        while (k > 0 && start[order[k - 1]] > start[i]) {
+            order[k] = order[k - 1];
+            k--;
+        }
+        order[k] = i;
+    }
+    if (!one_process) {
+        /* traces of several processes: one resident memory does not
+         * describe them; the first trace's, as before */
+        free(pid);
+        free(start);
+        free(order);
+        mt_rss_free(all);
+        return mt_rss_load(trace_paths[0], m, warn, ctx);
+    }
+    all->peak_rss = -1;
+    size_t cap = 0;
+    for (size_t j = 0; j < n; j++) {
+        size_t i = order[j];
+        mt_rss *r = rss_read(trace_paths[i], pid[i], start[i], info->start_time, warn, ctx);
+        if (!r)
+            continue;
+        for (size_t k = 0; k < r->n; k++) {
+            if (all->n && r->p[k].time < all->p[all->n - 1].time)
+                continue; /* pieces overlap: keep the time order */
+            if (all->n == cap) {
+                size_t nc = cap ? cap * 2 : 256;
+                mt_rss_point *np = realloc(all->p, nc * sizeof *np);
+                if (!np)
+                    break;
+                all->p = np;
+                cap = nc;
+            }
+            all->p[all->n++] = r->p[k];
+        }
+        if (r->peak_rss > all->peak_rss) {
+            all->peak_rss = r->peak_rss;
+            all->peak_time = r->peak_time;
+        }
+        mt_rss_free(r);
+    }
+    free(pid);
+    free(start);
+    free(order);
+    if (all->n == 0) {
+        mt_rss_free(all);
+        return NULL;
+    }
+    return all;
+}
+
+mt_rss *mt_rss_load_many(const char *const *trace_paths, size_t n, const mt_model *m,
+                         mt_warning_fn warn, void *ctx)
+{
+    /* the traces themselves: the sidecars a glob picked up are not */
+    const char **kept = malloc((n ? n : 1) * sizeof *kept);
+    if (!kept)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!mta_is_rss_sidecar(trace_paths[i]))
+            kept[k++] = trace_paths[i];
+    mt_rss *r = k ? rss_join(kept, k, m, warn, ctx) : NULL;
+    free(kept);
     return r;
 }
 

@@ -44,6 +44,11 @@
  * MEMTRACE_RSS_MS (default 100; 0: never) into FILE.rss beside the trace
  * (rss.h).
  *
+ * Fatal signals (fatal.c): a process dying of SIGSEGV, SIGBUS, SIGFPE,
+ * SIGILL or SIGABRT (left at their default) has the writer thread write out
+ * what was queued first (mtr_tracer_fatal_flush), then dies of the signal
+ * as it would have; its trace is not marked as ended.
+ *
  * Failure (unwritable file, disk full): one message on the original stderr
  * (if it is still the same file), tracing stops, the program goes on.
  */
@@ -57,6 +62,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -339,6 +345,13 @@ static void pump(int force)
 
 /* Asked only when the queue is full. A child made by a raw clone or
  * _Fork (no atfork handlers) has no writer thread: don't wait for one. */
+static int consumer_alive(void);
+MT_HIDDEN void mtr_fatal_install(void);   /* fatal.c */
+
+/* A fatal signal (fatal.c): its handler asks the writer thread to write
+ * out what is queued (fatal_req) and waits for it (fatal_done). */
+static int fatal_req, fatal_done;
+
 static int consumer_alive(void)
 {
     return __atomic_load_n(&tr.thread_alive, __ATOMIC_ACQUIRE) &&
@@ -365,6 +378,16 @@ static void *writer_thread(void *arg)
         }
         if (!tr.sym)
             tr.sym = mtr_sym_new();
+        if (__atomic_load_n(&fatal_req, __ATOMIC_ACQUIRE)) {
+            /* The process is dying: everything queued, now; no rotation. */
+            mtr_queue_drain(put_record, NULL);
+            write_until(0);
+            mtr_rss_tick(wall_us(), 1);
+            __atomic_store_n(&fatal_done, 1, __ATOMIC_RELEASE);
+            __atomic_store_n(&tr.thread_alive, 0, __ATOMIC_RELEASE);
+            pthread_mutex_unlock(&tr.wlock);
+            return NULL;
+        }
         pump(0);
         mtr_rss_tick(wall_us(), 0);
         pthread_mutex_unlock(&tr.wlock);
@@ -490,6 +513,33 @@ static char *read_cmdline(void)
     return strdup(buf);
 }
 
+/* The executable's name for the trace: the path the program was started
+ * by (AT_EXECFN: /usr/bin/redis-server), which /proc/self/exe would give
+ * with its symbolic links resolved (/usr/bin/redis-check-rdb); made
+ * absolute. /proc/self/exe when that path is not the running binary (a
+ * script started through its #! line, a path gone or changed since). */
+static void executable_name(char *out, size_t cap)
+{
+    ssize_t n = readlink("/proc/self/exe", out, cap - 1);
+    out[n > 0 ? n : 0] = '\0';
+    const char *fn = (const char *)getauxval(AT_EXECFN);
+    struct stat a, b;
+    if (!fn || !*fn || stat(fn, &a) != 0 || stat("/proc/self/exe", &b) != 0 ||
+        a.st_dev != b.st_dev || a.st_ino != b.st_ino)
+        return;
+    char cwd[PATH_MAX], abs[2 * PATH_MAX];
+    int k = -1;
+    if (fn[0] == '/')
+        k = snprintf(abs, sizeof abs, "%s", fn);
+    else if (getcwd(cwd, sizeof cwd)) {
+        while (fn[0] == '.' && fn[1] == '/')
+            fn += 2;
+        k = snprintf(abs, sizeof abs, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", fn);
+    }
+    if (k > 0 && (size_t)k < cap)
+        memcpy(out, abs, (size_t)k + 1);
+}
+
 /* Move fd out of the way of descriptors the program may dup2 onto. */
 static int high_fd(int fd)
 {
@@ -558,8 +608,7 @@ static int begin_piece(int fd, int64_t start)
     tr.fd_regular = S_ISREG(st.st_mode);
 
     char exe[PATH_MAX], host[256];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    exe[n > 0 ? n : 0] = '\0';
+    executable_name(exe, sizeof exe);
     if (gethostname(host, sizeof host) != 0)
         host[0] = '\0';
     host[sizeof host - 1] = '\0';
@@ -837,6 +886,7 @@ static int start(const char *filename, double rate, const char *context, int fir
         tr.atexit_done = 1;
         atexit(at_exit_handler);
     }
+    mtr_fatal_install();
     rc = 0;
 out:
     pthread_mutex_unlock(&tr.wlock);
@@ -1123,6 +1173,28 @@ static void fork_child(void)
 }
 
 int mtr_ready MT_HIDDEN;
+
+/* fatal.c, in a fatal signal's handler on a program thread (not in the
+ * recorder's code): the writer thread writes out what is queued; wait for
+ * it at most timeout_ms. Async-signal-safe: atomics and nanosleep only,
+ * no lock taken here. 1 if the flush was done. */
+int mtr_tracer_fatal_flush(int timeout_ms) MT_HIDDEN;
+int mtr_tracer_fatal_flush(int timeout_ms)
+{
+    if (__atomic_load_n(&tr.state, __ATOMIC_ACQUIRE) != ACTIVE || tr.pid != getpid() ||
+        !__atomic_load_n(&tr.thread_alive, __ATOMIC_ACQUIRE))
+        return 0;
+    __atomic_store_n(&fatal_req, 1, __ATOMIC_RELEASE);
+    struct timespec ts = { 0, 1000 * 1000 };
+    for (int i = 0; i < timeout_ms; i++) {
+        if (__atomic_load_n(&fatal_done, __ATOMIC_ACQUIRE))
+            return 1;
+        if (!__atomic_load_n(&tr.thread_alive, __ATOMIC_ACQUIRE))
+            return 0;
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
 
 static void flush_now(int end)
 {

@@ -202,6 +202,16 @@ int main(void)
     plumb(p, "PyMem_RawMalloc", 1);
     plumb(p, "sqlite3Malloc", 1);
     plumb(p, "sqlite3DbMallocRawNN", 1);
+    /* common wrappers of well-known programs: Redis, x264, FFmpeg */
+    plumb(p, "zmalloc", 1);
+    plumb(p, "zcalloc", 1);
+    plumb(p, "zrealloc_usable", 1);
+    plumb(p, "ztrymalloc_usable_internal", 1);
+    plumb(p, "zstrdup", 1);
+    plumb(p, "zmalloc_get_rss", 0);
+    plumb(p, "x264_malloc", 1);
+    plumb(p, "av_malloc", 1);
+    plumb(p, "av_buffer_realloc", 1);
     plumb(p, "std::vector<double, std::allocator<double> >* shapes::make_many<double>(int)", 0);
     plumb(p, "new_session", 0);
     plumb(p, "xmallocate_session", 0);

@@ -5,7 +5,8 @@
 # checked before the command starts; the run ends with a summary of every
 # trace it wrote, largest first, that never claims what did not happen (no
 # sample, cut short); traces land beside FILE; an empty trace's report
-# points at the others.
+# points at the others; a program started by a symbolic link is named by
+# the link.
 . tests/record/progs/lib.sh
 skip_under_tsan
 M=$PWD/$MT_BIN
@@ -125,4 +126,13 @@ check "killed child: its trace is listed as not finished: $(grep 'k.ctf\.' "$T/e
 check "write error: status 0 ($st)" test "$st" = 0
 check "write error: the summary says cut short: $(grep 'memtrace run' "$T/err")" \
     sh -c "grep -q '^memtrace run: trace .*cut.ctf is cut short' '$T/err' && ! grep -q 'written to' '$T/err'"
+
+# A program started by a symbolic link (redis-server -> redis-check-rdb):
+# the trace names it by the link it was started by, not the link's target.
+mkdir -p "$T/bin"; ln -sf "$PWD/$PROGS/faults" "$T/bin/alias-of-faults"
+PATH=$T/bin:$PATH "$M" run -o "$T/alias.ctf" -- alias-of-faults _exit >/dev/null 2>&1
+exe=$("$M" info "$T/alias.ctf" | sed -n 's/^executable: *//p')
+check "started by a link: the trace's executable is the link ($exe)" test "$exe" = "$T/bin/alias-of-faults"
+check "started by a link: stats names it so" \
+    sh -c "'$M' stats '$T/alias.ctf' 2>/dev/null | head -n 1 | grep -q '^trace  *$T/bin/alias-of-faults '"
 finish

@@ -2,7 +2,8 @@
 # cxx.sh - the viewer on a C++ program built at -O2 -g (examples/sessions):
 # points of interest and flame graphs start at the program's functions, not
 # std::allocator (and do with --raw); function lists carry short names beside
-# the full ones; temporary blocks are a measure; names cut to a width keep
+# the full ones; temporary blocks are a measure; compare mode skips the
+# same plumbing as memtrace diff (and keeps it with raw=1); names cut to a width keep
 # the function's own name (MT.fit of the page, run in node).
 set -u
 . "$(dirname "$0")/lib.inc"
@@ -81,6 +82,22 @@ stop_viewer
 check "view --plumbing with a missing file: exit 2 (got $rc)" test "$rc" = 2
 check "view --plumbing with a missing file: says which" grep -q 'missing: No such file' "$MT_TMP/err"
 
+# compare mode: the sites are those of memtrace diff, plumbing skipped
+"$REC" run --interval 16k -o "$MT_TMP/s2.ctf" -- "$S" >/dev/null 2>&1 || fail "sessions ran again"
+start_viewer "$MT_TMP/s.ctf" "$MT_TMP/s2.ctf" --port 0 || exit 1
+VIEW_URL=${VIEW_URL%compare.html}
+check "compare by site: 200" test "$(get 'api/compare?key=site&limit=100')" = 200
+n=$(json 'sum(1 for e in j["entries"] if __import__("re").search(r"'"$std_re"'", e["function"]))')
+check "compare by site: no site is allocation plumbing ($n are)" test "$n" = 0
+"$MT_BIN" diff --key site --all "$MT_TMP/s.ctf" "$MT_TMP/s2.ctf" >"$MT_TMP/diff" 2>&1
+nd=$(grep -c '^ *[0-9][0-9]* ' "$MT_TMP/diff")
+ne=$(json 'j["n_entries"]')
+check "compare by site: as many sites as memtrace diff ($ne, $nd)" test "$ne" = "$nd"
+check "compare raw=1: 200" test "$(get 'api/compare?key=site&raw=1&limit=100')" = 200
+n=$(json 'sum(1 for e in j["entries"] if __import__("re").search(r"'"$std_re"'", e["function"]))')
+check "compare raw=1: the stacks as recorded, plumbing sites ($n)" test "$n" -gt 0
+stop_viewer
+
 # the page itself in headless Chromium, with an empty trace beside
 here=$(cd "$(dirname "$0")" && pwd)
 if [ -x /usr/bin/chromium ] && command -v node >/dev/null && [ -d "$here/node_modules/playwright-core" ]; then
@@ -92,7 +109,9 @@ if [ -x /usr/bin/chromium ] && command -v node >/dev/null && [ -d "$here/node_mo
     (cd "$here" && timeout 180 node cxx_page.js "$url1" "$VIEW_URL" "$profile") || fails=1
 fi
 
-# MT.fit: shortening in the middle, never inside the function's own name
+# MT.fit: shortening in the middle, never inside the function's own name;
+# a C name (no scope) too long for its box is cut at its end with "…"
+# (a flame graph box is not left blank)
 if command -v node >/dev/null; then
     node -e '
 const src = require("fs").readFileSync(process.argv[1], "utf8");
@@ -101,9 +120,9 @@ if (!m) { console.log("FAIL: MT.fit not found in util.js"); process.exit(0); }
 const MT = {}; eval(m[0]);
 const name = "std::map<int, std::string>::operator[](…)";
 const cases = [[60, name], [30, "std::map<int, …::operator[](…)"], [16, "…::operator[](…)"],
-  [13, "operator[](…)"], [10, ""], [8, "parse_it"], [5, ""]];
+  [13, "operator[](…)"], [10, ""], [8, "parse_it"], [5, "pars…"], [2, "p…"], [1, ""]];
 for (const [w, want] of cases) {
-  const got = MT.fit(w === 8 || w === 5 ? "parse_it" : name, w);
+  const got = MT.fit(w <= 8 ? "parse_it" : name, w);
   const ok = got === want && got.length <= w;
   console.log((ok ? "PASS" : "FAIL") + ": MT.fit(" + w + ") = \"" + got + "\"" + (ok ? "" : " want \"" + want + "\""));
 }' viewer/web/util.js | tee "$MT_TMP/fit"

@@ -173,7 +173,8 @@ MT.hash = function (s) {
 
 /* A display name cut to max characters in the middle: the start of its
  * scope, "…", and the function's own name, which is never cut (''
- * when even that does not fit). */
+ * when even that does not fit). A name without a scope (C's) is cut at
+ * its end instead: "parse_hea…" ('' below 2 characters). */
 MT.fit = function (name, max) {
   if (name.length <= max) return name;
   /* the function's own name starts after the last "::" outside <> and () */
@@ -185,7 +186,7 @@ MT.fit = function (name, max) {
     else if (depth === 0 && c === ':' && name[i + 1] === ':') own = i + 2;
   }
   const tail = name.slice(own);
-  if (tail.length > max) return '';
+  if (tail.length > max) return own === 0 && max >= 2 ? name.slice(0, max - 1) + '…' : '';
   const scoped = '…' + name.slice(own - 2);  /* "…::operator[](…)" */
   if (own === 0 || scoped.length >= max) return tail.length + 3 <= max ? '…::' + tail : tail;
   return name.slice(0, max - scoped.length) + scoped;
