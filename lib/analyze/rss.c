@@ -4,6 +4,8 @@
  * them). Missing file: no samples, silently. A file of another recording
  * (other process id or start time: a stale file) is ignored with a
  * warning; a damaged line stops reading with a warning naming the line.
+ * The file is opened as every companion of a trace is (mt_sidecar_open):
+ * a link, a FIFO or another user's file is refused with a warning.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -11,8 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "memtrace/analyze.h"
+#include "../trace/safefile.h"
 
 #define MAX_LINE 256
 #define MAX_POINTS ((size_t)1 << 24)   /* 19 days at 10 samples a second */
@@ -64,10 +68,16 @@ mt_rss *mt_rss_load(const char *trace_path, const mt_model *m, mt_warning_fn war
         return NULL;
     memcpy(path, trace_path, plen);
     memcpy(path + plen, ".rss", 5);
-    FILE *f = fopen(path, "r");
+    /* Regular, not a link, never blocking, the trace owner's or ours
+     * (another user may have planted it beside the trace: safefile.h). */
+    const char *why = NULL;
+    int fd = mt_sidecar_open(path, trace_path, &why);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
     if (!f) {
-        if (errno != ENOENT)
-            warnf(warn, ctx, "%s: %s; no resident memory shown", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        else if (errno != ENOENT)
+            warnf(warn, ctx, "%s: %s; no resident memory shown", path, why);
         free(path);
         return NULL;
     }
