@@ -152,7 +152,10 @@ static void explain_empty(FILE *out, const char *cmd, const char *path, const mt
     fprintf(out, "memtrace %s: %s has no samples: its process allocated less than about "
                  "one sampling interval (%s) in all\n", cmd, path, interval);
     char **paths;
-    size_t n = run_trace_files(path, NULL, &paths);
+    struct stat st;
+    size_t n = lstat(path, &st) == 0 ? run_trace_files(path, NULL, st.st_uid, NULL, &paths) : 0;
+    if (!n)
+        paths = NULL;
     run_trace *t = n ? calloc(n, sizeof *t) : NULL;
     size_t k = 0;
     for (size_t i = 0; t && i < n; i++)
