@@ -258,7 +258,14 @@ vidx *vidx_begin(const char *trace)
     free(cand[1]);
     if (x->ix)
         return x;
-    x->fd = create_at(x, beside(trace));
+    /* Not over a file of someone else's (refused above): in the cache. */
+    char *b = beside(trace);
+    struct stat st;
+    if (b && lstat(b, &st) == 0 && (!S_ISREG(st.st_mode) || st.st_uid != geteuid())) {
+        free(b);
+        b = NULL;
+    }
+    x->fd = create_at(x, b);
     if (x->fd < 0)
         x->fd = create_at(x, in_cache(trace, 1));
     if (x->fd < 0)
