@@ -96,7 +96,7 @@ static int snapshot(const char *trace, const char *dir, const char *name, int pi
 {
     char *err = NULL;
     char copy_path[PATH_MAX];
-    snprintf(copy_path, sizeof copy_path, "%s/%s.%d.ctf", dir, name, pid);
+    snprintf(copy_path, sizeof copy_path, "%s/.%s.%d.snapshot.ctf", dir, name, pid);
     mt_outfile copy = { .fd = -1 };
     const char *load = trace;
     if (copy_file(trace, &copy, copy_path) == 0) {
