@@ -12,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "../lib/trace/safefile.h"
 #include "commands.h"
 #include "memtrace/compare.h"
 #include "report.h"
@@ -107,9 +108,10 @@ static void xml_text(FILE *out, const char *s)
 }
 
 static int write_junit(const char *path, const char *name, const budget *b, size_t n,
-                       size_t failed)
+                       size_t failed, const char **why)
 {
-    FILE *out = fopen(path, "w");
+    mt_outfile of;
+    FILE *out = mt_outfile_fopen(&of, path, why);
     if (!out)
         return -1;
     fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
@@ -137,8 +139,7 @@ static int write_junit(const char *path, const char *name, const budget *b, size
         fputs("    </testcase>\n", out);
     }
     fputs("  </testsuite>\n</testsuites>\n", out);
-    int bad = ferror(out);
-    return fclose(out) != 0 || bad ? -1 : 0;
+    return mt_outfile_fclose(&of, out, 0, why);
 }
 
 static void fmt_sure(char *buf, size_t cap, double p)
@@ -498,8 +499,10 @@ int cmd_check(int argc, char **argv)
         perror("memtrace check: writing the report");
         rc = 2;
     }
-    if (junit && write_junit(junit, name, b, nb, failed) < 0) {
-        fprintf(stderr, "memtrace check: --junit %s: cannot write it\n", junit);
+    const char *why = NULL;
+    if (junit && write_junit(junit, name, b, nb, failed, &why) < 0) {
+        fprintf(stderr, "memtrace check: --junit %s: cannot write it: %s\n", junit,
+                why ? why : "write error");
         rc = 2;
     }
     report_close(m, f, s);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/trace/safefile.h"
 #include "commands.h"
 #include "report.h"
 #include "stream_report.h"
@@ -96,10 +97,11 @@ int cmd_plot(int argc, char **argv)
     int rc = report_open_many("plot", (const char *const *)argv + optind, (size_t)(argc - optind), by_process, filter, MT_TIME_END, 1, &m, &f, &s);
     if (rc)
         return rc;
-    FILE *out = strcmp(output, "-") ? fopen(output, "w") : stdout;
+    mt_outfile of;
+    const char *why = NULL;
+    FILE *out = mt_outfile_fopen(&of, output, &why);
     if (!out) {
-        fprintf(stderr, "memtrace plot: %s: ", output);
-        perror(NULL);
+        fprintf(stderr, "memtrace plot: %s: %s\n", output, why);
         rc = 1;
     } else {
         mt_rss *rss = po.kind == MT_PLOT_MEMORY ? mt_rss_load_many((const char *const *)argv + optind,
@@ -107,7 +109,7 @@ int cmd_plot(int argc, char **argv)
         po.rss = rss;
         int w = mt_plot_svg(out, s, &po);
         mt_rss_free(rss);
-        if ((out == stdout ? fflush(out) : fclose(out)) != 0 || w < 0) {
+        if (mt_outfile_fclose(&of, out, w < 0, &why) != 0 || w < 0) {
             fprintf(stderr, "memtrace plot: %s: cannot write the picture\n", output);
             rc = 1;
         }

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../lib/trace/safefile.h"
 #include "commands.h"
 #include "memtrace/trace.h"
 
@@ -184,12 +185,14 @@ int cmd_recode(int argc, char **argv)
     const mt_trace_info *info = mt_reader_info(r);
     if (version == 0)
         version = info->version < 2 ? 2 : info->version;
-    int fd = strcmp(out, "-") == 0 ? 1 : open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        fprintf(stderr, "memtrace recode: %s: %s\n", out, strerror(errno));
+    mt_outfile of = {.fd = 1};
+    const char *why = NULL;
+    if (strcmp(out, "-") != 0 && mt_outfile_open(&of, out, 0644, &why) != 0) {
+        fprintf(stderr, "memtrace recode: %s: %s\n", out, why);
         mt_reader_close(r);
         return 1;
     }
+    int fd = of.fd;
     outbuf *ob = malloc(sizeof *ob);
     mt_writer_options wopts = {.version = version,
                                .domain = version >= 3 ? info->initial_domain : 0,
@@ -226,8 +229,10 @@ int cmd_recode(int argc, char **argv)
         mt_writer_close(w);
     }
     free(ob);
-    if (fd != 1 && close(fd) < 0 && status == 0) {
-        fprintf(stderr, "memtrace recode: %s: %s\n", out, strerror(errno));
+    if (of.path && status != 0)
+        mt_outfile_abort(&of);
+    else if (of.path && mt_outfile_commit(&of, &why) != 0) {
+        fprintf(stderr, "memtrace recode: %s: %s\n", out, why);
         status = 1;
     }
     mt_reader_close(r);

@@ -66,7 +66,8 @@ static void usage(FILE *f)
         "      --duration T      end each recording after T (90s, 10m, 1h)\n"
         "      --pprof-every T   write a pprof heap profile of the recording under way\n"
         "                        every T (60s, 5m) and at the end, into --pprof-dir as\n"
-        "                        NAME.PID.UNIXTIME.pb.gz, for Pyroscope or Parca\n"
+        "                        NAME.PID.UNIXTIME.pb.gz (mode 0600), for Pyroscope\n"
+        "                        or Parca; local debug information only\n"
         "      --pprof-dir DIR   where the snapshots go (an existing directory)\n"
         "      --rotate-size SIZE  write the trace in pieces of about SIZE each (64k or\n"
         "                        more: 100m, 1g): FILE.part0001, FILE.part0002, ...;\n"
@@ -80,7 +81,9 @@ static void usage(FILE *f)
         "Processes CMD starts (fork, exec) that sample something are traced into\n"
         "FILE.PID files of their own, beside FILE. At the end every trace of the\n"
         "run is listed on stderr, largest first (pid, samples, estimated bytes\n"
-        "allocated, command, file). FILE is checked before CMD starts: a directory,\n"
+        "allocated, command, file): the regular files of this user under those\n"
+        "names modified since the run started (another user's are left alone).\n"
+        "FILE is checked before CMD starts: a directory,\n"
         "a missing directory, a symbolic link or an unwritable place exits with 2.\n"
         "When CMD ends, every trace is symbolized (see 'memtrace symbolize --help').\n"
         "The exit status is CMD's (128+N if it was killed by signal N, which is named).\n"
@@ -219,11 +222,20 @@ static void set_rotation_env(const char *size, const char *time, const char *kee
 }
 
 /* The trace files this run wrote: FILE and FILE.PID[.K] beside it,
- * modified since the run started. Everything done with the run's traces
- * after the command ended (summary, symbolization) starts from this list. */
+ * regular files (not links) of the user memtrace runs as, modified since
+ * the run started. Everything done with the run's traces after the command
+ * ended (summary, symbolization) starts from this list: files another user
+ * left beside FILE under such names (a shared directory such as /tmp) are
+ * never read, symbolized or listed, only counted in one line. */
 static size_t traces_of_run(const char *file, const struct timespec *start, char ***paths)
 {
-    return run_trace_files(file, start, paths);
+    size_t foreign = 0;
+    size_t n = run_trace_files(file, start, geteuid(), &foreign, paths);
+    if (foreign)
+        fprintf(stderr, "memtrace run: %zu file%s beside %s under the run's names belong%s to "
+                        "another user: not the run's, left alone\n", foreign,
+                foreign == 1 ? "" : "s", file, foreign == 1 ? "s" : "");
+    return n;
 }
 
 /* The command died of a signal: say which, before the summary, so that

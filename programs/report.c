@@ -198,7 +198,10 @@ static void explain_empty(FILE *out, const char *cmd, const char *path, const mt
         fprintf(out, "memtrace %s: %s has no samples: its process did not finish it (still "
                      "running, killed or crashed) and wrote none before that\n", cmd, path);
     char **paths;
-    size_t n = run_trace_files(path, NULL, &paths);
+    struct stat st;
+    size_t n = lstat(path, &st) == 0 ? run_trace_files(path, NULL, st.st_uid, NULL, &paths) : 0;
+    if (!n)
+        paths = NULL;
     run_trace *t = n ? calloc(n, sizeof *t) : NULL;
     size_t k = 0;
     for (size_t i = 0; t && i < n; i++)

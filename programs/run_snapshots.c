@@ -30,6 +30,7 @@
 #include "memtrace/analyze.h"
 #include "memtrace/present.h"
 #include "memtrace/symbolize.h"
+#include "../lib/trace/safefile.h"
 #include "proc_trace.h"
 
 /* The last packet of a trace being written may be incomplete: expected
@@ -47,17 +48,20 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Copies what src holds now to dst (created). 0 or -1 (errno set). */
-static int copy_file(const char *src, const char *dst)
+/* Copies what src holds now to a new temporary file beside dst (an
+ * unpredictable name, created exclusively, mode 0600: safefile.h), whose
+ * name is left in dst->tmp (removed with mt_outfile_abort). 0 or -1. */
+static int copy_file(const char *src, mt_outfile *dst, const char *dst_path)
 {
     int in = open(src, O_RDONLY | O_CLOEXEC);
     if (in < 0)
         return -1;
-    int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (out < 0) {
+    const char *why;
+    if (mt_outfile_open(dst, dst_path, 0600, &why) != 0) {
         close(in);
         return -1;
     }
+    int out = dst->fd;
     char buf[1 << 16];
     ssize_t n;
     int rc = 0;
@@ -82,8 +86,11 @@ static int copy_file(const char *src, const char *dst)
             break;
     }
     close(in);
+    dst->fd = -1;
     if (close(out) < 0)
         rc = -1;
+    if (rc != 0)
+        mt_outfile_abort(dst);
     return rc;
 }
 
@@ -91,20 +98,22 @@ static int copy_file(const char *src, const char *dst)
 static int snapshot(const char *trace, const char *dir, const char *name, int pid)
 {
     char *err = NULL;
-    char copy[PATH_MAX];
-    snprintf(copy, sizeof copy, "%s/.%s.%d.%lld.ctf.tmp", dir, name, pid, (long long)time(NULL));
+    char copy_path[PATH_MAX];
+    snprintf(copy_path, sizeof copy_path, "%s/.%s.%d.snapshot.ctf", dir, name, pid);
+    mt_outfile copy = { .fd = -1 };
     const char *load = trace;
-    if (copy_file(trace, copy) == 0) {
+    if (copy_file(trace, &copy, copy_path) == 0) {
         /* names for the raw frames; a failure leaves them raw, still counted */
         mt_symbolize_options so = { .on_warning = quiet };
-        if (mt_symbolize_file(copy, &so, NULL, &err) == 0)
-            load = copy;
+        if (mt_symbolize_file(copy.tmp, &so, NULL, &err) == 0)
+            load = copy.tmp;
         free(err);
         err = NULL;
     }
     mt_model_options mo = { .on_warning = quiet };
     mt_model *m = mt_model_load(load, &mo, &err);
-    unlink(copy);
+    if (copy.path)
+        mt_outfile_abort(&copy);   /* (the copy is never renamed: removed) */
     if (!m) {
         fprintf(stderr, "memtrace run: snapshot of %s: %s\n", trace, err ? err : "unreadable");
         free(err);
@@ -117,18 +126,24 @@ static int snapshot(const char *trace, const char *dir, const char *name, int pi
     mt_plumbing_free(pl);
     int rc = -1;
     if (s) {
-        char tmp[PATH_MAX], out[PATH_MAX];
+        char out[PATH_MAX];
         long long t = (long long)time(NULL);
-        snprintf(tmp, sizeof tmp, "%s/.%s.%d.%lld.pb.gz.tmp", dir, name, pid, t);
         snprintf(out, sizeof out, "%s/%s.%d.%lld.pb.gz", dir, name, pid, t);
         mt_pprof_options po = { .level = 6 };
-        if (mt_write_pprof(tmp, s, &po, &err) == 0 && rename(tmp, out) == 0)
-            rc = 0;
-        else {
-            fprintf(stderr, "memtrace run: snapshot %s: %s\n", out,
-                    err ? err : strerror(errno));
-            unlink(tmp);
+        /* Written under an unpredictable name created exclusively, then
+         * renamed: never through a link another user planted in dir; mode
+         * 0600, as the trace it comes from. */
+        mt_outfile of;
+        const char *why = NULL;
+        if (mt_outfile_open(&of, out, 0600, &why) == 0) {
+            if (mt_write_pprof_fd(of.fd, s, &po, &err) == 0)
+                rc = mt_outfile_commit(&of, &why);
+            else
+                mt_outfile_abort(&of);
         }
+        if (rc != 0)
+            fprintf(stderr, "memtrace run: snapshot %s: %s\n", out,
+                    err ? err : why ? why : "cannot write it");
     } else {
         fprintf(stderr, "memtrace run: snapshot of %s: %s\n", trace, err ? err : "out of memory");
     }
@@ -165,6 +180,10 @@ int run_wait_with_snapshots(pid_t pid, const char *file, double every_s, const c
     snprintf(last_name, sizeof last_name, "%s", name);
     char cur[PATH_MAX], last[PATH_MAX] = "";
     double next = now_s() + every_s;
+    /* Local debug information only, as after the run (symbolize_run_traces):
+     * no build-id leaves the machine, no snapshot waits on a server. (The
+     * program was started already: its environment is its own.) */
+    unsetenv("DEBUGINFOD_URLS");
     for (;;) {
         pid_t r = waitpid(pid, status, WNOHANG);
         if (r == pid)

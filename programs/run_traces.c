@@ -4,6 +4,9 @@
  * started on request; each of these with .partNNNN for the pieces of a
  * rotated recording) and reads each once for a summary:
  * pid, command, samples, estimated bytes, and whether it ended cleanly.
+ * Only files of the given owner count (docs/recorder.md, "Privileged
+ * programs and the trace file"): another user's file under one of these
+ * names, in a directory both may write to, is not the run's.
  */
 #include "run_traces.h"
 
@@ -14,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "memtrace/present.h"
 #include "memtrace/trace.h"
 
 /* "123" or "123.4": what the recorder appends to FILE. */
@@ -87,13 +91,30 @@ static int push(char ***v, size_t *n, size_t *cap, const char *s)
     return 0;
 }
 
-size_t run_trace_files(const char *file, const struct timespec *since, char ***out)
+/* One of the run's files: regular (lstat: not through a link), owner's,
+ * new enough. Others of the right kind but another user's are counted. */
+static int ours(const char *path, const struct timespec *since, uid_t owner, size_t *foreign)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || !newer(&st, since))
+        return 0;
+    if (st.st_uid != owner) {
+        if (foreign)
+            (*foreign)++;
+        return 0;
+    }
+    return 1;
+}
+
+size_t run_trace_files(const char *file, const struct timespec *since, uid_t owner,
+                       size_t *foreign, char ***out)
 {
     char **v = NULL;
     size_t n = 0, cap = 0;
-    struct stat st;
     *out = NULL;
-    if (stat(file, &st) == 0 && newer(&st, since) && push(&v, &n, &cap, file) < 0)
+    if (foreign)
+        *foreign = 0;
+    if (ours(file, since, owner, foreign) && push(&v, &n, &cap, file) < 0)
         goto oom;
 
     char dir[PATH_MAX];
@@ -115,7 +136,7 @@ size_t run_trace_files(const char *file, const struct timespec *since, char ***o
             continue;
         char path[PATH_MAX + 256];
         snprintf(path, sizeof path, "%s%s", slash ? dir : "", e->d_name);
-        if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || !newer(&st, since))
+        if (!ours(path, since, owner, foreign))
             continue;
         if (push(&v, &n, &cap, path) < 0) {
             closedir(d);
@@ -154,7 +175,7 @@ void run_trace_read(const char *path, run_trace *t)
     memset(t, 0, sizeof *t);
     t->path = path;
     struct stat st;
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
         snprintf(t->why, sizeof t->why, "%s: not a regular file", path);
         return;
     }
@@ -181,7 +202,7 @@ void run_trace_read(const char *path, run_trace *t)
     for (const char *c = cmd; *c && (!sp || c < sp); c++)
         if (*c == '/' && c[1] && c[1] != ' ')
             name = c + 1;
-    snprintf(t->command, sizeof t->command, "%s", name);
+    mt_text_escape(t->command, sizeof t->command, name);   /* (any bytes: the trace's) */
     mt_event ev;
     int rc;
     while ((rc = mt_reader_next(r, &ev)) == 1) {

@@ -10,14 +10,20 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 /* FILE if it exists, then every FILE.<n> and FILE.<n>.<k> in FILE's
  * directory, sorted by name; with since, only files modified at or after
- * it. Paths are spelled as FILE is (relative stays relative). Returns the
- * number of paths and sets *out (free with run_trace_files_free); 0 with
- * *out = NULL when there are none or memory ran out. */
-size_t run_trace_files(const char *file, const struct timespec *since, char ***out);
+ * it. Only regular files (a symbolic link is not followed) that belong to
+ * owner: in a directory others may write to (/tmp), files another user
+ * left there under these names are never read, rewritten or listed as the
+ * run's; *foreign (if not NULL) counts those left out. Paths are spelled
+ * as FILE is (relative stays relative). Returns the number of paths and
+ * sets *out (free with run_trace_files_free); 0 with *out = NULL when
+ * there are none or memory ran out. */
+size_t run_trace_files(const char *file, const struct timespec *since, uid_t owner,
+                       size_t *foreign, char ***out);
 void run_trace_files_free(char **paths, size_t n);
 
 typedef struct run_trace {
@@ -27,7 +33,8 @@ typedef struct run_trace {
     int ended;               /* the recorder marked the end (exit, exec) */
     char why[512];           /* the first error or warning, if any */
     uint64_t pid;
-    char command[256];       /* the command line (context), else the executable */
+    char command[256];       /* the command line (context), else the executable;
+                                escaped for a terminal (mt_text_escape) */
     uint64_t allocs;         /* sampled blocks */
     uint64_t samples;        /* sample points */
     double bytes;            /* estimated bytes allocated */

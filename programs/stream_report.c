@@ -35,6 +35,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../lib/trace/safefile.h"
 #include "memtrace/compare.h"
 #include "memtrace/stream.h"
 #include "progress.h"
@@ -529,14 +530,15 @@ out:
 /* Writes the picture to output ("-": stdout) with draw; exit status. */
 static int write_picture(const char *output, int (*draw)(FILE *, void *), void *ctx)
 {
-    FILE *out = strcmp(output, "-") ? fopen(output, "w") : stdout;
+    mt_outfile of;
+    const char *why = NULL;
+    FILE *out = mt_outfile_fopen(&of, output, &why);
     if (!out) {
-        fprintf(stderr, "memtrace plot: %s: ", output);
-        perror(NULL);
+        fprintf(stderr, "memtrace plot: %s: %s\n", output, why);
         return 1;
     }
     int w = draw(out, ctx);
-    if ((out == stdout ? fflush(out) : fclose(out)) != 0 || w < 0) {
+    if (mt_outfile_fclose(&of, out, w < 0, &why) != 0 || w < 0) {
         fprintf(stderr, "memtrace plot: %s: cannot write the picture\n", output);
         return 1;
     }

@@ -23,6 +23,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../lib/trace/safefile.h"
+
 struct vidx {
     char *path;                  /* the index file; NULL: a removed temporary one */
     char *tmp;                   /* while written: its temporary name, or NULL */
@@ -108,12 +110,26 @@ static char *in_cache(const char *trace, int make)
 }
 
 /* An index at path whose header names the trace, or NULL (logged when
- * there is a file). */
-static mt_alloc_index *try_open(const char *path, const mt_alloc_index_id *id)
+ * there is a file). The index is trusted only as far as the trace is: it
+ * must be a regular file (not a link, not a FIFO) of the trace's owner or
+ * of ours that no one else may write (mt_sidecar_open), so that someone who
+ * can read the trace and write beside it, but not write the trace, cannot
+ * make the viewer's answers lie (docs/viewer.md, "What the viewer defends
+ * against"). */
+static mt_alloc_index *try_open(const char *path, const char *trace,
+                                const mt_alloc_index_id *id)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    const char *refused = NULL;
+    int fd = mt_sidecar_open(path, trace, &refused);
+    if (fd < 0) {
+        if (errno != ENOENT) {
+            char *msg = NULL;
+            if (asprintf(&msg, "ignored (%s); writing a new one", refused) >= 0)
+                say(path, msg);
+            free(msg);
+        }
         return NULL;
+    }
     char *why = NULL;
     mt_alloc_index *ix = mt_alloc_index_open_fd(fd, id, &why);
     if (!ix) {
@@ -171,7 +187,10 @@ static void remove_stale(const char *path)
     free(pat);
 }
 
-/* A new file to write at path (under path.tmp.PID); the descriptor, or -1. */
+/* A new file to write at path (under path.tmp.PID); the descriptor, or -1.
+ * Its mode: the trace's read permissions, written by its owner only (an
+ * index tells what the trace holds: no one who may not read the trace
+ * reads it; no one else may change it). */
 static int create_at(vidx *x, char *path)
 {
     if (!path)
@@ -183,7 +202,14 @@ static int create_at(vidx *x, char *path)
         return -1;
     }
     /* (O_EXCL: never through a link someone else left there) */
-    int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    struct stat st;
+    mode_t mode = stat(x->trace, &st) == 0 ? (st.st_mode & 0444) | 0200 : 0600;
+    int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd >= 0 && fchmod(fd, mode) != 0) {
+        close(fd);
+        unlink(tmp);
+        fd = -1;
+    }
     if (fd < 0) {
         free(tmp);
         free(path);
@@ -224,7 +250,7 @@ vidx *vidx_begin(const char *trace)
     }
     char *cand[2] = {beside(trace), in_cache(trace, 0)};
     for (int i = 0; i < 2 && !x->ix; i++)
-        if (cand[i] && (x->ix = try_open(cand[i], &x->id))) {
+        if (cand[i] && (x->ix = try_open(cand[i], trace, &x->id))) {
             x->path = cand[i];
             cand[i] = NULL;
         }
@@ -232,7 +258,14 @@ vidx *vidx_begin(const char *trace)
     free(cand[1]);
     if (x->ix)
         return x;
-    x->fd = create_at(x, beside(trace));
+    /* Not over a file of someone else's (refused above): in the cache. */
+    char *b = beside(trace);
+    struct stat st;
+    if (b && lstat(b, &st) == 0 && (!S_ISREG(st.st_mode) || st.st_uid != geteuid())) {
+        free(b);
+        b = NULL;
+    }
+    x->fd = create_at(x, b);
     if (x->fd < 0)
         x->fd = create_at(x, in_cache(trace, 1));
     if (x->fd < 0)

@@ -109,6 +109,9 @@ typedef struct mt_pprof_options {
     int full_names;          /* Function.name as recorded (else shortened C++ names;
                               * Function.system_name is always the full name) */
 } mt_pprof_options;
+/* path is written as a new file renamed over it once complete (mode 0666
+ * less the umask); another user's file or symbolic link at path is
+ * refused (docs/recorder.md, "Shared directories and other users"). */
 int mt_write_pprof(const char *path, const mt_selection *s, const mt_pprof_options *o,
                    char **err);
 /* Same into an open descriptor (not closed). */

@@ -6,6 +6,9 @@
  * warning; a damaged line stops reading with a warning naming the line.
  * The pieces of a rotated recording read together (mt_rss_load_many):
  * every piece's own TRACE.partNNNN.rss, joined.
+ *
+ * The file is opened as every companion of a trace is (mt_sidecar_open):
+ * a link, a FIFO or another user's file is refused with a warning.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -13,10 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "memtrace/analyze.h"
 #include "memtrace/trace.h"
 #include "model.h"
+#include "../trace/safefile.h"
 
 #define MAX_LINE 256
 #define MAX_POINTS ((size_t)1 << 24)   /* 19 days at 10 samples a second */
@@ -71,10 +76,16 @@ static mt_rss *rss_read(const char *trace_path, uint64_t want_pid, int64_t want_
         return NULL;
     memcpy(path, trace_path, plen);
     memcpy(path + plen, ".rss", 5);
-    FILE *f = fopen(path, "r");
+    /* Regular, not a link, never blocking, the trace owner's or ours
+     * (another user may have planted it beside the trace: safefile.h). */
+    const char *why = NULL;
+    int fd = mt_sidecar_open(path, trace_path, &why);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
     if (!f) {
-        if (errno != ENOENT)
-            warnf(warn, ctx, "%s: %s; no resident memory shown", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        else if (errno != ENOENT)
+            warnf(warn, ctx, "%s: %s; no resident memory shown", path, why);
         free(path);
         return NULL;
     }

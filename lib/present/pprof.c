@@ -20,6 +20,7 @@
 #include <zlib.h>
 
 #include "memtrace/present.h"
+#include "../trace/safefile.h"
 
 /* ------------------------------------------------------------ encoder */
 
@@ -389,18 +390,23 @@ int mt_write_pprof_fd(int fd, const mt_selection *s, const mt_pprof_options *o, 
 
 int mt_write_pprof(const char *path, const mt_selection *s, const mt_pprof_options *o, char **err)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        if (err) {
-            size_t len = strlen(path) + 100;
-            *err = malloc(len);
-            if (*err)
-                snprintf(*err, len, "%s: %s", path, strerror(errno));
-        }
-        return -1;
+    /* (a new file renamed into place: never through another user's link) */
+    mt_outfile of;
+    const char *why = NULL;
+    int rc = mt_outfile_open(&of, path, 0666, &why);
+    if (rc == 0) {
+        rc = mt_write_pprof_fd(of.fd, s, o, err);
+        if (rc == 0)
+            rc = mt_outfile_commit(&of, &why);
+        else
+            mt_outfile_abort(&of);
     }
-    int rc = mt_write_pprof_fd(fd, s, o, err);
-    if (close(fd) < 0)
-        rc = -1;
+    if (rc < 0 && why && err) {
+        free(*err);
+        size_t len = strlen(path) + strlen(why) + 4;
+        *err = malloc(len);
+        if (*err)
+            snprintf(*err, len, "%s: %s", path, why);
+    }
     return rc;
 }

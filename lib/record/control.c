@@ -73,16 +73,26 @@ static int64_t now_ms(void)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* A recording on request: FILE-NNNN, created new (a number whose file
+ * exists, an earlier run's, is skipped: never truncated); without periods,
+ * FILE itself. */
 static int begin_period(void)
 {
     char file[PATH_MAX];
-    if (ctl.periods) {
+    if (!ctl.periods) {
+        snprintf(file, sizeof file, "%s", ctl.base);
+        return mtr_tracer_begin(file, ctl.rate, ctl.first, 0);
+    }
+    for (int tries = 0; tries < 100000; tries++) {
         ctl.period++;
         snprintf(file, sizeof file, "%s-%04u", ctl.base, ctl.period);
-    } else {
-        snprintf(file, sizeof file, "%s", ctl.base);
+        int rc = mtr_tracer_begin(file, ctl.rate, ctl.first, 1);
+        if (rc != -2)
+            return rc;
     }
-    return mtr_tracer_begin(file, ctl.rate, ctl.first);
+    mtr_tracer_message("%s-%04u: cannot create trace: every number up to it is taken",
+                       ctl.base, ctl.period);
+    return -1;
 }
 
 static int handler_in_place(void)

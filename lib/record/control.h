@@ -27,7 +27,9 @@ MT_HIDDEN const char *mtr_control_base(void);
 extern int mtr_exiting MT_HIDDEN;
 
 /* tracer.c */
-MT_HIDDEN int mtr_tracer_begin(const char *file, double rate, int first);
+/* Starts a recording into file (first: the first process's own file).
+ * exclusive: file must be new; -2 (no message) when it exists. */
+MT_HIDDEN int mtr_tracer_begin(const char *file, double rate, int first, int exclusive);
 MT_HIDDEN int mtr_tracer_active(void);
 MT_HIDDEN void mtr_tracer_message(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));

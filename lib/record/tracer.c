@@ -129,6 +129,8 @@ static struct {
     int64_t piece_ms;           /* when it started (monotonic) */
     int64_t piece_off0;         /* its size after its carried blocks */
     int delete_warned;
+    int excl;                   /* every piece of stem is created exclusively */
+    int excl_next;              /* the next start's FILE too (control.c's FILE-NNNN) */
 } tr = { .fd = -1, .tail_off = -1, .wlock = PTHREAD_MUTEX_INITIALIZER };
 
 static dev_t err_dev;
@@ -582,6 +584,22 @@ static int open_first(const char *path, const char **why)
     return fd;
 }
 
+/* Creates path, which must not exist (O_EXCL: never an existing file,
+ * never through a link): the files of a child (FILE.<pid>), of a recording
+ * started on request (FILE-NNNN) and every piece of them. -1 with *why;
+ * errno EEXIST when the name is taken. */
+static int open_new(const char *path, const char **why)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, TRACE_MODE);
+    if (fd < 0) {
+        int e = errno;
+        *why = e == EEXIST ? "exists already (an earlier process's or run's: not overwritten)"
+                           : strerror(e);
+        errno = e;
+    }
+    return fd;
+}
+
 /* The name of piece k of this process's trace: the stem itself without
  * rotation, else STEM.partNNNN (docs/recorder.md, "Long runs: rotation"). */
 static void piece_path(char *out, size_t cap, unsigned k)
@@ -650,7 +668,9 @@ static int begin_piece(int fd, int64_t start)
 
 /* Open this process's file, write the header, start the writer thread.
  * first: this is the first process of the tree (writes FILE itself).
- * wlock held (or single-threaded start). Returns 0 or -1 (message given). */
+ * wlock held (or single-threaded start). Returns 0 or -1 (message given),
+ * or -2 when the first process's file must be new (tr.excl_next) and its
+ * name is taken (no message: control.c moves on to the next number). */
 static int open_trace(int first)
 {
     int fd = -1;
@@ -661,21 +681,25 @@ static int open_trace(int first)
     if (first) {
         snprintf(tr.stem, sizeof tr.stem, "%s", tr.base);
         piece_path(tr.path, sizeof tr.path, tr.piece);
-        fd = open_first(tr.path, &why);
+        tr.excl = tr.excl_next;
+        fd = tr.excl ? open_new(tr.path, &why) : open_first(tr.path, &why);
+        if (fd < 0 && tr.excl && errno == EEXIST)
+            return -2;
     } else {
-        /* O_EXCL: never an existing file, never through a link. */
+        /* O_EXCL: never an existing file, never through a link; so are
+         * the later pieces (rotate), so a reused pid never overwrites an
+         * earlier process's pieces. */
+        tr.excl = 1;
         for (int k = 0; k < 100 && fd < 0; k++) {
             if (k == 0)
                 snprintf(tr.stem, sizeof tr.stem, "%s.%d", tr.base, (int)pid);
             else
                 snprintf(tr.stem, sizeof tr.stem, "%s.%d.%d", tr.base, (int)pid, k);
             piece_path(tr.path, sizeof tr.path, tr.piece);
-            fd = open(tr.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, TRACE_MODE);
+            fd = open_new(tr.path, &why);
             if (fd < 0 && errno != EEXIST)
                 break;
         }
-        if (fd < 0)
-            why = strerror(errno);
     }
     if (fd < 0) {
         message("%s: cannot create trace: %s", tr.path, why);
@@ -777,7 +801,7 @@ static void rotate(void)
     tr.piece++;
     piece_path(tr.path, sizeof tr.path, tr.piece);
     const char *why = NULL;
-    int fd = open_first(tr.path, &why);
+    int fd = tr.excl ? open_new(tr.path, &why) : open_first(tr.path, &why);
     if (fd < 0) {
         rotation_failed(why);
         return;
@@ -860,8 +884,11 @@ static int start(const char *filename, double rate, const char *context, int fir
     if (!tr.rss_ms)
         tr.rss_ms = DEFAULT_RSS_MS;
     if (first) {
-        if (open_trace(1) != 0)
+        int orc = open_trace(1);
+        if (orc != 0) {
+            rc = orc;
             goto out;
+        }
     } else {
         /* The file is created at the first sampled allocation, if any. */
         tr.pid = getpid();
@@ -1009,11 +1036,14 @@ static int rotation_env(void)
 /* ---------------------------------------------------------------------- */
 /* What control.c uses (docs/recorder.md, "Tracing on demand")             */
 
-int mtr_tracer_begin(const char *file, double rate, int first)
+int mtr_tracer_begin(const char *file, double rate, int first, int exclusive)
 {
     if (__atomic_load_n(&mtr_exiting, __ATOMIC_ACQUIRE))
         return -1;
-    return start(file, rate, NULL, first);
+    tr.excl_next = exclusive;
+    int rc = start(file, rate, NULL, first);
+    tr.excl_next = 0;
+    return rc;
 }
 
 int mtr_tracer_active(void)

@@ -446,7 +446,18 @@ int mt_symbolize_file(const char *path, const mt_symbolize_options *opts,
             goto out;
         }
     }
-    if (fchmod(fd, st.st_mode & 07777) != 0 || rename(tmp, path) != 0) {
+    /* The trace keeps its owner, group and permissions (root symbolizing a
+     * user's 0600 trace must not take it from them), never set-user-ID,
+     * set-group-ID or sticky bits. A new owner that cannot be given back:
+     * the trace stays as it was. */
+    struct stat now;
+    if (fstat(fd, &now) == 0 && (now.st_uid != st.st_uid || now.st_gid != st.st_gid) &&
+        fchown(fd, st.st_uid, st.st_gid) != 0) {
+        fail(error, "%s: cannot keep its owner (%d:%d): %s; left as it was", path,
+             (int)st.st_uid, (int)st.st_gid, strerror(errno));
+        goto out;
+    }
+    if (fchmod(fd, st.st_mode & 0777) != 0 || rename(tmp, path) != 0) {
         fail(error, "%s: cannot replace it: %s", path, strerror(errno));
         goto out;
     }
