@@ -85,7 +85,7 @@ cp "$SITES" "$T/mod"
 read -r RC SECS <"$T/codes.rc"
 n=$(sed -n 's/.*: \([0-9]*\) of 100000 frames named.*/\1/p' "$T/codes.err")
 if [ "$RC" = 0 ] && [ "${n:-0}" -ge 90000 ]; then
-    pass "100,000 distinct codes in 250 MB of address space: $n named, ${SECS}s"
+    pass "100,000 distinct codes (address space: $VLIM KB): $n named, ${SECS}s"
 else
     fail "100,000 distinct codes: exit $RC, ${n:-no} frames named, ${SECS}s: $(head -c 300 "$T/codes.err")"
 fi
@@ -99,7 +99,7 @@ cp "$MT_BIN" "$T/dir/mod"
 read -r RC SECS <"$T/spell.rc"
 if [ "$RC" = 0 ] && grep -Eq ': [0-9]+ of 6000 frames named' "$T/spell.err" &&
    ! grep -q 'cannot read' "$T/spell.err"; then
-    pass "one module spelled 1,500 ways, in 250 MB of address space: $(sed -n 's/.*: \([0-9]* of 6000\) frames.*/\1/p' "$T/spell.err") named, ${SECS}s"
+    pass "one module spelled 1,500 ways (address space: $VLIM KB): $(sed -n 's/.*: \([0-9]* of 6000\) frames.*/\1/p' "$T/spell.err") named, ${SECS}s"
 else
     fail "one module spelled 1,500 ways: exit $RC, ${SECS}s: $(head -c 300 "$T/spell.err")"
 fi

@@ -28,7 +28,7 @@
 static mt_location *locs;
 static size_t n_locs, cap_locs;
 
-static mt_location_code add_frame(const char *module, unsigned long long offset)
+static mt_location_code add_location(const char *file, const char *def, unsigned line)
 {
     if (n_locs == cap_locs) {
         cap_locs = cap_locs ? cap_locs * 2 : 1024;
@@ -38,15 +38,21 @@ static mt_location_code add_frame(const char *module, unsigned long long offset)
             exit(1);
         }
     }
-    const char *base = strrchr(module, '/');
-    char fn[4200];
-    snprintf(fn, sizeof fn, "%s+0x%llx", base ? base + 1 : module, offset);
-    locs[n_locs] = (mt_location){.filename = strdup(module), .defname = strdup(fn)};
+    locs[n_locs] = (mt_location){.filename = strdup(file), .defname = strdup(def), .line = line};
     if (!locs[n_locs].filename || !locs[n_locs].defname) {
         perror("gen_rawframes");
         exit(1);
     }
     return (mt_location_code)++n_locs;
+}
+
+/* A raw frame: the module's path, "BASENAME+0xOFFSET", no line. */
+static mt_location_code add_frame(const char *module, unsigned long long offset)
+{
+    const char *base = strrchr(module, '/');
+    char fn[4200];
+    snprintf(fn, sizeof fn, "%s+0x%llx", base ? base + 1 : module, offset);
+    return add_location(module, fn, 0);
 }
 
 static int resolve(void *ctx, mt_location_code code, const mt_location **l, size_t *n)
@@ -102,8 +108,7 @@ int main(int argc, char **argv)
         return 1;
     }
     /* code 1: the outer frame, a plain location */
-    add_frame("/main", 0);
-    locs[0] = (mt_location){.filename = "main.c", .defname = "main", .line = 1};
+    add_location("main.c", "main", 1);
     if (!strcmp(mode, "codes")) {
         for (size_t i = 0; i < n; i++)
             put(add_frame(module, b + 16 * (unsigned long long)i), (int64_t)i);
