@@ -22,9 +22,11 @@
  * MODULE.debug) in the module's directory, its .debug/ and /usr/lib/debug
  * under the module's real directory, a name with a '/' in it never being
  * followed, and the file checked against the module's build-id, or without
- * one against the debuglink's CRC (files up to MAX_CRC_BYTES); a dwz file
- * (.gnu_debugaltlink) only under /usr/lib/debug, checked against its
- * build-id; then, when DEBUGINFOD_URLS is set (symbolize --debuginfod),
+ * one against the debuglink's CRC (files up to MAX_CRC_BYTES, not sparse);
+ * a dwz file (.gnu_debugaltlink) at its path only under /usr/lib/debug,
+ * else by its last component in the module's directory, its .dwz/,
+ * /usr/lib/debug and /usr/lib/debug/.dwz, checked against the build-id the
+ * link records; then, when DEBUGINFOD_URLS is set (symbolize --debuginfod),
  * the debuginfod servers by build-id.
  *
  * For an address with DWARF: the line table gives file:line of the
@@ -417,7 +419,9 @@ static int is_wanted(int fd, const struct stat *st, const unsigned char *id, int
     }
     if (!check_crc)
         return 1;
-    if (st->st_size > MAX_CRC_BYTES)
+    /* at most MAX_CRC_BYTES, and not mostly holes (a sparse file costs its
+     * maker nothing and its reader a full pass) */
+    if (st->st_size > MAX_CRC_BYTES || (off_t)st->st_blocks * 512 < st->st_size / 8)
         return 0;
     unsigned char buf[65536];
     uLong c = crc32(0L, Z_NULL, 0);

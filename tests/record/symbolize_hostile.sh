@@ -10,6 +10,7 @@
 # until the limit. Every command runs under timeout(1) (a regression fails
 # instead of hanging); limits are loose but far below what the old code
 # took. The traces are made here by tests/tools/gen_rawframes.c.
+# (A CRC over a sparse file: seconds for nothing.)
 . tests/record/progs/lib.sh
 skip_under_tsan
 set -u
@@ -53,7 +54,17 @@ mkfifo "$D/fifo.dbg"
 printf 'alt.fifo\000ABCDEFGHIJKLMNOPQRST' >"$D/link-alt"
 objcopy --add-section .gnu_debugaltlink="$D/link-alt" "$SITES" "$D/alt.so"
 mkfifo "$D/alt.fifo"
-for m in nobid zero linkfifo alt; do
+# .gnu_debuglinks to sparse files (holes cost their maker nothing): 8 GiB
+# (libdw's CRC ran over all of it, about 20 s) and 1000 MiB (under the
+# size limit of a CRC, but mostly holes)
+for big in 8G:huge 1000M:hole; do
+    printf '%s.dbg\000\000\000\000\001\002\003\004' "${big#*:}" >"$D/link-${big#*:}"
+    objcopy --strip-debug --remove-section=.note.gnu.build-id \
+        --add-section .gnu_debuglink="$D/link-${big#*:}" "$SITES" "$D/${big#*:}.so"
+    printf '\177ELF' >"$D/${big#*:}.dbg"
+    truncate -s "${big%:*}" "$D/${big#*:}.dbg"
+done
+for m in nobid zero linkfifo alt huge hole; do
     "$GEN" codes "$D/$m.ctf" "$D/$m.so" 3 "$OFF" || fail "gen_rawframes codes $m"
     sym "$m" "$D/$m.ctf"
     if [ $RC = 0 ] && named 3 "$m"; then
