@@ -36,9 +36,11 @@ typedef struct mt_symbolize_stats {
  * untouched. A trace without raw frames is left as it is. Modules are read
  * where the trace says they were loaded from; a module whose build-id (or,
  * without one, size) differs from the recorded fingerprint is not used.
- * Debug information is looked up locally (the modules themselves,
- * /usr/lib/debug); libdw also asks debuginfod servers when DEBUGINFOD_URLS
- * is set in the environment. A trace still open in the process that writes
+ * Debug information is looked up locally (the modules themselves, their
+ * directories, /usr/lib/debug); debuginfod servers are asked too when
+ * DEBUGINFOD_URLS is set in the environment. Only regular ELF files are
+ * read (a FIFO or a device named by a trace or a debuglink is skipped),
+ * each module file once however its path is spelled. A trace still open in the process that writes
  * it (same host, its pid has the file open) is refused. Returns 0, or -1 with *error set to a malloc'd
  * message "FILE: reason". stats may be NULL. */
 int mt_symbolize_file(const char *path, const mt_symbolize_options *opts,

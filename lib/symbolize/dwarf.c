@@ -2,10 +2,35 @@
  * dwarf.c - module offset -> locations, with libdw (elfutils), outside the
  * profiled process.
  *
- * Each module is reported to a Dwfl of its own, from its path on disk;
- * libdw finds separate debug information (/usr/lib/debug by build-id or
- * debuglink). For an address with DWARF: the line table gives file:line of
- * the innermost location; the scope DIEs around the address give the
+ * A trace names its modules by path, and a trace can come from anyone: the
+ * paths and the files they lead to are untrusted. A path is looked up once
+ * (a keyed hash table of the spellings met); it leads to a module only if
+ * it is a regular file, and modules are keyed by (device, inode), so one
+ * file spelled many ways (/dir/./lib.so, /dir/././lib.so) is loaded once.
+ * Every file read here (modules, separate debug files) is opened by
+ * open_regular: stat first, then open without blocking, and used only if
+ * the descriptor is the same regular file and starts like an ELF file (a
+ * FIFO, a device or a compressed file is never read). At most max_open
+ * modules are open at once (each holds up to three descriptors: module,
+ * debug file, dwz file); the least recently used one is closed past that
+ * and opened again when a later frame needs it.
+ *
+ * Each open module is reported to a Dwfl of its own. Separate debug
+ * information is found by find_debuginfo, in this order: by build-id in
+ * /usr/lib/debug/.build-id (libdw's own search, which checks the id: that
+ * directory is the system's and trusted); by name (.gnu_debuglink, else
+ * MODULE.debug) in the module's directory, its .debug/ and /usr/lib/debug
+ * under the module's real directory, a name with a '/' in it never being
+ * followed, and the file checked against the module's build-id, or without
+ * one against the debuglink's CRC (files up to MAX_CRC_BYTES, not sparse);
+ * a dwz file (.gnu_debugaltlink) at its path only under /usr/lib/debug,
+ * else by its last component in the module's directory, its .dwz/,
+ * /usr/lib/debug and /usr/lib/debug/.dwz, checked against the build-id the
+ * link records; then, when DEBUGINFOD_URLS is set (symbolize --debuginfod),
+ * the debuginfod servers by build-id.
+ *
+ * For an address with DWARF: the line table gives file:line of the
+ * innermost location; the scope DIEs around the address give the
  * function, and each DW_TAG_inlined_subroutine on the way out adds the
  * location of its call site in the enclosing function. Function names are
  * linkage names demangled with the C++ runtime's __cxa_demangle (loaded on
@@ -18,16 +43,29 @@
  * Return addresses point after the call instruction: lookups use addr - 1.
  */
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <gelf.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
 
+#include "../trace/hash.h"
 #include "../trace/rawframe.h"
 #include "dwarf.h"
+
+#define DEBUG_ROOT "/usr/lib/debug"
+#define MAX_CRC_BYTES ((off_t)1 << 30)   /* debug files checked by CRC: at most 1 GiB */
+#define MAX_OPEN_MODULES 1024
 
 struct sym {
     GElf_Addr lo, hi;    /* [lo, hi) in the Dwfl's addresses; hi = lo when unsized */
@@ -35,95 +73,537 @@ struct sym {
     int rank;            /* binding preference: global 0, weak 1, local 2 */
 };
 
-struct module {
+enum { MOD_NEW, MOD_OK, MOD_BAD };
+
+struct module {          /* one file on disk */
+    dev_t dev;
+    ino_t ino;
+    char *path;          /* the spelling it was first met by */
+    int state;           /* MOD_NEW: never opened; MOD_BAD: not an ELF module we can read */
+    uint32_t fp;         /* fingerprint of the file, once opened */
+    Dwfl *dwfl;          /* NULL when not open now */
+    Dwfl_Module *mod;
+    Dwarf_Addr bias;     /* address in the Dwfl = offset + bias */
     struct sym *syms;    /* function symbols sorted by lo; built on first need */
     size_t nsyms;
     int syms_built;
+    struct module *newer, *older;   /* the open modules, most recently used first */
+};
+
+struct name {            /* a module path as the trace spells it */
+    uint64_t hash;
     char *path;
-    Dwfl *dwfl;
-    Dwfl_Module *mod;
-    Dwarf_Addr bias;   /* address in the Dwfl = offset + bias */
-    uint32_t fp;       /* fingerprint of the file on disk */
-    int usable;
+    struct module *mod;  /* NULL: no regular file there */
+    int warned;
 };
 
 struct mts_dwarf {
-    struct module *mods;
-    size_t n, cap;
+    struct name **names;         /* open addressing, keyed by mt_hash_bytes */
+    size_t names_mask, nnames;
+    struct module **mods;        /* open addressing, keyed by (dev, ino) */
+    size_t mods_mask, nmods;
+    struct module *newest, *oldest;
+    size_t nopen, max_open;
     Dwfl_Callbacks cb;
     char *debuginfo_path;
     char *(*demangle)(const char *, char *, size_t *, int *);
     int demangle_tried;
+    /* libdebuginfod, loaded when DEBUGINFOD_URLS is set */
+    void *dfd_client;
+    int (*dfd_find)(void *, const unsigned char *, int, char **);
+    void (*dfd_end)(void *);
+    int dfd_tried;
 };
+
+/* Opens path for reading only if it is a regular file that starts like an
+ * ELF file: never blocks on a FIFO, never reads a device. *st is the file's. */
+static int open_regular(const char *path, struct stat *st)
+{
+    struct stat before;
+    if (stat(path, &before) != 0 || !S_ISREG(before.st_mode))
+        return -1;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    unsigned char magic[4];
+    if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode) || st->st_dev != before.st_dev ||
+        st->st_ino != before.st_ino || pread(fd, magic, 4, 0) != 4 ||
+        memcmp(magic, ELFMAG, SELFMAG) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+                          GElf_Addr base, const char *file_name, const char *debuglink,
+                          GElf_Word crc, char **debuginfo_file_name);
 
 mts_dwarf *mts_dwarf_new(void)
 {
     mts_dwarf *d = calloc(1, sizeof *d);
     if (!d)
         return NULL;
+    elf_version(EV_CURRENT);
     d->cb.find_elf = dwfl_build_id_find_elf;
-    d->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+    d->cb.find_debuginfo = find_debuginfo;
     d->cb.section_address = dwfl_offline_section_address;
     d->cb.debuginfo_path = &d->debuginfo_path;
+    /* descriptors: three per open module at most, some left for the rest */
+    struct rlimit rl;
+    size_t lim = 1024;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        lim = (size_t)rl.rlim_cur;
+    d->max_open = lim > 32 + 3 * 4 ? (lim - 32) / 3 : 4;
+    if (d->max_open > MAX_OPEN_MODULES)
+        d->max_open = MAX_OPEN_MODULES;
     return d;
+}
+
+static void close_module(mts_dwarf *d, struct module *m)
+{
+    if (!m->dwfl)
+        return;
+    dwfl_end(m->dwfl);
+    m->dwfl = NULL;
+    m->mod = NULL;
+    free(m->syms);   /* its names were libdw's */
+    m->syms = NULL;
+    m->nsyms = 0;
+    m->syms_built = 0;
+    if (m->newer)
+        m->newer->older = m->older;
+    else
+        d->newest = m->older;
+    if (m->older)
+        m->older->newer = m->newer;
+    else
+        d->oldest = m->newer;
+    m->newer = m->older = NULL;
+    d->nopen--;
 }
 
 void mts_dwarf_free(mts_dwarf *d)
 {
     if (!d)
         return;
-    for (size_t i = 0; i < d->n; i++) {
-        if (d->mods[i].dwfl)
-            dwfl_end(d->mods[i].dwfl);
-        free(d->mods[i].path);
-        free(d->mods[i].syms);
+    for (size_t i = 0; d->mods && i <= d->mods_mask; i++) {
+        struct module *m = d->mods[i];
+        if (!m)
+            continue;
+        close_module(d, m);
+        free(m->path);
+        free(m);
     }
     free(d->mods);
+    for (size_t i = 0; d->names && i <= d->names_mask; i++)
+        if (d->names[i]) {
+            free(d->names[i]->path);
+            free(d->names[i]);
+        }
+    free(d->names);
+    if (d->dfd_client && d->dfd_end)
+        d->dfd_end(d->dfd_client);
     free(d);
 }
 
-static struct module *open_module(mts_dwarf *d, const char *path)
+/* ------------------------------------------------------- the two tables */
+
+static uint64_t inode_hash(dev_t dev, ino_t ino)
 {
-    for (size_t i = 0; i < d->n; i++)
-        if (strcmp(d->mods[i].path, path) == 0)
-            return &d->mods[i];
-    if (d->n == d->cap) {
-        size_t nc = d->cap ? 2 * d->cap : 16;
-        struct module *m = realloc(d->mods, nc * sizeof *m);
-        if (!m)
-            return NULL;
-        d->mods = m;
-        d->cap = nc;
+    return mt_hash_mix(mt_hash_u64((uint64_t)ino), (uint64_t)dev);
+}
+
+/* Doubles a table of pointers whose keys hash(p) gives; 0 or -1. */
+static int grow_table(void ***slots, size_t *mask, uint64_t (*hash)(const void *))
+{
+    size_t cap = *slots ? 2 * (*mask + 1) : 64;
+    void **t = calloc(cap, sizeof *t);
+    if (!t)
+        return -1;
+    for (size_t i = 0; *slots && i <= *mask; i++) {
+        if (!(*slots)[i])
+            continue;
+        size_t j = hash((*slots)[i]) & (cap - 1);
+        while (t[j])
+            j = (j + 1) & (cap - 1);
+        t[j] = (*slots)[i];
     }
-    struct module *m = &d->mods[d->n];
-    memset(m, 0, sizeof *m);
-    m->path = strdup(path);
-    if (!m->path)
+    free(*slots);
+    *slots = t;
+    *mask = cap - 1;
+    return 0;
+}
+
+static uint64_t name_hash(const void *p)
+{
+    return ((const struct name *)p)->hash;
+}
+
+static uint64_t module_hash(const void *p)
+{
+    const struct module *m = p;
+    return inode_hash(m->dev, m->ino);
+}
+
+/* The module of the file at st, a new one (not opened yet) if first met. */
+static struct module *module_of(mts_dwarf *d, const char *path, const struct stat *st)
+{
+    if ((d->nmods + 1) * 2 > (d->mods ? d->mods_mask + 1 : 0) &&
+        grow_table((void ***)&d->mods, &d->mods_mask, module_hash) != 0)
         return NULL;
-    d->n++;
-    /* Only regular files: a trace names paths, and a FIFO or a device named
-     * by a damaged or hostile trace must not block or feed us forever. */
-    struct stat st;
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-        return m;
-    m->dwfl = dwfl_begin(&d->cb);
-    if (!m->dwfl)
-        return m;
-    dwfl_report_begin(m->dwfl);
-    const char *base = strrchr(path, '/');
-    m->mod = dwfl_report_elf(m->dwfl, base ? base + 1 : path, path, -1, 0, false);
-    dwfl_report_end(m->dwfl, NULL, NULL);
-    if (!m->mod || !dwfl_module_getelf(m->mod, &m->bias))
-        return m;
-    const unsigned char *bits;
-    GElf_Addr vaddr;
-    int len = dwfl_module_build_id(m->mod, &bits, &vaddr);
-    if (len > 0)
-        m->fp = mt_raw_fingerprint(bits, (size_t)len, 0);
-    else if (stat(path, &st) == 0)
-        m->fp = mt_raw_fingerprint(NULL, 0, (uint64_t)st.st_size);
-    m->usable = 1;
+    size_t j = inode_hash(st->st_dev, st->st_ino) & d->mods_mask;
+    for (; d->mods[j]; j = (j + 1) & d->mods_mask)
+        if (d->mods[j]->dev == st->st_dev && d->mods[j]->ino == st->st_ino)
+            return d->mods[j];
+    struct module *m = calloc(1, sizeof *m);
+    if (!m || !(m->path = strdup(path))) {
+        free(m);
+        return NULL;
+    }
+    m->dev = st->st_dev;
+    m->ino = st->st_ino;
+    d->mods[j] = m;
+    d->nmods++;
     return m;
+}
+
+/* The entry of a module path, made on first sight; NULL when out of memory. */
+static struct name *name_of_path(mts_dwarf *d, const char *path)
+{
+    if ((d->nnames + 1) * 2 > (d->names ? d->names_mask + 1 : 0) &&
+        grow_table((void ***)&d->names, &d->names_mask, name_hash) != 0)
+        return NULL;
+    uint64_t h = mt_hash_bytes(path, strlen(path));
+    size_t j = h & d->names_mask;
+    for (; d->names[j]; j = (j + 1) & d->names_mask)
+        if (d->names[j]->hash == h && strcmp(d->names[j]->path, path) == 0)
+            return d->names[j];
+    struct name *n = calloc(1, sizeof *n);
+    if (!n || !(n->path = strdup(path))) {
+        free(n);
+        return NULL;
+    }
+    n->hash = h;
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+        n->mod = module_of(d, path, &st);
+    d->names[j] = n;
+    d->nnames++;
+    return n;
+}
+
+int mts_dwarf_warn_once(mts_dwarf *d, const char *path)
+{
+    struct name *n = name_of_path(d, path);
+    if (!n || n->warned)
+        return 0;
+    n->warned = 1;
+    return 1;
+}
+
+/* ------------------------------------------------------------- modules */
+
+/* Opens m (again), closing the least recently used module past max_open;
+ * 0, or -1 when it cannot be used. */
+static int open_module(mts_dwarf *d, struct module *m)
+{
+    if (m->dwfl) {   /* the most recently used now */
+        if (m->newer) {
+            m->newer->older = m->older;
+            if (m->older)
+                m->older->newer = m->newer;
+            else
+                d->oldest = m->newer;
+            m->newer = NULL;
+            m->older = d->newest;
+            d->newest->newer = m;
+            d->newest = m;
+        }
+        return 0;
+    }
+    if (m->state == MOD_BAD)
+        return -1;
+    struct stat st;
+    int fd = open_regular(m->path, &st);
+    if (fd < 0 || st.st_dev != m->dev || st.st_ino != m->ino) {
+        if (fd >= 0)
+            close(fd);
+        m->state = MOD_BAD;
+        return -1;
+    }
+    while (d->nopen >= d->max_open && d->oldest)
+        close_module(d, d->oldest);
+    m->dwfl = dwfl_begin(&d->cb);
+    if (!m->dwfl) {
+        close(fd);
+        return -1;   /* out of memory: perhaps not next time */
+    }
+    dwfl_report_begin(m->dwfl);
+    const char *base = strrchr(m->path, '/');
+    /* the descriptor is libdw's from here on, unless it fails */
+    m->mod = dwfl_report_elf(m->dwfl, base ? base + 1 : m->path, m->path, fd, 0, false);
+    if (!m->mod)
+        close(fd);
+    dwfl_report_end(m->dwfl, NULL, NULL);
+    uint32_t fp = 0;
+    if (m->mod) {   /* find_debuginfo's context */
+        void **ud;
+        dwfl_module_info(m->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+        *ud = d;
+    }
+    if (m->mod && dwfl_module_getelf(m->mod, &m->bias)) {
+        const unsigned char *bits;
+        GElf_Addr vaddr;
+        int len = dwfl_module_build_id(m->mod, &bits, &vaddr);
+        fp = len > 0 ? mt_raw_fingerprint(bits, (size_t)len, 0)
+                     : mt_raw_fingerprint(NULL, 0, (uint64_t)st.st_size);
+    }
+    /* the file opened again must be the one first read */
+    if (!fp || (m->state == MOD_OK && fp != m->fp)) {
+        dwfl_end(m->dwfl);
+        m->dwfl = NULL;
+        m->mod = NULL;
+        m->state = MOD_BAD;
+        return -1;
+    }
+    m->fp = fp;
+    m->state = MOD_OK;
+    m->older = d->newest;
+    if (d->newest)
+        d->newest->newer = m;
+    else
+        d->oldest = m;
+    d->newest = m;
+    d->nopen++;
+    return 0;
+}
+
+/* ------------------------------------------------ separate debug files */
+
+/* The build-id that the debug file for this call must have: the module's,
+ * or, when libdw asks for the dwz file of a debug file it has already
+ * opened, the one .gnu_debugaltlink names. 0 when there is none. */
+static int wanted_id(Dwfl_Module *mod, int *alt, const unsigned char **id)
+{
+    Dwarf_Addr dwbias = (Dwarf_Addr)-1;
+    dwfl_module_info(mod, NULL, NULL, NULL, &dwbias, NULL, NULL, NULL);
+    *alt = dwbias != (Dwarf_Addr)-1;   /* a debug file is there already */
+    if (!*alt) {
+        GElf_Addr vaddr;
+        int len = dwfl_module_build_id(mod, id, &vaddr);
+        return len > 0 ? len : 0;
+    }
+    Dwarf_Addr bias;
+    Dwarf *dw = dwfl_module_getdwarf(mod, &bias);   /* the one already loaded */
+    const char *altname;
+    const void *bits = NULL;
+    ssize_t len = dw ? dwelf_dwarf_gnu_debugaltlink(dw, &altname, &bits) : -1;
+    *id = bits;
+    return len > 0 && len < INT_MAX ? (int)len : 0;
+}
+
+/* Is fd the debug file wanted: the same build-id, or without one the
+ * debuglink's CRC (check_crc)? */
+static int is_wanted(int fd, const struct stat *st, const unsigned char *id, int idlen,
+                     int check_crc, GElf_Word crc)
+{
+    if (idlen > 0) {
+        Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+        const void *fid = NULL;
+        ssize_t flen = e ? dwelf_elf_gnu_build_id(e, &fid) : -1;
+        int ok = flen == idlen && memcmp(fid, id, (size_t)idlen) == 0;
+        if (e)
+            elf_end(e);
+        return ok;
+    }
+    if (!check_crc)
+        return 1;
+    /* at most MAX_CRC_BYTES, and not mostly holes (a sparse file costs its
+     * maker nothing and its reader a full pass) */
+    if (st->st_size > MAX_CRC_BYTES || (off_t)st->st_blocks * 512 < st->st_size / 8)
+        return 0;
+    unsigned char buf[65536];
+    uLong c = crc32(0L, Z_NULL, 0);
+    off_t off = 0;
+    ssize_t n;
+    while ((n = pread(fd, buf, sizeof buf, off)) > 0 && off < MAX_CRC_BYTES) {
+        c = crc32(c, buf, (uInt)n);
+        off += n;
+    }
+    return n == 0 && (GElf_Word)c == crc;
+}
+
+/* Tries dir/sub/file (sub may be NULL); the descriptor, or -1. */
+static int try_debug_file(const char *dir, const char *sub, const char *file,
+                          const struct stat *main_st, const unsigned char *id, int idlen,
+                          int check_crc, GElf_Word crc, char **found)
+{
+    char path[PATH_MAX];
+    int len = sub ? snprintf(path, sizeof path, "%s/%s/%s", dir, sub, file)
+                  : snprintf(path, sizeof path, "%s/%s", dir, file);
+    if (len < 0 || len >= (int)sizeof path)
+        return -1;
+    struct stat st;
+    int fd = open_regular(path, &st);
+    if (fd < 0)
+        return -1;
+    if ((st.st_dev == main_st->st_dev && st.st_ino == main_st->st_ino) ||
+        !is_wanted(fd, &st, id, idlen, check_crc, crc) || !(*found = strdup(path))) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Is path absolute, under DEBUG_ROOT, without "." or ".." components? */
+static int under_debug_root(const char *path)
+{
+    size_t n = strlen(DEBUG_ROOT);
+    if (strncmp(path, DEBUG_ROOT "/", n + 1) != 0)
+        return 0;
+    for (const char *p = path + n; *p; p++)
+        if (p[0] == '/' && p[1] == '.' &&
+            (p[2] == '/' || p[2] == '\0' || (p[2] == '.' && (p[3] == '/' || p[3] == '\0'))))
+            return 0;
+    return 1;
+}
+
+static int debuginfod_fd(mts_dwarf *d, const unsigned char *id, int idlen, char **found)
+{
+    const char *urls = getenv("DEBUGINFOD_URLS");
+    if (!d || idlen <= 0 || !urls || !*urls)
+        return -1;
+    if (!d->dfd_tried) {
+        d->dfd_tried = 1;
+        void *h = dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_LOCAL);
+        void *(*begin)(void) = h ? (void *(*)(void))dlsym(h, "debuginfod_begin") : NULL;
+        d->dfd_find = h ? (int (*)(void *, const unsigned char *, int, char **))
+                              dlsym(h, "debuginfod_find_debuginfo") : NULL;
+        d->dfd_end = h ? (void (*)(void *))dlsym(h, "debuginfod_end") : NULL;
+        if (begin && d->dfd_find && d->dfd_end)
+            d->dfd_client = begin();
+    }
+    if (!d->dfd_client)
+        return -1;
+    char *path = NULL;
+    int fd = d->dfd_find(d->dfd_client, id, idlen, &path);
+    struct stat st;
+    if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
+        close(fd);
+        fd = -1;
+    }
+    if (fd >= 0)
+        *found = path;
+    else
+        free(path);
+    return fd < 0 ? -1 : fd;
+}
+
+/* libdw's find_debuginfo hook (see the top of this file). */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+                          GElf_Addr base, const char *file_name, const char *debuglink,
+                          GElf_Word crc, char **debuginfo_file_name)
+{
+    mts_dwarf *d = userdata ? *userdata : NULL;
+    *debuginfo_file_name = NULL;
+    int alt;
+    const unsigned char *id = NULL;
+    int idlen = wanted_id(mod, &alt, &id);
+    if (alt && idlen == 0)
+        return -1;   /* a dwz file is found only by its build-id */
+
+    /* 1. /usr/lib/debug/.build-id/xx/yyyy.debug */
+    if (idlen > 0) {
+        int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
+                                              debuglink, crc, debuginfo_file_name);
+        if (fd >= 0)
+            return fd;
+        free(*debuginfo_file_name);
+        *debuginfo_file_name = NULL;
+    }
+
+    /* 2. by name */
+    const char *mainfile = NULL;
+    dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &mainfile, NULL);
+    if (!file_name)
+        file_name = mainfile;
+    struct stat main_st = {0};
+    if (!file_name || stat(file_name, &main_st) != 0)
+        return -1;
+    int fd = -1;
+    if (alt) {
+        /* the dwz file: where .gnu_debugaltlink says if that is under
+         * /usr/lib/debug, else its last component in the module's
+         * directory, its .dwz/, /usr/lib/debug and /usr/lib/debug/.dwz */
+        if (debuglink && debuglink[0] == '/' && under_debug_root(debuglink))
+            fd = try_debug_file("", NULL, debuglink + 1, &main_st, id, idlen, 0, 0,
+                                debuginfo_file_name);
+        const char *b = debuglink ? strrchr(debuglink, '/') : NULL;
+        b = b ? b + 1 : debuglink;
+        char dir[PATH_MAX];
+        const char *slash = strrchr(file_name, '/');
+        int dl = slash ? (int)(slash - file_name) : -1;
+        if (b && *b && strcmp(b, ".") != 0 && strcmp(b, "..") != 0) {
+            if (fd < 0 && dl >= 0 && snprintf(dir, sizeof dir, "%.*s", dl, file_name) < (int)sizeof dir) {
+                fd = try_debug_file(dir, NULL, b, &main_st, id, idlen, 0, 0, debuginfo_file_name);
+                if (fd < 0)
+                    fd = try_debug_file(dir, ".dwz", b, &main_st, id, idlen, 0, 0,
+                                        debuginfo_file_name);
+            }
+            if (fd < 0)
+                fd = try_debug_file(DEBUG_ROOT, NULL, b, &main_st, id, idlen, 0, 0,
+                                    debuginfo_file_name);
+            if (fd < 0)
+                fd = try_debug_file(DEBUG_ROOT, ".dwz", b, &main_st, id, idlen, 0, 0,
+                                    debuginfo_file_name);
+        }
+    } else if (!debuglink || (!strchr(debuglink, '/') && strcmp(debuglink, ".") != 0 &&
+                              strcmp(debuglink, "..") != 0 && *debuglink)) {
+        /* in the directory of the module as named and of its real path */
+        char given[PATH_MAX], *real = realpath(file_name, NULL);
+        snprintf(given, sizeof given, "%s", file_name);
+        char *dirs[2] = {real && strcmp(real, given) == 0 ? NULL : given, real};
+        char made[PATH_MAX];
+        const char *base_name = strrchr(file_name, '/');
+        base_name = base_name ? base_name + 1 : file_name;
+        const char *name = debuglink;
+        int check = debuglink != NULL && crc != 0;
+        if (!debuglink && snprintf(made, sizeof made, "%s.debug", base_name) < (int)sizeof made)
+            name = made;
+        for (int k = 0; k < 2 && fd < 0 && name; k++) {
+            if (!dirs[k])
+                continue;
+            char *slash = strrchr(dirs[k], '/');
+            if (!slash)
+                continue;
+            *slash = '\0';
+            const char *dir = dirs[k][0] ? dirs[k] : "/";
+            fd = try_debug_file(dir, NULL, name, &main_st, id, idlen, check, crc,
+                                debuginfo_file_name);
+            if (fd < 0)
+                fd = try_debug_file(dir, ".debug", name, &main_st, id, idlen, check, crc,
+                                    debuginfo_file_name);
+            /* /usr/lib/debug/DIR: only for a real path (no "..") */
+            if (fd < 0 && k == 1)
+                fd = try_debug_file(DEBUG_ROOT, dir + 1, name, &main_st, id, idlen, check,
+                                    crc, debuginfo_file_name);
+            if (fd < 0 && !debuglink) {   /* as libdw: the module's own name there too */
+                fd = try_debug_file(dir, ".debug", base_name, &main_st, id, idlen, 0, 0,
+                                    debuginfo_file_name);
+                if (fd < 0 && k == 1)
+                    fd = try_debug_file(DEBUG_ROOT, dir + 1, base_name, &main_st, id, idlen,
+                                        0, 0, debuginfo_file_name);
+            }
+            *slash = '/';
+        }
+        free(real);
+    }
+    if (fd >= 0)
+        return fd;
+
+    /* 3. debuginfod */
+    return debuginfod_fd(d, id, idlen, debuginfo_file_name);
 }
 
 static char *name_of(mts_dwarf *d, const char *raw)
@@ -271,8 +751,8 @@ static const char *symbol_at(struct module *m, GElf_Addr pc)
 }
 
 /* Locations for pc (already minus 1), innermost first; returns count. */
-static size_t lookup(mts_dwarf *d, struct module *m, Dwarf_Addr pc, mt_location *out,
-                     size_t max)
+static size_t lookup(mts_dwarf *d, struct module *m, const char *path, Dwarf_Addr pc,
+                     mt_location *out, size_t max)
 {
     size_t n = 0;
     Dwfl_Module *mod = m->mod;
@@ -315,22 +795,23 @@ static size_t lookup(mts_dwarf *d, struct module *m, Dwarf_Addr pc, mt_location 
     /* No DWARF function: the symbol table. */
     const char *symname = symbol_at(m, pc);
     if (symname)
-        add(d, out, &n, max, file ? file : m->path, file ? line : 0, symname);
+        add(d, out, &n, max, file ? file : path, file ? line : 0, symname);
     return n;
 }
 
 int mts_dwarf_lookup(mts_dwarf *d, const char *path, uint32_t fingerprint, uint64_t offset,
                      mt_location *out, size_t max)
 {
-    struct module *m = open_module(d, path);
-    if (!m || !m->usable)
+    struct name *n = name_of_path(d, path);
+    if (!n || !n->mod || open_module(d, n->mod) != 0)
         return MTS_NO_MODULE;
+    struct module *m = n->mod;
     if (fingerprint && m->fp != fingerprint)
         return MTS_CHANGED;
     if (max == 0 || offset == 0)
         return MTS_NO_SYMBOL;
     mt_location tmp[max];
-    size_t k = lookup(d, m, (Dwarf_Addr)(offset + m->bias - 1), tmp, max);
+    size_t k = lookup(d, m, path, (Dwarf_Addr)(offset + m->bias - 1), tmp, max);
     if (k == 0)
         return MTS_NO_SYMBOL;
     for (size_t i = 0; i < k; i++)   /* outermost first */

@@ -1,7 +1,8 @@
 /*
  * dwarf.h - one module's code offsets -> source locations, with libdw, for
  * the trace rewriter (rewrite.c). Modules are opened from disk by path, once
- * each, and checked against the fingerprint the recorder wrote.
+ * each (one file under several spellings too), only when they are regular
+ * ELF files, and checked against the fingerprint the recorder wrote.
  */
 #ifndef MT_SYMBOLIZE_DWARF_H
 #define MT_SYMBOLIZE_DWARF_H
@@ -25,5 +26,9 @@ enum { MTS_OK = 0, MTS_NO_MODULE = -1, MTS_CHANGED = -2, MTS_NO_SYMBOL = -3 };
  * it is not the file that was loaded, or nothing names the address. */
 int mts_dwarf_lookup(mts_dwarf *d, const char *path, uint32_t fingerprint, uint64_t offset,
                      mt_location *out, size_t max);
+
+/* 1 the first time it is asked for this module path, then 0 (one warning
+ * per module that cannot be used). */
+int mts_dwarf_warn_once(mts_dwarf *d, const char *path);
 
 #endif

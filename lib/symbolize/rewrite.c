@@ -5,8 +5,11 @@
  *
  * Events are copied as they are; only location events change. The writer
  * asks for a code's locations whenever the code enters its backtrace
- * cache, so results are kept per code. Codes whose description is not a
- * raw frame (already symbolized, OCaml traces) pass through unchanged.
+ * cache, so results are kept per code, in the codec's code -> locations
+ * table (lib/trace/loctab.h: keyed hash, each list stored at its length,
+ * each distinct name once). Codes whose description is not a raw frame
+ * (already symbolized, OCaml traces) pass through unchanged: they are kept
+ * as an empty list, which stands for the reader's own description.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,27 +23,20 @@
 #include <unistd.h>
 
 #include "memtrace/symbolize.h"
+#include "../trace/loctab.h"
 #include "../trace/rawframe.h"
 #include "dwarf.h"
 
 #define MAX_CHAIN 255   /* locations per code the format allows */
 
-struct entry {
-    mt_location_code code;   /* 0 = empty */
-    mt_location *locs;       /* NULL: pass the reader's through */
-    size_t n;
-};
-
 struct rewriter {
     mt_reader *r;
     mts_dwarf *dwarf;
-    struct entry *table;
-    size_t cap, used;
+    mt_loctab codes;         /* code -> its new locations (empty: the reader's) */
+    mt_location scratch[MAX_CHAIN];
     mt_symbolize_stats st;
     const mt_symbolize_options *opts;
     const char *path;
-    char **warned;           /* modules already warned about */
-    size_t nwarned;
 };
 
 static void warn(struct rewriter *rw, const char *fmt, ...)
@@ -58,16 +54,8 @@ static void warn(struct rewriter *rw, const char *fmt, ...)
 
 static void warn_module(struct rewriter *rw, const char *module, int why)
 {
-    for (size_t i = 0; i < rw->nwarned; i++)
-        if (strcmp(rw->warned[i], module) == 0)
-            return;
-    char **w = realloc(rw->warned, (rw->nwarned + 1) * sizeof *w);
-    if (!w)
+    if (!mts_dwarf_warn_once(rw->dwarf, module))
         return;
-    rw->warned = w;
-    if (!(w[rw->nwarned] = strdup(module)))
-        return;
-    rw->nwarned++;
     if (why == MTS_CHANGED)
         warn(rw, "%s: %s has changed since the trace was recorded (build-id or size "
                  "differs): its frames stay module+offset", rw->path, module);
@@ -75,35 +63,17 @@ static void warn_module(struct rewriter *rw, const char *module, int why)
         warn(rw, "%s: cannot read %s: its frames stay module+offset", rw->path, module);
 }
 
-static struct entry *slot(struct rewriter *rw, mt_location_code code)
+/* The interned copy of s (NULL: out of memory). */
+static const char *intern(struct rewriter *rw, const char *s)
 {
-    size_t i = (size_t)((code * 0x9e3779b97f4a7c15ULL) >> 20) & (rw->cap - 1);
-    while (rw->table[i].code && rw->table[i].code != code)
-        i = (i + 1) & (rw->cap - 1);
-    return &rw->table[i];
+    return mt_strtab_intern(&rw->codes.strings, s, strlen(s));
 }
 
-static int grow(struct rewriter *rw)
-{
-    size_t ocap = rw->cap;
-    struct entry *old = rw->table;
-    size_t ncap = ocap ? ocap * 2 : 4096;
-    struct entry *t = calloc(ncap, sizeof *t);
-    if (!t)
-        return -1;
-    rw->table = t;
-    rw->cap = ncap;
-    for (size_t i = 0; i < ocap; i++)
-        if (old[i].code)
-            *slot(rw, old[i].code) = old[i];
-    free(old);
-    return 0;
-}
-
-/* A code's new locations: each raw location of the reader's description
- * becomes what the module says (a chain when inlined), others stay. */
-static void symbolize_code(struct rewriter *rw, struct entry *e, const mt_location *in,
-                           size_t n)
+/* A code's new locations into *out (rw->scratch): each raw location of the
+ * reader's description becomes what the module says (a chain when
+ * inlined), others stay. 0 when the code has no raw location. */
+static size_t symbolize_code(struct rewriter *rw, const mt_location *in, size_t n,
+                             const mt_location **out)
 {
     int any_raw = 0;
     uint64_t off;
@@ -111,39 +81,48 @@ static void symbolize_code(struct rewriter *rw, struct entry *e, const mt_locati
         if (mt_raw_parse(in[i].filename, in[i].defname, in[i].line, &off))
             any_raw = 1;
     if (!any_raw)
-        return;
+        return 0;
     rw->st.raw++;
-    mt_location *out = malloc(MAX_CHAIN * sizeof *out);
-    if (!out)
-        return;
+    mt_location *o = rw->scratch;
     size_t k = 0;
-    int resolved = 0;
+    int resolved = 0, oom = 0;
     for (size_t i = 0; i < n && k < MAX_CHAIN; i++) {
-        int got = -1;
         if (mt_raw_parse(in[i].filename, in[i].defname, in[i].line, &off)) {
             uint32_t fp = mt_raw_fingerprint_join(in[i].start_char, in[i].end_char);
-            got = mts_dwarf_lookup(rw->dwarf, in[i].filename, fp, off, out + k, MAX_CHAIN - k);
+            int got = mts_dwarf_lookup(rw->dwarf, in[i].filename, fp, off, o + k, MAX_CHAIN - k);
             if (got == MTS_NO_MODULE || got == MTS_CHANGED)
                 warn_module(rw, in[i].filename, got);
             if (got > 0) {
+                /* dwarf.c's strings are malloc'd: keep one copy of each name */
+                for (size_t j = k; j < k + (size_t)got; j++) {
+                    char *f = (char *)o[j].filename, *d = (char *)o[j].defname;
+                    o[j].filename = intern(rw, f);
+                    o[j].defname = intern(rw, d);
+                    oom |= !o[j].filename || !o[j].defname;
+                    free(f);
+                    free(d);
+                }
                 k += (size_t)got;
                 resolved = 1;
                 continue;
             }
         }
-        out[k].filename = strdup(in[i].filename);
-        out[k].defname = strdup(in[i].defname);
-        out[k].line = in[i].line;
-        out[k].start_char = in[i].start_char;
-        out[k].end_char = in[i].end_char;
+        o[k] = in[i];
+        o[k].filename = intern(rw, in[i].filename);
+        o[k].defname = intern(rw, in[i].defname);
+        oom |= !o[k].filename || !o[k].defname;
         k++;
+    }
+    if (oom) {
+        rw->st.unresolved++;
+        return 0;   /* the reader's description, raw */
     }
     if (resolved)
         rw->st.resolved++;
     else
         rw->st.unresolved++;
-    e->locs = out;
-    e->n = k;
+    *out = o;
+    return k;
 }
 
 static int resolve(void *ctx, mt_location_code code, const mt_location **locs, size_t *n)
@@ -153,18 +132,18 @@ static int resolve(void *ctx, mt_location_code code, const mt_location **locs, s
     size_t nin;
     if (mt_reader_lookup(rw->r, code, &in, &nin) < 0)
         return -1;
-    if ((rw->used + 1) * 2 > rw->cap && grow(rw) != 0)
-        return -1;
-    struct entry *e = slot(rw, code);
-    if (!e->code) {
-        e->code = code;
-        rw->used++;
+    const mt_location *mine;
+    size_t k;
+    if (mt_loctab_find(&rw->codes, code, &mine, &k) != 0) {
         rw->st.codes++;
-        symbolize_code(rw, e, in, nin);
+        k = symbolize_code(rw, in, nin, &mine);
+        if (mt_loctab_add(&rw->codes, code, mine, k, 0) < 0 ||
+            mt_loctab_find(&rw->codes, code, &mine, &k) != 0)
+            return -1;
     }
-    if (e->locs) {
-        *locs = e->locs;
-        *n = e->n;
+    if (k > 0) {
+        *locs = mine;
+        *n = k;
     } else {
         *locs = in;
         *n = nin;
@@ -174,20 +153,7 @@ static int resolve(void *ctx, mt_location_code code, const mt_location **locs, s
 
 static void free_rewriter(struct rewriter *rw)
 {
-    for (size_t i = 0; i < rw->cap; i++) {
-        struct entry *e = &rw->table[i];
-        if (!e->code || !e->locs)
-            continue;
-        for (size_t j = 0; j < e->n; j++) {
-            free((char *)e->locs[j].filename);
-            free((char *)e->locs[j].defname);
-        }
-        free(e->locs);
-    }
-    free(rw->table);
-    for (size_t i = 0; i < rw->nwarned; i++)
-        free(rw->warned[i]);
-    free(rw->warned);
+    mt_loctab_free(&rw->codes);
     mts_dwarf_free(rw->dwarf);
 }
 
@@ -323,6 +289,7 @@ int mt_symbolize_file(const char *path, const mt_symbolize_options *opts,
 {
     struct rewriter rw;
     memset(&rw, 0, sizeof rw);
+    mt_loctab_init(&rw.codes);
     rw.opts = opts;
     rw.path = path;
     if (error)
