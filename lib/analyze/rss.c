@@ -67,6 +67,21 @@ static int field(char **s, int64_t *out)
 
 /* TRACE_PATH.rss of the recording of process want_pid that started at
  * want_start, its times made relative to base (the model's start). */
+/* A new point at the end of r's array (*cap its capacity), or NULL if
+ * there is no memory for it. */
+static mt_rss_point *grow_one(mt_rss *r, size_t *cap)
+{
+    if (r->n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 256;
+        mt_rss_point *np = realloc(r->p, nc * sizeof *np);
+        if (!np)
+            return NULL;
+        r->p = np;
+        *cap = nc;
+    }
+    return &r->p[r->n++];
+}
+
 static mt_rss *rss_read(const char *trace_path, uint64_t want_pid, int64_t want_start,
                         int64_t base, mt_warning_fn warn, void *ctx)
 {
@@ -139,15 +154,9 @@ static mt_rss *rss_read(const char *trace_path, uint64_t want_pid, int64_t want_
                       lineno, why);
             break;
         }
-        if (r->n == cap) {
-            size_t nc = cap ? cap * 2 : 256;
-            mt_rss_point *np = realloc(r->p, nc * sizeof *np);
-            if (!np)
-                break;
-            r->p = np;
-            cap = nc;
-        }
-        mt_rss_point *p = &r->p[r->n++];
+        mt_rss_point *p = grow_one(r, &cap);
+        if (!p)
+            break;
         p->time = t;
         p->rss = v[1];
         p->heap = v[2];
@@ -228,15 +237,10 @@ static mt_rss *rss_join(const char *const *trace_paths, size_t n, const mt_model
         for (size_t k = 0; k < r->n; k++) {
             if (all->n && r->p[k].time < all->p[all->n - 1].time)
                 continue; /* pieces overlap: keep the time order */
-            if (all->n == cap) {
-                size_t nc = cap ? cap * 2 : 256;
-                mt_rss_point *np = realloc(all->p, nc * sizeof *np);
-                if (!np)
-                    break;
-                all->p = np;
-                cap = nc;
-            }
-            all->p[all->n++] = r->p[k];
+            mt_rss_point *p = grow_one(all, &cap);
+            if (!p)
+                break;
+            *p = r->p[k];
         }
         if (r->peak_rss > all->peak_rss) {
             all->peak_rss = r->peak_rss;
