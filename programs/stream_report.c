@@ -644,7 +644,7 @@ int stream_plot(const stream_input *in, const char *filter, mt_plot_options *po,
             if (!m)
                 goto out;
             end = mt_model_end(m);
-            if (!(r.curve = mt_curve_acc_new(n, (end + (mt_timedelta)n) / (mt_timedelta)n))) {
+            if (!(r.curve = mt_curve_acc_new(n, end / (mt_timedelta)n + 1))) {
                 fprintf(stderr, "memtrace plot: out of memory\n");
                 goto out;
             }
@@ -691,7 +691,7 @@ int stream_plot(const stream_input *in, const char *filter, mt_plot_options *po,
                 rc = STREAM_WHOLE;
                 goto out;
             }
-            if (!(r.curve = mt_curve_acc_new(n, (end + (mt_timedelta)n) / (mt_timedelta)n))) {
+            if (!(r.curve = mt_curve_acc_new(n, end / (mt_timedelta)n + 1))) {
                 fprintf(stderr, "memtrace plot: out of memory\n");
                 goto out;
             }

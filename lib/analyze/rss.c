@@ -107,7 +107,9 @@ mt_rss *mt_rss_load(const char *trace_path, const mt_model *m, mt_warning_fn war
                 why = "expected TIME_US RSS HEAP MAPPED PEAK (numbers or -)";
         if (!why && (v[0] < 0 || v[1] < 0))
             why = "time and RSS must be numbers";
-        mt_timedelta t = why ? 0 : v[0] - start;
+        mt_timedelta t = 0;
+        if (!why && __builtin_sub_overflow(v[0], (int64_t)start, &t))
+            why = "time out of range";
         if (!why && t < 0)
             why = "time before the trace's start";
         if (!why && r->n && t < r->p[r->n - 1].time)

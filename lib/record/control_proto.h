@@ -35,14 +35,18 @@ static inline int mt_ctl_signal_number(const char *s)
         s += 3;
     char *end;
     int sig = 0;
+    /* (numbers are checked against the range of signals before any
+     * arithmetic or narrowing: "RTMIN+4294967297" is no RTMIN+1) */
     if (*s >= '0' && *s <= '9') {
         long v = strtol(s, &end, 10);
-        sig = *end ? 0 : (int)v;
+        sig = *end || v < 1 || v > SIGRTMAX ? 0 : (int)v;
     } else if (strncasecmp(s, "RTMIN", 5) == 0) {
         long off = 0;
         if (s[5] == '+') {
+            if (s[6] < '0' || s[6] > '9')
+                return 0;
             off = strtol(s + 6, &end, 10);
-            if (end == s + 6 || *end)
+            if (end == s + 6 || *end || off > SIGRTMAX - SIGRTMIN)
                 return 0;
         } else if (s[5]) {
             return 0;

@@ -222,4 +222,47 @@ for cmd in top stats folded; do
         fail "$cmd on overflowing sample counts: exit $RC: $(head -n 2 "$T/samples.err")"
     fi
 done
+# ------------------------------------------------- 11. numbers at the edges
+# Times more than 2^62 us after the start (the curve's bucket width doubled
+# past INT64_MAX; plot's width added the bucket count to the end), a .rss
+# beside a trace whose start time is negative (time - start overflowed),
+# and signal numbers past int ("RTMIN+4294967297" was read as RTMIN+1;
+# RTMIN+2147483647 overflowed): UBSan stops the sanitizer stage at each.
+"$GEN" far "$T/far.ctf" || { fail "gen_hostile far"; exit 1; }
+for cmd in "stats --at peak" "top --at peak" "stats --filter size:1-" "plot -o $T/far.svg"; do
+    run far "$MT_BIN" $cmd "$T/far.ctf"
+    if [ $RC = 0 ] && ! grep -q 'runtime error' "$T/far.err"; then
+        pass "$cmd on times past 2^62 us: exit 0, no overflow"
+    else
+        fail "$cmd on times past 2^62 us: exit $RC: $(head -n 2 "$T/far.err")"
+    fi
+done
+run far "$MT_BIN" stats --at peak "$T/far.ctf"
+if grep -q 'peak live .* at 9223372036854.77' "$T/far.out"; then
+    pass "stats: the peak at the last time (about 2^63 us)"
+else
+    fail "stats: the peak of far.ctf: $(grep 'peak live' "$T/far.out")"
+fi
+"$GEN" negstart "$T/neg.ctf" || { fail "gen_hostile negstart"; exit 1; }
+printf 'memtrace-rss 1 1 -1000000\n0 4096 - - -\n9223372036854775000 8192 - - -\n' >"$T/neg.ctf.rss"
+for cmd in stats "plot -o $T/neg.svg"; do
+    run neg "$MT_BIN" $cmd "$T/neg.ctf"
+    if [ $RC = 0 ] && grep -q 'neg.ctf.rss: line 3: time out of range' "$T/neg.err" &&
+       ! grep -q 'runtime error' "$T/neg.err"; then
+        pass "$cmd: an .rss time too far from a negative start is a damaged line"
+    else
+        fail "$cmd with an .rss beside a negative start: exit $RC: $(head -n 2 "$T/neg.err")"
+    fi
+done
+for sig in RTMIN+2147483647 RTMIN+4294967297 4294967306 RTMIN+-1; do
+    run sig "$MT_BIN" ctl --signal "$sig" 1 status
+    rc1=$RC
+    run sig2 "$MT_BIN" run --signal "$sig" -o "$T/sig.ctf" -- true
+    if [ $rc1 = 2 ] && [ $RC = 2 ] && grep -q "not a signal the recorder can use" "$T/sig.err" &&
+       ! grep -q 'runtime error' "$T/sig.err" "$T/sig2.err"; then
+        pass "--signal $sig refused by ctl and run (exit 2)"
+    else
+        fail "--signal $sig: ctl exit $rc1, run exit $RC: $(head -n 1 "$T/sig.err" "$T/sig2.err")"
+    fi
+done
 exit 0

@@ -33,6 +33,9 @@
  *   gen_hostile ids-back OUT            a v3 trace whose second packet (new
  *                                       blocks) repeats the ids of its first
  *                                       (carried blocks)
+ *   gen_hostile far OUT                 allocations more than 2^62 us after
+ *                                       the start, the last at INT64_MAX - 1
+ *   gen_hostile negstart OUT            a trace whose start time is negative
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -92,6 +95,7 @@ static int resolve(void *ctx, mt_location_code code, const mt_location **locs, s
 static const char *exe_name = "hostile", *host_name = "host";
 
 static int out_version = 2;
+static int64_t start_time = 1700000000000000LL;   /* the trace's (negstart: < 0) */
 
 static mt_writer *open_out(const char *path, int *fd)
 {
@@ -103,7 +107,7 @@ static mt_writer *open_out(const char *path, int *fd)
     mt_trace_info info = {.version = 2, .sample_rate = 1e-4, .word_size = 8,
                           .executable_name = exe_name, .host_name = host_name,
                           .ocaml_runtime_params = "", .pid = 1,
-                          .start_time = 1700000000000000LL};
+                          .start_time = start_time};
     mt_writer_options o = {.version = out_version, .resolve = resolve};
     char *err = NULL;
     mt_writer *w = mt_writer_open(*fd, &info, &o, &err);
@@ -125,7 +129,7 @@ static void close_out(mt_writer *w, int fd)
 static void put(mt_writer *w, int64_t t, uint64_t samples, const mt_location_code *bt, size_t n,
                 size_t shared)
 {
-    if (mt_writer_put_alloc_shared(w, 1700000000000000LL + t, 4, samples, MT_SOURCE_EXTERNAL, bt,
+    if (mt_writer_put_alloc_shared(w, start_time + t, 4, samples, MT_SOURCE_EXTERNAL, bt,
                                    n, shared, NULL) < 0) {
         fprintf(stderr, "gen_hostile: %s\n", mt_writer_error(w));
         exit(1);
@@ -166,7 +170,7 @@ int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: gen_hostile bomb|wide|slide|collide|collide-model|names|samples|"
-                        "carried-mid|carried-twice|carried-huge|ids-back OUT [N [DEPTH]]\n");
+                        "carried-mid|carried-twice|carried-huge|ids-back|far|negstart OUT [N [DEPTH]]\n");
         return 2;
     }
     const char *mode = argv[1], *out = argv[2];
@@ -274,6 +278,31 @@ int main(int argc, char **argv)
             put(w, (int64_t)(k + i), 1, bt, 2, 0);
         }
         free(longname);
+        close_out(w, fd);
+        return 0;
+    }
+    if (!strcmp(mode, "far")) {
+        /* times past 2^62 us from the start (the epoch), up to the last
+         * representable but one */
+        start_time = 0;
+        mt_writer *w = open_out(out, &fd);
+        mt_location_code bt[1] = {0x603000};
+        name_code(bt[0], "far", "far.c", 1);
+        put(w, 0, 1, bt, 1, 0);
+        put(w, 1000, 1, bt, 1, 0);
+        put(w, ((int64_t)1 << 62) + 12345, 1, bt, 1, 0);
+        put(w, INT64_MAX - start_time - 1, 1, bt, 1, 0);
+        close_out(w, fd);
+        return 0;
+    }
+    if (!strcmp(mode, "negstart")) {
+        /* a start time before 1970 (the .rss beside it is the test's) */
+        start_time = -1000000;
+        mt_writer *w = open_out(out, &fd);
+        mt_location_code bt[1] = {0x604000};
+        name_code(bt[0], "early", "neg.c", 1);
+        for (int i = 0; i < 10; i++)
+            put(w, i * 1000, 1, bt, 1, 0);
         close_out(w, fd);
         return 0;
     }
