@@ -149,8 +149,10 @@ static void explain_empty(FILE *out, const char *cmd, const char *path, const mt
     char interval[32];
     double bytes = info->sample_rate > 0 ? info->word_size / 8.0 / info->sample_rate : 0;
     mt_format_bytes(interval, sizeof interval, bytes);
-    fprintf(out, "memtrace %s: %s has no samples: its process allocated less than about "
-                 "one sampling interval (%s) in all\n", cmd, path, interval);
+    fprintf(out, "memtrace %s: ", cmd);
+    mt_text_put(out, path);
+    fprintf(out, " has no samples: its process allocated less than about "
+                 "one sampling interval (%s) in all\n", interval);
     char **paths;
     size_t n = run_trace_files(path, NULL, &paths);
     run_trace *t = n ? calloc(n, sizeof *t) : NULL;
@@ -166,10 +168,14 @@ static void explain_empty(FILE *out, const char *cmd, const char *path, const mt
         fprintf(out, "memtrace %s: other processes of its run wrote traces beside it, "
                      "largest first:\n", cmd);
         for (size_t i = 0; i < k && i < 5; i++) {
-            char b[32];
+            char b[32], command[64];
             mt_format_bytes(b, sizeof b, t[i].bytes);
-            fprintf(out, "memtrace %s:   %s: %s allocated, %llu samples, %.60s\n", cmd,
-                    t[i].path, b, (unsigned long long)t[i].samples, t[i].command);
+            fprintf(out, "memtrace %s:   ", cmd);
+            mt_text_put(out, t[i].path);
+            fprintf(out, ": %s allocated, %llu samples, ", b, (unsigned long long)t[i].samples);
+            mt_text_escape(command, sizeof command, t[i].command);   /* (cut whole) */
+            mt_text_put(out, command);
+            fputc('\n', out);
         }
         if (k > 5)
             fprintf(out, "memtrace %s:   ... and %zu more\n", cmd, k - 5);

@@ -18,6 +18,7 @@
 
 #include "api.h"
 #include "memtrace/compare.h"
+#include "memtrace/present.h"
 #include "server.h"
 
 typedef struct vcmp {
@@ -29,16 +30,7 @@ typedef struct vcmp {
 
 static void json_str(FILE *o, const char *s)
 {
-    fputc('"', o);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(o, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(o, "\\u%04x", *p);
-        else
-            fputc(*p, o);
-    }
-    fputc('"', o);
+    mt_json_string(o, s ? s : "");
 }
 
 /* Close the memory stream and hand its buffer to the answer. */

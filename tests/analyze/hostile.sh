@@ -179,6 +179,94 @@ for cmd in "top -n 20" "top -n 20 --by live" "folded" "dump" "info" "stats"; do
     esac
 done
 
+# One escaper for every text output (lib/present/escape.c): its UTF-8
+# validator takes no overlong form, surrogate or code point past U+10FFFF,
+# and no line may be a CI workflow command ("::error ...", "##[...]") because
+# of what a name holds. utf8_ok FILE: strictly valid UTF-8.
+utf8_ok() {
+    if command -v python3 >/dev/null; then
+        python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8", "strict")' "$1" 2>/dev/null
+    else
+        iconv -f UTF-8 -t UTF-8 "$1" >/dev/null 2>&1
+    fi
+}
+clean() { # clean FILE: no raw control byte, valid UTF-8, no workflow command
+    ! LC_ALL=C grep -q "$ctl\|$c1\|$lone" "$1" && utf8_ok "$1" &&
+        ! grep -q '^[[:space:]]*::\|##\[' "$1"
+}
+for cmd in "top -n 20" "folded" "dump" "stats" "info"; do
+    run esc "$MT_BIN" $cmd "$T/names.ctf"
+    if [ $RC = 0 ] && clean "$T/esc.out" && clean "$T/esc.err"; then
+        pass "$cmd: valid UTF-8 (no overlong form, surrogate or U+110000), no workflow command"
+    else
+        fail "$cmd: invalid UTF-8 or a workflow command: $(LC_ALL=C grep -an '^[[:space:]]*::\|##\[' "$T/esc.out" | head -n 2)"
+    fi
+done
+run esc "$MT_BIN" top -n 20 "$T/names.ctf"
+if grep -q '^ .*\\x3a:error title=pwned::workflow' "$T/esc.out" && grep -q 'old\\x23#\[error\]form' "$T/esc.out" &&
+   grep -q 'over\\xc0\\xaflong' "$T/esc.out" && grep -q 'surr\\xed\\xa0\\x80ogate' "$T/esc.out"; then
+    pass "top shows the workflow commands and the bytes that are not UTF-8 escaped"
+else
+    fail "top: names not escaped as expected"
+fi
+# diff's own escaper let C1 controls and invalid UTF-8 through
+run esc "$MT_BIN" diff --all --by count "$T/names.ctf" "$T/names.ctf"
+if [ $RC = 0 ] && clean "$T/esc.out" && grep -q 'raw\\x9bc1' "$T/esc.out"; then
+    pass "diff: names escaped by the one escaper (C1, invalid UTF-8, workflow commands)"
+else
+    fail "diff: exit $RC, raw C1 controls, invalid UTF-8 or workflow commands"
+fi
+# plot's SVG: well-formed XML and UTF-8 whatever the executable's name holds
+run esc "$MT_BIN" plot -o "$T/names.svg" "$T/names.ctf"
+if [ $RC = 0 ] && utf8_ok "$T/names.svg" && ! LC_ALL=C grep -q "$ctl" "$T/names.svg" &&
+   { ! command -v python3 >/dev/null || python3 -c 'import sys, xml.dom.minidom as d; d.parse(sys.argv[1])' "$T/names.svg"; }; then
+    pass "plot: the SVG is well-formed XML in valid UTF-8"
+else
+    fail "plot: exit $RC, SVG not well-formed or not UTF-8"
+fi
+# check: the name (a path with bytes that are not UTF-8, %, CR, LF) in its
+# text, its ::error line (%25, %0D, %0A) and its JUnit XML
+odd=$(printf 'a%%25b\rc\nd::error::x\377y\033[2J')
+GITHUB_ACTIONS=true run chk "$MT_BIN" check --max-alloc 1k --name "$odd" --junit "$T/junit.xml" "$T/names.ctf"
+errs=$(grep -c '^::' "$T/chk.out")
+if [ $RC = 1 ] && [ "$errs" = 1 ] && grep -q '^::error title=memtrace check::a%2525b%0Dc%0Ad::error::x\\xffy\\x1b\[2J: ' "$T/chk.out" &&
+   ! LC_ALL=C grep -q "$ctl" "$T/chk.out" && utf8_ok "$T/chk.out"; then
+    pass "check: one ::error line, %, CR and LF encoded, no raw control byte"
+else
+    fail "check: exit $RC, $errs workflow command lines: $(grep -a '^::' "$T/chk.out" | od -c | head -n 3)"
+fi
+if utf8_ok "$T/junit.xml" && ! LC_ALL=C grep -q "$ctl" "$T/junit.xml" &&
+   { ! command -v python3 >/dev/null || python3 -c 'import sys, xml.dom.minidom as d; d.parse(sys.argv[1])' "$T/junit.xml"; }; then
+    pass "check --junit: well-formed XML in valid UTF-8"
+else
+    fail "check --junit: not well-formed or not UTF-8"
+fi
+# symbolize warnings name modules by the paths in the trace
+"$GEN" rawmod "$T/rawmod.ctf" || { fail "gen_hostile rawmod"; exit 1; }
+run sym "$MT_BIN" symbolize "$T/rawmod.ctf"
+if grep -q 'warning: .*cannot read /no/such/dir\\x1b\[2J/::error' "$T/sym.err" && clean "$T/sym.err"; then
+    pass "symbolize: module paths from the trace escaped in its warnings"
+else
+    fail "symbolize: warning not escaped: $(head -n 1 "$T/sym.err" | od -c | head -n 2)"
+fi
+# an empty trace points at the other processes of its run, by command line
+"$GEN" run "$T/run.ctf" || { fail "gen_hostile run"; exit 1; }
+run emp "$MT_BIN" top "$T/run.ctf"
+if grep -q 'run.ctf.4242: .*\\x3a:error title=pwned::x \\x1b\]0;title\\x07' "$T/emp.err" && clean "$T/emp.err"; then
+    pass "an empty trace's note on the other processes escapes their command lines"
+else
+    fail "empty trace's note: $(grep 4242 "$T/emp.err" | od -c | head -n 3)"
+fi
+# memtrace run's summary table (plain stage: it preloads the recorder)
+if [ "${MT_STAGE:-plain}" = plain ] && [ -f "$MT_BUILD/libmemtrace.so" ]; then
+    run rsum "$MT_BIN" run -o "$T/rr.ctf" -- sh -c 'cp "$1" "$0.4242"' "$T/rr.ctf" "$T/run.ctf.4242"
+    if grep -q '  \\x3a:error title=pwned::x .*rr.ctf.4242' "$T/rsum.err" && clean "$T/rsum.err"; then
+        pass "run: the summary table escapes command lines"
+    else
+        fail "run's summary: exit $RC: $(grep 4242 "$T/rsum.err" | od -c | head -n 3)"
+    fi
+fi
+
 # JSON reports: valid UTF-8 and JSON whatever the names hold (a lone byte
 # 0x9b was copied raw: invalid UTF-8, so invalid JSON), no raw control bytes.
 for cmd in "top --json -n 0" "stats --json"; do
