@@ -77,9 +77,22 @@ static int is_c1(const unsigned char *p, size_t n)
     return n >= 2 && p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
 }
 
+/* A run of printable ASCII: at once, or (bytewise: into a buffer that may
+ * be too small, which then stops at the first byte that does not fit; an
+ * escape or a character is never cut) a byte at a time. */
+static void put_run(mt_put_fn put, void *ctx, const unsigned char *p, size_t n, int bytewise)
+{
+    if (!bytewise) {
+        put(ctx, (const char *)p, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        put(ctx, (const char *)p + i, 1);
+}
+
 /* Terminal and CI data: ci != 0 encodes %, CR and LF for a workflow
  * command's message. */
-static void text_escape(const char *s, size_t n, int ci, mt_put_fn put, void *ctx)
+static void text_escape(const char *s, size_t n, int ci, mt_put_fn put, void *ctx, int bytewise)
 {
     const unsigned char *p = (const unsigned char *)s, *end = p + n;
     /* the CI guard: "::" at the start (after blanks) */
@@ -88,7 +101,7 @@ static void text_escape(const char *s, size_t n, int ci, mt_put_fn put, void *ct
         q++;
     if (end - q >= 2 && q[0] == ':' && q[1] == ':') {
         if (q > p)
-            put(ctx, (const char *)p, (size_t)(q - p));
+            put_run(put, ctx, p, (size_t)(q - p), bytewise);
         put_hex(put, ctx, ':');
         p = q + 1;
     }
@@ -98,7 +111,7 @@ static void text_escape(const char *s, size_t n, int ci, mt_put_fn put, void *ct
                !(*p == '#' && end - p >= 3 && p[1] == '#' && p[2] == '['))
             p++;
         if (p > run)
-            put(ctx, (const char *)run, (size_t)(p - run));
+            put_run(put, ctx, run, (size_t)(p - run), bytewise);
         if (p == end)
             break;
         if (*p == '#') {          /* "##[": the old form of workflow commands */
@@ -124,12 +137,12 @@ static void text_escape(const char *s, size_t n, int ci, mt_put_fn put, void *ct
 
 void mt_text_escape_to(const char *s, size_t n, mt_put_fn put, void *ctx)
 {
-    text_escape(s, n, 0, put, ctx);
+    text_escape(s, n, 0, put, ctx, 0);
 }
 
 void mt_ci_escape_to(const char *s, size_t n, mt_put_fn put, void *ctx)
 {
-    text_escape(s, n, 1, put, ctx);
+    text_escape(s, n, 1, put, ctx, 0);
 }
 
 void mt_json_escape_to(const char *s, size_t n, mt_put_fn put, void *ctx)
@@ -266,7 +279,7 @@ size_t mt_text_escape(char *buf, size_t cap, const char *s)
     if (!cap)
         return 0;
     sbuf b = {buf, cap, 0, 0};
-    mt_text_escape_to(s, strlen(s), put_buf, &b);
+    text_escape(s, strlen(s), 0, put_buf, &b, 1);
     buf[b.len] = 0;
     return b.len;
 }
