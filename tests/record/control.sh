@@ -153,6 +153,20 @@ for sig in USR2 USR1; do
     check "$sig: the recording is complete" grep -q 'marked=1' "$D/usum"
 done
 
+# A daemon that closes every descriptor at start closes the channel's too:
+# the recorder makes a new one (within a second) and ctl still works.
+echo a > "$D/phase"; rm -f "$D/phase.ack"
+env -u MEMTRACE_ROOT LD_PRELOAD="$LIB" MEMTRACE="$D/k.ctf" MEMTRACE_PAUSED=1 \
+    "$S" "$D/phase" closefds > /dev/null 2> "$D/kerr" &
+P=$!
+phase a
+wait_for sh -c "ls -l /proc/$P/fd | grep -q memtrace-ctl"
+ctl "$P" start > "$D/kctl" 2>&1; st=$?
+check "channel closed by the program: made again, ctl start works (exit $st: $(cat "$D/kctl"))" \
+    grep -q 'recording into .*/k.ctf-0001$' "$D/kctl"
+ctl "$P" stop > /dev/null 2>&1
+quit; wait "$P"
+
 # ctl on a process without the recorder: refused, not killed.
 sleep 3 & P=$!
 sleep 0.3

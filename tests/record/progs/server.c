@@ -6,7 +6,7 @@
  * phases it covers. It handles SIGUSR1 itself, as services do (and
  * SIGUSR2 with "usr2", as nginx and gunicorn do).
  *
- * usage: server PHASEFILE [fork|usr2]
+ * usage: server PHASEFILE [fork|usr2|closefds]
  * PHASEFILE holds the phase to run: a, b, c, or q to exit; the server
  * writes the phase it is running to PHASEFILE.ack when it switches. With
  * "fork", a forked child serves (as in pre-forking servers), its pid in
@@ -78,8 +78,9 @@ static char read_phase(const char *path)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 && !(argc == 3 && (!strcmp(argv[2], "fork") || !strcmp(argv[2], "usr2")))) {
-        fprintf(stderr, "usage: server PHASEFILE [fork|usr2]\n");
+    if (argc != 2 && !(argc == 3 && (!strcmp(argv[2], "fork") || !strcmp(argv[2], "usr2") ||
+                                      !strcmp(argv[2], "closefds")))) {
+        fprintf(stderr, "usage: server PHASEFILE [fork|usr2|closefds]\n");
         return 2;
     }
     if (argc == 3 && !strcmp(argv[2], "fork")) {
@@ -105,6 +106,11 @@ int main(int argc, char **argv)
     sa.sa_handler = on_usr1;
     sa.sa_flags = SA_RESTART;
     sigaction(SIGUSR1, &sa, NULL);
+    if (argc == 3 && !strcmp(argv[2], "closefds")) {
+        /* as daemons do at start: every descriptor but the standard ones */
+        for (int fd = 3; fd < 1024; fd++)
+            close(fd);
+    }
     if (argc == 3 && !strcmp(argv[2], "usr2")) {
         sa.sa_handler = on_usr2;
         sigaction(SIGUSR2, &sa, NULL);
