@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "memtrace/present.h"
 #include "memtrace/trace.h"
 
 static const char usage_text[] =
@@ -39,7 +40,9 @@ static const char usage_text[] =
 static void on_warning(void *ctx, const char *msg)
 {
     (void)ctx;
-    fprintf(stderr, "memtrace recode: warning: %s\n", msg);
+    fputs("memtrace recode: warning: ", stderr);
+    mt_text_put(stderr, msg);   /* (it may quote the trace) */
+    fputc('\n', stderr);
 }
 
 /* Output buffered in 1 MiB blocks: fewer system calls than one per packet

@@ -137,7 +137,9 @@ static void print_warning(void *ctx, const char *msg)
     opener *o = ctx;
     if (o->reading)
         progress_end(o->reading);
-    fprintf(o->out, "memtrace %s: warning: %s\n", o->cmd, msg);
+    fprintf(o->out, "memtrace %s: warning: ", o->cmd);
+    mt_text_put(o->out, msg);   /* (it may quote the trace) */
+    fputc('\n', o->out);
 }
 
 /* A trace without a single sample makes every report empty: say why, and

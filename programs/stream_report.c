@@ -100,15 +100,20 @@ static void print_warning(void *ctx, const char *msg)
             r->held = v;
     }
     progress_end(&r->pr);
-    fprintf(stderr, "memtrace %s: warning: %s\n", r->cmd, msg);
+    fprintf(stderr, "memtrace %s: warning: ", r->cmd);
+    mt_text_put(stderr, msg);   /* (it may quote the trace) */
+    fputc('\n', stderr);
 }
 
 /* Says the warnings held (the trace streams after all), or drops them. */
 static void release_warnings(run *r, int say)
 {
     for (size_t i = 0; i < r->n_held; i++) {
-        if (say)
-            fprintf(stderr, "memtrace %s: warning: %s\n", r->cmd, r->held[i]);
+        if (say) {
+            fprintf(stderr, "memtrace %s: warning: ", r->cmd);
+            mt_text_put(stderr, r->held[i]);
+            fputc('\n', stderr);
+        }
         free(r->held[i]);
     }
     free(r->held);
