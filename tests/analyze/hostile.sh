@@ -217,13 +217,18 @@ else
     fail "diff: exit $RC, raw C1 controls, invalid UTF-8 or workflow commands"
 fi
 # plot's SVG: well-formed XML and UTF-8 whatever the executable's name holds
-run esc "$MT_BIN" plot -o "$T/names.svg" "$T/names.ctf"
-if [ $RC = 0 ] && utf8_ok "$T/names.svg" && ! LC_ALL=C grep -q "$ctl" "$T/names.svg" &&
-   { ! command -v python3 >/dev/null || python3 -c 'import sys, xml.dom.minidom as d; d.parse(sys.argv[1])' "$T/names.svg"; }; then
-    pass "plot: the SVG is well-formed XML in valid UTF-8"
-else
-    fail "plot: exit $RC, SVG not well-formed or not UTF-8"
-fi
+for kind in memory sizes lifetimes; do
+    run esc "$MT_BIN" plot -k $kind --title "$(printf 'T\377\033[2J<&>')" -o "$T/names.svg" "$T/names.ctf"
+    run esc2 "$MT_BIN" plot -k $kind -o "$T/names2.svg" "$T/names.ctf"
+    if [ $RC = 0 ] && utf8_ok "$T/names.svg" && utf8_ok "$T/names2.svg" &&
+       ! LC_ALL=C grep -q "$ctl" "$T/names.svg" "$T/names2.svg" &&
+       { ! command -v python3 >/dev/null ||
+         python3 -c 'import sys, xml.dom.minidom as d; [d.parse(f) for f in sys.argv[1:]]' "$T/names.svg" "$T/names2.svg"; }; then
+        pass "plot -k $kind: the SVG is well-formed XML in valid UTF-8 (executable's name, --title)"
+    else
+        fail "plot -k $kind: exit $RC, SVG not well-formed or not UTF-8"
+    fi
+done
 # check: the name (a path with bytes that are not UTF-8, %, CR, LF) in its
 # text, its ::error line (%25, %0D, %0A) and its JUnit XML
 odd=$(printf 'a%%25b\rc\nd::error::x\377y\033[2J')
