@@ -135,6 +135,7 @@ PY
     }
     start_viewer "$MT_TMP/names.ctf" --port 0 -q || exit 1
     res=$(utf8_answers "$VIEW_URL" "api/hotspots?filter=inside:ODD" "api/tree?min=0&filter=inside:ODD" \
+        "api/filter?filter=inside:ODD" "api/filter?filter=hide:/ODD/" "api/curve?filter=inside:ODD" \
         "api/function?name=ODD" "api/function?name=over" "api/tree?metric=ODD" "api/info?filter=ODD" \
         "api/graph?min=0&filter=hide:ODD" "api/stats?filter=size:ODD")
     check "viewer: every answer valid UTF-8 JSON (bad/total: $res)" [ "${res%%/*}" = 0 ]
