@@ -93,7 +93,7 @@ static int diff_bound(const mt_model *m, dbound *b)
             fn = f < nf ? fname[f] : 16;
             fl = f < nf ? ffile[f] : 0;
             mt_node_id p = nodes[n].parent;
-            plen[n] = sat_add(p < n ? plen[p] + (p ? 1 : 0) : 0, fn);
+            plen[n] = sat_add(p < n ? sat_add(plen[p], p ? 1 : 0) : 0, fn);
         } else {
             plen[n] = fn;
         }
@@ -113,8 +113,8 @@ static int diff_bound(const mt_model *m, dbound *b)
             if (f < nf)
                 fn_used[f] = 1;
         }
-        size_t site = sat_add(2 * (fn + fl) + 32, ENTRY_JSON_BYTES);
-        size_t path = sat_add(sat_add(plen[n], fn + fl), ENTRY_JSON_BYTES);
+        size_t site = sat_add(sat_mul(sat_add(fn, fl), 2), ENTRY_JSON_BYTES + 32);
+        size_t path = sat_add(sat_add(plen[n], sat_add(fn, fl)), ENTRY_JSON_BYTES);
         size_t e[3] = {site, site, path};
         for (int k = 0; k < 3; k++) {
             if (!first[k])
