@@ -15,6 +15,7 @@
 #include "../lib/trace/safefile.h"
 #include "commands.h"
 #include "memtrace/compare.h"
+#include "memtrace/present.h"
 #include "report.h"
 
 static void help(void)
@@ -88,25 +89,6 @@ typedef struct budget {
     char line[1024];         /* the verdict, one line */
 } budget;
 
-static void xml_text(FILE *out, const char *s)
-{
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        switch (c) {
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '&': fputs("&amp;", out); break;
-        case '"': fputs("&quot;", out); break;
-        case '\'': fputs("&apos;", out); break;
-        default:
-            if (c < 0x20 && c != '\n' && c != '\t')
-                fprintf(out, "&#x%x;", c == '\r' ? c : 0xfffd);
-            else
-                fputc(c, out);
-        }
-    }
-}
-
 static int write_junit(const char *path, const char *name, const budget *b, size_t n,
                        size_t failed, const char **why)
 {
@@ -117,23 +99,23 @@ static int write_junit(const char *path, const char *name, const budget *b, size
     fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     fprintf(out, "<testsuites tests=\"%zu\" failures=\"%zu\">\n", n, failed);
     fputs("  <testsuite name=\"memtrace check: ", out);
-    xml_text(out, name);
+    mt_xml_put(out, name);
     fprintf(out, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\">\n", n, failed);
     for (size_t i = 0; i < n; i++) {
         fputs("    <testcase classname=\"memtrace.check\" name=\"", out);
-        xml_text(out, b[i].what);
+        mt_xml_put(out, b[i].what);
         fputs(" &lt;= ", out);
-        xml_text(out, b[i].limit_text);
+        mt_xml_put(out, b[i].limit_text);
         fputs("\" time=\"0\">\n", out);
         if (b[i].fail) {
             fputs("      <failure type=\"budget\" message=\"", out);
-            xml_text(out, b[i].line);
+            mt_xml_put(out, b[i].line);
             fputs("\">", out);
-            xml_text(out, b[i].line);
+            mt_xml_put(out, b[i].line);
             fputs("</failure>\n", out);
         } else {
             fputs("      <system-out>", out);
-            xml_text(out, b[i].line);
+            mt_xml_put(out, b[i].line);
             fputs("</system-out>\n", out);
         }
         fputs("    </testcase>\n", out);
@@ -482,11 +464,27 @@ int cmd_check(int argc, char **argv)
         failed += b[i].fail;
     }
     int gha = getenv("GITHUB_ACTIONS") && !strcmp(getenv("GITHUB_ACTIONS"), "true");
-    printf("memtrace check: %s%s%s\n", name, base_path ? " against " : "", base_path ? base_path : "");
+    /* names, paths and filters as the one escaper writes them: no raw
+     * control character, no line that is a workflow command but ours, whose
+     * message encodes %, CR and LF as GitHub Actions decodes them */
+    fputs("memtrace check: ", stdout);
+    mt_text_put(stdout, name);
+    if (base_path) {
+        fputs(" against ", stdout);
+        mt_text_put(stdout, base_path);
+    }
+    putchar('\n');
     for (size_t i = 0; i < nb; i++) {
-        printf("  %s  %s\n", b[i].fail ? "FAIL" : "ok  ", b[i].line);
-        if (gha && b[i].fail)
-            printf("::error title=memtrace check::%s: %s\n", name, b[i].line);
+        printf("  %s  ", b[i].fail ? "FAIL" : "ok  ");
+        mt_text_put(stdout, b[i].line);
+        putchar('\n');
+        if (gha && b[i].fail) {
+            fputs("::error title=memtrace check::", stdout);
+            mt_ci_data_put(stdout, name);
+            fputs(": ", stdout);
+            mt_ci_data_put(stdout, b[i].line);
+            putchar('\n');
+        }
     }
     if (failed)
         printf("memtrace check: %zu of %zu budget%s exceeded beyond the sampling noise "

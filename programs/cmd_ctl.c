@@ -2,10 +2,11 @@
  * cmd_ctl.c - 'memtrace ctl PID start|stop|status': switches the recorder
  * of a running process on and off. The process must have been started for
  * control ('memtrace run --paused', MEMTRACE_PAUSED=1 or MEMTRACE_SIGNAL);
- * the request travels as the signal the recorder listens to, with
- * sigqueue's value saying start or stop (lib/record/control_proto.h). The
- * signal is only sent once /proc/PID/status shows it is caught, so a
- * process without the recorder is never killed by it. Whether a recording
+ * the request is written into the recorder's control channel, a memfd
+ * found among /proc/PID/fd and mapped here (lib/record/control_proto.h).
+ * The process is never signalled: a signal would run whatever handler the
+ * program installed for it (SigCgt cannot tell whose), and a process
+ * without the recorder has no channel to write into. Whether a recording
  * is under way is read from /proc/PID/fd: an open FILE-NNNN.
  */
 #include <errno.h>
@@ -15,7 +16,10 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,8 +40,9 @@ static void usage(FILE *f)
         "  start               start a recording (nothing to do if one is under way)\n"
         "  stop                end the recording under way\n"
         "  status              say whether the process is recording, and where\n"
-        "  -s, --signal SIG    the signal the recorder listens to (default: the\n"
-        "                      process's MEMTRACE_SIGNAL, else USR2)\n"
+        "  -s, --signal SIG    accepted for compatibility, not used: requests go\n"
+        "                      through the recorder's control channel, never as a\n"
+        "                      signal (a plain kill -SIG toggles recording)\n"
         "  -w, --wait SECONDS  wait at most this long for the change (default 5; 0:\n"
         "                      send and return)\n"
         "  -h, --help          this help\n"
@@ -91,24 +96,67 @@ static char *read_file(const char *path, size_t *len)
     return buf;
 }
 
-/* 1 if the process catches sig (SigCgt in /proc/PID/status), 0 if not,
- * -1 if unknown. */
-static int catches(int pid, int sig)
+/* The recorder's control channel in process pid, mapped here: found among
+ * /proc/PID/fd by its link, opened there (the process's owner or root
+ * only, as for kill), checked (size, magic). NULL with *why set when there
+ * is none or it cannot be opened. */
+static mt_ctl_channel *open_channel(long pid, const char **why)
 {
-    char path[64];
-    size_t len;
-    snprintf(path, sizeof path, "/proc/%d/status", pid);
-    char *st = read_file(path, &len);
-    if (!st)
-        return -1;
-    int rc = -1;
-    char *p = memmem(st, len, "\nSigCgt:", 8);
-    if (p) {
-        unsigned long long mask = strtoull(p + 8, NULL, 16);
-        rc = (int)((mask >> (sig - 1)) & 1);
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%ld/fd", pid);
+    DIR *d = opendir(dir);
+    if (!d) {
+        *why = errno == EACCES ? "its descriptors cannot be read (another user's process?)"
+                               : strerror(errno);
+        return NULL;
     }
-    free(st);
-    return rc;
+    *why = "it has no control channel: its recorder is not loaded or set up no control "
+           "(see its stderr)";
+    mt_ctl_channel *ch = NULL;
+    struct dirent *e;
+    while (!ch && (e = readdir(d)) != NULL) {
+        char p[384], link[PATH_MAX];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        ssize_t n = readlink(p, link, sizeof link - 1);
+        if (n <= 0)
+            continue;
+        link[n] = '\0';
+        if (strcmp(link, MT_CTL_CHANNEL_LINK) != 0)
+            continue;
+        int fd = open(p, O_RDWR | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0) {
+            *why = errno == EACCES ? "its control channel cannot be opened (another user's "
+                                     "process?)" : "its control channel cannot be opened";
+            continue;
+        }
+        void *m = MAP_FAILED;
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= MT_CTL_CHANNEL_SIZE)
+            m = mmap(NULL, MT_CTL_CHANNEL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+        if (m == MAP_FAILED)
+            continue;
+        if (__atomic_load_n(&((mt_ctl_channel *)m)->magic, __ATOMIC_ACQUIRE) != MT_CTL_CHANNEL_MAGIC) {
+            munmap(m, MT_CTL_CHANNEL_SIZE);
+            continue;
+        }
+        ch = m;
+    }
+    closedir(d);
+    return ch;
+}
+
+/* Writes request req (MT_CTL_START or MT_CTL_STOP) with the next sequence
+ * number; returns that number. */
+static uint64_t send_request(mt_ctl_channel *ch, int req)
+{
+    uint64_t cur = __atomic_load_n(&ch->request, __ATOMIC_ACQUIRE), next;
+    do {
+        uint64_t seq = cur >> 8, done = __atomic_load_n(&ch->done, __ATOMIC_ACQUIRE);
+        next = ((seq > done ? seq : done) + 1) << 8 | (uint64_t)req;
+    } while (!__atomic_compare_exchange_n(&ch->request, &cur, next, 0, __ATOMIC_ACQ_REL,
+                                          __ATOMIC_ACQUIRE));
+    return next >> 8;
 }
 
 int cmd_ctl(int argc, char **argv)
@@ -192,6 +240,7 @@ int cmd_ctl(int argc, char **argv)
     char *paused = environ_value(env, len, "MEMTRACE_PAUSED");
     free(env);
     int rc = 1;
+    mt_ctl_channel *ch = NULL;
     if (!file || !*file) {
         fprintf(stderr, "memtrace ctl: process %ld was not started with the recorder (no "
                         "MEMTRACE in its environment)\n", pid);
@@ -200,13 +249,6 @@ int cmd_ctl(int argc, char **argv)
     if (!signame && !(esig && *esig) && !(paused && !strcmp(paused, "1"))) {
         fprintf(stderr, "memtrace ctl: process %ld was not started for control: run it "
                         "with 'memtrace run --paused' or MEMTRACE_SIGNAL\n", pid);
-        goto out;
-    }
-    int sig = mt_ctl_signal_number(signame ? signame
-                                   : esig && *esig ? esig : MT_CTL_DEFAULT_SIGNAL_NAME);
-    if (!sig) {
-        fprintf(stderr, "memtrace ctl: process %ld: MEMTRACE_SIGNAL=%s is not usable\n", pid,
-                esig);
         goto out;
     }
     char cur[PATH_MAX];
@@ -227,30 +269,27 @@ int cmd_ctl(int argc, char **argv)
         rc = 0;
         goto out;
     }
-    int caught = catches((int)pid, sig);
-    if (caught == 0) {
-        fprintf(stderr, "memtrace ctl: process %ld does not catch signal %d (%s): the recorder "
-                        "is not listening (not loaded, or the program replaced its handler); "
-                        "not sent\n", pid, sig, strsignal(sig));
+    /* never a signal: the recorder's own channel, which the program cannot
+     * see (a process without the recorder has none: nothing is sent) */
+    const char *why = NULL;
+    ch = open_channel(pid, &why);
+    if (!ch) {
+        fprintf(stderr, "memtrace ctl: process %ld: %s; nothing sent\n", pid, why);
         goto out;
     }
-    union sigval v;
-    v.sival_int = req;
-    if (sigqueue((pid_t)pid, sig, v) != 0) {
-        fprintf(stderr, "memtrace ctl: process %ld: %s\n", pid, strerror(errno));
-        goto out;
-    }
+    uint64_t seq = send_request(ch, req);
     char was[PATH_MAX];
     snprintf(was, sizeof was, "%s", cur);
     struct timespec t0, now;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     if (wait_s == 0) {
-        printf("%ld: %s sent (signal %d)\n", pid, action, sig);
+        printf("%ld: %s sent\n", pid, action);
         rc = 0;
         goto out;
     }
     for (;;) {
         on = proc_open_trace((int)pid, file, cur, sizeof cur);
+        int acted = __atomic_load_n(&ch->done, __ATOMIC_ACQUIRE) >= seq;
         if ((req == MT_CTL_START) == on) {
             if (on)
                 printf("%ld: recording into %s\n", pid, cur);
@@ -265,15 +304,18 @@ int cmd_ctl(int argc, char **argv)
         }
         clock_gettime(CLOCK_MONOTONIC, &now);
         if ((double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9 > wait_s) {
-            fprintf(stderr, "memtrace ctl: process %ld did not %s within %gs (see its "
+            fprintf(stderr, "memtrace ctl: process %ld did not %s within %gs (%s; see its "
                             "stderr)\n", pid, req == MT_CTL_START ? "start recording" : "stop",
-                    wait_s);
+                    wait_s, acted ? "its recorder took the request" : "its recorder did not "
+                    "take the request");
             break;
         }
         struct timespec ts = { 0, 20 * 1000 * 1000 };
         nanosleep(&ts, NULL);
     }
 out:
+    if (ch)
+        munmap(ch, MT_CTL_CHANNEL_SIZE);
     free(file);
     free(esig);
     free(paused);

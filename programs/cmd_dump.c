@@ -59,25 +59,18 @@ static void ostr(const char *s)
     oput(s, strlen(s));
 }
 
-/* A name from the trace: control characters escaped (mt_text_escape; the
+static void oput_cb(void *ctx, const char *s, size_t n)
+{
+    (void)ctx;
+    oput(s, n);
+}
+
+/* A name from the trace: escaped by the one escaper (mt_text_escape_to:
+ * control characters, bytes that are not UTF-8, workflow commands; the
  * reference prints names raw, see docs/cli/dump.md). */
 static void oname(const char *s)
 {
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p >= 0x20 && *p < 0x7f)
-        p++;
-    if (!*p) {
-        oput(s, (size_t)(p - (const unsigned char *)s));
-        return;
-    }
-    size_t cap = strlen(s) * 4 + 1;
-    char *tmp = malloc(cap);
-    if (!tmp) {
-        out_failed = 1;
-        return;
-    }
-    oput(tmp, mt_text_escape(tmp, cap, s));
-    free(tmp);
+    mt_text_escape_to(s, strlen(s), oput_cb, NULL);
 }
 
 static void ou64(unsigned long long v)

@@ -19,6 +19,7 @@
 
 #include "../lib/trace/safefile.h"
 #include "commands.h"
+#include "memtrace/present.h"
 #include "memtrace/trace.h"
 
 static const char usage_text[] =
@@ -40,7 +41,9 @@ static const char usage_text[] =
 static void on_warning(void *ctx, const char *msg)
 {
     (void)ctx;
-    fprintf(stderr, "memtrace recode: warning: %s\n", msg);
+    fputs("memtrace recode: warning: ", stderr);
+    mt_text_put(stderr, msg);   /* (it may quote the trace) */
+    fputc('\n', stderr);
 }
 
 /* Output buffered in 1 MiB blocks: fewer system calls than one per packet

@@ -60,8 +60,9 @@ static void usage(FILE *f)
         "                        stop recordings with 'memtrace ctl PID start|stop';\n"
         "                        each recording is a trace of its own, FILE-0001,\n"
         "                        FILE-0002, ...\n"
-        "      --signal SIG      the signal 'memtrace ctl' uses (default USR2; choose\n"
-        "                        one the program does not use: USR1, RTMIN+3, ...);\n"
+        "      --signal SIG      the signal a plain kill toggles recording with (default\n"
+        "                        USR2; 'memtrace ctl' needs none; choose one the\n"
+        "                        program does not use: USR1, RTMIN+3, ...);\n"
         "                        without --paused, recording starts at once in FILE-0001\n"
         "      --duration T      end each recording after T (90s, 10m, 1h)\n"
         "      --pprof-every T   write a pprof heap profile of the recording under way\n"
@@ -293,14 +294,19 @@ static size_t summarize(const char *file, char **paths, size_t n, double rate)
         run_trace_read(paths[i], &t[i]);
     qsort(t, n, sizeof *t, run_trace_cmp_bytes);
     char bytes[32], note[600];
+    /* paths, command lines and reasons as the one escaper writes them
+     * (lib/present/escape.c): they come from the traces and the file system */
+    char path[4 * 1024], why[sizeof t->why];
     if (n == 1) {
         describe(&t[0], note, sizeof note);
         mt_format_bytes(bytes, sizeof bytes, t[0].bytes);
+        mt_text_escape(path, sizeof path, t[0].path);
+        mt_text_escape(why, sizeof why, t[0].why);
         if (!t[0].readable)
-            fprintf(stderr, "memtrace run: no usable trace in %s: %s\n", t[0].path, t[0].why);
+            fprintf(stderr, "memtrace run: no usable trace in %s: %s\n", path, why);
         else if (!t[0].complete)
             fprintf(stderr, "memtrace run: trace %s is cut short (%s); %llu samples, %s "
-                            "allocated up to there\n", t[0].path, t[0].why,
+                            "allocated up to there\n", path, why,
                     (unsigned long long)t[0].samples, bytes);
         else if (t[0].allocs == 0 && t[0].ended) {
             /* Only a trace its process finished says how much it allocated. */
@@ -308,13 +314,13 @@ static size_t summarize(const char *file, char **paths, size_t n, double rate)
             mt_format_bytes(interval, sizeof interval, 1 / rate);
             fprintf(stderr, "memtrace run: trace written to %s, with no samples: the "
                             "program allocated less than about one sampling interval "
-                            "(%s) in all; try a smaller --interval\n", t[0].path, interval);
+                            "(%s) in all; try a smaller --interval\n", path, interval);
         } else if (t[0].allocs == 0)
             fprintf(stderr, "memtrace run: trace written to %s, with no samples (%s)\n",
-                    t[0].path, note);
+                    path, note);
         else
             fprintf(stderr, "memtrace run: trace written to %s: %llu samples, %s allocated "
-                            "(estimated)%s%s%s\n", t[0].path, (unsigned long long)t[0].samples,
+                            "(estimated)%s%s%s\n", path, (unsigned long long)t[0].samples,
                     bytes, t[0].ended ? "" : " (", t[0].ended ? "" : note,
                     t[0].ended ? "" : ")");
     } else {
@@ -322,17 +328,19 @@ static size_t summarize(const char *file, char **paths, size_t n, double rate)
         fprintf(stderr, "  %8s %8s %10s  %-40s %s\n", "pid", "samples", "allocated",
                 "command", "file");
         for (size_t i = 0; i < n; i++) {
-            char cmd[41];
-            size_t len = strlen(t[i].command);
-            if (len > 40)
-                snprintf(cmd, sizeof cmd, "%.37s...", t[i].command);
-            else
-                snprintf(cmd, sizeof cmd, "%s", t[i].command);
+            char cmd[44];
+            if (mt_text_escape(cmd, sizeof cmd, t[i].command) > 40) {
+                size_t k = mt_text_escape(cmd, 38, t[i].command);   /* (cut whole) */
+                memcpy(cmd + k, "...", 4);
+            }
             describe(&t[i], note, sizeof note);
+            char enote[sizeof note];
+            mt_text_escape(enote, sizeof enote, note);
+            mt_text_escape(path, sizeof path, t[i].path);
             mt_format_bytes(bytes, sizeof bytes, t[i].bytes);
             fprintf(stderr, "  %8llu %8llu %10s  %-40s %s%s%s%s\n",
                     (unsigned long long)t[i].pid, (unsigned long long)t[i].samples, bytes, cmd,
-                    t[i].path, note[0] ? " (" : "", note, note[0] ? ")" : "");
+                    path, note[0] ? " (" : "", enote, note[0] ? ")" : "");
         }
     }
     free(t);

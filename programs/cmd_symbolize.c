@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "memtrace/present.h"
 #include "memtrace/symbolize.h"
 
 static const char usage_text[] =
@@ -41,7 +42,10 @@ static const char usage_text[] =
 
 static void on_warning(void *ctx, const char *msg)
 {
-    fprintf(stderr, "memtrace %s: warning: %s\n", (const char *)ctx, msg);
+    /* (module paths come from the trace: escaped) */
+    fprintf(stderr, "memtrace %s: warning: ", (const char *)ctx);
+    mt_text_put(stderr, msg);
+    fputc('\n', stderr);
 }
 
 /* Symbolizes one trace, with a summary line unless quiet; 0 or 1. */

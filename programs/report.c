@@ -175,7 +175,9 @@ static void print_warning(void *ctx, const char *msg)
     opener *o = ctx;
     if (o->reading)
         progress_end(o->reading);
-    fprintf(o->out, "memtrace %s: warning: %s\n", o->cmd, msg);
+    fprintf(o->out, "memtrace %s: warning: ", o->cmd);
+    mt_text_put(o->out, msg);   /* (it may quote the trace) */
+    fputc('\n', o->out);
 }
 
 /* A trace without a single sample makes every report empty: say why, and
@@ -191,12 +193,14 @@ static void explain_empty(FILE *out, const char *cmd, const char *path, const mt
     run_trace self;
     memset(&self, 0, sizeof self);
     run_trace_read(path, &self);
+    fprintf(out, "memtrace %s: ", cmd);
+    mt_text_put(out, path);
     if (self.readable && self.complete && self.ended)
-        fprintf(out, "memtrace %s: %s has no samples: its process allocated less than about "
-                     "one sampling interval (%s) in all\n", cmd, path, interval);
+        fprintf(out, " has no samples: its process allocated less than about "
+                     "one sampling interval (%s) in all\n", interval);
     else
-        fprintf(out, "memtrace %s: %s has no samples: its process did not finish it (still "
-                     "running, killed or crashed) and wrote none before that\n", cmd, path);
+        fprintf(out, " has no samples: its process did not finish it (still "
+                     "running, killed or crashed) and wrote none before that\n");
     char **paths;
     struct stat st;
     size_t n = lstat(path, &st) == 0 ? run_trace_files(path, NULL, st.st_uid, NULL, &paths) : 0;
@@ -215,10 +219,14 @@ static void explain_empty(FILE *out, const char *cmd, const char *path, const mt
         fprintf(out, "memtrace %s: other processes of its run wrote traces beside it, "
                      "largest first:\n", cmd);
         for (size_t i = 0; i < k && i < 5; i++) {
-            char b[32];
+            char b[32], command[64];
             mt_format_bytes(b, sizeof b, t[i].bytes);
-            fprintf(out, "memtrace %s:   %s: %s allocated, %llu samples, %.60s\n", cmd,
-                    t[i].path, b, (unsigned long long)t[i].samples, t[i].command);
+            fprintf(out, "memtrace %s:   ", cmd);
+            mt_text_put(out, t[i].path);
+            fprintf(out, ": %s allocated, %llu samples, ", b, (unsigned long long)t[i].samples);
+            mt_text_escape(command, sizeof command, t[i].command);   /* (cut whole) */
+            mt_text_put(out, command);
+            fputc('\n', out);
         }
         if (k > 5)
             fprintf(out, "memtrace %s:   ... and %zu more\n", cmd, k - 5);

@@ -101,15 +101,20 @@ static void print_warning(void *ctx, const char *msg)
             r->held = v;
     }
     progress_end(&r->pr);
-    fprintf(stderr, "memtrace %s: warning: %s\n", r->cmd, msg);
+    fprintf(stderr, "memtrace %s: warning: ", r->cmd);
+    mt_text_put(stderr, msg);   /* (it may quote the trace) */
+    fputc('\n', stderr);
 }
 
 /* Says the warnings held (the trace streams after all), or drops them. */
 static void release_warnings(run *r, int say)
 {
     for (size_t i = 0; i < r->n_held; i++) {
-        if (say)
-            fprintf(stderr, "memtrace %s: warning: %s\n", r->cmd, r->held[i]);
+        if (say) {
+            fprintf(stderr, "memtrace %s: warning: ", r->cmd);
+            mt_text_put(stderr, r->held[i]);
+            fputc('\n', stderr);
+        }
         free(r->held[i]);
     }
     free(r->held);
@@ -646,7 +651,7 @@ int stream_plot(const stream_input *in, const char *filter, mt_plot_options *po,
             if (!m)
                 goto out;
             end = mt_model_end(m);
-            if (!(r.curve = mt_curve_acc_new(n, (end + (mt_timedelta)n) / (mt_timedelta)n))) {
+            if (!(r.curve = mt_curve_acc_new(n, end / (mt_timedelta)n + 1))) {
                 fprintf(stderr, "memtrace plot: out of memory\n");
                 goto out;
             }
@@ -693,7 +698,7 @@ int stream_plot(const stream_input *in, const char *filter, mt_plot_options *po,
                 rc = STREAM_WHOLE;
                 goto out;
             }
-            if (!(r.curve = mt_curve_acc_new(n, (end + (mt_timedelta)n) / (mt_timedelta)n))) {
+            if (!(r.curve = mt_curve_acc_new(n, end / (mt_timedelta)n + 1))) {
                 fprintf(stderr, "memtrace plot: out of memory\n");
                 goto out;
             }

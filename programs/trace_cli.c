@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memtrace/present.h"
 #include "trace_cli.h"
 
 int trace_cli_args(int argc, char **argv, const char *usage_text, const char **path)
@@ -31,7 +32,9 @@ int trace_cli_args(int argc, char **argv, const char *usage_text, const char **p
 
 static void print_warning(void *ctx, const char *msg)
 {
-    fprintf(stderr, "memtrace %s: warning: %s\n", (const char *)ctx, msg);
+    fprintf(stderr, "memtrace %s: warning: ", (const char *)ctx);
+    mt_text_put(stderr, msg);   /* (it may quote the trace) */
+    fputc('\n', stderr);
 }
 
 mt_reader *trace_cli_open(const char *cmd, const char *path, mt_reader_options *opts)

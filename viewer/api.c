@@ -372,12 +372,18 @@ static const struct endpoint {
  * written out as JSON. Measured on traces of 200,000 and 1,000,000 call
  * paths (bench/viewer-gen): within 25% of the peak of a full tree. */
 #define TREE_NODE_BYTES 350
+size_t vapi_selection_bytes(const mt_model *m)
+{
+    size_t allocs = mt_model_n_allocs(m), nodes = mt_model_n_nodes(m);
+    return allocs / 8 + nodes * 4 + allocs * (16 + 4 + sizeof(mt_cost));
+}
+
 static size_t estimate(const vapi *a, size_t k, int empty_filter)
 {
     if (k == 0)
         return 4096;  /* info: model accessors only */
-    size_t allocs = mt_model_n_allocs(a->model), nodes = mt_model_n_nodes(a->model);
-    size_t sel = allocs / 8 + nodes * 4 + allocs * (16 + 4 + sizeof(mt_cost));
+    size_t nodes = mt_model_n_nodes(a->model);
+    size_t sel = vapi_selection_bytes(a->model);
     size_t tree_nodes = nodes < MT_TREE_MAX_NODES ? nodes : MT_TREE_MAX_NODES;
     size_t tree = tree_nodes * TREE_NODE_BYTES / 100 * endpoints[k].tree;
     /* a big trace read again with a filter: another folded model */
@@ -474,18 +480,13 @@ void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
         return;
     }
     size_t need = estimate(a, k, !*canon);
-    const char *why = NULL;
-    if (vcache_admit(a->cache, need, &why) < 0) {
+    if (vapi_reserve(a, need, resp) < 0) {
         if (claimed)
             vcache_answer_fill(a->cache, key, NULL, 0);
         mt_filter_free(f);
         free(canon);
         free(skey);
         free(key);
-        vresp_error(resp, 503, "server busy: %s (a budget of %zu MB, see --memory); "
-                               "try again in %d s",
-                    why, vcache_budget(a->cache) >> 20, VCACHE_RETRY_AFTER);
-        resp->retry_after = VCACHE_RETRY_AFTER;
         return;
     }
     char *serr = NULL;
@@ -523,6 +524,28 @@ void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
     free(key);
     free(canon);
     vcache_done(a->cache, need);
+}
+
+int vapi_reserve(vapi *a, size_t bytes, vresp *resp)
+{
+    const char *why = NULL;
+    if (wait_ready(a, VAPI_LOAD_WAIT_SECONDS) != READY) {
+        vresp_error(resp, 503, "still loading the trace; see /api/status");
+        resp->retry_after = 2;
+        return -1;
+    }
+    if (vcache_admit(a->cache, bytes, &why) == 0)
+        return 0;
+    vresp_error(resp, 503, "server busy: %s (a budget of %zu MB, see --memory); "
+                           "try again in %d s",
+                why, vcache_budget(a->cache) >> 20, VCACHE_RETRY_AFTER);
+    resp->retry_after = VCACHE_RETRY_AFTER;
+    return -1;
+}
+
+void vapi_release(vapi *a, size_t bytes)
+{
+    vcache_done(a->cache, bytes);
 }
 
 /* The first page's questions, asked once the server is up, so that the

@@ -41,6 +41,16 @@ void vapi_set_rss(vapi *a, mt_rss *rss);
 void vapi_set_plumbing(vapi *a, const mt_plumbing *p);
 /* Start answering the first page's questions in the background. */
 void vapi_warm_up(vapi *a);
+/* Requests answered outside vapi_handle (the compare endpoints, compare.c)
+ * count against the same budget: reserve an estimate of what the request
+ * will use before it starts, waiting for room as vapi_handle's requests
+ * do. Returns 0 (call vapi_release with the same bytes when done), or -1
+ * with resp set to the 503 answer (Retry-After) when the server is busy. */
+int vapi_reserve(vapi *a, size_t bytes, vresp *resp);
+void vapi_release(vapi *a, size_t bytes);
+/* What a selection of model m costs, as vapi_handle estimates it: about 80
+ * bytes per allocation and 4 per trie node. */
+size_t vapi_selection_bytes(const mt_model *m);
 /* The server's callback (ctx is the vapi). */
 void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp);
 

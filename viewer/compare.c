@@ -9,17 +9,33 @@
  *                        sort=size|significance, limit: entries sent, default 5000;
  *                        raw=1: plumbing kept in the sites, as with diff --raw)
  *   /api/compare_curves  both live-memory curves (filter, n)
+ *
+ * Both count against the memory budget of the NEW trace's API (--memory,
+ * cache.h): each reserves, before it starts, an estimate from the models'
+ * counts (its selections; for a diff also its tables and an upper bound of
+ * its JSON, computed once per model from the names of every allocation
+ * stack), and waits or gets 503 as the other endpoints do.
  */
 #include "compare.h"
 
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "api.h"
 #include "memtrace/compare.h"
+#include "memtrace/present.h"
 #include "server.h"
+
+/* What a diff of a model can cost at most, from its allocation stacks (a
+ * filter only removes entries): entries, bytes of their JSON per key, the
+ * largest entry's, and the memory of the path tables. */
+typedef struct dbound {
+    size_t nodes;
+    size_t entries[3], json[3], max_entry[3];    /* by mt_diff_key */
+} dbound;
 
 typedef struct vcmp {
     vapi *inner;
@@ -27,20 +43,117 @@ typedef struct vcmp {
     const char *base_file, *new_file;
     const char *wa, *wb;     /* one trace: the default windows */
     const mt_plumbing *plumbing; /* skipped in the sites, as in memtrace diff; NULL: none */
+    dbound bb, bn;           /* base, new */
 } vcmp;
+
+#define ENTRY_JSON_BYTES 420     /* an entry's numbers and keys */
+#define ENTRY_BYTES 320          /* an entry in the diff's tables, its sort */
+#define PATH_NODE_BYTES 48       /* path tables per trie node and side */
+
+static size_t sat_add(size_t a, size_t b)
+{
+    return a > SIZE_MAX - b ? SIZE_MAX : a + b;
+}
+
+static size_t sat_mul(size_t a, size_t b)
+{
+    return b && a > SIZE_MAX / b ? SIZE_MAX : a * b;
+}
+
+/* The bound of m's diffs: every distinct allocation stack is an entry at
+ * most once; a path's name is the names of its frames, joined. */
+static int diff_bound(const mt_model *m, dbound *b)
+{
+    memset(b, 0, sizeof *b);
+    size_t nn = mt_model_n_nodes(m), na = mt_model_n_allocs(m), nf = mt_model_n_funcs(m);
+    const mt_node *nodes = mt_model_nodes(m);
+    const mt_frame *frames = mt_model_frames(m);
+    const mt_func *funcs = mt_model_funcs(m);
+    const mt_alloc *allocs = mt_model_allocs(m);
+    size_t nfr = mt_model_n_frames(m);
+    unsigned char *used = calloc(nn ? nn : 1, 1);
+    unsigned char *fr_used = calloc(nfr ? nfr : 1, 1), *fn_used = calloc(nf ? nf : 1, 1);
+    size_t *plen = malloc((nn ? nn : 1) * sizeof *plen);
+    size_t *fname = malloc((nf ? nf : 1) * sizeof *fname), *ffile = malloc((nf ? nf : 1) * sizeof *ffile);
+    if (!used || !plen || !fname || !ffile || !fr_used || !fn_used) {
+        free(used), free(plen), free(fname), free(ffile), free(fr_used), free(fn_used);
+        return -1;
+    }
+    for (size_t f = 0; f < nf; f++) {
+        const char *n = funcs[f].name ? funcs[f].name : "", *fl = funcs[f].filename ? funcs[f].filename : "";
+        fname[f] = mt_json_escaped_len(n, strlen(n));
+        ffile[f] = mt_json_escaped_len(fl, strlen(fl));
+    }
+    for (size_t i = 0; i < na; i++)
+        if (allocs[i].stack < nn)
+            used[allocs[i].stack] = 1;
+    b->nodes = nn;
+    for (size_t n = 0; n < nn; n++) {
+        size_t fn = 16, fl = 0;   /* node 0: "(no stack)" */
+        if (n > 0) {
+            mt_func_id f = frames[nodes[n].frame].func;
+            fn = f < nf ? fname[f] : 16;
+            fl = f < nf ? ffile[f] : 0;
+            mt_node_id p = nodes[n].parent;
+            plen[n] = sat_add(p < n ? sat_add(plen[p], p ? 1 : 0) : 0, fn);
+        } else {
+            plen[n] = fn;
+        }
+        if (!used[n])
+            continue;
+        /* an entry per distinct path; per distinct innermost frame (site:
+         * "name (file:line)") or function ("name"); each also gives its
+         * function and file */
+        int first[3] = {1, 1, 1};
+        if (n > 0) {
+            mt_frame_id fr = nodes[n].frame;
+            mt_func_id f = fr < nfr ? frames[fr].func : 0;
+            first[0] = fr < nfr && !fr_used[fr];
+            first[1] = f < nf && !fn_used[f];
+            if (fr < nfr)
+                fr_used[fr] = 1;
+            if (f < nf)
+                fn_used[f] = 1;
+        }
+        size_t site = sat_add(sat_mul(sat_add(fn, fl), 2), ENTRY_JSON_BYTES + 32);
+        size_t path = sat_add(sat_add(plen[n], sat_add(fn, fl)), ENTRY_JSON_BYTES);
+        size_t e[3] = {site, site, path};
+        for (int k = 0; k < 3; k++) {
+            if (!first[k])
+                continue;
+            b->entries[k]++;
+            b->json[k] = sat_add(b->json[k], e[k]);
+            if (e[k] > b->max_entry[k])
+                b->max_entry[k] = e[k];
+        }
+    }
+    free(used), free(plen), free(fname), free(ffile), free(fr_used), free(fn_used);
+    return 0;
+}
+
+/* The reservation of a diff by key with at most limit entries sent. */
+static size_t diff_estimate(const vcmp *c, mt_diff_key key, size_t limit)
+{
+    int two = c->base != c->new_;
+    size_t sel = vapi_selection_bytes(c->base);
+    if (two)
+        sel = sat_add(sel, vapi_selection_bytes(c->new_));
+    size_t entries = sat_add(c->bb.entries[key], two ? c->bn.entries[key] : 0);
+    size_t nodes = sat_add(c->bb.nodes, two ? c->bn.nodes : 0);
+    size_t json = sat_add(c->bb.json[key], two ? c->bn.json[key] : 0);
+    size_t maxe = c->bb.max_entry[key] > c->bn.max_entry[key] ? c->bb.max_entry[key]
+                                                               : c->bn.max_entry[key];
+    if (sat_mul(maxe, limit) < json)
+        json = sat_mul(maxe, limit);
+    /* the JSON in a memory stream (up to twice its size while it grows) */
+    size_t tables = sat_add(sat_mul(entries, ENTRY_BYTES),
+                            key == MT_DIFF_PATH ? sat_mul(nodes, PATH_NODE_BYTES) : 0);
+    return sat_add(sat_add(sel, tables), sat_add(sat_mul(json, 2), 65536));
+}
 
 static void json_str(FILE *o, const char *s)
 {
-    fputc('"', o);
-    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(o, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(o, "\\u%04x", *p);
-        else
-            fputc(*p, o);
-    }
-    fputc('"', o);
+    mt_json_string(o, s ? s : "");
 }
 
 /* Close the memory stream and hand its buffer to the answer. */
@@ -92,11 +205,19 @@ static void curves(const vcmp *c, const vreq *req, vresp *resp)
         free(err);
         return;
     }
+    /* one side at a time: a selection and its curve */
+    size_t sa = vapi_selection_bytes(c->base), sn = vapi_selection_bytes(c->new_);
+    size_t need = sat_add(sa > sn ? sa : sn, sat_mul((size_t)n, 3 * 24 * 2) + 65536);
+    if (vapi_reserve(c->inner, need, resp) < 0) {
+        mt_filter_free(f);
+        return;
+    }
     char *buf = NULL;
     size_t len = 0;
     FILE *o = open_memstream(&buf, &len);
     if (!o) {
         mt_filter_free(f);
+        vapi_release(c->inner, need);
         vresp_error(resp, 500, "out of memory");
         return;
     }
@@ -110,6 +231,7 @@ static void curves(const vcmp *c, const vreq *req, vresp *resp)
             fclose(o);
             free(buf);
             mt_filter_free(f);
+            vapi_release(c->inner, need);
             vresp_error(resp, 500, "out of memory");
             return;
         }
@@ -129,6 +251,7 @@ static void curves(const vcmp *c, const vreq *req, vresp *resp)
     fputc('}', o);
     mt_filter_free(f);
     take(o, &buf, &len, resp);
+    vapi_release(c->inner, need);
 }
 
 static void compare(const vcmp *c, const vreq *req, vresp *resp)
@@ -182,6 +305,11 @@ static void compare(const vcmp *c, const vreq *req, vresp *resp)
         free(err);
         return;
     }
+    size_t need = diff_estimate(c, o.key, (size_t)limit);
+    if (vapi_reserve(c->inner, need, resp) < 0) {
+        mt_filter_free(f);
+        return;
+    }
     /* The sites of memtrace diff and of every other report: allocation
      * plumbing skipped (raw=1: the stacks as recorded). */
     const char *rawarg = vreq_arg(req, "raw");
@@ -230,6 +358,7 @@ out:
         mt_selection_free(sn);
     mt_selection_free(sb);
     mt_filter_free(f);
+    vapi_release(c->inner, need);
 }
 
 static void vcmp_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
@@ -249,9 +378,12 @@ int mt_viewer_serve_compare(const mt_model *base, const mt_model *new_,
                             const mt_viewer_compare_options *co,
                             const mt_viewer_options *opts, const char *prog)
 {
-    vcmp c = {NULL, base, new_, co->base_file, opts->file, co->a, co->b, opts->plumbing};
+    vcmp c = {NULL, base, new_, co->base_file, opts->file, co->a, co->b, opts->plumbing, {0}, {0}};
     c.inner = vapi_new(new_, opts->file, opts->load_seconds);
-    if (!c.inner) {
+    if (c.inner)
+        vapi_set_budget(c.inner, opts->memory ? opts->memory : MT_VIEWER_DEFAULT_MEMORY);
+    if (!c.inner || diff_bound(base, &c.bb) < 0 || (new_ != base && diff_bound(new_, &c.bn) < 0)) {
+        vapi_free(c.inner);
         fprintf(stderr, "%s: out of memory\n", prog);
         return 1;
     }

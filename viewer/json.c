@@ -1,7 +1,8 @@
 /*
  * json.c - the JSON text builder (see json.h). Strings are escaped per RFC
- * 8259; bytes that are not valid UTF-8 are replaced by U+FFFD so that the
- * browser's JSON.parse never rejects an answer because of odd symbol names.
+ * 8259 by the project's one escaper (mt_json_escape_to); bytes that are not
+ * valid UTF-8 are replaced by U+FFFD so that the browser's JSON.parse (and
+ * any strict reader) never rejects an answer because of odd symbol names.
  */
 #include "json.h"
 
@@ -9,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "memtrace/present.h"
 
 void vj_init(vjson *j)
 {
@@ -98,61 +101,18 @@ void vj_arr(vjson *j) { open_level(j, '['); }
 void vj_end_obj(vjson *j) { close_level(j, '}'); }
 void vj_end_arr(vjson *j) { close_level(j, ']'); }
 
-/* Length of the valid UTF-8 sequence at s (at most n bytes), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s, size_t n)
+static void put_cb(void *ctx, const char *s, size_t n)
 {
-    size_t need;
-    if (s[0] < 0x80)
-        return 1;
-    else if ((s[0] & 0xe0) == 0xc0 && s[0] >= 0xc2)
-        need = 2;
-    else if ((s[0] & 0xf0) == 0xe0)
-        need = 3;
-    else if ((s[0] & 0xf8) == 0xf0 && s[0] <= 0xf4)
-        need = 4;
-    else
-        return 0;
-    if (need > n)
-        return 0;
-    for (size_t i = 1; i < need; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    return need;
+    put(ctx, s, n);
 }
 
+/* A string literal: the one JSON escaper (lib/present/escape.c), whose
+ * UTF-8 validator rejects overlong forms, surrogates and code points past
+ * U+10FFFF. */
 static void put_escaped(vjson *j, const char *str, size_t n)
 {
-    const unsigned char *s = (const unsigned char *)str;
     putc1(j, '"');
-    size_t i = 0;
-    while (i < n) {
-        unsigned char c = s[i];
-        if (c == '"' || c == '\\') {
-            char e[2] = {'\\', (char)c};
-            put(j, e, 2);
-            i++;
-        } else if (c < 0x20 || c == 0x7f) {
-            char e[8];
-            snprintf(e, sizeof e, "\\u%04x", c);
-            put(j, e, 6);
-            i++;
-        } else if (c < 0x80) {
-            size_t k = i;
-            while (k < n && s[k] >= 0x20 && s[k] < 0x7f && s[k] != '"' && s[k] != '\\')
-                k++;
-            put(j, str + i, k - i);
-            i = k;
-        } else {
-            size_t l = utf8_len(s + i, n - i);
-            if (l == 0) {
-                put(j, "\\ufffd", 6);
-                i++;
-            } else {
-                put(j, str + i, l);
-                i += l;
-            }
-        }
-    }
+    mt_json_escape_to(str, n, put_cb, j);
     putc1(j, '"');
 }
 

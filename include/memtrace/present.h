@@ -19,22 +19,52 @@
 extern "C" {
 #endif
 
-/* Text from a trace (names, executable, host, ...) made safe to print on a
- * terminal: control characters (C0, DEL, C1), and bytes that are not UTF-8,
- * become \xHH; other text, UTF-8 included, is unchanged. A backslash is
- * left as is. mt_text_put writes it to out; mt_text_escape into buf (cut
- * to cap - 1 bytes, never inside an escape or a character, always
- * NUL-terminated) and returns its length. Every text report uses these. */
+/* The one escaper (lib/present/escape.c) for text from a trace or from
+ * outside (names, executable, host, command lines, paths) in every output.
+ *
+ * mt_utf8_char: the length (1 to 4) of the well-formed UTF-8 character at
+ * s (n bytes there), or 0 when it is not one: a stray continuation byte,
+ * an overlong form, a surrogate, past U+10FFFF or cut short.
+ *
+ * Terminal: control characters (C0, DEL, C1), and bytes that are not
+ * UTF-8, become \xHH; other text, UTF-8 included, is unchanged; a
+ * backslash is left as is. Text that starts (after blanks) with "::" has
+ * its first ':' written \x3a, and "##[" its first '#' \x23: no line is a
+ * CI workflow command (GitHub Actions) because of what a name holds.
+ * mt_text_put writes it to out; mt_text_escape into buf (cut to cap - 1
+ * bytes, never inside an escape or a character, always NUL-terminated) and
+ * returns its length. Every text report uses these. */
+size_t mt_utf8_char(const char *s, size_t n);
 void mt_text_put(FILE *out, const char *s);
 size_t mt_text_escape(char *buf, size_t cap, const char *s);
+/* The message of a workflow command (::error title=...::MESSAGE): % as
+ * %25, CR as %0D, LF as %0A, the rest as mt_text_put. */
+void mt_ci_data_put(FILE *out, const char *s);
+/* XML text or attribute value (SVG, JUnit): the five entities, tab, LF
+ * and CR as character references; what XML 1.0 cannot hold (other
+ * controls, U+FFFE, U+FFFF, bytes that are not UTF-8) and C1 controls as
+ * the text \xHH. Always valid UTF-8 and well-formed. */
+void mt_xml_put(FILE *out, const char *s);
+/* The same escapers writing through put(ctx, bytes, len), for n bytes at
+ * s (NULs included): the viewer's JSON builder and other buffers. JSON:
+ * the contents of a string literal, without the quotes (as
+ * mt_json_string). */
+typedef void (*mt_put_fn)(void *ctx, const char *s, size_t n);
+void mt_text_escape_to(const char *s, size_t n, mt_put_fn put, void *ctx);
+void mt_ci_escape_to(const char *s, size_t n, mt_put_fn put, void *ctx);
+void mt_xml_escape_to(const char *s, size_t n, mt_put_fn put, void *ctx);
+void mt_json_escape_to(const char *s, size_t n, mt_put_fn put, void *ctx);
+/* Bytes mt_json_escape_to writes for s (without the quotes). */
+size_t mt_json_escaped_len(const char *s, size_t n);
 
 /* "12.3 MiB", "512 B" (bytes, 1024-based). */
 void mt_format_bytes(char *buf, size_t cap, double bytes);
 /* "1.234s", "250ms", "17us". */
 void mt_format_time(char *buf, size_t cap, mt_timedelta us);
-/* A JSON string literal of s (with quotes) to out. Always valid JSON:
- * control characters (C1 included) as \\u00XX, and each byte that is not
- * UTF-8 as \\ufffd (the replacement character, as the viewer's JSON). */
+/* A JSON string literal of s (with quotes) to out. Always valid JSON and
+ * valid UTF-8: control characters (C1 and DEL included) as \\u00XX, and
+ * each byte that is not UTF-8 (overlong forms, surrogates, past U+10FFFF)
+ * as \\ufffd, as the viewer's JSON (mt_json_escape_to). */
 void mt_json_string(FILE *out, const char *s);
 /* A cost as a JSON object: {"alloc_bytes":..,"alloc_objects":..,"live_bytes":..,
  * "live_objects":..,"samples":..,"live_samples":..,"allocs":..,"temp_bytes":..,

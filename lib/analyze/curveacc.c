@@ -11,6 +11,7 @@
  * into the highest of their two values: the value carried into the second
  * is the first's last value, which the first already counted.
  */
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "model.h"
@@ -83,7 +84,16 @@ static void widen(mt_curve_acc *c)
     }
     if (c->cur >= 0)
         c->cur /= 2;
-    c->width *= 2;
+    /* (saturated: a time past 2^62 us cannot double it past INT64_MAX) */
+    c->width = c->width > INT64_MAX / 2 ? INT64_MAX : c->width * 2;
+}
+
+/* The bucket of a time >= 0: the last one for a time no width reaches (a
+ * single bucket of INT64_MAX us and the time INT64_MAX). */
+static long bucket_of(const mt_curve_acc *c, mt_timedelta t)
+{
+    mt_timedelta b = t / c->width;
+    return b < (mt_timedelta)c->n ? (long)b : (long)c->n - 1;
 }
 
 /* The events of time c->t are all in: the buckets up to its own get their
@@ -97,7 +107,7 @@ static void close_time(mt_curve_acc *c)
     }
     if (t < 0)
         return;
-    long b = (long)(t / c->width);
+    long b = bucket_of(c, t);
     for (long k = c->cur + 1; k < b; k++) {
         c->total[k] = c->tot_before;
         c->filtered[k] = c->fil_before;
@@ -121,7 +131,7 @@ void mt_curve_acc_event(mt_curve_acc *c, mt_timedelta t, int64_t d_total, int64_
     if (!c->open || t != c->t) {
         if (c->open)
             close_time(c);
-        while (t >= 0 && t / c->width >= (mt_timedelta)c->n)
+        while (t >= 0 && t / c->width >= (mt_timedelta)c->n && c->width < INT64_MAX)
             widen(c);
         c->open = 1;
         c->t = t;
@@ -131,7 +141,7 @@ void mt_curve_acc_event(mt_curve_acc *c, mt_timedelta t, int64_t d_total, int64_
     c->tot += d_total;
     c->fil += d_filtered;
     if (filtered_alloc && t >= 0)
-        c->falloc[t / c->width] += filtered_alloc;
+        c->falloc[bucket_of(c, t)] += filtered_alloc;
 }
 
 mt_curve *mt_curve_acc_result(const mt_curve_acc *acc, double bps)

@@ -139,9 +139,11 @@ static mt_rss *rss_read(const char *trace_path, uint64_t want_pid, int64_t want_
                 why = "expected TIME_US RSS HEAP MAPPED PEAK (numbers or -)";
         if (!why && (v[0] < 0 || v[1] < 0))
             why = "time and RSS must be numbers";
-        mt_timedelta t = why ? 0 : v[0] - base;
+        mt_timedelta t = 0;
         if (!why && v[0] < start)
             why = "time before the trace's start";
+        if (!why && __builtin_sub_overflow(v[0], base, &t))
+            why = "time out of range";
         if (!why && r->n && t < r->p[r->n - 1].time)
             why = "time goes backwards";
         if (!why && r->n >= MAX_POINTS)

@@ -64,18 +64,6 @@ static char *name_of(const mt_diff *d, const mt_diff_entry *e)
     return s;
 }
 
-/* Names as text: control characters (a terminal's escape sequences in a
- * hostile trace) are shown as \xNN. */
-static void put_text(FILE *out, const char *s)
-{
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p < 0x20 || *p == 0x7f)
-            fprintf(out, "\\x%02x", *p);
-        else
-            fputc(*p, out);
-    }
-}
-
 static void json_entry(FILE *out, const mt_diff *d, const mt_diff_entry *e)
 {
     char *nm = name_of(d, e);
@@ -138,7 +126,7 @@ int mt_report_diff(FILE *out, const mt_diff *d, const mt_diff_report_options *o)
     fprintf(out, "memtrace diff: %s%s per %s\n", what[metric], unit[0] ? " per second" : "",
             key_word(d->opts.key, 0));
     fputs("  base: ", out);
-    put_text(out, bn);
+    mt_text_put(out, bn);
     if (metric == MT_METRIC_LIVE_BYTES || metric == MT_METRIC_LIVE_OBJECTS) {
         mt_format_time(b1, sizeof b1, d->base_at);
         fprintf(out, " (live at %s)", b1);
@@ -146,7 +134,7 @@ int mt_report_diff(FILE *out, const mt_diff *d, const mt_diff_report_options *o)
     value(b1, sizeof b1, metric, d->total.base.value, 0, unit);
     fprintf(out, ": %s from %llu samples\n", b1, (unsigned long long)d->total.base.samples);
     fputs("  new:  ", out);
-    put_text(out, nn);
+    mt_text_put(out, nn);
     if (metric == MT_METRIC_LIVE_BYTES || metric == MT_METRIC_LIVE_OBJECTS) {
         mt_format_time(b1, sizeof b1, d->new_at);
         fprintf(out, " (live at %s)", b1);
@@ -189,7 +177,7 @@ int mt_report_diff(FILE *out, const mt_diff *d, const mt_diff_report_options *o)
             char *nm = name_of(d, e);
             fprintf(out, "%4zu %11s %11s %12s %10s %+6.1f %8s %s ", i + 1, b1, b2, b3, b4, e->z,
                     b5, e->significant ? "*" : " ");
-            put_text(out, nm ? nm : "?");
+            mt_text_put(out, nm ? nm : "?");
             fputc('\n', out);
             free(nm);
         }

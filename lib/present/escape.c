@@ -1,60 +1,234 @@
 /*
- * escape.c - names from a trace made safe for a terminal: the one escaper
- * every text report uses for strings that come from a trace (function and
- * file names, executable, host, context). A trace can hold any bytes, and
- * raw escape sequences would let it retitle the terminal, clear the screen
- * or worse. Control characters (C0, DEL, C1 as UTF-8 or as lone bytes) and
- * bytes that are not UTF-8 are written as \xHH; everything else, including
- * non-ASCII UTF-8 text, is kept as is. Also JSON strings (mt_json_string),
- * which must be valid UTF-8 whatever the trace holds.
+ * escape.c - the one escaper of the project: text that comes from a trace
+ * or from the outside (function and file names, executable, host, context,
+ * command lines, module paths, file names given by the user) made safe for
+ * each kind of output. A trace can hold any bytes: raw escape sequences
+ * would let it retitle the terminal or clear the screen, lines it starts
+ * with "::" are GitHub Actions workflow commands, and bytes that are not
+ * UTF-8 make JSON, SVG and JUnit files that their readers reject.
+ *
+ * One UTF-8 validator (mt_utf8_char: no overlong forms, no surrogates,
+ * nothing past U+10FFFF, nothing cut short) under four escapers:
+ *   terminal  control characters (C0, DEL, C1) and bytes that are not
+ *             UTF-8 as \xHH; text that starts (after blanks) with "::" has
+ *             its first ':' written \x3a, and "##[" its first '#' \x23, so
+ *             that no line a report prints is a CI workflow command;
+ *             everything else, non-ASCII UTF-8 included, as is
+ *   JSON      a string's contents per RFC 8259, controls (C1 and DEL too)
+ *             as \u00XX, each byte that is not UTF-8 as \ufffd
+ *   XML       &lt; &gt; &amp; &quot; &apos;, tab, LF and CR as character
+ *             references, and what XML 1.0 cannot hold at all (other C0
+ *             controls, U+FFFE, U+FFFF, bytes that are not UTF-8) shown
+ *             as \xHH, as on a terminal; C1 controls too
+ *   CI data   the message of a workflow command (::error ...::MESSAGE):
+ *             % as %25, CR as %0D, LF as %0A, the rest as on a terminal
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "memtrace/present.h"
 
-/* Length of the well-formed UTF-8 sequence of a non-ASCII character at p
- * that is not a C1 control, or 0 when the bytes must be escaped. */
-static size_t utf8_ok(const unsigned char *p)
+static const char hex[] = "0123456789abcdef";
+
+size_t mt_utf8_char(const char *str, size_t n)
 {
+    const unsigned char *p = (const unsigned char *)str;
+    if (n == 0)
+        return 0;
     unsigned c = p[0];
+    if (c < 0x80)
+        return 1;
+    size_t need;
+    unsigned lo = 0x80, hi = 0xbf;
     if (c >= 0xc2 && c <= 0xdf)
-        return (p[1] & 0xc0) == 0x80 && !(c == 0xc2 && p[1] < 0xa0) ? 2 : 0;
-    if (c >= 0xe0 && c <= 0xef) {
-        unsigned lo = c == 0xe0 ? 0xa0 : 0x80, hi = c == 0xed ? 0x9f : 0xbf;
-        return p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 ? 3 : 0;
+        need = 2;
+    else if (c >= 0xe0 && c <= 0xef) {
+        need = 3;
+        if (c == 0xe0)
+            lo = 0xa0;   /* overlong below U+0800 */
+        else if (c == 0xed)
+            hi = 0x9f;   /* surrogates U+D800..U+DFFF */
+    } else if (c >= 0xf0 && c <= 0xf4) {
+        need = 4;
+        if (c == 0xf0)
+            lo = 0x90;   /* overlong below U+10000 */
+        else if (c == 0xf4)
+            hi = 0x8f;   /* past U+10FFFF */
+    } else {
+        return 0;        /* continuation byte, overlong lead (C0, C1), F5..FF */
     }
-    if (c >= 0xf0 && c <= 0xf4) {
-        unsigned lo = c == 0xf0 ? 0x90 : 0x80, hi = c == 0xf4 ? 0x8f : 0xbf;
-        return p[1] >= lo && p[1] <= hi && (p[2] & 0xc0) == 0x80 && (p[3] & 0xc0) == 0x80 ? 4 : 0;
-    }
-    return 0;
+    if (n < need || p[1] < lo || p[1] > hi)
+        return 0;
+    for (size_t i = 2; i < need; i++)
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+    return need;
 }
 
-/* Calls put(ctx, bytes, n) for the escaped text of s. */
-static void escape(const char *s, void (*put)(void *, const char *, size_t), void *ctx)
+static void put_hex(mt_put_fn put, void *ctx, unsigned char c)
 {
-    static const char hex[] = "0123456789abcdef";
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
+    char e[4] = {'\\', 'x', hex[c >> 4], hex[c & 15]};
+    put(ctx, e, 4);
+}
+
+/* The character at p (n bytes left) is a C1 control (U+0080..U+009F)? */
+static int is_c1(const unsigned char *p, size_t n)
+{
+    return n >= 2 && p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
+}
+
+/* A run of printable ASCII: at once, or (bytewise: into a buffer that may
+ * be too small, which then stops at the first byte that does not fit; an
+ * escape or a character is never cut) a byte at a time. */
+static void put_run(mt_put_fn put, void *ctx, const unsigned char *p, size_t n, int bytewise)
+{
+    if (!bytewise) {
+        put(ctx, (const char *)p, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        put(ctx, (const char *)p + i, 1);
+}
+
+/* Terminal and CI data: ci != 0 encodes %, CR and LF for a workflow
+ * command's message. */
+static void text_escape(const char *s, size_t n, int ci, mt_put_fn put, void *ctx, int bytewise)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    /* the CI guard: "::" at the start (after blanks) */
+    const unsigned char *q = p;
+    while (q < end && *q == ' ')
+        q++;
+    if (end - q >= 2 && q[0] == ':' && q[1] == ':') {
+        if (q > p)
+            put_run(put, ctx, p, (size_t)(q - p), bytewise);
+        put_hex(put, ctx, ':');
+        p = q + 1;
+    }
+    while (p < end) {
         const unsigned char *run = p;
-        while (*p >= 0x20 && *p < 0x7f)
+        while (p < end && *p >= 0x20 && *p < 0x7f && !(ci && *p == '%') &&
+               !(*p == '#' && end - p >= 3 && p[1] == '#' && p[2] == '['))
             p++;
         if (p > run)
-            put(ctx, (const char *)run, (size_t)(p - run));
-        if (!*p)
+            put_run(put, ctx, run, (size_t)(p - run), bytewise);
+        if (p == end)
             break;
-        size_t n = *p >= 0x80 ? utf8_ok(p) : 0;
-        if (n) {
-            put(ctx, (const char *)p, n);
-            p += n;
+        if (*p == '#') {          /* "##[": the old form of workflow commands */
+            put_hex(put, ctx, '#');
+            p++;
+            continue;
+        }
+        if (ci && (*p == '%' || *p == '\r' || *p == '\n')) {
+            put(ctx, *p == '%' ? "%25" : *p == '\r' ? "%0D" : "%0A", 3);
+            p++;
+            continue;
+        }
+        size_t k = *p >= 0x80 && !is_c1(p, (size_t)(end - p)) ? mt_utf8_char((const char *)p, (size_t)(end - p)) : 0;
+        if (k) {
+            put(ctx, (const char *)p, k);
+            p += k;
         } else {
-            char e[4] = {'\\', 'x', hex[*p >> 4], hex[*p & 15]};
-            put(ctx, e, 4);
+            put_hex(put, ctx, *p);
             p++;
         }
     }
 }
+
+void mt_text_escape_to(const char *s, size_t n, mt_put_fn put, void *ctx)
+{
+    text_escape(s, n, 0, put, ctx, 0);
+}
+
+void mt_ci_escape_to(const char *s, size_t n, mt_put_fn put, void *ctx)
+{
+    text_escape(s, n, 1, put, ctx, 0);
+}
+
+void mt_json_escape_to(const char *s, size_t n, mt_put_fn put, void *ctx)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    while (p < end) {
+        const unsigned char *run = p;
+        while (p < end && *p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\')
+            p++;
+        if (p > run)
+            put(ctx, (const char *)run, (size_t)(p - run));
+        if (p == end)
+            break;
+        switch (*p) {
+        case '"': put(ctx, "\\\"", 2); p++; continue;
+        case '\\': put(ctx, "\\\\", 2); p++; continue;
+        case '\n': put(ctx, "\\n", 2); p++; continue;
+        case '\t': put(ctx, "\\t", 2); p++; continue;
+        case '\r': put(ctx, "\\r", 2); p++; continue;
+        }
+        unsigned cp;
+        size_t k;
+        if (*p < 0x80) {
+            cp = *p;              /* C0 or DEL */
+            k = 1;
+        } else if (is_c1(p, (size_t)(end - p))) {
+            cp = p[1];
+            k = 2;
+        } else if ((k = mt_utf8_char((const char *)p, (size_t)(end - p))) > 0) {
+            put(ctx, (const char *)p, k);
+            p += k;
+            continue;
+        } else {
+            /* not UTF-8: the replacement character, one per byte */
+            put(ctx, "\\ufffd", 6);
+            p++;
+            continue;
+        }
+        char e[6] = {'\\', 'u', '0', '0', hex[cp >> 4], hex[cp & 15]};
+        put(ctx, e, 6);
+        p += k;
+    }
+}
+
+void mt_xml_escape_to(const char *s, size_t n, mt_put_fn put, void *ctx)
+{
+    const unsigned char *p = (const unsigned char *)s, *end = p + n;
+    while (p < end) {
+        const unsigned char *run = p;
+        while (p < end && *p >= 0x20 && *p < 0x7f && !strchr("<>&\"'", *p))
+            p++;
+        if (p > run)
+            put(ctx, (const char *)run, (size_t)(p - run));
+        if (p == end)
+            break;
+        const char *ent = NULL;
+        switch (*p) {
+        case '<': ent = "&lt;"; break;
+        case '>': ent = "&gt;"; break;
+        case '&': ent = "&amp;"; break;
+        case '"': ent = "&quot;"; break;
+        case '\'': ent = "&apos;"; break;
+        case '\t': ent = "&#x9;"; break;
+        case '\n': ent = "&#xa;"; break;
+        case '\r': ent = "&#xd;"; break;
+        }
+        if (ent) {
+            put(ctx, ent, strlen(ent));
+            p++;
+            continue;
+        }
+        size_t k = *p >= 0x80 && !is_c1(p, (size_t)(end - p)) ? mt_utf8_char((const char *)p, (size_t)(end - p)) : 0;
+        /* U+FFFE and U+FFFF are no XML characters either */
+        if (k == 3 && p[0] == 0xef && p[1] == 0xbf && p[2] >= 0xbe)
+            k = 0;
+        if (k) {
+            put(ctx, (const char *)p, k);
+            p += k;
+        } else {
+            put_hex(put, ctx, *p);
+            p++;
+        }
+    }
+}
+
+/* ---- on a FILE, into a buffer ---- */
 
 static void put_file(void *ctx, const char *s, size_t n)
 {
@@ -63,7 +237,24 @@ static void put_file(void *ctx, const char *s, size_t n)
 
 void mt_text_put(FILE *out, const char *s)
 {
-    escape(s, put_file, out);
+    mt_text_escape_to(s, strlen(s), put_file, out);
+}
+
+void mt_ci_data_put(FILE *out, const char *s)
+{
+    mt_ci_escape_to(s, strlen(s), put_file, out);
+}
+
+void mt_xml_put(FILE *out, const char *s)
+{
+    mt_xml_escape_to(s, strlen(s), put_file, out);
+}
+
+void mt_json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    mt_json_escape_to(s, strlen(s), put_file, out);
+    fputc('"', out);
 }
 
 typedef struct sbuf {
@@ -88,46 +279,20 @@ size_t mt_text_escape(char *buf, size_t cap, const char *s)
     if (!cap)
         return 0;
     sbuf b = {buf, cap, 0, 0};
-    escape(s, put_buf, &b);
+    text_escape(s, strlen(s), 0, put_buf, &b, 1);
     buf[b.len] = 0;
     return b.len;
 }
 
-void mt_json_string(FILE *out, const char *s)
+static void count(void *ctx, const char *s, size_t n)
 {
-    fputc('"', out);
-    const unsigned char *p = (const unsigned char *)s;
-    while (*p) {
-        const unsigned char *run = p;
-        while (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\')
-            p++;
-        if (p > run)
-            fwrite(run, 1, (size_t)(p - run), out);
-        if (!*p)
-            break;
-        size_t n;
-        switch (*p) {
-        case '"': fputs("\\\"", out); p++; continue;
-        case '\\': fputs("\\\\", out); p++; continue;
-        case '\n': fputs("\\n", out); p++; continue;
-        case '\t': fputs("\\t", out); p++; continue;
-        case '\r': fputs("\\r", out); p++; continue;
-        }
-        if (*p >= 0x80 && (n = utf8_ok(p)) > 0) {
-            fwrite(p, 1, n, out);
-            p += n;
-        } else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
-            fprintf(out, "\\u%04x", p[1]); /* a C1 control */
-            p += 2;
-        } else if (*p < 0x80) {
-            fprintf(out, "\\u%04x", *p); /* a control character */
-            p++;
-        } else {
-            /* a byte that is not UTF-8: the replacement character, as the
-             * viewer's JSON writes it, so that the JSON stays valid */
-            fputs("\\ufffd", out);
-            p++;
-        }
-    }
-    fputc('"', out);
+    (void)s;
+    *(size_t *)ctx += n;
+}
+
+size_t mt_json_escaped_len(const char *s, size_t n)
+{
+    size_t len = 0;
+    mt_json_escape_to(s, n, count, &len);
+    return len;
 }

@@ -15,21 +15,6 @@ typedef struct frame_box {
     double x0, y0, w, h;   /* plotting area in pixels */
 } frame_box;
 
-static void xml_text(FILE *out, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '<': fputs("&lt;", out); break;
-        case '>': fputs("&gt;", out); break;
-        case '&': fputs("&amp;", out); break;
-        case '"': fputs("&quot;", out); break;
-        default:
-            if ((unsigned char)*s >= 0x20)
-                fputc(*s, out);
-        }
-    }
-}
-
 /* A "nice" tick step for a range: 1, 2 or 5 times a power of ten. */
 static double nice_step(double range, int ticks)
 {
@@ -48,9 +33,9 @@ static void header(FILE *out, int W, int H, const char *title, const char *subti
             "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
             "<text x=\"%d\" y=\"20\" text-anchor=\"middle\" font-size=\"15\" font-weight=\"bold\">",
             W, H, W, H, W / 2);
-    xml_text(out, title);
+    mt_xml_put(out, title);
     fprintf(out, "</text>\n<text x=\"%d\" y=\"37\" text-anchor=\"middle\" fill=\"#555\">", W / 2);
-    xml_text(out, subtitle);
+    mt_xml_put(out, subtitle);
     fputs("</text>\n", out);
 }
 
@@ -88,10 +73,10 @@ static void axes(FILE *out, const frame_box *b, double xmax, const char *xlabel,
     }
     fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">", b->x0 + b->w / 2,
             b->y0 + b->h + xlabel_dy);
-    xml_text(out, xlabel);
+    mt_xml_put(out, xlabel);
     fprintf(out, "</text>\n<text transform=\"translate(16 %.1f) rotate(-90)\" text-anchor=\"middle\">",
             b->y0 + b->h / 2);
-    xml_text(out, ylabel);
+    mt_xml_put(out, ylabel);
     fputs("</text>\n", out);
 }
 
@@ -128,7 +113,7 @@ static void legend(FILE *out, const frame_box *b, int i, const char *color, cons
     fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"4\" fill=\"%s\"/>"
                  "<text x=\"%.1f\" y=\"%.1f\">",
             b->x0 + 14, y - 4, color, b->x0 + 34, y + 1);
-    xml_text(out, text);
+    mt_xml_put(out, text);
     fputs("</text>\n", out);
 }
 

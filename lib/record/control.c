@@ -1,15 +1,26 @@
 /*
  * control.c - switching the recorder on and off while the program runs:
  * a dormant start (MEMTRACE_PAUSED=1: interposed, not sampling), on/off
- * requests by a signal (MEMTRACE_SIGNAL, default USR2; sent by 'memtrace
- * ctl PID start|stop') and a time limit per recording (MEMTRACE_DURATION).
+ * requests through a control channel ('memtrace ctl PID start|stop') or by
+ * a signal (MEMTRACE_SIGNAL, default USR2: a plain kill toggles), and a time
+ * limit per recording (MEMTRACE_DURATION).
  *
- * The signal handler is installed only when the user asked for control
- * (MEMTRACE_PAUSED or MEMTRACE_SIGNAL set), with SA_RESTART, and never
- * over a handler the program already has. It only stores the request in a
- * flag. A control thread (all signals blocked, never sampled) looks at the
- * flag every 100 ms and starts or stops a recording with the tracer's
- * ordinary start and stop, so no tracing work ever runs in the handler.
+ * When the user asked for control (MEMTRACE_PAUSED or MEMTRACE_SIGNAL
+ * set), the recorder creates its control channel (control_proto.h): a
+ * memfd mapped shared, which 'memtrace ctl' opens through /proc/PID/fd and
+ * writes its request into. Nothing of it reaches the program: a signal
+ * would run whatever handler the program installed for it since (nginx and
+ * gunicorn upgrade their binary on SIGUSR2), and SigCgt cannot tell whose
+ * handler catches it. A forked child gets a channel of its own. If the
+ * program closes the channel's descriptor (daemons close them all), the
+ * control thread notices within a second and makes a new one.
+ *
+ * The signal handler, for a plain kill, is installed with SA_RESTART and
+ * never over a handler the program already has. It only stores the
+ * request in a flag. A control thread (all signals blocked, never sampled)
+ * looks at the flag and the channel every 100 ms and starts or stops a
+ * recording with the tracer's ordinary start and stop, so no tracing work
+ * ever runs in the handler.
  *
  * Each recording (period) is a complete trace of its own: FILE-0001,
  * FILE-0002, ... for the first process; processes it starts write
@@ -24,6 +35,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -47,7 +60,51 @@ static struct {
     unsigned period;      /* number of the last period started */
     pid_t pid;            /* process the control thread belongs to */
     int warned_handler;
+    mt_ctl_channel *chan; /* the control channel (NULL: none) */
+    int chan_fd;
+    dev_t chan_dev;       /* its identity: the program may close the fd */
+    ino_t chan_ino;
+    uint64_t chan_seen;   /* the sequence of the last request taken */
 } ctl;
+
+/* A new control channel (the old one, if any, given up: closed only if the
+ * descriptor is still ours). 0, or -1 (then there is none). */
+static int channel_open(void)
+{
+    if (ctl.chan) {
+        struct stat st;
+        if (fstat(ctl.chan_fd, &st) == 0 && st.st_dev == ctl.chan_dev && st.st_ino == ctl.chan_ino)
+            close(ctl.chan_fd);
+        munmap(ctl.chan, MT_CTL_CHANNEL_SIZE);
+        ctl.chan = NULL;
+    }
+    int fd = memfd_create(MT_CTL_CHANNEL_NAME, MFD_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    void *p = MAP_FAILED;
+    if (ftruncate(fd, MT_CTL_CHANNEL_SIZE) == 0 && fstat(fd, &st) == 0)
+        p = mmap(NULL, MT_CTL_CHANNEL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        close(fd);
+        return -1;
+    }
+    ctl.chan = p;
+    ctl.chan_fd = fd;
+    ctl.chan_dev = st.st_dev;
+    ctl.chan_ino = st.st_ino;
+    ctl.chan_seen = 0;
+    __atomic_store_n(&ctl.chan->recording, (uint64_t)mtr_tracer_active(), __ATOMIC_RELEASE);
+    __atomic_store_n(&ctl.chan->magic, MT_CTL_CHANNEL_MAGIC, __ATOMIC_RELEASE);
+    return 0;
+}
+
+/* The channel's descriptor is still there, ours (checked every second). */
+static int channel_intact(void)
+{
+    struct stat st;
+    return fstat(ctl.chan_fd, &st) == 0 && st.st_dev == ctl.chan_dev && st.st_ino == ctl.chan_ino;
+}
 
 /* 0, or MT_CTL_* + 1: set by the handler (a lock-free atomic store is
  * async-signal-safe), taken by the control thread. */
@@ -123,6 +180,17 @@ static void *control_thread(void *arg)
             req--;
             want = req == MT_CTL_START ? 1 : req == MT_CTL_STOP ? 0 : !active;
         }
+        uint64_t took = 0;   /* a request of the channel, acknowledged below */
+        if (ctl.chan) {
+            uint64_t r = __atomic_load_n(&ctl.chan->request, __ATOMIC_ACQUIRE);
+            if (r >> 8 != ctl.chan_seen) {
+                took = ctl.chan_seen = r >> 8;
+                if ((r & 0xff) == MT_CTL_START)
+                    want = 1;
+                else if ((r & 0xff) == MT_CTL_STOP)
+                    want = 0;
+            }
+        }
         int64_t t = now_ms();
         if (active && ctl.duration_ms && started >= 0 && t - started >= ctl.duration_ms)
             want = 0;
@@ -133,14 +201,22 @@ static void *control_thread(void *arg)
             memtrace_stop_tracing();
             started = -1;
         }
-        if (ctl.sig && !ctl.warned_handler && t - checked >= CHECK_HANDLER_MS) {
+        if (ctl.chan) {
+            __atomic_store_n(&ctl.chan->recording, (uint64_t)mtr_tracer_active(), __ATOMIC_RELEASE);
+            if (took)
+                __atomic_store_n(&ctl.chan->done, took, __ATOMIC_RELEASE);
+        }
+        if (t - checked >= CHECK_HANDLER_MS) {
             checked = t;
-            if (!handler_in_place()) {
+            if (ctl.sig && !ctl.warned_handler && !handler_in_place()) {
                 ctl.warned_handler = 1;
-                mtr_tracer_message("the program replaced the handler of signal %d: "
-                                   "'memtrace ctl' cannot reach this process; choose "
-                                   "another with MEMTRACE_SIGNAL", ctl.sig);
+                mtr_tracer_message("the program replaced the handler of signal %d: a plain "
+                                   "kill no longer switches recording ('memtrace ctl' still "
+                                   "does, through its own channel)", ctl.sig);
             }
+            if (ctl.chan && !channel_intact() && channel_open() != 0)
+                mtr_tracer_message("the program closed the control channel and no new "
+                                   "one can be made: 'memtrace ctl' cannot reach this process");
         }
         if (!ctl.sig && !mtr_tracer_active())
             return NULL;   /* a time limit only: nothing more to do */
@@ -170,6 +246,7 @@ int mtr_control_setup(const char *file, double rate, int first)
     if (ctl.enabled && ctl.pid == getpid())
         return 2;   /* a linked-in program asking again */
     memset(&ctl, 0, sizeof ctl);
+    ctl.chan_fd = -1;
     if (p && *p) {
         if (strcmp(p, "0") && strcmp(p, "1")) {
             mtr_tracer_message("MEMTRACE_PAUSED=%s: expected 1 (start dormant) or 0", p);
@@ -227,6 +304,10 @@ int mtr_control_setup(const char *file, double rate, int first)
         sigemptyset(&sa.sa_mask);
         sigaction(ctl.sig, &sa, NULL);
         ctl.periods = 1;
+        if (channel_open() != 0)
+            mtr_tracer_message("cannot make the control channel (%s): 'memtrace ctl' cannot "
+                               "reach this process; a kill -%d still toggles recording",
+                               strerror(errno), ctl.sig);
     }
     ctl.rate = rate;
     ctl.first = first;
@@ -254,6 +335,14 @@ void mtr_control_fork_child(int follow)
         return;
     __atomic_store_n(&request_pending, 0, __ATOMIC_RELAXED);
     if (!follow || __atomic_load_n(&mtr_exiting, __ATOMIC_ACQUIRE)) {
+        /* not switched at all: the parent's channel, shared, must not be
+         * reachable by this pid either */
+        if (ctl.chan) {
+            if (channel_intact())
+                close(ctl.chan_fd);
+            munmap(ctl.chan, MT_CTL_CHANNEL_SIZE);
+            ctl.chan = NULL;
+        }
         ctl.enabled = 0;
         return;
     }
@@ -263,6 +352,9 @@ void mtr_control_fork_child(int follow)
     ctl.pid = getpid();
     ctl.first = 0;
     ctl.warned_handler = 0;
+    /* the parent's channel is shared with it: a channel of its own */
+    if (ctl.chan && channel_open() != 0)
+        ctl.chan = NULL;
     if (start_control_thread() != 0)
         ctl.enabled = 0;
 }

@@ -1,14 +1,16 @@
 /*
  * control_proto.h - what the recorder and 'memtrace ctl' agree on to switch
- * a dormant recorder on and off: the signal (MEMTRACE_SIGNAL, default
- * SIGUSR2), how a request is carried in it (sigqueue's value: START or
- * STOP; a plain kill toggles) and how a signal is named. Header only: the
- * CLI includes it without linking any recorder code.
+ * a dormant recorder on and off: the control channel 'memtrace ctl' writes
+ * its requests into (a memfd only the recorder reads, below), the signal
+ * a plain kill toggles recording with (MEMTRACE_SIGNAL, default SIGUSR2;
+ * sigqueue's value may say START or STOP) and how a signal is named.
+ * Header only: the CLI includes it without linking any recorder code.
  */
 #ifndef MEMTRACE_CONTROL_PROTO_H
 #define MEMTRACE_CONTROL_PROTO_H
 
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -17,6 +19,25 @@
 #define MT_CTL_DEFAULT_SIGNAL_NAME "USR2"
 
 enum { MT_CTL_TOGGLE = 0, MT_CTL_START = 1, MT_CTL_STOP = 2 };
+
+/* The control channel: a memfd (memfd_create(MT_CTL_CHANNEL_NAME,
+ * MFD_CLOEXEC), MT_CTL_CHANNEL_SIZE bytes) that the recorder creates when
+ * control is asked for and maps shared; its control thread reads it every
+ * 100 ms. 'memtrace ctl' finds it among /proc/PID/fd (its link reads
+ * MT_CTL_CHANNEL_LINK), opens it there (which only the process's owner or
+ * root may: the same rule as for kill) and maps it too. A request never
+ * reaches the program: no signal, nothing its handlers could see. Fields
+ * are 64-bit words read and written atomically. */
+#define MT_CTL_CHANNEL_NAME "memtrace-ctl"
+#define MT_CTL_CHANNEL_LINK "/memfd:" MT_CTL_CHANNEL_NAME " (deleted)"
+#define MT_CTL_CHANNEL_SIZE 4096
+#define MT_CTL_CHANNEL_MAGIC 0x314c54434d54454dull   /* "MEMTCTL1" */
+typedef struct mt_ctl_channel {
+    uint64_t magic;          /* MT_CTL_CHANNEL_MAGIC once set up */
+    uint64_t request;        /* by ctl: (sequence << 8) | MT_CTL_START or MT_CTL_STOP */
+    uint64_t done;           /* by the recorder: the sequence last acted on */
+    uint64_t recording;      /* by the recorder: 1 while a recording is under way */
+} mt_ctl_channel;
 
 /* "USR2", "SIGUSR2", "RTMIN+3", "12": the signal number, or 0 if s names
  * no signal a program may use for this (not KILL, STOP, SEGV and the like,
@@ -35,14 +56,18 @@ static inline int mt_ctl_signal_number(const char *s)
         s += 3;
     char *end;
     int sig = 0;
+    /* (numbers are checked against the range of signals before any
+     * arithmetic or narrowing: "RTMIN+4294967297" is no RTMIN+1) */
     if (*s >= '0' && *s <= '9') {
         long v = strtol(s, &end, 10);
-        sig = *end ? 0 : (int)v;
+        sig = *end || v < 1 || v > SIGRTMAX ? 0 : (int)v;
     } else if (strncasecmp(s, "RTMIN", 5) == 0) {
         long off = 0;
         if (s[5] == '+') {
+            if (s[6] < '0' || s[6] > '9')
+                return 0;
             off = strtol(s + 6, &end, 10);
-            if (end == s + 6 || *end)
+            if (end == s + 6 || *end || off > SIGRTMAX - SIGRTMIN)
                 return 0;
         } else if (s[5]) {
             return 0;

@@ -179,6 +179,99 @@ for cmd in "top -n 20" "top -n 20 --by live" "folded" "dump" "info" "stats"; do
     esac
 done
 
+# One escaper for every text output (lib/present/escape.c): its UTF-8
+# validator takes no overlong form, surrogate or code point past U+10FFFF,
+# and no line may be a CI workflow command ("::error ...", "##[...]") because
+# of what a name holds. utf8_ok FILE: strictly valid UTF-8.
+utf8_ok() {
+    if command -v python3 >/dev/null; then
+        python3 -c 'import sys; open(sys.argv[1], "rb").read().decode("utf-8", "strict")' "$1" 2>/dev/null
+    else
+        iconv -f UTF-8 -t UTF-8 "$1" >/dev/null 2>&1
+    fi
+}
+clean() { # clean FILE: no raw control byte, valid UTF-8, no workflow command
+    ! LC_ALL=C grep -q "$ctl\|$c1\|$lone" "$1" && utf8_ok "$1" &&
+        ! grep -q '^[[:space:]]*::\|##\[' "$1"
+}
+for cmd in "top -n 20" "folded" "dump" "stats" "info"; do
+    run esc "$MT_BIN" $cmd "$T/names.ctf"
+    if [ $RC = 0 ] && clean "$T/esc.out" && clean "$T/esc.err"; then
+        pass "$cmd: valid UTF-8 (no overlong form, surrogate or U+110000), no workflow command"
+    else
+        fail "$cmd: invalid UTF-8 or a workflow command: $(LC_ALL=C grep -an '^[[:space:]]*::\|##\[' "$T/esc.out" | head -n 2)"
+    fi
+done
+run esc "$MT_BIN" top -n 20 "$T/names.ctf"
+if grep -q '^ .*\\x3a:error title=pwned::workflow' "$T/esc.out" && grep -q 'old\\x23#\[error\]form' "$T/esc.out" &&
+   grep -q 'over\\xc0\\xaflong' "$T/esc.out" && grep -q 'surr\\xed\\xa0\\x80ogate' "$T/esc.out"; then
+    pass "top shows the workflow commands and the bytes that are not UTF-8 escaped"
+else
+    fail "top: names not escaped as expected"
+fi
+# diff's own escaper let C1 controls and invalid UTF-8 through
+run esc "$MT_BIN" diff --all --by count "$T/names.ctf" "$T/names.ctf"
+if [ $RC = 0 ] && clean "$T/esc.out" && grep -q 'raw\\x9bc1' "$T/esc.out"; then
+    pass "diff: names escaped by the one escaper (C1, invalid UTF-8, workflow commands)"
+else
+    fail "diff: exit $RC, raw C1 controls, invalid UTF-8 or workflow commands"
+fi
+# plot's SVG: well-formed XML and UTF-8 whatever the executable's name holds
+for kind in memory sizes lifetimes; do
+    run esc "$MT_BIN" plot -k $kind --title "$(printf 'T\377\033[2J<&>')" -o "$T/names.svg" "$T/names.ctf"
+    run esc2 "$MT_BIN" plot -k $kind -o "$T/names2.svg" "$T/names.ctf"
+    if [ $RC = 0 ] && utf8_ok "$T/names.svg" && utf8_ok "$T/names2.svg" &&
+       ! LC_ALL=C grep -q "$ctl" "$T/names.svg" "$T/names2.svg" &&
+       { ! command -v python3 >/dev/null ||
+         python3 -c 'import sys, xml.dom.minidom as d; [d.parse(f) for f in sys.argv[1:]]' "$T/names.svg" "$T/names2.svg"; }; then
+        pass "plot -k $kind: the SVG is well-formed XML in valid UTF-8 (executable's name, --title)"
+    else
+        fail "plot -k $kind: exit $RC, SVG not well-formed or not UTF-8"
+    fi
+done
+# check: the name (a path with bytes that are not UTF-8, %, CR, LF) in its
+# text, its ::error line (%25, %0D, %0A) and its JUnit XML
+odd=$(printf 'a%%25b\rc\nd::error::x\377y\033[2J')
+GITHUB_ACTIONS=true run chk "$MT_BIN" check --max-alloc 1k --name "$odd" --junit "$T/junit.xml" "$T/names.ctf"
+errs=$(grep -c '^::' "$T/chk.out")
+if [ $RC = 1 ] && [ "$errs" = 1 ] && grep -q '^::error title=memtrace check::a%2525b%0Dc%0Ad::error::x\\xffy\\x1b\[2J: ' "$T/chk.out" &&
+   ! LC_ALL=C grep -q "$ctl" "$T/chk.out" && utf8_ok "$T/chk.out"; then
+    pass "check: one ::error line, %, CR and LF encoded, no raw control byte"
+else
+    fail "check: exit $RC, $errs workflow command lines: $(grep -a '^::' "$T/chk.out" | od -c | head -n 3)"
+fi
+if utf8_ok "$T/junit.xml" && ! LC_ALL=C grep -q "$ctl" "$T/junit.xml" &&
+   { ! command -v python3 >/dev/null || python3 -c 'import sys, xml.dom.minidom as d; d.parse(sys.argv[1])' "$T/junit.xml"; }; then
+    pass "check --junit: well-formed XML in valid UTF-8"
+else
+    fail "check --junit: not well-formed or not UTF-8"
+fi
+# symbolize warnings name modules by the paths in the trace
+"$GEN" rawmod "$T/rawmod.ctf" || { fail "gen_hostile rawmod"; exit 1; }
+run sym "$MT_BIN" symbolize "$T/rawmod.ctf"
+if grep -q 'warning: .*cannot read /no/such/dir\\x1b\[2J/::error' "$T/sym.err" && clean "$T/sym.err"; then
+    pass "symbolize: module paths from the trace escaped in its warnings"
+else
+    fail "symbolize: warning not escaped: $(head -n 1 "$T/sym.err" | od -c | head -n 2)"
+fi
+# an empty trace points at the other processes of its run, by command line
+"$GEN" run "$T/run.ctf" || { fail "gen_hostile run"; exit 1; }
+run emp "$MT_BIN" top "$T/run.ctf"
+if grep -q 'run.ctf.4242: .*\\x3a:error title=pwned::x \\x1b\]0;title\\x07' "$T/emp.err" && clean "$T/emp.err"; then
+    pass "an empty trace's note on the other processes escapes their command lines"
+else
+    fail "empty trace's note: $(grep 4242 "$T/emp.err" | od -c | head -n 3)"
+fi
+# memtrace run's summary table (plain stage: it preloads the recorder)
+if [ "${MT_STAGE:-plain}" = plain ] && [ -f "$MT_BUILD/libmemtrace.so" ]; then
+    run rsum "$MT_BIN" run -o "$T/rr.ctf" -- sh -c 'cp "$1" "$0.4242"' "$T/rr.ctf" "$T/run.ctf.4242"
+    if grep -q '  \\x3a:error title=pwned::x .*rr.ctf.4242' "$T/rsum.err" && clean "$T/rsum.err"; then
+        pass "run: the summary table escapes command lines"
+    else
+        fail "run's summary: exit $RC: $(grep 4242 "$T/rsum.err" | od -c | head -n 3)"
+    fi
+fi
+
 # JSON reports: valid UTF-8 and JSON whatever the names hold (a lone byte
 # 0x9b was copied raw: invalid UTF-8, so invalid JSON), no raw control bytes.
 for cmd in "top --json -n 0" "stats --json"; do
@@ -220,6 +313,49 @@ for cmd in top stats folded; do
         pass "$cmd refuses sample counts past 2^62: $(head -n 1 "$T/samples.err")"
     else
         fail "$cmd on overflowing sample counts: exit $RC: $(head -n 2 "$T/samples.err")"
+    fi
+done
+# ------------------------------------------------- 11. numbers at the edges
+# Times more than 2^62 us after the start (the curve's bucket width doubled
+# past INT64_MAX; plot's width added the bucket count to the end), a .rss
+# beside a trace whose start time is negative (time - start overflowed),
+# and signal numbers past int ("RTMIN+4294967297" was read as RTMIN+1;
+# RTMIN+2147483647 overflowed): UBSan stops the sanitizer stage at each.
+"$GEN" far "$T/far.ctf" || { fail "gen_hostile far"; exit 1; }
+for cmd in "stats --at peak" "top --at peak" "stats --filter size:1-" "plot -o $T/far.svg"; do
+    run far "$MT_BIN" $cmd "$T/far.ctf"
+    if [ $RC = 0 ] && ! grep -q 'runtime error' "$T/far.err"; then
+        pass "$cmd on times past 2^62 us: exit 0, no overflow"
+    else
+        fail "$cmd on times past 2^62 us: exit $RC: $(head -n 2 "$T/far.err")"
+    fi
+done
+run far "$MT_BIN" stats --at peak "$T/far.ctf"
+if grep -q 'peak live .* at 9223372036854.77' "$T/far.out"; then
+    pass "stats: the peak at the last time (about 2^63 us)"
+else
+    fail "stats: the peak of far.ctf: $(grep 'peak live' "$T/far.out")"
+fi
+"$GEN" negstart "$T/neg.ctf" || { fail "gen_hostile negstart"; exit 1; }
+printf 'memtrace-rss 1 1 -1000000\n0 4096 - - -\n9223372036854775000 8192 - - -\n' >"$T/neg.ctf.rss"
+for cmd in stats "plot -o $T/neg.svg"; do
+    run neg "$MT_BIN" $cmd "$T/neg.ctf"
+    if [ $RC = 0 ] && grep -q 'neg.ctf.rss: line 3: time out of range' "$T/neg.err" &&
+       ! grep -q 'runtime error' "$T/neg.err"; then
+        pass "$cmd: an .rss time too far from a negative start is a damaged line"
+    else
+        fail "$cmd with an .rss beside a negative start: exit $RC: $(head -n 2 "$T/neg.err")"
+    fi
+done
+for sig in RTMIN+2147483647 RTMIN+4294967297 4294967306 RTMIN+-1; do
+    run sig "$MT_BIN" ctl --signal "$sig" 1 status
+    rc1=$RC
+    run sig2 "$MT_BIN" run --signal "$sig" -o "$T/sig.ctf" -- true
+    if [ $rc1 = 2 ] && [ $RC = 2 ] && grep -q "not a signal the recorder can use" "$T/sig.err" &&
+       ! grep -q 'runtime error' "$T/sig.err" "$T/sig2.err"; then
+        pass "--signal $sig refused by ctl and run (exit 2)"
+    else
+        fail "--signal $sig: ctl exit $rc1, run exit $RC: $(head -n 1 "$T/sig.err" "$T/sig2.err")"
     fi
 done
 exit 0

@@ -1,8 +1,10 @@
 /*
  * diff_escape.c - the text report of 'memtrace diff' never writes control
  * characters from a trace's function names to the terminal (a hostile
- * trace could carry escape sequences): they appear as \xNN. JSON escapes
- * them its own way.
+ * trace could carry escape sequences), C1 controls and bytes that are not
+ * UTF-8 included: they appear as \xNN, through the one escaper; a name
+ * that starts with "::" (a GitHub Actions workflow command) has its first
+ * ':' escaped. JSON escapes them its own way, and stays valid UTF-8.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +18,7 @@ static int mem_write(void *ctx, const void *buf, size_t len)
     return fwrite(buf, 1, len, f) == len ? 0 : -1;
 }
 
-static const mt_location evil = {"file.c", "evil\x1b[31mred\x07", 7, 0, 0};
+static const mt_location evil = {"file.c", "::error::evil\x1b[31mred\x07\xc2\x9b\xff", 7, 0, 0};
 
 static int resolve(void *ctx, mt_location_code code, const mt_location **locs, size_t *n)
 {
@@ -64,8 +66,11 @@ int main(void)
             fclose(of);
             int raw = 0;
             for (size_t i = 0; i < olen; i++)
-                raw |= out[i] == 0x1b || out[i] == 0x07;
-            int shown = strstr(out, json ? "\\u001b[31mred\\u0007" : "\\x1b[31mred\\x07") != NULL;
+                raw |= out[i] == 0x1b || out[i] == 0x07 || (unsigned char)out[i] == 0xff ||
+                       ((unsigned char)out[i] == 0xc2 && i + 1 < olen &&
+                        (unsigned char)out[i + 1] == 0x9b);
+            int shown = strstr(out, json ? "\"::error::evil\\u001b[31mred\\u0007\\u009b\\ufffd"
+                                         : "\\x3a:error::evil\\x1b[31mred\\x07\\xc2\\x9b\\xff") != NULL;
             printf("%s: key %d, %s: no raw control character, the name shown escaped\n",
                    !raw && shown ? "PASS" : "FAIL", key, json ? "JSON" : "text");
             fails += raw || !shown;

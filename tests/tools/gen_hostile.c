@@ -33,6 +33,13 @@
  *   gen_hostile ids-back OUT            a v3 trace whose second packet (new
  *                                       blocks) repeats the ids of its first
  *                                       (carried blocks)
+ *   gen_hostile rawmod OUT              a raw frame of a module whose path holds
+ *                                       escapes (and is not there)
+ *   gen_hostile run OUT                 OUT without samples and OUT.4242 beside
+ *                                       it, whose command line holds escapes
+ *   gen_hostile far OUT                 allocations more than 2^62 us after
+ *                                       the start, the last at INT64_MAX - 1
+ *   gen_hostile negstart OUT            a trace whose start time is negative
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -89,9 +96,10 @@ static int resolve(void *ctx, mt_location_code code, const mt_location **locs, s
     return -1;
 }
 
-static const char *exe_name = "hostile", *host_name = "host";
+static const char *exe_name = "hostile", *host_name = "host", *context = NULL;
 
 static int out_version = 2;
+static int64_t start_time = 1700000000000000LL;   /* the trace's (negstart: < 0) */
 
 static mt_writer *open_out(const char *path, int *fd)
 {
@@ -102,8 +110,8 @@ static mt_writer *open_out(const char *path, int *fd)
     }
     mt_trace_info info = {.version = 2, .sample_rate = 1e-4, .word_size = 8,
                           .executable_name = exe_name, .host_name = host_name,
-                          .ocaml_runtime_params = "", .pid = 1,
-                          .start_time = 1700000000000000LL};
+                          .ocaml_runtime_params = "", .pid = 1, .context = context,
+                          .start_time = start_time};
     mt_writer_options o = {.version = out_version, .resolve = resolve};
     char *err = NULL;
     mt_writer *w = mt_writer_open(*fd, &info, &o, &err);
@@ -125,7 +133,7 @@ static void close_out(mt_writer *w, int fd)
 static void put(mt_writer *w, int64_t t, uint64_t samples, const mt_location_code *bt, size_t n,
                 size_t shared)
 {
-    if (mt_writer_put_alloc_shared(w, 1700000000000000LL + t, 4, samples, MT_SOURCE_EXTERNAL, bt,
+    if (mt_writer_put_alloc_shared(w, start_time + t, 4, samples, MT_SOURCE_EXTERNAL, bt,
                                    n, shared, NULL) < 0) {
         fprintf(stderr, "gen_hostile: %s\n", mt_writer_error(w));
         exit(1);
@@ -166,7 +174,7 @@ int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: gen_hostile bomb|wide|slide|collide|collide-model|names|samples|"
-                        "carried-mid|carried-twice|carried-huge|ids-back OUT [N [DEPTH]]\n");
+                        "carried-mid|carried-twice|carried-huge|ids-back|rawmod|run|far|negstart OUT [N [DEPTH]]\n");
         return 2;
     }
     const char *mode = argv[1], *out = argv[2];
@@ -251,6 +259,13 @@ int main(int argc, char **argv)
             "raw\233c1",                    /* a lone C1 byte */
             "semi;colon back\\slash \"quote\"",
             "caf\303\251_ok",               /* UTF-8 that must stay as is */
+            "over\300\257long",             /* overlong '/' (2 bytes) */
+            "over3\340\200\257x",          /* overlong '/' (3 bytes) */
+            "surr\355\240\200ogate",       /* U+D800, a surrogate */
+            "beyond\364\220\200\200max",  /* U+110000, past the last */
+            "::error title=pwned::workflow",  /* a GitHub Actions command */
+            "  ::warning::indented",
+            "old##[error]form",
         };
         exe_name = "/bin/\033]2;title\007app\302\233\377";
         host_name = "host\033[5m";
@@ -274,6 +289,59 @@ int main(int argc, char **argv)
             put(w, (int64_t)(k + i), 1, bt, 2, 0);
         }
         free(longname);
+        close_out(w, fd);
+        return 0;
+    }
+    if (!strcmp(mode, "rawmod")) {
+        /* a raw frame (module path, BASENAME+0xOFFSET, line 0) of a module
+         * that is not there, whose path holds escapes and a workflow command */
+        mt_writer *w = open_out(out, &fd);
+        mt_location_code bt[1] = {0x605000};
+        name_code(bt[0], "::error title=pwned::evil\033]0;title\007\302\233\377.so+0x1234",
+                  "/no/such/dir\033[2J/::error title=pwned::evil\033]0;title\007\302\233\377.so", 0);
+        put(w, 0, 3, bt, 1, 0);
+        close_out(w, fd);
+        return 0;
+    }
+    if (!strcmp(mode, "run")) {
+        /* the traces of one run: OUT without a sample, OUT.4242 beside it
+         * with a command line of escapes and a workflow command */
+        context = "sh -c true";
+        mt_writer *w = open_out(out, &fd);
+        close_out(w, fd);
+        char path[4096];
+        snprintf(path, sizeof path, "%s.4242", out);
+        context = "::error title=pwned::x \033]0;title\007 \302\233 \377 \355\240\200 arg";
+        w = open_out(path, &fd);
+        mt_location_code bt[1] = {0x606000};
+        name_code(bt[0], "work", "run.c", 1);
+        for (int i = 0; i < 10; i++)
+            put(w, i, 5, bt, 1, 0);
+        close_out(w, fd);
+        return 0;
+    }
+    if (!strcmp(mode, "far")) {
+        /* times past 2^62 us from the start (the epoch), up to the last
+         * representable but one */
+        start_time = 0;
+        mt_writer *w = open_out(out, &fd);
+        mt_location_code bt[1] = {0x603000};
+        name_code(bt[0], "far", "far.c", 1);
+        put(w, 0, 1, bt, 1, 0);
+        put(w, 1000, 1, bt, 1, 0);
+        put(w, ((int64_t)1 << 62) + 12345, 1, bt, 1, 0);
+        put(w, INT64_MAX - start_time - 1, 1, bt, 1, 0);
+        close_out(w, fd);
+        return 0;
+    }
+    if (!strcmp(mode, "negstart")) {
+        /* a start time before 1970 (the .rss beside it is the test's) */
+        start_time = -1000000;
+        mt_writer *w = open_out(out, &fd);
+        mt_location_code bt[1] = {0x604000};
+        name_code(bt[0], "early", "neg.c", 1);
+        for (int i = 0; i < 10; i++)
+            put(w, i * 1000, 1, bt, 1, 0);
         close_out(w, fd);
         return 0;
     }

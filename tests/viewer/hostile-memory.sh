@@ -7,7 +7,8 @@
 # memory is given back afterwards. When more requests wait than the server
 # queues, the extra ones get 503 at once. Also: the tree JSON says whether
 # the tree was cut at the node limit; the page shows it and retries a 503
-# (headless Chromium, hostile-page.js).
+# (headless Chromium, hostile-page.js). The compare endpoints (two traces)
+# count against the same budget.
 set -u
 . "$(dirname "$0")/lib.inc"
 command -v curl >/dev/null || { echo "curl missing"; exit 77; }
@@ -85,6 +86,39 @@ check "full queue: extra requests refused with 503 and Retry-After ($busy)" [ "$
 check "full queue: every other request answered ($ok + $busy = 92)" [ $((ok + busy)) = 92 ]
 code=$(curl -s -o "$MT_TMP/body" -w '%{http_code}' "${VIEW_URL}api/stats?filter=size:5-")
 check "served again once the burst is over" [ "$code" = 200 ]
+check "server alive" kill -0 "$VIEW_PID"
+stop_viewer
+
+# the compare endpoints count against the same budget: 32 concurrent diffs
+# by call path of two traces of 15,000 paths, each with its own filter
+# (before: 890 MB under a 64 MB budget)
+"$gen" "$MT_TMP/paths2.ctf" 30000 15000 >/dev/null || { echo "FAIL: viewer-gen"; exit 1; }
+budget=64
+start_viewer "$MT_TMP/paths.ctf" "$MT_TMP/paths2.ctf" --port 0 -q --memory ${budget}M || exit 1
+VIEW_URL=${VIEW_URL%compare.html}
+curl -s -o /dev/null "${VIEW_URL}api/compare_info"
+sleep 0.3
+base=$(rss)
+echo 5 > "/proc/$VIEW_PID/clear_refs"
+urls=""
+i=0
+while [ $i -lt 32 ]; do i=$((i + 1)); urls="$urls ${VIEW_URL}api/compare?key=path&limit=200000&filter=size:$i-"; done
+fire $urls > "$MT_TMP/statuses"
+peak=$(hwm)
+ok=$(grep -c '^200 ' "$MT_TMP/statuses")
+busy=$(grep -c '^503 [0-9]' "$MT_TMP/statuses")
+echo "compare: RSS before ${base} MB, peak $peak MB; 32 diffs: $ok answered, $busy busy"
+check "32 concurrent diffs: each answered or refused with 503 + Retry-After" [ $((ok + busy)) = 32 ]
+check "at least one diff answered" [ "$ok" -ge 1 ]
+margin=$((budget / 2))
+check "compare: peak RSS grows at most budget + 50% ($((peak - base)) MB <= $((budget + margin)) MB)" \
+    [ $((peak - base)) -le $((budget + margin)) ]
+urls=""
+i=0
+while [ $i -lt 8 ]; do i=$((i + 1)); urls="$urls ${VIEW_URL}api/compare_curves?n=4000&filter=size:$i-"; done
+fire $urls > "$MT_TMP/statuses"
+check "compare curves: answered or 503 ($(sort "$MT_TMP/statuses" | uniq -c | tr '\n' ' '))" \
+    [ "$(grep -c '^200 \|^503 [0-9]' "$MT_TMP/statuses")" = 8 ]
 check "server alive" kill -0 "$VIEW_PID"
 stop_viewer
 

@@ -3,9 +3,10 @@
  * serves "requests" (allocates, keeps a window of live blocks, frees the
  * oldest) until told to stop, in phases whose allocation sites have
  * different names (phase_a, phase_b, phase_c), so a trace shows which
- * phases it covers. It handles SIGUSR1 itself, as services do.
+ * phases it covers. It handles SIGUSR1 itself, as services do (and
+ * SIGUSR2 with "usr2", as nginx and gunicorn do).
  *
- * usage: server PHASEFILE [fork]
+ * usage: server PHASEFILE [fork|usr2|closefds]
  * PHASEFILE holds the phase to run: a, b, c, or q to exit; the server
  * writes the phase it is running to PHASEFILE.ack when it switches. With
  * "fork", a forked child serves (as in pre-forking servers), its pid in
@@ -22,12 +23,20 @@
 enum { WINDOW = 256 };
 static void *window[WINDOW];
 static unsigned next;
-static volatile sig_atomic_t usr1;
+static volatile sig_atomic_t usr1, usr2;
 
 static void on_usr1(int sig)
 {
     (void)sig;
     usr1++;
+}
+
+/* "usr2": a handler of its own for SIGUSR2 too, as nginx (binary upgrade)
+ * and gunicorn (re-exec) have, installed after the recorder's */
+static void on_usr2(int sig)
+{
+    (void)sig;
+    usr2++;
 }
 
 static void keep(void *p)
@@ -69,11 +78,12 @@ static char read_phase(const char *path)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 && !(argc == 3 && !strcmp(argv[2], "fork"))) {
-        fprintf(stderr, "usage: server PHASEFILE [fork]\n");
+    if (argc != 2 && !(argc == 3 && (!strcmp(argv[2], "fork") || !strcmp(argv[2], "usr2") ||
+                                      !strcmp(argv[2], "closefds")))) {
+        fprintf(stderr, "usage: server PHASEFILE [fork|usr2|closefds]\n");
         return 2;
     }
-    if (argc == 3) {
+    if (argc == 3 && !strcmp(argv[2], "fork")) {
         pid_t pid = fork();
         if (pid < 0)
             return 1;
@@ -96,6 +106,15 @@ int main(int argc, char **argv)
     sa.sa_handler = on_usr1;
     sa.sa_flags = SA_RESTART;
     sigaction(SIGUSR1, &sa, NULL);
+    if (argc == 3 && !strcmp(argv[2], "closefds")) {
+        /* as daemons do at start: every descriptor but the standard ones */
+        for (int fd = 3; fd < 1024; fd++)
+            close(fd);
+    }
+    if (argc == 3 && !strcmp(argv[2], "usr2")) {
+        sa.sa_handler = on_usr2;
+        sigaction(SIGUSR2, &sa, NULL);
+    }
     char ack[4096];
     snprintf(ack, sizeof ack, "%s.ack", argv[1]);
     char phase = 0;
@@ -127,6 +146,6 @@ int main(int argc, char **argv)
     }
     for (unsigned k = 0; k < WINDOW; k++)
         free(window[k]);
-    printf("served %u requests, %d SIGUSR1\n", next, (int)usr1);
+    printf("served %u requests, %d SIGUSR1, %d SIGUSR2\n", next, (int)usr1, (int)usr2);
     return 0;
 }
