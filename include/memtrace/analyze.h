@@ -262,6 +262,20 @@ double mt_model_bytes_per_sample(const mt_model *m);
 double mt_alloc_bytes(const mt_model *m, const mt_alloc *a);
 double mt_alloc_objects(const mt_model *m, const mt_alloc *a);
 
+/* The peak of live memory as estimated from the samples (docs/estimates.md).
+ * The highest value of the estimated curve (curve_max) is biased upward
+ * where the curve stays near its top while blocks are replaced; bytes
+ * corrects it for the independent readings of the top the samples gave
+ * (readings), and [lo, hi] is a 95% interval for the true peak. At rate 1
+ * (every byte sampled) all of them are the exact peak and sd is 0. */
+typedef struct mt_peak {
+    double bytes;            /* the estimate */
+    double lo, hi;           /* 95% interval */
+    double curve_max;        /* highest value of the estimated curve */
+    double sd;               /* standard error of the curve at its highest */
+    double readings;         /* effectively independent readings of the top (>= 1) */
+} mt_peak;
+
 /* Time of the last event (the end of the trace), in microseconds. */
 mt_timedelta mt_model_end(const mt_model *m);
 /* Peak of the total live-memory curve: time and estimated bytes. The first
@@ -270,6 +284,9 @@ mt_timedelta mt_model_end(const mt_model *m);
  * bytes per event; thread-safe, once). */
 mt_timedelta mt_model_peak_time(const mt_model *m);
 double mt_model_peak_bytes(const mt_model *m);
+/* The estimate of that peak with its interval (mt_peak): what reports
+ * show. mt_model_peak_bytes is the curve's highest value (its curve_max). */
+void mt_model_peak(const mt_model *m, mt_peak *out);
 /* Estimated bytes live at time t (any time, or MT_TIME_END/MT_TIME_PEAK). */
 double mt_model_live_at(const mt_model *m, mt_timedelta t);
 /* Resolve MT_TIME_END / MT_TIME_PEAK to a time; other values unchanged. */
@@ -438,6 +455,8 @@ typedef struct mt_curve {
     double *filtered_alloc;  /* bytes allocated in the bucket by selected allocations */
     double peak_filtered;    /* highest filtered live bytes, exact (not bucketed) */
     mt_timedelta peak_filtered_time;
+    mt_peak peak_filtered_est; /* the estimate of that peak (mt_peak; curve_max is
+                                * peak_filtered) */
 } mt_curve;
 mt_curve *mt_query_curve(const mt_selection *s, mt_timedelta t0, mt_timedelta t1, size_t n);
 /* An empty curve (values 0, time[] set) of n buckets of the given width
@@ -594,10 +613,11 @@ typedef struct mt_stats {
     double promoted_bytes;          /* estimated bytes promoted (selected) */
     double collected_bytes;         /* estimated bytes collected */
     double never_collected_bytes;   /* estimated bytes live at the end */
-    double peak_bytes;              /* total curve (all allocations) */
-    mt_timedelta peak_time;
-    double peak_filtered_bytes;     /* selected allocations */
+    double peak_bytes;              /* total curve (all allocations): the estimate */
+    mt_timedelta peak_time;         /* (when the estimated curve is highest) */
+    double peak_filtered_bytes;     /* selected allocations: the estimate */
     mt_timedelta peak_filtered_time;
+    mt_peak peak, peak_filtered;    /* the estimates with their intervals */
     double alloc_rate;              /* estimated bytes allocated per second */
     double mean_lifetime_us;        /* sample-weighted, collected blocks only */
     double median_lifetime_us;      /* sample-weighted, never-collected at end */

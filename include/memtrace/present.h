@@ -49,6 +49,13 @@ void mt_format_frame_as(char *buf, size_t cap, const mt_model *m, mt_frame_id f,
 const char *mt_display_name(char *buf, size_t cap, const char *name, int full);
 /* "via std::vector<int>::resize(…) 80%, ..." under a site of top. */
 void mt_report_vias(FILE *out, const mt_model *m, const mt_site_vias *v, int full);
+/* A peak estimate (mt_peak) in words: "120 MiB (95% interval 110 MiB -
+ * 131 MiB)", or the bytes alone when exact (rate 1). */
+void mt_format_peak(char *buf, size_t cap, const mt_peak *p);
+/* Its JSON fields besides the estimate, after a prefix ("peak" gives
+ * "peak_lo_bytes":.., "peak_hi_bytes":.., "peak_sd_bytes":..,
+ * "peak_curve_max_bytes":.., "peak_readings":..), each after a comma. */
+void mt_json_peak(FILE *out, const char *prefix, const mt_peak *p);
 /* Noise marker for k samples: "" (fine), "~" (noisy: rse > 20%), "?"
  * (mostly noise: rse > 50%). */
 const char *mt_noise_mark(uint64_t k);

@@ -75,9 +75,10 @@ void mt_curve_acc_free(mt_curve_acc *c);
 void mt_curve_acc_event(mt_curve_acc *c, mt_timedelta t, int64_t d_total, int64_t d_filtered,
                         uint64_t filtered_alloc);
 /* The curve so far, in bytes (bps: bytes per sample), as mt_query_curve
- * gives it: peak_filtered is exact. NULL when out of memory; free with
- * mt_curve_free. */
-mt_curve *mt_curve_acc_result(const mt_curve_acc *c, double bps);
+ * gives it: peak_filtered is the curve's exact highest, peak_filtered_est
+ * its estimate for the trace's sample rate. NULL when out of memory; free
+ * with mt_curve_free. */
+mt_curve *mt_curve_acc_result(const mt_curve_acc *c, double bps, double rate);
 
 /* ------------------------------------------------------------------------ */
 /* Events without stacks                                                     */

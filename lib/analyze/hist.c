@@ -128,7 +128,8 @@ void mt_query_stats(const mt_selection *s, mt_stats *o)
     o->promotes = m->n_promotes;
     o->collects = m->n_collects;
     o->events = o->allocs + o->promotes + o->collects;
-    o->peak_bytes = mt_model_peak_bytes(m);
+    mt_model_peak(m, &o->peak);
+    o->peak_bytes = o->peak.bytes;
     o->peak_time = mt_model_peak_time(m);
     double life_sum = 0, life_w = 0;
     life_item *li = malloc((s->total.allocs + 1) * sizeof *li);
@@ -182,11 +183,13 @@ void mt_query_stats(const mt_selection *s, mt_stats *o)
         /* everything is selected: the model's own peak */
         o->peak_filtered_bytes = o->peak_bytes;
         o->peak_filtered_time = o->peak_time;
+        o->peak_filtered = o->peak;
         return;
     }
     mt_curve *c = mt_query_curve(s, 0, m->end + 1, 1);
     if (c) {
-        o->peak_filtered_bytes = c->peak_filtered;
+        o->peak_filtered = c->peak_filtered_est;
+        o->peak_filtered_bytes = c->peak_filtered_est.bytes;
         o->peak_filtered_time = c->peak_filtered_time;
         mt_curve_free(c);
     }

@@ -36,6 +36,22 @@ typedef struct mta_event {
  * this is refused. */
 #define MTA_MAX_SAMPLES ((uint64_t)1 << 62)
 
+/* The peak's accumulator (peak.c): fed once per time of the curve, in
+ * time order, with the live samples before and after that time's events
+ * and the samples it allocated. */
+#define MTA_PEAK_BINS 4096
+typedef struct mta_peak_acc {
+    int64_t max;                   /* highest live samples after a time */
+    mt_timedelta max_t;            /* the first time it was reached */
+    unsigned shift;                /* bin k: levels [k << shift, (k + 1) << shift) */
+    uint64_t bin[MTA_PEAK_BINS];   /* samples allocated, by the level before */
+} mta_peak_acc;
+void mta_peak_init(mta_peak_acc *p);
+void mta_peak_time(mta_peak_acc *p, mt_timedelta t, int64_t before, int64_t after,
+                   uint64_t allocated);
+/* The estimate for bytes per sample bps at the trace's sample rate. */
+void mta_peak_result(const mta_peak_acc *p, double bps, double rate, mt_peak *out);
+
 /* String storage: chunks that live as long as the model. */
 typedef struct mta_arena {
     char **chunks;
@@ -69,6 +85,8 @@ struct mt_model {
     double inv_word_bytes, inv_rate;
     mt_timedelta end, peak_time;
     int64_t peak_samples;
+    mta_peak_acc peak_acc;         /* the peak's accumulator (folded: while reading) */
+    mt_peak peak_est;              /* the estimate, once peak_ready */
     uint64_t n_promotes, n_collects;
     uint32_t deepest;              /* depth of the deepest trie node */
     mt_frame_id trunc_frame;       /* the "[truncated]" frame, when deepest > MT_STACK_MAX_DEPTH */

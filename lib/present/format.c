@@ -52,6 +52,26 @@ void mt_format_frame(char *buf, size_t cap, const mt_model *m, mt_frame_id f)
     mt_format_frame_as(buf, cap, m, f, 1);
 }
 
+void mt_format_peak(char *buf, size_t cap, const mt_peak *p)
+{
+    char v[32], lo[32], hi[32];
+    mt_format_bytes(v, sizeof v, p->bytes);
+    if (!(p->sd > 0)) {
+        snprintf(buf, cap, "%s", v);
+        return;
+    }
+    mt_format_bytes(lo, sizeof lo, p->lo);
+    mt_format_bytes(hi, sizeof hi, p->hi);
+    snprintf(buf, cap, "%s (95%% interval %s - %s)", v, lo, hi);
+}
+
+void mt_json_peak(FILE *out, const char *prefix, const mt_peak *p)
+{
+    fprintf(out, ",\"%s_lo_bytes\":%.0f,\"%s_hi_bytes\":%.0f,\"%s_sd_bytes\":%.0f,"
+                 "\"%s_curve_max_bytes\":%.0f,\"%s_readings\":%.2f",
+            prefix, p->lo, prefix, p->hi, prefix, p->sd, prefix, p->curve_max, prefix, p->readings);
+}
+
 const char *mt_noise_mark(uint64_t k)
 {
     double e = mt_noise(k);

@@ -150,12 +150,16 @@ int mt_report_stats_figures(FILE *out, const mt_model *m, const mt_stats *stp,
         fprintf(out,
                 ",\"promoted_bytes\":%.0f,\"collected_bytes\":%.0f,\"never_collected_bytes\":%.0f,"
                 "\"peak_bytes\":%.0f,\"peak_time_us\":%lld,\"peak_filtered_bytes\":%.0f,"
-                "\"peak_filtered_time_us\":%lld,\"live_at_end_bytes\":%.0f,"
+                "\"peak_filtered_time_us\":%lld",
+                st.promoted_bytes, st.collected_bytes, st.never_collected_bytes, st.peak_bytes,
+                (long long)st.peak_time, st.peak_filtered_bytes, (long long)st.peak_filtered_time);
+        mt_json_peak(out, "peak", &st.peak);
+        mt_json_peak(out, "peak_filtered", &st.peak_filtered);
+        fprintf(out,
+                ",\"live_at_end_bytes\":%.0f,"
                 "\"live_at_end_selected_bytes\":%.0f,\"temporary_us\":%d,"
                 "\"alloc_rate_bytes_per_s\":%.1f,\"mean_lifetime_us\":%.1f,\"median_lifetime_us\":%.1f,"
                 "\"size_histogram\":",
-                st.promoted_bytes, st.collected_bytes, st.never_collected_bytes, st.peak_bytes,
-                (long long)st.peak_time, st.peak_filtered_bytes, (long long)st.peak_filtered_time,
                 end_live, st.never_collected_bytes, MT_TEMPORARY_US, st.alloc_rate, st.mean_lifetime_us, st.median_lifetime_us);
         json_hist(out, hs);
         fputs(",\"lifetime_histogram\":", out);
@@ -197,13 +201,14 @@ int mt_report_stats_figures(FILE *out, const mt_model *m, const mt_stats *stp,
         mt_format_bytes(a, sizeof a, st.collected_bytes);
         mt_format_bytes(b, sizeof b, st.never_collected_bytes);
         fprintf(out, "collected   %s; never collected %s\n", a, b);
-        mt_format_bytes(a, sizeof a, st.peak_bytes);
+        char pk[128];
+        mt_format_peak(pk, sizeof pk, &st.peak);
         mt_format_time(b, sizeof b, st.peak_time);
-        fprintf(out, "peak live   %s at %s (all allocations)\n", a, b);
+        fprintf(out, "peak live   %s at %s (all allocations)\n", pk, b);
         if (st.total.allocs != st.allocs) {
-            mt_format_bytes(a, sizeof a, st.peak_filtered_bytes);
+            mt_format_peak(pk, sizeof pk, &st.peak_filtered);
             mt_format_time(b, sizeof b, st.peak_filtered_time);
-            fprintf(out, "peak live   %s at %s (selected allocations)\n", a, b);
+            fprintf(out, "peak live   %s at %s (selected allocations)\n", pk, b);
         }
         mt_format_bytes(a, sizeof a, end_live);
         fprintf(out, "live at end %s (all allocations)\n", a);

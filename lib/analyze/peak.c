@@ -1,0 +1,122 @@
+/*
+ * peak.c - the estimate of peak live memory and its interval (mt_peak),
+ * from one pass over the live-memory curve's times (mta_peak_acc): every
+ * route that finds a peak (whole model, folded model, curve queries,
+ * streaming curves) feeds the same accumulator, so they report the same.
+ *
+ * The highest value of the estimated curve is biased upward where the
+ * curve stays near its top while blocks are replaced: each replacement
+ * draws the samples anew, and the highest of many noisy readings of one
+ * level lands on the top of the noise. The accumulator counts how much of
+ * that renewal happened near the top: the samples allocated at times when
+ * the curve stood within PEAK_BAND standard errors of its highest
+ * (binned by the level before the time's events: the allocation that
+ * makes a spike is not a renewal of it). With P the highest count of live
+ * samples and A those renewed samples, the top was read about
+ * N = 1 + A / P times independently, and the highest reading of N is
+ * distributed as the level plus sd times the largest of N standard normal
+ * variables, whose quantiles are Phi^-1(p^(1/N)). The estimate is the
+ * highest value less sd times the median of that largest, the interval
+ * the 2.5% and 97.5% quantiles the same way. docs/estimates.md gives the
+ * reasoning and tests/analyze/peak_estimate.c the simulations behind it.
+ * At rate 1 (every byte sampled) the curve is exact and so is the peak.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "model.h"
+
+#define PEAK_BAND 2.0      /* the top: within this many sd of the level */
+#define PEAK_RENEW 3.0     /* readings per top's worth of samples renewed */
+#define PEAK_SPREAD 1.5    /* the bounds' allowance for the readings' error */
+#define PEAK_LEVEL 0.95    /* the interval's coverage */
+
+void mta_peak_init(mta_peak_acc *p)
+{
+    memset(p, 0, sizeof *p);
+}
+
+/* Bins two by two: each covers twice the levels. */
+static void widen(mta_peak_acc *p)
+{
+    for (size_t k = 0; k < MTA_PEAK_BINS / 2; k++)
+        p->bin[k] = p->bin[2 * k] + p->bin[2 * k + 1];
+    memset(p->bin + MTA_PEAK_BINS / 2, 0, MTA_PEAK_BINS / 2 * sizeof *p->bin);
+    p->shift++;
+}
+
+void mta_peak_time(mta_peak_acc *p, mt_timedelta t, int64_t before, int64_t after,
+                   uint64_t allocated)
+{
+    if (after > p->max) {
+        p->max = after;
+        p->max_t = t;
+        while ((uint64_t)p->max >> p->shift >= MTA_PEAK_BINS)
+            widen(p);
+    }
+    if (allocated && before >= 0)
+        p->bin[(uint64_t)before >> p->shift] += allocated;
+}
+
+/* Phi^-1(x), by bisection on erfc (the quantiles asked for lie in
+ * [-9, 9]; 80 halvings are below a double's resolution there). */
+static double norm_quantile(double x)
+{
+    double lo = -9, hi = 9;
+    for (int i = 0; i < 80; i++) {
+        double mid = (lo + hi) / 2;
+        if (0.5 * erfc(-mid / M_SQRT2) < x)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2;
+}
+
+/* The p quantile of the largest of n standard normal variables. */
+static double max_quantile(double p, double n)
+{
+    return norm_quantile(exp(log(p) / n));
+}
+
+void mta_peak_result(const mta_peak_acc *p, double bps, double rate, mt_peak *out)
+{
+    memset(out, 0, sizeof *out);
+    double P = (double)(p->max > 0 ? p->max : 0);
+    out->curve_max = P * bps;
+    out->bytes = out->lo = out->hi = out->curve_max;
+    out->readings = 1;
+    if (!(rate > 0) || rate >= 1)
+        return;   /* every word sampled: exact */
+    double sd = sqrt(P * (1 - rate));
+    /* no samples at the top: the Poisson bound of one reading of 0 */
+    if (sd < 1)
+        sd = 1;
+    /* the top: the times within PEAK_BAND sd of the level estimated so
+     * far (from the highest value down, the band widens as more readings
+     * are found: a few rounds settle it) */
+    double n = 1;
+    for (int round = 0; round < 8; round++) {
+        double level = P - sd * max_quantile(0.5, n), band = level - PEAK_BAND * sd, A = 0;
+        for (size_t k = 0; k < MTA_PEAK_BINS; k++) {
+            double top = (double)(((uint64_t)k + 1) << p->shift); /* a bin's levels: below top */
+            if (top > band)
+                A += (double)p->bin[k];
+        }
+        double m = P > 0 ? 1 + PEAK_RENEW * A / P : 1;
+        if (m == n)
+            break;
+        n = m;
+    }
+    double a = (1 - PEAK_LEVEL) / 2;
+    double est = P - sd * max_quantile(0.5, n);
+    /* the readings are themselves an estimate: the bounds take them
+     * PEAK_SPREAD times more and fewer */
+    double lo = P - sd * max_quantile(1 - a, n * PEAK_SPREAD);
+    double hi = P - sd * max_quantile(a, 1 + (n - 1) / PEAK_SPREAD);
+    out->sd = sd * bps;
+    out->readings = n;
+    out->bytes = (est > 0 ? est : 0) * bps;
+    out->lo = (lo > 0 ? lo : 0) * bps;
+    out->hi = hi * bps;
+}
