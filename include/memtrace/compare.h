@@ -162,6 +162,8 @@ mt_estimate mt_diff_estimate(const mt_diff_side *s, mt_metric metric);
 /* The time at which the side's own live bytes are highest (first time
  * reached; window and site apply, `at` is ignored). */
 mt_timedelta mt_diff_side_peak(const mt_diff_side *s);
+/* The same, and the estimate of that peak's live bytes (mt_peak) in *out. */
+mt_timedelta mt_diff_side_peak_est(const mt_diff_side *s, mt_peak *out);
 
 /* ------------------------------------------------------------------------ */
 /* Tests (docs/compare.md)                                                   */
@@ -172,6 +174,10 @@ double mt_test_equal(const mt_estimate *a, const mt_estimate *b);
 /* One-sided p-value of "the true value is at most limit" given e (exact
  * Poisson test): small means e is significantly above limit. */
 double mt_test_above(const mt_estimate *e, double limit);
+/* p-value of "the true peak is above limit" for a peak's estimate (mt_peak):
+ * the chance that a peak of limit bytes gives a curve as high as this one
+ * (the highest of the readings of the top, peak.c), 0 or 1 when exact. */
+double mt_test_peak_above(const mt_peak *p, double limit);
 /* One-sided p-value of "new is at most ratio times base". */
 double mt_test_ratio_above(const mt_estimate *base, const mt_estimate *new_, double ratio);
 /* Holm's step-down adjustment of n p-values (adj may be p). */

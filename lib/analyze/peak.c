@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "memtrace/compare.h"
 
 #define PEAK_BAND 2.0      /* the top: within this many sd of the level */
 #define PEAK_RENEW 3.0     /* readings per top's worth of samples renewed */
@@ -119,4 +120,17 @@ void mta_peak_result(const mta_peak_acc *p, double bps, double rate, mt_peak *ou
     out->bytes = (est > 0 ? est : 0) * bps;
     out->lo = (lo > 0 ? lo : 0) * bps;
     out->hi = hi * bps;
+}
+
+double mt_test_peak_above(const mt_peak *p, double limit)
+{
+    if (!(p->sd > 0))
+        return p->curve_max > limit ? 0 : 1;
+    /* at a peak of limit, the highest reading is limit + sd * (the largest
+     * of the readings' standard normals), taken as many as the lower bound
+     * takes them */
+    double z = (p->curve_max - limit) / p->sd;
+    double n = p->readings * PEAK_SPREAD;
+    double q = 0.5 * erfc(z / M_SQRT2);   /* one reading above: 1 - Phi(z) */
+    return q >= 1 ? 1 : -expm1(n * log1p(-q));
 }
