@@ -349,6 +349,15 @@ int cmd_diff(int argc, char **argv)
     ro.base_name = nb;
     ro.new_name = nn;
     ro.unit = per_second ? "/s" : "";
+    mt_peak pb, pn, *base_peak = NULL, *new_peak = NULL;
+    if (live && sb.at == MT_TIME_PEAK) {
+        mt_diff_side_peak_est(&sb, &pb);
+        base_peak = &pb;
+    }
+    if (live && sn.at == MT_TIME_PEAK) {
+        mt_diff_side_peak_est(&sn, &pn);
+        new_peak = &pn;
+    }
     int rc = 2;
     mt_diff *d = mt_diff_compute(&sb, &sn, &dopt);
     if (!d) {
@@ -356,7 +365,7 @@ int cmd_diff(int argc, char **argv)
     } else {
         if (by_size)
             mt_diff_sort(d, 1);
-        if (mt_report_diff(stdout, d, &ro) < 0 || fflush(stdout) != 0)
+        if (mt_report_diff_peaks(stdout, d, &ro, base_peak, new_peak) < 0 || fflush(stdout) != 0)
             perror("memtrace diff: writing the report");
         else
             rc = d->n_significant ? 1 : 0;

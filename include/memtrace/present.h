@@ -69,6 +69,8 @@ typedef struct mt_top_options {
     int json;
     const char *filter_text; /* shown in the header; may be NULL */
     int full_names;          /* names as recorded (else shortened C++ names) */
+    int at_peak;             /* live measured at the peak: the peak's estimate
+                              * (mt_model_peak) is shown beside the total */
 } mt_top_options;
 int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o);
 

@@ -100,6 +100,12 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
         mt_json_string(out, o->filter_text ? o->filter_text : "");
         fputs(",\"total\":", out);
         mt_json_cost(out, &t->total);
+        if (o->at_peak && mt_model_peak_known(m)) {
+            mt_peak pk;
+            mt_model_peak(m, &pk);
+            fprintf(out, ",\"peak_bytes\":%.0f", pk.bytes);
+            mt_json_peak(out, "peak", &pk);
+        }
         fprintf(out, ",\"n_sites\":%zu,\"sites\":[", t->n);
         for (size_t i = 0; i < n; i++) {
             const mt_site *st = &t->sites[i];
@@ -150,6 +156,17 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
         fprintf(out, "), total %s from %llu samples in %llu sampled blocks\n", b1,
                 (unsigned long long)samples_of(&t->total, o->metric),
                 (unsigned long long)t->total.allocs);
+        if (o->at_peak && mt_model_peak_known(m)) {
+            /* the total at the curve's highest reads high where it is
+             * flat: the peak's own estimate (docs/estimates.md) */
+            mt_peak pk;
+            char pb[160];
+            mt_model_peak(m, &pk);
+            mt_format_peak(pb, sizeof pb, &pk);
+            fprintf(out, "peak live %s (all allocations)%s\n", pb,
+                     pk.readings > 1.05 ? "; values at its time read high (docs/estimates.md)"
+                                        : "");
+        }
         if (o->filter_text && o->filter_text[0])
         {
             fputs("filter: ", out);
