@@ -318,16 +318,6 @@ static int scan_peak(run *r, double rate, mt_timedelta *t, int64_t *samples, mt_
     return 0;
 }
 
-/* A peak estimated in samples, in bytes (the products mt_curve_acc_result
- * makes with bps). */
-static void peak_in_bytes(mt_peak *p, double bps)
-{
-    p->bytes *= bps;
-    p->lo *= bps;
-    p->hi *= bps;
-    p->curve_max *= bps;
-    p->sd *= bps;
-}
 
 /* Compiles the filter and, when it or the live time needs the peak, finds
  * it with a first pass. Returns 0, STREAM_WHOLE, or an exit status. */
@@ -400,7 +390,7 @@ static int peak_pass(run *r, double bps, double rate, mt_stats *st)
     int64_t samples;
     r->bits_read = 1;
     if (r->one_file && scan_peak(r, rate, &t, &samples, &st->peak_filtered) == 0) {
-        peak_in_bytes(&st->peak_filtered, bps);
+        mt_peak_scale(&st->peak_filtered, bps);
         st->peak_filtered_bytes = st->peak_filtered.bytes;
         st->peak_filtered_time = t;
         return 0;
@@ -423,7 +413,7 @@ static int peak_pass(run *r, double bps, double rate, mt_stats *st)
             return 1;
         }
         st->peak_filtered = c->peak_filtered_est;
-        peak_in_bytes(&st->peak_filtered, bps);
+        mt_peak_scale(&st->peak_filtered, bps);
         st->peak_filtered_bytes = st->peak_filtered.bytes;
         st->peak_filtered_time = c->peak_filtered_time;
         mt_curve_free(c);

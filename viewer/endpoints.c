@@ -63,6 +63,17 @@ static double secs(mt_timedelta t)
     return (double)t / 1e6;
 }
 
+/* A peak's estimate (mt_peak) as "estimate", "lo", "hi", "sd" and
+ * "curve_max" in the object being written. */
+static void put_peak_est(vjson *j, const mt_peak *p)
+{
+    vj_knum(j, "estimate", p->bytes);
+    vj_knum(j, "lo", p->lo);
+    vj_knum(j, "hi", p->hi);
+    vj_knum(j, "sd", p->sd);
+    vj_knum(j, "curve_max", p->curve_max);
+}
+
 static void put_cost(vjson *j, const char *key, const mt_cost *c)
 {
     vj_key(j, key);
@@ -143,8 +154,14 @@ int vep_info(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
     vj_kuint(j, "promotes", promotes);
     vj_kuint(j, "collects", collects);
     put_cost(j, "total", &total);
-    vj_knum(j, "peak_bytes", mt_model_peak_bytes(m));
+    mt_peak pk;
+    mt_model_peak(m, &pk);
+    vj_knum(j, "peak_bytes", pk.bytes);   /* the estimate (docs/estimates.md) */
     vj_knum(j, "peak_time", secs(mt_model_peak_time(m)));
+    vj_key(j, "peak");
+    vj_obj(j);
+    put_peak_est(j, &pk);
+    vj_end_obj(j);
     vj_knum(j, "live_at_end", total.live_bytes);  /* the selection's live time is the end */
     vj_knum(j, "alloc_rate", duration > 0 ? total.alloc_bytes / duration : 0);
     vj_knum(j, "load_seconds", cx->load_seconds);
@@ -167,6 +184,14 @@ int vep_stats(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
     vj_knum(j, "peak_time", secs(st.peak_time));
     vj_knum(j, "peak_filtered_bytes", st.peak_filtered_bytes);
     vj_knum(j, "peak_filtered_time", secs(st.peak_filtered_time));
+    vj_key(j, "peak");
+    vj_obj(j);
+    put_peak_est(j, &st.peak);
+    vj_end_obj(j);
+    vj_key(j, "peak_filtered");
+    vj_obj(j);
+    put_peak_est(j, &st.peak_filtered);
+    vj_end_obj(j);
     vj_knum(j, "never_collected_bytes", st.never_collected_bytes);
     vj_knum(j, "collected_bytes", st.collected_bytes);
     vj_knum(j, "alloc_rate", st.alloc_rate);
@@ -247,12 +272,16 @@ int vep_curve(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
     vj_key(j, "peak");
     vj_obj(j);
     vj_knum(j, "t", secs(mt_model_peak_time(cx->model)));
-    vj_knum(j, "bytes", mt_model_peak_bytes(cx->model));
+    vj_knum(j, "bytes", mt_model_peak_bytes(cx->model));   /* the curve's highest */
+    mt_peak pk;
+    mt_model_peak(cx->model, &pk);
+    put_peak_est(j, &pk);
     vj_end_obj(j);
     vj_key(j, "filtered_peak");
     vj_obj(j);
     vj_knum(j, "t", secs(c->peak_filtered_time));
     vj_knum(j, "bytes", c->peak_filtered);
+    put_peak_est(j, &c->peak_filtered_est);
     vj_end_obj(j);
     mt_cost sel_total = mt_selection_total(cx->sel);
     put_cost(j, "selected", &sel_total);  /* live_* = still live at the end */

@@ -276,6 +276,9 @@ typedef struct mt_peak {
     double readings;         /* effectively independent readings of the top (>= 1) */
 } mt_peak;
 
+/* A peak estimated in samples (bytes per sample 1), in bytes. */
+void mt_peak_scale(mt_peak *p, double bps);
+
 /* Time of the last event (the end of the trace), in microseconds. */
 mt_timedelta mt_model_end(const mt_model *m);
 /* Peak of the total live-memory curve: time and estimated bytes. The first

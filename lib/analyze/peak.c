@@ -22,10 +22,12 @@
  * At rate 1 (every byte sampled) the curve is exact and so is the peak.
  */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "model.h"
 #include "memtrace/compare.h"
+#include "memtrace/stream.h"
 
 #define PEAK_BAND 2.0      /* the top: within this many sd of the level */
 #define PEAK_RENEW 3.0     /* readings per top's worth of samples renewed */
@@ -133,4 +135,41 @@ double mt_test_peak_above(const mt_peak *p, double limit)
     double n = p->readings * PEAK_SPREAD;
     double q = 0.5 * erfc(z / M_SQRT2);   /* one reading above: 1 - Phi(z) */
     return q >= 1 ? 1 : -expm1(n * log1p(-q));
+}
+
+void mt_peak_scale(mt_peak *p, double bps)
+{
+    p->bytes *= bps;
+    p->lo *= bps;
+    p->hi *= bps;
+    p->curve_max *= bps;
+    p->sd *= bps;
+}
+
+struct mt_peak_acc {
+    mta_peak_acc a;
+};
+
+mt_peak_acc *mt_peak_acc_new(void)
+{
+    mt_peak_acc *p = malloc(sizeof *p);
+    if (p)
+        mta_peak_init(&p->a);
+    return p;
+}
+
+void mt_peak_acc_free(mt_peak_acc *p)
+{
+    free(p);
+}
+
+void mt_peak_acc_time(mt_peak_acc *p, mt_timedelta t, int64_t before, int64_t after,
+                      uint64_t allocated)
+{
+    mta_peak_time(&p->a, t, before, after, allocated);
+}
+
+void mt_peak_acc_result(const mt_peak_acc *p, double bps, double rate, mt_peak *out)
+{
+    mta_peak_result(&p->a, bps, rate, out);
 }
