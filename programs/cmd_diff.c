@@ -349,13 +349,14 @@ int cmd_diff(int argc, char **argv)
     ro.base_name = nb;
     ro.new_name = nn;
     ro.unit = per_second ? "/s" : "";
+    /* live at a trace's peak (of all its allocations): that peak's estimate */
     mt_peak pb, pn, *base_peak = NULL, *new_peak = NULL;
     if (live && sb.at == MT_TIME_PEAK) {
-        mt_diff_side_peak_est(&sb, &pb);
+        mt_model_peak(mt_selection_model(sb.sel), &pb);
         base_peak = &pb;
     }
     if (live && sn.at == MT_TIME_PEAK) {
-        mt_diff_side_peak_est(&sn, &pn);
+        mt_model_peak(mt_selection_model(sn.sel), &pn);
         new_peak = &pn;
     }
     int rc = 2;

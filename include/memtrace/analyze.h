@@ -400,6 +400,11 @@ typedef struct mt_cost {
     double temp_bytes;       /* estimated bytes in temporary blocks (MT_TEMPORARY_US) */
     double temp_objects;     /* estimated temporary blocks */
     uint64_t temp_samples;   /* sample points behind temp_* */
+    /* Estimated variances of the block counts (alloc_objects, live_objects,
+     * temp_objects): a count weighs each sample by 1 / (rate * words of its
+     * block), so a few samples of small blocks carry most of it and its
+     * error is far above the bytes' 1/sqrt(samples) (mt_cost_rse). */
+    double alloc_objects_var, live_objects_var, temp_objects_var;
 } mt_cost;
 
 /* Apply a filter (NULL: keep everything) to a model. live_at is the time
@@ -495,6 +500,11 @@ typedef enum mt_metric {
 double mt_cost_get(const mt_cost *c, mt_metric metric);
 /* The sample points behind that value (for mt_noise). */
 uint64_t mt_cost_samples(const mt_cost *c, mt_metric metric);
+/* The relative standard error of that value: mt_noise(samples) for bytes
+ * and samples, sqrt(variance) / value for block counts (0 when exact: rate
+ * 1; 1.0 for a value of 0). Reports mark it as mt_noise's (MT_NOISY,
+ * MT_NOISE). */
+double mt_cost_rse(const mt_cost *c, mt_metric metric);
 /* Parse "alloc", "alloc_bytes", "count"/"alloc_objects", "live"/"live_bytes",
  * "live_objects", "samples", "temporary"/"temp_objects", "temp_bytes".
  * Returns -1 when unknown. */

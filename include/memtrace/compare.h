@@ -219,8 +219,9 @@ typedef struct mt_diff_report_options {
     size_t json_limit;       /* entries in JSON (0: all) */
 } mt_diff_report_options;
 int mt_report_diff(FILE *out, const mt_diff *d, const mt_diff_report_options *o);
-/* The same for live memory at a side's peak: that peak's estimate
- * (mt_diff_side_peak_est) shown with the side (NULL: not at its peak). */
+/* The same for live memory at a side's peak: the estimate of that peak
+ * (mt_model_peak: all the trace's allocations) shown with the side (NULL:
+ * not at its peak). */
 int mt_report_diff_peaks(FILE *out, const mt_diff *d, const mt_diff_report_options *o,
                          const mt_peak *base_peak, const mt_peak *new_peak);
 

@@ -38,7 +38,10 @@ void mt_format_time(char *buf, size_t cap, mt_timedelta us);
 void mt_json_string(FILE *out, const char *s);
 /* A cost as a JSON object: {"alloc_bytes":..,"alloc_objects":..,"live_bytes":..,
  * "live_objects":..,"samples":..,"live_samples":..,"allocs":..,"temp_bytes":..,
- * "temp_objects":..,"temp_samples":..}. */
+ * "temp_objects":..,"temp_samples":.., then each figure's standard error:
+ * "alloc_bytes_se":..,"alloc_objects_se":..,"live_bytes_se":..,
+ * "live_objects_se":..,"temp_bytes_se":..,"temp_objects_se":..}
+ * (mt_cost_rse times the figure). */
 void mt_json_cost(FILE *out, const mt_cost *c);
 /* "name (file:line)" of a frame, or "name" when there is no file; escaped
  * as mt_text_escape does. */
@@ -56,6 +59,9 @@ void mt_format_peak(char *buf, size_t cap, const mt_peak *p);
  * "peak_lo_bytes":.., "peak_hi_bytes":.., "peak_sd_bytes":..,
  * "peak_curve_max_bytes":.., "peak_readings":..), each after a comma. */
 void mt_json_peak(FILE *out, const char *prefix, const mt_peak *p);
+/* Noise marker for a relative standard error: "" (fine), "~" (> MT_NOISY),
+ * "?" (> MT_NOISE). */
+const char *mt_rse_mark(double rse);
 /* Noise marker for k samples: "" (fine), "~" (noisy: rse > 20%), "?"
  * (mostly noise: rse > 50%). */
 const char *mt_noise_mark(uint64_t k);

@@ -141,6 +141,7 @@ void mt_query_stats(const mt_selection *s, mt_stats *o)
         /* mta_cost_of + mta_cost_add twice, inline (same additions in the
          * same order): this loop runs once per allocation */
         double bytes = (double)a->n_samples * m->bps, obj = mta_alloc_objects(m, a);
+        double ov = mta_objects_var(m, a, obj);
         int live = mta_is_live(a, s->live_at), temp = mta_is_temporary(a);
         mt_cost *dst[2] = {&o->total, &o->by_source[a->source < 3 ? a->source : 2]};
         for (int k = 0; k < 2; k++) {
@@ -155,6 +156,9 @@ void mt_query_stats(const mt_selection *s, mt_stats *o)
             d->temp_bytes += temp ? bytes : 0;
             d->temp_objects += temp ? obj : 0;
             d->temp_samples += temp ? a->n_samples : 0;
+            d->alloc_objects_var += a->carried ? 0 : ov;
+            d->live_objects_var += live ? ov : 0;
+            d->temp_objects_var += temp ? ov : 0;
         }
         mt_cost c = {.alloc_bytes = a->carried ? 0 : bytes}; /* (as allocated) */
         if (a->promote != MT_TIME_NEVER)

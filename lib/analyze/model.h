@@ -160,6 +160,15 @@ static inline double mta_alloc_objects(const mt_model *m, const mt_alloc *a)
     return (double)a->n_samples * m->inv_rate / words;
 }
 
+/* The variance of a block's count estimate obj (mta_alloc_objects):
+ * n ~ Binomial(words, rate) gives Var(n / (rate words)) = (1 - rate) /
+ * (rate words), estimated without bias by obj^2 / n (1 - rate). */
+static inline double mta_objects_var(const mt_model *m, const mt_alloc *a, double obj)
+{
+    double r = m->info.sample_rate;
+    return a->n_samples ? obj * obj / (double)a->n_samples * (r < 1 ? 1 - r : 0) : 0;
+}
+
 static inline int mta_is_live(const mt_alloc *a, mt_timedelta t)
 {
     return a->time <= t && a->collect > t;
@@ -177,6 +186,9 @@ static inline void mta_cost_add(mt_cost *d, const mt_cost *s)
     d->temp_bytes += s->temp_bytes;
     d->temp_objects += s->temp_objects;
     d->temp_samples += s->temp_samples;
+    d->alloc_objects_var += s->alloc_objects_var;
+    d->live_objects_var += s->live_objects_var;
+    d->temp_objects_var += s->temp_objects_var;
 }
 
 /* A temporary block: freed within MT_TEMPORARY_US of its allocation. */
@@ -189,26 +201,31 @@ static inline int mta_is_temporary(const mt_alloc *a)
 /* The cost of one allocation with live measured at t. */
 static inline void mta_cost_of(const mt_model *m, const mt_alloc *a, mt_timedelta t, mt_cost *c)
 {
-    double obj = mta_alloc_objects(m, a);
+    double obj = mta_alloc_objects(m, a), ov = mta_objects_var(m, a, obj);
     c->alloc_bytes = (double)a->n_samples * m->bps;
     c->alloc_objects = obj;
+    c->alloc_objects_var = ov;
     c->samples = a->n_samples;
     c->allocs = 1;
     if (mta_is_live(a, t)) {
         c->live_bytes = c->alloc_bytes;
         c->live_objects = obj;
+        c->live_objects_var = ov;
         c->live_samples = a->n_samples;
     } else {
         c->live_bytes = c->live_objects = 0;
+        c->live_objects_var = 0;
         c->live_samples = 0;
     }
     int temp = mta_is_temporary(a);
     c->temp_bytes = temp ? c->alloc_bytes : 0;
     c->temp_objects = temp ? obj : 0;
     c->temp_samples = temp ? a->n_samples : 0;
+    c->temp_objects_var = temp ? ov : 0;
     if (__builtin_expect(a->carried, 0)) {
         /* carried over from an earlier piece: live, not allocated here */
         c->alloc_bytes = c->alloc_objects = 0;
+        c->alloc_objects_var = 0;
         c->samples = 0;
     }
 }

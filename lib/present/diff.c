@@ -102,8 +102,9 @@ static void json_entry(FILE *out, const mt_diff *d, const mt_diff_entry *e)
             e->significant ? "true" : "false");
 }
 
-/* A side's peak estimate (live at its peak), when there is one: the
- * total at the curve's highest reads high where memory stays near it. */
+/* The estimate of a side's peak (of all its allocations) when live is
+ * measured there: the total at the curve's highest reads high where
+ * memory stays near it (docs/estimates.md). */
 static void json_peak(FILE *out, const mt_peak *p)
 {
     if (!p)
@@ -118,7 +119,7 @@ static void text_peak(FILE *out, const mt_peak *p)
     if (!p || !(p->sd > 0))
         return;
     mt_format_peak(b, sizeof b, p);
-    fprintf(out, "        peak live %s (docs/estimates.md)\n", b);
+    fprintf(out, "        peak live %s (all allocations, docs/estimates.md)\n", b);
 }
 
 int mt_report_diff(FILE *out, const mt_diff *d, const mt_diff_report_options *o)
