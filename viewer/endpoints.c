@@ -52,9 +52,21 @@ static int arg_metric(const vreq *req, mt_metric *out, vresp *resp)
     return 1;
 }
 
-/* Samples behind a metric's value (for the sampling error). */
+/* Samples behind a metric's value (for the sampling error, which the page
+ * takes as 1.96 / sqrt(samples)). A block count weighs its samples
+ * unequally (docs/estimates.md): its effective samples, count^2 / variance,
+ * rounded (at least 1), give its own error; an exact count (rate 1) its
+ * samples. */
 static uint64_t cost_samples(const mt_cost *c, mt_metric m)
 {
+    if (m == MT_METRIC_ALLOC_OBJECTS || m == MT_METRIC_LIVE_OBJECTS ||
+        m == MT_METRIC_TEMP_OBJECTS) {
+        double rse = mt_cost_rse(c, m);
+        if (rse > 0 && mt_cost_get(c, m) > 0) {
+            double k = 1 / (rse * rse);
+            return k < 1 ? 1 : k > 1e18 ? (uint64_t)1e18 : (uint64_t)(k + 0.5);
+        }
+    }
     return mt_cost_samples(c, m);
 }
 
