@@ -9,15 +9,17 @@
  * draws the samples anew, and the highest of many noisy readings of one
  * level lands on the top of the noise. The accumulator counts how much of
  * that renewal happened near the top: the samples allocated at times when
- * the curve stood within PEAK_BAND standard errors of its highest
+ * the curve stood within PEAK_BAND standard errors of the estimated level
  * (binned by the level before the time's events: the allocation that
  * makes a spike is not a renewal of it). With P the highest count of live
  * samples and A those renewed samples, the top was read about
- * N = 1 + A / P times independently, and the highest reading of N is
- * distributed as the level plus sd times the largest of N standard normal
- * variables, whose quantiles are Phi^-1(p^(1/N)). The estimate is the
- * highest value less sd times the median of that largest, the interval
- * the 2.5% and 97.5% quantiles the same way. docs/estimates.md gives the
+ * N = 1 + PEAK_RENEW A / P times independently, and the highest reading of
+ * N is distributed as the level plus sd times the largest of N standard
+ * normal variables, whose quantiles are Phi^-1(p^(1/N)). The estimate is
+ * the highest value less sd times the median of that largest, the
+ * interval the 2.5% and 97.5% quantiles the same way, for PEAK_SPREAD
+ * times more and fewer readings (N is itself estimated). The constants
+ * were calibrated by simulation. docs/estimates.md gives the
  * reasoning and tests/analyze/peak_estimate.c the simulations behind it.
  * At rate 1 (every byte sampled) the curve is exact and so is the peak.
  */
@@ -57,8 +59,10 @@ void mta_peak_time(mta_peak_acc *p, mt_timedelta t, int64_t before, int64_t afte
         while ((uint64_t)p->max >> p->shift >= MTA_PEAK_BINS)
             widen(p);
     }
-    if (allocated && before >= 0)
-        p->bin[(uint64_t)before >> p->shift] += allocated;
+    if (allocated && before >= 0) {
+        uint64_t k = (uint64_t)before >> p->shift;   /* before <= max: in range */
+        p->bin[k < MTA_PEAK_BINS ? k : MTA_PEAK_BINS - 1] += allocated;
+    }
 }
 
 /* Phi^-1(x), by bisection on erfc (the quantiles asked for lie in
