@@ -7,8 +7,9 @@
  * interval must cover the true peak in at least 90% of the runs and the
  * estimate's mean error must stay under half a standard error, where the
  * highest value of the curve (what reports showed before) lands about
- * three standard errors above a plateau whose blocks are replaced. At rate
- * 1 the peak is exact. Shapes:
+ * three standard errors above a plateau whose blocks are replaced; a
+ * budget (check --max-peak) set at the true peak must fail in at most 8%
+ * of the runs (alpha 5%). At rate 1 the peak is exact. Shapes:
  *   plateau    100 MiB in 256 KiB blocks held for 10 s, each block replaced
  *              after an exponential lifetime of mean 100 ms
  *   held       100 MiB allocated once and held (nothing replaced)
@@ -22,6 +23,7 @@
 #include <string.h>
 
 #include "memtrace/analyze.h"
+#include "memtrace/compare.h"
 #include "testtrace.h"
 
 #define RATE (1.0 / 524288)
@@ -150,6 +152,7 @@ static double run_shape(sim *s, int shape)
 
 typedef struct tally {
     int runs, covered, curve_covered;
+    int false_fail, old_false_fail;   /* a budget at the true peak failed (alpha 5%) */
     double err, curve_err;   /* sums of errors in standard errors */
     double readings;
 } tally;
@@ -240,6 +243,12 @@ int main(void)
             t.err += (p.bytes - truth) / sd;
             t.curve_err += (p.curve_max - truth) / sd;
             t.readings += p.readings;
+            /* check --max-peak with the budget at the true peak: the
+             * peak's own test, and the Poisson test of the curve's highest
+             * that check made before */
+            t.false_fail += mt_test_peak_above(&p, truth) < 0.05;
+            mt_estimate old = {p.curve_max, p.curve_max / RATE, 1 / RATE, 0};
+            t.old_false_fail += mt_test_above(&old, truth) < 0.05;
         }
         if (!t.runs)
             continue;
@@ -253,6 +262,12 @@ int main(void)
         CHECK(fabs(err) < 0.5, "%s: the estimate's mean error is %+.2f sd", shape_name[shape], err);
         CHECK(same_routes, "%s: a folded model gives the same estimate as the whole model",
               shape_name[shape]);
+        printf("%s: a budget at the true peak fails %.1f%% of runs (the curve's highest with "
+               "a Poisson test: %.1f%%)\n", shape_name[shape], 100.0 * t.false_fail / t.runs,
+               100.0 * t.old_false_fail / t.runs);
+        CHECK(t.false_fail <= 0.08 * t.runs,
+              "%s: check --max-peak at the true peak fails %d of %d runs (alpha 5%%)",
+              shape_name[shape], t.false_fail, t.runs);
         if (shape == PLATEAU)
             CHECK(t.curve_err / t.runs > 2,
                   "plateau: the curve's highest is %+.2f sd off (the bias the estimate removes)",
