@@ -281,8 +281,9 @@ void mt_peak_scale(mt_peak *p, double bps);
 
 /* Time of the last event (the end of the trace), in microseconds. */
 mt_timedelta mt_model_end(const mt_model *m);
-/* Peak of the total live-memory curve: time and estimated bytes. The first
- * time the peak is reached. The first call of these, of mt_model_live_at
+/* Peak of the total live-memory curve: time and the curve's highest value
+ * (biased upward where memory stays near its peak: mt_model_peak gives the
+ * estimate). The first time the peak is reached. The first call of these, of mt_model_live_at
  * or of a curve query builds the model's time-sorted event list (about 16
  * bytes per event; thread-safe, once). */
 mt_timedelta mt_model_peak_time(const mt_model *m);
