@@ -461,9 +461,10 @@ int cmd_check(int argc, char **argv)
             mt_diff_side bsd = mt_diff_side_all(bs, MT_TIME_END);
             bsd.site = site;
             bsd.fold = b_folded ? base_f.f[i] : NULL;
+            mt_peak np, bp;
             if (inc_live && inc_at == MT_TIME_PEAK) {
-                sd.at = mt_diff_side_peak(&sd);
-                bsd.at = mt_diff_side_peak(&bsd);
+                sd.at = mt_diff_side_peak_est(&sd, &np);
+                bsd.at = mt_diff_side_peak_est(&bsd, &bp);
                 snprintf(x->what, sizeof x->what, "peak %s%s", what[inc_metric], scope);
             } else if (inc_live) {
                 sd.at = bsd.at = inc_at;
@@ -478,6 +479,12 @@ int cmd_check(int argc, char **argv)
             }
             x->est = mt_diff_estimate(&sd, inc_metric);
             x->base = mt_diff_estimate(&bsd, inc_metric);
+            if (inc_live && inc_at == MT_TIME_PEAK && inc_metric == MT_METRIC_LIVE_BYTES) {
+                /* the peaks' estimates, not the curves' highest points, which
+                 * read high by as much as each trace renews its top */
+                x->est.value = np.bytes;
+                x->base.value = bp.bytes;
+            }
             x->p = mt_test_ratio_above(&x->base, &x->est, x->limit);
             break;
         }

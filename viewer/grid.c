@@ -96,7 +96,7 @@ void vgrid_finish(vgrid *g, double rate)
         mt_peak_acc_result(acc, 1, rate, &g->peak_est);
     else   /* out of memory: the highest alone */
         g->peak_est = (mt_peak){(double)g->peak, (double)g->peak, (double)g->peak,
-                                (double)g->peak, 0, 1};
+                                (double)g->peak, 0, 1, (double)g->peak};
     mt_peak_acc_free(acc);
 }
 

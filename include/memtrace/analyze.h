@@ -274,6 +274,7 @@ typedef struct mt_peak {
     double curve_max;        /* highest value of the estimated curve */
     double sd;               /* standard error of the curve at its highest */
     double readings;         /* effectively independent readings of the top (>= 1) */
+    double samples;          /* samples live at the curve's highest */
 } mt_peak;
 
 /* A peak estimated in samples (bytes per sample 1), in bytes. */

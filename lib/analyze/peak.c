@@ -18,7 +18,10 @@
  * normal variables, whose quantiles are Phi^-1(p^(1/N)). The estimate is
  * the highest value less sd times the median of that largest, the
  * interval the 2.5% and 97.5% quantiles the same way, for PEAK_SPREAD
- * times more and fewer readings (N is itself estimated). The constants
+ * times more readings and PEAK_FEWER times fewer (N is itself estimated,
+ * and a top reached once, as a ramp's, counts its way up as readings).
+ * Below POISSON_BELOW samples at the top the same quantiles come from
+ * Poisson counts instead of normal ones. The constants
  * were calibrated by simulation. docs/estimates.md gives the
  * reasoning and tests/analyze/peak_estimate.c the simulations behind it.
  * At rate 1 (every byte sampled) the curve is exact and so is the peak.
@@ -33,7 +36,9 @@
 
 #define PEAK_BAND 2.0      /* the top: within this many sd of the level */
 #define PEAK_RENEW 3.0     /* readings per top's worth of samples renewed */
-#define PEAK_SPREAD 1.5    /* the bounds' allowance for the readings' error */
+#define PEAK_SPREAD 1.5    /* the lower bound's allowance for more readings */
+#define PEAK_FEWER 10.0    /* the upper bound's for fewer: a top reached once
+                            * (a ramp) counts its way up as readings of it */
 #define PEAK_LEVEL 0.95    /* the interval's coverage */
 
 void mta_peak_init(mta_peak_acc *p)
@@ -86,6 +91,44 @@ static double max_quantile(double p, double n)
     return norm_quantile(exp(log(p) / n));
 }
 
+/* Few samples at the top: the readings are Poisson counts, and the normal
+ * quantiles above are far off (a top of one sample read a thousand times
+ * would give a negative level). Below POISSON_BELOW samples the level mu
+ * (in samples) solves
+ *   (F_mu(P - 1)^n + F_mu(P)^n) / 2 = target
+ * F_mu the Poisson(mu) distribution function: the mid-p chance that the
+ * highest of n readings of mu stays below P, which falls as mu grows. */
+#define POISSON_BELOW 30.0
+
+static double pois_cdf(double k, double mu)
+{
+    if (k < 0)
+        return 0;
+    if (!(mu > 0))
+        return 1;
+    return 1 - mt_stat_igamma(k + 1, mu);   /* P(X <= k) = 1 - P(X >= k + 1) */
+}
+
+static double max_below(double P, double mu, double n)
+{
+    double a = pois_cdf(P - 1, mu), b = pois_cdf(P, mu);
+    double pa = a > 0 ? exp(n * log(a)) : 0, pb = b > 0 ? exp(n * log(b)) : 0;
+    return (pa + pb) / 2;
+}
+
+static double poisson_level(double P, double n, double target)
+{
+    double lo = 0, hi = P + 20 * sqrt(P + 1) + 20;
+    for (int i = 0; i < 60; i++) {
+        double mid = (lo + hi) / 2;
+        if (max_below(P, mid, n) > target)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (lo + hi) / 2;
+}
+
 void mta_peak_result(const mta_peak_acc *p, double bps, double rate, mt_peak *out)
 {
     memset(out, 0, sizeof *out);
@@ -116,15 +159,29 @@ void mta_peak_result(const mta_peak_acc *p, double bps, double rate, mt_peak *ou
         n = m;
     }
     double a = (1 - PEAK_LEVEL) / 2;
-    double est = P - sd * max_quantile(0.5, n);
-    /* the readings are themselves an estimate: the bounds take them
-     * PEAK_SPREAD times more and fewer */
-    double lo = P - sd * max_quantile(1 - a, n * PEAK_SPREAD);
-    double hi = P - sd * max_quantile(a, 1 + (n - 1) / PEAK_SPREAD);
+    /* the readings are themselves an estimate: the lower bound takes
+     * PEAK_SPREAD times more, the upper bound PEAK_FEWER times fewer */
+    double n_lo = n * PEAK_SPREAD, n_hi = 1 + (n - 1) / PEAK_FEWER;
+    double est, lo, hi;
+    if (P < POISSON_BELOW) {
+        est = poisson_level(P, n, 0.5);
+        lo = poisson_level(P, n_lo, 1 - a);
+        hi = poisson_level(P, n_hi, a);
+    } else {
+        est = P - sd * max_quantile(0.5, n);
+        lo = P - sd * max_quantile(1 - a, n_lo);
+        hi = P - sd * max_quantile(a, n_hi);
+    }
+    out->samples = P;
     out->sd = sd * bps;
     out->readings = n;
-    out->bytes = (est > 0 ? est : 0) * bps;
-    out->lo = (lo > 0 ? lo : 0) * bps;
+    /* a peak is not negative, and the interval holds its estimate (with
+     * very few samples and many readings the quantiles can cross it) */
+    est = est > 0 ? est : 0;
+    lo = lo > 0 ? (lo < est ? lo : est) : 0;
+    hi = hi > est ? hi : est;
+    out->bytes = est * bps;
+    out->lo = lo * bps;
     out->hi = hi * bps;
 }
 
@@ -132,6 +189,13 @@ double mt_test_peak_above(const mt_peak *p, double limit)
 {
     if (!(p->sd > 0))
         return p->curve_max > limit ? 0 : 1;
+    if (p->samples < POISSON_BELOW) {
+        /* the chance that the highest of the readings of a peak of limit
+         * reaches the curve's (mid-p, as the estimate) */
+        double bps = p->samples > 0 ? p->curve_max / p->samples : p->sd;
+        double v = 1 - max_below(p->samples, limit / bps, p->readings * PEAK_SPREAD);
+        return v < 0 ? 0 : v > 1 ? 1 : v;
+    }
     /* at a peak of limit, the highest reading is limit + sd * (the largest
      * of the readings' standard normals), taken as many as the lower bound
      * takes them */
