@@ -108,7 +108,10 @@ static int totals(const char *path, int fold, mt_cost *out)
 
 int main(void)
 {
-    char path[] = "/tmp/mt-count-XXXXXX";
+    /* the scratch directory of tests/run.sh */
+    const char *dir = getenv("MT_TMP") ? getenv("MT_TMP") : "/tmp";
+    char path[4096];
+    snprintf(path, sizeof path, "%s/mt-count-XXXXXX", dir);
     int tfd = mkstemp(path);
     if (tfd < 0) {
         perror("mkstemp");
