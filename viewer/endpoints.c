@@ -597,8 +597,9 @@ static void put_hist(vjson *j, const char *key, const mt_histogram *h)
 {
     vj_key(j, key);
     vj_obj(j);
-    const char *arrays[] = {"lo", "hi", "bytes", "count", "samples"};
-    for (int k = 0; k < 5; k++) {
+    /* count_se: each count's own standard error (docs/estimates.md) */
+    const char *arrays[] = {"lo", "hi", "bytes", "count", "samples", "count_se"};
+    for (int k = 0; k < 6; k++) {
         vj_key(j, arrays[k]);
         vj_arr(j);
         for (size_t i = 0; i < h->n; i++) {
@@ -607,7 +608,8 @@ static void put_hist(vjson *j, const char *key, const mt_histogram *h)
             case 1: vj_uint(j, h->hi[i]); break;
             case 2: vj_num(j, h->cost[i].alloc_bytes); break;
             case 3: vj_num(j, h->cost[i].alloc_objects); break;
-            default: vj_uint(j, h->cost[i].samples); break;
+            case 4: vj_uint(j, h->cost[i].samples); break;
+            default: vj_num(j, sqrt(h->cost[i].alloc_objects_var)); break;
             }
         }
         vj_end_arr(j);
