@@ -106,7 +106,7 @@ struct mt_model {
     mt_timedelta *fold_lt;         /* the time of each clause of fold_filter */
     mt_cost *node_cost;
     /* recent mta_alloc_objects results (fold.c); n_samples 0: empty */
-    struct mta_obj_memo { uint64_t size, n_samples; double obj; int ext; }
+    struct mta_obj_memo { uint64_t size, n_samples; double obj, var; int ext; }
         fold_obj_memo[1 << MTA_OBJ_MEMO_BITS];
     uint64_t *node_first;
     size_t node_cap;
