@@ -349,6 +349,16 @@ int cmd_diff(int argc, char **argv)
     ro.base_name = nb;
     ro.new_name = nn;
     ro.unit = per_second ? "/s" : "";
+    /* live at a trace's peak (of all its allocations): that peak's estimate */
+    mt_peak pb, pn, *base_peak = NULL, *new_peak = NULL;
+    if (live && sb.at == MT_TIME_PEAK) {
+        mt_model_peak(mt_selection_model(sb.sel), &pb);
+        base_peak = &pb;
+    }
+    if (live && sn.at == MT_TIME_PEAK) {
+        mt_model_peak(mt_selection_model(sn.sel), &pn);
+        new_peak = &pn;
+    }
     int rc = 2;
     mt_diff *d = mt_diff_compute(&sb, &sn, &dopt);
     if (!d) {
@@ -356,7 +366,7 @@ int cmd_diff(int argc, char **argv)
     } else {
         if (by_size)
             mt_diff_sort(d, 1);
-        if (mt_report_diff(stdout, d, &ro) < 0 || fflush(stdout) != 0)
+        if (mt_report_diff_peaks(stdout, d, &ro, base_peak, new_peak) < 0 || fflush(stdout) != 0)
             perror("memtrace diff: writing the report");
         else
             rc = d->n_significant ? 1 : 0;

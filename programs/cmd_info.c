@@ -3,6 +3,7 @@
  * count of its events, in a form meant for people (one "name: value" line
  * each). Backtraces are not decoded, so this is quick on large traces.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,7 +110,7 @@ int cmd_info(int argc, char **argv)
      * their points and estimated, never by adding up their sizes. */
     unsigned long long words = 0, samples = 0, carried = 0, carried_samples = 0;
     unsigned long long map_points = 0;
-    double blocks = 0, map_blocks = 0;
+    double blocks = 0, map_blocks = 0, blocks_var = 0;
     int c_trace = info->word_size == 8;
     long long last = 0;
     unsigned max_domain = 0;
@@ -142,6 +143,9 @@ int cmd_info(int argc, char **argv)
             } else {
                 double b = alloc_blocks(info, &ev);
                 blocks += b;
+                /* the count's own variance (as mta_objects_var: b^2 / n (1 - rate)) */
+                if (ev.n_samples && info->sample_rate < 1)
+                    blocks_var += b * b / (double)ev.n_samples * (1 - info->sample_rate);
                 if (c_trace && ev.source == MT_SOURCE_MAJOR)
                     map_blocks += b;
             }
@@ -194,7 +198,12 @@ int cmd_info(int argc, char **argv)
     else
         printf("%-18s %.0f words (%.0f bytes) in %.0f blocks", "allocated:", est,
                est * (info->word_size / 8), blocks);
-    printf(" (estimated from the samples%s)\n", carried ? "; carried over not counted" : "");
+    printf(" (estimated from the samples%s", carried ? "; carried over not counted" : "");
+    if (samples > carried_samples && blocks > 0)
+        /* each figure's own error: a count's is far larger (docs/estimates.md) */
+        printf("; bytes ±%.1f%%, blocks ±%.1f%%", 100 * mt_noise(samples - carried_samples),
+               100 * sqrt(blocks_var) / blocks);
+    printf(")\n");
     if (c_trace)
         printf("%-18s %llu bytes\n", "sampled blocks:", words);
     else

@@ -49,7 +49,7 @@ int cmd_top(int argc, char **argv)
         REPORT_SITE_LONGOPTS,
         {"by-process", no_argument, 0, REPORT_OPT_BY_PROCESS},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-    mt_top_options o = {MT_METRIC_ALLOC_BYTES, 20, 3, 0, NULL, 0};
+    mt_top_options o = {MT_METRIC_ALLOC_BYTES, 20, 3, 0, NULL, 0, 0};
     mt_timedelta at = MT_TIME_END;
     int by_given = 0, at_given = 0, c;
     char *end;
@@ -95,6 +95,7 @@ int cmd_top(int argc, char **argv)
     }
     if (at_given && !by_given)
         o.metric = MT_METRIC_LIVE_BYTES;
+    o.at_peak = at == MT_TIME_PEAK;
     mt_model *m;
     mt_filter *f;
     mt_selection *s;

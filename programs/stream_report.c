@@ -301,7 +301,7 @@ static int scan_event(void *ctx, mt_timedelta t, uint64_t seq, uint64_t samples,
  * (of all blocks, or of those in r->bits). 0, STREAM_WHOLE (the times go
  * back), or -1 when the trace cannot be read or out of memory (a model
  * pass then says why). */
-static int scan_peak(run *r, mt_timedelta *t, int64_t *samples)
+static int scan_peak(run *r, double rate, mt_timedelta *t, int64_t *samples, mt_peak *est)
 {
     mt_scan_result res;
     mt_curve_acc_free(r->curve);
@@ -314,14 +314,16 @@ static int scan_peak(run *r, mt_timedelta *t, int64_t *samples)
         return -1;
     if (!res.monotone)
         return STREAM_WHOLE;
-    mt_curve *c = mt_curve_acc_result(r->curve, 1.0); /* in samples */
+    mt_curve *c = mt_curve_acc_result(r->curve, 1.0, rate); /* in samples */
     if (!c)
         return -1;
     *t = c->peak_filtered_time;
     *samples = (int64_t)c->peak_filtered;
+    *est = c->peak_filtered_est;
     mt_curve_free(c);
     return 0;
 }
+
 
 /* Compiles the filter and, when it or the live time needs the peak, finds
  * it with a first pass. Returns 0, STREAM_WHOLE, or an exit status. */
@@ -388,13 +390,14 @@ static void finish(run *r)
 /* The selected allocations' peak by another pass that reads which ones are
  * selected from r->bits (the codec alone; a model pass when that fails, to
  * say why). 0, or an exit status after printing why. */
-static int peak_pass(run *r, double bps, mt_stats *st)
+static int peak_pass(run *r, double bps, double rate, mt_stats *st)
 {
     mt_timedelta t;
     int64_t samples;
     r->bits_read = 1;
-    if (r->one_file && scan_peak(r, &t, &samples) == 0) {
-        st->peak_filtered_bytes = (double)samples * bps;
+    if (r->one_file && scan_peak(r, rate, &t, &samples, &st->peak_filtered) == 0) {
+        mt_peak_scale(&st->peak_filtered, bps);
+        st->peak_filtered_bytes = st->peak_filtered.bytes;
         st->peak_filtered_time = t;
         return 0;
     }
@@ -410,12 +413,14 @@ static int peak_pass(run *r, double bps, mt_stats *st)
         if (!m)
             return status;
         mt_model_free(m);
-        mt_curve *c = mt_curve_acc_result(r->curve, 1.0); /* in samples */
+        mt_curve *c = mt_curve_acc_result(r->curve, 1.0, rate); /* in samples */
         if (!c) {
             fprintf(stderr, "memtrace %s: out of memory\n", r->cmd);
             return 1;
         }
-        st->peak_filtered_bytes = (double)(int64_t)c->peak_filtered * bps;
+        st->peak_filtered = c->peak_filtered_est;
+        mt_peak_scale(&st->peak_filtered, bps);
+        st->peak_filtered_bytes = st->peak_filtered.bytes;
         st->peak_filtered_time = c->peak_filtered_time;
         mt_curve_free(c);
         return 0;
@@ -475,17 +480,18 @@ int stream_stats(const stream_input *in, const char *filter, mt_timedelta at, in
     }
     if (st.total.allocs != st.allocs) {
         /* the selected allocations' own peak: from the curve */
-        double bps = mt_model_bytes_per_sample(m);
+        double bps = mt_model_bytes_per_sample(m), rate = mt_model_info(m)->sample_rate;
         if (!r.curve) {
-            if ((rc = peak_pass(&r, bps, &st)) != 0)
+            if ((rc = peak_pass(&r, bps, rate, &st)) != 0)
                 goto out;
         } else {
-            mt_curve *c = mt_curve_acc_result(r.curve, bps);
+            mt_curve *c = mt_curve_acc_result(r.curve, bps, rate);
             if (!c) {
                 fprintf(stderr, "memtrace stats: out of memory\n");
                 goto out;
             }
-            st.peak_filtered_bytes = c->peak_filtered;
+            st.peak_filtered = c->peak_filtered_est;
+            st.peak_filtered_bytes = c->peak_filtered_est.bytes;
             st.peak_filtered_time = c->peak_filtered_time;
             mt_curve_free(c);
         }
@@ -713,7 +719,8 @@ int stream_plot(const stream_input *in, const char *filter, mt_plot_options *po,
             }
             release_warnings(&r, 1);
         }
-        if (!(curve = mt_curve_acc_result(r.curve, mt_model_bytes_per_sample(m)))) {
+        if (!(curve = mt_curve_acc_result(r.curve, mt_model_bytes_per_sample(m),
+                                           mt_model_info(m)->sample_rate))) {
             fprintf(stderr, "memtrace plot: out of memory\n");
             goto out;
         }

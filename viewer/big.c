@@ -207,7 +207,7 @@ vfold *vfold_load(const char *path, const mt_filter *f, const vfold *base, int i
         vfold_free(v);
         return NULL;
     }
-    vgrid_finish(&v->grid);
+    vgrid_finish(&v->grid, mt_model_info(v->model)->sample_rate);
     return v;
 }
 
@@ -266,7 +266,7 @@ vfold *vfold_from_index(const vfold *base, const mt_filter *f, mt_progress_fn pr
         vfold_free(v);
         return NULL;
     }
-    vgrid_finish(&v->grid);
+    vgrid_finish(&v->grid, mt_model_info(v->model)->sample_rate);
     return v;
 }
 
@@ -323,10 +323,13 @@ mt_curve *vfold_curve(const vfold *v, const vfold *base, mt_timedelta t0, mt_tim
     if (v == base) {
         c->peak_filtered = mt_model_peak_bytes(bm);
         c->peak_filtered_time = mt_model_peak_time(bm);
+        mt_model_peak(bm, &c->peak_filtered_est);
         put_peak(c, c->filtered, c->peak_filtered_time, c->peak_filtered);
     } else {
         c->peak_filtered = (double)v->grid.peak * v->bps;
         c->peak_filtered_time = v->grid.peak_time;
+        c->peak_filtered_est = v->grid.peak_est;
+        mt_peak_scale(&c->peak_filtered_est, v->bps);
     }
     return c;
 }
@@ -357,13 +360,17 @@ void vfold_stats(const vfold *v, const vfold *base, const mt_selection *sel, mt_
 {
     (void)sel;
     *o = v->stats;
-    o->peak_bytes = mt_model_peak_bytes(base->model);
+    mt_model_peak(base->model, &o->peak);
+    o->peak_bytes = o->peak.bytes;
     o->peak_time = mt_model_peak_time(base->model);
     if (v == base) {
         o->peak_filtered_bytes = o->peak_bytes;
         o->peak_filtered_time = o->peak_time;
+        o->peak_filtered = o->peak;
     } else {
-        o->peak_filtered_bytes = (double)v->grid.peak * v->bps;
+        o->peak_filtered = v->grid.peak_est;
+        mt_peak_scale(&o->peak_filtered, v->bps);
+        o->peak_filtered_bytes = o->peak_filtered.bytes;
         o->peak_filtered_time = v->grid.peak_time;
     }
 }

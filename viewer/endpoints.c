@@ -52,15 +52,38 @@ static int arg_metric(const vreq *req, mt_metric *out, vresp *resp)
     return 1;
 }
 
-/* Samples behind a metric's value (for the sampling error). */
+/* Samples behind a metric's value (for the sampling error, which the page
+ * takes as 1.96 / sqrt(samples)). A block count weighs its samples
+ * unequally (docs/estimates.md): its effective samples, count^2 / variance,
+ * rounded (at least 1), give its own error; an exact count (rate 1) its
+ * samples. */
 static uint64_t cost_samples(const mt_cost *c, mt_metric m)
 {
+    if (m == MT_METRIC_ALLOC_OBJECTS || m == MT_METRIC_LIVE_OBJECTS ||
+        m == MT_METRIC_TEMP_OBJECTS) {
+        double rse = mt_cost_rse(c, m);
+        if (rse > 0 && mt_cost_get(c, m) > 0) {
+            double k = 1 / (rse * rse);
+            return k < 1 ? 1 : k > 1e18 ? (uint64_t)1e18 : (uint64_t)(k + 0.5);
+        }
+    }
     return mt_cost_samples(c, m);
 }
 
 static double secs(mt_timedelta t)
 {
     return (double)t / 1e6;
+}
+
+/* A peak's estimate (mt_peak) as "estimate", "lo", "hi", "sd" and
+ * "curve_max" in the object being written. */
+static void put_peak_est(vjson *j, const mt_peak *p)
+{
+    vj_knum(j, "estimate", p->bytes);
+    vj_knum(j, "lo", p->lo);
+    vj_knum(j, "hi", p->hi);
+    vj_knum(j, "sd", p->sd);
+    vj_knum(j, "curve_max", p->curve_max);
 }
 
 static void put_cost(vjson *j, const char *key, const mt_cost *c)
@@ -143,8 +166,14 @@ int vep_info(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
     vj_kuint(j, "promotes", promotes);
     vj_kuint(j, "collects", collects);
     put_cost(j, "total", &total);
-    vj_knum(j, "peak_bytes", mt_model_peak_bytes(m));
+    mt_peak pk;
+    mt_model_peak(m, &pk);
+    vj_knum(j, "peak_bytes", pk.bytes);   /* the estimate (docs/estimates.md) */
     vj_knum(j, "peak_time", secs(mt_model_peak_time(m)));
+    vj_key(j, "peak");
+    vj_obj(j);
+    put_peak_est(j, &pk);
+    vj_end_obj(j);
     vj_knum(j, "live_at_end", total.live_bytes);  /* the selection's live time is the end */
     vj_knum(j, "alloc_rate", duration > 0 ? total.alloc_bytes / duration : 0);
     vj_knum(j, "load_seconds", cx->load_seconds);
@@ -167,6 +196,14 @@ int vep_stats(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
     vj_knum(j, "peak_time", secs(st.peak_time));
     vj_knum(j, "peak_filtered_bytes", st.peak_filtered_bytes);
     vj_knum(j, "peak_filtered_time", secs(st.peak_filtered_time));
+    vj_key(j, "peak");
+    vj_obj(j);
+    put_peak_est(j, &st.peak);
+    vj_end_obj(j);
+    vj_key(j, "peak_filtered");
+    vj_obj(j);
+    put_peak_est(j, &st.peak_filtered);
+    vj_end_obj(j);
     vj_knum(j, "never_collected_bytes", st.never_collected_bytes);
     vj_knum(j, "collected_bytes", st.collected_bytes);
     vj_knum(j, "alloc_rate", st.alloc_rate);
@@ -247,12 +284,16 @@ int vep_curve(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
     vj_key(j, "peak");
     vj_obj(j);
     vj_knum(j, "t", secs(mt_model_peak_time(cx->model)));
-    vj_knum(j, "bytes", mt_model_peak_bytes(cx->model));
+    vj_knum(j, "bytes", mt_model_peak_bytes(cx->model));   /* the curve's highest */
+    mt_peak pk;
+    mt_model_peak(cx->model, &pk);
+    put_peak_est(j, &pk);
     vj_end_obj(j);
     vj_key(j, "filtered_peak");
     vj_obj(j);
     vj_knum(j, "t", secs(c->peak_filtered_time));
     vj_knum(j, "bytes", c->peak_filtered);
+    put_peak_est(j, &c->peak_filtered_est);
     vj_end_obj(j);
     mt_cost sel_total = mt_selection_total(cx->sel);
     put_cost(j, "selected", &sel_total);  /* live_* = still live at the end */
@@ -556,8 +597,9 @@ static void put_hist(vjson *j, const char *key, const mt_histogram *h)
 {
     vj_key(j, key);
     vj_obj(j);
-    const char *arrays[] = {"lo", "hi", "bytes", "count", "samples"};
-    for (int k = 0; k < 5; k++) {
+    /* count_se: each count's own standard error (docs/estimates.md) */
+    const char *arrays[] = {"lo", "hi", "bytes", "count", "samples", "count_se"};
+    for (int k = 0; k < 6; k++) {
         vj_key(j, arrays[k]);
         vj_arr(j);
         for (size_t i = 0; i < h->n; i++) {
@@ -566,7 +608,8 @@ static void put_hist(vjson *j, const char *key, const mt_histogram *h)
             case 1: vj_uint(j, h->hi[i]); break;
             case 2: vj_num(j, h->cost[i].alloc_bytes); break;
             case 3: vj_num(j, h->cost[i].alloc_objects); break;
-            default: vj_uint(j, h->cost[i].samples); break;
+            case 4: vj_uint(j, h->cost[i].samples); break;
+            default: vj_num(j, sqrt(h->cost[i].alloc_objects_var)); break;
             }
         }
         vj_end_arr(j);

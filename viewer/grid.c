@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "memtrace/stream.h"
+
 int vgrid_init(vgrid *g)
 {
     memset(g, 0, sizeof *g);
@@ -73,18 +75,29 @@ void vgrid_add(vgrid *g, mt_timedelta time, mt_timedelta collect, uint64_t sampl
     g->alloc[b] += (int64_t)samples;
 }
 
-void vgrid_finish(vgrid *g)
+void vgrid_finish(vgrid *g, double rate)
 {
     int64_t live = 0;
     g->peak = 0;
     g->peak_time = 0;
+    mt_peak_acc *acc = mt_peak_acc_new();
     for (size_t k = 0; k < g->used; k++) {
+        int64_t before = live;
         live += g->delta[k];
         if (live > g->peak) {
             g->peak = live;
             g->peak_time = (mt_timedelta)(k + 1) * g->width - 1;
         }
+        if (acc)
+            mt_peak_acc_time(acc, (mt_timedelta)(k + 1) * g->width - 1, before, live,
+                             (uint64_t)g->alloc[k]);
     }
+    if (acc)
+        mt_peak_acc_result(acc, 1, rate, &g->peak_est);
+    else   /* out of memory: the highest alone */
+        g->peak_est = (mt_peak){(double)g->peak, (double)g->peak, (double)g->peak,
+                                (double)g->peak, 0, 1, (double)g->peak};
+    mt_peak_acc_free(acc);
 }
 
 void vgrid_curve(const vgrid *g, mt_timedelta t0, mt_timedelta w, size_t n, double bps,

@@ -25,14 +25,16 @@ typedef struct vgrid {
     int64_t *alloc;              /* samples allocated */
     int64_t peak;                /* highest live samples at a bucket's end */
     mt_timedelta peak_time;      /* the end of that bucket (minus 1 us) */
+    mt_peak peak_est;            /* its estimate (mt_peak), in samples */
 } vgrid;
 
 int vgrid_init(vgrid *g);        /* 0, or -1 when out of memory */
 void vgrid_free(vgrid *g);
 /* One block of samples allocated at time, freed at collect (MT_TIME_NEVER: never). */
 void vgrid_add(vgrid *g, mt_timedelta time, mt_timedelta collect, uint64_t samples);
-/* After the last vgrid_add: computes the peak. */
-void vgrid_finish(vgrid *g);
+/* After the last vgrid_add: computes the peak and its estimate for the
+ * trace's sample rate (from the fine buckets' ends, as the peak). */
+void vgrid_finish(vgrid *g, double rate);
 size_t vgrid_bytes(void);
 
 /* The curve in n buckets of width w (>= 1) from t0 (as mt_curve_span lays

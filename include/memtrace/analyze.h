@@ -268,14 +268,36 @@ double mt_model_bytes_per_sample(const mt_model *m);
 double mt_alloc_bytes(const mt_model *m, const mt_alloc *a);
 double mt_alloc_objects(const mt_model *m, const mt_alloc *a);
 
+/* The peak of live memory as estimated from the samples (docs/estimates.md).
+ * The highest value of the estimated curve (curve_max) is biased upward
+ * where the curve stays near its top while blocks are replaced; bytes
+ * corrects it for the independent readings of the top the samples gave
+ * (readings), and [lo, hi] is a 95% interval for the true peak. At rate 1
+ * (every byte sampled) all of them are the exact peak and sd is 0. */
+typedef struct mt_peak {
+    double bytes;            /* the estimate */
+    double lo, hi;           /* 95% interval */
+    double curve_max;        /* highest value of the estimated curve */
+    double sd;               /* standard error of the curve at its highest */
+    double readings;         /* effectively independent readings of the top (>= 1) */
+    double samples;          /* samples live at the curve's highest */
+} mt_peak;
+
+/* A peak estimated in samples (bytes per sample 1), in bytes. */
+void mt_peak_scale(mt_peak *p, double bps);
+
 /* Time of the last event (the end of the trace), in microseconds. */
 mt_timedelta mt_model_end(const mt_model *m);
-/* Peak of the total live-memory curve: time and estimated bytes. The first
- * time the peak is reached. The first call of these, of mt_model_live_at
+/* Peak of the total live-memory curve: time and the curve's highest value
+ * (biased upward where memory stays near its peak: mt_model_peak gives the
+ * estimate). The first time the peak is reached. The first call of these, of mt_model_live_at
  * or of a curve query builds the model's time-sorted event list (about 16
  * bytes per event; thread-safe, once). */
 mt_timedelta mt_model_peak_time(const mt_model *m);
 double mt_model_peak_bytes(const mt_model *m);
+/* The estimate of that peak with its interval (mt_peak): what reports
+ * show. mt_model_peak_bytes is the curve's highest value (its curve_max). */
+void mt_model_peak(const mt_model *m, mt_peak *out);
 /* Estimated bytes live at time t (any time, or MT_TIME_END/MT_TIME_PEAK). */
 double mt_model_live_at(const mt_model *m, mt_timedelta t);
 /* Resolve MT_TIME_END / MT_TIME_PEAK to a time; other values unchanged. */
@@ -386,6 +408,11 @@ typedef struct mt_cost {
     double temp_bytes;       /* estimated bytes in temporary blocks (MT_TEMPORARY_US) */
     double temp_objects;     /* estimated temporary blocks */
     uint64_t temp_samples;   /* sample points behind temp_* */
+    /* Estimated variances of the block counts (alloc_objects, live_objects,
+     * temp_objects): a count weighs each sample by 1 / (rate * words of its
+     * block), so a few samples of small blocks carry most of it and its
+     * error is far above the bytes' 1/sqrt(samples) (mt_cost_rse). */
+    double alloc_objects_var, live_objects_var, temp_objects_var;
 } mt_cost;
 
 /* Apply a filter (NULL: keep everything) to a model. live_at is the time
@@ -444,6 +471,8 @@ typedef struct mt_curve {
     double *filtered_alloc;  /* bytes allocated in the bucket by selected allocations */
     double peak_filtered;    /* highest filtered live bytes, exact (not bucketed) */
     mt_timedelta peak_filtered_time;
+    mt_peak peak_filtered_est; /* the estimate of that peak (mt_peak; curve_max is
+                                * peak_filtered) */
 } mt_curve;
 mt_curve *mt_query_curve(const mt_selection *s, mt_timedelta t0, mt_timedelta t1, size_t n);
 /* An empty curve (values 0, time[] set) of n buckets of the given width
@@ -479,6 +508,11 @@ typedef enum mt_metric {
 double mt_cost_get(const mt_cost *c, mt_metric metric);
 /* The sample points behind that value (for mt_noise). */
 uint64_t mt_cost_samples(const mt_cost *c, mt_metric metric);
+/* The relative standard error of that value: mt_noise(samples) for bytes
+ * and samples, sqrt(variance) / value for block counts (0 when exact: rate
+ * 1; 1.0 for a value of 0). Reports mark it as mt_noise's (MT_NOISY,
+ * MT_NOISE). */
+double mt_cost_rse(const mt_cost *c, mt_metric metric);
 /* Parse "alloc", "alloc_bytes", "count"/"alloc_objects", "live"/"live_bytes",
  * "live_objects", "samples", "temporary"/"temp_objects", "temp_bytes".
  * Returns -1 when unknown. */
@@ -600,10 +634,11 @@ typedef struct mt_stats {
     double promoted_bytes;          /* estimated bytes promoted (selected) */
     double collected_bytes;         /* estimated bytes collected */
     double never_collected_bytes;   /* estimated bytes live at the end */
-    double peak_bytes;              /* total curve (all allocations) */
-    mt_timedelta peak_time;
-    double peak_filtered_bytes;     /* selected allocations */
+    double peak_bytes;              /* total curve (all allocations): the estimate */
+    mt_timedelta peak_time;         /* (when the estimated curve is highest) */
+    double peak_filtered_bytes;     /* selected allocations: the estimate */
     mt_timedelta peak_filtered_time;
+    mt_peak peak, peak_filtered;    /* the estimates with their intervals */
     double alloc_rate;              /* estimated bytes allocated per second */
     double mean_lifetime_us;        /* sample-weighted, collected blocks only */
     double median_lifetime_us;      /* sample-weighted, never-collected at end */

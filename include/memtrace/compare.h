@@ -162,6 +162,8 @@ mt_estimate mt_diff_estimate(const mt_diff_side *s, mt_metric metric);
 /* The time at which the side's own live bytes are highest (first time
  * reached; window and site apply, `at` is ignored). */
 mt_timedelta mt_diff_side_peak(const mt_diff_side *s);
+/* The same, and the estimate of that peak's live bytes (mt_peak) in *out. */
+mt_timedelta mt_diff_side_peak_est(const mt_diff_side *s, mt_peak *out);
 
 /* ------------------------------------------------------------------------ */
 /* Tests (docs/compare.md)                                                   */
@@ -172,6 +174,10 @@ double mt_test_equal(const mt_estimate *a, const mt_estimate *b);
 /* One-sided p-value of "the true value is at most limit" given e (exact
  * Poisson test): small means e is significantly above limit. */
 double mt_test_above(const mt_estimate *e, double limit);
+/* p-value of "the true peak is above limit" for a peak's estimate (mt_peak):
+ * the chance that a peak of limit bytes gives a curve as high as this one
+ * (the highest of the readings of the top, peak.c), 0 or 1 when exact. */
+double mt_test_peak_above(const mt_peak *p, double limit);
 /* One-sided p-value of "new is at most ratio times base". */
 double mt_test_ratio_above(const mt_estimate *base, const mt_estimate *new_, double ratio);
 /* Holm's step-down adjustment of n p-values (adj may be p). */
@@ -213,6 +219,11 @@ typedef struct mt_diff_report_options {
     size_t json_limit;       /* entries in JSON (0: all) */
 } mt_diff_report_options;
 int mt_report_diff(FILE *out, const mt_diff *d, const mt_diff_report_options *o);
+/* The same for live memory at a side's peak: the estimate of that peak
+ * (mt_model_peak: all the trace's allocations) shown with the side (NULL:
+ * not at its peak). */
+int mt_report_diff_peaks(FILE *out, const mt_diff *d, const mt_diff_report_options *o,
+                         const mt_peak *base_peak, const mt_peak *new_peak);
 
 #ifdef __cplusplus
 }

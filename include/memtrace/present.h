@@ -68,7 +68,10 @@ void mt_format_time(char *buf, size_t cap, mt_timedelta us);
 void mt_json_string(FILE *out, const char *s);
 /* A cost as a JSON object: {"alloc_bytes":..,"alloc_objects":..,"live_bytes":..,
  * "live_objects":..,"samples":..,"live_samples":..,"allocs":..,"temp_bytes":..,
- * "temp_objects":..,"temp_samples":..}. */
+ * "temp_objects":..,"temp_samples":.., then each figure's standard error:
+ * "alloc_bytes_se":..,"alloc_objects_se":..,"live_bytes_se":..,
+ * "live_objects_se":..,"temp_bytes_se":..,"temp_objects_se":..}
+ * (mt_cost_rse times the figure). */
 void mt_json_cost(FILE *out, const mt_cost *c);
 /* "name (file:line)" of a frame, or "name" when there is no file; escaped
  * as mt_text_escape does. */
@@ -79,6 +82,16 @@ void mt_format_frame_as(char *buf, size_t cap, const mt_model *m, mt_frame_id f,
 const char *mt_display_name(char *buf, size_t cap, const char *name, int full);
 /* "via std::vector<int>::resize(…) 80%, ..." under a site of top. */
 void mt_report_vias(FILE *out, const mt_model *m, const mt_site_vias *v, int full);
+/* A peak estimate (mt_peak) in words: "120 MiB (95% interval 110 MiB -
+ * 131 MiB)", or the bytes alone when exact (rate 1). */
+void mt_format_peak(char *buf, size_t cap, const mt_peak *p);
+/* Its JSON fields besides the estimate, after a prefix ("peak" gives
+ * "peak_lo_bytes":.., "peak_hi_bytes":.., "peak_sd_bytes":..,
+ * "peak_curve_max_bytes":.., "peak_readings":..), each after a comma. */
+void mt_json_peak(FILE *out, const char *prefix, const mt_peak *p);
+/* Noise marker for a relative standard error: "" (fine), "~" (> MT_NOISY),
+ * "?" (> MT_NOISE). */
+const char *mt_rse_mark(double rse);
 /* Noise marker for k samples: "" (fine), "~" (noisy: rse > 20%), "?"
  * (mostly noise: rse > 50%). */
 const char *mt_noise_mark(uint64_t k);
@@ -92,6 +105,8 @@ typedef struct mt_top_options {
     int json;
     const char *filter_text; /* shown in the header; may be NULL */
     int full_names;          /* names as recorded (else shortened C++ names) */
+    int at_peak;             /* live measured at the peak: the peak's estimate
+                              * (mt_model_peak) is shown beside the total */
 } mt_top_options;
 int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o);
 

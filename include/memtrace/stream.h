@@ -75,9 +75,22 @@ void mt_curve_acc_free(mt_curve_acc *c);
 void mt_curve_acc_event(mt_curve_acc *c, mt_timedelta t, int64_t d_total, int64_t d_filtered,
                         uint64_t filtered_alloc);
 /* The curve so far, in bytes (bps: bytes per sample), as mt_query_curve
- * gives it: peak_filtered is exact. NULL when out of memory; free with
- * mt_curve_free. */
-mt_curve *mt_curve_acc_result(const mt_curve_acc *c, double bps);
+ * gives it: peak_filtered is the curve's exact highest, peak_filtered_est
+ * its estimate for the trace's sample rate. NULL when out of memory; free
+ * with mt_curve_free. */
+mt_curve *mt_curve_acc_result(const mt_curve_acc *c, double bps, double rate);
+
+/* The peak's estimate (mt_peak) from a live-memory curve of one's own, as
+ * every curve of the engine makes it: one call per time of the curve, in
+ * time order, with the live samples before and after that time's events
+ * and the samples they allocated. */
+typedef struct mt_peak_acc mt_peak_acc;
+mt_peak_acc *mt_peak_acc_new(void);  /* NULL when out of memory */
+void mt_peak_acc_free(mt_peak_acc *p);
+void mt_peak_acc_time(mt_peak_acc *p, mt_timedelta t, int64_t before, int64_t after,
+                      uint64_t allocated);
+/* The estimate for bps bytes per sample at the trace's sample rate. */
+void mt_peak_acc_result(const mt_peak_acc *p, double bps, double rate, mt_peak *out);
 
 /* ------------------------------------------------------------------------ */
 /* Events without stacks                                                     */

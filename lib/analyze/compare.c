@@ -491,17 +491,26 @@ static int cmp_ev(const void *x, const void *y)
 
 mt_timedelta mt_diff_side_peak(const mt_diff_side *s)
 {
+    mt_peak p;
+    return mt_diff_side_peak_est(s, &p);
+}
+
+mt_timedelta mt_diff_side_peak_est(const mt_diff_side *s, mt_peak *out)
+{
     rside r;
     resolve(&r, s);
     const mt_selection *sel = s->sel;
     const mt_model *m = mt_selection_model(sel);
-    if (s->fold)
+    if (s->fold) {
+        mt_model_peak(m, out);
         return mt_model_resolve_time(m, MT_TIME_PEAK); /* the caller's word: nothing filtered */
+    }
     if (!s->site && s->from == 0 && s->to == MT_TIME_END) {
         /* the selection's own curve has it, exactly */
         mt_curve *c = mt_query_curve(sel, 0, MT_TIME_END, 1);
         if (c) {
             mt_timedelta t = c->peak_filtered_time;
+            *out = c->peak_filtered_est;
             mt_curve_free(c);
             return t;
         }
@@ -509,8 +518,14 @@ mt_timedelta mt_diff_side_peak(const mt_diff_side *s)
     size_t na = mt_model_n_allocs(m), n = 0;
     const mt_alloc *allocs = mt_model_allocs(m);
     peak_ev *ev = malloc((2 * na + 1) * sizeof *ev);
-    if (!ev)
+    mta_peak_acc *acc = malloc(sizeof *acc);
+    if (!ev || !acc) {
+        free(ev);
+        free(acc);
+        mt_model_peak(m, out);
         return mt_model_resolve_time(m, MT_TIME_PEAK);
+    }
+    mta_peak_init(acc);
     r.t.at = MT_TIME_NEVER - 1;   /* membership by window and site only */
     for (size_t i = 0; i < na; i++) {
         if (!mt_selection_has(sel, i) || !member_value(&r, m, &allocs[i], i, MT_METRIC_ALLOC_BYTES))
@@ -527,14 +542,21 @@ mt_timedelta mt_diff_side_peak(const mt_diff_side *s)
     mt_timedelta at = 0;
     for (size_t i = 0; i < n;) {
         mt_timedelta t = ev[i].t;
-        while (i < n && ev[i].t == t)
-            live += ev[i++].d;
+        int64_t before = live;
+        uint64_t allocated = 0;
+        for (; i < n && ev[i].t == t; i++) {
+            live += ev[i].d;
+            allocated += ev[i].d > 0 ? (uint64_t)ev[i].d : 0;
+        }
         if (live > best) {
             best = live;
             at = t;
         }
+        mta_peak_time(acc, t, before, live, allocated);
     }
+    mta_peak_result(acc, m->bps, m->info.sample_rate, out);
     free(ev);
+    free(acc);
     return at;
 }
 

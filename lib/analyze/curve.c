@@ -1,6 +1,7 @@
 /*
  * curve.c - the live-memory curve query: total and filtered live bytes per
- * time bucket, and the exact filtered peak.
+ * time bucket, and the filtered peak: the curve's highest and its
+ * estimate (peak.c).
  *
  * The value at a time counts once every event of that time is applied, so
  * a bucket's value is the highest of: the value carried in from before the
@@ -58,14 +59,18 @@ mt_curve *mt_query_curve(const mt_selection *s, mt_timedelta t0, mt_timedelta t1
     mt_timedelta peak_t = 0;
     long cur = -1; /* bucket of the last timestamp seen (in range) */
     const mta_event *ev = mta_events(m);
-    if (!ev) {
+    mta_peak_acc *acc = malloc(sizeof *acc);
+    if (!ev || !acc) {
+        free(acc);
         mt_curve_free(c);
         return NULL;
     }
+    mta_peak_init(acc);
     size_t ne = m->events.n, i = 0;
     while (i < ne) {
         mt_timedelta t = ev[i].time;
         int64_t tot_before = tot, fil_before = fil;
+        uint64_t fil_alloc = 0;
         long b = t < t0 ? -1 : (long)((t - t0) / c->width);
         for (; i < ne && ev[i].time == t; i++) {
             /* the events in order; the samples come with them */
@@ -74,6 +79,8 @@ mt_curve *mt_query_curve(const mt_selection *s, mt_timedelta t0, mt_timedelta t1
             tot += d;
             if (mt_selection_has(s, ev[i].alloc)) {
                 fil += d;
+                if (!ev[i].kind)
+                    fil_alloc += ns;
                 if (!ev[i].kind && b >= 0 && b < (long)n)
                     c->filtered_alloc[b] += (double)ns * bps;
             }
@@ -82,6 +89,7 @@ mt_curve *mt_query_curve(const mt_selection *s, mt_timedelta t0, mt_timedelta t1
             peak = fil;
             peak_t = t;
         }
+        mta_peak_time(acc, t, fil_before, fil, fil_alloc);
         if (b < 0)
             continue;
         long upto = b < (long)n ? b : (long)n;
@@ -114,6 +122,8 @@ mt_curve *mt_query_curve(const mt_selection *s, mt_timedelta t0, mt_timedelta t1
     }
     c->peak_filtered = (double)peak * bps;
     c->peak_filtered_time = peak_t;
+    mta_peak_result(acc, bps, m->info.sample_rate, &c->peak_filtered_est);
+    free(acc);
     return c;
 }
 

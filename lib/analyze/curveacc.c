@@ -29,6 +29,8 @@ struct mt_curve_acc {
     int64_t tot_before, fil_before; /* before the events of time t */
     int64_t peak;
     mt_timedelta peak_t;
+    uint64_t fil_alloc;          /* selected samples allocated at time t */
+    mta_peak_acc est;            /* the peak's estimate (peak.c) */
 };
 
 mt_curve_acc *mt_curve_acc_new(size_t n, mt_timedelta width)
@@ -42,6 +44,7 @@ mt_curve_acc *mt_curve_acc_new(size_t n, mt_timedelta width)
     c->filtered = calloc(c->n, sizeof *c->filtered);
     c->falloc = calloc(c->n, sizeof *c->falloc);
     c->cur = -1;
+    mta_peak_init(&c->est);
     if (!c->total || !c->filtered || !c->falloc) {
         mt_curve_acc_free(c);
         return NULL;
@@ -105,6 +108,7 @@ static void close_time(mt_curve_acc *c)
         c->peak = c->fil;
         c->peak_t = t;
     }
+    mta_peak_time(&c->est, t, c->fil_before, c->fil, c->fil_alloc);
     if (t < 0)
         return;
     long b = bucket_of(c, t);
@@ -137,14 +141,16 @@ void mt_curve_acc_event(mt_curve_acc *c, mt_timedelta t, int64_t d_total, int64_
         c->t = t;
         c->tot_before = c->tot;
         c->fil_before = c->fil;
+        c->fil_alloc = 0;
     }
     c->tot += d_total;
     c->fil += d_filtered;
+    c->fil_alloc += filtered_alloc;
     if (filtered_alloc && t >= 0)
         c->falloc[bucket_of(c, t)] += filtered_alloc;
 }
 
-mt_curve *mt_curve_acc_result(const mt_curve_acc *acc, double bps)
+mt_curve *mt_curve_acc_result(const mt_curve_acc *acc, double bps, double rate)
 {
     mt_curve_acc c = *acc; /* closing the open time changes the buckets: on copies */
     size_t n = c.n;
@@ -174,6 +180,7 @@ mt_curve *mt_curve_acc_result(const mt_curve_acc *acc, double bps)
     }
     r->peak_filtered = (double)c.peak * bps;
     r->peak_filtered_time = c.peak_t;
+    mta_peak_result(&c.est, bps, rate, &r->peak_filtered_est);
     free(c.total);
     free(c.filtered);
     return r;

@@ -231,10 +231,10 @@ void mta_live_free(mta_live *l)
     memset(l, 0, sizeof *l);
 }
 
-/* mta_alloc_objects, with the last results kept: a division per
+/* mta_alloc_objects (and mta_objects_var), with the last results kept: a division per
  * allocation costs more than a look at a few recent (size, samples, kind)
  * triples, of which programs have few. */
-static inline double fold_objects(mt_model *m, const mt_alloc *a)
+static inline double fold_objects(mt_model *m, const mt_alloc *a, double *var)
 {
     int ext = a->source == MT_SOURCE_EXTERNAL;
     struct mta_obj_memo *e =
@@ -245,27 +245,32 @@ static inline double fold_objects(mt_model *m, const mt_alloc *a)
         e->n_samples = a->n_samples;
         e->ext = ext;
         e->obj = mta_alloc_objects(m, a);
+        e->var = mta_objects_var(m, a, e->obj);
     }
+    *var = e->var;
     return e->obj;
 }
 
-static inline void cost_add(mt_cost *c, const mt_alloc *a, double bytes, double obj, int live,
-                            int temp)
+static inline void cost_add(mt_cost *c, const mt_alloc *a, double bytes, double obj, double ov,
+                            int live, int temp)
 {
     if (__builtin_expect(!a->carried, 1)) {
         c->alloc_bytes += bytes;
         c->alloc_objects += obj;
+        c->alloc_objects_var += ov;
         c->samples += a->n_samples;
     } /* else carried over from an earlier piece: live, not allocated here */
     c->allocs++;
     if (live) {
         c->live_bytes += bytes;
         c->live_objects += obj;
+        c->live_objects_var += ov;
         c->live_samples += a->n_samples;
     }
     if (temp) {
         c->temp_bytes += bytes;
         c->temp_objects += obj;
+        c->temp_objects_var += ov;
         c->temp_samples += a->n_samples;
     }
 }
@@ -307,11 +312,11 @@ int mta_fold(mt_model *m, const mt_alloc *a, uint64_t seq)
     }
     /* mta_cost_of + mta_cost_add twice, inline (the same additions in the
      * same order as a selection of a whole model makes) */
-    double bytes = (double)a->n_samples * m->bps, obj = fold_objects(m, a);
+    double ov, bytes = (double)a->n_samples * m->bps, obj = fold_objects(m, a, &ov);
     int live = mta_is_live(a, m->fold_live_at == MT_TIME_PEAK ? m->fold_peak : m->fold_live_at);
     int temp = mta_is_temporary(a);
-    cost_add(&m->node_cost[a->stack], a, bytes, obj, live, temp);
-    cost_add(&m->fold_by_source[a->source < 3 ? a->source : 2], a, bytes, obj, live, temp);
+    cost_add(&m->node_cost[a->stack], a, bytes, obj, ov, live, temp);
+    cost_add(&m->fold_by_source[a->source < 3 ? a->source : 2], a, bytes, obj, ov, live, temp);
     if (seq < m->node_first[a->stack])
         m->node_first[a->stack] = seq;
     if (m->on_fold && m->on_fold(m->fold_ctx, m, a, seq) < 0) {

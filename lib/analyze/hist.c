@@ -128,7 +128,8 @@ void mt_query_stats(const mt_selection *s, mt_stats *o)
     o->promotes = m->n_promotes;
     o->collects = m->n_collects;
     o->events = o->allocs + o->promotes + o->collects;
-    o->peak_bytes = mt_model_peak_bytes(m);
+    mt_model_peak(m, &o->peak);
+    o->peak_bytes = o->peak.bytes;
     o->peak_time = mt_model_peak_time(m);
     double life_sum = 0, life_w = 0;
     life_item *li = malloc((s->total.allocs + 1) * sizeof *li);
@@ -140,6 +141,7 @@ void mt_query_stats(const mt_selection *s, mt_stats *o)
         /* mta_cost_of + mta_cost_add twice, inline (same additions in the
          * same order): this loop runs once per allocation */
         double bytes = (double)a->n_samples * m->bps, obj = mta_alloc_objects(m, a);
+        double ov = mta_objects_var(m, a, obj);
         int live = mta_is_live(a, s->live_at), temp = mta_is_temporary(a);
         mt_cost *dst[2] = {&o->total, &o->by_source[a->source < 3 ? a->source : 2]};
         for (int k = 0; k < 2; k++) {
@@ -154,6 +156,9 @@ void mt_query_stats(const mt_selection *s, mt_stats *o)
             d->temp_bytes += temp ? bytes : 0;
             d->temp_objects += temp ? obj : 0;
             d->temp_samples += temp ? a->n_samples : 0;
+            d->alloc_objects_var += a->carried ? 0 : ov;
+            d->live_objects_var += live ? ov : 0;
+            d->temp_objects_var += temp ? ov : 0;
         }
         mt_cost c = {.alloc_bytes = a->carried ? 0 : bytes}; /* (as allocated) */
         if (a->promote != MT_TIME_NEVER)
@@ -182,11 +187,13 @@ void mt_query_stats(const mt_selection *s, mt_stats *o)
         /* everything is selected: the model's own peak */
         o->peak_filtered_bytes = o->peak_bytes;
         o->peak_filtered_time = o->peak_time;
+        o->peak_filtered = o->peak;
         return;
     }
     mt_curve *c = mt_query_curve(s, 0, m->end + 1, 1);
     if (c) {
-        o->peak_filtered_bytes = c->peak_filtered;
+        o->peak_filtered = c->peak_filtered_est;
+        o->peak_filtered_bytes = c->peak_filtered_est.bytes;
         o->peak_filtered_time = c->peak_filtered_time;
         mt_curve_free(c);
     }

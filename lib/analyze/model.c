@@ -129,6 +129,8 @@ typedef struct builder {
     int64_t live;            /* samples allocated less those collected */
     uint64_t total_samples;  /* of every allocation: at most MTA_MAX_SAMPLES */
     mt_timedelta cur_time;   /* time of the previous event */
+    int64_t live_at_time;    /* folded models: live samples before cur_time's events */
+    uint64_t alloc_at_time;  /* and the samples they allocated */
     /* folded models: the blocks still live, the ones displaced by a reused
      * id (never collected), and the peak found on the fly */
     mta_live live_blocks;
@@ -679,10 +681,15 @@ static int add_folded(builder *b, const struct fold_q *ev)
     mt_model *m = b->m;
     if (ev->time < b->cur_time)
         m->monotone = 0;
-    if (ev->time != b->cur_time && b->live > m->peak_samples) {
+    if (ev->time != b->cur_time) {
         /* the live count after every event of the previous time */
-        m->peak_samples = b->live;
-        m->peak_time = b->cur_time;
+        if (b->live > m->peak_samples) {
+            m->peak_samples = b->live;
+            m->peak_time = b->cur_time;
+        }
+        mta_peak_time(&m->peak_acc, b->cur_time, b->live_at_time, b->live, b->alloc_at_time);
+        b->live_at_time = b->live;
+        b->alloc_at_time = 0;
     }
     b->cur_time = ev->time;
     if (ev->time > m->end)
@@ -698,6 +705,7 @@ static int add_folded(builder *b, const struct fold_q *ev)
         r->a = ev->a;
         r->seq = m->n_allocs_read++;
         b->live += (int64_t)ev->a.n_samples;
+        b->alloc_at_time += ev->a.n_samples;
         if (m->on_alloc && m->on_alloc(m->fold_ctx, m, &ev->a, r->seq) < 0) {
             m->fold_stopped = 1;
             b->why = "stopped by the caller";
@@ -890,11 +898,15 @@ static int fold_rest(builder *b)
         m->peak_samples = b->live;
         m->peak_time = b->cur_time;
     }
+    if (m->monotone)
+        mta_peak_time(&m->peak_acc, b->cur_time, b->live_at_time, b->live, b->alloc_at_time);
     m->peak_unknown = !m->monotone;
     if (m->peak_unknown) {
         m->peak_samples = 0;
         m->peak_time = 0;
+        mta_peak_init(&m->peak_acc);
     }
+    mta_peak_result(&m->peak_acc, m->bps, m->info.sample_rate, &m->peak_est);
     m->peak_ready = 1;
     /* the node arrays cover every node, for the selection */
     if (rc == 0 && m->node_cap < m->nodes.n) {
@@ -1573,18 +1585,30 @@ mt_timedelta mt_model_end(const mt_model *m) { return m->end; }
  * event list. */
 static void find_peak(mt_model *m)
 {
+    mta_peak_acc *acc = &m->peak_acc;
+    mta_peak_init(acc);
     if (!m->monotone || __atomic_load_n(&m->events_ready, __ATOMIC_ACQUIRE)) {
         /* called under the lock: never build here (ensure_peak did) */
         if (!__atomic_load_n(&m->events_ready, __ATOMIC_ACQUIRE))
             return;
         m->peak_samples = 0;
         m->peak_time = 0;
-        for (size_t k = 0; k < m->events.n; k++)
-            if ((k + 1 == m->events.n || m->events.v[k + 1].time != m->events.v[k].time) &&
-                m->live_after[k] > m->peak_samples) {
+        int64_t before = 0;
+        uint64_t allocated = 0;
+        for (size_t k = 0; k < m->events.n; k++) {
+            if (!m->events.v[k].kind)
+                allocated += mta_event_samples(m, &m->events.v[k]);
+            if (k + 1 < m->events.n && m->events.v[k + 1].time == m->events.v[k].time)
+                continue;
+            if (m->live_after[k] > m->peak_samples) {
                 m->peak_samples = m->live_after[k];
                 m->peak_time = m->events.v[k].time;
             }
+            mta_peak_time(acc, m->events.v[k].time, before, m->live_after[k], allocated);
+            before = m->live_after[k];
+            allocated = 0;
+        }
+        mta_peak_result(acc, m->bps, m->info.sample_rate, &m->peak_est);
         return;
     }
     const mt_alloc *al = m->allocs.v;
@@ -1596,8 +1620,11 @@ static void find_peak(mt_model *m)
         mt_timedelta ta = i < na ? al[i].time : MT_TIME_NEVER;
         mt_timedelta tc = j < nc ? al[m->collects.v[j]].collect : MT_TIME_NEVER;
         mt_timedelta t = ta <= tc ? ta : tc;
+        int64_t before = live;
+        uint64_t allocated = 0;
         while (i < na && al[i].time == t)
-            live += (int64_t)al[i++].n_samples;
+            allocated += al[i++].n_samples;
+        live += (int64_t)allocated;
         while (j < nc && al[m->collects.v[j]].collect == t) {
             /* collections reach their records in random order */
             if (j + 16 < nc)
@@ -1608,9 +1635,11 @@ static void find_peak(mt_model *m)
             peak = live;
             peak_t = t;
         }
+        mta_peak_time(acc, t, before, live, allocated);
     }
     m->peak_samples = peak;
     m->peak_time = peak_t;
+    mta_peak_result(acc, m->bps, m->info.sample_rate, &m->peak_est);
 }
 
 static void ensure_peak(const mt_model *cm)
@@ -1639,6 +1668,12 @@ double mt_model_peak_bytes(const mt_model *m)
 {
     ensure_peak(m);
     return (double)m->peak_samples * m->bps;
+}
+
+void mt_model_peak(const mt_model *m, mt_peak *out)
+{
+    ensure_peak(m);
+    *out = m->peak_est;
 }
 
 double mt_alloc_objects(const mt_model *m, const mt_alloc *a)

@@ -36,6 +36,22 @@ typedef struct mta_event {
  * this is refused. */
 #define MTA_MAX_SAMPLES ((uint64_t)1 << 62)
 
+/* The peak's accumulator (peak.c): fed once per time of the curve, in
+ * time order, with the live samples before and after that time's events
+ * and the samples it allocated. */
+#define MTA_PEAK_BINS 4096
+typedef struct mta_peak_acc {
+    int64_t max;                   /* highest live samples after a time */
+    mt_timedelta max_t;            /* the first time it was reached */
+    unsigned shift;                /* bin k: levels [k << shift, (k + 1) << shift) */
+    uint64_t bin[MTA_PEAK_BINS];   /* samples allocated, by the level before */
+} mta_peak_acc;
+void mta_peak_init(mta_peak_acc *p);
+void mta_peak_time(mta_peak_acc *p, mt_timedelta t, int64_t before, int64_t after,
+                   uint64_t allocated);
+/* The estimate for bytes per sample bps at the trace's sample rate. */
+void mta_peak_result(const mta_peak_acc *p, double bps, double rate, mt_peak *out);
+
 /* String storage: chunks that live as long as the model. */
 typedef struct mta_arena {
     char **chunks;
@@ -69,6 +85,8 @@ struct mt_model {
     double inv_word_bytes, inv_rate;
     mt_timedelta end, peak_time;
     int64_t peak_samples;
+    mta_peak_acc peak_acc;         /* the peak's accumulator (folded: while reading) */
+    mt_peak peak_est;              /* the estimate, once peak_ready */
     uint64_t n_promotes, n_collects;
     uint32_t deepest;              /* depth of the deepest trie node */
     mt_frame_id trunc_frame;       /* the "[truncated]" frame, when deepest > MT_STACK_MAX_DEPTH */
@@ -88,7 +106,7 @@ struct mt_model {
     mt_timedelta *fold_lt;         /* the time of each clause of fold_filter */
     mt_cost *node_cost;
     /* recent mta_alloc_objects results (fold.c); n_samples 0: empty */
-    struct mta_obj_memo { uint64_t size, n_samples; double obj; int ext; }
+    struct mta_obj_memo { uint64_t size, n_samples; double obj, var; int ext; }
         fold_obj_memo[1 << MTA_OBJ_MEMO_BITS];
     uint64_t *node_first;
     size_t node_cap;
@@ -142,6 +160,15 @@ static inline double mta_alloc_objects(const mt_model *m, const mt_alloc *a)
     return (double)a->n_samples * m->inv_rate / words;
 }
 
+/* The variance of a block's count estimate obj (mta_alloc_objects):
+ * n ~ Binomial(words, rate) gives Var(n / (rate words)) = (1 - rate) /
+ * (rate words), estimated without bias by obj^2 / n (1 - rate). */
+static inline double mta_objects_var(const mt_model *m, const mt_alloc *a, double obj)
+{
+    double r = m->info.sample_rate;
+    return a->n_samples ? obj * obj / (double)a->n_samples * (r < 1 ? 1 - r : 0) : 0;
+}
+
 static inline int mta_is_live(const mt_alloc *a, mt_timedelta t)
 {
     return a->time <= t && a->collect > t;
@@ -159,6 +186,9 @@ static inline void mta_cost_add(mt_cost *d, const mt_cost *s)
     d->temp_bytes += s->temp_bytes;
     d->temp_objects += s->temp_objects;
     d->temp_samples += s->temp_samples;
+    d->alloc_objects_var += s->alloc_objects_var;
+    d->live_objects_var += s->live_objects_var;
+    d->temp_objects_var += s->temp_objects_var;
 }
 
 /* A temporary block: freed within MT_TEMPORARY_US of its allocation. */
@@ -171,26 +201,31 @@ static inline int mta_is_temporary(const mt_alloc *a)
 /* The cost of one allocation with live measured at t. */
 static inline void mta_cost_of(const mt_model *m, const mt_alloc *a, mt_timedelta t, mt_cost *c)
 {
-    double obj = mta_alloc_objects(m, a);
+    double obj = mta_alloc_objects(m, a), ov = mta_objects_var(m, a, obj);
     c->alloc_bytes = (double)a->n_samples * m->bps;
     c->alloc_objects = obj;
+    c->alloc_objects_var = ov;
     c->samples = a->n_samples;
     c->allocs = 1;
     if (mta_is_live(a, t)) {
         c->live_bytes = c->alloc_bytes;
         c->live_objects = obj;
+        c->live_objects_var = ov;
         c->live_samples = a->n_samples;
     } else {
         c->live_bytes = c->live_objects = 0;
+        c->live_objects_var = 0;
         c->live_samples = 0;
     }
     int temp = mta_is_temporary(a);
     c->temp_bytes = temp ? c->alloc_bytes : 0;
     c->temp_objects = temp ? obj : 0;
     c->temp_samples = temp ? a->n_samples : 0;
+    c->temp_objects_var = temp ? ov : 0;
     if (__builtin_expect(a->carried, 0)) {
         /* carried over from an earlier piece: live, not allocated here */
         c->alloc_bytes = c->alloc_objects = 0;
+        c->alloc_objects_var = 0;
         c->samples = 0;
     }
 }

@@ -224,7 +224,7 @@ int mt_scan_peak(const char *path, mt_progress_fn progress, void *progress_ctx,
     }
     mt_scan_result res;
     int rc = mt_scan_events(path, peak_event, acc, progress, progress_ctx, &res, err);
-    mt_curve *c = rc == 0 && res.monotone ? mt_curve_acc_result(acc, 1.0) : NULL;
+    mt_curve *c = rc == 0 && res.monotone ? mt_curve_acc_result(acc, 1.0, 0) : NULL;
     mt_curve_acc_free(acc);
     if (rc < 0)
         return -1;

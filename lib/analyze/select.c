@@ -2,6 +2,7 @@
  * select.c - applying a filter to a model: the pass bitmap, the stack trie
  * with hidden frames removed, and the self cost of every stack.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,6 +22,20 @@ double mt_cost_get(const mt_cost *c, mt_metric metric)
     case MT_METRIC_TEMP_BYTES: return c->temp_bytes;
     }
     return 0;
+}
+
+double mt_cost_rse(const mt_cost *c, mt_metric metric)
+{
+    double v, var;
+    switch (metric) {
+    case MT_METRIC_ALLOC_OBJECTS: v = c->alloc_objects, var = c->alloc_objects_var; break;
+    case MT_METRIC_LIVE_OBJECTS: v = c->live_objects, var = c->live_objects_var; break;
+    case MT_METRIC_TEMP_OBJECTS: v = c->temp_objects, var = c->temp_objects_var; break;
+    default: return mt_noise(mt_cost_samples(c, metric));
+    }
+    if (!(v > 0))
+        return 1.0;
+    return var > 0 ? sqrt(var) / v : 0;
 }
 
 uint64_t mt_cost_samples(const mt_cost *c, mt_metric metric)
@@ -525,20 +540,24 @@ mt_selection *mt_select_sites(const mt_model *m, const mt_filter *f, mt_timedelt
              * per allocation */
             mt_cost *c = &s->stack_cost[slot];
             double bytes = (double)a->n_samples * m->bps, obj = mta_alloc_objects(m, a);
+            double ov = mta_objects_var(m, a, obj);
             if (!a->carried) {   /* (carried over from an earlier piece: live only) */
                 c->alloc_bytes += bytes;
                 c->alloc_objects += obj;
+                c->alloc_objects_var += ov;
                 c->samples += a->n_samples;
             }
             c->allocs++;
             if (mta_is_live(a, s->live_at)) {
                 c->live_bytes += bytes;
                 c->live_objects += obj;
+                c->live_objects_var += ov;
                 c->live_samples += a->n_samples;
             }
             if (mta_is_temporary(a)) {
                 c->temp_bytes += bytes;
                 c->temp_objects += obj;
+                c->temp_objects_var += ov;
                 c->temp_samples += a->n_samples;
             }
         }

@@ -249,7 +249,8 @@ int mt_stats_acc_finish(const mt_stats_acc *s, const mt_model *m, mt_stats *o,
     o->duration = m->end;
     mt_model_event_counts(m, &o->allocs, &o->promotes, &o->collects);
     o->events = o->allocs + o->promotes + o->collects;
-    o->peak_bytes = mt_model_peak_bytes(m);
+    mt_model_peak(m, &o->peak);
+    o->peak_bytes = o->peak.bytes;
     o->peak_time = mt_model_peak_time(m);
     o->total = s->total;
     memcpy(o->by_source, s->by_source, sizeof o->by_source);
@@ -266,6 +267,7 @@ int mt_stats_acc_finish(const mt_stats_acc *s, const mt_model *m, mt_stats *o,
     if (o->total.allocs == o->allocs) {
         o->peak_filtered_bytes = o->peak_bytes;
         o->peak_filtered_time = o->peak_time;
+        o->peak_filtered = o->peak;
     }
     if (size && !(*size = histogram(MT_HIST_SIZE, s->size_max, s->size_cost, s->size_src, NULL)))
         return -1;

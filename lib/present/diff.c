@@ -90,7 +90,33 @@ static void json_entry(FILE *out, const mt_diff *d, const mt_diff_entry *e)
             e->significant ? "true" : "false");
 }
 
+/* The estimate of a side's peak (of all its allocations) when live is
+ * measured there: the total at the curve's highest reads high where
+ * memory stays near it (docs/estimates.md). */
+static void json_peak(FILE *out, const mt_peak *p)
+{
+    if (!p)
+        return;
+    fprintf(out, ",\"peak_bytes\":%.0f", p->bytes);
+    mt_json_peak(out, "peak", p);
+}
+
+static void text_peak(FILE *out, const mt_peak *p)
+{
+    char b[160];
+    if (!p || !(p->sd > 0))
+        return;
+    mt_format_peak(b, sizeof b, p);
+    fprintf(out, "        peak live %s (all allocations, docs/estimates.md)\n", b);
+}
+
 int mt_report_diff(FILE *out, const mt_diff *d, const mt_diff_report_options *o)
+{
+    return mt_report_diff_peaks(out, d, o, NULL, NULL);
+}
+
+int mt_report_diff_peaks(FILE *out, const mt_diff *d, const mt_diff_report_options *o,
+                         const mt_peak *base_peak, const mt_peak *new_peak)
 {
     const char *unit = o->unit ? o->unit : "";
     const char *bn = o->base_name ? o->base_name : "base";
@@ -103,10 +129,13 @@ int mt_report_diff(FILE *out, const mt_diff *d, const mt_diff_report_options *o)
                 d->opts.alpha, unit[0] ? "true" : "false");
         fputs("\"base\":{\"name\":", out);
         mt_json_string(out, bn);
-        fprintf(out, ",\"live_at_us\":%lld},\"new\":{\"name\":", (long long)d->base_at);
+        fprintf(out, ",\"live_at_us\":%lld", (long long)d->base_at);
+        json_peak(out, base_peak);
+        fputs("},\"new\":{\"name\":", out);
         mt_json_string(out, nn);
-        fprintf(out, ",\"live_at_us\":%lld},\"same_trace\":%s,", (long long)d->new_at,
-                d->same_trace ? "true" : "false");
+        fprintf(out, ",\"live_at_us\":%lld", (long long)d->new_at);
+        json_peak(out, new_peak);
+        fprintf(out, "},\"same_trace\":%s,", d->same_trace ? "true" : "false");
         fprintf(out, "\"n_entries\":%zu,\"n_tested\":%zu,\"n_significant\":%zu,\"total\":", d->n,
                 d->n_tested, d->n_significant);
         json_entry(out, d, &d->total);
@@ -133,6 +162,7 @@ int mt_report_diff(FILE *out, const mt_diff *d, const mt_diff_report_options *o)
     }
     value(b1, sizeof b1, metric, d->total.base.value, 0, unit);
     fprintf(out, ": %s from %llu samples\n", b1, (unsigned long long)d->total.base.samples);
+    text_peak(out, base_peak);
     fputs("  new:  ", out);
     mt_text_put(out, nn);
     if (metric == MT_METRIC_LIVE_BYTES || metric == MT_METRIC_LIVE_OBJECTS) {
@@ -141,6 +171,7 @@ int mt_report_diff(FILE *out, const mt_diff *d, const mt_diff_report_options *o)
     }
     value(b1, sizeof b1, metric, d->total.new_.value, 0, unit);
     fprintf(out, ": %s from %llu samples\n", b1, (unsigned long long)d->total.new_.samples);
+    text_peak(out, new_peak);
     const mt_diff_entry *t = &d->total;
     value(b1, sizeof b1, metric, t->delta, 1, unit);
     value(b2, sizeof b2, metric, t->se, 0, unit);

@@ -40,11 +40,23 @@ void mt_json_cost(FILE *out, const mt_cost *c)
     fprintf(out,
             "{\"alloc_bytes\":%.0f,\"alloc_objects\":%.1f,\"live_bytes\":%.0f,"
             "\"live_objects\":%.1f,\"samples\":%llu,\"live_samples\":%llu,\"allocs\":%llu,"
-            "\"temp_bytes\":%.0f,\"temp_objects\":%.1f,\"temp_samples\":%llu}",
+            "\"temp_bytes\":%.0f,\"temp_objects\":%.1f,\"temp_samples\":%llu,",
             c->alloc_bytes, c->alloc_objects, c->live_bytes, c->live_objects,
             (unsigned long long)c->samples, (unsigned long long)c->live_samples,
             (unsigned long long)c->allocs, c->temp_bytes, c->temp_objects,
             (unsigned long long)c->temp_samples);
+    /* each figure's own standard error */
+    static const struct { const char *name; mt_metric m; } se[] = {
+        {"alloc_bytes", MT_METRIC_ALLOC_BYTES}, {"alloc_objects", MT_METRIC_ALLOC_OBJECTS},
+        {"live_bytes", MT_METRIC_LIVE_BYTES},   {"live_objects", MT_METRIC_LIVE_OBJECTS},
+        {"temp_bytes", MT_METRIC_TEMP_BYTES},   {"temp_objects", MT_METRIC_TEMP_OBJECTS},
+    };
+    for (size_t i = 0; i < sizeof se / sizeof se[0]; i++) {
+        double v = mt_cost_get(c, se[i].m);
+        fprintf(out, "%s\"%s_se\":%.1f", i ? "," : "", se[i].name,
+                v > 0 ? v * mt_cost_rse(c, se[i].m) : 0);
+    }
+    fputc('}', out);
 }
 
 void mt_format_frame(char *buf, size_t cap, const mt_model *m, mt_frame_id f)
@@ -52,8 +64,32 @@ void mt_format_frame(char *buf, size_t cap, const mt_model *m, mt_frame_id f)
     mt_format_frame_as(buf, cap, m, f, 1);
 }
 
+void mt_format_peak(char *buf, size_t cap, const mt_peak *p)
+{
+    char v[32], lo[32], hi[32];
+    mt_format_bytes(v, sizeof v, p->bytes);
+    if (!(p->sd > 0)) {
+        snprintf(buf, cap, "%s", v);
+        return;
+    }
+    mt_format_bytes(lo, sizeof lo, p->lo);
+    mt_format_bytes(hi, sizeof hi, p->hi);
+    snprintf(buf, cap, "%s (95%% interval %s - %s)", v, lo, hi);
+}
+
+void mt_json_peak(FILE *out, const char *prefix, const mt_peak *p)
+{
+    fprintf(out, ",\"%s_lo_bytes\":%.0f,\"%s_hi_bytes\":%.0f,\"%s_sd_bytes\":%.0f,"
+                 "\"%s_curve_max_bytes\":%.0f,\"%s_readings\":%.2f",
+            prefix, p->lo, prefix, p->hi, prefix, p->sd, prefix, p->curve_max, prefix, p->readings);
+}
+
+const char *mt_rse_mark(double e)
+{
+    return e > MT_NOISE ? "?" : e > MT_NOISY ? "~" : "";
+}
+
 const char *mt_noise_mark(uint64_t k)
 {
-    double e = mt_noise(k);
-    return e > MT_NOISE ? "?" : e > MT_NOISY ? "~" : "";
+    return mt_rse_mark(mt_noise(k));
 }

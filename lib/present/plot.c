@@ -144,7 +144,7 @@ int mt_plot_memory_svg(FILE *out, const mt_model *m, const mt_curve *c, int filt
     frame_box b;
     picture(o, &W, &H, &b);
     const char *title = o->title ? o->title : mt_model_info(m)->executable_name;
-    char sub[200], t1[32], t2[32];
+    char sub[240], t1[160], t2[32];
     double ymax = 0;
     for (size_t i = 0; i < c->n; i++)
         if (c->total[i] > ymax)
@@ -153,7 +153,9 @@ int mt_plot_memory_svg(FILE *out, const mt_model *m, const mt_curve *c, int filt
         ymax = (double)o->rss->peak_rss;
     ymax = ymax > 0 ? ymax * 1.05 : 1;
     double xmax = (double)(mt_model_end(m) + 1) / 1e6;
-    mt_format_bytes(t1, sizeof t1, mt_model_peak_bytes(m));
+    mt_peak pk;   /* the peak's estimate: the curve's highest reads high (docs/estimates.md) */
+    mt_model_peak(m, &pk);
+    mt_format_peak(t1, sizeof t1, &pk);
     mt_format_time(t2, sizeof t2, mt_model_peak_time(m));
     snprintf(sub, sizeof sub, "live memory (estimated); peak %s at %s", t1, t2);
     header(out, W, H, title, sub);

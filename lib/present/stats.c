@@ -94,6 +94,20 @@ static void text_rss(FILE *out, const mt_model *m, const mt_rss *rss, double pea
     fprintf(out, "RSS - heap  %s between peak RSS and peak live (see docs/recorder.md)\n", a);
 }
 
+/* A block count's own error: "; blocks ±12%", marked as top marks noisy
+ * entries ("±64%?": the samples cannot support the count), "; blocks
+ * exact", or "" for no block. */
+static void count_err(char *buf, size_t cap, const mt_cost *c, mt_metric metric)
+{
+    double e = mt_cost_rse(c, metric);
+    if (!(mt_cost_get(c, metric) > 0))
+        snprintf(buf, cap, "%s", "");
+    else if (e == 0)
+        snprintf(buf, cap, "; blocks exact");
+    else
+        snprintf(buf, cap, "; blocks ±%.*f%%%s", e < 0.1 ? 1 : 0, 100 * e, mt_rse_mark(e));
+}
+
 int mt_report_stats(FILE *out, const mt_selection *s, int json)
 {
     return mt_report_stats_rss(out, s, NULL, json);
@@ -150,19 +164,24 @@ int mt_report_stats_figures(FILE *out, const mt_model *m, const mt_stats *stp,
         fprintf(out,
                 ",\"promoted_bytes\":%.0f,\"collected_bytes\":%.0f,\"never_collected_bytes\":%.0f,"
                 "\"peak_bytes\":%.0f,\"peak_time_us\":%lld,\"peak_filtered_bytes\":%.0f,"
-                "\"peak_filtered_time_us\":%lld,\"live_at_end_bytes\":%.0f,"
-                "\"live_at_end_selected_bytes\":%.0f,\"temporary_us\":%d,"
-                "\"alloc_rate_bytes_per_s\":%.1f,\"mean_lifetime_us\":%.1f,\"median_lifetime_us\":%.1f,"
-                "\"size_histogram\":",
+                "\"peak_filtered_time_us\":%lld",
                 st.promoted_bytes, st.collected_bytes, st.never_collected_bytes, st.peak_bytes,
-                (long long)st.peak_time, st.peak_filtered_bytes, (long long)st.peak_filtered_time,
-                end_live, st.never_collected_bytes, MT_TEMPORARY_US, st.alloc_rate, st.mean_lifetime_us, st.median_lifetime_us);
+                (long long)st.peak_time, st.peak_filtered_bytes, (long long)st.peak_filtered_time);
+        mt_json_peak(out, "peak", &st.peak);
+        mt_json_peak(out, "peak_filtered", &st.peak_filtered);
+        fprintf(out,
+                ",\"live_at_end_bytes\":%.0f,"
+                "\"live_at_end_selected_bytes\":%.0f,\"temporary_us\":%d,"
+                "\"alloc_rate_bytes_per_s\":%.1f,\"alloc_rate_se_bytes_per_s\":%.1f,\"mean_lifetime_us\":%.1f,\"median_lifetime_us\":%.1f,"
+                "\"size_histogram\":",
+                end_live, st.never_collected_bytes, MT_TEMPORARY_US, st.alloc_rate,
+                st.alloc_rate * mt_noise(st.total.samples), st.mean_lifetime_us, st.median_lifetime_us);
         json_hist(out, hs);
         fputs(",\"lifetime_histogram\":", out);
         json_hist(out, hl);
         fputs("}\n", out);
     } else {
-        char a[32], b[32], c[32];
+        char a[32], b[32], c[48];
         fputs("trace       ", out);
         mt_text_put(out, info->executable_name);
         fprintf(out, " (format v%d, pid %llu, host ", info->version, (unsigned long long)info->pid);
@@ -177,19 +196,23 @@ int mt_report_stats_figures(FILE *out, const mt_model *m, const mt_stats *stp,
                 (unsigned long long)st.events, (unsigned long long)st.allocs,
                 (unsigned long long)st.promotes, (unsigned long long)st.collects);
         mt_format_bytes(a, sizeof a, st.total.alloc_bytes);
-        fprintf(out, "allocated   %s in %.0f blocks (estimated; %llu samples, ±%.1f%%)\n", a,
+        count_err(c, sizeof c, &st.total, MT_METRIC_ALLOC_OBJECTS);
+        fprintf(out, "allocated   %s in %.0f blocks (estimated; %llu samples, ±%.1f%%%s)\n", a,
                 st.total.alloc_objects, (unsigned long long)st.total.samples,
-                100 * mt_noise(st.total.samples));
+                100 * mt_noise(st.total.samples), c);
         for (int src = 0; src < 3; src++) {
             if (!st.by_source[src].allocs)
                 continue;
             mt_format_bytes(a, sizeof a, st.by_source[src].alloc_bytes);
-            fprintf(out, "  %-9s %s in %.0f blocks (%llu samples)\n",
-                    mt_source_kind_name(m, (unsigned)src), a,
-                    st.by_source[src].alloc_objects, (unsigned long long)st.by_source[src].samples);
+            count_err(c, sizeof c, &st.by_source[src], MT_METRIC_ALLOC_OBJECTS);
+            fprintf(out, "  %-9s %s in %.0f blocks (%llu samples, ±%.1f%%%s)\n",
+                    mt_source_kind_name(m, (unsigned)src), a, st.by_source[src].alloc_objects,
+                    (unsigned long long)st.by_source[src].samples,
+                    100 * mt_noise(st.by_source[src].samples), c);
         }
         mt_format_bytes(a, sizeof a, st.alloc_rate);
-        fprintf(out, "rate        %s/s allocated\n", a);
+        /* a rate is bytes over a known time: the bytes' error */
+        fprintf(out, "rate        %s/s allocated (±%.1f%%)\n", a, 100 * mt_noise(st.total.samples));
         if (st.promotes) {
             mt_format_bytes(a, sizeof a, st.promoted_bytes);
             fprintf(out, "promoted    %s\n", a);
@@ -197,13 +220,14 @@ int mt_report_stats_figures(FILE *out, const mt_model *m, const mt_stats *stp,
         mt_format_bytes(a, sizeof a, st.collected_bytes);
         mt_format_bytes(b, sizeof b, st.never_collected_bytes);
         fprintf(out, "collected   %s; never collected %s\n", a, b);
-        mt_format_bytes(a, sizeof a, st.peak_bytes);
+        char pk[128];
+        mt_format_peak(pk, sizeof pk, &st.peak);
         mt_format_time(b, sizeof b, st.peak_time);
-        fprintf(out, "peak live   %s at %s (all allocations)\n", a, b);
+        fprintf(out, "peak live   %s at %s (all allocations)\n", pk, b);
         if (st.total.allocs != st.allocs) {
-            mt_format_bytes(a, sizeof a, st.peak_filtered_bytes);
+            mt_format_peak(pk, sizeof pk, &st.peak_filtered);
             mt_format_time(b, sizeof b, st.peak_filtered_time);
-            fprintf(out, "peak live   %s at %s (selected allocations)\n", a, b);
+            fprintf(out, "peak live   %s at %s (selected allocations)\n", pk, b);
         }
         mt_format_bytes(a, sizeof a, end_live);
         fprintf(out, "live at end %s (all allocations)\n", a);
@@ -225,10 +249,11 @@ int mt_report_stats_figures(FILE *out, const mt_model *m, const mt_stats *stp,
         if (st.total.allocs) {
             mt_format_bytes(a, sizeof a, st.total.temp_bytes);
             mt_format_time(b, sizeof b, MT_TEMPORARY_US);
-            fprintf(out, "temporary   %.0f blocks (%.1f%% of blocks), %s, freed within %s (%llu samples)\n",
+            count_err(c, sizeof c, &st.total, MT_METRIC_TEMP_OBJECTS);
+            fprintf(out, "temporary   %.0f blocks (%.1f%% of blocks), %s, freed within %s (%llu samples%s)\n",
                     st.total.temp_objects,
                     st.total.alloc_objects > 0 ? 100 * st.total.temp_objects / st.total.alloc_objects : 0,
-                    a, b, (unsigned long long)st.total.temp_samples);
+                    a, b, (unsigned long long)st.total.temp_samples, c);
         }
         int used = 0;
         for (int src = 0; src < 3; src++)

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "memtrace/present.h"
 
@@ -14,6 +15,13 @@ static void value(char *buf, size_t cap, mt_metric m, double v)
         mt_format_bytes(buf, cap, v);
     else
         snprintf(buf, cap, "%.0f", v);
+}
+
+/* A metric that counts blocks: its error is its own (mt_cost_rse). */
+static int counts(mt_metric m)
+{
+    return m == MT_METRIC_ALLOC_OBJECTS || m == MT_METRIC_LIVE_OBJECTS ||
+           m == MT_METRIC_TEMP_OBJECTS;
 }
 
 /* The samples behind a metric's value (for its noise). */
@@ -100,6 +108,12 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
         mt_json_string(out, o->filter_text ? o->filter_text : "");
         fputs(",\"total\":", out);
         mt_json_cost(out, &t->total);
+        if (o->at_peak && mt_model_peak_known(m)) {
+            mt_peak pk;
+            mt_model_peak(m, &pk);
+            fprintf(out, ",\"peak_bytes\":%.0f", pk.bytes);
+            mt_json_peak(out, "peak", &pk);
+        }
         fprintf(out, ",\"n_sites\":%zu,\"sites\":[", t->n);
         for (size_t i = 0; i < n; i++) {
             const mt_site *st = &t->sites[i];
@@ -108,7 +122,7 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
             json_frame(out, m, st->frame);
             json_short(out, m, st->frame);
             fprintf(out, ",\"value\":%.1f,\"share\":%.6f,\"rse\":%.4f,\"cost\":", v,
-                    total > 0 ? v / total : 0, mt_noise(samples_of(&st->cost, o->metric)));
+                    total > 0 ? v / total : 0, mt_cost_rse(&st->cost, o->metric));
             mt_json_cost(out, &st->cost);
             fputs(",\"via\":[", out);
             for (size_t k = 0; k < vias[i].n && k < MT_MAX_VIAS; k++) {
@@ -147,9 +161,27 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
             fprintf(out, " at %s", b1);
         }
         value(b1, sizeof b1, o->metric, total);
+        if (counts(o->metric) && total > 0) {
+            /* a count's own error, beside it */
+            double rse = mt_cost_rse(&t->total, o->metric);
+            size_t l = strlen(b1);
+            snprintf(b1 + l, sizeof b1 - l, " ±%.*f%%%s", rse < 0.1 ? 1 : 0, 100 * rse,
+                     mt_rse_mark(rse));
+        }
         fprintf(out, "), total %s from %llu samples in %llu sampled blocks\n", b1,
                 (unsigned long long)samples_of(&t->total, o->metric),
                 (unsigned long long)t->total.allocs);
+        if (o->at_peak && mt_model_peak_known(m)) {
+            /* the total at the curve's highest reads high where it is
+             * flat: the peak's own estimate (docs/estimates.md) */
+            mt_peak pk;
+            char pb[160];
+            mt_model_peak(m, &pk);
+            mt_format_peak(pb, sizeof pb, &pk);
+            fprintf(out, "peak live %s (all allocations)%s\n", pb,
+                     pk.readings > 1.05 ? "; values at its time read high (docs/estimates.md)"
+                                        : "");
+        }
         if (o->filter_text && o->filter_text[0])
         {
             fputs("filter: ", out);
@@ -169,10 +201,10 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
         for (size_t i = 0; i < n; i++) {
             const mt_site *st = &t->sites[i];
             double v = mt_cost_get(&st->cost, o->metric);
-            uint64_t k = samples_of(&st->cost, o->metric);
+            double rse = mt_cost_rse(&st->cost, o->metric);
             cum += v;
             value(b1, sizeof b1, o->metric, v);
-            snprintf(b2, sizeof b2, "%.0f%%%s", 100 * mt_noise(k), mt_noise_mark(k));
+            snprintf(b2, sizeof b2, "%.0f%%%s", 100 * rse, mt_rse_mark(rse));
             mt_format_frame_as(name, sizeof name, m, st->frame, o->full_names);
             fprintf(out, "%4zu %11s %5.1f%% %5.1f%% %7s  %s\n", i + 1, b1,
                     total > 0 ? 100 * v / total : 0, total > 0 ? 100 * cum / total : 0, b2, name);
@@ -199,8 +231,13 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
             fprintf(out, "... %zu more sites\n", shown - n);
         if (shown == 0)
             fprintf(out, "%4s (no site has any: nothing to show)\n", "");
-        fprintf(out, "\n±err: relative standard error 1/sqrt(samples); ~ noisy (>20%%), "
-                     "? mostly noise (>50%%)\n");
+        if (counts(o->metric))
+            fprintf(out, "\n±err: relative standard error of the count (a sample of a block of "
+                         "n bytes stands for 1/(rate n) blocks: a few samples of small blocks "
+                         "make most of it); ~ noisy (>20%%), ? mostly noise (>50%%)\n");
+        else
+            fprintf(out, "\n±err: relative standard error 1/sqrt(samples); ~ noisy (>20%%), "
+                         "? mostly noise (>50%%)\n");
     }
     free(vias);
     mt_sites_free(t);

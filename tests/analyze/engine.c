@@ -302,17 +302,21 @@ int main(void)
     /* stats */
     mt_stats so;
     mt_query_stats(s, &so);
-    CHECK(so.median_lifetime_us == 800 && so.mean_lifetime_us == 725 && so.peak_bytes == 128 &&
-              so.peak_filtered_bytes == 128 && so.never_collected_bytes == 112 &&
+    /* the peak: the curve's highest, and the estimate below it within its interval */
+    CHECK(so.median_lifetime_us == 800 && so.mean_lifetime_us == 725 && so.peak.curve_max == 128 &&
+              so.peak_filtered.curve_max == 128 && so.peak_bytes == so.peak.bytes &&
+              so.peak.lo <= so.peak.bytes && so.peak.bytes <= 128 && 128 <= so.peak.hi &&
+              so.peak_filtered_bytes == so.peak_bytes && so.never_collected_bytes == 112 &&
               so.promoted_bytes == 32 && so.by_source[MT_SOURCE_MINOR].samples == 7,
           "stats: median lifetime 800us (by samples), mean 725us (collected), peak, promoted 32 B");
     mt_filter *sf = mt_filter_parse("source:minor", NULL, NULL);
     mt_selection *ss = mt_select(M, sf, MT_TIME_END);
     mt_query_stats(ss, &so);
     /* minor: A0 (2, 100..1000), A3 (1, 400..1200), A4 (4, 1100..): peak 5 at 1100 */
-    CHECK(so.peak_filtered_bytes == 5 * 16 && so.peak_filtered_time == 1100,
+    CHECK(so.peak_filtered.curve_max == 5 * 16 && so.peak_filtered_time == 1100 &&
+              so.peak_filtered_bytes == so.peak_filtered.bytes,
           "stats of source:minor: filtered peak 80 bytes at 1100us (got %.0f at %lld)",
-          so.peak_filtered_bytes, (long long)so.peak_filtered_time);
+          so.peak_filtered.curve_max, (long long)so.peak_filtered_time);
     mt_selection_free(ss);
     mt_filter_free(sf);
 

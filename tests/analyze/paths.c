@@ -78,10 +78,10 @@ typedef struct print { uint64_t n, h; } print;
 static int add(void *ctx, mt_node_id node, const mt_cost *c)
 {
     print *p = ctx;
-    uint64_t v[11];
+    uint64_t v[1 + sizeof *c / 8];
     v[0] = node;
-    memcpy(&v[1], c, sizeof *c); /* ten 8-byte fields */
-    for (size_t i = 0; i < 11; i++)
+    memcpy(&v[1], c, sizeof *c); /* 8-byte fields */
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         p->h = mix(p->h ^ v[i]);
     p->n++;
     return 0;

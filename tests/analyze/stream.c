@@ -190,7 +190,8 @@ static int same_curve(const mt_curve *a, const mt_curve *b)
         if (a->time[i] != b->time[i] || a->total[i] != b->total[i] ||
             a->filtered[i] != b->filtered[i] || !near(a->filtered_alloc[i], b->filtered_alloc[i]))
             return 0;
-    return a->peak_filtered == b->peak_filtered && a->peak_filtered_time == b->peak_filtered_time;
+    return a->peak_filtered == b->peak_filtered && a->peak_filtered_time == b->peak_filtered_time &&
+           !memcmp(&a->peak_filtered_est, &b->peak_filtered_est, sizeof a->peak_filtered_est);
 }
 
 static void check_filter(const char *path, const mt_model *whole, const char *text, size_t nb)
@@ -230,11 +231,11 @@ static void check_filter(const char *path, const mt_model *whole, const char *te
     mt_cost tot = mt_selection_total(s);
     CHECK(x.selected == tot.allocs, "'%s': %llu selected one at a time, %llu by mt_select",
           text, (unsigned long long)x.selected, (unsigned long long)tot.allocs);
-    mt_curve *ck = mt_curve_acc_result(x.known, mt_model_bytes_per_sample(m));
+    mt_curve *ck = mt_curve_acc_result(x.known, mt_model_bytes_per_sample(m), mt_model_info(m)->sample_rate);
     mt_curve *wk = mt_query_curve(s, 0, end + 1, nb);
     CHECK(ck && wk && same_curve(ck, wk), "'%s': curve of %zu buckets as mt_query_curve", text,
           nb);
-    mt_curve *cd = mt_curve_acc_result(x.doubling, mt_model_bytes_per_sample(m));
+    mt_curve *cd = mt_curve_acc_result(x.doubling, mt_model_bytes_per_sample(m), mt_model_info(m)->sample_rate);
     mt_curve *wd = cd ? mt_query_curve(s, 0, cd->width * (mt_timedelta)nb, nb) : NULL;
     CHECK(cd && wd && same_curve(cd, wd) && cd->width > 1,
           "'%s': curve whose width doubled up to %lld as mt_query_curve", text,
@@ -242,7 +243,7 @@ static void check_filter(const char *path, const mt_model *whole, const char *te
     scan_ctx sx = {s, mt_curve_acc_new(nb, (end + (mt_timedelta)nb) / (mt_timedelta)nb)};
     mt_scan_result res;
     int scanned = sx.c && mt_scan_events(path, scan_fn, &sx, NULL, NULL, &res, NULL) == 0;
-    mt_curve *cs = scanned ? mt_curve_acc_result(sx.c, mt_model_bytes_per_sample(m)) : NULL;
+    mt_curve *cs = scanned ? mt_curve_acc_result(sx.c, mt_model_bytes_per_sample(m), mt_model_info(m)->sample_rate) : NULL;
     uint64_t n_live = 0;
     mt_timedelta first_live = MT_TIME_NEVER;
     for (size_t i = 0; i < mt_model_n_allocs(whole); i++) {

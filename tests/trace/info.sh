@@ -44,6 +44,14 @@ for name in major leak; do
     else
         echo "FAIL: info $name allocated '$got', stats '$bytes $blocks'"; cat "$MT_TMP/info"
     fi
+    # and the blocks' own error, as stats gives it (not the bytes')
+    ie=$(sed -n 's/^allocated: .* blocks ±\([0-9.]*\)%.*/\1/p' "$MT_TMP/info")
+    se=$("$MT_BIN" stats "$F/$name.ctf" | sed -n 's/^allocated .*; blocks ±\([0-9.]*\)%.*/\1/p')
+    if [ -n "$ie" ] && [ "$ie" = "$se" ]; then
+        echo "PASS: info $name: the blocks' error as stats gives it (±$ie%)"
+    else
+        echo "FAIL: info $name: blocks' error '$ie', stats '$se'"; cat "$MT_TMP/info"
+    fi
 done
 "$MT_BIN" info "$F/leak.ctf" | grep -q "^context: *fixture:leak$" &&
     echo "PASS: info shows the context" || echo "FAIL: info context"

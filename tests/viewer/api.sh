@@ -73,6 +73,8 @@ check "filter canonical text" [ "$(json 'j["filter"]')" = "alloc:>=1s live:peak"
 [ "$(get 'api/curve?n=300')" = 200 ] || fail "api/curve"
 check "curve: 300 buckets" [ "$(json 'len(j["total"])')" = 300 ]
 check "curve: highest bucket is the peak" [ "$(json 'abs(max(j["total"]) - j["peak"]["bytes"]) < 1')" = True ]
+check "curve: the peak's estimate lies in its interval, not above the curve's highest" \
+    [ "$(json 'j["peak"]["lo"] <= j["peak"]["estimate"] <= j["peak"]["hi"] and j["peak"]["estimate"] <= j["peak"]["curve_max"] + 1 and abs(j["peak"]["curve_max"] - j["peak"]["bytes"]) < 1')" = True ]
 [ "$(get 'api/curve?n=200&filter=live:end')" = 200 ] || fail "api/curve filtered"
 check "curve: filtered under total, and ends at the live-at-end bytes" \
     [ "$(json "all(f <= t + 1e-6 for f, t in zip(j['filtered'], j['total'])) and abs(j['filtered'][-1] - $live * $bps) < 1")" = True ]
@@ -84,6 +86,7 @@ check "function: make_item is called from leak_one" [ "$(json 'j["callers"][0]["
 check "graph: edges join existing nodes" [ "$(json 'all(e["from"] < len(j["nodes"]) and e["to"] < len(j["nodes"]) for e in j["edges"]) and len(j["edges"]) > 0')" = True ]
 [ "$(get 'api/hist')" = 200 ] || fail "api/hist"
 check "hist: size buckets sum to the total bytes" [ "$(json "abs(sum(j['size']['bytes']) - $total * $bps) < 1")" = True ]
+check "hist: each count has its own error" [ "$(json "len(j['size']['count_se']) == len(j['size']['count']) and all(e > 0 for c, e in zip(j['size']['count'], j['size']['count_se']) if c > 0)")" = True ]
 [ "$(get 'api/hotspots')" = 200 ] || fail "api/hotspots"
 check "hotspots: heaviest site is $top" [ "$(json 'j["sites"][0]["name"]')" = "$top" ]
 

@@ -35,7 +35,9 @@ App.renderInfo = function () {
   row('Context', i.context);
   row('Events', MT.fmtCount(i.events) + ' (' + MT.fmtCount(i.allocs) + ' sampled blocks)');
   row('Allocated', MT.fmtBytes(i.total.alloc_bytes) + ' (est.)', i.total.samples + ' samples');
-  row('Peak live', MT.fmtBytes(i.peak_bytes) + ' at ' + MT.fmtTime(i.peak_time));
+  row('Peak live', MT.fmtPeak(i.peak) + ' at ' + MT.fmtTime(i.peak_time),
+      i.peak.sd > 0 ? 'estimated, with its 95% interval; the estimated curve reaches ' + MT.fmtBytes(i.peak.curve_max) +
+        ': its highest point reads high where memory stays near its peak (docs/estimates.md)' : 'exact: every byte sampled');
   row('Live at end', MT.fmtBytes(i.live_at_end));
   row('Format', 'memtrace v' + i.format_version + (i.word_size === 64 ? ' (OCaml)' : ' (C)'));
   if (i.folded) row('Served', 'folded (a big trace)', 'the memory curve is downsampled; a new filter reads the trace again (about ' + MT.fmtTime(i.load_seconds) + ')');
@@ -83,7 +85,7 @@ App.renderStatus = function () {
   const sel = c.selected, all = i.total.alloc_bytes || 1;
   MT.$('status').textContent = (MT.state.filter ? 'Filter keeps ' : 'All allocations: ') +
     MT.fmtBytes(sel.alloc_bytes) + ' allocated (' + MT.fmtPct(sel.alloc_bytes / all) + ' of all, ' +
-    MT.fmtCount(sel.samples) + ' samples)  ·  peak of the filtered: ' + MT.fmtBytes(c.filtered_peak.bytes) +
+    MT.fmtCount(sel.samples) + ' samples)  ·  peak of the filtered: ' + MT.fmtPeak(c.filtered_peak) +
     ' at ' + MT.fmtTime(c.filtered_peak.t) + '  ·  still live at the end: ' + MT.fmtBytes(sel.live_bytes) +
     App.kindsText(c);
 };

@@ -200,7 +200,7 @@ MT.Chart = class {
       ctx.setLineDash([]);
       ctx.fillStyle = '#dc2626';
       ctx.beginPath(); ctx.arc(x, y, 3.5, 0, 2 * Math.PI); ctx.fill();
-      const label = 'peak ' + MT.fmtBytes(pk.bytes) + ' at ' + MT.fmtTime(pk.t);
+      const label = 'peak ' + MT.fmtPeak(pk) + ' at ' + MT.fmtTime(pk.t);
       ctx.font = '600 11px system-ui, "DejaVu Sans", sans-serif';
       const tw = ctx.measureText(label).width;
       ctx.textAlign = x + 8 + tw > w - m.r ? 'right' : 'left';

@@ -84,7 +84,8 @@ MT.Hist = class {
     }
     MT.showTip(e, this.label(it.lo) + ' – ' + this.label(it.hi), null, [
       ['bytes', MT.fmtBytes(it.v)],
-      ['blocks', MT.fmtCount(h.count[it.i])],
+      ['blocks', MT.fmtCount(h.count[it.i]) + (h.count_se && h.count[it.i] > 0
+        ? ' ± ' + MT.fmtCount(1.96 * h.count_se[it.i]) + ' at 95% (a count\'s own error)' : '')],
       ['samples', MT.fmtCount(h.samples[it.i])],
       ['sampling error', MT.fmtNoise(it.v, h.samples[it.i]).replace(/ blocks/, '')],
     ]);

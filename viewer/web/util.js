@@ -38,6 +38,15 @@ MT.fmtBytes = function (b) {
   return (b < 0 ? '-' : '') + s + ' ' + units[i];
 };
 
+/* A peak's estimate ({estimate, lo, hi, sd} of the server, docs/estimates.md):
+   "20.2 MiB (95%: 17.9 MiB – 22.4 MiB)", the bytes alone when exact. */
+MT.fmtPeak = function (p) {
+  if (!p) return '–';
+  const v = p.estimate !== undefined ? p.estimate : p.bytes;
+  if (!(p.sd > 0)) return MT.fmtBytes(v);
+  return MT.fmtBytes(v) + ' (95%: ' + MT.fmtBytes(p.lo) + ' – ' + MT.fmtBytes(p.hi) + ')';
+};
+
 MT.fmtCount = function (n) {
   if (n === null || n === undefined || !isFinite(n)) return '–';
   if (Math.abs(n) >= 1e6) return (n / 1e6).toFixed(n >= 1e7 ? 1 : 2) + 'M';
