@@ -151,9 +151,10 @@ $(BUILD)/tests/record/linked-app: tests/record/linked/app.c $(LIB_SO)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 $(PROG_FLAGS) -o $@ $< $(LDFLAGS) -L$(BUILD) -lmemtrace -Wl,-rpath,$(abspath $(BUILD))
 # Under TSan the malloc entry points themselves must not be instrumented:
-# they run before TSan's runtime is initialized.
+# they run before TSan's runtime is initialized (and the sampled-block
+# table they consult on free, in threads TSan is still starting).
 ifneq ($(findstring thread,$(SANITIZE)),)
-$(BUILD)/obj/lib/record/interpose.o $(BUILD)/obj/lib/record/real.o: ALL_CFLAGS += -fno-sanitize=thread -DMT_UNDER_TSAN
+$(BUILD)/obj/lib/record/interpose.o $(BUILD)/obj/lib/record/real.o $(BUILD)/obj/lib/record/sampled.o: ALL_CFLAGS += -fno-sanitize=thread -DMT_UNDER_TSAN
 endif
 $(TEST_RECORD_BIN): $(BUILD)/tests/%: tests/%.c $(TRACE_OBJ) $(RECORD_OBJ)
 	@mkdir -p $(dir $@)

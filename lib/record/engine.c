@@ -254,13 +254,19 @@ MT_HOOK void *mtr_sample_new(void *p, size_t size, mt_alloc_kind kind)
 
 MT_HOOK void mtr_free_slow(void *p)
 {
-    struct mtr_thread *t = &mtr_tls;
     uintptr_t token = 0;
     uint32_t gen = 0;
 
     mtr_enter();
     int r = mtr_sampled_take(p, &token, &gen);
     mtr_leave();
+    mtr_free_taken(p, r, token, gen);
+}
+
+MT_HOOK void mtr_free_taken(void *p, int r, uintptr_t token, uint32_t gen)
+{
+    struct mtr_thread *t = &mtr_tls;
+
     if (r < 0) {
         /* A signal handler interrupted this thread inside the table. */
         defer(t, p, 0, 0);
@@ -272,17 +278,9 @@ MT_HOOK void mtr_free_slow(void *p)
     run_pending(t);
 }
 
-MT_HOOK void *mtr_realloc_slow(void *p, size_t size)
+MT_HOOK void *mtr_realloc_taken(void *p, size_t size, uintptr_t token, uint32_t gen)
 {
     struct mtr_thread *t = &mtr_tls;
-    uintptr_t token = 0;
-    uint32_t gen = 0;
-
-    mtr_enter();
-    int r = mtr_sampled_take(p, &token, &gen);
-    mtr_leave();
-    if (r <= 0)   /* not sampled (or, in a signal handler inside the table, taken as not) */
-        return mtr_sample_new(mtr_real.realloc(p, size), size, MT_ALLOC_REALLOC);
     void *q = mtr_real.realloc(p, size);
     if (!q && size) {
         /* Failed: p is intact and still the sampled block it was. */

@@ -18,8 +18,16 @@ MT_HIDDEN void *mtr_sample_new(void *p, size_t size, mt_alloc_kind kind);
 /* free(p) of a pointer the filter marks (sampled.h), not a boot block: a
  * sampled block or not. */
 MT_HIDDEN void mtr_free_slow(void *p);
-/* realloc(p, size), p non-NULL, marked by the filter, not a boot block. */
-MT_HIDDEN void *mtr_realloc_slow(void *p, size_t size);
+/* The rest of free(p) once mtr_sampled_take(p) answered r (1: it was
+ * sampled, with token and gen; 0: it was not; -1: unknown, the table is
+ * held by this thread): frees p now or later, and reports it. interpose.c
+ * takes p out of the table itself, so that frees of blocks that were never
+ * sampled stay out of the instrumented engine in TSan builds (a thread
+ * TSan is still starting frees glibc's blocks). */
+MT_HIDDEN void mtr_free_taken(void *p, int r, uintptr_t token, uint32_t gen);
+/* realloc(p, size) of a sampled block p, already taken out of the table
+ * (token, gen: what it held). */
+MT_HIDDEN void *mtr_realloc_taken(void *p, size_t size, uintptr_t token, uint32_t gen);
 
 /* Byte ranges that are not malloc blocks (anonymous mappings, mmap.c), on
  * the same Poisson process as malloc. mtr_range_decide: the number of

@@ -79,8 +79,17 @@ API void *malloc(size_t size)
  * instrumented code runs in TSan builds. */
 static void free_marked(void *p)
 {
-    if (!mtr_real_in_boot(p))
-        mtr_free_slow(p);
+    uintptr_t token = 0;
+    uint32_t gen = 0;
+    if (mtr_real_in_boot(p))
+        return;
+    mtr_enter();
+    int r = mtr_sampled_take(p, &token, &gen);
+    mtr_leave();
+    if (r == 0)
+        mtr_real.free(p);   /* a neighbour of a sampled block */
+    else
+        mtr_free_taken(p, r, token, gen);
 }
 
 /* malloc as this library defines it (an exported name may resolve to
@@ -125,8 +134,19 @@ API void *realloc(void *p, size_t size)
 {
     if (!p)
         return malloc(size);
-    if (marked(p))
-        return mtr_real_in_boot(p) ? mtr_real_boot_realloc(p, size) : mtr_realloc_slow(p, size);
+    if (marked(p)) {
+        uintptr_t token = 0;
+        uint32_t gen = 0;
+        if (mtr_real_in_boot(p))
+            return mtr_real_boot_realloc(p, size);
+        mtr_enter();
+        int r = mtr_sampled_take(p, &token, &gen);
+        mtr_leave();
+        if (r > 0)
+            return mtr_realloc_taken(p, size, token, gen);
+        /* not sampled (or, in a signal handler inside the table, taken as
+         * not): on as below */
+    }
     if (size == 0 || covered(size))
         return mtr_real.realloc(p, size);
     return mtr_sample_new(mtr_real.realloc(p, size), size, MT_ALLOC_REALLOC);
