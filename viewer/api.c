@@ -368,10 +368,12 @@ static const struct endpoint {
  * selection (a bit per allocation, a slot per trie node, an entry per
  * distinct stack; stats also sorts per allocation), and the share of a call
  * tree the endpoint builds: a tree has at most one node per trie node and
- * MT_TREE_MAX_NODES, and costs about 350 bytes per node while built and
- * written out as JSON. Measured on traces of 200,000 and 1,000,000 call
- * paths (bench/viewer-gen): within 25% of the peak of a full tree. */
-#define TREE_NODE_BYTES 350
+ * MT_TREE_MAX_NODES, and costs about four costs (the node's self and
+ * total, and their copies while it is sorted and written out as JSON) and
+ * 30 bytes of links per node: 350 bytes when a cost was 80 bytes. Measured
+ * on traces of 200,000 and 1,000,000 call paths (bench/viewer-gen): within
+ * 25% of the peak of a full tree. */
+#define TREE_NODE_BYTES (30 + 4 * sizeof(mt_cost))
 size_t vapi_selection_bytes(const mt_model *m)
 {
     size_t allocs = mt_model_n_allocs(m), nodes = mt_model_n_nodes(m);
