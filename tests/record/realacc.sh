@@ -10,7 +10,7 @@
 # blocks only: pymalloc's arenas are mappings, not counted by the preload),
 # at the default interval and at 64 KiB. Bytes allocated and live at exit
 # must be within 5 standard deviations (sqrt(bytes * interval)), the peak
-# within 4 (a peak is the maximum of a noisy curve: docs/cli/stats.md).
+# within 4 (the peak's estimator and its error: docs/estimates.md).
 . tests/record/progs/lib.sh
 skip_under_tsan
 cc -O2 -shared -fPIC -o "$T/exact.so" tests/record/preload/exactcount.c 2>"$T/cc.err" ||
