@@ -4,11 +4,13 @@
 # behind the recorder, sees every request the recorder passes on to the
 # allocator and counts bytes allocated, the peak of live bytes and the live
 # bytes at exit. Programs: sqlite3 building and indexing a table in memory
-# (realloc-heavy), python3 building and dropping dicts and strings (malloc
+# (realloc-heavy), git pack-objects packing this checkout's history (the
+# delta search of `git gc --aggressive`), python3 building and dropping
+# dicts and strings (malloc
 # blocks only: pymalloc's arenas are mappings, not counted by the preload),
 # at the default interval and at 64 KiB. Bytes allocated and live at exit
 # must be within 5 standard deviations (sqrt(bytes * interval)), the peak
-# within 4 (a peak is the maximum of a noisy curve: docs/cli/stats.md).
+# within 4 (the peak's estimator and its error: docs/estimates.md).
 . tests/record/progs/lib.sh
 skip_under_tsan
 cc -O2 -shared -fPIC -o "$T/exact.so" tests/record/preload/exactcount.c 2>"$T/cc.err" ||
@@ -60,6 +62,13 @@ if command -v sqlite3 >/dev/null 2>&1; then
     measure sqlite3-64k 65536 "" sqlite3 :memory: <"$T/sq.sql"
 else
     echo "PASS: sqlite3 not installed: skipped"
+fi
+# git packing this project's own history (a fresh clone has it): the
+# delta search of pack-objects, as in `git gc --aggressive`
+if command -v git >/dev/null 2>&1 && git rev-parse --git-dir >/dev/null 2>&1; then
+    measure git-pack-512k 524288 "" git pack-objects --revs --all --stdout --window=50 -q </dev/null
+else
+    echo "PASS: not in a git checkout: git pack-objects skipped"
 fi
 measure python3-512k 524288 kind:malloc "$PY" "$T/py.py" </dev/null
 measure python3-64k 65536 kind:malloc "$PY" "$T/py.py" </dev/null
