@@ -16,7 +16,6 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <dirent.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -96,54 +95,52 @@ static char *read_file(const char *path, size_t *len)
     return buf;
 }
 
+struct channel_query {
+    mt_ctl_channel *ch;
+    const char *why;
+};
+
+static int try_channel(const char *fd_path, const char *link, void *ctx)
+{
+    struct channel_query *q = ctx;
+    if (strcmp(link, MT_CTL_CHANNEL_LINK) != 0)
+        return 0;
+    int fd = open(fd_path, O_RDWR | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0) {
+        q->why = errno == EACCES ? "its control channel cannot be opened (another user's "
+                                   "process?)" : "its control channel cannot be opened";
+        return 0;
+    }
+    void *m = MAP_FAILED;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= MT_CTL_CHANNEL_SIZE)
+        m = mmap(NULL, MT_CTL_CHANNEL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (m == MAP_FAILED)
+        return 0;
+    if (__atomic_load_n(&((mt_ctl_channel *)m)->magic, __ATOMIC_ACQUIRE) != MT_CTL_CHANNEL_MAGIC) {
+        munmap(m, MT_CTL_CHANNEL_SIZE);
+        return 0;
+    }
+    q->ch = m;
+    return 1;
+}
+
 /* The recorder's control channel in process pid, mapped here: found among
  * /proc/PID/fd by its link, opened there (the process's owner or root
  * only, as for kill), checked (size, magic). NULL with *why set when there
  * is none or it cannot be opened. */
 static mt_ctl_channel *open_channel(long pid, const char **why)
 {
-    char dir[64];
-    snprintf(dir, sizeof dir, "/proc/%ld/fd", pid);
-    DIR *d = opendir(dir);
-    if (!d) {
+    struct channel_query q = { NULL, "it has no control channel: its recorder is not loaded "
+                                     "or set up no control (see its stderr)" };
+    if (proc_fd_each((int)pid, try_channel, &q) < 0) {
         *why = errno == EACCES ? "its descriptors cannot be read (another user's process?)"
                                : strerror(errno);
         return NULL;
     }
-    *why = "it has no control channel: its recorder is not loaded or set up no control "
-           "(see its stderr)";
-    mt_ctl_channel *ch = NULL;
-    struct dirent *e;
-    while (!ch && (e = readdir(d)) != NULL) {
-        char p[384], link[PATH_MAX];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        ssize_t n = readlink(p, link, sizeof link - 1);
-        if (n <= 0)
-            continue;
-        link[n] = '\0';
-        if (strcmp(link, MT_CTL_CHANNEL_LINK) != 0)
-            continue;
-        int fd = open(p, O_RDWR | O_CLOEXEC);
-        struct stat st;
-        if (fd < 0) {
-            *why = errno == EACCES ? "its control channel cannot be opened (another user's "
-                                     "process?)" : "its control channel cannot be opened";
-            continue;
-        }
-        void *m = MAP_FAILED;
-        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= MT_CTL_CHANNEL_SIZE)
-            m = mmap(NULL, MT_CTL_CHANNEL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        close(fd);
-        if (m == MAP_FAILED)
-            continue;
-        if (__atomic_load_n(&((mt_ctl_channel *)m)->magic, __ATOMIC_ACQUIRE) != MT_CTL_CHANNEL_MAGIC) {
-            munmap(m, MT_CTL_CHANNEL_SIZE);
-            continue;
-        }
-        ch = m;
-    }
-    closedir(d);
-    return ch;
+    *why = q.why;
+    return q.ch;
 }
 
 /* Writes request req (MT_CTL_START or MT_CTL_STOP) with the next sequence

@@ -1,6 +1,6 @@
 /*
- * proc_trace.c - which trace a running process has open (see
- * proc_trace.h), read from /proc/PID/fd.
+ * proc_trace.c - a running process's open files (see proc_trace.h), read
+ * from /proc/PID/fd: the one walk over them, and which trace is among them.
  */
 #include "proc_trace.h"
 
@@ -9,6 +9,78 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+int proc_fd_each(int pid, int (*fn)(const char *fd_path, const char *target, void *ctx),
+                 void *ctx)
+{
+    char dir[64];
+    snprintf(dir, sizeof dir, "/proc/%d/fd", pid);
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    int r = 0;
+    while (!r && (e = readdir(d)) != NULL) {
+        char p[384], link[PATH_MAX];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        ssize_t n = readlink(p, link, sizeof link - 1);
+        if (n <= 0)
+            continue;
+        link[n] = '\0';
+        r = fn(p, link, ctx);
+    }
+    closedir(d);
+    return r;
+}
+
+struct trace_query {
+    int pid;
+    const char *b;   /* base's file name */
+    size_t bl;
+    char *out;
+    size_t cap;
+};
+
+static int is_trace(const char *fd_path, const char *link, void *ctx)
+{
+    (void)fd_path;
+    const struct trace_query *q = ctx;
+    const char *b = q->b;
+    size_t bl = q->bl;
+    int pid = q->pid;
+    const char *lb = strrchr(link, '/');
+    lb = lb ? lb + 1 : link;
+    if (strncmp(lb, b, bl) != 0)
+        return 0;
+    const char *s = lb + bl;
+    if (*s == '-') {
+        s++;
+        size_t k = strspn(s, "0123456789");
+        if (k == 0)
+            return 0;
+        s += k;
+        if (*s == '.' && s[1] >= '0' && s[1] <= '9') {
+            s++;
+            s += strspn(s, "0123456789");
+        }
+    }
+    char own[32];
+    size_t ol = (size_t)snprintf(own, sizeof own, ".%d", pid);
+    if (*s == '.' && !strncmp(s, own, ol) && (s[ol] == '\0' || s[ol] == '.')) {
+        /* FILE.PID[.K]: this process, after an exec */
+        s += ol;
+        if (*s == '.' && s[1] >= '0' && s[1] <= '9')
+            s += 1 + strspn(s + 1, "0123456789");
+    }
+    if (!strncmp(s, ".part", 5) && s[5]) {   /* a piece of a rotated recording */
+        s += 5;
+        s += strspn(s, "0123456789");
+    }
+    if (*s)
+        return 0;
+    snprintf(q->out, q->cap, "%s", link);
+    return 1;
+}
 
 /* The trace the process has open, named after base (FILE, FILE-NNNN or
  * FILE-NNNN.PID; FILE.PID or FILE.PID.K, what the first process writes
@@ -19,54 +91,6 @@ int proc_open_trace(int pid, const char *base, char *out, size_t cap)
 {
     const char *b = strrchr(base, '/');
     b = b ? b + 1 : base;
-    size_t bl = strlen(b);
-    char dir[64];
-    snprintf(dir, sizeof dir, "/proc/%d/fd", pid);
-    DIR *d = opendir(dir);
-    if (!d)
-        return 0;
-    struct dirent *e;
-    int found = 0;
-    while (!found && (e = readdir(d)) != NULL) {
-        char p[384], link[PATH_MAX];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        ssize_t n = readlink(p, link, sizeof link - 1);
-        if (n <= 0)
-            continue;
-        link[n] = '\0';
-        const char *lb = strrchr(link, '/');
-        lb = lb ? lb + 1 : link;
-        if (strncmp(lb, b, bl) != 0)
-            continue;
-        const char *s = lb + bl;
-        if (*s == '-') {
-            s++;
-            size_t k = strspn(s, "0123456789");
-            if (k == 0)
-                continue;
-            s += k;
-            if (*s == '.' && s[1] >= '0' && s[1] <= '9') {
-                s++;
-                s += strspn(s, "0123456789");
-            }
-        }
-        char own[32];
-        size_t ol = (size_t)snprintf(own, sizeof own, ".%d", pid);
-        if (*s == '.' && !strncmp(s, own, ol) && (s[ol] == '\0' || s[ol] == '.')) {
-            /* FILE.PID[.K]: this process, after an exec */
-            s += ol;
-            if (*s == '.' && s[1] >= '0' && s[1] <= '9')
-                s += 1 + strspn(s + 1, "0123456789");
-        }
-        if (!strncmp(s, ".part", 5) && s[5]) {   /* a piece of a rotated recording */
-            s += 5;
-            s += strspn(s, "0123456789");
-        }
-        if (*s)
-            continue;
-        snprintf(out, cap, "%s", link);
-        found = 1;
-    }
-    closedir(d);
-    return found;
+    struct trace_query q = { pid, b, strlen(b), out, cap };
+    return proc_fd_each(pid, is_trace, &q) > 0;
 }

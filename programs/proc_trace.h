@@ -16,4 +16,11 @@
  * or 0. */
 int proc_open_trace(int pid, const char *base, char *out, size_t cap);
 
+/* Calls fn for each open descriptor of process pid that is a link
+ * (/proc/PID/fd/N and what it points to) until fn returns nonzero; returns
+ * that value, 0 when fn never did, -1 (errno set) when the descriptors
+ * cannot be read. */
+int proc_fd_each(int pid, int (*fn)(const char *fd_path, const char *target, void *ctx),
+                 void *ctx);
+
 #endif
