@@ -79,6 +79,35 @@ static void pb_bytes(pb *p, unsigned field, const void *data, size_t len)
     p->n += len;
 }
 
+/* A string field: profile.proto's strings must be UTF-8 (Go's decoder
+ * rejects the whole profile otherwise), so each byte that does not begin a
+ * well-formed character (mt_utf8_char) is written as U+FFFD. */
+static void pb_utf8(pb *p, unsigned field, const char *s)
+{
+    static const char repl[] = "\xef\xbf\xbd";
+    size_t n = strlen(s), len = 0;
+    for (size_t i = 0; i < n;) {
+        size_t k = mt_utf8_char(s + i, n - i);
+        len += k ? k : 3;
+        i += k ? k : 1;
+    }
+    if (len == n) {
+        pb_bytes(p, field, s, n);
+        return;
+    }
+    pb_varint(p, (uint64_t)field << 3 | 2);
+    pb_varint(p, len);
+    pb_need(p, len);
+    if (p->oom)
+        return;
+    for (size_t i = 0; i < n;) {
+        size_t k = mt_utf8_char(s + i, n - i);
+        memcpy(p->b + p->n, k ? s + i : repl, k ? k : 3);
+        p->n += k ? k : 3;
+        i += k ? k : 1;
+    }
+}
+
 /* Append sub as an embedded message field, then empty sub. */
 static void pb_msg(pb *p, unsigned field, pb *sub)
 {
@@ -342,7 +371,7 @@ static int encode(writer *w, const mt_pprof_options *o)
         return -1;
     /* the string table, in index order (index 0 is "") */
     for (size_t i = 0; i < w->strs.n; i++) {
-        pb_bytes(&w->out, 6, w->strs.v[i], strlen(w->strs.v[i]));
+        pb_utf8(&w->out, 6, w->strs.v[i]);
         flush(w, 0);
     }
     flush(w, 1);

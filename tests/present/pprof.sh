@@ -99,6 +99,36 @@ go tool pprof -symbolize=none -top -sample_index=alloc_space "$MT_TMP/leak.pb.gz
 grep -q 'of 47.20MB total' "$MT_TMP/top" && grep -q 'Stdlib__List.init_aux' "$MT_TMP/top" &&
     pass "go tool pprof -top: total 47.20MB (49496000 bytes) and the top site" ||
     { bad "go tool pprof -top output unexpected"; head -n 8 "$MT_TMP/top"; }
+# profile.proto's strings are UTF-8 (stricter decoders than go tool pprof's,
+# as Parca's and Pyroscope's, refuse the whole profile otherwise): names
+# with invalid bytes are written with U+FFFD
+if "$MT_BUILD/tests/tools/gen_hostile" names "$MT_TMP/names.ctf" 2>/dev/null &&
+    "$MT_BIN" pprof -o "$MT_TMP/names.pb.gz" "$MT_TMP/names.ctf" 2>/dev/null; then
+    if python3 - "$MT_TMP/names.pb.gz" <<'PY'
+import gzip, sys
+b = gzip.open(sys.argv[1]).read()
+def varint(i):
+    v = s = 0
+    while True:
+        c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
+        if c < 0x80: return v, i
+i = n = 0
+while i < len(b):
+    key, i = varint(i)
+    if key & 7 == 0: _, i = varint(i)
+    elif key & 7 == 2:
+        l, i = varint(i)
+        if key >> 3 == 6:
+            b[i:i + l].decode("utf-8"); n += 1
+        i += l
+    else: sys.exit("unexpected wire type")
+sys.exit(0 if n > 10 else "too few strings")
+PY
+    then pass "hostile names: every string of the profile is valid UTF-8"
+    else bad "hostile names: the profile has strings that are not UTF-8"; fi
+else
+    bad "hostile names: profile not written"
+fi
 # errors
 "$MT_BIN" pprof -o "$MT_TMP/nodir/x.pb.gz" "$MT_FIXTURES/leak.ctf" 2> "$MT_TMP/err"
 [ $? = 1 ] && grep -q 'memtrace pprof: .*nodir' "$MT_TMP/err" && pass "unwritable output: exit 1 with the path" ||
