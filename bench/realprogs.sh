@@ -6,7 +6,9 @@
 # configurations, and under heaptrack, in interleaved rounds.
 #
 #   sh bench/realprogs.sh [BUILD]      (after make BUILD=build all)
-#   ROUNDS=3 HEAPTRACK_ROUNDS=1 PROGS="gcc python cxx" VARIANTS="..." adjust it.
+#   ROUNDS=3 HEAPTRACK_ROUNDS=1 PROGS="gcc python cxx" VARIANTS="..." adjust it
+#   (PROGS may also name git: pack-objects of this checkout's history, and
+#   sqlite: a 300,000-row table built and indexed in a file).
 #
 # Variants:
 #   plain      the program alone
@@ -48,6 +50,11 @@ bench_scratch memtrace-realprogs; W=$tmp
 command -v heaptrack >/dev/null 2>&1 || VARIANTS=$(echo "$VARIANTS" | sed 's/heaptrack//')
 
 sh bench/gen_c.sh 1400 >"$W/gen.c"
+# sqlite: a table of 300,000 rows built and indexed in a file (PROGS=sqlite)
+printf "%s\n" "create table t(a integer primary key, b text, c blob);" \
+    "with recursive s(i) as (select 1 union all select i+1 from s where i < 300000)" \
+    "  insert into t select i, hex(randomblob(40)), randomblob(300) from s;" \
+    "create index tb on t(b);" >"$W/bench.sql"
 g++ -O2 -g -o "$W/cxx_service" bench/cxx_service.cc -lpthread || exit 1
 cp bench/py_workload.py "$W/"
 # The interpreter itself, not a wrapper script (pyenv shims run env and bash first).
@@ -59,6 +66,9 @@ cmd_of() { # program -> command line
         cc1) echo "$(gcc -print-prog-name=cc1) -quiet -O1 $W/gen.c -o $W/gen.s" ;;
         python) echo "$PY $W/py_workload.py 120" ;;
         cxx) echo "$W/cxx_service 4 40000" ;;
+        # the delta search of `git gc --aggressive`, on this checkout's history
+        git) echo "git -C $PWD pack-objects --revs --all --stdout --window=50 -q" ;;
+        sqlite) echo "sqlite3 -init $W/bench.sql $W/bench.db .quit" ;;
     esac
 }
 
@@ -67,7 +77,7 @@ measure() {
     p=$1 v=$2 r=$3
     c=$(cmd_of "$p")
     t=$W/$p-$v.ctf
-    rm -f "$t" "$t".* "$W"/heaptrack.*
+    rm -f "$t" "$t".* "$W"/heaptrack.* "$W/bench.db"
     if [ "$v" = heaptrack ] && [ "$p" = gcc ]; then
         return   # heaptrack would profile the driver only: see PROGS=cc1
     fi
