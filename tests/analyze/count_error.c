@@ -50,26 +50,10 @@ static const mt_location_code stack[] = {TT_MAIN, TT_PARSE};
 /* One run: n_small blocks of 64 B and 200 of 1 MiB, all freed. */
 static int write_run(const char *path, unsigned n_small)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0)
+    int fd;
+    mt_writer *w = tt_writer_open_words(path, "count", RATE, 8, tt_resolve, &fd);
+    if (!w)
         return -1;
-    mt_trace_info info = {0};
-    info.sample_rate = RATE;
-    info.word_size = 8;
-    info.executable_name = "count";
-    info.host_name = "h";
-    info.ocaml_runtime_params = "";
-    info.pid = 1;
-    info.start_time = TT_START;
-    mt_writer_options o = {0};
-    o.resolve = tt_resolve;
-    char *err = NULL;
-    mt_writer *w = mt_writer_open(fd, &info, &o, &err);
-    if (!w) {
-        free(err);
-        close(fd);
-        return -1;
-    }
     int rc = 0;
     mt_timestamp t = TT_START + 1000;
     for (unsigned i = 0; i < n_small + 200; i++) {

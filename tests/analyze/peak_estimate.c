@@ -187,31 +187,16 @@ static int one(int shape, double rate, uint64_t seed, mt_peak *out, double *trut
     memset(&s, 0, sizeof s);
     s.rng = seed * 0x9e3779b97f4a7c15ULL + 1;
     s.rate = rate;
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0)
+    int fd;
+    s.w = tt_writer_open_words(path, "peak", rate, 8, tt_resolve, &fd);
+    if (!s.w)
         return -1;
-    mt_trace_info info = {0};
-    info.sample_rate = rate;
-    info.word_size = 8;
-    info.executable_name = "peak";
-    info.host_name = "h";
-    info.ocaml_runtime_params = "";
-    info.pid = 1;
-    info.start_time = TT_START;
-    mt_writer_options o = {0};
-    o.resolve = tt_resolve;
-    char *err = NULL;
-    s.w = mt_writer_open(fd, &info, &o, &err);
-    if (!s.w) {
-        free(err);
-        close(fd);
-        return -1;
-    }
     *truth = run_shape(&s, shape);
     int rc = mt_writer_close(s.w);
     close(fd);
     if (rc < 0 || s.failed)
         return -1;
+    char *err = NULL;
     mt_model *m = mt_model_load(path, NULL, &err);
     if (!m) {
         printf("FAIL: %s: %s\n", path, err ? err : "cannot load");

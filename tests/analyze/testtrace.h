@@ -34,10 +34,12 @@ static int failures;
 #define TT_START ((mt_timestamp)1000000000)
 
 /* A writer on a new file at path for a trace of executable exe sampled at
- * rate, location codes named by resolve. *fd is to be closed after
- * mt_writer_close. NULL (the reason on stderr) when it cannot be made. */
-static inline mt_writer *tt_writer_open(const char *path, const char *exe, double rate,
-                                        mt_location_resolver resolve, int *fd)
+ * rate per word of word_size bits, location codes named by resolve. *fd is
+ * to be closed after mt_writer_close. NULL (the reason on stderr) when it
+ * cannot be made. */
+static inline mt_writer *tt_writer_open_words(const char *path, const char *exe, double rate,
+                                              unsigned word_size, mt_location_resolver resolve,
+                                              int *fd)
 {
     *fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (*fd < 0) {
@@ -46,7 +48,7 @@ static inline mt_writer *tt_writer_open(const char *path, const char *exe, doubl
     }
     mt_trace_info info = {0};
     info.sample_rate = rate;
-    info.word_size = 64;
+    info.word_size = word_size;
     info.executable_name = exe;
     info.host_name = "h";
     info.ocaml_runtime_params = "";
@@ -62,6 +64,13 @@ static inline mt_writer *tt_writer_open(const char *path, const char *exe, doubl
         close(*fd);
     }
     return w;
+}
+
+/* The same with 64-bit words. */
+static inline mt_writer *tt_writer_open(const char *path, const char *exe, double rate,
+                                        mt_location_resolver resolve, int *fd)
+{
+    return tt_writer_open_words(path, exe, rate, 64, resolve, fd);
 }
 
 /* The functions of the test traces' stacks, by location code. */
