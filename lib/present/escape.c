@@ -77,6 +77,25 @@ static int is_c1(const unsigned char *p, size_t n)
     return n >= 2 && p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f;
 }
 
+/* The byte or character at p, not ASCII-printable and not escaped by the
+ * caller: a well-formed UTF-8 character other than a C1 control (for XML,
+ * also other than U+FFFE and U+FFFF, which XML cannot hold) as it is,
+ * anything else as \xHH. Returns the bytes consumed. */
+static size_t put_char(mt_put_fn put, void *ctx, const unsigned char *p, const unsigned char *end,
+                       int xml)
+{
+    size_t k = *p >= 0x80 && !is_c1(p, (size_t)(end - p))
+                   ? mt_utf8_char((const char *)p, (size_t)(end - p)) : 0;
+    if (xml && k == 3 && p[0] == 0xef && p[1] == 0xbf && p[2] >= 0xbe)
+        k = 0;
+    if (k) {
+        put(ctx, (const char *)p, k);
+        return k;
+    }
+    put_hex(put, ctx, *p);
+    return 1;
+}
+
 /* A run of printable ASCII: at once, or (bytewise: into a buffer that may
  * be too small, which then stops at the first byte that does not fit; an
  * escape or a character is never cut) a byte at a time. */
@@ -124,14 +143,7 @@ static void text_escape(const char *s, size_t n, int ci, mt_put_fn put, void *ct
             p++;
             continue;
         }
-        size_t k = *p >= 0x80 && !is_c1(p, (size_t)(end - p)) ? mt_utf8_char((const char *)p, (size_t)(end - p)) : 0;
-        if (k) {
-            put(ctx, (const char *)p, k);
-            p += k;
-        } else {
-            put_hex(put, ctx, *p);
-            p++;
-        }
+        p += put_char(put, ctx, p, end, 0);
     }
 }
 
@@ -214,17 +226,7 @@ void mt_xml_escape_to(const char *s, size_t n, mt_put_fn put, void *ctx)
             p++;
             continue;
         }
-        size_t k = *p >= 0x80 && !is_c1(p, (size_t)(end - p)) ? mt_utf8_char((const char *)p, (size_t)(end - p)) : 0;
-        /* U+FFFE and U+FFFF are no XML characters either */
-        if (k == 3 && p[0] == 0xef && p[1] == 0xbf && p[2] >= 0xbe)
-            k = 0;
-        if (k) {
-            put(ctx, (const char *)p, k);
-            p += k;
-        } else {
-            put_hex(put, ctx, *p);
-            p++;
-        }
+        p += put_char(put, ctx, p, end, 1);
     }
 }
 
