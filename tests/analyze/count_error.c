@@ -92,16 +92,9 @@ static int totals(const char *path, int fold, mt_cost *out)
 
 int main(void)
 {
-    /* the scratch directory of tests/run.sh */
-    const char *dir = getenv("MT_TMP") ? getenv("MT_TMP") : "/tmp";
     char path[4096];
-    snprintf(path, sizeof path, "%s/mt-count-XXXXXX", dir);
-    int tfd = mkstemp(path);
-    if (tfd < 0) {
-        perror("mkstemp");
+    if (tt_scratch_file(path, sizeof path, "mt-count") < 0)
         return 1;
-    }
-    close(tfd);
     const int runs = 300;
 
     /* mixed */

@@ -220,16 +220,9 @@ static int one(int shape, double rate, uint64_t seed, mt_peak *out, double *trut
 
 int main(void)
 {
-    /* the scratch directory of tests/run.sh */
-    const char *dir = getenv("MT_TMP") ? getenv("MT_TMP") : "/tmp";
     char tmpl[4096];
-    snprintf(tmpl, sizeof tmpl, "%s/mt-peak-XXXXXX", dir);
-    int tfd = mkstemp(tmpl);
-    if (tfd < 0) {
-        perror("mkstemp");
+    if (tt_scratch_file(tmpl, sizeof tmpl, "mt-peak") < 0)
         return 1;
-    }
-    close(tfd);
     path = tmpl;
     const int runs = 150;
     for (int shape = 0; shape < N_SHAPES; shape++) {

@@ -66,6 +66,22 @@ static inline mt_writer *tt_writer_open_words(const char *path, const char *exe,
     return w;
 }
 
+/* A new empty file for a test's trace in the scratch directory of
+ * tests/run.sh ($MT_TMP, else /tmp), its path in buf: 0, or -1 (the reason
+ * on stderr). */
+static inline int tt_scratch_file(char *buf, size_t cap, const char *name)
+{
+    const char *dir = getenv("MT_TMP") ? getenv("MT_TMP") : "/tmp";
+    snprintf(buf, cap, "%s/%s-XXXXXX", dir, name);
+    int fd = mkstemp(buf);
+    if (fd < 0) {
+        perror("mkstemp");
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
 /* The same with 64-bit words. */
 static inline mt_writer *tt_writer_open(const char *path, const char *exe, double rate,
                                         mt_location_resolver resolve, int *fd)
