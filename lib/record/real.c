@@ -71,7 +71,6 @@ static void *boot_alloc(size_t s, size_t align)
 
 static int state;   /* 0 not resolved, 1 being resolved, 2 resolved */
 static __thread int resolving_here __attribute__((tls_model("initial-exec")));
-static char allocator_name[256];
 
 /* 1 when mtr_real holds the real functions; 0 when this very thread is
  * resolving (its allocation is dlsym's: serve it from the boot buffer). */
@@ -292,7 +291,7 @@ static void resolve_now(void)
     f = same_object("free_aligned_sized", base);
     STORE(free_aligned_sized, f ? (void (*)(void *, size_t, size_t))f : emu_free_aligned_sized);
 
-    /* Not the C library: remember its image, and its name for messages.
+    /* Not the C library: remember its image.
      * (Under TSan the next allocator is TSan's, and dl_iterate_phdr is one
      * of its interceptors, not usable while TSan starts; mmap.c, the user
      * of the image, is off in sanitizer builds anyway.) */
@@ -302,13 +301,6 @@ static void resolve_now(void)
         if (dl_iterate_phdr(find_image, &q)) {
             mtr_real.image_lo = q.lo;
             mtr_real.image_hi = q.hi;
-        }
-        if (info.dli_fname) {
-            size_t n = strlen(info.dli_fname);
-            if (n >= sizeof allocator_name)
-                n = sizeof allocator_name - 1;
-            memcpy(allocator_name, info.dli_fname, n);
-            allocator_name[n] = 0;
         }
     }
 #else
@@ -333,11 +325,6 @@ void mtr_real_resolve(void)
     }
     while (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 2)
         sched_yield();   /* another thread resolves: a few dlsym calls */
-}
-
-const char *mtr_real_name(void)
-{
-    return allocator_name;
 }
 
 /* ---------------------------------------------------------------------- */

@@ -62,7 +62,5 @@ MT_HIDDEN void *mtr_real_boot_realloc(void *p, size_t size);
  * then nothing can be sampled. Defined in interpose.c. */
 MT_HIDDEN int mtr_malloc_is_ours(void);
 
-/* Name of the allocator's module ("" for the C library), for messages. */
-MT_HIDDEN const char *mtr_real_name(void);
 
 #endif

@@ -195,14 +195,6 @@ int mtr_sampled_take(const void *p, uintptr_t *token, uint32_t *gen)
     return 1;
 }
 
-size_t mtr_sampled_count(void)
-{
-    size_t n = 0;
-    for (unsigned i = 0; i < NSHARDS; i++)
-        n += __atomic_load_n(&shards[i].n, __ATOMIC_RELAXED);
-    return n;
-}
-
 void mtr_sampled_lock_all(void)
 {
     for (unsigned i = 0; i < NSHARDS; i++)

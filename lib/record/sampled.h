@@ -69,8 +69,6 @@ MT_HIDDEN int mtr_sampled_add(const void *p, uintptr_t token, uint32_t gen,
  * signal handler interrupted the table: the answer is unknown). */
 MT_HIDDEN int mtr_sampled_take(const void *p, uintptr_t *token, uint32_t *gen);
 
-/* Number of blocks in the table (tests, messages). */
-MT_HIDDEN size_t mtr_sampled_count(void);
 
 /* fork: hold every shard lock across fork(); the child starts unlocked. */
 MT_HIDDEN void mtr_sampled_lock_all(void);
