@@ -22,6 +22,9 @@
  *   gen_hostile names OUT               function names with terminal escape
  *                                       sequences and other control characters,
  *                                       and names of thousands of 'a's
+ *   gen_hostile html OUT                function and file names that are HTML
+ *                                       markup (tags, handlers, entities), for
+ *                                       the viewer's page to show as text
  *   gen_hostile samples OUT             allocations whose sample counts add up
  *                                       past 2^63
  *   gen_hostile carried-mid OUT         blocks "carried over" (the mark of a
@@ -173,7 +176,7 @@ static mt_location_code *frames(size_t n)
 int main(int argc, char **argv)
 {
     if (argc < 3) {
-        fprintf(stderr, "usage: gen_hostile bomb|wide|slide|collide|collide-model|names|samples|"
+        fprintf(stderr, "usage: gen_hostile bomb|wide|slide|collide|collide-model|names|html|samples|"
                         "carried-mid|carried-twice|carried-huge|ids-back|rawmod|run|far|negstart OUT [N [DEPTH]]\n");
         return 2;
     }
@@ -289,6 +292,27 @@ int main(int argc, char **argv)
             put(w, (int64_t)(k + i), 1, bt, 2, 0);
         }
         free(longname);
+        close_out(w, fd);
+        return 0;
+    }
+    if (!strcmp(mode, "html")) {
+        static const char *const markup[] = {
+            "<img src=x onerror=\"document.body.dataset.pwned='img'\">",
+            "<script>document.body.dataset.pwned='script'</script>",
+            "<b>bold</b> &amp; &lt;not an entity&gt;",
+            "\"><svg onload=\"document.body.dataset.pwned='svg'\">",
+            "a</div><div class=tm-node>fake",
+            "it's `tick` ${x} {{y}}",
+        };
+        mt_writer *w = open_out(out, &fd);
+        size_t k = sizeof markup / sizeof markup[0];
+        for (size_t i = 0; i < k; i++) {
+            mt_location_code bt[2] = {0x501000, 0x504000 + 16 * i};
+            if (i == 0)
+                name_code(bt[0], "main", "html.c", 1);
+            name_code(bt[1], markup[i], "<i>file</i>.c", (unsigned)i + 2);
+            put(w, (int64_t)i, 100 + 20 * i, bt, 2, 0);
+        }
         close_out(w, fd);
         return 0;
     }

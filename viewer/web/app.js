@@ -102,8 +102,9 @@ App.kindsText = function (c) {
 
 App.renderCrumbs = function () {
   const c = MT.clear(MT.$('crumbs')), st = MT.state, t = App.tree;
-  if ((st.view === 'flame' || st.view === 'table') && t) {
-    c.appendChild(MT.el('span', null, st.dir === 'sites' ? 'Allocation sites, callers beneath.' : 'From main, callees beneath.'));
+  if ((st.view === 'flame' || st.view === 'table' || st.view === 'treemap') && t) {
+    if (st.view === 'treemap') App.treemapCrumbs(c, t);
+    else c.appendChild(MT.el('span', null, st.dir === 'sites' ? 'Allocation sites, callers beneath.' : 'From main, callees beneath.'));
     if (st.view === 'flame') {
       const z = App.flame.zoom;
       if (z > 0) {
@@ -136,6 +137,42 @@ App.renderCrumbs = function () {
   }
 };
 
+/* The treemap's bar: by call path or by site (the direction), and where it
+   is zoomed: each frame from the top a button that zooms out to it. */
+App.treemapCrumbs = function (c, t) {
+  const st = MT.state;
+  const by = (dir, label, title) => MT.el('button', { class: 'seg', 'aria-pressed': String(st.dir === dir), title,
+    onclick: () => { if (st.dir !== dir) { MT.$('dir').value = dir; MT.$('dir').dispatchEvent(new Event('change')); } } }, label);
+  c.appendChild(MT.el('span', { class: 'segs', role: 'group', 'aria-label': 'Rectangles' },
+    by('main', 'by call path', 'Nested by callee, from main (d)'), by('sites', 'by site', 'One rectangle per allocation site (d)')));
+  const z = App.treemap.zoom;
+  if (z > 0) {
+    const chain = [];
+    for (let k = z; k > 0; k = t.p[k]) chain.push(k);
+    chain.push(0);
+    chain.reverse();
+    c.appendChild(MT.el('button', { onclick: () => App.treemap.zoomTo(t.p[z], 'n' + z), title: 'Backspace' }, 'Zoom out'));
+    const nav = MT.el('nav', { class: 'path', 'aria-label': 'Zoomed into' });
+    const shown = chain.length > 5 ? [0, -1].concat(chain.slice(-4)) : chain;
+    shown.forEach((k, n) => {
+      if (n) nav.appendChild(document.createTextNode(' › '));
+      const name = k === 0 ? 'all' : MT.fit(t.name(k), 32) || t.name(k).slice(0, 31) + '…';
+      if (k < 0) nav.appendChild(document.createTextNode('…'));
+      else if (k === z) nav.appendChild(MT.el('span', { 'aria-current': 'true', title: t.full(k) }, name));
+      else {
+        /* back to k, on the frame below it on the way here */
+        const below = chain[chain.indexOf(k) + 1];
+        nav.appendChild(MT.el('button', { class: 'crumb', title: (k === 0 ? 'all allocations' : t.full(k)) + (k === 0 ? ' (Esc)' : ''),
+          onclick: () => App.treemap.zoomTo(k, 'n' + below) }, name));
+      }
+    });
+    c.appendChild(nav);
+  } else {
+    c.appendChild(MT.el('span', null, st.dir === 'main' ? 'Callees inside their callers; click or Enter to zoom in, hover for details.'
+      : 'One rectangle per allocation site; click or Enter for its callers.'));
+  }
+};
+
 App.treeParams = function () {
   const s = MT.state;
   return { filter: s.filter, dir: s.dir, min: s.min, metric: s.metric === 'alloc' ? '' : s.metric, raw: s.raw ? 1 : '' };
@@ -145,7 +182,7 @@ App.loadView = async function () {
   const s = MT.state, seq = App.seq;
   const key = JSON.stringify([s.filter, s.metric, s.raw]);
   try {
-    if (s.view === 'flame' || s.view === 'table') {
+    if (s.view === 'flame' || s.view === 'table' || s.view === 'treemap') {
       const p = App.treeParams(), tkey = JSON.stringify(p);
       if (App.treeKey !== tkey) {
         const j = await MT.api('tree', p);
@@ -154,9 +191,14 @@ App.loadView = async function () {
         App.treeKey = tkey;
         App.flame.setTree(App.tree, s.zoom);
         App.flame.setSearch(MT.searchRe(s.q));
+        App.treemap.setTree(App.tree, s.zoom);
+        App.treemap.setSearch(MT.searchRe(s.q));
         App.table.setTree(App.tree);
       }
-      if (s.view === 'flame') App.flame.draw(); else App.table.render();
+      /* the flame graph and the treemap share the zoom (the URL's) */
+      if (s.view === 'flame') { App.flame.syncZoom(s.zoom); App.flame.draw(); }
+      else if (s.view === 'treemap') { App.treemap.syncZoom(s.zoom); App.treemap.draw(); }
+      else App.table.render();
       if (s.view === 'table') App.loadFocus();
     } else if (s.view === 'graph' && App.loaded.graph !== key) {
       const g = await MT.api('graph', { filter: s.filter, min: 0.005, metric: p2m() });
@@ -237,11 +279,12 @@ App.applyText = async function (text) {
 App.setView = function (v) {
   MT.state.view = v;
   for (const b of document.querySelectorAll('.tabs > button')) b.setAttribute('aria-selected', String(b.dataset.view === v));
-  for (const name of ['flame', 'table', 'graph', 'hist']) MT.$('view-' + name).hidden = name !== v;
+  for (const name of MT.views) MT.$('view-' + name).hidden = name !== v;
   MT.writeUrl(false);
   App.loadView();
   if (v === 'flame') MT.$('flame').focus({ preventScroll: true });
   if (v === 'table') MT.$('table-scroll').focus({ preventScroll: true });
+  if (v === 'treemap') App.treemap.focusCurrent();
 };
 
 /* Host callbacks used by the widgets. */
@@ -282,6 +325,7 @@ App.searchFor = function (name) {
   MT.state.q = '^' + name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') + '$';
   MT.$('search').value = MT.state.q;
   App.flame.setSearch(MT.searchRe(MT.state.q));
+  App.treemap.setSearch(MT.searchRe(MT.state.q));
   App.setView('flame');
 };
 
@@ -290,13 +334,13 @@ App.syncControls = function () {
   MT.$('dir').value = s.dir;
   MT.$('metric').value = s.metric;
   MT.$('raw').checked = s.raw;
-  MT.$('th-value').textContent = s.metric === 'count' || s.metric === 'temporary' ? 'Blocks' : 'Bytes';
+  MT.$('th-value').textContent = MT.countMetric(s.metric) ? 'Blocks' : 'Bytes';
   MT.$('prune').value = String(Math.round(s.min * 100 * 1000) / 1000);
   MT.$('search').value = s.q;
   MT.$('filter-text').value = s.filter;
   App.editor.setText(s.filter);
   for (const b of document.querySelectorAll('.tabs > button')) b.setAttribute('aria-selected', String(b.dataset.view === s.view));
-  for (const name of ['flame', 'table', 'graph', 'hist']) MT.$('view-' + name).hidden = name !== s.view;
+  for (const name of MT.views) MT.$('view-' + name).hidden = name !== s.view;
 };
 
 /* While the server is still reading the trace (api/status says "loading"),
@@ -345,6 +389,7 @@ App.watchReading = function () {
 App.init = async function () {
   MT.readUrl();
   App.flame = new MT.Flame(MT.$('flame'), App);
+  App.treemap = new MT.Treemap(MT.$('treemap'), App);
   App.table = new MT.Table(App);
   App.graph = new MT.Graph(MT.$('graph-scroll'), App);
   App.hists = [new MT.Hist(MT.$('hist-size'), 'size'), new MT.Hist(MT.$('hist-life'), 'lifetime')];
@@ -380,8 +425,8 @@ App.init = async function () {
   MT.$('dir').addEventListener('change', () => { MT.state.dir = MT.$('dir').value; MT.state.zoom = []; MT.writeUrl(true); App.loadView(); });
   MT.$('metric').addEventListener('change', () => {
     const mv = MT.$('metric').value;
-    MT.state.metric = ['count', 'temporary', 'temp_bytes'].includes(mv) ? mv : 'alloc';
-    MT.$('th-value').textContent = MT.state.metric === 'count' || MT.state.metric === 'temporary' ? 'Blocks' : 'Bytes';
+    MT.state.metric = MT.metrics.includes(mv) ? mv : 'alloc';
+    MT.$('th-value').textContent = MT.countMetric(MT.state.metric) ? 'Blocks' : 'Bytes';
     MT.writeUrl(true);
     App.refresh();
   });
@@ -405,7 +450,9 @@ App.init = async function () {
       MT.state.q = MT.$('search').value;
       MT.writeUrl(false);
       App.flame.setSearch(MT.searchRe(MT.state.q));
+      App.treemap.setSearch(MT.searchRe(MT.state.q));
       if (MT.state.view === 'flame') App.flame.draw(); else if (MT.state.view === 'table') App.table.render();
+      else if (MT.state.view === 'treemap') App.treemap.draw();
       App.renderCrumbs();
     }, 120);
   });
@@ -420,12 +467,13 @@ App.init = async function () {
     if (e.key === '/') { e.preventDefault(); MT.$('search').focus(); }
     else if (e.key === '?') MT.$('help').hidden = !MT.$('help').hidden;
     else if (e.key === 'Escape' && !MT.$('help').hidden) MT.$('help').hidden = true;
-    else if (['1', '2', '3', '4'].includes(e.key)) App.setView(['flame', 'table', 'graph', 'hist'][+e.key - 1]);
+    else if (/^[1-9]$/.test(e.key) && MT.views[+e.key - 1]) App.setView(MT.views[+e.key - 1]);
     else if (e.key === 'd') { MT.$('dir').value = MT.state.dir === 'sites' ? 'main' : 'sites'; MT.$('dir').dispatchEvent(new Event('change')); }
   });
   window.addEventListener('resize', () => {
     App.chart.draw();
     if (MT.state.view === 'flame') App.flame.draw();
+    if (MT.state.view === 'treemap') App.treemap.draw();
     if (MT.state.view === 'hist') App.hists.forEach((h) => h.draw());
   });
   window.addEventListener('popstate', () => {

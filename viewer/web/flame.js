@@ -88,6 +88,20 @@ MT.Tree = class {
   }
 };
 
+/* The tooltip's rows for node i of a tree (flame graph, treemap): value,
+   shares of the total and of the zoomed node, self, samples, error. */
+MT.tipRows = function (t, i, zoom) {
+  const rows = [
+    [MT.metricLabel(), MT.fmtValue(t.v[i])],
+    ['share', MT.fmtPct(t.v[i] / (t.v[0] || 1)) + ' of the filtered total'],
+  ];
+  if (zoom > 0) rows.push(['of zoom', MT.fmtPct(t.v[i] / (t.v[zoom] || 1))]);
+  if (t.dir === 'main') rows.push(['self', MT.fmtValue(t.self[i])]);
+  rows.push(['samples', MT.fmtCount(t.s[i])]);
+  rows.push(['sampling error', MT.fmtNoise(t.v[i], t.s[i]) + ' at 95%']);
+  return rows;
+};
+
 MT.Flame = class {
   constructor(canvas, host) {
     this.canvas = canvas;
@@ -114,6 +128,12 @@ MT.Flame = class {
   setSearch(re) {
     this.searchRe = re;
     this.found = this.tree && re ? this.tree.search(re) : null;
+  }
+  /* the zoom the page's URL names (shared with the treemap) */
+  syncZoom(path) {
+    if (!this.tree) return;
+    const z = this.tree.resolve(path || []);
+    if (z !== this.zoom) { this.zoom = z; this.sel = z; }
   }
   zoomTo(i) {
     this.zoom = i;
@@ -259,25 +279,12 @@ MT.Flame = class {
     }
     return cur;
   }
-  tipRows(i) {
-    const t = this.tree;
-    const rows = [
-      [MT.state.metric === 'count' ? 'blocks' : MT.state.metric === 'temporary' ? 'temporary blocks'
-        : MT.state.metric === 'temp_bytes' ? 'bytes in temporary blocks' : 'bytes', MT.fmtValue(t.v[i])],
-      ['share', MT.fmtPct(t.v[i] / (t.v[0] || 1)) + ' of the filtered total'],
-    ];
-    if (this.zoom > 0) rows.push(['of zoom', MT.fmtPct(t.v[i] / (t.v[this.zoom] || 1))]);
-    if (t.dir === 'main') rows.push(['self', MT.fmtValue(t.self[i])]);
-    rows.push(['samples', MT.fmtCount(t.s[i])]);
-    rows.push(['sampling error', MT.fmtNoise(t.v[i], t.s[i]) + ' at 95%']);
-    return rows;
-  }
   onMove(e) {
     const i = this.hit(e);
     if (i !== this.hover) { this.hover = i; this.paint(); }
     if (i < 0) { MT.hideTip(); return; }
     const t = this.tree;
-    MT.showTip(e, t.full(i), t.file(i) || null, this.tipRows(i));
+    MT.showTip(e, t.full(i), t.file(i) || null, MT.tipRows(t, i, this.zoom));
   }
   onClick(e) {
     const i = this.hit(e);

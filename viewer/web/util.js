@@ -54,10 +54,18 @@ MT.fmtCount = function (n) {
   return Math.round(n).toLocaleString('en-US');
 };
 
+/* The page's measures (the API's metric names): which count blocks, and
+   what a value of each is called. */
+MT.metrics = ['alloc', 'count', 'temporary', 'temp_bytes', 'live', 'live_objects'];
+MT.countMetric = (m) => m === 'count' || m === 'temporary' || m === 'live_objects';
+MT.metricLabel = function (metric) {
+  return { alloc: 'bytes', count: 'blocks', temporary: 'temporary blocks', temp_bytes: 'bytes in temporary blocks',
+    live: 'bytes live at the end', live_objects: 'blocks live at the end' }[metric || MT.state.metric] || 'bytes';
+};
+
 /* A value of the chosen metric: bytes, or a count. */
 MT.fmtValue = function (v, metric) {
-  const m = metric || MT.state.metric;
-  return m === 'count' || m === 'temporary' ? MT.fmtCount(v) + ' blocks' : MT.fmtBytes(v);
+  return MT.countMetric(metric || MT.state.metric) ? MT.fmtCount(v) + ' blocks' : MT.fmtBytes(v);
 };
 
 MT.fmtTime = function (s) {
@@ -134,15 +142,16 @@ MT.api = async function (endpoint, params) {
 };
 
 /* ------------------------------------------------------------ state in the URL */
-/* view: flame|table|graph|hist; dir: sites|main; min: pruning fraction;
+/* view: flame|table|graph|hist|treemap; dir: sites|main; min: pruning fraction;
    zoom: function ids from the root to the zoomed frame; fn: focused function. */
+MT.views = ['flame', 'table', 'graph', 'hist', 'treemap'];   /* the tabs, keys 1-5 */
 MT.state = { filter: '', view: 'flame', dir: 'sites', min: 0.001, zoom: [], q: '', fn: null, metric: 'alloc', raw: false };
 
 MT.readUrl = function () {
   const p = new URLSearchParams(location.search);
   const s = MT.state;
   s.filter = p.get('filter') || '';
-  s.view = ['flame', 'table', 'graph', 'hist'].includes(p.get('view')) ? p.get('view') : 'flame';
+  s.view = MT.views.includes(p.get('view')) ? p.get('view') : 'flame';
   s.dir = p.get('dir') === 'main' ? 'main' : 'sites';
   const m = parseFloat(p.get('min'));
   s.min = isFinite(m) && m >= 0 && m <= 0.5 ? m : 0.001;
@@ -150,7 +159,7 @@ MT.readUrl = function () {
   s.q = p.get('q') || '';
   const fn = p.get('fn');
   s.fn = fn && /^\d+$/.test(fn) ? Number(fn) : null;
-  s.metric = ['count', 'temporary', 'temp_bytes'].includes(p.get('metric')) ? p.get('metric') : 'alloc';
+  s.metric = MT.metrics.includes(p.get('metric')) ? p.get('metric') : 'alloc';
   s.raw = p.get('raw') === '1';
 };
 
@@ -206,6 +215,8 @@ MT.emptyText = function (byMetric = true) {
   if (MT.state.filter) return 'no allocation passes the filter';
   if (byMetric && (MT.state.metric === 'temporary' || MT.state.metric === 'temp_bytes'))
     return 'no temporary allocation (none freed within 1 ms)';
+  if (byMetric && (MT.state.metric === 'live' || MT.state.metric === 'live_objects'))
+    return 'no allocation still live at the end of the trace';
   return 'the trace holds no allocation';
 };
 
