@@ -473,7 +473,6 @@ App.init = async function () {
   window.addEventListener('resize', () => {
     App.chart.draw();
     if (MT.state.view === 'flame') App.flame.draw();
-    if (MT.state.view === 'treemap') App.treemap.draw();
     if (MT.state.view === 'hist') App.hists.forEach((h) => h.draw());
   });
   window.addEventListener('popstate', () => {

@@ -82,6 +82,17 @@ MT.Treemap = class {
     box.addEventListener('keydown', (e) => this.onKey(e));
     box.addEventListener('focusin', (e) => this.onFocus(e));
     box.addEventListener('focusout', () => MT.hideTip());
+    /* drawn for the box's size: again when it changes (window, bars above) */
+    this.size = '';
+    if (window.ResizeObserver) {
+      new ResizeObserver(() => {
+        if (this.tree && !box.closest('[hidden]') && box.clientWidth + 'x' + box.clientHeight !== this.size) {
+          const had = box.contains(document.activeElement);
+          this.draw();
+          if (had) this.focusCurrent();
+        }
+      }).observe(box);
+    }
   }
   setTree(tree, zoomPath) {
     this.tree = tree;
@@ -154,6 +165,7 @@ MT.Treemap = class {
     this.byNode = new Map();
     if (!t) return;
     const W = box.clientWidth, H = box.clientHeight;
+    this.size = W + 'x' + H;
     if (!(t.v[0] > 0)) {
       const msg = MT.emptyText();
       box.appendChild(MT.el('div', { class: 'tm-empty' }, msg[0].toUpperCase() + msg.slice(1) + '.'));
@@ -248,7 +260,8 @@ MT.Treemap = class {
       if (this.found && this.found.match[it.i]) cls += ' tm-hit';
       el.style.background = col;
       el.setAttribute('aria-label', t.full(it.i) + ', ' + MT.fmtValue(it.v) + ', ' + share +
-        (t.children(it.i).length ? ', ' + t.children(it.i).length + (t.dir === 'main' ? ' callees' : ' callers') : ''));
+        (t.children(it.i).length ? ', ' + t.children(it.i).length + (t.dir === 'main' ? ' callee' : ' caller') +
+          (t.children(it.i).length > 1 ? 's' : '') : ''));
       if (nest) cls += band ? ' tm-chain' : ' tm-parent';
       if (nest && band) el.style.background = 'transparent';
     } else {
@@ -263,7 +276,7 @@ MT.Treemap = class {
     if (nest && !band) {
       el.appendChild(MT.el('div', { class: 'tm-head' }));   /* filled by fillBand */
     } else if (!nest && r[2] >= 24 && r[3] >= 13) {
-      const max = Math.floor((r[2] - 6) / this.charW);
+      const max = Math.floor((r[2] - 8) / this.charW);   /* borders and padding */
       const label = it.kind === 'node' ? MT.fit(name, max) : name.length <= max ? name : '';
       if (label) el.appendChild(MT.el('span', { class: 'tm-label' }, label));
       if (label && r[3] >= 28) {
