@@ -1,6 +1,6 @@
 /* viewer-page.js - measures the viewer page in headless Chromium: time to
-   get and build the call tree, and flame-graph redraw, hover and zoom times
-   with a large tree. Usage: node viewer-page.js URL PROFILE_DIR
+   get and build the call tree, flame-graph redraw, hover and zoom times
+   with a large tree, and the treemap of the same tree (draw, zoom). Usage: node viewer-page.js URL PROFILE_DIR
    (playwright-core from tests/viewer/node_modules; system Chromium). */
 'use strict';
 const path = require('path');
@@ -37,9 +37,17 @@ const median = (a) => { const s = a.slice().sort((x, y) => x - y); return s[Math
       f.zoomTo(i % 2 ? 0 : k);
     }, 20);
     out.search = time((i) => { f.setSearch(MT.searchRe(i % 2 ? 'f1' : 'f2')); f.draw(); }, 10);
-    const a = performance.now();
-    const j = JSON.parse(JSON.stringify({ n: t.n }));
-    out.noop = performance.now() - a + j.n * 0;
+    /* the treemap of the same tree: draw, and zoom into the largest
+       rectangle that has children and back */
+    App.setView('treemap');
+    const tm = App.treemap;
+    out.treemap = time(() => tm.draw(), 20);
+    out.treemapRects = tm.items.length;
+    out.treemapZoom = time((i) => {
+      const it = tm.items.find((x) => x.kind === 'node' && x.parent === tm.zoom && t.children(x.i).length);
+      tm.zoomTo(i % 2 || !it ? 0 : it.i);
+    }, 10);
+    MT.hideTip();
     return out;
   });
   /* the tree fetch + parse + build, measured from the page */
@@ -55,6 +63,8 @@ const median = (a) => { const s = a.slice().sort((x, y) => x - y); return s[Math
     draw_ms_median: median(r.draw), draw_ms_max: Math.max(...r.draw),
     hover_ms_median: median(r.hover), hover_ms_max: Math.max(...r.hover),
     zoom_ms_median: median(r.zoom), search_ms_median: median(r.search),
+    treemap_draw_ms_median: median(r.treemap), treemap_draw_ms_max: Math.max(...r.treemap),
+    treemap_rects: r.treemapRects, treemap_zoom_ms_median: median(r.treemapZoom),
     tree_fetch_ms: build.fetch, tree_build_ms: build.build,
   }));
   await ctx.close();

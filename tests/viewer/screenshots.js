@@ -2,7 +2,7 @@
    headless Chromium. Not a test: run by scripts/viewer-screenshots.sh, one
    set at a time:
      node screenshots.js ocaml LEAK_URL OCAMLOPT_URL OUTDIR PROFILE
-       docs/images/viewer-*.png, with servers on leak.ctf and
+       docs/images/viewer-*.png (the treemap too), with servers on leak.ctf and
        upstream_ocamlopt_v2.ctf;
      node screenshots.js cxx URL OUTDIR PROFILE
        docs/images/viewer-cxx-*.png, with a server on a trace of
@@ -40,6 +40,13 @@ async function ocaml(page, open, shot, leak, opt) {
   await page.keyboard.press('ArrowRight');
   await page.waitForTimeout(300);
   await shot('table');
+
+  /* the compiler run as a treemap by call path, hovering a rectangle */
+  await open(opt + '?view=treemap&dir=main');
+  const tb = await page.locator('#treemap').boundingBox();
+  await page.mouse.move(tb.x + tb.width * 0.12, tb.y + tb.height * 0.3);
+  await page.waitForTimeout(200);
+  await shot('treemap');
 
   /* call graph and histograms of the compiler run */
   await open(opt + '?view=graph');
