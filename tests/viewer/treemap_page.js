@@ -179,9 +179,14 @@ const zoomParam = (page) => new URL(page.url()).searchParams.get('zoom') || '';
       zn > 0 && JSON.stringify(topFns(s)) === JSON.stringify(Object.keys(kids).map(Number).sort((a, b) => a - b)));
     m = areasMatch(s, kids, main.nodes.v[zn]);
     check('zoomed by call path: areas proportional to the callees\' bytes (' + m.detail + ')', m.ok);
+    /* the focus ring: over the focused rectangle, above everything there */
     const focus = () => page.evaluate(() => {
-      const e = document.activeElement, cs = getComputedStyle(e);
-      return { label: e.getAttribute('aria-label'), level: e.getAttribute('aria-level'), outline: cs.outlineStyle + ' ' + cs.outlineWidth };
+      const e = document.activeElement, ring = document.querySelector('#treemap .tm-ring');
+      const a = e.getBoundingClientRect(), b = ring.getBoundingClientRect();
+      return { label: e.getAttribute('aria-label'), level: e.getAttribute('aria-level'),
+        ring: !ring.hidden && Math.abs(a.left - b.left) < 1 && Math.abs(a.top - b.top) < 1 && Math.abs(a.width - b.width) < 1 &&
+          Math.abs(a.height - b.height) < 1 && parseFloat(getComputedStyle(ring).borderTopWidth) >= 2 &&
+          ring === ring.parentNode.lastElementChild && +getComputedStyle(ring).zIndex > 0 };
     });
     const f0 = await focus();
     await page.keyboard.press('ArrowRight');
@@ -189,7 +194,7 @@ const zoomParam = (page) => new URL(page.url()).searchParams.get('zoom') || '';
     if (f1.label === f0.label) { await page.keyboard.press('ArrowDown'); f1 = await focus(); }
     check('keyboard: an arrow moves the focus to a neighbouring rectangle (' + f0.label + ' -> ' + f1.label + ')',
       f1.label !== f0.label && f1.level === '1');
-    check('keyboard: the focused rectangle is outlined (' + f1.outline + ')', !/^none/.test(f1.outline) && parseFloat(f1.outline.split(' ')[1]) >= 2);
+    check('keyboard: the focused rectangle is outlined, on top', f1.ring && f0.ring);
     const tip2 = await page.textContent('#tooltip');
     check('keyboard: the focused rectangle\'s tooltip shows', await page.$eval('#tooltip', (t) => !t.hidden) && tip2.length > 10);
     await page.keyboard.press('Backspace');
@@ -201,6 +206,16 @@ const zoomParam = (page) => new URL(page.url()).searchParams.get('zoom') || '';
     await page.keyboard.press('Escape');
     await page.waitForFunction(() => !/zoom=/.test(location.search));
     check('keyboard: Escape zooms out to the top', zoomParam(page) === '' && !/Zoom out/.test(await page.textContent('#crumbs')));
+    /* the focused rectangle is a parent: its callees stay in sight */
+    const hidden = await page.evaluate(() => {
+      const e = document.activeElement, out = [];
+      for (const c of document.querySelectorAll('#treemap [role=treeitem][aria-level="3"]')) {
+        const r = c.getBoundingClientRect(), at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+        if (!at || e === at || e.contains(at)) out.push(c.getAttribute('aria-label') + ' under the focused one');
+      }
+      return { focused: e.getAttribute('aria-level'), out };
+    });
+    check('keyboard: a focused parent leaves its callees visible', hidden.focused === '1' && !hidden.out.length, hidden.out.join('; '));
 
     /* ---- the filter and the measure change the values */
     step = 'filter';

@@ -81,16 +81,15 @@ MT.Treemap = class {
     box.addEventListener('click', (e) => this.onClick(e));
     box.addEventListener('keydown', (e) => this.onKey(e));
     box.addEventListener('focusin', (e) => this.onFocus(e));
-    box.addEventListener('focusout', () => MT.hideTip());
+    box.addEventListener('focusout', () => { MT.hideTip(); this.ring.hidden = true; });
+    /* the focus ring: over everything (a parent's own outline would be
+       under its children) */
+    this.ring = MT.el('div', { class: 'tm-ring', 'aria-hidden': 'true', hidden: true });
     /* drawn for the box's size: again when it changes (window, bars above) */
     this.size = '';
     if (window.ResizeObserver) {
       new ResizeObserver(() => {
-        if (this.tree && !box.closest('[hidden]') && box.clientWidth + 'x' + box.clientHeight !== this.size) {
-          const had = box.contains(document.activeElement);
-          this.draw();
-          if (had) this.focusCurrent();
-        }
+        if (this.tree && !box.closest('[hidden]') && box.clientWidth + 'x' + box.clientHeight !== this.size) this.draw();
       }).observe(box);
     }
   }
@@ -159,6 +158,8 @@ MT.Treemap = class {
   }
   draw() {
     const t = this.tree, box = this.box;
+    /* a redraw (new tree, direction, size) keeps the focus in the treemap */
+    const had = box.contains(document.activeElement);
     MT.clear(box);
     this.items = [];
     this.byEl = new Map();
@@ -220,12 +221,15 @@ MT.Treemap = class {
     }
     for (const b of allBands) this.fillBand(b);
     box.appendChild(frag);
+    this.ring.hidden = true;
+    box.appendChild(this.ring);
     /* the roving tabindex: the current rectangle, else the largest at the top */
     const top = this.items.filter((it) => it.parent === this.zoom);
     let cur = this.items.find((it) => this.key(it) === this.cur && it.parent === this.zoom);
     if (!cur) cur = top[0];
     this.cur = cur ? this.key(cur) : null;
     if (cur) cur.el.tabIndex = 0;
+    if (had) this.focusCurrent();
     box.setAttribute('aria-label', 'Treemap of ' + (t.dir === 'main' ? 'call paths' : 'allocation sites') +
       (this.zoom > 0 ? ' in ' + t.full(this.zoom) : '') + ': ' + top.length + ' rectangles; arrows move, Enter zooms in, Backspace zooms out');
   }
@@ -352,6 +356,9 @@ MT.Treemap = class {
     const it = this.itemOf(e.target);
     if (!it || it.el !== e.target) return;
     this.setCurrent(it);
+    const rs = this.ring.style;
+    rs.left = it.r[0] + 'px'; rs.top = it.r[1] + 'px'; rs.width = it.r[2] + 'px'; rs.height = it.r[3] + 'px';
+    this.ring.hidden = false;
     const r = it.el.getBoundingClientRect();
     this.tip({ clientX: r.left + Math.min(r.width / 2, 40), clientY: r.top + Math.min(r.height / 2, 20) }, it);
     if (it.kind === 'node') this.host.onSelect(this.tree, it.i);
