@@ -248,7 +248,7 @@ MT.Treemap = class {
   element(it, nest, band) {
     const t = this.tree, r = it.r, V = t.v[0] || 1;
     const el = document.createElement('div');
-    el.style.cssText = 'left:' + r[0] + 'px;top:' + r[1] + 'px;width:' + r[2] + 'px;height:' + r[3] + 'px';
+    let css = 'left:' + r[0].toFixed(2) + 'px;top:' + r[1].toFixed(2) + 'px;width:' + r[2].toFixed(2) + 'px;height:' + r[3].toFixed(2) + 'px';
     el.setAttribute('role', 'treeitem');
     el.setAttribute('aria-level', String(it.level));
     el.tabIndex = -1;
@@ -257,26 +257,26 @@ MT.Treemap = class {
     if (it.kind === 'node') {
       name = t.name(it.i);
       cls = 'tm-node';
-      el.dataset.i = String(it.i);
-      el.dataset.fn = String(t.funcId(it.i));
+      el.setAttribute('data-i', String(it.i));
+      el.setAttribute('data-fn', String(t.funcId(it.i)));
       let col = MT.frameColor(name);
       if (this.found) col = this.found.match[it.i] ? '#c026d3' : '#e6e1dc';
       if (this.found && this.found.match[it.i]) cls += ' tm-hit';
-      el.style.background = col;
+      if (!(nest && band)) css += ';background:' + col;   /* a band's sharer: its children only */
       el.setAttribute('aria-label', t.full(it.i) + ', ' + MT.fmtValue(it.v) + ', ' + share +
         (t.children(it.i).length ? ', ' + t.children(it.i).length + (t.dir === 'main' ? ' callee' : ' caller') +
           (t.children(it.i).length > 1 ? 's' : '') : ''));
       if (nest) cls += band ? ' tm-chain' : ' tm-parent';
-      if (nest && band) el.style.background = 'transparent';
     } else {
       name = it.kind === 'other' ? 'other (' + MT.fmtCount(it.n) + ')' : this.restName(it.parent);
       cls = 'tm-node tm-' + it.kind;
-      el.dataset.k = it.kind;
-      el.dataset.p = String(it.parent);
+      el.setAttribute('data-k', it.kind);
+      el.setAttribute('data-p', String(it.parent));
       el.setAttribute('aria-label', (it.kind === 'other' ? MT.fmtCount(it.n) + ' smaller ' + (t.dir === 'main' ? 'callees' : 'entries')
         : name + ': ' + this.restText(it.parent)) + ', ' + MT.fmtValue(it.v) + ', ' + share);
     }
     el.className = cls;
+    el.style.cssText = css;
     if (nest && !band) {
       el.appendChild(MT.el('div', { class: 'tm-head' }));   /* filled by fillBand */
     } else if (!nest && r[2] >= 24 && r[3] >= 13) {
