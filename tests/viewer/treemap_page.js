@@ -81,10 +81,16 @@ const zoomParam = (page) => new URL(page.url()).searchParams.get('zoom') || '';
     page.on('pageerror', (e) => errors.push(e.message));
     page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
 
-    /* ---- by site, on the leak fixture */
+    /* ---- by site, on the leak fixture: key 5 from the flame graph */
     step = 'open by site';
-    await page.goto(leak + '?view=treemap');
+    await page.goto(leak);
+    await page.waitForSelector('body[data-ready="1"]', { timeout: 30000 });
+    await page.locator('body').press('5');
+    await page.waitForFunction(() => /view=treemap/.test(location.search));
     await ready(page);
+    check('key 5 opens the treemap, the keyboard focus on its largest rectangle',
+      await page.evaluate(() => document.activeElement.getAttribute('role') === 'treeitem' &&
+        document.activeElement.getAttribute('aria-level') === '1' && !document.querySelector('#treemap .tm-ring').hidden));
     let s = await shown(page);
     const sites = await api(page, 'tree?dir=sites');
     const siteKids = childrenOf(sites, 0);

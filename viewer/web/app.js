@@ -281,10 +281,10 @@ App.setView = function (v) {
   for (const b of document.querySelectorAll('.tabs > button')) b.setAttribute('aria-selected', String(b.dataset.view === v));
   for (const name of MT.views) MT.$('view-' + name).hidden = name !== v;
   MT.writeUrl(false);
-  App.loadView();
+  const loading = App.loadView();
   if (v === 'flame') MT.$('flame').focus({ preventScroll: true });
   if (v === 'table') MT.$('table-scroll').focus({ preventScroll: true });
-  if (v === 'treemap') App.treemap.focusCurrent();
+  if (v === 'treemap') loading.then(() => { if (MT.state.view === 'treemap') App.treemap.focusCurrent(); });
 };
 
 /* Host callbacks used by the widgets. */

@@ -356,12 +356,17 @@ MT.Treemap = class {
     const it = this.itemOf(e.target);
     if (!it || it.el !== e.target) return;
     this.setCurrent(it);
+    if (it.kind === 'node') this.host.onSelect(this.tree, it.i);
+    /* ring and tooltip when the keyboard brought the focus (after a click
+       the mouse is there, and its tooltip) */
+    let keyboard = true;
+    try { keyboard = it.el.matches(':focus-visible'); } catch (err) { /* older browsers: always */ }
+    if (!keyboard) { this.ring.hidden = true; return; }
     const rs = this.ring.style;
     rs.left = it.r[0] + 'px'; rs.top = it.r[1] + 'px'; rs.width = it.r[2] + 'px'; rs.height = it.r[3] + 'px';
     this.ring.hidden = false;
     const r = it.el.getBoundingClientRect();
     this.tip({ clientX: r.left + Math.min(r.width / 2, 40), clientY: r.top + Math.min(r.height / 2, 20) }, it);
-    if (it.kind === 'node') this.host.onSelect(this.tree, it.i);
   }
   setCurrent(it) {
     for (const x of this.items) if (x.el.tabIndex === 0 && x !== it) x.el.tabIndex = -1;
