@@ -356,12 +356,13 @@ MT.Treemap = class {
     const it = this.itemOf(e.target);
     if (!it || it.el !== e.target) return;
     this.setCurrent(it);
-    if (it.kind === 'node') this.host.onSelect(this.tree, it.i);
-    /* ring and tooltip when the keyboard brought the focus (after a click
-       the mouse is there, and its tooltip) */
+    /* ring, tooltip and status line when the keyboard brought the focus
+       (after a click the mouse is there, with its tooltip, and the status
+       line tells what was clicked) */
     let keyboard = true;
     try { keyboard = it.el.matches(':focus-visible'); } catch (err) { /* older browsers: always */ }
     if (!keyboard) { this.ring.hidden = true; return; }
+    if (it.kind === 'node') this.host.onSelect(this.tree, it.i);
     const rs = this.ring.style;
     rs.left = it.r[0] + 'px'; rs.top = it.r[1] + 'px'; rs.width = it.r[2] + 'px'; rs.height = it.r[3] + 'px';
     this.ring.hidden = false;
