@@ -276,8 +276,10 @@ const zoomParam = (page) => new URL(page.url()).searchParams.get('zoom') || '';
     const img = s.rects.find((r) => r.label.startsWith('<img'));
     await page.mouse.move(img.x + img.w / 2, img.y + img.h / 2);
     await page.waitForSelector('#tooltip:not([hidden])');
-    const tn = await page.$eval('#tooltip .tt-name', (e) => e.textContent);
-    check('hostile names: the tooltip shows the markup as text (' + tn + ')', tn === names.find((n) => n.startsWith('<img')));
+    const tt = await page.$eval('#tooltip', (e) => ({ name: e.querySelector('.tt-name').textContent, loc: e.querySelector('.tt-loc').textContent,
+      tags: e.querySelectorAll('img, i, b, script, svg').length }));
+    check('hostile names: the tooltip shows the markup of the name and file as text (' + tt.name + ', ' + tt.loc + ')',
+      tt.name === names.find((n) => n.startsWith('<img')) && tt.loc === '<i>file</i>.c' && tt.tags === 0);
     await page.mouse.click(img.x + img.w / 2, img.y + img.h / 2);
     await page.waitForFunction(() => /zoom=/.test(location.search));
     const crumb = await page.$eval('#crumbs nav.path', (e) => ({ text: e.textContent, tags: e.querySelectorAll('img').length }));
