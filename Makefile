@@ -90,12 +90,15 @@ $(LIB_SO): $(TRACE_OBJ) $(RECORD_OBJ) lib/record/exports.map
 	@mkdir -p $(dir $@)
 	$(CC) -shared -Wl,-soname,libmemtrace.so -Wl,-z,now -Wl,--version-script=lib/record/exports.map $(LDFLAGS) -o $@ $(TRACE_OBJ) $(RECORD_OBJ) $(RECORD_LIBS)
 
-# libmemtrace-analyze: the analysis engine and reports; uses the codec of libmemtrace.
+# libmemtrace-analyze: the analysis engine and reports. The shared library
+# carries its own copy of the codec so that a program (or a Python process)
+# that analyses traces never loads the recorder, which would interpose its
+# malloc; the static one goes with libmemtrace-trace.a.
 $(LIB_ANALYZE_A): $(ANALYZE_OBJ) $(PRESENT_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
-$(LIB_ANALYZE_SO): $(ANALYZE_OBJ) $(PRESENT_OBJ) $(LIB_SO)
-	$(CC) -shared -Wl,-soname,libmemtrace-analyze.so $(LDFLAGS) -o $@ $(ANALYZE_OBJ) $(PRESENT_OBJ) -L$(BUILD) -lmemtrace $(ANALYZE_LIBS)
+$(LIB_ANALYZE_SO): $(ANALYZE_OBJ) $(PRESENT_OBJ) $(TRACE_OBJ)
+	$(CC) -shared -Wl,-soname,libmemtrace-analyze.so $(LDFLAGS) -o $@ $(ANALYZE_OBJ) $(PRESENT_OBJ) $(TRACE_OBJ) $(ANALYZE_LIBS)
 
 # The symbolizer of recorded traces (libdw): linked into the CLI only, never
 # into a profiled program.
