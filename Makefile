@@ -16,6 +16,9 @@
 # programs/ holds the CLI, viewer/ the web viewer (server and page).
 
 PREFIX ?= /usr/local
+# where `make install` puts the Python package (python/memtrace): the
+# interpreter's own site directory under PREFIX (Debian: .../pythonX.Y/dist-packages)
+PYTHON_SITE ?= $(PREFIX)/lib/$(shell /usr/bin/python3 -c 'import sys; print("python%d.%d/dist-packages" % sys.version_info[:2])' 2>/dev/null || echo python3/dist-packages)
 DESTDIR ?=
 BUILD ?= build
 CC ?= cc
@@ -244,6 +247,9 @@ install: all
 	for pc in memtrace memtrace-analyze; do \
 	    sed -e 's|@PREFIX@|$(PREFIX)|g' scripts/$$pc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc; done
 	if ls docs/man/*.1 >/dev/null 2>&1; then install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/; fi
+	install -d $(DESTDIR)$(PYTHON_SITE)/memtrace
+	install -m 644 python/memtrace/__init__.py python/memtrace/_lib.py $(DESTDIR)$(PYTHON_SITE)/memtrace/
+	printf 'LIBDIR = "%s"\n' "$(PREFIX)/lib" > $(DESTDIR)$(PYTHON_SITE)/memtrace/_config.py
 
 clean:
 	rm -rf $(BUILD)
