@@ -48,6 +48,10 @@ size_t mt_bind_columns(const mt_bind_sel *b, uint32_t *idx, uint32_t *site, uint
 /* The selection's stack `node` as "outer;...;inner" function names
  * (malloc'd). */
 char *mt_bind_stack_text(const mt_bind_sel *b, uint32_t node);
+/* The model's stacks nodes[0..n) (mt_alloc.stack: whole stacks, no
+ * plumbing cut) as "outer;...;inner" texts, each ended by a NUL, in one
+ * malloc'd buffer of *len bytes. NULL when out of memory. */
+char *mt_bind_model_stacks(const mt_model *m, const uint32_t *nodes, size_t n, size_t *len);
 /* `memtrace top --json` of the selection: by a measure name as --by takes
  * it ("alloc", "live", "count", ...), limit rows (0: all), callers per
  * site. NULL with *err on a bad measure. */

@@ -189,6 +189,44 @@ char *mt_bind_stack_text(const mt_bind_sel *b, uint32_t node)
     return s;
 }
 
+char *mt_bind_model_stacks(const mt_model *m, const uint32_t *nodes, size_t n, size_t *len)
+{
+    char *buf = NULL;
+    *len = 0;
+    FILE *out = open_memstream(&buf, len);
+    if (!out)
+        return NULL;
+    size_t cap = 64;
+    mt_frame_id *fr = malloc(cap * sizeof *fr);
+    const mt_frame *frames = mt_model_frames(m);
+    const mt_func *funcs = mt_model_funcs(m);
+    size_t n_nodes = mt_model_n_nodes(m);
+    for (size_t i = 0; fr && i < n; i++) {
+        size_t depth = nodes[i] < n_nodes ? mt_model_stack(m, nodes[i], fr, cap) : 0;
+        if (depth > cap) {
+            mt_frame_id *more = realloc(fr, depth * sizeof *fr);
+            if (!more)
+                break;
+            fr = more;
+            cap = depth;
+            mt_model_stack(m, nodes[i], fr, cap);
+        }
+        for (size_t k = 0; k < depth; k++) {
+            if (k)
+                fputc(';', out);
+            fputs(funcs[frames[fr[k]].func].name, out);
+        }
+        fputc(0, out);
+    }
+    int failed = !fr;
+    free(fr);
+    if (fclose(out) != 0 || failed) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
 /* --by names as the CLI takes them (report_metric), else the metric's own name. */
 static int metric_of(const char *by)
 {

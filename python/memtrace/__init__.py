@@ -152,35 +152,56 @@ class Trace:
         stack = np.empty(n, dtype=np.uint32)
         p = lambda a: a.ctypes.data_as(_lib.c_uint32_p)
         _lib.columns(sel.ptr, p(idx), p(site), p(stack), n)
-        rec = self._records()[idx]
-        never = np.iinfo(np.int64).max
-        freed = rec["collect"] != never
-        t = rec["time"] / 1e6
-        free_t = np.where(freed, rec["collect"], 0) / 1e6
-        free_t[~freed] = np.nan
+        allrec = self._records()
+        whole = n == len(allrec)   # every allocation selected: idx is 0..n-1
+        col = lambda name: np.ascontiguousarray(allrec[name]) if whole else allrec[name][idx]
+        collect = col("collect")
+        freed = collect != np.iinfo(np.int64).max
+        t = col("time") * 1e-6
+        free_t = np.where(freed, collect * 1e-6, np.nan)
+        samples = col("n_samples")
         bps = _lib.bytes_per_sample(self._model)
-        usite, site_code = np.unique(site, return_inverse=True)
-        ustack, stack_code = np.unique(stack, return_inverse=True)
-        stacks = [_lib.take_text(_lib.stack_text(sel.ptr, int(s))) for s in ustack]
-        usrc, src_code = np.unique(rec["source"], return_inverse=True)
-        kinds = [_lib.source_kind_name(self._model, int(s)).decode() for s in usrc]
-        # the same kind name may come from two sources (OCaml "external")
-        kind_cat = pd.Categorical([kinds[c] for c in src_code]) if len(set(kinds)) < len(kinds) \
-            else pd.Categorical.from_codes(src_code, categories=kinds)
+        usite, site_code = _dense_codes(np, site)
+        source = col("source")
+        usrc, src_code = _dense_codes(np, source)
+        kinds = [_lib.source_kind_name(self._model, int(v)).decode() for v in usrc]
         df = pd.DataFrame({
             "time": t,
-            "size": rec["size"],
-            "samples": rec["n_samples"],
-            "bytes": rec["n_samples"] * bps,
+            "size": col("size"),
+            "samples": samples,
+            "bytes": samples * bps,
             "free_time": free_t,
             "lifetime": free_t - t,
             "freed": freed,
-            "kind": kind_cat,
+            "kind": _categorical(pd, src_code, kinds),
             "site": _categorical(pd, site_code, self._site_names(usite)),
-            "stack": _categorical(pd, stack_code, stacks),
-            "carried": rec["carried"].astype(bool),
-        })
+            "stack": col("stack"),
+            "carried": col("carried").astype(bool),
+        }, copy=False)
         return df
+
+    def stacks(self, ids):
+        """The stacks of allocations() ids as "outer;...;inner" function
+        names (whole stacks, allocation plumbing included): a pandas Series
+        indexed like ids. Each distinct stack is written once, in C."""
+        self._check()
+        np, pd = _np(), _pd()
+        index = getattr(ids, "index", None)
+        arr = np.ascontiguousarray(np.asarray(ids, dtype=np.uint32))
+        uniq, inv = np.unique(arr, return_inverse=True)
+        length = ctypes.c_size_t()
+        ptr = _lib.model_stacks(self._model, uniq.ctypes.data_as(_lib.c_uint32_p), len(uniq),
+                                ctypes.byref(length))
+        if not ptr and len(uniq):
+            raise MemtraceError("out of memory")
+        try:
+            raw = ctypes.string_at(ptr, length.value) if ptr else b""
+        finally:
+            _lib.free(ptr)
+        texts = raw.decode("utf-8", "replace").split("\0")[:len(uniq)]
+        return pd.Series(pd.Categorical.from_codes(inv, categories=_unique(texts))
+                         if len(set(texts)) == len(texts) else [texts[i] for i in inv],
+                         index=index)
 
     # ---------------------------------------------------------------- reports
     def top(self, by="alloc", filter=None, at=None, limit=0, callers=3):
@@ -258,6 +279,34 @@ class Trace:
         df = pd.DataFrame(entries)
         df.attrs.update({k: v for k, v in d.items() if k != "entries"})
         return df
+
+
+def _dense_codes(np, values):
+    """(distinct values in increasing order, the code of each value): what
+    np.unique(..., return_inverse=True) gives, by a lookup table instead of
+    a sort (values are frame ids or sources: small integers, except the
+    MT_NO_FRAME marker)."""
+    values = np.asarray(values)
+    if len(values) == 0:
+        return values[:0], np.zeros(0, dtype=np.int64)
+    none = values == np.iinfo(values.dtype).max if values.dtype.kind == "u" else None
+    has_none = none is not None and bool(none.any())
+    v = np.where(none, 0, values).astype(np.int64) if has_none else values.astype(np.int64)
+    used = np.zeros(int(v.max()) + 1, dtype=bool)
+    used[v[~none] if has_none else v] = True
+    distinct = np.flatnonzero(used)
+    table = np.full(len(used), -1, dtype=np.int64)
+    table[distinct] = np.arange(len(distinct))
+    codes = table[v]
+    if has_none:
+        # the marker sorts last, as np.unique puts the largest value last
+        codes = np.where(none, len(distinct), codes)
+        distinct = np.append(distinct, np.iinfo(values.dtype).max)
+    return distinct.astype(values.dtype), codes
+
+
+def _unique(names):
+    return list(names)
 
 
 def _categorical(pd, codes, names):

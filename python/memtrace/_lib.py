@@ -67,6 +67,8 @@ sel_free = _fn("mt_bind_sel_free", None, c_void_p)
 columns = _fn("mt_bind_columns", c_size_t, c_void_p, c_uint32_p, c_uint32_p, c_uint32_p,
               c_size_t)
 stack_text = _fn("mt_bind_stack_text", c_void_p, c_void_p, ctypes.c_uint32)
+model_stacks = _fn("mt_bind_model_stacks", c_void_p, c_void_p, c_uint32_p, c_size_t,
+                    ctypes.POINTER(c_size_t))
 top_json = _fn("mt_bind_top_json", c_void_p, c_void_p, c_char_p, c_size_t, c_size_t, c_err)
 stats_json = _fn("mt_bind_stats_json", c_void_p, c_void_p)
 diff_json = _fn("mt_bind_diff_json", c_void_p, c_void_p, c_void_p, c_char_p, c_char_p,

@@ -89,6 +89,8 @@ if os.path.exists(cpath):
           "a C trace's kinds are malloc/mmap (%s)" % list(cd["kind"].cat.categories))
     check(cd["site"].astype(str).str.startswith("leak_session").any(),
           "a C trace's sites are the program's functions")
-    check(cd["stack"].astype(str).str.contains("main;").any(), "stacks read outermost first: main;...")
+    texts = ct.stacks(cd["stack"])
+    check(len(texts) == len(cd) and texts.astype(str).str.contains(r"main;.*leak_session").any(),
+          "stacks(): the allocations' stacks as text, outermost first (main;...;leak_session)")
 sys.exit(1 if fails else 0)
 PYEOF
