@@ -16,6 +16,9 @@
 # programs/ holds the CLI, viewer/ the web viewer (server and page).
 
 PREFIX ?= /usr/local
+# where `make install` puts the Python package (python/memtrace): the
+# interpreter's own site directory under PREFIX (Debian: .../pythonX.Y/dist-packages)
+PYTHON_SITE ?= $(PREFIX)/lib/$(shell /usr/bin/python3 -c 'import sys; print("python%d.%d/dist-packages" % sys.version_info[:2])' 2>/dev/null || echo python3/dist-packages)
 DESTDIR ?=
 BUILD ?= build
 CC ?= cc
@@ -90,12 +93,15 @@ $(LIB_SO): $(TRACE_OBJ) $(RECORD_OBJ) lib/record/exports.map
 	@mkdir -p $(dir $@)
 	$(CC) -shared -Wl,-soname,libmemtrace.so -Wl,-z,now -Wl,--version-script=lib/record/exports.map $(LDFLAGS) -o $@ $(TRACE_OBJ) $(RECORD_OBJ) $(RECORD_LIBS)
 
-# libmemtrace-analyze: the analysis engine and reports; uses the codec of libmemtrace.
+# libmemtrace-analyze: the analysis engine and reports. The shared library
+# carries its own copy of the codec so that a program (or a Python process)
+# that analyses traces never loads the recorder, which would interpose its
+# malloc; the static one goes with libmemtrace-trace.a.
 $(LIB_ANALYZE_A): $(ANALYZE_OBJ) $(PRESENT_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
-$(LIB_ANALYZE_SO): $(ANALYZE_OBJ) $(PRESENT_OBJ) $(LIB_SO)
-	$(CC) -shared -Wl,-soname,libmemtrace-analyze.so $(LDFLAGS) -o $@ $(ANALYZE_OBJ) $(PRESENT_OBJ) -L$(BUILD) -lmemtrace $(ANALYZE_LIBS)
+$(LIB_ANALYZE_SO): $(ANALYZE_OBJ) $(PRESENT_OBJ) $(TRACE_OBJ)
+	$(CC) -shared -Wl,-soname,libmemtrace-analyze.so $(LDFLAGS) -o $@ $(ANALYZE_OBJ) $(PRESENT_OBJ) $(TRACE_OBJ) $(ANALYZE_LIBS)
 
 # The symbolizer of recorded traces (libdw): linked into the CLI only, never
 # into a profiled program.
@@ -241,6 +247,9 @@ install: all
 	for pc in memtrace memtrace-analyze; do \
 	    sed -e 's|@PREFIX@|$(PREFIX)|g' scripts/$$pc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc; done
 	if ls docs/man/*.1 >/dev/null 2>&1; then install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/; fi
+	install -d $(DESTDIR)$(PYTHON_SITE)/memtrace
+	install -m 644 python/memtrace/__init__.py python/memtrace/_lib.py $(DESTDIR)$(PYTHON_SITE)/memtrace/
+	printf 'LIBDIR = "%s"\n' "$(PREFIX)/lib" > $(DESTDIR)$(PYTHON_SITE)/memtrace/_config.py
 
 clean:
 	rm -rf $(BUILD)

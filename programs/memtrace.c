@@ -18,6 +18,7 @@ static const struct command commands[] = {
     {"view", cmd_view, "browse a trace in the web viewer"},
     {"top", cmd_top, "allocation sites that account for the most memory"},
     {"stats", cmd_stats, "totals, peak, rates, size and lifetime histograms"},
+    {"leaks", cmd_leaks, "leak suspects: sites whose live memory keeps growing"},
     {"lifetimes", cmd_lifetimes, "allocation time and lifetime of each sample"},
     {"folded", cmd_folded, "collapsed stacks for flame graph tools"},
     {"diff", cmd_diff, "what changed between two traces, and is it real"},

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "memtrace/analyze.h"
+#include "memtrace/leaks.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -78,6 +79,10 @@ void mt_json_cost(FILE *out, const mt_cost *c);
 void mt_format_frame(char *buf, size_t cap, const mt_model *m, mt_frame_id f);
 /* The same with the name shortened (mt_name_simplify) unless full. */
 void mt_format_frame_as(char *buf, size_t cap, const mt_model *m, mt_frame_id f, int full);
+/* {"function":..,"file":..,"line":..} of a frame. */
+void mt_json_frame(FILE *out, const mt_model *m, mt_frame_id f);
+/* ,"short":".." after it: the function's short name. */
+void mt_json_frame_short(FILE *out, const mt_model *m, mt_frame_id f);
 /* name itself when full, else its short form written into buf. */
 const char *mt_display_name(char *buf, size_t cap, const char *name, int full);
 /* "via std::vector<int>::resize(…) 80%, ..." under a site of top. */
@@ -196,6 +201,19 @@ int mt_plot_scatter_add(mt_plot_scatter *sc, const mt_alloc *a, uint64_t seq);
 void mt_plot_scatter_free(mt_plot_scatter *sc);
 int mt_plot_lifetimes_svg(FILE *out, const mt_model *m, const mt_plot_scatter *sc,
                           uint64_t n_selected, const mt_plot_options *o);
+
+/* `memtrace leaks`: the suspects of mt_query_leaks (every site with all),
+ * as text or JSON. */
+typedef struct mt_leaks_report_options {
+    int json;
+    int all;                 /* every site, not only suspects */
+    size_t limit;            /* rows shown (0: all) */
+    int full_names;
+    int from_given;          /* the window's start was chosen by the user */
+    const char *filter_text; /* shown in the header; may be NULL */
+} mt_leaks_report_options;
+int mt_report_leaks(FILE *out, const mt_selection *s, const mt_leak_report *r,
+                    const mt_leaks_report_options *o);
 
 #ifdef __cplusplus
 }

@@ -36,6 +36,25 @@ void mt_format_frame_as(char *buf, size_t cap, const mt_model *m, mt_frame_id f,
     }
 }
 
+void mt_json_frame(FILE *out, const mt_model *m, mt_frame_id f)
+{
+    const mt_frame *fr = &mt_model_frames(m)[f];
+    const mt_func *fn = &mt_model_funcs(m)[fr->func];
+    fputs("{\"function\":", out);
+    mt_json_string(out, fn->name);
+    fputs(",\"file\":", out);
+    mt_json_string(out, fn->filename);
+    fprintf(out, ",\"line\":%u}", fr->line);
+}
+
+void mt_json_frame_short(FILE *out, const mt_model *m, mt_frame_id f)
+{
+    char shortname[1024];
+    const mt_func *fn = &mt_model_funcs(m)[mt_model_frames(m)[f].func];
+    fputs(",\"short\":", out);
+    mt_json_string(out, mt_display_name(shortname, sizeof shortname, fn->name, 0));
+}
+
 void mt_report_vias(FILE *out, const mt_model *m, const mt_site_vias *v, int full)
 {
     if (!v->n)

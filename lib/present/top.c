@@ -30,26 +30,6 @@ static uint64_t samples_of(const mt_cost *c, mt_metric m)
     return mt_cost_samples(c, m);
 }
 
-/* ,"short":"..." after a frame object: the function's short name */
-static void json_short(FILE *out, const mt_model *m, mt_frame_id f)
-{
-    char shortname[1024];
-    const mt_func *fn = &mt_model_funcs(m)[mt_model_frames(m)[f].func];
-    fputs(",\"short\":", out);
-    mt_json_string(out, mt_display_name(shortname, sizeof shortname, fn->name, 0));
-}
-
-static void json_frame(FILE *out, const mt_model *m, mt_frame_id f)
-{
-    const mt_frame *fr = &mt_model_frames(m)[f];
-    const mt_func *fn = &mt_model_funcs(m)[fr->func];
-    fputs("{\"function\":", out);
-    mt_json_string(out, fn->name);
-    fputs(",\"file\":", out);
-    mt_json_string(out, fn->filename);
-    fprintf(out, ",\"line\":%u}", fr->line);
-}
-
 /* When the selection holds memory of more than one kind (malloc and mmap
  * in a C trace), how much of each: sites are not split by kind, the
  * kind: filter does that. */
@@ -119,16 +99,16 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
             const mt_site *st = &t->sites[i];
             double v = mt_cost_get(&st->cost, o->metric);
             fprintf(out, "%s\n{\"rank\":%zu,\"site\":", i ? "," : "", i + 1);
-            json_frame(out, m, st->frame);
-            json_short(out, m, st->frame);
+            mt_json_frame(out, m, st->frame);
+            mt_json_frame_short(out, m, st->frame);
             fprintf(out, ",\"value\":%.1f,\"share\":%.6f,\"rse\":%.4f,\"cost\":", v,
                     total > 0 ? v / total : 0, mt_cost_rse(&st->cost, o->metric));
             mt_json_cost(out, &st->cost);
             fputs(",\"via\":[", out);
             for (size_t k = 0; k < vias[i].n && k < MT_MAX_VIAS; k++) {
                 fputs(k ? ",{\"function\":" : "{\"function\":", out);
-                json_frame(out, m, vias[i].frame[k]);
-                json_short(out, m, vias[i].frame[k]);
+                mt_json_frame(out, m, vias[i].frame[k]);
+                mt_json_frame_short(out, m, vias[i].frame[k]);
                 fprintf(out, ",\"share\":%.6f}", vias[i].share[k]);
             }
             fprintf(out, "],\"n_via\":%zu", vias[i].n);
@@ -140,7 +120,7 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
                 if (c->frame == (mt_frame_id)-1)
                     fputs("null", out);
                 else
-                    json_frame(out, m, c->frame);
+                    mt_json_frame(out, m, c->frame);
                 fputs(",\"cost\":", out);
                 mt_json_cost(out, &c->cost);
                 fputc('}', out);

@@ -43,3 +43,12 @@ check "it reads a trace with the installed library" \
 st=$?
 check "installed memtrace run finds the installed library" \
     '[ $st = 0 ] && "$root$prefix/bin/memtrace" info "$MT_TMP/t.ctf" >/dev/null'
+site=$(ls -d "$root$prefix"/lib/python3*/dist-packages 2>/dev/null | head -n 1)
+check "installs the Python package" '[ -n "$site" ] && [ -f "$site/memtrace/__init__.py" ]'
+check "the installed package knows where the library is" \
+    'grep -q "LIBDIR = \"$prefix/lib\"" "$site/memtrace/_config.py"'
+if /usr/bin/python3 -c "import numpy" 2>/dev/null; then
+    fixture=$PWD/$MT_FIXTURES/leak.ctf
+    check "the installed package reads a trace with the installed library" \
+        '[ "$(cd / && PYTHONPATH="$site" MEMTRACE_LIBDIR="$root$prefix/lib" /usr/bin/python3 -c "import memtrace, sys; print(memtrace.open(sys.argv[1]).info[\"allocations\"])" "$fixture")" = 6179 ]'
+fi

@@ -1,0 +1,81 @@
+/*
+ * memtrace/bind.h - the analysis library for other languages (Python's
+ * memtrace package uses it through ctypes): plain arguments, no structures
+ * to lay out, results as columns the caller sizes or as malloc'd JSON text
+ * (free with mt_bind_free), the same text the CLI's --json prints.
+ *
+ * Experimental: follows the Python package. Not thread-safe per handle;
+ * distinct handles may be used from distinct threads. Times are
+ * mt_timedelta (microseconds since the trace's start).
+ */
+#ifndef MEMTRACE_BIND_H
+#define MEMTRACE_BIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memtrace/analyze.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A selection of a loaded model with what it was made from. */
+typedef struct mt_bind_sel mt_bind_sel;
+
+/* The whole model of n traces (several: aggregated as the CLI does with
+ * several FILEs). NULL on failure with a malloc'd message in *err. Reader
+ * warnings go to stderr. */
+mt_model *mt_bind_open(const char *const *paths, size_t n, char **err);
+/* The trace's header and counts as JSON (memtrace info --json's fields
+ * that the model knows). */
+char *mt_bind_info_json(const mt_model *m);
+/* Selects with a filter as the CLI takes it (NULL or "": everything) and
+ * live measured at `at` ("end", "peak", "2.5s"; NULL: end); sites != 0
+ * cuts allocation plumbing off the stacks as top does. NULL on failure
+ * with a malloc'd message in *err (a bad filter says where). The model
+ * must outlive the selection. */
+mt_bind_sel *mt_bind_select(const mt_model *m, const char *filter, const char *at, int sites,
+                            char **err);
+void mt_bind_sel_free(mt_bind_sel *b);
+const mt_selection *mt_bind_selection(const mt_bind_sel *b);
+/* Columns of the selected allocations in file order: idx (into
+ * mt_model_allocs), site (the innermost frame of the selection's stack,
+ * MT_NO_FRAME when empty) and stack (the selection's stack node). Any may
+ * be NULL; at most cap rows written. Returns the number selected. */
+size_t mt_bind_columns(const mt_bind_sel *b, uint32_t *idx, uint32_t *site, uint32_t *stack,
+                       size_t cap);
+/* The selection's stack `node` as "outer;...;inner" function names
+ * (malloc'd). */
+char *mt_bind_stack_text(const mt_bind_sel *b, uint32_t node);
+/* The model's stacks nodes[0..n) (mt_alloc.stack: whole stacks, no
+ * plumbing cut) as "outer;...;inner" texts, each ended by a NUL, in one
+ * malloc'd buffer of *len bytes. NULL when out of memory. */
+char *mt_bind_model_stacks(const mt_model *m, const uint32_t *nodes, size_t n, size_t *len);
+/* `memtrace top --json` of the selection: by a measure name as --by takes
+ * it ("alloc", "live", "count", ...), limit rows (0: all), callers per
+ * site. NULL with *err on a bad measure. */
+char *mt_bind_top_json(const mt_bind_sel *b, const char *by, size_t limit, size_t callers,
+                       char **err);
+/* `memtrace stats --json` of the selection. */
+char *mt_bind_stats_json(const mt_bind_sel *b);
+/* `memtrace diff --json` of two selections (base, new) by a measure
+ * ("alloc", "live", "count", "live_count") and key ("site", "function",
+ * "path"), live at each selection's `at`; alpha 0: 0.05. */
+char *mt_bind_diff_json(const mt_bind_sel *base, const mt_bind_sel *new_, const char *by,
+                        const char *key, double alpha, char **err);
+/* The live-memory curve in n buckets over the whole trace: bucket start
+ * times, the highest live bytes of all allocations and of the selected
+ * ones in each. Returns n, or 0 when out of memory. */
+size_t mt_bind_curve(const mt_bind_sel *b, size_t n, int64_t *time, double *total,
+                     double *filtered);
+void mt_bind_free(void *p);
+/* sizeof(mt_alloc) and the offsets of its fields time, collect, size,
+ * n_samples, stack, source, carried (out[0..6]): a binding that reads
+ * mt_model_allocs() in place checks its layout against these. */
+size_t mt_bind_alloc_layout(size_t out[7]);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

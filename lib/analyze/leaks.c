@@ -1,0 +1,405 @@
+/*
+ * leaks.c - leak suspects: for every allocation site, is its live memory
+ * still growing over the later part of the run?
+ *
+ * The statistic is the least-squares slope of the site's live bytes L(t)
+ * on a grid of K points over the window [from, to]:
+ *     slope = sum_j c_j L(t_j),  c_j = (t_j - mean t) / sum_k (t_k - mean t)^2.
+ * L(t_j) is a sum over the site's sampled blocks, so the slope is too:
+ *     slope = sum_i w_i g_i,  g_i = sum of c_j over the grid points the
+ * block is live at (a prefix-sum difference). A block live over the whole
+ * window has g_i = 0 (memory loaded at start is not growth); a block
+ * allocated and freed between two grid points has g_i = 0 (churn); a block
+ * allocated in the window and never freed has g_i > 0.
+ *
+ * Error: when blocks come and go as a Poisson process (and sampling thins
+ * one Poisson process into another), Campbell's theorem gives
+ * Var(slope) = E[sum_i w_i^2 g_i^2], with mean 0 when the site's behaviour
+ * does not change over the window. Programs allocate in bursts (a tree
+ * built and dropped at once), which would pass for trend under that
+ * variance, so blocks allocated in the same grid interval and freed in the
+ * same grid interval count as one unit: Var = sum_u (sum_{i in u} w_i)^2 g_u^2.
+ * That is conservative for independent blocks (little power lost while
+ * units hold one sample or so) and right for perfectly correlated ones.
+ *
+ * Family: by Cauchy-Schwarz z <= sqrt(units), so a site with few units can
+ * never be significant; Tarone's rule picks the sites that could be, and
+ * Holm's step-down corrects within them (as diff does).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memtrace/compare.h"
+#include "memtrace/leaks.h"
+
+#define LEAK_GRID 256
+
+/* Upper tail of the standard normal. */
+static double norm_upper(double z)
+{
+    return 0.5 * erfc(z / sqrt(2.0));
+}
+
+/* Its inverse, by bisection (p in (0, 1)): plenty fast for a few calls. */
+static double norm_upper_inv(double p)
+{
+    double lo = -40, hi = 40;
+    for (int i = 0; i < 200; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (norm_upper(mid) > p)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+/* The grid: point j at from + (j + 1/2) h; prefix[j] = c_0 + ... + c_{j-1}. */
+typedef struct leak_grid {
+    mt_timedelta from, to;
+    double h;
+    double prefix[LEAK_GRID + 1];
+} leak_grid;
+
+static void grid_init(leak_grid *gr, mt_timedelta from, mt_timedelta to)
+{
+    gr->from = from;
+    gr->to = to;
+    gr->h = (double)(to - from) / LEAK_GRID;
+    double mean = (LEAK_GRID - 1) / 2.0, ss = 0;
+    for (int j = 0; j < LEAK_GRID; j++)
+        ss += (j - mean) * (j - mean);
+    /* slope per microsecond: the grid's step is h microseconds */
+    gr->prefix[0] = 0;
+    for (int j = 0; j < LEAK_GRID; j++)
+        gr->prefix[j + 1] = gr->prefix[j] + (j - mean) / (ss * gr->h);
+    gr->prefix[LEAK_GRID] = 0;   /* exactly: the c_j sum to zero */
+}
+
+/* The first grid point at or after t (LEAK_GRID: none). */
+static int grid_index(const leak_grid *gr, mt_timedelta t)
+{
+    if (t == MT_TIME_NEVER || t >= gr->to)
+        return LEAK_GRID;
+    if (t <= gr->from)
+        return 0;
+    double x = ceil((double)(t - gr->from) / gr->h - 0.5);
+    return x < 0 ? 0 : x > LEAK_GRID ? LEAK_GRID : (int)x;
+}
+
+typedef struct leak_unit {
+    uint32_t key;            /* ja * (LEAK_GRID + 1) + jf */
+    double bytes;
+} leak_unit;
+
+static int by_key(const void *x, const void *y)
+{
+    const leak_unit *a = x, *b = y;
+    return a->key < b->key ? -1 : a->key > b->key;
+}
+
+typedef struct km_point {
+    double time;             /* observed lifetime */
+    double weight;
+    int event;               /* 1 freed, 0 censored (live at the end) */
+} km_point;
+
+static int by_time(const void *x, const void *y)
+{
+    const km_point *a = x, *b = y;
+    if (a->time != b->time)
+        return a->time < b->time ? -1 : 1;
+    return b->event - a->event;   /* events before censorings at a tie */
+}
+
+/* Kaplan-Meier survival at u of lifetimes pts[0..n) (sorted in place). */
+static double km_survival(km_point *pts, size_t n, double u)
+{
+    qsort(pts, n, sizeof *pts, by_time);
+    /* the weight at risk from each point on, summed from the end so that
+     * rounding never leaves more deaths than blocks at risk */
+    double *risk = malloc((n + 1) * sizeof *risk);
+    if (!risk)
+        return NAN;
+    risk[n] = 0;
+    for (size_t i = n; i > 0; i--)
+        risk[i - 1] = risk[i] + pts[i - 1].weight;
+    double s = 1;
+    size_t i = 0;
+    while (i < n && pts[i].time <= u) {
+        double t = pts[i].time, died = 0, at_risk = risk[i];
+        while (i < n && pts[i].time == t) {
+            if (pts[i].event)
+                died += pts[i].weight;
+            i++;
+        }
+        if (at_risk > 0)
+            s *= died >= at_risk ? 0 : 1 - died / at_risk;
+    }
+    free(risk);
+    /* nothing watched past u: unknown, unless every block already ended */
+    if (i == n && s > 0)
+        return NAN;
+    return s;
+}
+
+void mt_leak_test(const mt_leak_block *b, size_t n, mt_timedelta from, mt_timedelta to,
+                  mt_leak_site *out)
+{
+    leak_grid gr;
+    grid_init(&gr, from, to);
+    leak_unit *u = malloc((n ? n : 1) * sizeof *u);
+    km_point *km = malloc((n ? n : 1) * sizeof *km);
+    double slope = 0, live = 0, level[LEAK_GRID + 1] = {0};
+    size_t nu = 0, nk = 0;
+    for (size_t i = 0; i < n; i++) {
+        int ja = grid_index(&gr, b[i].alloc), jf = grid_index(&gr, b[i].free);
+        if (b[i].alloc <= to && (b[i].free == MT_TIME_NEVER || b[i].free > to))
+            live += b[i].bytes;
+        if (jf > ja) {
+            level[ja] += b[i].bytes;
+            level[jf] -= b[i].bytes;
+            slope += b[i].bytes * (gr.prefix[jf] - gr.prefix[ja]);
+            if (u)
+                u[nu++] = (leak_unit){(uint32_t)(ja * (LEAK_GRID + 1) + jf), b[i].bytes};
+        }
+        if (km && b[i].alloc <= to) {
+            int freed = b[i].free != MT_TIME_NEVER && b[i].free <= to;
+            km[nk++] = (km_point){(double)((freed ? b[i].free : to) - b[i].alloc), b[i].bytes,
+                                  freed};
+        }
+    }
+    double var = 0;
+    uint64_t units = 0;
+    if (u) {
+        qsort(u, nu, sizeof *u, by_key);
+        for (size_t i = 0; i < nu;) {
+            uint32_t key = u[i].key;
+            double w = 0;
+            while (i < nu && u[i].key == key)
+                w += u[i++].bytes;
+            int ja = (int)(key / (LEAK_GRID + 1)), jf = (int)(key % (LEAK_GRID + 1));
+            double g = gr.prefix[jf] - gr.prefix[ja];
+            if (g != 0) {
+                var += w * w * g * g;
+                units++;
+            }
+        }
+    }
+    /* the site's highest live bytes on the grid (memory live over the
+     * whole window counts: it is part of what is held) */
+    double high = 0, run = 0;
+    for (int j = 0; j < LEAK_GRID; j++) {
+        run += level[j];
+        if (run > high)
+            high = run;
+    }
+    out->live_high = high;
+    /* per microsecond -> per second */
+    out->growth = slope * 1e6;
+    out->growth_se = sqrt(var) * 1e6;
+    out->z = out->growth_se > 0 ? out->growth / out->growth_se : 0;
+    out->p = out->growth_se > 0 ? norm_upper(out->z) : 1;
+    out->p_adj = out->p;
+    out->units = units;
+    out->live_end = live;
+    out->kept = km && nk ? km_survival(km, nk, (double)(to - from)) : NAN;
+    free(u);
+    free(km);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Per site over a selection                                                 */
+
+typedef struct site_of {
+    uint64_t key;            /* func << 32 | line, or UINT64_MAX: no stack */
+    size_t alloc;            /* index into the model's allocations */
+} site_of;
+
+static int by_site(const void *x, const void *y)
+{
+    const site_of *a = x, *b = y;
+    if (a->key != b->key)
+        return a->key < b->key ? -1 : 1;
+    return a->alloc < b->alloc ? -1 : a->alloc > b->alloc;
+}
+
+static int by_rank(const void *x, const void *y)
+{
+    const mt_leak_site *a = x, *b = y;
+    if (a->suspect != b->suspect)
+        return b->suspect - a->suspect;
+    if (a->suspect && a->growth != b->growth)
+        return a->growth > b->growth ? -1 : 1;
+    if (a->z != b->z)
+        return a->z > b->z ? -1 : 1;
+    return a->live_end > b->live_end ? -1 : a->live_end < b->live_end;
+}
+
+static double plan_units(size_t sites, double alpha, double power)
+{
+    if (sites < 1)
+        sites = 1;
+    double za = norm_upper_inv(alpha / (double)sites), zb = norm_upper_inv(1 - power);
+    /* a pure leak over the window: E g = 1, E g^2 = 6/5 (g(a) = 6a(1-a)
+     * for allocation time a uniform over a unit window), so z grows as
+     * sqrt(units / 1.2) */
+    double s = za + zb;
+    return s > 0 ? 1.2 * s * s : 1;
+}
+
+double mt_leak_plan_interval(double rate, double window_s, size_t sites, double alpha,
+                             double power)
+{
+    if (!(rate > 0) || !(window_s > 0) || !(alpha > 0 && alpha < 1) || !(power > 0 && power < 1))
+        return 0;
+    return rate * window_s / plan_units(sites, alpha, power);
+}
+
+double mt_leak_min_rate(double interval, double window_s, size_t sites, double alpha,
+                        double power)
+{
+    if (!(interval > 0) || !(window_s > 0) || !(alpha > 0 && alpha < 1) || !(power > 0 && power < 1))
+        return 0;
+    return plan_units(sites, alpha, power) * interval / window_s;
+}
+
+/* Tarone's rule, then Holm within the family (as compare.c's diff). */
+static void choose_family(mt_leak_report *r)
+{
+    double *minp = malloc((r->n ? r->n : 1) * sizeof *minp);
+    double thr = r->alpha;
+    for (size_t i = 0; minp && i < r->n; i++)
+        minp[i] = r->sites[i].units ? norm_upper(sqrt((double)r->sites[i].units)) : 1;
+    if (minp) {
+        for (size_t k = 1; k <= r->n; k++) {
+            size_t c = 0;
+            for (size_t i = 0; i < r->n; i++)
+                c += minp[i] <= r->alpha / (double)k;
+            if (c <= k) {
+                thr = r->alpha / (double)k;
+                break;
+            }
+        }
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        mt_leak_site *e = &r->sites[i];
+        double mp = minp ? minp[i] : (e->units ? norm_upper(sqrt((double)e->units)) : 1);
+        e->tested = e->units > 0 && mp <= thr;
+        m += e->tested;
+    }
+    free(minp);
+    double *p = malloc((m ? m : 1) * sizeof *p);
+    size_t j = 0;
+    for (size_t i = 0; p && i < r->n; i++)
+        if (r->sites[i].tested)
+            p[j++] = r->sites[i].p;
+    if (p)
+        mt_holm(p, m, p);
+    j = 0;
+    r->n_suspects = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        mt_leak_site *e = &r->sites[i];
+        if (e->tested)
+            e->p_adj = p ? p[j++] : fmin(1, e->p * (double)m);
+        else
+            e->p_adj = 1;
+        /* growth that was given back before the end (a teardown, a batch
+         * finished) is not a leak: a suspect still holds at least half of
+         * its highest at the end */
+        e->suspect = e->tested && e->growth > 0 && e->p_adj < r->alpha &&
+                     e->live_end >= 0.5 * e->live_high;
+        r->n_suspects += e->suspect;
+    }
+    free(p);
+    r->n_tested = m;
+}
+
+mt_leak_report *mt_query_leaks(const mt_selection *s, const mt_leak_options *o)
+{
+    const mt_model *m = mt_selection_model(s);
+    const mt_alloc *allocs = mt_model_allocs(m);
+    const mt_node *nodes = mt_selection_nodes(s);
+    const mt_frame *frames = mt_model_frames(m);
+    size_t n_allocs = mt_model_n_allocs(m);
+    mt_timedelta to = mt_model_end(m);
+    mt_timedelta from = o && o->from != MT_TIME_NEVER ? o->from : to / 2;
+    if (from < 0)
+        from = 0;
+    if (from >= to)
+        return NULL;
+    mt_leak_report *r = calloc(1, sizeof *r);
+    site_of *so = malloc((n_allocs ? n_allocs : 1) * sizeof *so);
+    mt_leak_block *blocks = malloc((n_allocs ? n_allocs : 1) * sizeof *blocks);
+    if (!r || !so || !blocks) {
+        free(r);
+        free(so);
+        free(blocks);
+        return NULL;
+    }
+    r->from = from;
+    r->to = to;
+    r->alpha = o && o->alpha > 0 ? o->alpha : 0.05;
+    double bps = mt_model_bytes_per_sample(m);
+    size_t n = 0;
+    for (size_t i = 0; i < n_allocs; i++) {
+        if (!mt_selection_has(s, i))
+            continue;
+        mt_node_id node = mt_selection_stack_of(s, i);
+        uint64_t key = UINT64_MAX;
+        if (node) {
+            const mt_frame *f = &frames[nodes[node].frame];
+            key = (uint64_t)f->func << 32 | f->line;
+        }
+        so[n++] = (site_of){key, i};
+    }
+    qsort(so, n, sizeof *so, by_site);
+    size_t n_sites = 0;
+    for (size_t i = 0; i < n; i++)
+        n_sites += i == 0 || so[i].key != so[i - 1].key;
+    r->sites = calloc(n_sites ? n_sites : 1, sizeof *r->sites);
+    if (!r->sites) {
+        free(r);
+        free(so);
+        free(blocks);
+        return NULL;
+    }
+    for (size_t i = 0; i < n;) {
+        size_t j = i, nb = 0;
+        uint64_t samples = 0;
+        mt_frame_id frame = MT_NO_FRAME;
+        while (j < n && so[j].key == so[i].key) {
+            const mt_alloc *a = &allocs[so[j].alloc];
+            if (frame == MT_NO_FRAME && so[j].key != UINT64_MAX)
+                frame = nodes[mt_selection_stack_of(s, so[j].alloc)].frame;
+            /* a carried block (rotation) has its piece's start as time:
+             * live from there, as the curve counts it */
+            blocks[nb++] = (mt_leak_block){a->time, a->collect, (double)a->n_samples * bps};
+            samples += a->n_samples;
+            j++;
+        }
+        mt_leak_site *e = &r->sites[r->n++];
+        mt_leak_test(blocks, nb, from, to, e);
+        e->frame = frame;
+        e->samples = samples;
+        i = j;
+    }
+    r->n_sites = r->n;
+    choose_family(r);
+    qsort(r->sites, r->n, sizeof *r->sites, by_rank);
+    r->min_growth = mt_leak_min_rate(mt_model_bytes_per_sample(m), (double)(to - from) / 1e6,
+                                     r->n_tested ? r->n_tested : 1, r->alpha, 0.8);
+    free(so);
+    free(blocks);
+    return r;
+}
+
+void mt_leak_report_free(mt_leak_report *r)
+{
+    if (r) {
+        free(r->sites);
+        free(r);
+    }
+}

@@ -1,0 +1,323 @@
+"""memtrace - memtrace traces (.ctf, from C programs or OCaml) in Python.
+
+    import memtrace
+    t = memtrace.open("app.ctf")            # several files: aggregated
+    t.info                                  # header fields and counts
+    df = t.allocations("size:>=4k")         # one row per sampled allocation
+    t.top(by="live", at="peak")             # as `memtrace top --json`
+    t.curve()                               # live memory over time
+    t.diff(memtrace.open("new.ctf"))        # as `memtrace diff --json`
+
+Everything is computed by the C analysis library (libmemtrace-analyze.so,
+through ctypes): the per-allocation columns are numpy arrays over the C
+model's own records, filters are the CLI's (docs/filters.md). docs/python.md
+documents every column.
+"""
+import ctypes
+import json
+import os
+
+from . import _lib
+
+__all__ = ["open", "Trace", "MemtraceError"]
+
+
+class MemtraceError(Exception):
+    """A trace that cannot be read, a bad filter, a bad option."""
+
+
+def open(*paths):
+    """The traces at paths as one Trace (several: a process tree or repeated
+    runs, aggregated as the CLI does with several FILEs)."""
+    if len(paths) == 1 and isinstance(paths[0], (list, tuple)):
+        paths = tuple(paths[0])
+    return Trace(*paths)
+
+
+def _np():
+    import numpy
+    return numpy
+
+
+def _pd():
+    import pandas
+    return pandas
+
+
+class _Selection:
+    """A C selection (filter, live time, plumbing cut) freed with the object."""
+
+    def __init__(self, trace, filter, at, sites=True):
+        err = ctypes.c_void_p()
+        self._trace = trace
+        self.ptr = _lib.select(trace._model, (filter or "").encode(),
+                               (at or "end").encode() if at is not None else None,
+                               1 if sites else 0, ctypes.byref(err))
+        if not self.ptr:
+            raise MemtraceError(_lib.take_error(err, "out of memory"))
+
+    def __del__(self):
+        if getattr(self, "ptr", None):
+            _lib.sel_free(self.ptr)
+            self.ptr = None
+
+
+class Trace:
+    """One trace, or several aggregated. Load once, query many times."""
+
+    def __init__(self, *paths):
+        if not paths:
+            raise MemtraceError("memtrace.open: no trace given")
+        self.paths = [os.fspath(p) for p in paths]
+        arr = (ctypes.c_char_p * len(self.paths))(*[p.encode() for p in self.paths])
+        err = ctypes.c_void_p()
+        self._model = _lib.bind_open(arr, len(self.paths), ctypes.byref(err))
+        if not self._model:
+            raise MemtraceError(_lib.take_error(err, "cannot read " + ", ".join(self.paths)))
+        self._info = json.loads(_lib.take_text(_lib.info_json(self._model)))
+
+    def close(self):
+        """Frees the model now (it is freed with the object otherwise)."""
+        if getattr(self, "_model", None):
+            _lib.model_free(self._model)
+            self._model = None
+
+    def __del__(self):
+        self.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __repr__(self):
+        return "<memtrace.Trace %s: %d allocations>" % (
+            ", ".join(self.paths), self._info.get("allocations", 0))
+
+    def _check(self):
+        if not self._model:
+            raise MemtraceError("the trace is closed")
+
+    @property
+    def info(self):
+        """Header fields and event counts: version, sample_rate, word_size,
+        executable, host, pid, start_time_us, context, end_us,
+        bytes_per_sample, allocations, promotions, collections."""
+        return dict(self._info)
+
+    # ------------------------------------------------------------ allocations
+    def _records(self):
+        """mt_model_allocs() as a numpy structured array (no copy)."""
+        np = _np()
+        offs = (ctypes.c_size_t * 7)()
+        size = _lib.alloc_layout(offs)
+        names = ["time", "collect", "size", "n_samples", "stack", "source", "carried"]
+        types = ["<i8", "<i8", "<u8", "<u8", "<u4", "u1", "u1"]
+        dt = np.dtype({"names": names, "formats": types, "offsets": list(offs),
+                       "itemsize": size})
+        n = _lib.n_allocs(self._model)
+        if n == 0:
+            return np.zeros(0, dtype=dt)
+        buf = (ctypes.c_char * (n * size)).from_address(_lib.allocs(self._model))
+        return np.frombuffer(buf, dtype=dt, count=n)
+
+    def _site_names(self, frames):
+        """Display names of frame ids (as top prints them)."""
+        out = []
+        buf = ctypes.create_string_buffer(4096)
+        for f in frames:
+            if f == 0xFFFFFFFF:
+                out.append("(no stack)")
+            else:
+                _lib.format_frame_as(buf, len(buf), self._model, int(f), 0)
+                out.append(buf.value.decode("utf-8", "replace"))
+        return out
+
+    def allocations(self, filter=None, at=None):
+        """A pandas DataFrame, one row per sampled allocation that passes the
+        filter (the CLI's syntax), in file order:
+
+        time (s), size (bytes), samples, bytes (the estimate it stands for),
+        free_time (s, NaN when never freed), lifetime (s, NaN when never
+        freed), freed, kind (malloc/mmap, or the OCaml source), site (as top
+        names it), stack ("outer;...;inner" function names), carried.
+        `at` sets the time live: filters measure at (default end)."""
+        self._check()
+        np, pd = _np(), _pd()
+        sel = _Selection(self, filter, at)
+        n = _lib.columns(sel.ptr, None, None, None, 0)
+        idx = np.empty(n, dtype=np.uint32)
+        site = np.empty(n, dtype=np.uint32)
+        stack = np.empty(n, dtype=np.uint32)
+        p = lambda a: a.ctypes.data_as(_lib.c_uint32_p)
+        _lib.columns(sel.ptr, p(idx), p(site), p(stack), n)
+        allrec = self._records()
+        whole = n == len(allrec)   # every allocation selected: idx is 0..n-1
+        col = lambda name: np.ascontiguousarray(allrec[name]) if whole else allrec[name][idx]
+        collect = col("collect")
+        freed = collect != np.iinfo(np.int64).max
+        t = col("time") * 1e-6
+        free_t = np.where(freed, collect * 1e-6, np.nan)
+        samples = col("n_samples")
+        bps = _lib.bytes_per_sample(self._model)
+        usite, site_code = _dense_codes(np, site)
+        source = col("source")
+        usrc, src_code = _dense_codes(np, source)
+        kinds = [_lib.source_kind_name(self._model, int(v)).decode() for v in usrc]
+        df = pd.DataFrame({
+            "time": t,
+            "size": col("size"),
+            "samples": samples,
+            "bytes": samples * bps,
+            "free_time": free_t,
+            "lifetime": free_t - t,
+            "freed": freed,
+            "kind": _categorical(pd, src_code, kinds),
+            "site": _categorical(pd, site_code, self._site_names(usite)),
+            "stack": col("stack"),
+            "carried": col("carried").astype(bool),
+        }, copy=False)
+        return df
+
+    def stacks(self, ids):
+        """The stacks of allocations() ids as "outer;...;inner" function
+        names (whole stacks, allocation plumbing included): a pandas Series
+        indexed like ids. Each distinct stack is written once, in C."""
+        self._check()
+        np, pd = _np(), _pd()
+        index = getattr(ids, "index", None)
+        arr = np.ascontiguousarray(np.asarray(ids, dtype=np.uint32))
+        uniq, inv = np.unique(arr, return_inverse=True)
+        length = ctypes.c_size_t()
+        ptr = _lib.model_stacks(self._model, uniq.ctypes.data_as(_lib.c_uint32_p), len(uniq),
+                                ctypes.byref(length))
+        if not ptr and len(uniq):
+            raise MemtraceError("out of memory")
+        try:
+            raw = ctypes.string_at(ptr, length.value) if ptr else b""
+        finally:
+            _lib.free(ptr)
+        texts = raw.decode("utf-8", "replace").split("\0")[:len(uniq)]
+        return pd.Series(pd.Categorical.from_codes(inv, categories=_unique(texts))
+                         if len(set(texts)) == len(texts) else [texts[i] for i in inv],
+                         index=index)
+
+    # ---------------------------------------------------------------- reports
+    def top(self, by="alloc", filter=None, at=None, limit=0, callers=3):
+        """The allocation sites as `memtrace top --json` gives them, one row
+        per site: site (as top prints it), function, file, line, short,
+        value, share, rse, the cost's figures (alloc_bytes, live_bytes, ...
+        and their _se), n_callers. `at` implies by="live" unless by is given
+        explicitly otherwise (as the CLI)."""
+        self._check()
+        pd = _pd()
+        if at is not None and by == "alloc":
+            by = "live"
+        sel = _Selection(self, filter, at)
+        err = ctypes.c_void_p()
+        text = _lib.take_text(_lib.top_json(sel.ptr, by.encode(), int(limit), int(callers),
+                                            ctypes.byref(err)))
+        if text is None:
+            raise MemtraceError(_lib.take_error(err, "out of memory"))
+        d = json.loads(text)
+        rows = []
+        for s in d["sites"]:
+            fn = s["site"]
+            name = fn["function"]
+            if fn["file"]:
+                name += " (%s%s)" % (fn["file"], ":%d" % fn["line"] if fn["line"] else "")
+            row = {"site": name, "function": fn["function"], "file": fn["file"],
+                   "line": fn["line"], "short": s.get("short"), "value": s["value"],
+                   "share": s["share"], "rse": s["rse"]}
+            row.update(s["cost"])
+            row["n_callers"] = s.get("n_callers", 0)
+            rows.append(row)
+        df = pd.DataFrame(rows, columns=None if rows else ["site", "value", "share", "rse"])
+        df.attrs["total"] = d.get("total")
+        df.attrs["metric"] = d.get("metric")
+        return df
+
+    def stats(self, filter=None, at=None):
+        """`memtrace stats --json` of the allocations passing the filter, as a dict."""
+        self._check()
+        sel = _Selection(self, filter, at)
+        return json.loads(_lib.take_text(_lib.stats_json(sel.ptr)))
+
+    def curve(self, n=500, filter=None):
+        """Live memory over time in n buckets: time (s, bucket start), total
+        (highest estimated live bytes of all allocations in the bucket) and
+        filtered (of those passing the filter)."""
+        self._check()
+        np, pd = _np(), _pd()
+        sel = _Selection(self, filter, None)
+        t = np.zeros(n, dtype=np.int64)
+        tot = np.zeros(n, dtype=np.float64)
+        fil = np.zeros(n, dtype=np.float64)
+        k = _lib.curve(sel.ptr, n, t.ctypes.data_as(_lib.c_int64_p),
+                       tot.ctypes.data_as(_lib.c_double_p), fil.ctypes.data_as(_lib.c_double_p))
+        return pd.DataFrame({"time": t[:k] / 1e6, "total": tot[:k], "filtered": fil[:k]})
+
+    def diff(self, other, by="alloc", key="site", filter=None, at=None, alpha=0.05):
+        """What changed from this trace (base) to other (new), as
+        `memtrace diff --json`: one row per entry with base, new, delta, se,
+        z, p, p_adj, significant. Significance is Holm-corrected."""
+        self._check()
+        other._check()
+        pd = _pd()
+        if at is not None and by == "alloc":
+            by = "live"
+        a = _Selection(self, filter, at)
+        b = _Selection(other, filter, at)
+        err = ctypes.c_void_p()
+        text = _lib.take_text(_lib.diff_json(a.ptr, b.ptr, by.encode(), key.encode(),
+                                             float(alpha), ctypes.byref(err)))
+        if text is None:
+            raise MemtraceError(_lib.take_error(err, "out of memory"))
+        d = json.loads(text)
+        entries = d.get("entries", [])
+        df = pd.DataFrame(entries)
+        df.attrs.update({k: v for k, v in d.items() if k != "entries"})
+        return df
+
+
+def _dense_codes(np, values):
+    """(distinct values in increasing order, the code of each value): what
+    np.unique(..., return_inverse=True) gives, by a lookup table instead of
+    a sort (values are frame ids or sources: small integers, except the
+    MT_NO_FRAME marker)."""
+    values = np.asarray(values)
+    if len(values) == 0:
+        return values[:0], np.zeros(0, dtype=np.int64)
+    none = values == np.iinfo(values.dtype).max if values.dtype.kind == "u" else None
+    has_none = none is not None and bool(none.any())
+    v = np.where(none, 0, values).astype(np.int64) if has_none else values.astype(np.int64)
+    used = np.zeros(int(v.max()) + 1, dtype=bool)
+    used[v[~none] if has_none else v] = True
+    distinct = np.flatnonzero(used)
+    table = np.full(len(used), -1, dtype=np.int64)
+    table[distinct] = np.arange(len(distinct))
+    codes = table[v]
+    if has_none:
+        # the marker sorts last, as np.unique puts the largest value last
+        codes = np.where(none, len(distinct), codes)
+        distinct = np.append(distinct, np.iinfo(values.dtype).max)
+    return distinct.astype(values.dtype), codes
+
+
+def _unique(names):
+    return list(names)
+
+
+def _categorical(pd, codes, names):
+    """A Categorical from codes into names; names that print alike (two
+    frames of one line, two stacks of the same functions) are one category."""
+    np = _np()
+    cats, where = [], {}
+    remap = np.empty(len(names), dtype=np.int64)
+    for i, n in enumerate(names):
+        if n not in where:
+            where[n] = len(cats)
+            cats.append(n)
+        remap[i] = where[n]
+    return pd.Categorical.from_codes(remap[codes] if len(codes) else codes, categories=cats)
