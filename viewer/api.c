@@ -362,6 +362,7 @@ static const struct endpoint {
     {vep_function, 5, {"function", "metric", "id", "name", NULL}},
     {vep_hist, 0, {"hist", NULL}},
     {vep_hotspots, 35, {"hotspots", "metric", "only", NULL}},
+    {vep_leaks, 0, {"leaks", "all", NULL}},
 };
 
 /* Bytes a request on endpoint k may use, from the model's counts: the

@@ -103,7 +103,7 @@ static void put_cost(vjson *j, const char *key, const mt_cost *c)
     vj_end_obj(j);
 }
 
-static void put_func(vjson *j, const mt_model *m, mt_func_id f)
+void vep_put_func(vjson *j, const mt_model *m, mt_func_id f)
 {
     const mt_func *fn = &mt_model_funcs(m)[f];
     vj_kuint(j, "id", f);
@@ -504,7 +504,7 @@ int vep_graph(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
     vj_arr(j);
     for (size_t i = 0; i < g->n_nodes; i++) {
         vj_obj(j);
-        put_func(j, cx->model, g->nodes[i].func);
+        vep_put_func(j, cx->model, g->nodes[i].func);
         vj_knum(j, "flat", mt_cost_get(&g->nodes[i].flat, metric));
         vj_knum(j, "cum", mt_cost_get(&g->nodes[i].cum, metric));
         vj_kuint(j, "samples", cost_samples(&g->nodes[i].cum, metric));
@@ -533,7 +533,7 @@ static void put_links(vjson *j, const mt_model *m, const char *key, const mt_fun
     vj_arr(j);
     for (size_t i = 0; i < n && i < 200; i++) {
         vj_obj(j);
-        put_func(j, m, l[i].func);
+        vep_put_func(j, m, l[i].func);
         vj_knum(j, "v", mt_cost_get(&l[i].cost, metric));
         vj_kuint(j, "samples", cost_samples(&l[i].cost, metric));
         vj_end_obj(j);
@@ -576,7 +576,7 @@ int vep_function(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
     vj_kstr(j, "filter", cx->filter);
     vj_kstr(j, "metric", mt_metric_name(metric));
     vj_knum(j, "total", mt_cost_get(&total, metric));
-    put_func(j, cx->model, f);
+    vep_put_func(j, cx->model, f);
     vj_knum(j, "flat", mt_cost_get(&r->flat, metric));
     vj_knum(j, "cum", mt_cost_get(&r->cum, metric));
     vj_kuint(j, "flat_samples", cost_samples(&r->flat, metric));
@@ -707,7 +707,7 @@ int vep_hotspots(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
         if (v <= 0)
             break;
         vj_obj(j);
-        put_func(j, m, t->nodes[c].func);
+        vep_put_func(j, m, t->nodes[c].func);
         vj_knum(j, "v", v);
         vj_kuint(j, "samples", cost_samples(&t->nodes[c].total, metric));
         vj_end_obj(j);
@@ -725,7 +725,7 @@ int vep_hotspots(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
     vj_arr(j);
     for (size_t i = 0; i < nn && i < 8; i++) {
         vj_obj(j);
-        put_func(j, m, g->nodes[i].func);
+        vep_put_func(j, m, g->nodes[i].func);
         vj_knum(j, "v", mt_cost_get(&g->nodes[i].cum, metric));
         vj_kuint(j, "samples", cost_samples(&g->nodes[i].cum, metric));
         vj_end_obj(j);
@@ -754,7 +754,7 @@ int vep_hotspots(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
         for (size_t k = 0; k < depth; k++) {
             const mt_frame *fr = &frames[buf[k]];
             vj_obj(j);
-            put_func(j, m, fr->func);
+            vep_put_func(j, m, fr->func);
             vj_kuint(j, "line", fr->line);
             vj_end_obj(j);
         }

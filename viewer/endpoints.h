@@ -35,5 +35,9 @@ int vep_function(const vctx *cx, const vreq *req, vjson *j, vresp *resp);
 int vep_hist(const vctx *cx, const vreq *req, vjson *j, vresp *resp);
 int vep_hotspots(const vctx *cx, const vreq *req, vjson *j, vresp *resp);
 int vep_filter(const vctx *cx, const vreq *req, vjson *j, vresp *resp);
+int vep_leaks(const vctx *cx, const vreq *req, vjson *j, vresp *resp);   /* leaksview.c */
+
+/* "id", "name", "short" and "file" of a function in the object being written. */
+void vep_put_func(vjson *j, const mt_model *m, mt_func_id f);
 
 #endif

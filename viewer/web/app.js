@@ -213,6 +213,11 @@ App.loadView = async function () {
       App.loaded.hist = key;
     } else if (s.view === 'hist') {
       App.hists.forEach((h) => h.draw());
+    } else if (s.view === 'leaks' && App.loaded.leaks !== key + App.leaks.all) {
+      const d = await MT.api('leaks', { filter: s.filter, all: App.leaks.all ? 1 : '' });
+      if (seq !== App.seq) return;
+      App.leaks.set(d);
+      App.loaded.leaks = key + App.leaks.all;
     }
   } catch (e) {
     App.showError(e.message);
@@ -220,6 +225,8 @@ App.loadView = async function () {
   App.renderCrumbs();
   function p2m() { return s.metric === 'alloc' ? '' : s.metric; }
 };
+
+App.loadLeaks = function () { App.loaded.leaks = null; return App.loadView(); };
 
 App.loadFocus = async function () {
   const s = MT.state, panel = MT.$('focus-panel');
@@ -390,6 +397,7 @@ App.init = async function () {
   MT.readUrl();
   App.flame = new MT.Flame(MT.$('flame'), App);
   App.treemap = new MT.Treemap(MT.$('treemap'), App);
+  App.leaks = new MT.Leaks(MT.$('leaks'), App);
   App.table = new MT.Table(App);
   App.graph = new MT.Graph(MT.$('graph-scroll'), App);
   App.hists = [new MT.Hist(MT.$('hist-size'), 'size'), new MT.Hist(MT.$('hist-life'), 'lifetime')];

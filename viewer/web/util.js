@@ -145,7 +145,7 @@ MT.api = async function (endpoint, params) {
 /* ------------------------------------------------------------ state in the URL */
 /* view: flame|table|graph|hist|treemap; dir: sites|main; min: pruning fraction;
    zoom: function ids from the root to the zoomed frame; fn: focused function. */
-MT.views = ['flame', 'table', 'graph', 'hist', 'treemap'];   /* the tabs, keys 1-5 */
+MT.views = ['flame', 'table', 'graph', 'hist', 'treemap', 'leaks'];   /* the tabs, keys 1-6 */
 MT.state = { filter: '', view: 'flame', dir: 'sites', min: 0.001, zoom: [], q: '', fn: null, metric: 'alloc', raw: false };
 
 MT.readUrl = function () {

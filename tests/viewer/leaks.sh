@@ -1,0 +1,27 @@
+#!/bin/sh
+# leaks.sh - the viewer's Leaks tab in headless Chromium (leaks_page.js):
+# key 6 opens it; it lists the suspects `memtrace leaks --json` finds, each
+# with a sparkline of its live bytes; "all sites" lists every site; a
+# site's name leads to its callers and callees; the filter applies; names
+# that are HTML markup are shown as text.
+set -u
+. "$(dirname "$0")/lib.inc"
+[ "${MT_STAGE:-plain}" = plain ] || { echo "plain stage only"; exit 77; }
+here=$(cd "$(dirname "$0")" && pwd)
+if [ ! -x /usr/bin/chromium ] || ! command -v node >/dev/null; then
+    echo "FAIL: chromium or node missing (scripts/install-deps.sh test installs them)"; exit 1
+fi
+if [ ! -d "$here/node_modules/playwright-core" ]; then
+    (cd "$here" && npm ci --no-audit --no-fund --loglevel=error) || { echo "FAIL: npm ci"; exit 1; }
+fi
+hostile=$MT_BUILD/tests/tools/gen_hostile
+[ -x "$hostile" ] || { echo "FAIL: $hostile not built (make tests-build)"; exit 1; }
+"$hostile" html "$MT_TMP/html.ctf" || { echo "FAIL: gen_hostile html"; exit 1; }
+"$MT_BIN" leaks --json "$MT_FIXTURES/leak.ctf" >"$MT_TMP/leaks.json" || { echo "FAIL: memtrace leaks"; exit 1; }
+"$MT_BIN" leaks --json --all -n 0 "$MT_FIXTURES/leak.ctf" >"$MT_TMP/all.json" || { echo "FAIL: memtrace leaks --all"; exit 1; }
+start_viewer "$MT_FIXTURES/leak.ctf" --port 0 -q || exit 1
+leak=$VIEW_URL
+start_viewer "$MT_TMP/html.ctf" --port 0 -q || exit 1
+html=$VIEW_URL
+profile=$(mktemp -d "$MT_TMP/chromium-profile.XXXXXX")
+(cd "$here" && timeout 120 node leaks_page.js "$leak" "$html" "$profile" "$MT_TMP/leaks.json" "$MT_TMP/all.json")
