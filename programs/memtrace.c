@@ -29,7 +29,7 @@ static const struct command commands[] = {
     {"info", cmd_info, "trace header fields and event counts", 0},
     {"dump", cmd_dump, "print every event in the reference text format", 1},
     {"recode", cmd_recode, "decode and re-encode a trace", 0},
-    {"symbolize", cmd_symbolize, "name the raw frames of traces recorded with LD_PRELOAD", 0},
+    {"symbolize", cmd_symbolize, "write names into LD_PRELOAD traces, to read them elsewhere", 0},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
