@@ -748,10 +748,13 @@ static int read_location(mt_reader *r, const uint8_t *p, const uint8_t *evstart)
     size_t keep = n;
     const mt_location *list = locs;
     mt_location named[255];
-    if (!known && r->namer && n > 0 && (keep = name_raw(r, locs, n, named)) > 0)
-        list = named;
-    else
-        keep = n;
+    if (!known && r->namer && n > 0) {
+        size_t k = name_raw(r, locs, n, named);
+        if (k > 0) {
+            list = named;
+            keep = k;
+        }
+    }
     /* (the hash stays the trace's: a code described again is checked
      * against what the trace said) */
     int rc = known ? (known_hash == hash >> 8 ? 1 : 2) : mt_loctab_add(&r->locs, code, list, keep, hash);
