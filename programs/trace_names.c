@@ -37,9 +37,10 @@ int trace_names_note(FILE *out, const char *cmd)
         fprintf(out, "memtrace %s: note: frames in ", cmd);
         mt_text_put(out, p.module);
         if (p.why == MT_NAMER_CHANGED) {
-            fputs(" stay module+0xoffset: the file there has changed since ", out);
+            fputs(" stay module+0xoffset: the file there is not the one ", out);
             mt_text_put(out, p.trace);
-            fputs(" was recorded (build-id or size differs)\n", out);
+            fputs(" was recorded with (build-id or size differs: rebuilt, or another "
+                  "machine's)\n", out);
         } else {
             fputs(" stay module+0xoffset: no such file on this machine\n", out);
         }
