@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "trace_cli.h"
+#include "trace_names.h"
 #include "memtrace/present.h"
 #include "memtrace/trace.h"
 
@@ -21,8 +22,11 @@ static const char usage_text[] =
     "memtrace's reference text format: one 'ev' line per event, one 'bt' line per\n"
     "backtrace location (caller first), and a closing 'end' line with counts.\n"
     "Skipped packets (foreign pid, truncated end) are reported on stderr.\n"
+    "Raw frames (module+0xoffset, a trace never symbolized) are named from the\n"
+    "binaries on this machine whose build-id or size is the recorded one.\n"
     "\n"
     "Options:\n"
+    "      --raw-frames  frames as the trace holds them: raw ones not named\n"
     "  -h, --help   show this help\n"
     "\n"
     "Example:\n"
@@ -169,10 +173,11 @@ static void dump_backtrace(const mt_reader *r, const mt_event *ev)
 int cmd_dump(int argc, char **argv)
 {
     const char *path;
-    int status = trace_cli_args(argc, argv, usage_text, &path);
+    int raw_frames = 0;
+    int status = trace_cli_args(argc, argv, usage_text, &path, &raw_frames);
     if (status >= 0)
         return status;
-    mt_reader_options opts = {0};
+    mt_reader_options opts = {.raw_frames = raw_frames};
     mt_reader *r = trace_cli_open("dump", path, &opts);
     if (!r)
         return 1;
@@ -260,6 +265,7 @@ int cmd_dump(int argc, char **argv)
     oput("\n", 1);
     oflush();
     mt_reader_close(r);
+    trace_names_note(stderr, "dump");
     if (fflush(stdout) != 0 || out_failed) {
         fprintf(stderr, "memtrace dump: error writing output\n");
         return 1;

@@ -75,7 +75,7 @@ static void print_name(const char *label, const char *text)
 int cmd_info(int argc, char **argv)
 {
     const char *path;
-    int status = trace_cli_args(argc, argv, usage_text, &path);
+    int status = trace_cli_args(argc, argv, usage_text, &path, NULL);
     if (status >= 0)
         return status;
     mt_reader_options opts = {.skip_backtraces = 1};

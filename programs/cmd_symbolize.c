@@ -16,7 +16,7 @@
 #include "memtrace/symbolize.h"
 
 static const char usage_text[] =
-    "usage: memtrace symbolize [--debuginfod] [--quiet] TRACE...\n"
+    "usage: memtrace symbolize [--debuginfod URL] [--quiet] TRACE...\n"
     "\n"
     "Replace the raw frames of each TRACE (module+0xoffset, as the recorder\n"
     "writes them) with function names, source files and lines and inlined\n"
@@ -24,13 +24,18 @@ static const char usage_text[] =
     "rewrite the trace in place (a new file renamed over the old one, with\n"
     "its owner, group and permissions, never set-user-ID or set-group-ID:\n"
     "an error leaves the trace as it was). 'memtrace run' does this by itself\n"
-    "when the program ends; traces recorded with LD_PRELOAD need this step.\n"
-    "Run it where the traced program ran, before its binaries change: a\n"
-    "module whose build-id differs from the recorded one is not used.\n"
+    "when the program ends. Reports and the viewer name raw frames as they\n"
+    "read a trace when its binaries are on this machine; this command writes\n"
+    "the names into the trace, to read it elsewhere or after the binaries\n"
+    "change. Run it where the traced program ran, before its binaries change:\n"
+    "a module whose build-id differs from the recorded one is not used.\n"
     "Frames that stay raw are still counted, under module+0xoffset.\n"
     "\n"
-    "      --debuginfod  also ask the debuginfod servers in DEBUGINFOD_URLS for\n"
-    "                    missing debug information (default: local files only)\n"
+    "      --debuginfod URL  also ask the debuginfod server at URL\n"
+    "                    (http://host:port) by build-id for the debug information\n"
+    "                    of modules here that have none (stripped binaries).\n"
+    "                    Only this option makes memtrace ask a server:\n"
+    "                    DEBUGINFOD_URLS in the environment is ignored\n"
     "  -q, --quiet       no summary line per trace\n"
     "  -h, --help        this help\n"
     "\n"
@@ -49,9 +54,10 @@ static void on_warning(void *ctx, const char *msg)
 }
 
 /* Symbolizes one trace, with a summary line unless quiet; 0 or 1. */
-static int symbolize_one(const char *cmd, const char *path, int quiet)
+static int symbolize_one(const char *cmd, const char *path, int quiet, const char *url)
 {
-    mt_symbolize_options o = {.on_warning = on_warning, .warning_ctx = (void *)cmd};
+    mt_symbolize_options o = {.on_warning = on_warning, .warning_ctx = (void *)cmd,
+                              .debuginfod_url = url};
     mt_symbolize_stats st;
     char *err = NULL;
     if (mt_symbolize_file(path, &o, &st, &err) != 0) {
@@ -70,19 +76,27 @@ static int symbolize_one(const char *cmd, const char *path, int quiet)
     return 0;
 }
 
+/* Is url an http:// or https:// URL with a host? */
+static int is_server_url(const char *url)
+{
+    const char *rest = !strncmp(url, "http://", 7) ? url + 7 : !strncmp(url, "https://", 8) ? url + 8 : NULL;
+    return rest && *rest && *rest != '/' && !strpbrk(url, " \t\n");
+}
+
 int cmd_symbolize(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        {"debuginfod", no_argument, NULL, 'D'},
+        {"debuginfod", required_argument, NULL, 'D'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0},
     };
-    int debuginfod = 0, quiet = 0, c;
+    const char *url = NULL;
+    int quiet = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
         switch (c) {
-        case 'D': debuginfod = 1; break;
+        case 'D': url = optarg; break;
         case 'q': quiet = 1; break;
         case 'h': fputs(usage_text, stdout); return 0;
         default: fputs(usage_text, stderr); return 2;
@@ -92,13 +106,17 @@ int cmd_symbolize(int argc, char **argv)
         fputs(usage_text, stderr);
         return 2;
     }
-    /* libdebuginfod reads DEBUGINFOD_URLS at each query: without it, libdw
-     * looks only at local files. */
-    if (!debuginfod)
-        unsetenv("DEBUGINFOD_URLS");
+    if (url && !is_server_url(url)) {
+        fprintf(stderr, "memtrace symbolize: --debuginfod %s: not a server URL "
+                        "(http://host:port)\n", url);
+        return 2;
+    }
+    /* A server only when named here: never one from the environment
+     * (libdw's own debuginfod client would take DEBUGINFOD_URLS). */
+    unsetenv("DEBUGINFOD_URLS");
     int rc = 0;
     for (int i = optind; i < argc; i++)
-        rc |= symbolize_one("symbolize", argv[i], quiet);
+        rc |= symbolize_one("symbolize", argv[i], quiet, url);
     return rc;
 }
 
@@ -108,6 +126,6 @@ int symbolize_run_traces(char **paths, size_t n)
     unsetenv("DEBUGINFOD_URLS");
     int rc = 0;
     for (size_t i = 0; i < n; i++)
-        rc |= symbolize_one("run", paths[i], 1);
+        rc |= symbolize_one("run", paths[i], 1, NULL);
     return rc;
 }

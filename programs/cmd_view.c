@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "trace_names.h"
 #include "memtrace/analyze.h"
 #include "../viewer/compare.h"
 #include "../viewer/viewer.h"
@@ -132,6 +133,8 @@ static void on_loaded(void *ctx, const mt_model *m, double seconds, const char *
     (void)error;   /* printed by the viewer */
     if (p->enabled && p->tty && p->last_pct >= 0)
         fputc('\n', stderr);
+    if (m)
+        trace_names_note(stderr, "view");
     if (!m || !p->enabled)
         return;
     uint64_t allocs, promotes, collects;
@@ -209,6 +212,7 @@ static int view_many(mt_viewer_options *vo, const char *const *bases, size_t n_b
             return 1;
         }
     }
+    trace_names_note(stderr, "view");
     vo->file = names[1];
     vo->trace_files = files; /* resident memory: every piece's */
     vo->n_trace_files = n_files;

@@ -5,30 +5,32 @@
 #include <string.h>
 
 #include "commands.h"
+#include "trace_names.h"
 
 struct command {
     const char *name;
     int (*run)(int argc, char **argv);
     const char *summary;
+    int names;   /* reads traces for reports: raw frames named as they are read */
 };
 
 static const struct command commands[] = {
-    {"run", cmd_run, "run a program with the profiler and write a trace"},
-    {"ctl", cmd_ctl, "switch the recorder of a running process on and off"},
-    {"view", cmd_view, "browse a trace in the web viewer"},
-    {"top", cmd_top, "allocation sites that account for the most memory"},
-    {"stats", cmd_stats, "totals, peak, rates, size and lifetime histograms"},
-    {"leaks", cmd_leaks, "leak suspects: sites whose live memory keeps growing"},
-    {"lifetimes", cmd_lifetimes, "allocation time and lifetime of each sample"},
-    {"folded", cmd_folded, "collapsed stacks for flame graph tools"},
-    {"diff", cmd_diff, "what changed between two traces, and is it real"},
-    {"check", cmd_check, "memory budgets for CI, decided beyond the noise"},
-    {"pprof", cmd_pprof, "export a gzipped pprof profile"},
-    {"plot", cmd_plot, "draw memory over time or histograms as SVG"},
-    {"info", cmd_info, "trace header fields and event counts"},
-    {"dump", cmd_dump, "print every event in the reference text format"},
-    {"recode", cmd_recode, "decode and re-encode a trace"},
-    {"symbolize", cmd_symbolize, "name the raw frames of traces recorded with LD_PRELOAD"},
+    {"run", cmd_run, "run a program with the profiler and write a trace", 0},
+    {"ctl", cmd_ctl, "switch the recorder of a running process on and off", 0},
+    {"view", cmd_view, "browse a trace in the web viewer", 1},
+    {"top", cmd_top, "allocation sites that account for the most memory", 1},
+    {"stats", cmd_stats, "totals, peak, rates, size and lifetime histograms", 1},
+    {"leaks", cmd_leaks, "leak suspects: sites whose live memory keeps growing", 1},
+    {"lifetimes", cmd_lifetimes, "allocation time and lifetime of each sample", 1},
+    {"folded", cmd_folded, "collapsed stacks for flame graph tools", 1},
+    {"diff", cmd_diff, "what changed between two traces, and is it real", 1},
+    {"check", cmd_check, "memory budgets for CI, decided beyond the noise", 1},
+    {"pprof", cmd_pprof, "export a gzipped pprof profile", 1},
+    {"plot", cmd_plot, "draw memory over time or histograms as SVG", 1},
+    {"info", cmd_info, "trace header fields and event counts", 0},
+    {"dump", cmd_dump, "print every event in the reference text format", 1},
+    {"recode", cmd_recode, "decode and re-encode a trace", 0},
+    {"symbolize", cmd_symbolize, "write names into LD_PRELOAD traces, to read them elsewhere", 0},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -71,8 +73,11 @@ int main(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; i < N_COMMANDS; i++)
-        if (!strcmp(commands[i].name, name))
+        if (!strcmp(commands[i].name, name)) {
+            if (commands[i].names)
+                trace_names_start();
             return commands[i].run(argc - 1, argv + 1);
+        }
     fprintf(stderr, "memtrace: unknown command '%s'\n\n", name);
     usage(stderr);
     return 2;

@@ -12,6 +12,7 @@
 #include "progress.h"
 #include "report.h"
 #include "run_traces.h"
+#include "trace_names.h"
 #include "../lib/trace/rawframe.h"
 
 static void no_warning(void *ctx, const char *msg);
@@ -51,11 +52,15 @@ static int names_any_frame(const char *path)
 }
 
 /* A trace recorded under bare LD_PRELOAD names its frames module+0xoffset
- * until `memtrace symbolize` runs: say so when no frame has a name yet
- * (not when the model's frames are all raw but the trace's are not: a
- * stripped library's frames stay raw after symbolize). */
+ * until they are named: as it is read, from the binaries here
+ * (trace_names.c), which says which modules it could not use; else when
+ * no frame has a name at all, say to run `memtrace symbolize` (not when
+ * the model's frames are all raw but the trace's are not: a stripped
+ * library's frames stay raw after symbolize). */
 static void hint_unsymbolized(FILE *out, const char *cmd, const char *path, const mt_model *m)
 {
+    if (trace_names_note(out, cmd))
+        return;
     size_t raw = 0, named = 0;
     const mt_func *fn = mt_model_funcs(m);
     for (size_t i = 0; i < mt_model_n_funcs(m); i++) {

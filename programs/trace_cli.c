@@ -9,15 +9,22 @@
 #include "memtrace/present.h"
 #include "trace_cli.h"
 
-int trace_cli_args(int argc, char **argv, const char *usage_text, const char **path)
+int trace_cli_args(int argc, char **argv, const char *usage_text, const char **path,
+                   int *raw_frames)
 {
-    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'}, {0, 0, 0, 0}};
+    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'},
+                                             {"raw-frames", no_argument, NULL, 'R'},
+                                             {0, 0, 0, 0}};
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
         if (c == 'h') {
             fputs(usage_text, stdout);
             return 0;
+        }
+        if (c == 'R' && raw_frames) {
+            *raw_frames = 1;
+            continue;
         }
         fputs(usage_text, stderr);
         return 2;

@@ -5,7 +5,9 @@
 #   scripts/install-deps.sh test    build + what the tests use (clang fuzzer,
 #                                   Go's pprof, Chromium, Node, sqlite3, the
 #                                   allocators jemalloc, tcmalloc, mimalloc
-#                                   and redis for the recorder's tests, pandas,
+#                                   and redis for the recorder's tests,
+#                                   Debian's debuginfod server and client
+#                                   for symbolize --debuginfod, pandas,
 #                                   matplotlib and Jupyter for the Python
 #                                   package's tests, ...)
 #   scripts/install-deps.sh bench   test + heaptrack and hyperfine for comparisons
@@ -17,7 +19,11 @@ set -eu
 profile=${1:-build}
 
 build_pkgs="gcc make libc6-dev pkg-config libdw-dev libelf-dev zlib1g-dev libmicrohttpd-dev xz-utils libunwind-dev libpcre2-dev"
+<<<<<<< HEAD
 test_pkgs="$build_pkgs clang libclang-rt-14-dev golang-go chromium sqlite3 python3 g++ procps curl libgmp-dev libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 redis-server redis-tools python3-pandas python3-matplotlib jupyter-nbconvert python3-ipykernel"
+=======
+test_pkgs="$build_pkgs clang libclang-rt-14-dev golang-go chromium sqlite3 python3 g++ procps curl libgmp-dev libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 redis-server redis-tools debuginfod libdebuginfod1"
+>>>>>>> wt/names
 bench_pkgs="$test_pkgs heaptrack hyperfine"
 
 case "$profile" in

@@ -21,6 +21,10 @@ extern "C" {
 typedef struct mt_symbolize_options {
     mt_warning_fn on_warning;   /* NULL: warnings go to stderr */
     void *warning_ctx;
+    /* Added: a debuginfod server (http://host:port) asked by build-id for
+     * the debug information of modules here that have none. NULL: local
+     * files only (never DEBUGINFOD_URLS from the environment). */
+    const char *debuginfod_url;
 } mt_symbolize_options;
 
 typedef struct mt_symbolize_stats {
@@ -37,14 +41,60 @@ typedef struct mt_symbolize_stats {
  * where the trace says they were loaded from; a module whose build-id (or,
  * without one, size) differs from the recorded fingerprint is not used.
  * Debug information is looked up locally (the modules themselves, their
- * directories, /usr/lib/debug); debuginfod servers are asked too when
- * DEBUGINFOD_URLS is set in the environment. Only regular ELF files are
+ * directories, /usr/lib/debug), and on opts->debuginfod_url when set.
+ * Only regular ELF files are
  * read (a FIFO or a device named by a trace or a debuglink is skipped),
  * each module file once however its path is spelled. A trace still open in the process that writes
  * it (same host, its pid has the file open) is refused. Returns 0, or -1 with *error set to a malloc'd
  * message "FILE: reason". stats may be NULL. */
 int mt_symbolize_file(const char *path, const mt_symbolize_options *opts,
                       mt_symbolize_stats *stats, char **error);
+
+/* ------------------------------------------------------------------------ */
+/* Names as a trace is read                                                 */
+
+/* A namer gives raw frames their names from the modules on this machine,
+ * for readers (mt_reader_set_namer) and the rewriter alike. A module is
+ * used only if its fingerprint (build-id, else size) is the recorded one;
+ * its debug information is loaded once, and each frame looked up once,
+ * for the life of the namer. Safe to use from several threads. */
+typedef struct mt_namer mt_namer;
+
+typedef struct mt_namer_options {
+    /* nonzero: also use a module for frames recorded without a fingerprint
+     * (0: unknown), unchecked (what `memtrace symbolize` does when asked).
+     * 0: such frames stay raw. */
+    int unchecked;
+    const char *debuginfod_url;     /* as in mt_symbolize_options */
+    mt_warning_fn on_warning;       /* debuginfod's errors; NULL: stderr */
+    void *warning_ctx;
+} mt_namer_options;
+
+mt_namer *mt_namer_new(const mt_namer_options *opts);
+void mt_namer_free(mt_namer *nm);
+
+/* An mt_name_fn (ctx: the namer): in[0..n) with each raw frame replaced by
+ * what its module says (a chain when inlined), the others kept, into out;
+ * the count, or 0 when no raw frame got a name. Strings stay valid until
+ * the namer is freed. */
+size_t mt_namer_name(void *namer, const char *trace, const mt_location *in, size_t n,
+                     mt_location *out, size_t max);
+
+/* Why the frames of a module stay raw. */
+typedef enum mt_namer_why {
+    MT_NAMER_MISSING = 1,   /* no readable ELF file at its path */
+    MT_NAMER_CHANGED = 2    /* the file there is not the one that was loaded */
+} mt_namer_why;
+
+typedef struct mt_namer_problem {
+    const char *module;     /* its path, as the trace gives it */
+    const char *trace;      /* the first trace that named it */
+    mt_namer_why why;
+} mt_namer_problem;
+
+/* The next module that could not be used and was not returned before:
+ * 1 with *p set (strings valid until the namer is freed), else 0. */
+int mt_namer_next_problem(mt_namer *nm, mt_namer_problem *p);
 
 
 #ifdef __cplusplus

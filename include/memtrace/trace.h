@@ -98,7 +98,27 @@ typedef struct mt_reader_options {
     mt_warning_fn on_warning;   /* NULL: warnings go to stderr */
     void *warning_ctx;
     int skip_backtraces;        /* nonzero: don't decode backtraces (faster) */
+    /* Added: nonzero: locations exactly as the trace holds them, raw
+     * frames included, even when a namer is set (mt_reader_set_namer). */
+    int raw_frames;
 } mt_reader_options;
+
+/* Added: names for raw frames (docs/format.md, "Raw frames") as a trace is
+ * read. The namer gets the locations a location event gives a code that
+ * holds at least one raw frame (trace: the reader's name, for messages),
+ * and writes the locations to keep instead into out (room for max, at
+ * most 255), returning how many; 0 keeps them as they are. Its strings are
+ * copied before it is called again. The list stands for the code from then
+ * on (mt_reader_lookup); a code described again is checked against what the
+ * trace said. It may be called from several readers on several threads at
+ * once. Not called for readers with skip_backtraces or raw_frames set. */
+typedef size_t (*mt_name_fn)(void *ctx, const char *trace, const mt_location *in, size_t n,
+                             mt_location *out, size_t max);
+
+/* Sets the namer of every reader opened from now on in this process (fn
+ * NULL: none, the default). Call it before opening readers and starting
+ * threads (the CLI does, at start, for the commands that report). */
+void mt_reader_set_namer(mt_name_fn fn, void *ctx);
 
 /* Open a trace. On failure returns NULL and, if error is not NULL, stores a
  * malloc'd message "FILE: offset N: reason" the caller frees. opts may be NULL. */

@@ -26,8 +26,15 @@
  * a dwz file (.gnu_debugaltlink) at its path only under /usr/lib/debug,
  * else by its last component in the module's directory, its .dwz/,
  * /usr/lib/debug and /usr/lib/debug/.dwz, checked against the build-id the
- * link records; then, when DEBUGINFOD_URLS is set (symbolize --debuginfod),
- * the debuginfod servers by build-id.
+ * link records; then, only when the caller gave a server
+ * (mts_dwarf_set_debuginfod: symbolize --debuginfod URL), that debuginfod
+ * server by build-id, through libdebuginfod (loaded on first need), which
+ * caches what it fetches where it always does. That client takes its
+ * server from DEBUGINFOD_URLS, read at each query: the variable is set to
+ * the caller's URL for the query and unset again (the CLI clears any
+ * inherited value at start, so that neither this client nor libdw's own
+ * ever asks a server the user did not name on the command line). After a
+ * server cannot be reached, it is not asked again.
  *
  * For an address with DWARF: the line table gives file:line of the
  * innermost location; the scope DIEs around the address give the
@@ -51,6 +58,7 @@
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,7 +102,6 @@ struct name {            /* a module path as the trace spells it */
     uint64_t hash;
     char *path;
     struct module *mod;  /* NULL: no regular file there */
-    int warned;
 };
 
 struct mts_dwarf {
@@ -108,11 +115,14 @@ struct mts_dwarf {
     char *debuginfo_path;
     char *(*demangle)(const char *, char *, size_t *, int *);
     int demangle_tried;
-    /* libdebuginfod, loaded when DEBUGINFOD_URLS is set */
+    /* libdebuginfod, loaded on the first query to dfd_url */
+    char *dfd_url;               /* NULL: no server (the default) */
+    mt_warning_fn dfd_warn;
+    void *dfd_warn_ctx;
     void *dfd_client;
     int (*dfd_find)(void *, const unsigned char *, int, char **);
     void (*dfd_end)(void *);
-    int dfd_tried;
+    int dfd_tried, dfd_dead;
 };
 
 /* Opens path for reading only if it is a regular file that starts like an
@@ -204,6 +214,7 @@ void mts_dwarf_free(mts_dwarf *d)
     free(d->names);
     if (d->dfd_client && d->dfd_end)
         d->dfd_end(d->dfd_client);
+    free(d->dfd_url);
     free(d);
 }
 
@@ -293,13 +304,13 @@ static struct name *name_of_path(mts_dwarf *d, const char *path)
     return n;
 }
 
-int mts_dwarf_warn_once(mts_dwarf *d, const char *path)
+int mts_dwarf_set_debuginfod(mts_dwarf *d, const char *url, mt_warning_fn warn, void *ctx)
 {
-    struct name *n = name_of_path(d, path);
-    if (!n || n->warned)
-        return 0;
-    n->warned = 1;
-    return 1;
+    free(d->dfd_url);
+    d->dfd_url = url && *url ? strdup(url) : NULL;
+    d->dfd_warn = warn;
+    d->dfd_warn_ctx = ctx;
+    return url && *url && !d->dfd_url ? -1 : 0;
 }
 
 /* ------------------------------------------------------------- modules */
@@ -469,10 +480,27 @@ static int under_debug_root(const char *path)
     return 1;
 }
 
-static int debuginfod_fd(mts_dwarf *d, const unsigned char *id, int idlen, char **found)
+static void dfd_warning(mts_dwarf *d, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void dfd_warning(mts_dwarf *d, const char *fmt, ...)
 {
-    const char *urls = getenv("DEBUGINFOD_URLS");
-    if (!d || idlen <= 0 || !urls || !*urls)
+    char msg[PATH_MAX + 512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (d->dfd_warn)
+        d->dfd_warn(d->dfd_warn_ctx, msg);
+    else
+        fprintf(stderr, "warning: %s\n", msg);
+}
+
+/* The debug file of build-id id from the caller's debuginfod server (the
+ * top of this file); module names it in messages. */
+static int debuginfod_fd(mts_dwarf *d, const unsigned char *id, int idlen, const char *module,
+                         char **found)
+{
+    if (!d || idlen <= 0 || !d->dfd_url || d->dfd_dead)
         return -1;
     if (!d->dfd_tried) {
         d->dfd_tried = 1;
@@ -483,21 +511,40 @@ static int debuginfod_fd(mts_dwarf *d, const unsigned char *id, int idlen, char 
         d->dfd_end = h ? (void (*)(void *))dlsym(h, "debuginfod_end") : NULL;
         if (begin && d->dfd_find && d->dfd_end)
             d->dfd_client = begin();
+        if (!d->dfd_client)
+            dfd_warning(d, "cannot ask %s: libdebuginfod (Debian: libdebuginfod1) is not "
+                        "installed", d->dfd_url);
     }
-    if (!d->dfd_client)
+    if (!d->dfd_client) {
+        d->dfd_dead = 1;
         return -1;
+    }
+    char hex[2 * 64 + 1] = "";
+    for (int i = 0; i < idlen && i < 64; i++)
+        snprintf(hex + 2 * i, 3, "%02x", id[i]);
     char *path = NULL;
+    setenv("DEBUGINFOD_URLS", d->dfd_url, 1);
     int fd = d->dfd_find(d->dfd_client, id, idlen, &path);
+    unsetenv("DEBUGINFOD_URLS");
     struct stat st;
     if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))) {
         close(fd);
-        fd = -1;
+        fd = -EINVAL;
     }
-    if (fd >= 0)
+    if (fd >= 0) {
         *found = path;
-    else
-        free(path);
-    return fd < 0 ? -1 : fd;
+        return fd;
+    }
+    free(path);
+    if (fd == -ENOENT)
+        dfd_warning(d, "%s has no debug information for build-id %s (%s)", d->dfd_url, hex,
+                    module ? module : "?");
+    else {
+        dfd_warning(d, "cannot get debug information from %s: %s; not asking it again",
+                    d->dfd_url, strerror(-fd));
+        d->dfd_dead = 1;
+    }
+    return -1;
 }
 
 /* libdw's find_debuginfo hook (see the top of this file). */
@@ -603,7 +650,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
         return fd;
 
     /* 3. debuginfod */
-    return debuginfod_fd(d, id, idlen, debuginfo_file_name);
+    return debuginfod_fd(d, id, idlen, file_name, debuginfo_file_name);
 }
 
 static char *name_of(mts_dwarf *d, const char *raw)

@@ -27,8 +27,10 @@ enum { MTS_OK = 0, MTS_NO_MODULE = -1, MTS_CHANGED = -2, MTS_NO_SYMBOL = -3 };
 int mts_dwarf_lookup(mts_dwarf *d, const char *path, uint32_t fingerprint, uint64_t offset,
                      mt_location *out, size_t max);
 
-/* 1 the first time it is asked for this module path, then 0 (one warning
- * per module that cannot be used). */
-int mts_dwarf_warn_once(mts_dwarf *d, const char *path);
+/* Asks the debuginfod server at url (http://host:port; NULL: none, the
+ * default) by build-id for the debug information of modules here that
+ * have none; its errors (an unknown build-id, a server that cannot be
+ * reached) go to warn. 0, or -1 when out of memory. */
+int mts_dwarf_set_debuginfod(mts_dwarf *d, const char *url, mt_warning_fn warn, void *ctx);
 
 #endif

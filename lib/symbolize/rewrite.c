@@ -1,7 +1,7 @@
 /*
  * rewrite.c - mt_symbolize_file: reads a trace, replaces its raw frames
- * (rawframe.h) with what dwarf.c finds, and writes it again beside the
- * original, then renames it over the original.
+ * (rawframe.h) with what the namer (names.c, over dwarf.c) finds, and
+ * writes it again beside the original, then renames it over the original.
  *
  * Events are copied as they are; only location events change. The writer
  * asks for a code's locations whenever the code enters its backtrace
@@ -25,13 +25,12 @@
 #include "memtrace/symbolize.h"
 #include "../trace/loctab.h"
 #include "../trace/rawframe.h"
-#include "dwarf.h"
 
 #define MAX_CHAIN 255   /* locations per code the format allows */
 
 struct rewriter {
     mt_reader *r;
-    mts_dwarf *dwarf;
+    mt_namer *namer;
     mt_loctab codes;         /* code -> its new locations (empty: the reader's) */
     mt_location scratch[MAX_CHAIN];
     mt_symbolize_stats st;
@@ -52,76 +51,40 @@ static void warn(struct rewriter *rw, const char *fmt, ...)
         fprintf(stderr, "%s\n", msg);
 }
 
-static void warn_module(struct rewriter *rw, const char *module, int why)
+/* One warning per module the namer could not use. */
+static void warn_modules(struct rewriter *rw)
 {
-    if (!mts_dwarf_warn_once(rw->dwarf, module))
-        return;
-    if (why == MTS_CHANGED)
-        warn(rw, "%s: %s has changed since the trace was recorded (build-id or size "
-                 "differs): its frames stay module+offset", rw->path, module);
-    else
-        warn(rw, "%s: cannot read %s: its frames stay module+offset", rw->path, module);
-}
-
-/* The interned copy of s (NULL: out of memory). */
-static const char *intern(struct rewriter *rw, const char *s)
-{
-    return mt_strtab_intern(&rw->codes.strings, s, strlen(s));
+    mt_namer_problem p;
+    while (mt_namer_next_problem(rw->namer, &p)) {
+        if (p.why == MT_NAMER_CHANGED)
+            warn(rw, "%s: %s has changed since the trace was recorded (build-id or size "
+                     "differs): its frames stay module+offset", rw->path, p.module);
+        else
+            warn(rw, "%s: cannot read %s: its frames stay module+offset", rw->path, p.module);
+    }
 }
 
 /* A code's new locations into *out (rw->scratch): each raw location of the
  * reader's description becomes what the module says (a chain when
- * inlined), others stay. 0 when the code has no raw location. */
+ * inlined), others stay (the namer, names.c). 0 when the code has no raw
+ * location or none got a name. */
 static size_t symbolize_code(struct rewriter *rw, const mt_location *in, size_t n,
                              const mt_location **out)
 {
     int any_raw = 0;
     uint64_t off;
-    for (size_t i = 0; i < n; i++)
-        if (mt_raw_parse(in[i].filename, in[i].defname, in[i].line, &off))
-            any_raw = 1;
+    for (size_t i = 0; i < n && !any_raw; i++)
+        any_raw = mt_raw_parse(in[i].filename, in[i].defname, in[i].line, &off);
     if (!any_raw)
         return 0;
     rw->st.raw++;
-    mt_location *o = rw->scratch;
-    size_t k = 0;
-    int resolved = 0, oom = 0;
-    for (size_t i = 0; i < n && k < MAX_CHAIN; i++) {
-        if (mt_raw_parse(in[i].filename, in[i].defname, in[i].line, &off)) {
-            uint32_t fp = mt_raw_fingerprint_join(in[i].start_char, in[i].end_char);
-            int got = mts_dwarf_lookup(rw->dwarf, in[i].filename, fp, off, o + k, MAX_CHAIN - k);
-            if (got == MTS_NO_MODULE || got == MTS_CHANGED)
-                warn_module(rw, in[i].filename, got);
-            if (got > 0) {
-                /* dwarf.c's strings are malloc'd: keep one copy of each name */
-                for (size_t j = k; j < k + (size_t)got; j++) {
-                    char *f = (char *)o[j].filename, *d = (char *)o[j].defname;
-                    o[j].filename = intern(rw, f);
-                    o[j].defname = intern(rw, d);
-                    oom |= !o[j].filename || !o[j].defname;
-                    free(f);
-                    free(d);
-                }
-                k += (size_t)got;
-                resolved = 1;
-                continue;
-            }
-        }
-        o[k] = in[i];
-        o[k].filename = intern(rw, in[i].filename);
-        o[k].defname = intern(rw, in[i].defname);
-        oom |= !o[k].filename || !o[k].defname;
-        k++;
-    }
-    if (oom) {
-        rw->st.unresolved++;
-        return 0;   /* the reader's description, raw */
-    }
-    if (resolved)
+    size_t k = mt_namer_name(rw->namer, rw->path, in, n, rw->scratch, MAX_CHAIN);
+    warn_modules(rw);
+    if (k > 0)
         rw->st.resolved++;
     else
         rw->st.unresolved++;
-    *out = o;
+    *out = rw->scratch;
     return k;
 }
 
@@ -154,7 +117,7 @@ static int resolve(void *ctx, mt_location_code code, const mt_location **locs, s
 static void free_rewriter(struct rewriter *rw)
 {
     mt_loctab_free(&rw->codes);
-    mts_dwarf_free(rw->dwarf);
+    mt_namer_free(rw->namer);
 }
 
 /* Is the file (dev, ino) open in process pid? 1 yes, 0 no, -1 cannot tell
@@ -300,7 +263,7 @@ int mt_symbolize_file(const char *path, const mt_symbolize_options *opts,
     if (!S_ISREG(st.st_mode))
         return fail(error, "%s: not a regular file", path);
 
-    mt_reader_options ro = {0};
+    mt_reader_options ro = {.raw_frames = 1};
     if (opts) {
         ro.on_warning = opts->on_warning;
         ro.warning_ctx = opts->warning_ctx;
@@ -327,8 +290,15 @@ int mt_symbolize_file(const char *path, const mt_symbolize_options *opts,
                         (int)ti->pid);
         }
     }
-    rw.dwarf = mts_dwarf_new();
-    if (!rw.dwarf) {
+    /* frames without a fingerprint are named too, unchecked, as ever */
+    mt_namer_options no = {.unchecked = 1};
+    if (opts) {
+        no.debuginfod_url = opts->debuginfod_url;
+        no.on_warning = opts->on_warning;
+        no.warning_ctx = opts->warning_ctx;
+    }
+    rw.namer = mt_namer_new(&no);
+    if (!rw.namer) {
         mt_reader_close(rw.r);
         return fail(error, "%s: out of memory", path);
     }

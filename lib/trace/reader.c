@@ -3,6 +3,9 @@
  * time: packet headers, the trace-info packet, location events (into the
  * location table), allocations with their cached/predicted backtraces,
  * promotions and collections. docs/format.md describes the bytes.
+ * Raw frames of a new code go through the process's namer, when the
+ * caller set one (mt_reader_set_namer: the CLI names them from the
+ * binaries on this machine), before the code is stored.
  *
  * Memory is bounded by the location table and the per-domain caches: the
  * input is consumed packet by packet (input.c) and events are decoded in
@@ -23,6 +26,7 @@
 #include "input.h"
 #include "loctab.h"
 #include "mtf.h"
+#include "rawframe.h"
 #include "memtrace/trace.h"
 
 /* Limits that keep hostile input from costing unbounded memory. Real
@@ -49,6 +53,8 @@ struct mt_reader {
     int fd_owned;
     uint64_t size;
     mt_reader_options opts;
+    mt_name_fn namer;                /* names for raw frames, or NULL */
+    void *namer_ctx;
     mt_trace_info info;
     size_t hdr_size;
 
@@ -381,6 +387,16 @@ static int read_info(mt_reader *r)
 
 /* ------------------------------------------------------------ open / close */
 
+/* The process's namer (mt_reader_set_namer), set before readers exist. */
+static mt_name_fn process_namer;
+static void *process_namer_ctx;
+
+void mt_reader_set_namer(mt_name_fn fn, void *ctx)
+{
+    process_namer = fn;
+    process_namer_ctx = ctx;
+}
+
 static mt_reader *reader_new(const char *name, const mt_reader_options *opts)
 {
     mt_reader *r = calloc(1, sizeof *r);
@@ -393,6 +409,10 @@ static mt_reader *reader_new(const char *name, const mt_reader_options *opts)
     }
     if (opts)
         r->opts = *opts;
+    if (!r->opts.skip_backtraces && !r->opts.raw_frames) {
+        r->namer = process_namer;
+        r->namer_ctx = process_namer_ctx;
+    }
     mt_loctab_init(&r->locs);
     return r;
 }
@@ -650,6 +670,30 @@ static const char *interned_name(mt_reader *r, mt_mtf_name *n)
     return n->interned;
 }
 
+/* The namer's locations for a list holding a raw frame, their strings
+ * interned, into out; 0 when it has no raw frame or the namer keeps it. */
+static size_t name_raw(mt_reader *r, const mt_location *locs, size_t n, mt_location *out)
+{
+    uint64_t off;
+    size_t i = 0;
+    while (i < n && !mt_raw_parse(locs[i].filename, locs[i].defname, locs[i].line, &off))
+        i++;
+    if (i == n)
+        return 0;
+    size_t k = r->namer(r->namer_ctx, r->name, locs, n, out, 255);
+    if (k > 255)
+        k = 0;
+    for (size_t j = 0; j < k; j++) {
+        const char *f = out[j].filename ? out[j].filename : "";
+        const char *d = out[j].defname ? out[j].defname : "??";
+        out[j].filename = mt_strtab_intern(&r->locs.strings, f, strlen(f));
+        out[j].defname = mt_strtab_intern(&r->locs.strings, d, strlen(d));
+        if (!out[j].filename || !out[j].defname)
+            return 0;   /* out of memory: the trace's own locations */
+    }
+    return k;
+}
+
 /* A location event. Its names go through the domain's move-to-front tables
  * (which keep their own copies), and the list is summed up by a hash of its
  * content. Names are interned, and the list stored, only when the code is
@@ -701,7 +745,19 @@ static int read_location(mt_reader *r, const uint8_t *p, const uint8_t *evstart)
         locs[i].start_char = (uint32_t)(bits >> 20) & MT_LOC_START_MAX;
         locs[i].end_char = (uint32_t)(bits >> 28) & MT_LOC_END_MAX;
     }
-    int rc = known ? (known_hash == hash >> 8 ? 1 : 2) : mt_loctab_add(&r->locs, code, locs, n, hash);
+    size_t keep = n;
+    const mt_location *list = locs;
+    mt_location named[255];
+    if (!known && r->namer && n > 0) {
+        size_t k = name_raw(r, locs, n, named);
+        if (k > 0) {
+            list = named;
+            keep = k;
+        }
+    }
+    /* (the hash stays the trace's: a code described again is checked
+     * against what the trace said) */
+    int rc = known ? (known_hash == hash >> 8 ? 1 : 2) : mt_loctab_add(&r->locs, code, list, keep, hash);
     if (rc < 0)
         return fail_at(r, off_of(r, evstart), "out of memory for locations");
     if (rc == 2)

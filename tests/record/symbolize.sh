@@ -10,18 +10,15 @@ sites=$PWD/$PROGS/sites
 
 # Bare LD_PRELOAD: complete and readable without symbolization.
 preload_raw "$T/raw.ctf" $rate "$sites" >/dev/null || fail "sites ran"
-"$MT_BIN" dump "$T/raw.ctf" >"$T/raw.dump" || fail "raw trace dumps"
+"$MT_BIN" dump --raw-frames "$T/raw.ctf" >"$T/raw.dump" || fail "raw trace dumps"
 check "raw frame: module path as file, module+0xoffset as function, no line" \
     grep -Eq "  bt [0-9]+ 0x[0-9a-f]+ $sites:0:[0-9]+-[0-9]+ sites\+0x[0-9a-f]+\$" "$T/raw.dump"
-"$MT_BIN" top "$T/raw.ctf" >"$T/raw.top" 2>"$T/raw.err" || fail "top reads a raw trace"
-check "top on a raw trace: module+0xoffset (module), no ':0'" \
-    grep -Eq "sites\+0x[0-9a-f]+ \($sites\)\$" "$T/raw.top"
-check "top on a raw trace says how to symbolize it" grep -q "memtrace symbolize" "$T/raw.err"
+# (reports name raw frames as they read them: tests/present/names.sh)
 cp "$T/raw.ctf" "$T/raw-copy.ctf"
 "$MT_BIN" symbolize "$T/raw.ctf" 2>"$T/sym.err"; st=$?
 check "symbolize: exit 0 ($st)" test "$st" = 0
 check "symbolize: says how many frames it named" grep -Eq 'raw.ctf: [1-9][0-9]* of [0-9]+ frames named' "$T/sym.err"
-"$MT_BIN" dump "$T/raw.ctf" >"$T/sym.dump"
+"$MT_BIN" dump --raw-frames "$T/raw.ctf" >"$T/sym.dump"
 check "symbolized: function, file:line" grep -Eq ' [^ ]*sites\.c:[1-9][0-9]*:0-0 site_small_freed$' "$T/sym.dump"
 check "symbolized: same events" sh -c "grep -c '^ev' '$T/raw.dump' | cmp -s - /dev/fd/3 3<<E
 \$(grep -c '^ev' '$T/sym.dump')
@@ -40,7 +37,7 @@ n=0
 for t in "$T/run.ctf" "$T"/run.ctf.*; do
     [ -f "$t" ] || continue
     case $t in *symbolize-*) fail "temporary file left: $t"; continue ;; esac
-    if "$MT_BIN" dump "$t" | grep -Eq ' site_small_freed$'; then n=$((n + 1)); fi
+    if "$MT_BIN" dump --raw-frames "$t" | grep -Eq ' site_small_freed$'; then n=$((n + 1)); fi
 done
 check "memtrace run: both child traces named ($n)" test "$n" -ge 2
 check "memtrace run: no raw frame of the program left" sh -c "! cat '$T'/run.ctf* | strings | grep -q '^sites+0x'"
@@ -65,14 +62,14 @@ preload_raw "$T/changed.ctf" $rate "$T/sites-changed" >/dev/null || fail "sites-
 cp "$PROGS/threads" "$T/sites-changed"   # another build at the same path
 "$MT_BIN" symbolize "$T/changed.ctf" 2>"$T/changed.err"; st=$?
 check "changed module: exit 0 ($st), warning names it" grep -q "sites-changed has changed since the trace was recorded" "$T/changed.err"
-"$MT_BIN" dump "$T/changed.ctf" >"$T/changed.dump"
+"$MT_BIN" dump --raw-frames "$T/changed.ctf" >"$T/changed.dump"
 check "changed module: frames stay module+0xoffset" grep -Eq ' sites-changed\+0x[0-9a-f]+$' "$T/changed.dump"
 
 # An inline chain too long for one location event (24 inlined templates,
 # ~6 KB of names) keeps its outermost function and its innermost function
 # and line, instead of becoming "??".
 preload "$T/chain.ctf" $rate "$PROGS/inline_chain" >/dev/null || fail "inline_chain ran"
-"$MT_BIN" dump "$T/chain.ctf" | awk '/^ev .* alloc/ { n++ } n == 1 && $1 == "bt" && $2 == 1' >"$T/chain.bt"
+"$MT_BIN" dump --raw-frames "$T/chain.ctf" | awk '/^ev .* alloc/ { n++ } n == 1 && $1 == "bt" && $2 == 1' >"$T/chain.bt"
 check "long inline chain: innermost location is the malloc line of Level<0, ...>::go" \
     sh -c "tail -n 1 '$T/chain.bt' | grep -Eq 'inline_chain\.cc:22:0-0 Level<0, std::map<'"
 check "long inline chain: outermost location is deep_alloc" \
@@ -135,6 +132,6 @@ pid=$!
 sleep 1; kill -KILL $pid 2>/dev/null; wait $pid 2>/dev/null
 "$MT_BIN" symbolize "$T/killed.ctf" 2>"$T/killed.err"; st=$?
 check "SIGKILLed program: trace symbolizes ($st: $(head -c 200 "$T/killed.err"))" test "$st" = 0
-"$MT_BIN" dump "$T/killed.ctf" >"$T/killed.dump" 2>/dev/null
+"$MT_BIN" dump --raw-frames "$T/killed.ctf" >"$T/killed.dump" 2>/dev/null
 check "SIGKILLed program: named frames" grep -Eq 'faults\.c:[1-9][0-9]*:0-0 ' "$T/killed.dump"
 finish

@@ -80,7 +80,7 @@ t0=$(date +%s.%N)
 timeout -k 2 $((LIM * 2)) "$MT_BIN" run -o "$D/run.ctf" -- "$D/prog" >/dev/null 2>"$T/run.err"
 RC=$?
 SECS=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
-if [ $RC = 0 ] && "$MT_BIN" dump "$D/run.ctf" | grep -q ' site_small_freed$'; then
+if [ $RC = 0 ] && "$MT_BIN" dump --raw-frames "$D/run.ctf" | grep -q ' site_small_freed$'; then
     pass "memtrace run, a FIFO as the program's debug file: ends in ${SECS}s, frames named"
 else
     fail "memtrace run, a FIFO as the program's debug file: exit $RC after ${SECS}s: $(head -c 300 "$T/run.err")"

@@ -8,7 +8,7 @@ skip_under_tsan
 rate=0.0001
 
 preload "$T/cxx.ctf" $rate "$PROGS/cxx" >/dev/null || fail "cxx ran"
-"$MT_BIN" dump "$T/cxx.ctf" >"$T/cxx.dump" || fail "cxx trace dumps"
+"$MT_BIN" dump --raw-frames "$T/cxx.ctf" >"$T/cxx.dump" || fail "cxx trace dumps"
 check "C++ names are demangled" grep -q ' std::vector<double, std::allocator<double> >\* shapes::make_many<double>(int)$' "$T/cxx.dump"
 check "file:line from DWARF" grep -Eq ' [^ ]*cxx\.cc:[1-9][0-9]*:' "$T/cxx.dump"
 # push() is inlined into build_list(): one code, two locations, outer first.
@@ -22,11 +22,11 @@ check "allocation site is the caller of operator new" grep -q '^SITE std::__new_
 
 cp "$PROGS/sites" "$T/sites-nodebug" && strip --strip-debug "$T/sites-nodebug"
 preload "$T/nodebug.ctf" $rate "$T/sites-nodebug" >/dev/null || fail "sites-nodebug ran"
-"$MT_BIN" dump "$T/nodebug.ctf" >"$T/nodebug.dump"
+"$MT_BIN" dump --raw-frames "$T/nodebug.ctf" >"$T/nodebug.dump"
 check "without debug info: the symbol, with the module as file" grep -Eq ' [^ ]*sites-nodebug:0:[0-9]+-[0-9]+ site_small_freed$' "$T/nodebug.dump"
 
 cp "$PROGS/sites" "$T/sites-stripped" && strip --strip-all "$T/sites-stripped"
 preload "$T/stripped.ctf" $rate "$T/sites-stripped" >/dev/null || fail "sites-stripped ran"
-"$MT_BIN" dump "$T/stripped.ctf" >"$T/stripped.dump"
+"$MT_BIN" dump --raw-frames "$T/stripped.ctf" >"$T/stripped.dump"
 check "without symbols: module+offset" grep -Eq ' sites-stripped\+0x[0-9a-f]+$' "$T/stripped.dump"
 finish

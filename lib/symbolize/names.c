@@ -1,0 +1,245 @@
+/*
+ * names.c - the namer (memtrace/symbolize.h): raw frames -> names, for the
+ * readers of reports and the viewer (mt_reader_set_namer) and for the
+ * rewriter of `memtrace symbolize` (rewrite.c).
+ *
+ * Modules are keyed by (path as the trace gives it, fingerprint): two
+ * traces of one path from two builds are two modules, one of which may be
+ * the file on disk. A module is usable until dwarf.c finds it unreadable
+ * or not the recorded file; from then on its frames stay raw without
+ * asking again, and it is listed once as a problem (mt_namer_next_problem)
+ * for the caller's messages. Each frame of a usable module is looked up
+ * once: its chain of locations is kept per module in a code -> locations
+ * table of the codec (lib/trace/loctab.h, keyed by the offset), its names
+ * once in one string table. One lock around it all: readers on several
+ * threads share the namer, and libdw's handles are not to be shared.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memtrace/symbolize.h"
+#include "../trace/hash.h"
+#include "../trace/loctab.h"
+#include "../trace/rawframe.h"
+#include "dwarf.h"
+
+#define MAX_CHAIN 255   /* locations per code the format allows */
+
+struct nmod {
+    uint64_t hash;      /* of the path and the fingerprint */
+    char *path;
+    uint32_t fp;
+    int why;            /* 0: usable; else an mt_namer_why */
+    char *trace;        /* the first trace that named it */
+    mt_loctab frames;   /* offset -> locations (empty: nothing names it) */
+};
+
+struct mt_namer {
+    pthread_mutex_t lock;
+    int unchecked;
+    char *url;
+    mt_warning_fn on_warning;
+    void *warning_ctx;
+    mts_dwarf *dwarf;                 /* made on first need */
+    int dwarf_failed;
+    struct nmod **mods;               /* open addressing */
+    size_t mask, count;
+    struct nmod **problems;           /* in the order they were found */
+    size_t nproblems, capproblems, next_problem;
+    mt_arena arena;
+    mt_strtab strings;
+    mt_location tmp[MAX_CHAIN];
+};
+
+mt_namer *mt_namer_new(const mt_namer_options *opts)
+{
+    mt_namer *nm = calloc(1, sizeof *nm);
+    if (!nm)
+        return NULL;
+    pthread_mutex_init(&nm->lock, NULL);
+    nm->strings.arena = &nm->arena;
+    if (opts) {
+        nm->unchecked = opts->unchecked;
+        nm->on_warning = opts->on_warning;
+        nm->warning_ctx = opts->warning_ctx;
+        if (opts->debuginfod_url && !(nm->url = strdup(opts->debuginfod_url))) {
+            free(nm);
+            return NULL;
+        }
+    }
+    return nm;
+}
+
+void mt_namer_free(mt_namer *nm)
+{
+    if (!nm)
+        return;
+    for (size_t i = 0; nm->mods && i <= nm->mask; i++) {
+        struct nmod *m = nm->mods[i];
+        if (!m)
+            continue;
+        mt_loctab_free(&m->frames);
+        free(m->path);
+        free(m->trace);
+        free(m);
+    }
+    free(nm->mods);
+    free(nm->problems);
+    mts_dwarf_free(nm->dwarf);
+    mt_strtab_free(&nm->strings);
+    mt_arena_free(&nm->arena);
+    free(nm->url);
+    pthread_mutex_destroy(&nm->lock);
+    free(nm);
+}
+
+static uint64_t mod_hash(const char *path, uint32_t fp)
+{
+    return mt_hash_mix(mt_hash_bytes(path, strlen(path)), fp);
+}
+
+static int grow(mt_namer *nm)
+{
+    size_t cap = nm->mods ? 2 * (nm->mask + 1) : 16;
+    struct nmod **t = calloc(cap, sizeof *t);
+    if (!t)
+        return -1;
+    for (size_t i = 0; nm->mods && i <= nm->mask; i++) {
+        if (!nm->mods[i])
+            continue;
+        size_t j = nm->mods[i]->hash & (cap - 1);
+        while (t[j])
+            j = (j + 1) & (cap - 1);
+        t[j] = nm->mods[i];
+    }
+    free(nm->mods);
+    nm->mods = t;
+    nm->mask = cap - 1;
+    return 0;
+}
+
+/* The module (path, fp), made on first sight; NULL when out of memory. */
+static struct nmod *module(mt_namer *nm, const char *path, uint32_t fp, const char *trace)
+{
+    if ((nm->count + 1) * 2 > (nm->mods ? nm->mask + 1 : 0) && grow(nm) != 0)
+        return NULL;
+    uint64_t h = mod_hash(path, fp);
+    size_t j = h & nm->mask;
+    for (; nm->mods[j]; j = (j + 1) & nm->mask)
+        if (nm->mods[j]->hash == h && nm->mods[j]->fp == fp && !strcmp(nm->mods[j]->path, path))
+            return nm->mods[j];
+    struct nmod *m = calloc(1, sizeof *m);
+    if (!m || !(m->path = strdup(path)) || !(m->trace = strdup(trace ? trace : "(trace)"))) {
+        if (m)
+            free(m->path);
+        free(m);
+        return NULL;
+    }
+    m->hash = h;
+    m->fp = fp;
+    mt_loctab_init(&m->frames);
+    nm->mods[j] = m;
+    nm->count++;
+    return m;
+}
+
+static void give_up(mt_namer *nm, struct nmod *m, int why)
+{
+    m->why = why;
+    if (nm->nproblems == nm->capproblems) {
+        size_t cap = nm->capproblems ? 2 * nm->capproblems : 8;
+        struct nmod **p = realloc(nm->problems, cap * sizeof *p);
+        if (!p)
+            return;   /* (it stays raw, unlisted) */
+        nm->problems = p;
+        nm->capproblems = cap;
+    }
+    nm->problems[nm->nproblems++] = m;
+}
+
+/* The locations of a raw frame (its chain, outermost first) into *locs,
+ * looked up once per module and offset; the count, 0 when it stays raw. */
+static size_t frame(mt_namer *nm, const char *trace, const mt_location *raw, uint64_t off,
+                    const mt_location **locs)
+{
+    uint32_t fp = mt_raw_fingerprint_join(raw->start_char, raw->end_char);
+    if (fp == 0 && !nm->unchecked)
+        return 0;   /* nothing to check the file against: never a wrong name */
+    struct nmod *m = module(nm, raw->filename, fp, trace);
+    if (!m || m->why)
+        return 0;
+    size_t k;
+    if (mt_loctab_find(&m->frames, off, locs, &k) == 0)
+        return k;
+    if (!nm->dwarf && !nm->dwarf_failed) {
+        nm->dwarf = mts_dwarf_new();
+        if (!nm->dwarf ||
+            mts_dwarf_set_debuginfod(nm->dwarf, nm->url, nm->on_warning, nm->warning_ctx) != 0) {
+            mts_dwarf_free(nm->dwarf);
+            nm->dwarf = NULL;
+            nm->dwarf_failed = 1;
+        }
+    }
+    if (!nm->dwarf)
+        return 0;
+    int got = mts_dwarf_lookup(nm->dwarf, m->path, fp, off, nm->tmp, MAX_CHAIN);
+    if (got == MTS_NO_MODULE || got == MTS_CHANGED) {
+        give_up(nm, m, got == MTS_CHANGED ? MT_NAMER_CHANGED : MT_NAMER_MISSING);
+        return 0;
+    }
+    k = got > 0 ? (size_t)got : 0;
+    int oom = 0;
+    for (size_t i = 0; i < k; i++) {   /* dwarf.c's strings are malloc'd: one copy each */
+        char *f = (char *)nm->tmp[i].filename, *d = (char *)nm->tmp[i].defname;
+        nm->tmp[i].filename = f ? mt_strtab_intern(&nm->strings, f, strlen(f)) : NULL;
+        nm->tmp[i].defname = d ? mt_strtab_intern(&nm->strings, d, strlen(d)) : NULL;
+        oom |= !nm->tmp[i].filename || !nm->tmp[i].defname;
+        free(f);
+        free(d);
+    }
+    if (oom || mt_loctab_add(&m->frames, off, nm->tmp, k, 0) < 0 ||
+        mt_loctab_find(&m->frames, off, locs, &k) != 0)
+        return 0;
+    return k;
+}
+
+size_t mt_namer_name(void *namer, const char *trace, const mt_location *in, size_t n,
+                     mt_location *out, size_t max)
+{
+    mt_namer *nm = namer;
+    size_t k = 0;
+    int named = 0;
+    pthread_mutex_lock(&nm->lock);
+    for (size_t i = 0; i < n && k < max; i++) {
+        uint64_t off;
+        const mt_location *l;
+        size_t got;
+        if (mt_raw_parse(in[i].filename, in[i].defname, in[i].line, &off) &&
+            (got = frame(nm, trace, &in[i], off, &l)) > 0) {
+            /* a chain longer than the room left keeps its innermost part */
+            size_t room = max - k, skip = got > room ? got - room : 0;
+            memcpy(out + k, l + skip, (got - skip) * sizeof *out);
+            k += got - skip;
+            named = 1;
+            continue;
+        }
+        out[k++] = in[i];
+    }
+    pthread_mutex_unlock(&nm->lock);
+    return named ? k : 0;
+}
+
+int mt_namer_next_problem(mt_namer *nm, mt_namer_problem *p)
+{
+    pthread_mutex_lock(&nm->lock);
+    int any = nm->next_problem < nm->nproblems;
+    if (any) {
+        struct nmod *m = nm->problems[nm->next_problem++];
+        p->module = m->path;
+        p->trace = m->trace;
+        p->why = (mt_namer_why)m->why;
+    }
+    pthread_mutex_unlock(&nm->lock);
+    return any;
+}

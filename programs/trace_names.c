@@ -1,0 +1,56 @@
+/*
+ * trace_names.c - names for the raw frames of traces that were never
+ * symbolized (bare LD_PRELOAD, a killed `memtrace run`), given as the
+ * report commands and the viewer read them: one namer (lib/symbolize,
+ * names.c) for the process, set as every reader's (mt_reader_set_namer),
+ * and the notes that say which modules could not be used.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "memtrace/present.h"
+#include "memtrace/symbolize.h"
+#include "trace_names.h"
+
+static mt_namer *namer;
+
+void trace_names_start(void)
+{
+    /* No server is ever asked while reading: libdw's own debuginfod
+     * client would take one from the environment. */
+    unsetenv("DEBUGINFOD_URLS");
+    if (namer)
+        return;
+    mt_namer_options o = {0};   /* checked modules only, local files only */
+    namer = mt_namer_new(&o);
+    if (namer)
+        mt_reader_set_namer(mt_namer_name, namer);
+}
+
+int trace_names_note(FILE *out, const char *cmd)
+{
+    if (!namer)
+        return 0;
+    mt_namer_problem p;
+    const char *trace = NULL;
+    while (mt_namer_next_problem(namer, &p)) {
+        fprintf(out, "memtrace %s: note: frames in ", cmd);
+        mt_text_put(out, p.module);
+        if (p.why == MT_NAMER_CHANGED) {
+            fputs(" stay module+0xoffset: the file there is not the one ", out);
+            mt_text_put(out, p.trace);
+            fputs(" was recorded with (build-id or size differs: rebuilt, or another "
+                  "machine's)\n", out);
+        } else {
+            fputs(" stay module+0xoffset: no such file on this machine\n", out);
+        }
+        if (!trace)
+            trace = p.trace;
+    }
+    if (!trace)
+        return 0;
+    fprintf(out, "memtrace %s: note: run 'memtrace symbolize ", cmd);
+    mt_text_put(out, trace);
+    fputs("' on the machine where it was recorded, before its binaries change\n", out);
+    return 1;
+}

@@ -1,0 +1,20 @@
+/*
+ * trace_names.h - names for raw frames as traces are read (trace_names.c).
+ */
+#ifndef MEMTRACE_TRACE_NAMES_H
+#define MEMTRACE_TRACE_NAMES_H
+
+#include <stdio.h>
+
+/* From now on, every reader of this process names raw frames from the
+ * binaries on this machine whose fingerprint is the recorded one; clears
+ * DEBUGINFOD_URLS (nothing is fetched). Called by main before a command
+ * that reports or serves the viewer. */
+void trace_names_start(void);
+
+/* Prints "memtrace CMD: note: ..." for each module whose frames stayed raw
+ * (missing here, or changed) not noted before, and what to do; 1 if it
+ * printed anything. */
+int trace_names_note(FILE *out, const char *cmd);
+
+#endif
