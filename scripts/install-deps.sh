@@ -19,11 +19,7 @@ set -eu
 profile=${1:-build}
 
 build_pkgs="gcc make libc6-dev pkg-config libdw-dev libelf-dev zlib1g-dev libmicrohttpd-dev xz-utils libunwind-dev libpcre2-dev"
-<<<<<<< HEAD
-test_pkgs="$build_pkgs clang libclang-rt-14-dev golang-go chromium sqlite3 python3 g++ procps curl libgmp-dev libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 redis-server redis-tools python3-pandas python3-matplotlib jupyter-nbconvert python3-ipykernel"
-=======
-test_pkgs="$build_pkgs clang libclang-rt-14-dev golang-go chromium sqlite3 python3 g++ procps curl libgmp-dev libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 redis-server redis-tools debuginfod libdebuginfod1"
->>>>>>> wt/names
+test_pkgs="$build_pkgs clang libclang-rt-14-dev golang-go chromium sqlite3 python3 g++ procps curl libgmp-dev libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 redis-server redis-tools debuginfod libdebuginfod1 python3-pandas python3-matplotlib jupyter-nbconvert python3-ipykernel"
 bench_pkgs="$test_pkgs heaptrack hyperfine"
 
 case "$profile" in
