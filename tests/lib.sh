@@ -11,6 +11,11 @@
 #                             nothing, else "FAIL" with what it found (the
 #                             report and the inputs it left in $MT_TMP)
 #                             and exit 1
+#   fixture_text NAME         prints the reference text dump of the fixture
+#                             trace $MT_FIXTURES/NAME.ctf (stored compressed:
+#                             NAME.txt.gz, or NAME.txt.xz for the largest);
+#                             "FAIL" on stderr and status 1 when there is
+#                             none or it does not decompress
 
 need_bench_tools() {
     for tool in "$@"; do
@@ -38,4 +43,12 @@ fuzz_run() {
         echo "input: $f"; od -A d -c "$f" | head -n 8
     done
     exit 1
+}
+
+fixture_text() {
+    _ft=$MT_FIXTURES/$1.txt
+    if [ -f "$_ft.gz" ]; then gzip -dc "$_ft.gz"
+    elif [ -f "$_ft.xz" ]; then xz -dc "$_ft.xz"
+    else echo "FAIL: no reference text for the fixture $1 ($_ft.gz)" >&2; return 1
+    fi || { echo "FAIL: the reference text of the fixture $1 does not decompress" >&2; return 1; }
 }

@@ -9,6 +9,7 @@ set -u
 : "${MT_BIN:=build/memtrace}" "${MT_FIXTURES:=tests/fixtures/memtrace}" "${MT_TMP:=/tmp}"
 here=$(cd "$(dirname "$0")" && pwd)
 expect=$here/../analyze/expect.awk
+. tests/lib.sh
 if ! command -v go >/dev/null 2>&1; then
     echo "FAIL: 'go' not found: install golang-go (scripts/install-deps.sh test)"
     exit 1
@@ -34,8 +35,8 @@ raw_sum() { # raw_sum COLUMN RAWFILE: sum of a value column of the samples
 }
 for ctf in "$MT_FIXTURES"/*.ctf; do
     name=$(basename "$ctf" .ctf)
-    txt=${ctf%.ctf}.txt dump=$MT_TMP/$name.txt
-    if [ -f "$txt" ]; then cp "$txt" "$dump"; else xz -dc "$txt.xz" > "$dump"; fi
+    dump=$MT_TMP/$name.txt
+    fixture_text "$name" > "$dump" || { fail=1; continue; }
     awk -v what=totals -f "$expect" "$dump" > "$MT_TMP/want"
     want() { sed -n "s/^$1=//p" "$MT_TMP/want"; }
     out=$MT_TMP/$name.pb.gz

@@ -5,6 +5,7 @@
 set -u
 : "${MT_BIN:=build/memtrace}" "${MT_FIXTURES:=tests/fixtures/memtrace}" "${MT_TMP:=/tmp}"
 here=$(cd "$(dirname "$0")" && pwd)
+. tests/lib.sh
 expect=$here/../analyze/expect.awk
 fail=0
 pass() { echo "PASS: $1"; }
@@ -16,7 +17,7 @@ near() {
 F=$MT_FIXTURES
 for name in leak major prodcons rate1 wrap upstream_ocamlopt_v2; do
     dump=$MT_TMP/$name.txt
-    if [ -f "$F/$name.txt" ]; then cp "$F/$name.txt" "$dump"; else xz -dc "$F/$name.txt.xz" > "$dump"; fi
+    fixture_text "$name" > "$dump" || { fail=1; continue; }
     awk -v what=totals -f "$expect" "$dump" > "$MT_TMP/want"
     want() { sed -n "s/^$1=//p" "$MT_TMP/want"; }
     # folded: well-formed lines whose weights add up to the estimate
