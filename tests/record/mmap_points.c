@@ -22,7 +22,11 @@
 #include "memtrace/record.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-int main(void) { return 77; }
+int main(void)
+{
+    printf("sanitizer builds of the recorder sample no mappings: plain stage only\n");
+    return 77;
+}
 #else
 
 #include "../check.h"
