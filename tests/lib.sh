@@ -1,7 +1,13 @@
 # lib.sh - what test scripts of several layers share; sourced (as
 # ". tests/lib.sh") by scripts tests/run.sh runs from the top of the
-# checkout, with MT_BUILD and MT_TMP set:
+# checkout, with MT_BUILD and MT_TMP set. The C unit tests' counterpart of
+# the checks is tests/check.h.
 #
+#   pass WHAT...              prints "PASS: WHAT"
+#   fail WHAT...              prints "FAIL: WHAT" and counts it in $fails
+#                             (a count kept from before the file was sourced)
+#   check WHAT COMMAND...     pass WHAT when COMMAND succeeds, else fail WHAT
+#   finish                    exits 0 when nothing failed, else 1
 #   need_bench_tools TOOL...  builds $MT_BUILD/bench/TOOL where it is
 #                             missing; "FAIL" and exit 1 if it cannot be
 #   fuzz_run TARGET WHAT SECS ARGS...
@@ -11,6 +17,20 @@
 #                             nothing, else "FAIL" with what it found (the
 #                             report and the inputs it left in $MT_TMP)
 #                             and exit 1
+#   fixture_text NAME         prints the reference text dump of the fixture
+#                             trace $MT_FIXTURES/NAME.ctf (stored compressed:
+#                             NAME.txt.gz, or NAME.txt.xz for the largest);
+#                             "FAIL" on stderr and status 1 when there is
+#                             none or it does not decompress
+
+fails=${fails:-0}
+pass() { echo "PASS: $*"; }
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+check() {
+    _cw=$1; shift
+    if "$@"; then pass "$_cw"; else fail "$_cw"; fi
+}
+finish() { [ "$fails" = 0 ]; exit $?; }
 
 need_bench_tools() {
     for tool in "$@"; do
@@ -38,4 +58,12 @@ fuzz_run() {
         echo "input: $f"; od -A d -c "$f" | head -n 8
     done
     exit 1
+}
+
+fixture_text() {
+    _ft=$MT_FIXTURES/$1.txt
+    if [ -f "$_ft.gz" ]; then gzip -dc "$_ft.gz"
+    elif [ -f "$_ft.xz" ]; then xz -dc "$_ft.xz"
+    else echo "FAIL: no reference text for the fixture $1 ($_ft.gz)" >&2; return 1
+    fi || { echo "FAIL: the reference text of the fixture $1 does not decompress" >&2; return 1; }
 }

@@ -6,6 +6,7 @@
 set -u
 : "${MT_BIN:=build/memtrace}" "${MT_FIXTURES:=tests/fixtures/memtrace}" "${MT_TMP:=/tmp}"
 here=$(dirname "$0")
+. tests/lib.sh
 fail=0
 check() { # check WHAT GOT WANT
     if [ "$2" = "$3" ]; then echo "PASS: $1"; else echo "FAIL: $1: got '$2', want '$3'"; fail=1; fi
@@ -19,11 +20,8 @@ field() { # field NAME JSONFILE: first numeric value of "NAME":
 }
 for ctf in "$MT_FIXTURES"/*.ctf; do
     name=$(basename "$ctf" .ctf)
-    txt=${ctf%.ctf}.txt
     dump=$MT_TMP/$name.txt
-    if [ -f "$txt" ]; then cp "$txt" "$dump"
-    elif [ -f "$txt.xz" ] && xz -dc "$txt.xz" > "$dump"; then :
-    else echo "FAIL: $name: no reference dump (or xz missing)"; fail=1; continue; fi
+    fixture_text "$name" > "$dump" || { fail=1; continue; }
     awk -v what=totals -f "$here/expect.awk" "$dump" > "$MT_TMP/want"
     want() { sed -n "s/^$1=//p" "$MT_TMP/want"; }
     if ! "$MT_BIN" stats --json "$ctf" > "$MT_TMP/stats.json" 2> "$MT_TMP/err"; then

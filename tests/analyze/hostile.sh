@@ -16,8 +16,7 @@ T=$MT_TMP
 # time limit per command, seconds
 if [ "${MT_STAGE:-plain}" = plain ]; then LIM=5; else LIM=20; fi
 
-pass() { printf "PASS: %s\n" "$*"; }
-fail() { printf "FAIL: %s\n" "$*"; }
+. tests/lib.sh
 
 # run NAME CMD... : runs CMD with a time limit; stdout to $T/NAME.out,
 # stderr to $T/NAME.err; sets RC (124: timed out) and SECS.
@@ -358,4 +357,4 @@ for sig in RTMIN+2147483647 RTMIN+4294967297 4294967306 RTMIN+-1; do
         fail "--signal $sig: ctl exit $rc1, run exit $RC: $(head -n 1 "$T/sig.err" "$T/sig2.err")"
     fi
 done
-exit 0
+finish

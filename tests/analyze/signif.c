@@ -7,22 +7,17 @@
 #include <stdio.h>
 
 #include "memtrace/compare.h"
+#include "../check.h"
 
-static int fails;
 
 static void near(const char *what, double got, double want, double rel)
 {
     double err = fabs(got - want);
     int ok = err <= rel * fabs(want) + 1e-300;
     printf("%s: %s: got %.12g, want %.12g\n", ok ? "PASS" : "FAIL", what, got, want);
-    fails += !ok;
+    failures += !ok;
 }
 
-static void check(const char *what, int ok)
-{
-    printf("%s: %s\n", ok ? "PASS" : "FAIL", what);
-    fails += !ok;
-}
 
 /* P(K >= k), K ~ Binomial(n, p), by summing the probabilities. */
 static double binom_upper_sum(int k, int n, double p)
@@ -74,15 +69,15 @@ int main(void)
     near("equal rates: 10 vs 30 samples", mt_test_equal(&a, &c), 2 * binom_upper_sum(30, 40, 0.5), 1e-9);
     near("the test is symmetric", mt_test_equal(&c, &a), mt_test_equal(&a, &c), 1e-12);
     mt_estimate same = {20 * 512.0, 20 * 512.0 * 512, 512, 20};
-    check("equal estimates: p = 1", mt_test_equal(&same, &same) == 1);
+    CHECK(mt_test_equal(&same, &same) == 1, "equal estimates: p = 1");
     /* Different rates, same quantity: 10 samples of 1024 B against 20 of
      * 512 B estimate the same 10 KiB: nothing to see. */
     mt_estimate r1 = {10 * 1024.0, 10 * 1024.0 * 1024, 1024, 10};
     mt_estimate r2 = {20 * 512.0, 20 * 512.0 * 512, 512, 20};
-    check("different rates, same estimate: p = 1", mt_test_equal(&r1, &r2) > 0.99);
+    CHECK(mt_test_equal(&r1, &r2) > 0.99, "different rates, same estimate: p = 1");
     /* Compared naively (by samples) 10 vs 20 would look like a change. */
     mt_estimate r1s = {10 * 512.0, 10 * 512.0 * 512, 512, 10};
-    check("(the same samples at one rate do differ more)", mt_test_equal(&r1s, &r2) < 0.2);
+    CHECK(mt_test_equal(&r1s, &r2) < 0.2, "(the same samples at one rate do differ more)");
     /* Nothing against something: with 0 vs 5 samples at equal rates the
      * two-sided p is 2 / 2^5. */
     mt_estimate zero = {0, 0, 512, 0};
@@ -92,7 +87,7 @@ int main(void)
     /* One estimate against a limit: 130 samples of 1 KiB vs a 100 KiB limit. */
     mt_estimate e = {130 * 1024.0, 130 * 1024.0 * 1024, 1024, 130};
     near("130 samples above a limit of 100", mt_test_above(&e, 100 * 1024.0), poisson_upper_sum(130, 100), 1e-8);
-    check("an estimate below its limit does not fail", mt_test_above(&e, 200 * 1024.0) > 0.5);
+    CHECK(mt_test_above(&e, 200 * 1024.0) > 0.5, "an estimate below its limit does not fail");
     /* Against a base: new 30 vs base 10 samples, allowed ratio 1.5: under
      * new = 1.5 base, a sample is new's with probability 0.6. */
     near("ratio test", mt_test_ratio_above(&a, &c, 1.5), binom_upper_sum(30, 40, 0.6), 1e-9);
@@ -105,5 +100,5 @@ int main(void)
     near("Holm 0.03", adj[2], 0.09, 1e-12);
     near("Holm 0.04 (monotone)", adj[1], 0.09, 1e-12);
     near("Holm 0.5", adj[4], 0.5, 1e-12);
-    return fails != 0;
+    return failures != 0;
 }

@@ -1,6 +1,6 @@
 /*
- * testtrace.h - what the analysis unit tests share: CHECK (a "PASS: " or
- * "FAIL: " line per check, as tests/run.sh reads them), a writer of test
+ * testtrace.h - what the analysis unit tests share: CHECK (tests/check.h:
+ * a "PASS: " or "FAIL: " line per check, as tests/run.sh reads them), a writer of test
  * traces on a new file, the functions their stacks go through, and a small
  * deterministic random generator.
  * Header-only: each test is one .c file.
@@ -16,19 +16,9 @@
 
 #include "memtrace/trace.h"
 
-/* Counts the failed checks; main returns failures != 0. */
-static int failures;
-#define CHECK(cond, ...)                                 \
-    do {                                                 \
-        if (cond) {                                      \
-            printf("PASS: ");                            \
-        } else {                                         \
-            printf("FAIL: ");                            \
-            failures++;                                  \
-        }                                                \
-        printf(__VA_ARGS__);                             \
-        printf("\n");                                    \
-    } while (0)
+/* CHECK, CHECK_QUIET and the count of failed checks (main returns
+ * failures != 0). */
+#include "../check.h"
 
 /* The start time of every test trace. */
 #define TT_START ((mt_timestamp)1000000000)

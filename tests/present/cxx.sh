@@ -17,10 +17,7 @@ asan) REC=build/memtrace; [ -x "$REC" ] || exit 77 ;;
 esac
 command -v g++ >/dev/null || exit 77
 T=$MT_TMP
-fails=0
-pass() { echo "PASS: $*"; }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-check() { d=$1; shift; if "$@"; then pass "$d"; else fail "$d"; fi; }
+. tests/lib.sh
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 S=$MT_BUILD/examples/sessions
@@ -212,4 +209,4 @@ if command -v go >/dev/null && go tool pprof -h >/dev/null 2>&1; then
 fi
 gzip -dc "$T/s.pb.gz" | grep -aq 'demo::Registry::open_session(int)' &&
     pass "pprof: the full name is in the profile (system_name)" || fail "pprof: full name missing"
-[ "$fails" = 0 ]
+finish

@@ -9,6 +9,7 @@ set -u
 : "${MT_BIN:=build/memtrace}" "${MT_FIXTURES:=tests/fixtures/memtrace}" "${MT_TMP:=/tmp}"
 here=$(cd "$(dirname "$0")" && pwd)
 expect=$here/../analyze/expect.awk
+. tests/lib.sh
 if ! command -v go >/dev/null 2>&1; then
     echo "FAIL: 'go' not found: install golang-go (scripts/install-deps.sh test)"
     exit 1
@@ -17,16 +18,13 @@ fi
 HOME=$MT_TMP/home GOCACHE=$MT_TMP/gocache GOPATH=$MT_TMP/gopath GOFLAGS= GO111MODULE=off
 export HOME GOCACHE GOPATH GOFLAGS GO111MODULE
 mkdir -p "$HOME" "$GOCACHE" "$GOPATH"
-fail=0
-pass() { echo "PASS: $1"; }
-bad() { echo "FAIL: $1"; fail=1; }
 near() { # near WHAT GOT WANT (integers; sums of rounded per-stack values)
     if awk -v g="$2" -v w="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && d <= 1e-9 * (w < 0 ? -w : w) + 1) }'
-    then pass "$1"; else bad "$1: got '$2', want '$3'"; fi
+    then pass "$1"; else fail "$1: got '$2', want '$3'"; fi
 }
 near_n() { # near_n WHAT GOT WANT N: within N/2 + 1 (N values rounded one by one)
     if awk -v g="$2" -v w="$3" -v n="$4" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && w != "" && d <= n / 2 + 1) }'
-    then pass "$1 ($2)"; else bad "$1: got '$2', want '$3'"; fi
+    then pass "$1 ($2)"; else fail "$1: got '$2', want '$3'"; fi
 }
 raw_sum() { # raw_sum COLUMN RAWFILE: sum of a value column of the samples
     awk -v c="$1" '/^Samples:/ { s = 1; getline; next } /^Locations/ { s = 0 }
@@ -34,22 +32,22 @@ raw_sum() { # raw_sum COLUMN RAWFILE: sum of a value column of the samples
 }
 for ctf in "$MT_FIXTURES"/*.ctf; do
     name=$(basename "$ctf" .ctf)
-    txt=${ctf%.ctf}.txt dump=$MT_TMP/$name.txt
-    if [ -f "$txt" ]; then cp "$txt" "$dump"; else xz -dc "$txt.xz" > "$dump"; fi
+    dump=$MT_TMP/$name.txt
+    fixture_text "$name" > "$dump" || { fails=$((fails + 1)); continue; }
     awk -v what=totals -f "$expect" "$dump" > "$MT_TMP/want"
     want() { sed -n "s/^$1=//p" "$MT_TMP/want"; }
     out=$MT_TMP/$name.pb.gz
     if ! "$MT_BIN" pprof -o "$out" "$ctf" 2> "$MT_TMP/err"; then
-        bad "$name: memtrace pprof failed: $(head -n 2 "$MT_TMP/err")"; continue
+        fail "$name: memtrace pprof failed: $(head -n 2 "$MT_TMP/err")"; continue
     fi
     if ! go tool pprof -symbolize=none -raw "$out" > "$MT_TMP/raw" 2> "$MT_TMP/goerr"; then
-        bad "$name: go tool pprof rejects the profile: $(head -n 3 "$MT_TMP/goerr")"; continue
+        fail "$name: go tool pprof rejects the profile: $(head -n 3 "$MT_TMP/goerr")"; continue
     fi
     pass "$name: accepted by go tool pprof"
     types=$(sed -n '/^Samples:/{n;p;q}' "$MT_TMP/raw" | tr -s ' ' | sed 's/^ //;s/ $//')
     [ "$types" = "alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes" ] &&
         grep -q '^PeriodType: space bytes' "$MT_TMP/raw" &&
-        pass "$name: Go heap sample types" || bad "$name: sample types '$types'"
+        pass "$name: Go heap sample types" || fail "$name: sample types '$types'"
     near "$name: alloc_space total" "$(raw_sum 2 "$MT_TMP/raw")" "$(want alloc_bytes)"
     near "$name: inuse_space total (never collected)" "$(raw_sum 4 "$MT_TMP/raw")" "$(want live_end_bytes)"
     # every allocation site keeps its function, file and line
@@ -59,7 +57,7 @@ for ctf in "$MT_FIXTURES"/*.ctf; do
     missing=$(comm -23 "$MT_TMP/sites" "$MT_TMP/locs" | head -n 3)
     [ -s "$MT_TMP/sites" ] && [ -z "$missing" ] &&
         pass "$name: every allocation site is a location with its function, file and line ($(wc -l < "$MT_TMP/sites"))" ||
-        bad "$name: sites missing from the profile's locations: $missing"
+        fail "$name: sites missing from the profile's locations: $missing"
     # synth_edge has names that differ only after a NUL byte, which C strings cannot keep apart
     [ "$name" = synth_edge ] && continue
     # object counts are rounded per stack: allow half an object per sample line
@@ -69,21 +67,25 @@ for ctf in "$MT_FIXTURES"/*.ctf; do
     near_n "$name: inuse_objects total (never collected)" "$(raw_sum 3 "$MT_TMP/raw")" "$(want live_end_objects)" "$lines"
     # (a stack deeper than 1024 frames keeps its 1023 innermost ones under
     # a [truncated] frame: stacks that differ only further out are one)
-    stacks=$(awk 'function done() { if (!n) return; if (nf <= 1024) { k[key] = 1; return }
-                      t = "T"; for (i = nf - 1022; i <= nf; i++) t = t " " fr[i]; k[t] = 1 }
-        /^ev .* alloc /{ done(); key = "s"; n = 1; nf = 0; next } /^ev /{ done(); n = 0; next }
+    # (each stack printed as one line, then counted by sort -u: building
+    # the stacks as awk strings took minutes on upstream_lists_and_sets_v1)
+    stacks=$(awk 'function done() { if (!n) return
+                      if (nf <= 1024) { printf "s"; for (i = 1; i <= nf; i++) printf " %s|%s", ix[i], fr[i] }
+                      else { printf "T"; for (i = nf - 1022; i <= nf; i++) printf " %s", fr[i] }
+                      printf "\n" }
+        /^ev .* alloc /{ done(); n = 1; nf = 0; next } /^ev /{ done(); n = 0; next }
         /^  bt /{ if ($4 == "?") l = $3; else { l = $0; sub(/^  bt [0-9]+ [^ ]+ /, "", l); sub(/:[0-9]+-[0-9]+ /, " ", l) }
-                  key = key " " $2 "|" l; fr[++nf] = l }
-        END { done(); for (x in k) c++; print c }' "$dump")
+                  fr[++nf] = l; ix[nf] = $2 }
+        END { done() }' "$dump" | LC_ALL=C sort -u | wc -l)
     samples=$(awk '/^Samples:/ { s = 1; getline; next } /^Locations/ { s = 0 } s && /:/ { c++ } END { print c + 0 }' "$MT_TMP/raw")
     [ "$samples" = "$stacks" ] && pass "$name: one sample per distinct stack ($samples)" ||
-        bad "$name: $samples samples for $stacks distinct stacks"
+        fail "$name: $samples samples for $stacks distinct stacks"
 done
 # inlined frames: a location of upstream_ocamlopt_v2 with several lines
 ctf=$MT_FIXTURES/upstream_ocamlopt_v2.ctf
 go tool pprof -symbolize=none -raw "$MT_TMP/upstream_ocamlopt_v2.pb.gz" 2>/dev/null |
     sed -n '/^Locations/,/^Mappings/p' | grep -q '^  *[A-Za-z_].* [^ ]*:[0-9]* s=' &&
-    pass "inlined frames become extra lines of one location" || bad "no location with inlined lines"
+    pass "inlined frames become extra lines of one location" || fail "no location with inlined lines"
 # --at peak: inuse is the live memory at the peak
 awk -v what=totals -f "$expect" "$MT_TMP/leak.txt" > "$MT_TMP/want"
 "$MT_BIN" pprof --at peak -o "$MT_TMP/peak.pb.gz" "$MT_FIXTURES/leak.ctf" &&
@@ -98,7 +100,7 @@ near "leak: --filter collect:never alloc_space = bytes never collected" "$(raw_s
 go tool pprof -symbolize=none -top -sample_index=alloc_space "$MT_TMP/leak.pb.gz" > "$MT_TMP/top" 2>/dev/null
 grep -q 'of 47.20MB total' "$MT_TMP/top" && grep -q 'Stdlib__List.init_aux' "$MT_TMP/top" &&
     pass "go tool pprof -top: total 47.20MB (49496000 bytes) and the top site" ||
-    { bad "go tool pprof -top output unexpected"; head -n 8 "$MT_TMP/top"; }
+    { fail "go tool pprof -top output unexpected"; head -n 8 "$MT_TMP/top"; }
 # profile.proto's strings are UTF-8 (stricter decoders than go tool pprof's,
 # as Parca's and Pyroscope's, refuse the whole profile otherwise): names
 # with invalid bytes are written with U+FFFD
@@ -125,13 +127,13 @@ while i < len(b):
 sys.exit(0 if n > 10 else "too few strings")
 PY
     then pass "hostile names: every string of the profile is valid UTF-8"
-    else bad "hostile names: the profile has strings that are not UTF-8"; fi
+    else fail "hostile names: the profile has strings that are not UTF-8"; fi
 else
-    bad "hostile names: profile not written"
+    fail "hostile names: profile not written"
 fi
 # errors
 "$MT_BIN" pprof -o "$MT_TMP/nodir/x.pb.gz" "$MT_FIXTURES/leak.ctf" 2> "$MT_TMP/err"
 [ $? = 1 ] && grep -q 'memtrace pprof: .*nodir' "$MT_TMP/err" && pass "unwritable output: exit 1 with the path" ||
-    bad "unwritable output: $(cat "$MT_TMP/err")"
-"$MT_BIN" pprof "$MT_FIXTURES/leak.ctf" 2>/dev/null; [ $? = 2 ] && pass "missing -o: exit 2" || bad "missing -o"
-exit $fail
+    fail "unwritable output: $(cat "$MT_TMP/err")"
+"$MT_BIN" pprof "$MT_FIXTURES/leak.ctf" 2>/dev/null; [ $? = 2 ] && pass "missing -o: exit 2" || fail "missing -o"
+finish

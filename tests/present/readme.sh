@@ -3,8 +3,7 @@
 # build/memtrace (what `make` builds), and before the first command written
 # as a bare `memtrace` the README says that it stands for build/memtrace and
 # is on the PATH only after `make install`.
-fails=0
-check() { d=$1; shift; if "$@"; then echo "PASS: $d"; else echo "FAIL: $d"; fails=1; fi; }
+. tests/lib.sh
 R=README.md
 first_build=$(grep -n '^    build/memtrace ' "$R" | head -n 1 | cut -d: -f1)
 first_bare=$(grep -nE '^    (\$ )?memtrace ' "$R" | head -n 1 | cut -d: -f1)
@@ -17,4 +16,4 @@ if [ -n "$said" ]; then
     check "... and that memtrace stands for build/memtrace" \
         sh -c "sed -n '$((said - 2)),$((said + 1))p' '$R' | grep -q 'build/memtrace'"
 fi
-exit $fails
+finish

@@ -5,24 +5,22 @@
 set -u
 : "${MT_BIN:=build/memtrace}" "${MT_FIXTURES:=tests/fixtures/memtrace}" "${MT_TMP:=/tmp}"
 here=$(cd "$(dirname "$0")" && pwd)
+. tests/lib.sh
 expect=$here/../analyze/expect.awk
-fail=0
-pass() { echo "PASS: $1"; }
-bad() { echo "FAIL: $1"; fail=1; }
 near() {
     if awk -v g="$2" -v w="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(g != "" && d <= 1e-9 * (w < 0 ? -w : w) + 1) }'
-    then pass "$1"; else bad "$1: got '$2', want '$3'"; fi
+    then pass "$1"; else fail "$1: got '$2', want '$3'"; fi
 }
 F=$MT_FIXTURES
 for name in leak major prodcons rate1 wrap upstream_ocamlopt_v2; do
     dump=$MT_TMP/$name.txt
-    if [ -f "$F/$name.txt" ]; then cp "$F/$name.txt" "$dump"; else xz -dc "$F/$name.txt.xz" > "$dump"; fi
+    fixture_text "$name" > "$dump" || { fails=$((fails + 1)); continue; }
     awk -v what=totals -f "$expect" "$dump" > "$MT_TMP/want"
     want() { sed -n "s/^$1=//p" "$MT_TMP/want"; }
     # folded: well-formed lines whose weights add up to the estimate
     "$MT_BIN" folded "$F/$name.ctf" > "$MT_TMP/folded" 2>/dev/null
     if grep -qv '^[^ ;][^;]*\(;[^;]*\)* [0-9][0-9]*$' "$MT_TMP/folded"; then
-        bad "$name: folded: malformed line: $(grep -v '^[^ ;][^;]*\(;[^;]*\)* [0-9][0-9]*$' "$MT_TMP/folded" | head -n 1)"
+        fail "$name: folded: malformed line: $(grep -v '^[^ ;][^;]*\(;[^;]*\)* [0-9][0-9]*$' "$MT_TMP/folded" | head -n 1)"
     fi
     near "$name: folded weights sum to the bytes allocated" \
         "$(awk '{ s += $NF } END { printf "%.0f", s }' "$MT_TMP/folded")" "$(want alloc_bytes)"
@@ -39,14 +37,14 @@ for name in leak major prodcons rate1 wrap upstream_ocamlopt_v2; do
     if cmp -s "$MT_TMP/life.want" "$MT_TMP/life.got"; then
         pass "$name: lifetimes (whole model): $(wc -l < "$MT_TMP/life.got") lines equal the replay"
     else
-        bad "$name: lifetimes (whole model) differ from the replay"; diff "$MT_TMP/life.want" "$MT_TMP/life.got" | head -n 6
+        fail "$name: lifetimes (whole model) differ from the replay"; diff "$MT_TMP/life.want" "$MT_TMP/life.got" | head -n 6
     fi
     "$MT_BIN" lifetimes "$F/$name.ctf" | sort > "$MT_TMP/life.got" 2>/dev/null
     sort "$MT_TMP/life.want" > "$MT_TMP/life.sorted"
     if cmp -s "$MT_TMP/life.sorted" "$MT_TMP/life.got"; then
         pass "$name: lifetimes: $(wc -l < "$MT_TMP/life.got") lines equal the replay's (sorted)"
     else
-        bad "$name: lifetimes differ from the replay (sorted)"; diff "$MT_TMP/life.sorted" "$MT_TMP/life.got" | head -n 6
+        fail "$name: lifetimes differ from the replay (sorted)"; diff "$MT_TMP/life.sorted" "$MT_TMP/life.got" | head -n 6
     fi
 done
 # top and stats load a shallow model (innermost frames only) unless the
@@ -59,7 +57,7 @@ for ctf in "$F"/*.ctf; do
     "$MT_BIN" stats --json --filter 'hide:/a^/' "$ctf" 2>/dev/null > "$MT_TMP/full.s"
     if [ -s "$MT_TMP/full" ] && cmp -s "$MT_TMP/shallow" "$MT_TMP/full" && cmp -s "$MT_TMP/shallow.s" "$MT_TMP/full.s"
     then pass "$name: top and stats equal on the shallow and the full model"
-    else bad "$name: shallow and full models differ"; diff "$MT_TMP/shallow" "$MT_TMP/full" | head -n 4; fi
+    else fail "$name: shallow and full models differ"; diff "$MT_TMP/shallow" "$MT_TMP/full" | head -n 4; fi
 done
 # lifetimes --filter inside: only allocations with the function on the stack
 dump=$MT_TMP/leak.txt
@@ -67,17 +65,17 @@ n_want=$(awk '/^ev .* alloc /{ if (hit) c++; hit = 0; next } /^ev /{ if (hit) c+
     /^  bt .*Dune__exe__Leak\.leak_one$/ { hit = 1 } END { if (hit) c++; print c + 0 }' "$dump")
 n_got=$("$MT_BIN" lifetimes --filter 'inside:leak_one' "$F/leak.ctf" | wc -l)
 [ "$n_got" = "$n_want" ] && pass "lifetimes --filter inside:leak_one: $n_got allocations" ||
-    bad "lifetimes --filter inside:leak_one: $n_got lines, want $n_want"
+    fail "lifetimes --filter inside:leak_one: $n_got lines, want $n_want"
 # top: the biggest site first, shares, callers, noise legend
 "$MT_BIN" top "$F/leak.ctf" > "$MT_TMP/top" 2>&1
 grep -q '^   1 .*39.5%.*Stdlib__List.init_aux (list.ml:70)' "$MT_TMP/top" &&
     grep -q '<- Dune__exe__Leak.churn (gen/leak.ml:17)' "$MT_TMP/top" &&
-    pass "top: init_aux first with 39.5% and its caller churn" || { bad "top text"; head -n 8 "$MT_TMP/top"; }
+    pass "top: init_aux first with 39.5% and its caller churn" || { fail "top text"; head -n 8 "$MT_TMP/top"; }
 "$MT_BIN" top --by live --at end -n 1 "$F/leak.ctf" > "$MT_TMP/top" 2>&1
 grep -q 'make_item' "$MT_TMP/top" && grep -q '1 more sites\|more sites' "$MT_TMP/top" &&
-    pass "top --by live --at end: the leaking make_item first" || { bad "top --by live"; cat "$MT_TMP/top"; }
+    pass "top --by live --at end: the leaking make_item first" || { fail "top --by live"; cat "$MT_TMP/top"; }
 "$MT_BIN" top -n 20 -c 0 "$F/upstream_ocamlopt_v2.ctf" | grep -q '%[~?]  ' &&
-    pass "top marks noisy sites (few samples)" || bad "top: no noise marks on a sparse trace"
+    pass "top marks noisy sites (few samples)" || fail "top: no noise marks on a sparse trace"
 # ±err is the relative standard error 1/sqrt(k) of k samples (k of the
 # measure: samples allocated, or live samples for --by live)
 for by in alloc live; do
@@ -89,11 +87,11 @@ bad = [(s["rse"], s["cost"][key]) for s in d["sites"] if s["cost"][key] > 0 and 
 few = [s for s in d["sites"] if 0 < s["cost"][key] <= 4]
 print("bad %s" % bad[:3] if bad or not few else "ok %d sites (%d with 1-4 samples)" % (len(d["sites"]), len(few)))' "$MT_TMP/rse.json" $by 2>&1)
     case $r in ok*) pass "top --by $by --json: rse = 1/sqrt(samples) for all ${r#ok }" ;;
-               *) bad "top --by $by --json: rse is not 1/sqrt(samples): $r" ;; esac
+               *) fail "top --by $by --json: rse is not 1/sqrt(samples): $r" ;; esac
 done
 "$MT_BIN" top -n 1 -c 0 "$F/leak.ctf" > "$MT_TMP/top"
 grep -q '^   1 .* 2%  Stdlib__List.init_aux' "$MT_TMP/top" &&
-    pass "top: ±err of init_aux (2442 samples) is 2%" || { bad "top ±err column"; cat "$MT_TMP/top"; }
+    pass "top: ±err of init_aux (2442 samples) is 2%" || { fail "top ±err column"; cat "$MT_TMP/top"; }
 # the text's ±err column is 100/sqrt(samples) too, rounded, row by row
 "$MT_BIN" top -n 0 -c 0 "$F/upstream_ocamlopt_v2.ctf" > "$MT_TMP/top"
 "$MT_BIN" top --json -n 0 -c 0 "$F/upstream_ocamlopt_v2.ctf" > "$MT_TMP/rse.json"
@@ -108,55 +106,55 @@ for line in open(sys.argv[2]):
 bad = [(k, got.get(k), w) for k, w in want.items() if got.get(k) != w]
 print("ok %d rows" % len(got) if got and not bad else "bad %s" % bad[:3])' "$MT_TMP/rse.json" "$MT_TMP/top" 2>&1)
 case $r in ok*) pass "top: ±err column = 100/sqrt(samples) on all ${r#ok }" ;;
-           *) bad "top: ±err column: $r (rank, shown, 100/sqrt(k))" ;; esac
+           *) fail "top: ±err column: $r (rank, shown, 100/sqrt(k))" ;; esac
 # JSON is valid (python3: scripts/install-deps.sh test installs it)
-command -v python3 >/dev/null || bad "python3 not installed: JSON, SVG and ±err checks cannot run"
+command -v python3 >/dev/null || fail "python3 not installed: JSON, SVG and ±err checks cannot run"
 if command -v python3 >/dev/null; then
     for cmd in "top --json" "stats --json" "lifetimes --json" "top --json --by live --at peak"; do
         # shellcheck disable=SC2086
         if "$MT_BIN" $cmd "$F/major.ctf" | python3 -c 'import json,sys; json.load(sys.stdin)' 2>/dev/null
-        then pass "$cmd: valid JSON"; else bad "$cmd: invalid JSON"; fi
+        then pass "$cmd: valid JSON"; else fail "$cmd: invalid JSON"; fi
     done
 fi
 # stats text
 "$MT_BIN" stats "$F/major.ctf" > "$MT_TMP/stats"
 grep -q '^peak live ' "$MT_TMP/stats" && grep -q '^  major ' "$MT_TMP/stats" &&
     grep -q '^block sizes' "$MT_TMP/stats" && grep -q '^lifetimes' "$MT_TMP/stats" &&
-    pass "stats: peak, per-source totals and both histograms" || { bad "stats text"; cat "$MT_TMP/stats"; }
+    pass "stats: peak, per-source totals and both histograms" || { fail "stats text"; cat "$MT_TMP/stats"; }
 # plots are SVG a browser opens
 for kind in memory sizes lifetimes; do
     "$MT_BIN" plot --kind $kind --filter 'collect:never' -o "$MT_TMP/$kind.svg" "$F/leak.ctf"
     if command -v python3 >/dev/null &&
         python3 -c 'import sys, xml.etree.ElementTree as E; r = E.parse(sys.argv[1]).getroot(); sys.exit(not r.tag.endswith("svg"))' "$MT_TMP/$kind.svg"
-    then pass "plot --kind $kind: well-formed SVG"; else bad "plot --kind $kind"; fi
+    then pass "plot --kind $kind: well-formed SVG"; else fail "plot --kind $kind"; fi
 done
-[ "$(grep -c '<polyline' "$MT_TMP/memory.svg")" = 2 ] && pass "plot memory: total and filtered curves" || bad "plot memory curves"
-grep -q '<circle' "$MT_TMP/lifetimes.svg" && pass "plot lifetimes: dots" || bad "plot lifetimes: no dots"
+[ "$(grep -c '<polyline' "$MT_TMP/memory.svg")" = 2 ] && pass "plot memory: total and filtered curves" || fail "plot memory curves"
+grep -q '<circle' "$MT_TMP/lifetimes.svg" && pass "plot lifetimes: dots" || fail "plot lifetimes: no dots"
 # help and errors
 for cmd in top stats lifetimes folded pprof plot; do
     case $cmd in pprof|plot) out="-o $MT_TMP/x" ;; *) out= ;; esac
     "$MT_BIN" $cmd --help > "$MT_TMP/help" 2>&1 && grep -q "usage: memtrace $cmd" "$MT_TMP/help" &&
-        grep -q 'Example' "$MT_TMP/help" && pass "$cmd --help" || bad "$cmd --help"
+        grep -q 'Example' "$MT_TMP/help" && pass "$cmd --help" || fail "$cmd --help"
     # shellcheck disable=SC2086
     "$MT_BIN" $cmd $out "$MT_TMP/missing.ctf" > /dev/null 2> "$MT_TMP/err"
     rc=$?
     [ $rc = 1 ] && grep -q "^memtrace $cmd: .*missing.ctf" "$MT_TMP/err" && pass "$cmd: missing file: exit 1 naming it" ||
-        bad "$cmd: missing file: exit $rc: $(cat "$MT_TMP/err")"
+        fail "$cmd: missing file: exit $rc: $(cat "$MT_TMP/err")"
     # shellcheck disable=SC2086
     "$MT_BIN" $cmd $out --filter 'size:>=4q' "$F/leak.ctf" > /dev/null 2> "$MT_TMP/err"
     rc=$?
     [ $rc = 2 ] && grep -q 'column 9: unknown unit' "$MT_TMP/err" && pass "$cmd: bad filter: exit 2 with the column" ||
-        bad "$cmd: bad filter: exit $rc: $(cat "$MT_TMP/err")"
+        fail "$cmd: bad filter: exit $rc: $(cat "$MT_TMP/err")"
 done
 head -c 3000 "$F/leak.ctf" > "$MT_TMP/cut.ctf"
 printf 'garbage!' > "$MT_TMP/garbage.ctf"
 "$MT_BIN" top "$MT_TMP/garbage.ctf" > /dev/null 2> "$MT_TMP/err"
 [ $? = 1 ] && grep -q 'memtrace top: .*garbage.ctf' "$MT_TMP/err" && pass "top: not a trace: exit 1" ||
-    bad "top on garbage: $(cat "$MT_TMP/err")"
+    fail "top on garbage: $(cat "$MT_TMP/err")"
 "$MT_BIN" stats "$MT_TMP/cut.ctf" > "$MT_TMP/out" 2> "$MT_TMP/err"
 rc=$?
 [ $rc = 0 ] && grep -q '^memtrace stats: warning: .*cut.ctf: offset [0-9]*: .*truncated' "$MT_TMP/err" &&
     grep -q '^trace .*leak.exe' "$MT_TMP/out" &&
     pass "stats on a truncated trace: what can be read is reported, a warning names file and offset" ||
-    bad "stats on a truncated trace: exit $rc: $(cat "$MT_TMP/err")"
-exit $fail
+    fail "stats on a truncated trace: exit $rc: $(cat "$MT_TMP/err")"
+finish

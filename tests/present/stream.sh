@@ -8,18 +8,16 @@
 # errors (bad filter, regex over its limits) are the same, the peak pass is
 # taken for --at peak and live:peak, and a pipe still works (whole model).
 set -u
+. tests/lib.sh
 : "${MT_BIN:=build/memtrace}" "${MT_FIXTURES:=tests/fixtures/memtrace}" "${MT_TMP:=/tmp}"
 : "${MT_BUILD:=build}"
-fail=0
-pass() { echo "PASS: $1"; }
-bad() { echo "FAIL: $1"; fail=1; }
 T=$MT_TMP
 GEN=$MT_BUILD/tests/tools/gen_churn
 [ -x "$GEN" ] || make -s --no-print-directory BUILD="$MT_BUILD" "$GEN" > /dev/null 2>&1
 [ -x "$GEN" ] || { echo "FAIL: cannot build $GEN"; exit 1; }
-"$GEN" "$T/churn1.ctf" 60000 1 || bad "gen_churn 1"
-"$GEN" "$T/churn2.ctf" 150000 7 || bad "gen_churn 7"
-"$GEN" "$T/empty.ctf" 0 1 || bad "gen_churn empty"
+"$GEN" "$T/churn1.ctf" 60000 1 || fail "gen_churn 1"
+"$GEN" "$T/churn2.ctf" 150000 7 || fail "gen_churn 7"
+"$GEN" "$T/empty.ctf" 0 1 || fail "gen_churn empty"
 
 # same ARGS: the streaming and whole-model runs give the same stdout,
 # stderr and exit status (lifetimes: the same lines, sorted)
@@ -33,7 +31,7 @@ same() {
         mv "$T/s.sorted" "$T/s.out"; mv "$T/w.sorted" "$T/w.out"
     fi
     if [ $rs != $rw ] || ! cmp -s "$T/s.out" "$T/w.out" || ! cmp -s "$T/s.err" "$T/w.err"; then
-        bad "$*: streaming differs from the whole model (exit $rs vs $rw)"
+        fail "$*: streaming differs from the whole model (exit $rs vs $rw)"
         diff "$T/s.out" "$T/w.out" | head -n 4
         diff "$T/s.err" "$T/w.err" | head -n 4
         return
@@ -47,7 +45,7 @@ same_svg() {
     "$MT_BIN" plot "$@" -o "$T/s.svg" > /dev/null 2> "$T/s.err"; rs=$?
     MEMTRACE_WHOLE_MODEL=1 "$MT_BIN" plot "$@" -o "$T/w.svg" > /dev/null 2> "$T/w.err"; rw=$?
     if [ $rs != $rw ] || ! cmp -s "$T/s.svg" "$T/w.svg" || ! cmp -s "$T/s.err" "$T/w.err"; then
-        bad "plot $*: streaming differs from the whole model (exit $rs vs $rw)"
+        fail "plot $*: streaming differs from the whole model (exit $rs vs $rw)"
         return
     fi
     n_same=$((n_same + 1))
@@ -112,7 +110,7 @@ same_pipe() { # same_pipe plain|sorted TRACE ARGS...: ARGS /dev/stdin, fed TRACE
         mv "$T/s.sorted" "$T/s.out"; mv "$T/w.sorted" "$T/w.out"
     fi
     if [ $rs != $rw ] || ! cmp -s "$T/s.out" "$T/w.out" || ! cmp -s "$T/s.err" "$T/w.err"; then
-        bad "$* /dev/stdin (a pipe of $tr): streaming differs from the whole model (exit $rs vs $rw)"
+        fail "$* /dev/stdin (a pipe of $tr): streaming differs from the whole model (exit $rs vs $rw)"
         diff "$T/s.out" "$T/w.out" | head -n 4
         diff "$T/s.err" "$T/w.err" | head -n 4
         return
@@ -156,7 +154,7 @@ done
 "$MT_BIN" stats --at peak -f 'live:peak' /dev/stdin < "$T/churn1.ctf" > "$T/pipe.out" 2>&1
 "$MT_BIN" stats --at peak -f 'live:peak' "$T/churn1.ctf" > "$T/file.out" 2>&1
 cmp -s "$T/pipe.out" "$T/file.out" && pass "stats from a pipe = from the file" ||
-    bad "stats from a pipe differs from the file"
+    fail "stats from a pipe differs from the file"
 
 # lifetimes: blocks in the order they end (freed first, then the live ones,
 # which end with the trace)
@@ -164,6 +162,6 @@ cmp -s "$T/pipe.out" "$T/file.out" && pass "stats from a pipe = from the file" |
 if [ -s "$T/l.out" ] &&
    awk '{ e = $1 + $2; if (NR > 1 && e + 2e-6 < last) bad = 1; last = e } END { exit bad }' "$T/l.out"
 then pass "lifetimes: blocks in the order they end"
-else bad "lifetimes: not in the order blocks end"; fi
+else fail "lifetimes: not in the order blocks end"; fi
 
-exit $fail
+finish

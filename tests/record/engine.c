@@ -29,11 +29,7 @@ const char *__tsan_default_options(void)
 }
 #endif
 
-static int failures;
-#define CHECK(cond, ...) do { \
-    if (cond) { printf("PASS: "); printf(__VA_ARGS__); printf("\n"); } \
-    else { failures++; printf("FAIL: "); printf(__VA_ARGS__); printf("  [%s:%d]\n", __FILE__, __LINE__); } \
-} while (0)
+#include "../check.h"
 
 /* Keep the compiler from eliding malloc/free pairs. */
 static void *escape(void *p)

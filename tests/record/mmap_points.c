@@ -22,14 +22,14 @@
 #include "memtrace/record.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-int main(void) { return 77; }
+int main(void)
+{
+    printf("sanitizer builds of the recorder sample no mappings: plain stage only\n");
+    return 77;
+}
 #else
 
-static int failures;
-#define CHECK(cond, ...) do { \
-    if (cond) { printf("PASS: "); printf(__VA_ARGS__); printf("\n"); } \
-    else { failures++; printf("FAIL: "); printf(__VA_ARGS__); printf("  [%s:%d]\n", __FILE__, __LINE__); } \
-} while (0)
+#include "../check.h"
 
 #define MiB ((size_t)1 << 20)
 /* libc declares mmap & co. "leaf" (they never call back into this file),

@@ -21,11 +21,7 @@
 #include "memtrace/record.h"
 #include "memtrace/trace.h"
 
-static int failures;
-#define CHECK(cond, ...) do { \
-    if (cond) { printf("PASS: "); printf(__VA_ARGS__); printf("\n"); } \
-    else { failures++; printf("FAIL: "); printf(__VA_ARGS__); printf("  [%s:%d]\n", __FILE__, __LINE__); } \
-} while (0)
+#include "../check.h"
 
 enum { THREADS = 8, ROUNDS = 20000, SLOTS = 64, KEEP = 3 };
 static void *keep[THREADS][SLOTS];

@@ -33,11 +33,7 @@ void _ZdlPvSt11align_val_t(void *p, size_t align);
 void free_sized(void *p, size_t size);
 void free_aligned_sized(void *p, size_t align, size_t size);
 
-static int failures;
-#define CHECK(cond, ...) do { \
-    if (cond) { printf("PASS: "); printf(__VA_ARGS__); printf("\n"); } \
-    else { failures++; printf("FAIL: "); printf(__VA_ARGS__); printf("  [%s:%d]\n", __FILE__, __LINE__); } \
-} while (0)
+#include "../check.h"
 
 static void *escape(void *p)
 {

@@ -13,9 +13,7 @@ GEN=$MT_BUILD/tests/tools/gen_hostile
 [ -x "$GEN" ] || { echo "FAIL: $GEN not built (make tests-build)"; exit 1; }
 T=$MT_TMP
 if [ "${MT_STAGE:-plain}" = plain ]; then LIM=10; else LIM=60; fi
-fails=0
-pass() { echo "PASS: $*"; }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+. tests/lib.sh
 
 # each TRACE: every report, folded and whole; "$T/rc.CMD" gets the exit
 # status, $T/err.CMD the messages. Lifetimes are compared sorted (their
@@ -86,4 +84,4 @@ for c in info dump top stats folded; do
         fail "v3 ids that go back: $c exit $rc: $(head -n 1 "$T/back.err")"
     fi
 done
-[ $fails = 0 ]
+finish

@@ -12,8 +12,8 @@
 #include <unistd.h>
 
 #include "memtrace/trace.h"
+#include "../check.h"
 
-static int failures;
 
 /* ---- byte builder ---- */
 typedef struct bytes {
@@ -132,18 +132,6 @@ static void expect_error(const char *what, const bytes *b, unsigned long off, co
     }
 }
 
-static void check(int ok, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    printf("%s: ", ok ? "PASS" : "FAIL");
-    vprintf(fmt, ap);
-    printf("\n");
-    va_end(ap);
-    if (!ok)
-        failures++;
-}
-
 int main(void)
 {
     bytes b;
@@ -161,7 +149,7 @@ int main(void)
     u64(&b, 0xABCDEF);
     end_packet(&b, at);
     const char *m = read_all(&b, &n);
-    check(m == NULL && n == 1, "hand-made base trace reads (1 event): %s", m ? m : "ok");
+    CHECK(m == NULL && n == 1, "hand-made base trace reads (1 event): %s", m ? m : "ok");
     bytes base = b;
 
     /* 1. Not a trace at all. */
@@ -304,7 +292,7 @@ int main(void)
     expect_error("cache verification", &b, at + 38, "cache verification failed at slot 5");
     b.d[at + 42] = 0xEF; b.d[at + 43] = 0xCD; b.d[at + 44] = 0xAB;
     m = read_all(&b, &n);
-    check(m == NULL && n == 1, "a correct verifier passes: %s", m ? m : "ok");
+    CHECK(m == NULL && n == 1, "a correct verifier passes: %s", m ? m : "ok");
 
     /* Skipped with a warning, not errors. */
     b = base;
@@ -312,31 +300,31 @@ int main(void)
     ev(&b, 101, T0 + 30); u8(&b, 0); u8(&b, 0);
     end_packet(&b, at);
     m = read_all(&b, &n);
-    check(m == NULL && n == 1 && nwarnings == 1 && strstr(last_warning, "pid 999"),
+    CHECK(m == NULL && n == 1 && nwarnings == 1 && strstr(last_warning, "pid 999"),
           "foreign-pid packet skipped with a warning: %s", last_warning);
     b = base;
     at = begin_packet(&b, T0 + 30, T0 + 30, PID, 1, 2);
     put32_at(&b, at + 4, 0xFFFFFFF8u); /* claims ~512 MiB */
     m = read_all(&b, &n);
-    check(m == NULL && n == 1 && nwarnings == 1 &&
+    CHECK(m == NULL && n == 1 && nwarnings == 1 &&
               strstr(last_warning, "bad.ctf: offset ") && strstr(last_warning, "truncated"),
           "huge packet size at the end: skipped as truncated: %s", last_warning);
     b = base;
     b.n += 20; /* a header cut short after the last packet */
     memcpy(b.d + base.n, b.d, 20);
     m = read_all(&b, &n);
-    check(m == NULL && n == 1 && nwarnings == 1 && strstr(last_warning, "truncated packet header"),
+    CHECK(m == NULL && n == 1 && nwarnings == 1 && strstr(last_warning, "truncated packet header"),
           "truncated trailing header skipped with a warning: %s", last_warning);
 
     /* A directory is not a trace: read error with the name. */
     char *err = NULL;
     mt_reader *r = mt_reader_open(".", NULL, &err);
-    check(!r && err && strncmp(err, ".: offset 0: read error", 23) == 0,
+    CHECK(!r && err && strncmp(err, ".: offset 0: read error", 23) == 0,
           "reading a directory fails with a read error: %s", err ? err : "?");
     free(err);
     err = NULL;
     r = mt_reader_open("/nonexistent/trace.ctf", NULL, &err);
-    check(!r && err && strstr(err, "/nonexistent/trace.ctf: No such file"),
+    CHECK(!r && err && strstr(err, "/nonexistent/trace.ctf: No such file"),
           "a missing file names the file: %s", err ? err : "?");
     free(err);
 
@@ -355,7 +343,7 @@ int main(void)
             int k = 0, rc;
             while (r && (rc = mt_reader_next(r, &e)) == 1)
                 k++;
-            check(r && k == 1 && nwarnings == 1, "pipe input with a huge last packet: skipped");
+            CHECK(r && k == 1 && nwarnings == 1, "pipe input with a huge last packet: skipped");
             mt_reader_close(r);
         }
         close(fds[0]);

@@ -4,17 +4,12 @@
 # reported on stderr without failing; a trace read from a pipe dumps the same.
 set -u
 : "${MT_BIN:?}" "${MT_FIXTURES:?}" "${MT_TMP:?}"
+. tests/lib.sh
 status=0
 for ctf in "$MT_FIXTURES"/*.ctf; do
     base=${ctf%.ctf}
     name=$(basename "$base")
-    if [ -f "$base.txt" ]; then
-        cp "$base.txt" "$MT_TMP/expected"
-    elif [ -f "$base.txt.xz" ]; then
-        xz -dc "$base.txt.xz" >"$MT_TMP/expected"
-    else
-        continue
-    fi
+    fixture_text "$name" >"$MT_TMP/expected" || { status=1; continue; }
     if "$MT_BIN" dump "$ctf" >"$MT_TMP/got" 2>"$MT_TMP/err" &&
         cmp -s "$MT_TMP/got" "$MT_TMP/expected"; then
         echo "PASS: dump $name"
@@ -39,8 +34,9 @@ else
 fi
 
 # Reading from a pipe (no seeking, no known size) gives the same text.
+fixture_text leak >"$MT_TMP/expected"
 if cat "$MT_FIXTURES/leak.ctf" | "$MT_BIN" dump - >"$MT_TMP/got" 2>"$MT_TMP/err" &&
-    cmp -s "$MT_TMP/got" "$MT_FIXTURES/leak.txt"; then
+    cmp -s "$MT_TMP/got" "$MT_TMP/expected"; then
     echo "PASS: dump from a pipe"
 else
     echo "FAIL: dump from a pipe"

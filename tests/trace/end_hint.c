@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "memtrace/trace.h"
-#include "check.h"
+#include "../check.h"
 
 static void quiet(void *ctx, const char *msg)
 {

@@ -4,8 +4,10 @@
 # exactly what an independent awk replay of the reference dump gives.
 set -u
 : "${MT_BUILD:?}" "${MT_FIXTURES:?}" "${MT_TMP:?}"
+. tests/lib.sh
 ex=$MT_BUILD/examples/queued_lifetimes
 [ -x "$ex" ] || { echo "FAIL: $ex not built"; exit 1; }
+fixture_text prodcons >"$MT_TMP/prodcons.txt" || exit 1
 awk -v pat="Queue.add" '
     function close_alloc() { if (cur != "" && hit) born[cur] = curt; cur = "" }
     /^ev / {
@@ -22,7 +24,7 @@ awk -v pat="Queue.add" '
         close_alloc()
         for (i = 1; i <= n; i++) if (order[i] in born)
             printf "%f %f\n", born[order[i]] / 1e6, (last - born[order[i]]) / 1e6
-    }' "$MT_FIXTURES/prodcons.txt" >"$MT_TMP/expected"
+    }' "$MT_TMP/prodcons.txt" >"$MT_TMP/expected"
 "$ex" "$MT_FIXTURES/prodcons.ctf" >"$MT_TMP/got" || { echo "FAIL: example exits non-zero"; exit 1; }
 n=$(wc -l <"$MT_TMP/got")
 if [ "$n" -gt 100 ] && cmp -s "$MT_TMP/expected" "$MT_TMP/got"; then

@@ -3,16 +3,18 @@
 # counts agree with the reference dumps' closing lines.
 set -u
 : "${MT_BIN:?}" "${MT_FIXTURES:?}" "${MT_TMP:?}"
+. tests/lib.sh
 F=$MT_FIXTURES
 for name in leak major prodcons_v3 wrap; do
     "$MT_BIN" info "$F/$name.ctf" >"$MT_TMP/info" 2>"$MT_TMP/err" || { echo "FAIL: info $name"; continue; }
-    endline=$(tail -n 1 "$F/${name%_v3}.txt")
+    fixture_text "${name%_v3}" >"$MT_TMP/dump" || continue
+    endline=$(tail -n 1 "$MT_TMP/dump")
     exp_events=$(echo "$endline" | sed 's/.*events=\([0-9]*\).*/\1/')
     exp_allocs=$(echo "$endline" | sed 's/.*allocs=\([0-9]*\).*/\1/')
     exp_prom=$(echo "$endline" | sed 's/.*promotes=\([0-9]*\).*/\1/')
     exp_coll=$(echo "$endline" | sed 's/.*collects=\([0-9]*\).*/\1/')
-    pid=$(sed -n 's/^info pid=//p' "$F/${name%_v3}.txt")
-    ver=$(sed -n 's/^info version=//p' "$F/${name%_v3}.txt"); [ "$name" = prodcons_v3 ] && ver=3
+    pid=$(sed -n 's/^info pid=//p' "$MT_TMP/dump")
+    ver=$(sed -n 's/^info version=//p' "$MT_TMP/dump"); [ "$name" = prodcons_v3 ] && ver=3
     if grep -q "^events: *$exp_events\$" "$MT_TMP/info" &&
         grep -q "^allocations: *$exp_allocs " "$MT_TMP/info" &&
         grep -q "^promotions: *$exp_prom\$" "$MT_TMP/info" &&
@@ -25,8 +27,9 @@ for name in leak major prodcons_v3 wrap; do
     fi
 done
 # Sampled words = sum of len= over the dump; duration = last event time.
-words=$(awk '/^ev .* alloc /{for(i=1;i<=NF;i++) if ($i ~ /^len=/) s+=substr($i,5)} END{print s}' "$F/major.txt")
-last=$(grep '^ev ' "$F/major.txt" | tail -n 1 | awk '{printf "%.6f", $2/1e6}')
+fixture_text major >"$MT_TMP/dump"
+words=$(awk '/^ev .* alloc /{for(i=1;i<=NF;i++) if ($i ~ /^len=/) s+=substr($i,5)} END{print s}' "$MT_TMP/dump")
+last=$(grep '^ev ' "$MT_TMP/dump" | tail -n 1 | awk '{printf "%.6f", $2/1e6}')
 "$MT_BIN" info "$F/major.ctf" >"$MT_TMP/info"
 if grep -q "^sampled blocks: *$words words" "$MT_TMP/info" && grep -q "^duration: *$last s" "$MT_TMP/info"; then
     echo "PASS: info major sampled words and duration"

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "../check.h"
 #include "memtrace/trace.h"
 
 #define MAXN 400

@@ -7,6 +7,7 @@
 set -u
 : "${MT_BIN:?}" "${MT_FIXTURES:?}" "${MT_TMP:?}"
 command -v python3 >/dev/null 2>&1 || { echo "FAIL: python3 missing (scripts/install-deps.sh test)"; exit 1; }
+. tests/lib.sh
 F=$MT_FIXTURES
 "$MT_BIN" recode -V 3 "$F/leak.ctf" "$MT_TMP/a.ctf" &&
 "$MT_BIN" recode -V 3 "$F/rate1.ctf" "$MT_TMP/b.ctf" || { echo "FAIL: recode to v3"; exit 1; }
@@ -37,13 +38,14 @@ PY
 "$MT_BIN" dump "$MT_TMP/merged.ctf" >"$MT_TMP/merged.txt" 2>"$MT_TMP/err" || { echo "FAIL: dump of the merged trace"; cat "$MT_TMP/err"; exit 1; }
 # Split the dump by domain: ev lines ending in dom=1 and the bt lines after them.
 # Domain 1's times count from the trace's (domain 0's) start: shift them back.
-shift=$(( $(sed -n 's/^info start_time_us=//p' "$F/rate1.txt") - $(sed -n 's/^info start_time_us=//p' "$F/leak.txt") ))
+fixture_text leak >"$MT_TMP/leak.txt" && fixture_text rate1 >"$MT_TMP/rate1.txt" || exit 1
+shift=$(( $(sed -n 's/^info start_time_us=//p' "$MT_TMP/rate1.txt") - $(sed -n 's/^info start_time_us=//p' "$MT_TMP/leak.txt") ))
 awk -v a="$MT_TMP/dom0.txt" -v b="$MT_TMP/dom1.txt" -v shift="$shift" '
     /^ev / { out = a; if ($NF == "dom=1") { out = b; sub(/ dom=1$/, ""); $2 = $2 - shift;
              for (i = 1; i <= NF; i++) if ($i ~ /^id=/) $i = "id=" (substr($i, 4) - 10000) } }
     /^ev |^  bt / { if (/^  bt /) print > out; else print > out }' "$MT_TMP/merged.txt"
-grep -E '^(ev |  bt )' "$F/leak.txt" >"$MT_TMP/exp0.txt"
-grep -E '^(ev |  bt )' "$F/rate1.txt" >"$MT_TMP/exp1.txt"
+grep -E '^(ev |  bt )' "$MT_TMP/leak.txt" >"$MT_TMP/exp0.txt"
+grep -E '^(ev |  bt )' "$MT_TMP/rate1.txt" >"$MT_TMP/exp1.txt"
 if cmp -s "$MT_TMP/dom0.txt" "$MT_TMP/exp0.txt"; then
     echo "PASS: domain 0 events of a two-domain trace equal leak's"
 else

@@ -6,6 +6,7 @@
 # re-encodes to a trace with the same events.
 set -u
 : "${MT_BIN:?}" "${MT_FIXTURES:?}" "${MT_TMP:?}"
+. tests/lib.sh
 F=$MT_FIXTURES
 for name in leak prodcons rate1 major wrap upstream_ocamlopt_v2 prodcons_v3 upstream_ocamlopt_v3; do
     if "$MT_BIN" recode "$F/$name.ctf" "$MT_TMP/out.ctf" 2>"$MT_TMP/err" &&
@@ -58,7 +59,7 @@ fi
 
 # synth_edge (truncated backtraces, every edge case): the re-encoded trace
 # holds the same events; only the common prefix of a truncated stack differs.
-xz -dc "$F/synth_edge.txt.xz" >"$MT_TMP/expected"
+fixture_text synth_edge >"$MT_TMP/expected"
 "$MT_BIN" recode "$F/synth_edge.ctf" "$MT_TMP/se.ctf" && "$MT_BIN" dump "$MT_TMP/se.ctf" >"$MT_TMP/got"
 ndiff=$(diff "$MT_TMP/expected" "$MT_TMP/got" | grep -c '^>')
 if [ "$ndiff" -le 2 ] && [ "$(wc -l <"$MT_TMP/got")" = "$(wc -l <"$MT_TMP/expected")" ] &&
@@ -70,7 +71,7 @@ else
 fi
 
 # v1 input is written as v2 and dumps the same apart from version and context.
-xz -dc "$F/upstream_lists_and_sets_v1.txt.xz" | sed 1,2d >"$MT_TMP/expected"
+fixture_text upstream_lists_and_sets_v1 | sed 1,2d >"$MT_TMP/expected"
 "$MT_BIN" recode "$F/upstream_lists_and_sets_v1.ctf" "$MT_TMP/v1.ctf" &&
     "$MT_BIN" dump "$MT_TMP/v1.ctf" | sed 1,2d >"$MT_TMP/got"
 if cmp -s "$MT_TMP/expected" "$MT_TMP/got" && "$MT_BIN" dump "$MT_TMP/v1.ctf" | grep -q '^info version=2$'; then

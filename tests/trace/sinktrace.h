@@ -1,6 +1,6 @@
 /*
  * sinktrace.h - what the codec's unit tests of small traces share: CHECK
- * (check.h), an in-memory sink for the writer, and a writer of a v2 trace of a C
+ * (tests/check.h), an in-memory sink for the writer, and a writer of a v2 trace of a C
  * program (8-bit words) whose every location code is f.c:1 f.
  * Header-only: each test is one .c file.
  */
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "../check.h"
 #include "memtrace/trace.h"
 
 /* The start time of every trace written here. */

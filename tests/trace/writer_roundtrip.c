@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "../check.h"
 #include "memtrace/trace.h"
 
 /* ---- growable output buffer used as the writer's sink ---- */

@@ -8,7 +8,9 @@ command -v curl >/dev/null || { echo "FAIL: curl missing (scripts/install-deps.s
 command -v python3 >/dev/null || { echo "FAIL: python3 missing (scripts/install-deps.sh test)"; exit 1; }
 
 ctf=$MT_FIXTURES/leak.ctf
-dump=$MT_FIXTURES/leak.txt
+. tests/lib.sh
+dump=$MT_TMP/leak.txt
+fixture_text leak > "$dump" || exit 1
 start_viewer "$ctf" --port 0 || exit 1
 
 get() { # get PATH -> body in $MT_TMP/body, prints status

@@ -17,10 +17,12 @@ if [ ! -d "$here/node_modules/playwright-core" ]; then
 fi
 
 # the top allocation site, from the reference dump (innermost frame, by samples)
+. tests/lib.sh
+fixture_text leak > "$MT_TMP/leak.txt" || exit 1
 top=$(awk '/^ev / && $3 == "alloc" { if (fn != "") by[fn] += n; n = $6; sub(/nsamples=/, "", n); fn = "" }
            /^  bt / { fn = $NF }
            END { if (fn != "") by[fn] += n; for (f in by) if (best == "" || by[f] > by[best]) best = f; print best }' \
-      "$MT_FIXTURES/leak.txt")
+      "$MT_TMP/leak.txt")
 
 start_viewer "$MT_FIXTURES/leak.ctf" --port 0 -q || exit 1
 profile=$(mktemp -d "$MT_TMP/chromium-profile.XXXXXX")

@@ -5,11 +5,9 @@
 const { chromium } = require('playwright-core');
 
 const [mode, url, profile, shots] = process.argv.slice(2);
-let failed = 0;
-const check = (m, ok, detail) => {
-  if (!ok) failed++;
-  console.log((ok ? 'PASS: ' : 'FAIL: ') + mode + ': ' + m + (!ok && detail !== undefined ? ' (' + detail + ')' : ''));
-};
+const checks = require('./checks');
+const check = (m, ok, detail) => checks.check(mode + ': ' + m, ok, detail);
+const finish = checks.finish;
 
 /* Pixels of a canvas by kind: red (grew), blue (shrank), grey, other ink. */
 const pixels = (page, id) => page.evaluate((id) => {
@@ -127,5 +125,5 @@ const pixels = (page, id) => page.evaluate((id) => {
   } finally {
     await ctx.close();
   }
-  process.exit(failed ? 1 : 0);
+  finish();
 })();

@@ -19,8 +19,6 @@ S=$MT_BUILD/examples/sessions
 [ -x "$S" ] || { echo "FAIL: $S not built (make examples)"; exit 1; }
 "$REC" run --interval 16k -o "$MT_TMP/s.ctf" -- "$S" >/dev/null 2>&1 || { echo "FAIL: sessions ran"; exit 1; }
 
-fails=0
-fail() { echo "FAIL: $*"; fails=1; }
 get() { curl -s -o "$MT_TMP/body" -w '%{http_code}' "$VIEW_URL$1"; }
 json() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($1)" "$MT_TMP/body"; }
 std_re='^(std::|operator new|__gnu_cxx::)|^[^(]* std::'
@@ -106,7 +104,7 @@ if [ -x /usr/bin/chromium ] && command -v node >/dev/null && [ -d "$here/node_mo
     url1=$VIEW_URL
     start_viewer "$MT_TMP/empty.ctf" --port 0 -q || exit 1
     profile=$(mktemp -d "$MT_TMP/chromium-profile.XXXXXX")
-    (cd "$here" && timeout 180 node cxx_page.js "$url1" "$VIEW_URL" "$profile") || fails=1
+    (cd "$here" && timeout 180 node cxx_page.js "$url1" "$VIEW_URL" "$profile") || fails=$((fails + 1))
 fi
 
 # MT.fit: shortening in the middle, never inside the function's own name;
@@ -126,6 +124,6 @@ for (const [w, want] of cases) {
   const ok = got === want && got.length <= w;
   console.log((ok ? "PASS" : "FAIL") + ": MT.fit(" + w + ") = \"" + got + "\"" + (ok ? "" : " want \"" + want + "\""));
 }' viewer/web/util.js | tee "$MT_TMP/fit"
-    grep -q FAIL "$MT_TMP/fit" && fails=1
+    grep -q FAIL "$MT_TMP/fit" && fails=$((fails + 1))
 fi
-exit $fails
+finish

@@ -8,11 +8,7 @@
 const { chromium } = require('playwright-core');
 
 const [cxx, empty, profile] = process.argv.slice(2);
-let failed = 0;
-const check = (m, ok, detail) => {
-  if (!ok) failed++;
-  console.log((ok ? 'PASS: ' : 'FAIL: ') + m + (ok || detail === undefined ? '' : ' (' + detail + ')'));
-};
+const { check, finish } = require('./checks');
 
 (async () => {
   const ctx = await chromium.launchPersistentContext(profile, {
@@ -96,5 +92,5 @@ const check = (m, ok, detail) => {
     check('page steps', false, e.message);
   }
   await ctx.close();
-  process.exit(failed ? 1 : 0);
+  finish();
 })();

@@ -6,10 +6,7 @@
 const { chromium } = require('playwright-core');
 
 const [url, topSite, profile, shots] = process.argv.slice(2);
-let failed = 0;
-const pass = (m) => console.log('PASS: ' + m);
-const fail = (m) => { failed++; console.log('FAIL: ' + m); };
-const check = (m, ok, detail) => (ok ? pass(m) : fail(m + (detail !== undefined ? ' (' + detail + ')' : '')));
+const { pass, fail, check, finish } = require('./checks');
 
 /* Painted pixels of a canvas (alpha > 0). */
 const inked = (page, id) => page.evaluate((id) => {
@@ -183,5 +180,5 @@ const tableRows = (page) => page.$$eval('#tree-table tbody tr', (rs) => rs.map((
   } finally {
     await ctx.close();
   }
-  process.exit(failed ? 1 : 0);
+  finish();
 })();

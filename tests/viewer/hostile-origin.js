@@ -13,9 +13,7 @@ const { chromium } = require('playwright-core');
 
 const [url, attackPort, profile] = process.argv.slice(2);
 const viewer = new URL(url);
-let failed = 0;
-const pass = (m) => console.log('PASS: ' + m);
-const fail = (m) => { failed++; console.log('FAIL: ' + m); };
+const { pass, fail, finish } = require('./checks');
 
 (async () => {
   const ctx = await chromium.launchPersistentContext(profile, {
@@ -63,5 +61,5 @@ const fail = (m) => { failed++; console.log('FAIL: ' + m); };
   } finally {
     await ctx.close();
   }
-  process.exit(failed ? 1 : 0);
+  finish();
 })();

@@ -7,9 +7,7 @@
 const { chromium } = require('playwright-core');
 
 const [url, profile] = process.argv.slice(2);
-let failed = 0;
-const pass = (m) => console.log('PASS: ' + m);
-const fail = (m) => { failed++; console.log('FAIL: ' + m); };
+const { pass, fail, finish } = require('./checks');
 
 (async () => {
   const ctx = await chromium.launchPersistentContext(profile, {
@@ -48,5 +46,5 @@ const fail = (m) => { failed++; console.log('FAIL: ' + m); };
   } finally {
     await ctx.close();
   }
-  process.exit(failed ? 1 : 0);
+  finish();
 })();

@@ -9,8 +9,7 @@ const fs = require('fs');
 const { chromium } = require('playwright-core');
 
 const [url, goFile, profile, mode] = process.argv.slice(2);
-let failed = 0;
-const check = (m, ok, detail) => { if (!ok) failed++; console.log((ok ? 'PASS: ' : 'FAIL: ') + m + (!ok && detail !== undefined ? ' (' + detail + ')' : '')); };
+const { check, finish } = require('./checks');
 
 (async () => {
   const ctx = await chromium.launchPersistentContext(profile, {
@@ -55,5 +54,5 @@ const check = (m, ok, detail) => { if (!ok) failed++; console.log((ok ? 'PASS: '
   } finally {
     await ctx.close();
   }
-  process.exit(failed ? 1 : 0);
+  finish();
 })();

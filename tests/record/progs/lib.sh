@@ -1,17 +1,12 @@
 # lib.sh - helpers sourced by the recorder's shell tests.
 #
-# Gives: LIB (libmemtrace.so), PROGS (helper programs), pass/fail/check,
+# Gives: LIB (libmemtrace.so), PROGS (helper programs), pass/fail/check/finish
+# (tests/lib.sh),
 # preload (run a command under the recorder), summary (trace summary).
 LIB=$PWD/$MT_BUILD/libmemtrace.so
 PROGS=$MT_BUILD/tests/record/progs
 T=${MT_TMP:-/tmp}
-fails=0
-pass() { echo "PASS: $*"; }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-check() { # check DESCRIPTION COMMAND...
-    d=$1; shift
-    if "$@"; then pass "$d"; else fail "$d"; fi
-}
+. tests/lib.sh    # pass, fail, check, finish
 # preload FILE RATE CMD... : run CMD with the recorder writing FILE, then
 # symbolize FILE and FILE.* as `memtrace run` does (raw: preload_raw).
 preload() {
@@ -26,7 +21,6 @@ preload_raw() {
     env -u MEMTRACE_ROOT LD_PRELOAD="$LIB" MEMTRACE="$f" MEMTRACE_RATE="$r" "$@"
 }
 summary() { "$PROGS/summary" "$@"; }
-finish() { [ "$fails" = 0 ]; exit $?; }
 # Preloading a TSan-built recorder into other programs makes no sense.
 skip_under_tsan() {
     [ "${MT_STAGE:-plain}" = tsan ] || return 0

@@ -1,21 +1,17 @@
 /*
- * compare_api.c - the comparison API on a fixture: a trace against itself
- * differs nowhere; call-path names are spelt out in full, sized with cap 0
- * and clipped (terminated) in short buffers; entries of every key carry
- * their function; the window parser's answers.
+ * compare.c - unit test of the comparison API (lib/analyze/compare.c) on
+ * a fixture: a trace against itself differs nowhere; call-path names are
+ * spelt out in full, sized with cap 0 and clipped (terminated) in short
+ * buffers; entries of every key carry their function; the window parser's
+ * answers.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "memtrace/compare.h"
+#include "../check.h"
 
-static int fails;
-static void check(const char *what, int ok)
-{
-    printf("%s: %s\n", ok ? "PASS" : "FAIL", what);
-    fails += !ok;
-}
 
 int main(void)
 {
@@ -33,7 +29,7 @@ int main(void)
     for (int key = 0; key < 3; key++) {
         mt_diff_options o = {MT_METRIC_ALLOC_BYTES, (mt_diff_key)key, 0.05};
         mt_diff *d = mt_diff_compute(&side, &side, &o);
-        check("computed", d != NULL);
+        CHECK(d != NULL, "computed");
         if (!d)
             continue;
         int zero = 1, names = 1, clip = 1, funcs = 1;
@@ -56,23 +52,27 @@ int main(void)
         }
         char what[128];
         snprintf(what, sizeof what, "key %d: %zu entries, against itself nothing differs", key, d->n);
-        check(what, zero && d->n > 0 && d->n_significant == 0);
+        CHECK(zero && d->n > 0 && d->n_significant == 0, "%s", what);
         snprintf(what, sizeof what, "key %d: names sized with cap 0 and spelt in full", key);
-        check(what, names);
+        CHECK(names, "%s", what);
         snprintf(what, sizeof what, "key %d: names clipped and terminated in a short buffer", key);
-        check(what, clip);
+        CHECK(clip, "%s", what);
         snprintf(what, sizeof what, "key %d: every entry has its function", key);
-        check(what, funcs);
+        CHECK(funcs, "%s", what);
         mt_diff_free(d);
     }
     mt_diff_side w = {0};
     int r = -1;
-    check("window 0-2s is a range", mt_diff_parse_window("0-2s", &w, &r, NULL) == 0 && r == 1 && w.from == 0 && w.to == 2000000);
-    check("window 8s- runs to the end", mt_diff_parse_window("8s-", &w, &r, NULL) == 0 && r == 1 && w.from == 8000000 && w.to == MT_TIME_END);
-    check("window peak is a moment", mt_diff_parse_window("peak", &w, &r, NULL) == 0 && r == 0 && w.at == MT_TIME_PEAK);
-    check("window 3s-1s is refused with a reason", mt_diff_parse_window("3s-1s", &w, &r, &err) < 0 && err && strstr(err, "empty"));
+    CHECK(mt_diff_parse_window("0-2s", &w, &r, NULL) == 0 && r == 1 && w.from == 0 && w.to == 2000000,
+          "window 0-2s is a range");
+    CHECK(mt_diff_parse_window("8s-", &w, &r, NULL) == 0 && r == 1 && w.from == 8000000 && w.to == MT_TIME_END,
+          "window 8s- runs to the end");
+    CHECK(mt_diff_parse_window("peak", &w, &r, NULL) == 0 && r == 0 && w.at == MT_TIME_PEAK,
+          "window peak is a moment");
+    CHECK(mt_diff_parse_window("3s-1s", &w, &r, &err) < 0 && err && strstr(err, "empty"),
+          "window 3s-1s is refused with a reason");
     free(err);
     mt_selection_free(s);
     mt_model_free(m);
-    return fails != 0;
+    return failures != 0;
 }

@@ -1,7 +1,8 @@
 /*
- * diff_escape.c - the text report of 'memtrace diff' never writes control
- * characters from a trace's function names to the terminal (a hostile
- * trace could carry escape sequences), C1 controls and bytes that are not
+ * diff.c - unit test of the diff report (lib/present/diff.c): the text
+ * report of 'memtrace diff' never writes control characters from a
+ * trace's function names to the terminal (a hostile trace could carry
+ * escape sequences), C1 controls and bytes that are not
  * UTF-8 included: they appear as \xNN, through the one escaper; a name
  * that starts with "::" (a GitHub Actions workflow command) has its first
  * ':' escaped. JSON escapes them its own way, and stays valid UTF-8.
