@@ -16,10 +16,7 @@ asan) REC=build/memtrace; P=build/tests/record/progs/leaky; [ -x "$REC" ] || exi
 esac
 [ -x "$P" ] || { echo "FAIL: $P not built (make tests-build)"; exit 1; }
 T=$MT_TMP
-fails=0
-pass() { echo "PASS: $*"; }
-fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
-check() { d=$1; shift; if "$@"; then pass "$d"; else fail "$d"; fi; }
+. tests/lib.sh
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 "$REC" run --interval 4k -o "$T/leaky.ctf" -- "$P" >/dev/null 2>&1 || { echo "FAIL: leaky ran"; exit 1; }
@@ -71,4 +68,4 @@ check "--from after the trace's end: exit 1 (got $rc)" test $rc -eq 1
 check "... saying so" grep -q "at or after the trace's end" "$T/e2"
 "$MT_BIN" leaks "$T/missing.ctf" >/dev/null 2>"$T/e3"
 check "a missing file: exit 1 with the file named" sh -c "test $? -eq 1 && grep -q missing.ctf '$T/e3'"
-[ $fails -eq 0 ]
+finish

@@ -7,15 +7,11 @@
 'use strict';
 const fs = require('fs');
 const { chromium } = require('playwright-core');
+const { check, fail, finish } = require('./checks.js');
 
 const [leak, html, profile, leaksJson, allJson] = process.argv.slice(2);
 const cli = JSON.parse(fs.readFileSync(leaksJson, 'utf8'));
 const cliAll = JSON.parse(fs.readFileSync(allJson, 'utf8'));
-let failed = 0;
-const check = (m, ok, detail) => {
-  if (!ok) failed++;
-  console.log((ok ? 'PASS: ' : 'FAIL: ') + m + (ok || detail === undefined ? '' : ' (' + detail + ')'));
-};
 const rows = (page) => page.evaluate(() => Array.from(document.querySelectorAll('#leaks tbody tr')).map((tr) => ({
   name: tr.querySelector('button').textContent, suspect: tr.classList.contains('suspect'),
   points: ((tr.querySelector('polyline') || { getAttribute: () => '' }).getAttribute('points') || '').split(' ').filter(Boolean).length,
@@ -90,10 +86,9 @@ const rows = (page) => page.evaluate(() => Array.from(document.querySelectorAll(
 
     check('no script errors', errors.length === 0, errors.join(' | '));
   } catch (e) {
-    failed++;
-    console.log('FAIL: aborted at step "' + step + '": ' + e.message.split('\n')[0]);
+    fail('aborted at step "' + step + '": ' + e.message.split('\n')[0]);
   } finally {
     await ctx.close();
   }
-  process.exit(failed ? 1 : 0);
+  finish();
 })();
