@@ -24,12 +24,13 @@
 
 #include "../lib/record/control_proto.h"
 #include "commands.h"
+#include "units.h"
 #include "proc_trace.h"
 
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: memtrace ctl [--signal SIG] [--wait SECONDS] PID start|stop|status\n"
+        "usage: memtrace ctl [--signal SIG] [--wait TIME] PID start|stop|status\n"
         "\n"
         "Switch the recorder of a running process on and off. The process must\n"
         "have been started for it: 'memtrace run --paused' (or MEMTRACE_PAUSED=1),\n"
@@ -42,7 +43,7 @@ static void usage(FILE *f)
         "  -s, --signal SIG    accepted for compatibility, not used: requests go\n"
         "                      through the recorder's control channel, never as a\n"
         "                      signal (a plain kill -SIG toggles recording)\n"
-        "  -w, --wait SECONDS  wait at most this long for the change (default 5; 0:\n"
+        "  -w, --wait TIME     wait at most this long for the change (default 5s; 0:\n"
         "                      send and return)\n"
         "  -h, --help          this help\n"
         "\n"
@@ -179,12 +180,14 @@ int cmd_ctl(int argc, char **argv)
             }
             break;
         case 'w': {
-            char *end;
-            wait_s = strtod(optarg, &end);
-            if (end == optarg || *end || !(wait_s >= 0 && wait_s <= 3600)) {
-                fprintf(stderr, "memtrace ctl: --wait %s: seconds in [0, 3600]\n", optarg);
+            uint64_t us;
+            if (mt_units_duration(optarg, MT_US_PER_S, &us) != MT_UNITS_OK ||
+                us > 3600 * MT_US_PER_S) {
+                fprintf(stderr, "memtrace ctl: --wait %s: expected a time from 0 to 1h "
+                                "(a bare number: seconds)\n", optarg);
                 return 2;
             }
+            wait_s = (double)us / 1e6;
             break;
         }
         case 'h':

@@ -265,7 +265,7 @@ int mtr_control_setup(const char *file, double rate, int first)
         ctl.sig = MT_CTL_DEFAULT_SIGNAL;
     }
     if (d && *d) {
-        ctl.duration_ms = mt_ctl_duration_ms(d);
+        ctl.duration_ms = mt_ctl_time_ms_at_least(d, 1);
         if (ctl.duration_ms < 0) {
             mtr_tracer_message("MEMTRACE_DURATION=%s: expected a time such as 90s, 10m, 1h", d);
             return -1;

@@ -1001,6 +1001,24 @@ static int env_long(const char *name, long lo, long hi, const char *what, long *
     return 1;
 }
 
+/* A MEMTRACE_*_MS variable: a time (lib/common/units.h; a bare number is
+ * milliseconds) from lo ms to 1h, rounded to whole milliseconds;
+ * returns as env_long does. */
+static int env_ms(const char *name, long lo, const char *what, long *out)
+{
+    const char *s = secure_getenv(name);
+    if (!s || !*s)
+        return 0;
+    uint64_t us;
+    if (mt_units_duration(s, MT_US_PER_MS, &us) != MT_UNITS_OK || us > 3600 * MT_US_PER_S ||
+        (long)((us + 500) / 1000) < lo) {
+        message("%s=%s: expected %s", name, s, what);
+        return -1;
+    }
+    *out = (long)((us + 500) / 1000);
+    return 1;
+}
+
 /* MEMTRACE_ROTATE_SIZE, MEMTRACE_ROTATE_TIME, MEMTRACE_KEEP: 0, or -1
  * after saying what was expected. */
 static int rotation_env(void)
@@ -1009,12 +1027,12 @@ static int rotation_env(void)
     const char *tm = secure_getenv("MEMTRACE_ROTATE_TIME");
     long long size = 0, ms = 0;
     long keep = 0;
-    if (sz && *sz && (size = mt_ctl_size_bytes(sz)) < MT_ROTATE_MIN_SIZE) {
+    if (sz && *sz && (size = mt_ctl_size_at_least(sz, MT_ROTATE_MIN_SIZE)) < 0) {
         message("MEMTRACE_ROTATE_SIZE=%s: expected a size from 64k to 1e18 bytes, such as 100m "
                 "or 1g", sz);
         return -1;
     }
-    if (tm && *tm && (ms = mt_ctl_duration_ms(tm)) < MT_ROTATE_MIN_MS) {
+    if (tm && *tm && (ms = mt_ctl_time_ms_at_least(tm, MT_ROTATE_MIN_MS)) < 0) {
         message("MEMTRACE_ROTATE_TIME=%s: expected a time of at least 1s, such as 10m, 1h or "
                 "1d", tm);
         return -1;
@@ -1107,13 +1125,12 @@ API int memtrace_trace_if_requested(void)
     long depth = DEFAULT_DEPTH, flush_ms = DEFAULT_FLUSH_MS, follow = 1, rss_ms = DEFAULT_RSS_MS;
     if (env_long("MEMTRACE_DEPTH", 1, MAX_FRAMES,
                  "a number of frames per call stack in [1, 1024]", &depth) < 0 ||
-        env_long("MEMTRACE_FLUSH_MS", 1, 3600000,
-                 "a number of milliseconds between writes in [1, 3600000]", &flush_ms) < 0 ||
+        env_ms("MEMTRACE_FLUSH_MS", 1, "a time between writes from 1ms to 1h", &flush_ms) < 0 ||
         env_long("MEMTRACE_FOLLOW", 0, 1,
                  "1 (trace the processes it starts) or 0 (this one only)", &follow) < 0 ||
-        env_long("MEMTRACE_RSS_MS", 0, 3600000,
-                 "a number of milliseconds between resident-memory samples in [0, 3600000]",
-                 &rss_ms) < 0)
+        env_ms("MEMTRACE_RSS_MS", 0,
+               "a time between resident-memory samples from 1ms to 1h, or 0 (none)",
+               &rss_ms) < 0)
         return -1;
     if (rotation_env() < 0)
         return -1;
