@@ -31,6 +31,7 @@
 #include "memtrace/present.h"
 #include "run_snapshots.h"
 #include "run_traces.h"
+#include "runfiles.h"
 
 static void usage(FILE *f)
 {
@@ -545,7 +546,7 @@ int cmd_run(int argc, char **argv)
             snprintf(file, sizeof file, "%s", output);
         } else {
             const char *b = strrchr(cmd[0], '/');
-            snprintf(file, sizeof file, "%s.%d.ctf", b ? b + 1 : cmd[0], (int)getpid());
+            mt_runname_default(file, sizeof file, b ? b + 1 : cmd[0], (long)getpid());
         }
         /* Absolute, so that every process of the run writes beside FILE
          * whatever directory it runs in. */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "runfiles.h"
 #include "units.h"
 #include "memtrace/analyze.h"
 #include "../viewer/compare.h"
@@ -77,15 +78,9 @@ static const char usage[] =
  * STEM.partNNNN with one STEM, written by one process? */
 static int pieces_of_one_recording(const char *a, const char *b)
 {
-    const char *pa = strstr(a, ".part"), *pb = strstr(b, ".part");
-    while (pa && strstr(pa + 1, ".part"))
-        pa = strstr(pa + 1, ".part");
-    while (pb && strstr(pb + 1, ".part"))
-        pb = strstr(pb + 1, ".part");
-    if (!pa || !pb || pa - a != pb - b || strncmp(a, b, (size_t)(pa - a)) != 0)
-        return 0;
-    if (strlen(pa + 5) < 4 || strspn(pa + 5, "0123456789") != strlen(pa + 5) ||
-        strlen(pb + 5) < 4 || strspn(pb + 5, "0123456789") != strlen(pb + 5))
+    size_t la, lb;
+    if (!mt_runname_piece(a, &la) || !mt_runname_piece(b, &lb) || la != lb ||
+        strncmp(a, b, la) != 0)
         return 0;
     uint64_t pid[2];
     const char *f[2] = {a, b};

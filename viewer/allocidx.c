@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "../lib/trace/safefile.h"
+#include "runfiles.h"
 
 struct vidx {
     char *path;                  /* the index file; NULL: a removed temporary one */
@@ -65,7 +66,7 @@ void vidx_report(vidx *x)
 static char *beside(const char *trace)
 {
     char *p = NULL;
-    return asprintf(&p, "%s%s", trace, VIDX_SUFFIX) < 0 ? NULL : p;
+    return asprintf(&p, "%s%s", trace, MT_RUNFILE_INDEX_SUFFIX) < 0 ? NULL : p;
 }
 
 /* The cache directory (made when make is set), or NULL. */
@@ -101,7 +102,8 @@ static char *in_cache(const char *trace, int make)
             h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
         const char *name = strrchr(full, '/');
         name = name ? name + 1 : full;
-        if (asprintf(&p, "%s/%.100s-%016llx%s", dir, name, (unsigned long long)h, VIDX_SUFFIX) < 0)
+        if (asprintf(&p, "%s/%.100s-%016llx%s", dir, name, (unsigned long long)h,
+                     MT_RUNFILE_INDEX_SUFFIX) < 0)
             p = NULL;
     }
     free(dir);

@@ -21,6 +21,7 @@
 #include "memtrace/analyze.h"
 #include "memtrace/trace.h"
 #include "model.h"
+#include "runfiles.h"
 #include "../trace/safefile.h"
 
 #define MAX_LINE 256
@@ -85,12 +86,12 @@ static mt_rss_point *grow_one(mt_rss *r, size_t *cap)
 static mt_rss *rss_read(const char *trace_path, uint64_t want_pid, int64_t want_start,
                         int64_t base, mt_warning_fn warn, void *ctx)
 {
-    size_t plen = strlen(trace_path);
-    char *path = malloc(plen + 5);
+    size_t path_cap = strlen(trace_path) + sizeof MT_RUNFILE_RSS_SUFFIX;
+    char *path = malloc(path_cap);
     if (!path)
         return NULL;
-    memcpy(path, trace_path, plen);
-    memcpy(path + plen, ".rss", 5);
+    mt_runname side = { .kind = MT_RUNFILE_RSS };
+    mt_runname_make(path, path_cap, trace_path, &side);
     /* Regular, not a link, never blocking, the trace owner's or ours
      * (another user may have planted it beside the trace: safefile.h). */
     const char *why = NULL;

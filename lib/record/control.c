@@ -43,6 +43,7 @@
 #include "memtrace/record.h"
 #include "control.h"
 #include "control_proto.h"
+#include "runfiles.h"
 #include "thread.h"
 
 #define POLL_MS 100
@@ -142,13 +143,13 @@ static int begin_period(void)
     }
     for (int tries = 0; tries < 100000; tries++) {
         ctl.period++;
-        snprintf(file, sizeof file, "%s-%04u", ctl.base, ctl.period);
+        mt_runname n = { .period = ctl.period };
+        mt_runname_make(file, sizeof file, ctl.base, &n);
         int rc = mtr_tracer_begin(file, ctl.rate, ctl.first, 1);
         if (rc != -2)
             return rc;
     }
-    mtr_tracer_message("%s-%04u: cannot create trace: every number up to it is taken",
-                       ctl.base, ctl.period);
+    mtr_tracer_message("%s: cannot create trace: every number up to it is taken", file);
     return -1;
 }
 

@@ -72,6 +72,7 @@
 #include "carry.h"
 #include "control.h"
 #include "control_proto.h"
+#include "runfiles.h"
 #include "engine.h"
 #include "queue.h"
 #include "real.h"
@@ -604,10 +605,8 @@ static int open_new(const char *path, const char **why)
  * rotation, else STEM.partNNNN (docs/recorder.md, "Long runs: rotation"). */
 static void piece_path(char *out, size_t cap, unsigned k)
 {
-    if (tr.rot_size || tr.rot_ms)
-        snprintf(out, cap, "%s.part%04u", tr.stem, k);
-    else
-        snprintf(out, cap, "%s", tr.stem);
+    mt_runname n = { .piece = tr.rot_size || tr.rot_ms ? k : 0 };
+    mt_runname_make(out, cap, tr.stem, &n);
 }
 
 /* Takes fd as the current piece's file and writes its trace info (start:
@@ -691,10 +690,8 @@ static int open_trace(int first)
          * earlier process's pieces. */
         tr.excl = 1;
         for (int k = 0; k < 100 && fd < 0; k++) {
-            if (k == 0)
-                snprintf(tr.stem, sizeof tr.stem, "%s.%d", tr.base, (int)pid);
-            else
-                snprintf(tr.stem, sizeof tr.stem, "%s.%d.%d", tr.base, (int)pid, k);
+            mt_runname n = { .pid = pid, .again = (unsigned)k };
+            mt_runname_make(tr.stem, sizeof tr.stem, tr.base, &n);
             piece_path(tr.path, sizeof tr.path, tr.piece);
             fd = open_new(tr.path, &why);
             if (fd < 0 && errno != EEXIST)
@@ -769,14 +766,15 @@ static void drop_old_piece(void)
     if (!tr.keep || tr.piece <= tr.keep)
         return;
     char old[PATH_MAX + 8];
-    piece_path(old, sizeof old - 4, tr.piece - tr.keep);
+    piece_path(old, sizeof old, tr.piece - tr.keep);
     if (unlink(old) != 0 && errno != ENOENT && !tr.delete_warned) {
         tr.delete_warned = 1;
         message("%s: cannot delete this old piece: %s; tracing goes on, but old pieces are "
                 "no longer deleted reliably", old, strerror(errno));
     }
-    strcat(old, ".rss");
-    unlink(old);
+    mt_runname rss = { .piece = tr.piece - tr.keep, .kind = MT_RUNFILE_RSS };
+    if (mt_runname_make(old, sizeof old, tr.stem, &rss) >= 0)
+        unlink(old);
 }
 
 /* Ends the current piece (complete, with the end mark) and starts the next:
