@@ -34,7 +34,10 @@ ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-TRACE_SRC   := $(wildcard lib/trace/*.c)
+# lib/common's few compiled parts (the hash seed) go with the codec, which
+# every other part links, the recorder included.
+COMMON_SRC  := $(wildcard lib/common/*.c)
+TRACE_SRC   := $(wildcard lib/trace/*.c) $(COMMON_SRC)
 RECORD_SRC  := $(wildcard lib/record/*.c)
 ANALYZE_SRC := $(wildcard lib/analyze/*.c)
 PRESENT_SRC := $(wildcard lib/present/*.c)
@@ -125,9 +128,9 @@ TEST_ANALYZE_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/analy
 TEST_COMMON_BIN  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/common/*.c))
 TEST_BINS := $(TEST_COMMON_BIN) $(TEST_TRACE_BIN) $(TEST_ANALYZE_BIN)
 
-$(TEST_COMMON_BIN): $(BUILD)/tests/%: tests/%.c $(wildcard lib/common/*.h)
+$(TEST_COMMON_BIN): $(BUILD)/tests/%: tests/%.c $(wildcard lib/common/*.h) $(call obj,$(COMMON_SRC))
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) -lpthread
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) $(call obj,$(COMMON_SRC)) -lpthread
 
 $(TEST_TRACE_BIN): $(BUILD)/tests/%: tests/%.c $(LIB_TRACE_A)
 	@mkdir -p $(dir $@)
@@ -184,18 +187,18 @@ FUZZ_READER := $(BUILD)/fuzz/fuzz_reader
 FUZZ_FILTER := $(BUILD)/fuzz/fuzz_filter
 FUZZ_ALLOCINDEX := $(BUILD)/fuzz/fuzz_allocindex
 fuzz: $(FUZZ_READER) $(FUZZ_FILTER) $(FUZZ_ALLOCINDEX)
-$(FUZZ_READER): fuzz/fuzz_reader.c $(TRACE_SRC) $(wildcard lib/trace/*.h) include/memtrace/trace.h
+$(FUZZ_READER): fuzz/fuzz_reader.c $(TRACE_SRC) $(wildcard lib/trace/*.h lib/common/*.h) include/memtrace/trace.h
 	@mkdir -p $(dir $@)
 	clang -std=gnu11 -g -O1 -Iinclude -Ilib/common -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	    -fno-sanitize-recover=all -o $@ fuzz/fuzz_reader.c $(TRACE_SRC)
 # The filter language (parser, printer, regexes applied to a model): fuzz/fuzz_filter.c,
 # with the dictionary fuzz/filter.dict.
-$(FUZZ_FILTER): fuzz/fuzz_filter.c $(TRACE_SRC) $(ANALYZE_SRC) $(wildcard lib/trace/*.h lib/analyze/*.h) include/memtrace/analyze.h
+$(FUZZ_FILTER): fuzz/fuzz_filter.c $(TRACE_SRC) $(ANALYZE_SRC) $(wildcard lib/trace/*.h lib/common/*.h lib/analyze/*.h) include/memtrace/analyze.h
 	@mkdir -p $(dir $@)
 	clang -std=gnu11 -g -O1 -Iinclude -Ilib/common -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	    -fno-sanitize-recover=all -o $@ fuzz/fuzz_filter.c $(TRACE_SRC) $(ANALYZE_SRC) -lpcre2-8 -lm -lpthread
 # The allocation index (lib/analyze/allocindex.c), folded against a small trace's model.
-$(FUZZ_ALLOCINDEX): fuzz/fuzz_allocindex.c $(TRACE_SRC) $(ANALYZE_SRC) $(wildcard lib/trace/*.h lib/analyze/*.h) include/memtrace/analyze.h include/memtrace/stream.h
+$(FUZZ_ALLOCINDEX): fuzz/fuzz_allocindex.c $(TRACE_SRC) $(ANALYZE_SRC) $(wildcard lib/trace/*.h lib/common/*.h lib/analyze/*.h) include/memtrace/analyze.h include/memtrace/stream.h
 	@mkdir -p $(dir $@)
 	clang -std=gnu11 -g -O1 -Iinclude -Ilib/common -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	    -fno-sanitize-recover=all -o $@ fuzz/fuzz_allocindex.c $(TRACE_SRC) $(ANALYZE_SRC) -lpcre2-8 -lm -lpthread

@@ -31,6 +31,7 @@
 #include "memtrace/present.h"
 #include "memtrace/symbolize.h"
 #include "../lib/trace/safefile.h"
+#include "fdsink.h"
 #include "proc_trace.h"
 #include "runfiles.h"
 
@@ -73,18 +74,10 @@ static int copy_file(const char *src, mt_outfile *dst, const char *dst_path)
             rc = -1;
             break;
         }
-        for (ssize_t off = 0; off < n;) {
-            ssize_t w = write(out, buf + off, (size_t)(n - off));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w < 0) {
-                rc = -1;
-                break;
-            }
-            off += w;
-        }
-        if (rc)
+        if (mt_write_full(out, buf, (size_t)n, NULL) < 0) {
+            rc = -1;
             break;
+        }
     }
     close(in);
     dst->fd = -1;

@@ -20,6 +20,7 @@
 #include "memtrace/present.h"
 #include "memtrace/trace.h"
 #include "runfiles.h"
+#include "vec.h"
 
 /* A trace of the run beside FILE (name: base followed by more): a period,
  * a pid, a piece (runfiles.h); not a sidecar. */
@@ -44,14 +45,8 @@ static int by_name(const void *a, const void *b)
 
 static int push(char ***v, size_t *n, size_t *cap, const char *s)
 {
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 16;
-        char **nv = realloc(*v, nc * sizeof *nv);
-        if (!nv)
-            return -1;
-        *v = nv;
-        *cap = nc;
-    }
+    if (MT_VEC_ROOM(*v, *n, *cap, 16) < 0)
+        return -1;
     if (!((*v)[*n] = strdup(s)))
         return -1;
     (*n)++;

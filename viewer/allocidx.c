@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "../lib/trace/safefile.h"
+#include "hash.h"
 #include "runfiles.h"
 
 struct vidx {
@@ -97,9 +98,7 @@ static char *in_cache(const char *trace, int make)
 {
     char *dir = cache_dir(make), *full = realpath(trace, NULL), *p = NULL;
     if (dir && full) {
-        uint64_t h = 0xcbf29ce484222325ULL;   /* FNV-1a of the full path */
-        for (const char *s = full; *s; s++)
-            h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+        uint64_t h = mt_fnv1a(MT_FNV_OFFSET, full);   /* the same in every process */
         const char *name = strrchr(full, '/');
         name = name ? name + 1 : full;
         if (asprintf(&p, "%s/%.100s-%016llx%s", dir, name, (unsigned long long)h,

@@ -22,6 +22,7 @@
 #include "memtrace/trace.h"
 #include "model.h"
 #include "runfiles.h"
+#include "vec.h"
 #include "../trace/safefile.h"
 
 #define MAX_LINE 256
@@ -72,14 +73,8 @@ static int field(char **s, int64_t *out)
  * there is no memory for it. */
 static mt_rss_point *grow_one(mt_rss *r, size_t *cap)
 {
-    if (r->n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 256;
-        mt_rss_point *np = realloc(r->p, nc * sizeof *np);
-        if (!np)
-            return NULL;
-        r->p = np;
-        *cap = nc;
-    }
+    if (MT_VEC_ROOM(r->p, r->n, *cap, 256) < 0)
+        return NULL;
     return &r->p[r->n++];
 }
 

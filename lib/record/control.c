@@ -44,6 +44,7 @@
 #include "control.h"
 #include "control_proto.h"
 #include "runfiles.h"
+#include "thread_start.h"
 #include "thread.h"
 
 #define POLL_MS 100
@@ -226,17 +227,8 @@ static void *control_thread(void *arg)
 
 static int start_control_thread(void)
 {
-    pthread_attr_t attr;
-    pthread_t th;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);   /* the thread takes no signals */
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&th, &attr, control_thread, NULL);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return rc == 0 ? 0 : -1;
+    /* detached; the thread takes no signals */
+    return mt_thread_start(NULL, control_thread, NULL) == 0 ? 0 : -1;
 }
 
 int mtr_control_setup(const char *file, double rate, int first)

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "draw.h"
+#include "hash.h"
 #include "engine.h"
 #include "mmap.h"
 #include "real.h"
@@ -69,21 +70,11 @@ static void control_unlock(void)
 /* ---------------------------------------------------------------------- */
 /* Random numbers                                                          */
 
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-    return x;
-}
-
 static void seed(struct mtr_thread *t)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t s = mix64((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^
+    uint64_t s = mt_mix64_split((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^
                        (uint64_t)(uintptr_t)t ^ ((uint64_t)syscall(SYS_gettid) << 17) ^
                        __builtin_ia32_rdtsc());
     t->rng = s ? s : 0x9e3779b97f4a7c15ULL;

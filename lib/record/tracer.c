@@ -72,7 +72,9 @@
 #include "carry.h"
 #include "control.h"
 #include "control_proto.h"
+#include "fdsink.h"
 #include "runfiles.h"
+#include "thread_start.h"
 #include "engine.h"
 #include "queue.h"
 #include "real.h"
@@ -206,20 +208,9 @@ static int write_trace(void *ctx, const void *buf, size_t len)
     sigemptyset(&xfsz);
     sigaddset(&xfsz, SIGXFSZ);
     pthread_sigmask(SIG_BLOCK, &xfsz, &old);
-    const char *p = buf;
-    int rc = 0;
-    while (len > 0) {
-        ssize_t n = write(tr.fd, p, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            rc = -1;
-            break;
-        }
-        p += n;
-        len -= (size_t)n;
-        tr.off += n;
-    }
+    size_t written = 0;
+    int rc = mt_write_full(tr.fd, buf, len, &written);
+    tr.off += (int64_t)written;
     if (rc != 0 && errno == EFBIG && !sigismember(&old, SIGXFSZ)) {
         int saved = errno;
         struct timespec zero = { 0, 0 };
@@ -399,18 +390,10 @@ static void *writer_thread(void *arg)
 
 static int start_thread(void)
 {
-    pthread_attr_t attr;
-    pthread_t th;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);   /* the thread takes no signals */
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     __atomic_store_n(&tr.thread_alive, 1, __ATOMIC_RELEASE);
     tr.writer_epoch++;
-    int rc = pthread_create(&th, &attr, writer_thread, (void *)(uintptr_t)tr.writer_epoch);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    /* detached; the thread takes no signals */
+    int rc = mt_thread_start(NULL, writer_thread, (void *)(uintptr_t)tr.writer_epoch);
     if (rc != 0)
         __atomic_store_n(&tr.thread_alive, 0, __ATOMIC_RELEASE);
     return rc == 0 ? 0 : -1;

@@ -59,7 +59,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "../trace/hash.h"
+#include "hash.h"
 #include "../trace/rawframe.h"
 #include "dwarf.h"
 
