@@ -8,9 +8,11 @@
 #   make install    PREFIX=/usr/local DESTDIR=
 #
 # Layers follow the data's path; each is a directory under lib/:
-#   lib/common   mechanisms every layer shares (unit grammar, names of a run's
-#                files, hash mixers, thread start): header only, so the
-#                recorder takes what it includes and nothing else
+#   lib/common   what several layers share: the unit grammar, the names of a
+#                run's files, hashes, thread start, write sinks, vectors,
+#                safe files, the location table, the raw-frame and control
+#                protocol definitions (mostly header only; the rest is
+#                compiled with the codec)
 #   lib/record   in the profiled process: sampling, unwinding, tracing
 #   lib/trace    the trace codec (reader, writer)
 #   lib/analyze  the model built from a trace, filters, estimates
@@ -34,8 +36,9 @@ ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-# lib/common's few compiled parts (the hash seed) go with the codec, which
-# every other part links, the recorder included.
+# lib/common's few compiled parts (the hash seed, the safe file opener, the
+# location table) go with the codec, which every other part links, the
+# recorder included.
 COMMON_SRC  := $(wildcard lib/common/*.c)
 TRACE_SRC   := $(wildcard lib/trace/*.c) $(COMMON_SRC)
 RECORD_SRC  := $(wildcard lib/record/*.c)

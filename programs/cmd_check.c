@@ -12,7 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../lib/trace/safefile.h"
+#include "safefile.h"
 #include "commands.h"
 #include "units.h"
 #include "memtrace/compare.h"

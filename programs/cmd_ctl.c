@@ -3,7 +3,7 @@
  * of a running process on and off. The process must have been started for
  * control ('memtrace run --paused', MEMTRACE_PAUSED=1 or MEMTRACE_SIGNAL);
  * the request is written into the recorder's control channel, a memfd
- * found among /proc/PID/fd and mapped here (lib/record/control_proto.h).
+ * found among /proc/PID/fd and mapped here (lib/common/control_proto.h).
  * The process is never signalled: a signal would run whatever handler the
  * program installed for it (SigCgt cannot tell whose), and a process
  * without the recorder has no channel to write into. Whether a recording
@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../lib/record/control_proto.h"
+#include "control_proto.h"
 #include "commands.h"
 #include "units.h"
 #include "proc_trace.h"

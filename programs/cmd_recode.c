@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../lib/trace/safefile.h"
+#include "safefile.h"
 #include "commands.h"
 #include "fdsink.h"
 #include "memtrace/present.h"

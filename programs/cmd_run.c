@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../lib/record/control_proto.h"
+#include "control_proto.h"
 #include "commands.h"
 #include "memtrace/present.h"
 #include "run_snapshots.h"

@@ -12,7 +12,7 @@
 #include "progress.h"
 #include "report.h"
 #include "run_traces.h"
-#include "../lib/trace/rawframe.h"
+#include "rawframe.h"
 
 static void no_warning(void *ctx, const char *msg);
 

@@ -30,7 +30,7 @@
 #include "memtrace/analyze.h"
 #include "memtrace/present.h"
 #include "memtrace/symbolize.h"
-#include "../lib/trace/safefile.h"
+#include "safefile.h"
 #include "fdsink.h"
 #include "proc_trace.h"
 #include "runfiles.h"

@@ -23,7 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../lib/trace/safefile.h"
+#include "safefile.h"
 #include "hash.h"
 #include "runfiles.h"
 

@@ -23,7 +23,7 @@
 #include "model.h"
 #include "runfiles.h"
 #include "vec.h"
-#include "../trace/safefile.h"
+#include "safefile.h"
 
 #define MAX_LINE 256
 #define MAX_POINTS ((size_t)1 << 24)   /* 19 days at 10 samples a second */

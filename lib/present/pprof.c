@@ -21,7 +21,7 @@
 
 #include "memtrace/present.h"
 #include "hash.h"
-#include "../trace/safefile.h"
+#include "safefile.h"
 
 /* ------------------------------------------------------------ encoder */
 

@@ -26,7 +26,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../trace/rawframe.h"
+#include "rawframe.h"
 #include "symbolize.h"
 
 struct module {

@@ -60,7 +60,7 @@
 #include <zlib.h>
 
 #include "hash.h"
-#include "../trace/rawframe.h"
+#include "rawframe.h"
 #include "dwarf.h"
 
 #define DEBUG_ROOT "/usr/lib/debug"

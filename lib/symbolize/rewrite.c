@@ -6,7 +6,7 @@
  * Events are copied as they are; only location events change. The writer
  * asks for a code's locations whenever the code enters its backtrace
  * cache, so results are kept per code, in the codec's code -> locations
- * table (lib/trace/loctab.h: keyed hash, each list stored at its length,
+ * table (lib/common/loctab.h: keyed hash, each list stored at its length,
  * each distinct name once). Codes whose description is not a raw frame
  * (already symbolized, OCaml traces) pass through unchanged: they are kept
  * as an empty list, which stands for the reader's own description.
@@ -23,8 +23,8 @@
 #include <unistd.h>
 
 #include "memtrace/symbolize.h"
-#include "../trace/loctab.h"
-#include "../trace/rawframe.h"
+#include "loctab.h"
+#include "rawframe.h"
 #include "dwarf.h"
 #include "fdsink.h"
 

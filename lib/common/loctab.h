@@ -5,6 +5,8 @@
  *
  * Everything handed out stays at the same address until the table is freed,
  * which is what lets mt_reader_lookup return pointers valid until close.
+ * The codec's reader and the symbolizer's rewrite (lib/symbolize) both keep
+ * one; compiled with the codec.
  */
 #ifndef MT_TRACE_LOCTAB_H
 #define MT_TRACE_LOCTAB_H
