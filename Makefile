@@ -124,7 +124,7 @@ $(VIEWER_GEN_OBJ): $(VIEWER_GEN_C) viewer/assets.h
 
 # ---------------------------------------------------------------- tests
 # tests/trace/*.c and tests/analyze/*.c, tests/present/*.c: unit tests linked
-# against the codec (and engine). Shell tests (*.sh) need no build step.
+# against the codec (and the analysis engine). Shell tests (*.sh) need no build step.
 TEST_TRACE_BIN   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/trace/*.c))
 TEST_ANALYZE_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/analyze/*.c tests/present/*.c))
 # tests/common/*.c: unit tests of lib/common's header-only mechanisms.

@@ -4,7 +4,7 @@
  *
  * Two layers, as in OCaml:
  *
- *  1. The sampling engine (the C counterpart of OCaml's Gc.Memprof). Every
+ *  1. The sampler (the C counterpart of OCaml's Gc.Memprof). Every
  *     allocated byte is sampled with probability `rate`, independently of
  *     the others (mean interval 1/rate bytes; a block of s bytes holds
  *     Binomial(s, rate) sample points; at rate 1 every byte). A sampled
@@ -39,7 +39,7 @@ extern "C" {
 #endif
 
 /* ------------------------------------------------------------------------ */
-/* Sampling engine                                                           */
+/* Sampler                                                                   */
 
 /* Which entry point made a sampled block. */
 typedef enum mt_alloc_kind {
@@ -79,8 +79,8 @@ typedef struct mt_tracker {
 
 /* Start sampling with `rate` (probability per byte, 0 < rate <= 1) and at
  * most `callstack_size` frames per stack (0 = default, 128; capped at 1024).
- * Returns 0, or -1 if sampling is already active, the rate is invalid or
- * the sampled-block arena cannot be reserved. */
+ * Returns 0, or -1 if sampling is already active or the rate or the
+ * tracker is invalid. */
 int mt_memprof_start(double rate, size_t callstack_size, const mt_tracker *tracker);
 
 /* Stop sampling. Blocks tracked so far are forgotten: their free callback

@@ -4,11 +4,11 @@
  * the library constructor when preloaded; memtrace_start_tracing /
  * memtrace_stop_tracing; exit and fork handling.
  *
- * Data path: the engine's alloc/free callbacks (on the program's threads)
+ * Data path: the sampler's alloc/free callbacks (on the program's threads)
  * append records to the queue (queue.h); a background writer thread drains
  * the queue into the trace writer (mt_writer, which owns the file) and
  * flushes every MEMTRACE_FLUSH_MS (default 500) so a killed process leaves
- * a readable trace. Symbolization (symbolize.h) runs when the writer flushes
+ * a readable trace. Raw frames (modules.h) are made when the writer flushes
  * a packet, in the writer thread: never in an allocation path.
  *
  * Files: the first process writes FILE, made absolute at start so that
@@ -75,11 +75,11 @@
 #include "fdsink.h"
 #include "runfiles.h"
 #include "thread_start.h"
-#include "engine.h"
+#include "sampler.h"
 #include "queue.h"
 #include "real.h"
 #include "rss.h"
-#include "symbolize.h"
+#include "modules.h"
 
 #define API __attribute__((visibility("default")))
 #define DEFAULT_DEPTH 128
@@ -113,7 +113,7 @@ static struct {
     dev_t fd_dev;               /* what fd must still be before each write */
     ino_t fd_ino;
     mt_writer *w;
-    mtr_symbolizer *sym;
+    mtr_modules *modules;
     int thread_alive;
     int writer_failed;
     int64_t last_flush_ms;
@@ -370,8 +370,8 @@ static void *writer_thread(void *arg)
             pthread_mutex_unlock(&tr.wlock);
             return NULL;
         }
-        if (!tr.sym)
-            tr.sym = mtr_sym_new();
+        if (!tr.modules)
+            tr.modules = mtr_modules_new();
         if (__atomic_load_n(&fatal_req, __ATOMIC_ACQUIRE)) {
             /* The process is dying: everything queued, now; no rotation. */
             mtr_queue_drain(put_record, NULL);
@@ -414,9 +414,9 @@ static int resolve(void *ctx, mt_location_code code, const mt_location **locs, s
         *n = 1;
         return 0;
     }
-    if (!tr.sym)
-        tr.sym = mtr_sym_new();
-    return mtr_sym_resolve(tr.sym, code, locs, n);
+    if (!tr.modules)
+        tr.modules = mtr_modules_new();
+    return mtr_modules_resolve(tr.modules, code, locs, n);
 }
 
 /* Queues an allocation whose stack was cut at the depth limit, with the
@@ -435,7 +435,7 @@ static __attribute__((noinline)) int64_t queue_truncated(const mt_allocation *a)
 /* A sampled block's token: its id + 1, and in the top 16 bits the
  * recording it belongs to, so that a block of an earlier recording of this
  * process (on/off control) is never taken for one of the current recording
- * when it is freed, even once the engine's 7-bit generation has wrapped. */
+ * when it is freed, even once the sampler's 7-bit generation has wrapped. */
 #define TOKEN_ID_BITS 48
 #define TOKEN_ID_MASK ((UINT64_C(1) << TOKEN_ID_BITS) - 1)
 
@@ -628,7 +628,7 @@ static int begin_piece(int fd, int64_t start)
     mt_writer_options opts;
     memset(&opts, 0, sizeof opts);
     opts.version = 2;
-    opts.resolve = resolve;     /* symbolizer created by the writer thread */
+    opts.resolve = resolve;     /* module table created by the writer thread */
     opts.write = write_trace;
     char *err = NULL;
     tr.writer_failed = 0;
@@ -685,7 +685,7 @@ static int open_trace(int first)
         message("%s: cannot create trace: %s", tr.path, why);
         return -1;
     }
-    /* tr.sym: kept from an earlier recording of this process (on/off
+    /* tr.modules: kept from an earlier recording of this process (on/off
      * control), created by the writer thread otherwise. */
     tr.pid = pid;
     mtr_queue_reset();
@@ -1161,12 +1161,12 @@ static void fork_prepare(void)
     mtr_enter();
     fork_locked = pthread_mutex_lock(&tr.wlock) == 0;
     mtr_queue_lock();
-    mtr_engine_fork_prepare();
+    mtr_sampler_fork_prepare();
 }
 
 static void fork_parent(void)
 {
-    mtr_engine_fork_parent();
+    mtr_sampler_fork_parent();
     mtr_queue_unlock();
     if (fork_locked)
         pthread_mutex_unlock(&tr.wlock);
@@ -1175,18 +1175,18 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
-    mtr_engine_fork_child();
+    mtr_sampler_fork_child();
     mtr_queue_reset();
     pthread_mutex_init(&tr.wlock, NULL);
     tr.thread_alive = 0;
     if (tr.state == ACTIVE || tr.state == CHILD_PENDING) {
-        /* The parent's writer, file and symbolizer stay the parent's. */
+        /* The parent's writer, file and module table stay the parent's. */
         mtr_rss_forget();
         if (tr.fd >= 0)
             close(tr.fd);
         tr.fd = -1;
         tr.w = NULL;
-        tr.sym = NULL;
+        tr.modules = NULL;
         if (tr.follow) {
             tr.start_us = wall_us();
             tr.pid = getpid();

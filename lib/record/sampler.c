@@ -1,5 +1,5 @@
 /*
- * engine.c - the sampling engine (the counterpart of OCaml's Gc.Memprof):
+ * sampler.c - the sampler (the counterpart of OCaml's Gc.Memprof):
  * per-byte sampling of the allocation stream, the sampled-block slow paths
  * and the public mt_memprof_* API.
  *
@@ -31,7 +31,7 @@
 
 #include "draw.h"
 #include "hash.h"
-#include "engine.h"
+#include "sampler.h"
 #include "mmap.h"
 #include "real.h"
 #include "sampled.h"
@@ -342,7 +342,7 @@ MT_HOOK void mtr_range_untrack(uintptr_t token, uint32_t gen)
     }
 }
 
-uint32_t mtr_engine_gen(void)
+uint32_t mtr_sampler_gen(void)
 {
     return __atomic_load_n(&eng.gen, __ATOMIC_ACQUIRE);
 }
@@ -410,7 +410,7 @@ int mt_memprof_running(void)
 /* ---------------------------------------------------------------------- */
 /* fork                                                                    */
 
-void mtr_engine_fork_prepare(void)
+void mtr_sampler_fork_prepare(void)
 {
     mtr_unwind_fork_prepare();
     control_lock();
@@ -418,7 +418,7 @@ void mtr_engine_fork_prepare(void)
     mtr_sampled_lock_all();
 }
 
-void mtr_engine_fork_parent(void)
+void mtr_sampler_fork_parent(void)
 {
     mtr_sampled_unlock_all();
     mtr_mmap_fork_parent();
@@ -426,7 +426,7 @@ void mtr_engine_fork_parent(void)
     mtr_unwind_fork_parent();
 }
 
-void mtr_engine_fork_child(void)
+void mtr_sampler_fork_child(void)
 {
     struct mtr_thread *t = &mtr_tls;
     mtr_sampled_reset_locks();
