@@ -27,6 +27,19 @@
  * C++'s operator new/delete, which it routes to them), and samples the
  * program's own anonymous mmap/munmap/mremap on the same byte count. docs/recorder.md
  * explains how to start it and what it covers.
+ *
+ * Units: sizes and rates are in bytes (a rate is a probability per byte);
+ * call stacks are return addresses.
+ * Lifetimes: an mt_allocation and its call stack are valid during the
+ * alloc callback only; a token is the tracker's until its free callback.
+ * Thread safety: mt_memprof_start, _stop and _running may be called from
+ * any thread (they are serialized); the callbacks run on the program's
+ * allocating threads, concurrently. memtrace_start_tracing and
+ * memtrace_stop_tracing are called from one thread at a time (the
+ * program's other threads may go on allocating meanwhile).
+ *
+ * Stability: everything here is stable (no experimental part yet; one
+ * would be left out by defining MEMTRACE_STABLE_ONLY, as in trace.h).
  */
 #ifndef MEMTRACE_RECORD_H
 #define MEMTRACE_RECORD_H
