@@ -8,6 +8,11 @@
 #   make install    PREFIX=/usr/local DESTDIR=
 #
 # Layers follow the data's path; each is a directory under lib/:
+#   lib/common   what several layers share: the unit grammar, the names of a
+#                run's files, hashes, thread start, write sinks, vectors,
+#                safe files, the location table, the raw-frame and control
+#                protocol definitions (mostly header only; the rest is
+#                compiled with the codec)
 #   lib/record   in the profiled process: sampling, unwinding, tracing
 #   lib/trace    the trace codec (reader, writer)
 #   lib/analyze  the model built from a trace, filters, estimates
@@ -25,7 +30,7 @@ CC ?= cc
 SANITIZE ?=
 OPT ?= -O2
 
-CPPFLAGS += -Iinclude -D_GNU_SOURCE
+CPPFLAGS += -Iinclude -Ilib/common -D_GNU_SOURCE
 CFLAGS ?= $(OPT) -g
 WARN := -Wall -Wextra -Werror
 ALL_CFLAGS = -std=gnu11 $(WARN) -fPIC -fno-omit-frame-pointer $(CFLAGS)
@@ -34,7 +39,11 @@ ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
-TRACE_SRC   := $(wildcard lib/trace/*.c)
+# lib/common's few compiled parts (the hash seed, the safe file opener, the
+# location table) go with the codec, which every other part links, the
+# recorder included.
+COMMON_SRC  := $(wildcard lib/common/*.c)
+TRACE_SRC   := $(wildcard lib/trace/*.c) $(COMMON_SRC)
 RECORD_SRC  := $(wildcard lib/record/*.c)
 ANALYZE_SRC := $(wildcard lib/analyze/*.c)
 PRESENT_SRC := $(wildcard lib/present/*.c)
@@ -121,10 +130,16 @@ $(VIEWER_GEN_OBJ): $(VIEWER_GEN_C) viewer/assets.h
 
 # ---------------------------------------------------------------- tests
 # tests/trace/*.c and tests/analyze/*.c, tests/present/*.c: unit tests linked
-# against the codec (and engine). Shell tests (*.sh) need no build step.
+# against the codec (and the analysis engine). Shell tests (*.sh) need no build step.
 TEST_TRACE_BIN   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/trace/*.c))
 TEST_ANALYZE_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/analyze/*.c tests/present/*.c))
-TEST_BINS := $(TEST_TRACE_BIN) $(TEST_ANALYZE_BIN)
+# tests/common/*.c: unit tests of lib/common's header-only mechanisms.
+TEST_COMMON_BIN  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/common/*.c))
+TEST_BINS := $(TEST_COMMON_BIN) $(TEST_TRACE_BIN) $(TEST_ANALYZE_BIN)
+
+$(TEST_COMMON_BIN): $(BUILD)/tests/%: tests/%.c $(wildcard lib/common/*.h) $(call obj,$(COMMON_SRC))
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) $(call obj,$(COMMON_SRC)) -lpthread
 
 $(TEST_TRACE_BIN): $(BUILD)/tests/%: tests/%.c $(LIB_TRACE_A)
 	@mkdir -p $(dir $@)
@@ -181,20 +196,20 @@ FUZZ_READER := $(BUILD)/fuzz/fuzz_reader
 FUZZ_FILTER := $(BUILD)/fuzz/fuzz_filter
 FUZZ_ALLOCINDEX := $(BUILD)/fuzz/fuzz_allocindex
 fuzz: $(FUZZ_READER) $(FUZZ_FILTER) $(FUZZ_ALLOCINDEX)
-$(FUZZ_READER): fuzz/fuzz_reader.c $(TRACE_SRC) $(wildcard lib/trace/*.h) include/memtrace/trace.h
+$(FUZZ_READER): fuzz/fuzz_reader.c $(TRACE_SRC) $(wildcard lib/trace/*.h lib/common/*.h) include/memtrace/trace.h
 	@mkdir -p $(dir $@)
-	clang -std=gnu11 -g -O1 -Iinclude -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+	clang -std=gnu11 -g -O1 -Iinclude -Ilib/common -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	    -fno-sanitize-recover=all -o $@ fuzz/fuzz_reader.c $(TRACE_SRC)
 # The filter language (parser, printer, regexes applied to a model): fuzz/fuzz_filter.c,
 # with the dictionary fuzz/filter.dict.
-$(FUZZ_FILTER): fuzz/fuzz_filter.c $(TRACE_SRC) $(ANALYZE_SRC) $(wildcard lib/trace/*.h lib/analyze/*.h) include/memtrace/analyze.h
+$(FUZZ_FILTER): fuzz/fuzz_filter.c $(TRACE_SRC) $(ANALYZE_SRC) $(wildcard lib/trace/*.h lib/common/*.h lib/analyze/*.h) include/memtrace/analyze.h
 	@mkdir -p $(dir $@)
-	clang -std=gnu11 -g -O1 -Iinclude -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+	clang -std=gnu11 -g -O1 -Iinclude -Ilib/common -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	    -fno-sanitize-recover=all -o $@ fuzz/fuzz_filter.c $(TRACE_SRC) $(ANALYZE_SRC) -lpcre2-8 -lm -lpthread
 # The allocation index (lib/analyze/allocindex.c), folded against a small trace's model.
-$(FUZZ_ALLOCINDEX): fuzz/fuzz_allocindex.c $(TRACE_SRC) $(ANALYZE_SRC) $(wildcard lib/trace/*.h lib/analyze/*.h) include/memtrace/analyze.h include/memtrace/stream.h
+$(FUZZ_ALLOCINDEX): fuzz/fuzz_allocindex.c $(TRACE_SRC) $(ANALYZE_SRC) $(wildcard lib/trace/*.h lib/common/*.h lib/analyze/*.h) include/memtrace/analyze.h include/memtrace/stream.h
 	@mkdir -p $(dir $@)
-	clang -std=gnu11 -g -O1 -Iinclude -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+	clang -std=gnu11 -g -O1 -Iinclude -Ilib/common -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	    -fno-sanitize-recover=all -o $@ fuzz/fuzz_allocindex.c $(TRACE_SRC) $(ANALYZE_SRC) -lpcre2-8 -lm -lpthread
 
 # Example programs written against the public API: $(BUILD)/examples/NAME.

@@ -12,8 +12,9 @@
 #include <string.h>
 #include <strings.h>
 
-#include "../lib/trace/safefile.h"
+#include "safefile.h"
 #include "commands.h"
+#include "units.h"
 #include "memtrace/compare.h"
 #include "memtrace/present.h"
 #include "report.h"
@@ -45,34 +46,12 @@ static void help(void)
            "  -h, --help           this help\n"
            "\n"
            "Several traces (app.ctf app.ctf.*, runs) are checked as one.\n"
-           "Sizes: B, k, M, G (1024-based; also KiB, MiB, GiB, kB, MB, GB).\n"
+           "Sizes: bytes, or with a unit k, M, G, T (1024-based; also KiB, kB, ...;\n"
+           "either case; docs/units.md).\n"
            "Memory follows the blocks live at once and the distinct stacks (a peak\n"
            "budget with --filter or --site keeps every allocation).\n"
            "Exit status: 0 every budget holds, 1 one is exceeded, 2 trouble.\n"
            "Example: memtrace check --max-peak 200MiB --max-live-end 1MiB app.ctf\n");
-}
-
-/* A size: a number and a unit (1024-based, as in filters). */
-static int parse_size(const char *text, double *out)
-{
-    char *end;
-    double v = strtod(text, &end);
-    if (end == text || !(v >= 0) || !isfinite(v))
-        return -1;
-    while (*end == ' ')
-        end++;
-    static const struct { const char *u; double f; } units[] = {
-        {"", 1}, {"B", 1}, {"k", 1024.0}, {"K", 1024.0}, {"KiB", 1024.0}, {"kB", 1024.0},
-        {"KB", 1024.0}, {"M", 1048576.0}, {"MiB", 1048576.0}, {"MB", 1048576.0},
-        {"G", 1073741824.0}, {"GiB", 1073741824.0}, {"GB", 1073741824.0},
-        {"T", 1099511627776.0}, {"TiB", 1099511627776.0}, {"TB", 1099511627776.0},
-    };
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-        if (!strcmp(end, units[i].u)) {
-            *out = v * units[i].f;
-            return 0;
-        }
-    return -1;
 }
 
 enum { B_PEAK, B_LIVE_END, B_ALLOC, B_INCREASE };
@@ -281,11 +260,13 @@ int cmd_check(int argc, char **argv)
                 x->kind = B_INCREASE;
                 x->limit = 1 + pct / 100;
             } else {
-                if (parse_size(optarg, &x->limit) < 0) {
-                    fprintf(stderr, "memtrace check: %s %s: expected a size, e.g. 200MiB, 512k\n",
+                uint64_t bytes;
+                if (mt_units_size(optarg, &bytes) != MT_UNITS_OK) {
+                    fprintf(stderr, "memtrace check: %s %s: expected a size, e.g. 200MiB, 512k, 1g\n",
                             c == O_PEAK ? "--max-peak" : c == O_LIVE_END ? "--max-live-end" : "--max-alloc", optarg);
                     return 2;
                 }
+                x->limit = (double)bytes;
                 x->kind = c == O_PEAK ? B_PEAK : c == O_LIVE_END ? B_LIVE_END : B_ALLOC;
             }
             nb++;

@@ -3,7 +3,7 @@
  * of a running process on and off. The process must have been started for
  * control ('memtrace run --paused', MEMTRACE_PAUSED=1 or MEMTRACE_SIGNAL);
  * the request is written into the recorder's control channel, a memfd
- * found among /proc/PID/fd and mapped here (lib/record/control_proto.h).
+ * found among /proc/PID/fd and mapped here (lib/common/control_proto.h).
  * The process is never signalled: a signal would run whatever handler the
  * program installed for it (SigCgt cannot tell whose), and a process
  * without the recorder has no channel to write into. Whether a recording
@@ -22,14 +22,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../lib/record/control_proto.h"
+#include "control_proto.h"
 #include "commands.h"
+#include "units.h"
 #include "proc_trace.h"
 
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: memtrace ctl [--signal SIG] [--wait SECONDS] PID start|stop|status\n"
+        "usage: memtrace ctl [--signal SIG] [--wait TIME] PID start|stop|status\n"
         "\n"
         "Switch the recorder of a running process on and off. The process must\n"
         "have been started for it: 'memtrace run --paused' (or MEMTRACE_PAUSED=1),\n"
@@ -42,7 +43,7 @@ static void usage(FILE *f)
         "  -s, --signal SIG    accepted for compatibility, not used: requests go\n"
         "                      through the recorder's control channel, never as a\n"
         "                      signal (a plain kill -SIG toggles recording)\n"
-        "  -w, --wait SECONDS  wait at most this long for the change (default 5; 0:\n"
+        "  -w, --wait TIME     wait at most this long for the change (default 5s; 0:\n"
         "                      send and return)\n"
         "  -h, --help          this help\n"
         "\n"
@@ -179,12 +180,14 @@ int cmd_ctl(int argc, char **argv)
             }
             break;
         case 'w': {
-            char *end;
-            wait_s = strtod(optarg, &end);
-            if (end == optarg || *end || !(wait_s >= 0 && wait_s <= 3600)) {
-                fprintf(stderr, "memtrace ctl: --wait %s: seconds in [0, 3600]\n", optarg);
+            uint64_t us;
+            if (mt_units_duration(optarg, MT_US_PER_S, &us) != MT_UNITS_OK ||
+                us > 3600 * MT_US_PER_S) {
+                fprintf(stderr, "memtrace ctl: --wait %s: expected a time from 0 to 1h "
+                                "(a bare number: seconds)\n", optarg);
                 return 2;
             }
+            wait_s = (double)us / 1e6;
             break;
         }
         case 'h':

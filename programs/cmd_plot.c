@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lib/trace/safefile.h"
+#include "safefile.h"
 #include "commands.h"
 #include "report.h"
 #include "stream_report.h"

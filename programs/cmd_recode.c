@@ -17,8 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../lib/trace/safefile.h"
+#include "safefile.h"
 #include "commands.h"
+#include "fdsink.h"
 #include "memtrace/present.h"
 #include "memtrace/trace.h"
 
@@ -44,54 +45,6 @@ static void on_warning(void *ctx, const char *msg)
     fputs("memtrace recode: warning: ", stderr);
     mt_text_put(stderr, msg);   /* (it may quote the trace) */
     fputc('\n', stderr);
-}
-
-/* Output buffered in 1 MiB blocks: fewer system calls than one per packet
- * (a recorder writes packets one by one; a converter need not). */
-typedef struct outbuf {
-    int fd;
-    size_t len;
-    unsigned char data[1 << 20];
-} outbuf;
-
-static int out_flush(outbuf *o)
-{
-    size_t off = 0;
-    while (off < o->len) {
-        ssize_t n = write(o->fd, o->data + off, o->len - off);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        off += (size_t)n;
-    }
-    o->len = 0;
-    return 0;
-}
-
-static int out_write(void *ctx, const void *buf, size_t len)
-{
-    outbuf *o = ctx;
-    if (o->len + len > sizeof o->data && out_flush(o) < 0)
-        return -1;
-    if (len > sizeof o->data) {
-        const unsigned char *p = buf;
-        while (len > 0) {
-            ssize_t n = write(o->fd, p, len);
-            if (n < 0) {
-                if (errno == EINTR)
-                    continue;
-                return -1;
-            }
-            p += n;
-            len -= (size_t)n;
-        }
-        return 0;
-    }
-    memcpy(o->data + o->len, buf, len);
-    o->len += len;
-    return 0;
 }
 
 static int resolve(void *ctx, mt_location_code code, const mt_location **locs, size_t *n)
@@ -196,17 +149,15 @@ int cmd_recode(int argc, char **argv)
         return 1;
     }
     int fd = of.fd;
-    outbuf *ob = malloc(sizeof *ob);
+    /* output buffered in 1 MiB blocks: fewer system calls than one per
+     * packet (a recorder writes packets one by one; a converter need not) */
+    mt_fdsink *ob = mt_fdsink_new(fd, 1 << 20);
     mt_writer_options wopts = {.version = version,
                                .domain = version >= 3 ? info->initial_domain : 0,
                                .resolve = resolve,
                                .resolve_ctx = r,
-                               .write = ob ? out_write : NULL,
+                               .write = ob ? mt_fdsink_write : NULL,
                                .write_ctx = ob};
-    if (ob) {
-        ob->fd = fd;
-        ob->len = 0;
-    }
     mt_writer *w = mt_writer_open(fd, info, &wopts, &err);
     int status = 0;
     if (!w) {
@@ -225,7 +176,7 @@ int cmd_recode(int argc, char **argv)
             fprintf(stderr, "memtrace recode: %s: %s\n", out, mt_writer_error(w));
             status = 1;
         }
-        if (status == 0 && ob && out_flush(ob) < 0) {
+        if (status == 0 && ob && mt_fdsink_flush(ob) < 0) {
             fprintf(stderr, "memtrace recode: %s: write failed: %s\n", out, strerror(errno));
             status = 1;
         }

@@ -26,11 +26,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../lib/record/control_proto.h"
+#include "control_proto.h"
 #include "commands.h"
 #include "memtrace/present.h"
 #include "run_snapshots.h"
 #include "run_traces.h"
+#include "runfiles.h"
 
 static void usage(FILE *f)
 {
@@ -45,7 +46,7 @@ static void usage(FILE *f)
         "its heap allocations (sampled, with call stacks) to FILE.\n"
         "\n"
         "  -o, --output FILE     trace file (default: CMD.PID.ctf in the current directory)\n"
-        "  -i, --interval BYTES  mean bytes between samples, suffixes k, m, g\n"
+        "  -i, --interval BYTES  mean bytes between samples (512k, 1MiB: docs/units.md)\n"
         "                        (default 512k)\n"
         "  -r, --rate R          sampling probability per byte (= 1 / interval)\n"
         "  -d, --depth N         at most N frames per call stack (default 128); a\n"
@@ -89,25 +90,6 @@ static void usage(FILE *f)
         "When CMD ends, every trace is symbolized (see 'memtrace symbolize --help').\n"
         "The exit status is CMD's (128+N if it was killed by signal N, which is named).\n"
         "Environment: MEMTRACE_LIB overrides the path of libmemtrace.so.\n");
-}
-
-/* "512k" -> 524288; 0 on error. */
-static double parse_size(const char *s)
-{
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || !(v > 0))
-        return 0;
-    switch (*end) {
-    case 'k': case 'K': v *= 1024; end++; break;
-    case 'm': case 'M': v *= 1024.0 * 1024; end++; break;
-    case 'g': case 'G': v *= 1024.0 * 1024 * 1024; end++; break;
-    }
-    if (*end == 'i' || *end == 'I')
-        end++;
-    if (*end == 'b' || *end == 'B')
-        end++;
-    return *end ? 0 : v;
 }
 
 static int find_library(char *out, size_t len)
@@ -385,12 +367,13 @@ int cmd_run(int argc, char **argv)
             output = optarg;
             break;
         case 'i': {
-            double v = parse_size(optarg);
-            if (!(v >= 1)) {
-                fprintf(stderr, "memtrace run: bad interval '%s' (bytes, >= 1)\n", optarg);
+            uint64_t v;
+            if (mt_units_size(optarg, &v) != MT_UNITS_OK || v < 1) {
+                fprintf(stderr, "memtrace run: bad interval '%s' (a size of at least 1 byte, "
+                                "such as 512k or 1MiB)\n", optarg);
                 return 2;
             }
-            rate = 1.0 / v;
+            rate = 1.0 / (double)v;
             have_interval = 1;
             break;
         }
@@ -439,7 +422,7 @@ int cmd_run(int argc, char **argv)
             signame = optarg;
             break;
         case 'D':
-            if (mt_ctl_duration_ms(optarg) < 0) {
+            if (mt_ctl_time_ms_at_least(optarg, 1) < 0) {
                 fprintf(stderr, "memtrace run: --duration %s: expected a time such as 90s, "
                                 "10m, 1h\n", optarg);
                 return 2;
@@ -447,8 +430,8 @@ int cmd_run(int argc, char **argv)
             duration = optarg;
             break;
         case 'E': {
-            long long ms = mt_ctl_duration_ms(optarg);
-            if (ms < 1000) {   /* the files are named by the second */
+            long long ms = mt_ctl_time_ms_at_least(optarg, 1000);
+            if (ms < 0) {   /* the files are named by the second */
                 fprintf(stderr, "memtrace run: --pprof-every %s: expected a time of at least "
                                 "1s, such as 60s or 5m\n", optarg);
                 return 2;
@@ -460,7 +443,7 @@ int cmd_run(int argc, char **argv)
             pprof_dir = optarg;
             break;
         case 'Z':
-            if (mt_ctl_size_bytes(optarg) < MT_ROTATE_MIN_SIZE) {
+            if (mt_ctl_size_at_least(optarg, MT_ROTATE_MIN_SIZE) < 0) {
                 fprintf(stderr, "memtrace run: --rotate-size %s: expected a size from 64k to "
                                 "1e18 bytes, such as 100m or 1g\n", optarg);
                 return 2;
@@ -468,7 +451,7 @@ int cmd_run(int argc, char **argv)
             rotate_size = optarg;
             break;
         case 'T':
-            if (mt_ctl_duration_ms(optarg) < MT_ROTATE_MIN_MS) {
+            if (mt_ctl_time_ms_at_least(optarg, MT_ROTATE_MIN_MS) < 0) {
                 fprintf(stderr, "memtrace run: --rotate-time %s: expected a time of at least "
                                 "1s, such as 10m, 1h or 1d\n", optarg);
                 return 2;
@@ -563,7 +546,7 @@ int cmd_run(int argc, char **argv)
             snprintf(file, sizeof file, "%s", output);
         } else {
             const char *b = strrchr(cmd[0], '/');
-            snprintf(file, sizeof file, "%s.%d.ctf", b ? b + 1 : cmd[0], (int)getpid());
+            mt_runname_default(file, sizeof file, b ? b + 1 : cmd[0], (long)getpid());
         }
         /* Absolute, so that every process of the run writes beside FILE
          * whatever directory it runs in. */

@@ -15,6 +15,8 @@
 
 #include "commands.h"
 #include "trace_names.h"
+#include "runfiles.h"
+#include "units.h"
 #include "memtrace/analyze.h"
 #include "../viewer/compare.h"
 #include "../viewer/viewer.h"
@@ -44,7 +46,7 @@ static const char usage[] =
     "                   address and, off loopback, the machine's own names and\n"
     "                   addresses are always accepted. Repeatable\n"
     "      --memory SIZE  memory for answering requests, on top of the loaded\n"
-    "                   trace (default 1G; suffixes k, M, G): heavy requests\n"
+    "                   trace (default 1G; 512M, 2GiB: docs/units.md): heavy requests\n"
     "                   beyond it wait, then get 503 (try again later)\n"
     "      --fold-above SIZE  traces larger than SIZE (default 128M; 0: every\n"
     "                   trace) are served folded, in memory for the distinct\n"
@@ -78,15 +80,9 @@ static const char usage[] =
  * STEM.partNNNN with one STEM, written by one process? */
 static int pieces_of_one_recording(const char *a, const char *b)
 {
-    const char *pa = strstr(a, ".part"), *pb = strstr(b, ".part");
-    while (pa && strstr(pa + 1, ".part"))
-        pa = strstr(pa + 1, ".part");
-    while (pb && strstr(pb + 1, ".part"))
-        pb = strstr(pb + 1, ".part");
-    if (!pa || !pb || pa - a != pb - b || strncmp(a, b, (size_t)(pa - a)) != 0)
-        return 0;
-    if (strlen(pa + 5) < 4 || strspn(pa + 5, "0123456789") != strlen(pa + 5) ||
-        strlen(pb + 5) < 4 || strspn(pb + 5, "0123456789") != strlen(pb + 5))
+    size_t la, lb;
+    if (!mt_runname_piece(a, &la) || !mt_runname_piece(b, &lb) || la != lb ||
+        strncmp(a, b, la) != 0)
         return 0;
     uint64_t pid[2];
     const char *f[2] = {a, b};
@@ -151,23 +147,11 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* "512M", "2G", "1048576": bytes, or 0 when malformed. */
+/* A size (lib/common/units.h) as a size_t: bytes, or 0 when malformed. */
 static size_t parse_size(const char *s)
 {
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || !isfinite(v) || v <= 0)
-        return 0;
-    switch (*end) {
-    case 'k': case 'K': v *= 1024.0; end++; break;
-    case 'm': case 'M': v *= 1024.0 * 1024; end++; break;
-    case 'g': case 'G': v *= 1024.0 * 1024 * 1024; end++; break;
-    case 't': case 'T': v *= 1024.0 * 1024 * 1024 * 1024; end++; break;
-    default: break;
-    }
-    if (*end == 'B' || *end == 'b')
-        end++;
-    if (*end || v >= 1e18)
+    uint64_t v;
+    if (mt_units_size(s, &v) != MT_UNITS_OK || v > SIZE_MAX)
         return 0;
     return (size_t)v;
 }

@@ -3,6 +3,7 @@
  * from /proc/PID/fd: the one walk over them, and which trace is among them.
  */
 #include "proc_trace.h"
+#include "runfiles.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -35,8 +36,7 @@ int proc_fd_each(int pid, int (*fn)(const char *fd_path, const char *target, voi
 
 struct trace_query {
     int pid;
-    const char *b;   /* base's file name */
-    size_t bl;
+    const char *base;
     char *out;
     size_t cap;
 };
@@ -45,38 +45,11 @@ static int is_trace(const char *fd_path, const char *link, void *ctx)
 {
     (void)fd_path;
     const struct trace_query *q = ctx;
-    const char *b = q->b;
-    size_t bl = q->bl;
-    int pid = q->pid;
-    const char *lb = strrchr(link, '/');
-    lb = lb ? lb + 1 : link;
-    if (strncmp(lb, b, bl) != 0)
-        return 0;
-    const char *s = lb + bl;
-    if (*s == '-') {
-        s++;
-        size_t k = strspn(s, "0123456789");
-        if (k == 0)
-            return 0;
-        s += k;
-        if (*s == '.' && s[1] >= '0' && s[1] <= '9') {
-            s++;
-            s += strspn(s, "0123456789");
-        }
-    }
-    char own[32];
-    size_t ol = (size_t)snprintf(own, sizeof own, ".%d", pid);
-    if (*s == '.' && !strncmp(s, own, ol) && (s[ol] == '\0' || s[ol] == '.')) {
-        /* FILE.PID[.K]: this process, after an exec */
-        s += ol;
-        if (*s == '.' && s[1] >= '0' && s[1] <= '9')
-            s += 1 + strspn(s + 1, "0123456789");
-    }
-    if (!strncmp(s, ".part", 5) && s[5]) {   /* a piece of a rotated recording */
-        s += 5;
-        s += strspn(s, "0123456789");
-    }
-    if (*s)
+    /* FILE, FILE-NNNN[.PID], or this process's FILE.PID[.K], each possibly
+     * a piece (runfiles.h) */
+    mt_runname n;
+    if (!mt_runname_parse(q->base, link, &n) || n.kind != MT_RUNFILE_TRACE ||
+        (n.pid && !n.period && n.pid != q->pid))
         return 0;
     snprintf(q->out, q->cap, "%s", link);
     return 1;
@@ -89,8 +62,6 @@ static int is_trace(const char *fd_path, const char *link, void *ctx)
  * recording): 1 and its path in out, or 0. */
 int proc_open_trace(int pid, const char *base, char *out, size_t cap)
 {
-    const char *b = strrchr(base, '/');
-    b = b ? b + 1 : base;
-    struct trace_query q = { pid, b, strlen(b), out, cap };
+    struct trace_query q = { pid, base, out, cap };
     return proc_fd_each(pid, is_trace, &q) > 0;
 }

@@ -13,7 +13,7 @@
 #include "report.h"
 #include "run_traces.h"
 #include "trace_names.h"
-#include "../lib/trace/rawframe.h"
+#include "rawframe.h"
 
 static void no_warning(void *ctx, const char *msg);
 

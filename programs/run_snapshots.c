@@ -30,8 +30,10 @@
 #include "memtrace/analyze.h"
 #include "memtrace/present.h"
 #include "memtrace/symbolize.h"
-#include "../lib/trace/safefile.h"
+#include "safefile.h"
+#include "fdsink.h"
 #include "proc_trace.h"
+#include "runfiles.h"
 
 /* The last packet of a trace being written may be incomplete: expected
  * here, so not reported. */
@@ -72,18 +74,10 @@ static int copy_file(const char *src, mt_outfile *dst, const char *dst_path)
             rc = -1;
             break;
         }
-        for (ssize_t off = 0; off < n;) {
-            ssize_t w = write(out, buf + off, (size_t)(n - off));
-            if (w < 0 && errno == EINTR)
-                continue;
-            if (w < 0) {
-                rc = -1;
-                break;
-            }
-            off += w;
-        }
-        if (rc)
+        if (mt_write_full(out, buf, (size_t)n, NULL) < 0) {
+            rc = -1;
             break;
+        }
     }
     close(in);
     dst->fd = -1;
@@ -99,7 +93,7 @@ static int snapshot(const char *trace, const char *dir, const char *name, int pi
 {
     char *err = NULL;
     char copy_path[PATH_MAX];
-    snprintf(copy_path, sizeof copy_path, "%s/.%s.%d.snapshot.ctf", dir, name, pid);
+    mt_runname_snapshot_copy(copy_path, sizeof copy_path, dir, name, pid);
     mt_outfile copy = { .fd = -1 };
     const char *load = trace;
     if (copy_file(trace, &copy, copy_path) == 0) {
@@ -128,7 +122,7 @@ static int snapshot(const char *trace, const char *dir, const char *name, int pi
     if (s) {
         char out[PATH_MAX];
         long long t = (long long)time(NULL);
-        snprintf(out, sizeof out, "%s/%s.%d.%lld.pb.gz", dir, name, pid, t);
+        mt_runname_pprof(out, sizeof out, dir, name, pid, t);
         mt_pprof_options po = { .level = 6 };
         /* Written under an unpredictable name created exclusively, then
          * renamed: never through a link another user planted in dir; mode

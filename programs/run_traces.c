@@ -19,47 +19,15 @@
 
 #include "memtrace/present.h"
 #include "memtrace/trace.h"
+#include "runfiles.h"
+#include "vec.h"
 
-/* "123" or "123.4": what the recorder appends to FILE. */
-static int pid_suffix(const char *s)
+/* A trace of the run beside FILE (name: base followed by more): a period,
+ * a pid, a piece (runfiles.h); not a sidecar. */
+static int trace_of_run(const char *base, const char *name)
 {
-    size_t n = strspn(s, "0123456789");
-    if (n == 0)
-        return 0;
-    if (s[n] == '\0')
-        return 1;
-    if (s[n] != '.')
-        return 0;
-    s += n + 1;
-    n = strspn(s, "0123456789");
-    return n > 0 && s[n] == '\0';
-}
-
-/* "0001" or "0001.123[.4]": a recording started on request (FILE-NNNN)
- * and the processes it started. */
-static int period_suffix(const char *s)
-{
-    size_t n = strspn(s, "0123456789");
-    if (n == 0)
-        return 0;
-    return s[n] == '\0' || (s[n] == '.' && pid_suffix(s + n + 1));
-}
-
-/* What the recorder appends to FILE, with a rotated recording's piece
- * suffix (".part0001") taken off first: "", a pid or a period suffix. */
-static int trace_suffix(const char *s)
-{
-    char buf[256];
-    if (snprintf(buf, sizeof buf, "%s", s) >= (int)sizeof buf)
-        return 0;
-    char *dot = strrchr(buf, '.');
-    if (dot && !strncmp(dot, ".part", 5) && dot[5] &&
-        strspn(dot + 5, "0123456789") == strlen(dot + 5)) {
-        *dot = '\0';
-        if (!buf[0])
-            return 1;
-    }
-    return buf[0] == '.' ? pid_suffix(buf + 1) : buf[0] == '-' && period_suffix(buf + 1);
+    mt_runname n;
+    return mt_runname_parse(base, name, &n) && n.kind == MT_RUNFILE_TRACE;
 }
 
 static int newer(const struct stat *st, const struct timespec *since)
@@ -77,14 +45,8 @@ static int by_name(const void *a, const void *b)
 
 static int push(char ***v, size_t *n, size_t *cap, const char *s)
 {
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 16;
-        char **nv = realloc(*v, nc * sizeof *nv);
-        if (!nv)
-            return -1;
-        *v = nv;
-        *cap = nc;
-    }
+    if (MT_VEC_ROOM(*v, *n, *cap, 16) < 0)
+        return -1;
     if (!((*v)[*n] = strdup(s)))
         return -1;
     (*n)++;
@@ -132,7 +94,7 @@ size_t run_trace_files(const char *file, const struct timespec *since, uid_t own
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
         if (strncmp(e->d_name, base, blen) != 0 || !e->d_name[blen] ||
-            !trace_suffix(e->d_name + blen))
+            !trace_of_run(base, e->d_name))
             continue;
         char path[PATH_MAX + 256];
         snprintf(path, sizeof path, "%s%s", slash ? dir : "", e->d_name);

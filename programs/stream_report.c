@@ -35,7 +35,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../lib/trace/safefile.h"
+#include "safefile.h"
 #include "memtrace/compare.h"
 #include "memtrace/stream.h"
 #include "progress.h"

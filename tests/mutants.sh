@@ -53,13 +53,13 @@ mutant() {
 S=tests/record/sampling.c
 # --- sampling: each byte sampled with probability rate, counts Binomial
 mutant malloc0-is-0-bytes lib/record/interpose.c 's/size_t bytes = size + (size == 0);/size_t bytes = size;/' $S tests/record/defaults.sh
-mutant malloc0-slow-path lib/record/engine.c 's/uint64_t bytes = size ? size : 1;/uint64_t bytes = size;/' $S
+mutant malloc0-slow-path lib/record/sampler.c 's/uint64_t bytes = size ? size : 1;/uint64_t bytes = size;/' $S
 mutant gap-exponential lib/record/draw.c 's|return -1.0 / log1p(-p);|return 1.0 / p;|' $S
 mutant gap-ceil lib/record/draw.c 's|double x = floor(-log(|double x = ceil(-log(|' $S
 mutant gap-not-uniform lib/record/draw.h 's|(mtr_random(state) >> 11) + 1) \* 0x1.0p-53|(mtr_random(state) >> 12) + 1) * 0x1.0p-53|' $S
-mutant first-byte-uncounted lib/record/engine.c 's|uint64_t rest = bytes - c, n = 1, next;|uint64_t rest = bytes - c, n = 0, next;|' $S
-mutant overshoot-dropped lib/record/engine.c 's|next = e - rest;|next = e;|' $S
-mutant count-is-the-mean lib/record/engine.c 's|n += mtr_binomial(&t->rng, rest, eng.rate);|n += (uint64_t)((double)rest * eng.rate);|' $S
+mutant first-byte-uncounted lib/record/sampler.c 's|uint64_t rest = bytes - c, n = 1, next;|uint64_t rest = bytes - c, n = 0, next;|' $S
+mutant overshoot-dropped lib/record/sampler.c 's|next = e - rest;|next = e;|' $S
+mutant count-is-the-mean lib/record/sampler.c 's|n += mtr_binomial(&t->rng, rest, eng.rate);|n += (uint64_t)((double)rest * eng.rate);|' $S
 mutant no-symmetry lib/record/draw.c 's|return n - mtr_binomial(state, n, 1.0 - p);|return mtr_binomial(state, n, 1.0 - p);|' $S
 mutant small-np-walk-off lib/record/draw.c 's|if (g > left)|if (g >= left)|' $S
 mutant btrs-center lib/record/draw.c 's|double c = dn \* p + 0.5;|double c = dn * p + 1.5;|' $S
@@ -68,8 +68,8 @@ mutant btrs-accept-loose lib/record/draw.c 's|if (v <= bound)|if (v <= bound + 0
 mutant btrs-scale lib/record/draw.c 's|double spq = sqrt(dn \* p \* q);|double spq = 1.2 * sqrt(dn * p * q);|' $S
 mutant pvalloc-unrounded lib/record/interpose.c 's|return aligned(page, rounded ? rounded : page);|return aligned(page, size);|' $S
 mutant calloc-one-element lib/record/interpose.c '/API void \*calloc/,/^}/s|return mtr_slow_alloc(size, 0, MT_ALLOC_CALLOC);|return mtr_slow_alloc(m, 0, MT_ALLOC_CALLOC);|' $S
-mutant start-not-armed lib/record/engine.c '/^int mt_memprof_start/,/^}/s|        t->countdown = draw_gap(t);|        (void)draw_gap(t);|' $S
-mutant free-not-reported lib/record/engine.c 's|            eng.tracker.free(eng.tracker.ctx, (void \*)token);|            (void)token;|' $S tests/record/engine.c
+mutant start-not-armed lib/record/sampler.c '/^int mt_memprof_start/,/^}/s|        t->countdown = draw_gap(t);|        (void)draw_gap(t);|' $S
+mutant free-not-reported lib/record/sampler.c 's|            eng.tracker.free(eng.tracker.ctx, (void \*)token);|            (void)token;|' $S tests/record/sampler.c
 mutant header-rate lib/record/tracer.c 's|info.sample_rate = tr.rate;|info.sample_rate = tr.rate * 2;|' tests/record/defaults.sh tests/record/accuracy.sh
 # --- estimates
 mutant rse-k-plus-1 lib/analyze/model.c 's|return k ? 1.0 / sqrt((double)k) : 1.0;|return k ? 1.0 / sqrt((double)k + 1) : 1.0;|' tests/analyze tests/present/reports.sh

@@ -23,7 +23,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../lib/trace/safefile.h"
+#include "safefile.h"
+#include "hash.h"
+#include "runfiles.h"
 
 struct vidx {
     char *path;                  /* the index file; NULL: a removed temporary one */
@@ -65,7 +67,7 @@ void vidx_report(vidx *x)
 static char *beside(const char *trace)
 {
     char *p = NULL;
-    return asprintf(&p, "%s%s", trace, VIDX_SUFFIX) < 0 ? NULL : p;
+    return asprintf(&p, "%s%s", trace, MT_RUNFILE_INDEX_SUFFIX) < 0 ? NULL : p;
 }
 
 /* The cache directory (made when make is set), or NULL. */
@@ -96,12 +98,11 @@ static char *in_cache(const char *trace, int make)
 {
     char *dir = cache_dir(make), *full = realpath(trace, NULL), *p = NULL;
     if (dir && full) {
-        uint64_t h = 0xcbf29ce484222325ULL;   /* FNV-1a of the full path */
-        for (const char *s = full; *s; s++)
-            h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+        uint64_t h = mt_fnv1a(MT_FNV_OFFSET, full);   /* the same in every process */
         const char *name = strrchr(full, '/');
         name = name ? name + 1 : full;
-        if (asprintf(&p, "%s/%.100s-%016llx%s", dir, name, (unsigned long long)h, VIDX_SUFFIX) < 0)
+        if (asprintf(&p, "%s/%.100s-%016llx%s", dir, name, (unsigned long long)h,
+                     MT_RUNFILE_INDEX_SUFFIX) < 0)
             p = NULL;
     }
     free(dir);

@@ -10,8 +10,6 @@
 
 #include "memtrace/stream.h"
 
-#define VIDX_SUFFIX ".mtidx"
-
 typedef struct vidx vidx;
 
 /* Before the unfiltered read of trace: an index found and whole (its

@@ -25,8 +25,23 @@
  *   (Tarone's rule), so that for two traces of the same program the
  *   chance that any entry is called significant is at most alpha.
  *
- * Link with libmemtrace-analyze. Results are malloc'd; free them with the
- * matching function.
+ * Link with libmemtrace-analyze. Objects: the sides of a comparison and
+ * their estimates, the comparison (mt_diff), the tests, models of several
+ * traces, the report.
+ *
+ * Units: values are in the metric's unit (bytes or blocks), divided by
+ * mt_diff_side.seconds when it is set; times are microseconds since the
+ * trace's start (mt_timedelta).
+ * Lifetimes: results are malloc'd; free them with the matching function
+ * (an mt_diff and its entries' strings with mt_diff_free). A side points to
+ * its selection, which must outlive every call given the side.
+ * Thread safety: nothing is shared between calls; two comparisons may be
+ * computed at once on one model (its selections are read only); one mt_diff
+ * or collector is used by one thread at a time.
+ * Stability: everything above the "Experimental" section at the end is
+ * stable. The experimental part (the folded collector, which follows the
+ * analysis layer's pipeline, and the distribution functions exposed for
+ * checking) may change; define MEMTRACE_STABLE_ONLY to leave it out.
  */
 #ifndef MEMTRACE_COMPARE_H
 #define MEMTRACE_COMPARE_H
@@ -55,7 +70,8 @@ typedef struct mt_diff_side {
                               * frame) has a function name containing it */
     const struct mt_diff_fold *fold; /* not NULL: sel is a folded model's selection
                               * and the allocations were summed per stack by
-                              * this collector while folding (see below) */
+                              * this collector while folding (experimental:
+                              * mt_diff_fold_new at the end) */
 } mt_diff_side;
 
 /* A side with every allocation of a selection, live measured at `at`. */
@@ -137,25 +153,6 @@ void mt_diff_sort(mt_diff *d, int by_size);
  * Returns 0, or -1 with a malloc'd message in *err. */
 int mt_diff_parse_window(const char *text, mt_diff_side *side, int *is_range, char **err);
 
-/* Comparing in bounded memory. A collector sums, per stack, what the
- * allocations of a folded model (mt_model_options.fold) bring to one or
- * both sides of a comparison under one measure: pass mt_diff_fold_alloc as
- * the model's on_fold hook with the collector as its context. The sides
- * give from, to and at (END: blocks never freed; PEAK: the model's
- * fold_peak, so load with fold_peak_known); their sel, seconds and site
- * are not used here. Then give the collector in mt_diff_side.fold, with
- * the folded model's selection (same filter and time as the fold) in sel,
- * to mt_diff_compute, mt_diff_estimate (same measure) or
- * mt_diff_side_peak (the model's own peak: no filter, site or window may
- * apply). Results are those of the whole model. Two traces: one collector
- * per trace (base NULL for the new trace's). NULL when out of memory. */
-typedef struct mt_diff_fold mt_diff_fold;
-mt_diff_fold *mt_diff_fold_new(const mt_diff_side *base, const mt_diff_side *new_,
-                               mt_metric metric);
-int mt_diff_fold_alloc(void *collector, const mt_model *m, const mt_alloc *a, uint64_t seq);
-/* Forget what was summed (before reading the trace again). */
-void mt_diff_fold_reset(mt_diff_fold *f);
-void mt_diff_fold_free(mt_diff_fold *f);
 
 /* The total of one side by one measure. */
 mt_estimate mt_diff_estimate(const mt_diff_side *s, mt_metric metric);
@@ -183,15 +180,6 @@ double mt_test_ratio_above(const mt_estimate *base, const mt_estimate *new_, dou
 /* Holm's step-down adjustment of n p-values (adj may be p). */
 void mt_holm(const double *p, size_t n, double *adj);
 
-/* Distribution functions used by the tests, exposed for checking. */
-/* Regularized incomplete beta I_x(a, b), a, b > 0, 0 <= x <= 1. */
-double mt_stat_ibeta(double a, double b, double x);
-/* Regularized lower incomplete gamma P(a, x), a > 0, x >= 0. */
-double mt_stat_igamma(double a, double x);
-/* P(K >= k) for K ~ Binomial(n, p) (k, n may be fractional: the beta form). */
-double mt_stat_binom_upper(double k, double n, double p);
-/* P(K >= k) for K ~ Poisson(lambda). */
-double mt_stat_poisson_upper(double k, double lambda);
 
 /* ------------------------------------------------------------------------ */
 /* Several traces as one                                                     */
@@ -224,6 +212,43 @@ int mt_report_diff(FILE *out, const mt_diff *d, const mt_diff_report_options *o)
  * not at its peak). */
 int mt_report_diff_peaks(FILE *out, const mt_diff *d, const mt_diff_report_options *o,
                          const mt_peak *base_peak, const mt_peak *new_peak);
+
+/* ------------------------------------------------------------------------ */
+/* Experimental (leave out with MEMTRACE_STABLE_ONLY)                        */
+
+#ifndef MEMTRACE_STABLE_ONLY
+
+/* Comparing in bounded memory. A collector sums, per stack, what the
+ * allocations of a folded model (mt_model_options.fold) bring to one or
+ * both sides of a comparison under one measure: pass mt_diff_fold_alloc as
+ * the model's on_fold hook with the collector as its context. The sides
+ * give from, to and at (END: blocks never freed; PEAK: the model's
+ * fold_peak, so load with fold_peak_known); their sel, seconds and site
+ * are not used here. Then give the collector in mt_diff_side.fold, with
+ * the folded model's selection (same filter and time as the fold) in sel,
+ * to mt_diff_compute, mt_diff_estimate (same measure) or
+ * mt_diff_side_peak (the model's own peak: no filter, site or window may
+ * apply). Results are those of the whole model. Two traces: one collector
+ * per trace (base NULL for the new trace's). NULL when out of memory. */
+typedef struct mt_diff_fold mt_diff_fold;
+mt_diff_fold *mt_diff_fold_new(const mt_diff_side *base, const mt_diff_side *new_,
+                               mt_metric metric);
+int mt_diff_fold_alloc(void *collector, const mt_model *m, const mt_alloc *a, uint64_t seq);
+/* Forget what was summed (before reading the trace again). */
+void mt_diff_fold_reset(mt_diff_fold *f);
+void mt_diff_fold_free(mt_diff_fold *f);
+
+/* Distribution functions used by the tests, exposed for checking. */
+/* Regularized incomplete beta I_x(a, b), a, b > 0, 0 <= x <= 1. */
+double mt_stat_ibeta(double a, double b, double x);
+/* Regularized lower incomplete gamma P(a, x), a > 0, x >= 0. */
+double mt_stat_igamma(double a, double x);
+/* P(K >= k) for K ~ Binomial(n, p) (k, n may be fractional: the beta form). */
+double mt_stat_binom_upper(double k, double n, double p);
+/* P(K >= k) for K ~ Poisson(lambda). */
+double mt_stat_poisson_upper(double k, double lambda);
+
+#endif /* MEMTRACE_STABLE_ONLY */
 
 #ifdef __cplusplus
 }

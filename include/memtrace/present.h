@@ -7,6 +7,23 @@
  *
  * Every writer returns 0, or -1 on an output error (errno set) or when out
  * of memory.
+ *
+ * Objects: the escapers, the formatters of figures, then one section per
+ * report (top, stats, lifetimes, folded stacks, pprof, plots), each taking
+ * a selection (mt_selection of analyze.h).
+ * Units: sizes in bytes, times in microseconds (mt_timedelta) unless a
+ * function says otherwise; buffers are (buf, cap) and always terminated
+ * when cap > 0.
+ * Lifetimes: nothing returned points into the selection or the model
+ * after the call but mt_display_name's result (name itself, or buf).
+ * Thread safety: the functions keep no state; a selection or model may be
+ * reported from several threads at once; one FILE is the caller's to
+ * share.
+ * Stability: everything above the "Experimental" section at the end is
+ * stable. The experimental part (reports from figures computed by the
+ * streaming accumulators of memtrace/stream.h, the JSON fragments the
+ * viewer shares) follows the analysis layer's pipeline and may change;
+ * define MEMTRACE_STABLE_ONLY to leave it out.
  */
 #ifndef MEMTRACE_PRESENT_H
 #define MEMTRACE_PRESENT_H
@@ -19,6 +36,9 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ------------------------------------------------------------------------ */
+/* Escapers                                                                  */
 
 /* The one escaper (lib/present/escape.c) for text from a trace or from
  * outside (names, executable, host, command lines, paths) in every output.
@@ -58,6 +78,9 @@ void mt_json_escape_to(const char *s, size_t n, mt_put_fn put, void *ctx);
 /* Bytes mt_json_escape_to writes for s (without the quotes). */
 size_t mt_json_escaped_len(const char *s, size_t n);
 
+/* ------------------------------------------------------------------------ */
+/* Figures                                                                   */
+
 /* "12.3 MiB", "512 B" (bytes, 1024-based). */
 void mt_format_bytes(char *buf, size_t cap, double bytes);
 /* "1.234s", "250ms", "17us". */
@@ -67,13 +90,6 @@ void mt_format_time(char *buf, size_t cap, mt_timedelta us);
  * each byte that is not UTF-8 (overlong forms, surrogates, past U+10FFFF)
  * as \\ufffd, as the viewer's JSON (mt_json_escape_to). */
 void mt_json_string(FILE *out, const char *s);
-/* A cost as a JSON object: {"alloc_bytes":..,"alloc_objects":..,"live_bytes":..,
- * "live_objects":..,"samples":..,"live_samples":..,"allocs":..,"temp_bytes":..,
- * "temp_objects":..,"temp_samples":.., then each figure's standard error:
- * "alloc_bytes_se":..,"alloc_objects_se":..,"live_bytes_se":..,
- * "live_objects_se":..,"temp_bytes_se":..,"temp_objects_se":..}
- * (mt_cost_rse times the figure). */
-void mt_json_cost(FILE *out, const mt_cost *c);
 /* "name (file:line)" of a frame, or "name" when there is no file; escaped
  * as mt_text_escape does. */
 void mt_format_frame(char *buf, size_t cap, const mt_model *m, mt_frame_id f);
@@ -90,16 +106,15 @@ void mt_report_vias(FILE *out, const mt_model *m, const mt_site_vias *v, int ful
 /* A peak estimate (mt_peak) in words: "120 MiB (95% interval 110 MiB -
  * 131 MiB)", or the bytes alone when exact (rate 1). */
 void mt_format_peak(char *buf, size_t cap, const mt_peak *p);
-/* Its JSON fields besides the estimate, after a prefix ("peak" gives
- * "peak_lo_bytes":.., "peak_hi_bytes":.., "peak_sd_bytes":..,
- * "peak_curve_max_bytes":.., "peak_readings":..), each after a comma. */
-void mt_json_peak(FILE *out, const char *prefix, const mt_peak *p);
 /* Noise marker for a relative standard error: "" (fine), "~" (> MT_NOISY),
  * "?" (> MT_NOISE). */
 const char *mt_rse_mark(double rse);
 /* Noise marker for k samples: "" (fine), "~" (noisy: rse > 20%), "?"
  * (mostly noise: rse > 50%). */
 const char *mt_noise_mark(uint64_t k);
+
+/* ------------------------------------------------------------------------ */
+/* Reports of a selection                                                    */
 
 /* memtrace top: the allocation sites with the most cost, each with its
  * share and its callers. */
@@ -121,19 +136,10 @@ int mt_report_stats(FILE *out, const mt_selection *s, int json);
 /* The same with the trace's resident-memory samples (may be NULL): peak
  * RSS, RSS at the end, and the gap between RSS and the estimated heap. */
 int mt_report_stats_rss(FILE *out, const mt_selection *s, const mt_rss *rss, int json);
-/* The same from figures computed elsewhere (mt_query_stats and
- * mt_query_histogram, or a mt_stats_acc of memtrace/stream.h); live_at is
- * the time the live_* costs were taken at, resolved. */
-int mt_report_stats_figures(FILE *out, const mt_model *m, const mt_stats *st,
-                            const mt_histogram *size, const mt_histogram *life,
-                            mt_timedelta live_at, const mt_rss *rss, int json);
 
 /* memtrace lifetimes: "ALLOC_TIME LIFETIME" in seconds, one line per
  * selected sampled allocation (never-collected: until the end of trace). */
 int mt_report_lifetimes(FILE *out, const mt_selection *s, int json);
-/* One line of it for allocation a (end: the trace's end); with json, one
- * array element (first: the first one), between "[" and "\n]\n". */
-void mt_lifetimes_line(FILE *out, const mt_alloc *a, mt_timedelta end, int json, int first);
 
 /* Collapsed stacks "main;f;g 1234" (outermost first), weighted by the
  * metric (rounded to integers), one line per distinct function path.
@@ -180,7 +186,39 @@ typedef struct mt_plot_options {
     const mt_rss *rss;       /* memory plot: resident memory drawn too; may be NULL */
 } mt_plot_options;
 int mt_plot_svg(FILE *out, const mt_selection *s, const mt_plot_options *o);
-/* The same pictures from figures computed elsewhere (streaming reports,
+
+/* ------------------------------------------------------------------------ */
+/* Experimental (leave out with MEMTRACE_STABLE_ONLY)                        */
+
+#ifndef MEMTRACE_STABLE_ONLY
+
+/* JSON fragments */
+
+/* A cost as a JSON object: {"alloc_bytes":..,"alloc_objects":..,"live_bytes":..,
+ * "live_objects":..,"samples":..,"live_samples":..,"allocs":..,"temp_bytes":..,
+ * "temp_objects":..,"temp_samples":.., then each figure's standard error:
+ * "alloc_bytes_se":..,"alloc_objects_se":..,"live_bytes_se":..,
+ * "live_objects_se":..,"temp_bytes_se":..,"temp_objects_se":..}
+ * (mt_cost_rse times the figure). */
+void mt_json_cost(FILE *out, const mt_cost *c);
+/* A peak estimate's (mt_peak) JSON fields besides the estimate, after a
+ * prefix ("peak" gives "peak_lo_bytes":.., "peak_hi_bytes":.., "peak_sd_bytes":..,
+ * "peak_curve_max_bytes":.., "peak_readings":..), each after a comma. */
+void mt_json_peak(FILE *out, const char *prefix, const mt_peak *p);
+
+/* Reports from figures computed elsewhere */
+
+/* mt_report_stats from figures computed elsewhere (mt_query_stats and
+ * mt_query_histogram, or a mt_stats_acc of memtrace/stream.h); live_at is
+ * the time the live_* costs were taken at, resolved. */
+int mt_report_stats_figures(FILE *out, const mt_model *m, const mt_stats *st,
+                            const mt_histogram *size, const mt_histogram *life,
+                            mt_timedelta live_at, const mt_rss *rss, int json);
+/* One line of mt_report_lifetimes for allocation a (end: the trace's
+ * end); with json, one array element (first: the first one), between "["
+ * and "\n]\n". */
+void mt_lifetimes_line(FILE *out, const mt_alloc *a, mt_timedelta end, int json, int first);
+/* mt_plot_svg's pictures from figures computed elsewhere (streaming reports,
  * memtrace/stream.h). Memory: a curve of mt_plot_memory_buckets(o) buckets
  * over [0, mt_model_end(m) + 1); filtered: draw the selected allocations'
  * line too. */
@@ -192,7 +230,8 @@ int mt_plot_sizes_svg(FILE *out, const mt_model *m, const mt_histogram *h, doubl
                       const mt_plot_options *o);
 /* Lifetimes: the dots of the selected allocations, given in any order with
  * their index in the file (seq), at most one per pixel and colour (memory
- * for the dots drawn). max_life: the longest lifetime among them, end: the
+ * for the dots drawn), kept by a scatter from _new to _free, used by one
+ * thread at a time. max_life: the longest lifetime among them, end: the
  * trace's end (both known before the first dot: a first pass). */
 typedef struct mt_plot_scatter mt_plot_scatter;
 mt_plot_scatter *mt_plot_scatter_new(const mt_plot_options *o, mt_timedelta end,
@@ -203,7 +242,7 @@ int mt_plot_lifetimes_svg(FILE *out, const mt_model *m, const mt_plot_scatter *s
                           uint64_t n_selected, const mt_plot_options *o);
 
 /* `memtrace leaks`: the suspects of mt_query_leaks (every site with all),
- * as text or JSON. */
+ * as text or JSON (memtrace/leaks.h). */
 typedef struct mt_leaks_report_options {
     int json;
     int all;                 /* every site, not only suspects */
@@ -214,6 +253,8 @@ typedef struct mt_leaks_report_options {
 } mt_leaks_report_options;
 int mt_report_leaks(FILE *out, const mt_selection *s, const mt_leak_report *r,
                     const mt_leaks_report_options *o);
+
+#endif /* MEMTRACE_STABLE_ONLY */
 
 #ifdef __cplusplus
 }

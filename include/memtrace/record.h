@@ -4,7 +4,7 @@
  *
  * Two layers, as in OCaml:
  *
- *  1. The sampling engine (the C counterpart of OCaml's Gc.Memprof). Every
+ *  1. The sampler (the C counterpart of OCaml's Gc.Memprof). Every
  *     allocated byte is sampled with probability `rate`, independently of
  *     the others (mean interval 1/rate bytes; a block of s bytes holds
  *     Binomial(s, rate) sample points; at rate 1 every byte). A sampled
@@ -27,6 +27,19 @@
  * C++'s operator new/delete, which it routes to them), and samples the
  * program's own anonymous mmap/munmap/mremap on the same byte count. docs/recorder.md
  * explains how to start it and what it covers.
+ *
+ * Units: sizes and rates are in bytes (a rate is a probability per byte);
+ * call stacks are return addresses.
+ * Lifetimes: an mt_allocation and its call stack are valid during the
+ * alloc callback only; a token is the tracker's until its free callback.
+ * Thread safety: mt_memprof_start, _stop and _running may be called from
+ * any thread (they are serialized); the callbacks run on the program's
+ * allocating threads, concurrently. memtrace_start_tracing and
+ * memtrace_stop_tracing are called from one thread at a time (the
+ * program's other threads may go on allocating meanwhile).
+ *
+ * Stability: everything here is stable (no experimental part yet; one
+ * would be left out by defining MEMTRACE_STABLE_ONLY, as in trace.h).
  */
 #ifndef MEMTRACE_RECORD_H
 #define MEMTRACE_RECORD_H
@@ -39,7 +52,7 @@ extern "C" {
 #endif
 
 /* ------------------------------------------------------------------------ */
-/* Sampling engine                                                           */
+/* Sampler                                                                   */
 
 /* Which entry point made a sampled block. */
 typedef enum mt_alloc_kind {
@@ -79,8 +92,8 @@ typedef struct mt_tracker {
 
 /* Start sampling with `rate` (probability per byte, 0 < rate <= 1) and at
  * most `callstack_size` frames per stack (0 = default, 128; capped at 1024).
- * Returns 0, or -1 if sampling is already active, the rate is invalid or
- * the sampled-block arena cannot be reserved. */
+ * Returns 0, or -1 if sampling is already active or the rate or the
+ * tracker is invalid. */
 int mt_memprof_start(double rate, size_t callstack_size, const mt_tracker *tracker);
 
 /* Stop sampling. Blocks tracked so far are forgotten: their free callback

@@ -6,6 +6,13 @@
  * place. Used by `memtrace symbolize` and `memtrace run`
  * (docs/cli/symbolize.md). Linked into the CLI (libmemtrace-symbolize.a,
  * needs -ldw -lelf), never into a profiled program.
+ *
+ * One object: a symbolization of one trace file, done by one call.
+ * Lifetimes: the error message is malloc'd, the caller frees it; warnings
+ * are valid during their callback only.
+ * Thread safety: call mt_symbolize_file from one thread at a time.
+ * Stability: everything here is stable (no experimental part yet; one
+ * would be left out by defining MEMTRACE_STABLE_ONLY, as in trace.h).
  */
 #ifndef MEMTRACE_SYMBOLIZE_H
 #define MEMTRACE_SYMBOLIZE_H

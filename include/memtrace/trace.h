@@ -7,7 +7,24 @@
  *
  * This header is the public API of the "trace" layer. It depends on nothing
  * but the C library; the analysis engine, the CLI and the recorder all sit on
- * top of it.
+ * top of it. Objects: the reader (mt_reader), the writer (mt_writer).
+ *
+ * Units: times are microseconds (mt_timestamp since the Unix epoch,
+ * mt_timedelta since the trace's start); lengths are words of
+ * mt_trace_info.word_size bits (8 in C traces: bytes); rates are
+ * probabilities per word.
+ * Lifetimes: what a reader hands out (info, locations, strings) stays
+ * valid until mt_reader_close, except an event's backtrace, valid until
+ * the next mt_reader_next; error messages returned through char **error
+ * are malloc'd and the caller frees them; mt_reader_error and
+ * mt_writer_error strings live as long as their object.
+ * Thread safety: one reader or writer is used by one thread at a time;
+ * different readers and writers may be used on different threads at once.
+ *
+ * Stability: everything above the "Experimental" section at the end keeps
+ * its meaning and signature. The experimental part (newer, used by
+ * memtrace's own tools) may still change; define MEMTRACE_STABLE_ONLY
+ * before including this header to leave it out.
  */
 #ifndef MEMTRACE_TRACE_H
 #define MEMTRACE_TRACE_H
@@ -78,7 +95,7 @@ typedef struct mt_event {
     const mt_location_code *backtrace; /* caller first; valid until the next call */
     size_t backtrace_length;
     size_t common_prefix;    /* decoded prefix length, as on the wire */
-    /* Added, MT_EVENT_ALLOC: 1 for a block carried over from the previous
+    /* MT_EVENT_ALLOC: 1 for a block carried over from the previous
      * piece of a rotated recording (it was allocated before this piece
      * started and is still live; its time is the piece's start), else 0.
      * Set by mt_reader_next from the packet's carried mark. */
@@ -91,7 +108,8 @@ typedef struct mt_event {
 typedef struct mt_reader mt_reader;
 
 /* Receives one warning, e.g. "t.ctf: offset 4096: skipping packet from
- * pid 12 (trace pid 11)". */
+ * pid 12 (trace pid 11)", on the thread using the reader; message is
+ * valid during the call only. */
 typedef void (*mt_warning_fn)(void *ctx, const char *message);
 
 typedef struct mt_reader_options {
@@ -144,7 +162,7 @@ const char *mt_reader_error(const mt_reader *r);
 int mt_reader_lookup(const mt_reader *r, mt_location_code code,
                      const mt_location **locs, size_t *n);
 
-/* Added: the latest packet end time read so far, in microseconds since the
+/* The latest packet end time read so far, in microseconds since the
  * trace's start. Once mt_reader_next has returned 0 it is when the
  * recording ended, which is later than the last event when the writer says
  * so (mt_writer_flush_until): a process that held its memory for seconds
@@ -159,17 +177,12 @@ mt_timedelta mt_reader_end_time(const mt_reader *r);
  * the file is not a regular file or a header is damaged (read the events
  * to learn why). */
 int mt_trace_end_hint(const char *path, mt_timedelta *end);
-/* Added: 1 if the last packet read carries the writer's end mark (the
+/* 1 if the last packet read carries the writer's end mark (the
  * recording process exited, exec'd or stopped tracing), 0 if the trace
  * stops without it: killed, crashed, a write error (disk full), still being
  * written, or a writer that does not mark its end (OCaml's). */
 int mt_reader_ended(const mt_reader *r);
 
-/* Added: replaces the reader's warning callback and its context by *fn and
- * *ctx (fn NULL: warnings to stderr), and returns the previous ones in
- * their place. A reader used on another thread passes its warnings on
- * this way (the analysis engine's reading thread). */
-void mt_reader_swap_warning(mt_reader *r, mt_warning_fn *fn, void **ctx);
 
 /* Byte offset of the next unread packet; total size when known (else 0). */
 uint64_t mt_reader_offset(const mt_reader *r);
@@ -218,15 +231,6 @@ int mt_writer_put_alloc(mt_writer *w, mt_timestamp now, uint64_t length,
                         uint64_t n_samples, mt_source source,
                         const mt_location_code *backtrace, size_t backtrace_length,
                         mt_obj_id *id);
-/* Added: put_alloc for a caller that knows that the first `shared` frames of
- * backtrace are those of the previous allocation it gave this writer (a
- * reader's common_prefix, capped at the previous backtrace's length, is such
- * a number): frames are compared only from there on. A wrong claim gives a
- * well-formed trace with wrong backtraces. */
-int mt_writer_put_alloc_shared(mt_writer *w, mt_timestamp now, uint64_t length,
-                               uint64_t n_samples, mt_source source,
-                               const mt_location_code *backtrace, size_t backtrace_length,
-                               size_t shared, mt_obj_id *id);
 int mt_writer_put_promote(mt_writer *w, mt_timestamp now, mt_obj_id id);
 int mt_writer_put_collect(mt_writer *w, mt_timestamp now, mt_obj_id id);
 
@@ -236,23 +240,16 @@ int mt_writer_put_event(mt_writer *w, mt_timestamp start_time, const mt_event *e
 
 /* Write out the current packet (and the location packets before it). */
 int mt_writer_flush(mt_writer *w);
-/* Added: the same, with the packet's end time raised to now (not earlier
+/* mt_writer_flush, with the packet's end time raised to now (not earlier
  * than its last event): the trace then covers time up to now even if no
  * event came since. end nonzero also marks the packet as the end of the
  * recording (the process exits, execs or stops tracing): the header's
  * flush_duration field, which other readers ignore, holds a mark that
  * mt_reader_ended sees. */
 int mt_writer_flush_until(mt_writer *w, mt_timestamp now, int end);
-/* Added: carried nonzero: the allocations put from now on are blocks carried
- * over from the previous piece of a rotated recording (docs/format.md,
- * "Pieces of a rotated recording"); they go into packets of their own whose
- * flush_duration field holds a mark other readers ignore, and readers report
- * them with mt_event.carried set. Switching writes out the current packet
- * if it holds events. Returns 0, or -1 once the writer has failed. */
-int mt_writer_set_carried(mt_writer *w, int carried);
 /* Flush and free the writer; returns -1 if anything failed. */
 int mt_writer_close(mt_writer *w);
-/* Added: the final flush of close, without freeing, so that a failure can be
+/* The final flush of close, without freeing, so that a failure can be
  * read with mt_writer_error. Returns 0 or -1. After it, only close is valid
  * (and writes nothing more). */
 int mt_writer_finish(mt_writer *w);
@@ -260,6 +257,40 @@ const char *mt_writer_error(const mt_writer *w);
 
 /* The next id put_alloc will assign. */
 mt_obj_id mt_writer_next_id(const mt_writer *w);
+
+/* ------------------------------------------------------------------------ */
+/* Experimental (leave out with MEMTRACE_STABLE_ONLY)                        */
+
+#ifndef MEMTRACE_STABLE_ONLY
+
+/* Reader */
+
+/* Replaces the reader's warning callback and its context by *fn and
+ * *ctx (fn NULL: warnings to stderr), and returns the previous ones in
+ * their place. A reader used on another thread passes its warnings on
+ * this way (the analysis engine's reading thread). */
+void mt_reader_swap_warning(mt_reader *r, mt_warning_fn *fn, void **ctx);
+
+/* Writer */
+
+/* mt_writer_put_alloc for a caller that knows that the first `shared` frames of
+ * backtrace are those of the previous allocation it gave this writer (a
+ * reader's common_prefix, capped at the previous backtrace's length, is such
+ * a number): frames are compared only from there on. A wrong claim gives a
+ * well-formed trace with wrong backtraces. */
+int mt_writer_put_alloc_shared(mt_writer *w, mt_timestamp now, uint64_t length,
+                               uint64_t n_samples, mt_source source,
+                               const mt_location_code *backtrace, size_t backtrace_length,
+                               size_t shared, mt_obj_id *id);
+/* carried nonzero: the allocations put from now on are blocks carried
+ * over from the previous piece of a rotated recording (docs/format.md,
+ * "Pieces of a rotated recording"); they go into packets of their own whose
+ * flush_duration field holds a mark other readers ignore, and readers report
+ * them with mt_event.carried set. Switching writes out the current packet
+ * if it holds events. Returns 0, or -1 once the writer has failed. */
+int mt_writer_set_carried(mt_writer *w, int carried);
+
+#endif /* MEMTRACE_STABLE_ONLY */
 
 #ifdef __cplusplus
 }

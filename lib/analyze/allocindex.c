@@ -66,7 +66,7 @@ _Static_assert(sizeof(struct header) <= HDR_BYTES, "header fits");
  * across runs, so the function must never change with a library's version
  * or the process's seed (the engine's table hashes are seeded). */
 
-#define mix mta_mix64
+#define mix mt_mix64
 
 /* Four lanes over 8-byte words (independent multiplies: several bytes a
  * cycle), the tail zero-padded. */

@@ -1,7 +1,7 @@
 /*
  * diffkeys.c - naming the entries of a comparison so that two traces meet:
- * sites and functions by their name strings in a hash table (seeded per
- * result), call paths as ids in a trie of interned function names, spelt
+ * sites and functions by their name strings in a hash table (keyed with the
+ * process seed), call paths as ids in a trie of interned function names, spelt
  * out only when asked for (mt_diff_entry_name). See diffkeys.h.
  */
 #include <stdio.h>
@@ -11,29 +11,18 @@
 
 #include "diffkeys.h"
 #include "table.h"
+#include "vec.h"
 
-static uint64_t hash_str(uint64_t seed, const char *s)
+/* Keyed (lib/common/hash.h): keys are names from the traces. */
+static uint64_t hash_str(const char *s)
 {
-    uint64_t h = seed ^ 0x9e3779b97f4a7c15ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 0x100000001b3ULL;
-        h ^= h >> 29;
-    }
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    return h;
+    return mt_hash_bytes(s, strlen(s));
 }
 
 
 int mtd_tab_init(entry_tab *t)
 {
     memset(t, 0, sizeof *t);
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    t->seed = hash_str((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^
-                           (uint64_t)(uintptr_t)t, "seed");
     t->mask = 255;
     t->slots = calloc(t->mask + 1, sizeof *t->slots);
     return t->slots ? 0 : -1;
@@ -85,7 +74,7 @@ static int tab_grow(entry_tab *t)
 static int64_t tab_get(entry_tab *t, char *key, char *name, const char *func, const char *file,
                        uint32_t line)
 {
-    uint64_t h = hash_str(t->seed, key);
+    uint64_t h = hash_str(key);
     size_t j = h & t->mask;
     while (t->slots[j]) {
         size_t i = t->slots[j] - 1;
@@ -127,14 +116,8 @@ static const char *pool_dup(str_pool *p, const char *s)
     size_t len = strlen(s ? s : "") + 1;
     if (len > p->left) {
         size_t sz = len > 65536 ? len : 65536;
-        if (p->n == p->cap) {
-            size_t c = p->cap ? p->cap * 2 : 16;
-            char **b = realloc(p->blocks, c * sizeof *b);
-            if (!b)
-                return NULL;
-            p->blocks = b;
-            p->cap = c;
-        }
+        if (MT_VEC_ROOM(p->blocks, p->n, p->cap, 16) < 0)
+            return NULL;
         char *blk = malloc(sz);
         if (!blk)
             return NULL;
@@ -222,7 +205,7 @@ int64_t mtd_entry_of(entry_tab *t, str_pool *pool, const mt_selection *s, mt_nod
 
 static int64_t name_id(paths *ps, str_pool *pool, const char *nm)
 {
-    uint64_t h = hash_str(0x5bd1e995u, nm);
+    uint64_t h = hash_str(nm);
     if (!ps->name_slots) {
         ps->name_mask = 1023;
         ps->name_slots = calloc(ps->name_mask + 1, sizeof *ps->name_slots);

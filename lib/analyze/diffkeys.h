@@ -103,7 +103,6 @@ size_t mtd_fold_n_nodes(const mt_diff_fold *f);
 const acc *mtd_fold_node(const mt_diff_fold *f, size_t node);
 
 typedef struct entry_tab {
-    uint64_t seed;
     uint32_t *slots;         /* entry index + 1; 0: empty */
     uint64_t *hashes;        /* per entry */
     size_t mask;

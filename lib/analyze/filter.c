@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "filter.h"
+#include "units.h"
 
 #define OPEN_LO INT64_MIN
 #define OPEN_HI (INT64_MAX - 3)  /* below MT_TIME_PEAK/END/NEVER */
@@ -41,71 +42,25 @@ static int fail(parser *p, size_t pos, const char *fmt, ...)
 
 /* ----------------------------------------------------------- quantities */
 
-typedef struct unit {
-    const char *name;
-    double factor;
-} unit;
-
-static const unit time_units[] = {
-    {"", 1e6}, {"us", 1}, {"ms", 1e3}, {"s", 1e6}, {"m", 60e6}, {"min", 60e6}, {"h", 3600e6},
-    {NULL, 0}};
-static const unit size_units[] = {
-    {"", 1}, {"b", 1}, {"k", 1024.0}, {"kb", 1024.0}, {"kib", 1024.0},
-    {"m", 1048576.0}, {"mb", 1048576.0}, {"mib", 1048576.0},
-    {"g", 1073741824.0}, {"gb", 1073741824.0}, {"gib", 1073741824.0},
-    {"t", 1099511627776.0}, {"tb", 1099511627776.0}, {"tib", 1099511627776.0}, {NULL, 0}};
-
-/* Parse one quantity from s[0..len) at column pos. */
+/* Parse one quantity from s[0..len) at column pos, in the one grammar of
+ * sizes and durations (lib/common/units.h; a bare time is in seconds). */
 static int quantity(parser *p, const char *s, size_t len, size_t pos, int is_time, int64_t *out)
 {
-    /* the integer part exactly (a canonical form must parse back to the
-     * same number), the fraction as a double */
-    size_t i = 0;
-    uint64_t iv = 0;
-    double frac = 0;
-    int digits = 0, big = 0;
-    while (i < len && isdigit((unsigned char)s[i])) {
-        unsigned d = (unsigned)(s[i++] - '0');
-        if (iv > (UINT64_MAX - d) / 10)
-            big = 1;
-        else
-            iv = iv * 10 + d;
-        digits++;
-    }
-    if (i < len && s[i] == '.') {
-        i++;
-        double scale = 0.1;
-        while (i < len && isdigit((unsigned char)s[i])) {
-            frac += (s[i++] - '0') * scale;
-            scale /= 10;
-            digits++;
-        }
-    }
-    if (!digits)
+    uint64_t v;
+    size_t at = 0;
+    int rc = mt_units_parse_n(s, len, is_time ? mt_time_units : mt_size_units,
+                              is_time ? MT_US_PER_S : 1, &v, &at);
+    if (rc == MT_UNITS_NO_NUMBER)
         return fail(p, pos, "expected a %s (e.g. %s) but found '%.*s'", is_time ? "time" : "size",
                     is_time ? "3s, 250ms" : "4k, 1M", (int)(len ? len : 1), len ? s : " ");
-    char u[8];
-    size_t ul = len - i;
-    if (ul >= sizeof u)
-        ul = sizeof u - 1;
-    for (size_t k = 0; k < ul; k++)
-        u[k] = is_time ? s[i + k] : (char)tolower((unsigned char)s[i + k]);
-    u[ul] = 0;
-    const unit *units = is_time ? time_units : size_units;
-    for (const unit *un = units; un->name; un++)
-        if (len - i == strlen(un->name) && strcmp(u, un->name) == 0) {
-            /* every factor is a whole number */
-            uint64_t f = (uint64_t)un->factor, whole;
-            uint64_t part = (uint64_t)(frac * un->factor + 0.5);
-            if (big || __builtin_mul_overflow(iv, f, &whole) ||
-                __builtin_add_overflow(whole, part, &whole) || whole >= 9000000000000000000ull)
-                return fail(p, pos, "%s '%.*s' is too large", is_time ? "time" : "size", (int)len, s);
-            *out = (int64_t)whole;
-            return 0;
-        }
-    return fail(p, pos + i, "unknown unit '%.*s' in %s '%.*s' (use %s)", (int)(len - i), s + i,
-                is_time ? "time" : "size", (int)len, s,
-                is_time ? "us, ms, s, m, h" : "B, k, M, G, T");
+    if (rc == MT_UNITS_TOO_LARGE)
+        return fail(p, pos, "%s '%.*s' is too large", is_time ? "time" : "size", (int)len, s);
+    if (rc == MT_UNITS_BAD_UNIT)
+        return fail(p, pos + at, "unknown unit '%.*s' in %s '%.*s' (use %s)", (int)(len - at),
+                    s + at, is_time ? "time" : "size", (int)len, s,
+                    is_time ? "us, ms, s, m, h" : "B, k, M, G, T");
+    *out = (int64_t)v;
+    return 0;
 }
 
 /* RANGE: A-B, A-, -B, >=A, >A, <=B, <B, or A. */

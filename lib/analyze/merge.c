@@ -22,6 +22,7 @@
 #include "memtrace/compare.h"
 #include "model.h"
 #include "table.h"
+#include "vec.h"
 
 /* The writer's output: the merging thread's end of the socket pair. */
 static int sock_write(void *ctx, const void *buf, size_t len)
@@ -54,15 +55,9 @@ typedef struct warnings {
 static void keep_warning(void *ctx, const char *text)
 {
     warnings *w = ctx;
-    if (w->n == w->cap) {
-        size_t c = w->cap ? w->cap * 2 : 16;
-        char **v = realloc(w->msg, c * sizeof *v);
-        if (!v) {
-            w->lost++;
-            return;
-        }
-        w->msg = v;
-        w->cap = c;
+    if (MT_VEC_ROOM(w->msg, w->n, w->cap, 16) < 0) {
+        w->lost++;
+        return;
     }
     if (!(w->msg[w->n] = strdup(text)))
         w->lost++;

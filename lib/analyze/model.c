@@ -31,7 +31,7 @@ int mta_grow(void **v, size_t *cap, size_t need, size_t item)
     return 0;
 }
 
-const char *mta_strdup(mta_arena *a, const char *s)
+const char *mta_strdup(mta_pool *a, const char *s)
 {
     size_t len = strlen(s) + 1;
     if (len > a->left) {
@@ -54,7 +54,7 @@ const char *mta_strdup(mta_arena *a, const char *s)
     return r;
 }
 
-void mta_arena_free(mta_arena *a)
+void mta_pool_free(mta_pool *a)
 {
     for (size_t i = 0; i < a->n; i++)
         free(a->chunks[i]);
@@ -73,7 +73,7 @@ double mt_noise(uint64_t k)
 #define FOLD_AHEAD (2 * MTA_LIVE_AHEAD) /* a power of two */
 #define CODE_MEMO_SIZE 4096
 #define PATH_MEMO_BITS 14
-#define PATH_ARENA (1u << 20)    /* codes (8 bytes) and nodes (4) */
+#define PATH_MEMO_CAP (1u << 20)  /* codes (8 bytes) and nodes (4) */
 #define PATH_MIN 4               /* shorter paths are walked */
 
 typedef struct builder {
@@ -93,7 +93,7 @@ typedef struct builder {
     /* Whole stacks: the codes below a node that a backtrace went through
      * before -> the nodes after each of them, so that coming back to a
      * call path costs a hash and a comparison of its codes instead of a
-     * trie step (likely cache misses) per code. Direct-mapped; the arena
+     * trie step (likely cache misses) per code. Direct-mapped; the buffer
      * holds the codes and nodes, and starts over when full. */
     struct path_memo { uint64_t hash; size_t off; uint32_t from, n; } *path_memo; /* n 0: empty */
     uint64_t *pm_codes;
@@ -443,7 +443,7 @@ static int64_t trie_path(builder *b, struct prev_bt *pv, const mt_location_code 
     size_t n = len - cp;
     struct path_memo *pm = NULL;
     uint64_t h = 0;
-    if (!keep_codes && n >= PATH_MIN && n <= PATH_ARENA / 8 && b->path_memo) {
+    if (!keep_codes && n >= PATH_MIN && n <= PATH_MEMO_CAP / 8 && b->path_memo) {
         h = (uint64_t)node * 0x9E3779B97F4A7C15ULL ^ n;
         for (size_t i = cp; i < len; i++)
             h = (h ^ bt[i]) * 0x100000001b3ULL;
@@ -473,7 +473,7 @@ static int64_t trie_path(builder *b, struct prev_bt *pv, const mt_location_code 
         pv->path[i] = node;
     }
     if (pm) {
-        if (b->pm_used + n > PATH_ARENA) {
+        if (b->pm_used + n > PATH_MEMO_CAP) {
             memset(b->path_memo, 0, ((size_t)1 << PATH_MEMO_BITS) * sizeof *b->path_memo);
             b->pm_used = 0;
         }
@@ -1236,8 +1236,8 @@ static int stacks_init(builder *b)
         return -1;
     if (!b->max_depth &&
         (!(b->path_memo = calloc((size_t)1 << PATH_MEMO_BITS, sizeof *b->path_memo)) ||
-         !(b->pm_codes = malloc(PATH_ARENA * sizeof *b->pm_codes)) ||
-         !(b->pm_nodes = malloc(PATH_ARENA * sizeof *b->pm_nodes))))
+         !(b->pm_codes = malloc(PATH_MEMO_CAP * sizeof *b->pm_codes)) ||
+         !(b->pm_nodes = malloc(PATH_MEMO_CAP * sizeof *b->pm_nodes))))
         return -1;
     if (!(b->func_slots = calloc(b->func_mask + 1, sizeof *b->func_slots)))
         return -1;
@@ -1358,7 +1358,7 @@ static int adopt_stacks(mt_model *m, builder *rb)
     memset(&s->frames, 0, sizeof s->frames);
     memset(&s->funcs, 0, sizeof s->funcs);
     rb->m = m;
-    mta_arena *a = &m->strings, *sa = &s->strings;
+    mta_pool *a = &m->strings, *sa = &s->strings;
     for (size_t i = 0; i < sa->n; i++) {
         if (a->n == a->cap && mta_grow((void **)&a->chunks, &a->cap, a->n + 1, sizeof(char *)) < 0)
             return -1; /* (the chunks left stay the other model's, freed with it) */
@@ -1551,7 +1551,7 @@ void mt_model_free(mt_model *m)
 {
     if (!m)
         return;
-    mta_arena_free(&m->strings);
+    mta_pool_free(&m->strings);
     free(m->allocs.v);
     free(m->funcs.v);
     free(m->frames.v);

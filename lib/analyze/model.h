@@ -52,21 +52,21 @@ void mta_peak_time(mta_peak_acc *p, mt_timedelta t, int64_t before, int64_t afte
 /* The estimate for bytes per sample bps at the trace's sample rate. */
 void mta_peak_result(const mta_peak_acc *p, double bps, double rate, mt_peak *out);
 
-/* String storage: chunks that live as long as the model. */
-typedef struct mta_arena {
+/* String storage, a pool: chunks that live as long as the model. */
+typedef struct mta_pool {
     char **chunks;
     size_t n, cap;
     char *cur;
     size_t left;
-} mta_arena;
-const char *mta_strdup(mta_arena *a, const char *s);
-void mta_arena_free(mta_arena *a);
+} mta_pool;
+const char *mta_strdup(mta_pool *a, const char *s);
+void mta_pool_free(mta_pool *a);
 
 #define MTA_OBJ_MEMO_BITS 6
 
 struct mt_model {
     mt_trace_info info;
-    mta_arena strings;
+    mta_pool strings;
     MTA_VEC(mt_alloc) allocs;
     MTA_VEC(mt_func) funcs;
     MTA_VEC(mt_frame) frames;

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "pipe.h"
+#include "thread_start.h"
 
 int mta_pipe_init(mta_pipe *p)
 {
@@ -114,10 +115,5 @@ void mta_pipe_stop(mta_pipe *p)
 
 int mta_pipe_start(pthread_t *th, void *(*fn)(void *), void *arg)
 {
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(th, NULL, fn, arg);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return rc;
+    return mt_thread_start(th, fn, arg);
 }

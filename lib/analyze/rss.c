@@ -21,7 +21,9 @@
 #include "memtrace/analyze.h"
 #include "memtrace/trace.h"
 #include "model.h"
-#include "../trace/safefile.h"
+#include "runfiles.h"
+#include "vec.h"
+#include "safefile.h"
 
 #define MAX_LINE 256
 #define MAX_POINTS ((size_t)1 << 24)   /* 19 days at 10 samples a second */
@@ -71,26 +73,20 @@ static int field(char **s, int64_t *out)
  * there is no memory for it. */
 static mt_rss_point *grow_one(mt_rss *r, size_t *cap)
 {
-    if (r->n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 256;
-        mt_rss_point *np = realloc(r->p, nc * sizeof *np);
-        if (!np)
-            return NULL;
-        r->p = np;
-        *cap = nc;
-    }
+    if (MT_VEC_ROOM(r->p, r->n, *cap, 256) < 0)
+        return NULL;
     return &r->p[r->n++];
 }
 
 static mt_rss *rss_read(const char *trace_path, uint64_t want_pid, int64_t want_start,
                         int64_t base, mt_warning_fn warn, void *ctx)
 {
-    size_t plen = strlen(trace_path);
-    char *path = malloc(plen + 5);
+    size_t path_cap = strlen(trace_path) + sizeof MT_RUNFILE_RSS_SUFFIX;
+    char *path = malloc(path_cap);
     if (!path)
         return NULL;
-    memcpy(path, trace_path, plen);
-    memcpy(path + plen, ".rss", 5);
+    mt_runname side = { .kind = MT_RUNFILE_RSS };
+    mt_runname_make(path, path_cap, trace_path, &side);
     /* Regular, not a link, never blocking, the trace owner's or ours
      * (another user may have planted it beside the trace: safefile.h). */
     const char *why = NULL;

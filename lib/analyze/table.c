@@ -1,11 +1,8 @@
 /*
- * table.c - open-addressing hash table 64-bit key -> 32-bit value, and the
- * per-process seed of the engine's hashes (see table.h).
+ * table.c - open-addressing hash table 64-bit key -> 32-bit value (see
+ * table.h; its keyed hash is lib/common/hash.h's).
  */
 #include <stdlib.h>
-#include <sys/random.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "table.h"
 
@@ -57,26 +54,4 @@ int mta_table_put(mta_table *t, uint64_t key, uint32_t val)
     t->slots[i].key = key;
     t->slots[i].val = val + 1;
     return 0;
-}
-
-uint64_t mta_seed_value;
-
-uint64_t mta_seed_init(void)
-{
-    uint64_t s = 0;
-    if (getrandom(&s, sizeof s, GRND_NONBLOCK) != (ssize_t)sizeof s) {
-        /* no entropy yet: still different per process and per run */
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        s = ((uint64_t)ts.tv_nsec << 32) ^ (uint64_t)ts.tv_sec ^ ((uint64_t)getpid() << 17) ^
-            (uint64_t)(uintptr_t)&s;
-        s *= 0x9E3779B97F4A7C15ull;
-    }
-    s |= 1;
-    /* the first value stored wins: every table of the process uses one seed */
-    uint64_t expected = 0;
-    if (!__atomic_compare_exchange_n(&mta_seed_value, &expected, s, 0, __ATOMIC_RELAXED,
-                                     __ATOMIC_RELAXED))
-        return expected;
-    return s;
 }

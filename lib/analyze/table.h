@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hash.h"
+
 typedef struct mta_slot {
     uint64_t key;
     uint32_t val;       /* value + 1; 0 marks an empty slot */
@@ -22,33 +24,23 @@ typedef struct mta_table {
 } mta_table;
 
 /* Keys come from the trace (codes, object ids, and what they lead to): all
- * hashes are keyed with a per-process random seed (table.c), or a trace
- * made of keys that share one slot would turn each probe into a walk over
- * all of them. Never 0 once drawn. */
-extern uint64_t mta_seed_value;
-uint64_t mta_seed_init(void);
+ * hashes are keyed with the per-process random seed (lib/common/hash.h),
+ * or a trace made of keys that share one slot would turn each probe into
+ * a walk over all of them. The engine's names for the shared ones: */
 static inline uint64_t mta_seed(void)
 {
-    uint64_t s = __atomic_load_n(&mta_seed_value, __ATOMIC_RELAXED);
-    return __builtin_expect(s != 0, 1) ? s : mta_seed_init();
+    return mt_hash_seed();
 }
 
-/* A 64-bit finalizer (murmur3's): every input bit moves every output bit.
- * Unkeyed: the allocation index (allocindex.c) stores its hashes in files,
- * so it must never change. */
+/* Unkeyed (allocindex.c stores these hashes in files): mt_mix64. */
 static inline uint64_t mta_mix64(uint64_t x)
 {
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
+    return mt_mix64(x);
 }
 
 static inline uint64_t mta_hash64(uint64_t x)
 {
-    return mta_mix64(x ^ mta_seed());
+    return mt_hash_u64(x);
 }
 
 /* Returns 0, or -1 when out of memory. */

@@ -20,7 +20,8 @@
 #include <zlib.h>
 
 #include "memtrace/present.h"
-#include "../trace/safefile.h"
+#include "hash.h"
+#include "safefile.h"
 
 /* ------------------------------------------------------------ encoder */
 
@@ -138,10 +139,7 @@ typedef struct strtab {
 
 static uint64_t shash(const char *s)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    while (*s)
-        h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
-    return h;
+    return mt_fnv1a(MT_FNV_OFFSET ^ mt_hash_seed(), s);   /* keyed: names come from the trace */
 }
 
 static uint64_t str_index(strtab *t, const char *s)

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
+
 struct block {
     uint64_t key;              /* qid + 1; 0: empty slot */
     uint64_t piece_id;
@@ -44,15 +46,7 @@ static struct {
     struct stacks st;
 } cy;
 
-static uint64_t mix(uint64_t h)
-{
-    h ^= h >> 33;
-    h *= 0xff51afd7ed558ccdULL;
-    h ^= h >> 33;
-    h *= 0xc4ceb9fe1a85ec53ULL;
-    h ^= h >> 33;
-    return h;
-}
+#define mix mt_mix64
 
 static uint64_t hash_frames(const uint64_t *f, size_t n)
 {

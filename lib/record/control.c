@@ -43,6 +43,8 @@
 #include "memtrace/record.h"
 #include "control.h"
 #include "control_proto.h"
+#include "runfiles.h"
+#include "thread_start.h"
 #include "thread.h"
 
 #define POLL_MS 100
@@ -142,13 +144,13 @@ static int begin_period(void)
     }
     for (int tries = 0; tries < 100000; tries++) {
         ctl.period++;
-        snprintf(file, sizeof file, "%s-%04u", ctl.base, ctl.period);
+        mt_runname n = { .period = ctl.period };
+        mt_runname_make(file, sizeof file, ctl.base, &n);
         int rc = mtr_tracer_begin(file, ctl.rate, ctl.first, 1);
         if (rc != -2)
             return rc;
     }
-    mtr_tracer_message("%s-%04u: cannot create trace: every number up to it is taken",
-                       ctl.base, ctl.period);
+    mtr_tracer_message("%s: cannot create trace: every number up to it is taken", file);
     return -1;
 }
 
@@ -225,17 +227,8 @@ static void *control_thread(void *arg)
 
 static int start_control_thread(void)
 {
-    pthread_attr_t attr;
-    pthread_t th;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);   /* the thread takes no signals */
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    int rc = pthread_create(&th, &attr, control_thread, NULL);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    return rc == 0 ? 0 : -1;
+    /* detached; the thread takes no signals */
+    return mt_thread_start(NULL, control_thread, NULL) == 0 ? 0 : -1;
 }
 
 int mtr_control_setup(const char *file, double rate, int first)
@@ -265,7 +258,7 @@ int mtr_control_setup(const char *file, double rate, int first)
         ctl.sig = MT_CTL_DEFAULT_SIGNAL;
     }
     if (d && *d) {
-        ctl.duration_ms = mt_ctl_duration_ms(d);
+        ctl.duration_ms = mt_ctl_time_ms_at_least(d, 1);
         if (ctl.duration_ms < 0) {
             mtr_tracer_message("MEMTRACE_DURATION=%s: expected a time such as 90s, 10m, 1h", d);
             return -1;

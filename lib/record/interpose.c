@@ -10,7 +10,7 @@
  * an allocation is: load the thread's countdown, compare, subtract, store,
  * call the allocator. free() loads one byte of the sampled-block filter
  * (sampled.h) before calling the allocator's free. Everything else is in
- * engine.c.
+ * sampler.c.
  *
  * Accounting: malloc(0) counts 1 byte; calloc(n, m) counts n*m;
  * realloc(p, s) counts s (it is the free of p plus an allocation of s);
@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "engine.h"
+#include "sampler.h"
 #include "real.h"
 #include "sampled.h"
 #include "unwind.h"

@@ -1,11 +1,11 @@
 /*
- * mathfn.c - the few libm functions the sampling engine uses (log, log1p,
+ * mathfn.c - the few libm functions the sampler uses (log, log1p,
  * sqrt, cos), defined here, hidden, so that libmemtrace.so does not need libm:
  * a program that does not use libm does not find it loaded under the
  * recorder (docs/recorder.md, "What the program sees"). The program's own
  * calls still go to libm: these symbols are not exported.
  *
- * Accuracy: a few units in the last place over the engine's domains
+ * Accuracy: a few units in the last place over the sampler's domains
  * (log on (0, 1e6], log1p on (-1, 0], cos on [0, 2*pi], sqrt exact).
  */
 #include <stdint.h>
@@ -61,7 +61,7 @@ double log(double x)
 /* log(1 + x) without the cancellation of log(1 + x) for small x: with
  * u = 1 + x rounded, log(u) * x / (u - 1) corrects for the rounding of u
  * (the classic trick from Goldberg's "What every computer scientist should
- * know about floating-point arithmetic"). The engine calls it with x = -rate. */
+ * know about floating-point arithmetic"). The sampler calls it with x = -rate. */
 double log1p(double x)
 {
     double u = 1.0 + x;
@@ -101,7 +101,7 @@ double cos(double x)
     if (x < 0)
         x = -x;
     if (x > 1e9)
-        return 0;   /* not used by the engine; no precise reduction */
+        return 0;   /* not used by the sampler; no precise reduction */
     /* x = q * pi/2 + r, |r| <= pi/4 */
     double q = (double)(int64_t)(x / pio2_hi + 0.5);
     double r = (x - q * pio2_hi) - q * pio2_lo;

@@ -1,7 +1,7 @@
 /*
  * mmap.c - memory the program maps itself: mmap, mmap64, munmap and mremap
  * of anonymous memory, sampled per byte on the same countdown as malloc
- * (engine.h, mtr_range_*), with their stacks.
+ * (sampler.h, mtr_range_*), with their stacks.
  *
  * What counts: anonymous mappings (MAP_ANONYMOUS, private or shared) that
  * are not reservations of address space (PROT_NONE or MAP_NORESERVE), and
@@ -41,7 +41,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "engine.h"
+#include "sampler.h"
 #include "mmap.h"
 #include "real.h"
 #include "unwind.h"
@@ -55,7 +55,7 @@
 struct point {
     uintptr_t addr;     /* the sampled byte */
     uintptr_t token;    /* tracker's token, 0 = not tracked */
-    uint32_t gen;       /* engine generation of the token */
+    uint32_t gen;       /* sampler generation of the token */
 };
 
 static struct {

@@ -1,6 +1,6 @@
 /*
  * mmap.h - the recorder's view of the program's own anonymous mappings
- * (mmap.c): the fork hooks the engine calls around fork.
+ * (mmap.c): the fork hooks the sampler calls around fork.
  */
 #ifndef MT_RECORD_MMAP_H
 #define MT_RECORD_MMAP_H

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "rss.h"
+#include "runfiles.h"
 
 #define SLOW_EVERY_US 1000000
 /* mallinfo2 walks every free chunk with the arena locks held: it is asked
@@ -56,8 +57,8 @@ static void append(const char *line, size_t n)
 void mtr_rss_open(const char *trace_path, pid_t pid, int64_t start_us, int interval_ms)
 {
     rs.on = 0;
-    if (interval_ms <= 0 ||
-        snprintf(rs.path, sizeof rs.path, "%s.rss", trace_path) >= (int)sizeof rs.path)
+    mt_runname side = { .kind = MT_RUNFILE_RSS };
+    if (interval_ms <= 0 || mt_runname_make(rs.path, sizeof rs.path, trace_path, &side) < 0)
         return;
     /* As the trace: never through a symbolic link, only a file of ours. */
     int fd = open(rs.path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);

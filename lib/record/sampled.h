@@ -1,7 +1,7 @@
 /*
  * sampled.h - the sampled blocks the program holds. A sampled block is an
  * ordinary block of the real allocator (real.h); only this table sets it
- * apart: block address -> the tracker's token and the engine generation.
+ * apart: block address -> the tracker's token and the sampler generation.
  *
  * In front of the table sits a counting filter that free() reads with one
  * load: a bit per page of address space, set while some sampled block (or

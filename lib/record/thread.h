@@ -28,7 +28,7 @@ struct mtr_thread {
     uint64_t rng;           /* xorshift64* state; 0 = thread not initialized */
     uintptr_t stack_lo;     /* stack bounds for the frame-pointer walk; 0 = unknown */
     uintptr_t stack_hi;
-    uint32_t armed;         /* engine generation the countdown was drawn for; 0 = none */
+    uint32_t armed;         /* sampler generation the countdown was drawn for; 0 = none */
     int busy;               /* nesting depth of recorder code on this thread */
     int in_table;           /* holding a lock of the sampled-block table (sampled.h) */
     int npending;           /* frees deferred while busy (signal handlers) */

@@ -4,11 +4,11 @@
  * the library constructor when preloaded; memtrace_start_tracing /
  * memtrace_stop_tracing; exit and fork handling.
  *
- * Data path: the engine's alloc/free callbacks (on the program's threads)
+ * Data path: the sampler's alloc/free callbacks (on the program's threads)
  * append records to the queue (queue.h); a background writer thread drains
  * the queue into the trace writer (mt_writer, which owns the file) and
  * flushes every MEMTRACE_FLUSH_MS (default 500) so a killed process leaves
- * a readable trace. Symbolization (symbolize.h) runs when the writer flushes
+ * a readable trace. Raw frames (modules.h) are made when the writer flushes
  * a packet, in the writer thread: never in an allocation path.
  *
  * Files: the first process writes FILE, made absolute at start so that
@@ -72,11 +72,14 @@
 #include "carry.h"
 #include "control.h"
 #include "control_proto.h"
-#include "engine.h"
+#include "fdsink.h"
+#include "runfiles.h"
+#include "thread_start.h"
+#include "sampler.h"
 #include "queue.h"
 #include "real.h"
 #include "rss.h"
-#include "symbolize.h"
+#include "modules.h"
 
 #define API __attribute__((visibility("default")))
 #define DEFAULT_DEPTH 128
@@ -110,7 +113,7 @@ static struct {
     dev_t fd_dev;               /* what fd must still be before each write */
     ino_t fd_ino;
     mt_writer *w;
-    mtr_symbolizer *sym;
+    mtr_modules *modules;
     int thread_alive;
     int writer_failed;
     int64_t last_flush_ms;
@@ -205,20 +208,9 @@ static int write_trace(void *ctx, const void *buf, size_t len)
     sigemptyset(&xfsz);
     sigaddset(&xfsz, SIGXFSZ);
     pthread_sigmask(SIG_BLOCK, &xfsz, &old);
-    const char *p = buf;
-    int rc = 0;
-    while (len > 0) {
-        ssize_t n = write(tr.fd, p, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            rc = -1;
-            break;
-        }
-        p += n;
-        len -= (size_t)n;
-        tr.off += n;
-    }
+    size_t written = 0;
+    int rc = mt_write_full(tr.fd, buf, len, &written);
+    tr.off += (int64_t)written;
     if (rc != 0 && errno == EFBIG && !sigismember(&old, SIGXFSZ)) {
         int saved = errno;
         struct timespec zero = { 0, 0 };
@@ -378,8 +370,8 @@ static void *writer_thread(void *arg)
             pthread_mutex_unlock(&tr.wlock);
             return NULL;
         }
-        if (!tr.sym)
-            tr.sym = mtr_sym_new();
+        if (!tr.modules)
+            tr.modules = mtr_modules_new();
         if (__atomic_load_n(&fatal_req, __ATOMIC_ACQUIRE)) {
             /* The process is dying: everything queued, now; no rotation. */
             mtr_queue_drain(put_record, NULL);
@@ -398,18 +390,10 @@ static void *writer_thread(void *arg)
 
 static int start_thread(void)
 {
-    pthread_attr_t attr;
-    pthread_t th;
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);   /* the thread takes no signals */
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     __atomic_store_n(&tr.thread_alive, 1, __ATOMIC_RELEASE);
     tr.writer_epoch++;
-    int rc = pthread_create(&th, &attr, writer_thread, (void *)(uintptr_t)tr.writer_epoch);
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    /* detached; the thread takes no signals */
+    int rc = mt_thread_start(NULL, writer_thread, (void *)(uintptr_t)tr.writer_epoch);
     if (rc != 0)
         __atomic_store_n(&tr.thread_alive, 0, __ATOMIC_RELEASE);
     return rc == 0 ? 0 : -1;
@@ -430,9 +414,9 @@ static int resolve(void *ctx, mt_location_code code, const mt_location **locs, s
         *n = 1;
         return 0;
     }
-    if (!tr.sym)
-        tr.sym = mtr_sym_new();
-    return mtr_sym_resolve(tr.sym, code, locs, n);
+    if (!tr.modules)
+        tr.modules = mtr_modules_new();
+    return mtr_modules_resolve(tr.modules, code, locs, n);
 }
 
 /* Queues an allocation whose stack was cut at the depth limit, with the
@@ -451,7 +435,7 @@ static __attribute__((noinline)) int64_t queue_truncated(const mt_allocation *a)
 /* A sampled block's token: its id + 1, and in the top 16 bits the
  * recording it belongs to, so that a block of an earlier recording of this
  * process (on/off control) is never taken for one of the current recording
- * when it is freed, even once the engine's 7-bit generation has wrapped. */
+ * when it is freed, even once the sampler's 7-bit generation has wrapped. */
 #define TOKEN_ID_BITS 48
 #define TOKEN_ID_MASK ((UINT64_C(1) << TOKEN_ID_BITS) - 1)
 
@@ -604,10 +588,8 @@ static int open_new(const char *path, const char **why)
  * rotation, else STEM.partNNNN (docs/recorder.md, "Long runs: rotation"). */
 static void piece_path(char *out, size_t cap, unsigned k)
 {
-    if (tr.rot_size || tr.rot_ms)
-        snprintf(out, cap, "%s.part%04u", tr.stem, k);
-    else
-        snprintf(out, cap, "%s", tr.stem);
+    mt_runname n = { .piece = tr.rot_size || tr.rot_ms ? k : 0 };
+    mt_runname_make(out, cap, tr.stem, &n);
 }
 
 /* Takes fd as the current piece's file and writes its trace info (start:
@@ -646,7 +628,7 @@ static int begin_piece(int fd, int64_t start)
     mt_writer_options opts;
     memset(&opts, 0, sizeof opts);
     opts.version = 2;
-    opts.resolve = resolve;     /* symbolizer created by the writer thread */
+    opts.resolve = resolve;     /* module table created by the writer thread */
     opts.write = write_trace;
     char *err = NULL;
     tr.writer_failed = 0;
@@ -691,10 +673,8 @@ static int open_trace(int first)
          * earlier process's pieces. */
         tr.excl = 1;
         for (int k = 0; k < 100 && fd < 0; k++) {
-            if (k == 0)
-                snprintf(tr.stem, sizeof tr.stem, "%s.%d", tr.base, (int)pid);
-            else
-                snprintf(tr.stem, sizeof tr.stem, "%s.%d.%d", tr.base, (int)pid, k);
+            mt_runname n = { .pid = pid, .again = (unsigned)k };
+            mt_runname_make(tr.stem, sizeof tr.stem, tr.base, &n);
             piece_path(tr.path, sizeof tr.path, tr.piece);
             fd = open_new(tr.path, &why);
             if (fd < 0 && errno != EEXIST)
@@ -705,7 +685,7 @@ static int open_trace(int first)
         message("%s: cannot create trace: %s", tr.path, why);
         return -1;
     }
-    /* tr.sym: kept from an earlier recording of this process (on/off
+    /* tr.modules: kept from an earlier recording of this process (on/off
      * control), created by the writer thread otherwise. */
     tr.pid = pid;
     mtr_queue_reset();
@@ -769,14 +749,15 @@ static void drop_old_piece(void)
     if (!tr.keep || tr.piece <= tr.keep)
         return;
     char old[PATH_MAX + 8];
-    piece_path(old, sizeof old - 4, tr.piece - tr.keep);
+    piece_path(old, sizeof old, tr.piece - tr.keep);
     if (unlink(old) != 0 && errno != ENOENT && !tr.delete_warned) {
         tr.delete_warned = 1;
         message("%s: cannot delete this old piece: %s; tracing goes on, but old pieces are "
                 "no longer deleted reliably", old, strerror(errno));
     }
-    strcat(old, ".rss");
-    unlink(old);
+    mt_runname rss = { .piece = tr.piece - tr.keep, .kind = MT_RUNFILE_RSS };
+    if (mt_runname_make(old, sizeof old, tr.stem, &rss) >= 0)
+        unlink(old);
 }
 
 /* Ends the current piece (complete, with the end mark) and starts the next:
@@ -1001,6 +982,24 @@ static int env_long(const char *name, long lo, long hi, const char *what, long *
     return 1;
 }
 
+/* A MEMTRACE_*_MS variable: a time (lib/common/units.h; a bare number is
+ * milliseconds) from lo ms to 1h, rounded to whole milliseconds;
+ * returns as env_long does. */
+static int env_ms(const char *name, long lo, const char *what, long *out)
+{
+    const char *s = secure_getenv(name);
+    if (!s || !*s)
+        return 0;
+    uint64_t us;
+    if (mt_units_duration(s, MT_US_PER_MS, &us) != MT_UNITS_OK || us > 3600 * MT_US_PER_S ||
+        (long)((us + 500) / 1000) < lo) {
+        message("%s=%s: expected %s", name, s, what);
+        return -1;
+    }
+    *out = (long)((us + 500) / 1000);
+    return 1;
+}
+
 /* MEMTRACE_ROTATE_SIZE, MEMTRACE_ROTATE_TIME, MEMTRACE_KEEP: 0, or -1
  * after saying what was expected. */
 static int rotation_env(void)
@@ -1009,12 +1008,12 @@ static int rotation_env(void)
     const char *tm = secure_getenv("MEMTRACE_ROTATE_TIME");
     long long size = 0, ms = 0;
     long keep = 0;
-    if (sz && *sz && (size = mt_ctl_size_bytes(sz)) < MT_ROTATE_MIN_SIZE) {
+    if (sz && *sz && (size = mt_ctl_size_at_least(sz, MT_ROTATE_MIN_SIZE)) < 0) {
         message("MEMTRACE_ROTATE_SIZE=%s: expected a size from 64k to 1e18 bytes, such as 100m "
                 "or 1g", sz);
         return -1;
     }
-    if (tm && *tm && (ms = mt_ctl_duration_ms(tm)) < MT_ROTATE_MIN_MS) {
+    if (tm && *tm && (ms = mt_ctl_time_ms_at_least(tm, MT_ROTATE_MIN_MS)) < 0) {
         message("MEMTRACE_ROTATE_TIME=%s: expected a time of at least 1s, such as 10m, 1h or "
                 "1d", tm);
         return -1;
@@ -1107,13 +1106,12 @@ API int memtrace_trace_if_requested(void)
     long depth = DEFAULT_DEPTH, flush_ms = DEFAULT_FLUSH_MS, follow = 1, rss_ms = DEFAULT_RSS_MS;
     if (env_long("MEMTRACE_DEPTH", 1, MAX_FRAMES,
                  "a number of frames per call stack in [1, 1024]", &depth) < 0 ||
-        env_long("MEMTRACE_FLUSH_MS", 1, 3600000,
-                 "a number of milliseconds between writes in [1, 3600000]", &flush_ms) < 0 ||
+        env_ms("MEMTRACE_FLUSH_MS", 1, "a time between writes from 1ms to 1h", &flush_ms) < 0 ||
         env_long("MEMTRACE_FOLLOW", 0, 1,
                  "1 (trace the processes it starts) or 0 (this one only)", &follow) < 0 ||
-        env_long("MEMTRACE_RSS_MS", 0, 3600000,
-                 "a number of milliseconds between resident-memory samples in [0, 3600000]",
-                 &rss_ms) < 0)
+        env_ms("MEMTRACE_RSS_MS", 0,
+               "a time between resident-memory samples from 1ms to 1h, or 0 (none)",
+               &rss_ms) < 0)
         return -1;
     if (rotation_env() < 0)
         return -1;
@@ -1163,12 +1161,12 @@ static void fork_prepare(void)
     mtr_enter();
     fork_locked = pthread_mutex_lock(&tr.wlock) == 0;
     mtr_queue_lock();
-    mtr_engine_fork_prepare();
+    mtr_sampler_fork_prepare();
 }
 
 static void fork_parent(void)
 {
-    mtr_engine_fork_parent();
+    mtr_sampler_fork_parent();
     mtr_queue_unlock();
     if (fork_locked)
         pthread_mutex_unlock(&tr.wlock);
@@ -1177,18 +1175,18 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
-    mtr_engine_fork_child();
+    mtr_sampler_fork_child();
     mtr_queue_reset();
     pthread_mutex_init(&tr.wlock, NULL);
     tr.thread_alive = 0;
     if (tr.state == ACTIVE || tr.state == CHILD_PENDING) {
-        /* The parent's writer, file and symbolizer stay the parent's. */
+        /* The parent's writer, file and module table stay the parent's. */
         mtr_rss_forget();
         if (tr.fd >= 0)
             close(tr.fd);
         tr.fd = -1;
         tr.w = NULL;
-        tr.sym = NULL;
+        tr.modules = NULL;
         if (tr.follow) {
             tr.start_us = wall_us();
             tr.pid = getpid();

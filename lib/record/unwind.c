@@ -145,7 +145,7 @@ static pthread_rwlock_t dwarf_lock = PTHREAD_RWLOCK_INITIALIZER;
 static int dwarf_locked_for_fork;
 
 /* Frames above the caller of malloc that a DWARF walk sees: this function,
- * mtr_unwind, the engine's and the entry points' frames. */
+ * mtr_unwind, the sampler's and the entry points' frames. */
 #define DWARF_SLACK 16
 
 static MT_HOOK size_t dwarf_walk(uintptr_t *out, size_t max, int *truncated)

@@ -67,8 +67,8 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "../trace/hash.h"
-#include "../trace/rawframe.h"
+#include "hash.h"
+#include "rawframe.h"
 #include "dwarf.h"
 
 #define DEBUG_ROOT "/usr/lib/debug"

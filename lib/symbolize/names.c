@@ -19,9 +19,9 @@
 #include <string.h>
 
 #include "memtrace/symbolize.h"
-#include "../trace/hash.h"
-#include "../trace/loctab.h"
-#include "../trace/rawframe.h"
+#include "hash.h"
+#include "loctab.h"
+#include "rawframe.h"
 #include "dwarf.h"
 
 #define MAX_CHAIN 255   /* locations per code the format allows */
@@ -47,7 +47,7 @@ struct mt_namer {
     size_t mask, count;
     struct nmod **problems;           /* in the order they were found */
     size_t nproblems, capproblems, next_problem;
-    mt_arena arena;
+    mt_pool pool;
     mt_strtab strings;
     mt_location tmp[MAX_CHAIN];
 };
@@ -58,7 +58,7 @@ mt_namer *mt_namer_new(const mt_namer_options *opts)
     if (!nm)
         return NULL;
     pthread_mutex_init(&nm->lock, NULL);
-    nm->strings.arena = &nm->arena;
+    nm->strings.pool = &nm->pool;
     if (opts) {
         nm->unchecked = opts->unchecked;
         nm->on_warning = opts->on_warning;
@@ -88,7 +88,7 @@ void mt_namer_free(mt_namer *nm)
     free(nm->problems);
     mts_dwarf_free(nm->dwarf);
     mt_strtab_free(&nm->strings);
-    mt_arena_free(&nm->arena);
+    mt_pool_free(&nm->pool);
     free(nm->url);
     pthread_mutex_destroy(&nm->lock);
     free(nm);

@@ -6,7 +6,7 @@
  * Events are copied as they are; only location events change. The writer
  * asks for a code's locations whenever the code enters its backtrace
  * cache, so results are kept per code, in the codec's code -> locations
- * table (lib/trace/loctab.h: keyed hash, each list stored at its length,
+ * table (lib/common/loctab.h: keyed hash, each list stored at its length,
  * each distinct name once). Codes whose description is not a raw frame
  * (already symbolized, OCaml traces) pass through unchanged: they are kept
  * as an empty list, which stands for the reader's own description.
@@ -23,8 +23,9 @@
 #include <unistd.h>
 
 #include "memtrace/symbolize.h"
-#include "../trace/loctab.h"
-#include "../trace/rawframe.h"
+#include "loctab.h"
+#include "rawframe.h"
+#include "fdsink.h"
 
 #define MAX_CHAIN 255   /* locations per code the format allows */
 
@@ -157,50 +158,6 @@ static int fail(char **error, const char *fmt, ...)
     return -1;
 }
 
-struct sink {
-    int fd;
-    size_t len;
-    unsigned char buf[1 << 16];
-};
-
-static int sink_flush(struct sink *s)
-{
-    size_t off = 0;
-    while (off < s->len) {
-        ssize_t n = write(s->fd, s->buf + off, s->len - off);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        off += (size_t)n;
-    }
-    s->len = 0;
-    return 0;
-}
-
-static int sink_write(void *ctx, const void *p, size_t len)
-{
-    struct sink *s = ctx;
-    if (s->len + len > sizeof s->buf && sink_flush(s) < 0)
-        return -1;
-    if (len > sizeof s->buf) {
-        const unsigned char *q = p;
-        while (len > 0) {
-            ssize_t n = write(s->fd, q, len);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0)
-                return -1;
-            q += n;
-            len -= (size_t)n;
-        }
-        return 0;
-    }
-    memcpy(s->buf + s->len, p, len);
-    s->len += len;
-    return 0;
-}
-
 /* Copies every event of r into w; 0 or -1 with *error set. */
 static int copy_events(mt_reader *r, mt_writer *w, const char *path, char **error)
 {
@@ -331,13 +288,13 @@ int mt_symbolize_file(const char *path, const mt_symbolize_options *opts,
         free_rewriter(&rw);
         return fail(error, "%s: cannot create a file beside it: %s", path, strerror(e));
     }
-    struct sink *sink = malloc(sizeof *sink);
+    mt_fdsink *sink = mt_fdsink_new(fd, 1 << 16);
     const mt_trace_info *info = mt_reader_info(rw.r);
     mt_writer_options wo = {.version = info->version >= 3 ? 3 : 2,
                             .domain = info->version >= 3 ? info->initial_domain : 0,
                             .resolve = resolve,
                             .resolve_ctx = &rw,
-                            .write = sink_write,
+                            .write = mt_fdsink_write,
                             .write_ctx = sink};
     char *werr = NULL;
     mt_writer *w = NULL;
@@ -346,8 +303,6 @@ int mt_symbolize_file(const char *path, const mt_symbolize_options *opts,
         fail(error, "%s: out of memory", path);
         goto out;
     }
-    sink->fd = fd;
-    sink->len = 0;
     w = mt_writer_open(fd, info, &wo, &werr);
     if (!w) {
         fail(error, "%s: %s", tmp, werr ? werr : "cannot write");
@@ -360,7 +315,7 @@ int mt_symbolize_file(const char *path, const mt_symbolize_options *opts,
         fail(error, "%s: %s", tmp, mt_writer_error(w));
         goto out;
     }
-    if (sink_flush(sink) < 0 || fsync(fd) < 0) {
+    if (mt_fdsink_flush(sink) < 0 || fsync(fd) < 0) {
         fail(error, "%s: %s", tmp, strerror(errno));
         goto out;
     }

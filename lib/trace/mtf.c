@@ -6,6 +6,7 @@
 
 #include "hash.h"
 #include "mtf.h"
+#include "vec.h"
 
 /* Copies of names live in buffers that remember their capacity (stored just
  * before the string) and go back to a pool when a name is evicted: a busy
@@ -47,15 +48,9 @@ static char *copy_of(mt_mtf *m, const char *s, size_t len)
 static void release(mt_mtf *m, const char *s)
 {
     char *c = (char *)s;
-    if (m->npool == m->pool_cap) {
-        size_t cap = m->pool_cap ? m->pool_cap * 2 : 64;
-        char **pool = realloc(m->pool, cap * sizeof *pool);
-        if (!pool) {
-            free(buf_cap(c));
-            return;
-        }
-        m->pool = pool;
-        m->pool_cap = cap;
+    if (MT_VEC_ROOM(m->pool, m->npool, m->pool_cap, 64) < 0) {
+        free(buf_cap(c));
+        return;
     }
     m->pool[m->npool++] = c;
 }

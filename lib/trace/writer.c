@@ -19,8 +19,10 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "fdsink.h"
 #include "format.h"
 #include "mtf.h"
+#include "vec.h"
 #include "memtrace/trace.h"
 
 /* Packet cutting rules of memtrace's writer. */
@@ -110,17 +112,8 @@ static int write_all(mt_writer *w, const void *data, size_t len)
             return wfail(w, "write failed: %s", strerror(errno));
         return 0;
     }
-    const uint8_t *p = data;
-    while (len > 0) {
-        ssize_t n = write(w->fd, p, len);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return wfail(w, "write failed: %s", strerror(errno));
-        }
-        p += n;
-        len -= (size_t)n;
-    }
+    if (mt_write_full(w->fd, data, len, NULL) < 0)
+        return wfail(w, "write failed: %s", strerror(errno));
     return 0;
 }
 
@@ -400,14 +393,8 @@ static inline uint8_t *begin_event(mt_writer *w, unsigned code, int64_t now)
 
 static int add_pending(mt_writer *w, mt_location_code code)
 {
-    if (w->npending == w->pending_cap) {
-        size_t cap = w->pending_cap ? w->pending_cap * 2 : 256;
-        mt_location_code *p = realloc(w->pending, cap * sizeof *p);
-        if (!p)
-            return wfail(w, "out of memory");
-        w->pending = p;
-        w->pending_cap = cap;
-    }
+    if (MT_VEC_ROOM(w->pending, w->npending, w->pending_cap, 256) < 0)
+        return wfail(w, "out of memory");
     w->pending[w->npending++] = code;
     if (w->npending > MAX_PENDING_LOCS)
         w->len_limit = 0; /* cut before the next event */

@@ -3,7 +3,7 @@
  * trie_path): a program that comes back to call paths it used before gets
  * the same stacks, with the same costs in the same order, as a model that
  * builds each stack code by code (a model cut deeper than every stack),
- * also past the memo's arena starting over, and folded too.
+ * also past the memo's buffer starting over, and folded too.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -124,7 +124,7 @@ int main(void)
     snprintf(p1, sizeof p1, "%s/paths1.ctf", dir ? dir : "/tmp");
     snprintf(p2, sizeof p2, "%s/paths2.ctf", dir ? dir : "/tmp");
     /* 300 paths, often revisited; 70 000 paths twice over: more codes than
-     * the memo's arena holds, so it starts over while being used */
+     * the memo's buffer holds, so it starts over while being used */
     if (write_trace(p1, 300, 20) < 0 || write_trace(p2, 70000, 2) < 0) {
         printf("FAIL: cannot write the test traces\n");
         return 1;

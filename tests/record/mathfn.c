@@ -1,7 +1,7 @@
 /*
  * mathfn.c - the recorder's own log, sqrt and cos (lib/record/mathfn.c,
  * which keep libm out of the profiled program) agree with libm's to within
- * a few units in the last place over the sampling engine's domains.
+ * a few units in the last place over the sampler's domains.
  */
 #include <dlfcn.h>
 #include <math.h>
@@ -39,7 +39,7 @@ int main(void)
         double s = ulps(sqrt(u * 1e6), m_sqrt(u * 1e6));
         worst_log = fmax(worst_log, fmax(l1, l2));
         worst_big = fmax(worst_big, ulps(log(1 + u * 1e6), m_log(1 + u * 1e6)));
-        /* the engine's -1 / log1p(-rate), rates from 1e-18 to 0.999 */
+        /* the sampler's -1 / log1p(-rate), rates from 1e-18 to 0.999 */
         double rate = pow(10, -18 * u) * 0.999;
         worst_log1p = fmax(worst_log1p, ulps(log1p(-rate), m_log1p(-rate)));
         worst_cos_abs = fmax(worst_cos_abs, ca);

@@ -3,7 +3,7 @@
  * one process (what 'memtrace ctl' does): 130 recordings, each allocating
  * a block that stays live; the blocks of all earlier recordings are freed
  * during the last one. Each trace must hold only its own blocks: no
- * collection of a block it never saw (the engine's generation number has
+ * collection of a block it never saw (the sampler's generation number has
  * only 7 bits, so one recording in 127 shares it with an earlier one).
  */
 #include <stdint.h>

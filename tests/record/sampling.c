@@ -1,6 +1,6 @@
 /*
  * sampling.c - the sampling process itself, counted in-process through the
- * engine's callbacks (linked with the recorder, which replaces malloc
+ * sampler's callbacks (linked with the recorder, which replaces malloc
  * here): every byte is sampled independently with probability `rate`, so
  * a block of b counted bytes holds Binomial(b, rate) sample points.
  *
@@ -11,7 +11,7 @@
  *  - the spread: a chi-square test of the per-block counts (unsampled
  *    blocks count 0) against the Binomial(b, rate) distribution;
  *  - at rate 1: every block sampled, with exactly b sample points.
- * Then the engine's accounting by numbers: malloc(0) is 1 byte, calloc
+ * Then the sampler's accounting by numbers: malloc(0) is 1 byte, calloc
  * n*m, pvalloc a whole number of pages, free_sized / free_aligned_sized /
  * operator delete end the tracking of their block.
  */

@@ -1,6 +1,6 @@
 /*
  * gen_rawframes.c - writes traces of raw frames ("module+0xoffset", as the
- * recorder writes them: lib/trace/rawframe.h) for the hostile tests of
+ * recorder writes them: lib/common/rawframe.h) for the hostile tests of
  * `memtrace symbolize` (tests/record/symbolize_hostile.sh). The modules are
  * named, not read: frames carry no fingerprint (0 = unknown), so any file
  * the test puts at those paths is used.

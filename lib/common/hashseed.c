@@ -1,5 +1,6 @@
 /*
- * hash.c - the per-process seed of the codec's hashes (see hash.h).
+ * hashseed.c - the per-process seed of every keyed hash (see hash.h): the
+ * codec's, the analysis's and the viewer's tables use this one seed.
  */
 #include <sys/random.h>
 #include <time.h>

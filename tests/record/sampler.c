@@ -1,5 +1,5 @@
 /*
- * engine.c - unit test of the sampling engine API (mt_memprof_*), linked
+ * sampler.c - unit test of the sampler API (mt_memprof_*), linked
  * with libmemtrace.a so the recorder replaces malloc in this binary:
  * start/stop rules, sample counts against the binomial expectation, one free
  * callback per tracked block, no sampling inside callbacks, stacks that

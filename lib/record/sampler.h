@@ -1,10 +1,10 @@
 /*
- * engine.h - the sampling engine's internal interface: the slow paths the
+ * sampler.h - the sampler's internal interface: the slow paths the
  * malloc-family entry points fall into when a thread's countdown runs out,
  * and the hooks fork handling needs.
  */
-#ifndef MT_RECORD_ENGINE_H
-#define MT_RECORD_ENGINE_H
+#ifndef MT_RECORD_SAMPLER_H
+#define MT_RECORD_SAMPLER_H
 
 #include <stddef.h>
 
@@ -22,7 +22,7 @@ MT_HIDDEN void mtr_free_slow(void *p);
  * sampled, with token and gen; 0: it was not; -1: unknown, the table is
  * held by this thread): frees p now or later, and reports it. interpose.c
  * takes p out of the table itself, so that frees of blocks that were never
- * sampled stay out of the instrumented engine in TSan builds (a thread
+ * sampled stay out of the instrumented sampler in TSan builds (a thread
  * TSan is still starting frees glibc's blocks). */
 MT_HIDDEN void mtr_free_taken(void *p, int r, uintptr_t token, uint32_t gen);
 /* realloc(p, size) of a sampled block p, already taken out of the table
@@ -43,11 +43,11 @@ MT_HIDDEN uint64_t mtr_range_decide(size_t size);
 MT_HIDDEN uint32_t mtr_range_track(void *base, size_t size, uint64_t n, size_t max, mt_alloc_kind kind,
                                    uint64_t *offsets, uintptr_t *tokens);
 MT_HIDDEN void mtr_range_untrack(uintptr_t token, uint32_t gen);
-MT_HIDDEN uint32_t mtr_engine_gen(void);
+MT_HIDDEN uint32_t mtr_sampler_gen(void);
 
 /* fork: called by the recorder's atfork handlers. */
-MT_HIDDEN void mtr_engine_fork_prepare(void);
-MT_HIDDEN void mtr_engine_fork_parent(void);
-MT_HIDDEN void mtr_engine_fork_child(void);
+MT_HIDDEN void mtr_sampler_fork_prepare(void);
+MT_HIDDEN void mtr_sampler_fork_parent(void);
+MT_HIDDEN void mtr_sampler_fork_child(void);
 
 #endif

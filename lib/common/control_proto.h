@@ -15,6 +15,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "units.h"
+
 #define MT_CTL_DEFAULT_SIGNAL SIGUSR2
 #define MT_CTL_DEFAULT_SIGNAL_NAME "USR2"
 
@@ -85,76 +87,31 @@ static inline int mt_ctl_signal_number(const char *s)
     return 0;
 }
 
-/* 1 if strtod read [s, end) as a plain decimal number ("64", "2.5",
- * "1e6"): strtod also takes leading blanks, signs, hexadecimal ("0x10000")
- * and "inf", which no one means in a size or a time. */
-static inline int mt_ctl_decimal(const char *s, const char *end)
-{
-    if (!((*s >= '0' && *s <= '9') || *s == '.'))
-        return 0;
-    for (const char *c = s; c < end; c++)
-        if (*c == 'x' || *c == 'X')
-            return 0;
-    return 1;
-}
-
-/* "10m", "90s", "1h", "500ms", "2.5s", bare seconds: milliseconds, or -1. */
-static inline long long mt_ctl_duration_ms(const char *s)
-{
-    if (!s || !*s)
-        return -1;
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || !mt_ctl_decimal(s, end) || !(v > 0))
-        return -1;
-    double mult = 1000;
-    if (!strcmp(end, "ms"))
-        mult = 1;
-    else if (!strcmp(end, "s") || !*end)
-        mult = 1000;
-    else if (!strcmp(end, "m") || !strcmp(end, "min"))
-        mult = 60000;
-    else if (!strcmp(end, "h"))
-        mult = 3600000;
-    else if (!strcmp(end, "d"))
-        mult = 86400000;
-    else
-        return -1;
-    double ms = v * mult;
-    if (ms < 1 || ms > 1e15)
-        return -1;
-    return (long long)ms;
-}
-
 /* Rotation of long recordings (MEMTRACE_ROTATE_SIZE, MEMTRACE_ROTATE_TIME):
- * the smallest bounds accepted. */
+ * the smallest bounds accepted, and the largest size. Sizes and times are
+ * read with lib/common/units.h. */
 #define MT_ROTATE_MIN_SIZE 65536
-#define MT_SIZE_MAX 1e18
+#define MT_SIZE_MAX 1000000000000000000ull
 #define MT_ROTATE_MIN_MS 1000
 
-/* "100m", "1g", "64k", "4096", with an optional "i" and "b" ("100MiB"):
- * bytes (at most MT_SIZE_MAX), or -1. */
-static inline long long mt_ctl_size_bytes(const char *s)
+/* A size of at least min bytes and at most MT_SIZE_MAX: bytes, or -1. */
+static inline long long mt_ctl_size_at_least(const char *s, unsigned long long min)
 {
-    if (!s || !*s)
-        return -1;
-    char *end;
-    double v = strtod(s, &end);
-    if (end == s || !mt_ctl_decimal(s, end) || !(v > 0))
-        return -1;
-    switch (*end) {
-    case 'k': case 'K': v *= 1024; end++; break;
-    case 'm': case 'M': v *= 1024.0 * 1024; end++; break;
-    case 'g': case 'G': v *= 1024.0 * 1024 * 1024; end++; break;
-    case 't': case 'T': v *= 1024.0 * 1024 * 1024 * 1024; end++; break;
-    }
-    if (*end == 'i' || *end == 'I')
-        end++;
-    if (*end == 'b' || *end == 'B')
-        end++;
-    if (*end || v > MT_SIZE_MAX)
+    uint64_t v;
+    if (!s || mt_units_size(s, &v) != MT_UNITS_OK || v < min || v > MT_SIZE_MAX)
         return -1;
     return (long long)v;
+}
+
+/* A time of at least min_ms milliseconds (a bare number: seconds) and at
+ * most 1e15 ms: milliseconds, or -1. */
+static inline long long mt_ctl_time_ms_at_least(const char *s, long long min_ms)
+{
+    uint64_t us;
+    if (!s || mt_units_duration(s, MT_US_PER_S, &us) != MT_UNITS_OK)
+        return -1;
+    long long ms = (long long)(us / 1000);
+    return ms < min_ms || ms > 1000000000000000ll ? -1 : ms;
 }
 
 #endif

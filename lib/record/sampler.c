@@ -1,5 +1,5 @@
 /*
- * engine.c - the sampling engine (the counterpart of OCaml's Gc.Memprof):
+ * sampler.c - the sampler (the counterpart of OCaml's Gc.Memprof):
  * per-byte sampling of the allocation stream, the sampled-block slow paths
  * and the public mt_memprof_* API.
  *
@@ -30,7 +30,8 @@
 #include <unistd.h>
 
 #include "draw.h"
-#include "engine.h"
+#include "hash.h"
+#include "sampler.h"
 #include "mmap.h"
 #include "real.h"
 #include "sampled.h"
@@ -69,21 +70,11 @@ static void control_unlock(void)
 /* ---------------------------------------------------------------------- */
 /* Random numbers                                                          */
 
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 30;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    x ^= x >> 27;
-    x *= 0x94d049bb133111ebULL;
-    x ^= x >> 31;
-    return x;
-}
-
 static void seed(struct mtr_thread *t)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    uint64_t s = mix64((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^
+    uint64_t s = mt_mix64_split((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^
                        (uint64_t)(uintptr_t)t ^ ((uint64_t)syscall(SYS_gettid) << 17) ^
                        __builtin_ia32_rdtsc());
     t->rng = s ? s : 0x9e3779b97f4a7c15ULL;
@@ -351,7 +342,7 @@ MT_HOOK void mtr_range_untrack(uintptr_t token, uint32_t gen)
     }
 }
 
-uint32_t mtr_engine_gen(void)
+uint32_t mtr_sampler_gen(void)
 {
     return __atomic_load_n(&eng.gen, __ATOMIC_ACQUIRE);
 }
@@ -419,7 +410,7 @@ int mt_memprof_running(void)
 /* ---------------------------------------------------------------------- */
 /* fork                                                                    */
 
-void mtr_engine_fork_prepare(void)
+void mtr_sampler_fork_prepare(void)
 {
     mtr_unwind_fork_prepare();
     control_lock();
@@ -427,7 +418,7 @@ void mtr_engine_fork_prepare(void)
     mtr_sampled_lock_all();
 }
 
-void mtr_engine_fork_parent(void)
+void mtr_sampler_fork_parent(void)
 {
     mtr_sampled_unlock_all();
     mtr_mmap_fork_parent();
@@ -435,7 +426,7 @@ void mtr_engine_fork_parent(void)
     mtr_unwind_fork_parent();
 }
 
-void mtr_engine_fork_child(void)
+void mtr_sampler_fork_child(void)
 {
     struct mtr_thread *t = &mtr_tls;
     mtr_sampled_reset_locks();

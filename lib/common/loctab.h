@@ -1,10 +1,12 @@
 /*
- * loctab.h - what a trace has taught about its backtrace codes: an arena,
+ * loctab.h - what a trace has taught about its backtrace codes: a pool,
  * a table of interned strings (each distinct file or function name is stored
  * once) and the table code -> location list.
  *
  * Everything handed out stays at the same address until the table is freed,
  * which is what lets mt_reader_lookup return pointers valid until close.
+ * The codec's reader and the symbolizer's rewrite (lib/symbolize) both keep
+ * one; compiled with the codec.
  */
 #ifndef MT_TRACE_LOCTAB_H
 #define MT_TRACE_LOCTAB_H
@@ -14,14 +16,14 @@
 
 #include "memtrace/trace.h"
 
-/* Bump allocator: memory is freed all at once. */
-typedef struct mt_arena {
-    struct mt_arena_chunk *chunks;
+/* A pool: a bump allocator, whose memory is freed all at once. */
+typedef struct mt_pool {
+    struct mt_pool_chunk *chunks;
     size_t used, cap; /* in the newest chunk */
-} mt_arena;
+} mt_pool;
 
-void *mt_arena_alloc(mt_arena *a, size_t size);
-void mt_arena_free(mt_arena *a);
+void *mt_pool_alloc(mt_pool *a, size_t size);
+void mt_pool_free(mt_pool *a);
 
 typedef struct mt_strtab_slot {
     uint64_t hash;
@@ -29,7 +31,7 @@ typedef struct mt_strtab_slot {
 } mt_strtab_slot;
 
 typedef struct mt_strtab {
-    mt_arena *arena;
+    mt_pool *pool;
     mt_strtab_slot *slots; /* open addressing */
     size_t mask, count;
 } mt_strtab;
@@ -47,7 +49,7 @@ typedef struct mt_loctab_entry {
 } mt_loctab_entry;
 
 typedef struct mt_loctab {
-    mt_arena arena;
+    mt_pool pool;
     mt_strtab strings;
     mt_loctab_entry *slots;  /* open addressing, linear probing */
     size_t mask, count;

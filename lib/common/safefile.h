@@ -2,8 +2,9 @@
  * safefile.h - the one way memtrace creates an output file and the one way
  * it opens a file that goes with a trace (TRACE.rss, TRACE.mtidx) for
  * reading, safe in directories other users may write to (/tmp, /var/tmp, a
- * 1777 --pprof-dir). Here, at the codec's level, so that the CLI, the
- * reports (lib/present), the engine (lib/analyze) and the viewer share it;
+ * 1777 --pprof-dir). In lib/common, compiled with the codec, so that the
+ * CLI, the reports (lib/present), the analysis (lib/analyze) and the viewer
+ * share it;
  * the recorder (lib/record) links it too but creates its traces itself
  * (O_EXCL, O_NOFOLLOW: tracer.c), as it runs inside the profiled program.
  */

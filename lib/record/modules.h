@@ -1,6 +1,8 @@
 /*
- * symbolize.h - turning return addresses of the running process into raw,
- * module-relative frames for the trace writer's location resolver: the
+ * modules.h - the table of the running process's loaded modules, which
+ * turns its return addresses into raw, module-relative frames for the
+ * trace writer's location resolver (it lists modules; it does not
+ * symbolize): the
  * module's path as file name, "module+0xoffset" as function name, no line,
  * and an 18-bit fingerprint of the module (build-id, else file size) in the
  * location's character columns. `memtrace symbolize` (lib/symbolize/) later
@@ -9,18 +11,18 @@
  * allocation path; uses nothing but the C library and the dynamic loader's
  * dl_iterate_phdr.
  */
-#ifndef MT_RECORD_SYMBOLIZE_H
-#define MT_RECORD_SYMBOLIZE_H
+#ifndef MT_RECORD_MODULES_H
+#define MT_RECORD_MODULES_H
 
 #include "memtrace/trace.h"
 #include "thread.h"
 
-typedef struct mtr_symbolizer mtr_symbolizer;
+typedef struct mtr_modules mtr_modules;
 
-MT_HIDDEN mtr_symbolizer *mtr_sym_new(void);
-/* An mt_location_resolver: ctx is the symbolizer, code a return address.
+MT_HIDDEN mtr_modules *mtr_modules_new(void);
+/* An mt_location_resolver: ctx is the module table, code a return address.
  * Gives one raw location, or -1 for an address outside every module. */
-MT_HIDDEN int mtr_sym_resolve(void *ctx, mt_location_code code,
+MT_HIDDEN int mtr_modules_resolve(void *ctx, mt_location_code code,
                              const mt_location **locs, size_t *n);
 
 #endif

@@ -1,6 +1,6 @@
 /*
- * loctab.c - arena, string interning and the code -> locations table used by
- * the reader (see loctab.h).
+ * loctab.c - a pool (bump allocator), string interning and the code ->
+ * locations table used by the reader and the symbolizer (see loctab.h).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -8,22 +8,22 @@
 #include "hash.h"
 #include "loctab.h"
 
-struct mt_arena_chunk {
-    struct mt_arena_chunk *next;
+struct mt_pool_chunk {
+    struct mt_pool_chunk *next;
     max_align_t data[];
 };
 
-#define ARENA_CHUNK (64 * 1024)
+#define POOL_CHUNK (64 * 1024)
 
-void *mt_arena_alloc(mt_arena *a, size_t size)
+void *mt_pool_alloc(mt_pool *a, size_t size)
 {
     size = (size + 15) & ~(size_t)15;
     if (!a->chunks || a->cap - a->used < size) {
-        size_t cap = size > ARENA_CHUNK ? size : ARENA_CHUNK;
-        struct mt_arena_chunk *c = malloc(sizeof *c + cap);
+        size_t cap = size > POOL_CHUNK ? size : POOL_CHUNK;
+        struct mt_pool_chunk *c = malloc(sizeof *c + cap);
         if (!c)
             return NULL;
-        if (a->chunks && size > ARENA_CHUNK) {
+        if (a->chunks && size > POOL_CHUNK) {
             /* A big one-off block: keep the current chunk open for small ones. */
             c->next = a->chunks->next;
             a->chunks->next = c;
@@ -39,11 +39,11 @@ void *mt_arena_alloc(mt_arena *a, size_t size)
     return p;
 }
 
-void mt_arena_free(mt_arena *a)
+void mt_pool_free(mt_pool *a)
 {
-    struct mt_arena_chunk *c = a->chunks;
+    struct mt_pool_chunk *c = a->chunks;
     while (c) {
-        struct mt_arena_chunk *next = c->next;
+        struct mt_pool_chunk *next = c->next;
         free(c);
         c = next;
     }
@@ -82,7 +82,7 @@ const char *mt_strtab_intern(mt_strtab *t, const char *s, size_t len)
         if (t->slots[j].hash == h && memcmp(c, s, len) == 0 && c[len] == '\0')
             return c;
     }
-    char *copy = mt_arena_alloc(t->arena, len + 1);
+    char *copy = mt_pool_alloc(t->pool, len + 1);
     if (!copy)
         return NULL;
     memcpy(copy, s, len);
@@ -103,14 +103,14 @@ void mt_strtab_free(mt_strtab *t)
 void mt_loctab_init(mt_loctab *t)
 {
     memset(t, 0, sizeof *t);
-    t->strings.arena = &t->arena;
+    t->strings.pool = &t->pool;
 }
 
 void mt_loctab_free(mt_loctab *t)
 {
     free(t->slots);
     mt_strtab_free(&t->strings);
-    mt_arena_free(&t->arena);
+    mt_pool_free(&t->pool);
     memset(t, 0, sizeof *t);
 }
 
@@ -195,7 +195,7 @@ int mt_loctab_add(mt_loctab *t, mt_location_code code, const mt_location *locs, 
         return -1;
     const mt_location *stored = no_locations;
     if (n > 0) {
-        mt_location *copy = mt_arena_alloc(&t->arena, n * sizeof *copy);
+        mt_location *copy = mt_pool_alloc(&t->pool, n * sizeof *copy);
         if (!copy)
             return -1;
         memcpy(copy, locs, n * sizeof *copy);

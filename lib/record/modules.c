@@ -1,5 +1,5 @@
 /*
- * symbolize.c - return address -> raw frame "module+0xoffset" (rawframe.h),
+ * modules.c - the loaded modules: return address -> raw frame "module+0xoffset" (rawframe.h),
  * in the writer thread.
  *
  * The profiled process only learns which loaded module holds an address:
@@ -26,8 +26,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../trace/rawframe.h"
-#include "symbolize.h"
+#include "rawframe.h"
+#include "modules.h"
 
 struct module {
     char *path;          /* absolute */
@@ -47,7 +47,7 @@ struct entry {
     int known;
 };
 
-struct mtr_symbolizer {
+struct mtr_modules {
     struct module *mods;
     size_t nmods, capmods;
     struct segment *segs;
@@ -102,7 +102,7 @@ static size_t build_id(const struct dl_phdr_info *info, const unsigned char **ou
     return 0;
 }
 
-static char *intern(mtr_symbolizer *s, const char *path)
+static char *intern(mtr_modules *s, const char *path)
 {
     for (size_t i = 0; i < s->npaths; i++)
         if (strcmp(s->paths[i], path) == 0)
@@ -124,7 +124,7 @@ static char *intern(mtr_symbolizer *s, const char *path)
 static int add_module(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
-    mtr_symbolizer *s = data;
+    mtr_modules *s = data;
     char path[PATH_MAX];
     const char *name = info->dlpi_name;
     if (!name || !*name) {
@@ -187,10 +187,10 @@ static int by_lo(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-/* Rebuilds the tables. Paths are interned for the symbolizer's lifetime:
+/* Rebuilds the tables. Paths are interned for the module table's lifetime:
  * cached locations point at them, and a library loaded again and again
  * costs one string. */
-static void scan(mtr_symbolizer *s)
+static void scan(mtr_modules *s)
 {
     s->loads = loads_now();
     s->nmods = 0;
@@ -199,7 +199,7 @@ static void scan(mtr_symbolizer *s)
     qsort(s->segs, s->nsegs, sizeof *s->segs, by_lo);
 }
 
-static const struct module *find(mtr_symbolizer *s, uintptr_t pc)
+static const struct module *find(mtr_modules *s, uintptr_t pc)
 {
     size_t lo = 0, hi = s->nsegs;
     while (lo < hi) {
@@ -214,9 +214,9 @@ static const struct module *find(mtr_symbolizer *s, uintptr_t pc)
     return &s->mods[s->segs[lo - 1].module];
 }
 
-mtr_symbolizer *mtr_sym_new(void)
+mtr_modules *mtr_modules_new(void)
 {
-    mtr_symbolizer *s = calloc(1, sizeof *s);
+    mtr_modules *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
     scan(s);
@@ -225,7 +225,7 @@ mtr_symbolizer *mtr_sym_new(void)
 
 /* ------------------------------------------------------------ cache */
 
-static struct entry *slot(mtr_symbolizer *s, mt_location_code code)
+static struct entry *slot(mtr_modules *s, mt_location_code code)
 {
     size_t i = (size_t)((code * 0x9e3779b97f4a7c15ULL) >> 20) & (s->cap - 1);
     while (s->table[i].code && s->table[i].code != code)
@@ -233,7 +233,7 @@ static struct entry *slot(mtr_symbolizer *s, mt_location_code code)
     return &s->table[i];
 }
 
-static int grow(mtr_symbolizer *s)
+static int grow(mtr_modules *s)
 {
     size_t ocap = s->cap;
     struct entry *old = s->table;
@@ -250,7 +250,7 @@ static int grow(mtr_symbolizer *s)
     return 0;
 }
 
-static int describe(mtr_symbolizer *s, uintptr_t pc, mt_location *loc)
+static int describe(mtr_modules *s, uintptr_t pc, mt_location *loc)
 {
     /* The call instruction lies before the return address: look up pc - 1
      * (a call at the very end of a segment returns just past it). */
@@ -273,9 +273,9 @@ static int describe(mtr_symbolizer *s, uintptr_t pc, mt_location *loc)
     return 0;
 }
 
-int mtr_sym_resolve(void *ctx, mt_location_code code, const mt_location **locs, size_t *n)
+int mtr_modules_resolve(void *ctx, mt_location_code code, const mt_location **locs, size_t *n)
 {
-    mtr_symbolizer *s = ctx;
+    mtr_modules *s = ctx;
     if (!s || code == 0)
         return -1;
     if ((s->used + 1) * 2 > s->cap && grow(s) != 0)
