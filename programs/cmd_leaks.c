@@ -13,6 +13,7 @@
 #include "memtrace/leaks.h"
 #include "memtrace/present.h"
 #include "report.h"
+#include "units.h"
 
 #define OPT_FROM 0x300
 #define OPT_ALPHA 0x301
@@ -43,7 +44,8 @@ static void help(void)
            "      --by-process   several FILEs (app.ctf app.ctf.*, runs) are aggregated;\n"
            "                     this adds an outermost frame per process\n"
            "      --plan RATE    no trace: the sampling interval needed to find a leak\n"
-           "                     of RATE (e.g. 1MiB/h, 200KiB/min, 50B/s)\n"
+           "                     of RATE: a size per time unit (1MiB/h, 200k/min,\n"
+           "                     50/s; sizes and times as docs/units.md)\n"
            "      --within TIME  ... in a run of TIME (default 1h; the later half is\n"
            "                     tested)\n"
            "      --sites N      ... among N sites (default 100)\n"
@@ -53,34 +55,27 @@ static void help(void)
            "Example: memtrace leaks service.ctf\n");
 }
 
-/* "1MiB/h": bytes per second; -1 when malformed. */
+/* "1MiB/h", "200k/min", "50/s": a size (docs/units.md) per a duration
+ * unit; bytes per second, or -1 when malformed. */
 static double parse_rate(const char *text)
 {
-    char *end;
-    double v = strtod(text, &end);
-    if (end == text || !(v > 0) || !isfinite(v))
+    const char *slash = strchr(text, '/');
+    uint64_t bytes, per_us;
+    if (!slash || mt_units_parse_n(text, (size_t)(slash - text), mt_size_units, 1, &bytes, NULL) ||
+        bytes == 0)
         return -1;
-    const char *slash = strchr(end, '/');
-    if (!slash)
+    /* the unit alone, as one of it: "h" is "1h" */
+    char one[16];
+    if (strlen(slash + 1) + 2 > sizeof one)
         return -1;
-    size_t ul = (size_t)(slash - end);
-    static const struct { const char *s; double f; } units[] = {
-        {"", 1}, {"B", 1}, {"k", 1e3}, {"K", 1024}, {"KB", 1e3}, {"KiB", 1024},
-        {"m", 1e6}, {"M", 1048576}, {"MB", 1e6}, {"MiB", 1048576},
-        {"g", 1e9}, {"G", 1073741824.0}, {"GB", 1e9}, {"GiB", 1073741824.0}};
-    double f = -1;
-    for (size_t i = 0; i < sizeof units / sizeof *units; i++)
-        if (strlen(units[i].s) == ul && !strncmp(end, units[i].s, ul))
-            f = units[i].f;
-    if (f < 0)
+    snprintf(one, sizeof one, "1%s", slash + 1);
+    if (!slash[1] || mt_units_duration(one, 0, &per_us) || per_us == 0)
         return -1;
-    const char *per = slash + 1;
-    double secs = !strcmp(per, "s") ? 1 : !strcmp(per, "min") ? 60 : !strcmp(per, "h") ? 3600
-                : !strcmp(per, "d") ? 86400 : -1;
-    return secs < 0 ? -1 : v * f / secs;
+    return (double)bytes * 1e6 / (double)per_us;
 }
 
-static int plan(const char *rate_text, mt_timedelta within, size_t sites, double alpha)
+static int plan(const char *rate_text, mt_timedelta within, const char *within_text, size_t sites,
+                double alpha)
 {
     double rate = parse_rate(rate_text);
     if (rate <= 0) {
@@ -90,11 +85,10 @@ static int plan(const char *rate_text, mt_timedelta within, size_t sites, double
     }
     double window = (double)within / 2e6;
     double iv = mt_leak_plan_interval(rate, window, sites, alpha, 0.8);
-    char b1[64], b2[64], b3[64];
+    char b1[64], b3[64];
     mt_format_bytes(b1, sizeof b1, rate);
-    mt_format_time(b2, sizeof b2, within);
     printf("To find a leak of %s/s (%s) in a run of %s (its later half is tested)\n"
-           "among %zu sites, 80%% of the time at alpha %g:\n", b1, rate_text, b2, sites, alpha);
+           "among %zu sites, 80%% of the time at alpha %g:\n", b1, rate_text, within_text, sites, alpha);
     if (iv < 1) {
         printf("  no sampling interval will do: run longer, or trace every allocation.\n");
         return 0;
@@ -121,6 +115,7 @@ int cmd_leaks(int argc, char **argv)
     mt_leak_options lo = {0.05, MT_TIME_NEVER};
     const char *plan_rate = NULL;
     mt_timedelta within = 3600 * (mt_timedelta)1000000;
+    const char *within_text = "1h";
     size_t sites = 100;
     int by_process = 0, c;
     char *end;
@@ -163,6 +158,7 @@ int cmd_leaks(int argc, char **argv)
         case OPT_WITHIN:
             if (report_time("leaks", "--within", optarg, &within))
                 return 2;
+            within_text = optarg;
             if (within <= 0 || within >= MT_TIME_PEAK) {
                 fprintf(stderr, "memtrace leaks: --within %s: expected a duration such as 1h\n", optarg);
                 return 2;
@@ -181,7 +177,7 @@ int cmd_leaks(int argc, char **argv)
             fprintf(stderr, "memtrace leaks: --plan takes no trace file\n");
             return report_usage("leaks");
         }
-        return plan(plan_rate, within, sites, lo.alpha);
+        return plan(plan_rate, within, within_text, sites, lo.alpha);
     }
     if (optind >= argc) {
         fprintf(stderr, "memtrace leaks: expected a trace file (several: aggregated)\n");
