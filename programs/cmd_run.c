@@ -92,7 +92,7 @@ static void usage(FILE *f)
 }
 
 /* "512k" -> 524288; 0 on error. */
-static double parse_size(const char *s)
+double run_parse_interval(const char *s)
 {
     char *end;
     double v = strtod(s, &end);
@@ -110,7 +110,7 @@ static double parse_size(const char *s)
     return *end ? 0 : v;
 }
 
-static int find_library(char *out, size_t len)
+int run_find_library(char *out, size_t len)
 {
     const char *env = getenv("MEMTRACE_LIB");
     if (env && *env) {
@@ -385,7 +385,7 @@ int cmd_run(int argc, char **argv)
             output = optarg;
             break;
         case 'i': {
-            double v = parse_size(optarg);
+            double v = run_parse_interval(optarg);
             if (!(v >= 1)) {
                 fprintf(stderr, "memtrace run: bad interval '%s' (bytes, >= 1)\n", optarg);
                 return 2;
@@ -513,7 +513,7 @@ int cmd_run(int argc, char **argv)
     char **cmd = argv + optind;
 
     char lib[PATH_MAX];
-    if (find_library(lib, sizeof lib) != 0) {
+    if (run_find_library(lib, sizeof lib) != 0) {
         fprintf(stderr, "memtrace run: cannot find libmemtrace.so (looked next to the memtrace "
                         "binary and in ../lib; set MEMTRACE_LIB)\n");
         return 1;

@@ -15,6 +15,7 @@ struct command {
 static const struct command commands[] = {
     {"run", cmd_run, "run a program with the profiler and write a trace"},
     {"ctl", cmd_ctl, "switch the recorder of a running process on and off"},
+    {"attach", cmd_attach, "record a running process (not started under memtrace) for a while"},
     {"view", cmd_view, "browse a trace in the web viewer"},
     {"top", cmd_top, "allocation sites that account for the most memory"},
     {"stats", cmd_stats, "totals, peak, rates, size and lifetime histograms"},

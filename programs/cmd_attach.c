@@ -1,0 +1,466 @@
+/*
+ * cmd_attach.c - 'memtrace attach [-o FILE] [--interval BYTES | --rate R]
+ * [--duration T] PID': records a running process that was not started
+ * under the recorder, for a while, then leaves it as it was.
+ *
+ * The steps (docs/attach.md): refuse what cannot be done safely (a traced
+ * process, a static one, one running the recorder already, one that does
+ * not see our files); borrow one of its threads that waits in a system
+ * call (attach_call.c) to dlopen libmemtrace.so and call
+ * memtrace_attach_start (lib/record/attach.c: start the recording, redirect
+ * the malloc family); let go of the thread; wait for Ctrl-C, SIGTERM,
+ * --duration or the process's end; borrow a thread again to call
+ * memtrace_attach_stop (entries restored, trace completed, the library
+ * left dormant); symbolize the trace here.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../lib/record/control_proto.h"
+#include "attach_call.h"
+#include "attach_target.h"
+#include "commands.h"
+
+#define CALL_TIMEOUT_MS 10000
+#define EXIT_DENIED 2
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: memtrace attach [-o FILE] [--interval BYTES | --rate R] [--duration T] PID\n"
+        "\n"
+        "Record the heap of a running process that was not started under memtrace,\n"
+        "then leave it running as it was. The recorder is loaded into the process\n"
+        "(ptrace, no debugger needed), the process's calls to the malloc family and\n"
+        "to mmap/munmap/mremap are redirected to it, and the recording goes on\n"
+        "until Ctrl-C, SIGTERM, --duration or the process's end. Then the original\n"
+        "entries are restored and the recorder stays in the process, dormant;\n"
+        "attaching again reuses it. Memory allocated before the attach is not in\n"
+        "the trace (reports say the recording started mid-run).\n"
+        "\n"
+        "  -o, --output FILE     trace file (default: NAME.PID.ctf in the current\n"
+        "                        directory); the process writes it, so its user\n"
+        "                        must be able to create it\n"
+        "  -i, --interval BYTES  mean bytes between samples, suffixes k, m, g\n"
+        "                        (default 512k)\n"
+        "  -r, --rate R          sampling probability per byte (= 1 / interval)\n"
+        "      --duration T      detach after T (90s, 10m, 1h, 500ms)\n"
+        "  -h, --help            this help\n"
+        "\n"
+        "Needs the right to ptrace the process: the same user (and Yama's\n"
+        "ptrace_scope 0) or CAP_SYS_PTRACE (root, or a container started with\n"
+        "--cap-add SYS_PTRACE). x86-64, glibc processes only.\n"
+        "\n"
+        "Exit status: 0 recorded and detached, 1 could not attach or record\n"
+        "(nothing changed in the process), 2 usage or ptrace not permitted.\n"
+        "\n"
+        "Example: memtrace attach --duration 60s -o svc.ctf $(pidof svc)\n"
+        "         memtrace top svc.ctf\n");
+}
+
+static volatile sig_atomic_t stop_requested;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_requested = 1;
+}
+
+static long mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+/* One line on why ptrace was refused, and what to do. */
+static void explain_denied(const attach_target *t)
+{
+    int scope = -1;
+    FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+    if (f) {
+        if (fscanf(f, "%d", &scope) != 1)
+            scope = -1;
+        fclose(f);
+    }
+    if (t->uid != getuid() && geteuid() != 0)
+        fprintf(stderr, "memtrace attach: %d belongs to uid %u: run as that user or as root "
+                        "(ptrace needs the same user or CAP_SYS_PTRACE)\n",
+                (int)t->pid, (unsigned)t->uid);
+    else if (scope >= 1 && geteuid() != 0)
+        fprintf(stderr, "memtrace attach: ptrace of %d refused by Yama (ptrace_scope=%d): run as "
+                        "root, or 'sysctl kernel.yama.ptrace_scope=0'\n", (int)t->pid, scope);
+    else
+        fprintf(stderr, "memtrace attach: ptrace of %d not permitted (no CAP_SYS_PTRACE here%s): "
+                        "in a container, start it with --cap-add SYS_PTRACE\n",
+                (int)t->pid, scope >= 2 ? ", or Yama ptrace_scope>=2" : "");
+}
+
+/* Borrows a thread of t; on failure says why and returns NULL with *code
+ * the exit status. */
+static attach_thread *borrow(const attach_target *t, int *code)
+{
+    char why[256];
+    int err = 0;
+    attach_thread *th = attach_borrow(t->pid, &err, why, sizeof why);
+    if (th)
+        return th;
+    if (err == EPERM) {
+        explain_denied(t);
+        *code = EXIT_DENIED;
+    } else {
+        fprintf(stderr, "memtrace attach: %d: %s\n", (int)t->pid, why);
+        *code = 1;
+    }
+    return NULL;
+}
+
+/* Calls fn(args) on the borrowed thread; says what failed. */
+static int call(attach_thread *th, uint64_t fn, const uint64_t *args, int n, uint64_t *ret,
+                const char *what)
+{
+    char why[256];
+    if (attach_call(th, fn, args, n, ret, CALL_TIMEOUT_MS, why, sizeof why) != 0) {
+        fprintf(stderr, "memtrace attach: %s: %s\n", what, why);
+        return -1;
+    }
+    return 0;
+}
+
+/* A string copied into the borrowed thread's stack (0 if it could not be). */
+static uint64_t str(attach_thread *th, const char *s)
+{
+    uint64_t a = attach_push(th, s, strlen(s) + 1);
+    if (!a)
+        fprintf(stderr, "memtrace attach: cannot write into the process's memory\n");
+    return a;
+}
+
+static const char *start_error(uint64_t rc)
+{
+    switch (rc) {
+    case 1: return "the process is recording already (attached by another memtrace attach?)";
+    case 2: return "the recorder is linked into or preloaded in the process: use "
+                   "'memtrace ctl PID start'";
+    case 3: return "bad request (rate or file)";
+    case 4: return "the recording could not start (the process's stderr says why: can its "
+                   "user create the trace file?)";
+    default: return "the recorder in the process cannot find its own entries";
+    }
+}
+
+/* Loads the recorder and starts recording. 0, or the exit status. *stop_fn
+ * gets the address of memtrace_attach_stop in the process. */
+static int do_attach(const attach_target *t, const char *lib, const char *spec,
+                     uint64_t *stop_fn)
+{
+    uint64_t f_dlopen = attach_target_libc_symbol(t, "dlopen");
+    uint64_t f_dlsym = attach_target_libc_symbol(t, "dlsym");
+    uint64_t f_dlerror = attach_target_libc_symbol(t, "dlerror");
+    if (!f_dlopen || !f_dlsym) {
+        f_dlopen = attach_target_libc_symbol(t, "__libc_dlopen_mode");
+        f_dlsym = attach_target_libc_symbol(t, "__libc_dlsym");
+    }
+    if (!f_dlopen || !f_dlsym) {
+        fprintf(stderr, "memtrace attach: %s in %d has no dlopen: cannot load the recorder\n",
+                t->libc, (int)t->pid);
+        return 1;
+    }
+    int code = 1;
+    attach_thread *th = borrow(t, &code);
+    if (!th)
+        return code;
+    code = 1;
+    uint64_t handle = 0, start = 0, rc = 0, a[2];
+    if (!(a[0] = str(th, lib)))
+        goto out;
+    a[1] = RTLD_NOW | RTLD_LOCAL;
+    if (call(th, f_dlopen, a, 2, &handle, "dlopen") != 0)
+        goto out;
+    if (!handle) {
+        char msg[512] = "";
+        uint64_t m = 0;
+        if (f_dlerror && call(th, f_dlerror, NULL, 0, &m, "dlerror") == 0 && m)
+            attach_read_string(th, m, msg, sizeof msg);
+        fprintf(stderr, "memtrace attach: the process could not load %s: %s\n", lib,
+                msg[0] ? msg : "dlopen failed");
+        goto out;
+    }
+    a[0] = handle;
+    if (!(a[1] = str(th, "memtrace_attach_start")) ||
+        call(th, f_dlsym, a, 2, &start, "dlsym") != 0)
+        goto out;
+    if (!(a[1] = str(th, "memtrace_attach_stop")) ||
+        call(th, f_dlsym, a, 2, stop_fn, "dlsym") != 0)
+        goto out;
+    if (!start || !*stop_fn) {
+        fprintf(stderr, "memtrace attach: %s has no attach entry (an older libmemtrace.so?)\n",
+                lib);
+        goto out;
+    }
+    if (!(a[0] = str(th, spec)) || call(th, start, a, 1, &rc, "start") != 0)
+        goto out;
+    if ((int)rc == 0)
+        code = 0;
+    else
+        fprintf(stderr, "memtrace attach: %s\n", start_error((uint64_t)(int)rc));
+out:
+    attach_release(th);
+    return code;
+}
+
+static int do_detach(const attach_target *t, uint64_t stop_fn)
+{
+    int code = 1;
+    attach_thread *th = borrow(t, &code);
+    if (!th)
+        return code;
+    uint64_t rc = 0;
+    code = 1;
+    if (call(th, stop_fn, NULL, 0, &rc, "stop") == 0) {
+        if ((int)rc == 0)
+            code = 0;
+        else if ((int)rc == 1)
+            fprintf(stderr, "memtrace attach: the recording had ended already\n");
+        else
+            fprintf(stderr, "memtrace attach: the trace could not be completed (the process's "
+                            "stderr says why)\n");
+    }
+    attach_release(th);
+    return code;
+}
+
+static int alive(pid_t pid)
+{
+    char p[64], st = 0;
+    snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(p, "re");
+    if (!f)
+        return 0;
+    if (fscanf(f, "%*d (%*[^)]) %c", &st) != 1)
+        st = 0;
+    fclose(f);
+    return st && st != 'Z' && st != 'X';
+}
+
+int cmd_attach(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "output", required_argument, NULL, 'o' },
+        { "interval", required_argument, NULL, 'i' },
+        { "rate", required_argument, NULL, 'r' },
+        { "duration", required_argument, NULL, 'D' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    const char *output = NULL;
+    double rate = 1.0 / 524288;
+    int have_interval = 0, have_rate = 0, c;
+    long long duration_ms = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+o:i:r:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o':
+            output = optarg;
+            break;
+        case 'i': {
+            double v = run_parse_interval(optarg);
+            if (!(v >= 1)) {
+                fprintf(stderr, "memtrace attach: bad interval '%s' (bytes, >= 1)\n", optarg);
+                return 2;
+            }
+            rate = 1.0 / v;
+            have_interval = 1;
+            break;
+        }
+        case 'r': {
+            char *end;
+            rate = strtod(optarg, &end);
+            if (*end || !(rate > 0 && rate <= 1)) {
+                fprintf(stderr, "memtrace attach: bad rate '%s' (probability per byte, (0, 1])\n",
+                        optarg);
+                return 2;
+            }
+            have_rate = 1;
+            break;
+        }
+        case 'D':
+            duration_ms = mt_ctl_duration_ms(optarg);
+            if (duration_ms <= 0) {
+                fprintf(stderr, "memtrace attach: --duration %s: expected a time such as 90s, "
+                                "10m, 1h or 500ms\n", optarg);
+                return 2;
+            }
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (have_interval && have_rate) {
+        fprintf(stderr, "memtrace attach: give --interval or --rate, not both\n");
+        return 2;
+    }
+    if (optind != argc - 1) {
+        usage(stderr);
+        return 2;
+    }
+    char *end;
+    long lpid = strtol(argv[optind], &end, 10);
+    if (*end || lpid <= 0 || lpid > 0x3fffffff) {
+        fprintf(stderr, "memtrace attach: '%s' is not a process id\n", argv[optind]);
+        return 2;
+    }
+    pid_t pid = (pid_t)lpid;
+    if (pid == getpid()) {
+        fprintf(stderr, "memtrace attach: cannot attach to itself\n");
+        return 2;
+    }
+
+    attach_target t;
+    char why[512];
+    if (attach_target_read(pid, &t, why, sizeof why) != 0) {
+        fprintf(stderr, "memtrace attach: %d: %s\n", (int)pid, why);
+        return 1;
+    }
+    if (t.tracer) {
+        fprintf(stderr, "memtrace attach: %d is traced by process %d already (a debugger?): "
+                        "detach it first\n", (int)pid, (int)t.tracer);
+        return 1;
+    }
+    if (t.state == 'T' || t.state == 't') {
+        fprintf(stderr, "memtrace attach: %d is stopped: continue it first (kill -CONT %d)\n",
+                (int)pid, (int)pid);
+        return 1;
+    }
+    if (t.recorder[0] && t.preloaded) {
+        fprintf(stderr, "memtrace attach: %d runs the recorder already (started under memtrace "
+                        "run or LD_PRELOAD): use 'memtrace ctl %d start'\n", (int)pid, (int)pid);
+        return 1;
+    }
+    if (!t.libc[0]) {
+        fprintf(stderr, "memtrace attach: %d has no glibc libc.so.6 mapped (statically linked, "
+                        "or another C library): the recorder cannot be loaded into it; start "
+                        "it under 'memtrace run' instead\n", (int)pid);
+        return 1;
+    }
+
+    char lib[PATH_MAX], libreal[PATH_MAX];
+    if (run_find_library(lib, sizeof lib) != 0 || !realpath(lib, libreal)) {
+        fprintf(stderr, "memtrace attach: cannot find libmemtrace.so (looked next to the "
+                        "memtrace binary and in ../lib; set MEMTRACE_LIB)\n");
+        return 1;
+    }
+    const char *load = libreal;
+    if (t.recorder[0] && strcmp(t.recorder, libreal) != 0 && !attach_target_same_file(&t, t.recorder))
+        load = t.recorder;   /* attached before with another copy: reuse it */
+
+    /* The trace file: absolute, named as the process will see it. */
+    char out[PATH_MAX], dir[PATH_MAX];
+    if (!output) {
+        snprintf(out, sizeof out, "%s.%d.ctf", t.comm[0] ? t.comm : "process", (int)pid);
+        for (char *p = out; *p; p++)
+            if (*p == '/' || *p == ' ')
+                *p = '_';
+        output = out;
+    }
+    char abs_out[PATH_MAX];
+    if (output[0] == '/') {
+        snprintf(abs_out, sizeof abs_out, "%s", output);
+    } else {
+        if (!getcwd(dir, sizeof dir) ||
+            snprintf(abs_out, sizeof abs_out, "%s/%s", dir, output) >= (int)sizeof abs_out) {
+            fprintf(stderr, "memtrace attach: %s: name too long\n", output);
+            return 1;
+        }
+    }
+    snprintf(dir, sizeof dir, "%s", abs_out);
+    *strrchr(dir, '/') = '\0';
+    if (!dir[0])
+        snprintf(dir, sizeof dir, "/");
+    struct stat st;
+    if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "memtrace attach: %s: no such directory\n", dir);
+        return 1;
+    }
+    if (lstat(abs_out, &st) == 0) {
+        fprintf(stderr, "memtrace attach: %s exists already: give another -o FILE\n", abs_out);
+        return 1;
+    }
+    if (!t.same_mnt && (!attach_target_same_file(&t, load) || !attach_target_same_file(&t, dir))) {
+        fprintf(stderr, "memtrace attach: %d runs in another mount namespace (a container) that "
+                        "does not see %s or %s here: not supported yet; run memtrace inside "
+                        "the container\n", (int)pid, load, dir);
+        return 1;
+    }
+
+    char spec[PATH_MAX + 64];
+    snprintf(spec, sizeof spec, "%.17g %s", rate, abs_out);
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+
+    long t0 = mono_ms();
+    uint64_t stop_fn = 0;
+    int code = do_attach(&t, load, spec, &stop_fn);
+    if (code != 0)
+        return code;
+    long t_attach = mono_ms() - t0;
+    fprintf(stderr, "memtrace attach: recording %d (%s) into %s (attached in %ld ms); %s\n",
+            (int)pid, t.comm, abs_out, t_attach,
+            duration_ms ? "detaching after --duration or Ctrl-C" : "Ctrl-C to detach");
+
+    long began = mono_ms();
+    int exited = 0;
+    while (!stop_requested) {
+        if (duration_ms && mono_ms() - began >= duration_ms)
+            break;
+        if (!alive(pid)) {
+            exited = 1;
+            break;
+        }
+        struct timespec ts = { 0, 50 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+    long recorded = mono_ms() - began;
+    long t_detach = 0;
+    if (!exited) {
+        long d0 = mono_ms();
+        code = do_detach(&t, stop_fn);
+        t_detach = mono_ms() - d0;
+        if (code != 0 && !alive(pid)) {
+            exited = 1;
+            code = 0;
+        }
+    }
+    if (code != 0)
+        return code;
+    char *paths[1] = { abs_out };
+    if (access(abs_out, R_OK) == 0)
+        symbolize_run_traces(paths, 1);
+    if (exited)
+        fprintf(stderr, "memtrace attach: %d exited after %.1f s of recording; trace %s\n",
+                (int)pid, recorded / 1000.0, abs_out);
+    else
+        fprintf(stderr, "memtrace attach: detached from %d after %.1f s (detach %ld ms); "
+                        "trace %s\n", (int)pid, recorded / 1000.0, t_detach, abs_out);
+    return 0;
+}
