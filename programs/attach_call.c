@@ -203,17 +203,38 @@ static int put_state(attach_thread *t)
     return rc;
 }
 
+/* A system call that only waits: a thread just back from one (stopped on
+ * its way out) is in a libc wrapper, not inside malloc or the loader. */
+static int waits_only(long nr)
+{
+    switch (nr) {
+    case SYS_nanosleep: case SYS_clock_nanosleep: case SYS_futex: case SYS_epoll_wait:
+    case SYS_epoll_pwait: case SYS_poll: case SYS_ppoll: case SYS_select: case SYS_pselect6:
+    case SYS_accept: case SYS_accept4: case SYS_wait4: case SYS_waitid: case SYS_pause:
+    case SYS_rt_sigsuspend: case SYS_rt_sigtimedwait:
+#ifdef SYS_epoll_pwait2
+    case SYS_epoll_pwait2:
+#endif
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 /* 1 if the stopped thread's registers show a blocking system call that was
- * interrupted (and will be restarted, or for rank 3 returns EINTR). */
+ * interrupted (and will be restarted, or for rank 3 returns EINTR), or a
+ * waiting one that just returned. */
 static int in_blocking_call(const attach_thread *t, int rank)
 {
-    long long ax = (long long)t->regs.rax;
-    if ((long long)t->regs.orig_rax < 0)
+    long long ax = (long long)t->regs.rax, nr = (long long)t->regs.orig_rax;
+    if (nr < 0)
         return 0;
     if (ax == -ERESTARTSYS || ax == -ERESTARTNOINTR || ax == -ERESTARTNOHAND ||
         ax == -ERESTART_RESTARTBLOCK)
         return 1;
-    return rank == 3 && ax == -EINTR;
+    if (rank == 3 && ax == -EINTR)
+        return 1;
+    return waits_only((long)nr);
 }
 
 /* Seizes and interrupts tid; 0 stopped, -1 with errno. */
@@ -247,7 +268,7 @@ static int seize(pid_t tid)
     }
 }
 
-attach_thread *attach_borrow(pid_t pid, int *errnum, char *why, size_t cap)
+static attach_thread *borrow_once(pid_t pid, int *errnum, char *why, size_t cap)
 {
     struct cand *c;
     size_t n = candidates(pid, &c);
@@ -304,6 +325,21 @@ attach_thread *attach_borrow(pid_t pid, int *errnum, char *why, size_t cap)
     free(c);
     free(t);
     return NULL;
+}
+
+attach_thread *attach_borrow(pid_t pid, int *errnum, char *why, size_t cap)
+{
+    /* Threads come and go from their system calls: a few rounds, 2 s at
+     * most. */
+    long until = mono_ms() + 2000;
+    for (;;) {
+        attach_thread *t = borrow_once(pid, errnum, why, cap);
+        if (t || *errnum == EPERM || *errnum == ESRCH || *errnum == ENOMEM ||
+            mono_ms() >= until)
+            return t;
+        struct timespec ts = { 0, 5 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
 }
 
 uint64_t attach_push(attach_thread *t, const void *data, size_t n)

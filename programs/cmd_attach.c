@@ -333,6 +333,10 @@ int cmd_attach(int argc, char **argv)
     attach_target t;
     char why[512];
     if (attach_target_read(pid, &t, why, sizeof why) != 0) {
+        if (errno == EACCES || errno == EPERM) {   /* its maps are not ours to read */
+            explain_denied(&t);
+            return EXIT_DENIED;
+        }
         fprintf(stderr, "memtrace attach: %d: %s\n", (int)pid, why);
         return 1;
     }
