@@ -12,7 +12,12 @@
  * shows: read, accept, wait ... (restarted as they were), then futex,
  * nanosleep, poll (restarted through the kernel's restart block, which a
  * signal during our call could overwrite), then epoll_wait (the kernel
- * makes it return EINTR after any stop: event loops retry).
+ * makes it return EINTR after any stop: event loops retry). A thread just
+ * back from a call that only waits is as good. When every thread runs user
+ * code (a busy single-threaded interpreter), one is followed from system
+ * call to system call (PTRACE_SYSCALL) until a wait, a write or socket
+ * traffic returns: never mmap, brk, read or close, which malloc and the
+ * loader make while holding their locks.
  *
  * The call: the registers and the FPU/vector state (PTRACE_GETREGSET
  * NT_X86_XSTATE) are saved; the stack pointer goes below the red zone,
@@ -153,8 +158,7 @@ static size_t candidates(pid_t pid, struct cand **out)
         if (k <= 0)
             continue;
         buf[k] = '\0';
-        if (buf[0] < '0' || buf[0] > '9')
-            continue;   /* "running" or "-1 ...": not in a system call */
+        int running = buf[0] < '0' || buf[0] > '9';   /* "running" or "-1 ...": not in a call */
         if (n == cap) {
             cap = cap ? cap * 2 : 16;
             struct cand *c = realloc(*out, cap * sizeof *c);
@@ -163,7 +167,7 @@ static size_t candidates(pid_t pid, struct cand **out)
             *out = c;
         }
         (*out)[n].tid = tid;
-        (*out)[n].rank = rank_of(strtol(buf, NULL, 10));
+        (*out)[n].rank = running ? 4 : rank_of(strtol(buf, NULL, 10));
         n++;
     }
     closedir(d);
@@ -237,10 +241,60 @@ static int in_blocking_call(const attach_thread *t, int rank)
     return waits_only((long)nr);
 }
 
+/* A system call after which a thread is in a libc wrapper, holding none of
+ * the allocator's or the loader's locks: the waiting ones, and writes and
+ * socket traffic (never made inside malloc or dlopen). */
+static int safe_exit(long nr)
+{
+    return waits_only(nr) || nr == SYS_write || nr == SYS_writev || nr == SYS_sendto ||
+           nr == SYS_sendmsg || nr == SYS_recvfrom || nr == SYS_recvmsg;
+}
+
+/* A thread running user code (no system call to borrow it in): follow it
+ * from system call to system call (PTRACE_SYSCALL) until one of the
+ * safe_exit ones returns, at most timeout_ms. 1 stopped there (state
+ * read), 0 not in time (the thread is stopped, not in a call), -1 gone. */
+static int wait_safe_exit(attach_thread *t, int timeout_ms)
+{
+    long until = mono_ms() + timeout_ms;
+    int sig = 0;
+    for (;;) {
+        if (ptrace(PTRACE_SYSCALL, t->tid, NULL, (void *)(long)sig) != 0)
+            return -1;
+        sig = 0;
+        int st;
+        long left = until - mono_ms();
+        int w = wait_stop(t->tid, &st, left > 0 ? (int)left : 0);
+        if (w < 0)
+            return -1;
+        if (w == 0) {
+            ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
+            while ((w = wait_stop(t->tid, &st, 2000)) == 1 && (st >> 16) != PTRACE_EVENT_STOP) {
+                if (WSTOPSIG(st) != SIGTRAP && t->ndeferred < MAX_DEFERRED)
+                    t->deferred[t->ndeferred++] = WSTOPSIG(st);
+                ptrace(PTRACE_CONT, t->tid, NULL, NULL);
+            }
+            return w == 1 ? 0 : -1;
+        }
+        if ((st >> 16) == PTRACE_EVENT_STOP)
+            continue;
+        if (WSTOPSIG(st) != (SIGTRAP | 0x80)) {
+            sig = WSTOPSIG(st);   /* the thread's own signal: delivered */
+            continue;
+        }
+        struct __ptrace_syscall_info info;
+        if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, (void *)sizeof info, &info) <= 0)
+            continue;
+        if (info.op == PTRACE_SYSCALL_INFO_EXIT && get_state(t) == 0 &&
+            safe_exit((long)t->regs.orig_rax))
+            return 1;
+    }
+}
+
 /* Seizes and interrupts tid; 0 stopped, -1 with errno. */
 static int seize(pid_t tid)
 {
-    if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) != 0)
+    if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD) != 0)
         return -1;
     if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) != 0) {
         int e = errno;
@@ -292,8 +346,8 @@ static attach_thread *borrow_once(pid_t pid, int *errnum, char *why, size_t cap)
     t->pid = pid;
     t->memfd = -1;
     *errnum = EBUSY;
-    snprintf(why, cap, "no thread of the process stayed in a system call long enough to be "
-                       "borrowed: try again");
+    snprintf(why, cap, "no thread of the process could be borrowed safely (none waited in a "
+                       "system call or came back from a write or a wait within 3 s): try again");
     for (size_t i = 0; i < n; i++) {
         if (seize(c[i].tid) != 0) {
             if (errno == EPERM || errno == ESRCH) {
@@ -305,9 +359,21 @@ static attach_thread *borrow_once(pid_t pid, int *errnum, char *why, size_t cap)
             continue;
         }
         t->tid = c[i].tid;
-        if (get_state(t) != 0 || !in_blocking_call(t, c[i].rank)) {
+        t->ndeferred = 0;
+        if (get_state(t) != 0) {
             ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
             continue;
+        }
+        if (!in_blocking_call(t, c[i].rank)) {
+            /* Only when no thread waits in a system call. */
+            int w = c[0].rank == 4 ? wait_safe_exit(t, 2000) : 0;
+            if (w != 1) {
+                ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
+                for (int k = 0; k < t->ndeferred; k++)
+                    syscall(SYS_tgkill, pid, t->tid, t->deferred[k]);
+                t->ndeferred = 0;
+                continue;
+            }
         }
         char mp[64];
         snprintf(mp, sizeof mp, "/proc/%d/mem", (int)pid);
@@ -329,9 +395,9 @@ static attach_thread *borrow_once(pid_t pid, int *errnum, char *why, size_t cap)
 
 attach_thread *attach_borrow(pid_t pid, int *errnum, char *why, size_t cap)
 {
-    /* Threads come and go from their system calls: a few rounds, 2 s at
+    /* Threads come and go from their system calls: a few rounds, 3 s at
      * most. */
-    long until = mono_ms() + 2000;
+    long until = mono_ms() + 3000;
     for (;;) {
         attach_thread *t = borrow_once(pid, errnum, why, cap);
         if (t || *errnum == EPERM || *errnum == ESRCH || *errnum == ENOMEM ||
