@@ -66,7 +66,8 @@ for f in attachee_fill attachee_busy attachee_grow sleeper; do
 done
 # The busy thread calls malloc, calloc, realloc, free all the time: each is
 # recorded with the program's own frames.
-check "calloc from attachee_busy recorded (attachee.c:77)" grep -q 'attachee_busy (.*attachee.c:77)' one.top
+cl=$(grep -n 'calloc(1, 64' "$OLDPWD/tests/record/progs/attachee.c" | cut -d: -f1)
+check "calloc from attachee_busy recorded (attachee.c:$cl)" grep -q "attachee_busy (.*attachee.c:$cl)" one.top
 
 # A second attach reuses the loaded recorder.
 "$MT" attach --duration 500ms -i 16k -o two.ctf $p >attach2.log 2>&1
@@ -93,6 +94,45 @@ check "Ctrl-C ends an attached recording cleanly" sh -c "grep -q 'detached from'
 touch stop1; wait $p
 check "the program ends cleanly after the attaches" test $? = 0
 check "its output is what a plain run prints" cmp -s plain.out run.out
+
+# A module the program loads while attached is redirected too.
+cat >plugin.c <<'EOF2'
+#include <stdlib.h>
+#include <string.h>
+__attribute__((noinline)) void attachee_plugin(size_t n)
+{
+    char *p = malloc(n);
+    if (p) { memset(p, 1, n); free(p); }
+}
+EOF2
+if cc -shared -fPIC -g -O1 -o libplugin.so plugin.c 2>/dev/null; then
+    rm -f stop6 stop6.plugin; "$A" stop6 >plug.out 2>&1 &
+    pp=$!
+    sleep 0.3
+    "$MT" attach --duration 1500ms -i 4k -o plug.ctf $pp >plug.log 2>&1 &
+    ap=$!
+    for i in $(seq 50); do grep -q recording plug.log 2>/dev/null && break; sleep 0.1; done
+    echo "$PWD/libplugin.so" >stop6.plugin
+    wait $ap
+    check "attach around a dlopen: exit 0 ($(tr '\n' ' ' <plug.log))" test $? = 0
+    "$MT" top -n 20 plug.ctf >plug.top 2>&1
+    check "the library loaded while attached is recorded (attachee_plugin)" grep -q attachee_plugin plug.top
+    touch stop6; wait $pp
+    check "the program loaded it and ended cleanly" sh -c "grep -q 'plugin loaded' plug.out && grep -q '^bad 0' plug.out"
+fi
+
+# The process ends while attached: the trace is complete, attach says so.
+rm -f stop7; "$A" stop7 >exit.out 2>&1 &
+pe=$!
+sleep 0.3
+"$MT" attach -i 16k -o exit.ctf $pe >exit.log 2>&1 &
+ae=$!
+for i in $(seq 50); do grep -q recording exit.log 2>/dev/null && break; sleep 0.1; done
+touch stop7; wait $pe
+wait $ae
+check "a process that exits while attached: exit 0, says so ($(tr '\n' ' ' <exit.log))" \
+    sh -c "[ $? = 0 ] && grep -q 'exited after' exit.log"
+check "its trace is complete (end marked at exit)" sh -c "'$MT' info exit.ctf | grep -q '^end: *marked by the recorder'"
 
 # Refusals.
 "$MT" attach -o x.ctf 999999999 >nopid.log 2>&1

@@ -10,7 +10,12 @@
  *
  *   attachee STOPFILE [traceme]    prints "ready" once all threads run
  *   (traceme: ptrace(PTRACE_TRACEME) first: its parent becomes its tracer)
+ *
+ * When STOPFILE.plugin exists (it holds a library's path), the sleeper
+ * thread dlopens that library and calls its attachee_plugin(n) every round
+ * after: a module loaded while the recorder may be attached.
  */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -121,11 +126,41 @@ static void *keeper(void *arg)
     return NULL;
 }
 
+/* STOPFILE.plugin's library, loaded once it is named. */
+static void (*plugin)(size_t);
+
+static void load_plugin(void)
+{
+    char name[4096], path[4096] = "";
+    snprintf(name, sizeof name, "%s.plugin", stopfile);
+    FILE *f = fopen(name, "r");
+    if (!f)
+        return;
+    if (fgets(path, sizeof path, f))
+        path[strcspn(path, "\n")] = '\0';
+    fclose(f);
+    void *h = path[0] ? dlopen(path, RTLD_NOW) : NULL;
+    plugin = h ? (void (*)(size_t))dlsym(h, "attachee_plugin") : NULL;
+    printf(plugin ? "plugin loaded\n" : "plugin not loaded\n");
+    fflush(stdout);
+}
+
 static void *sleeper(void *arg)
 {
     (void)arg;
     uint64_t h = 0;
+    int tried = 0;
     for (unsigned r = 0; !stop; r++) {
+        if (!tried && r % 16 == 0) {
+            char name[4096];
+            snprintf(name, sizeof name, "%s.plugin", stopfile);
+            if (access(name, F_OK) == 0) {
+                tried = 1;
+                load_plugin();
+            }
+        }
+        if (plugin)
+            plugin(4096 + r % 1000);
         size_t n = 100000 + (r % 7) * 50000;   /* large: glibc maps some of them */
         unsigned char *p = attachee_fill(n, r);
         uint64_t x = check_free(p, n, r, 0);
