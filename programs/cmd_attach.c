@@ -38,6 +38,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: memtrace attach [-o FILE] [--interval BYTES | --rate R] [--duration T] PID\n"
+        "       memtrace attach --detach PID\n"
         "\n"
         "Record the heap of a running process that was not started under memtrace,\n"
         "then leave it running as it was. The recorder is loaded into the process\n"
@@ -55,6 +56,8 @@ static void usage(FILE *f)
         "                        (default 512k)\n"
         "  -r, --rate R          sampling probability per byte (= 1 / interval)\n"
         "      --duration T      detach after T (90s, 10m, 1h, 500ms)\n"
+        "      --detach          only end a recording an earlier attach left running\n"
+        "                        (that memtrace attach was killed) and detach\n"
         "  -h, --help            this help\n"
         "\n"
         "Needs the right to ptrace the process: the same user (and Yama's\n"
@@ -159,8 +162,9 @@ static const char *start_error(uint64_t rc)
     }
 }
 
-/* Loads the recorder and starts recording. 0, or the exit status. *stop_fn
- * gets the address of memtrace_attach_stop in the process. */
+/* Loads the recorder and starts recording (spec NULL: ends the recording
+ * an earlier attach left running, --detach). 0, or the exit status.
+ * *stop_fn gets the address of memtrace_attach_stop in the process. */
 static int do_attach(const attach_target *t, const char *lib, const char *spec,
                      uint64_t *stop_fn)
 {
@@ -206,6 +210,16 @@ static int do_attach(const attach_target *t, const char *lib, const char *spec,
     if (!start || !*stop_fn) {
         fprintf(stderr, "memtrace attach: %s has no attach entry (an older libmemtrace.so?)\n",
                 lib);
+        goto out;
+    }
+    if (!spec) {
+        if (call(th, *stop_fn, NULL, 0, &rc, "stop") != 0)
+            goto out;
+        if ((int)rc == 0)
+            code = 0;
+        else
+            fprintf(stderr, "memtrace attach: %d is not being recorded by memtrace attach\n",
+                    (int)t->pid);
         goto out;
     }
     if (!(a[0] = str(th, spec)) || call(th, start, a, 1, &rc, "start") != 0)
@@ -260,6 +274,7 @@ int cmd_attach(int argc, char **argv)
         { "interval", required_argument, NULL, 'i' },
         { "rate", required_argument, NULL, 'r' },
         { "duration", required_argument, NULL, 'D' },
+        { "detach", no_argument, NULL, 'X' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -267,6 +282,7 @@ int cmd_attach(int argc, char **argv)
     double rate = 1.0 / 524288;
     int have_interval = 0, have_rate = 0, c;
     long long duration_ms = 0;
+    int detach_only = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+o:i:r:h", opts, NULL)) != -1) {
         switch (c) {
@@ -301,6 +317,9 @@ int cmd_attach(int argc, char **argv)
                                 "10m, 1h or 500ms\n", optarg);
                 return 2;
             }
+            break;
+        case 'X':
+            detach_only = 1;
             break;
         case 'h':
             usage(stdout);
@@ -360,6 +379,19 @@ int cmd_attach(int argc, char **argv)
                         "or another C library): the recorder cannot be loaded into it; start "
                         "it under 'memtrace run' instead\n", (int)pid);
         return 1;
+    }
+
+    if (detach_only) {
+        uint64_t stop_fn = 0;
+        if (!t.recorder[0]) {
+            fprintf(stderr, "memtrace attach: %d has no recorder loaded: nothing to detach\n",
+                    (int)pid);
+            return 1;
+        }
+        int code = do_attach(&t, t.recorder, NULL, &stop_fn);
+        if (code == 0)
+            fprintf(stderr, "memtrace attach: %d: recording ended, entries restored\n", (int)pid);
+        return code;
     }
 
     char lib[PATH_MAX], libreal[PATH_MAX];

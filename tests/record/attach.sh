@@ -91,6 +91,21 @@ check "an attach while another records is refused (exit $rc: $(tr '\n' ' ' <atta
 kill -INT $a3; wait $a3
 check "Ctrl-C ends an attached recording cleanly" sh -c "grep -q 'detached from' attach3.log && '$MT' info three.ctf | grep -q 'marked by the recorder'"
 
+# memtrace attach killed while recording: --detach ends that recording.
+"$MT" attach -i 16k -o killed.ctf $p >killed.log 2>&1 &
+ak=$!
+for i in $(seq 50); do grep -q recording killed.log 2>/dev/null && break; sleep 0.1; done
+kill -KILL $ak; wait $ak 2>/dev/null
+"$MT" attach --detach $p >detach.log 2>&1
+check "--detach ends a recording whose attach was killed ($(cat detach.log))" test $? = 0
+check "that trace is complete" sh -c "'$MT' info killed.ctf | grep -q '^end: *marked by the recorder'"
+"$MT" attach --detach $p >detach2.log 2>&1
+check "--detach with nothing recording: exit 1 ($(cat detach2.log))" test $? = 1
+sleep 0.3
+snap $p after3
+check "after --detach: threads as before" cmp -s before.tasks after3.tasks
+check "after --detach: descriptors as after the first detach" cmp -s after1.fds after3.fds
+
 touch stop1; wait $p
 check "the program ends cleanly after the attaches" test $? = 0
 check "its output is what a plain run prints" cmp -s plain.out run.out
