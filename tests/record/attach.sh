@@ -136,6 +136,18 @@ if cc -shared -fPIC -g -O1 -o libplugin.so plugin.c 2>/dev/null; then
     check "the program loaded it and ended cleanly" sh -c "grep -q 'plugin loaded' plug.out && grep -q '^bad 0' plug.out"
 fi
 
+# A process that forks all the time: its children run and end as usual;
+# they are not followed (no FILE.PID traces).
+rm -f stop8; "$A" stop8 forks >fork.out 2>&1 &
+pf=$!
+sleep 0.3
+"$MT" attach --duration 1s -i 4k -o fork.ctf $pf >fork.log 2>&1
+check "attach to a forking process: exit 0 ($(tr '\n' ' ' <fork.log))" test $? = 0
+touch stop8; wait $pf
+check "its children all exited 0 ($(grep children fork.out))" grep -q '^children failed 0$' fork.out
+check "and the parent ended cleanly" grep -q '^bad 0$' fork.out
+check "children are not followed (no fork.ctf.PID)" sh -c "! ls fork.ctf.* 2>/dev/null | grep -v '\.rss\$' | grep -q ."
+
 # The process ends while attached: the trace is complete, attach says so.
 rm -f stop7; "$A" stop7 >exit.out 2>&1 &
 pe=$!

@@ -9,7 +9,9 @@
  * "checksum N" lines and "bad N" (blocks found clobbered).
  *
  *   attachee STOPFILE [traceme]    prints "ready" once all threads run
- *   (traceme: ptrace(PTRACE_TRACEME) first: its parent becomes its tracer)
+ *   (traceme: ptrace(PTRACE_TRACEME) first: its parent becomes its tracer;
+ *   forks: the main thread forks a child every 10 ms that allocates and
+ *   exits, and prints "children failed N" at the end)
  *
  * When STOPFILE.plugin exists (it holds a library's path), the sleeper
  * thread dlopens that library and calls its attachee_plugin(n) every round
@@ -22,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -186,10 +189,29 @@ int main(int argc, char **argv)
     pthread_create(&th[0], NULL, attachee_busy, NULL);
     pthread_create(&th[1], NULL, keeper, NULL);
     pthread_create(&th[2], NULL, sleeper, NULL);
+    int forks = argc > 2 && strcmp(argv[2], "forks") == 0;
+    unsigned long failed = 0;
     printf("ready\n");
     fflush(stdout);
-    while (access(stopfile, F_OK) != 0)
-        nap_us(20000);
+    while (access(stopfile, F_OK) != 0) {
+        if (!forks) {
+            nap_us(20000);
+            continue;
+        }
+        pid_t c = fork();
+        if (c == 0) {
+            uint64_t h = 0;
+            for (unsigned r = 0; r < 200; r++)
+                h = check_free(attachee_fill(100 + r * 10, r), 100 + r * 10, r, h);
+            _exit(bad ? 1 : 0);
+        }
+        int st = 0;
+        if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            failed++;
+        nap_us(10000);
+    }
+    if (forks)
+        printf("children failed %lu\n", failed);
     /* Every thread must have done its counted rounds. */
     while (!sums[0] || !sums[1] || !sums[2])
         nap_us(20000);
