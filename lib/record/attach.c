@@ -121,28 +121,50 @@ static int remember(uintptr_t module, void **at, void *orig, void *mine)
     return 0;
 }
 
-/* Writes v into *at, making a read-only (RELRO) page writable for it. */
-static void put(void **at, void *v, uintptr_t relro_lo, uintptr_t relro_hi)
-{
-    uintptr_t a = (uintptr_t)at;
-    if (a >= relro_lo && a < relro_hi) {
-        void *pg = (void *)(a & ~(page - 1));
-        if (mprotect(pg, page, PROT_READ | PROT_WRITE) != 0)
-            return;
-        __atomic_store_n(at, v, __ATOMIC_RELEASE);
-        mprotect(pg, page, PROT_READ);
-        return;
-    }
-    __atomic_store_n(at, v, __ATOMIC_RELEASE);
-}
-
 struct dyninfo {
     const ElfW(Sym) *symtab;
     const char *strtab;
     const ElfW(Rela) *rel[2];
     size_t relsz[2];
     uintptr_t relro_lo, relro_hi;
+    struct dl_phdr_info *info;
 };
+
+/* The protection of the page holding a, as the loader left it: read-only
+ * in the RELRO range, else its segment's. -1 if no segment holds it. */
+static int prot_of(const struct dyninfo *d, uintptr_t a)
+{
+    if (a >= d->relro_lo && a < d->relro_hi)
+        return PROT_READ;
+    for (unsigned i = 0; i < d->info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &d->info->dlpi_phdr[i];
+        uintptr_t lo = d->info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type != PT_LOAD || a < lo || a >= lo + ph->p_memsz)
+            continue;
+        return (ph->p_flags & PF_R ? PROT_READ : 0) | (ph->p_flags & PF_W ? PROT_WRITE : 0) |
+               (ph->p_flags & PF_X ? PROT_EXEC : 0);
+    }
+    return -1;
+}
+
+/* Writes v into *at, making a read-only (RELRO) page writable for the
+ * write and giving it its protection back. */
+static void put(void **at, void *v, const struct dyninfo *d)
+{
+    uintptr_t a = (uintptr_t)at;
+    int prot = prot_of(d, a);
+    if (prot < 0)
+        return;   /* not in the module: leave it */
+    if (prot & PROT_WRITE) {
+        __atomic_store_n(at, v, __ATOMIC_RELEASE);
+        return;
+    }
+    void *pg = (void *)(a & ~(page - 1));
+    if (mprotect(pg, page, prot | PROT_WRITE) != 0)
+        return;
+    __atomic_store_n(at, v, __ATOMIC_RELEASE);
+    mprotect(pg, page, prot);
+}
 
 /* An address from the dynamic section: the loader relocated most of them
  * in place; a module whose section is read-only still has offsets. */
@@ -154,6 +176,7 @@ static uintptr_t dyn_addr(uintptr_t base, ElfW(Addr) v)
 static int read_dynamic(struct dl_phdr_info *info, struct dyninfo *d)
 {
     memset(d, 0, sizeof *d);
+    d->info = info;
     const ElfW(Dyn) *dyn = NULL;
     for (unsigned i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -212,12 +235,14 @@ static int patch_one(struct dl_phdr_info *info, size_t size, void *arg)
             if (idx < 0)
                 continue;
             void **at = (void **)(info->dlpi_addr + r->r_offset);
+            if (prot_of(&d, (uintptr_t)at) < 0)
+                continue;   /* a relocation outside the module's segments */
             void *cur = __atomic_load_n(at, __ATOMIC_ACQUIRE);
             if (cur == ours[idx])
                 continue;
             if (remember(info->dlpi_addr, at, cur, ours[idx]) != 0)
                 return 1;
-            put(at, ours[idx], d.relro_lo, d.relro_hi);
+            put(at, ours[idx], &d);
         }
     }
     return 0;
@@ -235,7 +260,7 @@ static int restore_one(struct dl_phdr_info *info, size_t size, void *arg)
         if (s->module != info->dlpi_addr || !s->at)
             continue;
         if (__atomic_load_n(s->at, __ATOMIC_ACQUIRE) == s->ours)
-            put(s->at, s->orig, d.relro_lo, d.relro_hi);
+            put(s->at, s->orig, &d);
         s->at = NULL;
     }
     return 0;
