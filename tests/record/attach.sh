@@ -182,6 +182,8 @@ pu=$(pgrep -P $pr -f attachee || echo $pr)
 check "a process under memtrace run is refused, pointing at ctl ($(cat under.log))" \
     sh -c "[ $? = 1 ] && grep -q 'memtrace ctl' under.log"
 touch stop3; wait $pr
+check "a trace recorded under memtrace run does not say attached" \
+    sh -c "'$MT' info under.ctf | grep -q '^pid:' && ! '$MT' info under.ctf | grep -q '^attached:' && ! '$MT' stats under.ctf | grep -q '^attached'"
 
 if cc -static -O1 -o attachee-static "$OLDPWD/tests/record/progs/attachee.c" -lpthread 2>/dev/null; then
     rm -f stop4; ./attachee-static stop4 >static.out 2>&1 &
