@@ -148,6 +148,22 @@ check "its children all exited 0 ($(grep children fork.out))" grep -q '^children
 check "and the parent ended cleanly" grep -q '^bad 0$' fork.out
 check "children are not followed (no fork.ctf.PID)" sh -c "! ls fork.ctf.* 2>/dev/null | grep -v '\.rss\$' | grep -q ."
 
+# Threads coming and going, and signals arriving, during the attach and
+# the detach: the handler runs (a signal that comes during a call into the
+# process is held back and sent again), nothing breaks.
+rm -f stop9; "$A" stop9 churn >churn.out 2>&1 &
+pc=$!
+sleep 0.3
+( for i in $(seq 150); do kill -USR1 $pc 2>/dev/null; sleep 0.01; done ) &
+ks=$!
+"$MT" attach --duration 800ms -i 4k -o churn.ctf $pc >churn.log 2>&1
+check "attach amid thread churn and signals: exit 0 ($(tr '\n' ' ' <churn.log))" test $? = 0
+wait $ks
+touch stop9; wait $pc
+check "the program ended cleanly, its handler ran ($(grep threads churn.out))" \
+    sh -c "grep -q '^threads ran usr1 seen$' churn.out && grep -q '^bad 0$' churn.out"
+check "the short threads' allocations are recorded" sh -c "'$MT' folded churn.ctf 2>/dev/null | grep -q short_thread"
+
 # The process ends while attached: the trace is complete, attach says so.
 rm -f stop7; "$A" stop7 >exit.out 2>&1 &
 pe=$!

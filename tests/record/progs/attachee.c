@@ -11,7 +11,9 @@
  *   attachee STOPFILE [traceme]    prints "ready" once all threads run
  *   (traceme: ptrace(PTRACE_TRACEME) first: its parent becomes its tracer;
  *   forks: the main thread forks a child every 10 ms that allocates and
- *   exits, and prints "children failed N" at the end)
+ *   exits, and prints "children failed N" at the end; churn: the main
+ *   thread starts and joins a short thread that allocates every 2 ms, and
+ *   counts SIGUSR1 in a handler: prints "threads N usr1 seen")
  *
  * When STOPFILE.plugin exists (it holds a library's path), the sleeper
  * thread dlopens that library and calls its attachee_plugin(n) every round
@@ -19,6 +21,7 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,6 +179,21 @@ static void *sleeper(void *arg)
     return NULL;
 }
 
+static volatile sig_atomic_t usr1;
+
+static void on_usr1(int sig)
+{
+    (void)sig;
+    usr1++;
+}
+
+static void *short_thread(void *arg)
+{
+    unsigned r = (unsigned)(uintptr_t)arg;
+    check_free(attachee_fill(500 + r % 5000, r), 500 + r % 5000, r, 0);
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -190,10 +208,23 @@ int main(int argc, char **argv)
     pthread_create(&th[1], NULL, keeper, NULL);
     pthread_create(&th[2], NULL, sleeper, NULL);
     int forks = argc > 2 && strcmp(argv[2], "forks") == 0;
+    int churn = argc > 2 && strcmp(argv[2], "churn") == 0;
+    unsigned long nthreads = 0;
+    if (churn)
+        signal(SIGUSR1, on_usr1);
     unsigned long failed = 0;
     printf("ready\n");
     fflush(stdout);
     while (access(stopfile, F_OK) != 0) {
+        if (churn) {
+            pthread_t t;
+            if (pthread_create(&t, NULL, short_thread, (void *)(uintptr_t)nthreads) == 0) {
+                pthread_join(t, NULL);
+                nthreads++;
+            }
+            nap_us(2000);
+            continue;
+        }
         if (!forks) {
             nap_us(20000);
             continue;
@@ -212,6 +243,8 @@ int main(int argc, char **argv)
     }
     if (forks)
         printf("children failed %lu\n", failed);
+    if (churn)
+        printf("threads %s usr1 %s\n", nthreads > 0 ? "ran" : "none", usr1 > 0 ? "seen" : "lost");
     /* Every thread must have done its counted rounds. */
     while (!sums[0] || !sums[1] || !sums[2])
         nap_us(20000);
