@@ -612,11 +612,11 @@ static void piece_path(char *out, size_t cap, unsigned k)
         snprintf(out, cap, "%s", tr.stem);
 }
 
+static int attached;   /* mtr_tracer_set_attached */
+
 /* Takes fd as the current piece's file and writes its trace info (start:
  * the time it covers from). The writer thread is not started here. wlock
  * held. Returns 0 or -1 (message given, fd closed). */
-static int attached;   /* mtr_tracer_set_attached */
-
 static int begin_piece(int fd, int64_t start)
 {
     fd = high_fd(fd);
