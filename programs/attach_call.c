@@ -242,12 +242,14 @@ static int in_blocking_call(const attach_thread *t, int rank)
 }
 
 /* A system call after which a thread is in a libc wrapper, holding none of
- * the allocator's or the loader's locks: the waiting ones, and writes and
- * socket traffic (never made inside malloc or dlopen). */
+ * the allocator's or the loader's locks: the waiting ones, writes, file
+ * syncs and locks, socket traffic (never made inside malloc or dlopen;
+ * the loader reads with read and pread64, maps, and closes). */
 static int safe_exit(long nr)
 {
-    return waits_only(nr) || nr == SYS_write || nr == SYS_writev || nr == SYS_sendto ||
-           nr == SYS_sendmsg || nr == SYS_recvfrom || nr == SYS_recvmsg;
+    return waits_only(nr) || nr == SYS_write || nr == SYS_writev || nr == SYS_pwrite64 ||
+           nr == SYS_fsync || nr == SYS_fdatasync || nr == SYS_fcntl || nr == SYS_ftruncate ||
+           nr == SYS_sendto || nr == SYS_sendmsg || nr == SYS_recvfrom || nr == SYS_recvmsg;
 }
 
 /* A thread running user code (no system call to borrow it in): follow it
