@@ -57,9 +57,13 @@ static int read_maps(attach_target *t)
         if (!t->libc[0] && off == 0 && is_libc(name)) {
             snprintf(t->libc, sizeof t->libc, "%s", name);
             t->libc_base = lo;
+            t->libc_end = hi;
         }
-        if (!t->recorder[0] && is_recorder(name))
+        if (!t->recorder[0] && off == 0 && is_recorder(name)) {
             snprintf(t->recorder, sizeof t->recorder, "%s", name);
+            t->rec_base = lo;
+            t->rec_end = hi;
+        }
     }
     fclose(f);
     return 0;
@@ -142,11 +146,21 @@ int attach_target_same_file(const attach_target *t, const char *path)
            a.st_ino == b.st_ino;
 }
 
-uint64_t attach_target_libc_symbol(const attach_target *t, const char *name)
+/* name in the dynamic symbols of the object mapped at base..end from
+ * file (its path in the maps). */
+static uint64_t symbol_in(const attach_target *t, const char *file, uint64_t base, uint64_t end,
+                          const char *name)
 {
     char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "/proc/%d/root%s", (int)t->pid, t->libc);
+    snprintf(path, sizeof path, "/proc/%d/map_files/%llx-%llx", (int)t->pid,
+             (unsigned long long)base, (unsigned long long)end);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && t->same_mnt)
+        fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(path, sizeof path, "/proc/%d/root%s", (int)t->pid, file);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+    }
     if (fd < 0)
         return 0;
     elf_version(EV_CURRENT);
@@ -185,11 +199,21 @@ uint64_t attach_target_libc_symbol(const attach_target *t, const char *name)
             GElf_Versym v = 0;
             if (vd && gelf_getversym(vd, (int)i, &v) && (v & 0x8000))
                 continue;   /* a hidden (old) version */
-            found = (eh.e_type == ET_DYN ? t->libc_base : 0) + s.st_value;
+            found = (eh.e_type == ET_DYN ? base : 0) + s.st_value;
             break;
         }
     }
     elf_end(e);
     close(fd);
     return found;
+}
+
+uint64_t attach_target_libc_symbol(const attach_target *t, const char *name)
+{
+    return t->libc[0] ? symbol_in(t, t->libc, t->libc_base, t->libc_end, name) : 0;
+}
+
+uint64_t attach_target_recorder_symbol(const attach_target *t, const char *name)
+{
+    return t->recorder[0] ? symbol_in(t, t->recorder, t->rec_base, t->rec_end, name) : 0;
 }

@@ -4,11 +4,12 @@
  * under the recorder, for a while, then leaves it as it was.
  *
  * The steps (docs/attach.md): refuse what cannot be done safely (a traced
- * process, a static one, one running the recorder already, one that does
- * not see our files); borrow one of its threads that waits in a system
+ * process, a static one, one running the recorder already); borrow one of
+ * its threads that waits in a system
  * call (attach_call.c) to dlopen libmemtrace.so and call
  * memtrace_attach_start (lib/record/attach.c: start the recording, redirect
- * the malloc family); let go of the thread; wait for Ctrl-C, SIGTERM,
+ * the malloc family; a process that does not see our libmemtrace.so gets
+ * it through a memfd); let go of the thread; wait for Ctrl-C, SIGTERM,
  * --duration or the process's end; borrow a thread again to call
  * memtrace_attach_stop (entries restored, trace completed, the library
  * left dormant); symbolize the trace here.
@@ -162,11 +163,70 @@ static const char *start_error(uint64_t rc)
     }
 }
 
-/* Loads the recorder and starts recording (spec NULL: ends the recording
- * an earlier attach left running, --detach). 0, or the exit status.
- * *stop_fn gets the address of memtrace_attach_stop in the process. */
+/* Loads the recorder (from a memfd: memfd) and starts recording. 0, or the
+ * exit status. *stop_fn gets the address of memtrace_attach_stop in the
+ * process. */
+/* Copies file src into dst_fd; 0 or -1. */
+static int copy_into(const char *src, int dst_fd)
+{
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    if (in < 0)
+        return -1;
+    char buf[65536];
+    ssize_t n;
+    int rc = 0;
+    while ((n = read(in, buf, sizeof buf)) > 0)
+        if (write(dst_fd, buf, (size_t)n) != n) {
+            rc = -1;
+            break;
+        }
+    if (n < 0)
+        rc = -1;
+    close(in);
+    return rc;
+}
+
+/* memfd: the process cannot see lib (another mount namespace): lib is
+ * copied into a memfd made in the process and loaded from there. Fills
+ * path with the name to dlopen and *fd with the process's descriptor
+ * (-1 on failure, said). */
+static void lib_in_memfd(attach_thread *th, const attach_target *t, const char *lib,
+                         char *path, size_t cap, int64_t *fd)
+{
+    uint64_t f_memfd = attach_target_libc_symbol(t, "memfd_create"), rc = 0, a[2];
+    *fd = -1;
+    if (!f_memfd) {
+        fprintf(stderr, "memtrace attach: %d does not see %s and its C library has no "
+                        "memfd_create to load it from\n", (int)t->pid, lib);
+        return;
+    }
+    if (!(a[0] = str(th, "libmemtrace.so")))
+        return;
+    a[1] = 1;   /* MFD_CLOEXEC */
+    if (call(th, f_memfd, a, 2, &rc, "memfd_create") != 0)
+        return;
+    if ((int)rc < 0) {
+        fprintf(stderr, "memtrace attach: memfd_create failed in the process\n");
+        return;
+    }
+    *fd = (int)rc;
+    char here[64];
+    snprintf(here, sizeof here, "/proc/%d/fd/%d", (int)t->pid, (int)*fd);
+    int w = open(here, O_WRONLY | O_CLOEXEC);
+    if (w < 0 || copy_into(lib, w) != 0) {
+        fprintf(stderr, "memtrace attach: cannot copy %s into the process's memfd: %s\n", lib,
+                strerror(errno));
+        if (w >= 0)
+            close(w);
+        path[0] = '\0';
+        return;
+    }
+    close(w);
+    snprintf(path, cap, "/proc/self/fd/%d", (int)*fd);
+}
+
 static int do_attach(const attach_target *t, const char *lib, const char *spec,
-                     uint64_t *stop_fn)
+                     uint64_t *stop_fn, int memfd)
 {
     uint64_t f_dlopen = attach_target_libc_symbol(t, "dlopen");
     uint64_t f_dlsym = attach_target_libc_symbol(t, "dlsym");
@@ -186,10 +246,28 @@ static int do_attach(const attach_target *t, const char *lib, const char *spec,
         return code;
     code = 1;
     uint64_t handle = 0, start = 0, rc = 0, a[2];
-    if (!(a[0] = str(th, lib)))
-        goto out;
+    char mpath[64] = "";
+    int64_t mfd = -1;
+    int loaded = 0;
+    if (memfd) {
+        lib_in_memfd(th, t, lib, mpath, sizeof mpath, &mfd);
+        if (!mpath[0])
+            goto close_memfd;
+    }
+    if (!(a[0] = str(th, memfd ? mpath : lib)))
+        goto close_memfd;
     a[1] = RTLD_NOW | RTLD_LOCAL;
-    if (call(th, f_dlopen, a, 2, &handle, "dlopen") != 0)
+    loaded = call(th, f_dlopen, a, 2, &handle, "dlopen") == 0;
+close_memfd:
+    if (mfd >= 0) {
+        uint64_t f_close = attach_target_libc_symbol(t, "close"), ignored;
+        a[0] = (uint64_t)mfd;
+        if (f_close)
+            call(th, f_close, a, 1, &ignored, "close");
+    }
+    if (!mpath[0] && memfd)
+        goto out;
+    if (!loaded)
         goto out;
     if (!handle) {
         char msg[512] = "";
@@ -210,16 +288,6 @@ static int do_attach(const attach_target *t, const char *lib, const char *spec,
     if (!start || !*stop_fn) {
         fprintf(stderr, "memtrace attach: %s has no attach entry (an older libmemtrace.so?)\n",
                 lib);
-        goto out;
-    }
-    if (!spec) {
-        if (call(th, *stop_fn, NULL, 0, &rc, "stop") != 0)
-            goto out;
-        if ((int)rc == 0)
-            code = 0;
-        else
-            fprintf(stderr, "memtrace attach: %d is not being recorded by memtrace attach\n",
-                    (int)t->pid);
         goto out;
     }
     if (!(a[0] = str(th, spec)) || call(th, start, a, 1, &rc, "start") != 0)
@@ -252,6 +320,29 @@ static int do_detach(const attach_target *t, uint64_t stop_fn)
     }
     attach_release(th);
     return code;
+}
+
+/* The trace (and its .rss) written inside the process's root, moved to
+ * where it was asked for. */
+static void move_out(const char *inner, const char *abs_out)
+{
+    for (int k = 0; k < 2; k++) {
+        char from[PATH_MAX + 80], to[PATH_MAX + 16];
+        snprintf(from, sizeof from, "%s%s", inner, k ? ".rss" : "");
+        snprintf(to, sizeof to, "%s%s", abs_out, k ? ".rss" : "");
+        if (access(from, R_OK) != 0)
+            continue;
+        int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (out < 0 || copy_into(from, out) != 0) {
+            fprintf(stderr, "memtrace attach: cannot copy %s to %s: %s (left there)\n", from, to,
+                    strerror(errno));
+            if (out >= 0)
+                close(out);
+            continue;
+        }
+        close(out);
+        unlink(from);
+    }
 }
 
 static int alive(pid_t pid)
@@ -388,7 +479,15 @@ int cmd_attach(int argc, char **argv)
                     (int)pid);
             return 1;
         }
-        int code = do_attach(&t, t.recorder, NULL, &stop_fn);
+        /* Its entry found from the maps and its ELF symbols: no dlopen
+         * (a recorder loaded from a memfd has no name to dlopen). */
+        stop_fn = attach_target_recorder_symbol(&t, "memtrace_attach_stop");
+        if (!stop_fn) {
+            fprintf(stderr, "memtrace attach: the recorder in %d has no attach entry\n",
+                    (int)pid);
+            return 1;
+        }
+        int code = do_detach(&t, stop_fn);
         if (code == 0)
             fprintf(stderr, "memtrace attach: %d: recording ended, entries restored\n", (int)pid);
         return code;
@@ -401,8 +500,12 @@ int cmd_attach(int argc, char **argv)
         return 1;
     }
     const char *load = libreal;
-    if (t.recorder[0] && strcmp(t.recorder, libreal) != 0 && !attach_target_same_file(&t, t.recorder))
-        load = t.recorder;   /* attached before with another copy: reuse it */
+    int in_memfd = !t.same_mnt && !attach_target_same_file(&t, libreal);
+    if (t.recorder[0] && !strncmp(t.recorder, "/memfd:", 7))
+        in_memfd = 1;   /* loaded from a memfd before: another copy, from a memfd again */
+    else if (t.recorder[0] && strcmp(t.recorder, libreal) != 0 &&
+             !attach_target_same_file(&t, t.recorder))
+        load = t.recorder;   /* attached before with another build: reuse it */
 
     /* The trace file: absolute, named as the process will see it. */
     char out[PATH_MAX], dir[PATH_MAX];
@@ -436,15 +539,30 @@ int cmd_attach(int argc, char **argv)
         fprintf(stderr, "memtrace attach: %s exists already: give another -o FILE\n", abs_out);
         return 1;
     }
-    if (!t.same_mnt && (!attach_target_same_file(&t, load) || !attach_target_same_file(&t, dir))) {
-        fprintf(stderr, "memtrace attach: %d runs in another mount namespace (a container) that "
-                        "does not see %s or %s here: not supported yet; run memtrace inside "
-                        "the container\n", (int)pid, load, dir);
-        return 1;
+    /* A process in another mount namespace that does not see dir writes
+     * the trace inside its own root (at the same path if that directory
+     * is there, else in its /tmp); it is moved here afterwards. */
+    char inner[PATH_MAX + 64] = "", as_seen[PATH_MAX];
+    snprintf(as_seen, sizeof as_seen, "%s", abs_out);
+    if (!t.same_mnt && !attach_target_same_file(&t, dir)) {
+        char idir[PATH_MAX + 64];
+        snprintf(idir, sizeof idir, "/proc/%d/root%s", (int)pid, dir);
+        if (stat(idir, &st) != 0 || !S_ISDIR(st.st_mode))
+            snprintf(as_seen, sizeof as_seen, "/tmp/memtrace-attach.%d.%d.ctf", (int)pid,
+                     (int)getpid());
+        snprintf(inner, sizeof inner, "/proc/%d/root%s", (int)pid, as_seen);
+        snprintf(idir, sizeof idir, "%s", inner);
+        *strrchr(idir, '/') = '\0';
+        if (stat(idir, &st) != 0 || !S_ISDIR(st.st_mode) || lstat(inner, &st) == 0) {
+            fprintf(stderr, "memtrace attach: %d runs in another mount namespace (a container) "
+                            "with no directory for the trace (%s, /tmp): give -o a path valid "
+                            "in both\n", (int)pid, dir);
+            return 1;
+        }
     }
 
     char spec[PATH_MAX + 64];
-    snprintf(spec, sizeof spec, "%.17g %s", rate, abs_out);
+    snprintf(spec, sizeof spec, "%.17g %s", rate, as_seen);
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -456,7 +574,7 @@ int cmd_attach(int argc, char **argv)
 
     long t0 = mono_ms();
     uint64_t stop_fn = 0;
-    int code = do_attach(&t, load, spec, &stop_fn);
+    int code = do_attach(&t, load, spec, &stop_fn, in_memfd);
     if (code != 0)
         return code;
     long t_attach = mono_ms() - t0;
@@ -489,6 +607,8 @@ int cmd_attach(int argc, char **argv)
     }
     if (code != 0)
         return code;
+    if (inner[0])
+        move_out(inner, abs_out);
     char *paths[1] = { abs_out };
     if (access(abs_out, R_OK) == 0)
         symbolize_run_traces(paths, 1);

@@ -177,6 +177,40 @@ check "a process that exits while attached: exit 0, says so ($(tr '\n' ' ' <exit
     sh -c "[ $? = 0 ] && grep -q 'exited after' exit.log"
 check "its trace is complete (end marked at exit)" sh -c "'$MT' info exit.ctf | grep -q '^end: *marked by the recorder'"
 
+# A process in another mount namespace with a root of its own (a container
+# that sees neither libmemtrace.so nor this directory): the library goes in
+# through a memfd, the trace is written inside its root and moved here.
+R=$PWD/nsroot
+mkdir -p "$R/lib/x86_64-linux-gnu" "$R/lib64" "$R/tmp" "$R/proc" "$R/bin"
+if [ -f /lib/x86_64-linux-gnu/libc.so.6 ] && [ -f /lib64/ld-linux-x86-64.so.2 ] &&
+    cp /lib/x86_64-linux-gnu/libc.so.6 "$R/lib/x86_64-linux-gnu/" &&
+    cp /lib64/ld-linux-x86-64.so.2 "$R/lib64/" && cp "$A" "$R/bin/attachee" &&
+    unshare -m sh -c "mount -t proc proc '$R/proc' && umount '$R/proc'" 2>/dev/null; then
+    unshare -m sh -c "mount -t proc proc '$R/proc' && exec chroot '$R' /bin/attachee /tmp/stop" \
+        >ns.out 2>&1 &
+    for i in $(seq 50); do grep -q ready ns.out 2>/dev/null && break; sleep 0.1; done
+    pn=$(pgrep -n -f '^/bin/attachee /tmp/stop')
+    ls /proc/$pn/fd >ns.fds.before
+    "$MT" attach --duration 800ms -i 16k -o "$PWD/ns.ctf" $pn >ns.log 2>&1
+    check "attach to a process in its own root and mount namespace ($(tr '\n' ' ' <ns.log))" test $? = 0
+    check "the library went in through a memfd" grep -q 'memfd:libmemtrace.so' /proc/$pn/maps
+    check "the trace was moved here, none left inside" sh -c "[ -s ns.ctf ] && ! ls '$R/tmp' | grep -q ctf"
+    check "its trace has the program's allocations" sh -c "'$MT' info ns.ctf | grep -q '^allocations: *[1-9]'"
+    ls /proc/$pn/fd >ns.fds.after
+    check "no descriptor left in it (the memfd is closed)" cmp -s ns.fds.before ns.fds.after
+    "$MT" attach -i 16k -o "$PWD/ns2.ctf" $pn >ns2.log 2>&1 &
+    an=$!
+    for i in $(seq 50); do grep -q recording ns2.log 2>/dev/null && break; sleep 0.1; done
+    kill -KILL $an; wait $an 2>/dev/null
+    "$MT" attach --detach $pn >ns3.log 2>&1
+    check "attach again, killed, then --detach, in the container ($(tr '\n' ' ' <ns3.log))" test $? = 0
+    touch "$R/tmp/stop"
+    for i in $(seq 50); do grep -q '^bad' ns.out && break; sleep 0.1; done
+    check "it ends cleanly" grep -q '^bad 0$' ns.out
+else
+    echo "no private mount namespace here: the container case is not tested"
+fi
+
 # Refusals.
 "$MT" attach -o x.ctf 999999999 >nopid.log 2>&1
 check "no such process: exit 1 and says so" sh -c "[ $? = 1 ] && grep -q 'no such process' nopid.log"
