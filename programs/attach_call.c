@@ -67,6 +67,8 @@ struct attach_thread {
     size_t xstate_len;
     uint64_t cursor;                /* next free byte (downwards) for attach_push */
     int deferred[MAX_DEFERRED], ndeferred;
+    uint64_t errno_at;              /* the thread's errno, put back at release */
+    int errno_was;
     int broken;                     /* the thread's state could not be put back */
 };
 
@@ -498,10 +500,25 @@ int attach_call(attach_thread *t, uint64_t fn, const uint64_t *args, int nargs, 
     }
 }
 
+int attach_keep_errno(attach_thread *t, uint64_t errno_location)
+{
+    uint64_t at = 0;
+    char why[128];
+    if (!errno_location ||
+        attach_call(t, errno_location, NULL, 0, &at, 2000, why, sizeof why) != 0 || !at ||
+        pread(t->memfd, &t->errno_was, sizeof t->errno_was, (off_t)at) != sizeof t->errno_was)
+        return -1;
+    t->errno_at = at;
+    return 0;
+}
+
 void attach_release(attach_thread *t)
 {
     if (!t)
         return;
+    if (!t->broken && t->errno_at)
+        if (pwrite(t->memfd, &t->errno_was, sizeof t->errno_was, (off_t)t->errno_at) < 0)
+            t->errno_at = 0;   /* (nothing more to do) */
     if (!t->broken)
         put_state(t);
     ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
@@ -535,6 +552,13 @@ int attach_call(attach_thread *t, uint64_t fn, const uint64_t *args, int nargs, 
 {
     (void)t; (void)fn; (void)args; (void)nargs; (void)ret; (void)timeout_ms;
     snprintf(why, cap, "attaching is implemented for x86-64 only");
+    return -1;
+}
+
+int attach_keep_errno(attach_thread *t, uint64_t errno_location)
+{
+    (void)t;
+    (void)errno_location;
     return -1;
 }
 

@@ -35,6 +35,12 @@ uint64_t attach_push(attach_thread *t, const void *data, size_t n);
 int attach_call(attach_thread *t, uint64_t fn, const uint64_t *args, int nargs, uint64_t *ret,
                 int timeout_ms, char *why, size_t cap);
 
+/* The thread's errno is put back as it was when the thread is released:
+ * errno_location is __errno_location in the process (the calls made on
+ * the thread may set errno; a thread stopped just after a system call
+ * that succeeded would see it changed). 0, or -1 (not kept). */
+int attach_keep_errno(attach_thread *t, uint64_t errno_location);
+
 /* Reads up to cap-1 bytes of a NUL-terminated string at addr. */
 int attach_read_string(attach_thread *t, uint64_t addr, char *out, size_t cap);
 

@@ -110,15 +110,17 @@ static void explain_denied(const attach_target *t)
                 (int)t->pid, scope >= 2 ? ", or Yama ptrace_scope>=2" : "");
 }
 
-/* Borrows a thread of t; on failure says why and returns NULL with *code
- * the exit status. */
+/* Borrows a thread of t (its errno kept); on failure says why and returns
+ * NULL with *code the exit status. */
 static attach_thread *borrow(const attach_target *t, int *code)
 {
     char why[256];
     int err = 0;
     attach_thread *th = attach_borrow(t->pid, &err, why, sizeof why);
-    if (th)
+    if (th) {
+        attach_keep_errno(th, attach_target_libc_symbol(t, "__errno_location"));
         return th;
+    }
     if (err == EPERM) {
         explain_denied(t);
         *code = EXIT_DENIED;

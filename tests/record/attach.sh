@@ -109,6 +109,7 @@ check "after --detach: descriptors as after the first detach" cmp -s after1.fds 
 touch stop1; wait $p
 check "the program ends cleanly after the attaches" test $? = 0
 check "its output is what a plain run prints" cmp -s plain.out run.out
+check "its errno never changed under it" grep -q '^errno changed 0$' run.out
 
 # A module the program loads while attached is redirected too.
 cat >plugin.c <<'EOF2'

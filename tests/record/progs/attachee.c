@@ -20,6 +20,7 @@
  * after: a module loaded while the recorder may be attached.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -209,7 +210,7 @@ int main(int argc, char **argv)
     pthread_create(&th[2], NULL, sleeper, NULL);
     int forks = argc > 2 && strcmp(argv[2], "forks") == 0;
     int churn = argc > 2 && strcmp(argv[2], "churn") == 0;
-    unsigned long nthreads = 0;
+    unsigned long nthreads = 0, errno_changed = 0;
     if (churn)
         signal(SIGUSR1, on_usr1);
     unsigned long failed = 0;
@@ -226,7 +227,12 @@ int main(int argc, char **argv)
             continue;
         }
         if (!forks) {
+            /* The main thread is the one likely borrowed: whatever the
+             * calls made on it did to errno must not show. */
+            errno = 4242;
             nap_us(20000);
+            if (errno != 4242)
+                errno_changed++;
             continue;
         }
         pid_t c = fork();
@@ -253,6 +259,7 @@ int main(int argc, char **argv)
         pthread_join(th[i], NULL);
     for (int i = 0; i < 3; i++)
         printf("checksum %d %016llx\n", i, (unsigned long long)sums[i]);
+    printf("errno changed %lu\n", errno_changed);
     printf("bad %lu\n", bad);
     return 0;
 }
