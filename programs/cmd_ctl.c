@@ -55,47 +55,6 @@ static void usage(FILE *f)
         "         memtrace top svc.ctf-0001\n");
 }
 
-/* The value of NAME in /proc/PID/environ (its environment at exec), or
- * NULL. */
-static char *environ_value(const char *env, size_t len, const char *name)
-{
-    size_t nl = strlen(name);
-    for (size_t i = 0; i < len;) {
-        const char *e = env + i;
-        size_t el = strnlen(e, len - i);
-        if (el > nl && !strncmp(e, name, nl) && e[nl] == '=')
-            return strndup(e + nl + 1, el - nl - 1);
-        i += el + 1;
-    }
-    return NULL;
-}
-
-static char *read_file(const char *path, size_t *len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    ssize_t r;
-    while (buf && (r = read(fd, buf + n, cap - n)) > 0) {
-        n += (size_t)r;
-        if (n == cap) {
-            char *nb = realloc(buf, cap *= 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-            }
-            buf = nb;
-        }
-    }
-    int e = errno;
-    close(fd);
-    errno = e;
-    *len = n;
-    return buf;
-}
-
 struct channel_query {
     mt_ctl_channel *ch;
     const char *why;
@@ -229,15 +188,15 @@ int cmd_ctl(int argc, char **argv)
     char path[64];
     size_t len;
     snprintf(path, sizeof path, "/proc/%ld/environ", pid);
-    char *env = read_file(path, &len);
+    char *env = proc_read_file(path, &len);
     if (!env) {
         fprintf(stderr, "memtrace ctl: process %ld: %s\n", pid,
                 errno == ENOENT ? "no such process" : strerror(errno));
         return 1;
     }
-    char *file = environ_value(env, len, "MEMTRACE");
-    char *esig = environ_value(env, len, "MEMTRACE_SIGNAL");
-    char *paused = environ_value(env, len, "MEMTRACE_PAUSED");
+    char *file = proc_environ_value(env, len, "MEMTRACE");
+    char *esig = proc_environ_value(env, len, "MEMTRACE_SIGNAL");
+    char *paused = proc_environ_value(env, len, "MEMTRACE_PAUSED");
     free(env);
     int rc = 1;
     mt_ctl_channel *ch = NULL;

@@ -98,6 +98,9 @@ int cmd_info(int argc, char **argv)
     print_time("start time:", info->start_time);
     print_name("context:", info->context ? info->context : "(none)");
     print_name("runtime params:", info->ocaml_runtime_params);
+    if (info->ocaml_runtime_params && !strcmp(info->ocaml_runtime_params, MT_INFO_ATTACHED))
+        printf("%-18s %s\n", "attached:", "mid-run (memtrace attach): memory live before the "
+                                        "attach is not counted");
     if (info->version >= 3)
         printf("%-18s %u\n", "initial domain:", info->initial_domain);
     fflush(stdout);

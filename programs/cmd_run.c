@@ -92,7 +92,7 @@ static void usage(FILE *f)
         "Environment: MEMTRACE_LIB overrides the path of libmemtrace.so.\n");
 }
 
-static int find_library(char *out, size_t len)
+int run_find_library(char *out, size_t len)
 {
     const char *env = getenv("MEMTRACE_LIB");
     if (env && *env) {
@@ -496,7 +496,7 @@ int cmd_run(int argc, char **argv)
     char **cmd = argv + optind;
 
     char lib[PATH_MAX];
-    if (find_library(lib, sizeof lib) != 0) {
+    if (run_find_library(lib, sizeof lib) != 0) {
         fprintf(stderr, "memtrace run: cannot find libmemtrace.so (looked next to the memtrace "
                         "binary and in ../lib; set MEMTRACE_LIB)\n");
         return 1;

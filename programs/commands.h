@@ -11,6 +11,7 @@ int cmd_info(int argc, char **argv);
 int cmd_recode(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_ctl(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_lifetimes(int argc, char **argv);
@@ -27,5 +28,10 @@ int cmd_symbolize(int argc, char **argv);
 /* The symbolization step of `memtrace run` (cmd_symbolize.c): symbolizes FILE
  * and every FILE.<pid> written since start; 0 when all went well. */
 int symbolize_run_traces(char **paths, size_t n);
+
+/* Shared with 'memtrace attach' (cmd_run.c): a sampling interval in bytes
+ * with an optional k/m/g suffix (0 if malformed), and the path of
+ * libmemtrace.so (next to the binary, ../lib, or $MEMTRACE_LIB; 0 found). */
+int run_find_library(char *out, size_t len);
 
 #endif

@@ -17,6 +17,7 @@ struct command {
 static const struct command commands[] = {
     {"run", cmd_run, "run a program with the profiler and write a trace", 0},
     {"ctl", cmd_ctl, "switch the recorder of a running process on and off", 0},
+    {"attach", cmd_attach, "record a running process (not started under memtrace) for a while", 0},
     {"view", cmd_view, "browse a trace in the web viewer", 1},
     {"top", cmd_top, "allocation sites that account for the most memory", 1},
     {"stats", cmd_stats, "totals, peak, rates, size and lifetime histograms", 1},

@@ -6,8 +6,11 @@
 #include "runfiles.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -64,4 +67,45 @@ int proc_open_trace(int pid, const char *base, char *out, size_t cap)
 {
     struct trace_query q = { pid, base, out, cap };
     return proc_fd_each(pid, is_trace, &q) > 0;
+}
+
+/* The value of NAME in /proc/PID/environ (its environment at exec), or
+ * NULL. */
+char *proc_environ_value(const char *env, size_t len, const char *name)
+{
+    size_t nl = strlen(name);
+    for (size_t i = 0; i < len;) {
+        const char *e = env + i;
+        size_t el = strnlen(e, len - i);
+        if (el > nl && !strncmp(e, name, nl) && e[nl] == '=')
+            return strndup(e + nl + 1, el - nl - 1);
+        i += el + 1;
+    }
+    return NULL;
+}
+
+char *proc_read_file(const char *path, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    ssize_t r;
+    while (buf && (r = read(fd, buf + n, cap - n)) > 0) {
+        n += (size_t)r;
+        if (n == cap) {
+            char *nb = realloc(buf, cap *= 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+            }
+            buf = nb;
+        }
+    }
+    int e = errno;
+    close(fd);
+    errno = e;
+    *len = n;
+    return buf;
 }

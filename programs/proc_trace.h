@@ -2,7 +2,8 @@
  * proc_trace.h - the trace file a running process is writing, found among
  * its open descriptors (/proc/PID/fd): used by 'memtrace ctl' to see a
  * recording start or end, and by 'memtrace run --pprof-every' to know what
- * to take snapshots of.
+ * to take snapshots of; and reading a process's /proc files (its
+ * environment: 'memtrace ctl', 'memtrace attach').
  */
 #ifndef MEMTRACE_PROC_TRACE_H
 #define MEMTRACE_PROC_TRACE_H
@@ -22,5 +23,13 @@ int proc_open_trace(int pid, const char *base, char *out, size_t cap);
  * cannot be read. */
 int proc_fd_each(int pid, int (*fn)(const char *fd_path, const char *target, void *ctx),
                  void *ctx);
+
+/* The whole of a /proc file (or any file), *len its size; NULL with
+ * errno. Free with free(). */
+char *proc_read_file(const char *path, size_t *len);
+
+/* The value of NAME in an environment block as /proc/PID/environ holds it
+ * (NUL-separated NAME=VALUE), or NULL. Free with free(). */
+char *proc_environ_value(const char *env, size_t len, const char *name);
 
 #endif

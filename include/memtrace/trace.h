@@ -77,6 +77,11 @@ typedef struct mt_trace_info {
     unsigned initial_domain;        /* v3: domain of the first packet; else 0 */
 } mt_trace_info;
 
+/* ocaml_runtime_params of a C trace recorded by 'memtrace attach': the
+ * recording started in a running process, so memory live before it is not
+ * in the trace (docs/format.md). Other C traces have "". */
+#define MT_INFO_ATTACHED "memtrace-attached"
+
 typedef enum mt_event_kind {
     MT_EVENT_ALLOC = 0,
     MT_EVENT_PROMOTE = 1,

@@ -7,6 +7,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "memtrace/present.h"
 
@@ -140,9 +141,11 @@ int mt_report_stats_figures(FILE *out, const mt_model *m, const mt_stats *stp,
         mt_json_string(out, info->executable_name);
         fprintf(out,
                 ",\"version\":%d,\"start_time_us\":%lld,\"sample_rate\":%.17g,\"word_size\":%u,\"bytes_per_sample\":%.17g,"
-                "\"duration_us\":%lld,\"events\":%llu,\"allocs\":%llu,\"promotes\":%llu,"
+                "\"attached_mid_run\":%s,\"duration_us\":%lld,\"events\":%llu,\"allocs\":%llu,\"promotes\":%llu,"
                 "\"collects\":%llu,\"live_at_us\":%lld,\"total\":",
                 info->version, (long long)info->start_time, info->sample_rate, info->word_size, mt_model_bytes_per_sample(m),
+                info->ocaml_runtime_params && !strcmp(info->ocaml_runtime_params, MT_INFO_ATTACHED)
+                    ? "true" : "false",
                 (long long)st.duration, (unsigned long long)st.events,
                 (unsigned long long)st.allocs, (unsigned long long)st.promotes,
                 (unsigned long long)st.collects, (long long)live_at);
@@ -189,6 +192,8 @@ int mt_report_stats_figures(FILE *out, const mt_model *m, const mt_stats *stp,
         fputs(")\n", out);
         mt_format_time(a, sizeof a, st.duration);
         fprintf(out, "duration    %s\n", a);
+        if (info->ocaml_runtime_params && !strcmp(info->ocaml_runtime_params, MT_INFO_ATTACHED))
+            fputs("attached    mid-run: memory live before the attach is not counted\n", out);
         mt_format_bytes(a, sizeof a, mt_model_bytes_per_sample(m));
         fprintf(out, "sampling    rate %.3g per %u-bit word: one sample stands for %s\n",
                 info->sample_rate, info->word_size, a);

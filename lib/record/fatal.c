@@ -104,3 +104,22 @@ void mtr_fatal_install(void)
         sigaction(fatal_signals[i], &sa, NULL);
     }
 }
+
+/* attach.c, when an attached recording ends: the process is left with the
+ * handlers it had (a signal whose handler is still ours gets SIG_DFL back). */
+MT_HIDDEN void mtr_fatal_remove(void);
+void mtr_fatal_remove(void)
+{
+    if (!__atomic_exchange_n(&installed, 0, __ATOMIC_ACQ_REL))
+        return;
+    for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++) {
+        struct sigaction old, sa;
+        if (sigaction(fatal_signals[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
+            old.sa_handler != on_fatal)
+            continue;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = SIG_DFL;
+        sigemptyset(&sa.sa_mask);
+        sigaction(fatal_signals[i], &sa, NULL);
+    }
+}

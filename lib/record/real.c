@@ -229,9 +229,11 @@ extern void *__libc_memalign(size_t, size_t);
 
 /* A function of the allocator: defined next after us, in the same object
  * as its malloc. */
+static void *lookup = RTLD_NEXT;   /* RTLD_DEFAULT when loaded by attach */
+
 static void *same_object(const char *name, const void *base)
 {
-    void *f = dlsym(RTLD_NEXT, name);
+    void *f = dlsym(lookup, name);
     Dl_info info;
     if (!f || !dladdr(f, &info) || info.dli_fbase != base)
         return NULL;
@@ -242,7 +244,7 @@ static void *same_object(const char *name, const void *base)
 
 static void resolve_now(void)
 {
-    void *m = dlsym(RTLD_NEXT, "malloc");
+    void *m = dlsym(lookup, "malloc");
     Dl_info info, libc;
     if (!m || !dladdr(m, &info)) {
         /* No allocator after us, or one we cannot place: glibc's own. */
@@ -270,9 +272,9 @@ static void resolve_now(void)
     /* An allocator without its own realloc or free cannot be used without
      * us either; take the next definitions as the program would. */
     f = same_object("realloc", base);
-    STORE(realloc, (void *(*)(void *, size_t))(f ? f : dlsym(RTLD_NEXT, "realloc")));
+    STORE(realloc, (void *(*)(void *, size_t))(f ? f : dlsym(lookup, "realloc")));
     f = same_object("free", base);
-    STORE(free, (void (*)(void *))(f ? f : dlsym(RTLD_NEXT, "free")));
+    STORE(free, (void (*)(void *))(f ? f : dlsym(lookup, "free")));
 
     raw_memalign = (void *(*)(size_t, size_t))same_object("memalign", base);
     raw_posix_memalign = (int (*)(void **, size_t, size_t))same_object("posix_memalign", base);
@@ -325,6 +327,23 @@ void mtr_real_resolve(void)
     }
     while (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 2)
         sched_yield();   /* another thread resolves: a few dlsym calls */
+}
+
+/* attach.c: this library was loaded by dlopen into a running process, so
+ * nothing follows it in a lookup order; the program's allocator is what
+ * malloc resolves to in the global scope. Called before any call is
+ * redirected to the recorder (and again, harmlessly, at a later attach). */
+void mtr_real_resolve_global(void)
+{
+    mtr_real_resolve();
+    if (lookup == RTLD_DEFAULT)
+        return;
+    int saved = errno;
+    lookup = RTLD_DEFAULT;
+    resolving_here = 1;
+    resolve_now();
+    resolving_here = 0;
+    errno = saved;
 }
 
 /* ---------------------------------------------------------------------- */

@@ -49,6 +49,10 @@ extern struct mtr_allocator mtr_real MT_HIDDEN;
 /* Resolve now (idempotent; the recorder's constructor calls it). */
 MT_HIDDEN void mtr_real_resolve(void);
 
+/* Resolve again from the global scope (the recorder was loaded by dlopen:
+ * attach.c). */
+MT_HIDDEN void mtr_real_resolve_global(void);
+
 /* 1 if p is a block of the boot buffer (never to reach the allocator). */
 MT_HIDDEN int mtr_real_in_boot(const void *p);
 /* The size asked for a boot block. */

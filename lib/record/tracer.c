@@ -341,6 +341,7 @@ static void pump(int force)
  * _Fork (no atfork handlers) has no writer thread: don't wait for one. */
 static int consumer_alive(void);
 MT_HIDDEN void mtr_fatal_install(void);   /* fatal.c */
+MT_HIDDEN void mtr_attach_tick(void);     /* attach.c */
 
 /* A fatal signal (fatal.c): its handler asks the writer thread to write
  * out what is queued (fatal_req) and waits for it (fatal_done). */
@@ -385,6 +386,7 @@ static void *writer_thread(void *arg)
         pump(0);
         mtr_rss_tick(wall_us(), 0);
         pthread_mutex_unlock(&tr.wlock);
+        mtr_attach_tick();   /* attach.c: modules loaded since */
     }
 }
 
@@ -592,6 +594,8 @@ static void piece_path(char *out, size_t cap, unsigned k)
     mt_runname_make(out, cap, tr.stem, &n);
 }
 
+static int attached;   /* mtr_tracer_set_attached */
+
 /* Takes fd as the current piece's file and writes its trace info (start:
  * the time it covers from). The writer thread is not started here. wlock
  * held. Returns 0 or -1 (message given, fd closed). */
@@ -620,7 +624,7 @@ static int begin_piece(int fd, int64_t start)
     info.word_size = 8;
     info.executable_name = exe;
     info.host_name = host;
-    info.ocaml_runtime_params = "";
+    info.ocaml_runtime_params = attached ? MT_INFO_ATTACHED : "";
     info.pid = (uint64_t)tr.pid;
     info.start_time = start;
     info.context = tr.context ? tr.context : cmdline;
@@ -646,6 +650,13 @@ static int begin_piece(int fd, int64_t start)
     tr.piece_ms = mono_ms();
     tr.piece_off0 = tr.off;
     return 0;
+}
+
+/* attach.c: this recording was started in a running process (format.md). */
+void mtr_tracer_set_attached(int on) MT_HIDDEN;
+void mtr_tracer_set_attached(int on)
+{
+    attached = on;
 }
 
 /* Open this process's file, write the header, start the writer thread.
@@ -875,7 +886,7 @@ static int start(const char *filename, double rate, const char *context, int fir
         tr.pid = getpid();
         __atomic_store_n(&tr.state, CHILD_PENDING, __ATOMIC_RELEASE);
     }
-    if (first && !mtr_malloc_is_ours())
+    if (first && !attached && !mtr_malloc_is_ours())
         message("malloc is not the recorder's (another allocator comes before libmemtrace.so "
                 "in LD_PRELOAD?): no malloc block will be sampled; put libmemtrace.so first");
     mt_tracker tk = { on_alloc, on_free, NULL };

@@ -1,0 +1,377 @@
+/*
+ * attach.c - the recorder loaded into a running process by 'memtrace
+ * attach' (programs/cmd_attach.c): the entries the injector calls, and the
+ * redirection of the program's calls to the malloc family and to
+ * mmap/munmap/mremap through the modules' GOT entries.
+ *
+ * A library loaded with dlopen (RTLD_LOCAL) does not interpose by symbol:
+ * every module already bound malloc to the allocator. So each loaded
+ * module's R_X86_64_JUMP_SLOT and R_X86_64_GLOB_DAT relocations that name
+ * one of the redirected functions get the recorder's entry written into
+ * their slot (a RELRO page is made writable for the write and read-only
+ * again), the old value remembered. That includes this library's own slots,
+ * so that its wrappers reach each other as they do when preloaded, and the
+ * allocator's object (its calls through its PLT went to a preloaded
+ * recorder too). Modules loaded later are patched by the writer thread
+ * within a few tens of milliseconds (mtr_attach_tick: dl_iterate_phdr's
+ * count of loaded objects changed). dlopen is not wrapped: glibc's dlopen
+ * looks at its caller to search RUNPATH.
+ *
+ * The allocator underneath is the program's: what malloc resolves to in
+ * the global scope (real.c, mtr_real_resolve_global), not what follows this
+ * library. A block allocated before the attach is not in the sampled-block
+ * table, so free and realloc pass it to the allocator.
+ *
+ * Detach writes every remembered slot back (only in modules still loaded,
+ * only where the slot still holds the recorder's entry, inside
+ * dl_iterate_phdr so that no module is unmapped meanwhile), then ends the
+ * recording as 'ctl stop' does and removes the fatal-signal handlers
+ * tracing installed. The library stays loaded and dormant: a thread may
+ * still be inside one of its wrappers, which go on to the allocator.
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "real.h"
+#include "thread.h"
+
+#define API __attribute__((visibility("default")))
+
+MT_HIDDEN int mtr_tracer_begin(const char *file, double rate, int first, int exclusive);
+MT_HIDDEN int mtr_tracer_active(void);
+MT_HIDDEN void mtr_tracer_set_attached(int on);
+MT_HIDDEN void mtr_fatal_remove(void);
+API int memtrace_stop_tracing(void);
+
+/* The redirected functions, by name. */
+static const char *const names[] = {
+    "malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign",
+    "aligned_alloc", "memalign", "valloc", "pvalloc", "malloc_usable_size",
+    "free_sized", "free_aligned_sized", "mmap", "mmap64", "munmap", "mremap",
+};
+#define NNAMES (sizeof names / sizeof names[0])
+
+static void *ours[NNAMES];   /* this library's definitions */
+
+struct slot {
+    uintptr_t module;   /* the module's load address */
+    void **at;
+    void *orig;
+    void *ours;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct slot *slots;
+static size_t nslots, capslots;
+static int patched;                    /* redirection in place */
+static unsigned long long seen_adds;   /* dl_iterate_phdr's count at the last scan */
+static size_t page;
+
+static int find_ours(void)
+{
+    Dl_info info;
+    struct link_map *self = NULL;
+    if (!dladdr1((void *)find_ours, &info, (void **)&self, RTLD_DL_LINKMAP) || !self)
+        return -1;
+    for (size_t i = 0; i < NNAMES; i++) {
+        ours[i] = dlsym(self, names[i]);   /* self is first in its own search list */
+        if (!ours[i])
+            return -1;
+    }
+    return 0;
+}
+
+static int name_index(const char *s)
+{
+    if (s[0] != 'm' && s[0] != 'c' && s[0] != 'r' && s[0] != 'f' && s[0] != 'p' &&
+        s[0] != 'a' && s[0] != 'v')
+        return -1;
+    for (size_t i = 0; i < NNAMES; i++)
+        if (strcmp(s, names[i]) == 0)
+            return (int)i;
+    return -1;
+}
+
+static int remember(uintptr_t module, void **at, void *orig, void *mine)
+{
+    for (size_t i = 0; i < nslots; i++)
+        if (slots[i].at == at) {   /* a module loaded again where one was */
+            slots[i].module = module;
+            slots[i].orig = orig;
+            slots[i].ours = mine;
+            return 0;
+        }
+    if (nslots == capslots) {
+        size_t cap = capslots ? capslots * 2 : 256;
+        struct slot *n = mtr_real.realloc(slots, cap * sizeof *n);
+        if (!n)
+            return -1;
+        slots = n;
+        capslots = cap;
+    }
+    slots[nslots++] = (struct slot){ module, at, orig, mine };
+    return 0;
+}
+
+struct dyninfo {
+    const ElfW(Sym) *symtab;
+    const char *strtab;
+    const ElfW(Rela) *rel[2];
+    size_t relsz[2];
+    uintptr_t relro_lo, relro_hi;
+    struct dl_phdr_info *info;
+};
+
+/* The protection of the page holding a, as the loader left it: read-only
+ * in the RELRO range, else its segment's. -1 if no segment holds it. */
+static int prot_of(const struct dyninfo *d, uintptr_t a)
+{
+    if (a >= d->relro_lo && a < d->relro_hi)
+        return PROT_READ;
+    for (unsigned i = 0; i < d->info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &d->info->dlpi_phdr[i];
+        uintptr_t lo = d->info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type != PT_LOAD || a < lo || a >= lo + ph->p_memsz)
+            continue;
+        return (ph->p_flags & PF_R ? PROT_READ : 0) | (ph->p_flags & PF_W ? PROT_WRITE : 0) |
+               (ph->p_flags & PF_X ? PROT_EXEC : 0);
+    }
+    return -1;
+}
+
+/* Writes v into *at, making a read-only (RELRO) page writable for the
+ * write and giving it its protection back. */
+static void put(void **at, void *v, const struct dyninfo *d)
+{
+    uintptr_t a = (uintptr_t)at;
+    int prot = prot_of(d, a);
+    if (prot < 0)
+        return;   /* not in the module: leave it */
+    if (prot & PROT_WRITE) {
+        __atomic_store_n(at, v, __ATOMIC_RELEASE);
+        return;
+    }
+    void *pg = (void *)(a & ~(page - 1));
+    if (mprotect(pg, page, prot | PROT_WRITE) != 0)
+        return;
+    __atomic_store_n(at, v, __ATOMIC_RELEASE);
+    mprotect(pg, page, prot);
+}
+
+/* An address from the dynamic section: the loader relocated most of them
+ * in place; a module whose section is read-only still has offsets. */
+static uintptr_t dyn_addr(uintptr_t base, ElfW(Addr) v)
+{
+    return v < base ? base + v : v;
+}
+
+static int read_dynamic(struct dl_phdr_info *info, struct dyninfo *d)
+{
+    memset(d, 0, sizeof *d);
+    d->info = info;
+    const ElfW(Dyn) *dyn = NULL;
+    for (unsigned i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_DYNAMIC)
+            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr);
+        else if (ph->p_type == PT_GNU_RELRO) {
+            d->relro_lo = (info->dlpi_addr + ph->p_vaddr) & ~(page - 1);
+            d->relro_hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz) & ~(page - 1);
+        }
+    }
+    if (!dyn)
+        return -1;
+    uintptr_t b = info->dlpi_addr;
+    int pltrela = 1;
+    for (; dyn->d_tag != DT_NULL; dyn++) {
+        switch (dyn->d_tag) {
+        case DT_SYMTAB: d->symtab = (const ElfW(Sym) *)dyn_addr(b, dyn->d_un.d_ptr); break;
+        case DT_STRTAB: d->strtab = (const char *)dyn_addr(b, dyn->d_un.d_ptr); break;
+        case DT_JMPREL: d->rel[0] = (const ElfW(Rela) *)dyn_addr(b, dyn->d_un.d_ptr); break;
+        case DT_PLTRELSZ: d->relsz[0] = dyn->d_un.d_val; break;
+        case DT_PLTREL: pltrela = dyn->d_un.d_val == DT_RELA; break;
+        case DT_RELA: d->rel[1] = (const ElfW(Rela) *)dyn_addr(b, dyn->d_un.d_ptr); break;
+        case DT_RELASZ: d->relsz[1] = dyn->d_un.d_val; break;
+        }
+    }
+    if (!pltrela)
+        d->rel[0] = NULL;
+    return d->symtab && d->strtab ? 0 : -1;
+}
+
+static int skip_module(const char *name)
+{
+    return strstr(name, "linux-vdso") != NULL || strstr(name, "linux-gate") != NULL;
+}
+
+static int patch_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    struct dyninfo d;
+    if (skip_module(info->dlpi_name) || read_dynamic(info, &d) != 0)
+        return 0;
+    for (int k = 0; k < 2; k++) {
+        if (!d.rel[k])
+            continue;
+        size_t n = d.relsz[k] / sizeof(ElfW(Rela));
+        for (size_t i = 0; i < n; i++) {
+            const ElfW(Rela) *r = &d.rel[k][i];
+            unsigned type = ELF64_R_TYPE(r->r_info);
+            if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+                continue;
+            unsigned s = ELF64_R_SYM(r->r_info);
+            if (!s)
+                continue;
+            int idx = name_index(d.strtab + d.symtab[s].st_name);
+            if (idx < 0)
+                continue;
+            void **at = (void **)(info->dlpi_addr + r->r_offset);
+            if (prot_of(&d, (uintptr_t)at) < 0)
+                continue;   /* a relocation outside the module's segments */
+            void *cur = __atomic_load_n(at, __ATOMIC_ACQUIRE);
+            if (cur == ours[idx])
+                continue;
+            if (remember(info->dlpi_addr, at, cur, ours[idx]) != 0)
+                return 1;
+            put(at, ours[idx], &d);
+        }
+    }
+    return 0;
+}
+
+static int restore_one(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    struct dyninfo d;
+    if (skip_module(info->dlpi_name) || read_dynamic(info, &d) != 0)
+        return 0;
+    for (size_t i = 0; i < nslots; i++) {
+        struct slot *s = &slots[i];
+        if (s->module != info->dlpi_addr || !s->at)
+            continue;
+        if (__atomic_load_n(s->at, __ATOMIC_ACQUIRE) == s->ours)
+            put(s->at, s->orig, &d);
+        s->at = NULL;
+    }
+    return 0;
+}
+
+static int count_adds(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    if (size >= offsetof(struct dl_phdr_info, dlpi_adds) + sizeof info->dlpi_adds)
+        *(unsigned long long *)arg = info->dlpi_adds;
+    return 1;
+}
+
+/* Patches what is loaded now. lock held. */
+static void scan(void)
+{
+    unsigned long long adds = 0;
+    dl_iterate_phdr(count_adds, &adds);
+    seen_adds = adds;
+    dl_iterate_phdr(patch_one, NULL);
+}
+
+/* The writer thread, at every turn (outside its lock): patch the modules
+ * loaded since the last look. */
+MT_HIDDEN void mtr_attach_tick(void);
+void mtr_attach_tick(void)
+{
+    if (!__atomic_load_n(&patched, __ATOMIC_ACQUIRE))
+        return;
+    unsigned long long adds = 0;
+    dl_iterate_phdr(count_adds, &adds);
+    if (adds == __atomic_load_n(&seen_adds, __ATOMIC_RELAXED))
+        return;
+    mtr_enter();
+    if (pthread_mutex_trylock(&lock) == 0) {
+        if (patched)
+            scan();
+        pthread_mutex_unlock(&lock);
+    }
+    mtr_leave();
+}
+
+static void unpatch(void)
+{
+    dl_iterate_phdr(restore_one, NULL);
+    nslots = 0;   /* slots of modules unloaded meanwhile are forgotten */
+    __atomic_store_n(&patched, 0, __ATOMIC_RELEASE);
+}
+
+/* What the injector calls, on a program thread it borrowed (stopped in a
+ * system call, so it holds no lock of the program's).
+ *
+ * memtrace_attach_start("RATE FILE"): start recording into FILE (an
+ * absolute path) at RATE (a probability per byte), then redirect. Returns
+ * 0, or: 1 already recording (attached or started otherwise), 2 preloaded
+ * or linked (the recorder interposes already: use 'memtrace ctl'), 3 bad
+ * request, 4 the recording did not start (the process's stderr says
+ * why), 5 the library cannot find its own entries. */
+API int memtrace_attach_start(const char *spec)
+{
+    char *end;
+    double rate = strtod(spec, &end);
+    if (end == spec || *end != ' ' || !(rate > 0 && rate <= 1) || end[1] != '/')
+        return 3;
+    const char *file = end + 1;
+    if (!page)
+        page = (size_t)getpagesize();
+    mtr_enter();
+    pthread_mutex_lock(&lock);
+    int rc = 0;
+    if (patched || mtr_tracer_active()) {
+        rc = 1;
+        goto out;
+    }
+    void *first = dlsym(RTLD_DEFAULT, "memtrace_attach_start");
+    if (first && first != (void *)memtrace_attach_start) {
+        rc = 2;   /* another recorder comes first: preloaded or linked */
+        goto out;
+    }
+    if (!ours[0] && find_ours() != 0) {
+        rc = 5;
+        goto out;
+    }
+    mtr_real_resolve_global();
+    mtr_tracer_set_attached(1);
+    if (mtr_tracer_begin(file, rate, 1, 0) != 0) {
+        mtr_tracer_set_attached(0);
+        rc = 4;
+        goto out;
+    }
+    __atomic_store_n(&patched, 1, __ATOMIC_RELEASE);
+    scan();
+out:
+    pthread_mutex_unlock(&lock);
+    mtr_leave();
+    return rc;
+}
+
+/* Put every slot back, end the recording. Returns 0, 1 if nothing was
+ * attached, 2 if the trace could not be completed. */
+API int memtrace_attach_stop(void)
+{
+    mtr_enter();
+    pthread_mutex_lock(&lock);
+    int rc = 1;
+    if (patched) {
+        unpatch();
+        rc = memtrace_stop_tracing() == 0 ? 0 : 2;
+        mtr_tracer_set_attached(0);
+        mtr_fatal_remove();
+    }
+    pthread_mutex_unlock(&lock);
+    mtr_leave();
+    return rc;
+}

@@ -1,0 +1,579 @@
+/*
+ * attach_call.c - calling a function inside another process with ptrace
+ * (see attach_call.h).
+ *
+ * Which thread: the call runs the loader and the recorder's start, which
+ * take the allocator's and the loader's locks. A thread interrupted in user
+ * code may hold them (inside malloc); a thread blocked in a system call
+ * that the kernel restarts (-ERESTART* in rax at the stop) is waiting, not
+ * working, so it holds no lock of libc's that the call could need. The
+ * other threads keep running, so a lock one of them holds is released as
+ * usual. Threads are ranked by the system call /proc/PID/task/TID/syscall
+ * shows: read, accept, wait ... (restarted as they were), then futex,
+ * nanosleep, poll (restarted through the kernel's restart block, which a
+ * signal during our call could overwrite), then epoll_wait (the kernel
+ * makes it return EINTR after any stop: event loops retry). A thread just
+ * back from a call that only waits is as good. When every thread runs user
+ * code (a busy single-threaded interpreter), one is followed from system
+ * call to system call (PTRACE_SYSCALL) until a wait, a write or socket
+ * traffic returns: never mmap, brk, read or close, which malloc and the
+ * loader make while holding their locks.
+ *
+ * The call: the registers and the FPU/vector state (PTRACE_GETREGSET
+ * NT_X86_XSTATE) are saved; the stack pointer goes below the red zone,
+ * aligned as the ABI wants at a call, with a return address of 0, so the
+ * function's return faults at address 0: that SIGSEGV stop (rip 0) is the
+ * end of the call and is never delivered. orig_rax is -1 during the call
+ * (no system call restart), and the saved registers, put back afterwards,
+ * make the kernel restart the interrupted call when the thread resumes.
+ * A signal that arrives for the thread during the call is held back and
+ * sent again (tgkill) once the thread is back where it was.
+ */
+#include <errno.h>
+#include <dirent.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "attach_call.h"
+
+#ifndef NT_X86_XSTATE
+#define NT_X86_XSTATE 0x202
+#endif
+#define ERESTARTSYS 512
+#define ERESTARTNOINTR 513
+#define ERESTARTNOHAND 514
+#define ERESTART_RESTARTBLOCK 516
+#define MAX_DEFERRED 16
+#define XSTATE_MAX 16384
+
+struct attach_thread {
+    pid_t pid, tid;
+    int memfd;
+#if defined(__x86_64__)
+    struct user_regs_struct regs;
+#endif
+    unsigned char xstate[XSTATE_MAX];
+    size_t xstate_len;
+    uint64_t cursor;                /* next free byte (downwards) for attach_push */
+    int deferred[MAX_DEFERRED], ndeferred;
+    uint64_t errno_at;              /* the thread's errno, put back at release */
+    int errno_was;
+    int broken;                     /* the thread's state could not be put back */
+};
+
+pid_t attach_tid(const attach_thread *t)
+{
+    return t->tid;
+}
+
+static long mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000L + ts.tv_nsec / 1000000;
+}
+
+/* Waits for tid to stop (or end), at most timeout_ms; 1 stopped, 0 timed
+ * out, -1 gone. */
+static int wait_stop(pid_t tid, int *status, int timeout_ms)
+{
+    long until = mono_ms() + timeout_ms;
+    for (;;) {
+        pid_t r = waitpid(tid, status, __WALL | WNOHANG);
+        if (r == tid)
+            return WIFSTOPPED(*status) ? 1 : -1;
+        if (r < 0 && errno != EINTR)
+            return -1;
+        if (mono_ms() >= until)
+            return 0;
+        struct timespec ts = { 0, 200 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+}
+
+/* The rank of the system call a thread is blocked in (see above): 1, 2,
+ * 3, or 0 for a thread not blocked in one. */
+static int rank_of(long nr)
+{
+    switch (nr) {
+    case SYS_read: case SYS_readv: case SYS_write: case SYS_accept: case SYS_accept4:
+    case SYS_recvfrom: case SYS_recvmsg: case SYS_wait4: case SYS_waitid: case SYS_pause:
+    case SYS_rt_sigsuspend: case SYS_select: case SYS_pselect6: case SYS_connect:
+    case SYS_sendto: case SYS_sendmsg: case SYS_pread64: case SYS_flock:
+        return 1;
+    case SYS_epoll_wait: case SYS_epoll_pwait:
+#ifdef SYS_epoll_pwait2
+    case SYS_epoll_pwait2:
+#endif
+        return 3;
+    default:
+        return 2;
+    }
+}
+
+struct cand {
+    pid_t tid;
+    int rank;
+};
+
+static int cand_cmp(const void *a, const void *b)
+{
+    const struct cand *x = a, *y = b;
+    if (x->rank != y->rank)
+        return x->rank - y->rank;
+    return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* The threads of pid blocked in a system call, best first. */
+static size_t candidates(pid_t pid, struct cand **out)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    *out = NULL;
+    if (!d)
+        return 0;
+    size_t n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        pid_t tid = (pid_t)atoi(e->d_name);
+        char sp[96], buf[256];
+        snprintf(sp, sizeof sp, "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+        int fd = open(sp, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t k = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (k <= 0)
+            continue;
+        buf[k] = '\0';
+        int running = buf[0] < '0' || buf[0] > '9';   /* "running" or "-1 ...": not in a call */
+        if (n == cap) {
+            cap = cap ? cap * 2 : 16;
+            struct cand *c = realloc(*out, cap * sizeof *c);
+            if (!c)
+                break;
+            *out = c;
+        }
+        (*out)[n].tid = tid;
+        (*out)[n].rank = running ? 4 : rank_of(strtol(buf, NULL, 10));
+        n++;
+    }
+    closedir(d);
+    if (n)
+        qsort(*out, n, sizeof **out, cand_cmp);
+    return n;
+}
+
+#if defined(__x86_64__)
+
+static int get_state(attach_thread *t)
+{
+    if (ptrace(PTRACE_GETREGS, t->tid, NULL, &t->regs) != 0)
+        return -1;
+    struct iovec iov = { t->xstate, sizeof t->xstate };
+    if (ptrace(PTRACE_GETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov) == 0) {
+        t->xstate_len = iov.iov_len;
+    } else {
+        /* No XSAVE: the legacy FPU/SSE area. */
+        struct user_fpregs_struct *fp = (struct user_fpregs_struct *)t->xstate;
+        if (ptrace(PTRACE_GETFPREGS, t->tid, NULL, fp) != 0)
+            return -1;
+        t->xstate_len = 0;
+    }
+    return 0;
+}
+
+static int put_state(attach_thread *t)
+{
+    int rc = ptrace(PTRACE_SETREGS, t->tid, NULL, &t->regs);
+    if (t->xstate_len) {
+        struct iovec iov = { t->xstate, t->xstate_len };
+        rc |= ptrace(PTRACE_SETREGSET, t->tid, (void *)NT_X86_XSTATE, &iov);
+    } else {
+        rc |= ptrace(PTRACE_SETFPREGS, t->tid, NULL, t->xstate);
+    }
+    return rc;
+}
+
+/* A system call that only waits: a thread just back from one (stopped on
+ * its way out) is in a libc wrapper, not inside malloc or the loader. */
+static int waits_only(long nr)
+{
+    switch (nr) {
+    case SYS_nanosleep: case SYS_clock_nanosleep: case SYS_futex: case SYS_epoll_wait:
+    case SYS_epoll_pwait: case SYS_poll: case SYS_ppoll: case SYS_select: case SYS_pselect6:
+    case SYS_accept: case SYS_accept4: case SYS_wait4: case SYS_waitid: case SYS_pause:
+    case SYS_rt_sigsuspend: case SYS_rt_sigtimedwait:
+#ifdef SYS_epoll_pwait2
+    case SYS_epoll_pwait2:
+#endif
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* 1 if the stopped thread's registers show a blocking system call that was
+ * interrupted (and will be restarted, or for rank 3 returns EINTR), or a
+ * waiting one that just returned. */
+static int in_blocking_call(const attach_thread *t, int rank)
+{
+    long long ax = (long long)t->regs.rax, nr = (long long)t->regs.orig_rax;
+    if (nr < 0)
+        return 0;
+    if (ax == -ERESTARTSYS || ax == -ERESTARTNOINTR || ax == -ERESTARTNOHAND ||
+        ax == -ERESTART_RESTARTBLOCK)
+        return 1;
+    if (rank == 3 && ax == -EINTR)
+        return 1;
+    return waits_only((long)nr);
+}
+
+/* A system call after which a thread is in a libc wrapper, holding none of
+ * the allocator's or the loader's locks: the waiting ones, writes, file
+ * syncs and locks, socket traffic (never made inside malloc or dlopen;
+ * the loader reads with read and pread64, maps, and closes). */
+static int safe_exit(long nr)
+{
+    return waits_only(nr) || nr == SYS_write || nr == SYS_writev || nr == SYS_pwrite64 ||
+           nr == SYS_fsync || nr == SYS_fdatasync || nr == SYS_fcntl || nr == SYS_ftruncate ||
+           nr == SYS_sendto || nr == SYS_sendmsg || nr == SYS_recvfrom || nr == SYS_recvmsg;
+}
+
+/* A thread running user code (no system call to borrow it in): follow it
+ * from system call to system call (PTRACE_SYSCALL) until one of the
+ * safe_exit ones returns, at most timeout_ms. 1 stopped there (state
+ * read), 0 not in time (the thread is stopped, not in a call), -1 gone. */
+static int wait_safe_exit(attach_thread *t, int timeout_ms)
+{
+    long until = mono_ms() + timeout_ms;
+    int sig = 0;
+    for (;;) {
+        if (ptrace(PTRACE_SYSCALL, t->tid, NULL, (void *)(long)sig) != 0)
+            return -1;
+        sig = 0;
+        int st;
+        long left = until - mono_ms();
+        int w = wait_stop(t->tid, &st, left > 0 ? (int)left : 0);
+        if (w < 0)
+            return -1;
+        if (w == 0) {
+            ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
+            while ((w = wait_stop(t->tid, &st, 2000)) == 1 && (st >> 16) != PTRACE_EVENT_STOP) {
+                if (WSTOPSIG(st) != SIGTRAP && t->ndeferred < MAX_DEFERRED)
+                    t->deferred[t->ndeferred++] = WSTOPSIG(st);
+                ptrace(PTRACE_CONT, t->tid, NULL, NULL);
+            }
+            return w == 1 ? 0 : -1;
+        }
+        if ((st >> 16) == PTRACE_EVENT_STOP)
+            continue;
+        if (WSTOPSIG(st) != (SIGTRAP | 0x80)) {
+            sig = WSTOPSIG(st);   /* the thread's own signal: delivered */
+            continue;
+        }
+        struct __ptrace_syscall_info info;
+        if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, (void *)sizeof info, &info) <= 0)
+            continue;
+        if (info.op == PTRACE_SYSCALL_INFO_EXIT && get_state(t) == 0 &&
+            safe_exit((long)t->regs.orig_rax))
+            return 1;
+    }
+}
+
+/* Seizes and interrupts tid; 0 stopped, -1 with errno. */
+static int seize(pid_t tid)
+{
+    if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(long)PTRACE_O_TRACESYSGOOD) != 0)
+        return -1;
+    if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) != 0) {
+        int e = errno;
+        ptrace(PTRACE_DETACH, tid, NULL, NULL);
+        errno = e;
+        return -1;
+    }
+    for (;;) {
+        int st;
+        int w = wait_stop(tid, &st, 2000);
+        if (w < 0) {
+            errno = ESRCH;
+            return -1;
+        }
+        if (w == 0) {
+            ptrace(PTRACE_DETACH, tid, NULL, NULL);
+            errno = EBUSY;
+            return -1;
+        }
+        if ((st >> 16) == PTRACE_EVENT_STOP)
+            return 0;
+        /* A signal on its way to the thread: let it go on, the interrupt
+         * stop follows. */
+        ptrace(PTRACE_CONT, tid, NULL, (void *)(long)WSTOPSIG(st));
+    }
+}
+
+static attach_thread *borrow_once(pid_t pid, int *errnum, char *why, size_t cap)
+{
+    struct cand *c;
+    size_t n = candidates(pid, &c);
+    if (n == 0) {
+        char p[32];
+        snprintf(p, sizeof p, "/proc/%d", (int)pid);
+        *errnum = access(p, F_OK) == 0 ? EBUSY : ESRCH;
+        snprintf(why, cap, *errnum == ESRCH ? "no such process"
+                                            : "no thread of the process is waiting in a system "
+                                              "call (all are running): try again, or attach "
+                                              "when it is less busy");
+        return NULL;
+    }
+    attach_thread *t = calloc(1, sizeof *t);
+    if (!t) {
+        free(c);
+        *errnum = ENOMEM;
+        snprintf(why, cap, "out of memory");
+        return NULL;
+    }
+    t->pid = pid;
+    t->memfd = -1;
+    *errnum = EBUSY;
+    snprintf(why, cap, "no thread of the process could be borrowed safely (none waited in a "
+                       "system call or came back from a write or a wait within 3 s): try again");
+    for (size_t i = 0; i < n; i++) {
+        if (seize(c[i].tid) != 0) {
+            if (errno == EPERM || errno == ESRCH) {
+                *errnum = errno;
+                snprintf(why, cap, "%s", strerror(errno));
+                if (errno == EPERM)
+                    break;
+            }
+            continue;
+        }
+        t->tid = c[i].tid;
+        t->ndeferred = 0;
+        if (get_state(t) != 0) {
+            ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
+            continue;
+        }
+        if (!in_blocking_call(t, c[i].rank)) {
+            /* Only when no thread waits in a system call. */
+            int w = c[0].rank == 4 ? wait_safe_exit(t, 2000) : 0;
+            if (w != 1) {
+                ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
+                for (int k = 0; k < t->ndeferred; k++)
+                    syscall(SYS_tgkill, pid, t->tid, t->deferred[k]);
+                t->ndeferred = 0;
+                continue;
+            }
+        }
+        char mp[64];
+        snprintf(mp, sizeof mp, "/proc/%d/mem", (int)pid);
+        t->memfd = open(mp, O_RDWR | O_CLOEXEC);
+        if (t->memfd < 0) {
+            *errnum = errno;
+            snprintf(why, cap, "%s: %s", mp, strerror(errno));
+            ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
+            break;
+        }
+        t->cursor = (t->regs.rsp - 256) & ~(uint64_t)15;   /* below the red zone */
+        free(c);
+        return t;
+    }
+    free(c);
+    free(t);
+    return NULL;
+}
+
+attach_thread *attach_borrow(pid_t pid, int *errnum, char *why, size_t cap)
+{
+    /* Threads come and go from their system calls: a few rounds, 3 s at
+     * most. */
+    long until = mono_ms() + 3000;
+    for (;;) {
+        attach_thread *t = borrow_once(pid, errnum, why, cap);
+        if (t || *errnum == EPERM || *errnum == ESRCH || *errnum == ENOMEM ||
+            mono_ms() >= until)
+            return t;
+        struct timespec ts = { 0, 5 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+}
+
+uint64_t attach_push(attach_thread *t, const void *data, size_t n)
+{
+    t->cursor = (t->cursor - n) & ~(uint64_t)15;
+    if (pwrite(t->memfd, data, n, (off_t)t->cursor) != (ssize_t)n)
+        return 0;
+    return t->cursor;
+}
+
+int attach_read_string(attach_thread *t, uint64_t addr, char *out, size_t cap)
+{
+    ssize_t k = pread(t->memfd, out, cap - 1, (off_t)addr);
+    if (k <= 0) {
+        out[0] = '\0';
+        return -1;
+    }
+    out[k] = '\0';
+    return 0;
+}
+
+int attach_call(attach_thread *t, uint64_t fn, const uint64_t *args, int nargs, uint64_t *ret,
+                int timeout_ms, char *why, size_t cap)
+{
+    struct user_regs_struct r = t->regs;
+    uint64_t sp = (t->cursor - 64) & ~(uint64_t)15;
+    uint64_t zero = 0;
+    sp -= 8;   /* at the function's entry rsp + 8 is 16-aligned */
+    if (pwrite(t->memfd, &zero, sizeof zero, (off_t)sp) != sizeof zero) {
+        snprintf(why, cap, "cannot write the process's stack: %s", strerror(errno));
+        return -1;
+    }
+    unsigned long long *reg[6] = { &r.rdi, &r.rsi, &r.rdx, &r.rcx, &r.r8, &r.r9 };
+    for (int i = 0; i < nargs && i < 6; i++)
+        *reg[i] = args[i];
+    r.rsp = sp;
+    r.rip = fn;
+    r.rax = 0;
+    r.orig_rax = (unsigned long long)-1;   /* no system call restart for the call */
+    r.eflags &= ~(0x400ULL | 0x100ULL);   /* DF and TF clear */
+    if (ptrace(PTRACE_SETREGS, t->tid, NULL, &r) != 0 ||
+        ptrace(PTRACE_CONT, t->tid, NULL, NULL) != 0) {
+        snprintf(why, cap, "cannot start the call: %s", strerror(errno));
+        return -1;
+    }
+    long until = mono_ms() + timeout_ms;
+    for (;;) {
+        int st;
+        long left = until - mono_ms();
+        int w = wait_stop(t->tid, &st, left > 0 ? (int)left : 0);
+        if (w < 0) {
+            t->broken = 1;
+            snprintf(why, cap, "the process ended during the call");
+            return -1;
+        }
+        if (w == 0) {
+            /* Cut short: stop the thread and put it back. */
+            ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
+            while ((w = wait_stop(t->tid, &st, 2000)) == 1 && (st >> 16) != PTRACE_EVENT_STOP) {
+                int sig = WSTOPSIG(st);
+                if (sig != SIGTRAP && sig != SIGSEGV && t->ndeferred < MAX_DEFERRED)
+                    t->deferred[t->ndeferred++] = sig;
+                ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
+                ptrace(PTRACE_CONT, t->tid, NULL, NULL);
+            }
+            if (w != 1)
+                t->broken = 1;
+            snprintf(why, cap, "the call did not return within %d ms (abandoned)", timeout_ms);
+            return -1;
+        }
+        int sig = WSTOPSIG(st);
+        if ((st >> 16) == PTRACE_EVENT_STOP) {
+            ptrace(PTRACE_CONT, t->tid, NULL, NULL);
+            continue;
+        }
+        if (sig == SIGSEGV) {
+            struct user_regs_struct now;
+            if (ptrace(PTRACE_GETREGS, t->tid, NULL, &now) == 0 && now.rip == 0) {
+                *ret = now.rax;
+                return 0;
+            }
+            snprintf(why, cap, "the call faulted at 0x%llx (abandoned)", now.rip);
+            return -1;
+        }
+        if (t->ndeferred < MAX_DEFERRED)
+            t->deferred[t->ndeferred++] = sig;
+        ptrace(PTRACE_CONT, t->tid, NULL, NULL);
+    }
+}
+
+int attach_keep_errno(attach_thread *t, uint64_t errno_location)
+{
+    uint64_t at = 0;
+    char why[128];
+    if (!errno_location ||
+        attach_call(t, errno_location, NULL, 0, &at, 2000, why, sizeof why) != 0 || !at ||
+        pread(t->memfd, &t->errno_was, sizeof t->errno_was, (off_t)at) != sizeof t->errno_was)
+        return -1;
+    t->errno_at = at;
+    return 0;
+}
+
+void attach_release(attach_thread *t)
+{
+    if (!t)
+        return;
+    if (!t->broken && t->errno_at)
+        if (pwrite(t->memfd, &t->errno_was, sizeof t->errno_was, (off_t)t->errno_at) < 0)
+            t->errno_at = 0;   /* (nothing more to do) */
+    if (!t->broken)
+        put_state(t);
+    ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
+    for (int i = 0; i < t->ndeferred; i++)
+        syscall(SYS_tgkill, t->pid, t->tid, t->deferred[i]);
+    if (t->memfd >= 0)
+        close(t->memfd);
+    free(t);
+}
+
+#else /* not x86-64 */
+
+attach_thread *attach_borrow(pid_t pid, int *errnum, char *why, size_t cap)
+{
+    (void)pid;
+    *errnum = ENOSYS;
+    snprintf(why, cap, "attaching is implemented for x86-64 only");
+    return NULL;
+}
+
+uint64_t attach_push(attach_thread *t, const void *data, size_t n)
+{
+    (void)t;
+    (void)data;
+    (void)n;
+    return 0;
+}
+
+int attach_call(attach_thread *t, uint64_t fn, const uint64_t *args, int nargs, uint64_t *ret,
+                int timeout_ms, char *why, size_t cap)
+{
+    (void)t; (void)fn; (void)args; (void)nargs; (void)ret; (void)timeout_ms;
+    snprintf(why, cap, "attaching is implemented for x86-64 only");
+    return -1;
+}
+
+int attach_keep_errno(attach_thread *t, uint64_t errno_location)
+{
+    (void)t;
+    (void)errno_location;
+    return -1;
+}
+
+int attach_read_string(attach_thread *t, uint64_t addr, char *out, size_t cap)
+{
+    (void)t;
+    (void)addr;
+    if (cap)
+        out[0] = '\0';
+    return -1;
+}
+
+void attach_release(attach_thread *t)
+{
+    free(t);
+}
+
+#endif

@@ -1,0 +1,219 @@
+/*
+ * attach_target.c - a process as 'memtrace attach' sees it before touching
+ * it (see attach_target.h): /proc/PID/status, maps, environ, ns/mnt, and
+ * the dynamic symbols of its C library (libelf), read through
+ * /proc/PID/root so that a process in a container is read as it sees its
+ * files.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "attach_target.h"
+#include "proc_trace.h"
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+static int is_libc(const char *path)
+{
+    const char *b = base_name(path);
+    return strcmp(b, "libc.so.6") == 0 || (strncmp(b, "libc-2.", 7) == 0 && strstr(b, ".so"));
+}
+
+static int is_recorder(const char *path)
+{
+    return strstr(base_name(path), "libmemtrace.so") != NULL;
+}
+
+static int read_maps(attach_target *t)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)t->pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return -1;
+    char line[PATH_MAX + 128];
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long lo, hi, off;
+        char perms[8];
+        int name_at = 0;
+        if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &lo, &hi, perms, &off, &name_at) < 4 ||
+            !name_at)
+            continue;
+        char *name = line + name_at;
+        name[strcspn(name, "\n")] = '\0';
+        if (name[0] != '/')
+            continue;
+        if (!t->libc[0] && off == 0 && is_libc(name)) {
+            snprintf(t->libc, sizeof t->libc, "%s", name);
+            t->libc_base = lo;
+            t->libc_end = hi;
+        }
+        if (!t->recorder[0] && off == 0 && is_recorder(name)) {
+            snprintf(t->recorder, sizeof t->recorder, "%s", name);
+            t->rec_base = lo;
+            t->rec_end = hi;
+        }
+    }
+    fclose(f);
+    return 0;
+}
+
+static ino_t ns_ino(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? st.st_ino : 0;
+}
+
+int attach_target_read(pid_t pid, attach_target *t, char *why, size_t cap)
+{
+    memset(t, 0, sizeof *t);
+    t->pid = pid;
+    char path[64];
+    size_t len;
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    char *st = proc_read_file(path, &len);
+    if (!st) {
+        int e = errno;
+        snprintf(why, cap, e == ENOENT ? "no such process" : "%s: %s", path, strerror(e));
+        errno = e == ENOENT ? ESRCH : e;
+        return -1;
+    }
+    char *nst = realloc(st, len + 1);
+    if (!nst) {
+        free(st);
+        errno = ENOMEM;
+        snprintf(why, cap, "out of memory");
+        return -1;
+    }
+    st = nst;
+    st[len] = '\0';
+    for (char *l = st; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        if (!strncmp(l, "Name:\t", 6))
+            sscanf(l + 6, "%63[^\n]", t->comm);
+        else if (!strncmp(l, "State:\t", 7))
+            t->state = l[7];
+        else if (!strncmp(l, "TracerPid:\t", 11))
+            t->tracer = (pid_t)atoi(l + 11);
+        else if (!strncmp(l, "Uid:\t", 5))
+            t->uid = (uid_t)strtoul(l + 5, NULL, 10);
+    }
+    free(st);
+    if (t->state == 'Z' || t->state == 'X') {
+        errno = ESRCH;
+        snprintf(why, cap, "the process has exited");
+        return -1;
+    }
+    if (read_maps(t) != 0) {
+        int e = errno;
+        snprintf(why, cap, "/proc/%d/maps: %s", (int)pid, strerror(e));
+        errno = e;
+        return -1;
+    }
+    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+    char *env = proc_read_file(path, &len);
+    if (env) {
+        char *pre = proc_environ_value(env, len, "LD_PRELOAD");
+        char *mt = proc_environ_value(env, len, "MEMTRACE");
+        t->preloaded = (pre && strstr(pre, "libmemtrace")) || (mt && *mt);
+        free(pre);
+        free(mt);
+        free(env);
+    }
+    snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int)pid);
+    ino_t a = ns_ino("/proc/self/ns/mnt"), b = ns_ino(path);
+    t->same_mnt = a && a == b;
+    return 0;
+}
+
+int attach_target_same_file(const attach_target *t, const char *path)
+{
+    char inside[PATH_MAX + 64];
+    struct stat a, b;
+    if (snprintf(inside, sizeof inside, "/proc/%d/root%s", (int)t->pid, path) >= (int)sizeof inside)
+        return 0;
+    return stat(path, &a) == 0 && stat(inside, &b) == 0 && a.st_dev == b.st_dev &&
+           a.st_ino == b.st_ino;
+}
+
+/* name in the dynamic symbols of the object mapped at base..end from
+ * file (its path in the maps). */
+static uint64_t symbol_in(const attach_target *t, const char *file, uint64_t base, uint64_t end,
+                          const char *name)
+{
+    char path[PATH_MAX + 64];
+    snprintf(path, sizeof path, "/proc/%d/map_files/%llx-%llx", (int)t->pid,
+             (unsigned long long)base, (unsigned long long)end);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && t->same_mnt)
+        fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(path, sizeof path, "/proc/%d/root%s", (int)t->pid, file);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+    }
+    if (fd < 0)
+        return 0;
+    elf_version(EV_CURRENT);
+    Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+    uint64_t found = 0;
+    GElf_Ehdr eh;
+    if (!e || !gelf_getehdr(e, &eh)) {
+        if (e)
+            elf_end(e);
+        close(fd);
+        return 0;
+    }
+    Elf_Scn *scn = NULL, *dynsym = NULL, *versym = NULL;
+    while ((scn = elf_nextscn(e, scn)) != NULL) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh))
+            continue;
+        if (sh.sh_type == SHT_DYNSYM)
+            dynsym = scn;
+        else if (sh.sh_type == SHT_GNU_versym)
+            versym = scn;
+    }
+    GElf_Shdr sh;
+    Elf_Data *d = dynsym ? elf_getdata(dynsym, NULL) : NULL;
+    Elf_Data *vd = versym ? elf_getdata(versym, NULL) : NULL;
+    if (d && gelf_getshdr(dynsym, &sh) && sh.sh_entsize) {
+        size_t n = sh.sh_size / sh.sh_entsize;
+        for (size_t i = 0; i < n; i++) {
+            GElf_Sym s;
+            if (!gelf_getsym(d, (int)i, &s) || s.st_shndx == SHN_UNDEF || !s.st_value ||
+                GELF_ST_TYPE(s.st_info) != STT_FUNC)
+                continue;
+            const char *nm = elf_strptr(e, sh.sh_link, s.st_name);
+            if (!nm || strcmp(nm, name) != 0)
+                continue;
+            GElf_Versym v = 0;
+            if (vd && gelf_getversym(vd, (int)i, &v) && (v & 0x8000))
+                continue;   /* a hidden (old) version */
+            found = (eh.e_type == ET_DYN ? base : 0) + s.st_value;
+            break;
+        }
+    }
+    elf_end(e);
+    close(fd);
+    return found;
+}
+
+uint64_t attach_target_libc_symbol(const attach_target *t, const char *name)
+{
+    return t->libc[0] ? symbol_in(t, t->libc, t->libc_base, t->libc_end, name) : 0;
+}
+
+uint64_t attach_target_recorder_symbol(const attach_target *t, const char *name)
+{
+    return t->recorder[0] ? symbol_in(t, t->recorder, t->rec_base, t->rec_end, name) : 0;
+}
