@@ -112,6 +112,8 @@ struct mt_model {
     size_t node_cap;
     uint64_t n_allocs_read;
     int peak_unknown;
+    int has_scan;                  /* the trace has leak verdicts (mt_model_scan) */
+    mt_timedelta scan_time;
 };
 
 struct mt_selection {

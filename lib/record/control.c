@@ -42,6 +42,7 @@
 
 #include "memtrace/record.h"
 #include "control.h"
+#include "leaks.h"
 #include "control_proto.h"
 #include "thread.h"
 
@@ -164,6 +165,7 @@ static void *control_thread(void *arg)
 {
     (void)arg;
     mtr_enter();   /* for good: nothing this thread allocates is sampled */
+    mtr_leaks_own_thread();
     int64_t started = mtr_tracer_active() ? now_ms() : -1;
     int64_t checked = now_ms();
     for (;;) {

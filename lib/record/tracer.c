@@ -73,6 +73,7 @@
 #include "control.h"
 #include "control_proto.h"
 #include "engine.h"
+#include "leaks.h"
 #include "queue.h"
 #include "real.h"
 #include "rss.h"
@@ -118,6 +119,7 @@ static struct {
     uint64_t bt[MAX_FRAMES + 1];   /* + the [truncated] frame */
     pthread_mutex_t wlock;      /* whoever holds it owns w, fd, sym */
     int atexit_done;
+    int leaks;                  /* MEMTRACE_LEAKS: the leak scan at exit (leaks.h) */
     unsigned epoch;             /* recordings opened by this process, mod 2^16 */
     unsigned writer_epoch;      /* the recording the running writer thread serves */
     int fd_regular;             /* fd is a regular file (not /dev/null) */
@@ -364,6 +366,7 @@ static void *writer_thread(void *arg)
 {
     unsigned mine = (unsigned)(uintptr_t)arg;
     mtr_enter();   /* for good: nothing this thread allocates is sampled */
+    mtr_leaks_own_thread();
     for (;;) {
         struct timespec ts = { 0, 10 * 1000 * 1000 };
         nanosleep(&ts, NULL);
@@ -829,11 +832,30 @@ static void rotate(void)
     drop_old_piece();
 }
 
+static int lock_writer(void);
+
+/* MEMTRACE_LEAKS: the verdicts of the blocks still live, before the trace
+ * ends (not for a rotated recording: its ids are the pieces'). */
+static void scan_for_leaks(void)
+{
+    if (!tr.leaks || rotating())
+        return;
+    mtr_enter();
+    if (lock_writer() == 0) {
+        if (tr.state == ACTIVE && tr.w && !tr.writer_failed)
+            mtr_leaks_exit_scan(tr.path, tr.pid, tr.start_us, tr.epoch);
+        pthread_mutex_unlock(&tr.wlock);
+    }
+    mtr_leave();
+}
+
 static void at_exit_handler(void)
 {
     __atomic_store_n(&mtr_exiting, 1, __ATOMIC_RELEASE);
-    if (__atomic_load_n(&tr.state, __ATOMIC_ACQUIRE) == ACTIVE && tr.pid == getpid())
+    if (__atomic_load_n(&tr.state, __ATOMIC_ACQUIRE) == ACTIVE && tr.pid == getpid()) {
+        scan_for_leaks();
         memtrace_stop_tracing();
+    }
 }
 
 static int start(const char *filename, double rate, const char *context, int first)
@@ -875,6 +897,7 @@ static int start(const char *filename, double rate, const char *context, int fir
         snprintf(tr.base, sizeof tr.base, "%s", filename);
     tr.start_us = wall_us();
     tr.rate = rate;
+    tr.leaks = mtr_leaks_env();
     free(tr.context);
     tr.context = context ? strdup(context) : NULL;
     if (!tr.depth)

@@ -1,0 +1,184 @@
+/*
+ * leaky.c - blocks with known fates at exit, one allocation site (a
+ * function named after the fate) each, for tests/record/leaks.sh:
+ *
+ *   lost_dropped      a block whose only pointer was dropped
+ *   lost_list_node    every node of a dropped linked list (40 nodes)
+ *   lost_ring_node    a ring of 8 blocks pointing at each other, dropped
+ *   lost_child        a block only a lost block points to
+ *   held_global       a block a global points to
+ *   held_interior     a block a global points into the middle of
+ *   held_table        a heap table of pointers, held by a global
+ *   held_table_entry  the 200 blocks of that table (reachable only through it)
+ *   held_stack        a block a live frame of the exiting thread holds
+ *   held_tls          a block a thread-local variable of the main thread holds
+ *   held_thread_tls   a block another (still running) thread's TLS holds
+ *   held_thread_stack a block another running thread holds on its stack
+ *   held_thread_reg   (x86-64) a block another thread holds in a register only
+ *
+ * Usage: leaky [MODE]; MODE exit (default: exit() from a frame holding
+ * held_stack), thread-exit (exit() called by another thread), _exit
+ * (_exit: no scan), fork (a child does the same and exits first).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define NOINLINE __attribute__((noinline, noclone))
+
+struct node { struct node *next; char pad[40]; };
+
+void *g_held;
+char *g_interior;
+void **g_table;
+__thread void *t_held;
+static volatile int threads_ready;
+
+NOINLINE void *lost_dropped(void) { return malloc(100); }
+NOINLINE struct node *lost_list_node(void) { return calloc(1, sizeof(struct node)); }
+NOINLINE struct node *lost_ring_node(void) { return calloc(1, sizeof(struct node)); }
+NOINLINE void *lost_child(void) { return malloc(72); }
+NOINLINE void *held_global(void) { return malloc(200); }
+NOINLINE char *held_interior(void) { return malloc(300); }
+NOINLINE void **held_table(void) { return calloc(200, sizeof(void *)); }
+NOINLINE void *held_table_entry(void) { return malloc(48); }
+NOINLINE void *held_stack(void) { return malloc(120); }
+NOINLINE void *held_tls(void) { return malloc(88); }
+NOINLINE void *held_thread_tls(void) { return malloc(96); }
+NOINLINE void *held_thread_stack(void) { return malloc(104); }
+NOINLINE void *held_thread_reg(void) { return malloc(112); }
+
+static void scrub(void)
+{
+    /* Leave no stale copy of a dropped pointer in dead stack. */
+    volatile char junk[4096];
+    memset((char *)junk, 0, sizeof junk);
+}
+
+NOINLINE static void make_lost(void)
+{
+    for (int i = 0; i < 3; i++) {
+        void *p = lost_dropped();
+        __asm__ volatile("" : : "r"(p) : "memory");
+    }
+    struct node *head = NULL;
+    for (int i = 0; i < 40; i++) {
+        struct node *n = lost_list_node();
+        n->next = head;
+        head = n;
+    }
+    struct node *first = lost_ring_node(), *prev = first;
+    for (int i = 1; i < 8; i++) {
+        struct node *n = lost_ring_node();
+        prev->next = n;
+        prev = n;
+    }
+    prev->next = first;
+    struct node *parent = lost_list_node();
+    parent->next = lost_child();
+    parent = NULL;
+    head = first = prev = NULL;
+}
+
+NOINLINE static void make_held(void)
+{
+    g_held = held_global();
+    g_interior = held_interior() + 150;
+    g_table = held_table();
+    for (int i = 0; i < 200; i++)
+        g_table[i] = held_table_entry();
+    t_held = held_tls();
+}
+
+static void *thread_tls_main(void *arg)
+{
+    (void)arg;
+    t_held = held_thread_tls();
+    __atomic_add_fetch(&threads_ready, 1, __ATOMIC_RELEASE);
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static void *thread_stack_main(void *arg)
+{
+    (void)arg;
+    void *volatile keep = held_thread_stack();
+    __atomic_add_fetch(&threads_ready, 1, __ATOMIC_RELEASE);
+    for (;;)
+        pause();
+    return keep;
+}
+
+#if defined(__x86_64__)
+static void *thread_reg_main(void *arg)
+{
+    (void)arg;
+    void *p = held_thread_reg();
+    __atomic_add_fetch(&threads_ready, 1, __ATOMIC_RELEASE);
+    /* Spin with the pointer in r12 only. */
+    __asm__ volatile("mov %0, %%r12\n\txor %0, %0\n1:\tpause\n\tjmp 1b" : "+r"(p) : : "r12", "memory");
+    return NULL;
+}
+#endif
+
+static void *exiter_main(void *arg)
+{
+    (void)arg;
+    void *volatile keep = held_stack();
+    scrub();
+    exit(0);
+    return keep;
+}
+
+NOINLINE static void finish(const char *mode)
+{
+    void *volatile keep = held_stack();
+    scrub();
+    if (!strcmp(mode, "_exit"))
+        _exit(0);
+    if (!strcmp(mode, "thread-exit")) {
+        pthread_t t;
+        pthread_create(&t, NULL, exiter_main, NULL);
+        for (;;)
+            pause();
+    }
+    exit(0);
+    (void)keep;
+}
+
+static void run(const char *mode)
+{
+    pthread_t t;
+    make_lost();
+    scrub();
+    make_held();
+    pthread_create(&t, NULL, thread_tls_main, NULL);
+    pthread_create(&t, NULL, thread_stack_main, NULL);
+    int want = 2;
+#if defined(__x86_64__)
+    pthread_create(&t, NULL, thread_reg_main, NULL);
+    want++;
+#endif
+    while (__atomic_load_n(&threads_ready, __ATOMIC_ACQUIRE) < want)
+        usleep(1000);
+    finish(mode);
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "exit";
+    if (!strcmp(mode, "fork")) {
+        pid_t c = fork();
+        if (c == 0)
+            run("exit");
+        int st;
+        waitpid(c, &st, 0);
+        mode = "exit";
+    }
+    run(mode);
+    return 0;
+}
