@@ -5,7 +5,8 @@
 #   scripts/install-deps.sh test    build + what the tests use (clang fuzzer,
 #                                   Go's pprof, Chromium, Node, sqlite3, the
 #                                   allocators jemalloc, tcmalloc, mimalloc
-#                                   and redis for the recorder's tests, ...)
+#                                   and redis for the recorder's tests,
+#                                   valgrind for the leak verdicts' reference, ...)
 #   scripts/install-deps.sh bench   test + heaptrack and hyperfine for comparisons
 #
 # Idempotent and quick when everything is present. Needs root (or sudo) only
@@ -15,7 +16,7 @@ set -eu
 profile=${1:-build}
 
 build_pkgs="gcc make libc6-dev pkg-config libdw-dev libelf-dev zlib1g-dev libmicrohttpd-dev xz-utils libunwind-dev libpcre2-dev"
-test_pkgs="$build_pkgs clang libclang-rt-14-dev golang-go chromium sqlite3 python3 g++ procps curl libgmp-dev libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 redis-server redis-tools"
+test_pkgs="$build_pkgs clang libclang-rt-14-dev golang-go chromium sqlite3 python3 g++ procps curl libgmp-dev libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 redis-server redis-tools valgrind"
 bench_pkgs="$test_pkgs heaptrack hyperfine"
 
 case "$profile" in

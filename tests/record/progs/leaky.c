@@ -18,9 +18,11 @@
  *
  * Usage: leaky [MODE]; MODE exit (default: exit() from a frame holding
  * held_stack), thread-exit (exit() called by another thread), _exit
- * (_exit: no scan), fork (a child does the same and exits first).
+ * (_exit: no scan), fork (a child does the same and exits first),
+ * blocked (a thread that blocks every signal is running at exit).
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +127,18 @@ static void *thread_reg_main(void *arg)
 }
 #endif
 
+static void *blocker_main(void *arg)
+{
+    (void)arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    __atomic_add_fetch(&threads_ready, 1, __ATOMIC_RELEASE);
+    for (;;)
+        usleep(100000);
+    return NULL;
+}
+
 static void *exiter_main(void *arg)
 {
     (void)arg;
@@ -159,6 +173,10 @@ static void run(const char *mode)
     pthread_create(&t, NULL, thread_tls_main, NULL);
     pthread_create(&t, NULL, thread_stack_main, NULL);
     int want = 2;
+    if (!strcmp(mode, "blocked")) {
+        pthread_create(&t, NULL, blocker_main, NULL);
+        want++;
+    }
 #if defined(__x86_64__)
     pthread_create(&t, NULL, thread_reg_main, NULL);
     want++;
