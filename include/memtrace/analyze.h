@@ -650,6 +650,13 @@ typedef struct mt_stats {
     double alloc_rate;              /* estimated bytes allocated per second */
     double mean_lifetime_us;        /* sample-weighted, collected blocks only */
     double median_lifetime_us;      /* sample-weighted, never-collected at end */
+    /* Added: the leak verdicts of the selected blocks (docs/leaks.md).
+     * has_verdicts: the trace has them; then the estimated bytes the scan
+     * found lost and reachable, their standard errors, and how many
+     * sampled blocks have each verdict. */
+    int has_verdicts;
+    double lost_bytes, lost_bytes_se, reachable_bytes, reachable_bytes_se;
+    uint64_t lost_blocks, reachable_blocks;
 } mt_stats;
 
 /* A folded model's cost of what it folded (the allocations that passed the
