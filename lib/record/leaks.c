@@ -4,7 +4,7 @@
  * verdicts"):
  *
  *     memtrace-leaks 1 PID START_US
- *     scan TIME_US MODE LOST REACHABLE UNKNOWN DURATION_US MEMORY ROOT_BYTES HEAP_BYTES
+ *     scan TIME_US MODE LOST REACHABLE UNKNOWN DURATION_US MEMORY ROOT_BYTES HEAP_BYTES CPU_US
  *     ID lost|reachable
  *     ...
  *
@@ -139,7 +139,7 @@ static void out_num(struct out *o, uint64_t v)
 
 static int write_verdicts(const char *trace_path, int64_t pid, int64_t start_us, int64_t scan_us,
                           const struct mtr_lk_result *res, const struct mtr_lk_block *b, size_t n,
-                          int64_t took_us)
+                          int64_t took_us, int64_t cpu_us)
 {
     char path[4096];
     size_t len = strlen(trace_path);
@@ -172,7 +172,7 @@ static int write_verdicts(const char *trace_path, int64_t pid, int64_t start_us,
     out_str(o, " ");
     out_str(o, res->mode);
     uint64_t f[] = { lost, reach, unknown, (uint64_t)took_us, res->memory, res->root_bytes,
-                     res->heap_bytes };
+                     res->heap_bytes, (uint64_t)cpu_us };
     for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
         out_str(o, " ");
         out_num(o, f[i]);
@@ -200,6 +200,7 @@ static __attribute__((noinline)) void scan(const char *trace_path, int64_t pid, 
                                            const ucontext_t *self)
 {
     int64_t t0 = now_us(CLOCK_MONOTONIC), scan_us = now_us(CLOCK_REALTIME);
+    int64_t c0 = now_us(CLOCK_THREAD_CPUTIME_ID);
     struct mtr_lk_threads th;
     pid_t bad;
     if (mtr_lk_stop(&th, &bad) != 0) {
@@ -282,8 +283,8 @@ resume:
             g->b[i].addr = g->b[i].qid;
             g->b[i].qid = t;
         }
-        int64_t took = now_us(CLOCK_MONOTONIC) - t0;
-        if (write_verdicts(trace_path, pid, start_us, scan_us, &res, g->b, g->n, took) != 0)
+        int64_t took = now_us(CLOCK_MONOTONIC) - t0, cpu = now_us(CLOCK_THREAD_CPUTIME_ID) - c0;
+        if (write_verdicts(trace_path, pid, start_us, scan_us, &res, g->b, g->n, took, cpu) != 0)
             mtr_tracer_message("%s.leaks: %s: no leak verdicts", trace_path, strerror(errno));
     }
     if (g) {

@@ -47,13 +47,23 @@ struct region {
     uintptr_t lo, hi;      /* lookups in [lo, hi) */
     uintptr_t first, end;  /* arena: chunks lie in [first, end) */
     uintptr_t maxchunk;    /* arena: the largest chunk size */
-    uint64_t *start;       /* arena: bit g: an in-use chunk at lo + 16 g */
-    uint64_t *mark;
+    /* arena: word pairs, a cache line holding both bitmaps of a place:
+     * start bit g: a chunk at lo + 16 g; mark bit g: that chunk is marked
+     * (free chunks are, from the start: never scanned, never a verdict) */
+    uint64_t *bits;
     int arena;
     int marked;            /* a single node: [lo, hi) */
 };
 
 _Static_assert(sizeof(struct region) % sizeof(uintptr_t) == 0, "regions sort as words");
+#define START(r, w) ((r)->bits[2 * (w)])
+#define MARK(r, w) ((r)->bits[2 * (w) + 1])
+
+/* Memory latency, not bandwidth, bounds the marking: values that may be
+ * pointers wait in a ring while their bitmap words are prefetched, and
+ * marked nodes in another while their first lines are. */
+#define CRING 16
+#define SRING 8
 
 struct scan {
     struct region *reg;
@@ -70,6 +80,10 @@ struct scan {
     int failed;
     pid_t pid;
     char *buf;
+    struct { uintptr_t v; struct region *r; } cring[CRING];
+    unsigned chead, cn;
+    uintptr_t sring[SRING][2];
+    unsigned shead, sn;
 };
 
 static uintptr_t W(uintptr_t a)
@@ -155,9 +169,10 @@ static int push(struct scan *s, uintptr_t lo, uintptr_t hi)
 
 /* ---- the heap walk (glibc) ---- */
 
-/* Walk the chunks of [c, end); with bits, record where in-use chunks start
- * (bit per 16 bytes from lo). 0 if the chunks tile the range (ending at
- * end, or at the fencepost of a heap malloc left), -1 if not. */
+/* Walk the chunks of [c, end); with bits, record where chunks start and
+ * mark the free ones (bit per 16 bytes from lo). 0 if the chunks tile the
+ * range (ending at end, or at the fencepost of a heap malloc left), -1 if
+ * not. */
 MT_NO_ASAN
 static int walk(uintptr_t c, uintptr_t end, uintptr_t lo, uint64_t *bits, uintptr_t *maxchunk)
 {
@@ -173,9 +188,12 @@ static int walk(uintptr_t c, uintptr_t end, uintptr_t lo, uint64_t *bits, uintpt
             return -1;
         uintptr_t next = c + sz;
         int inuse = next + 16 <= end && (W(next + 8) & 1);
-        if (inuse && bits) {
+        if (bits) {
             uintptr_t g = (c - lo) >> 4;
-            bits[g >> 6] |= (uint64_t)1 << (g & 63);
+            uint64_t bit = (uint64_t)1 << (g & 63);
+            bits[2 * (g >> 6)] |= bit;
+            if (!inuse)
+                bits[2 * (g >> 6) + 1] |= bit;
         }
         if (sz > *maxchunk)
             *maxchunk = sz;
@@ -184,6 +202,10 @@ static int walk(uintptr_t c, uintptr_t end, uintptr_t lo, uint64_t *bits, uintpt
     return c == end ? 0 : -1;
 }
 
+static size_t bitmap_words(uintptr_t len);
+
+/* An arena region [lo, end) whose chunks start at first; bits: its bitmaps,
+ * zero (left zero if the chunks do not walk). */
 static int add_arena(struct scan *s, uintptr_t lo, uintptr_t first, uintptr_t end,
                      uint64_t *bits)
 {
@@ -194,11 +216,11 @@ static int add_arena(struct scan *s, uintptr_t lo, uintptr_t first, uintptr_t en
     r.first = first;
     r.end = end;
     r.arena = 1;
-    r.start = bits;
-    if (walk(first, end, lo, NULL, &r.maxchunk) != 0)
+    r.bits = bits;
+    if (walk(first, end, lo, bits, &r.maxchunk) != 0) {
+        memset(bits, 0, 2 * bitmap_words(end - lo) * sizeof *bits);
         return -1;
-    r.maxchunk = 0;
-    walk(first, end, lo, bits, &r.maxchunk);
+    }
     return add_region(s, &r);
 }
 
@@ -253,7 +275,6 @@ static int try_thread_heap(struct scan *s, uintptr_t a, uintptr_t limit, uint64_
         *bits_next += 2 * words;
         if (add_arena(s, a, first, a + size, bits) != 0)
             return -1;
-        s->reg[s->nreg - 1].mark = bits + words;
         return 0;
     }
     return -1;
@@ -319,7 +340,6 @@ static int heap_nodes(struct scan *s, const struct mtr_lk_maps *maps)
             size_t w = bitmap_words(m->hi - m->lo);
             if (add_arena(s, m->lo, first, m->hi, next) != 0)
                 return -1;
-            s->reg[s->nreg - 1].mark = next + w;
             next += 2 * w;
         } else if (m->anon && m->kind == MTR_LK_PLAIN) {
             uintptr_t first_arena = 0;
@@ -353,7 +373,9 @@ static struct region *region_of(struct scan *s, uintptr_t v)
     return v < r->hi ? r : NULL;
 }
 
-/* In arena r, the in-use chunk whose memory holds v: its address, or 0. */
+/* In arena r, the chunk whose memory holds v: its address, or 0. Every
+ * chunk starts a bit, so the header is not read (a pointer to the size
+ * field of a chunk counts for the chunk before it). */
 MT_NO_ASAN
 static uintptr_t chunk_of(const struct region *r, uintptr_t v)
 {
@@ -364,32 +386,26 @@ static uintptr_t chunk_of(const struct region *r, uintptr_t v)
     uintptr_t glimit = r->maxchunk >> 4;
     uintptr_t stop = g - gmin > glimit ? g - glimit : gmin;
     size_t wi = g >> 6;
-    uint64_t b = r->start[wi];
+    uint64_t b = START(r, wi);
     unsigned bit = g & 63;
     if (bit != 63)
         b &= ((uint64_t)2 << bit) - 1;
     while (!b) {
         if (wi == 0 || ((uintptr_t)wi << 6) <= stop)
             return 0;
-        b = r->start[--wi];
+        --wi;
+        b = START(r, wi);
     }
     uintptr_t gc = ((uintptr_t)wi << 6) + 63 - (uintptr_t)__builtin_clzll(b);
     if (gc < gmin)
         return 0;
-    uintptr_t c = r->lo + (gc << 4);
-    uintptr_t sz = W(c + 8) & ~(uintptr_t)7;
-    return v < c + sz + 8 ? c : 0;
+    return r->lo + (gc << 4);   /* (a free chunk is marked already) */
 }
 
-/* v may point into a node: mark it (and queue it) if it does. */
+/* v points into region r: mark its node (and queue it) if it is not. */
 MT_NO_ASAN
-static void consider(struct scan *s, uintptr_t v)
+static void resolve(struct scan *s, uintptr_t v, struct region *r)
 {
-    if (v - s->gmin >= s->gspan)
-        return;
-    struct region *r = region_of(s, v);
-    if (!r)
-        return;
     if (!r->arena) {
         if (!r->marked) {
             r->marked = 1;
@@ -402,10 +418,42 @@ static void consider(struct scan *s, uintptr_t v)
         return;
     uintptr_t g = (c - r->lo) >> 4;
     uint64_t bit = (uint64_t)1 << (g & 63);
-    if (r->mark[g >> 6] & bit)
+    if (MARK(r, g >> 6) & bit)
         return;
-    r->mark[g >> 6] |= bit;
-    push(s, c + 16, c + (W(c + 8) & ~(uintptr_t)7) + 8);
+    MARK(r, g >> 6) |= bit;
+    push(s, c, 0);   /* an arena chunk: its size is read when it is scanned */
+}
+
+static void resolve_oldest(struct scan *s)
+{
+    unsigned h = s->chead;
+    s->chead = (h + 1) % CRING;
+    s->cn--;
+    resolve(s, s->cring[h].v, s->cring[h].r);
+}
+
+/* v may point into a node: into the ring, its bitmap word prefetched. */
+static inline void consider(struct scan *s, uintptr_t v)
+{
+    if (v - s->gmin >= s->gspan)
+        return;
+    struct region *r = region_of(s, v);
+    if (!r)
+        return;
+    if (r->arena && v >= r->first + 16 && v < r->end)
+        __builtin_prefetch(&r->bits[2 * (((v - 16 - r->lo) >> 4) >> 6)], 1);
+    if (s->cn == CRING)
+        resolve_oldest(s);
+    unsigned t = (s->chead + s->cn) % CRING;
+    s->cring[t].v = v;
+    s->cring[t].r = r;
+    s->cn++;
+}
+
+static void flush_candidates(struct scan *s)
+{
+    while (s->cn)
+        resolve_oldest(s);
 }
 
 /* Is the node holding v marked? -1: v is in no node. */
@@ -420,7 +468,7 @@ static int marked(struct scan *s, uintptr_t v)
     if (!c)
         return -1;
     uintptr_t g = (c - r->lo) >> 4;
-    return (int)(r->mark[g >> 6] >> (g & 63)) & 1;
+    return (int)(MARK(r, g >> 6) >> (g & 63)) & 1;
 }
 
 static void consider_words(struct scan *s, const uintptr_t *w, size_t n)
@@ -472,15 +520,42 @@ static void scan_root_less_holes(struct scan *s, uintptr_t lo, uintptr_t hi)
         scan_root(s, lo, hi);
 }
 
+/* Scan a queued node: [lo, hi), or (hi 0) the arena chunk at lo. */
 MT_NO_ASAN
+static void scan_node(struct scan *s, uintptr_t lo, uintptr_t hi)
+{
+    if (!hi) {
+        hi = lo + (W(lo + 8) & ~(uintptr_t)7) + 8;
+        lo += 16;
+    }
+    lo = (lo + 7) & ~(uintptr_t)7;
+    s->heap_bytes += hi - lo;
+    for (uintptr_t a = lo; a + 8 <= hi; a += 8)
+        consider(s, W(a));
+}
+
+/* Scan every marked node, and what they mark, until nothing is left. */
 static void drain(struct scan *s)
 {
-    while (s->sp && !s->failed) {
-        uintptr_t hi = s->stack[--s->sp], lo = s->stack[--s->sp];
-        lo = (lo + 7) & ~(uintptr_t)7;
-        s->heap_bytes += hi - lo;
-        for (uintptr_t a = lo; a + 8 <= hi; a += 8)
-            consider(s, W(a));
+    for (;;) {
+        while ((s->sp || s->sn) && !s->failed) {
+            while (s->sn < SRING && s->sp) {
+                uintptr_t hi = s->stack[--s->sp], lo = s->stack[--s->sp];
+                __builtin_prefetch((const void *)lo);
+                __builtin_prefetch((const void *)(lo + 64));
+                unsigned t = (s->shead + s->sn) % SRING;
+                s->sring[t][0] = lo;
+                s->sring[t][1] = hi;
+                s->sn++;
+            }
+            unsigned h = s->shead;
+            s->shead = (h + 1) % SRING;
+            s->sn--;
+            scan_node(s, s->sring[h][0], s->sring[h][1]);
+        }
+        if (!s->cn || s->failed)
+            return;
+        flush_candidates(s);
     }
 }
 
