@@ -244,6 +244,9 @@ static __attribute__((noinline)) void scan(const char *trace_path, int64_t pid, 
             if (addrs[k] >= maps.v[i].lo && addrs[k] < maps.v[i].hi && maps.v[i].kind != MTR_LK_STACK)
                 take_range(g, maps.v[i].lo, maps.v[i].hi);
     g->glibc = mtr_real.image_lo == 0 && mtr_real.image_hi == 0;
+#if defined(__SANITIZE_ADDRESS__)
+    g->glibc = 0;   /* the allocator underneath is the sanitizer's */
+#endif
     if (!g->glibc)
         for (size_t i = 0; i < g->n; i++) {
             size_t us = mtr_real.usable_size((void *)g->b[i].addr);
@@ -263,7 +266,8 @@ static __attribute__((noinline)) void scan(const char *trace_path, int64_t pid, 
     };
     struct mtr_lk_result res;
     memset(&res, 0, sizeof res);
-    if (mtr_lk_mark(&in, g->b, g->n, &res) != 0)
+    res.mode = g->glibc ? "heap" : "conservative";
+    if (g->n && mtr_lk_mark(&in, g->b, g->n, &res) != 0)   /* nothing sampled: nothing to judge */
         fail = "out of memory";
 resume:
     mtr_lk_resume(&th);
