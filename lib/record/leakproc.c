@@ -258,6 +258,38 @@ long mtr_lk_tasks(pid_t *tids, size_t cap)
     return (long)n;
 }
 
+/* 1 if the process has a userfaultfd: reading a page it manages would wait
+ * for its handler thread, which the scan has stopped. */
+int mtr_lk_has_userfaultfd(void)
+{
+    int fd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    char buf[4096] __attribute__((aligned(8)));
+    int found = 0;
+    for (;;) {
+        long r = syscall(SYS_getdents64, fd, buf, sizeof buf);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        for (long off = 0; off < r && !found;) {
+            struct dirent64_raw *d = (struct dirent64_raw *)(buf + off);
+            off += d->reclen;
+            if (d->name[0] < '0' || d->name[0] > '9')
+                continue;
+            char link[64];
+            ssize_t n = readlinkat(fd, d->name, link, sizeof link - 1);
+            if (n > 0) {
+                link[n] = 0;
+                found = strstr(link, "userfaultfd") != NULL;
+            }
+        }
+    }
+    close(fd);
+    return found;
+}
+
 /* ---- a sort without the allocator ---- */
 
 static void swap_rec(uintptr_t *v, size_t i, size_t j, size_t w)

@@ -203,10 +203,15 @@ static __attribute__((noinline)) void scan(const char *trace_path, int64_t pid, 
     int64_t c0 = now_us(CLOCK_THREAD_CPUTIME_ID);
     struct mtr_lk_threads th;
     pid_t bad;
+    if (mtr_lk_has_userfaultfd()) {
+        mtr_tracer_message("--leaks: the program uses userfaultfd, whose pages the scan cannot "
+                           "read safely: no leak verdicts");
+        return;
+    }
     if (mtr_lk_stop(&th, &bad) != 0) {
         if (bad > 0)
-            mtr_tracer_message("--leaks: thread %d did not stop for the scan within a second (does "
-                               "it block signal %d?): no leak verdicts for this run",
+            mtr_tracer_message("--leaks: thread %d did not stop for the scan (it blocks signal %d, "
+                               "or did not run for 10 s): no leak verdicts for this run",
                                (int)bad, SIGRTMAX - 3);
         else
             mtr_tracer_message("--leaks: cannot stop the program's threads: no leak verdicts");

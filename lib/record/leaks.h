@@ -57,6 +57,8 @@ struct mtr_lk_maps {
 /* 0, or -1 (errno set). */
 MT_HIDDEN int mtr_lk_maps_read(struct mtr_lk_maps *m);
 MT_HIDDEN void mtr_lk_maps_free(struct mtr_lk_maps *m);
+/* 1 if the process has a userfaultfd open (its pages are not safe to read). */
+MT_HIDDEN int mtr_lk_has_userfaultfd(void);
 /* The process's threads: up to cap tids. -1 if /proc/self/task is unreadable. */
 MT_HIDDEN long mtr_lk_tasks(pid_t *tids, size_t cap);
 

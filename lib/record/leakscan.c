@@ -92,6 +92,15 @@ static uintptr_t W(uintptr_t a)
     return *(const uintptr_t *)a;
 }
 
+/* n bytes at a into dst through the kernel: 0, or -1 when they cannot be
+ * read (a guard region inside a mapping). For looking at memory not yet
+ * known to be malloc's. */
+static int safe_read(void *dst, uintptr_t a, size_t n)
+{
+    struct iovec l = { dst, n }, r = { (void *)a, n };
+    return process_vm_readv(getpid(), &l, 1, &r, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
 static void count_mem(struct scan *s, size_t delta)
 {
     s->memory += delta;
@@ -238,9 +247,10 @@ MT_NO_ASAN
 static int try_thread_heap(struct scan *s, uintptr_t a, uintptr_t limit, uint64_t **bits_next,
                            uint64_t *bits_end)
 {
-    if (limit - a < 4096)
+    uintptr_t h[4];
+    if (limit - a < 4096 || safe_read(h, a, sizeof h) != 0)
         return -1;
-    uintptr_t ar = W(a), size = W(a + 16), mprot = W(a + 24);
+    uintptr_t ar = h[0], size = h[2], mprot = h[3];
     if (!ar || size < 4096 || size > ARENA_ALIGN || (size & 4095) || size > limit - a ||
         mprot < size || mprot > ARENA_ALIGN)
         return -1;
@@ -288,7 +298,10 @@ static void mmapped_chunks(struct scan *s, uintptr_t lo, uintptr_t hi)
 {
     uintptr_t pos = lo;
     while (pos + 4096 <= hi) {
-        uintptr_t ps = W(pos), sz = W(pos + 8);
+        uintptr_t h[2];
+        if (safe_read(h, pos, sizeof h) != 0)
+            return;
+        uintptr_t ps = h[0], sz = h[1];
         if (ps != 0 || (sz & 7) != 2)
             return;
         sz &= ~(uintptr_t)7;

@@ -8,9 +8,11 @@
  * copy loop may hold a pointer), the stack pointer and the thread pointer
  * into the thread's slot, says it has stopped, and waits on a futex until
  * the scan is done. Threads born meanwhile are caught by listing again.
- * A thread that does not answer within STOP_WAIT_MS (it blocks the signal)
- * makes the scan give up: a thread running during the scan could hide a
- * reachable block from it. A thread that has gone counts as answered.
+ * A thread that blocks the signal (its SigBlk in /proc, looked at while
+ * waiting), or does not answer within STOP_WAIT_MS all the same (a machine
+ * too loaded to run it), makes the scan give up: a thread running during
+ * the scan could hide a reachable block from it. A thread that has gone
+ * counts as answered.
  *
  * The handler is ours only while a scan runs; a signal it did not expect
  * (not a tgkill of this process's) goes to the program's handler. After a
@@ -18,6 +20,8 @@
  * the late signal), since the program's default action would kill it.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
@@ -29,7 +33,7 @@
 
 #include "leaks.h"
 
-#define STOP_WAIT_MS 1000
+#define STOP_WAIT_MS 10000
 #define MAX_THREADS 16384
 #define ROUNDS 8
 
@@ -143,6 +147,31 @@ static int gone(pid_t tid)
     return syscall(SYS_tgkill, st.pid, tid, 0) != 0 && errno == ESRCH;
 }
 
+/* 1 if thread tid blocks signal sig (its SigBlk line). */
+static int blocks(pid_t tid, int sig)
+{
+    char path[64], buf[4096];
+    snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    const char *p = strstr(buf, "SigBlk:");
+    if (!p)
+        return 0;
+    p += 7;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    unsigned long long mask = 0;
+    for (; (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'); p++)
+        mask = mask * 16 + (unsigned)(*p <= '9' ? *p - '0' : *p - 'a' + 10);
+    return sig >= 1 && sig <= 64 && ((mask >> (sig - 1)) & 1);
+}
+
 static void release(void)
 {
     __atomic_store_n(&st.go, 1, __ATOMIC_RELEASE);
@@ -231,7 +260,8 @@ int mtr_lk_stop(struct mtr_lk_threads *t, pid_t *bad)
         for (size_t i = 0; i < nsig && ok; i++) {
             int waited = 0;
             while (!answered(signaled[i]) && !gone(signaled[i])) {
-                if (waited++ >= STOP_WAIT_MS) {
+                if (waited++ >= STOP_WAIT_MS ||
+                    (waited % 50 == 0 && blocks(signaled[i], stop_signal()))) {
                     ok = 0;
                     *bad = signaled[i];
                     break;
