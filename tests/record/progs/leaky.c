@@ -15,6 +15,9 @@
  *   held_thread_tls   a block another (still running) thread's TLS holds
  *   held_thread_stack a block another running thread holds on its stack
  *   held_thread_reg   (x86-64) a block another thread holds in a register only
+ *   lost_big          a dropped 256 KiB block (malloc maps it by itself)
+ *   held_big          a 256 KiB block a global holds
+ *   held_by_big       a block only held_big points to
  *
  * Usage: leaky [MODE]; MODE exit (default: exit() from a frame holding
  * held_stack), thread-exit (exit() called by another thread), _exit
@@ -52,6 +55,10 @@ NOINLINE void *held_tls(void) { return malloc(88); }
 NOINLINE void *held_thread_tls(void) { return malloc(96); }
 NOINLINE void *held_thread_stack(void) { return malloc(104); }
 NOINLINE void *held_thread_reg(void) { return malloc(112); }
+NOINLINE void *lost_big(void) { return malloc(256 << 10); }
+NOINLINE void **held_big(void) { return calloc(1, 256 << 10); }
+NOINLINE void *held_by_big(void) { return malloc(136); }
+void **g_big;
 
 static void scrub(void)
 {
@@ -79,6 +86,8 @@ NOINLINE static void make_lost(void)
         prev = n;
     }
     prev->next = first;
+    void *big = lost_big();
+    __asm__ volatile("" : : "r"(big) : "memory");
     struct node *parent = lost_list_node();
     parent->next = lost_child();
     parent = NULL;
@@ -93,6 +102,8 @@ NOINLINE static void make_held(void)
     for (int i = 0; i < 200; i++)
         g_table[i] = held_table_entry();
     t_held = held_tls();
+    g_big = held_big();
+    g_big[1000] = held_by_big();
 }
 
 static void *thread_tls_main(void *arg)
