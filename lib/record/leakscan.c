@@ -317,6 +317,37 @@ static void mmapped_chunks(struct scan *s, uintptr_t lo, uintptr_t hi)
     }
 }
 
+/* A sampled block that is in no region yet may be a chunk malloc mapped by
+ * itself in a mapping the kernel merged with its neighbour (so that the
+ * chunk is not at the start of what /proc shows): its header says so. */
+static struct region *region_of(struct scan *s, uintptr_t v);
+static void sampled_mmapped_chunks(struct scan *s, const struct mtr_lk_block *b, size_t n)
+{
+    size_t before = s->nreg;
+    for (size_t i = 0; i < n; i++) {
+        uintptr_t h[2], c = b[i].addr - 16;
+        if (region_of(s, b[i].addr) || safe_read(h, c, sizeof h) != 0)
+            continue;
+        uintptr_t ps = h[0], sz = h[1] & ~(uintptr_t)7;
+        if ((h[1] & 7) != 2 || ps & 15 || ((c - ps) & 4095) || ((ps + sz) & 4095) || sz < 4096)
+            continue;
+        uintptr_t t[2];   /* the chunk's last word must be readable too */
+        if (safe_read(t, c + sz - 16, sizeof t) != 0)
+            continue;
+        int dup = 0;
+        for (size_t k = before; k < s->nreg && !dup; k++)
+            dup = s->reg[k].lo == c + 16;
+        struct region r;
+        memset(&r, 0, sizeof r);
+        r.lo = c + 16;
+        r.hi = c + sz;
+        if (!dup && add_region(s, &r) != 0)
+            return;
+    }
+    if (s->nreg > before)
+        mtr_lk_sort((uintptr_t *)s->reg, s->nreg, sizeof(struct region) / sizeof(uintptr_t));
+}
+
 /* The nodes of heap mode. 0, or -1: some heap does not walk. */
 MT_NO_ASAN
 static int heap_nodes(struct scan *s, const struct mtr_lk_maps *maps)
@@ -609,6 +640,7 @@ int mtr_lk_mark(const struct mtr_lk_input *in, struct mtr_lk_block *b, size_t n,
     if (heap) {
         res->mode = "heap";
         mtr_lk_sort((uintptr_t *)s.reg, s.nreg, sizeof(struct region) / sizeof(uintptr_t));
+        sampled_mmapped_chunks(&s, b, n);
     } else {
         /* Conservative: the sampled blocks are the nodes. */
         s.nreg = 0;
