@@ -841,7 +841,13 @@ static void scan_for_leaks(void)
     if (!tr.leaks || rotating())
         return;
     mtr_enter();
-    if (lock_writer() == 0) {
+    /* The writer may be symbolizing on a loaded machine: up to 10 s. */
+    int locked = -1;
+    for (int i = 0; i < 5 && locked != 0; i++)
+        locked = lock_writer();
+    if (locked != 0)
+        message("--leaks: the trace writer stayed busy for 10 s: no leak verdicts");
+    if (locked == 0) {
         if (tr.state == ACTIVE && tr.w && !tr.writer_failed)
             mtr_leaks_exit_scan(tr.path, tr.pid, tr.start_us, tr.epoch);
         pthread_mutex_unlock(&tr.wlock);
