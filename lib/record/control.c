@@ -234,7 +234,10 @@ static int start_control_thread(void)
     pthread_sigmask(SIG_SETMASK, &all, &old);   /* the thread takes no signals */
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    mtr_leaks_own_thread_coming(1);
     int rc = pthread_create(&th, &attr, control_thread, NULL);
+    if (rc != 0)
+        mtr_leaks_own_thread_coming(-1);
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return rc == 0 ? 0 : -1;

@@ -68,6 +68,17 @@ void mtr_lk_own_ranges(void (*fn)(void *ctx, uintptr_t lo, uintptr_t hi), void *
 
 static struct { pid_t tid; uintptr_t addr; } own_threads[MAX_OWN_THREADS];
 static unsigned n_own_threads;
+static int own_coming;
+
+void mtr_leaks_own_thread_coming(int delta)
+{
+    __atomic_add_fetch(&own_coming, delta, __ATOMIC_ACQ_REL);
+}
+
+int mtr_lk_own_threads_coming(void)
+{
+    return __atomic_load_n(&own_coming, __ATOMIC_ACQUIRE) > 0;
+}
 
 void mtr_leaks_own_thread(void)
 {
@@ -79,6 +90,8 @@ void mtr_leaks_own_thread(void)
     }
     own_threads[k].addr = (uintptr_t)&here;
     __atomic_store_n(&own_threads[k].tid, tid, __ATOMIC_RELEASE);
+    if (__atomic_load_n(&own_coming, __ATOMIC_ACQUIRE) > 0)
+        __atomic_sub_fetch(&own_coming, 1, __ATOMIC_ACQ_REL);
 }
 
 size_t mtr_lk_own_threads(pid_t *tids, uintptr_t *stack_addrs, size_t cap)

@@ -27,6 +27,12 @@ MT_HIDDEN int mtr_leaks_env(void);
 /* A thread of the recorder's own (writer, control) says so when it starts:
  * it is never stopped and its stack is not the program's. */
 MT_HIDDEN void mtr_leaks_own_thread(void);
+/* Around creating such a thread: +1 before pthread_create, -1 if it failed
+ * (the thread itself takes its 1 back when it says it is ours). Until then
+ * a new thread blocks every signal, as the recorder's do: the scan waits
+ * for it to say whose it is. */
+MT_HIDDEN void mtr_leaks_own_thread_coming(int delta);
+MT_HIDDEN int mtr_lk_own_threads_coming(void);
 /* The scan, on the exiting thread, the trace's writer lock held: verdicts
  * for the sampled blocks of the recording `epoch` (the top bits of their
  * tokens), written to TRACE_PATH.leaks. Never fails the program: a scan

@@ -142,6 +142,18 @@ static int answered(pid_t tid)
     return 0;
 }
 
+/* tid is one of the recorder's threads (it may have said so since). */
+static int own(pid_t tid)
+{
+    pid_t tids[8];
+    uintptr_t addrs[8];
+    size_t n = mtr_lk_own_threads(tids, addrs, 8);
+    for (size_t i = 0; i < n; i++)
+        if (tids[i] == tid)
+            return 1;
+    return 0;
+}
+
 static int gone(pid_t tid)
 {
     return syscall(SYS_tgkill, st.pid, tid, 0) != 0 && errno == ESRCH;
@@ -259,9 +271,12 @@ int mtr_lk_stop(struct mtr_lk_threads *t, pid_t *bad)
         /* Every thread signaled answers, or has gone. */
         for (size_t i = 0; i < nsig && ok; i++) {
             int waited = 0;
-            while (!answered(signaled[i]) && !gone(signaled[i])) {
+            while (!answered(signaled[i]) && !gone(signaled[i]) && !own(signaled[i])) {
+                /* A thread that blocks the signal is the program's, unless
+                 * a recorder thread is starting (it blocks them all). */
                 if (waited++ >= STOP_WAIT_MS ||
-                    (waited % 50 == 0 && blocks(signaled[i], stop_signal()))) {
+                    (waited % 50 == 0 && !mtr_lk_own_threads_coming() &&
+                     blocks(signaled[i], stop_signal()))) {
                     ok = 0;
                     *bad = signaled[i];
                     break;

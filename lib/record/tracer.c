@@ -410,7 +410,10 @@ static int start_thread(void)
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     __atomic_store_n(&tr.thread_alive, 1, __ATOMIC_RELEASE);
     tr.writer_epoch++;
+    mtr_leaks_own_thread_coming(1);
     int rc = pthread_create(&th, &attr, writer_thread, (void *)(uintptr_t)tr.writer_epoch);
+    if (rc != 0)
+        mtr_leaks_own_thread_coming(-1);
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc != 0)
