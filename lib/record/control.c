@@ -183,6 +183,7 @@ static void *control_thread(void *arg)
             want = req == MT_CTL_START ? 1 : req == MT_CTL_STOP ? 0 : !active;
         }
         uint64_t took = 0;   /* a request of the channel, acknowledged below */
+        int scan = 0;
         if (ctl.chan) {
             uint64_t r = __atomic_load_n(&ctl.chan->request, __ATOMIC_ACQUIRE);
             if (r >> 8 != ctl.chan_seen) {
@@ -191,6 +192,8 @@ static void *control_thread(void *arg)
                     want = 1;
                 else if ((r & 0xff) == MT_CTL_STOP)
                     want = 0;
+                else if ((r & 0xff) == MT_CTL_SCAN)
+                    scan = 1;
             }
         }
         int64_t t = now_ms();
@@ -203,6 +206,8 @@ static void *control_thread(void *arg)
             memtrace_stop_tracing();
             started = -1;
         }
+        if (scan && mtr_tracer_active() && mtr_tracer_scan_now() == 0)   /* leak verdicts, now */
+            __atomic_store_n(&ctl.chan->scanned, took, __ATOMIC_RELEASE);
         if (ctl.chan) {
             __atomic_store_n(&ctl.chan->recording, (uint64_t)mtr_tracer_active(), __ATOMIC_RELEASE);
             if (took)

@@ -195,7 +195,7 @@ static int write_verdicts(const char *trace_path, int64_t pid, int64_t start_us,
 
 /* ---- the scan ---- */
 
-static __attribute__((noinline)) void scan(const char *trace_path, int64_t pid, int64_t start_us,
+static __attribute__((noinline)) int scan(const char *trace_path, int64_t pid, int64_t start_us,
                                            uint64_t epoch, uintptr_t entry_sp,
                                            const ucontext_t *self)
 {
@@ -206,7 +206,7 @@ static __attribute__((noinline)) void scan(const char *trace_path, int64_t pid, 
     if (mtr_lk_has_userfaultfd()) {
         mtr_tracer_message("--leaks: the program uses userfaultfd, whose pages the scan cannot "
                            "read safely: no leak verdicts");
-        return;
+        return -1;
     }
     if (mtr_lk_stop(&th, &bad) != 0) {
         if (bad > 0)
@@ -215,7 +215,7 @@ static __attribute__((noinline)) void scan(const char *trace_path, int64_t pid, 
                                (int)bad, SIGRTMAX - 3);
         else
             mtr_tracer_message("--leaks: cannot stop the program's threads: no leak verdicts");
-        return;
+        return -1;
     }
     struct gather *g = mtr_lk_alloc(sizeof *g);
     struct mtr_lk_maps maps = { NULL, 0, 0 };
@@ -236,18 +236,13 @@ static __attribute__((noinline)) void scan(const char *trace_path, int64_t pid, 
     }
     g->cap = count;
     mtr_sampled_each(take_block, take_range, g);
-    /* The recorder's threads' stacks are not the program's. */
-    pid_t tids[8];
-    uintptr_t addrs[8];
-    size_t nown = mtr_lk_own_threads(tids, addrs, 8);
+    /* The recorder's own threads run on (they touch no block of the
+     * program's); their stacks, whole, count as roots: glibc's blocks for
+     * those threads (their DTVs) hang from there. */
     if (mtr_lk_maps_read(&maps) != 0) {
         fail = "cannot read /proc/self/maps";
         goto resume;
     }
-    for (size_t i = 0; i < maps.n; i++)
-        for (size_t k = 0; k < nown; k++)
-            if (addrs[k] >= maps.v[i].lo && addrs[k] < maps.v[i].hi && maps.v[i].kind != MTR_LK_STACK)
-                take_range(g, maps.v[i].lo, maps.v[i].hi);
     g->glibc = mtr_real.image_lo == 0 && mtr_real.image_hi == 0;
 #if defined(__SANITIZE_ADDRESS__)
     g->glibc = 0;   /* the allocator underneath is the sanitizer's */
@@ -277,6 +272,7 @@ static __attribute__((noinline)) void scan(const char *trace_path, int64_t pid, 
 resume:
     mtr_lk_resume(&th);
     mtr_lk_maps_free(&maps);
+    int rc = -1;
     if (fail) {
         mtr_tracer_message("--leaks: the scan failed (%s): no leak verdicts", fail);
     } else {
@@ -295,14 +291,17 @@ resume:
         int64_t took = now_us(CLOCK_MONOTONIC) - t0, cpu = now_us(CLOCK_THREAD_CPUTIME_ID) - c0;
         if (write_verdicts(trace_path, pid, start_us, scan_us, &res, g->b, g->n, took, cpu) != 0)
             mtr_tracer_message("%s.leaks: %s: no leak verdicts", trace_path, strerror(errno));
+        else
+            rc = 0;
     }
     if (g) {
         mtr_lk_free(g->b, bbytes);
         mtr_lk_free(g, sizeof *g);
     }
+    return rc;
 }
 
-void mtr_leaks_exit_scan(const char *trace_path, int64_t pid, int64_t start_us, uint64_t epoch)
+int mtr_leaks_scan(const char *trace_path, int64_t pid, int64_t start_us, uint64_t epoch)
 {
     /* What this thread holds in registers, and the stack above this frame:
      * the frames below (the scan's own) hold addresses it computed. */
@@ -310,6 +309,7 @@ void mtr_leaks_exit_scan(const char *trace_path, int64_t pid, int64_t start_us, 
     memset(&self, 0, sizeof self);
     getcontext(&self);
     int saved = errno;
-    scan(trace_path, pid, start_us, epoch, (uintptr_t)__builtin_frame_address(0), &self);
+    int rc = scan(trace_path, pid, start_us, epoch, (uintptr_t)__builtin_frame_address(0), &self);
     errno = saved;
+    return rc;
 }

@@ -33,12 +33,14 @@ MT_HIDDEN void mtr_leaks_own_thread(void);
  * for it to say whose it is. */
 MT_HIDDEN void mtr_leaks_own_thread_coming(int delta);
 MT_HIDDEN int mtr_lk_own_threads_coming(void);
-/* The scan, on the exiting thread, the trace's writer lock held: verdicts
- * for the sampled blocks of the recording `epoch` (the top bits of their
- * tokens), written to TRACE_PATH.leaks. Never fails the program: a scan
- * that cannot be done says why on stderr and writes nothing. */
-MT_HIDDEN void mtr_leaks_exit_scan(const char *trace_path, int64_t pid, int64_t start_us,
-                                   uint64_t epoch);
+/* The scan, on the exiting thread (or the control thread, on request),
+ * the trace's writer lock held: verdicts for the sampled blocks of the
+ * recording `epoch` (the top bits of their tokens), written to
+ * TRACE_PATH.leaks (replacing an earlier scan's). Never fails the program:
+ * a scan that cannot be done says why on stderr and writes nothing (-1);
+ * 0 once the verdicts are written. */
+MT_HIDDEN int mtr_leaks_scan(const char *trace_path, int64_t pid, int64_t start_us,
+                             uint64_t epoch);
 
 /* ---- between the leak files ---- */
 

@@ -837,12 +837,14 @@ static void rotate(void)
 
 static int lock_writer(void);
 
-/* MEMTRACE_LEAKS: the verdicts of the blocks still live, before the trace
- * ends (not for a rotated recording: its ids are the pieces'). */
-static void scan_for_leaks(void)
+/* The verdicts of the blocks live now (not for a rotated recording: its
+ * ids are the pieces'): at exit with MEMTRACE_LEAKS, and on request
+ * ('memtrace ctl PID scan', from the control thread). 0 if written. */
+static int scan_for_leaks(int flush)
 {
-    if (!tr.leaks || rotating())
-        return;
+    if (rotating())
+        return -1;
+    int rc = -1;
     mtr_enter();
     /* The writer may be symbolizing on a loaded machine: up to 10 s. */
     int locked = -1;
@@ -851,18 +853,32 @@ static void scan_for_leaks(void)
     if (locked != 0)
         message("--leaks: the trace writer stayed busy for 10 s: no leak verdicts");
     if (locked == 0) {
-        if (tr.state == ACTIVE && tr.w && !tr.writer_failed)
-            mtr_leaks_exit_scan(tr.path, tr.pid, tr.start_us, tr.epoch);
+        if (tr.state == ACTIVE && tr.w && !tr.writer_failed && tr.pid == getpid()) {
+            rc = mtr_leaks_scan(tr.path, tr.pid, tr.start_us, tr.epoch);
+            if (flush)   /* the judged blocks in the trace now, for whoever reads it */
+                pump(1);
+        }
         pthread_mutex_unlock(&tr.wlock);
     }
     mtr_leave();
+    return rc;
+}
+
+int mtr_tracer_scan_now(void)
+{
+    if (rotating()) {
+        message("scan: not for a rotated recording (its ids are the pieces')");
+        return -1;
+    }
+    return scan_for_leaks(1);
 }
 
 static void at_exit_handler(void)
 {
     __atomic_store_n(&mtr_exiting, 1, __ATOMIC_RELEASE);
     if (__atomic_load_n(&tr.state, __ATOMIC_ACQUIRE) == ACTIVE && tr.pid == getpid()) {
-        scan_for_leaks();
+        if (tr.leaks)
+            scan_for_leaks(0);
         memtrace_stop_tracing();
     }
 }

@@ -15,7 +15,9 @@
 #  - _exit: no scan, the trace intact; a thread that blocks every signal:
 #    one message, no verdicts, the program's exit status kept;
 #  - without verdicts: `top --by lost` says how to get them, and the reports
-#    print what they printed before.
+#    print what they printed before;
+#  - `memtrace ctl PID scan` on a running program: the same verdicts, the
+#    program running on.
 . tests/record/progs/lib.sh
 # Plain programs under the preloaded recorder (a sanitizer's runtime would
 # have to come first in LD_PRELOAD, and then malloc is not the recorder's).
@@ -119,6 +121,20 @@ check "check --max-lost on a trace without verdicts: trouble (2), says why" [ $?
 # 100 bytes over the budget: within check's sampling noise (±515 bytes).
 "$MT_BIN" check --max-lost 264768 "$D/a.ctf" >"$D/ck4" 2>&1
 check "check --max-lost: an excess within the sampling noise passes" [ $? = 0 ]
+
+# memtrace ctl PID scan: verdicts for the blocks live now, the program
+# running on (--signal: control without a pause, recording from the start).
+"$MT_BIN" run --signal USR2 --rate 1 -o "$D/w.ctf" -- "$P" sleep >"$D/c.out" 2>"$D/c.err" &
+RUN=$!
+for i in $(seq 100); do grep -q ready "$D/c.out" 2>/dev/null && break; sleep 0.05; done
+CP=$(pgrep -P $RUN | head -1)
+"$MT_BIN" ctl "$CP" scan >"$D/cs.out" 2>&1
+check "ctl scan: done ($(cat "$D/cs.out"))" grep -q "scanned; verdicts in .*w.ctf-0001.leaks" "$D/cs.out"
+check "ctl scan: the program runs on" kill -0 "$CP"
+kill "$CP" 2>/dev/null; wait $RUN 2>/dev/null   # (killed: no scan at exit; memtrace run symbolizes)
+l=$(sites "$D/w.ctf-0001" lost) r=$(sites "$D/w.ctf-0001" reachable)
+check "ctl scan: lost sites are exactly the lost_* ones (got: $l)" [ "$l" = "$LOST" ]
+check "ctl scan: every held_* site is reachable (got: $r)" [ "$r" = "$HELD" ]
 
 [ "$fails" = 0 ] && rm -rf "$D"
 finish

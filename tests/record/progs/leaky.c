@@ -22,7 +22,8 @@
  * Usage: leaky [MODE]; MODE exit (default: exit() from a frame holding
  * held_stack), thread-exit (exit() called by another thread), _exit
  * (_exit: no scan), fork (a child does the same and exits first),
- * blocked (a thread that blocks every signal is running at exit).
+ * blocked (a thread that blocks every signal is running at exit), sleep
+ * (prints "ready", then waits to be killed: for 'memtrace ctl PID scan').
  */
 #include <pthread.h>
 #include <signal.h>
@@ -165,6 +166,12 @@ NOINLINE static void finish(const char *mode)
     scrub();
     if (!strcmp(mode, "_exit"))
         _exit(0);
+    if (!strcmp(mode, "sleep")) {
+        printf("ready\n");
+        fflush(stdout);
+        for (;;)
+            pause();
+    }
     if (!strcmp(mode, "thread-exit")) {
         pthread_t t;
         pthread_create(&t, NULL, exiter_main, NULL);
