@@ -75,6 +75,13 @@ void mtr_leaks_own_thread_coming(int delta)
     __atomic_add_fetch(&own_coming, delta, __ATOMIC_ACQ_REL);
 }
 
+void mtr_leaks_fork_child(void)
+{
+    memset(own_threads, 0, sizeof own_threads);
+    n_own_threads = 0;
+    own_coming = 0;
+}
+
 int mtr_lk_own_threads_coming(void)
 {
     return __atomic_load_n(&own_coming, __ATOMIC_ACQUIRE) > 0;

@@ -33,6 +33,8 @@ MT_HIDDEN void mtr_leaks_own_thread(void);
  * for it to say whose it is. */
 MT_HIDDEN void mtr_leaks_own_thread_coming(int delta);
 MT_HIDDEN int mtr_lk_own_threads_coming(void);
+/* fork: the child has none of its parent's threads. */
+MT_HIDDEN void mtr_leaks_fork_child(void);
 /* The scan, on the exiting thread (or the control thread, on request),
  * the trace's writer lock held: verdicts for the sampled blocks of the
  * recording `epoch` (the top bits of their tokens), written to

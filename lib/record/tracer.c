@@ -1226,6 +1226,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
     mtr_engine_fork_child();
+    mtr_leaks_fork_child();
     mtr_queue_reset();
     pthread_mutex_init(&tr.wlock, NULL);
     tr.thread_alive = 0;
