@@ -31,6 +31,8 @@ static void help(void)
            "  --max-peak SIZE      peak live bytes at most SIZE (e.g. 200MiB)\n"
            "  --max-live-end SIZE  bytes live at the end (leaks) at most SIZE\n"
            "  --max-alloc SIZE     bytes allocated at most SIZE\n"
+           "  --max-lost SIZE      bytes the leak scan found lost at exit at most SIZE\n"
+           "                       (a trace recorded with 'memtrace run --leaks')\n"
            "  --max-increase PCT   against --base: the measure (--by, --at; default the\n"
            "                       peak live bytes) grows by at most PCT (e.g. 10%%)\n"
            "  --base BASE          the trace to compare with (repeat for several)\n"
@@ -54,7 +56,7 @@ static void help(void)
            "Example: memtrace check --max-peak 200MiB --max-live-end 1MiB app.ctf\n");
 }
 
-enum { B_PEAK, B_LIVE_END, B_ALLOC, B_INCREASE };
+enum { B_PEAK, B_LIVE_END, B_ALLOC, B_INCREASE, B_LOST };
 
 typedef struct budget {
     int kind;
@@ -170,6 +172,7 @@ static void verdict(budget *b, double alpha)
  * the trace is folded. */
 typedef struct folds {
     mt_diff_fold *f[8];
+    int lost_only[8];      /* B_LOST: only the blocks the leak scan found lost */
     size_t n;
 } folds;
 
@@ -177,7 +180,8 @@ static int folds_alloc(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t
 {
     folds *fs = ctx;
     for (size_t i = 0; i < fs->n; i++)
-        if (fs->f[i] && mt_diff_fold_alloc(fs->f[i], m, a, seq) < 0)
+        if (fs->f[i] && (!fs->lost_only[i] || a->verdict == MT_VERDICT_LOST) &&
+            mt_diff_fold_alloc(fs->f[i], m, a, seq) < 0)
             return -1;
     return 0;
 }
@@ -209,11 +213,12 @@ static int add_fold(folds *fs, size_t i, mt_metric metric, mt_timedelta at)
 
 int cmd_check(int argc, char **argv)
 {
-    enum { O_PEAK = 256, O_LIVE_END, O_ALLOC, O_INCREASE, O_BASE, O_ALPHA, O_JUNIT, O_NAME };
+    enum { O_PEAK = 256, O_LIVE_END, O_ALLOC, O_INCREASE, O_BASE, O_ALPHA, O_JUNIT, O_NAME, O_LOST };
     static const struct option opts[] = {
         {"max-peak", required_argument, 0, O_PEAK},
         {"max-live-end", required_argument, 0, O_LIVE_END},
         {"max-alloc", required_argument, 0, O_ALLOC},
+        {"max-lost", required_argument, 0, O_LOST},
         {"max-increase", required_argument, 0, O_INCREASE},
         {"base", required_argument, 0, O_BASE},
         {"by", required_argument, 0, 'b'},
@@ -242,6 +247,7 @@ int cmd_check(int argc, char **argv)
         case O_PEAK:
         case O_LIVE_END:
         case O_ALLOC:
+        case O_LOST:
         case O_INCREASE: {
             if (nb == sizeof b / sizeof b[0]) {
                 fprintf(stderr, "memtrace check: too many budgets\n");
@@ -263,11 +269,13 @@ int cmd_check(int argc, char **argv)
                 uint64_t bytes;
                 if (mt_units_size(optarg, &bytes) != MT_UNITS_OK) {
                     fprintf(stderr, "memtrace check: %s %s: expected a size, e.g. 200MiB, 512k, 1g\n",
-                            c == O_PEAK ? "--max-peak" : c == O_LIVE_END ? "--max-live-end" : "--max-alloc", optarg);
+                            c == O_PEAK ? "--max-peak" : c == O_LIVE_END ? "--max-live-end"
+                            : c == O_LOST ? "--max-lost" : "--max-alloc", optarg);
                     return 2;
                 }
                 x->limit = (double)bytes;
-                x->kind = c == O_PEAK ? B_PEAK : c == O_LIVE_END ? B_LIVE_END : B_ALLOC;
+                x->kind = c == O_PEAK ? B_PEAK : c == O_LIVE_END ? B_LIVE_END
+                          : c == O_LOST ? B_LOST : B_ALLOC;
             }
             nb++;
             break;
@@ -314,7 +322,7 @@ int cmd_check(int argc, char **argv)
         return report_usage("check");
     }
     if (nb == 0) {
-        fprintf(stderr, "memtrace check: no budget given (--max-peak, --max-live-end, --max-alloc, --max-increase)\n");
+        fprintf(stderr, "memtrace check: no budget given (--max-peak, --max-live-end, --max-alloc, --max-lost, --max-increase)\n");
         return report_usage("check");
     }
     int has_inc = 0;
@@ -343,7 +351,7 @@ int cmd_check(int argc, char **argv)
     /* Folding (memory for the live blocks and the stacks, not for every
      * allocation): a collector per budget. A peak under a filter or a site
      * is that of the filtered curve, which needs the whole model. */
-    folds main_f = {{0}, 0}, base_f = {{0}, 0};
+    folds main_f = {{0}, {0}, 0}, base_f = {{0}, {0}, 0};
     int need_peak = 0, can_fold = 1;
     for (size_t i = 0; i < nb; i++) {
         int peak = b[i].kind == B_PEAK || (b[i].kind == B_INCREASE && inc_live && inc_at == MT_TIME_PEAK);
@@ -357,6 +365,10 @@ int cmd_check(int argc, char **argv)
         case B_PEAK: bad = add_fold(&main_f, i, MT_METRIC_LIVE_BYTES, MT_TIME_PEAK); break;
         case B_LIVE_END: bad = add_fold(&main_f, i, MT_METRIC_LIVE_BYTES, MT_TIME_END); break;
         case B_ALLOC: bad = add_fold(&main_f, i, MT_METRIC_ALLOC_BYTES, MT_TIME_END); break;
+        case B_LOST:
+            bad = add_fold(&main_f, i, MT_METRIC_LIVE_BYTES, MT_TIME_END);
+            main_f.lost_only[i] = 1;
+            break;
         case B_INCREASE: {
             mt_timedelta t = inc_live ? inc_at : MT_TIME_END;
             bad = add_fold(&main_f, i, inc_metric, t) || add_fold(&base_f, i, inc_metric, t);
@@ -382,6 +394,38 @@ int cmd_check(int argc, char **argv)
     m = sides[0].m, f = sides[0].f, s = sides[0].s;
     bm = sides[1].m, bf = sides[1].f, bs = sides[1].s;
     int m_folded = mt_model_is_folded(m), b_folded = bm && mt_model_is_folded(bm);
+    mt_filter *lost_filter = NULL;
+    mt_selection *lost_sel = NULL;   /* --max-lost on a whole model */
+    for (size_t i = 0; i < nb; i++) {
+        if (b[i].kind != B_LOST)
+            continue;
+        if (!mt_model_scan(m, NULL)) {
+            fprintf(stderr, "memtrace check: --max-lost: %s has no leak verdicts; record it with "
+                    "'memtrace run --leaks' (or MEMTRACE_LEAKS=1 under LD_PRELOAD)%s\n", path,
+                    argc - optind > 1 ? "; verdicts are read from one trace at a time" : "");
+            report_close(m, f, s);
+            if (bm)
+                report_close(bm, bf, bs);
+            folds_free(&main_f);
+            folds_free(&base_f);
+            return 2;
+        }
+        if (!m_folded && !lost_sel) {
+            /* A whole model: the selection with verdict:lost added. */
+            size_t n = (filter ? strlen(filter) : 0) + 20;
+            char *t = malloc(n);
+            if (t) {
+                snprintf(t, n, "%s%sverdict:lost", filter ? filter : "", filter ? " " : "");
+                lost_filter = mt_filter_parse(t, NULL, NULL);
+                free(t);
+            }
+            lost_sel = lost_filter ? mt_select(m, lost_filter, MT_TIME_END) : NULL;
+            if (!lost_sel) {
+                fprintf(stderr, "memtrace check: --max-lost: out of memory\n");
+                return 2;
+            }
+        }
+    }
     mt_diff_side side = mt_diff_side_all(s, MT_TIME_END);
     side.site = site;
     char scope[300] = "";
@@ -413,6 +457,14 @@ int cmd_check(int argc, char **argv)
             break;
         case B_LIVE_END:
             snprintf(x->what, sizeof x->what, "live bytes at the end%s", scope);
+            x->est = mt_diff_estimate(&sd, MT_METRIC_LIVE_BYTES);
+            x->p = mt_test_above(&x->est, x->limit);
+            break;
+        case B_LOST:
+            snprintf(x->what, sizeof x->what, "lost bytes at exit%s", scope);
+            if (lost_sel)
+                sd.sel = lost_sel;
+            sd.at = MT_TIME_END;
             x->est = mt_diff_estimate(&sd, MT_METRIC_LIVE_BYTES);
             x->p = mt_test_above(&x->est, x->limit);
             break;
@@ -503,6 +555,8 @@ int cmd_check(int argc, char **argv)
                 why ? why : "write error");
         rc = 2;
     }
+    mt_selection_free(lost_sel);
+    mt_filter_free(lost_filter);
     report_close(m, f, s);
     if (bm)
         report_close(bm, bf, bs);

@@ -1,7 +1,8 @@
 /*
- * cmd_ctl.c - 'memtrace ctl PID start|stop|status': switches the recorder
- * of a running process on and off. The process must have been started for
- * control ('memtrace run --paused', MEMTRACE_PAUSED=1 or MEMTRACE_SIGNAL);
+ * cmd_ctl.c - 'memtrace ctl PID start|stop|status|scan': switches the
+ * recorder of a running process on and off, or has it scan for leaks now.
+ * The process must have been started for control ('memtrace run
+ * --paused', MEMTRACE_PAUSED=1 or MEMTRACE_SIGNAL);
  * the request is written into the recorder's control channel, a memfd
  * found among /proc/PID/fd and mapped here (lib/common/control_proto.h).
  * The process is never signalled: a signal would run whatever handler the
@@ -30,7 +31,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: memtrace ctl [--signal SIG] [--wait TIME] PID start|stop|status\n"
+        "usage: memtrace ctl [--signal SIG] [--wait TIME] PID start|stop|status|scan\n"
         "\n"
         "Switch the recorder of a running process on and off. The process must\n"
         "have been started for it: 'memtrace run --paused' (or MEMTRACE_PAUSED=1),\n"
@@ -40,6 +41,10 @@ static void usage(FILE *f)
         "  start               start a recording (nothing to do if one is under way)\n"
         "  stop                end the recording under way\n"
         "  status              say whether the process is recording, and where\n"
+        "  scan                leak verdicts for the sampled blocks live now (lost:\n"
+        "                      nothing reachable points to them, or reachable), into\n"
+        "                      TRACE.leaks beside the recording's trace; the program\n"
+        "                      is paused for the scan alone (docs/leaks.md)\n"
         "  -s, --signal SIG    accepted for compatibility, not used: requests go\n"
         "                      through the recorder's control channel, never as a\n"
         "                      signal (a plain kill -SIG toggles recording)\n"
@@ -166,7 +171,7 @@ int cmd_ctl(int argc, char **argv)
         return 2;
     }
     if (argc - optind < 2) {
-        fprintf(stderr, "memtrace ctl: expected %s (start, stop or status)\n"
+        fprintf(stderr, "memtrace ctl: expected %s (start, stop, status or scan)\n"
                         "memtrace ctl: see 'memtrace ctl --help'\n",
                 argc == optind ? "a process id and an action" : "an action after the process id");
         return 2;
@@ -179,9 +184,9 @@ int cmd_ctl(int argc, char **argv)
     }
     const char *action = argv[optind + 1];
     int req = !strcmp(action, "start") ? MT_CTL_START : !strcmp(action, "stop") ? MT_CTL_STOP
-            : !strcmp(action, "status") ? -1 : -2;
+            : !strcmp(action, "scan") ? MT_CTL_SCAN : !strcmp(action, "status") ? -1 : -2;
     if (req == -2) {
-        fprintf(stderr, "memtrace ctl: unknown action '%s' (start, stop or status)\n", action);
+        fprintf(stderr, "memtrace ctl: unknown action '%s' (start, stop, status or scan)\n", action);
         return 2;
     }
 
@@ -220,7 +225,12 @@ int cmd_ctl(int argc, char **argv)
         rc = 0;
         goto out;
     }
-    if ((req == MT_CTL_START) == on) {
+    if (req == MT_CTL_SCAN && !on) {
+        fprintf(stderr, "memtrace ctl: process %ld is dormant: no recording to scan (start one "
+                        "first)\n", pid);
+        goto out;
+    }
+    if (req != MT_CTL_SCAN && (req == MT_CTL_START) == on) {
         if (on)
             printf("%ld: already recording into %s\n", pid, cur);
         else
@@ -249,7 +259,17 @@ int cmd_ctl(int argc, char **argv)
     for (;;) {
         on = proc_open_trace((int)pid, file, cur, sizeof cur);
         int acted = __atomic_load_n(&ch->done, __ATOMIC_ACQUIRE) >= seq;
-        if ((req == MT_CTL_START) == on) {
+        if (req == MT_CTL_SCAN && acted) {
+            if (__atomic_load_n(&ch->scanned, __ATOMIC_ACQUIRE) == seq) {
+                printf("%ld: scanned; verdicts in %s.leaks\n", pid, was);
+                rc = 0;
+            } else {
+                fprintf(stderr, "memtrace ctl: process %ld: the scan gave no verdicts (see its "
+                                "stderr)\n", pid);
+            }
+            break;
+        }
+        if (req != MT_CTL_SCAN && (req == MT_CTL_START) == on) {
             if (on)
                 printf("%ld: recording into %s\n", pid, cur);
             else
@@ -264,7 +284,8 @@ int cmd_ctl(int argc, char **argv)
         clock_gettime(CLOCK_MONOTONIC, &now);
         if ((double)(now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9 > wait_s) {
             fprintf(stderr, "memtrace ctl: process %ld did not %s within %gs (%s; see its "
-                            "stderr)\n", pid, req == MT_CTL_START ? "start recording" : "stop",
+                            "stderr)\n", pid, req == MT_CTL_START ? "start recording"
+                            : req == MT_CTL_SCAN ? "scan" : "stop",
                     wait_s, acted ? "its recorder took the request" : "its recorder did not "
                     "take the request");
             break;

@@ -38,7 +38,7 @@ static void usage(FILE *f)
     fprintf(f,
         "usage: memtrace run [-o FILE] [--interval BYTES | --rate R] [--depth N]\n"
         "                    [--unwind MODE] [--no-follow] [--paused] [--signal SIG]\n"
-        "                    [--duration T] [--pprof-every T --pprof-dir DIR]\n"
+        "                    [--duration T] [--pprof-every T --pprof-dir DIR] [--leaks]\n"
         "                    [--rotate-size SIZE] [--rotate-time T] [--keep N]\n"
         "                    [--] CMD [ARGS...]\n"
         "\n"
@@ -57,6 +57,10 @@ static void usage(FILE *f)
         "                        (frame pointers when the chain reaches the stack's\n"
         "                        base, else dwarf)\n"
         "      --no-follow       trace only CMD itself, not the processes it starts\n"
+        "      --leaks           when the program exits, tell which sampled blocks\n"
+        "                        still live nothing reachable points to (lost) from\n"
+        "                        the others (reachable): FILE.leaks, read by top --by\n"
+        "                        lost, stats, check --max-lost (docs/leaks.md)\n"
         "      --paused          start dormant (interposed, not sampling); start and\n"
         "                        stop recordings with 'memtrace ctl PID start|stop';\n"
         "                        each recording is a trace of its own, FILE-0001,\n"
@@ -338,6 +342,7 @@ int cmd_run(int argc, char **argv)
         { "depth", required_argument, NULL, 'd' },
         { "unwind", required_argument, NULL, 'u' },
         { "no-follow", no_argument, NULL, 'F' },
+        { "leaks", no_argument, NULL, 'L' },
         { "paused", no_argument, NULL, 'P' },
         { "signal", required_argument, NULL, 'S' },
         { "duration", required_argument, NULL, 'D' },
@@ -354,7 +359,7 @@ int cmd_run(int argc, char **argv)
     int have_interval = 0, have_rate = 0, follow = 1;
     long depth = 0;
     const char *unwind = NULL;
-    int paused = 0;
+    int paused = 0, leaks = 0;
     const char *signame = NULL, *duration = NULL, *pprof_dir = NULL;
     const char *rotate_size = NULL, *rotate_time = NULL, *keep = NULL;
     double pprof_every = 0;
@@ -408,6 +413,9 @@ int cmd_run(int argc, char **argv)
             break;
         case 'F':
             follow = 0;
+            break;
+        case 'L':
+            leaks = 1;
             break;
         case 'P':
             paused = 1;
@@ -483,6 +491,11 @@ int cmd_run(int argc, char **argv)
     }
     if (optind >= argc) {
         usage(stderr);
+        return 2;
+    }
+    if (leaks && (rotate_size || rotate_time)) {
+        fprintf(stderr, "memtrace run: --leaks: not with --rotate-size or --rotate-time (verdicts "
+                "name the blocks of one trace)\n");
         return 2;
     }
     if (keep && !rotate_size && !rotate_time) {
@@ -576,6 +589,8 @@ int cmd_run(int argc, char **argv)
         }
         set_control_env(paused, signame, duration);
         set_rotation_env(rotate_size, rotate_time, keep);
+        if (leaks)
+            setenv("MEMTRACE_LEAKS", "1", 1);
         if (!follow)
             setenv("MEMTRACE_FOLLOW", "0", 1);
         else

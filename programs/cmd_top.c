@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "commands.h"
 #include "report.h"
@@ -23,7 +24,9 @@ static void help(void)
            "  -b, --by MEASURE   alloc (bytes allocated, default), count (blocks\n"
            "                     allocated), live (bytes live at --at), live_count,\n"
            "                     temporary (blocks freed within 1 ms), temp_bytes,\n"
-           "                     samples\n"
+           "                     samples; lost, reachable (bytes live at the end that\n"
+           "                     the leak scan found lost or reachable: traces\n"
+           "                     recorded with 'memtrace run --leaks'; docs/leaks.md)\n"
            "  -a, --at TIME      time for live: 2.5s, 300ms, peak, end (default end;\n"
            "                     implies --by live unless --by is given)\n"
            "  -f, --filter F     only allocations matching the filter (docs/filters.md),\n"
@@ -54,9 +57,19 @@ int cmd_top(int argc, char **argv)
     int by_given = 0, at_given = 0, c;
     char *end;
     int by_process = 0;
+    const char *verdict = NULL;   /* --by lost / reachable */
+    char *vfilter = NULL;
     while ((c = getopt_long(argc, argv, "b:a:f:n:c:jh", opts, NULL)) != -1) {
         switch (c) {
         case 'b':
+            verdict = NULL;
+            if (!strcmp(optarg, "lost") || !strcmp(optarg, "reachable")) {
+                /* Bytes live at the end with that verdict. */
+                verdict = optarg;
+                o.metric = MT_METRIC_LIVE_BYTES;
+                by_given = 1;
+                break;
+            }
             if (report_metric("top", "--by", optarg, &o.metric))
                 return 2;
             by_given = 1;
@@ -95,6 +108,23 @@ int cmd_top(int argc, char **argv)
     }
     if (at_given && !by_given)
         o.metric = MT_METRIC_LIVE_BYTES;
+    if (verdict) {
+        if (at_given && at != MT_TIME_END) {
+            fprintf(stderr, "memtrace top: --by %s: verdicts are about the end; --at cannot change that\n",
+                    verdict);
+            return 2;
+        }
+        at = MT_TIME_END;
+        size_t n = (o.filter_text ? strlen(o.filter_text) : 0) + 32;
+        vfilter = malloc(n);
+        if (!vfilter) {
+            perror("memtrace top");
+            return 1;
+        }
+        snprintf(vfilter, n, "%s%sverdict:%s", o.filter_text ? o.filter_text : "",
+                 o.filter_text ? " " : "", verdict);
+        o.filter_text = vfilter;
+    }
     o.at_peak = at == MT_TIME_PEAK;
     mt_model *m;
     mt_filter *f;
@@ -103,12 +133,24 @@ int cmd_top(int argc, char **argv)
     o.full_names = report_sites.full_names;
     report_fold = 1;
     int rc = report_open_many("top", (const char *const *)argv + optind, (size_t)(argc - optind), by_process, o.filter_text, at, 2, &m, &f, &s);
-    if (rc)
+    if (rc) {
+        free(vfilter);
         return rc;
+    }
+    if (verdict && !mt_model_scan(m, NULL)) {
+        fprintf(stderr, "memtrace top: --by %s: %s has no leak verdicts; record it with "
+                "'memtrace run --leaks' (or MEMTRACE_LEAKS=1 under LD_PRELOAD) so that the "
+                "program's exit writes them (TRACE.leaks, beside the trace)%s\n", verdict,
+                argv[optind], argc - optind > 1 ? "; verdicts are read from one trace at a time" : "");
+        report_close(m, f, s);
+        free(vfilter);
+        return 1;
+    }
     if (mt_report_top(stdout, s, &o) < 0 || fflush(stdout) != 0) {
         perror("memtrace top: writing the report");
         rc = 1;
     }
     report_close(m, f, s);
+    free(vfilter);
     return rc;
 }

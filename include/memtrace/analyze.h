@@ -130,6 +130,10 @@ typedef struct mt_alloc {
      * where its time is, but allocated before it. Costs count it as live,
      * never as allocated (alloc_*, samples) nor temporary. */
     uint8_t carried;
+    /* Added: the leak scan's verdict on the block, MT_VERDICT_* (trace.h):
+     * lost or reachable for a block still live at the scan, NONE for every
+     * other block and every block of a trace without verdicts. */
+    uint8_t verdict;
 } mt_alloc;
 
 typedef struct mt_model mt_model;
@@ -206,6 +210,10 @@ mt_model *mt_model_load(const char *path, const mt_model_options *opts, char **e
 /* Same from an already opened reader, read to its end (the caller closes it). */
 mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char **error);
 void mt_model_free(mt_model *m);
+/* Added: 1 if the model's trace has leak verdicts (docs/leaks.md), with
+ * *time (may be NULL) the scan's time; 0 if not (also for several traces
+ * read as one). */
+int mt_model_scan(const mt_model *m, mt_timedelta *time);
 
 /* Trace header: strings owned by the model. */
 const mt_trace_info *mt_model_info(const mt_model *m);
@@ -642,6 +650,13 @@ typedef struct mt_stats {
     double alloc_rate;              /* estimated bytes allocated per second */
     double mean_lifetime_us;        /* sample-weighted, collected blocks only */
     double median_lifetime_us;      /* sample-weighted, never-collected at end */
+    /* Added: the leak verdicts of the selected blocks (docs/leaks.md).
+     * has_verdicts: the trace has them; then the estimated bytes the scan
+     * found lost and reachable, their standard errors, and how many
+     * sampled blocks have each verdict. */
+    int has_verdicts;
+    double lost_bytes, lost_bytes_se, reachable_bytes, reachable_bytes_se;
+    uint64_t lost_blocks, reachable_blocks;
 } mt_stats;
 
 /* A folded model's cost of what it folded (the allocations that passed the

@@ -105,7 +105,14 @@ typedef struct mt_event {
      * started and is still live; its time is the piece's start), else 0.
      * Set by mt_reader_next from the packet's carried mark. */
     int carried;
+    /* Added, MT_EVENT_ALLOC: the leak scan's verdict on the block (a
+     * MT_VERDICT_*), from TRACE.leaks beside a trace opened by path
+     * (docs/leaks.md); MT_VERDICT_NONE for a block the scan did not see
+     * live, and for every block of a trace without verdicts. */
+    int verdict;
 } mt_event;
+
+enum { MT_VERDICT_NONE = 0, MT_VERDICT_LOST = 1, MT_VERDICT_REACHABLE = 2 };
 
 /* ------------------------------------------------------------------------ */
 /* Reader                                                                    */
@@ -187,6 +194,10 @@ int mt_trace_end_hint(const char *path, mt_timedelta *end);
  * stops without it: killed, crashed, a write error (disk full), still being
  * written, or a writer that does not mark its end (OCaml's). */
 int mt_reader_ended(const mt_reader *r);
+/* Added: 1 if the trace has leak verdicts (TRACE.leaks beside a trace
+ * opened with mt_reader_open), with *time (may be NULL) the scan's time
+ * since the trace's start; 0 if not. */
+int mt_reader_scan(const mt_reader *r, mt_timedelta *time);
 
 
 /* Byte offset of the next unread packet; total size when known (else 0). */

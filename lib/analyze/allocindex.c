@@ -9,7 +9,8 @@
  * File: a header of HDR_BYTES (below), then the records, each a flags byte
  * and LEB128 varints:
  *
- *   flags     bits 0-1 source, 2 carried, 3 never collected, 4 promoted
+ *   flags     bits 0-1 source, 2 carried, 3 never collected, 4 promoted,
+ *             5-6 leak verdict (MT_VERDICT_*)
  *   node      trie node of the allocation's stack
  *   seq       zigzag(seq - previous record's seq)
  *   t         collected: zigzag(collect - previous t), then collect - time;
@@ -44,7 +45,7 @@
 #define ID_SAMPLE ((size_t)1 << 16)    /* trace bytes hashed at each end */
 static const char magic[8] = {'M', 'T', 'A', 'L', 'L', 'I', 'X', '\n'};
 
-enum { F_CARRIED = 4, F_NEVER = 8, F_PROMOTED = 16, F_KNOWN = 31 };
+enum { F_CARRIED = 4, F_NEVER = 8, F_PROMOTED = 16, F_VERDICT_SHIFT = 5, F_KNOWN = 127 };
 
 /* The header, as stored (native byte order: the magic's check word says
  * which one wrote it). */
@@ -216,7 +217,7 @@ int mt_alloc_index_writer_add(mt_alloc_index_writer *w, const mt_alloc *a, uint6
     int never = a->collect == MT_TIME_NEVER;
     int promoted = a->promote != MT_TIME_NEVER;
     *p++ = (unsigned char)((a->source & 3) | (a->carried ? F_CARRIED : 0) | (never ? F_NEVER : 0) |
-                           (promoted ? F_PROMOTED : 0));
+                           (promoted ? F_PROMOTED : 0) | ((a->verdict & 3) << F_VERDICT_SHIFT));
     p = put_var(p, a->stack);
     p = put_var(p, zigzag(seq - w->prev_seq));
     w->prev_seq = seq;
@@ -559,6 +560,7 @@ mt_model *mt_alloc_index_fold(const mt_alloc_index *x, const mt_model *base,
             a->stack = (mt_node_id)node;
             a->source = (uint8_t)(flags & 3);
             a->carried = (flags & F_CARRIED) != 0;
+            a->verdict = (uint8_t)((flags >> F_VERDICT_SHIFT) & 3);
             /* what the trace's reader guarantees of an allocation */
             if (node >= nodes || prev_seq >= allocs || ns == 0 || ns > MTA_MAX_SAMPLES - samples ||
                 (!(flags & F_NEVER) && (life > (uint64_t)INT64_MAX || a->collect < a->time ||

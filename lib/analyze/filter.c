@@ -289,7 +289,7 @@ static int pattern(parser *p, mta_pattern *pat)
 /* ---------------------------------------------------------------- clauses */
 
 static const char *const keys[] = {"alloc", "live", "collect", "size", "lifetime",
-                                   "source", "inside", "hide", "kind", NULL};
+                                   "source", "inside", "hide", "kind", "verdict", NULL};
 
 static int clause(parser *p, mta_clause *c)
 {
@@ -313,7 +313,7 @@ static int clause(parser *p, mta_clause *c)
         if (klen && !t[p->pos])
             return fail(p, kstart, "'%s' needs ':' and a value (e.g. %s:...)", key, key);
         return fail(p, start, "expected a clause like 'size:>=4k' but found '%.*s' "
-                    "(clauses: alloc, live, collect, size, lifetime, source, kind, inside, hide)",
+                    "(clauses: alloc, live, collect, size, lifetime, source, kind, verdict, inside, hide)",
                     (int)(e - start), t + start);
     }
     p->pos++; /* ':' */
@@ -327,7 +327,7 @@ static int clause(parser *p, mta_clause *c)
         else if (klen == 9 && !strncmp(t + kstart, "collected", 9)) k = 2;
         else
             return fail(p, kstart, "unknown clause '%s' (use alloc, live, collect, size, "
-                        "lifetime, source, kind, inside, hide)", key);
+                        "lifetime, source, kind, verdict, inside, hide)", key);
     }
     if (k == 7 && c->neg)
         return fail(p, start, "'hide' cannot be negated");
@@ -412,6 +412,26 @@ static int clause(parser *p, mta_clause *c)
                 return fail(p, vstart + i, "unknown kind '%.*s' (use malloc, mmap)",
                             (int)(j - i), v + i);
             c->sources |= 1u << s;
+            i = j + 1;
+        }
+        return 0;
+    }
+    case 9: {
+        c->kind = MTA_VERDICT;
+        size_t i = 0;
+        if (!vlen)
+            return fail(p, vstart, "missing verdict after ':' (lost, reachable)");
+        while (i < vlen) {
+            size_t j = i;
+            while (j < vlen && v[j] != ',')
+                j++;
+            if (j - i == 4 && !strncasecmp(v + i, "lost", 4))
+                c->sources |= 1u << MT_VERDICT_LOST;
+            else if (j - i == 9 && !strncasecmp(v + i, "reachable", 9))
+                c->sources |= 1u << MT_VERDICT_REACHABLE;
+            else
+                return fail(p, vstart + i, "unknown verdict '%.*s' (use lost, reachable)",
+                            (int)(j - i), v + i);
             i = j + 1;
         }
         return 0;
@@ -573,6 +593,11 @@ char *mt_filter_to_string(const mt_filter *f)
                 }
             break;
         }
+        case MTA_VERDICT:
+            fprintf(o, "verdict:%s%s%s", c->sources & (1u << MT_VERDICT_LOST) ? "lost" : "",
+                    c->sources == ((1u << MT_VERDICT_LOST) | (1u << MT_VERDICT_REACHABLE)) ? "," : "",
+                    c->sources & (1u << MT_VERDICT_REACHABLE) ? "reachable" : "");
+            break;
         case MTA_INSIDE:
         case MTA_HIDE: {
             fputs(c->kind == MTA_INSIDE ? "inside:" : "hide:", o);

@@ -21,7 +21,8 @@ typedef enum mta_clause_kind {
     MTA_SOURCE,         /* source in the mask (1 << mt_source) */
     MTA_KIND,           /* kind in the mask (1 << MTA_KIND_*) */
     MTA_INSIDE,         /* a frame's function matches pat */
-    MTA_HIDE            /* frames whose function matches pat are removed */
+    MTA_HIDE,           /* frames whose function matches pat are removed */
+    MTA_VERDICT         /* leak verdict in the mask (1 << MT_VERDICT_*) */
 } mta_clause_kind;
 
 typedef struct mta_pattern {

@@ -131,7 +131,8 @@ void mt_query_stats(const mt_selection *s, mt_stats *o)
     mt_model_peak(m, &o->peak);
     o->peak_bytes = o->peak.bytes;
     o->peak_time = mt_model_peak_time(m);
-    double life_sum = 0, life_w = 0;
+    double life_sum = 0, life_w = 0, vsum[4] = {0, 0, 0, 0};
+    uint64_t vn[2] = {0, 0};
     life_item *li = malloc((s->total.allocs + 1) * sizeof *li);
     size_t nl = 0;
     for (size_t i = 0; i < m->allocs.n; i++) {
@@ -170,6 +171,7 @@ void mt_query_stats(const mt_selection *s, mt_stats *o)
         } else {
             o->never_collected_bytes += c.alloc_bytes;
         }
+        mta_verdict_add(vsum, vn, m, a);
         if (li) {
             li[nl].life = lifetime_of(m, a);
             li[nl].samples = a->n_samples;
@@ -177,6 +179,7 @@ void mt_query_stats(const mt_selection *s, mt_stats *o)
         }
     }
     o->mean_lifetime_us = life_w > 0 ? life_sum / life_w : 0;
+    mta_verdict_stats(m, vsum, vn, o);
     if (li && nl) {
         uint64_t half = (o->total.samples + 1) / 2;
         o->median_lifetime_us = (double)weighted_select(li, nl, half ? half : 1);

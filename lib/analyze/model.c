@@ -671,6 +671,7 @@ static int64_t alloc_of(builder *b, const mt_event *ev, mt_alloc *a)
     a->stack = (mt_node_id)st;
     a->source = (uint8_t)(ev->source > MT_SOURCE_EXTERNAL ? MT_SOURCE_EXTERNAL : ev->source);
     a->carried = ev->carried != 0;
+    a->verdict = (uint8_t)ev->verdict;
     return 0;
 }
 
@@ -997,6 +998,7 @@ static int pipe_emit(builder *b, const mt_event *ev)
         e->stack = a.stack;
         e->source = a.source;
         e->carried = a.carried;
+        e->verdict = a.verdict;
     }
     b->batch->n++;
     return 0;
@@ -1088,6 +1090,7 @@ static int fold_batches(builder *b, mta_pipe *p, char **message)
                 e->a.stack = pe->stack;
                 e->a.source = pe->source;
                 e->a.carried = pe->carried;
+                e->a.verdict = pe->verdict;
             }
             fold_entered(b, e);
         }
@@ -1164,6 +1167,7 @@ static inline __attribute__((always_inline)) int add_event(builder *b, const mt_
             .stack = (mt_node_id)st,
             .source = (uint8_t)ev->source,
             .carried = ev->carried != 0,
+            .verdict = (uint8_t)ev->verdict,
         };
         if (ev->source > MT_SOURCE_EXTERNAL)
             a.source = MT_SOURCE_EXTERNAL;
@@ -1482,6 +1486,7 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
      * memory, then exited): the packets say when. */
     if (mt_reader_end_time(r) > m->end)
         m->end = mt_reader_end_time(r);
+    m->has_scan = mt_reader_scan(r, &m->scan_time);
     if (m->folded && fold_rest(&b) < 0) {
         why = m->fold_stopped ? "stopped by the caller" : oom;
         goto fail;
@@ -1569,6 +1574,13 @@ void mt_model_free(mt_model *m)
 /* -------------------------------------------------------------- accessors */
 
 const mt_trace_info *mt_model_info(const mt_model *m) { return &m->info; }
+
+int mt_model_scan(const mt_model *m, mt_timedelta *time)
+{
+    if (m->has_scan && time)
+        *time = m->scan_time;
+    return m->has_scan;
+}
 size_t mt_model_n_allocs(const mt_model *m) { return m->allocs.n; }
 const mt_alloc *mt_model_allocs(const mt_model *m) { return m->allocs.v; }
 size_t mt_model_n_funcs(const mt_model *m) { return m->funcs.n; }

@@ -112,6 +112,8 @@ struct mt_model {
     size_t node_cap;
     uint64_t n_allocs_read;
     int peak_unknown;
+    int has_scan;                  /* the trace has leak verdicts (mt_model_scan) */
+    mt_timedelta scan_time;
 };
 
 struct mt_selection {
@@ -190,6 +192,21 @@ static inline void mta_cost_add(mt_cost *d, const mt_cost *s)
     d->live_objects_var += s->live_objects_var;
     d->temp_objects_var += s->temp_objects_var;
 }
+
+/* The leak verdicts' sums (mt_stats): v[0], v[1] the estimated bytes lost
+ * and reachable, v[2], v[3] their variances, n[0], n[1] the sampled blocks.
+ * mta_verdict_stats turns them into o's fields (verdict.c). */
+static inline void mta_verdict_add(double v[4], uint64_t n[2], const mt_model *m, const mt_alloc *a)
+{
+    if (a->verdict != MT_VERDICT_LOST && a->verdict != MT_VERDICT_REACHABLE)
+        return;
+    int k = a->verdict == MT_VERDICT_LOST ? 0 : 1;
+    double obj = mta_alloc_objects(m, a), size = (double)a->size;
+    v[k] += obj * size;
+    v[2 + k] += size * size * mta_objects_var(m, a, obj);
+    n[k]++;
+}
+void mta_verdict_stats(const mt_model *m, const double v[4], const uint64_t n[2], mt_stats *o);
 
 /* A temporary block: freed within MT_TEMPORARY_US of its allocation. */
 static inline int mta_is_temporary(const mt_alloc *a)

@@ -23,7 +23,7 @@ typedef struct mta_pipe_ev {
     uint64_t size;
     uint64_t n_samples;
     uint32_t stack;
-    uint8_t kind, source, carried;
+    uint8_t kind, source, carried, verdict;
 } mta_pipe_ev;
 
 #define MTA_PIPE_EVENTS 2048     /* per batch: 80 KB */

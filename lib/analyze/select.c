@@ -139,6 +139,7 @@ static int match_clause(const mt_model *m, const mta_clause *c, const mt_alloc *
         int k = mta_kind_of(m, a);
         return k >= 0 && ((c->sources >> k) & 1);
     }
+    case MTA_VERDICT: return (c->sources >> a->verdict) & 1;
     case MTA_INSIDE: return inside[a->stack];
     case MTA_HIDE: return 1;
     }

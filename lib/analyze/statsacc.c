@@ -31,6 +31,8 @@ struct mt_stats_acc {
     mt_cost total, by_source[3];
     double promoted_bytes, collected_bytes, never_collected_bytes;
     double life_sum, life_w;
+    double vsum[4];              /* leak verdicts (mta_verdict_add) */
+    uint64_t vn[2];
     mt_cost size_cost[NBUCKETS], size_src[NBUCKETS * 3];
     mt_cost life_cost[NBUCKETS], life_src[NBUCKETS * 3], never;
     size_t size_max, life_max;   /* highest bucket used + 1 */
@@ -136,6 +138,7 @@ int mt_stats_acc_add(mt_stats_acc *s, const mt_model *m, const mt_alloc *a)
     } else {
         s->never_collected_bytes += c.alloc_bytes;
     }
+    mta_verdict_add(s->vsum, s->vn, m, a);
     size_t b = bucket_of(a->size);
     mta_cost_add(&s->size_cost[b], &c);
     mta_cost_add(&s->size_src[b * 3 + src], &c);
@@ -258,6 +261,7 @@ int mt_stats_acc_finish(const mt_stats_acc *s, const mt_model *m, mt_stats *o,
     o->collected_bytes = s->collected_bytes;
     o->never_collected_bytes = s->never_collected_bytes;
     o->mean_lifetime_us = s->life_w > 0 ? s->life_sum / s->life_w : 0;
+    mta_verdict_stats(m, s->vsum, s->vn, o);
     if (s->total.allocs) {
         uint64_t half = (o->total.samples + 1) / 2;
         if (median_life(s, half ? half : 1, &o->median_lifetime_us) < 0)

@@ -20,7 +20,7 @@
 #define MT_CTL_DEFAULT_SIGNAL SIGUSR2
 #define MT_CTL_DEFAULT_SIGNAL_NAME "USR2"
 
-enum { MT_CTL_TOGGLE = 0, MT_CTL_START = 1, MT_CTL_STOP = 2 };
+enum { MT_CTL_TOGGLE = 0, MT_CTL_START = 1, MT_CTL_STOP = 2, MT_CTL_SCAN = 3 };
 
 /* The control channel: a memfd (memfd_create(MT_CTL_CHANNEL_NAME,
  * MFD_CLOEXEC), MT_CTL_CHANNEL_SIZE bytes) that the recorder creates when
@@ -36,9 +36,11 @@ enum { MT_CTL_TOGGLE = 0, MT_CTL_START = 1, MT_CTL_STOP = 2 };
 #define MT_CTL_CHANNEL_MAGIC 0x314c54434d54454dull   /* "MEMTCTL1" */
 typedef struct mt_ctl_channel {
     uint64_t magic;          /* MT_CTL_CHANNEL_MAGIC once set up */
-    uint64_t request;        /* by ctl: (sequence << 8) | MT_CTL_START or MT_CTL_STOP */
+    uint64_t request;        /* by ctl: (sequence << 8) | MT_CTL_START, _STOP or _SCAN */
     uint64_t done;           /* by the recorder: the sequence last acted on */
     uint64_t recording;      /* by the recorder: 1 while a recording is under way */
+    uint64_t scanned;        /* by the recorder: the sequence of the last scan that wrote
+                              * its verdicts (before done says it acted) */
 } mt_ctl_channel;
 
 /* "USR2", "SIGUSR2", "RTMIN+3", "12": the signal number, or 0 if s names

@@ -172,6 +172,14 @@ int mt_report_stats_figures(FILE *out, const mt_model *m, const mt_stats *stp,
                 (long long)st.peak_time, st.peak_filtered_bytes, (long long)st.peak_filtered_time);
         mt_json_peak(out, "peak", &st.peak);
         mt_json_peak(out, "peak_filtered", &st.peak_filtered);
+        if (st.has_verdicts)
+            fprintf(out,
+                    ",\"lost_bytes\":%.0f,\"lost_bytes_se\":%.0f,\"lost_sampled_blocks\":%llu,"
+                    "\"reachable_bytes\":%.0f,\"reachable_bytes_se\":%.0f,"
+                    "\"reachable_sampled_blocks\":%llu",
+                    st.lost_bytes, st.lost_bytes_se, (unsigned long long)st.lost_blocks,
+                    st.reachable_bytes, st.reachable_bytes_se,
+                    (unsigned long long)st.reachable_blocks);
         fprintf(out,
                 ",\"live_at_end_bytes\":%.0f,"
                 "\"live_at_end_selected_bytes\":%.0f,\"temporary_us\":%d,"
@@ -239,6 +247,19 @@ int mt_report_stats_figures(FILE *out, const mt_model *m, const mt_stats *stp,
         if (st.total.allocs != st.allocs) {
             mt_format_bytes(a, sizeof a, st.never_collected_bytes);
             fprintf(out, "live at end %s (selected allocations)\n", a);
+        }
+        if (st.has_verdicts) {
+            /* docs/leaks.md: the leak scan at exit */
+            for (int k = 0; k < 2; k++) {
+                double v = k ? st.reachable_bytes : st.lost_bytes;
+                double se = k ? st.reachable_bytes_se : st.lost_bytes_se;
+                mt_format_bytes(a, sizeof a, v);
+                mt_format_bytes(b, sizeof b, se);
+                fprintf(out, "%-11s %s ±%s at exit (%llu sampled blocks%s)\n",
+                        k ? "reachable" : "lost", a, b,
+                        (unsigned long long)(k ? st.reachable_blocks : st.lost_blocks),
+                        k ? "" : " nothing reachable points to");
+            }
         }
         text_rss(out, m, rss, st.peak_bytes);
         mt_format_time(c, sizeof c, (mt_timedelta)st.median_lifetime_us);

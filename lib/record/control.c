@@ -42,6 +42,7 @@
 
 #include "memtrace/record.h"
 #include "control.h"
+#include "leaks.h"
 #include "control_proto.h"
 #include "runfiles.h"
 #include "thread_start.h"
@@ -166,6 +167,7 @@ static void *control_thread(void *arg)
 {
     (void)arg;
     mtr_enter();   /* for good: nothing this thread allocates is sampled */
+    mtr_leaks_own_thread();
     int64_t started = mtr_tracer_active() ? now_ms() : -1;
     int64_t checked = now_ms();
     for (;;) {
@@ -183,6 +185,7 @@ static void *control_thread(void *arg)
             want = req == MT_CTL_START ? 1 : req == MT_CTL_STOP ? 0 : !active;
         }
         uint64_t took = 0;   /* a request of the channel, acknowledged below */
+        int scan = 0;
         if (ctl.chan) {
             uint64_t r = __atomic_load_n(&ctl.chan->request, __ATOMIC_ACQUIRE);
             if (r >> 8 != ctl.chan_seen) {
@@ -191,6 +194,8 @@ static void *control_thread(void *arg)
                     want = 1;
                 else if ((r & 0xff) == MT_CTL_STOP)
                     want = 0;
+                else if ((r & 0xff) == MT_CTL_SCAN)
+                    scan = 1;
             }
         }
         int64_t t = now_ms();
@@ -203,6 +208,8 @@ static void *control_thread(void *arg)
             memtrace_stop_tracing();
             started = -1;
         }
+        if (scan && mtr_tracer_active() && mtr_tracer_scan_now() == 0)   /* leak verdicts, now */
+            __atomic_store_n(&ctl.chan->scanned, took, __ATOMIC_RELEASE);
         if (ctl.chan) {
             __atomic_store_n(&ctl.chan->recording, (uint64_t)mtr_tracer_active(), __ATOMIC_RELEASE);
             if (took)
@@ -227,8 +234,13 @@ static void *control_thread(void *arg)
 
 static int start_control_thread(void)
 {
-    /* detached; the thread takes no signals */
-    return mt_thread_start(NULL, control_thread, NULL) == 0 ? 0 : -1;
+    /* detached; the thread takes no signals. The leak scan counts it as
+     * the recorder's own thread (not stopped, not a root) from now on. */
+    mtr_leaks_own_thread_coming(1);
+    int rc = mt_thread_start(NULL, control_thread, NULL);
+    if (rc != 0)
+        mtr_leaks_own_thread_coming(-1);
+    return rc == 0 ? 0 : -1;
 }
 
 int mtr_control_setup(const char *file, double rate, int first)

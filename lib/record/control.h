@@ -31,6 +31,9 @@ extern int mtr_exiting MT_HIDDEN;
  * exclusive: file must be new; -2 (no message) when it exists. */
 MT_HIDDEN int mtr_tracer_begin(const char *file, double rate, int first, int exclusive);
 MT_HIDDEN int mtr_tracer_active(void);
+/* 'memtrace ctl PID scan': leak verdicts for the blocks live now, into
+ * TRACE.leaks (leaks.h). 0 if written. */
+MT_HIDDEN int mtr_tracer_scan_now(void);
 MT_HIDDEN void mtr_tracer_message(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
 

@@ -213,3 +213,19 @@ void mtr_sampled_reset_locks(void)
         __atomic_store_n(&shards[i].lock, 0, __ATOMIC_RELEASE);
     mtr_tls.in_table = 0;
 }
+
+void mtr_sampled_each(void (*fn)(void *ctx, uintptr_t addr, uintptr_t token),
+                      void (*range)(void *ctx, uintptr_t lo, uintptr_t hi), void *ctx)
+{
+    for (unsigned k = 0; k < NSHARDS; k++) {
+        struct shard *s = &shards[k];
+        if (!s->cap)
+            continue;
+        range(ctx, (uintptr_t)s->v, (uintptr_t)(s->v + s->cap));
+        if (__atomic_load_n(&s->lock, __ATOMIC_ACQUIRE))
+            continue;
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->v[i].key)
+                fn(ctx, s->v[i].key, s->v[i].token);
+    }
+}

@@ -70,6 +70,14 @@ MT_HIDDEN int mtr_sampled_add(const void *p, uintptr_t token, uint32_t gen,
 MT_HIDDEN int mtr_sampled_take(const void *p, uintptr_t *token, uint32_t *gen);
 
 
+/* The leak scan (leaks.c), with the program's other threads stopped: calls
+ * fn on every block of the table (address, token) and range on the memory
+ * of every shard's array, which holds block addresses and so must never
+ * count as a reference. A shard whose lock is held (a thread stopped inside
+ * it) is left out: its blocks get no verdict. No lock is taken. */
+MT_HIDDEN void mtr_sampled_each(void (*fn)(void *ctx, uintptr_t addr, uintptr_t token),
+                                void (*range)(void *ctx, uintptr_t lo, uintptr_t hi), void *ctx);
+
 /* fork: hold every shard lock across fork(); the child starts unlocked. */
 MT_HIDDEN void mtr_sampled_lock_all(void);
 MT_HIDDEN void mtr_sampled_unlock_all(void);

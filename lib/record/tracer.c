@@ -73,6 +73,7 @@
 #include "control.h"
 #include "control_proto.h"
 #include "fdsink.h"
+#include "leaks.h"
 #include "runfiles.h"
 #include "thread_start.h"
 #include "sampler.h"
@@ -121,6 +122,7 @@ static struct {
     uint64_t bt[MAX_FRAMES + 1];   /* + the [truncated] frame */
     pthread_mutex_t wlock;      /* whoever holds it owns w, fd, sym */
     int atexit_done;
+    int leaks;                  /* MEMTRACE_LEAKS: the leak scan at exit (leaks.h) */
     unsigned epoch;             /* recordings opened by this process, mod 2^16 */
     unsigned writer_epoch;      /* the recording the running writer thread serves */
     int fd_regular;             /* fd is a regular file (not /dev/null) */
@@ -357,6 +359,7 @@ static void *writer_thread(void *arg)
 {
     unsigned mine = (unsigned)(uintptr_t)arg;
     mtr_enter();   /* for good: nothing this thread allocates is sampled */
+    mtr_leaks_own_thread();
     for (;;) {
         struct timespec ts = { 0, 10 * 1000 * 1000 };
         nanosleep(&ts, NULL);
@@ -394,8 +397,12 @@ static int start_thread(void)
 {
     __atomic_store_n(&tr.thread_alive, 1, __ATOMIC_RELEASE);
     tr.writer_epoch++;
-    /* detached; the thread takes no signals */
+    /* detached; the thread takes no signals; the leak scan counts it as
+     * the recorder's own */
+    mtr_leaks_own_thread_coming(1);
     int rc = mt_thread_start(NULL, writer_thread, (void *)(uintptr_t)tr.writer_epoch);
+    if (rc != 0)
+        mtr_leaks_own_thread_coming(-1);
     if (rc != 0)
         __atomic_store_n(&tr.thread_alive, 0, __ATOMIC_RELEASE);
     return rc == 0 ? 0 : -1;
@@ -821,11 +828,52 @@ static void rotate(void)
     drop_old_piece();
 }
 
+static int lock_writer(void);
+
+/* The verdicts of the blocks live now (not for a rotated recording: its
+ * ids are the pieces'): at exit with MEMTRACE_LEAKS, and on request
+ * ('memtrace ctl PID scan', from the control thread). 0 if written. */
+static int scan_for_leaks(int flush)
+{
+    if (rotating())
+        return -1;
+    int rc = -1;
+    mtr_enter();
+    /* The writer may be symbolizing on a loaded machine: up to 10 s. */
+    int locked = -1;
+    for (int i = 0; i < 5 && locked != 0; i++)
+        locked = lock_writer();
+    if (locked != 0)
+        message("--leaks: the trace writer stayed busy for 10 s: no leak verdicts");
+    if (locked == 0) {
+        if (tr.state == ACTIVE && tr.w && !tr.writer_failed && tr.pid == getpid()) {
+            rc = mtr_leaks_scan(tr.path, tr.pid, tr.start_us, tr.epoch);
+            if (flush)   /* the judged blocks in the trace now, for whoever reads it */
+                pump(1);
+        }
+        pthread_mutex_unlock(&tr.wlock);
+    }
+    mtr_leave();
+    return rc;
+}
+
+int mtr_tracer_scan_now(void)
+{
+    if (rotating()) {
+        message("scan: not for a rotated recording (its ids are the pieces')");
+        return -1;
+    }
+    return scan_for_leaks(1);
+}
+
 static void at_exit_handler(void)
 {
     __atomic_store_n(&mtr_exiting, 1, __ATOMIC_RELEASE);
-    if (__atomic_load_n(&tr.state, __ATOMIC_ACQUIRE) == ACTIVE && tr.pid == getpid())
+    if (__atomic_load_n(&tr.state, __ATOMIC_ACQUIRE) == ACTIVE && tr.pid == getpid()) {
+        if (tr.leaks)
+            scan_for_leaks(0);
         memtrace_stop_tracing();
+    }
 }
 
 static int start(const char *filename, double rate, const char *context, int first)
@@ -867,6 +915,7 @@ static int start(const char *filename, double rate, const char *context, int fir
         snprintf(tr.base, sizeof tr.base, "%s", filename);
     tr.start_us = wall_us();
     tr.rate = rate;
+    tr.leaks = mtr_leaks_env();
     free(tr.context);
     tr.context = context ? strdup(context) : NULL;
     if (!tr.depth)
@@ -1187,6 +1236,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
     mtr_sampler_fork_child();
+    mtr_leaks_fork_child();
     mtr_queue_reset();
     pthread_mutex_init(&tr.wlock, NULL);
     tr.thread_alive = 0;

@@ -27,6 +27,7 @@
 #include "loctab.h"
 #include "mtf.h"
 #include "rawframe.h"
+#include "verdicts.h"
 #include "memtrace/trace.h"
 
 /* Limits that keep hostile input from costing unbounded memory. Real
@@ -76,6 +77,7 @@ struct mt_reader {
     int64_t last_end;                /* latest packet end time, absolute */
     int end_marked;                  /* the last packet carries the end mark */
     int carried;                     /* the packet holds carried blocks */
+    mtt_verdicts *verdicts;          /* TRACE.leaks, or NULL */
     int done, failed;
     char err[512];
 };
@@ -466,6 +468,7 @@ mt_reader *mt_reader_open(const char *path, const mt_reader_options *opts, char 
         return NULL;
     }
     r->fd_owned = 1;
+    r->verdicts = mtt_verdicts_load(path, &r->info, r->opts.on_warning, r->opts.warning_ctx);
     return r;
 }
 
@@ -496,6 +499,7 @@ void mt_reader_close(mt_reader *r)
         free(r->doms[i]);
     }
     mt_loctab_free(&r->locs);
+    mtt_verdicts_free(r->verdicts);
     free(r->name);
     free(r);
 }
@@ -563,6 +567,17 @@ out:
 int mt_reader_ended(const mt_reader *r)
 {
     return r->end_marked;
+}
+
+int mt_reader_scan(const mt_reader *r, mt_timedelta *time)
+{
+    if (!r->verdicts)
+        return 0;
+    if (time) {
+        int64_t t = mtt_verdicts_time(r->verdicts) - (int64_t)r->info.start_time;
+        *time = t > 0 ? (mt_timedelta)t : 0;
+    }
+    return 1;
 }
 
 uint64_t mt_reader_offset(const mt_reader *r)
@@ -1139,11 +1154,15 @@ int mt_reader_next(mt_reader *r, mt_event *ev)
     for (;;) {
         if (__builtin_expect(next_fast(r, ev), 1)) {
             ev->carried = r->carried;   /* (a carried packet holds allocations only) */
+            ev->verdict = r->verdicts && ev->kind == MT_EVENT_ALLOC
+                              ? mtt_verdict_of(r->verdicts, ev->id) : MT_VERDICT_NONE;
             return 1;
         }
         int rc = next_careful(r, ev);
         if (rc != 2) {
             ev->carried = rc == 1 && r->carried && ev->kind == MT_EVENT_ALLOC;
+            ev->verdict = rc == 1 && r->verdicts && ev->kind == MT_EVENT_ALLOC
+                              ? mtt_verdict_of(r->verdicts, ev->id) : MT_VERDICT_NONE;
             return rc;
         }
     }

@@ -1,6 +1,6 @@
 #!/bin/sh
 # leaks.sh - `memtrace leaks` on a recorded service (tests/record/progs/
-# leaky.c): the leaking site is the one suspect, memory loaded at start, a
+# growing.c): the leaking site is the one suspect, memory loaded at start, a
 # bounded cache and churn are not; the same program with the leak bounded
 # has no suspect; the OCaml fixture leak.ctf names its two leaking sites;
 # --json carries the figures; --plan's advice; clear errors.
@@ -10,8 +10,8 @@ set -u
 # Traces are recorded with the plain build's recorder; the reports run on
 # the stage's own build.
 case ${MT_STAGE:-plain} in
-plain) REC=$MT_BIN; P=$MT_BUILD/tests/record/progs/leaky ;;
-asan) REC=build/memtrace; P=build/tests/record/progs/leaky; [ -x "$REC" ] || exit 77 ;;
+plain) REC=$MT_BIN; P=$MT_BUILD/tests/record/progs/growing ;;
+asan) REC=build/memtrace; P=build/tests/record/progs/growing; [ -x "$REC" ] || exit 77 ;;
 *) echo "the recorder is not built for this stage"; exit 77 ;;
 esac
 [ -x "$P" ] || { echo "FAIL: $P not built (make tests-build)"; exit 1; }
@@ -19,8 +19,8 @@ T=$MT_TMP
 . tests/lib.sh
 json() { python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"; }
 
-"$REC" run --interval 4k -o "$T/leaky.ctf" -- "$P" >/dev/null 2>&1 || { echo "FAIL: leaky ran"; exit 1; }
-"$MT_BIN" leaks --json --all --alpha 0.001 "$T/leaky.ctf" >"$T/l.json" 2>"$T/l.err"
+"$REC" run --interval 4k -o "$T/growing.ctf" -- "$P" >/dev/null 2>&1 || { echo "FAIL: growing ran"; exit 1; }
+"$MT_BIN" leaks --json --all --alpha 0.001 "$T/growing.ctf" >"$T/l.json" 2>"$T/l.err"
 check "leaks --json exits 0" test $? -eq 0
 sus=$(json "$T/l.json" '",".join(s["site"]["function"] for s in d["sites"] if s["suspect"])')
 check "the leaking site is the one suspect (got '$sus')" test "$sus" = "leak_session"
@@ -32,12 +32,12 @@ g=$(json "$T/l.json" '[(s["growth_bytes_per_s"]>0, s["live_end_bytes"]>5e6, s["k
 check "the suspect grows, holds its bytes at the end and keeps them ($g)" test "$g" = "(True, True, True)"
 lc=$(json "$T/l.json" '[s["growth_bytes_per_s"] for s in d["sites"] if s["site"]["function"]=="load_config"][0]')
 check "memory loaded once at start does not grow (growth $lc)" test "$lc" = "0"
-"$MT_BIN" leaks "$T/leaky.ctf" >"$T/l.txt" 2>&1
-check "the text report names the suspect" grep -q "suspect .*leak_session (tests/record/progs/leaky.c" "$T/l.txt"
+"$MT_BIN" leaks "$T/growing.ctf" >"$T/l.txt" 2>&1
+check "the text report names the suspect" grep -q "suspect .*leak_session (tests/record/progs/growing.c" "$T/l.txt"
 check "the text report lists only suspects by default" test "$(grep -c 'cache_put' "$T/l.txt")" -eq 0
 
 # the same service with its sessions bounded: nothing to suspect
-"$REC" run --interval 4k -o "$T/bounded.ctf" -- "$P" 40000 bounded >/dev/null 2>&1 || { echo "FAIL: leaky bounded ran"; exit 1; }
+"$REC" run --interval 4k -o "$T/bounded.ctf" -- "$P" 40000 bounded >/dev/null 2>&1 || { echo "FAIL: growing bounded ran"; exit 1; }
 "$MT_BIN" leaks --alpha 0.001 --json "$T/bounded.ctf" >"$T/b.json"
 n=$(json "$T/b.json" 'd["n_suspects"]')
 check "bounded sessions: no suspect (got $n)" test "$n" = "0"
@@ -62,7 +62,7 @@ check "--plan scales with the rate and the run (60MiB/h, 10min, 10 sites)" grep 
 rc=$?
 check "--plan without a time unit: usage error (exit $rc)" test $rc -eq 2
 check "... saying what a rate looks like" grep -q "expected a rate such as 1MiB/h" "$T/e1"
-"$MT_BIN" leaks --from 1h "$T/leaky.ctf" >/dev/null 2>"$T/e2"
+"$MT_BIN" leaks --from 1h "$T/growing.ctf" >/dev/null 2>"$T/e2"
 rc=$?
 check "--from after the trace's end: exit 1 (got $rc)" test $rc -eq 1
 check "... saying so" grep -q "at or after the trace's end" "$T/e2"

@@ -16,7 +16,7 @@ T=$MT_TMP
 "$MT_BIN" stats --json "$MT_FIXTURES/leak.ctf" >"$T/stats.json"
 "$MT_BIN" stats --json -f 'size:>=32' "$MT_FIXTURES/leak.ctf" >"$T/stats4k.json"
 "$MT_BIN" diff --json "$MT_FIXTURES/prodcons.ctf" "$MT_FIXTURES/prodcons_v3.ctf" >"$T/diff.json" 2>/dev/null
-P=$MT_BUILD/tests/record/progs/leaky
+P=$MT_BUILD/tests/record/progs/growing
 if [ -x "$P" ] && [ -f "$MT_BUILD/libmemtrace.so" ]; then
     "$MT_BIN" run --interval 4k -o "$T/c.ctf" -- "$P" 4000 >/dev/null 2>&1 || rm -f "$T/c.ctf"
 fi

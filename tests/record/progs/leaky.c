@@ -1,80 +1,220 @@
 /*
- * leaky.c - a small service with one leak among well-behaved sites, for
- * `memtrace leaks`: leak_session keeps 256 bytes per request forever;
- * cache_put keeps the last 512 entries (full after a tenth of the run, then
- * flat); load_config loads 2 MiB once at start; handle churns a buffer per
- * request. Arguments: the number of requests (default 40000), and
- * "bounded" to make leak_session keep only its last 64 sessions (no leak).
+ * leaky.c - blocks with known fates at exit, one allocation site (a
+ * function named after the fate) each, for tests/record/leaks.sh:
+ *
+ *   lost_dropped      a block whose only pointer was dropped
+ *   lost_list_node    every node of a dropped linked list (40 nodes)
+ *   lost_ring_node    a ring of 8 blocks pointing at each other, dropped
+ *   lost_child        a block only a lost block points to
+ *   held_global       a block a global points to
+ *   held_interior     a block a global points into the middle of
+ *   held_table        a heap table of pointers, held by a global
+ *   held_table_entry  the 200 blocks of that table (reachable only through it)
+ *   held_stack        a block a live frame of the exiting thread holds
+ *   held_tls          a block a thread-local variable of the main thread holds
+ *   held_thread_tls   a block another (still running) thread's TLS holds
+ *   held_thread_stack a block another running thread holds on its stack
+ *   held_thread_reg   (x86-64) a block another thread holds in a register only
+ *   lost_big          a dropped 256 KiB block (malloc maps it by itself)
+ *   held_big          a 256 KiB block a global holds
+ *   held_by_big       a block only held_big points to
+ *
+ * Usage: leaky [MODE]; MODE exit (default: exit() from a frame holding
+ * held_stack), thread-exit (exit() called by another thread), _exit
+ * (_exit: no scan), fork (a child does the same and exits first),
+ * blocked (a thread that blocks every signal is running at exit), sleep
+ * (prints "ready", then waits to be killed: for 'memtrace ctl PID scan').
  */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-#define CACHE 512
+#define NOINLINE __attribute__((noinline, noclone))
 
-struct session {
-    struct session *next;
-    char data[248];
-};
+struct node { struct node *next; char pad[40]; };
 
-static struct session *sessions;
-static char *cache[CACHE];
-char *config; /* not static: the compiler must keep it */
+void *g_held;
+char *g_interior;
+void **g_table;
+__thread void *t_held;
+static volatile int threads_ready;
 
-__attribute__((noinline)) static void load_config(void)
+NOINLINE void *lost_dropped(void) { return malloc(100); }
+NOINLINE struct node *lost_list_node(void) { return calloc(1, sizeof(struct node)); }
+NOINLINE struct node *lost_ring_node(void) { return calloc(1, sizeof(struct node)); }
+NOINLINE void *lost_child(void) { return malloc(72); }
+NOINLINE void *held_global(void) { return malloc(200); }
+NOINLINE char *held_interior(void) { return malloc(300); }
+NOINLINE void **held_table(void) { return calloc(200, sizeof(void *)); }
+NOINLINE void *held_table_entry(void) { return malloc(48); }
+NOINLINE void *held_stack(void) { return malloc(120); }
+NOINLINE void *held_tls(void) { return malloc(88); }
+NOINLINE void *held_thread_tls(void) { return malloc(96); }
+NOINLINE void *held_thread_stack(void) { return malloc(104); }
+NOINLINE void *held_thread_reg(void) { return malloc(112); }
+NOINLINE void *lost_big(void) { return malloc(256 << 10); }
+NOINLINE void **held_big(void) { return calloc(1, 256 << 10); }
+NOINLINE void *held_by_big(void) { return malloc(136); }
+void **g_big;
+
+static void scrub(void)
 {
-    config = malloc(2 << 20);
-    memset(config, 1, 2 << 20);
+    /* Leave no stale copy of a dropped pointer in dead stack. */
+    volatile char junk[4096];
+    memset((char *)junk, 0, sizeof junk);
 }
 
-static int bounded;
-
-__attribute__((noinline)) static void leak_session(int i)
+NOINLINE static void make_lost(void)
 {
-    if (bounded && i >= 64) {
-        /* drop the oldest of the last 64: the list's tail */
-        struct session **p = &sessions;
-        while ((*p)->next)
-            p = &(*p)->next;
-        free(*p);
-        *p = NULL;
+    for (int i = 0; i < 3; i++) {
+        void *p = lost_dropped();
+        __asm__ volatile("" : : "r"(p) : "memory");
     }
-    struct session *s = malloc(sizeof *s);
-    s->next = sessions;
-    s->data[0] = (char)i;
-    sessions = s;
+    struct node *head = NULL;
+    for (int i = 0; i < 40; i++) {
+        struct node *n = lost_list_node();
+        n->next = head;
+        head = n;
+    }
+    struct node *first = lost_ring_node(), *prev = first;
+    for (int i = 1; i < 8; i++) {
+        struct node *n = lost_ring_node();
+        prev->next = n;
+        prev = n;
+    }
+    prev->next = first;
+    void *big = lost_big();
+    __asm__ volatile("" : : "r"(big) : "memory");
+    struct node *parent = lost_list_node();
+    parent->next = lost_child();
+    parent = NULL;
+    head = first = prev = NULL;
 }
 
-__attribute__((noinline)) static void cache_put(int i)
+NOINLINE static void make_held(void)
 {
-    free(cache[i % CACHE]);
-    cache[i % CACHE] = malloc(1024);
-    cache[i % CACHE][0] = (char)i;
+    g_held = held_global();
+    g_interior = held_interior() + 150;
+    g_table = held_table();
+    for (int i = 0; i < 200; i++)
+        g_table[i] = held_table_entry();
+    t_held = held_tls();
+    g_big = held_big();
+    g_big[1000] = held_by_big();
 }
 
-__attribute__((noinline)) static int handle(int i)
+static void *thread_tls_main(void *arg)
 {
-    char *buf = malloc(4096);
-    memset(buf, i, 4096);
-    int r = buf[i % 4096];
-    free(buf);
-    return r;
+    (void)arg;
+    t_held = held_thread_tls();
+    __atomic_add_fetch(&threads_ready, 1, __ATOMIC_RELEASE);
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static void *thread_stack_main(void *arg)
+{
+    (void)arg;
+    void *volatile keep = held_thread_stack();
+    __atomic_add_fetch(&threads_ready, 1, __ATOMIC_RELEASE);
+    for (;;)
+        pause();
+    return keep;
+}
+
+#if defined(__x86_64__)
+static void *thread_reg_main(void *arg)
+{
+    (void)arg;
+    void *p = held_thread_reg();
+    __atomic_add_fetch(&threads_ready, 1, __ATOMIC_RELEASE);
+    /* Spin with the pointer in r12 only. */
+    __asm__ volatile("mov %0, %%r12\n\txor %0, %0\n1:\tpause\n\tjmp 1b" : "+r"(p) : : "r12", "memory");
+    return NULL;
+}
+#endif
+
+static void *blocker_main(void *arg)
+{
+    (void)arg;
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    __atomic_add_fetch(&threads_ready, 1, __ATOMIC_RELEASE);
+    for (;;)
+        usleep(100000);
+    return NULL;
+}
+
+static void *exiter_main(void *arg)
+{
+    (void)arg;
+    void *volatile keep = held_stack();
+    scrub();
+    exit(0);
+    return keep;
+}
+
+NOINLINE static void finish(const char *mode)
+{
+    void *volatile keep = held_stack();
+    scrub();
+    if (!strcmp(mode, "_exit"))
+        _exit(0);
+    if (!strcmp(mode, "sleep")) {
+        printf("ready\n");
+        fflush(stdout);
+        for (;;)
+            pause();
+    }
+    if (!strcmp(mode, "thread-exit")) {
+        pthread_t t;
+        pthread_create(&t, NULL, exiter_main, NULL);
+        for (;;)
+            pause();
+    }
+    exit(0);
+    (void)keep;
+}
+
+static void run(const char *mode)
+{
+    pthread_t t;
+    make_lost();
+    scrub();
+    make_held();
+    pthread_create(&t, NULL, thread_tls_main, NULL);
+    pthread_create(&t, NULL, thread_stack_main, NULL);
+    int want = 2;
+    if (!strcmp(mode, "blocked")) {
+        pthread_create(&t, NULL, blocker_main, NULL);
+        want++;
+    }
+#if defined(__x86_64__)
+    pthread_create(&t, NULL, thread_reg_main, NULL);
+    want++;
+#endif
+    while (__atomic_load_n(&threads_ready, __ATOMIC_ACQUIRE) < want)
+        usleep(1000);
+    finish(mode);
 }
 
 int main(int argc, char **argv)
 {
-    int n = argc > 1 ? atoi(argv[1]) : 40000, sum = 0;
-    bounded = argc > 2 && !strcmp(argv[2], "bounded");
-    load_config();
-    for (int i = 0; i < n; i++) {
-        sum += handle(i) + config[i % (2 << 20)];
-        if (i < n / 10 || i % 10 == 0)
-            cache_put(i);
-        leak_session(i);
-        if (i % 200 == 0) {
-            struct timespec ts = {0, 1000000};
-            nanosleep(&ts, NULL);
-        }
+    const char *mode = argc > 1 ? argv[1] : "exit";
+    if (!strcmp(mode, "fork")) {
+        pid_t c = fork();
+        if (c == 0)
+            run("exit");
+        int st;
+        waitpid(c, &st, 0);
+        mode = "exit";
     }
-    return sum == -1;
+    run(mode);
+    return 0;
 }

@@ -1,0 +1,315 @@
+/*
+ * leaks.c - the leak scan at exit (leaks.h): which blocks, stopping the
+ * program, and the verdict file TRACE.leaks (docs/format.md, "Leak
+ * verdicts"):
+ *
+ *     memtrace-leaks 1 PID START_US
+ *     scan TIME_US MODE LOST REACHABLE UNKNOWN DURATION_US MEMORY ROOT_BYTES HEAP_BYTES CPU_US
+ *     ID lost|reachable
+ *     ...
+ *
+ * one line per sampled block still live (ids of the trace, increasing);
+ * a block the scan could not place (UNKNOWN) has no line.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "leaks.h"
+#include "real.h"
+#include "sampled.h"
+
+MT_HIDDEN void mtr_tracer_message(const char *fmt, ...);
+
+#define TOKEN_ID_BITS 48   /* tracer.c's tokens: recording << 48 | (id + 1) */
+#define TOKEN_ID_MASK ((UINT64_C(1) << TOKEN_ID_BITS) - 1)
+#define MAX_EXCL 64
+
+int mtr_leaks_env(void)
+{
+    const char *s = secure_getenv("MEMTRACE_LEAKS");
+    return s && *s && strcmp(s, "0") != 0;
+}
+
+struct gather {
+    struct mtr_lk_block *b;
+    size_t n, cap;
+    uint64_t epoch;
+    uintptr_t excl[2 * MAX_EXCL];
+    size_t nexcl;
+    int glibc;
+};
+
+static void take_block(void *ctx, uintptr_t addr, uintptr_t token)
+{
+    struct gather *g = ctx;
+    uint64_t t = (uint64_t)token;
+    if ((t >> TOKEN_ID_BITS) != (g->epoch & 0xffff) || !(t & TOKEN_ID_MASK) || g->n >= g->cap)
+        return;
+    struct mtr_lk_block *x = &g->b[g->n++];
+    x->addr = addr;
+    x->end = addr;
+    x->qid = (t & TOKEN_ID_MASK) - 1;
+    x->verdict = MTR_LK_UNKNOWN;
+}
+
+static void take_range(void *ctx, uintptr_t lo, uintptr_t hi)
+{
+    struct gather *g = ctx;
+    if (g->nexcl < MAX_EXCL) {
+        g->excl[2 * g->nexcl] = lo;
+        g->excl[2 * g->nexcl + 1] = hi;
+        g->nexcl++;
+    }
+}
+
+static void count_block(void *ctx, uintptr_t addr, uintptr_t token)
+{
+    (void)addr;
+    (void)token;
+    ++*(size_t *)ctx;
+}
+
+static void no_range(void *ctx, uintptr_t lo, uintptr_t hi)
+{
+    (void)ctx;
+    (void)lo;
+    (void)hi;
+}
+
+static int64_t now_us(int clock)
+{
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* ---- the verdict file ---- */
+
+struct out {
+    int fd;
+    char buf[8192];
+    size_t len;
+    int err;
+};
+
+static void out_flush(struct out *o)
+{
+    size_t done = 0;
+    while (done < o->len && !o->err) {
+        ssize_t w = write(o->fd, o->buf + done, o->len - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            o->err = errno ? errno : EIO;
+        else
+            done += (size_t)w;
+    }
+    o->len = 0;
+}
+
+static void out_str(struct out *o, const char *s)
+{
+    for (; *s; s++) {
+        if (o->len == sizeof o->buf)
+            out_flush(o);
+        o->buf[o->len++] = *s;
+    }
+}
+
+static void out_num(struct out *o, uint64_t v)
+{
+    char d[24];
+    int n = 0;
+    do
+        d[n++] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    char s[24];
+    for (int i = 0; i < n; i++)
+        s[i] = d[n - 1 - i];
+    s[n] = 0;
+    out_str(o, s);
+}
+
+static int write_verdicts(const char *trace_path, int64_t pid, int64_t start_us, int64_t scan_us,
+                          const struct mtr_lk_result *res, const struct mtr_lk_block *b, size_t n,
+                          int64_t took_us, int64_t cpu_us)
+{
+    char path[4096];
+    size_t len = strlen(trace_path);
+    if (len + 7 > sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    memcpy(path, trace_path, len);
+    memcpy(path + len, ".leaks", 7);
+    struct out *o = mtr_lk_alloc(sizeof *o);
+    if (!o)
+        return -1;
+    o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (o->fd < 0) {
+        mtr_lk_free(o, sizeof *o);
+        return -1;
+    }
+    size_t lost = 0, reach = 0, unknown = 0;
+    for (size_t i = 0; i < n; i++) {
+        lost += b[i].verdict == MTR_LK_LOST;
+        reach += b[i].verdict == MTR_LK_REACHABLE;
+        unknown += b[i].verdict == MTR_LK_UNKNOWN;
+    }
+    out_str(o, "memtrace-leaks 1 ");
+    out_num(o, (uint64_t)pid);
+    out_str(o, " ");
+    out_num(o, (uint64_t)start_us);
+    out_str(o, "\nscan ");
+    out_num(o, (uint64_t)scan_us);
+    out_str(o, " ");
+    out_str(o, res->mode);
+    uint64_t f[] = { lost, reach, unknown, (uint64_t)took_us, res->memory, res->root_bytes,
+                     res->heap_bytes, (uint64_t)cpu_us };
+    for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
+        out_str(o, " ");
+        out_num(o, f[i]);
+    }
+    out_str(o, "\n");
+    for (size_t i = 0; i < n; i++) {
+        if (b[i].verdict == MTR_LK_UNKNOWN)
+            continue;
+        out_num(o, b[i].qid);
+        out_str(o, b[i].verdict == MTR_LK_LOST ? " lost\n" : " reachable\n");
+    }
+    out_flush(o);
+    int err = o->err;
+    if (close(o->fd) != 0 && !err)
+        err = errno;
+    mtr_lk_free(o, sizeof *o);
+    errno = err;
+    return err ? -1 : 0;
+}
+
+/* ---- the scan ---- */
+
+static __attribute__((noinline)) int scan(const char *trace_path, int64_t pid, int64_t start_us,
+                                           uint64_t epoch, uintptr_t entry_sp,
+                                           const ucontext_t *self)
+{
+    int64_t t0 = now_us(CLOCK_MONOTONIC), scan_us = now_us(CLOCK_REALTIME);
+    int64_t c0 = now_us(CLOCK_THREAD_CPUTIME_ID);
+    struct mtr_lk_threads th;
+    pid_t bad;
+    if (mtr_lk_has_userfaultfd()) {
+        mtr_tracer_message("--leaks: the program uses userfaultfd, whose pages the scan cannot "
+                           "read safely: no leak verdicts");
+        return -1;
+    }
+    if (mtr_lk_stop(&th, &bad) != 0) {
+        if (bad > 0)
+            mtr_tracer_message("--leaks: thread %d did not stop for the scan (it blocks signal %d, "
+                               "or did not run for 10 s): no leak verdicts for this run",
+                               (int)bad, SIGRTMAX - 3);
+        else
+            mtr_tracer_message("--leaks: cannot stop the program's threads: no leak verdicts");
+        return -1;
+    }
+    struct gather *g = mtr_lk_alloc(sizeof *g);
+    struct mtr_lk_maps maps = { NULL, 0, 0 };
+    size_t bbytes = 0;
+    const char *fail = NULL;
+    if (!g) {
+        fail = "out of memory";
+        goto resume;
+    }
+    g->epoch = epoch;
+    size_t count = 0;
+    mtr_sampled_each(count_block, no_range, &count);
+    bbytes = (count + 1) * sizeof *g->b;
+    g->b = mtr_lk_alloc(bbytes);
+    if (!g->b) {
+        fail = "out of memory";
+        goto resume;
+    }
+    g->cap = count;
+    mtr_sampled_each(take_block, take_range, g);
+    /* The recorder's own threads run on (they touch no block of the
+     * program's); their stacks, whole, count as roots: glibc's blocks for
+     * those threads (their DTVs) hang from there. */
+    if (mtr_lk_maps_read(&maps) != 0) {
+        fail = "cannot read /proc/self/maps";
+        goto resume;
+    }
+    g->glibc = mtr_real.image_lo == 0 && mtr_real.image_hi == 0;
+#if defined(__SANITIZE_ADDRESS__)
+    g->glibc = 0;   /* the allocator underneath is the sanitizer's */
+#endif
+    if (!g->glibc)
+        for (size_t i = 0; i < g->n; i++) {
+            size_t us = mtr_real.usable_size((void *)g->b[i].addr);
+            g->b[i].end = g->b[i].addr + us;
+        }
+    mtr_lk_sort((uintptr_t *)g->b, g->n, sizeof *g->b / sizeof(uintptr_t));
+    struct mtr_lk_input in = {
+        .maps = &maps,
+        .threads = &th,
+        .self_words = (const uint64_t *)self,
+        .self_nwords = sizeof *self / 8,
+        .self_sp = entry_sp,
+        .self_tp = (uintptr_t)pthread_self(),
+        .excl = g->excl,
+        .nexcl = g->nexcl,
+        .glibc = g->glibc,
+    };
+    struct mtr_lk_result res;
+    memset(&res, 0, sizeof res);
+    res.mode = g->glibc ? "heap" : "conservative";
+    if (g->n && mtr_lk_mark(&in, g->b, g->n, &res) != 0)   /* nothing sampled: nothing to judge */
+        fail = "out of memory";
+resume:
+    mtr_lk_resume(&th);
+    mtr_lk_maps_free(&maps);
+    int rc = -1;
+    if (fail) {
+        mtr_tracer_message("--leaks: the scan failed (%s): no leak verdicts", fail);
+    } else {
+        /* In the order of the trace's ids. */
+        for (size_t i = 0; i < g->n; i++) {
+            uint64_t t = g->b[i].addr;
+            g->b[i].addr = g->b[i].qid;
+            g->b[i].qid = t;
+        }
+        mtr_lk_sort((uintptr_t *)g->b, g->n, sizeof *g->b / sizeof(uintptr_t));
+        for (size_t i = 0; i < g->n; i++) {
+            uint64_t t = g->b[i].addr;
+            g->b[i].addr = g->b[i].qid;
+            g->b[i].qid = t;
+        }
+        int64_t took = now_us(CLOCK_MONOTONIC) - t0, cpu = now_us(CLOCK_THREAD_CPUTIME_ID) - c0;
+        if (write_verdicts(trace_path, pid, start_us, scan_us, &res, g->b, g->n, took, cpu) != 0)
+            mtr_tracer_message("%s.leaks: %s: no leak verdicts", trace_path, strerror(errno));
+        else
+            rc = 0;
+    }
+    if (g) {
+        mtr_lk_free(g->b, bbytes);
+        mtr_lk_free(g, sizeof *g);
+    }
+    return rc;
+}
+
+int mtr_leaks_scan(const char *trace_path, int64_t pid, int64_t start_us, uint64_t epoch)
+{
+    /* What this thread holds in registers, and the stack above this frame:
+     * the frames below (the scan's own) hold addresses it computed. */
+    ucontext_t self;
+    memset(&self, 0, sizeof self);
+    getcontext(&self);
+    int saved = errno;
+    int rc = scan(trace_path, pid, start_us, epoch, (uintptr_t)__builtin_frame_address(0), &self);
+    errno = saved;
+    return rc;
+}

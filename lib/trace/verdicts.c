@@ -1,0 +1,165 @@
+/*
+ * verdicts.c - reading TRACE.leaks, the leak verdicts the recorder writes
+ * at exit (lib/record/leaks.c; docs/format.md, "Leak verdicts"):
+ *
+ *     memtrace-leaks 1 PID START_US
+ *     scan TIME_US MODE FIELDS...
+ *     ID lost|reachable
+ *
+ * The file must be the trace's (PID and START_US as its header says) and
+ * is opened as every file that goes with a trace is (mt_sidecar_open).
+ * A line that does not parse, or ids that do not increase, stop reading
+ * with a warning "FILE.leaks: line N: reason"; the lines before it count.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "safefile.h"
+#include "verdicts.h"
+
+struct mtt_verdicts {
+    int64_t time;
+    uint64_t *ids;       /* increasing */
+    uint8_t *v;          /* MT_VERDICT_* */
+    size_t n, cap;
+};
+
+static void warnf(mt_warning_fn warn, void *ctx, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void warnf(mt_warning_fn warn, void *ctx, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (warn)
+        warn(ctx, msg);
+    else
+        fprintf(stderr, "%s\n", msg);
+}
+
+static int push(mtt_verdicts *v, uint64_t id, int verdict)
+{
+    if (v->n == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 256;
+        uint64_t *ids = realloc(v->ids, cap * sizeof *ids);
+        if (!ids)
+            return -1;
+        v->ids = ids;
+        uint8_t *vv = realloc(v->v, cap);
+        if (!vv)
+            return -1;
+        v->v = vv;
+        v->cap = cap;
+    }
+    v->ids[v->n] = id;
+    v->v[v->n++] = (uint8_t)verdict;
+    return 0;
+}
+
+mtt_verdicts *mtt_verdicts_load(const char *trace_path, const mt_trace_info *info,
+                                mt_warning_fn warn, void *ctx)
+{
+    size_t plen = strlen(trace_path);
+    char *path = malloc(plen + 7);
+    if (!path)
+        return NULL;
+    memcpy(path, trace_path, plen);
+    memcpy(path + plen, ".leaks", 7);
+    const char *why = NULL;
+    int fd = mt_sidecar_open(path, trace_path, &why);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    mtt_verdicts *v = NULL;
+    if (!f) {
+        if (fd >= 0)
+            close(fd);
+        else if (errno != ENOENT)
+            warnf(warn, ctx, "%s: %s; no leak verdicts", path, why);
+        free(path);
+        return NULL;
+    }
+    char line[256];
+    unsigned long long pid = 0, id;
+    long long start = 0, t = 0;
+    int version = 0;
+    if (!fgets(line, sizeof line, f) ||
+        sscanf(line, "memtrace-leaks %d %llu %lld", &version, &pid, &start) != 3 || version != 1) {
+        warnf(warn, ctx, "%s: line 1: not a memtrace-leaks version 1 header; no leak verdicts", path);
+        goto out;
+    }
+    if (pid != info->pid || start != (long long)info->start_time) {
+        warnf(warn, ctx, "%s: written by another recording (pid %llu, start %lld; the trace: "
+              "pid %llu, start %lld); no leak verdicts", path, pid, start,
+              (unsigned long long)info->pid, (long long)info->start_time);
+        goto out;
+    }
+    if (!fgets(line, sizeof line, f) || sscanf(line, "scan %lld", &t) != 1 || t < start) {
+        warnf(warn, ctx, "%s: line 2: not a scan line; no leak verdicts", path);
+        goto out;
+    }
+    v = calloc(1, sizeof *v);
+    if (!v)
+        goto out;
+    v->time = t;
+    size_t lineno = 2;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        size_t len = strlen(line);
+        if (!len || line[len - 1] != '\n')
+            break;   /* a last line cut short */
+        char word[16];
+        int verdict;
+        if (sscanf(line, "%llu %15s", &id, word) != 2 ||
+            !(verdict = !strcmp(word, "lost") ? MT_VERDICT_LOST
+                        : !strcmp(word, "reachable") ? MT_VERDICT_REACHABLE : 0)) {
+            warnf(warn, ctx, "%s: line %zu: expected \"ID lost\" or \"ID reachable\"", path, lineno);
+            break;
+        }
+        if (v->n && id <= v->ids[v->n - 1]) {
+            warnf(warn, ctx, "%s: line %zu: ids must increase", path, lineno);
+            break;
+        }
+        if (push(v, id, verdict) != 0) {
+            warnf(warn, ctx, "%s: out of memory; no leak verdicts", path);
+            mtt_verdicts_free(v);
+            v = NULL;
+            break;
+        }
+    }
+out:
+    fclose(f);
+    free(path);
+    return v;
+}
+
+int mtt_verdict_of(const mtt_verdicts *v, uint64_t id)
+{
+    size_t lo = 0, hi = v->n;
+    while (lo < hi) {
+        size_t m = lo + (hi - lo) / 2;
+        if (v->ids[m] < id)
+            lo = m + 1;
+        else
+            hi = m;
+    }
+    return lo < v->n && v->ids[lo] == id ? v->v[lo] : MT_VERDICT_NONE;
+}
+
+int64_t mtt_verdicts_time(const mtt_verdicts *v)
+{
+    return v->time;
+}
+
+void mtt_verdicts_free(mtt_verdicts *v)
+{
+    if (!v)
+        return;
+    free(v->ids);
+    free(v->v);
+    free(v);
+}
