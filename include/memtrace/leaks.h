@@ -46,6 +46,9 @@ typedef struct mt_leak_site {
                               * window's length (blocks live at the end are
                               * censored, not counted as leaked); NaN when no
                               * block was watched that long */
+    double lost;             /* estimated bytes of the site's blocks the leak
+                              * scan judged lost (docs/leaks.md, verdicts);
+                              * NaN when the trace has no verdicts */
     uint64_t units;          /* independent units that moved the slope */
     uint64_t samples;        /* samples of the site's blocks */
     int tested;              /* in Holm's family (could be significant) */

@@ -343,6 +343,7 @@ mt_leak_report *mt_query_leaks(const mt_selection *s, const mt_leak_options *o)
     r->to = to;
     r->alpha = o && o->alpha > 0 ? o->alpha : 0.05;
     double bps = mt_model_bytes_per_sample(m);
+    int has_verdicts = mt_model_scan(m, NULL);
     size_t n = 0;
     for (size_t i = 0; i < n_allocs; i++) {
         if (!mt_selection_has(s, i))
@@ -369,6 +370,7 @@ mt_leak_report *mt_query_leaks(const mt_selection *s, const mt_leak_options *o)
     for (size_t i = 0; i < n;) {
         size_t j = i, nb = 0;
         uint64_t samples = 0;
+        double lost = 0;
         mt_frame_id frame = MT_NO_FRAME;
         while (j < n && so[j].key == so[i].key) {
             const mt_alloc *a = &allocs[so[j].alloc];
@@ -378,12 +380,15 @@ mt_leak_report *mt_query_leaks(const mt_selection *s, const mt_leak_options *o)
              * live from there, as the curve counts it */
             blocks[nb++] = (mt_leak_block){a->time, a->collect, (double)a->n_samples * bps};
             samples += a->n_samples;
+            if (a->verdict == MT_VERDICT_LOST)
+                lost += (double)a->n_samples * bps;
             j++;
         }
         mt_leak_site *e = &r->sites[r->n++];
         mt_leak_test(blocks, nb, from, to, e);
         e->frame = frame;
         e->samples = samples;
+        e->lost = has_verdicts ? lost : NAN;
         i = j;
     }
     r->n_sites = r->n;

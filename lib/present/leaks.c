@@ -6,6 +6,7 @@
  * smallest leak the trace could have shown when nothing is found.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -65,6 +66,7 @@ static int report_json(FILE *out, const mt_model *m, const mt_leak_report *r,
         json_number(out, "p_adj", e->p_adj);
         json_number(out, "live_end_bytes", e->live_end);
         json_number(out, "kept", e->kept);
+        json_number(out, "lost_bytes", e->lost);
         fprintf(out, ",\"units\":%llu,\"samples\":%llu}", (unsigned long long)e->units,
                 (unsigned long long)e->samples);
     }
@@ -95,9 +97,11 @@ int mt_report_leaks(FILE *out, const mt_selection *s, const mt_leak_report *r,
     }
     fprintf(out, "%zu suspect%s among %zu sites (%zu with enough samples to be tested; Holm, alpha %g)\n",
             r->n_suspects, r->n_suspects == 1 ? "" : "s", r->n_sites, r->n_tested, r->alpha);
+    int verdicts = r->n && !isnan(r->sites[0].lost);
     if (n) {
-        fprintf(out, "\n%4s %12s %11s %11s %5s %9s %-10s  %s\n", "#", "growth", "±err",
-                "live at end", "kept", "p (Holm)", "verdict", "site");
+        fprintf(out, "\n%4s %12s %11s %11s %5s%s %9s %-10s  %s\n", "#", "growth", "±err",
+                "live at end", "kept", verdicts ? "  lost at exit" : "", "p (Holm)", "verdict",
+                "site");
         for (size_t i = 0; i < n; i++) {
             const mt_leak_site *e = &r->sites[i];
             char kept[16], p[32];
@@ -119,8 +123,14 @@ int mt_report_leaks(FILE *out, const mt_selection *s, const mt_leak_report *r,
             const char *verdict = e->suspect ? "suspect"
                                 : e->tested && e->growth > 0 && e->p_adj < r->alpha ? "given back"
                                                                                      : "-";
-            fprintf(out, "%4zu %12s %11s %11s %5s %9s %-10s  %s\n", i + 1, b1, b2, b3, kept, p,
-                    verdict, name);
+            char lost[48] = "";
+            if (verdicts) {
+                char lb[40];
+                mt_format_bytes(lb, sizeof lb, e->lost);
+                snprintf(lost, sizeof lost, " %14s", lb);
+            }
+            fprintf(out, "%4zu %12s %11s %11s %5s%s %9s %-10s  %s\n", i + 1, b1, b2, b3, kept, lost,
+                    p, verdict, name);
         }
         if ((o->all ? r->n : r->n_suspects) > n)
             fprintf(out, "... %zu more\n", (o->all ? r->n : r->n_suspects) - n);
@@ -140,5 +150,7 @@ int mt_report_leaks(FILE *out, const mt_selection *s, const mt_leak_report *r,
               "live at the end count as censored, not leaked); p: corrected for the sites tested;\n"
               "given back: grew, but held less than half its highest by the end.\n",
               out);
+    if (n && verdicts)
+        fputs("lost at exit: bytes the leak scan found unreachable (memtrace run --leaks).\n", out);
     return ferror(out) ? -1 : 0;
 }

@@ -45,6 +45,19 @@ check "bounded sessions: no suspect (got $n)" test "$n" = "0"
 check "no suspect: the report says so and how big a leak it could have seen" \
     grep -q "a leak would have to grow by about" "$T/b.txt"
 
+# with verdicts (run --leaks): the suspect's sessions hang from a global
+# list, so it keeps growing yet nothing of it is lost; without, no figure
+lb=$(json "$T/l.json" '[s["lost_bytes"] for s in d["sites"] if s["suspect"]]')
+check "without verdicts a suspect's lost bytes are null ($lb)" test "$lb" = "[None]"
+if [ "${MT_STAGE:-plain}" = plain ]; then
+    "$REC" run --leaks --interval 4k -o "$T/v.ctf" -- "$P" >/dev/null 2>&1
+    "$MT_BIN" leaks --json "$T/v.ctf" >"$T/v.json"
+    lb=$(json "$T/v.json" '[s["lost_bytes"] for s in d["sites"] if s["suspect"]]')
+    check "with verdicts: the growing but reachable site has 0 bytes lost at exit ($lb)" test "$lb" = "[0]"
+    "$MT_BIN" leaks "$T/v.ctf" >"$T/v.txt"
+    check "with verdicts the text report has a lost-at-exit column" grep -q "lost at exit" "$T/v.txt"
+fi
+
 # the OCaml fixture: its two leaking functions, nothing else
 "$MT_BIN" leaks --json "$MT_FIXTURES/leak.ctf" >"$T/o.json"
 sus=$(json "$T/o.json" '",".join(sorted(s["site"]["function"] for s in d["sites"] if s["suspect"]))')
