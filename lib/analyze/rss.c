@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "warn.h"
 #include "memtrace/analyze.h"
 #include "memtrace/trace.h"
 #include "model.h"
@@ -27,22 +28,6 @@
 
 #define MAX_LINE 256
 #define MAX_POINTS ((size_t)1 << 24)   /* 19 days at 10 samples a second */
-
-static void warnf(mt_warning_fn warn, void *ctx, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void warnf(mt_warning_fn warn, void *ctx, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (warn)
-        warn(ctx, msg);
-    else
-        fprintf(stderr, "memtrace: warning: %s\n", msg);
-}
 
 /* A decimal number >= 0 or "-" (-1). Returns 0, or -1 if neither. */
 static int field(char **s, int64_t *out)
@@ -96,7 +81,7 @@ static mt_rss *rss_read(const char *trace_path, uint64_t want_pid, int64_t want_
         if (fd >= 0)
             close(fd);
         else if (errno != ENOENT)
-            warnf(warn, ctx, "%s: %s; no resident memory shown", path, why);
+            mt_warnf(warn, ctx, "%s: %s; no resident memory shown", path, why);
         free(path);
         return NULL;
     }
@@ -108,12 +93,12 @@ static mt_rss *rss_read(const char *trace_path, uint64_t want_pid, int64_t want_
     size_t lineno = 1, cap = 0;
     if (!fgets(line, sizeof line, f) ||
         sscanf(line, "memtrace-rss %d %llu %lld", &version, &pid, &start) != 3 || version != 1) {
-        warnf(warn, ctx, "%s: line 1: not a memtrace-rss version 1 header; no resident memory shown",
+        mt_warnf(warn, ctx, "%s: line 1: not a memtrace-rss version 1 header; no resident memory shown",
               path);
         goto out;
     }
     if (pid != want_pid || start != want_start) {
-        warnf(warn, ctx, "%s: written by another recording (pid %llu, start %lld; the trace: "
+        mt_warnf(warn, ctx, "%s: written by another recording (pid %llu, start %lld; the trace: "
               "pid %llu, start %lld); no resident memory shown", path, pid, start,
               (unsigned long long)want_pid, (long long)want_start);
         goto out;
@@ -148,7 +133,7 @@ static mt_rss *rss_read(const char *trace_path, uint64_t want_pid, int64_t want_
             /* A process killed while writing leaves a last line cut short:
              * not worth a warning. */
             if (strcmp(why, "cut short") != 0)
-                warnf(warn, ctx, "%s: line %zu: %s; resident memory shown up to there", path,
+                mt_warnf(warn, ctx, "%s: line %zu: %s; resident memory shown up to there", path,
                       lineno, why);
             break;
         }

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "warn.h"
 #include "safefile.h"
 #include "verdicts.h"
 
@@ -27,21 +28,6 @@ struct mtt_verdicts {
     uint8_t *v;          /* MT_VERDICT_* */
     size_t n, cap;
 };
-
-static void warnf(mt_warning_fn warn, void *ctx, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void warnf(mt_warning_fn warn, void *ctx, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (warn)
-        warn(ctx, msg);
-    else
-        fprintf(stderr, "%s\n", msg);
-}
 
 static int push(mtt_verdicts *v, uint64_t id, int verdict)
 {
@@ -79,7 +65,7 @@ mtt_verdicts *mtt_verdicts_load(const char *trace_path, const mt_trace_info *inf
         if (fd >= 0)
             close(fd);
         else if (errno != ENOENT)
-            warnf(warn, ctx, "%s: %s; no leak verdicts", path, why);
+            mt_warnf(warn, ctx, "%s: %s; no leak verdicts", path, why);
         free(path);
         return NULL;
     }
@@ -89,17 +75,17 @@ mtt_verdicts *mtt_verdicts_load(const char *trace_path, const mt_trace_info *inf
     int version = 0;
     if (!fgets(line, sizeof line, f) ||
         sscanf(line, "memtrace-leaks %d %llu %lld", &version, &pid, &start) != 3 || version != 1) {
-        warnf(warn, ctx, "%s: line 1: not a memtrace-leaks version 1 header; no leak verdicts", path);
+        mt_warnf(warn, ctx, "%s: line 1: not a memtrace-leaks version 1 header; no leak verdicts", path);
         goto out;
     }
     if (pid != info->pid || start != (long long)info->start_time) {
-        warnf(warn, ctx, "%s: written by another recording (pid %llu, start %lld; the trace: "
+        mt_warnf(warn, ctx, "%s: written by another recording (pid %llu, start %lld; the trace: "
               "pid %llu, start %lld); no leak verdicts", path, pid, start,
               (unsigned long long)info->pid, (long long)info->start_time);
         goto out;
     }
     if (!fgets(line, sizeof line, f) || sscanf(line, "scan %lld", &t) != 1 || t < start) {
-        warnf(warn, ctx, "%s: line 2: not a scan line; no leak verdicts", path);
+        mt_warnf(warn, ctx, "%s: line 2: not a scan line; no leak verdicts", path);
         goto out;
     }
     v = calloc(1, sizeof *v);
@@ -117,15 +103,15 @@ mtt_verdicts *mtt_verdicts_load(const char *trace_path, const mt_trace_info *inf
         if (sscanf(line, "%llu %15s", &id, word) != 2 ||
             !(verdict = !strcmp(word, "lost") ? MT_VERDICT_LOST
                         : !strcmp(word, "reachable") ? MT_VERDICT_REACHABLE : 0)) {
-            warnf(warn, ctx, "%s: line %zu: expected \"ID lost\" or \"ID reachable\"", path, lineno);
+            mt_warnf(warn, ctx, "%s: line %zu: expected \"ID lost\" or \"ID reachable\"", path, lineno);
             break;
         }
         if (v->n && id <= v->ids[v->n - 1]) {
-            warnf(warn, ctx, "%s: line %zu: ids must increase", path, lineno);
+            mt_warnf(warn, ctx, "%s: line %zu: ids must increase", path, lineno);
             break;
         }
         if (push(v, id, verdict) != 0) {
-            warnf(warn, ctx, "%s: out of memory; no leak verdicts", path);
+            mt_warnf(warn, ctx, "%s: out of memory; no leak verdicts", path);
             mtt_verdicts_free(v);
             v = NULL;
             break;
