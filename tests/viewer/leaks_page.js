@@ -9,7 +9,8 @@ const fs = require('fs');
 const { chromium } = require('playwright-core');
 const { check, fail, finish } = require('./checks.js');
 
-const [leak, html, profile, leaksJson, allJson] = process.argv.slice(2);
+const [leak, html, profile, leaksJson, allJson, verdicts, verdictsStats] = process.argv.slice(2);
+const vstats = JSON.parse(fs.readFileSync(verdictsStats, 'utf8'));
 const cli = JSON.parse(fs.readFileSync(leaksJson, 'utf8'));
 const cliAll = JSON.parse(fs.readFileSync(allJson, 'utf8'));
 const rows = (page) => page.evaluate(() => Array.from(document.querySelectorAll('#leaks tbody tr')).map((tr) => ({
@@ -83,6 +84,22 @@ const rows = (page) => page.evaluate(() => Array.from(document.querySelectorAll(
       ran: window.__pwned || false,
     }));
     check('names that are HTML markup are shown as text', markup.tags === 0 && markup.text.includes('<') && !markup.ran, JSON.stringify(markup).slice(0, 200));
+
+    step = 'verdict measures';
+    await page.goto(leak);
+    await page.waitForSelector('#flame');
+    const hiddenNoVerdicts = await page.evaluate(() => Array.from(document.querySelectorAll('#metric option[data-verdicts]')).every((o) => o.hidden));
+    check('a trace without verdicts: no lost/reachable measures offered', hiddenNoVerdicts);
+    await page.goto(verdicts);
+    await page.waitForFunction(() => typeof App !== 'undefined' && App.info && App.tree, null, { timeout: 20000 });
+    const shown = await page.evaluate(() => Array.from(document.querySelectorAll('#metric option[data-verdicts]')).map((o) => !o.hidden));
+    check('a trace with verdicts: the Measure menu offers bytes lost and reachable at exit', shown.length === 2 && shown.every(Boolean));
+    for (const [m, key] of [['lost', 'lost_bytes'], ['reachable', 'reachable_bytes']]) {
+      await page.selectOption('#metric', m);
+      await page.waitForFunction((m) => App.tree && App.treeKey && App.treeKey.includes('verdict:' + m), m, { timeout: 20000 });
+      const total = await page.evaluate(() => App.tree.v[0]);
+      check(`measure ${m}: the flame graph weighs ${vstats[key]} bytes, as stats counts (${total})`, Math.abs(total - vstats[key]) < 1);
+    }
 
     check('no script errors', errors.length === 0, errors.join(' | '));
   } catch (e) {

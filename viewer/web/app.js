@@ -175,7 +175,8 @@ App.treemapCrumbs = function (c, t) {
 
 App.treeParams = function () {
   const s = MT.state;
-  return { filter: s.filter, dir: s.dir, min: s.min, metric: s.metric === 'alloc' ? '' : s.metric, raw: s.raw ? 1 : '' };
+  const q = MT.measureQuery(s);
+  return { filter: q.filter, dir: s.dir, min: s.min, metric: q.metric, raw: s.raw ? 1 : '' };
 };
 
 App.loadView = async function () {
@@ -201,7 +202,8 @@ App.loadView = async function () {
       else App.table.render();
       if (s.view === 'table') App.loadFocus();
     } else if (s.view === 'graph' && App.loaded.graph !== key) {
-      const g = await MT.api('graph', { filter: s.filter, min: 0.005, metric: p2m() });
+      const q = MT.measureQuery(s);
+      const g = await MT.api('graph', { filter: q.filter, min: 0.005, metric: q.metric });
       if (seq !== App.seq) return;
       App.graph.set(g);
       App.loaded.graph = key;
@@ -223,7 +225,6 @@ App.loadView = async function () {
     App.showError(e.message);
   }
   App.renderCrumbs();
-  function p2m() { return s.metric === 'alloc' ? '' : s.metric; }
 };
 
 App.loadLeaks = function () { App.loaded.leaks = null; return App.loadView(); };
@@ -232,7 +233,8 @@ App.loadFocus = async function () {
   const s = MT.state, panel = MT.$('focus-panel');
   if (s.fn === null) { MT.renderFocus(panel, null, App); return; }
   try {
-    const r = await MT.api('function', { filter: s.filter, id: s.fn, metric: s.metric === 'alloc' ? '' : s.metric });
+    const q = MT.measureQuery(s);
+    const r = await MT.api('function', { filter: q.filter, id: s.fn, metric: q.metric });
     MT.renderFocus(panel, r, App);
   } catch (e) {
     MT.renderFocus(panel, null, App);
@@ -243,10 +245,10 @@ App.loadFocus = async function () {
 App.refresh = async function () {
   const s = MT.state, seq = ++App.seq;
   App.loaded = {};
-  const metric = s.metric === 'alloc' ? '' : s.metric;
+  const q = MT.measureQuery(s);
   /* a fixed bucket count (about a pixel each) so that answers can be shared */
   const curveP = MT.api('curve', { filter: s.filter, n: 1200 });
-  const poiP = MT.api('hotspots', { filter: s.filter, metric });
+  const poiP = MT.api('hotspots', { filter: q.filter, metric: q.metric });
   const liveP = MT.api('hotspots', { filter: s.filter, metric: 'live', only: 'sites' }).catch(() => null);
   const viewP = App.loadView();
   try {
@@ -493,6 +495,8 @@ App.init = async function () {
   await App.waitLoaded();
   try {
     App.info = await MT.api('info');
+    /* the leak verdicts' measures, for a trace that has verdicts */
+    for (const o of document.querySelectorAll('#metric option[data-verdicts]')) o.hidden = !App.info.verdicts;
     App.renderInfo();
     App.watchReading();
   } catch (e) {

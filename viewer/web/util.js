@@ -57,11 +57,20 @@ MT.fmtCount = function (n) {
 
 /* The page's measures (the API's metric names): which count blocks, and
    what a value of each is called. */
-MT.metrics = ['alloc', 'count', 'temporary', 'temp_bytes', 'live', 'live_objects'];
+MT.metrics = ['alloc', 'count', 'temporary', 'temp_bytes', 'live', 'live_objects', 'lost', 'reachable'];
 MT.countMetric = (m) => m === 'count' || m === 'temporary' || m === 'live_objects';
 MT.metricLabel = function (metric) {
   return { alloc: 'bytes', count: 'blocks', temporary: 'temporary blocks', temp_bytes: 'bytes in temporary blocks',
-    live: 'bytes live at the end', live_objects: 'blocks live at the end' }[metric || MT.state.metric] || 'bytes';
+    live: 'bytes live at the end', live_objects: 'blocks live at the end',
+    lost: 'bytes lost at exit', reachable: 'bytes reachable at exit' }[metric || MT.state.metric] || 'bytes';
+};
+/* What the call-tree endpoints are asked for a state's measure: the leak
+   verdicts' measures are the bytes live at the end of the blocks with that
+   verdict (the filter's verdict: clause, as `top --by lost` does). */
+MT.measureQuery = function (s) {
+  const v = s.metric === 'lost' || s.metric === 'reachable' ? s.metric : null;
+  if (!v) return { filter: s.filter, metric: s.metric === 'alloc' ? '' : s.metric };
+  return { filter: (s.filter ? s.filter + ' ' : '') + 'verdict:' + v, metric: 'live' };
 };
 
 /* A value of the chosen metric: bytes, or a count. */
