@@ -39,7 +39,8 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: memtrace attach [-o FILE] [--interval BYTES | --rate R] [--duration T] PID\n"
+        "usage: memtrace attach [-o FILE] [--interval BYTES | --rate R] [--duration T]\n"
+        "                       [--leaks] PID\n"
         "       memtrace attach --detach PID\n"
         "\n"
         "Record the heap of a running process that was not started under memtrace,\n"
@@ -58,6 +59,9 @@ static void usage(FILE *f)
         "                        (default 512k)\n"
         "  -r, --rate R          sampling probability per byte (= 1 / interval)\n"
         "      --duration T      detach after T (90s, 10m, 1h, 500ms)\n"
+        "      --leaks           before detaching, decide for every block sampled\n"
+        "                        since the attach and still live whether anything\n"
+        "                        reachable points into it (FILE.leaks: top --by lost)\n"
         "      --detach          only end a recording an earlier attach left running\n"
         "                        (that memtrace attach was killed) and detach\n"
         "  -h, --help            this help\n"
@@ -369,6 +373,7 @@ int cmd_attach(int argc, char **argv)
         { "rate", required_argument, NULL, 'r' },
         { "duration", required_argument, NULL, 'D' },
         { "detach", no_argument, NULL, 'X' },
+        { "leaks", no_argument, NULL, 'L' },
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -376,7 +381,7 @@ int cmd_attach(int argc, char **argv)
     double rate = 1.0 / 524288;
     int have_interval = 0, have_rate = 0, c;
     long long duration_ms = 0;
-    int detach_only = 0;
+    int detach_only = 0, leaks = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+o:i:r:h", opts, NULL)) != -1) {
         switch (c) {
@@ -412,6 +417,9 @@ int cmd_attach(int argc, char **argv)
                                 "10m, 1h or 500ms\n", optarg);
                 return 2;
             }
+            break;
+        case 'L':
+            leaks = 1;
             break;
         case 'X':
             detach_only = 1;
@@ -566,7 +574,8 @@ int cmd_attach(int argc, char **argv)
     }
 
     char spec[PATH_MAX + 64];
-    snprintf(spec, sizeof spec, "%.17g %s", rate, as_seen);
+    /* "RATE [leaks ]FILE" (memtrace_attach_start, lib/record/attach.c) */
+    snprintf(spec, sizeof spec, "%.17g %s%s", rate, leaks ? "leaks " : "", as_seen);
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);

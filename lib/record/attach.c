@@ -40,6 +40,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "control.h"
 #include "real.h"
 #include "thread.h"
 
@@ -302,6 +303,8 @@ void mtr_attach_tick(void)
     mtr_leave();
 }
 
+static int scan_at_stop;   /* memtrace_attach_start's "leaks" */
+
 static void unpatch(void)
 {
     dl_iterate_phdr(restore_one, NULL);
@@ -312,8 +315,9 @@ static void unpatch(void)
 /* What the injector calls, on a program thread it borrowed (stopped in a
  * system call, so it holds no lock of the program's).
  *
- * memtrace_attach_start("RATE FILE"): start recording into FILE (an
- * absolute path) at RATE (a probability per byte), then redirect. Returns
+ * memtrace_attach_start("RATE [leaks ]FILE"): start recording into FILE
+ * (an absolute path) at RATE (a probability per byte), then redirect;
+ * "leaks": memtrace_attach_stop scans for leak verdicts first. Returns
  * 0, or: 1 already recording (attached or started otherwise), 2 preloaded
  * or linked (the recorder interposes already: use 'memtrace ctl'), 3 bad
  * request, 4 the recording did not start (the process's stderr says
@@ -322,9 +326,14 @@ API int memtrace_attach_start(const char *spec)
 {
     char *end;
     double rate = strtod(spec, &end);
-    if (end == spec || *end != ' ' || !(rate > 0 && rate <= 1) || end[1] != '/')
+    if (end == spec || *end != ' ' || !(rate > 0 && rate <= 1))
         return 3;
     const char *file = end + 1;
+    int leaks = !strncmp(file, "leaks ", 6);
+    if (leaks)
+        file += 6;
+    if (*file != '/')
+        return 3;
     if (!page)
         page = (size_t)getpagesize();
     mtr_enter();
@@ -351,6 +360,7 @@ API int memtrace_attach_start(const char *spec)
         goto out;
     }
     __atomic_store_n(&patched, 1, __ATOMIC_RELEASE);
+    scan_at_stop = leaks;
     scan();
 out:
     pthread_mutex_unlock(&lock);
@@ -366,6 +376,11 @@ API int memtrace_attach_stop(void)
     pthread_mutex_lock(&lock);
     int rc = 1;
     if (patched) {
+        /* verdicts on the blocks sampled since the attach, while they are
+         * still recorded (the program's threads stop for the scan alone) */
+        if (scan_at_stop)
+            mtr_tracer_scan_now();
+        scan_at_stop = 0;
         unpatch();
         rc = memtrace_stop_tracing() == 0 ? 0 : 2;
         mtr_tracer_set_attached(0);
