@@ -1,10 +1,15 @@
 #!/bin/sh
 # golden.sh - the exact output of every report command, byte for byte, on
 # the fixtures and on small generated traces, read by every route the
-# analysis layer has (the default, the whole model, one and two reading
-# threads, pipes, the sort fallback of the fold), and a few answers of the
-# viewer's JSON API (whole, folded, folded on one thread, read again):
+# analysis layer has (the default, and those 'memtrace --route=...' forces:
+# the whole model, one and two reading threads, the sort fallback of the
+# fold; pipes), and a few answers of the viewer's JSON API (whole, folded,
+# folded on one thread, read again):
 # whatever changes inside lib/analyze, what a user sees stays the same.
+#
+# It is also the table-driven test of the routes: the same cases through
+# every route must give the same outputs (the table "routes" below says
+# where they may differ), besides matching the goldens.
 #
 # The expected outputs are tests/golden/*.txt.xz, one per group. Each holds
 # "### CASE" headers, the case's stdout and "### exit N". pprof profiles are
@@ -57,7 +62,7 @@ case_() {
     printf '\n### exit %s\n' "$rc"
 }
 pp() { # the pprof profile's protobuf, as a hash
-    echo "M=\"$M\"; \$M pprof -o - $* | gzip -dc | sha256sum | cut -d' ' -f1"
+    echo "\$M pprof -o - $* | gzip -dc | sha256sum | cut -d' ' -f1"
 }
 
 # Every report command on one trace (read by file name, or from a pipe
@@ -121,7 +126,7 @@ group_default() {
     case_ "aggregated plot" "\$M plot -o - $G/g1.ctf $G/g3.ctf"
 }
 
-group_route() { # the routed reports on a few traces; env set by the caller
+group_route() { # the routed reports on a few traces, with $M and $pipe
     for t in $routed; do reports "$(basename "$t" .ctf)" "$t"; done
     diffs "g1-g2" "$G/g1.ctf" "$G/g2.ctf"
     case_ "aggregated top" "\$M top -n 10 $G/g1.ctf $G/g2.ctf"
@@ -133,9 +138,15 @@ viewer_group() {
     . "$here/../viewer/lib.inc" >/dev/null
     for v in "whole:" "folded:--fold-above 0" "onethread:--fold-above 0" "reread:--fold-above 0 --no-index"; do
         vname=${v%%:*} vargs=${v#*:}
-        for t in "$F/leak.ctf" "$G/g1.ctf"; do
+        # (a copy: a folded viewer writes its index beside the trace)
+        mkdir -p v && cp "$F/leak.ctf" v/leak.ctf
+        for t in v/leak.ctf "$G/g1.ctf"; do
             if [ "$vname" = onethread ]; then
-                MEMTRACE_VIEWER_ONE_THREAD=1 start_viewer "$t" --port 0 -q $vargs >/dev/null || return 1
+                printf '#!/bin/sh\nexec "%s" --route=one-thread "$@"\n' "$MT_BIN" > "$MT_TMP/one-thread"
+                chmod +x "$MT_TMP/one-thread"
+                real_bin=$MT_BIN; MT_BIN=$MT_TMP/one-thread
+                start_viewer "$t" --port 0 -q $vargs >/dev/null || return 1
+                MT_BIN=$real_bin
             else
                 start_viewer "$t" --port 0 -q $vargs >/dev/null || return 1
             fi
@@ -158,16 +169,43 @@ export M
 out() { echo "$MT_TMP/$1.txt"; }
 t0=$(date +%s)
 group_default > "$(out default)"
-MEMTRACE_WHOLE_MODEL=1 group_route > "$(out whole)"
-MEMTRACE_READ_THREADS=1 group_route > "$(out threads1)"
-MEMTRACE_READ_THREADS=2 group_route > "$(out threads2)"
-MEMTRACE_FOLD_QSORT=1 group_route > "$(out qsort)"
-pipe=1 group_route > "$(out pipe)"
+# The routes: group name, --route, and the cases whose output may differ
+# from the default route's (an awk pattern over the case names): the whole
+# model prints lifetimes in allocation order, a pipe is named /dev/stdin.
+routes='auto:auto:^$ whole:whole:lifetimes($|.--json) threads1:one-thread:^$
+threads2:two-threads:^$ qsort:qsort:^$ pipe:auto:check' 
+for r in $routes; do
+    g=${r%%:*} rest=${r#*:}
+    M="$MT_BIN --route=${rest%%:*}"
+    [ "$g" = pipe ] && pipe=1
+    group_route > "$(out "$g")"
+    pipe=
+done
+M=$MT_BIN
 t1=$(date +%s)
 viewer_group > "$(out viewer)" || { echo "FAIL: viewer did not start"; fail=1; }
 echo "reports $((t1 - t0))s, viewer $(($(date +%s) - t1))s"
 
-for g in default whole threads1 threads2 qsort pipe viewer; do
+# The same cases through every route give the same figures (but where the
+# table above says they may not).
+cases_but() { # cases_but FILE PATTERN: the cases whose name does not match
+    awk -v pat="$2" '/^### / && !/^### (\.\.\. |exit )/ { skip = (pat != "^$" && $0 ~ pat) } !skip' "$1"
+}
+for r in $routes; do
+    g=${r%%:*} pat=${r##*:}
+    [ "$g" = auto ] && continue
+    cases_but "$(out auto)" "$pat" > "$MT_TMP/a.cmp"
+    cases_but "$(out "$g")" "$pat" > "$MT_TMP/b.cmp"
+    if cmp -s "$MT_TMP/a.cmp" "$MT_TMP/b.cmp"; then
+        echo "PASS: route $g: the same outputs as the default route"
+    else
+        echo "FAIL: route $g: outputs differ from the default route's:"
+        diff "$MT_TMP/a.cmp" "$MT_TMP/b.cmp" | head -n 10
+        fail=1
+    fi
+done
+
+for g in default auto whole threads1 threads2 qsort pipe viewer; do
     if [ "${MT_GOLDEN_WRITE:-}" = 1 ]; then
         mkdir -p "$golden"
         xz -9e -c "$(out $g)" > "$golden/$g.txt.xz"
