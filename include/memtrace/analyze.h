@@ -43,6 +43,11 @@
  * Live: a block is live at time t when it was allocated at or before t and
  * not collected by t (alloc <= t < collect). Never-collected blocks are
  * live until (and at) the end of the trace.
+ *
+ * Stability: the declarations are stable (kept source-compatible) unless
+ * marked [experimental] (a field or function) or inside a section marked
+ * so (its title says it): those may change between releases. The reading
+ * section (mt_read, mt_sink) at the end is experimental.
  * ---------------------------------------------------------------------
  */
 #ifndef MEMTRACE_ANALYZE_H
@@ -125,7 +130,7 @@ typedef struct mt_alloc {
     uint64_t n_samples;      /* sample points in the block (>= 1) */
     mt_node_id stack;        /* allocation stack in the model's trie */
     uint8_t source;          /* mt_source */
-    /* Added: 1 for a block carried over from the previous piece of a
+    /* [experimental] 1 for a block carried over from the previous piece of a
      * rotated recording (mt_event.carried): live from the piece's start,
      * where its time is, but allocated before it. Costs count it as live,
      * never as allocated (alloc_*, samples) nor temporary. */
@@ -187,7 +192,7 @@ typedef struct mt_model_options {
      * streaming reports, include/memtrace/stream.h). Returns 0, or -1 to
      * stop, as on_fold. */
     int (*on_alloc)(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq);
-    /* Added. Folded models: 2 reads on two threads, a reading thread that
+    /* [experimental] Folded models: 2 reads on two threads, a reading thread that
      * decodes the trace and finds each allocation's stack, and the
      * caller's thread, which folds and calls on_fold, on_alloc,
      * on_progress and the reader's warning callback (in file order, as
@@ -254,7 +259,7 @@ typedef struct mt_rss {
  * warning) or it belongs to another recording (warning); damage (a bad
  * line) gives a warning "FILE: line N: reason" and what came before it. */
 mt_rss *mt_rss_load(const char *trace_path, const mt_model *m, mt_warning_fn warn, void *ctx);
-/* Added. The same for a model of several traces (mt_model_load_many): when
+/* [experimental] The same for a model of several traces (mt_model_load_many): when
  * they are all of the model's process (the pieces of a rotated recording),
  * every trace's own .rss, each checked against that trace's header, joined
  * in time order; otherwise the first trace's, as mt_rss_load. */
@@ -720,7 +725,7 @@ size_t mt_name_simplify(const char *name, char *out, size_t cap);
 size_t mt_name_qualified(const char *name, char *out, size_t cap);
 
 /* ------------------------------------------------------------------------ */
-/* Reading: one read, many sinks (lib/analyze/read.c)                        */
+/* [experimental] Reading: one read, many sinks (lib/analyze/read.c)         */
 /*
  * A report says what it wants from a read: the per-stack costs of a filter
  * at a time (a folded model, for mt_select_sites with that filter and
