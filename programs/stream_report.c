@@ -5,10 +5,10 @@
  * merges them into one stream) or a pipe: each finished allocation goes
  * through the filter (mt_stream_filter) and into what the report needs
  * (totals and histograms, a lifetime line, the curve, the scatter's dots)
- * as it is read. The passes:
+ * as it is read (one mt_sink of mt_read_pass). The passes:
  *
  *   peak   the unfiltered peak, first, when --at peak or live:peak asks
- *          for it (as report.c does for top);
+ *          for it (mt_read_peak, lib/analyze/read.c, as for top);
  *   main   the report's figures; the live-memory curve of the selected
  *          allocations comes in the same pass when the filter decides on an
  *          allocation as it is allocated, otherwise the main pass notes the
