@@ -293,10 +293,8 @@ static int open_many(opener *o, const char *const *paths, size_t n, int by_proce
     mt_plumbing *p = plumbing_load(o->out, cmd, &failed);
     if (failed)
         return 2;
-    struct stat st;
-    for (size_t i = 0; i < n && p && shallow; i++)
-        if (stat(paths[i], &st) != 0 || !S_ISREG(st.st_mode))
-            shallow = 0; /* a pipe cannot be read again with deeper stacks */
+    if (p && shallow && !mt_read_regular(paths, n))
+        shallow = 0; /* a pipe cannot be read again with deeper stacks */
     *f = filter_compile(o->out, cmd, filter);
     if (!*f) {
         mt_plumbing_free(p);
@@ -459,13 +457,9 @@ int report_open_sides(const char *cmd, report_side *sides, size_t n, const char 
     /* Two sides that read pipes may read the same one (/dev/stdin twice):
      * in turn then, as before, the first taking all of it. */
     size_t piped = 0;
-    struct stat st;
     for (size_t i = 0; i < n; i++)
-        for (size_t k = 0; k < sides[i].n; k++)
-            if (stat(sides[i].paths[k], &st) != 0 || !S_ISREG(st.st_mode)) {
-                piped++;
-                break;
-            }
+        if (!mt_read_regular(sides[i].paths, sides[i].n))
+            piped++;
     size_t held = 0; /* sides whose messages go to a buffer */
     if (n >= 2 && piped < 2 && !one_thread()) {
         for (; held < n; held++) {
