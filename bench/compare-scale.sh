@@ -10,7 +10,7 @@
 # interleaved rounds of md5sum and of:
 #   diff         memtrace diff T T                        (2 reads, at once:
 #                one thread per side)
-#   diff_apart   the same, MEMTRACE_READ_THREADS=1        (2 reads, one
+#   diff_apart   the same, memtrace --route=one-thread        (2 reads, one
 #                after the other)
 #   windows      memtrace diff --windows 0-10s 10s- T     (1 read)
 #   check        memtrace check --max-alloc --max-live-end T (1 read)
@@ -25,7 +25,7 @@
 # RSS (goal: <= 300 MB). TRACE=FILE uses that trace instead; as root the
 # commands run at real-time priority (chrt -f 10: steadier on a shared
 # machine; NOCHRT=1 turns it off).
-# WHOLE=1 adds the same diff, windows, check, check2 with MEMTRACE_WHOLE_MODEL=1
+# WHOLE=1 adds the same diff, windows, check, check2 with memtrace --route=whole
 # (the whole model: one record per allocation, as before folding).
 #
 #   sh bench/compare-scale.sh   # BUILD=build REPS=3 EVENTS=50000000 WHOLE= TRACE=
@@ -58,17 +58,17 @@ i=0
 while [ $i -lt "$REPS" ]; do
     t md5sum md5sum "$TRACE"
     t diff "$M" diff "$TRACE" "$TRACE"
-    t diff_apart env MEMTRACE_READ_THREADS=1 "$M" diff "$TRACE" "$TRACE"
+    t diff_apart "$M" --route=one-thread diff "$TRACE" "$TRACE"
     t windows "$M" diff --windows 0-10s 10s- "$TRACE"
     t check "$M" check --max-alloc 1TiB --max-live-end 1TiB "$TRACE"
     t diff_peak "$M" diff --by live --at peak "$TRACE" "$TRACE"
     t check2 "$M" check --max-alloc 1TiB "$TRACE" "$TRACE"
     t check_base "$M" check --max-increase 10% --by alloc --base "$TRACE" "$TRACE"
     if [ -n "$WHOLE" ]; then
-        t whole_diff env MEMTRACE_WHOLE_MODEL=1 "$M" diff "$TRACE" "$TRACE"
-        t whole_windows env MEMTRACE_WHOLE_MODEL=1 "$M" diff --windows 0-10s 10s- "$TRACE"
-        t whole_check env MEMTRACE_WHOLE_MODEL=1 "$M" check --max-alloc 1TiB --max-live-end 1TiB "$TRACE"
-        t whole_check2 env MEMTRACE_WHOLE_MODEL=1 "$M" check --max-alloc 1TiB "$TRACE" "$TRACE"
+        t whole_diff "$M" --route=whole diff "$TRACE" "$TRACE"
+        t whole_windows "$M" --route=whole diff --windows 0-10s 10s- "$TRACE"
+        t whole_check "$M" --route=whole check --max-alloc 1TiB --max-live-end 1TiB "$TRACE"
+        t whole_check2 "$M" --route=whole check --max-alloc 1TiB "$TRACE" "$TRACE"
     fi
     i=$((i + 1))
 done

@@ -8,7 +8,7 @@
 # The trace: bench/viewer-gen.c with EVENTS events (default 50 million,
 # 444 MB; generated once into $BUILD/bench). REPS interleaved rounds of
 # md5sum, top, top --at peak, folded and pprof, and top and folded read on
-# one thread (rows top_1t, folded_1t: MEMTRACE_READ_THREADS=1; the others
+# one thread (rows top_1t, folded_1t: memtrace --route=one-thread; the others
 # read on two threads where two processors are available); medians of
 # wall and user+sys time, the ratio to md5sum (goal: at most 4) and the
 # peak RSS (goal: <= 300 MB).
@@ -48,10 +48,10 @@ i=0
 while [ $i -lt "$REPS" ]; do
     t md5sum md5sum "$TRACE"
     t top "$BUILD/memtrace" top "$TRACE"
-    t top_1t env MEMTRACE_READ_THREADS=1 "$BUILD/memtrace" top "$TRACE"
+    t top_1t "$BUILD/memtrace" --route=one-thread top "$TRACE"
     t top_peak "$BUILD/memtrace" top --at peak "$TRACE"
     t folded "$BUILD/memtrace" folded "$TRACE"
-    t folded_1t env MEMTRACE_READ_THREADS=1 "$BUILD/memtrace" folded "$TRACE"
+    t folded_1t "$BUILD/memtrace" --route=one-thread folded "$TRACE"
     t pprof "$BUILD/memtrace" pprof -o "$tmp/p.pb.gz" "$TRACE"
     [ -n "$OLD" ] && t old_top "$OLD" top "$TRACE"
     [ -n "$OLD" ] && t old_top_peak "$OLD" top --at peak "$TRACE"

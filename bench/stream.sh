@@ -1,7 +1,7 @@
 #!/bin/sh
 # stream.sh - stats, lifetimes and plot in bounded memory: on a big
 # program-like trace against md5sum reading the same file, and against the
-# same commands on the whole model (MEMTRACE_WHOLE_MODEL=1), in one run.
+# same commands on the whole model (memtrace --route=whole), in one run.
 # Those commands read folded models and feed each allocation to what they
 # need as it is read (programs/stream_report.c), so their memory follows
 # the blocks live at once and the distinct stacks: on one file, on several
@@ -12,7 +12,7 @@
 # 444 MB; generated once into $BUILD/bench), or TRACE=FILE. REPS
 # interleaved rounds; medians of wall and user+sys time, the ratio to
 # md5sum (goal: at most 4) and the peak RSS (goal: <= 300 MB). WHOLE=1
-# adds stats, lifetimes and plot on the whole model (MEMTRACE_WHOLE_MODEL=1:
+# adds stats, lifetimes and plot on the whole model (memtrace --route=whole:
 # 1.3 to 2.4 GB here). As root the commands run at real-time priority
 # (chrt -f 10: steadier on a shared machine; NOCHRT=1 turns it off).
 #
@@ -39,7 +39,8 @@ t() { # t NAME CMD...: appends "wall user+sys maxrss_kb" to $tmp/NAME
 }
 w() { # w NAME CMD...: the same on the whole model
     name=$1; shift
-    MEMTRACE_WHOLE_MODEL=1 t "$name" "$@"
+    cmd=$1; shift
+    t "$name" "$cmd" --route=whole "$@"
 }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 m() { cut -d' ' -f"$2" "$tmp/$1" | median; }

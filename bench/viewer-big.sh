@@ -22,7 +22,7 @@
 #        there, not beside it)
 #        RUNS=n (default 3), WHOLE=0 to skip the whole-model runs,
 #        ONE=1 to add folded runs with the sums on the reading thread
-#        (MEMTRACE_VIEWER_ONE_THREAD=1, as before the second thread),
+#        (memtrace --route=one-thread, as before the second thread),
 #        REREAD=0 to skip the filters read from the trace (minutes each on
 #        a trace of 500M events)
 set -eu
@@ -53,9 +53,10 @@ echo "trace: $(wc -c < "$trace") bytes"
 now() { date +%s.%N; }
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 n=0
+ROUTE=
 start() { # start ARGS... -> $url, $vpid
     n=$((n + 1)); : > "$tmp/out$n"   # exists before the viewer starts: sed below never fails
-    "$BIN" view --port 0 -q "$@" "$trace" >"$tmp/out$n" 2>"$tmp/err" &
+    "$BIN" $ROUTE view --port 0 -q "$@" "$trace" >"$tmp/out$n" 2>"$tmp/err" &
     vpid=$!; url=""
     while [ -z "$url" ]; do
         kill -0 $vpid 2>/dev/null || { cat "$tmp/err" >&2; exit 1; }
@@ -87,7 +88,7 @@ while [ $i -lt "$RUNS" ]; do
     rm -f "$trace.mtidx"; label=folded; ready        # writes the index
     label=reuse; ready
     if [ "$ONE" = 1 ]; then
-        export MEMTRACE_VIEWER_ONE_THREAD=1; label=onethread; ready; unset MEMTRACE_VIEWER_ONE_THREAD
+        ROUTE=--route=one-thread; label=onethread; ready; ROUTE=
     fi
     if [ "$WHOLE" = 1 ]; then label=whole; ready --fold-above 1T; fi
     i=$((i + 1))

@@ -49,9 +49,9 @@ static void help(void)
            "  -h, --help         this help\n"
            "\n"
            "Memory follows the blocks live at once and the distinct stacks: each trace\n"
-           "is folded while read (--at peak reads it twice; MEMTRACE_WHOLE_MODEL=1\n"
+           "is folded while read (--at peak reads it twice; 'memtrace --route=whole diff'\n"
            "keeps every allocation instead). BASE and NEW are read at the same time,\n"
-           "one thread each (MEMTRACE_READ_THREADS=1: one after the other).\n"
+           "one thread each ('memtrace --route=one-thread diff': one after the other).\n"
            "Exit status: 0 no significant difference, 1 a significant difference,\n"
            "2 trouble (unreadable trace, bad arguments).\n"
            "Example: memtrace diff --by live --at peak before.ctf after.ctf\n");

@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "trace_names.h"
+#include "memtrace/analyze.h"
 
 struct command {
     const char *name;
@@ -57,6 +58,20 @@ int main(int argc, char **argv)
     if (argc < 2) {
         usage(stderr);
         return 2;
+    }
+    /* --route=SPEC (tests and benchmarks): force how traces are read */
+    if (!strncmp(argv[1], "--route=", 8)) {
+        if (mt_read_force(argv[1] + 8) < 0) {
+            fprintf(stderr, "memtrace: --route: unknown route '%s' (auto, whole, one-thread, "
+                            "two-threads, qsort, comma-separated)\n", argv[1] + 8);
+            return 2;
+        }
+        argc--;
+        argv++;
+        if (argc < 2) {
+            usage(stderr);
+            return 2;
+        }
     }
     const char *name = argv[1];
     if (!strcmp(name, "--help") || !strcmp(name, "-h") || !strcmp(name, "help")) {

@@ -298,80 +298,48 @@ static int open_many(opener *o, const char *const *paths, size_t n, int by_proce
     mt_plumbing *p = plumbing_load(o->out, cmd, &failed);
     if (failed)
         return 2;
-    struct stat st;
-    for (size_t i = 0; i < n && p && shallow; i++)
-        if (stat(paths[i], &st) != 0 || !S_ISREG(st.st_mode))
-            shallow = 0; /* a pipe cannot be read again with deeper stacks */
+    if (p && shallow && !mt_read_regular(paths, n))
+        shallow = 0; /* a pipe cannot be read again with deeper stacks */
     *f = filter_compile(o->out, cmd, filter);
     if (!*f) {
         mt_plumbing_free(p);
         return 2;
     }
-    mt_model_options mo = {.on_warning = print_warning, .warning_ctx = o};
-    if (shallow && !by_process && !mt_filter_uses_stacks(*f))
-        mo.max_depth = shallow;
-    /* Folding at the peak reads the trace twice: once for the peak. A pipe
-     * cannot be read twice: then the whole model. */
+    /* What the report wants: the costs of its filter at its time, the
+     * hook's figures, the peak first when asked for; read.c plans how. */
     const report_hook *hook = o->hook && o->hook->fn ? o->hook : NULL;
-    int at_peak = live_at == MT_TIME_PEAK || mt_filter_uses_peak(*f) || (hook && hook->need_peak);
-    const char *whole = getenv("MEMTRACE_WHOLE_MODEL");
-    int regular = 1;
-    for (size_t i = 0; i < n; i++)
-        if (stat(paths[i], &st) != 0 || !S_ISREG(st.st_mode))
-            regular = 0;
-    if ((report_fold || hook) && !(whole && !strcmp(whole, "1")) && (!at_peak || regular)) {
-        mo.fold = 1;
-        mo.fold_filter = *f;
-        mo.fold_live_at = live_at;
-        if (hook) {
-            mo.on_fold = hook->fn;
-            mo.fold_ctx = hook->ctx;
-        }
+    mt_sink sink = {0};
+    mt_read_request rq = {
+        .paths = paths,
+        .n = n,
+        .by_process = by_process,
+        .fold = report_fold || hook,
+        .filter = *f,
+        .live_at = live_at,
+        .need_peak = live_at == MT_TIME_PEAK || mt_filter_uses_peak(*f) || (hook && hook->need_peak),
+        .on_warning = print_warning,
+        .warning_ctx = o,
+    };
+    if (shallow && !by_process && !mt_filter_uses_stacks(*f))
+        rq.max_depth = shallow;
+    if (hook) {
+        sink.on_done = hook->fn;
+        sink.on_reset = hook->reset;
+        sink.ctx = hook->ctx;
+        rq.sinks = &sink;
+        rq.n_sinks = 1;
     }
     progress pr;
     progress_init(&pr, cmd);
-    mo.on_progress = progress_update;
-    mo.progress_ctx = &pr;
+    rq.on_progress = progress_update;
+    rq.progress_ctx = &pr;
     if (o->on_progress) {
         pr.on = 0; /* the caller's line instead */
-        mo.on_progress = o->on_progress;
-        mo.progress_ctx = o->progress_ctx;
+        rq.on_progress = o->on_progress;
+        rq.progress_ctx = o->progress_ctx;
     }
     o->reading = &pr;
-    int scanned = -1;
-    if (mo.fold && at_peak && n == 1 && !by_process) {
-        /* the peak by the codec alone (no stacks): about the time of reading
-         * the file; a model pass below when that fails, to say why */
-        scanned = mt_scan_peak(paths[0], mo.on_progress, mo.progress_ctx, &mo.fold_peak, NULL);
-        if (scanned == 0)
-            mo.fold_peak_known = 1;
-        else if (scanned == 1)
-            mo.fold = 0; /* times go back somewhere: the whole model finds the peak */
-    }
-    if (mo.fold && at_peak && scanned < 0) {
-        mt_model_options po = mo;
-        po.fold_filter = NULL;
-        po.fold_live_at = MT_TIME_END;
-        po.on_fold = NULL;
-        po.on_warning = no_warning; /* the second pass says it */
-        mt_model *pm = mt_model_load_many(paths, n, by_process, &po, &err);
-        if (pm && mt_model_peak_known(pm)) {
-            mo.fold_peak_known = 1;
-            mo.fold_peak = mt_model_peak_time(pm);
-        } else {
-            mo.fold = 0; /* times go back somewhere: the whole model finds the peak */
-        }
-        mt_model_free(pm);
-        free(err);
-        err = NULL;
-    }
-    if (!mo.fold) {
-        mo.on_fold = NULL;
-        mo.fold_ctx = NULL;
-    }
-    if (mo.on_fold && hook->reset)
-        hook->reset(hook->ctx);
-    *m = mt_model_load_many(paths, n, by_process, &mo, &err);
+    *m = mt_read(&rq, &err);
     progress_end(&pr);
     if (!*m)
         return load_failed(o, err, f, p);
@@ -381,15 +349,13 @@ static int open_many(opener *o, const char *const *paths, size_t n, int by_proce
         explain_empty(o->out, cmd, paths[0], *m);
     hint_unsymbolized(o->out, cmd, paths[0], *m);
     *s = mt_select_sites(*m, *f, live_at, p, &err);
-    while (*s && p && mo.max_depth && !mt_selection_sites_complete(*s, p, mo.max_depth)) {
+    while (*s && p && rq.max_depth && !mt_selection_sites_complete(*s, p, rq.max_depth)) {
         /* a plumbing run reaches the cut: load deeper stacks, then whole ones */
         mt_selection_free(*s);
         mt_model_free(*m);
-        mo.max_depth = mo.max_depth == shallow ? shallow + REPORT_PLUMBING_DEPTH : 0;
+        rq.max_depth = rq.max_depth == shallow ? shallow + REPORT_PLUMBING_DEPTH : 0;
         *s = NULL;
-        if (mo.on_fold && hook->reset)
-            hook->reset(hook->ctx);
-        *m = mt_model_load_many(paths, n, by_process, &mo, &err);
+        *m = mt_read_pass(&rq, rq.folded, &err);
         progress_end(&pr);
         if (!*m)
             return load_failed(o, err, f, p);
@@ -471,11 +437,10 @@ static void *side_thread(void *arg)
     return NULL;
 }
 
-/* MEMTRACE_READ_THREADS=1: no thread beyond the main one. */
+/* The route one-thread (--route): no thread beyond the main one. */
 static int one_thread(void)
 {
-    const char *t = getenv("MEMTRACE_READ_THREADS");
-    return t && !strcmp(t, "1");
+    return (mt_read_forced() & MT_ROUTE_ONE_THREAD) != 0;
 }
 
 int report_open_sides(const char *cmd, report_side *sides, size_t n, const char *filter,
@@ -497,13 +462,9 @@ int report_open_sides(const char *cmd, report_side *sides, size_t n, const char 
     /* Two sides that read pipes may read the same one (/dev/stdin twice):
      * in turn then, as before, the first taking all of it. */
     size_t piped = 0;
-    struct stat st;
     for (size_t i = 0; i < n; i++)
-        for (size_t k = 0; k < sides[i].n; k++)
-            if (stat(sides[i].paths[k], &st) != 0 || !S_ISREG(st.st_mode)) {
-                piped++;
-                break;
-            }
+        if (!mt_read_regular(sides[i].paths, sides[i].n))
+            piped++;
     size_t held = 0; /* sides whose messages go to a buffer */
     if (n >= 2 && piped < 2 && !one_thread()) {
         for (; held < n; held++) {

@@ -46,8 +46,8 @@ extern int report_fold;
  * can (regular files, or no peak needed) and calls fn for every allocation
  * folded, after reset (called before each read of the trace). need_peak:
  * the hook needs the trace's peak time (the model's fold_peak). Whether it
- * folded: mt_model_is_folded() of the model. MEMTRACE_WHOLE_MODEL=1 in the
- * environment turns folding off (tests compare both ways). */
+ * folded: mt_model_is_folded() of the model (mt_read plans it; the route
+ * whole, forced with --route, turns folding off: tests compare both). */
 typedef struct report_hook {
     int (*fn)(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq);
     void (*reset)(void *ctx);
@@ -94,7 +94,7 @@ typedef struct report_side {
  * first side that failed, after its messages (and those of the sides
  * before it), with every side closed. The sides are read at once, one
  * thread each, their messages held and written in side order, and one
- * progress line for all; MEMTRACE_READ_THREADS=1 reads them one after the
+ * progress line for all; the route one-thread (--route) reads them one after the
  * other. */
 int report_open_sides(const char *cmd, report_side *sides, size_t n, const char *filter,
                       mt_timedelta live_at, size_t shallow);

@@ -5,10 +5,10 @@
  * merges them into one stream) or a pipe: each finished allocation goes
  * through the filter (mt_stream_filter) and into what the report needs
  * (totals and histograms, a lifetime line, the curve, the scatter's dots)
- * as it is read. The passes:
+ * as it is read (one mt_sink of mt_read_pass). The passes:
  *
  *   peak   the unfiltered peak, first, when --at peak or live:peak asks
- *          for it (as report.c does for top);
+ *          for it (mt_read_peak, lib/analyze/read.c, as for top);
  *   main   the report's figures; the live-memory curve of the selected
  *          allocations comes in the same pass when the filter decides on an
  *          allocation as it is allocated, otherwise the main pass notes the
@@ -33,7 +33,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "safefile.h"
 #include "memtrace/compare.h"
@@ -44,8 +43,7 @@
 
 int stream_usable(void)
 {
-    const char *env = getenv("MEMTRACE_WHOLE_MODEL");
-    return !(env && env[0] && strcmp(env, "0") != 0);
+    return !(mt_read_forced() & MT_ROUTE_WHOLE);
 }
 
 /* One report's passes: the filter, and what the callbacks fill. */
@@ -210,24 +208,42 @@ enum { HOOKS_NONE, HOOKS_ALL, HOOKS_CURVE };
 /* Reads the trace once, with the callbacks when hooks (else a plain folded
  * model: the end and the peak). Warnings only when loud. NULL after
  * printing why, *status set (1: input, 2: the filter). */
+/* What every pass of a report reads: its traces, folded with all
+ * allocations (the stream filter selects), stacks as deep as the filter
+ * needs. */
+static mt_read_request request(run *r, int loud)
+{
+    mt_read_request rq = {
+        .paths = r->paths,
+        .n = r->n_paths,
+        .by_process = r->by_process,
+        .fold = 1,
+        .live_at = MT_TIME_END,
+        /* by process: whole stacks, as the whole model (a filter may name
+         * the process frame) */
+        .max_depth = mt_filter_uses_stacks(r->f) || r->by_process ? 0 : 1,
+        .on_warning = loud ? print_warning : quiet_warning,
+        .warning_ctx = r,
+        .on_progress = progress_update,
+        .progress_ctx = &r->pr,
+    };
+    return rq;
+}
+
 static mt_model *pass(run *r, int hooks, int loud, int *status)
 {
     char *err = NULL;
-    mt_model_options mo = {.on_warning = loud ? print_warning : quiet_warning, .warning_ctx = r};
-    mo.fold = 1;
-    mo.fold_live_at = MT_TIME_END;
-    /* by process: whole stacks, as the whole model (a filter may name the
-     * process frame) */
-    mo.max_depth = mt_filter_uses_stacks(r->f) || r->by_process ? 0 : 1;
+    mt_read_request rq = request(r, loud);
+    mt_sink sink = {0};
     if (hooks) {
-        mo.on_fold = hooks == HOOKS_CURVE ? curve_fold : on_fold;
-        mo.on_alloc = r->curve ? on_alloc : NULL;
-        mo.fold_ctx = r;
+        sink.on_done = hooks == HOOKS_CURVE ? curve_fold : on_fold;
+        sink.on_alloc = r->curve ? on_alloc : NULL;
+        sink.ctx = r;
+        rq.sinks = &sink;
+        rq.n_sinks = 1;
     }
     progress_init(&r->pr, r->cmd);
-    mo.on_progress = progress_update;
-    mo.progress_ctx = &r->pr;
-    mt_model *m = mt_model_load_many(r->paths, r->n_paths, r->by_process, &mo, &err);
+    mt_model *m = mt_read_pass(&rq, 1, &err);
     progress_end(&r->pr);
     if (m && hooks && mt_stream_filter_sync(r->sf, m, &r->err) < 0) {
         mt_model_free(m);
@@ -329,7 +345,6 @@ static int scan_peak(run *r, double rate, mt_timedelta *t, int64_t *samples, mt_
  * it with a first pass. Returns 0, STREAM_WHOLE, or an exit status. */
 static int start(run *r, const char *cmd, const stream_input *in, const char *filter, int at_peak)
 {
-    struct stat st;
     memset(r, 0, sizeof *r);
     r->cmd = cmd;
     r->paths = in->paths;
@@ -337,35 +352,24 @@ static int start(run *r, const char *cmd, const stream_input *in, const char *fi
     r->path = in->paths[0];
     r->by_process = in->by_process;
     r->one_file = in->n == 1 && !in->by_process;
-    r->regular = 1;
-    for (size_t i = 0; i < in->n; i++)
-        if (stat(in->paths[i], &st) != 0 || !S_ISREG(st.st_mode))
-            r->regular = 0;
+    r->regular = mt_read_regular(in->paths, in->n);
     r->first = 1;
     if (!(r->f = report_filter(cmd, filter)))
         return 2;
     if (at_peak || mt_filter_uses_peak(r->f)) {
-        int status, sc = -1;
-        if (!r->regular)
+        if (!mt_read_may_fold(r->paths, r->n_paths, 1))
             return STREAM_WHOLE; /* a pipe: no first pass for the peak */
-        if (r->one_file) {
-            progress_init(&r->pr, r->cmd);
-            sc = mt_scan_peak(r->path, progress_update, &r->pr, &r->peak, NULL);
-            progress_end(&r->pr);
-        }
+        mt_read_request rq = request(r, 0);
+        char *err = NULL;
+        progress_init(&r->pr, r->cmd);
+        int sc = mt_read_peak(&rq, &r->peak, &err);
+        progress_end(&r->pr);
         if (sc == 1)
-            return STREAM_WHOLE;
+            return STREAM_WHOLE; /* times go back: only the whole model has a peak */
         if (sc < 0) {
-            /* several files (or unreadable: the model says why, or finds
-             * it after all) */
-            mt_model *pm = pass(r, 0, 0, &status);
-            if (!pm)
-                return status;
-            int known = mt_model_peak_known(pm);
-            r->peak = mt_model_peak_time(pm);
-            mt_model_free(pm);
-            if (!known)
-                return STREAM_WHOLE;
+            fprintf(stderr, "memtrace %s: %s\n", cmd, err ? err : "out of memory");
+            free(err);
+            return 1;
         }
     }
     if (!(r->sf = mt_stream_filter_new(r->f, r->peak))) {
@@ -465,7 +469,7 @@ int stream_stats(const stream_input *in, const char *filter, mt_timedelta at, in
             release_warnings(&r, 1);
             fprintf(stderr, "memtrace stats: %s: the trace's times go back somewhere: its peak "
                             "needs the whole model, and a pipe cannot be read again (give the "
-                            "file, or set MEMTRACE_WHOLE_MODEL=1)\n", r.path);
+                            "file, or use 'memtrace --route=whole stats')\n", r.path);
             rc = 1;
         }
         goto out;

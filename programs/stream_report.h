@@ -16,7 +16,7 @@
  * written and nothing read from a pipe, the caller loads it. */
 #define STREAM_WHOLE (-1)
 
-/* 1 unless MEMTRACE_WHOLE_MODEL is set in the environment (the tests
+/* 1 unless the route whole is forced (memtrace --route=whole: the tests
  * compare both ways). */
 int stream_usable(void);
 

@@ -103,8 +103,8 @@ static int sums_begin(vfold *v, const mt_filter *f, mt_timedelta peak)
     v->acc = mt_stats_acc_new(MT_TIME_END);
     if (!v->acc)
         return -1;
-    /* MEMTRACE_VIEWER_ONE_THREAD (tests): sum on the reading thread */
-    if (!getenv("MEMTRACE_VIEWER_ONE_THREAD"))
+    /* the route one-thread (tests: mt_read_force): sum on the reading thread */
+    if (!(mt_read_forced() & MT_ROUTE_ONE_THREAD))
         v->feed = vfeed_start(sum_batch, v);
     return 0;
 }

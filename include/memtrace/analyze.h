@@ -43,6 +43,11 @@
  * Live: a block is live at time t when it was allocated at or before t and
  * not collected by t (alloc <= t < collect). Never-collected blocks are
  * live until (and at) the end of the trace.
+ *
+ * Stability: the declarations are stable (kept source-compatible) unless
+ * marked [experimental] (a field or function) or inside a section marked
+ * so (its title says it): those may change between releases. The reading
+ * section (mt_read, mt_sink) at the end is experimental.
  * ---------------------------------------------------------------------
  */
 #ifndef MEMTRACE_ANALYZE_H
@@ -125,7 +130,7 @@ typedef struct mt_alloc {
     uint64_t n_samples;      /* sample points in the block (>= 1) */
     mt_node_id stack;        /* allocation stack in the model's trie */
     uint8_t source;          /* mt_source */
-    /* Added: 1 for a block carried over from the previous piece of a
+    /* [experimental] 1 for a block carried over from the previous piece of a
      * rotated recording (mt_event.carried): live from the piece's start,
      * where its time is, but allocated before it. Costs count it as live,
      * never as allocated (alloc_*, samples) nor temporary. */
@@ -191,14 +196,14 @@ typedef struct mt_model_options {
      * streaming reports, include/memtrace/stream.h). Returns 0, or -1 to
      * stop, as on_fold. */
     int (*on_alloc)(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq);
-    /* Added. Folded models: 2 reads on two threads, a reading thread that
+    /* [experimental] Folded models: 2 reads on two threads, a reading thread that
      * decodes the trace and finds each allocation's stack, and the
      * caller's thread, which folds and calls on_fold, on_alloc,
      * on_progress and the reader's warning callback (in file order, as
      * with one thread); 1 reads on the caller's thread alone; 0 (the
      * default) is 2 when more than one processor is available to the
-     * process, unless the environment variable MEMTRACE_READ_THREADS=1
-     * says 1. The model is the same either way. Whole models are read on
+     * process, unless the route one-thread or two-threads is forced
+     * (mt_read_force). The model is the same either way. Whole models are read on
      * the caller's thread. */
     int read_threads;
 } mt_model_options;
@@ -262,7 +267,7 @@ typedef struct mt_rss {
  * warning) or it belongs to another recording (warning); damage (a bad
  * line) gives a warning "FILE: line N: reason" and what came before it. */
 mt_rss *mt_rss_load(const char *trace_path, const mt_model *m, mt_warning_fn warn, void *ctx);
-/* Added. The same for a model of several traces (mt_model_load_many): when
+/* [experimental] The same for a model of several traces (mt_model_load_many): when
  * they are all of the model's process (the pieces of a rotated recording),
  * every trace's own .rss, each checked against that trace's header, joined
  * in time order; otherwise the first trace's, as mt_rss_load. */
@@ -733,6 +738,96 @@ mt_site_vias *mt_query_site_vias(const mt_selection *s, const mt_sites *t, mt_me
 size_t mt_name_simplify(const char *name, char *out, size_t cap);
 /* The qualified name alone: no return type, no argument list. */
 size_t mt_name_qualified(const char *name, char *out, size_t cap);
+
+/* ------------------------------------------------------------------------ */
+/* [experimental] Reading: one read, many sinks (lib/analyze/read.c)         */
+/*
+ * A report says what it wants from a read: the per-stack costs of a filter
+ * at a time (a folded model, for mt_select_sites with that filter and
+ * time), figures fed one finished allocation at a time (sinks), and
+ * whether the peak's time must be known before the pass. mt_read plans the
+ * passes from that and from the input: one folded pass; the peak first
+ * (the codec alone for one file, a folded pass otherwise); or, when the
+ * input allows no plan that streams (a pipe that would have to be read
+ * twice, times that go back), the whole model, every allocation kept.
+ *
+ * Thread safety: a request is used by one thread; sinks are called on the
+ * caller's thread (the trace may be decoded on a second one), in file
+ * order. Lifetimes: the model and allocation given to a sink are valid for
+ * the call only (the model is still being built: see on_fold in
+ * mt_model_options for which of its nodes are valid). */
+
+/* A consumer of finished allocations: a figure (totals, curve, lifetimes,
+ * scatter, per-allocation attributes...). Any callback may be NULL.
+ * Returns 0, or -1 to stop the read (it then fails with "stopped by the
+ * caller"). */
+typedef struct mt_sink {
+    /* an allocation as it is read (a->collect is MT_TIME_NEVER), in file
+     * order */
+    int (*on_alloc)(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq);
+    /* an allocation finished: collected (a->collect set) during the read,
+     * or still live at the end (MT_TIME_NEVER), those last in allocation
+     * order; seq is its index in the file. Only allocations that pass the
+     * request's filter's allocation-level clauses come here. */
+    int (*on_done)(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq);
+    /* before each folded pass that calls the sink (a read may take more
+     * than one: deeper stacks) */
+    void (*on_reset)(void *ctx);
+    void *ctx;
+} mt_sink;
+
+typedef struct mt_read_request {
+    const char *const *paths;     /* the traces, merged into one stream */
+    size_t n;
+    int by_process;               /* an outermost frame per process */
+    int fold;                     /* 1: fold (the default plan); 0: the whole model */
+    const struct mt_filter *filter; /* the folded costs' filter (NULL: all) */
+    mt_timedelta live_at;         /* the folded costs' live time */
+    int need_peak;                /* the peak's time is needed before the pass */
+    int peak_known;               /* in: peak given; out: peak found */
+    mt_timedelta peak;
+    size_t max_depth;             /* as mt_model_options */
+    const mt_sink *sinks;         /* called when folded (not by the whole model) */
+    size_t n_sinks;
+    mt_warning_fn on_warning;     /* NULL: to stderr */
+    void *warning_ctx;
+    mt_progress_fn on_progress;
+    void *progress_ctx;
+    int folded;                   /* out: 1 when the model is folded */
+} mt_read_request;
+
+/* Plans and runs the read (see above). The model, or NULL with *err set
+ * (malloc'd). rq->folded says which model came; rq->peak the peak used. */
+mt_model *mt_read(mt_read_request *rq, char **err);
+/* One pass as planned by the caller: folded (fold) with the request's
+ * sinks, or whole. */
+mt_model *mt_read_pass(const mt_read_request *rq, int fold, char **err);
+/* The peak's time of the request's traces (unfiltered): 0 (*peak set),
+ * 1 (times go back somewhere: only the whole model has a peak), or -1
+ * (cannot read; *err set when err is not NULL). */
+int mt_read_peak(const mt_read_request *rq, mt_timedelta *peak, char **err);
+/* Whether a read of these traces may fold, given whether it needs the peak
+ * first (a pipe cannot be read twice), and the forced route. */
+int mt_read_may_fold(const char *const *paths, size_t n, int need_peak);
+/* 1 when every path is a regular file (can be read again). */
+int mt_read_regular(const char *const *paths, size_t n);
+
+/* Forcing a route, for tests and benchmarks only (the CLI's global option
+ * --route, docs/api-analyze.md): a comma-separated list of
+ *   whole        the whole model wherever a report could fold or stream
+ *   one-thread   every read and every viewer load on the caller's thread
+ *   two-threads  a reading thread even on one processor
+ *   qsort        the fold's general sort instead of its radix sort
+ * or "auto" (the default plan). Process-wide; set it before any read.
+ * Returns 0, or -1 for an unknown name. The outputs are the same whatever
+ * the route: that is what the tests check with it. */
+#define MT_ROUTE_WHOLE 1u
+#define MT_ROUTE_ONE_THREAD 2u
+#define MT_ROUTE_TWO_THREADS 4u
+#define MT_ROUTE_QSORT 8u
+int mt_read_force(const char *spec);
+unsigned mt_read_forced(void);   /* MT_ROUTE_* flags */
+
 
 
 #ifdef __cplusplus

@@ -16,6 +16,12 @@
  *                     mt_scan_peak, the peak's time by such a pass.
  *   mt_stats_acc      the figures of mt_query_stats and the histograms of
  *                     mt_query_histogram from finished allocations.
+ *
+ * Stability: all of this header is [experimental] (memtrace/analyze.h,
+ * "Stability"): these pieces become sinks of mt_read (analyze.h,
+ * "Reading") and may change with it. Thread safety: each object is used by
+ * one thread at a time unless a declaration says otherwise. Units: times in
+ * microseconds, sizes in bytes, as analyze.h.
  */
 #ifndef MEMTRACE_STREAM_H
 #define MEMTRACE_STREAM_H

@@ -852,7 +852,7 @@ static int fold_never_collected(builder *b)
     l->count = 0;
     unsigned seq_bits = bits_for(m->n_allocs_read), idx_bits = bits_for(n);
     int rc = 0;
-    if (seq_bits + idx_bits <= 64 && !getenv("MEMTRACE_FOLD_QSORT")) {
+    if (seq_bits + idx_bits <= 64 && !(mt_read_forced() & MT_ROUTE_QSORT)) {
         uint64_t *v = malloc((n ? n : 1) * sizeof *v), *tmp = malloc((n ? n : 1) * sizeof *tmp);
         if (!v || !tmp) {
             free(v);
@@ -1323,8 +1323,8 @@ static int read_events(builder *b)
 
 /* Threads to read a model with: two (a reading thread that decodes and
  * finds the stacks, the caller's thread folding) for folded models when
- * more than one processor is ours, unless the options or
- * MEMTRACE_READ_THREADS say otherwise. */
+ * more than one processor is ours, unless the options or the forced
+ * route (mt_read_force) say otherwise. */
 static int read_threads(const mt_model_options *opts)
 {
     if (!opts || !opts->fold)
@@ -1336,9 +1336,10 @@ int mta_read_threads(int requested)
 {
     if (requested)
         return requested >= 2 ? 2 : 1;
-    const char *e = getenv("MEMTRACE_READ_THREADS");
-    if (e && *e)
-        return atoi(e) >= 2 ? 2 : 1;
+    if (mt_read_forced() & MT_ROUTE_ONE_THREAD)
+        return 1;
+    if (mt_read_forced() & MT_ROUTE_TWO_THREADS)
+        return 2;
     cpu_set_t set;
     CPU_ZERO(&set);
     if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) < 2)

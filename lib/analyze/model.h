@@ -298,7 +298,8 @@ mta_live_rec *mta_live_find(mta_live *l, uint64_t id);
  * UINT64_MAX: pool[0 .. n_pool) with another seq are the live blocks. */
 void mta_live_remove(mta_live *l, mta_live_rec *r);
 /* Threads for a pass over a trace: requested (1 or 2), or when 0, two
- * unless MEMTRACE_READ_THREADS=1 or only one processor is ours (model.c). */
+ * unless the route one-thread is forced (mt_read_force) or only one
+ * processor is ours (model.c). */
 int mta_read_threads(int requested);
 void mta_live_free(mta_live *l);
 /* Fold one allocation into m->node_cost when it passes the alloc-level

@@ -2,7 +2,7 @@
 # diff_fold.sh - 'memtrace diff' and 'memtrace check' fold the traces while
 # reading them (memory for the live blocks and the stacks, not for every
 # allocation): their reports, text and JSON, messages and exit statuses
-# must be byte-identical to the whole model's (MEMTRACE_WHOLE_MODEL=1), on
+# must be byte-identical to the whole model's (memtrace --route=whole), on
 # the fixtures and on generated traces, over the options: measures, times
 # (peak, end, a time), keys, filters (live:peak too), --per-second,
 # --windows (ranges and moments), several files, --by-process, a pipe, the
@@ -26,7 +26,7 @@ need_bench_tools gen_trace viewer-gen
 runs=0 differ=0 significant=0
 same() {
     "$M" "$@" > "$T/fold.out" 2> "$T/fold.err"; rf=$?
-    MEMTRACE_WHOLE_MODEL=1 "$M" "$@" > "$T/whole.out" 2> "$T/whole.err"; rw=$?
+    "$M" --route=whole "$@" > "$T/whole.out" 2> "$T/whole.err"; rw=$?
     runs=$((runs + 1))
     [ $rf = 1 ] && significant=$((significant + 1))
     if [ $rf != $rw ] || ! cmp -s "$T/fold.out" "$T/whole.out" || ! cmp -s "$T/fold.err" "$T/whole.err"; then
@@ -100,7 +100,7 @@ same check --max-peak 1MiB /dev/stdin < "$T/g2.ctf"
 group "several files and pipes, folded = whole model"
 
 # Both sides are read at once, one thread each; their messages must be
-# those of reading them one after the other (MEMTRACE_READ_THREADS=1), in
+# those of reading them one after the other (memtrace --route=one-thread), in
 # the same order, up to the first side that fails: warnings of a truncated
 # trace on either side, a damaged or missing trace on either side, a bad
 # filter.
@@ -111,7 +111,7 @@ printf '\377\377\377\377\377\377\377\377\377\377\377\377\377\377\377\377' |
     dd of="$T/bad.ctf" bs=1 seek=$(( $(wc -c < "$T/v1.ctf") / 2 )) conv=notrunc 2>/dev/null
 apart() {
     "$M" "$@" > "$T/fold.out" 2> "$T/fold.err"; rf=$?
-    MEMTRACE_READ_THREADS=1 "$M" "$@" > "$T/whole.out" 2> "$T/whole.err"; rw=$?
+    "$M" --route=one-thread "$@" > "$T/whole.out" 2> "$T/whole.err"; rw=$?
     runs=$((runs + 1))
     if [ $rf != $rw ] || ! cmp -s "$T/fold.out" "$T/whole.out" || ! cmp -s "$T/fold.err" "$T/whole.err"; then
         differ=$((differ + 1))
@@ -133,7 +133,7 @@ apart check --max-peak 1MiB --filter 'size:>' --base "$T/g1.ctf" --max-increase 
 group "diff and check: two traces read at once say what one after the other says"
 [ $msgs -ge 12 ] && echo "PASS: the damaged pairs gave messages to compare ($msgs of 16)" ||
     { echo "FAIL: only $msgs of 16 damaged pairs gave a message: the test compares nothing"; fails=$((fails + 1)); }
-MEMTRACE_READ_THREADS= "$M" diff "$T/bad.ctf" "$T/cut.ctf" > /dev/null 2> "$T/err"
+"$M" diff "$T/bad.ctf" "$T/cut.ctf" > /dev/null 2> "$T/err"
 if grep -q "bad.ctf" "$T/err" && ! grep -q "cut.ctf" "$T/err"; then
     echo "PASS: a damaged first trace: its error alone, not the second trace's warning"
 else

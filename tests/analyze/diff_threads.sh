@@ -4,7 +4,7 @@
 # whole, with the peak's first pass, several files per side (each merged
 # by a thread of its own) and a damaged side, the output, messages and exit
 # status must be those of reading one side after the other
-# (MEMTRACE_READ_THREADS=1). Run in the TSan stage too, where a data race
+# (memtrace --route=one-thread). Run in the TSan stage too, where a data race
 # fails it.
 set -u
 T=${MT_TMP:-/tmp}
@@ -24,8 +24,8 @@ head -c $((size * 2 / 3)) "$T/b.ctf" > "$T/cut.ctf"
 
 runs=0 differ=0 races=0
 both() {
-    "$M" "$@" > "$T/at_once.out" 2> "$T/at_once.err"; r1=$?
-    MEMTRACE_READ_THREADS=1 "$M" "$@" > "$T/apart.out" 2> "$T/apart.err"; r2=$?
+    "$M" --route=$route "$@" > "$T/at_once.out" 2> "$T/at_once.err"; r1=$?
+    "$M" --route=$route${route:+,}one-thread "$@" > "$T/apart.out" 2> "$T/apart.err"; r2=$?
     runs=$((runs + 1))
     if grep -q ThreadSanitizer "$T/at_once.err"; then
         races=$((races + 1))
@@ -40,8 +40,7 @@ both() {
         diff "$T/at_once.err" "$T/apart.err" | head -n 4
     fi
 }
-for whole in 0 1; do
-    export MEMTRACE_WHOLE_MODEL=$whole
+for route in auto whole; do
     both diff "$T/a.ctf" "$T/b.ctf"
     both diff --by live --at peak --key path -j "$T/a.ctf" "$T/g.ctf"
     both diff --by-process --base "$T/a.ctf" --base "$T/g.ctf" "$T/b.ctf" "$F/leak.ctf"
@@ -52,12 +51,11 @@ for whole in 0 1; do
 done
 # one pipe named twice: read in turn, the first side takes it all
 cat "$T/a.ctf" | "$M" diff /dev/stdin /dev/stdin > "$T/at_once.out" 2> "$T/at_once.err"; r1=$?
-cat "$T/a.ctf" | MEMTRACE_READ_THREADS=1 "$M" diff /dev/stdin /dev/stdin > "$T/apart.out" 2> "$T/apart.err"; r2=$?
+cat "$T/a.ctf" | "$M" --route=one-thread diff /dev/stdin /dev/stdin > "$T/apart.out" 2> "$T/apart.err"; r2=$?
 runs=$((runs + 1))
 if [ $r1 != $r2 ] || ! cmp -s "$T/at_once.err" "$T/apart.err" || ! cmp -s "$T/at_once.out" "$T/apart.out"; then
     differ=$((differ + 1)); echo "  differs: one pipe named twice"
 fi
-unset MEMTRACE_WHOLE_MODEL
 [ $races = 0 ] && echo "PASS: no data race reported ($runs runs)" ||
     { echo "FAIL: $races of $runs runs reported a data race"; fails=$((fails + 1)); }
 [ $differ = 0 ] && echo "PASS: at once = one after the other ($runs runs)" ||

@@ -163,7 +163,7 @@ static void compare(const char *path, const char *filter, mt_timedelta at)
 }
 
 /* The blocks never collected are folded in allocation order after a
- * radix sort; MEMTRACE_FOLD_QSORT=1 takes the general qsort instead (the
+ * radix sort; the route qsort (mt_read_force) takes the general qsort instead (the
  * fallback for sequence numbers too wide to pack). Both give the same
  * stacks in the same order with exactly the same costs. */
 static void compare_sorts(const char *path)
@@ -173,9 +173,9 @@ static void compare_sorts(const char *path)
     fo.fold_live_at = MT_TIME_END;
     char *err = NULL;
     mt_model *radix = mt_model_load(path, &fo, &err);
-    setenv("MEMTRACE_FOLD_QSORT", "1", 1);
+    mt_read_force("qsort");
     mt_model *qs = radix ? mt_model_load(path, &fo, &err) : NULL;
-    unsetenv("MEMTRACE_FOLD_QSORT");
+    mt_read_force("auto");
     mt_selection *sr = radix ? mt_select(radix, NULL, MT_TIME_END) : NULL;
     mt_selection *sq = qs ? mt_select(qs, NULL, MT_TIME_END) : NULL;
     static sum a, b;

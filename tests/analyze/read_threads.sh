@@ -1,8 +1,8 @@
 #!/bin/sh
 # read_threads.sh - the reports that fold a trace while reading it give the
 # same output, messages and exit status read on two threads
-# (MEMTRACE_READ_THREADS=2: a reading thread decodes and finds the stacks)
-# as on one (MEMTRACE_READ_THREADS=1): top, folded, pprof, stats,
+# (--route=two-threads: a reading thread decodes and finds the stacks)
+# as on one (--route=one-thread): top, folded, pprof, stats,
 # lifetimes, plot, diff and check, on the fixtures, on generated traces, on
 # a damaged trace and on a trace read from a pipe.
 set -u
@@ -21,8 +21,8 @@ head -c 200 /dev/zero | tr '\0' '\377' |
 
 fails=0 runs=0
 same() { # same ARGS...: the report read on one thread and on two
-    MEMTRACE_READ_THREADS=1 "$M" "$@" > "$T/one.out" 2> "$T/one.err"; r1=$?
-    MEMTRACE_READ_THREADS=2 "$M" "$@" > "$T/two.out" 2> "$T/two.err"; r2=$?
+    "$M" --route=one-thread "$@" > "$T/one.out" 2> "$T/one.err"; r1=$?
+    "$M" --route=two-threads "$@" > "$T/two.out" 2> "$T/two.err"; r2=$?
     runs=$((runs + 1))
     if [ $r1 != $r2 ] || ! cmp -s "$T/one.out" "$T/two.out" || ! cmp -s "$T/one.err" "$T/two.err"; then
         echo "FAIL: memtrace $*: exit $r1 on one thread, $r2 on two"
@@ -58,9 +58,10 @@ else
 fi
 # a pipe (read once, the whole model at the peak; folded otherwise)
 for n in 1 2; do
-    cat "$T/v.ctf" | MEMTRACE_READ_THREADS=$n "$M" folded /dev/stdin > "$T/pipe$n.out" 2>&1
+    [ $n = 1 ] && r=one-thread || r=two-threads
+    cat "$T/v.ctf" | "$M" --route=$r folded /dev/stdin > "$T/pipe$n.out" 2>&1
 done
-MEMTRACE_READ_THREADS=1 "$M" folded "$T/v.ctf" > "$T/file.out" 2>&1
+"$M" --route=one-thread folded "$T/v.ctf" > "$T/file.out" 2>&1
 if cmp -s "$T/pipe1.out" "$T/pipe2.out" && cmp -s "$T/pipe2.out" "$T/file.out"; then
     echo "PASS: folded from a pipe, the same on two threads"
 else

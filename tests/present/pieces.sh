@@ -34,7 +34,7 @@ check "stats of the pieces: every piece's RSS samples ($(json 'j["rss_samples"]'
     test "$(json 'j["rss_samples"]' stats.json)" = "$lines"
 check "stats of the pieces: RSS at the end is the last piece's ($end_rss)" \
     test "$(json 'j["rss_at_end_bytes"]' stats.json)" = "$end_rss"
-MEMTRACE_WHOLE_MODEL=1 "$M" stats --json p.ctf.part* >stats2.json 2>&1
+"$M" --route=whole stats --json p.ctf.part* >stats2.json 2>&1
 check "stats of the pieces, whole model: the same RSS at the end" \
     test "$(json 'j["rss_at_end_bytes"]' stats2.json)" = "$end_rss"
 

@@ -33,7 +33,7 @@ for name in leak major prodcons rate1 wrap upstream_ocamlopt_v2; do
          /^ev .* collect /{ split($4, kv, "="); if ((kv[2] in at) && !(kv[2] in ct)) ct[kv[2]] = t }
          END { for (i = 0; i < n; i++) { id = order[i]; c = (id in ct) ? ct[id] : t
                printf "%.6f %.6f\n", at[id] / 1e6, (c - at[id]) / 1e6 } }' "$dump" > "$MT_TMP/life.want"
-    MEMTRACE_WHOLE_MODEL=1 "$MT_BIN" lifetimes "$F/$name.ctf" > "$MT_TMP/life.got" 2>/dev/null
+    "$MT_BIN" --route=whole lifetimes "$F/$name.ctf" > "$MT_TMP/life.got" 2>/dev/null
     if cmp -s "$MT_TMP/life.want" "$MT_TMP/life.got"; then
         pass "$name: lifetimes (whole model): $(wc -l < "$MT_TMP/life.got") lines equal the replay"
     else

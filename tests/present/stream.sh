@@ -2,7 +2,7 @@
 # stream.sh - stats, lifetimes and plot read traces as folded models
 # (memory for the live blocks and the stacks), one file, several
 # aggregated, by process, or a pipe: their output must be the
-# one of the whole model (MEMTRACE_WHOLE_MODEL=1) byte for byte, on the
+# one of the whole model (memtrace --route=whole) byte for byte, on the
 # fixtures and on generated traces, for many filters and options; lifetimes
 # prints the same lines in the order blocks end (compared sorted). Also:
 # errors (bad filter, regex over its limits) are the same, the peak pass is
@@ -25,7 +25,7 @@ same() {
     what=$1; shift
     n_runs=$((n_runs + 1))
     "$MT_BIN" "$@" > "$T/s.out" 2> "$T/s.err"; rs=$?
-    MEMTRACE_WHOLE_MODEL=1 "$MT_BIN" "$@" > "$T/w.out" 2> "$T/w.err"; rw=$?
+    "$MT_BIN" --route=whole "$@" > "$T/w.out" 2> "$T/w.err"; rw=$?
     if [ "$what" = sorted ]; then
         sed 's/,$//' "$T/s.out" | sort > "$T/s.sorted"; sed 's/,$//' "$T/w.out" | sort > "$T/w.sorted"
         mv "$T/s.sorted" "$T/s.out"; mv "$T/w.sorted" "$T/w.out"
@@ -43,7 +43,7 @@ same() {
 same_svg() {
     n_runs=$((n_runs + 1))
     "$MT_BIN" plot "$@" -o "$T/s.svg" > /dev/null 2> "$T/s.err"; rs=$?
-    MEMTRACE_WHOLE_MODEL=1 "$MT_BIN" plot "$@" -o "$T/w.svg" > /dev/null 2> "$T/w.err"; rw=$?
+    "$MT_BIN" --route=whole plot "$@" -o "$T/w.svg" > /dev/null 2> "$T/w.err"; rw=$?
     if [ $rs != $rw ] || ! cmp -s "$T/s.svg" "$T/w.svg" || ! cmp -s "$T/s.err" "$T/w.err"; then
         fail "plot $*: streaming differs from the whole model (exit $rs vs $rw)"
         return
@@ -104,7 +104,7 @@ same_pipe() { # same_pipe plain|sorted TRACE ARGS...: ARGS /dev/stdin, fed TRACE
     what=$1 tr=$2; shift 2
     n_runs=$((n_runs + 1))
     cat "$tr" | "$MT_BIN" "$@" /dev/stdin > "$T/s.out" 2> "$T/s.err"; rs=$?
-    cat "$tr" | MEMTRACE_WHOLE_MODEL=1 "$MT_BIN" "$@" /dev/stdin > "$T/w.out" 2> "$T/w.err"; rw=$?
+    cat "$tr" | "$MT_BIN" --route=whole "$@" /dev/stdin > "$T/w.out" 2> "$T/w.err"; rw=$?
     if [ "$what" = sorted ]; then
         sort "$T/s.out" > "$T/s.sorted"; sort "$T/w.out" > "$T/w.sorted"
         mv "$T/s.sorted" "$T/s.out"; mv "$T/w.sorted" "$T/w.out"

@@ -102,7 +102,7 @@ for k in alloc_bytes live_bytes samples live_samples temp_bytes; do
         test -n "$a" -a "$a" = "$b"
 done
 # shellcheck disable=SC2046
-MEMTRACE_WHOLE_MODEL=1 "$MT_BIN" stats --json $(pieces "$f") > "$T/all.whole.json" 2>&1
+"$MT_BIN" --route=whole stats --json $(pieces "$f") > "$T/all.whole.json" 2>&1
 check "memtrace stats of all the pieces: streaming = whole model" cmp -s "$T/all.json" "$T/all.whole.json"
 # shellcheck disable=SC2046
 "$MT_BIN" top --by live --json $(pieces "$f") | sed -n 's/.*"total": *{[^}]*"live_bytes": *\([0-9.e+]*\).*/\1/p' | head -n 1 > "$T/all.live"
@@ -118,7 +118,7 @@ check "memtrace stats of the pieces but the first: live at the end = without rot
 # model, the same figures (carried blocks are live, never allocated,
 # collected or never collected here)
 "$MT_BIN" stats "$last" > "$T/stats.stream" 2>&1
-MEMTRACE_WHOLE_MODEL=1 "$MT_BIN" stats "$last" > "$T/stats.whole" 2>&1
+"$MT_BIN" --route=whole stats "$last" > "$T/stats.whole" 2>&1
 check "memtrace stats of a piece: streaming = whole model ($(diff "$T/stats.stream" "$T/stats.whole" | head -n 3 | tr '\n' ' '))" \
     cmp -s "$T/stats.stream" "$T/stats.whole"
 

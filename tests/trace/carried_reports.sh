@@ -4,7 +4,7 @@
 # carried blocks in the middle of a trace, carried and new blocks freed
 # twice, carried sample counts past 2^62, and a v3 packet repeating the ids
 # of the carried ones. Every report gives the same answer read folded and
-# as a whole model (MEMTRACE_WHOLE_MODEL=1), frees of freed blocks are
+# as a whole model (memtrace --route=whole), frees of freed blocks are
 # warned about, counts past the limit and ids that go back are clear
 # errors with a non-zero exit; nothing hangs (timeout).
 set -u
@@ -27,7 +27,7 @@ each() {
         # shellcheck disable=SC2086
         timeout -k 2 $LIM "$MT_BIN" $c "$f" >"$T/s.out" 2>"$T/err.$k"; rs=$?
         # shellcheck disable=SC2086
-        MEMTRACE_WHOLE_MODEL=1 timeout -k 2 $LIM "$MT_BIN" $c "$f" >"$T/w.out" 2>"$T/w.err"; rw=$?
+        timeout -k 2 $LIM "$MT_BIN" --route=whole $c "$f" >"$T/w.out" 2>"$T/w.err"; rw=$?
         echo $rs >"$T/rc.$k"
         sort "$T/s.out" >"$T/s.sorted"; sort "$T/w.out" >"$T/w.sorted"
         if [ $rs != $rw ] || ! cmp -s "$T/s.sorted" "$T/w.sorted" || ! cmp -s "$T/err.$k" "$T/w.err"; then

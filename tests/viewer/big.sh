@@ -24,7 +24,11 @@ start_viewer "$ctf" --port 0 --fold-above 0 || exit 1
 folded=$VIEW_URL
 # the sums of a folded load made on the reading thread (the code path before
 # they moved to a second thread): answers byte-identical to the default's
-MEMTRACE_VIEWER_ONE_THREAD=1 start_viewer "$ctf" --port 0 -q --fold-above 0 || exit 1
+printf '#!/bin/sh\nexec "%s" --route=one-thread "$@"\n' "$(cd "$(dirname "$MT_BIN")" && pwd)/$(basename "$MT_BIN")" > "$MT_TMP/one-thread"
+chmod +x "$MT_TMP/one-thread"
+real_bin=$MT_BIN; MT_BIN=$MT_TMP/one-thread
+start_viewer "$ctf" --port 0 -q --fold-above 0 || exit 1
+MT_BIN=$real_bin
 onethread=$VIEW_URL
 # each filter read from the trace again, as before the allocation index
 start_viewer "$ctf" --port 0 -q --fold-above 0 --no-index || exit 1
