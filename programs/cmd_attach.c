@@ -379,7 +379,7 @@ int cmd_attach(int argc, char **argv)
     };
     const char *output = NULL;
     double rate = 1.0 / 524288;
-    int have_interval = 0, have_rate = 0, c;
+    int sampling = 0, c;   /* sampling: run_sampling_option */
     long long duration_ms = 0;
     int detach_only = 0, leaks = 0;
     optind = 1;
@@ -388,28 +388,11 @@ int cmd_attach(int argc, char **argv)
         case 'o':
             output = optarg;
             break;
-        case 'i': {
-            uint64_t v;
-            if (mt_units_size(optarg, &v) != MT_UNITS_OK || v < 1) {
-                fprintf(stderr, "memtrace attach: bad interval '%s' (a size of at least 1 byte, "
-                                "such as 512k or 1MiB)\n", optarg);
+        case 'i':
+        case 'r':
+            if (run_sampling_option("attach", c, optarg, &rate, &sampling))
                 return 2;
-            }
-            rate = 1.0 / (double)v;
-            have_interval = 1;
             break;
-        }
-        case 'r': {
-            char *end;
-            rate = strtod(optarg, &end);
-            if (*end || !(rate > 0 && rate <= 1)) {
-                fprintf(stderr, "memtrace attach: bad rate '%s' (probability per byte, (0, 1])\n",
-                        optarg);
-                return 2;
-            }
-            have_rate = 1;
-            break;
-        }
         case 'D':
             duration_ms = mt_ctl_time_ms_at_least(optarg, 1);
             if (duration_ms <= 0) {
@@ -432,10 +415,8 @@ int cmd_attach(int argc, char **argv)
             return 2;
         }
     }
-    if (have_interval && have_rate) {
-        fprintf(stderr, "memtrace attach: give --interval or --rate, not both\n");
+    if (run_sampling_check("attach", sampling))
         return 2;
-    }
     if (optind != argc - 1) {
         usage(stderr);
         return 2;

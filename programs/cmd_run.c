@@ -96,6 +96,39 @@ static void usage(FILE *f)
         "Environment: MEMTRACE_LIB overrides the path of libmemtrace.so.\n");
 }
 
+int run_sampling_option(const char *cmd, int c, const char *arg, double *rate, int *given)
+{
+    if (c == 'i') {
+        uint64_t v;
+        if (mt_units_size(arg, &v) != MT_UNITS_OK || v < 1) {
+            fprintf(stderr, "memtrace %s: bad interval '%s' (a size of at least 1 byte, "
+                            "such as 512k or 1MiB)\n", cmd, arg);
+            return 2;
+        }
+        *rate = 1.0 / (double)v;
+        *given |= 1;
+        return 0;
+    }
+    char *end;
+    double r = strtod(arg, &end);
+    if (end == arg || *end || !(r > 0 && r <= 1)) {
+        fprintf(stderr, "memtrace %s: bad rate '%s' (probability per byte, (0, 1])\n", cmd, arg);
+        return 2;
+    }
+    *rate = r;
+    *given |= 2;
+    return 0;
+}
+
+int run_sampling_check(const char *cmd, int given)
+{
+    if (given == 3) {
+        fprintf(stderr, "memtrace %s: give --interval or --rate, not both\n", cmd);
+        return 2;
+    }
+    return 0;
+}
+
 int run_find_library(char *out, size_t len)
 {
     const char *env = getenv("MEMTRACE_LIB");
@@ -356,7 +389,7 @@ int cmd_run(int argc, char **argv)
     };
     const char *output = NULL;
     double rate = 1.0 / 524288;
-    int have_interval = 0, have_rate = 0, follow = 1;
+    int sampling = 0, follow = 1;   /* sampling: run_sampling_option */
     long depth = 0;
     const char *unwind = NULL;
     int paused = 0, leaks = 0;
@@ -371,28 +404,11 @@ int cmd_run(int argc, char **argv)
         case 'o':
             output = optarg;
             break;
-        case 'i': {
-            uint64_t v;
-            if (mt_units_size(optarg, &v) != MT_UNITS_OK || v < 1) {
-                fprintf(stderr, "memtrace run: bad interval '%s' (a size of at least 1 byte, "
-                                "such as 512k or 1MiB)\n", optarg);
+        case 'i':
+        case 'r':
+            if (run_sampling_option("run", c, optarg, &rate, &sampling))
                 return 2;
-            }
-            rate = 1.0 / (double)v;
-            have_interval = 1;
             break;
-        }
-        case 'r': {
-            char *end;
-            rate = strtod(optarg, &end);
-            if (*end || !(rate > 0 && rate <= 1)) {
-                fprintf(stderr, "memtrace run: bad rate '%s' (probability per byte, (0, 1])\n",
-                        optarg);
-                return 2;
-            }
-            have_rate = 1;
-            break;
-        }
         case 'd': {
             char *end;
             depth = strtol(optarg, &end, 10);
@@ -485,10 +501,8 @@ int cmd_run(int argc, char **argv)
             return 2;
         }
     }
-    if (have_interval && have_rate) {
-        fprintf(stderr, "memtrace run: give --interval or --rate, not both\n");
+    if (run_sampling_check("run", sampling))
         return 2;
-    }
     if (optind >= argc) {
         usage(stderr);
         return 2;

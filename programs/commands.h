@@ -33,5 +33,11 @@ int symbolize_run_traces(char **paths, size_t n);
  * with an optional k/m/g suffix (0 if malformed), and the path of
  * libmemtrace.so (next to the binary, ../lib, or $MEMTRACE_LIB; 0 found). */
 int run_find_library(char *out, size_t len);
+/* The sampling options run and attach share: -i/--interval SIZE (the one
+ * size grammar) and -r/--rate R. Sets *rate and marks which was given in
+ * *given (1 interval, 2 rate); 0, or 2 after a message "memtrace CMD: ...".
+ * run_sampling_check: 2 with a message when both were given. */
+int run_sampling_option(const char *cmd, int c, const char *arg, double *rate, int *given);
+int run_sampling_check(const char *cmd, int given);
 
 #endif
