@@ -9,10 +9,13 @@
  * working, so it holds no lock of libc's that the call could need. The
  * other threads keep running, so a lock one of them holds is released as
  * usual. Threads are ranked by the system call /proc/PID/task/TID/syscall
- * shows: read, accept, wait ... (restarted as they were), then futex,
- * nanosleep, poll (restarted through the kernel's restart block, which a
- * signal during our call could overwrite), then epoll_wait (the kernel
- * makes it return EINTR after any stop: event loops retry). A thread just
+ * shows: read, accept, wait ... (restarted as they were), then nanosleep,
+ * poll (restarted through the kernel's restart block, which a signal
+ * during our call could overwrite), then epoll_wait (the kernel makes it
+ * return EINTR after any stop: event loops retry), and futex last: a
+ * thread waiting for one of libc's own locks may hold another (fork
+ * waits for each malloc arena while holding the ones before it), which
+ * the loader's malloc would then wait for forever. A thread just
  * back from a call that only waits is as good. When every thread runs user
  * code (a busy single-threaded interpreter), one is followed from system
  * call to system call (PTRACE_SYSCALL) until a wait, a write or socket
@@ -103,10 +106,13 @@ static int wait_stop(pid_t tid, int *status, int timeout_ms)
 }
 
 /* The rank of the system call a thread is blocked in (see above): 1, 2,
- * 3, or 0 for a thread not blocked in one. */
+ * 3 or 4 (futex); RANK_RUNNING for a thread not blocked in one. */
+#define RANK_RUNNING 5
 static int rank_of(long nr)
 {
     switch (nr) {
+    case SYS_futex:
+        return 4;
     case SYS_read: case SYS_readv: case SYS_write: case SYS_accept: case SYS_accept4:
     case SYS_recvfrom: case SYS_recvmsg: case SYS_wait4: case SYS_waitid: case SYS_pause:
     case SYS_rt_sigsuspend: case SYS_select: case SYS_pselect6: case SYS_connect:
@@ -169,7 +175,7 @@ static size_t candidates(pid_t pid, struct cand **out)
             *out = c;
         }
         (*out)[n].tid = tid;
-        (*out)[n].rank = running ? 4 : rank_of(strtol(buf, NULL, 10));
+        (*out)[n].rank = running ? RANK_RUNNING : rank_of(strtol(buf, NULL, 10));
         n++;
     }
     closedir(d);
@@ -370,7 +376,7 @@ static attach_thread *borrow_once(pid_t pid, int *errnum, char *why, size_t cap)
         }
         if (!in_blocking_call(t, c[i].rank)) {
             /* Only when no thread waits in a system call. */
-            int w = c[0].rank == 4 ? wait_safe_exit(t, 2000) : 0;
+            int w = c[0].rank == RANK_RUNNING ? wait_safe_exit(t, 2000) : 0;
             if (w != 1) {
                 ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
                 for (int k = 0; k < t->ndeferred; k++)
