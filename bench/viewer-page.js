@@ -4,18 +4,13 @@
    (playwright-core from tests/viewer/node_modules; system Chromium). */
 'use strict';
 const path = require('path');
-const { chromium } = require(path.join(__dirname, '../tests/viewer/node_modules/playwright-core'));
+const { launch } = require(path.join(__dirname, '../tests/viewer/browser.js'));
 
 const [url, profile] = process.argv.slice(2);
 const median = (a) => { const s = a.slice().sort((x, y) => x - y); return s[Math.floor(s.length / 2)]; };
 
 (async () => {
-  const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium', headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1440, height: 900 },
-  });
+  const ctx = await launch(profile, { width: 1440, height: 900 });
   const page = ctx.pages()[0] || await ctx.newPage();
   const t0 = Date.now();
   await page.goto(url);

@@ -2,7 +2,7 @@
    playwright-core). Usage: node compare_e2e.js grew|same|windows URL PROFILE [SHOTS]
    Prints PASS:/FAIL: lines; exits non-zero on a failure. */
 'use strict';
-const { chromium } = require('playwright-core');
+const { launch } = require('./browser.js');
 
 const [mode, url, profile, shots] = process.argv.slice(2);
 const checks = require('./checks');
@@ -28,12 +28,7 @@ const pixels = (page, id) => page.evaluate((id) => {
 }, id);
 
 (async () => {
-  const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium', headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-      '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1400, height: 1000 },
-  });
+  const ctx = await launch(profile, { width: 1400, height: 1000 });
   const errors = [];
   try {
     const page = ctx.pages()[0] || await ctx.newPage();

@@ -5,18 +5,13 @@
    an empty trace says so instead of blaming the filter.
    Usage: node cxx_page.js CXX_URL EMPTY_URL PROFILE_DIR */
 'use strict';
-const { chromium } = require('playwright-core');
+const { launch } = require('./browser.js');
 
 const [cxx, empty, profile] = process.argv.slice(2);
 const { check, finish } = require('./checks');
 
 (async () => {
-  const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium', headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1440, height: 900 },
-  });
+  const ctx = await launch(profile, { width: 1440, height: 900 });
   try {
     const page = ctx.pages()[0] || await ctx.newPage();
     const errors = [];

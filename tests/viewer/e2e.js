@@ -3,7 +3,7 @@
    downloaded). Usage: node e2e.js URL TOP_SITE PROFILE_DIR [SHOTS_DIR]
    Prints PASS:/FAIL: lines; with SHOTS_DIR also saves screenshots. */
 'use strict';
-const { chromium } = require('playwright-core');
+const { launch } = require('./browser.js');
 
 const [url, topSite, profile, shots] = process.argv.slice(2);
 const { pass, fail, check, finish } = require('./checks');
@@ -20,13 +20,7 @@ const inked = (page, id) => page.evaluate((id) => {
 const tableRows = (page) => page.$$eval('#tree-table tbody tr', (rs) => rs.map((r) => Array.from(r.cells).map((c) => c.textContent)));
 
 (async () => {
-  const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1440, height: 900 },
-  });
+  const ctx = await launch(profile, { width: 1440, height: 900 });
   const errors = [];
   let step = 'start';
   try {

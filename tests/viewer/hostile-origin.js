@@ -9,19 +9,14 @@
    200s. Prints PASS:/FAIL: lines.
    Usage: node hostile-origin.js VIEWER_URL ATTACK_PORT PROFILE_DIR */
 'use strict';
-const { chromium } = require('playwright-core');
+const { launch } = require('./browser.js');
 
 const [url, attackPort, profile] = process.argv.slice(2);
 const viewer = new URL(url);
 const { pass, fail, finish } = require('./checks');
 
 (async () => {
-  const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  const ctx = await launch(profile, { width: 1280, height: 720 });
   try {
     const page = ctx.pages()[0] || await ctx.newPage();
     /* The raw status from the network layer (Chromium blocks the body of

@@ -4,19 +4,13 @@
    with other requests is retried after Retry-After rather than shown as an
    error. Usage: node hostile-page.js URL PROFILE_DIR. Prints PASS:/FAIL:. */
 'use strict';
-const { chromium } = require('playwright-core');
+const { launch } = require('./browser.js');
 
 const [url, profile] = process.argv.slice(2);
 const { pass, fail, finish } = require('./checks');
 
 (async () => {
-  const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1280, height: 800 },
-  });
+  const ctx = await launch(profile, { width: 1280, height: 800 });
   try {
     const page = ctx.pages()[0] || await ctx.newPage();
     /* the first tree request is answered 503 once, as a busy server would */

@@ -6,7 +6,7 @@
    `memtrace leaks --json` of leak.ctf, suspects and every site. */
 'use strict';
 const fs = require('fs');
-const { chromium } = require('playwright-core');
+const { launch } = require('./browser.js');
 const { check, fail, finish } = require('./checks.js');
 
 const [leak, html, profile, leaksJson, allJson, verdicts, verdictsStats] = process.argv.slice(2);
@@ -20,12 +20,7 @@ const rows = (page) => page.evaluate(() => Array.from(document.querySelectorAll(
 })));
 
 (async () => {
-  const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium', headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1440, height: 900 },
-  });
+  const ctx = await launch(profile, { width: 1440, height: 900 });
   const errors = [];
   let step = 'start';
   try {

@@ -6,19 +6,13 @@
    folded trace's page instead: ready, says it is folded, curve drawn. */
 'use strict';
 const fs = require('fs');
-const { chromium } = require('playwright-core');
+const { launch } = require('./browser.js');
 
 const [url, goFile, profile, mode] = process.argv.slice(2);
 const { check, finish } = require('./checks');
 
 (async () => {
-  const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium',
-    headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1280, height: 800 },
-  });
+  const ctx = await launch(profile, { width: 1280, height: 800 });
   const errors = [];
   try {
     const page = ctx.pages()[0] || await ctx.newPage();

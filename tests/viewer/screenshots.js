@@ -91,13 +91,8 @@ if (!chosen || args.length !== chosen.urls + 2) {
 const urls = args.slice(0, chosen.urls), [out, profile] = args.slice(chosen.urls);
 
 (async () => {
-  const { chromium } = require('playwright-core');
-  const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium', headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1440, height: 900 }, deviceScaleFactor: 1,
-  });
+  const { launch } = require('./browser.js');
+  const ctx = await launch(profile, { width: 1440, height: 900 }, { deviceScaleFactor: 1 });
   const page = ctx.pages()[0] || await ctx.newPage();
   const open = async (url) => {
     await page.goto(url);

@@ -5,7 +5,7 @@
    function names are HTML markup (gen_hostile html), BIG_URL one with
    tens of thousands of call paths (viewer-gen). Prints PASS:/FAIL: lines. */
 'use strict';
-const { chromium } = require('playwright-core');
+const { launch } = require('./browser.js');
 
 const [leak, html, big, profile] = process.argv.slice(2);
 let failed = 0;
@@ -68,12 +68,7 @@ const ready = async (page) => {
 const zoomParam = (page) => new URL(page.url()).searchParams.get('zoom') || '';
 
 (async () => {
-  const ctx = await chromium.launchPersistentContext(profile, {
-    executablePath: '/usr/bin/chromium', headless: true,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1440, height: 900 },
-  });
+  const ctx = await launch(profile, { width: 1440, height: 900 });
   const errors = [];
   let step = 'start';
   try {
