@@ -13,9 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 if [ ! -x /usr/bin/chromium ] || ! command -v node >/dev/null; then
     echo "chromium or node missing (scripts/install-deps.sh test installs them)"; exit 77
 fi
-if [ ! -d "$here/node_modules/playwright-core" ]; then
-    (cd "$here" && npm ci --no-audit --no-fund --loglevel=error) || { echo "FAIL: npm ci"; exit 1; }
-fi
+need_playwright
 P=$MT_BUILD/tests/record/progs/diffsites
 [ -x "$P" ] || { echo "FAIL: $P not built"; exit 1; }
 lib=$PWD/$MT_BUILD/libmemtrace.so P=$PWD/$P MT_BIN=$(cd "$(dirname "$MT_BIN")" && pwd)/$(basename "$MT_BIN")

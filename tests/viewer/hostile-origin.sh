@@ -67,9 +67,7 @@ if [ "${MT_STAGE:-plain}" != plain ] || [ ! -x /usr/bin/chromium ] || ! command 
     echo "(no headless Chromium check in this stage)"
     exit 0
 fi
-if [ ! -d "$here/node_modules/playwright-core" ]; then
-    (cd "$here" && npm ci --no-audit --no-fund --loglevel=error) || { echo "FAIL: npm ci"; exit 1; }
-fi
+need_playwright
 start_viewer "$MT_FIXTURES/prodcons.ctf" --port 0 -q || exit 1
 # the other site: a static server on another port of 127.0.0.1
 mkdir -p "$MT_TMP/site"

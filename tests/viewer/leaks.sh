@@ -10,12 +10,7 @@ set -u
 . "$(dirname "$0")/lib.inc"
 [ "${MT_STAGE:-plain}" = plain ] || { echo "plain stage only"; exit 77; }
 here=$(cd "$(dirname "$0")" && pwd)
-if [ ! -x /usr/bin/chromium ] || ! command -v node >/dev/null; then
-    echo "FAIL: chromium or node missing (scripts/install-deps.sh test installs them)"; exit 1
-fi
-if [ ! -d "$here/node_modules/playwright-core" ]; then
-    (cd "$here" && npm ci --no-audit --no-fund --loglevel=error) || { echo "FAIL: npm ci"; exit 1; }
-fi
+need_browser
 hostile=$MT_BUILD/tests/tools/gen_hostile
 [ -x "$hostile" ] || { echo "FAIL: $hostile not built (make tests-build)"; exit 1; }
 "$hostile" html "$MT_TMP/html.ctf" || { echo "FAIL: gen_hostile html"; exit 1; }

@@ -9,12 +9,7 @@ set -u
 . "$(dirname "$0")/lib.inc"
 [ "${MT_STAGE:-plain}" = plain ] || { echo "plain stage only"; exit 77; }
 here=$(cd "$(dirname "$0")" && pwd)
-if [ ! -x /usr/bin/chromium ] || ! command -v node >/dev/null; then
-    echo "FAIL: chromium or node missing (scripts/install-deps.sh test installs them)"; exit 1
-fi
-if [ ! -d "$here/node_modules/playwright-core" ]; then
-    (cd "$here" && npm ci --no-audit --no-fund --loglevel=error) || { echo "FAIL: npm ci"; exit 1; }
-fi
+need_browser
 hostile=$MT_BUILD/tests/tools/gen_hostile
 gen=$MT_BUILD/bench/viewer-gen
 [ -x "$hostile" ] && [ -x "$gen" ] || { echo "FAIL: $hostile or $gen not built (make tests-build)"; exit 1; }
