@@ -248,66 +248,77 @@ struct dirent64_raw {
     char name[];
 };
 
-long mtr_lk_tasks(pid_t *tids, size_t cap)
+/* Calls fn(dirfd, name, ctx) for each entry of dir whose name starts with
+ * a digit (tasks, descriptors), until fn returns nonzero; with getdents64
+ * into a stack buffer, not the allocator (readdir may malloc). Returns
+ * what fn returned last (0 when it never stopped), -1 when dir cannot be
+ * opened. */
+static int each_numbered(const char *dir, int (*fn)(int dirfd, const char *name, void *ctx),
+                         void *ctx)
 {
-    int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0)
         return -1;
     char buf[4096] __attribute__((aligned(8)));
-    size_t n = 0;
-    for (;;) {
+    int rc = 0;
+    while (!rc) {
         long r = syscall(SYS_getdents64, fd, buf, sizeof buf);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
             break;
-        for (long off = 0; off < r;) {
+        for (long off = 0; off < r && !rc;) {
             struct dirent64_raw *d = (struct dirent64_raw *)(buf + off);
             off += d->reclen;
-            long t = 0;
-            const char *s = d->name;
-            if (*s < '0' || *s > '9')
-                continue;
-            while (*s >= '0' && *s <= '9')
-                t = t * 10 + (*s++ - '0');
-            if (n < cap)
-                tids[n++] = (pid_t)t;
+            if (d->name[0] >= '0' && d->name[0] <= '9')
+                rc = fn(fd, d->name, ctx);
         }
     }
     close(fd);
-    return (long)n;
+    return rc;
+}
+
+struct tid_list {
+    pid_t *tids;
+    size_t n, cap;
+};
+
+static int add_tid(int dirfd, const char *s, void *ctx)
+{
+    struct tid_list *l = ctx;
+    long t = 0;
+    (void)dirfd;
+    while (*s >= '0' && *s <= '9')
+        t = t * 10 + (*s++ - '0');
+    if (l->n < l->cap)
+        l->tids[l->n++] = (pid_t)t;
+    return 0;
+}
+
+long mtr_lk_tasks(pid_t *tids, size_t cap)
+{
+    struct tid_list l = {tids, 0, cap};
+    if (each_numbered("/proc/self/task", add_tid, &l) < 0)
+        return -1;
+    return (long)l.n;
+}
+
+static int is_userfaultfd(int dirfd, const char *name, void *ctx)
+{
+    char link[64];
+    (void)ctx;
+    ssize_t n = readlinkat(dirfd, name, link, sizeof link - 1);
+    if (n <= 0)
+        return 0;
+    link[n] = 0;
+    return strstr(link, "userfaultfd") != NULL;
 }
 
 /* 1 if the process has a userfaultfd: reading a page it manages would wait
  * for its handler thread, which the scan has stopped. */
 int mtr_lk_has_userfaultfd(void)
 {
-    int fd = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    char buf[4096] __attribute__((aligned(8)));
-    int found = 0;
-    for (;;) {
-        long r = syscall(SYS_getdents64, fd, buf, sizeof buf);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        for (long off = 0; off < r && !found;) {
-            struct dirent64_raw *d = (struct dirent64_raw *)(buf + off);
-            off += d->reclen;
-            if (d->name[0] < '0' || d->name[0] > '9')
-                continue;
-            char link[64];
-            ssize_t n = readlinkat(fd, d->name, link, sizeof link - 1);
-            if (n > 0) {
-                link[n] = 0;
-                found = strstr(link, "userfaultfd") != NULL;
-            }
-        }
-    }
-    close(fd);
-    return found;
+    return each_numbered("/proc/self/fd", is_userfaultfd, NULL) == 1;
 }
 
 /* ---- a sort without the allocator ---- */
