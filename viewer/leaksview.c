@@ -25,6 +25,23 @@ static double *site_curves(const mt_selection *s, const mt_leak_site *rows, size
         return NULL;
     mt_timedelta end = mt_model_end(m);
     double step = end > 0 ? (double)end / (CURVE_POINTS - 1) : 1;
+    /* the listed sites by function: head[func] is 1 + the first row of
+     * that function, next[row] 1 + the following one (0 ends a chain) */
+    size_t nf = mt_model_n_funcs(m);
+    size_t *head = calloc(nf + 1, sizeof *head), *next = calloc(n + 1, sizeof *next);
+    if (!head || !next) {
+        free(head);
+        free(next);
+        free(c);
+        return NULL;
+    }
+    for (size_t k = n; k-- > 0;) {
+        if (rows[k].frame == MT_NO_FRAME)
+            continue;
+        mt_func_id fn = mt_model_frames(m)[rows[k].frame].func;
+        next[k] = head[fn];
+        head[fn] = k + 1;
+    }
     const mt_alloc *allocs = mt_model_allocs(m);
     const mt_node *nodes = mt_selection_nodes(s);
     const mt_frame *frames = mt_model_frames(m);
@@ -37,13 +54,12 @@ static double *site_curves(const mt_selection *s, const mt_leak_site *rows, size
         if (!node)
             continue;
         const mt_frame *f = &frames[nodes[node].frame];
-        size_t k = 0;
-        while (k < n && !(rows[k].frame != MT_NO_FRAME &&
-                          frames[rows[k].frame].func == f->func &&
-                          frames[rows[k].frame].line == f->line))
-            k++;
-        if (k == n)
+        size_t k = head[f->func];   /* rows of this function: a short chain */
+        while (k && frames[rows[k - 1].frame].line != f->line)
+            k = next[k - 1];
+        if (!k)
             continue;
+        k--;
         const mt_alloc *a = &allocs[i];
         double w = (double)a->n_samples * bps;
         size_t ja = a->time <= 0 ? 0 : (size_t)((double)a->time / step + 0.999999);
@@ -58,6 +74,8 @@ static double *site_curves(const mt_selection *s, const mt_leak_site *rows, size
         c[k * (CURVE_POINTS + 1) + ja] += w;
         c[k * (CURVE_POINTS + 1) + jf] -= w;
     }
+    free(head);
+    free(next);
     for (size_t k = 0; k < n; k++) {
         double run = 0;
         for (size_t j = 0; j < CURVE_POINTS; j++) {
