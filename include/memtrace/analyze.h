@@ -830,6 +830,39 @@ unsigned mt_read_forced(void);   /* MT_ROUTE_* flags */
 
 
 
+/* ------------------------------------------------------------------------ */
+/* [experimental] Scale: what the estimates need of a trace (leave out with  */
+/* MEMTRACE_STABLE_ONLY)                                                     */
+/*
+ * The estimators of docs/estimates.md depend on a trace only through its
+ * sampling rate and word size: mt_scale holds them and what follows from
+ * them, so that a figure can be estimated without a model (a stream, a
+ * pprof profile, a test). A plain value: copy it freely; its functions are
+ * pure and thread safe. mt_alloc_bytes, mt_alloc_objects and mt_peak_scale
+ * are these for a model's scale. */
+#ifndef MEMTRACE_STABLE_ONLY
+
+typedef struct mt_scale {
+    double sample_rate;      /* samples per word (the trace's sample_rate) */
+    double word_bytes;       /* bytes per word: word_size / 8 */
+    double bytes_per_sample; /* word_bytes / sample_rate; 0 when the rate is 0 */
+    double inv_word_bytes;   /* 1 / word_bytes (0 when that is 0) */
+    double inv_rate;         /* 1 / sample_rate (0 when that is 0) */
+} mt_scale;
+
+/* The scale of a trace recorded with info's sample_rate and word_size. */
+mt_scale mt_scale_of(const mt_trace_info *info);
+/* The scale of a model's trace (valid as long as the model). */
+const mt_scale *mt_model_scale(const mt_model *m);
+/* Estimated bytes and objects one sampled allocation stands for. */
+double mt_scale_alloc_bytes(const mt_scale *s, const mt_alloc *a);
+double mt_scale_alloc_objects(const mt_scale *s, const mt_alloc *a);
+/* A peak estimated in samples, in bytes (mt_peak_scale by the scale's
+ * bytes_per_sample). */
+void mt_scale_peak(const mt_scale *s, mt_peak *p);
+
+#endif /* MEMTRACE_STABLE_ONLY */
+
 #ifdef __cplusplus
 }
 #endif

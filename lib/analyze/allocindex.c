@@ -129,9 +129,9 @@ int mt_alloc_index_trace_id(const char *trace, mt_alloc_index_id *id)
  * numbers it holds. */
 static uint64_t trie_hash(const mt_model *m)
 {
-    uint64_t h = mix(m->nodes.n ^ (m->frames.n << 32) ^ m->funcs.n);
-    for (size_t i = 0; i < m->nodes.n; i++)
-        h = mix(h ^ ((uint64_t)m->nodes.v[i].parent << 32 | m->nodes.v[i].frame)) + i;
+    uint64_t h = mix(m->stacks.nodes.n ^ (m->stacks.frames.n << 32) ^ m->stacks.funcs.n);
+    for (size_t i = 0; i < m->stacks.nodes.n; i++)
+        h = mix(h ^ ((uint64_t)m->stacks.nodes.v[i].parent << 32 | m->stacks.nodes.v[i].frame)) + i;
     return h;
 }
 
@@ -258,7 +258,7 @@ int mt_alloc_index_writer_finish(mt_alloc_index_writer *w, const mt_model *m,
                                  const mt_alloc_index_id *id)
 {
     int rc = flush_block(w);
-    if (rc == 0 && (!m->folded || w->n != m->n_allocs_read))
+    if (rc == 0 && (!m->fold || w->n != m->fold->n_allocs_read))
         rc = -1;   /* not every allocation of the read went in */
     if (rc == 0) {
         struct header h;
@@ -272,8 +272,8 @@ int mt_alloc_index_writer_finish(mt_alloc_index_writer *w, const mt_model *m,
         h.trace_mtime_sec = id->mtime_sec;
         h.trace_mtime_nsec = id->mtime_nsec;
         h.n_records = w->n;
-        h.n_allocs = m->n_allocs_read;
-        h.n_nodes = m->nodes.n;
+        h.n_allocs = m->fold->n_allocs_read;
+        h.n_nodes = m->stacks.nodes.n;
         h.trie_hash = trie_hash(m);
         h.data_bytes = w->data_bytes;
         h.data_hash = w->data_hash;
@@ -347,7 +347,7 @@ int mt_alloc_index_matches(const mt_alloc_index *x, const mt_model *m, char **wh
 {
     if (why)
         *why = NULL;
-    if (!m->folded || x->h.n_allocs != m->n_allocs_read || x->h.n_nodes != m->nodes.n ||
+    if (!m->fold || x->h.n_allocs != m->fold->n_allocs_read || x->h.n_nodes != m->stacks.nodes.n ||
         x->h.trie_hash != trie_hash(m)) {
         if (why)
             *why = strdup("made from another model of the trace (call-path tree or counts differ)");
@@ -431,11 +431,7 @@ static inline const unsigned char *get_var(const unsigned char *p, const unsigne
 /* The clone's own parts (the rest is the base's). */
 static void clone_free(mt_model *m)
 {
-    free(m->node_cost);
-    free(m->node_first);
-    free(m->fold_lt);
-    free(m->events.v);
-    free(m->live_after);
+    mta_folded_free(m->fold);
     pthread_mutex_destroy(&m->lock);
     free(m);
 }
@@ -448,7 +444,7 @@ void mt_alloc_index_model_free(mt_model *m)
 
 size_t mt_alloc_index_model_memory(const mt_model *m)
 {
-    return sizeof *m + m->node_cap * (sizeof(mt_cost) + sizeof(uint64_t));
+    return sizeof *m + sizeof *m->fold + m->fold->node_cap * (sizeof(mt_cost) + sizeof(uint64_t));
 }
 
 /* A folded model that shares base's trie, names and counts, with its own
@@ -463,26 +459,13 @@ static mt_model *clone_of(const mt_model *base)
     memcpy(m, base, sizeof *m);
     pthread_mutex_unlock((pthread_mutex_t *)&base->lock);
     pthread_mutex_init(&m->lock, NULL);
-    memset(&m->events, 0, sizeof m->events);
-    m->live_after = NULL;
-    m->events_ready = 0;
-    memset(m->fold_by_source, 0, sizeof m->fold_by_source);
-    memset(m->fold_obj_memo, 0, sizeof m->fold_obj_memo);
-    m->fold_filter = NULL;
-    m->fold_lt = NULL;
-    m->on_fold = NULL;
-    m->on_alloc = NULL;
-    m->fold_ctx = NULL;
-    m->fold_stopped = 0;
-    size_t n = m->nodes.n ? m->nodes.n : 1;
-    m->node_cap = n;
-    m->node_cost = calloc(n, sizeof *m->node_cost);
-    m->node_first = malloc(n * sizeof *m->node_first);
-    if (!m->node_cost || !m->node_first) {
+    /* a folded base has no allocation table; the costs are the clone's */
+    m->whole = NULL;
+    size_t n = m->stacks.nodes.n ? m->stacks.nodes.n : 1;
+    if (!(m->fold = mta_folded_new()) || mta_folded_cover(m->fold, n) < 0) {
         clone_free(m);
         return NULL;
     }
-    memset(m->node_first, 0xff, n * sizeof *m->node_first);
     return m;
 }
 
@@ -502,13 +485,13 @@ mt_model *mt_alloc_index_fold(const mt_alloc_index *x, const mt_model *base,
         oom = "out of memory";
         goto fail;
     }
-    m->fold_filter = o->filter;
-    m->fold_peak = o->peak;
-    m->fold_live_at = MT_TIME_END;
-    m->on_fold = o->on_fold;
-    m->fold_ctx = o->ctx;
+    m->fold->filter = o->filter;
+    m->fold->peak = o->peak;
+    m->fold->live_at = MT_TIME_END;
+    m->fold->on_fold = o->on_fold;
+    m->fold->ctx = o->ctx;
     uint64_t prev_seq = 0, n = 0, samples = 0, next_progress = 0;
-    uint64_t prev_t = 0, nodes = m->nodes.n, allocs = x->h.n_allocs;
+    uint64_t prev_t = 0, nodes = m->stacks.nodes.n, allocs = x->h.n_allocs;
     /* Records are decoded a batch ahead of folding, their nodes' costs
      * prefetched: the costs of a trace with many call paths are looked up
      * at random, each likely a cache miss. */
@@ -572,14 +555,14 @@ mt_model *mt_alloc_index_fold(const mt_alloc_index *x, const mt_model *base,
             }
             samples += ns;
             seqs[nb++] = prev_seq;
-            __builtin_prefetch(&m->node_cost[node], 1);
-            __builtin_prefetch((const char *)&m->node_cost[node] + sizeof(mt_cost) - 1, 1);
-            __builtin_prefetch(&m->node_first[node], 1);
+            __builtin_prefetch(&m->fold->node_cost[node], 1);
+            __builtin_prefetch((const char *)&m->fold->node_cost[node] + sizeof(mt_cost) - 1, 1);
+            __builtin_prefetch(&m->fold->node_first[node], 1);
         }
         r.pos = (size_t)(p - r.buf);
         for (size_t i = 0; i < nb; i++)
             if (mta_fold(m, &batch[i], seqs[i]) < 0) {
-                if (!m->fold_stopped)
+                if (!m->fold->stopped)
                     oom = "out of memory";
                 goto fail;
             }

@@ -554,7 +554,7 @@ mt_timedelta mt_diff_side_peak_est(const mt_diff_side *s, mt_peak *out)
         }
         mta_peak_time(acc, t, before, live, allocated);
     }
-    mta_peak_result(acc, m->bps, m->info.sample_rate, out);
+    mta_peak_result(acc, m->scale.bytes_per_sample, m->scale.sample_rate, out);
     free(ev);
     free(acc);
     return at;

@@ -54,11 +54,12 @@ mt_curve *mt_query_curve(const mt_selection *s, mt_timedelta t0, mt_timedelta t1
         return NULL;
     t0 = c->t0;
     n = c->n;
-    const double bps = m->bps;
+    const double bps = m->scale.bytes_per_sample;
     int64_t tot = 0, fil = 0, peak = 0;
     mt_timedelta peak_t = 0;
     long cur = -1; /* bucket of the last timestamp seen (in range) */
-    const mta_event *ev = mta_events(m);
+    size_t ne = 0;
+    const mta_event *ev = mta_events(m, &ne);
     mta_peak_acc *acc = malloc(sizeof *acc);
     if (!ev || !acc) {
         free(acc);
@@ -66,7 +67,7 @@ mt_curve *mt_query_curve(const mt_selection *s, mt_timedelta t0, mt_timedelta t1
         return NULL;
     }
     mta_peak_init(acc);
-    size_t ne = m->events.n, i = 0;
+    size_t i = 0;
     while (i < ne) {
         mt_timedelta t = ev[i].time;
         int64_t tot_before = tot, fil_before = fil;
@@ -74,7 +75,7 @@ mt_curve *mt_query_curve(const mt_selection *s, mt_timedelta t0, mt_timedelta t1
         long b = t < t0 ? -1 : (long)((t - t0) / c->width);
         for (; i < ne && ev[i].time == t; i++) {
             /* the events in order; the samples come with them */
-            uint64_t ns = mta_event_samples(m, &ev[i]);
+            uint64_t ns = mta_alloctab_event_samples(m->whole, &ev[i]);
             int64_t d = ev[i].kind ? -(int64_t)ns : (int64_t)ns;
             tot += d;
             if (mt_selection_has(s, ev[i].alloc)) {
@@ -122,7 +123,7 @@ mt_curve *mt_query_curve(const mt_selection *s, mt_timedelta t0, mt_timedelta t1
     }
     c->peak_filtered = (double)peak * bps;
     c->peak_filtered_time = peak_t;
-    mta_peak_result(acc, bps, m->info.sample_rate, &c->peak_filtered_est);
+    mta_peak_result(acc, bps, m->scale.sample_rate, &c->peak_filtered_est);
     free(acc);
     return c;
 }

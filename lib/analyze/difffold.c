@@ -29,8 +29,8 @@ struct mt_diff_fold {
 double mtd_value(const mt_model *m, const mt_alloc *a, mt_metric metric)
 {
     if (metric == MT_METRIC_ALLOC_OBJECTS || metric == MT_METRIC_LIVE_OBJECTS)
-        return mta_alloc_objects(m, a);
-    return (double)a->n_samples * m->bps;
+        return mta_alloc_objects(&m->scale, a);
+    return (double)a->n_samples * m->scale.bytes_per_sample;
 }
 
 void mtd_side_resolve(mtd_side *r, const mt_diff_side *s, const mt_model *m)
@@ -84,9 +84,9 @@ static void resolve_folding(mt_diff_fold *f, const mt_model *m)
     for (int j = 0; j < 2; j++) {
         const mt_diff_side *s = &f->spec[j];
         mtd_side *r = &f->r[j];
-        r->from = s->from == MT_TIME_PEAK ? m->fold_peak : s->from;
-        r->to = s->to == MT_TIME_END ? INT64_MAX : s->to == MT_TIME_PEAK ? m->fold_peak : s->to;
-        r->at = s->at == MT_TIME_END ? MTD_AT_END : s->at == MT_TIME_PEAK ? m->fold_peak : s->at;
+        r->from = s->from == MT_TIME_PEAK ? m->fold->peak : s->from;
+        r->to = s->to == MT_TIME_END ? INT64_MAX : s->to == MT_TIME_PEAK ? m->fold->peak : s->to;
+        r->at = s->at == MT_TIME_END ? MTD_AT_END : s->at == MT_TIME_PEAK ? m->fold->peak : s->at;
     }
     f->resolved = 1;
 }

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include "filter.h"
+#include "fold.h"
 #include "model.h"
 
 typedef struct mta_live_slot slot_t;
@@ -231,21 +232,53 @@ void mta_live_free(mta_live *l)
     memset(l, 0, sizeof *l);
 }
 
+mta_folded *mta_folded_new(void)
+{
+    return calloc(1, sizeof(mta_folded));
+}
+
+void mta_folded_free(mta_folded *f)
+{
+    if (!f)
+        return;
+    free(f->node_cost);
+    free(f->node_first);
+    free(f->lt);
+    free(f);
+}
+
+int mta_folded_cover(mta_folded *f, size_t n)
+{
+    if (f->node_cap >= n)
+        return 0;
+    mt_cost *c = realloc(f->node_cost, n * sizeof *c);
+    if (c)
+        f->node_cost = c;
+    uint64_t *fi = c ? realloc(f->node_first, n * sizeof *fi) : NULL;
+    if (!c || !fi)
+        return -1;
+    f->node_first = fi;
+    memset(c + f->node_cap, 0, (n - f->node_cap) * sizeof *c);
+    memset(fi + f->node_cap, 0xff, (n - f->node_cap) * sizeof *fi);
+    f->node_cap = n;
+    return 0;
+}
+
 /* mta_alloc_objects (and mta_objects_var), with the last results kept: a division per
  * allocation costs more than a look at a few recent (size, samples, kind)
  * triples, of which programs have few. */
-static inline double fold_objects(mt_model *m, const mt_alloc *a, double *var)
+static inline double fold_objects(mta_folded *fo, const mt_scale *sc, const mt_alloc *a, double *var)
 {
     int ext = a->source == MT_SOURCE_EXTERNAL;
     struct mta_obj_memo *e =
-        &m->fold_obj_memo[(a->size * 0x9E3779B97F4A7C15ULL + a->n_samples * 2 + (uint64_t)ext) >>
+        &fo->obj_memo[(a->size * 0x9E3779B97F4A7C15ULL + a->n_samples * 2 + (uint64_t)ext) >>
                           (64 - MTA_OBJ_MEMO_BITS)];
     if (e->size != a->size || e->n_samples != a->n_samples || e->ext != ext) {
         e->size = a->size;
         e->n_samples = a->n_samples;
         e->ext = ext;
-        e->obj = mta_alloc_objects(m, a);
-        e->var = mta_objects_var(m, a, e->obj);
+        e->obj = mta_alloc_objects(sc, a);
+        e->var = mta_objects_var(sc, a, e->obj);
     }
     *var = e->var;
     return e->obj;
@@ -277,50 +310,51 @@ static inline void cost_add(mt_cost *c, const mt_alloc *a, double bytes, double 
 
 int mta_fold(mt_model *m, const mt_alloc *a, uint64_t seq)
 {
-    const mt_filter *f = m->fold_filter;
+    mta_folded *fo = m->fold;
+    const mt_filter *f = fo->filter;
     if (f) {
         /* live: clauses at a time given as such (END stays END: a block is
          * live at the end exactly when it was never collected) */
-        if (!m->fold_lt) {
-            m->fold_lt = malloc((f->n ? f->n : 1) * sizeof *m->fold_lt);
-            if (!m->fold_lt)
+        if (!fo->lt) {
+            fo->lt = malloc((f->n ? f->n : 1) * sizeof *fo->lt);
+            if (!fo->lt)
                 return -1;
             for (size_t k = 0; k < f->n; k++)
-                m->fold_lt[k] = f->c[k].lo == MT_TIME_PEAK ? m->fold_peak : f->c[k].lo;
+                fo->lt[k] = f->c[k].lo == MT_TIME_PEAK ? fo->peak : f->c[k].lo;
         }
-        if (!mta_alloc_passes(m, f, a, m->fold_lt))
+        if (!mta_alloc_passes(m, f, a, fo->lt))
             return 0;
     }
     /* (with two threads and no hooks, the nodes stay with the reading
      * thread until the end: then the stack says how far to go) */
-    size_t need = m->nodes.n > a->stack ? m->nodes.n : (size_t)a->stack + 1;
-    if (need > m->node_cap) {
-        size_t cap = m->node_cap ? m->node_cap : 1024;
+    size_t need = m->stacks.nodes.n > a->stack ? m->stacks.nodes.n : (size_t)a->stack + 1;
+    if (need > fo->node_cap) {
+        size_t cap = fo->node_cap ? fo->node_cap : 1024;
         while (cap < need)
             cap *= 2;
-        mt_cost *c = realloc(m->node_cost, cap * sizeof *c);
+        mt_cost *c = realloc(fo->node_cost, cap * sizeof *c);
         if (!c)
             return -1;
-        m->node_cost = c;
-        uint64_t *fi = realloc(m->node_first, cap * sizeof *fi);
+        fo->node_cost = c;
+        uint64_t *fi = realloc(fo->node_first, cap * sizeof *fi);
         if (!fi)
             return -1;
-        m->node_first = fi;
-        memset(c + m->node_cap, 0, (cap - m->node_cap) * sizeof *c);
-        memset(fi + m->node_cap, 0xff, (cap - m->node_cap) * sizeof *fi);
-        m->node_cap = cap;
+        fo->node_first = fi;
+        memset(c + fo->node_cap, 0, (cap - fo->node_cap) * sizeof *c);
+        memset(fi + fo->node_cap, 0xff, (cap - fo->node_cap) * sizeof *fi);
+        fo->node_cap = cap;
     }
     /* mta_cost_of + mta_cost_add twice, inline (the same additions in the
      * same order as a selection of a whole model makes) */
-    double ov, bytes = (double)a->n_samples * m->bps, obj = fold_objects(m, a, &ov);
-    int live = mta_is_live(a, m->fold_live_at == MT_TIME_PEAK ? m->fold_peak : m->fold_live_at);
+    double ov, bytes = (double)a->n_samples * m->scale.bytes_per_sample, obj = fold_objects(fo, &m->scale, a, &ov);
+    int live = mta_is_live(a, fo->live_at == MT_TIME_PEAK ? fo->peak : fo->live_at);
     int temp = mta_is_temporary(a);
-    cost_add(&m->node_cost[a->stack], a, bytes, obj, ov, live, temp);
-    cost_add(&m->fold_by_source[a->source < 3 ? a->source : 2], a, bytes, obj, ov, live, temp);
-    if (seq < m->node_first[a->stack])
-        m->node_first[a->stack] = seq;
-    if (m->on_fold && m->on_fold(m->fold_ctx, m, a, seq) < 0) {
-        m->fold_stopped = 1;
+    cost_add(&fo->node_cost[a->stack], a, bytes, obj, ov, live, temp);
+    cost_add(&fo->by_source[a->source < 3 ? a->source : 2], a, bytes, obj, ov, live, temp);
+    if (seq < fo->node_first[a->stack])
+        fo->node_first[a->stack] = seq;
+    if (fo->on_fold && fo->on_fold(fo->ctx, m, a, seq) < 0) {
+        fo->stopped = 1;
         return -1;
     }
     return 0;

@@ -22,7 +22,7 @@ static size_t stack_funcs(const mt_selection *s, mt_node_id n, mt_func_id **buf,
         *cap = c;
     }
     for (size_t i = d; i > 0; i--) {
-        (*buf)[i - 1] = s->m->frames.v[s->nodes[n].frame].func;
+        (*buf)[i - 1] = s->m->stacks.frames.v[s->nodes[n].frame].func;
         n = s->nodes[n].parent;
     }
     return d;
@@ -57,7 +57,7 @@ static int cum_values(const mt_selection *s, const uint32_t *kid_start, const ui
         vwalk *w = &st.v[st.n - 1];
         if (w->next_kid < kid_start[w->node + 1]) {
             mt_node_id c = kids[w->next_kid++];
-            onpath[m->frames.v[s->nodes[c].frame].func]++;
+            onpath[m->stacks.frames.v[s->nodes[c].frame].func]++;
             const mt_cost *self = mt_selection_node_cost(s, c);
             vwalk nw = {c, kid_start[c], self->allocs ? mt_cost_get(self, sort) : 0};
             if (MTA_PUSH(st, nw) < 0) {
@@ -69,7 +69,7 @@ static int cum_values(const mt_selection *s, const uint32_t *kid_start, const ui
             st.n--;
             if (!d.node)
                 continue;
-            mt_func_id f = m->frames.v[s->nodes[d.node].frame].func;
+            mt_func_id f = m->stacks.frames.v[s->nodes[d.node].frame].func;
             if (onpath[f]-- == 1)
                 cumv[f] += d.acc;
             st.v[st.n - 1].acc += d.acc;
@@ -87,7 +87,7 @@ static int cum_values(const mt_selection *s, const uint32_t *kid_start, const ui
 mt_graph *mt_query_graph(const mt_selection *s, mt_metric sort, double min_fraction)
 {
     const mt_model *m = s->m;
-    size_t nf = m->funcs.n, nn = s->n_nodes;
+    size_t nf = m->stacks.funcs.n, nn = s->n_nodes;
     mt_cost *flat = calloc(nf + 1, sizeof *flat), *cum = calloc(nf + 1, sizeof *cum);
     uint32_t *onpath = calloc(nf + 1, sizeof *onpath);
     uint8_t *used = calloc(nn + 1, 1);
@@ -143,14 +143,14 @@ mt_graph *mt_query_graph(const mt_selection *s, mt_metric sort, double min_fract
         walk *w = &st.v[st.n - 1];
         if (w->next_kid < kid_start[w->node + 1]) {
             mt_node_id c = kids[w->next_kid++];
-            mt_func_id f = m->frames.v[s->nodes[c].frame].func;
+            mt_func_id f = m->stacks.frames.v[s->nodes[c].frame].func;
             walk nw;
             memset(&nw, 0, sizeof nw);
             nw.node = c;
             nw.next_kid = kid_start[c];
             nw.edge = -1;
             onpath[f]++;
-            mt_func_id pf = w->node ? m->frames.v[s->nodes[w->node].frame].func : 0;
+            mt_func_id pf = w->node ? m->stacks.frames.v[s->nodes[w->node].frame].func : 0;
             if (w->node && (!keep || (keep[pf] && keep[f]))) {
                 uint64_t key = (uint64_t)pf << 32 | f;
                 int64_t e = mta_table_get(&eidx, key);
@@ -181,7 +181,7 @@ mt_graph *mt_query_graph(const mt_selection *s, mt_metric sort, double min_fract
             st.n--;
             if (!done_w.node)
                 continue;
-            mt_func_id f = m->frames.v[s->nodes[done_w.node].frame].func;
+            mt_func_id f = m->stacks.frames.v[s->nodes[done_w.node].frame].func;
             if (onpath[f] == 1 && (!keep || keep[f]))
                 mta_cost_add(&cum[f], &done_w.acc);
             onpath[f]--;
@@ -281,7 +281,7 @@ typedef struct link_acc {
 
 static mt_func_link *collect_links(const mt_model *m, link_acc *a, size_t *n, mt_metric sort)
 {
-    size_t nf = m->funcs.n, k = 0;
+    size_t nf = m->stacks.funcs.n, k = 0;
     uint32_t *idx = malloc((nf + 1) * sizeof *idx);
     if (!idx)
         return NULL;
@@ -303,7 +303,7 @@ static mt_func_link *collect_links(const mt_model *m, link_acc *a, size_t *n, mt
 mt_func_report *mt_query_func(const mt_selection *s, mt_func_id f, mt_metric sort)
 {
     const mt_model *m = s->m;
-    size_t nf = m->funcs.n;
+    size_t nf = m->stacks.funcs.n;
     mt_func_report *r = calloc(1, sizeof *r);
     link_acc up = {calloc(nf + 1, sizeof(mt_cost)), calloc(nf + 1, sizeof(size_t))};
     link_acc down = {calloc(nf + 1, sizeof(mt_cost)), calloc(nf + 1, sizeof(size_t))};

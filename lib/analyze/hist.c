@@ -29,14 +29,14 @@ mt_histogram *mt_query_histogram(const mt_selection *s, mt_hist_kind kind)
         goto fail;
     h->kind = kind;
     size_t maxb = 0;
-    for (size_t i = 0; i < m->allocs.n; i++) {
+    for (size_t i = 0; i < mta_n_allocs(m); i++) {
         if (!mt_selection_has(s, i))
             continue;
-        const mt_alloc *a = &m->allocs.v[i];
+        const mt_alloc *a = &m->whole->allocs.v[i];
         uint64_t v = kind == MT_HIST_SIZE ? a->size : lifetime_of(m, a);
         size_t b = bucket_of(v);
         mt_cost c;
-        mta_cost_of(m, a, s->live_at, &c);
+        mta_cost_of(&m->scale, a, s->live_at, &c);
         mta_cost_add(&all[b], &c);
         mta_cost_add(&src[b * 3 + (a->source < 3 ? a->source : 2)], &c);
         if (kind == MT_HIST_LIFETIME && a->collect == MT_TIME_NEVER)
@@ -124,7 +124,7 @@ void mt_query_stats(const mt_selection *s, mt_stats *o)
     const mt_model *m = s->m;
     memset(o, 0, sizeof *o);
     o->duration = m->end;
-    o->allocs = m->allocs.n;
+    o->allocs = mta_n_allocs(m);
     o->promotes = m->n_promotes;
     o->collects = m->n_collects;
     o->events = o->allocs + o->promotes + o->collects;
@@ -135,14 +135,14 @@ void mt_query_stats(const mt_selection *s, mt_stats *o)
     uint64_t vn[2] = {0, 0};
     life_item *li = malloc((s->total.allocs + 1) * sizeof *li);
     size_t nl = 0;
-    for (size_t i = 0; i < m->allocs.n; i++) {
+    for (size_t i = 0; i < mta_n_allocs(m); i++) {
         if (!mt_selection_has(s, i))
             continue;
-        const mt_alloc *a = &m->allocs.v[i];
+        const mt_alloc *a = &m->whole->allocs.v[i];
         /* mta_cost_of + mta_cost_add twice, inline (same additions in the
          * same order): this loop runs once per allocation */
-        double bytes = (double)a->n_samples * m->bps, obj = mta_alloc_objects(m, a);
-        double ov = mta_objects_var(m, a, obj);
+        double bytes = (double)a->n_samples * m->scale.bytes_per_sample, obj = mta_alloc_objects(&m->scale, a);
+        double ov = mta_objects_var(&m->scale, a, obj);
         int live = mta_is_live(a, s->live_at), temp = mta_is_temporary(a);
         mt_cost *dst[2] = {&o->total, &o->by_source[a->source < 3 ? a->source : 2]};
         for (int k = 0; k < 2; k++) {
@@ -171,7 +171,7 @@ void mt_query_stats(const mt_selection *s, mt_stats *o)
         } else {
             o->never_collected_bytes += c.alloc_bytes;
         }
-        mta_verdict_add(vsum, vn, m, a);
+        mta_verdict_add(vsum, vn, &m->scale, a);
         if (li) {
             li[nl].life = lifetime_of(m, a);
             li[nl].samples = a->n_samples;
@@ -186,7 +186,7 @@ void mt_query_stats(const mt_selection *s, mt_stats *o)
     }
     free(li);
     o->alloc_rate = m->end > 0 ? o->total.alloc_bytes / ((double)m->end / 1e6) : 0;
-    if (o->total.allocs == m->allocs.n) {
+    if (o->total.allocs == mta_n_allocs(m)) {
         /* everything is selected: the model's own peak */
         o->peak_filtered_bytes = o->peak_bytes;
         o->peak_filtered_time = o->peak_time;

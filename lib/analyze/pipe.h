@@ -10,7 +10,8 @@
 
 #include <pthread.h>
 
-#include "model.h"
+#include "memtrace/analyze.h"
+#include "pool.h"
 
 /* One event, as the folding thread needs it: an allocation with its
  * record's fields (its stack already a trie node), a promotion or a

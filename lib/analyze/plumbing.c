@@ -198,14 +198,14 @@ static int unnamed(const char *name)
  * out of memory. */
 static uint8_t *func_kinds(const mt_model *m, const mt_plumbing *p, int *any)
 {
-    uint8_t *pl = calloc(m->funcs.n + 1, 1);
+    uint8_t *pl = calloc(m->stacks.funcs.n + 1, 1);
     if (!pl)
         return NULL;
     *any = 0;
-    for (size_t i = 0; i < m->funcs.n; i++) {
-        if (p && mt_plumbing_match(p, m->funcs.v[i].name))
+    for (size_t i = 0; i < m->stacks.funcs.n; i++) {
+        if (p && mt_plumbing_match(p, m->stacks.funcs.v[i].name))
             pl[i] = 1, *any = 1;
-        else if (unnamed(m->funcs.v[i].name))
+        else if (unnamed(m->stacks.funcs.v[i].name))
             pl[i] = 2;
     }
     return pl;
@@ -214,7 +214,7 @@ static uint8_t *func_kinds(const mt_model *m, const mt_plumbing *p, int *any)
 int mta_plumbing_apply(mt_selection *s, const mt_plumbing *p)
 {
     const mt_model *m = s->m;
-    size_t nn = m->nodes.n;
+    size_t nn = m->stacks.nodes.n;
     int any;
     uint8_t *pl = func_kinds(m, p, &any);
     if (!pl)
@@ -237,8 +237,8 @@ int mta_plumbing_apply(mt_selection *s, const mt_plumbing *p)
     site[0] = UINT32_MAX;
     via[0] = MT_NO_FRAME;
     for (size_t i = 1; i < nn; i++) {
-        const mt_node *nd = &m->nodes.v[i];
-        uint8_t k = pl[m->frames.v[nd->frame].func];
+        const mt_node *nd = &m->stacks.nodes.v[i];
+        uint8_t k = pl[m->stacks.frames.v[nd->frame].func];
         if (k == 1 || (k == 2 && via[nd->parent] != MT_NO_FRAME)) {
             site[i] = site[nd->parent];
             via[i] = via[nd->parent] != MT_NO_FRAME ? via[nd->parent] : nd->frame;
@@ -266,7 +266,7 @@ int mt_selection_sites_complete(const mt_selection *s, const mt_plumbing *p, siz
         return 1;
     if (s->own_nodes)
         return 0; /* hidden frames: node ids are no model node ids */
-    size_t nn = m->nodes.n;
+    size_t nn = m->stacks.nodes.n;
     uint32_t *codes = malloc((nn ? nn : 1) * sizeof *codes);
     /* allp[i]: every frame from the (cut) root down to node i is plumbing,
      * as mta_plumbing_apply sees it (a frame without a name counts once a
@@ -283,14 +283,14 @@ int mt_selection_sites_complete(const mt_selection *s, const mt_plumbing *p, siz
     codes[0] = 0;
     allp[0] = 1;
     for (size_t i = 1; i < nn; i++) {
-        const mt_node *nd = &m->nodes.v[i];
-        codes[i] = codes[nd->parent] + (m->frames.v[nd->frame].inline_index == 0);
-        uint8_t k = pl[m->frames.v[nd->frame].func];
+        const mt_node *nd = &m->stacks.nodes.v[i];
+        codes[i] = codes[nd->parent] + (m->stacks.frames.v[nd->frame].inline_index == 0);
+        uint8_t k = pl[m->stacks.frames.v[nd->frame].func];
         allp[i] = allp[nd->parent] && (k == 1 || (k == 2 && nd->parent != 0));
     }
     int ok = 1;
-    for (size_t i = 0; i < m->allocs.n && ok; i++) {
-        mt_node_id n = m->allocs.v[i].stack;
+    for (size_t i = 0; i < mta_n_allocs(m) && ok; i++) {
+        mt_node_id n = m->whole->allocs.v[i].stack;
         if (n == 0 || codes[n] < max_depth || !mt_selection_has(s, i))
             continue; /* the whole stack is there */
         mt_node_id site = s->map ? s->map[n] : n;
@@ -299,7 +299,7 @@ int mt_selection_sites_complete(const mt_selection *s, const mt_plumbing *p, siz
         if (codes[site] <= 1)
             ok = 0; /* the site's caller was cut away */
     }
-    for (size_t n = 1; m->folded && n < nn && ok; n++) {
+    for (size_t n = 1; m->fold && n < nn && ok; n++) {
         if (codes[n] < max_depth || !mta_fold_counts(s, (mt_node_id)n))
             continue;
         mt_node_id site = s->map ? s->map[n] : (mt_node_id)n;
@@ -316,5 +316,5 @@ int mt_selection_sites_complete(const mt_selection *s, const mt_plumbing *p, siz
 
 mt_frame_id mt_selection_via(const mt_selection *s, size_t i)
 {
-    return s->via ? s->via[s->m->allocs.v[i].stack] : MT_NO_FRAME;
+    return s->via ? s->via[s->m->whole->allocs.v[i].stack] : MT_NO_FRAME;
 }

@@ -159,17 +159,17 @@ int mta_alloc_passes(const mt_model *m, const mt_filter *f, const mt_alloc *a,
 /* Per model node: does the stack contain a frame whose function matches? */
 static uint8_t *inside_table(const mt_model *m, const mta_pattern *pat, char **err)
 {
-    uint8_t *fm = malloc(m->funcs.n + 1);
-    uint8_t *in = malloc(m->nodes.n);
-    if (!fm || !in || mta_pattern_match_funcs(pat, m->funcs.v, m->funcs.n, fm, err) < 0) {
+    uint8_t *fm = malloc(m->stacks.funcs.n + 1);
+    uint8_t *in = malloc(m->stacks.nodes.n);
+    if (!fm || !in || mta_pattern_match_funcs(pat, m->stacks.funcs.v, m->stacks.funcs.n, fm, err) < 0) {
         free(fm);
         free(in);
         return NULL;
     }
     in[0] = 0;
-    for (size_t i = 1; i < m->nodes.n; i++) {
-        const mt_node *n = &m->nodes.v[i];
-        in[i] = in[n->parent] | fm[m->frames.v[n->frame].func];
+    for (size_t i = 1; i < m->stacks.nodes.n; i++) {
+        const mt_node *n = &m->stacks.nodes.v[i];
+        in[i] = in[n->parent] | fm[m->stacks.frames.v[n->frame].func];
     }
     free(fm);
     return in;
@@ -179,8 +179,8 @@ static uint8_t *inside_table(const mt_model *m, const mta_pattern *pat, char **e
 static int hide_frames(mt_selection *s, const mt_filter *f, char **err)
 {
     const mt_model *m = s->m;
-    uint8_t *hidden = calloc(m->funcs.n + 1, 1);
-    uint8_t *hit = malloc(m->funcs.n + 1);
+    uint8_t *hidden = calloc(m->stacks.funcs.n + 1, 1);
+    uint8_t *hit = malloc(m->stacks.funcs.n + 1);
     if (!hidden || !hit) {
         free(hidden);
         free(hit);
@@ -190,12 +190,12 @@ static int hide_frames(mt_selection *s, const mt_filter *f, char **err)
     for (size_t k = 0; k < f->n; k++) {
         if (f->c[k].kind != MTA_HIDE)
             continue;
-        if (mta_pattern_match_funcs(&f->c[k].pat, m->funcs.v, m->funcs.n, hit, err) < 0) {
+        if (mta_pattern_match_funcs(&f->c[k].pat, m->stacks.funcs.v, m->stacks.funcs.n, hit, err) < 0) {
             free(hidden);
             free(hit);
             return -1;
         }
-        for (size_t i = 0; i < m->funcs.n; i++)
+        for (size_t i = 0; i < m->stacks.funcs.n; i++)
             if (hit[i])
                 hidden[i] = any = 1;
     }
@@ -205,19 +205,19 @@ static int hide_frames(mt_selection *s, const mt_filter *f, char **err)
         return 0;
     }
     mta_table kids;
-    s->map = malloc(m->nodes.n * sizeof *s->map);
-    s->own_nodes = malloc(m->nodes.n * sizeof *s->own_nodes);
-    if (!s->map || !s->own_nodes || mta_table_init(&kids, m->nodes.n) < 0) {
+    s->map = malloc(m->stacks.nodes.n * sizeof *s->map);
+    s->own_nodes = malloc(m->stacks.nodes.n * sizeof *s->own_nodes);
+    if (!s->map || !s->own_nodes || mta_table_init(&kids, m->stacks.nodes.n) < 0) {
         free(hidden);
         return -1;
     }
-    s->own_nodes[0] = m->nodes.v[0];
+    s->own_nodes[0] = m->stacks.nodes.v[0];
     s->map[0] = 0;
     size_t n = 1;
-    for (size_t i = 1; i < m->nodes.n; i++) {
-        const mt_node *nd = &m->nodes.v[i];
+    for (size_t i = 1; i < m->stacks.nodes.n; i++) {
+        const mt_node *nd = &m->stacks.nodes.v[i];
         mt_node_id p = s->map[nd->parent];
-        if (hidden[m->frames.v[nd->frame].func]) {
+        if (hidden[m->stacks.frames.v[nd->frame].func]) {
             s->map[i] = p;
             continue;
         }
@@ -253,7 +253,7 @@ static int hide_frames(mt_selection *s, const mt_filter *f, char **err)
 static int cap_depth(mt_selection *s)
 {
     const mt_model *m = s->m;
-    if (m->deepest <= MT_STACK_MAX_DEPTH)
+    if (m->stacks.deepest <= MT_STACK_MAX_DEPTH)
         return 0;
     size_t nn = s->n_nodes;
     const mt_node *old = s->nodes;
@@ -270,15 +270,15 @@ static int cap_depth(mt_selection *s)
     int rc = -1;
     if (!need || !map || !window || mta_table_init(&kids, 1024) < 0)
         goto done;
-    for (size_t i = 0; i < m->allocs.n; i++) {
-        mt_node_id n = m->allocs.v[i].stack;
+    for (size_t i = 0; i < mta_n_allocs(m); i++) {
+        mt_node_id n = m->whole->allocs.v[i].stack;
         need[s->map ? s->map[n] : n] = 1;
     }
-    for (size_t n = 0; m->folded && n < m->nodes.n; n++)
+    for (size_t n = 0; m->fold && n < m->stacks.nodes.n; n++)
         if (mta_fold_counts(s, (mt_node_id)n))
             need[s->map ? s->map[n] : n] = 1;
     mt_node root = old[0];
-    mt_node tr = {.parent = 0, .frame = m->trunc_frame, .depth = 1};
+    mt_node tr = {.parent = 0, .frame = m->stacks.trunc_frame, .depth = 1};
     if (MTA_PUSH(out, root) < 0 || MTA_PUSH(out, tr) < 0)
         goto done;
     const mt_node_id trunc = 1;
@@ -323,7 +323,7 @@ static int cap_depth(mt_selection *s)
     }
     /* model node -> old selection node -> new one */
     if (s->map) {
-        for (size_t j = 0; j < m->nodes.n; j++)
+        for (size_t j = 0; j < m->stacks.nodes.n; j++)
             s->map[j] = map[s->map[j]];
         free(map);
     } else {
@@ -372,7 +372,7 @@ static mt_selection *select_folded(mt_selection *s, const mt_filter *f, const mt
                                    char **err)
 {
     const mt_model *m = s->m;
-    size_t nn = m->nodes.n, nc = f ? f->n : 0;
+    size_t nn = m->stacks.nodes.n, nc = f ? f->n : 0;
     mt_node_id *order = NULL;
     for (size_t k = 0; k < nc; k++) {
         if (f->c[k].kind != MTA_INSIDE)
@@ -405,7 +405,7 @@ static mt_selection *select_folded(mt_selection *s, const mt_filter *f, const mt
     for (size_t n = 0; n < nn; n++)
         if (mta_fold_counts(s, (mt_node_id)n))
             order[k++] = (mt_node_id)n;
-    qsort_r(order, k, sizeof *order, cmp_first, m->node_first);
+    qsort_r(order, k, sizeof *order, cmp_first, m->fold->node_first);
     s->stack_node = malloc((k ? k : 1) * sizeof *s->stack_node);
     s->stack_cost = calloc(k ? k : 1, sizeof *s->stack_cost);
     if (!s->stack_node || !s->stack_cost)
@@ -418,7 +418,7 @@ static mt_selection *select_folded(mt_selection *s, const mt_filter *f, const mt
             s->node_slot[n] = slot;
             s->stack_node[slot] = n;
         }
-        mta_cost_add(&s->stack_cost[slot], &m->node_cost[order[i]]);
+        mta_cost_add(&s->stack_cost[slot], &m->fold->node_cost[order[i]]);
     }
     for (size_t i = 0; i < s->n_stacks; i++)
         mta_cost_add(&s->total, &s->stack_cost[i]);
@@ -435,7 +435,7 @@ mt_selection *mt_select_sites(const mt_model *m, const mt_filter *f, mt_timedelt
 {
     if (err)
         *err = NULL;
-    if (m->folded && (f != m->fold_filter || live_at != m->fold_live_at)) {
+    if (m->fold && (f != m->fold->filter || live_at != m->fold->live_at)) {
         if (err)
             *err = strdup("a folded model is selected only with the filter and time it was "
                           "folded with");
@@ -446,13 +446,13 @@ mt_selection *mt_select_sites(const mt_model *m, const mt_filter *f, mt_timedelt
         return NULL;
     s->m = m;
     s->live_at = mt_model_resolve_time(m, live_at);
-    s->nodes = m->nodes.v;
-    s->n_nodes = m->nodes.n;
-    if (m->folded) {
+    s->nodes = m->stacks.nodes.v;
+    s->n_nodes = m->stacks.nodes.n;
+    if (m->fold) {
         s->bits = calloc(1, sizeof *s->bits);
         return s->bits ? select_folded(s, f, p, err) : (mt_selection_free(s), NULL);
     }
-    size_t na = m->allocs.n;
+    size_t na = mta_n_allocs(m);
     s->bits = calloc((na + 63) / 64 + 1, sizeof *s->bits);
     if (!s->bits)
         goto fail;
@@ -474,7 +474,7 @@ mt_selection *mt_select_sites(const mt_model *m, const mt_filter *f, mt_timedelt
     }
     if (ok) {
         for (size_t i = 0; i < na; i++) {
-            const mt_alloc *a = &m->allocs.v[i];
+            const mt_alloc *a = &m->whole->allocs.v[i];
             int pass = 1;
             for (size_t k = 0; k < nc && pass; k++)
                 pass = match_clause(m, &f->c[k], a, inside[k], live_t[k]) != f->c[k].neg;
@@ -505,9 +505,9 @@ mt_selection *mt_select_sites(const mt_model *m, const mt_filter *f, mt_timedelt
         while (bits) {
             size_t i = w * 64 + (size_t)__builtin_ctzll(bits);
             bits &= bits - 1;
-            const mt_alloc *a = &m->allocs.v[i];
+            const mt_alloc *a = &m->whole->allocs.v[i];
             if (big && i + 16 < na) {
-                mt_node_id n16 = m->allocs.v[i + 16].stack, n8 = m->allocs.v[i + 8].stack;
+                mt_node_id n16 = m->whole->allocs.v[i + 16].stack, n8 = m->whole->allocs.v[i + 8].stack;
                 if (s->map) {
                     n16 = s->map[n16];
                     n8 = s->map[n8];
@@ -540,8 +540,8 @@ mt_selection *mt_select_sites(const mt_model *m, const mt_filter *f, mt_timedelt
             /* mta_cost_of + mta_cost_add, inline: this loop runs once
              * per allocation */
             mt_cost *c = &s->stack_cost[slot];
-            double bytes = (double)a->n_samples * m->bps, obj = mta_alloc_objects(m, a);
-            double ov = mta_objects_var(m, a, obj);
+            double bytes = (double)a->n_samples * m->scale.bytes_per_sample, obj = mta_alloc_objects(&m->scale, a);
+            double ov = mta_objects_var(&m->scale, a, obj);
             if (!a->carried) {   /* (carried over from an earlier piece: live only) */
                 c->alloc_bytes += bytes;
                 c->alloc_objects += obj;
@@ -612,7 +612,7 @@ int mt_selection_has(const mt_selection *s, size_t i)
 
 mt_node_id mt_selection_stack_of(const mt_selection *s, size_t i)
 {
-    mt_node_id n = s->m->allocs.v[i].stack;
+    mt_node_id n = s->m->whole->allocs.v[i].stack;
     return s->map ? s->map[n] : n;
 }
 

@@ -117,12 +117,12 @@ int mt_stream_filter_sync(mt_stream_filter *sf, const mt_model *m, char **err)
         *err = NULL;
     if (!sf->n_pat)
         return 0;
-    size_t nf = m->funcs.n, nn = m->nodes.n;
+    size_t nf = m->stacks.funcs.n, nn = m->stacks.nodes.n;
     if (nf > sf->n_funcs) {
         if (grow_bytes(sf->func_hit, sf->n_pat, NULL, &sf->cap_funcs, nf) < 0)
             return -1;
         for (size_t i = 0; i < sf->n_pat; i++)
-            if (mta_pattern_match_funcs(&sf->f->c[sf->pat_k[i]].pat, m->funcs.v + sf->n_funcs,
+            if (mta_pattern_match_funcs(&sf->f->c[sf->pat_k[i]].pat, m->stacks.funcs.v + sf->n_funcs,
                                         nf - sf->n_funcs, sf->func_hit[i] + sf->n_funcs,
                                         err) < 0)
                 return -1;
@@ -134,14 +134,14 @@ int mt_stream_filter_sync(mt_stream_filter *sf, const mt_model *m, char **err)
             return -1;
         sf->cap_nodes = cap;
         for (size_t n = sf->n_nodes; n < nn; n++) {
-            const mt_node *node = &m->nodes.v[n];
+            const mt_node *node = &m->stacks.nodes.v[n];
             int ok = 1;
             for (size_t i = 0; i < sf->n_pat; i++) {
                 const mta_clause *c = &sf->f->c[sf->pat_k[i]];
                 if (c->kind != MTA_INSIDE)
                     continue;
                 uint8_t in = n == 0 ? 0 : sf->node_in[i][node->parent] |
-                                              sf->func_hit[i][m->frames.v[node->frame].func];
+                                              sf->func_hit[i][m->stacks.frames.v[node->frame].func];
                 sf->node_in[i][n] = in;
                 if (in == c->neg)
                     ok = 0;

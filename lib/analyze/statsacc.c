@@ -41,7 +41,7 @@ struct mt_stats_acc {
     size_t mask, n_lives;
     life_slot *never_v;          /* longer lifetimes of blocks never freed */
     size_t n_never, cap_never;
-    mt_model *bound;             /* mt_stats_acc_bind's copy of the constants */
+    mt_scale bound;              /* mt_stats_acc_bind's copy of the scale */
 };
 
 mt_stats_acc *mt_stats_acc_new(mt_timedelta live_at)
@@ -60,7 +60,6 @@ void mt_stats_acc_free(mt_stats_acc *s)
         free(s->direct[i]);
     free(s->lives);
     free(s->never_v);
-    free(s->bound);
     free(s);
 }
 
@@ -118,14 +117,15 @@ static int lives_add(mt_stats_acc *s, uint64_t life, uint64_t samples, int never
     return 0;
 }
 
-int mt_stats_acc_add(mt_stats_acc *s, const mt_model *m, const mt_alloc *a)
+/* mt_stats_acc_add at scale sc, blocks never collected living to model_end. */
+static int stats_add(mt_stats_acc *s, const mt_scale *sc, mt_timedelta model_end, const mt_alloc *a)
 {
-    mt_timedelta end = a->collect == MT_TIME_NEVER ? m->end : a->collect;
+    mt_timedelta end = a->collect == MT_TIME_NEVER ? model_end : a->collect;
     uint64_t life = end > a->time ? (uint64_t)(end - a->time) : 0;
     if (lives_add(s, life, a->n_samples, a->collect == MT_TIME_NEVER) < 0)
         return -1;
     mt_cost c;
-    mta_cost_of(m, a, s->live_at, &c);
+    mta_cost_of(sc, a, s->live_at, &c);
     unsigned src = a->source < 3 ? a->source : 2;
     mta_cost_add(&s->total, &c);
     mta_cost_add(&s->by_source[src], &c);
@@ -138,7 +138,7 @@ int mt_stats_acc_add(mt_stats_acc *s, const mt_model *m, const mt_alloc *a)
     } else {
         s->never_collected_bytes += c.alloc_bytes;
     }
-    mta_verdict_add(s->vsum, s->vn, m, a);
+    mta_verdict_add(s->vsum, s->vn, sc, a);
     size_t b = bucket_of(a->size);
     mta_cost_add(&s->size_cost[b], &c);
     mta_cost_add(&s->size_src[b * 3 + src], &c);
@@ -154,23 +154,20 @@ int mt_stats_acc_add(mt_stats_acc *s, const mt_model *m, const mt_alloc *a)
     return 0;
 }
 
+int mt_stats_acc_add(mt_stats_acc *s, const mt_model *m, const mt_alloc *a)
+{
+    return stats_add(s, &m->scale, m->end, a);
+}
+
 int mt_stats_acc_bind(mt_stats_acc *s, const mt_model *m)
 {
-    if (!s->bound && !(s->bound = calloc(1, sizeof *s->bound)))
-        return -1;
-    /* what mt_stats_acc_add reads of a model, end aside */
-    s->bound->info.sample_rate = m->info.sample_rate;
-    s->bound->bps = m->bps;
-    s->bound->inv_rate = m->inv_rate;
-    s->bound->inv_word_bytes = m->inv_word_bytes;
-    s->bound->word_bytes = m->word_bytes;
+    s->bound = m->scale;
     return 0;
 }
 
 int mt_stats_acc_add_bound(mt_stats_acc *s, const mt_alloc *a, mt_timedelta end)
 {
-    s->bound->end = end;
-    return mt_stats_acc_add(s, s->bound, a);
+    return stats_add(s, &s->bound, end, a);
 }
 
 static mt_histogram *histogram(mt_hist_kind kind, size_t n, const mt_cost *cost,

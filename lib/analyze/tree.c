@@ -168,7 +168,7 @@ typedef struct bu_job {
 static int bottom_up(const mt_selection *s, tbuild *b, mt_metric sort, double thr, int *truncated)
 {
     const mt_model *m = s->m;
-    size_t ns = s->n_stacks, nf = m->funcs.n;
+    size_t ns = s->n_stacks, nf = m->stacks.funcs.n;
     int rc = -1;
     /* entries are regrouped into a fresh array per level of one job */
     bu_entry *e = malloc((ns + 1) * sizeof *e), *tmp = malloc((ns + 1) * sizeof *tmp);
@@ -195,7 +195,7 @@ static int bottom_up(const mt_selection *s, tbuild *b, mt_metric sort, double th
                 mta_cost_add(&b->nodes.v[j.node].self, &s->stack_cost[e[i].stack]);
                 continue;
             }
-            mt_func_id f = m->frames.v[s->nodes[e[i].next].frame].func;
+            mt_func_id f = m->stacks.frames.v[s->nodes[e[i].next].frame].func;
             if (count[f]++ == 0)
                 touched[nt++] = f;
             live++;
@@ -207,7 +207,7 @@ static int bottom_up(const mt_selection *s, tbuild *b, mt_metric sort, double th
         }
         for (size_t i = j.first; i < j.first + j.n; i++)
             if (e[i].next) {
-                mt_func_id f = m->frames.v[s->nodes[e[i].next].frame].func;
+                mt_func_id f = m->stacks.frames.v[s->nodes[e[i].next].frame].func;
                 tmp[start[f]++] = e[i];
             }
         memcpy(e + j.first, tmp + j.first, live * sizeof *e);
@@ -324,7 +324,7 @@ static int top_down(const mt_selection *s, tbuild *b, mt_metric sort, double min
         if (!used[i])
             continue;
         const mt_node *nd = &s->nodes[i];
-        int64_t c = lchild(&l, map[nd->parent], m->frames.v[nd->frame].func);
+        int64_t c = lchild(&l, map[nd->parent], m->stacks.frames.v[nd->frame].func);
         if (c < 0)
             goto out;
         map[i] = (uint32_t)c;
@@ -463,7 +463,7 @@ static int cmp_func_name(const void *x, const void *y, void *ctx)
 /* rank[f] = 1 + position of function f in name order. */
 static uint32_t *func_ranks(const mt_model *m)
 {
-    size_t n = m->funcs.n;
+    size_t n = m->stacks.funcs.n;
     uint32_t *order = malloc((n + 1) * sizeof *order), *rank = malloc((n + 1) * sizeof *rank);
     if (!order || !rank) {
         free(order);
@@ -472,7 +472,7 @@ static uint32_t *func_ranks(const mt_model *m)
     }
     for (size_t i = 0; i < n; i++)
         order[i] = (uint32_t)i;
-    qsort_r(order, n, sizeof *order, cmp_func_name, m->funcs.v);
+    qsort_r(order, n, sizeof *order, cmp_func_name, m->stacks.funcs.v);
     for (size_t i = 0; i < n; i++)
         rank[order[i]] = (uint32_t)i + 1;
     free(order);
@@ -490,8 +490,8 @@ static int sort_frames(uint32_t *idx, size_t n, const mt_model *m, const uint32_
         const char *p = (const char *)base + idx[i] * stride;
         mt_frame_id f = *(const mt_frame_id *)(p + frame_off);
         it[i].v = mt_cost_get((const mt_cost *)(p + cost_off), metric);
-        it[i].rank = f == (mt_frame_id)-1 ? 0 : rank[m->frames.v[f].func];
-        it[i].line = f == (mt_frame_id)-1 ? 0 : m->frames.v[f].line;
+        it[i].rank = f == (mt_frame_id)-1 ? 0 : rank[m->stacks.frames.v[f].func];
+        it[i].line = f == (mt_frame_id)-1 ? 0 : m->stacks.frames.v[f].line;
         it[i].idx = idx[i];
     }
     qsort(it, n, sizeof *it, cmp_frame_item);
@@ -519,7 +519,7 @@ mt_sites *mt_query_sites(const mt_selection *s, mt_metric sort, size_t max_calle
         mt_node_id i = s->stack_node[k];
         if (i == 0)
             continue;
-        const mt_frame *f = &m->frames.v[s->nodes[i].frame];
+        const mt_frame *f = &m->stacks.frames.v[s->nodes[i].frame];
         uint64_t key = (uint64_t)f->func << 32 | f->line;
         int64_t si = mta_table_get(&site_of, key);
         if (si < 0) {
@@ -533,7 +533,7 @@ mt_sites *mt_query_sites(const mt_selection *s, mt_metric sort, size_t max_calle
         mta_cost_add(&sites.v[si].cost, c);
         mt_node_id p = s->nodes[i].parent;
         mt_frame_id cf = p ? s->nodes[p].frame : (mt_frame_id)-1;
-        uint32_t cfunc = p ? m->frames.v[cf].func : NO_FUNC;
+        uint32_t cfunc = p ? m->stacks.frames.v[cf].func : NO_FUNC;
         uint64_t ck = (uint64_t)si << 32 | cfunc; /* exact: no collisions */
         int64_t ci = mta_table_get(&caller_of, ck);
         if (ci < 0) {

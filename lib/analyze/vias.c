@@ -38,27 +38,27 @@ mt_site_vias *mt_query_site_vias(const mt_selection *s, const mt_sites *t, mt_me
         return NULL;
     }
     for (size_t i = 0; i < t->n; i++) {
-        const mt_frame *f = &m->frames.v[t->sites[i].frame];
+        const mt_frame *f = &m->stacks.frames.v[t->sites[i].frame];
         if (mta_table_put(&site_of, (uint64_t)f->func << 32 | f->line, (uint32_t)i) < 0)
             goto oom;
     }
     MTA_VEC(via_item) items = {0};
-    for (size_t i = 0; i < m->allocs.n; i++) {
+    for (size_t i = 0; i < mta_n_allocs(m); i++) {
         if (!mt_selection_has(s, i))
             continue;
-        mt_frame_id vf = s->via[m->allocs.v[i].stack];
+        mt_frame_id vf = s->via[m->whole->allocs.v[i].stack];
         if (vf == MT_NO_FRAME)
             continue;
         mt_node_id n = mt_selection_stack_of(s, i);
         if (n == 0)
             continue;
-        const mt_frame *f = &m->frames.v[s->nodes[n].frame];
+        const mt_frame *f = &m->stacks.frames.v[s->nodes[n].frame];
         int64_t si = mta_table_get(&site_of, (uint64_t)f->func << 32 | f->line);
         if (si < 0)
             continue;
         mt_cost c;
-        mta_cost_of(m, &m->allocs.v[i], s->live_at, &c);
-        via_item it = {(uint32_t)si, m->frames.v[vf].func, vf, mt_cost_get(&c, metric)};
+        mta_cost_of(&m->scale, &m->whole->allocs.v[i], s->live_at, &c);
+        via_item it = {(uint32_t)si, m->stacks.frames.v[vf].func, vf, mt_cost_get(&c, metric)};
         if (!(it.v > 0))
             continue; /* counts nothing for this metric (e.g. freed, by live) */
         if (MTA_PUSH(items, it) < 0) {
@@ -67,19 +67,19 @@ mt_site_vias *mt_query_site_vias(const mt_selection *s, const mt_sites *t, mt_me
         }
     }
     /* a folded model: one item per model node holding a cost */
-    for (size_t n = 0; m->folded && n < m->nodes.n; n++) {
+    for (size_t n = 0; m->fold && n < m->stacks.nodes.n; n++) {
         if (!mta_fold_counts(s, (mt_node_id)n))
             continue;
         mt_frame_id vf = s->via[n];
         mt_node_id sn = s->map ? s->map[n] : (mt_node_id)n;
         if (vf == MT_NO_FRAME || sn == 0)
             continue;
-        const mt_frame *f = &m->frames.v[s->nodes[sn].frame];
+        const mt_frame *f = &m->stacks.frames.v[s->nodes[sn].frame];
         int64_t si = mta_table_get(&site_of, (uint64_t)f->func << 32 | f->line);
         if (si < 0)
             continue;
-        via_item it = {(uint32_t)si, m->frames.v[vf].func, vf,
-                       mt_cost_get(&m->node_cost[n], metric)};
+        via_item it = {(uint32_t)si, m->stacks.frames.v[vf].func, vf,
+                       mt_cost_get(&m->fold->node_cost[n], metric)};
         if (!(it.v > 0))
             continue;
         if (MTA_PUSH(items, it) < 0) {
@@ -132,9 +132,9 @@ static int add_via(const mt_selection *s, mt_func_id f, mta_table *idx, link_vec
 {
     const mt_model *m = s->m;
     mt_frame_id vf = s->via[stack];
-    if (vf == MT_NO_FRAME || node == 0 || m->frames.v[s->nodes[node].frame].func != f)
+    if (vf == MT_NO_FRAME || node == 0 || m->stacks.frames.v[s->nodes[node].frame].func != f)
         return 0;
-    mt_func_id vfunc = m->frames.v[vf].func;
+    mt_func_id vfunc = m->stacks.frames.v[vf].func;
     int64_t k = mta_table_get(idx, vfunc);
     if (k < 0) {
         mt_func_link l;
@@ -146,7 +146,7 @@ static int add_via(const mt_selection *s, mt_func_id f, mta_table *idx, link_vec
     }
     mt_cost c;
     if (a) {
-        mta_cost_of(m, a, s->live_at, &c);
+        mta_cost_of(&m->scale, a, s->live_at, &c);
         folded = &c;
     }
     mta_cost_add(&out->v[k].cost, folded);
@@ -163,15 +163,15 @@ mt_func_link *mt_query_func_vias(const mt_selection *s, mt_func_id f, mt_metric 
     mta_table idx;
     if (mta_table_init(&idx, 16) < 0)
         return NULL;
-    for (size_t i = 0; i < m->allocs.n; i++)
+    for (size_t i = 0; i < mta_n_allocs(m); i++)
         if (mt_selection_has(s, i) &&
-            add_via(s, f, &idx, &out, m->allocs.v[i].stack, mt_selection_stack_of(s, i),
-                    &m->allocs.v[i], NULL) < 0)
+            add_via(s, f, &idx, &out, m->whole->allocs.v[i].stack, mt_selection_stack_of(s, i),
+                    &m->whole->allocs.v[i], NULL) < 0)
             goto oom;
-    for (size_t nd = 0; m->folded && nd < m->nodes.n; nd++)
+    for (size_t nd = 0; m->fold && nd < m->stacks.nodes.n; nd++)
         if (mta_fold_counts(s, (mt_node_id)nd) &&
             add_via(s, f, &idx, &out, (mt_node_id)nd, s->map ? s->map[nd] : (mt_node_id)nd,
-                    NULL, &m->node_cost[nd]) < 0)
+                    NULL, &m->fold->node_cost[nd]) < 0)
             goto oom;
     mta_table_destroy(&idx);
     uint32_t *order = malloc((out.n ? out.n : 1) * sizeof *order);
