@@ -12,7 +12,7 @@
 
 #include "memtrace/compare.h"
 #include "diffkeys.h"
-#include "model.h"
+#include "select.h"
 
 mt_diff_side mt_diff_side_all(const mt_selection *sel, mt_timedelta at)
 {

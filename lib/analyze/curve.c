@@ -10,7 +10,7 @@
  */
 #include <stdlib.h>
 
-#include "model.h"
+#include "select.h"
 
 mt_curve *mt_curve_new(mt_timedelta t0, mt_timedelta width, size_t n)
 {

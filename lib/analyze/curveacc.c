@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "model.h"
+#include "peak.h"
 #include "memtrace/stream.h"
 
 struct mt_curve_acc {

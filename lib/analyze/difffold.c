@@ -11,6 +11,7 @@
 
 #include "diffkeys.h"
 #include "model.h"
+#include "scale.h"
 
 struct mt_diff_fold {
     mt_metric metric;

@@ -11,7 +11,8 @@
 
 #include "filter.h"
 #include "fold.h"
-#include "model.h"
+#include "scale.h"
+#include "select.h"
 
 typedef struct mta_live_slot slot_t;
 

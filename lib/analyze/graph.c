@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "scale.h"
+#include "select.h"
 
 /* Functions of a selection stack, outermost first; returns the depth. */
 static size_t stack_funcs(const mt_selection *s, mt_node_id n, mt_func_id **buf, size_t *cap)

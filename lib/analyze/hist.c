@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "scale.h"
+#include "select.h"
+#include "verdict.h"
 
 #define NBUCKETS 66
 

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "peak.h"
 #include "memtrace/compare.h"
 #include "memtrace/stream.h"
 

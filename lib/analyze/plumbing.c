@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
 #include "names.h"
 #include "plumbing.h"
+#include "select.h"
 
 /* The built-in list, also printed in docs/names.md (keep them in step). */
 static const char *const builtin[] = {

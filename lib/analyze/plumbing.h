@@ -4,7 +4,7 @@
 #ifndef MTA_PLUMBING_H
 #define MTA_PLUMBING_H
 
-#include "model.h"
+#include "select.h"
 
 /* Re-map every model node of s to its stack without the innermost run of
  * plumbing frames (s->map, s->via). Returns 0, or -1 when out of memory. */

@@ -21,7 +21,7 @@
 #include "warn.h"
 #include "memtrace/analyze.h"
 #include "memtrace/trace.h"
-#include "model.h"
+#include "merge.h"
 #include "runfiles.h"
 #include "vec.h"
 #include "safefile.h"

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "build.h"
 #include "pipe.h"
 #include "memtrace/stream.h"
 

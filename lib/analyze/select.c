@@ -7,8 +7,9 @@
 #include <string.h>
 
 #include "filter.h"
-#include "model.h"
 #include "plumbing.h"
+#include "scale.h"
+#include "select.h"
 
 double mt_cost_get(const mt_cost *c, mt_metric metric)
 {

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "filter.h"
-#include "model.h"
+#include "select.h"
 #include "memtrace/stream.h"
 
 struct mt_stream_filter {

@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "model.h"
+#include "scale.h"
+#include "verdict.h"
 #include "memtrace/stream.h"
 
 #define NBUCKETS 66

@@ -5,7 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "scale.h"
+#include "select.h"
 
 /* The tree being built: children found through sibling lists, and through
  * a table for nodes with many children (as the model's trie). */

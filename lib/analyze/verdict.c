@@ -7,7 +7,7 @@
  */
 #include <math.h>
 
-#include "model.h"
+#include "verdict.h"
 
 void mta_verdict_stats(const mt_model *m, const double v[4], const uint64_t n[2], mt_stats *o)
 {

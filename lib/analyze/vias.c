@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "scale.h"
+#include "select.h"
 
 typedef struct via_item {
     uint32_t site;
