@@ -46,7 +46,7 @@ static void print_time(const char *label, long long us)
 /* The blocks one allocation record stands for: n_samples / (rate * words),
  * words counting the header word of OCaml heap blocks (and one byte more
  * for a C mapping), exactly as the analysis layer counts objects
- * (mta_alloc_objects in lib/analyze/model.h), so that info's estimate is
+ * (mta_alloc_objects in lib/analyze/scale.h), so that info's estimate is
  * the one 'stats' prints. info reads the codec alone, without a model,
  * hence the formula written again here. */
 static double alloc_blocks(const mt_trace_info *info, const mt_event *ev)

@@ -74,9 +74,9 @@ mutant header-rate lib/record/tracer.c 's|info.sample_rate = tr.rate;|info.sampl
 # --- estimates
 mutant rse-k-plus-1 lib/analyze/model.c 's|return k ? 1.0 / sqrt((double)k) : 1.0;|return k ? 1.0 / sqrt((double)k + 1) : 1.0;|' tests/analyze tests/present/reports.sh
 mutant rse-text-k-plus-1 lib/present/top.c 's|100 \* mt_noise(k)|100 * mt_noise(k + 1)|' tests/present/reports.sh
-mutant bytes-per-sample lib/analyze/model.c 's|m->bps = in->sample_rate > 0 ? m->word_bytes / in->sample_rate : 0;|m->bps = in->sample_rate > 0 ? 8 / in->sample_rate : 0;|' tests/analyze tests/present/recorder.sh
-mutant objects-no-header lib/analyze/model.h 's|        words += 1;|        words += 0;|' tests/analyze tests/present/pprof.sh
-mutant live-at-collect lib/analyze/model.h 's|return a->time <= t \&\& a->collect > t;|return a->time <= t \&\& a->collect >= t;|' tests/analyze tests/present/reports.sh
+mutant bytes-per-sample lib/analyze/scale.c 's|s.bytes_per_sample = info->sample_rate > 0 ? s.word_bytes / info->sample_rate : 0;|s.bytes_per_sample = info->sample_rate > 0 ? 8 / info->sample_rate : 0;|' tests/analyze tests/present/recorder.sh
+mutant objects-no-header lib/analyze/scale.h 's|        words += 1;|        words += 0;|' tests/analyze tests/present/pprof.sh
+mutant live-at-collect lib/analyze/scale.h 's|return a->time <= t \&\& a->collect > t;|return a->time <= t \&\& a->collect >= t;|' tests/analyze tests/present/reports.sh
 # --- exporters
 mutant pprof-no-filenames lib/present/pprof.c 's|str_index(&w->strs, fn\[f\].filename)|str_index(\&w->strs, "")|' tests/present/pprof.sh
 mutant pprof-inuse-objects-0 lib/present/pprof.c 's|(uint64_t)llround(c->live_objects)|0|' tests/present/pprof.sh

@@ -60,7 +60,7 @@ static double member_value(const rside *r, const mt_model *m, const mt_alloc *a,
         return 0;
     if (!site_matches(r->s->sel, i, r->s->site))
         return 0;
-    return mtd_value(m, a, metric);
+    return mtd_value(&m->scale, a, metric);
 }
 
 /* The selection node of a folded model's node n; *ok: n counts on a side

@@ -27,11 +27,11 @@ struct mt_diff_fold {
     size_t n_sums, cap_sums;
 };
 
-double mtd_value(const mt_model *m, const mt_alloc *a, mt_metric metric)
+double mtd_value(const mt_scale *sc, const mt_alloc *a, mt_metric metric)
 {
     if (metric == MT_METRIC_ALLOC_OBJECTS || metric == MT_METRIC_LIVE_OBJECTS)
-        return mta_alloc_objects(&m->scale, a);
-    return (double)a->n_samples * m->scale.bytes_per_sample;
+        return mta_alloc_objects(sc, a);
+    return (double)a->n_samples * sc->bytes_per_sample;
 }
 
 void mtd_side_resolve(mtd_side *r, const mt_diff_side *s, const mt_model *m)
@@ -131,7 +131,7 @@ int mt_diff_fold_alloc(void *collector, const mt_model *m, const mt_alloc *a, ui
     int in_n = f->on[1] && mtd_member(&f->r[1], a, live);
     if (!in_b && !in_n)
         return 0;
-    double v = mtd_value(m, a, f->metric);
+    double v = mtd_value(&m->scale, a, f->metric);
     if (v == 0)
         return 0;
     acc *sum = sums_of(f, a->stack);

@@ -93,8 +93,8 @@ static inline int mtd_member(const mtd_side *r, const mt_alloc *a, int live)
     return a->time <= r->at && a->collect > r->at;
 }
 
-/* The raw value of one allocation under a measure (model.h needed). */
-double mtd_value(const mt_model *m, const mt_alloc *a, mt_metric metric);
+/* The raw value of one allocation under a measure, at a trace's scale. */
+double mtd_value(const mt_scale *sc, const mt_alloc *a, mt_metric metric);
 /* s's times resolved in model m (END as a time: the whole model). */
 void mtd_side_resolve(mtd_side *r, const mt_diff_side *s, const mt_model *m);
 /* A collector's per model node sums (difffold.c): nodes 0 .. n-1; NULL

@@ -1,5 +1,5 @@
 /*
- * model.h - the insides of mt_model and mt_selection, shared by the files
+ * model.h - the insides of mt_model, shared by the files
  * of lib/analyze (model building, selections, queries). Internal.
  *
  * A model is three parts around its trace's info and scale: the stack

@@ -1,9 +1,9 @@
 /*
  * pipe.h - the handoff between the two threads that build a folded model
- * (model.c): the reading thread decodes events and finds their stacks,
- * the folding thread meets them with the live blocks. A small ring of
- * batches; each thread blocks (no spinning) when the ring is full or
- * empty. Internal to lib/analyze.
+ * (build.c): the reading thread decodes events and finds their stacks
+ * (buildpipe.c), the folding thread meets them with the live blocks
+ * (buildfold.c). A small ring of batches; each thread blocks (no
+ * spinning) when the ring is full or empty. Internal to lib/analyze.
  */
 #ifndef MTA_PIPE_H
 #define MTA_PIPE_H

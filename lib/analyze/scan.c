@@ -5,7 +5,7 @@
  * that needs times and sizes but no stacks (the peak, a curve of
  * allocations chosen by an earlier pass) costs about as much as reading
  * the file. Blocks are matched to their collections as a folded model
- * does (model.c, add_folded): an id allocated again while live leaves the
+ * does (buildfold.c, add_folded): an id allocated again while live leaves the
  * older block never collected; a collection of an unknown id is ignored;
  * a collection earlier than its allocation counts at the allocation.
  * Read on two threads where a folded model would be (mta_read_threads):
@@ -45,7 +45,7 @@ static void scan_event(scan *s, int kind, mt_timedelta time, uint64_t id, uint64
     if (time > out->end)
         out->end = time;
     if (kind == MT_EVENT_ALLOC) {
-        /* the model's limit (alloc_of in model.c): past it the sums
+        /* the model's limit (alloc_of in buildread.c): past it the sums
          * that callers keep in int64_t would overflow */
         if (n_samples > MTA_MAX_SAMPLES - s->total) {
             s->stop = -3;
@@ -82,7 +82,7 @@ static void scan_event(scan *s, int kind, mt_timedelta time, uint64_t id, uint64
     }
 }
 
-/* Two threads (as a folded model is read, model.c and pipe.h): this one
+/* Two threads (as a folded model is read, buildpipe.c and pipe.h): this one
  * decodes, the caller's thread meets the events with the live blocks. */
 typedef struct scan_reader {
     mt_reader *r;

@@ -1,5 +1,5 @@
 /*
- * paths.c - unit test of the model's call-path memo (whole stacks, model.c
+ * paths.c - unit test of the model's call-path memo (whole stacks, buildread.c
  * trie_path): a program that comes back to call paths it used before gets
  * the same stacks, with the same costs in the same order, as a model that
  * builds each stack code by code (a model cut deeper than every stack),
