@@ -87,7 +87,6 @@ void mta_build_warn_collect(builder *b, mt_obj_id id);
  * processor is ours (build.c). */
 int mta_read_threads(int requested);
 
-
 /* buildread.c: the pass over the events. */
 /* The stack tables of a builder (the interner's and its own), and the
  * trie's root. Returns 0, or -1 when out of memory. */

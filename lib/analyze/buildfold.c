@@ -83,7 +83,6 @@ int mta_build_fold_step(builder *b)
     return add_folded(b, e);
 }
 
-
 /* The queued events, at the end of the trace. */
 int mta_build_fold_drain(builder *b)
 {

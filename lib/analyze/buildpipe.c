@@ -48,7 +48,8 @@ int mta_build_pipe_publish(builder *b, int status)
 void mta_build_pipe_warning(void *ctx, const char *msg)
 {
     builder *b = ctx;
-    if (!b->batch || (b->batch->n == MTA_PIPE_EVENTS && mta_build_pipe_publish(b, MTA_PIPE_MORE) < 0))
+    if (!b->batch ||
+        (b->batch->n == MTA_PIPE_EVENTS && mta_build_pipe_publish(b, MTA_PIPE_MORE) < 0))
         return; /* stopped */
     mta_batch *bt = b->batch;
     char *w = strdup(msg);
@@ -75,7 +76,9 @@ void *mta_build_read_main(void *arg)
     } else if (rc < 0) {
         b->batch->why = b->why;
     }
-    mta_build_pipe_publish(b, rc == 0 ? MTA_PIPE_END : rc == -1 ? MTA_PIPE_READ_ERROR : MTA_PIPE_ERROR);
+    mta_build_pipe_publish(b, rc == 0    ? MTA_PIPE_END
+                              : rc == -1 ? MTA_PIPE_READ_ERROR
+                                         : MTA_PIPE_ERROR);
     return NULL;
 }
 

@@ -206,7 +206,6 @@ static int64_t find_alloc(builder *b, mt_obj_id id)
     return mta_table_get(&b->ids, id);
 }
 
-
 /* Apply the pending promotions and collections in file order (independent
  * random accesses, which the processor overlaps). Done in chunks while
  * reading: a small buffer that stays in the caches instead of one entry
@@ -264,7 +263,6 @@ static int64_t alloc_of(builder *b, const mt_event *ev, mt_alloc *a)
     return 0;
 }
 
-
 /* An event of a folded model enters the queue, an allocation with its
  * record (and stack) made now. */
 static int fold_push(builder *b, const mt_event *ev)
@@ -281,14 +279,14 @@ static int fold_push(builder *b, const mt_event *ev)
     return 0;
 }
 
-
 /* Reading thread: an event goes into the batch; an allocation with its
  * record made (its stack found) here. Returns 0, or -1 with b->why (NULL:
  * the batches stopped, nothing more to say). */
 static int pipe_emit(builder *b, const mt_event *ev)
 {
     /* (no batch: a warning found the batches stopped) */
-    if (!b->batch || (b->batch->n == MTA_PIPE_EVENTS && mta_build_pipe_publish(b, MTA_PIPE_MORE) < 0)) {
+    if (!b->batch ||
+        (b->batch->n == MTA_PIPE_EVENTS && mta_build_pipe_publish(b, MTA_PIPE_MORE) < 0)) {
         b->why = NULL;
         return -1;
     }
@@ -312,7 +310,6 @@ static int pipe_emit(builder *b, const mt_event *ev)
     b->batch->n++;
     return 0;
 }
-
 
 /* One event of the trace, in file order. Returns 0, or -1 with b->why. */
 static inline __attribute__((always_inline)) int add_event(builder *b, const mt_event *ev)

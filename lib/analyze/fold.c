@@ -347,7 +347,8 @@ int mta_fold(mt_model *m, const mt_alloc *a, uint64_t seq)
     }
     /* mta_cost_of + mta_cost_add twice, inline (the same additions in the
      * same order as a selection of a whole model makes) */
-    double ov, bytes = (double)a->n_samples * m->scale.bytes_per_sample, obj = fold_objects(fo, &m->scale, a, &ov);
+    double ov, bytes = (double)a->n_samples * m->scale.bytes_per_sample;
+    double obj = fold_objects(fo, &m->scale, a, &ov);
     int live = mta_is_live(a, fo->live_at == MT_TIME_PEAK ? fo->peak : fo->live_at);
     int temp = mta_is_temporary(a);
     cost_add(&fo->node_cost[a->stack], a, bytes, obj, ov, live, temp);

@@ -137,9 +137,11 @@ void mt_model_event_counts(const mt_model *m, uint64_t *allocs, uint64_t *promot
 
 size_t mt_model_memory(const mt_model *m)
 {
+    size_t folded = m->fold ? sizeof *m->fold +
+                                  m->fold->node_cap * (sizeof(mt_cost) + sizeof(uint64_t))
+                            : 0;
     return sizeof *m + mta_stacks_memory(&m->stacks) +
-           (m->whole ? mta_alloctab_memory(m->whole) : 0) +
-           (m->fold ? sizeof *m->fold + m->fold->node_cap * (sizeof(mt_cost) + sizeof(uint64_t)) : 0);
+           (m->whole ? mta_alloctab_memory(m->whole) : 0) + folded;
 }
 
 size_t mt_model_stack(const mt_model *m, mt_node_id node, mt_frame_id *out, size_t cap)

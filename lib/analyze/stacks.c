@@ -52,7 +52,8 @@ int64_t mta_stacks_func(mta_stacks *st, const char *name, const char *file)
         if (!slots)
             return -1;
         for (size_t i = 0; i < st->funcs.n; i++) {
-            size_t j = mta_hash64(func_hash(st->funcs.v[i].name, st->funcs.v[i].filename)) & (cap - 1);
+            const mt_func *f = &st->funcs.v[i];
+            size_t j = mta_hash64(func_hash(f->name, f->filename)) & (cap - 1);
             while (slots[j])
                 j = (j + 1) & (cap - 1);
             slots[j] = (uint32_t)i + 1;

@@ -79,12 +79,14 @@ static void of_info(void)
     s = mt_scale_of(&info);
     CHECK(s.bytes_per_sample == 0 && mt_scale_alloc_objects(&s, &a) == 0,
           "rate 0: no estimate (0, not a division by zero)");
-    mt_peak p = {.bytes = 2, .lo = 1, .hi = 3, .curve_max = 2, .sd = 0.5, .readings = 4, .samples = 2};
+    mt_peak p = {.bytes = 2, .lo = 1, .hi = 3, .curve_max = 2, .sd = 0.5, .readings = 4,
+                 .samples = 2};
     info.sample_rate = 0.5;
     info.word_size = 32;
     s = mt_scale_of(&info);
     mt_scale_peak(&s, &p);
-    CHECK(p.bytes == 16 && p.lo == 8 && p.hi == 24 && p.sd == 4 && p.readings == 4 && p.samples == 2,
+    CHECK(p.bytes == 16 && p.lo == 8 && p.hi == 24 && p.sd == 4 && p.readings == 4 &&
+              p.samples == 2,
           "a peak in samples, in bytes: 8 bytes a sample at rate 0.5 with 32-bit words");
 }
 
@@ -98,7 +100,8 @@ static void of_models(const char *path)
         return;
     }
     const mt_scale *sw = mt_model_scale(whole), *sf = mt_model_scale(folded);
-    CHECK(memcmp(sw, sf, sizeof *sw) == 0 && sw->bytes_per_sample == mt_model_bytes_per_sample(whole),
+    CHECK(memcmp(sw, sf, sizeof *sw) == 0 &&
+              sw->bytes_per_sample == mt_model_bytes_per_sample(whole),
           "a whole and a folded model of one trace have the same scale");
     mt_scale own = mt_scale_of(mt_model_info(whole));
     CHECK(memcmp(&own, sw, sizeof own) == 0, "a model's scale is its trace info's");

@@ -33,7 +33,8 @@ done
 # one experimental function of each header that has some
 for pair in "trace.h mt_writer_set_carried((mt_writer *)0, 1)" \
             "present.h mt_plot_memory_buckets((const mt_plot_options *)0)" \
-            "compare.h mt_diff_fold_free((mt_diff_fold *)0)"; do
+            "compare.h mt_diff_fold_free((mt_diff_fold *)0)" \
+            "analyze.h mt_model_scale((const mt_model *)0)"; do
     h=${pair%% *}; call=${pair#* }
     printf '#include "memtrace/%s"\nvoid f(void);\nvoid f(void) { (void)%s; }\n' "$h" "$call" >"$T/exp.c"
     $CC -std=c11 -Werror=implicit-function-declaration -Iinclude -c "$T/exp.c" -o "$T/exp.o" 2>/dev/null
