@@ -2,7 +2,7 @@
  * big.c - folds for the viewer on big traces (see big.h): one folded read
  * of the trace, with an on_fold hook that hands every allocation that
  * passes the filter to the engine's streaming accumulators (stats and
- * histograms: memtrace/stream.h) and to the downsampled curve (grid.h).
+ * histograms: memtrace/stream.h) and to the downsampled curve (mt_curve_grid).
  * Stack clauses (inside:) are decided per allocation as it is folded
  * (mt_stream_filter), so every filter takes one read. The sums run on a
  * second thread (feed.h) while the reading thread goes on folding.
@@ -19,7 +19,6 @@
 
 #include "allocidx.h"
 #include "feed.h"
-#include "grid.h"
 #include "memtrace/stream.h"
 
 struct vfold {
@@ -28,7 +27,7 @@ struct vfold {
     vidx *index;                 /* the unfiltered fold: its allocation index, or NULL */
     mt_alloc_index_writer *ixw;  /* while reading: the index being written */
     double bps;
-    vgrid grid;
+    mt_curve_grid *grid;         /* the live-memory curve of the allocations that pass */
     /* while reading */
     mt_stream_filter *sf;        /* the filter's stack clauses, or NULL */
     mt_stats_acc *acc;
@@ -62,7 +61,7 @@ static int on_fold(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq
         mt_alloc_index_writer_add(v->ixw, a, seq);
     if (mt_stats_acc_add(v->acc, m, a) < 0)
         return -1;
-    vgrid_add(&v->grid, a->time, a->collect, a->n_samples);
+    mt_curve_grid_add(v->grid, a->time, a->collect, a->n_samples);
     return 0;
 }
 
@@ -76,7 +75,7 @@ static int sum_batch(void *ctx, const vfeed_rec *r, size_t n)
     for (size_t i = 0; i < n; i++) {
         if (mt_stats_acc_add_bound(v->acc, &r[i].a, r[i].end) < 0)
             return -1;
-        vgrid_add(&v->grid, r[i].a.time, r[i].a.collect, r[i].a.n_samples);
+        mt_curve_grid_add(v->grid, r[i].a.time, r[i].a.collect, r[i].a.n_samples);
     }
     return 0;
 }
@@ -194,7 +193,7 @@ vfold *vfold_load(const char *path, const mt_filter *f, const vfold *base, int i
         return NULL;
     }
     vfold *v = calloc(1, sizeof *v);
-    if (!v || vgrid_init(&v->grid) < 0) {
+    if (!v || !(v->grid = mt_curve_grid_new())) {
         free(v);
         return NULL;
     }
@@ -207,7 +206,7 @@ vfold *vfold_load(const char *path, const mt_filter *f, const vfold *base, int i
         vfold_free(v);
         return NULL;
     }
-    vgrid_finish(&v->grid, mt_model_info(v->model)->sample_rate);
+    mt_curve_grid_finish(v->grid, mt_model_info(v->model)->sample_rate);
     return v;
 }
 
@@ -237,7 +236,7 @@ vfold *vfold_from_index(const vfold *base, const mt_filter *f, mt_progress_fn pr
         return NULL;
     }
     vfold *v = calloc(1, sizeof *v);
-    if (!v || vgrid_init(&v->grid) < 0) {
+    if (!v || !(v->grid = mt_curve_grid_new())) {
         free(v);
         return NULL;
     }
@@ -266,7 +265,7 @@ vfold *vfold_from_index(const vfold *base, const mt_filter *f, mt_progress_fn pr
         vfold_free(v);
         return NULL;
     }
-    vgrid_finish(&v->grid, mt_model_info(v->model)->sample_rate);
+    mt_curve_grid_finish(v->grid, mt_model_info(v->model)->sample_rate);
     return v;
 }
 
@@ -284,7 +283,7 @@ void vfold_free(vfold *v)
     mt_stats_acc_free(v->acc);
     mt_stream_filter_free(v->sf);
     free(v->err);
-    vgrid_free(&v->grid);
+    mt_curve_grid_free(v->grid);
     free(v);
 }
 
@@ -296,8 +295,8 @@ const mt_model *vfold_model(const vfold *v)
 size_t vfold_bytes(const vfold *v)
 {
     if (v->shares_trie)
-        return sizeof *v + vgrid_bytes() + mt_alloc_index_model_memory(v->model);
-    return sizeof *v + vgrid_bytes() + mt_model_memory(v->model);
+        return sizeof *v + mt_curve_grid_bytes() + mt_alloc_index_model_memory(v->model);
+    return sizeof *v + mt_curve_grid_bytes() + mt_model_memory(v->model);
 }
 
 /* The exact peak, where a whole curve has it, into a downsampled one. */
@@ -316,8 +315,12 @@ mt_curve *vfold_curve(const vfold *v, const vfold *base, mt_timedelta t0, mt_tim
     mt_curve *c = mt_curve_span(v->model, t0, t1, n);
     if (!c)
         return NULL;
-    vgrid_curve(&base->grid, c->t0, c->width, c->n, base->bps, c->total, NULL);
-    vgrid_curve(&v->grid, c->t0, c->width, c->n, v->bps, c->filtered, c->filtered_alloc);
+    if (mt_curve_grid_curve(base->grid, c->t0, c->width, c->n, base->bps, c->total, NULL) < 0 ||
+        mt_curve_grid_curve(v->grid, c->t0, c->width, c->n, v->bps, c->filtered,
+                            c->filtered_alloc) < 0) {
+        mt_curve_free(c);
+        return NULL;
+    }
     const mt_model *bm = base->model;
     put_peak(c, c->total, mt_model_peak_time(bm), mt_model_peak_bytes(bm));
     if (v == base) {
@@ -326,9 +329,8 @@ mt_curve *vfold_curve(const vfold *v, const vfold *base, mt_timedelta t0, mt_tim
         mt_model_peak(bm, &c->peak_filtered_est);
         put_peak(c, c->filtered, c->peak_filtered_time, c->peak_filtered);
     } else {
-        c->peak_filtered = (double)v->grid.peak * v->bps;
-        c->peak_filtered_time = v->grid.peak_time;
-        c->peak_filtered_est = v->grid.peak_est;
+        c->peak_filtered = (double)mt_curve_grid_peak(v->grid, &c->peak_filtered_time,
+                                                      &c->peak_filtered_est) * v->bps;
         mt_peak_scale(&c->peak_filtered_est, v->bps);
     }
     return c;
@@ -368,9 +370,8 @@ void vfold_stats(const vfold *v, const vfold *base, const mt_selection *sel, mt_
         o->peak_filtered_time = o->peak_time;
         o->peak_filtered = o->peak;
     } else {
-        o->peak_filtered = v->grid.peak_est;
+        mt_curve_grid_peak(v->grid, &o->peak_filtered_time, &o->peak_filtered);
         mt_peak_scale(&o->peak_filtered, v->bps);
         o->peak_filtered_bytes = o->peak_filtered.bytes;
-        o->peak_filtered_time = v->grid.peak_time;
     }
 }
