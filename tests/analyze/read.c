@@ -99,7 +99,10 @@ int main(void)
 
     /* two sinks, the peak first */
     seen s1 = {.stop_at = -1}, s2 = {.stop_at = -1};
-    mt_sink sinks[2] = {{on_alloc, on_done, on_reset, &s1}, {on_alloc, on_done, on_reset, &s2}};
+    mt_sink sinks[2] = {
+        {.on_alloc = on_alloc, .on_done = on_done, .on_reset = on_reset, .ctx = &s1},
+        {.on_alloc = on_alloc, .on_done = on_done, .on_reset = on_reset, .ctx = &s2},
+    };
     mt_read_request rq = {.paths = paths, .n = 1, .fold = 1, .live_at = MT_TIME_PEAK,
                           .need_peak = 1, .sinks = sinks, .n_sinks = 2, .on_warning = quiet};
     mt_model *m = mt_read(&rq, &err);
