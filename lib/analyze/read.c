@@ -173,15 +173,15 @@ static int fan_begin(fanout *f, const mt_read_request *rq)
 }
 
 /* After it: m the model or NULL (*err set). Returns m, or NULL (m freed
- * with model_free) when the sinks' thread failed (out of memory: *err
- * NULL), with the filter's reason rather than "stopped by the caller". */
+ * with model_free) when a sink on the sinks' thread failed; the filter's
+ * reason rather than "stopped by the caller" when it stopped the read. */
 static mt_model *fan_end(fanout *f, mt_model *m, void (*model_free)(mt_model *), char **err)
 {
     if (f->apart && mta_sinkthread_finish(f->apart) < 0 && m) {
+        /* (after the last hand-off: else the read failed at the next) */
         model_free(m);
         m = NULL;
-        free(*err);
-        *err = NULL;
+        *err = strdup("stopped by the caller");
     }
     f->apart = NULL;
     if (!m && f->err) {
