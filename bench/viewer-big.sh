@@ -8,7 +8,8 @@
 #          curve, hotspots, allocation-site tree) are in, as bench/viewer.sh;
 #   peak:  the viewer's peak resident size (VmHWM) at that point;
 #   cpu:   the viewer's CPU time (user + system) at that point: its sums
-#          run on a second thread (viewer/feed.c) beside the reading one;
+#          run on a second thread (mt_sink.on_done_apart, lib/analyze/sinkthread.c)
+#          beside the reading one;
 #   md5sum of the trace in the same rounds, as the yardstick, and
 #   `memtrace top` (the same folded pass, without the viewer's summaries).
 # Folded, three ways: with no allocation index (--no-index), writing the

@@ -45,7 +45,7 @@ fi
 # (folding filters from the index); folded models read on two threads; and
 # the two sides diff and check read at once
 if make --no-print-directory -s BUILD=build/tsan SANITIZE=thread libs record-tests cli tests-build >"$log" 2>&1; then
-    stage tsan build/tsan tests/record tests/analyze/pipe.c tests/analyze/read_threads.sh \
+    stage tsan build/tsan tests/record tests/analyze/pipe.c tests/analyze/read.c tests/analyze/read_threads.sh \
         tests/viewer/loading.sh tests/viewer/big.sh tests/viewer/api.sh tests/viewer/index.sh \
         tests/analyze/diff_threads.sh
 else

@@ -2,7 +2,7 @@
  * big.h - the viewer on traces too big for a whole model (big.c): a folded
  * model (per-stack costs, no per-allocation records) plus what the page
  * needs beyond per-stack costs, summed while the trace is read: a
- * downsampled live-memory curve (grid.h), the size and lifetime histograms
+ * downsampled live-memory curve (mt_curve_grid), the size and lifetime histograms
  * and the figures of the stats panel. One such "fold" is built for the
  * whole trace when the viewer starts, and one per filter by reading the
  * trace again with the filter folded in (docs/viewer.md, "Big traces").
@@ -44,7 +44,7 @@ size_t vfold_bytes(const vfold *v);
 /* The engine's answers, computed from the summaries (free them with the
  * engine's functions). sel: the fold model's selection (mt_select_sites
  * with the fold's filter). base: the unfiltered fold (v itself when v is
- * unfiltered). The curve is downsampled (grid.h) and so is the filtered
+ * unfiltered). The curve is downsampled (mt_curve_grid) and so is the filtered
  * peak of a filtered fold (within a fine bucket of time); the rest is
  * exact. */
 mt_curve *vfold_curve(const vfold *v, const vfold *base, mt_timedelta t0, mt_timedelta t1,

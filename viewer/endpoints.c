@@ -89,18 +89,7 @@ static void put_peak_est(vjson *j, const mt_peak *p)
 static void put_cost(vjson *j, const char *key, const mt_cost *c)
 {
     vj_key(j, key);
-    vj_obj(j);
-    vj_knum(j, "alloc_bytes", c->alloc_bytes);
-    vj_knum(j, "alloc_objects", c->alloc_objects);
-    vj_knum(j, "live_bytes", c->live_bytes);
-    vj_knum(j, "live_objects", c->live_objects);
-    vj_kuint(j, "samples", c->samples);
-    vj_kuint(j, "live_samples", c->live_samples);
-    vj_kuint(j, "allocs", c->allocs);
-    vj_knum(j, "temp_bytes", c->temp_bytes);
-    vj_knum(j, "temp_objects", c->temp_objects);
-    vj_kuint(j, "temp_samples", c->temp_samples);
-    vj_end_obj(j);
+    vj_cost(j, c);
 }
 
 void vep_put_func(vjson *j, const mt_model *m, mt_func_id f)

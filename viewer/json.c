@@ -189,6 +189,12 @@ void vj_raw(vjson *j, const char *text)
     put(j, text, strlen(text));
 }
 
+void vj_cost(vjson *j, const mt_cost *c)
+{
+    before_value(j);
+    mt_json_cost_to(c, put_cb, j);
+}
+
 void vj_kstr(vjson *j, const char *k, const char *s) { vj_key(j, k); vj_str(j, s); }
 void vj_kint(vjson *j, const char *k, int64_t v) { vj_key(j, k); vj_int(j, v); }
 void vj_kuint(vjson *j, const char *k, uint64_t v) { vj_key(j, k); vj_uint(j, v); }

@@ -41,6 +41,9 @@ void vj_num(vjson *j, double v);                 /* non-finite -> null */
 void vj_bool(vjson *j, int v);
 void vj_null(vjson *j);
 void vj_raw(vjson *j, const char *text);         /* a pre-formatted value */
+/* A cost as the reports write it (mt_json_cost: the one encoder). */
+struct mt_cost;
+void vj_cost(vjson *j, const struct mt_cost *c);
 
 /* Shorthands for "key": value inside an object. */
 void vj_kstr(vjson *j, const char *k, const char *s);

@@ -774,7 +774,20 @@ typedef struct mt_sink {
      * than one: deeper stacks) */
     void (*on_reset)(void *ctx);
     void *ctx;
+    /* an allocation finished, as on_done, but called on a thread of the
+     * read's own while the caller's thread goes on reading (in the same
+     * order; on the caller's thread when the route one-thread is forced or
+     * no thread can be started), so it must not read the model: end is
+     * mt_model_end when the allocation finished. The read returns once
+     * every call is over. */
+    int (*on_done_apart)(void *ctx, const mt_alloc *a, mt_timedelta end, uint64_t seq);
+    /* on the caller's thread before the first on_done_apart call, with the
+     * model once its header is read (to take what on_done_apart needs of
+     * it: mt_stats_acc_bind) */
+    int (*on_bind)(void *ctx, const mt_model *m);
 } mt_sink;
+
+struct mt_alloc_index;
 
 typedef struct mt_read_request {
     const char *const *paths;     /* the traces, merged into one stream */
@@ -793,7 +806,20 @@ typedef struct mt_read_request {
     void *warning_ctx;
     mt_progress_fn on_progress;
     void *progress_ctx;
+    /* 1: on_done and on_done_apart get only the allocations that pass the
+     * whole filter, stack clauses (inside:) included (mt_stream_filter),
+     * not only its allocation-level clauses */
+    int sinks_filtered;
+    /* The trace's allocation index (memtrace/stream.h) and the unfiltered
+     * folded model it matches, or NULL: a folded pass of one trace with no
+     * on_alloc sink, live at the end and whole stacks is then folded from
+     * the index instead of the trace (the same model and sink calls; the
+     * progress in bytes of the index). */
+    const struct mt_alloc_index *index;
+    const mt_model *index_base;
     int folded;                   /* out: 1 when the model is folded */
+    int from_index;               /* out: 1 when folded from the index: free
+                                   * the model with mt_alloc_index_model_free */
 } mt_read_request;
 
 /* Plans and runs the read (see above). The model, or NULL with *err set
@@ -801,7 +827,7 @@ typedef struct mt_read_request {
 mt_model *mt_read(mt_read_request *rq, char **err);
 /* One pass as planned by the caller: folded (fold) with the request's
  * sinks, or whole. */
-mt_model *mt_read_pass(const mt_read_request *rq, int fold, char **err);
+mt_model *mt_read_pass(mt_read_request *rq, int fold, char **err);
 /* The peak's time of the request's traces (unfiltered): 0 (*peak set),
  * 1 (times go back somewhere: only the whole model has a peak), or -1
  * (cannot read; *err set when err is not NULL). */

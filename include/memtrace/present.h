@@ -75,6 +75,8 @@ void mt_text_escape_to(const char *s, size_t n, mt_put_fn put, void *ctx);
 void mt_ci_escape_to(const char *s, size_t n, mt_put_fn put, void *ctx);
 void mt_xml_escape_to(const char *s, size_t n, mt_put_fn put, void *ctx);
 void mt_json_escape_to(const char *s, size_t n, mt_put_fn put, void *ctx);
+/* The mt_put_fn that writes to a FILE (ctx). */
+void mt_put_file(void *file, const char *s, size_t n);
 /* Bytes mt_json_escape_to writes for s (without the quotes). */
 size_t mt_json_escaped_len(const char *s, size_t n);
 
@@ -199,8 +201,12 @@ int mt_plot_svg(FILE *out, const mt_selection *s, const mt_plot_options *o);
  * "temp_objects":..,"temp_samples":.., then each figure's standard error:
  * "alloc_bytes_se":..,"alloc_objects_se":..,"live_bytes_se":..,
  * "live_objects_se":..,"temp_bytes_se":..,"temp_objects_se":..}
- * (mt_cost_rse times the figure). */
+ * (mt_cost_rse times the figure). Bytes as whole numbers, objects and
+ * standard errors with one decimal. The one encoder of a cost: the
+ * reports and the viewer's API write the same text. */
 void mt_json_cost(FILE *out, const mt_cost *c);
+/* The same text, through put (as mt_json_escape_to). */
+void mt_json_cost_to(const mt_cost *c, mt_put_fn put, void *ctx);
 /* A peak estimate's (mt_peak) JSON fields besides the estimate, after a
  * prefix ("peak" gives "peak_lo_bytes":.., "peak_hi_bytes":.., "peak_sd_bytes":..,
  * "peak_curve_max_bytes":.., "peak_readings":..), each after a comma. */

@@ -10,6 +10,9 @@
  *   mt_curve_acc      the live-memory curve from events in time order, in
  *                     a fixed number of buckets whose width doubles as the
  *                     time range grows; the same values as mt_query_curve.
+ *   mt_curve_grid     the live-memory curve from allocations in any order
+ *                     (as they are folded), at a fixed resolution, for
+ *                     any window later: a view through an mt_curve_acc.
  *   mt_scan_events    the allocations and collections of a trace in file
  *                     order without stacks (a cheap pass: the peak, a
  *                     curve of allocations an earlier pass chose);
@@ -85,6 +88,38 @@ void mt_curve_acc_event(mt_curve_acc *c, mt_timedelta t, int64_t d_total, int64_
  * its estimate for the trace's sample rate. NULL when out of memory; free
  * with mt_curve_free. */
 mt_curve *mt_curve_acc_result(const mt_curve_acc *c, double bps, double rate);
+
+/* The live-memory curve of allocations given in any order (each with its
+ * collection time: as on_fold gives them), kept as the net change of live
+ * samples and the samples allocated per fine bucket of time: 262,144 of
+ * them from time 0, whose width (a power of two, from 1 us) doubles when a
+ * time falls past the last one; about 4 MB. Read, it is the curve of
+ * mt_curve_acc fed one event per fine bucket at the bucket's end, in time
+ * order: exact at the fine buckets' ends, a lower bound in between; a
+ * bucket of a view also counts the value carried into it. Units: samples
+ * (bytes once a view is asked for with bytes per sample). */
+typedef struct mt_curve_grid mt_curve_grid;
+mt_curve_grid *mt_curve_grid_new(void);   /* NULL when out of memory */
+void mt_curve_grid_free(mt_curve_grid *g);
+size_t mt_curve_grid_bytes(void);         /* what one holds */
+/* A block of samples allocated at time, collected at collect
+ * (MT_TIME_NEVER: never). */
+void mt_curve_grid_add(mt_curve_grid *g, mt_timedelta time, mt_timedelta collect,
+                       uint64_t samples);
+/* After the last add: the peak (highest live samples at a fine bucket's
+ * end) and its estimate for the trace's sample rate, for
+ * mt_curve_grid_peak. */
+void mt_curve_grid_finish(mt_curve_grid *g, double rate);
+/* The peak in samples; *time (may be NULL) the end of its fine bucket
+ * minus 1 us; *est (may be NULL) its estimate, in samples. */
+int64_t mt_curve_grid_peak(const mt_curve_grid *g, mt_timedelta *time, mt_peak *est);
+/* The curve in n buckets of width w (>= 1) from t0 (as mt_curve_span lays
+ * them out), in bytes (bps per sample): out[i] the highest live value at
+ * the fine buckets' ends within bucket i and the value carried in;
+ * alloc_out (may be NULL) the bytes allocated. Safe from several threads
+ * at once once finished. Returns 0, or -1 when out of memory. */
+int mt_curve_grid_curve(const mt_curve_grid *g, mt_timedelta t0, mt_timedelta w, size_t n,
+                        double bps, double *out, double *alloc_out);
 
 /* The peak's estimate (mt_peak) from a live-memory curve of one's own, as
  * every curve of the engine makes it: one call per time of the curve, in

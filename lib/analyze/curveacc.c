@@ -1,8 +1,11 @@
 /*
- * curveacc.c - the live-memory curve from events given in time order
- * (mt_curve_acc, memtrace/stream.h): a fixed number of buckets from time
- * 0 whose width doubles when an event falls past the last one, and the
- * exact peak of the selected allocations.
+ * curveacc.c - the live-memory curves of reads that do not keep every
+ * allocation (memtrace/stream.h): mt_curve_acc, from events given in time
+ * order, and mt_curve_grid, from allocations given in any order.
+ *
+ * mt_curve_acc: a fixed number of buckets from time 0 whose width doubles
+ * when an event falls past the last one, and the exact peak of the
+ * selected allocations.
  *
  * The values are those of curve.c: the value at a time counts once every
  * event of that time is applied; a bucket holds the highest of the value
@@ -10,9 +13,22 @@
  * and the values after each of its times. Two neighbouring buckets merge
  * into the highest of their two values: the value carried into the second
  * is the first's last value, which the first already counted.
+ *
+ * mt_curve_grid: the viewer's curve of a folded trace, whose allocations
+ * come as they are folded (at their collection, or at the end), not in time
+ * order, and whose page asks for any window later. It cannot keep highest
+ * values (they need the events in time order): it keeps, per fine bucket
+ * of time (262,144 of them, doubling their width as times grow), the net
+ * change of live samples and the samples allocated, i.e. the events folded
+ * into one per fine bucket. Its curve, peak and estimate are those of an
+ * mt_curve_acc fed those events in time order, each at its bucket's end:
+ * exact at the fine buckets' ends, and a lower bound in between. One rule
+ * differs, because a fine bucket is a span, not an instant: a bucket of the
+ * view always counts the value carried in (the acc's carry_always).
  */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "peak.h"
 #include "memtrace/stream.h"
@@ -20,6 +36,8 @@
 struct mt_curve_acc {
     size_t n;
     mt_timedelta width;
+    mt_timedelta origin;         /* bucket 0's start (a grid's view: its t0) */
+    int carry_always;            /* a bucket counts the value carried in (a grid's view) */
     int64_t *total, *filtered;   /* live samples per bucket (highest reached) */
     uint64_t *falloc;            /* samples allocated per bucket (selected) */
     long cur;                    /* bucket of the last time closed, -1: none */
@@ -33,13 +51,16 @@ struct mt_curve_acc {
     mta_peak_acc est;            /* the peak's estimate (peak.c) */
 };
 
-mt_curve_acc *mt_curve_acc_new(size_t n, mt_timedelta width)
+static mt_curve_acc *acc_new(size_t n, mt_timedelta width, mt_timedelta origin,
+                             int carry_always)
 {
     mt_curve_acc *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
     c->n = n < 1 ? 1 : n;
     c->width = width < 1 ? 1 : width;
+    c->origin = origin;
+    c->carry_always = carry_always;
     c->total = calloc(c->n, sizeof *c->total);
     c->filtered = calloc(c->n, sizeof *c->filtered);
     c->falloc = calloc(c->n, sizeof *c->falloc);
@@ -50,6 +71,11 @@ mt_curve_acc *mt_curve_acc_new(size_t n, mt_timedelta width)
         return NULL;
     }
     return c;
+}
+
+mt_curve_acc *mt_curve_acc_new(size_t n, mt_timedelta width)
+{
+    return acc_new(n, width, 0, 0);
 }
 
 void mt_curve_acc_free(mt_curve_acc *c)
@@ -109,6 +135,7 @@ static void close_time(mt_curve_acc *c)
         c->peak_t = t;
     }
     mta_peak_time(&c->est, t, c->fil_before, c->fil, c->fil_alloc);
+    t -= c->origin;
     if (t < 0)
         return;
     long b = bucket_of(c, t);
@@ -117,7 +144,7 @@ static void close_time(mt_curve_acc *c)
         c->filtered[k] = c->fil_before;
     }
     if (b != c->cur) {
-        int carried = t > (mt_timedelta)b * c->width;
+        int carried = c->carry_always || t > (mt_timedelta)b * c->width;
         c->total[b] = carried && c->tot_before > c->tot ? c->tot_before : c->tot;
         c->filtered[b] = carried && c->fil_before > c->fil ? c->fil_before : c->fil;
         c->cur = b;
@@ -135,7 +162,8 @@ void mt_curve_acc_event(mt_curve_acc *c, mt_timedelta t, int64_t d_total, int64_
     if (!c->open || t != c->t) {
         if (c->open)
             close_time(c);
-        while (t >= 0 && t / c->width >= (mt_timedelta)c->n && c->width < INT64_MAX)
+        mt_timedelta r = t - c->origin;
+        while (r >= 0 && r / c->width >= (mt_timedelta)c->n && c->width < INT64_MAX)
             widen(c);
         c->open = 1;
         c->t = t;
@@ -146,8 +174,8 @@ void mt_curve_acc_event(mt_curve_acc *c, mt_timedelta t, int64_t d_total, int64_
     c->tot += d_total;
     c->fil += d_filtered;
     c->fil_alloc += filtered_alloc;
-    if (filtered_alloc && t >= 0)
-        c->falloc[bucket_of(c, t)] += filtered_alloc;
+    if (filtered_alloc && t - c->origin >= 0)
+        c->falloc[bucket_of(c, t - c->origin)] += filtered_alloc;
 }
 
 mt_curve *mt_curve_acc_result(const mt_curve_acc *acc, double bps, double rate)
@@ -156,7 +184,7 @@ mt_curve *mt_curve_acc_result(const mt_curve_acc *acc, double bps, double rate)
     size_t n = c.n;
     c.total = malloc(n * sizeof *c.total);
     c.filtered = malloc(n * sizeof *c.filtered);
-    mt_curve *r = mt_curve_new(0, c.width, n);
+    mt_curve *r = mt_curve_new(c.origin, c.width, n);
     if (!c.total || !c.filtered || !r) {
         free(c.total);
         free(c.filtered);
@@ -184,4 +212,164 @@ mt_curve *mt_curve_acc_result(const mt_curve_acc *acc, double bps, double rate)
     free(c.total);
     free(c.filtered);
     return r;
+}
+
+/* ---- mt_curve_grid: allocations in any order, read through an acc ---- */
+
+#define GRID_BUCKETS 262144      /* fine buckets (2 x 8 bytes each) */
+#define GRID_MAX_TIME ((mt_timedelta)1 << 52)  /* later times count there (142 years) */
+
+struct mt_curve_grid {
+    mt_timedelta width;          /* of a fine bucket, microseconds (a power of two) */
+    unsigned shift;              /* log2(width) */
+    size_t used;                 /* buckets up to the last one touched */
+    int64_t *delta;              /* samples allocated minus samples freed */
+    int64_t *alloc;              /* samples allocated */
+    int64_t peak;                /* mt_curve_grid_finish's */
+    mt_timedelta peak_time;
+    mt_peak peak_est;
+};
+
+mt_curve_grid *mt_curve_grid_new(void)
+{
+    mt_curve_grid *g = calloc(1, sizeof *g);
+    if (!g)
+        return NULL;
+    g->width = 1;
+    g->delta = calloc(GRID_BUCKETS, sizeof *g->delta);
+    g->alloc = calloc(GRID_BUCKETS, sizeof *g->alloc);
+    if (!g->delta || !g->alloc) {
+        mt_curve_grid_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+void mt_curve_grid_free(mt_curve_grid *g)
+{
+    if (!g)
+        return;
+    free(g->delta);
+    free(g->alloc);
+    free(g);
+}
+
+size_t mt_curve_grid_bytes(void)
+{
+    return sizeof(mt_curve_grid) + 2 * GRID_BUCKETS * sizeof(int64_t);
+}
+
+/* Halve the resolution: bucket j takes buckets 2j and 2j + 1 (sums: the
+ * events of both, in one). */
+static void coarsen(mt_curve_grid *g)
+{
+    for (size_t j = 0; j < GRID_BUCKETS / 2; j++) {
+        g->delta[j] = g->delta[2 * j] + g->delta[2 * j + 1];
+        g->alloc[j] = g->alloc[2 * j] + g->alloc[2 * j + 1];
+    }
+    memset(g->delta + GRID_BUCKETS / 2, 0, GRID_BUCKETS / 2 * sizeof *g->delta);
+    memset(g->alloc + GRID_BUCKETS / 2, 0, GRID_BUCKETS / 2 * sizeof *g->alloc);
+    g->used = (g->used + 1) / 2;
+    g->width *= 2;
+    g->shift++;
+}
+
+static size_t grid_bucket(mt_curve_grid *g, mt_timedelta t)
+{
+    if (t < 0)
+        t = 0;
+    if (t > GRID_MAX_TIME)   /* keeps (k + 1) * width far from overflowing */
+        t = GRID_MAX_TIME;
+    while ((t >> g->shift) >= GRID_BUCKETS)
+        coarsen(g);
+    size_t b = (size_t)(t >> g->shift);
+    if (b + 1 > g->used)
+        g->used = b + 1;
+    return b;
+}
+
+void mt_curve_grid_add(mt_curve_grid *g, mt_timedelta time, mt_timedelta collect,
+                       uint64_t samples)
+{
+    /* the later time first: placing it may coarsen the grid */
+    if (collect != MT_TIME_NEVER)
+        g->delta[grid_bucket(g, collect > time ? collect : time)] -= (int64_t)samples;
+    size_t b = grid_bucket(g, time);
+    g->delta[b] += (int64_t)samples;
+    g->alloc[b] += (int64_t)samples;
+}
+
+/* Fine bucket k's events, at its end, into c; stops at `until` (no
+ * bucket of c reaches it: c would widen). */
+static void replay(const mt_curve_grid *g, mt_curve_acc *c, mt_timedelta until)
+{
+    for (size_t k = 0; k < g->used; k++) {
+        mt_timedelta t = (mt_timedelta)(k + 1) * g->width - 1;
+        if (t >= until)
+            break;
+        mt_curve_acc_event(c, t, g->delta[k], g->delta[k], (uint64_t)g->alloc[k]);
+    }
+}
+
+void mt_curve_grid_finish(mt_curve_grid *g, double rate)
+{
+    mt_curve_acc *c = acc_new(1, 1, 0, 1);
+    mt_curve *r = NULL;
+    if (c) {
+        replay(g, c, INT64_MAX);
+        r = mt_curve_acc_result(c, 1.0, rate);  /* in samples */
+    }
+    if (r) {
+        g->peak = (int64_t)r->peak_filtered;
+        g->peak_time = r->peak_filtered_time;
+        g->peak_est = r->peak_filtered_est;
+    } else {   /* out of memory: the highest alone */
+        int64_t live = 0;
+        g->peak = 0;
+        g->peak_time = 0;
+        for (size_t k = 0; k < g->used; k++)
+            if ((live += g->delta[k]) > g->peak) {
+                g->peak = live;
+                g->peak_time = (mt_timedelta)(k + 1) * g->width - 1;
+            }
+        double p = (double)g->peak;
+        g->peak_est = (mt_peak){p, p, p, p, 0, 1, p};
+    }
+    mt_curve_free(r);
+    mt_curve_acc_free(c);
+}
+
+int64_t mt_curve_grid_peak(const mt_curve_grid *g, mt_timedelta *time, mt_peak *est)
+{
+    if (time)
+        *time = g->peak_time;
+    if (est)
+        *est = g->peak_est;
+    return g->peak;
+}
+
+int mt_curve_grid_curve(const mt_curve_grid *g, mt_timedelta t0, mt_timedelta w, size_t n,
+                        double bps, double *out, double *alloc_out)
+{
+    if (n == 0)
+        return 0;
+    mt_curve_acc *c = acc_new(n, w, t0, 1);
+    if (!c)
+        return -1;
+    mt_timedelta span, until;
+    if (__builtin_mul_overflow((mt_timedelta)n, w, &span) ||
+        __builtin_add_overflow(t0, span, &until))
+        until = INT64_MAX;
+    replay(g, c, until);
+    mt_curve *r = mt_curve_acc_result(c, bps, 0);
+    mt_curve_acc_free(c);
+    if (!r)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        out[i] = r->filtered[i];
+        if (alloc_out)
+            alloc_out[i] = r->filtered_alloc[i];
+    }
+    mt_curve_free(r);
+    return 0;
 }

@@ -1,12 +1,13 @@
 /*
- * pipe.c - the ring of batches between the reading thread and the folding
- * thread of a folded model (pipe.h). One lock and two condition variables:
- * a batch is handed over every couple of thousand events, so the lock is
- * taken rarely, and a thread that waits sleeps instead of spinning on a
- * core the other thread (or another process) needs. A thread that waits
- * is woken when half the ring is ready for it, not at the first batch:
- * each sleep and wake-up costs microseconds, and the two threads, about
- * as fast as each other, would otherwise take turns at every batch.
+ * pipe.c - the ring of batches between two threads of a read (pipe.h),
+ * and the folded model's pipe of event batches on it. One lock and two
+ * condition variables: a batch is handed over every couple of thousand
+ * records, so the lock is taken rarely, and a thread that waits sleeps
+ * instead of spinning on a core the other thread (or another process)
+ * needs. A thread that waits is woken when half the ring is ready for it,
+ * not at the first batch: each sleep and wake-up costs microseconds, and
+ * the two threads, about as fast as each other, would otherwise take turns
+ * at every batch.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -15,16 +16,94 @@
 #include "pipe.h"
 #include "thread_start.h"
 
+int mta_ring_init(mta_ring *r, size_t slot_size)
+{
+    memset(r, 0, sizeof *r);
+    r->slots = calloc(MTA_PIPE_BATCHES, slot_size);
+    if (!r->slots)
+        return -1;
+    r->slot_size = slot_size;
+    pthread_mutex_init(&r->lock, NULL);
+    pthread_cond_init(&r->filled, NULL);
+    pthread_cond_init(&r->emptied, NULL);
+    return 0;
+}
+
+void mta_ring_destroy(mta_ring *r)
+{
+    if (!r->slots)
+        return;
+    free(r->slots);
+    pthread_mutex_destroy(&r->lock);
+    pthread_cond_destroy(&r->filled);
+    pthread_cond_destroy(&r->emptied);
+    memset(r, 0, sizeof *r);
+}
+
+void *mta_ring_slot(mta_ring *r, unsigned i)
+{
+    return r->slots + (size_t)i * r->slot_size;
+}
+
+void *mta_ring_free_slot(mta_ring *r)
+{
+    pthread_mutex_lock(&r->lock);
+    while (r->n_full == MTA_PIPE_BATCHES && !r->stop) {
+        r->putting_waits = 1;
+        pthread_cond_wait(&r->emptied, &r->lock);
+        r->putting_waits = 0;
+    }
+    void *s = r->stop ? NULL : mta_ring_slot(r, (r->head + r->n_full) % MTA_PIPE_BATCHES);
+    pthread_mutex_unlock(&r->lock);
+    return s;
+}
+
+void mta_ring_put(mta_ring *r, int last)
+{
+    pthread_mutex_lock(&r->lock);
+    r->n_full++;
+    if (r->taking_waits && (r->n_full >= MTA_PIPE_WAKE || last))
+        pthread_cond_signal(&r->filled);
+    pthread_mutex_unlock(&r->lock);
+}
+
+void *mta_ring_take(mta_ring *r)
+{
+    pthread_mutex_lock(&r->lock);
+    while (r->n_full == 0) {
+        r->taking_waits = 1;
+        pthread_cond_wait(&r->filled, &r->lock);
+        r->taking_waits = 0;
+    }
+    void *s = mta_ring_slot(r, r->head);
+    pthread_mutex_unlock(&r->lock);
+    return s;
+}
+
+void mta_ring_release(mta_ring *r)
+{
+    pthread_mutex_lock(&r->lock);
+    r->head = (r->head + 1) % MTA_PIPE_BATCHES;
+    r->n_full--;
+    if (r->putting_waits && r->n_full <= MTA_PIPE_BATCHES - MTA_PIPE_WAKE)
+        pthread_cond_signal(&r->emptied);
+    pthread_mutex_unlock(&r->lock);
+}
+
+void mta_ring_stop(mta_ring *r)
+{
+    pthread_mutex_lock(&r->lock);
+    r->stop = 1;
+    pthread_cond_signal(&r->emptied);
+    pthread_mutex_unlock(&r->lock);
+}
+
+/* ---- the folded model's pipe: batches of events ---- */
+
 int mta_pipe_init(mta_pipe *p)
 {
     memset(p, 0, sizeof *p);
-    p->b = calloc(MTA_PIPE_BATCHES, sizeof *p->b);
-    if (!p->b)
-        return -1;
-    pthread_mutex_init(&p->lock, NULL);
-    pthread_cond_init(&p->filled, NULL);
-    pthread_cond_init(&p->emptied, NULL);
-    return 0;
+    return mta_ring_init(&p->ring, sizeof(mta_batch));
 }
 
 static void batch_clear(mta_batch *b)
@@ -41,33 +120,23 @@ static void batch_clear(mta_batch *b)
 
 void mta_pipe_destroy(mta_pipe *p)
 {
-    if (!p->b)
+    if (!p->ring.slots)
         return;
     for (unsigned i = 0; i < MTA_PIPE_BATCHES; i++) {
-        mta_batch *b = &p->b[i];
+        mta_batch *b = mta_ring_slot(&p->ring, i);
         batch_clear(b);
         free(b->nodes.v);
         free(b->frames.v);
         free(b->funcs.v);
         free(b->warnings.v);
     }
-    free(p->b);
-    pthread_mutex_destroy(&p->lock);
-    pthread_cond_destroy(&p->filled);
-    pthread_cond_destroy(&p->emptied);
+    mta_ring_destroy(&p->ring);
     memset(p, 0, sizeof *p);
 }
 
 mta_batch *mta_pipe_free_batch(mta_pipe *p)
 {
-    pthread_mutex_lock(&p->lock);
-    while (p->n_full == MTA_PIPE_BATCHES && !p->stop) {
-        p->reading_waits = 1;
-        pthread_cond_wait(&p->emptied, &p->lock);
-        p->reading_waits = 0;
-    }
-    mta_batch *b = p->stop ? NULL : &p->b[(p->head + p->n_full) % MTA_PIPE_BATCHES];
-    pthread_mutex_unlock(&p->lock);
+    mta_batch *b = mta_ring_free_slot(&p->ring);
     if (b)
         batch_clear(b); /* (what the folding thread left: it never frees) */
     return b;
@@ -75,42 +144,22 @@ mta_batch *mta_pipe_free_batch(mta_pipe *p)
 
 void mta_pipe_put(mta_pipe *p, int last)
 {
-    pthread_mutex_lock(&p->lock);
-    p->n_full++;
-    if (p->folding_waits && (p->n_full >= MTA_PIPE_WAKE || last))
-        pthread_cond_signal(&p->filled);
-    pthread_mutex_unlock(&p->lock);
+    mta_ring_put(&p->ring, last);
 }
 
 mta_batch *mta_pipe_take(mta_pipe *p)
 {
-    pthread_mutex_lock(&p->lock);
-    while (p->n_full == 0) {
-        p->folding_waits = 1;
-        pthread_cond_wait(&p->filled, &p->lock);
-        p->folding_waits = 0;
-    }
-    mta_batch *b = &p->b[p->head];
-    pthread_mutex_unlock(&p->lock);
-    return b;
+    return mta_ring_take(&p->ring);
 }
 
 void mta_pipe_release(mta_pipe *p)
 {
-    pthread_mutex_lock(&p->lock);
-    p->head = (p->head + 1) % MTA_PIPE_BATCHES;
-    p->n_full--;
-    if (p->reading_waits && p->n_full <= MTA_PIPE_BATCHES - MTA_PIPE_WAKE)
-        pthread_cond_signal(&p->emptied);
-    pthread_mutex_unlock(&p->lock);
+    mta_ring_release(&p->ring);
 }
 
 void mta_pipe_stop(mta_pipe *p)
 {
-    pthread_mutex_lock(&p->lock);
-    p->stop = 1;
-    pthread_cond_signal(&p->emptied);
-    pthread_mutex_unlock(&p->lock);
+    mta_ring_stop(&p->ring);
 }
 
 int mta_pipe_start(pthread_t *th, void *(*fn)(void *), void *arg)

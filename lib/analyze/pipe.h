@@ -1,9 +1,12 @@
 /*
- * pipe.h - the handoff between the two threads that build a folded model
- * (build.c): the reading thread decodes events and finds their stacks
- * (buildpipe.c), the folding thread meets them with the live blocks
- * (buildfold.c). A small ring of batches; each thread blocks (no
- * spinning) when the ring is full or empty. Internal to lib/analyze.
+ * pipe.h - the hand-off between two threads of a read: a small ring of
+ * batches (mta_ring), each thread blocking (no spinning) when the ring is
+ * full or empty. Its users: the two threads that build a folded model
+ * (build.c, scan.c: mta_pipe, whose batches are events), where the reading
+ * thread decodes events and finds their stacks (buildpipe.c) and the
+ * folding thread meets them with the live blocks (buildfold.c); and the
+ * sinks that run on a thread of their own (sinkthread.c: batches of
+ * finished allocations). Internal to lib/analyze.
  */
 #ifndef MTA_PIPE_H
 #define MTA_PIPE_H
@@ -51,14 +54,39 @@ typedef struct mta_batch {
     char *message;               /* MTA_PIPE_READ_ERROR: malloc'd (or taken) */
 } mta_batch;
 
-typedef struct mta_pipe {
+/* The ring: MTA_PIPE_BATCHES slots of slot_size bytes each, passed from
+ * a producer thread to a consumer thread in order. The consumer may stop
+ * the producer (it failed); the producer says which batch is the last. */
+typedef struct mta_ring {
     pthread_mutex_t lock;
     pthread_cond_t filled, emptied;
-    mta_batch *b;                /* MTA_PIPE_BATCHES of them */
+    char *slots;                 /* MTA_PIPE_BATCHES of slot_size bytes, zeroed at first */
+    size_t slot_size;
     unsigned head;               /* the oldest full batch */
-    unsigned n_full;             /* full batches, the one being folded included */
-    int stop;                    /* the folding thread gave up */
-    int folding_waits, reading_waits; /* that thread sleeps */
+    unsigned n_full;             /* full batches, the one being consumed included */
+    int stop;                    /* the consumer gave up */
+    int taking_waits, putting_waits; /* that thread sleeps */
+} mta_ring;
+
+int mta_ring_init(mta_ring *r, size_t slot_size);   /* 0, or -1 when out of memory */
+void mta_ring_destroy(mta_ring *r);
+/* Slot i (0 .. MTA_PIPE_BATCHES - 1), for setting up or freeing their contents. */
+void *mta_ring_slot(mta_ring *r, unsigned i);
+/* Producer: the slot to fill next (waiting for one), or NULL once stopped. */
+void *mta_ring_free_slot(mta_ring *r);
+/* Producer: hands the slot it filled over (last: nothing follows). */
+void mta_ring_put(mta_ring *r, int last);
+/* Consumer: the oldest full slot, waiting for it. */
+void *mta_ring_take(mta_ring *r);
+/* Consumer: done with the slot mta_ring_take gave. */
+void mta_ring_release(mta_ring *r);
+/* Consumer: the producer is to stop (mta_ring_free_slot then gives NULL). */
+void mta_ring_stop(mta_ring *r);
+
+/* The folded model's ring: the reading thread produces, the folding
+ * thread consumes. */
+typedef struct mta_pipe {
+    mta_ring ring;               /* of mta_batch */
     int defs;                    /* send nodes, frames and functions */
 } mta_pipe;
 

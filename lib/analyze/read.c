@@ -21,8 +21,11 @@
  *
  * The sinks see an mt_alloc: a new per-allocation attribute goes into it
  * and every sink sees it; a new figure is a new sink, added to a request's
- * list without touching the loop. The allocation index and the viewer's
- * reads keep their own loops for now (viewer/big.c, lib/analyze/allocindex.c).
+ * list without touching the loop. A sink that needs nothing of the model
+ * but what it took once (on_bind) runs on a thread of the read's own
+ * (on_done_apart: sinkthread.c, on pipe.c's ring) beside the folding one.
+ * The request may also name the trace's allocation index: a folded pass
+ * is then folded from it (allocindex.c) when it can stand for the trace.
  *
  * The route can be forced for tests and benchmarks (mt_read_force), never
  * by the environment: the CLI's global option --route sets it.
@@ -34,6 +37,7 @@
 #include "memtrace/analyze.h"
 #include "memtrace/compare.h"
 #include "memtrace/stream.h"
+#include "sinkthread.h"
 
 static unsigned forced;
 
@@ -95,10 +99,17 @@ static void no_warning(void *ctx, const char *msg)
     (void)msg;
 }
 
-/* The sinks of one read, called in the order given. */
+/* The sinks of one read, called in the order given; with the stream
+ * filter when the sinks see only what passes it, and the thread of the
+ * on_done_apart sinks. */
 typedef struct fanout {
     const mt_sink *sinks;
     size_t n;
+    mt_stream_filter *sf;        /* or NULL: every allocation the fold gives */
+    char *err;                   /* why sf stopped the read */
+    int any_apart;
+    int bound;                   /* on_bind called */
+    mta_sinkthread *apart;       /* or NULL: on_done_apart on this thread */
 } fanout;
 
 static int fan_alloc(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq)
@@ -113,13 +124,92 @@ static int fan_alloc(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t s
 static int fan_done(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq)
 {
     fanout *f = ctx;
+    if (f->sf) {
+        int pass = mt_stream_filter_passes(f->sf, m, a, &f->err);
+        if (pass <= 0)
+            return pass;
+    }
     for (size_t i = 0; i < f->n; i++)
         if (f->sinks[i].on_done && f->sinks[i].on_done(f->sinks[i].ctx, m, a, seq) < 0)
+            return -1;
+    if (!f->any_apart)
+        return 0;
+    if (!f->bound) {   /* before the first record is handed over */
+        for (size_t i = 0; i < f->n; i++)
+            if (f->sinks[i].on_bind && f->sinks[i].on_bind(f->sinks[i].ctx, m) < 0)
+                return -1;
+        f->bound = 1;
+    }
+    if (f->apart)
+        return mta_sinkthread_put(f->apart, a, mt_model_end(m), seq);
+    for (size_t i = 0; i < f->n; i++)
+        if (f->sinks[i].on_done_apart &&
+            f->sinks[i].on_done_apart(f->sinks[i].ctx, a, mt_model_end(m), seq) < 0)
             return -1;
     return 0;
 }
 
-mt_model *mt_read_pass(const mt_read_request *rq, int fold, char **err)
+/* Before a folded pass: the stream filter and the sinks' thread. Returns
+ * 0, or -1 when out of memory. */
+static int fan_begin(fanout *f, const mt_read_request *rq)
+{
+    memset(f, 0, sizeof *f);
+    f->sinks = rq->sinks;
+    f->n = rq->n_sinks;
+    for (size_t i = 0; i < rq->n_sinks; i++)
+        f->any_apart |= rq->sinks[i].on_done_apart != NULL;
+    if (rq->sinks_filtered && rq->filter && mt_filter_uses_stacks(rq->filter)) {
+        f->sf = mt_stream_filter_new(rq->filter, rq->peak_known ? rq->peak : 0);
+        if (!f->sf)
+            return -1;
+        if (mt_stream_filter_keeps_all(f->sf)) {   /* hide: only */
+            mt_stream_filter_free(f->sf);
+            f->sf = NULL;
+        }
+    }
+    if (f->any_apart && !(forced & MT_ROUTE_ONE_THREAD))
+        f->apart = mta_sinkthread_start(rq->sinks, rq->n_sinks);
+    return 0;
+}
+
+/* After it: m the model or NULL (*err set). Returns m, or NULL (m freed
+ * with model_free) when a sink on the sinks' thread failed; the filter's
+ * reason rather than "stopped by the caller" when it stopped the read. */
+static mt_model *fan_end(fanout *f, mt_model *m, void (*model_free)(mt_model *), char **err)
+{
+    if (f->apart && mta_sinkthread_finish(f->apart) < 0 && m) {
+        /* (after the last hand-off: else the read failed at the next) */
+        model_free(m);
+        m = NULL;
+        *err = strdup("stopped by the caller");
+    }
+    f->apart = NULL;
+    if (!m && f->err) {
+        free(*err);
+        *err = f->err;
+        f->err = NULL;
+    }
+    free(f->err);
+    mt_stream_filter_free(f->sf);
+    f->sf = NULL;
+    return m;
+}
+
+/* A folded pass from the request's allocation index. */
+static mt_model *index_pass(const mt_read_request *rq, fanout *f, char **err)
+{
+    mt_alloc_index_fold_options o = {
+        .filter = rq->filter,
+        .peak = rq->peak_known ? rq->peak : 0,
+        .on_fold = fan_done,
+        .ctx = f,
+        .progress = rq->on_progress,
+        .progress_ctx = rq->progress_ctx,
+    };
+    return mt_alloc_index_fold(rq->index, rq->index_base, &o, err);
+}
+
+mt_model *mt_read_pass(mt_read_request *rq, int fold, char **err)
 {
     mt_model_options mo = {
         .on_warning = rq->on_warning,
@@ -128,13 +218,27 @@ mt_model *mt_read_pass(const mt_read_request *rq, int fold, char **err)
         .progress_ctx = rq->progress_ctx,
         .max_depth = rq->max_depth,
     };
-    fanout f = {rq->sinks, rq->n_sinks};
     int any_alloc = 0, any_done = 0;
     for (size_t i = 0; i < rq->n_sinks; i++) {
         any_alloc |= rq->sinks[i].on_alloc != NULL;
-        any_done |= rq->sinks[i].on_done != NULL;
+        any_done |= rq->sinks[i].on_done || rq->sinks[i].on_done_apart;
     }
-    if (fold) {
+    if (!fold)
+        return mt_model_load_many(rq->paths, rq->n, rq->by_process, &mo, err);
+    for (size_t i = 0; i < rq->n_sinks; i++)
+        if (rq->sinks[i].on_reset)
+            rq->sinks[i].on_reset(rq->sinks[i].ctx);
+    fanout f;
+    *err = NULL;
+    if (fan_begin(&f, rq) < 0)
+        return NULL;
+    /* the index stands for one trace read whole, live at the end */
+    int ix = rq->index && rq->index_base && rq->n == 1 && !rq->by_process && !any_alloc &&
+             !rq->max_depth && rq->live_at == MT_TIME_END;
+    mt_model *m;
+    if (ix) {
+        m = fan_end(&f, index_pass(rq, &f, err), mt_alloc_index_model_free, err);
+    } else {
         mo.fold = 1;
         mo.fold_filter = rq->filter;
         mo.fold_live_at = rq->live_at;
@@ -145,11 +249,11 @@ mt_model *mt_read_pass(const mt_read_request *rq, int fold, char **err)
             mo.on_alloc = any_alloc ? fan_alloc : NULL;
             mo.fold_ctx = &f;
         }
-        for (size_t i = 0; i < rq->n_sinks; i++)
-            if (rq->sinks[i].on_reset)
-                rq->sinks[i].on_reset(rq->sinks[i].ctx);
+        m = fan_end(&f, mt_model_load_many(rq->paths, rq->n, rq->by_process, &mo, err),
+                    mt_model_free, err);
     }
-    return mt_model_load_many(rq->paths, rq->n, rq->by_process, &mo, err);
+    rq->from_index = ix;
+    return m;
 }
 
 int mt_read_peak(const mt_read_request *rq, mt_timedelta *peak, char **err)

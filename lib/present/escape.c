@@ -232,30 +232,30 @@ void mt_xml_escape_to(const char *s, size_t n, mt_put_fn put, void *ctx)
 
 /* ---- on a FILE, into a buffer ---- */
 
-static void put_file(void *ctx, const char *s, size_t n)
+void mt_put_file(void *ctx, const char *s, size_t n)
 {
     fwrite(s, 1, n, ctx);
 }
 
 void mt_text_put(FILE *out, const char *s)
 {
-    mt_text_escape_to(s, strlen(s), put_file, out);
+    mt_text_escape_to(s, strlen(s), mt_put_file, out);
 }
 
 void mt_ci_data_put(FILE *out, const char *s)
 {
-    mt_ci_escape_to(s, strlen(s), put_file, out);
+    mt_ci_escape_to(s, strlen(s), mt_put_file, out);
 }
 
 void mt_xml_put(FILE *out, const char *s)
 {
-    mt_xml_escape_to(s, strlen(s), put_file, out);
+    mt_xml_escape_to(s, strlen(s), mt_put_file, out);
 }
 
 void mt_json_string(FILE *out, const char *s)
 {
     fputc('"', out);
-    mt_json_escape_to(s, strlen(s), put_file, out);
+    mt_json_escape_to(s, strlen(s), mt_put_file, out);
     fputc('"', out);
 }
 

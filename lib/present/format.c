@@ -35,28 +35,50 @@ void mt_format_time(char *buf, size_t cap, mt_timedelta us)
         snprintf(buf, cap, "%lldus", (long long)us);
 }
 
-void mt_json_cost(FILE *out, const mt_cost *c)
+/* One "name":value of a cost, after a comma unless first: a double in
+ * fmt ("%.0f", "%.1f"), or an unsigned count when fmt is NULL. (512
+ * bytes: the longest double printed with %.0f has 309 digits.) */
+static void cost_field(mt_put_fn put, void *ctx, int first, const char *name, const char *fmt,
+                       double v, uint64_t u)
 {
-    fprintf(out,
-            "{\"alloc_bytes\":%.0f,\"alloc_objects\":%.1f,\"live_bytes\":%.0f,"
-            "\"live_objects\":%.1f,\"samples\":%llu,\"live_samples\":%llu,\"allocs\":%llu,"
-            "\"temp_bytes\":%.0f,\"temp_objects\":%.1f,\"temp_samples\":%llu,",
-            c->alloc_bytes, c->alloc_objects, c->live_bytes, c->live_objects,
-            (unsigned long long)c->samples, (unsigned long long)c->live_samples,
-            (unsigned long long)c->allocs, c->temp_bytes, c->temp_objects,
-            (unsigned long long)c->temp_samples);
+    char b[512];
+    int n = snprintf(b, sizeof b, "%s\"%s\":", first ? "" : ",", name);
+    if (fmt)
+        n += snprintf(b + n, sizeof b - (size_t)n, fmt, v);
+    else
+        n += snprintf(b + n, sizeof b - (size_t)n, "%llu", (unsigned long long)u);
+    put(ctx, b, (size_t)n < sizeof b ? (size_t)n : sizeof b - 1);
+}
+
+void mt_json_cost_to(const mt_cost *c, mt_put_fn put, void *ctx)
+{
+    put(ctx, "{", 1);
+    cost_field(put, ctx, 1, "alloc_bytes", "%.0f", c->alloc_bytes, 0);
+    cost_field(put, ctx, 0, "alloc_objects", "%.1f", c->alloc_objects, 0);
+    cost_field(put, ctx, 0, "live_bytes", "%.0f", c->live_bytes, 0);
+    cost_field(put, ctx, 0, "live_objects", "%.1f", c->live_objects, 0);
+    cost_field(put, ctx, 0, "samples", NULL, 0, c->samples);
+    cost_field(put, ctx, 0, "live_samples", NULL, 0, c->live_samples);
+    cost_field(put, ctx, 0, "allocs", NULL, 0, c->allocs);
+    cost_field(put, ctx, 0, "temp_bytes", "%.0f", c->temp_bytes, 0);
+    cost_field(put, ctx, 0, "temp_objects", "%.1f", c->temp_objects, 0);
+    cost_field(put, ctx, 0, "temp_samples", NULL, 0, c->temp_samples);
     /* each figure's own standard error */
     static const struct { const char *name; mt_metric m; } se[] = {
-        {"alloc_bytes", MT_METRIC_ALLOC_BYTES}, {"alloc_objects", MT_METRIC_ALLOC_OBJECTS},
-        {"live_bytes", MT_METRIC_LIVE_BYTES},   {"live_objects", MT_METRIC_LIVE_OBJECTS},
-        {"temp_bytes", MT_METRIC_TEMP_BYTES},   {"temp_objects", MT_METRIC_TEMP_OBJECTS},
+        {"alloc_bytes_se", MT_METRIC_ALLOC_BYTES}, {"alloc_objects_se", MT_METRIC_ALLOC_OBJECTS},
+        {"live_bytes_se", MT_METRIC_LIVE_BYTES},   {"live_objects_se", MT_METRIC_LIVE_OBJECTS},
+        {"temp_bytes_se", MT_METRIC_TEMP_BYTES},   {"temp_objects_se", MT_METRIC_TEMP_OBJECTS},
     };
     for (size_t i = 0; i < sizeof se / sizeof se[0]; i++) {
         double v = mt_cost_get(c, se[i].m);
-        fprintf(out, "%s\"%s_se\":%.1f", i ? "," : "", se[i].name,
-                v > 0 ? v * mt_cost_rse(c, se[i].m) : 0);
+        cost_field(put, ctx, 0, se[i].name, "%.1f", v > 0 ? v * mt_cost_rse(c, se[i].m) : 0, 0);
     }
-    fputc('}', out);
+    put(ctx, "}", 1);
+}
+
+void mt_json_cost(FILE *out, const mt_cost *c)
+{
+    mt_json_cost_to(c, mt_put_file, out);
 }
 
 void mt_format_frame(char *buf, size_t cap, const mt_model *m, mt_frame_id f)

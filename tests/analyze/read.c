@@ -5,7 +5,11 @@
  * order; the request's filter chooses which are finished into the sinks;
  * the peak is found first when asked for; a pipe that would have to be
  * read twice, and the forced route whole, give the whole model without
- * calling the sinks; a sink that stops ends the read with an error.
+ * calling the sinks; a sink that stops ends the read with an error. Sinks
+ * apart (on_done_apart, on the read's own thread or, route one-thread, on
+ * the caller's) get the same allocations in the same order after on_bind,
+ * with the filter's stack clauses applied when the request says so, and
+ * can stop the read too.
  *
  * The trace (64-bit words, rate 1: one sample per word is not needed, the
  * samples are given): times in microseconds from the start,
@@ -64,6 +68,34 @@ static void on_reset(void *ctx)
     s->allocs = s->dones = 0;
 }
 
+/* A sink apart: what it was given (it may not read the model). */
+typedef struct apart {
+    int bound, n, stop_at;
+    uint64_t seq[8];
+    mt_timedelta collect[8], end[8];
+} apart;
+
+static int apart_bind(void *ctx, const mt_model *m)
+{
+    apart *p = ctx;
+    p->bound += m != NULL;
+    return 0;
+}
+
+static int apart_done(void *ctx, const mt_alloc *a, mt_timedelta end, uint64_t seq)
+{
+    apart *p = ctx;
+    if (p->n == p->stop_at)
+        return -1;
+    if (p->n < 8) {
+        p->seq[p->n] = seq;
+        p->collect[p->n] = a->collect;
+        p->end[p->n] = end;
+    }
+    p->n++;
+    return 0;
+}
+
 static int write_trace(const char *path)
 {
     int fd;
@@ -99,7 +131,10 @@ int main(void)
 
     /* two sinks, the peak first */
     seen s1 = {.stop_at = -1}, s2 = {.stop_at = -1};
-    mt_sink sinks[2] = {{on_alloc, on_done, on_reset, &s1}, {on_alloc, on_done, on_reset, &s2}};
+    mt_sink sinks[2] = {
+        {.on_alloc = on_alloc, .on_done = on_done, .on_reset = on_reset, .ctx = &s1},
+        {.on_alloc = on_alloc, .on_done = on_done, .on_reset = on_reset, .ctx = &s2},
+    };
     mt_read_request rq = {.paths = paths, .n = 1, .fold = 1, .live_at = MT_TIME_PEAK,
                           .need_peak = 1, .sinks = sinks, .n_sinks = 2, .on_warning = quiet};
     mt_model *m = mt_read(&rq, &err);
@@ -146,6 +181,41 @@ int main(void)
     free(err);
     err = NULL;
     mt_filter_free(f);
+
+    /* sinks apart, on the read's thread and (route one-thread) on this one */
+    mt_filter *fi = mt_filter_parse("inside:parse", &err, NULL);
+    for (int route = 0; route < 2; route++) {
+        mt_read_force(route ? "one-thread" : "auto");
+        const char *rn = route ? "one-thread" : "default";
+        apart ap = {.stop_at = -1};
+        mt_sink as[1] = {{.on_done_apart = apart_done, .on_bind = apart_bind, .ctx = &ap}};
+        mt_read_request ar = {.paths = paths, .n = 1, .fold = 1, .filter = fi,
+                              .live_at = MT_TIME_END, .sinks = as, .n_sinks = 1,
+                              .sinks_filtered = 1, .on_warning = quiet};
+        m = mt_read(&ar, &err);
+        CHECK(m && ap.bound == 1 && ap.n == 2 && ap.seq[0] == 0 && ap.collect[0] == 30 &&
+                  ap.end[0] >= 30 && ap.seq[1] == 2 && ap.collect[1] == 50 && ap.end[1] >= 50,
+              "%s: inside:parse apart: bound once, a0 (freed at 30) and a2 (at 50), in order "
+              "(%d calls)", rn, ap.n);
+        mt_model_free(m);
+        ar.sinks_filtered = 0;
+        memset(&ap, 0, sizeof ap);
+        ap.stop_at = -1;
+        m = mt_read(&ar, &err);
+        CHECK(m && ap.n == 3 && ap.seq[2] == 1 && ap.collect[2] == MT_TIME_NEVER &&
+                  ap.end[2] == 50,
+              "%s: without sinks_filtered, a1 too, live at the end (50) (%d calls)", rn, ap.n);
+        mt_model_free(m);
+        memset(&ap, 0, sizeof ap);
+        ap.stop_at = 0;
+        m = mt_read(&ar, &err);
+        CHECK(!m && err && strstr(err, "stopped by the caller"), "%s: a sink apart stops the read: %s",
+              rn, err ? err : "(no error)");
+        free(err);
+        err = NULL;
+    }
+    mt_read_force("auto");
+    mt_filter_free(fi);
 
     /* a pipe cannot be read twice: folding needs no peak, or the whole model */
     char fifo[4200];
