@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "domains.h"
 #include "model.h"
 #include "pipe.h"
 
@@ -672,6 +673,12 @@ static int64_t alloc_of(builder *b, const mt_event *ev, mt_alloc *a)
     a->source = (uint8_t)(ev->source > MT_SOURCE_EXTERNAL ? MT_SOURCE_EXTERNAL : ev->source);
     a->carried = ev->carried != 0;
     a->verdict = (uint8_t)ev->verdict;
+    int dom = mta_domain_index(b->m, ev->domain);
+    if (dom < 0) {
+        b->why = MTA_DOMAINS_FULL;
+        return -1;
+    }
+    a->domain = (uint8_t)dom;
     return 0;
 }
 
@@ -961,6 +968,9 @@ static int pipe_publish(builder *b, int status)
         b->sent_frames = s->frames.n;
         b->sent_funcs = s->funcs.n;
     }
+    /* the domains so far, for the events' indexes (a few bytes) */
+    memcpy(bt->domain_ids, s->domain_ids, s->n_domains * sizeof *s->domain_ids);
+    bt->n_domains = s->n_domains;
     bt->offset = mt_reader_offset(b->r);
     bt->status = status;
     b->batch = NULL;
@@ -999,6 +1009,7 @@ static int pipe_emit(builder *b, const mt_event *ev)
         e->source = a.source;
         e->carried = a.carried;
         e->verdict = a.verdict;
+        e->domain = a.domain;
     }
     b->batch->n++;
     return 0;
@@ -1060,6 +1071,8 @@ static int fold_batches(builder *b, mta_pipe *p, char **message)
             mta_pipe_release(p);
             return -1;
         }
+        memcpy(m->domain_ids, bt->domain_ids, bt->n_domains * sizeof *m->domain_ids);
+        m->n_domains = bt->n_domains;
         for (size_t i = 0; i < bt->n; i++) {
             const mta_pipe_ev *pe = &bt->ev[i];
             /* (the lines come from the other core's cache) */
@@ -1091,6 +1104,7 @@ static int fold_batches(builder *b, mta_pipe *p, char **message)
                 e->a.source = pe->source;
                 e->a.carried = pe->carried;
                 e->a.verdict = pe->verdict;
+                e->a.domain = pe->domain;
             }
             fold_entered(b, e);
         }
@@ -1157,6 +1171,11 @@ static inline __attribute__((always_inline)) int add_event(builder *b, const mt_
         int64_t st = stack_of(b, ev);
         if (st < 0)
             return -1;
+        int dom = mta_domain_index(m, ev->domain);
+        if (dom < 0) {
+            b->why = MTA_DOMAINS_FULL;
+            return -1;
+        }
         double bytes = (double)ev->length * m->word_bytes + 0.5;
         mt_alloc a = {
             .time = ev->time,
@@ -1168,6 +1187,7 @@ static inline __attribute__((always_inline)) int add_event(builder *b, const mt_
             .source = (uint8_t)ev->source,
             .carried = ev->carried != 0,
             .verdict = (uint8_t)ev->verdict,
+            .domain = (uint8_t)dom,
         };
         if (ev->source > MT_SOURCE_EXTERNAL)
             a.source = MT_SOURCE_EXTERNAL;

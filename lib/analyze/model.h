@@ -114,6 +114,9 @@ struct mt_model {
     int peak_unknown;
     int has_scan;                  /* the trace has leak verdicts (mt_model_scan) */
     mt_timedelta scan_time;
+    /* OCaml 5 domains (domains.h): their numbers by mt_alloc.domain */
+    uint16_t domain_ids[MT_MAX_DOMAINS];
+    unsigned n_domains, domain_last;
 };
 
 struct mt_selection {
