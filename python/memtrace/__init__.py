@@ -155,10 +155,10 @@ class Trace:
     def _records(self):
         """mt_model_allocs() as a numpy structured array (no copy)."""
         np = _np()
-        offs = (ctypes.c_size_t * 7)()
-        size = _lib.alloc_layout(offs)
-        names = ["time", "collect", "size", "n_samples", "stack", "source", "carried"]
-        types = ["<i8", "<i8", "<u8", "<u8", "<u4", "u1", "u1"]
+        offs = (ctypes.c_size_t * 8)()
+        size = _lib.alloc_offsets(offs, 8)
+        names = ["time", "collect", "size", "n_samples", "stack", "source", "carried", "domain"]
+        types = ["<i8", "<i8", "<u8", "<u8", "<u4", "u1", "u1", "u1"]
         dt = np.dtype({"names": names, "formats": types, "offsets": list(offs),
                        "itemsize": size})
         n = _lib.n_allocs(self._model)
@@ -166,6 +166,13 @@ class Trace:
             return np.zeros(0, dtype=dt)
         buf = (ctypes.c_char * (n * size)).from_address(_lib.allocs(self._model))
         return np.frombuffer(buf, dtype=dt, count=n)
+
+    def _domain_numbers(self):
+        """The model's domain numbers by mt_alloc.domain index (numpy)."""
+        np = _np()
+        out = (ctypes.c_uint * _lib.MAX_DOMAINS)()
+        n = _lib.model_domains(self._model, out, _lib.MAX_DOMAINS)
+        return np.array(out[:max(n, 1)], dtype=np.uint16)
 
     def _site_names(self, frames):
         """Display names of frame ids (as top prints them)."""
@@ -186,7 +193,8 @@ class Trace:
         time (s), size (bytes), samples, bytes (the estimate it stands for),
         free_time (s, NaN when never freed), lifetime (s, NaN when never
         freed), freed, kind (malloc/mmap, or the OCaml source), site (as top
-        names it), stack ("outer;...;inner" function names), carried.
+        names it), stack ("outer;...;inner" function names), carried, domain
+        (the OCaml 5 domain number; 0 for C traces and formats before v3).
         `at` sets the time live: filters measure at (default end)."""
         self._check()
         np, pd = _np(), _pd()
@@ -222,6 +230,7 @@ class Trace:
             "site": _categorical(pd, site_code, self._site_names(usite)),
             "stack": col("stack"),
             "carried": col("carried").astype(bool),
+            "domain": self._domain_numbers()[col("domain")],
         }, copy=False)
         return df
 

@@ -80,7 +80,9 @@ diff_json = _fn("mt_bind_diff_json", c_void_p, c_void_p, c_void_p, c_char_p, c_c
                 c_double, c_err)
 curve = _fn("mt_bind_curve", c_size_t, c_void_p, c_size_t, c_int64_p, c_double_p, c_double_p)
 free = _fn("mt_bind_free", None, c_void_p)
-alloc_layout = _fn("mt_bind_alloc_layout", c_size_t, ctypes.POINTER(c_size_t))
+alloc_offsets = _fn("mt_bind_alloc_offsets", c_size_t, ctypes.POINTER(c_size_t), c_size_t)
+model_domains = _fn("mt_model_domains", c_size_t, c_void_p, ctypes.POINTER(ctypes.c_uint), c_size_t)
+MAX_DOMAINS = 256   # MT_MAX_DOMAINS
 n_allocs = _fn("mt_model_n_allocs", c_size_t, c_void_p)
 allocs = _fn("mt_model_allocs", c_void_p, c_void_p)
 bytes_per_sample = _fn("mt_model_bytes_per_sample", c_double, c_void_p)
