@@ -11,7 +11,7 @@
  *   domain 300  t 2000-2999  3 blocks of 2 words (main;leak)
  *   domain 0    t 3000-3999  2 blocks of 8 words; domain 5 frees one more
  *
- * Header-only.
+ * Each domain's writer writes into a sink of tests/trace/sinktrace.h. Header-only.
  */
 #ifndef MT_TESTS_DOMAINTRACE_H
 #define MT_TESTS_DOMAINTRACE_H
@@ -23,28 +23,8 @@
 #include <unistd.h>
 
 #include "../../lib/trace/format.h"
+#include "../trace/sinktrace.h"
 #include "testtrace.h"
-
-typedef struct dt_buf {
-    unsigned char *p;
-    size_t n, cap;
-} dt_buf;
-
-static inline int dt_buf_write(void *ctx, const void *data, size_t len)
-{
-    dt_buf *b = ctx;
-    if (b->n + len > b->cap) {
-        size_t cap = (b->n + len) * 2;
-        unsigned char *p = realloc(b->p, cap);
-        if (!p)
-            return -1;
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, data, len);
-    b->n += len;
-    return 0;
-}
 
 static inline size_t dt_packet_bytes(const unsigned char *p)
 {
@@ -53,18 +33,18 @@ static inline size_t dt_packet_bytes(const unsigned char *p)
     return bits / 8;
 }
 
-/* Adds delta to the id range of every v3 packet in b[from..n). */
-static inline void dt_shift_ids(dt_buf *b, size_t from, uint64_t delta)
+/* Adds delta to the id range of every v3 packet of b from offset from on. */
+static inline void dt_shift_ids(sink *b, size_t from, uint64_t delta)
 {
-    for (size_t off = from; off + MT_HDR_SIZE_V3 <= b->n; off += dt_packet_bytes(b->p + off)) {
+    for (size_t off = from; off + MT_HDR_SIZE_V3 <= b->len; off += dt_packet_bytes(b->data + off)) {
         for (int k = 0; k < 2; k++) {
             size_t at = off + 2 + (k ? MT_HDR_ID_END : MT_HDR_ID_BEGIN);
             uint64_t v;
-            memcpy(&v, b->p + at, 8);
+            memcpy(&v, b->data + at, 8);
             v += delta;
-            memcpy(b->p + at, &v, 8);
+            memcpy(b->data + at, &v, 8);
         }
-        if (dt_packet_bytes(b->p + off) == 0)
+        if (dt_packet_bytes(b->data + off) == 0)
             break;
     }
 }
@@ -72,33 +52,29 @@ static inline void dt_shift_ids(dt_buf *b, size_t from, uint64_t delta)
 enum { NDOM = 3 };
 static const unsigned dt_domains[NDOM] = {0, 5, 300};
 
-/* The trace at path; 0, or -1 (the reason on stderr). */
+/* The trace at path; 0, or -1 (the reason on stderr; exits when a writer
+ * cannot even start). */
 static inline int dt_write_trace(const char *path)
 {
-    dt_buf b[NDOM] = {{0}};
+    sink *b = calloc(NDOM, sizeof *b);
+    if (!b)
+        return -1;
     mt_writer *w[NDOM];
-    mt_trace_info info = {0};
-    info.sample_rate = 1;
-    info.word_size = 64;
-    info.executable_name = "domains-test";
-    info.host_name = "h";
-    info.ocaml_runtime_params = "";
-    info.pid = 1;
-    info.start_time = TT_START;
+    mt_trace_info info = tt_info("domains-test", 1, 64);
     for (int d = 0; d < NDOM; d++) {
         mt_writer_options o = {.version = 3, .domain = dt_domains[d], .resolve = tt_resolve,
-                               .write = dt_buf_write, .write_ctx = &b[d]};
+                               .write = sink_write, .write_ctx = &b[d]};
         char *err = NULL;
         if (!(w[d] = mt_writer_open(-1, &info, &o, &err))) {
             fprintf(stderr, "writer: %s\n", err ? err : "?");
-            return -1;
+            exit(1);
         }
         mt_writer_flush(w[d]);
     }
     /* where each domain's phases end in its buffer */
     size_t mark[NDOM][3] = {{0}};
     for (int d = 0; d < NDOM; d++)
-        mark[d][0] = b[d].n;   /* the trace-info packet */
+        mark[d][0] = b[d].len;   /* the trace-info packet */
     mt_location_code parse[] = {TT_MAIN, TT_PARSE}, load[] = {TT_MAIN, TT_LOAD},
                      leak[] = {TT_MAIN, TT_LEAK};
     mt_obj_id id0[12], id5[4], id;
@@ -115,17 +91,18 @@ static inline int dt_write_trace(const char *path)
         rc |= mt_writer_put_alloc(w[2], TT_START + 2100 + i * 100, 2, 2, MT_SOURCE_MINOR, leak, 2, &id);
     for (int d = 0; d < NDOM; d++) {
         rc |= mt_writer_flush(w[d]);
-        mark[d][1] = b[d].n;
+        mark[d][1] = b[d].len;
     }
     for (int i = 10; i < 12; i++)
         rc |= mt_writer_put_alloc(w[0], TT_START + 3000 + i * 10, 8, 8, MT_SOURCE_MINOR, parse, 2, &id0[i]);
     rc |= mt_writer_put_collect(w[1], TT_START + 3500, id5[1]);
     for (int d = 0; d < NDOM; d++) {
         rc |= mt_writer_close(w[d]);
-        mark[d][2] = b[d].n;
+        mark[d][2] = b[d].len;
     }
     if (rc) {
         fprintf(stderr, "a writer failed\n");
+        free(b);
         return -1;
     }
     dt_shift_ids(&b[1], 0, (uint64_t)1 << 20);
@@ -134,17 +111,17 @@ static inline int dt_write_trace(const char *path)
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {
         perror(path);
+        free(b);
         return -1;
     }
-    rc |= write(fd, b[0].p, mark[0][0]) != (ssize_t)mark[0][0];
+    rc |= write(fd, b[0].data, mark[0][0]) != (ssize_t)mark[0][0];
     for (int ph = 1; ph <= 2; ph++)
         for (int d = 0; d < NDOM; d++) {
             size_t n = mark[d][ph] - mark[d][ph - 1];
-            rc |= write(fd, b[d].p + mark[d][ph - 1], n) != (ssize_t)n;
+            rc |= write(fd, b[d].data + mark[d][ph - 1], n) != (ssize_t)n;
         }
     close(fd);
-    for (int d = 0; d < NDOM; d++)
-        free(b[d].p);
+    free(b);
     return rc ? -1 : 0;
 }
 

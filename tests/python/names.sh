@@ -16,34 +16,7 @@ for f in libmemtrace.so libmemtrace-analyze.so libmemtrace-symbolize.so; do
     [ -f "$MT_BUILD/$f" ] || { fail "$MT_BUILD/$f not built"; exit 1; }
 done
 T=$MT_TMP
-cat > "$T/prog.c" <<'C'
-#include <stdlib.h>
-static void *keep[20000];
-#ifndef OTHER
-__attribute__((noinline)) void *leaky(size_t n) { return malloc(n); }
-__attribute__((noinline)) void churn(void)
-{
-    for (int i = 0; i < 50000; i++) {
-        char *volatile p = malloc(100 + i % 1000);
-        p[0] = 1;
-        free(p);
-    }
-}
-#else
-/* another build at the same path: other functions at other addresses */
-__attribute__((noinline)) void *other_alloc(size_t n) { return calloc(1, n + 1); }
-__attribute__((noinline)) void other_churn(void) { free(other_alloc(10)); }
-#define leaky other_alloc
-#define churn other_churn
-#endif
-int main(void)
-{
-    for (int i = 0; i < 20000; i++)
-        keep[i] = leaky(1000);
-    churn();
-    return keep[5] == 0;
-}
-C
+cp tests/record/progs/rawnames.c "$T/prog.c"
 cc -O0 -g -fno-omit-frame-pointer -o "$T/prog" "$T/prog.c" || { fail "cannot compile the test program"; exit 1; }
 env -u MEMTRACE_ROOT LD_PRELOAD="$PWD/$MT_BUILD/libmemtrace.so" MEMTRACE="$T/a.ctf" MEMTRACE_RATE=0.0001 \
     "$T/prog" || { fail "the program ran under the recorder"; exit 1; }
