@@ -69,7 +69,9 @@ VIEWER_GEN_OBJ := $(BUILD)/gen/viewer_assets.o
 RECORD_LIBS  := -lpthread -ldl
 ANALYZE_LIBS := -lpcre2-8 -lz -lm
 CLI_LIBS     := -lmicrohttpd -lpcre2-8 -ldw -lelf -lz -lm -lpthread -ldl
-# libdw is for the symbolizer (lib/symbolize), which only the CLI links.
+SYMBOLIZE_LIBS := -ldw -lelf -lz -lpthread -ldl
+# libdw is for the symbolizer (lib/symbolize), which only the CLI links
+# (and libmemtrace-symbolize.so, which the Python package loads).
 
 LIB_TRACE_A   := $(BUILD)/libmemtrace-trace.a
 LIB_A         := $(BUILD)/libmemtrace.a
@@ -77,11 +79,13 @@ LIB_SO        := $(BUILD)/libmemtrace.so
 LIB_ANALYZE_A := $(BUILD)/libmemtrace-analyze.a
 LIB_ANALYZE_SO := $(BUILD)/libmemtrace-analyze.so
 LIB_SYMBOLIZE_A := $(BUILD)/libmemtrace-symbolize.a
+LIB_SYMBOLIZE_SO := $(BUILD)/libmemtrace-symbolize.so
 CLI           := $(BUILD)/memtrace
 
 .PHONY: all cli libs examples test demo bench fuzz install clean deps-build deps-test deps-bench tests-build
 all: libs cli examples
-libs: $(LIB_SO) $(LIB_A) $(LIB_TRACE_A) $(LIB_ANALYZE_A) $(LIB_ANALYZE_SO) $(LIB_SYMBOLIZE_A)
+libs: $(LIB_SO) $(LIB_A) $(LIB_TRACE_A) $(LIB_ANALYZE_A) $(LIB_ANALYZE_SO) $(LIB_SYMBOLIZE_A) \
+    $(LIB_SYMBOLIZE_SO)
 cli: $(CLI)
 
 $(BUILD)/obj/%.o: %.c
@@ -117,6 +121,13 @@ $(LIB_ANALYZE_SO): $(ANALYZE_OBJ) $(PRESENT_OBJ) $(TRACE_OBJ)
 $(LIB_SYMBOLIZE_A): $(SYMBOLIZE_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
+# The same as a shared library for the Python package, which hands its namer
+# to libmemtrace-analyze.so (docs/python.md): it takes the codec from that
+# library (found beside it) instead of a copy of its own, and exports only
+# memtrace/symbolize.h. libmemtrace-analyze.so never needs it.
+$(LIB_SYMBOLIZE_SO): $(SYMBOLIZE_OBJ) $(LIB_ANALYZE_SO) lib/symbolize/exports.map
+	$(CC) -shared -Wl,-soname,libmemtrace-symbolize.so -Wl,--version-script=lib/symbolize/exports.map \
+	    -Wl,-rpath,'$$ORIGIN' $(LDFLAGS) -o $@ $(SYMBOLIZE_OBJ) $(LIB_ANALYZE_SO) $(SYMBOLIZE_LIBS)
 
 # The CLI: codec + analysis + reports + viewer + symbolizer, statically; never the recorder.
 $(CLI): $(CLI_OBJ) $(VIEWER_OBJ) $(VIEWER_GEN_OBJ) $(LIB_ANALYZE_A) $(LIB_SYMBOLIZE_A) $(LIB_TRACE_A)
@@ -256,7 +267,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	    $(DESTDIR)$(PREFIX)/include/memtrace $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/memtrace
-	install -m 755 $(LIB_SO) $(LIB_ANALYZE_SO) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIB_SO) $(LIB_ANALYZE_SO) $(LIB_SYMBOLIZE_SO) $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 $(LIB_A) $(LIB_ANALYZE_A) $(LIB_SYMBOLIZE_A) $(DESTDIR)$(PREFIX)/lib/
 	install -m 644 include/memtrace/*.h $(DESTDIR)$(PREFIX)/include/memtrace/
 	for pc in memtrace memtrace-analyze; do \

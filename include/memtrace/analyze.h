@@ -139,6 +139,12 @@ typedef struct mt_alloc {
      * lost or reachable for a block still live at the scan, NONE for every
      * other block and every block of a trace without verdicts. */
     uint8_t verdict;
+    /* Added: the OCaml 5 domain that allocated the block (mt_event.domain),
+     * as an index into mt_model_domains(): 0 in v1/v2 traces, C traces and
+     * several traces read as one (their events are merged into one stream
+     * without domains). In the struct's last padding byte: sizeof(mt_alloc)
+     * is unchanged. */
+    uint8_t domain;
 } mt_alloc;
 
 typedef struct mt_model mt_model;
@@ -222,6 +228,12 @@ int mt_model_scan(const mt_model *m, mt_timedelta *time);
 
 /* Trace header: strings owned by the model. */
 const mt_trace_info *mt_model_info(const mt_model *m);
+/* Added: the domain numbers of the model's allocations (mt_event.domain,
+ * as `memtrace dump` prints them) by mt_alloc.domain index, in the order
+ * they first allocated: out[0..cap) filled, the count returned (at most
+ * MT_MAX_DOMAINS; 0 for a model without allocations). */
+#define MT_MAX_DOMAINS 256
+size_t mt_model_domains(const mt_model *m, unsigned *out, size_t cap);
 
 /* Arrays owned by the model, valid until mt_model_free. */
 size_t mt_model_n_allocs(const mt_model *m);

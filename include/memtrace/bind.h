@@ -74,6 +74,9 @@ void mt_bind_free(void *p);
  * n_samples, stack, source, carried (out[0..6]): a binding that reads
  * mt_model_allocs() in place checks its layout against these. */
 size_t mt_bind_alloc_layout(size_t out[7]);
+/* Added: the same for the first n (at most 8) of those fields and domain
+ * (out[7]: mt_alloc.domain, an index into mt_model_domains()). */
+size_t mt_bind_alloc_offsets(size_t *out, size_t n);
 
 #ifdef __cplusplus
 }

@@ -209,7 +209,7 @@ int mt_stats_acc_finish(const mt_stats_acc *s, const mt_model *m, mt_stats *out,
  * hash of its first and last 64 KB) and the model's trie; one that does
  * not match, or is damaged, is refused with a reason. */
 
-#define MT_ALLOC_INDEX_VERSION 1
+#define MT_ALLOC_INDEX_VERSION 2
 
 /* What identifies a trace file for its index. */
 typedef struct mt_alloc_index_id {

@@ -10,7 +10,7 @@
  * and LEB128 varints:
  *
  *   flags     bits 0-1 source, 2 carried, 3 never collected, 4 promoted,
- *             5-6 leak verdict (MT_VERDICT_*)
+ *             5-6 leak verdict (MT_VERDICT_*), 7 domain other than the first
  *   node      trie node of the allocation's stack
  *   seq       zigzag(seq - previous record's seq)
  *   t         collected: zigzag(collect - previous t), then collect - time;
@@ -18,6 +18,7 @@
  *             (t: the previous record's collect, or time if never collected)
  *   size, n_samples
  *   promote   promoted only: zigzag(promote - time)
+ *   domain    bit 7 only: the OCaml 5 domain's index in the model (mt_alloc.domain)
  *
  * Differences are taken modulo 2^64, so any times round-trip. About 10-14
  * bytes an allocation. The records are hashed in blocks of HASH_BLOCK
@@ -41,11 +42,12 @@
 
 #define HDR_BYTES 128
 #define HASH_BLOCK ((size_t)1 << 20)   /* records hashed in blocks this big */
-#define MAX_REC 80                     /* longest record: 1 + 7 varints of 10 bytes */
+#define MAX_REC 80                     /* longest record: 1 + 7 varints of 10 bytes + 2 */
 #define ID_SAMPLE ((size_t)1 << 16)    /* trace bytes hashed at each end */
 static const char magic[8] = {'M', 'T', 'A', 'L', 'L', 'I', 'X', '\n'};
 
-enum { F_CARRIED = 4, F_NEVER = 8, F_PROMOTED = 16, F_VERDICT_SHIFT = 5, F_KNOWN = 127 };
+enum { F_CARRIED = 4, F_NEVER = 8, F_PROMOTED = 16, F_VERDICT_SHIFT = 5, F_DOMAIN = 128,
+       F_KNOWN = 255 };
 
 /* The header, as stored (native byte order: the magic's check word says
  * which one wrote it). */
@@ -217,7 +219,8 @@ int mt_alloc_index_writer_add(mt_alloc_index_writer *w, const mt_alloc *a, uint6
     int never = a->collect == MT_TIME_NEVER;
     int promoted = a->promote != MT_TIME_NEVER;
     *p++ = (unsigned char)((a->source & 3) | (a->carried ? F_CARRIED : 0) | (never ? F_NEVER : 0) |
-                           (promoted ? F_PROMOTED : 0) | ((a->verdict & 3) << F_VERDICT_SHIFT));
+                           (promoted ? F_PROMOTED : 0) | ((a->verdict & 3) << F_VERDICT_SHIFT) |
+                           (a->domain ? F_DOMAIN : 0));
     p = put_var(p, a->stack);
     p = put_var(p, zigzag(seq - w->prev_seq));
     w->prev_seq = seq;
@@ -233,6 +236,8 @@ int mt_alloc_index_writer_add(mt_alloc_index_writer *w, const mt_alloc *a, uint6
     p = put_var(p, a->n_samples);
     if (promoted)
         p = put_var(p, zigzag((uint64_t)a->promote - (uint64_t)a->time));
+    if (a->domain)
+        p = put_var(p, a->domain);
     size_t len = (size_t)(p - rec), room = HASH_BLOCK - w->fill;
     w->n++;
     if (len < room) {
@@ -512,7 +517,7 @@ mt_model *mt_alloc_index_fold(const mt_alloc_index *x, const mt_model *base,
         const unsigned char *p = r.buf + r.pos, *end = r.buf + r.len;
         while (nb < BATCH && p < end) {
             unsigned flags = *p++;
-            uint64_t node, dseq, dt, life = 0, size, ns, dprom = 0;
+            uint64_t node, dseq, dt, life = 0, size, ns, dprom = 0, dom = 0;
             if (flags & ~(unsigned)F_KNOWN || (flags & 3) == 3) {
                 r.why = "a record of an unknown kind";
                 r.pos = (size_t)(p - r.buf);
@@ -522,7 +527,8 @@ mt_model *mt_alloc_index_fold(const mt_alloc_index *x, const mt_model *base,
                 !(p = get_var(p, end, &dt)) ||
                 (!(flags & F_NEVER) && !(p = get_var(p, end, &life))) ||
                 !(p = get_var(p, end, &size)) || !(p = get_var(p, end, &ns)) ||
-                ((flags & F_PROMOTED) && !(p = get_var(p, end, &dprom)))) {
+                ((flags & F_PROMOTED) && !(p = get_var(p, end, &dprom))) ||
+                ((flags & F_DOMAIN) && !(p = get_var(p, end, &dom)))) {
                 r.why = "a record runs past the end, or a number too long";
                 goto bad;
             }
@@ -544,8 +550,10 @@ mt_model *mt_alloc_index_fold(const mt_alloc_index *x, const mt_model *base,
             a->source = (uint8_t)(flags & 3);
             a->carried = (flags & F_CARRIED) != 0;
             a->verdict = (uint8_t)((flags >> F_VERDICT_SHIFT) & 3);
+            a->domain = (uint8_t)dom;
             /* what the trace's reader guarantees of an allocation */
             if (node >= nodes || prev_seq >= allocs || ns == 0 || ns > MTA_MAX_SAMPLES - samples ||
+                dom >= (m->n_domains ? m->n_domains : 1) ||
                 (!(flags & F_NEVER) && (life > (uint64_t)INT64_MAX || a->collect < a->time ||
                                         a->collect == MT_TIME_NEVER)) ||
                 ++n > x->h.n_records) {

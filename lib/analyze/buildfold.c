@@ -229,6 +229,8 @@ int mta_build_fold_batches(builder *b, mta_pipe *p, char **message)
             mta_pipe_release(p);
             return -1;
         }
+        memcpy(m->domain_ids, bt->domain_ids, bt->n_domains * sizeof *m->domain_ids);
+        m->n_domains = bt->n_domains;
         for (size_t i = 0; i < bt->n; i++) {
             const mta_pipe_ev *pe = &bt->ev[i];
             /* (the lines come from the other core's cache) */
@@ -260,6 +262,7 @@ int mta_build_fold_batches(builder *b, mta_pipe *p, char **message)
                 e->a.source = pe->source;
                 e->a.carried = pe->carried;
                 e->a.verdict = pe->verdict;
+                e->a.domain = pe->domain;
             }
             mta_build_fold_entered(b, e);
         }

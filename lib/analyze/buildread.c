@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "build.h"
+#include "domains.h"
 
 static uint64_t short_hash(uint64_t c0, uint64_t c1, size_t len)
 {
@@ -260,6 +261,12 @@ static int64_t alloc_of(builder *b, const mt_event *ev, mt_alloc *a)
     a->source = (uint8_t)(ev->source > MT_SOURCE_EXTERNAL ? MT_SOURCE_EXTERNAL : ev->source);
     a->carried = ev->carried != 0;
     a->verdict = (uint8_t)ev->verdict;
+    int dom = mta_domain_index(b->m, ev->domain);
+    if (dom < 0) {
+        b->why = MTA_DOMAINS_FULL;
+        return -1;
+    }
+    a->domain = (uint8_t)dom;
     return 0;
 }
 
@@ -306,6 +313,7 @@ static int pipe_emit(builder *b, const mt_event *ev)
         e->source = a.source;
         e->carried = a.carried;
         e->verdict = a.verdict;
+        e->domain = a.domain;
     }
     b->batch->n++;
     return 0;
@@ -353,6 +361,11 @@ static inline __attribute__((always_inline)) int add_event(builder *b, const mt_
         int64_t st = stack_of(b, ev);
         if (st < 0)
             return -1;
+        int dom = mta_domain_index(m, ev->domain);
+        if (dom < 0) {
+            b->why = MTA_DOMAINS_FULL;
+            return -1;
+        }
         double bytes = (double)ev->length * b->sc->word_bytes + 0.5;
         mt_alloc a = {
             .time = ev->time,
@@ -364,6 +377,7 @@ static inline __attribute__((always_inline)) int add_event(builder *b, const mt_
             .source = (uint8_t)ev->source,
             .carried = ev->carried != 0,
             .verdict = (uint8_t)ev->verdict,
+            .domain = (uint8_t)dom,
         };
         if (ev->source > MT_SOURCE_EXTERNAL)
             a.source = MT_SOURCE_EXTERNAL;

@@ -289,7 +289,7 @@ static int pattern(parser *p, mta_pattern *pat)
 /* ---------------------------------------------------------------- clauses */
 
 static const char *const keys[] = {"alloc", "live", "collect", "size", "lifetime",
-                                   "source", "inside", "hide", "kind", "verdict", NULL};
+                                   "source", "inside", "hide", "kind", "verdict", "domain", NULL};
 
 static int clause(parser *p, mta_clause *c)
 {
@@ -313,7 +313,7 @@ static int clause(parser *p, mta_clause *c)
         if (klen && !t[p->pos])
             return fail(p, kstart, "'%s' needs ':' and a value (e.g. %s:...)", key, key);
         return fail(p, start, "expected a clause like 'size:>=4k' but found '%.*s' "
-                    "(clauses: alloc, live, collect, size, lifetime, source, kind, verdict, inside, hide)",
+                    "(clauses: alloc, live, collect, size, lifetime, source, kind, verdict, domain, inside, hide)",
                     (int)(e - start), t + start);
     }
     p->pos++; /* ':' */
@@ -327,7 +327,7 @@ static int clause(parser *p, mta_clause *c)
         else if (klen == 9 && !strncmp(t + kstart, "collected", 9)) k = 2;
         else
             return fail(p, kstart, "unknown clause '%s' (use alloc, live, collect, size, "
-                        "lifetime, source, kind, verdict, inside, hide)", key);
+                        "lifetime, source, kind, verdict, domain, inside, hide)", key);
     }
     if (k == 7 && c->neg)
         return fail(p, start, "'hide' cannot be negated");
@@ -434,6 +434,18 @@ static int clause(parser *p, mta_clause *c)
                             (int)(j - i), v + i);
             i = j + 1;
         }
+        return 0;
+    }
+    case 10: {
+        /* a domain number as the trace gives it: 0 .. 65535 */
+        c->kind = MTA_DOMAIN;
+        size_t i = 0;
+        while (i < vlen && i < 6 && isdigit((unsigned char)v[i]))
+            c->lo = c->lo * 10 + (v[i++] - '0');
+        if (!vlen || i < vlen || c->lo > 65535)
+            return fail(p, vstart, "expected a domain number (0 to 65535) after 'domain:' but "
+                        "found '%.*s'", (int)vlen, v);
+        c->hi = c->lo;
         return 0;
     }
     }
@@ -598,6 +610,7 @@ char *mt_filter_to_string(const mt_filter *f)
                     c->sources == ((1u << MT_VERDICT_LOST) | (1u << MT_VERDICT_REACHABLE)) ? "," : "",
                     c->sources & (1u << MT_VERDICT_REACHABLE) ? "reachable" : "");
             break;
+        case MTA_DOMAIN: fprintf(o, "domain:%lld", (long long)c->lo); break;
         case MTA_INSIDE:
         case MTA_HIDE: {
             fputs(c->kind == MTA_INSIDE ? "inside:" : "hide:", o);

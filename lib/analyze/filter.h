@@ -22,7 +22,8 @@ typedef enum mta_clause_kind {
     MTA_KIND,           /* kind in the mask (1 << MTA_KIND_*) */
     MTA_INSIDE,         /* a frame's function matches pat */
     MTA_HIDE,           /* frames whose function matches pat are removed */
-    MTA_VERDICT         /* leak verdict in the mask (1 << MT_VERDICT_*) */
+    MTA_VERDICT,        /* leak verdict in the mask (1 << MT_VERDICT_*) */
+    MTA_DOMAIN          /* allocated by OCaml 5 domain number lo */
 } mta_clause_kind;
 
 typedef struct mta_pattern {

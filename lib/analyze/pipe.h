@@ -27,8 +27,10 @@ typedef struct mta_pipe_ev {
     uint64_t size;
     uint64_t n_samples;
     uint32_t stack;
-    uint8_t kind, source, carried, verdict;
+    uint8_t kind, source, domain;  /* domain: the index in the batch's domain_ids */
+    uint8_t carried : 1, verdict : 2;
 } mta_pipe_ev;
+_Static_assert(sizeof(mta_pipe_ev) <= 40, "an event stays 40 bytes (MTA_PIPE_EVENTS)");
 
 #define MTA_PIPE_EVENTS 2048     /* per batch: 80 KB */
 #define MTA_PIPE_BATCHES 8
@@ -48,6 +50,8 @@ typedef struct mta_batch {
     MTA_VEC(mt_frame) frames;
     MTA_VEC(mt_func) funcs;
     MTA_VEC(char *) warnings;    /* malloc'd; freed when the batch is reused */
+    uint16_t domain_ids[MT_MAX_DOMAINS]; /* the reading side's domains (domains.h) */
+    unsigned n_domains;
     uint64_t offset;             /* the reader's offset after the batch */
     int status;                  /* MTA_PIPE_* */
     const char *why;             /* MTA_PIPE_ERROR: a static string */

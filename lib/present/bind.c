@@ -348,14 +348,18 @@ void mt_bind_free(void *p)
     free(p);
 }
 
+size_t mt_bind_alloc_offsets(size_t *out, size_t n)
+{
+    const size_t off[] = {offsetof(mt_alloc, time),      offsetof(mt_alloc, collect),
+                          offsetof(mt_alloc, size),      offsetof(mt_alloc, n_samples),
+                          offsetof(mt_alloc, stack),     offsetof(mt_alloc, source),
+                          offsetof(mt_alloc, carried),   offsetof(mt_alloc, domain)};
+    for (size_t i = 0; i < n && i < sizeof off / sizeof off[0]; i++)
+        out[i] = off[i];
+    return sizeof(mt_alloc);
+}
+
 size_t mt_bind_alloc_layout(size_t out[7])
 {
-    out[0] = offsetof(mt_alloc, time);
-    out[1] = offsetof(mt_alloc, collect);
-    out[2] = offsetof(mt_alloc, size);
-    out[3] = offsetof(mt_alloc, n_samples);
-    out[4] = offsetof(mt_alloc, stack);
-    out[5] = offsetof(mt_alloc, source);
-    out[6] = offsetof(mt_alloc, carried);
-    return sizeof(mt_alloc);
+    return mt_bind_alloc_offsets(out, 7);
 }

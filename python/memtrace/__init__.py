@@ -11,19 +11,63 @@
 Everything is computed by the C analysis library (libmemtrace-analyze.so,
 through ctypes): the per-allocation columns are numpy arrays over the C
 model's own records, filters are the CLI's (docs/filters.md). docs/python.md
-documents every column.
+documents every column. The raw frames of a C trace never symbolized are
+named as it is read, as the CLI does, when libmemtrace-symbolize.so is
+installed beside the analysis library.
 """
 import ctypes
 import json
 import os
+import warnings
 
 from . import _lib
 
-__all__ = ["open", "Trace", "MemtraceError"]
+__all__ = ["open", "Trace", "MemtraceError", "MemtraceWarning"]
 
 
 class MemtraceError(Exception):
     """A trace that cannot be read, a bad filter, a bad option."""
+
+
+class MemtraceWarning(UserWarning):
+    """Frames of a trace that stay module+0xoffset (the symbolizer library
+    missing, a module missing or changed on this machine)."""
+
+
+_warned_no_namer = False
+
+
+def _name_notes(info):
+    """Warns about what kept raw frames from their names: each module that
+    is missing or changed here (once per module), or, once per process, the
+    symbolizer library missing when a C trace is read."""
+    global _warned_no_namer
+    if _lib.namer is None:
+        if info.get("word_size") == 8 and not _warned_no_namer:
+            _warned_no_namer = True
+            warnings.warn("memtrace: raw frames of C traces never symbolized stay "
+                          "module+0xoffset: %s (run `memtrace symbolize TRACE`, or install "
+                          "the library with `make install`)" % _lib.namer_missing,
+                          MemtraceWarning, stacklevel=4)
+        return
+    for module, trace, changed in _lib.namer.problems():
+        why = ("the file there is not the one %s was recorded with (build-id or size "
+               "differs: rebuilt, or another machine's)" % trace if changed
+               else "no such file on this machine")
+        warnings.warn("memtrace: frames in %s stay module+0xoffset: %s; run `memtrace "
+                      "symbolize %s` on the machine where it was recorded"
+                      % (module, why, trace), MemtraceWarning, stacklevel=4)
+
+
+def _open_model(arr, n, err):
+    """mt_bind_open with no debuginfod server asked while the namer reads
+    (as the CLI: DEBUGINFOD_URLS is cleared for the call, then restored)."""
+    saved = os.environ.pop("DEBUGINFOD_URLS", None) if _lib.namer else None
+    try:
+        return _lib.bind_open(arr, n, err)
+    finally:
+        if saved is not None:
+            os.environ["DEBUGINFOD_URLS"] = saved
 
 
 def open(*paths):
@@ -71,10 +115,11 @@ class Trace:
         self.paths = [os.fspath(p) for p in paths]
         arr = (ctypes.c_char_p * len(self.paths))(*[p.encode() for p in self.paths])
         err = ctypes.c_void_p()
-        self._model = _lib.bind_open(arr, len(self.paths), ctypes.byref(err))
+        self._model = _open_model(arr, len(self.paths), ctypes.byref(err))
         if not self._model:
             raise MemtraceError(_lib.take_error(err, "cannot read " + ", ".join(self.paths)))
         self._info = json.loads(_lib.take_text(_lib.info_json(self._model)))
+        _name_notes(self._info)
 
     def close(self):
         """Frees the model now (it is freed with the object otherwise)."""
@@ -110,10 +155,10 @@ class Trace:
     def _records(self):
         """mt_model_allocs() as a numpy structured array (no copy)."""
         np = _np()
-        offs = (ctypes.c_size_t * 7)()
-        size = _lib.alloc_layout(offs)
-        names = ["time", "collect", "size", "n_samples", "stack", "source", "carried"]
-        types = ["<i8", "<i8", "<u8", "<u8", "<u4", "u1", "u1"]
+        offs = (ctypes.c_size_t * 8)()
+        size = _lib.alloc_offsets(offs, 8)
+        names = ["time", "collect", "size", "n_samples", "stack", "source", "carried", "domain"]
+        types = ["<i8", "<i8", "<u8", "<u8", "<u4", "u1", "u1", "u1"]
         dt = np.dtype({"names": names, "formats": types, "offsets": list(offs),
                        "itemsize": size})
         n = _lib.n_allocs(self._model)
@@ -121,6 +166,13 @@ class Trace:
             return np.zeros(0, dtype=dt)
         buf = (ctypes.c_char * (n * size)).from_address(_lib.allocs(self._model))
         return np.frombuffer(buf, dtype=dt, count=n)
+
+    def _domain_numbers(self):
+        """The model's domain numbers by mt_alloc.domain index (numpy)."""
+        np = _np()
+        out = (ctypes.c_uint * _lib.MAX_DOMAINS)()
+        n = _lib.model_domains(self._model, out, _lib.MAX_DOMAINS)
+        return np.array(out[:max(n, 1)], dtype=np.uint16)
 
     def _site_names(self, frames):
         """Display names of frame ids (as top prints them)."""
@@ -141,7 +193,8 @@ class Trace:
         time (s), size (bytes), samples, bytes (the estimate it stands for),
         free_time (s, NaN when never freed), lifetime (s, NaN when never
         freed), freed, kind (malloc/mmap, or the OCaml source), site (as top
-        names it), stack ("outer;...;inner" function names), carried.
+        names it), stack ("outer;...;inner" function names), carried, domain
+        (the OCaml 5 domain number; 0 for C traces and formats before v3).
         `at` sets the time live: filters measure at (default end)."""
         self._check()
         np, pd = _np(), _pd()
@@ -177,6 +230,7 @@ class Trace:
             "site": _categorical(pd, site_code, self._site_names(usite)),
             "stack": col("stack"),
             "carried": col("carried").astype(bool),
+            "domain": self._domain_numbers()[col("domain")],
         }, copy=False)
         return df
 

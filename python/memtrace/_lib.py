@@ -1,9 +1,12 @@
 """_lib.py - loads libmemtrace-analyze.so and declares the functions of
-memtrace/bind.h (and the few of analyze.h/present.h the package calls).
+memtrace/bind.h (and the few of trace.h/analyze.h/present.h the package
+calls); loads libmemtrace-symbolize.so beside it when it is there, whose
+namer then names the raw frames of traces never symbolized as they are read.
 
 The library is looked for in $MEMTRACE_LIBDIR, then next to a source
 checkout (build/ at the repository's root, as `make` leaves it), then where
-`make install` put it (_config.LIBDIR), then on the loader's path.
+`make install` put it (_config.LIBDIR), then on the loader's path. The
+symbolizer is taken from the same place as the analysis library.
 """
 import ctypes
 import os
@@ -19,6 +22,7 @@ c_double_p = ctypes.POINTER(ctypes.c_double)
 c_err = ctypes.POINTER(ctypes.c_void_p)
 
 NAME = "libmemtrace-analyze.so"
+SYMBOLIZE_NAME = "libmemtrace-symbolize.so"
 
 
 def _candidates():
@@ -36,12 +40,13 @@ def _candidates():
 
 
 def _load():
+    """(the library, the path it was loaded from)."""
     errors = []
     for path in _candidates():
         if os.path.sep in path and not os.path.exists(path):
             continue
         try:
-            return ctypes.CDLL(path)
+            return ctypes.CDLL(path), path
         except OSError as e:
             errors.append(str(e))
     raise ImportError(
@@ -49,7 +54,7 @@ def _load():
         % (NAME, "; ".join(errors) or "not found"))
 
 
-lib = _load()
+lib, lib_path = _load()
 
 
 def _fn(name, restype, *argtypes):
@@ -75,7 +80,9 @@ diff_json = _fn("mt_bind_diff_json", c_void_p, c_void_p, c_void_p, c_char_p, c_c
                 c_double, c_err)
 curve = _fn("mt_bind_curve", c_size_t, c_void_p, c_size_t, c_int64_p, c_double_p, c_double_p)
 free = _fn("mt_bind_free", None, c_void_p)
-alloc_layout = _fn("mt_bind_alloc_layout", c_size_t, ctypes.POINTER(c_size_t))
+alloc_offsets = _fn("mt_bind_alloc_offsets", c_size_t, ctypes.POINTER(c_size_t), c_size_t)
+model_domains = _fn("mt_model_domains", c_size_t, c_void_p, ctypes.POINTER(ctypes.c_uint), c_size_t)
+MAX_DOMAINS = 256   # MT_MAX_DOMAINS
 n_allocs = _fn("mt_model_n_allocs", c_size_t, c_void_p)
 allocs = _fn("mt_model_allocs", c_void_p, c_void_p)
 bytes_per_sample = _fn("mt_model_bytes_per_sample", c_double, c_void_p)
@@ -83,6 +90,62 @@ model_end = _fn("mt_model_end", ctypes.c_int64, c_void_p)
 source_kind_name = _fn("mt_source_kind_name", c_char_p, c_void_p, ctypes.c_uint)
 format_frame_as = _fn("mt_format_frame_as", None, c_char_p, c_size_t, c_void_p, ctypes.c_uint32,
                       c_int)
+set_namer = _fn("mt_reader_set_namer", None, c_void_p, c_void_p)
+
+
+class NamerProblem(ctypes.Structure):
+    """mt_namer_problem (memtrace/symbolize.h)."""
+    _fields_ = [("module", c_char_p), ("trace", c_char_p), ("why", c_int)]
+
+
+NAMER_CHANGED = 2   # MT_NAMER_CHANGED; MT_NAMER_MISSING is 1
+
+
+class Namer:
+    """libmemtrace-symbolize.so's namer (memtrace/symbolize.h), set as the
+    namer of every reader the analysis library opens from then on: checked
+    modules only (build-id, else size, as recorded), local files only."""
+
+    def __init__(self, sym):
+        self._next_problem = sym.mt_namer_next_problem
+        self._next_problem.restype = c_int
+        self._next_problem.argtypes = [c_void_p, ctypes.POINTER(NamerProblem)]
+        new = sym.mt_namer_new
+        new.restype = c_void_p
+        new.argtypes = [c_void_p]
+        self.ptr = new(None)
+        if not self.ptr:
+            raise OSError("out of memory")
+        # the analysis library calls mt_namer_name(ptr, ...) for each code
+        # with a raw frame (trace.h, mt_reader_set_namer); both stay loaded
+        # for the life of the process
+        set_namer(ctypes.cast(sym.mt_namer_name, c_void_p), self.ptr)
+
+    def problems(self):
+        """(module, trace, changed) of each module whose frames stayed raw
+        that was not returned before."""
+        out = []
+        p = NamerProblem()
+        while self._next_problem(self.ptr, ctypes.byref(p)):
+            out.append((p.module.decode("utf-8", "replace"), p.trace.decode("utf-8", "replace"),
+                        p.why == NAMER_CHANGED))
+        return out
+
+
+def _load_namer():
+    """(the Namer, None), or (None, why not) when libmemtrace-symbolize.so
+    is not beside the analysis library or cannot be loaded."""
+    where = os.path.dirname(lib_path)
+    path = os.path.join(where, SYMBOLIZE_NAME) if where else SYMBOLIZE_NAME
+    if where and not os.path.exists(path):
+        return None, "%s is not installed beside %s" % (SYMBOLIZE_NAME, lib_path)
+    try:
+        return Namer(ctypes.CDLL(path)), None
+    except (OSError, AttributeError) as e:
+        return None, "cannot load %s: %s" % (path, e)
+
+
+namer, namer_missing = _load_namer()
 
 
 def take_text(ptr):

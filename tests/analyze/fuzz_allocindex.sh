@@ -18,5 +18,5 @@ mkdir -p "$MT_TMP/corpus"
 # whole file (odd)
 printf '\000\002\001\000\004\003\010\001' > "$MT_TMP/corpus/records"
 printf '\000\012\002\002\004\006\001\001\034\003\004' > "$MT_TMP/corpus/never-promoted"
-printf '\001MTALLIX\n\001\000\000\000\200\000\000\000' > "$MT_TMP/corpus/file"
+printf '\001MTALLIX\n\002\000\000\000\200\000\000\000' > "$MT_TMP/corpus/file"
 fuzz_run fuzz_allocindex "allocation index" "${MT_FUZZ_SECONDS:-20}" -max_len=4096 "$MT_TMP/corpus"

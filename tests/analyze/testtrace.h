@@ -23,10 +23,24 @@
 /* The start time of every test trace. */
 #define TT_START ((mt_timestamp)1000000000)
 
-/* A writer on a new file at path for a trace of executable exe sampled at
- * rate per word of word_size bits, location codes named by resolve. *fd is
- * to be closed after mt_writer_close. NULL (the reason on stderr) when it
- * cannot be made. */
+/* The trace info of a test trace of executable exe sampled at rate per
+ * word of word_size bits: host h, pid 1, started at TT_START. */
+static inline mt_trace_info tt_info(const char *exe, double rate, unsigned word_size)
+{
+    mt_trace_info info = {0};
+    info.sample_rate = rate;
+    info.word_size = word_size;
+    info.executable_name = exe;
+    info.host_name = "h";
+    info.ocaml_runtime_params = "";
+    info.pid = 1;
+    info.start_time = TT_START;
+    return info;
+}
+
+/* A writer on a new file at path for a trace of tt_info(exe, rate,
+ * word_size), location codes named by resolve. *fd is to be closed after
+ * mt_writer_close. NULL (the reason on stderr) when it cannot be made. */
 static inline mt_writer *tt_writer_open_words(const char *path, const char *exe, double rate,
                                               unsigned word_size, mt_location_resolver resolve,
                                               int *fd)
@@ -36,14 +50,7 @@ static inline mt_writer *tt_writer_open_words(const char *path, const char *exe,
         perror(path);
         return NULL;
     }
-    mt_trace_info info = {0};
-    info.sample_rate = rate;
-    info.word_size = word_size;
-    info.executable_name = exe;
-    info.host_name = "h";
-    info.ocaml_runtime_params = "";
-    info.pid = 1;
-    info.start_time = TT_START;
+    mt_trace_info info = tt_info(exe, rate, word_size);
     mt_writer_options o = {0};
     o.resolve = resolve;
     char *err = NULL;

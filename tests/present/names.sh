@@ -18,37 +18,7 @@ command -v python3 >/dev/null || { echo "FAIL: python3 missing (scripts/install-
 . "$(dirname "$0")/../viewer/lib.inc"   # start_viewer, pass, fail, check
 T=$MT_TMP
 
-cat > "$T/prog.c" <<'C'
-#include <stdlib.h>
-#include <unistd.h>
-static void *keep[20000];
-#ifndef OTHER
-__attribute__((noinline)) void *leaky(size_t n) { return malloc(n); }
-__attribute__((noinline)) void churn(void)
-{
-    for (int i = 0; i < 50000; i++) {
-        char *volatile p = malloc(100 + i % 1000);
-        p[0] = 1;
-        free(p);
-    }
-}
-#else
-/* another build at the same path: other functions at other addresses */
-__attribute__((noinline)) void *other_alloc(size_t n) { return calloc(1, n + 1); }
-__attribute__((noinline)) void other_churn(void) { free(other_alloc(10)); }
-#define leaky other_alloc
-#define churn other_churn
-#endif
-int main(int argc, char **argv)
-{
-    for (int i = 0; i < 20000; i++)
-        keep[i] = leaky(1000);
-    churn();
-    if (argc > 1)
-        usleep(atoi(argv[1]) * 1000);   /* for the killed run */
-    return keep[5] == 0;
-}
-C
+cp tests/record/progs/rawnames.c "$T/prog.c"
 cc -O0 -g -fno-omit-frame-pointer -o "$T/prog" "$T/prog.c" || { fail "cannot compile the test program"; exit 1; }
 record() { # record TRACE PROGRAM: bare LD_PRELOAD, no symbolize step
     env -u MEMTRACE_ROOT LD_PRELOAD="$LIB" MEMTRACE="$1" MEMTRACE_RATE=0.0001 "$2"
@@ -60,7 +30,7 @@ cp "$T/a.ctf" "$T/a.orig"
 
 # ------------------------------------------------------------- reports
 "$MT_BIN" top -n 3 "$T/a.ctf" >"$T/top" 2>"$T/top.err"
-check "top: leaky with file and line, without symbolize" grep -q 'leaky (.*prog.c:5)' "$T/top"
+check "top: leaky with file and line, without symbolize" grep -q 'leaky (.*prog.c:14)' "$T/top"
 check "top: its caller main" grep -q '<- main (.*prog.c:' "$T/top"
 check "top: no note, no advice to symbolize ($(head -c 200 "$T/top.err"))" test ! -s "$T/top.err"
 "$MT_BIN" folded "$T/a.ctf" >"$T/folded"
@@ -79,7 +49,7 @@ check "diff: sites by name" grep -q 'leaky' "$T/diff"
 check "check --site leaky: the budget applies to the named site and fails (exit $st)" \
     sh -c "[ $st = 1 ] && grep -qi 'fail' '$T/check'"
 "$MT_BIN" dump "$T/a.ctf" >"$T/dump"
-check "dump: named frames (function, file:line)" grep -Eq ' [^ ]*prog\.c:5:0-0 leaky$' "$T/dump"
+check "dump: named frames (function, file:line)" grep -Eq ' [^ ]*prog\.c:14:0-0 leaky$' "$T/dump"
 check "the trace itself is untouched" cmp -s "$T/a.ctf" "$T/a.orig"
 
 # ------------------------------------------------------------- viewer
@@ -102,7 +72,7 @@ kill -KILL $run; wait $run 2>/dev/null
 i=0; while [ $i -lt 200 ] && [ -n "$child" ] && kill -0 "$child" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
 if "$MT_BIN" dump --raw-frames "$T/k.ctf" 2>/dev/null | grep -q ' prog+0x[0-9a-f]*$'; then
     "$MT_BIN" top -n 2 "$T/k.ctf" >"$T/ktop" 2>/dev/null
-    check "killed run: its raw trace is named by top" grep -q 'leaky (.*prog.c:5)' "$T/ktop"
+    check "killed run: its raw trace is named by top" grep -q 'leaky (.*prog.c:14)' "$T/ktop"
 else
     fail "killed run: a raw trace left ($(ls "$T"/k.ctf* 2>&1 | head -c 200))"
 fi

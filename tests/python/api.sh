@@ -2,7 +2,9 @@
 # api.sh - the Python package (python/memtrace) on the C analysis library:
 # info, allocations, top, stats, curve and diff agree with the CLI's JSON
 # on the same traces; filters are the CLI's (a bad one raises with its
-# position); a C trace has malloc/mmap kinds and the program's own sites.
+# position); a C trace has malloc/mmap kinds and the program's own sites;
+# allocations() has each allocation's OCaml 5 domain (a trace that three
+# domains wrote, tests/tools/gen_domains), which domain:N selects.
 set -u
 : "${MT_BUILD:=build}" "${MT_BIN:=build/memtrace}" "${MT_TMP:=/tmp}"
 : "${MT_FIXTURES:=tests/fixtures/memtrace}"
@@ -20,6 +22,8 @@ P=$MT_BUILD/tests/record/progs/growing
 if [ -x "$P" ] && [ -f "$MT_BUILD/libmemtrace.so" ]; then
     "$MT_BIN" run --interval 4k -o "$T/c.ctf" -- "$P" 4000 >/dev/null 2>&1 || rm -f "$T/c.ctf"
 fi
+"$MT_BUILD/tests/tools/gen_domains" "$T/domains.ctf" || echo "FAIL: gen_domains wrote no trace"
+"$MT_BIN" top --json -n 0 -f domain:5 "$T/domains.ctf" >"$T/top5.json"
 MEMTRACE_LIBDIR=$MT_BUILD PYTHONPATH=python $PY - "$MT_FIXTURES" "$T" "$MT_BIN" <<'PYEOF'
 import json, math, os, subprocess, sys
 import memtrace
@@ -81,6 +85,18 @@ try:
     check(False, "a missing file raises")
 except memtrace.MemtraceError as e:
     check("missing.ctf" in str(e), "a missing file raises MemtraceError naming it")
+dt = memtrace.open(os.path.join(tmp, "domains.ctf"))
+dd = dt.allocations()
+counts = dd["domain"].value_counts().to_dict()
+check(counts == {0: 12, 5: 4, 300: 3},
+      "allocations(): the domain of each allocation of a three-domain trace (%s)" % counts)
+d5 = dt.allocations("domain:5")
+check(len(d5) == 4 and (d5["domain"] == 5).all() and (d5["size"] == 800).all(),
+      "domain:5 selects that domain's 4 allocations of 800 bytes")
+ref5 = json.load(open(os.path.join(tmp, "top5.json")))
+check([r["site"]["function"] for r in ref5["sites"]] == list(dt.top(filter="domain:5")["function"]) == ["load"],
+      "top(filter='domain:5') is `memtrace top -f domain:5` (load)")
+check((df["domain"] == 0).all(), "a v2 trace's allocations are all of domain 0")
 cpath = os.path.join(tmp, "c.ctf")
 if os.path.exists(cpath):
     ct = memtrace.open(cpath)

@@ -10,7 +10,7 @@ status() { if [ "$2" = 0 ]; then echo "PASS: $1"; else echo "FAIL: $1 (exit $2)"
 
 make -s --no-print-directory BUILD="$MT_BUILD" install DESTDIR="$root" PREFIX=$prefix >"$MT_TMP/log" 2>&1
 status "make install succeeds" $? "$MT_TMP/log"
-for f in bin/memtrace lib/libmemtrace.so lib/libmemtrace.a lib/libmemtrace-analyze.so \
+for f in bin/memtrace lib/libmemtrace.so lib/libmemtrace.a lib/libmemtrace-analyze.so lib/libmemtrace-symbolize.so \
          include/memtrace/trace.h include/memtrace/analyze.h include/memtrace/record.h \
          lib/pkgconfig/memtrace.pc share/man/man1/memtrace-run.1; do
     check "installs $f" "[ -f '$root$prefix/$f' ]"
