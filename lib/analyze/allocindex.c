@@ -553,7 +553,7 @@ mt_model *mt_alloc_index_fold(const mt_alloc_index *x, const mt_model *base,
             a->domain = (uint8_t)dom;
             /* what the trace's reader guarantees of an allocation */
             if (node >= nodes || prev_seq >= allocs || ns == 0 || ns > MTA_MAX_SAMPLES - samples ||
-                dom >= (m->n_domains ? m->n_domains : 1) ||
+                dom >= (m->domains.n ? m->domains.n : 1) ||
                 (!(flags & F_NEVER) && (life > (uint64_t)INT64_MAX || a->collect < a->time ||
                                         a->collect == MT_TIME_NEVER)) ||
                 ++n > x->h.n_records) {

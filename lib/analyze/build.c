@@ -121,6 +121,8 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
     memset(&pipe, 0, sizeof pipe);
     mta_stacks reading;            /* the reading thread's interner */
     memset(&reading, 0, sizeof reading);
+    mta_domains reading_domains;   /* and its table of domains */
+    memset(&reading_domains, 0, sizeof reading_domains);
     pthread_t reader;
     int started = 0;
     const char *oom = "out of memory";
@@ -130,6 +132,7 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
         goto fail_oom;
     b.m = m;
     b.st = &m->stacks;
+    b.dom = &m->domains;
     b.sc = &m->scale;
     if (copy_info(m, mt_reader_info(r)) < 0)
         goto fail_oom;
@@ -140,6 +143,7 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
         rb.opts = opts;
         rb.max_depth = b.max_depth;
         rb.st = &reading;
+        rb.dom = &reading_domains;
         rb.sc = &m->scale;
         mt_node root = {0, 0, 0};
         if (mta_build_stacks_init(&rb) < 0 || MTA_PUSH(m->stacks.nodes, root) < 0 ||

@@ -17,6 +17,7 @@
 typedef struct builder {
     mt_model *m;             /* the model built (NULL: the reading thread's builder) */
     mta_stacks *st;          /* where the stacks are interned: m's, or the reading thread's own */
+    mta_domains *dom;        /* where the domains are numbered: m's, or the reading thread's own */
     const mt_scale *sc;      /* the trace's scale (m's) */
     mt_reader *r;
     /* Whole stacks: the codes below a node that a backtrace went through

@@ -229,8 +229,8 @@ int mta_build_fold_batches(builder *b, mta_pipe *p, char **message)
             mta_pipe_release(p);
             return -1;
         }
-        memcpy(m->domain_ids, bt->domain_ids, bt->n_domains * sizeof *m->domain_ids);
-        m->n_domains = bt->n_domains;
+        memcpy(m->domains.ids, bt->domain_ids, bt->n_domains * sizeof *m->domains.ids);
+        m->domains.n = bt->n_domains;
         for (size_t i = 0; i < bt->n; i++) {
             const mta_pipe_ev *pe = &bt->ev[i];
             /* (the lines come from the other core's cache) */

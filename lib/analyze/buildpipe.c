@@ -32,8 +32,8 @@ int mta_build_pipe_publish(builder *b, int status)
         b->sent_funcs = s->funcs.n;
     }
     /* the domains so far, for the events' indexes (a few bytes) */
-    memcpy(bt->domain_ids, b->m->domain_ids, b->m->n_domains * sizeof *b->m->domain_ids);
-    bt->n_domains = b->m->n_domains;
+    memcpy(bt->domain_ids, b->dom->ids, b->dom->n * sizeof *b->dom->ids);
+    bt->n_domains = b->dom->n;
     bt->offset = mt_reader_offset(b->r);
     bt->status = status;
     b->batch = NULL;

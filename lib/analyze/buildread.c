@@ -261,7 +261,7 @@ static int64_t alloc_of(builder *b, const mt_event *ev, mt_alloc *a)
     a->source = (uint8_t)(ev->source > MT_SOURCE_EXTERNAL ? MT_SOURCE_EXTERNAL : ev->source);
     a->carried = ev->carried != 0;
     a->verdict = (uint8_t)ev->verdict;
-    int dom = mta_domain_index(b->m, ev->domain);
+    int dom = mta_domain_index(b->dom, ev->domain);
     if (dom < 0) {
         b->why = MTA_DOMAINS_FULL;
         return -1;
@@ -361,7 +361,7 @@ static inline __attribute__((always_inline)) int add_event(builder *b, const mt_
         int64_t st = stack_of(b, ev);
         if (st < 0)
             return -1;
-        int dom = mta_domain_index(m, ev->domain);
+        int dom = mta_domain_index(b->dom, ev->domain);
         if (dom < 0) {
             b->why = MTA_DOMAINS_FULL;
             return -1;

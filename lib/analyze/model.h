@@ -17,6 +17,7 @@
 
 #include "memtrace/analyze.h"
 #include "alloctab.h"
+#include "domains.h"
 #include "fold.h"
 #include "peak.h"
 #include "stacks.h"
@@ -47,9 +48,7 @@ struct mt_model {
     mt_peak peak_est;              /* the estimate, once peak_ready */
     int has_scan;                  /* the trace has leak verdicts (mt_model_scan) */
     mt_timedelta scan_time;
-    /* OCaml 5 domains (domains.h): their numbers by mt_alloc.domain */
-    uint16_t domain_ids[MT_MAX_DOMAINS];
-    unsigned n_domains, domain_last;
+    mta_domains domains;           /* OCaml 5 domains: their numbers by mt_alloc.domain */
 };
 
 /* The allocation table's parts, empty for a folded model. */

@@ -142,7 +142,7 @@ static int match_clause(const mt_model *m, const mta_clause *c, const mt_alloc *
         return k >= 0 && ((c->sources >> k) & 1);
     }
     case MTA_VERDICT: return (c->sources >> a->verdict) & 1;
-    case MTA_DOMAIN: return mta_alloc_in_domain(m, a, (unsigned)c->lo);
+    case MTA_DOMAIN: return mta_alloc_in_domain(&m->domains, a, (unsigned)c->lo);
     case MTA_INSIDE: return inside[a->stack];
     case MTA_HIDE: return 1;
     }
