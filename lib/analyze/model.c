@@ -1530,6 +1530,8 @@ fail_quiet:
 
 mt_model *mt_model_load(const char *path, const mt_model_options *opts, char **error)
 {
+    if (mt_path_is_profile(path))
+        return mta_profile_load(path, opts, error);
     mt_reader_options ro = {0};
     if (opts) {
         ro.on_warning = opts->on_warning;

@@ -113,6 +113,11 @@ struct mt_model {
     uint64_t n_allocs_read;
     int peak_unknown;
     int has_scan;                  /* the trace has leak verdicts (mt_model_scan) */
+    /* A pprof profile (profile.c): MT_PROFILE_*, what it measures
+     * (MT_PROFILE_HAS_*), and what kind it is, in words; 0 for a trace. */
+    int profile;
+    unsigned profile_has;
+    const char *profile_kind;
     mt_timedelta scan_time;
 };
 
@@ -317,6 +322,9 @@ const mta_event *mta_events(const mt_model *m);
 /* Sort idx[0..n) by decreasing metric of costs[idx[i]] (stride bytes apart). */
 void mta_sort_by_cost(uint32_t *idx, size_t n, const void *base, size_t stride,
                       size_t cost_offset, mt_metric metric);
+
+/* profile.c: the folded model of a pprof profile (mt_model_load). */
+mt_model *mta_profile_load(const char *path, const mt_model_options *opts, char **error);
 
 /* merge.c: is path a resident-memory sidecar (TRACE.rss), not a trace?
  * (A glob such as app.ctf.* picks them up beside the traces.) */
