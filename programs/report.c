@@ -279,6 +279,16 @@ void report_notes(const char *cmd, const char *const *paths, size_t n, const mt_
     hint_unsymbolized(stderr, cmd, paths[0], m);
 }
 
+int report_not_profile(const char *cmd, const char *path)
+{
+    fprintf(stderr, "memtrace %s: ", cmd);
+    mt_text_put(stderr, path);
+    fprintf(stderr, " is a pprof profile: it holds no times nor allocations, only per-stack "
+                    "totals: %s needs a trace (top, folded, pprof, diff, check and info read "
+                    "profiles)\n", cmd);
+    return 1;
+}
+
 int report_open(const char *cmd, const char *path, const char *filter, mt_timedelta live_at,
                 size_t shallow, mt_model **m, mt_filter **f, mt_selection **s)
 {

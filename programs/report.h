@@ -77,6 +77,9 @@ int report_open_many(const char *cmd, const char *const *paths, size_t n, int by
                      const char *filter, mt_timedelta live_at, size_t shallow, mt_model **m,
                      mt_filter **f, mt_selection **s);
 void report_close(mt_model *m, mt_filter *f, mt_selection *s);
+/* A command that needs times or allocations refuses a pprof profile with
+ * one line ("FILE is a pprof profile: ..."); returns the exit status 1. */
+int report_not_profile(const char *cmd, const char *path);
 /* One of the traces (or sets of traces, aggregated) a comparison reads:
  * the files and the hook in, the model, filter and selection out. */
 typedef struct report_side {

@@ -279,10 +279,10 @@ static int describe(pbuild *b)
 /* Filters and times a profile cannot answer: NULL, or why. */
 static const char *cannot(const mt_model_options *o)
 {
+    if (o && o->fold_live_at != MT_TIME_END)
+        return "live memory at a time other than its end (--at, the peak) needs a trace";
     if (!o || !o->fold)
         return "this needs a trace (every allocation with its times)";
-    if (o->fold_live_at != MT_TIME_END)
-        return "live memory at a time other than its end (--at, live:) needs a trace";
     const mt_filter *f = o->fold_filter;
     for (size_t k = 0; f && k < f->n; k++)
         if (f->c[k].kind != MTA_INSIDE && f->c[k].kind != MTA_HIDE)
@@ -352,6 +352,7 @@ static int build(pbuild *b, const mt_model_options *o)
     }
     if (costs_grow(m) < 0)
         return -1;
+    m->n_allocs_read = pf->n_samples;
     for (size_t i = 0; i < m->nodes.n; i++)
         if (m->nodes.v[i].depth > m->deepest)
             m->deepest = m->nodes.v[i].depth;
