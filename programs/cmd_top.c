@@ -137,6 +137,11 @@ int cmd_top(int argc, char **argv)
         free(vfilter);
         return rc;
     }
+    if (report_profile_measure("top", argv[optind], m, o.metric)) {
+        report_close(m, f, s);
+        free(vfilter);
+        return 1;
+    }
     if (verdict && !mt_model_scan(m, NULL)) {
         fprintf(stderr, "memtrace top: --by %s: %s has no leak verdicts; record it with "
                 "'memtrace run --leaks' (or MEMTRACE_LEAKS=1 under LD_PRELOAD) so that the "

@@ -80,6 +80,9 @@ void report_close(mt_model *m, mt_filter *f, mt_selection *s);
 /* A command that needs times or allocations refuses a pprof profile with
  * one line ("FILE is a pprof profile: ..."); returns the exit status 1. */
 int report_not_profile(const char *cmd, const char *path);
+/* 1 after saying so on stderr when m is a pprof profile without the values
+ * metric needs (an inuse-only profile and --by alloc, ...); else 0. */
+int report_profile_measure(const char *cmd, const char *path, const mt_model *m, mt_metric metric);
 /* One of the traces (or sets of traces, aggregated) a comparison reads:
  * the files and the hook in, the model, filter and selection out. */
 typedef struct report_side {

@@ -226,7 +226,7 @@ static void sample_cost(pbuild *b, const mtp_sample *sm, mt_cost *c)
 }
 
 /* What the profile's header says: its program, kind, sampling. */
-static int describe(pbuild *b)
+static int describe(pbuild *b, const char *path)
 {
     mt_model *m = b->m;
     const mt_profile *pf = b->pf;
@@ -236,6 +236,8 @@ static int describe(pbuild *b)
             memtrace = str(pf, pf->comments[i]);
     if (pf->n_maps)
         exe = str(pf, pf->maps[0].filename);
+    if (!*exe)
+        exe = path; /* no program named: the file stands for it */
     int space = !strcmp(str(pf, pf->period_type.type), "space") &&
                 !strcmp(str(pf, pf->period_type.unit), "bytes");
     b->period = (double)pf->period;
@@ -429,7 +431,7 @@ mt_model *mta_profile_load(const char *path, const mt_model_options *opts, char 
         columns(&b);
         if (b.col[0] < 0 && b.col[1] < 0 && b.col[2] < 0 && b.col[3] < 0) {
             fail = "no sample type in bytes or counts: not a memory profile";
-        } else if (describe(&b) == 0 && build(&b, opts) == 0) {
+        } else if (describe(&b, path) == 0 && build(&b, opts) == 0) {
             rc = hooks(m);
             if (rc < 0)
                 fail = "stopped by the caller";
