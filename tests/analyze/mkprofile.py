@@ -70,6 +70,7 @@ CASES = {
     # what a tcmalloc or jemalloc profile in pprof form looks like: no period
     "noperiod": lambda: profile([("space", "bytes")], [([1, 3], [3000]), ([2, 3], [1000])]),
     "inuse_only": lambda: profile(HEAP[2:], [([1, 3], [5, 500])], 524288, ("space", "bytes")),
+    "alloc_only": lambda: profile(HEAP[:2], [([1, 3], [5, 500])], 524288, ("space", "bytes")),
     "heap": lambda: profile(HEAP, SAMPLES, 524288, ("space", "bytes")),
     # hostile
     "truncated": lambda: profile(HEAP, SAMPLES, 524288, ("space", "bytes"))[:-7],
@@ -89,7 +90,7 @@ CASES = {
 }
 
 data = CASES[sys.argv[1]]()
-if sys.argv[1] in ("heap", "noperiod", "inuse_only"):
+if sys.argv[1] in ("heap", "noperiod", "inuse_only", "alloc_only"):
     data = gzip.compress(data)
 with open(sys.argv[2], "wb") as f:
     f.write(data)
