@@ -385,6 +385,11 @@ int cmd_view(int argc, char **argv)
     load.folded = stat(vo.file, &st) == 0 && S_ISREG(st.st_mode) &&
                   (uint64_t)st.st_size > fold_above;
     load.no_index = no_index;
+    if (mt_path_is_profile(vo.file)) {
+        /* a pprof profile: per-stack views only, read as a folded model */
+        load.folded = 1;
+        load.no_index = 1;
+    }
     load.on_progress = on_progress;
     load.progress_ctx = &prog;
     load.on_loaded = on_loaded;

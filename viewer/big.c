@@ -43,6 +43,8 @@ struct vfold {
 static int on_fold(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq)
 {
     vfold *v = ctx;
+    if (mt_model_profile(m))
+        return 0; /* a pprof profile: per-stack costs only, no allocations to sum */
     if (v->sf) {
         int pass = mt_stream_filter_passes(v->sf, m, a, &v->err);
         if (pass < 0)
