@@ -17,6 +17,8 @@ static void help(void)
            "a space and the weight (an integer). Input for flamegraph.pl, inferno\n"
            "(inferno-flamegraph) and speedscope.\n"
            "\n"
+           "FILE may be a pprof profile, gzipped or not (docs/profiles-input.md).\n"
+           "\n"
            "  -w, --weight M     alloc (estimated bytes allocated, default), count,\n"
            "                     live (bytes live at --at), live_count, temporary\n"
            "                     (blocks freed within 1 ms), temp_bytes, samples\n"
