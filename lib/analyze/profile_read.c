@@ -204,21 +204,34 @@ static int push_comment(build *b, uint64_t v)
     return 0;
 }
 
-static int value_type(dec *d, dec *s, mtp_vtype *vt)
+static int oom(dec *d)
 {
-    memset(vt, 0, sizeof *vt);
+    return failf(d, d->p, "out of memory");
+}
+
+/* A message of varint fields: field f (1 .. n) into *out[f - 1] (NULL:
+ * ignored), field sub (0: none) a message handed to on_sub, others
+ * skipped. */
+static int message(dec *d, dec *s, const char *msg, uint64_t *const *out, unsigned n,
+                   unsigned sub, int (*on_sub)(dec *d, dec *s, build *b), build *b)
+{
     while (s->p < s->end) {
         uint64_t f, v;
         unsigned wt;
         if (key(s, &f, &wt) < 0)
             return up(d, s);
-        if (f == 1 || f == 2) {
-            if (scalar(s, "ValueType", f, wt, &v) < 0)
+        if (sub && f == sub) {
+            if (wt != WT_LEN)
+                return failf(d, s->p, "%s field %u: wire type %u, expected a message", msg, sub, wt);
+            dec ms;
+            if (sub_msg(s, &ms) < 0)
                 return up(d, s);
-            if (f == 1)
-                vt->type = v;
-            else
-                vt->unit = v;
+            if (on_sub(d, &ms, b) < 0)
+                return -1;
+        } else if (f >= 1 && f <= n && out[f - 1]) {
+            if (scalar(s, msg, f, wt, &v) < 0)
+                return up(d, s);
+            *out[f - 1] = v;
         } else if (skip(s, wt) < 0) {
             return up(d, s);
         }
@@ -226,9 +239,25 @@ static int value_type(dec *d, dec *s, mtp_vtype *vt)
     return 0;
 }
 
-static int oom(dec *d)
+static int value_type(dec *d, dec *s, mtp_vtype *vt)
 {
-    return failf(d, d->p, "out of memory");
+    memset(vt, 0, sizeof *vt);
+    uint64_t *const out[] = {&vt->type, &vt->unit};
+    return message(d, s, "ValueType", out, 2, 0, NULL, NULL);
+}
+
+/* Room for element n of a table (*v, *cap) and of the raw ids beside it. */
+static int room_ids(dec *d, void *v, size_t n, size_t *cap, size_t elem, uint64_t **ids)
+{
+    if (n < *cap)
+        return 0;
+    if (mt_vec_grow_(v, cap, elem, 64) < 0)
+        return oom(d);
+    uint64_t *p = realloc(*ids, *cap * sizeof *p);
+    if (!p)
+        return oom(d); /* (the decoding stops: the ids are never reached) */
+    *ids = p;
+    return 0;
 }
 
 static int sample(dec *d, dec *s, build *b)
@@ -265,87 +294,34 @@ static int sample(dec *d, dec *s, build *b)
 static int line(dec *d, dec *s, build *b)
 {
     mt_profile *pf = b->pf;
-    size_t cap = b->cap_lines;
-    if (MT_VEC_ROOM(pf->lines, pf->n_lines, b->cap_lines, 64) < 0)
-        return oom(d);
-    if (b->cap_lines != cap) {
-        uint64_t *n = realloc(b->line_func_id, b->cap_lines * sizeof *n);
-        if (!n)
-            return oom(d);
-        b->line_func_id = n;
-    }
-    mtp_line *l = &pf->lines[pf->n_lines];
-    l->func = 0;
-    l->line = 0;
-    b->line_func_id[pf->n_lines] = 0;
-    while (s->p < s->end) {
-        uint64_t f, v;
-        unsigned wt;
-        if (key(s, &f, &wt) < 0)
-            return up(d, s);
-        if (f == 1 || f == 2) {
-            if (scalar(s, "Line", f, wt, &v) < 0)
-                return up(d, s);
-            if (f == 1)
-                b->line_func_id[pf->n_lines] = v;
-            else
-                l->line = (int64_t)v;
-        } else if (skip(s, wt) < 0) {
-            return up(d, s);
-        }
-    }
-    pf->n_lines++;
+    if (room_ids(d, &pf->lines, pf->n_lines, &b->cap_lines, sizeof *pf->lines, &b->line_func_id) < 0)
+        return -1;
+    uint64_t fid = 0, ln = 0;
+    uint64_t *const out[] = {&fid, &ln};
+    if (message(d, s, "Line", out, 2, 0, NULL, NULL) < 0)
+        return -1;
+    b->line_func_id[pf->n_lines] = fid;
+    pf->lines[pf->n_lines].func = 0;
+    pf->lines[pf->n_lines++].line = (int64_t)ln;
     return 0;
 }
 
 static int location(dec *d, dec *s, build *b)
 {
     mt_profile *pf = b->pf;
-    size_t cap = b->cap_locs;
-    if (MT_VEC_ROOM(pf->locs, pf->n_locs, b->cap_locs, 64) < 0)
-        return oom(d);
-    if (b->cap_locs != cap) {
-        uint64_t *n = realloc(b->loc_map_id, b->cap_locs * sizeof *n);
-        if (!n)
-            return oom(d);
-        b->loc_map_id = n;
-    }
-    mtp_loc *l = &pf->locs[pf->n_locs];
-    memset(l, 0, sizeof *l);
-    b->loc_map_id[pf->n_locs] = 0;
-    l->line0 = pf->n_lines;
+    if (room_ids(d, &pf->locs, pf->n_locs, &b->cap_locs, sizeof *pf->locs, &b->loc_map_id) < 0)
+        return -1;
+    mtp_loc l = {.line0 = pf->n_lines};
+    uint64_t map = 0;
+    uint64_t *const out[] = {&l.id, &map, &l.address};
     const uint8_t *at = s->p;
-    while (s->p < s->end) {
-        uint64_t f, v;
-        unsigned wt;
-        if (key(s, &f, &wt) < 0)
-            return up(d, s);
-        if (f == 1 || f == 2 || f == 3) {
-            if (scalar(s, "Location", f, wt, &v) < 0)
-                return up(d, s);
-            if (f == 1)
-                l->id = v;
-            else if (f == 2)
-                b->loc_map_id[pf->n_locs] = v;
-            else
-                l->address = v;
-        } else if (f == 4) {
-            if (wt != WT_LEN)
-                return failf(d, s->p, "Location field 4 (line): wire type %u, expected a message", wt);
-            dec ls;
-            if (sub_msg(s, &ls) < 0)
-                return up(d, s);
-            if (line(d, &ls, b) < 0)
-                return -1;
-            l = &pf->locs[pf->n_locs]; /* (unchanged: lines are another array) */
-        } else if (skip(s, wt) < 0) {
-            return up(d, s);
-        }
-    }
-    if (l->id == 0)
+    if (message(d, s, "Location", out, 3, 4, line, b) < 0)
+        return -1;
+    if (l.id == 0)
         return failf(d, at, "location with id 0");
-    l->n_lines = pf->n_lines - l->line0;
-    pf->n_locs++;
+    l.n_lines = pf->n_lines - l.line0;
+    b->loc_map_id[pf->n_locs] = map;
+    pf->locs[pf->n_locs++] = l;
     return 0;
 }
 
@@ -354,32 +330,14 @@ static int function(dec *d, dec *s, build *b)
     mt_profile *pf = b->pf;
     if (MT_VEC_ROOM(pf->funcs, pf->n_funcs, b->cap_funcs, 64) < 0)
         return oom(d);
-    mtp_func *fn = &pf->funcs[pf->n_funcs];
-    memset(fn, 0, sizeof *fn);
+    mtp_func fn = {0};
+    uint64_t *const out[] = {&fn.id, &fn.name, &fn.system_name, &fn.filename};
     const uint8_t *at = s->p;
-    while (s->p < s->end) {
-        uint64_t f, v;
-        unsigned wt;
-        if (key(s, &f, &wt) < 0)
-            return up(d, s);
-        if (f >= 1 && f <= 5) {
-            if (scalar(s, "Function", f, wt, &v) < 0)
-                return up(d, s);
-            if (f == 1)
-                fn->id = v;
-            else if (f == 2)
-                fn->name = v;
-            else if (f == 3)
-                fn->system_name = v;
-            else if (f == 4)
-                fn->filename = v;
-        } else if (skip(s, wt) < 0) {
-            return up(d, s);
-        }
-    }
-    if (fn->id == 0)
+    if (message(d, s, "Function", out, 4, 0, NULL, NULL) < 0)
+        return -1;
+    if (fn.id == 0)
         return failf(d, at, "function with id 0");
-    pf->n_funcs++;
+    pf->funcs[pf->n_funcs++] = fn;
     return 0;
 }
 
@@ -388,25 +346,11 @@ static int mapping(dec *d, dec *s, build *b)
     mt_profile *pf = b->pf;
     if (MT_VEC_ROOM(pf->maps, pf->n_maps, b->cap_maps, 8) < 0)
         return oom(d);
-    mtp_map *mp = &pf->maps[pf->n_maps];
-    memset(mp, 0, sizeof *mp);
-    while (s->p < s->end) {
-        uint64_t f, v;
-        unsigned wt;
-        if (key(s, &f, &wt) < 0)
-            return up(d, s);
-        if (f == 1 || f == 5) {
-            if (scalar(s, "Mapping", f, wt, &v) < 0)
-                return up(d, s);
-            if (f == 1)
-                mp->id = v;
-            else
-                mp->filename = v;
-        } else if (skip(s, wt) < 0) {
-            return up(d, s);
-        }
-    }
-    pf->n_maps++;
+    mtp_map mp = {0};
+    uint64_t *const out[] = {&mp.id, NULL, NULL, NULL, &mp.filename};
+    if (message(d, s, "Mapping", out, 5, 0, NULL, NULL) < 0)
+        return -1;
+    pf->maps[pf->n_maps++] = mp;
     return 0;
 }
 

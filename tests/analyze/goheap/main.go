@@ -55,6 +55,9 @@ func main() {
 	growSite(64 * grow)
 	dropTemp(4000) // 32 MB allocated, not live
 	sink = nil
+	// the heap profile is as of the last completed GC cycle, and a cycle
+	// publishes the one before: two make it current
+	runtime.GC()
 	runtime.GC()
 	f, err := os.Create(os.Args[1])
 	if err != nil {
