@@ -420,6 +420,26 @@ static int profile(dec *d, build *b)
     return 0;
 }
 
+/* A table's ids (n of them, stride bytes apart from *id) -> their
+ * indexes in t. what: the table's name, for an id defined twice; NULL: a
+ * later one wins (mapping ids only name files), and id 0 is no id. */
+static int index_ids(dec *d, mta_table *t, const uint64_t *id, size_t n, size_t stride,
+                     const char *what)
+{
+    if (mta_table_init(t, n) < 0)
+        return oom(d);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t v = *(const uint64_t *)((const char *)id + i * stride);
+        if (!what && !v)
+            continue;
+        if (what && mta_table_get(t, v) >= 0)
+            return failf(d, d->end, "%s id %llu defined twice", what, (unsigned long long)v);
+        if (mta_table_put(t, v, (uint32_t)i) < 0)
+            return oom(d);
+    }
+    return 0;
+}
+
 /* The indexes the tables hold, checked; raw ids turned into indexes. */
 static int resolve(dec *d, build *b)
 {
@@ -455,36 +475,10 @@ static int resolve(dec *d, build *b)
     /* ids -> indexes */
     mta_table locs = {0}, funcs = {0}, maps = {0};
     int rc = -1;
-    if (mta_table_init(&locs, pf->n_locs) < 0 || mta_table_init(&funcs, pf->n_funcs) < 0 ||
-        mta_table_init(&maps, pf->n_maps) < 0) {
-        oom(d);
+    if (index_ids(d, &locs, pf->locs ? &pf->locs[0].id : NULL, pf->n_locs, sizeof *pf->locs, "location") < 0 ||
+        index_ids(d, &funcs, pf->funcs ? &pf->funcs[0].id : NULL, pf->n_funcs, sizeof *pf->funcs, "function") < 0 ||
+        index_ids(d, &maps, pf->maps ? &pf->maps[0].id : NULL, pf->n_maps, sizeof *pf->maps, NULL) < 0)
         goto out;
-    }
-    for (size_t i = 0; i < pf->n_locs; i++) {
-        if (mta_table_get(&locs, pf->locs[i].id) >= 0) {
-            failf(d, end, "location id %llu defined twice", (unsigned long long)pf->locs[i].id);
-            goto out;
-        }
-        if (mta_table_put(&locs, pf->locs[i].id, (uint32_t)i) < 0) {
-            oom(d);
-            goto out;
-        }
-    }
-    for (size_t i = 0; i < pf->n_funcs; i++) {
-        if (mta_table_get(&funcs, pf->funcs[i].id) >= 0) {
-            failf(d, end, "function id %llu defined twice", (unsigned long long)pf->funcs[i].id);
-            goto out;
-        }
-        if (mta_table_put(&funcs, pf->funcs[i].id, (uint32_t)i) < 0) {
-            oom(d);
-            goto out;
-        }
-    }
-    for (size_t i = 0; i < pf->n_maps; i++)
-        if (pf->maps[i].id && mta_table_put(&maps, pf->maps[i].id, (uint32_t)i) < 0) {
-            oom(d);
-            goto out;
-        }
     for (size_t i = 0; i < pf->n_lines; i++) {
         uint64_t id = b->line_func_id[i];
         int64_t k = id ? mta_table_get(&funcs, id) : -1;

@@ -79,6 +79,7 @@ CASES = {
     "group": lambda: vfield(12, 1) + key(2, 3),
     "loc_zero": lambda: profile(HEAP, [([0], [1, 1, 1, 1])], 524288),
     "loc_missing": lambda: profile(HEAP, [([9], [1, 1, 1, 1])], 524288),
+    "dup_loc": lambda: profile(HEAP, SAMPLES, 524288, locs=[1, 2, 3, 2]),
     "func_missing": lambda: profile(HEAP, SAMPLES, 524288, funcs=[1, 2]),
     "string_range": lambda: profile(HEAP, SAMPLES, 524288) + lfield(1, vfield(1, 999)),
     "values_count": lambda: profile(HEAP, [([1], [1, 2])], 524288),

@@ -12,7 +12,7 @@
 #  - what needs times (lifetimes, stats, plot, --at, time or size filter
 #    clauses, several files merged) is refused with one line, exit 1 or 2;
 #  - hostile files (tests/analyze/mkprofile.py: truncated, 11-byte varints,
-#    groups, wrong wire types, location id 0 or undefined, undefined
+#    groups, wrong wire types, location id 0, undefined or defined twice, undefined
 #    functions, string indexes out of range, wrong value counts, huge
 #    lengths, a gzip bomb, truncated gzip) fail with one line naming the
 #    file (and the offset), exit 1, never a crash; negative values and a
@@ -100,7 +100,7 @@ check "inside: works on a profile" grep -q "beta (a.c:20)" "$T/out"
 check "!inside: works on a profile" sh -c "grep -q 'alpha (a.c:10)' '$T/out' && ! grep -q 'beta (a.c:20)' '$T/out'"
 
 # --- hostile files
-for k in truncated long_varint wire_type group loc_zero loc_missing func_missing string_range \
+for k in truncated long_varint wire_type group loc_zero loc_missing dup_loc func_missing string_range \
          values_count huge_len; do
     mk $k
     refused "hostile $k: refused with the offset" "$T/$k: offset [0-9]*" 1 "$M" top "$T/$k"
