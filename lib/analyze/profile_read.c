@@ -700,10 +700,14 @@ int mtp_sniff_bytes(const uint8_t *p, size_t n)
 
 int mtp_sniff(const char *path)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* only regular files: a FIFO is never opened here (its writer would
+     * take this for its reader), and pipes carry traces */
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         return 0;
-    struct stat st;
     uint8_t head[16];
     ssize_t k = 0;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
