@@ -1,7 +1,8 @@
 /*
- * info_profile.c - 'memtrace info' on a pprof profile: what kind it is,
- * what it measures, its program and time, and its totals with their error
- * (or that the error cannot be derived), in info's "name: value" lines.
+ * info_profile.c - 'memtrace info' and 'memtrace stats' on a pprof
+ * profile: what kind it is, what it measures, its program and time, and
+ * its totals with their error (or that the error cannot be derived); the
+ * rest of stats (times, the peak, rates, histograms) needs a trace.
  */
 #include <math.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "report.h"
 #include "memtrace/analyze.h"
 #include "memtrace/present.h"
 
@@ -32,23 +34,32 @@ static int count_stack(void *ctx, mt_node_id node, const mt_cost *c)
     return 0;
 }
 
+/* The profile's model and its selection under f (NULL: all); 1 after
+ * saying why on stderr. */
+static int load(const char *cmd, const char *path, const mt_filter *f, mt_model **m,
+                mt_selection **s)
+{
+    mt_model_options o = {.fold = 1, .fold_live_at = MT_TIME_END, .fold_filter = f};
+    char *err = NULL;
+    *s = NULL;
+    *m = mt_model_load(path, &o, &err);
+    if (*m)
+        *s = mt_select_sites(*m, f, MT_TIME_END, NULL, &err);
+    if (!*s) {
+        fprintf(stderr, "memtrace %s: %s\n", cmd, err ? err : "out of memory");
+        free(err);
+        mt_model_free(*m);
+        return 1;
+    }
+    return 0;
+}
+
 int info_profile(const char *path)
 {
-    mt_model_options o = {.fold = 1, .fold_live_at = MT_TIME_END};
-    char *err = NULL;
-    mt_model *m = mt_model_load(path, &o, &err);
-    if (!m) {
-        fprintf(stderr, "memtrace info: %s\n", err ? err : "out of memory");
-        free(err);
+    mt_model *m;
+    mt_selection *s;
+    if (load("info", path, NULL, &m, &s))
         return 1;
-    }
-    mt_selection *s = mt_select_sites(m, NULL, MT_TIME_END, NULL, &err);
-    if (!s) {
-        fprintf(stderr, "memtrace info: %s\n", err ? err : "out of memory");
-        free(err);
-        mt_model_free(m);
-        return 1;
-    }
     const mt_trace_info *info = mt_model_info(m);
     struct stat st;
     printf("%-18s %s\n", "file:", path);
@@ -85,5 +96,73 @@ int info_profile(const char *path)
                    known);
     mt_selection_free(s);
     mt_model_free(m);
+    return fflush(stdout) == 0 ? 0 : 1;
+}
+
+int stats_profile(const char *path, const char *filter, mt_timedelta at, int json)
+{
+    if (at != MT_TIME_END) {
+        fprintf(stderr, "memtrace stats: %s is a pprof profile: it holds no times: --at needs "
+                        "a trace\n", path);
+        return 1;
+    }
+    mt_filter *f = filter ? report_filter("stats", filter) : NULL;
+    if (filter && !f)
+        return 2;
+    mt_model *m;
+    mt_selection *s;
+    if (load("stats", path, f, &m, &s)) {
+        mt_filter_free(f);
+        return 1;
+    }
+    const mt_trace_info *info = mt_model_info(m);
+    unsigned has = mt_model_profile_measures(m);
+    int known = mt_model_profile(m) == MT_PROFILE_SAMPLED;
+    mt_cost t = mt_selection_total(s);
+    if (json) {
+        fputs("{\"profile\":", stdout);
+        mt_json_string(stdout, mt_model_profile_kind(m));
+        fputs(",\"executable\":", stdout);
+        mt_json_string(stdout, info->executable_name);
+        fputs(",\"filter\":", stdout);
+        mt_json_string(stdout, filter ? filter : "");
+        printf(",\"error_known\":%s,\"alloc\":%s,\"live\":%s,\"total\":", known ? "true" : "false",
+               has & MT_PROFILE_HAS_ALLOC ? "true" : "false", has & MT_PROFILE_HAS_LIVE ? "true" : "false");
+        mt_json_cost(stdout, &t);
+        fputs("}\n", stdout);
+    } else {
+        printf("%-11s ", "profile");
+        mt_text_put(stdout, info->executable_name);
+        printf(" (pprof: %s)\n", mt_model_profile_kind(m));
+        if (filter && *filter) {
+            printf("%-11s ", "filter");
+            mt_text_put(stdout, filter);
+            putchar('\n');
+        }
+        char b[32];
+        const char *alloc_err = known ? "" : ", error unknown";
+        if (has & MT_PROFILE_HAS_ALLOC) {
+            mt_format_bytes(b, sizeof b, t.alloc_bytes);
+            printf("%-11s %s in %.0f blocks (estimated%s", "allocated", b, t.alloc_objects, alloc_err);
+            if (known && t.alloc_bytes > 0)
+                printf("; ±%.1f%%; blocks ±%.1f%%", 100 * mt_noise(t.samples),
+                       t.alloc_objects > 0 ? 100 * sqrt(t.alloc_objects_var) / t.alloc_objects : 0.0);
+            puts(")");
+        }
+        if (has & MT_PROFILE_HAS_LIVE) {
+            mt_format_bytes(b, sizeof b, t.live_bytes);
+            printf("%-11s %s in %.0f blocks (in use when the profile was written%s", "live at end",
+                   b, t.live_objects, alloc_err);
+            if (known && t.live_bytes > 0)
+                printf("; ±%.1f%%; blocks ±%.1f%%", 100 * mt_noise(t.live_samples),
+                       t.live_objects > 0 ? 100 * sqrt(t.live_objects_var) / t.live_objects : 0.0);
+            puts(")");
+        }
+        puts("\na pprof profile holds per-stack totals: the duration, rates, the peak, lifetimes and "
+             "size histograms need a trace");
+    }
+    mt_selection_free(s);
+    mt_model_free(m);
+    mt_filter_free(f);
     return fflush(stdout) == 0 ? 0 : 1;
 }

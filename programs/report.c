@@ -284,8 +284,8 @@ int report_not_profile(const char *cmd, const char *path)
     fprintf(stderr, "memtrace %s: ", cmd);
     mt_text_put(stderr, path);
     fprintf(stderr, " is a pprof profile: it holds no times nor allocations, only per-stack "
-                    "totals: %s needs a trace (top, folded, pprof, diff, check and info read "
-                    "profiles)\n", cmd);
+                    "totals: %s needs a trace (top, folded, pprof, diff, check, stats and info "
+                    "read profiles)\n", cmd);
     return 1;
 }
 

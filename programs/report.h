@@ -82,6 +82,9 @@ void report_close(mt_model *m, mt_filter *f, mt_selection *s);
 int report_not_profile(const char *cmd, const char *path);
 /* 1 after saying so on stderr when m is a pprof profile without the values
  * metric needs (an inuse-only profile and --by alloc, ...); else 0. */
+/* 'memtrace stats' on a pprof profile (info_profile.c): its totals under
+ * filter (inside:, hide:); exit status. */
+int stats_profile(const char *path, const char *filter, mt_timedelta at, int json);
 int report_profile_measure(const char *cmd, const char *path, const mt_model *m, mt_metric metric);
 /* One of the traces (or sets of traces, aggregated) a comparison reads:
  * the files and the hook in, the model, filter and selection out. */

@@ -9,7 +9,8 @@
 #    and `info` says so;
 #  - a profile with only inuse_* values answers --by live and refuses
 #    --by alloc with one line, and one with alloc only the other way;
-#  - what needs times (lifetimes, stats, plot, --at, time or size filter
+#  - stats gives a profile's totals (inside: filters them);
+#  - what needs times (lifetimes, plot, --at, time or size filter
 #    clauses, several files merged) is refused with one line, exit 1 or 2;
 #  - hostile files (tests/analyze/mkprofile.py: truncated, 11-byte varints,
 #    groups, wrong wire types, location id 0, undefined or defined twice, undefined
@@ -87,7 +88,11 @@ refused "inuse only: diff --by alloc refused" "without allocated" "1" "$M" diff 
 mk heap
 P=$T/heap
 refused "lifetimes refused" "is a pprof profile" 1 "$M" lifetimes "$P"
-refused "stats refused" "is a pprof profile" 1 "$M" stats "$P"
+"$M" stats "$P" >"$T/out" 2>&1
+check "stats: a profile's totals" sh -c "grep -q '^allocated   4.98 KiB in 11 blocks' '$T/out' && grep -q '^live at end 4.49 KiB in 6 blocks' '$T/out'"
+"$M" stats --filter inside:beta "$P" >"$T/out" 2>&1
+check "stats --filter inside: on a profile" grep -q '^allocated   4.00 KiB in 1 blocks' "$T/out"
+refused "stats --at refused" "is a pprof profile: it holds no times" 1 "$M" stats --at 1s "$P"
 refused "plot refused" "is a pprof profile" 1 "$M" plot -o "$T/x.svg" "$P"
 refused "top --at refused" "is a pprof profile: it holds no times" 1 "$M" top --by live --at 1s "$P"
 refused "top --at peak refused" "is a pprof profile: it holds no times" 1 "$M" top --by live --at peak "$P"
