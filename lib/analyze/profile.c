@@ -66,6 +66,7 @@ typedef struct pbuild {
     mta_table kids;          /* parent << 32 | frame -> node */
     int col[4];              /* value index of alloc_objects, alloc_space, inuse_objects, inuse_space; -1 none */
     enum { ERR_NONE, ERR_MEMTRACE, ERR_GO } err;
+    const char *why;         /* what failed, when not memory */
     double period;
 } pbuild;
 
@@ -326,6 +327,7 @@ static int build(pbuild *b, const mt_model_options *o)
     if (MTA_PUSH(m->nodes, root) < 0)
         return -1;
     size_t max_depth = o ? o->max_depth : 0;
+    uint64_t frames = 0;
     for (size_t i = 0; i < pf->n_samples; i++) {
         const mtp_sample *sm = &pf->samples[i];
         mt_cost c;
@@ -338,6 +340,11 @@ static int build(pbuild *b, const mt_model_options *o)
             if (f < 0)
                 return -1;
             uint16_t nf = m->frames.v[f].inline_count;
+            if ((frames += nf) > MTP_MAX_FRAMES(pf->bytes)) {
+                b->why = "its stacks hold too many frames for its size (a location of many lines "
+                         "repeated): refused";
+                return -1;
+            }
             for (uint16_t k = 0; k < nf; k++) {
                 int64_t n = child(b, node, (mt_frame_id)(f + k));
                 if (n < 0)
@@ -435,6 +442,8 @@ mt_model *mta_profile_load(const char *path, const mt_model_options *opts, char 
             rc = hooks(m);
             if (rc < 0)
                 fail = "stopped by the caller";
+        } else if (b.why) {
+            fail = b.why;
         }
     }
     mta_table_destroy(&b.funcs);

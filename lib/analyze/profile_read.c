@@ -267,9 +267,10 @@ static int sample(dec *d, dec *s, build *b)
         MT_VEC_ROOM(b->loc_ids_off, pf->n_samples, b->cap_samples_off, 64) < 0)
         return oom(d);
     mtp_sample *sm = &pf->samples[pf->n_samples];
+    const uint8_t *at = s->p;
     b->loc_ids_off[pf->n_samples] = (size_t)(s->p - s->base);
-    sm->loc0 = pf->n_loc_idx;
-    sm->val0 = pf->n_values;
+    sm->loc0 = (uint32_t)pf->n_loc_idx;  /* (fewer than MTP_MAX_BYTES of each) */
+    sm->val0 = (uint32_t)pf->n_values;
     while (s->p < s->end) {
         uint64_t f;
         unsigned wt;
@@ -285,8 +286,10 @@ static int sample(dec *d, dec *s, build *b)
         if (rc < 0)
             return s->failed ? up(d, s) : oom(d);
     }
-    sm->n_locs = pf->n_loc_idx - sm->loc0;
-    sm->n_vals = pf->n_values - sm->val0;
+    sm->n_locs = (uint32_t)(pf->n_loc_idx - sm->loc0);
+    sm->n_vals = (uint32_t)(pf->n_values - sm->val0);
+    if (sm->n_vals == 0) /* (a sample is then at least 4 bytes: memory stays in proportion) */
+        return failf(d, at, "sample %zu without values", pf->n_samples);
     pf->n_samples++;
     return 0;
 }
@@ -501,7 +504,7 @@ static int resolve(dec *d, build *b)
     for (size_t i = 0; i < pf->n_samples; i++) {
         const mtp_sample *sm = &pf->samples[i];
         if (sm->n_vals != pf->n_types) {
-            failf(d, d->base + b->loc_ids_off[i], "sample %zu has %zu values for %zu sample types", i,
+            failf(d, d->base + b->loc_ids_off[i], "sample %zu has %u values for %zu sample types", i,
                   sm->n_vals, pf->n_types);
             goto out;
         }
@@ -660,6 +663,7 @@ mt_profile *mtp_decode(const uint8_t *data, size_t len, char **err)
         return NULL;
     }
     pf->gzipped = gz;
+    pf->bytes = raw_len;
     int rc = profile(&d, &b);
     if (rc == 0)
         rc = resolve(&d, &b);

@@ -18,7 +18,11 @@
 
 /* The most bytes a profile may hold once inflated: a bigger one (or a
  * gzip bomb) is refused. */
-#define MTP_MAX_BYTES ((size_t)128 << 20)
+#define MTP_MAX_BYTES ((size_t)64 << 20)
+/* The most frames all the samples' stacks may hold together (locations
+ * times their lines): a small profile whose samples repeat a location of
+ * many lines would otherwise make a trie far bigger than itself. */
+#define MTP_MAX_FRAMES(bytes) ((uint64_t)(bytes) * 4 + ((uint64_t)1 << 20))
 
 typedef struct mtp_vtype { uint64_t type, unit; } mtp_vtype;          /* string indexes */
 typedef struct mtp_line { uint64_t func; int64_t line; } mtp_line;     /* func: index + 1, 0 none */
@@ -30,8 +34,8 @@ typedef struct mtp_loc {
 typedef struct mtp_func { uint64_t id, name, system_name, filename; } mtp_func;
 typedef struct mtp_map { uint64_t id, filename; } mtp_map;
 typedef struct mtp_sample {
-    size_t loc0, n_locs;     /* loc_idx[loc0 ..]: leaf first */
-    size_t val0, n_vals;     /* values[val0 ..] */
+    uint32_t loc0, n_locs;   /* loc_idx[loc0 ..]: leaf first */
+    uint32_t val0, n_vals;   /* values[val0 ..] (4 bytes each: MTP_MAX_BYTES bounds them) */
 } mtp_sample;
 
 typedef struct mt_profile {
@@ -60,6 +64,7 @@ typedef struct mt_profile {
     int64_t time_nanos, duration_nanos;
     uint64_t default_type;   /* string index, 0: none */
     int gzipped;
+    size_t bytes;            /* of protobuf (inflated) */
     /* private */
     char *arena;
 } mt_profile;

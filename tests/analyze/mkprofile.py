@@ -66,6 +66,19 @@ HEAP = [("alloc_objects", "count"), ("alloc_space", "bytes"),
         ("inuse_objects", "count"), ("inuse_space", "bytes")]
 SAMPLES = [([1, 3], [10, 1000, 5, 500]), ([2, 3], [1, 4096, 1, 4096])]
 
+def frames_bomb():
+    """one location of 5000 lines, 100000 times in one sample: 120 KB that
+    would make 500 million frames"""
+    loc = vfield(1, 1) + b"".join(lfield(4, vfield(1, 1) + vfield(2, i)) for i in range(5000))
+    out = lfield(1, vfield(1, 1) + vfield(2, 2))
+    out += lfield(2, packed(1, [1] * 100000) + packed(2, [7]))
+    out += lfield(4, loc) + lfield(5, vfield(1, 1) + vfield(2, 3))
+    out += lfield(11, vfield(1, 4) + vfield(2, 2)) + vfield(12, 524288)
+    for x in ["", "alloc_space", "bytes", "f", "space"]:
+        out += lfield(6, x.encode())
+    return out
+
+
 CASES = {
     # what a tcmalloc or jemalloc profile in pprof form looks like: no period
     "noperiod": lambda: profile([("space", "bytes")], [([1, 3], [3000]), ([2, 3], [1000])]),
@@ -85,6 +98,8 @@ CASES = {
     "values_count": lambda: profile(HEAP, [([1], [1, 2])], 524288),
     "negative": lambda: profile(HEAP, [([1], [-5, -1 << 62, 1 << 63, 7])], -3, ("space", "bytes")),
     "huge_len": lambda: vfield(12, 1) + key(2, 2) + varint(1 << 62),
+    "no_values": lambda: profile(HEAP, [([1], [])], 524288),
+    "frames_bomb": frames_bomb,
     "cycle": lambda: profile(HEAP, [([1, 2, 1, 2, 1], [1, 2, 3, 4])], 524288),
     "not_memory": lambda: profile([("cpu", "nanoseconds")], [([1], [5])], 10000000,
                                   ("cpu", "nanoseconds")),

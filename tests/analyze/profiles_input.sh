@@ -15,7 +15,9 @@
 #  - hostile files (tests/analyze/mkprofile.py: truncated, 11-byte varints,
 #    groups, wrong wire types, location id 0, undefined or defined twice, undefined
 #    functions, string indexes out of range, wrong value counts, huge
-#    lengths, a gzip bomb, truncated gzip) fail with one line naming the
+#    lengths, samples without values, a location of many lines repeated
+#    into millions of frames, a gzip bomb, truncated gzip) fail with one
+#    line naming the
 #    file (and the offset), exit 1, never a crash; negative values and a
 #    recursive stack are read.
 set -u
@@ -106,7 +108,7 @@ check "!inside: works on a profile" sh -c "grep -q 'alpha (a.c:10)' '$T/out' && 
 
 # --- hostile files
 for k in truncated long_varint wire_type group loc_zero loc_missing dup_loc func_missing string_range \
-         values_count huge_len; do
+         values_count no_values huge_len; do
     mk $k
     refused "hostile $k: refused with the offset" "$T/$k: offset [0-9]*" 1 "$M" top "$T/$k"
 done
@@ -117,8 +119,10 @@ for k in negative cycle; do
     "$M" top --by live "$T/$k" >"$T/out" 2>"$T/err"
     check "odd but valid $k: read" sh -c "[ $? = 0 ] && grep -q 'site' '$T/out'"
 done
+mk frames_bomb
+refused "a location of many lines repeated: refused" "too many frames for its size" 1 "$M" top "$T/frames_bomb"
 head -c 200000000 /dev/zero | gzip -1 >"$T/bomb.gz"
-refused "gzip bomb refused" "inflates to more than 128 MiB: refused" 1 "$M" top "$T/bomb.gz"
+refused "gzip bomb refused" "inflates to more than 64 MiB: refused" 1 "$M" top "$T/bomb.gz"
 head -c 300 "$T/leak.pb.gz" >"$T/cut.gz"
 refused "truncated gzip refused" "gzip data truncated" 1 "$M" top "$T/cut.gz"
 printf '\037\213garbage' >"$T/badgz"
