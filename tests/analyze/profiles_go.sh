@@ -51,7 +51,9 @@ for p in exact default; do
     done
 done
 our_top "$T/exact.pb.gz" live >"$T/ours.txt"
-grep -q "^main.keepLarge 25165824$" "$T/ours.txt" && pass "exact rate: keepLarge holds its 24 MiB" ||
+# (24 MiB of its own, and now and then a few bytes of the runtime's)
+awk '$1 == "main.keepLarge" && $2 >= 25165824 && $2 < 25165824 + 4096 { ok = 1 } END { exit !ok }' "$T/ours.txt" &&
+    pass "exact rate: keepLarge holds its 24 MiB" ||
     fail "exact rate: keepLarge does not hold 24 MiB: $(grep keepLarge "$T/ours.txt")"
 
 # the error: Go's sampling, from each site's objects and bytes
