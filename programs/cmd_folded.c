@@ -86,6 +86,10 @@ int cmd_folded(int argc, char **argv)
     int rc = report_open_many("folded", (const char *const *)argv + optind, (size_t)(argc - optind), by_process, filter, at, 0, &m, &f, &s);
     if (rc)
         return rc;
+    if (report_profile_measure("folded", argv[optind], m, weight)) {
+        report_close(m, f, s);
+        return 1;
+    }
     int truncated = 0;
     if (mt_report_folded_ex(stdout, s, weight, report_sites.full_names, &truncated) < 0 ||
         fflush(stdout) != 0) {

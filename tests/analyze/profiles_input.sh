@@ -84,6 +84,7 @@ check "inuse only: --by live answers" grep -q "500 B" "$T/out"
 refused "inuse only: --by alloc refused" "without allocated (alloc_\*) values" "1" "$M" top --by alloc "$T/inuse_only"
 mk alloc_only
 refused "alloc only: --by live refused" "without in-use" "1" "$M" top --by live "$T/alloc_only"
+refused "inuse only: folded (alloc) refused" "without allocated" "1" "$M" folded "$T/inuse_only"
 refused "inuse only: diff --by alloc refused" "without allocated" "1" "$M" diff --by alloc "$T/inuse_only" "$T/inuse_only"
 
 # --- what a profile cannot answer
