@@ -13,7 +13,8 @@
 #  - `diff` of two default-rate profiles flags the site that grew eightfold
 #    and none of the others (at --alpha 0.001);
 #  - `memtrace pprof` of a Go profile is read by `go tool pprof` with the
-#    same bytes per function.
+#    same bytes per function, and by memtrace with the same values and
+#    errors (it keeps Go's sampling period).
 set -u
 . tests/lib.sh
 : "${MT_BIN:?}" "${MT_TMP:?}"
@@ -95,4 +96,8 @@ check "diff: the report marks it" grep -Eq '\* main\.growSite' "$T/out"
 go_top "$T/exact.pb.gz" inuse_space >"$T/a.txt"
 go_top "$T/again.pb.gz" inuse_space >"$T/b.txt"
 check "memtrace pprof of a Go profile: go tool pprof reads the same bytes" cmp -s "$T/a.txt" "$T/b.txt"
+"$M" pprof -o "$T/again-default.pb.gz" "$T/default.pb.gz" || fail "memtrace pprof of a sampled Go profile"
+"$M" top --by live "$T/default.pb.gz" >"$T/a.txt" 2>&1
+"$M" top --by live "$T/again-default.pb.gz" >"$T/b.txt" 2>&1
+check "memtrace pprof of a sampled Go profile reads back with the same values and errors" cmp -s "$T/a.txt" "$T/b.txt"
 finish

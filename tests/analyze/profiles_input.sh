@@ -76,6 +76,9 @@ check "no period: no error shown" sh -c "! grep -E '[0-9]%[~?]|  [0-9]+%  alpha'
 "$M" info "$T/noperiod" >"$T/out" 2>/dev/null
 check "no period: info says the error cannot be derived" grep -q "^error: *cannot be derived" "$T/out"
 check "no period: info gives the total" grep -q "^allocated: *4000 bytes" "$T/out"
+"$M" pprof -o "$T/noperiod.again" "$T/noperiod" 2>/dev/null
+"$M" top "$T/noperiod.again" >"$T/out" 2>"$T/err"
+check "no period: its re-export still has no error" sh -c "grep -q ' -  alpha' '$T/out' && grep -q 'cannot be derived' '$T/err'"
 
 # --- one kind of values only
 mk inuse_only
