@@ -206,7 +206,8 @@ $(BUILD)/tests/record/progs/%: tests/record/progs/%.cc
 FUZZ_READER := $(BUILD)/fuzz/fuzz_reader
 FUZZ_FILTER := $(BUILD)/fuzz/fuzz_filter
 FUZZ_ALLOCINDEX := $(BUILD)/fuzz/fuzz_allocindex
-fuzz: $(FUZZ_READER) $(FUZZ_FILTER) $(FUZZ_ALLOCINDEX)
+FUZZ_PROFILE := $(BUILD)/fuzz/fuzz_profile
+fuzz: $(FUZZ_READER) $(FUZZ_FILTER) $(FUZZ_ALLOCINDEX) $(FUZZ_PROFILE)
 $(FUZZ_READER): fuzz/fuzz_reader.c $(TRACE_SRC) $(wildcard lib/trace/*.h lib/common/*.h) include/memtrace/trace.h
 	@mkdir -p $(dir $@)
 	clang -std=gnu11 -g -O1 -Iinclude -Ilib/common -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
@@ -216,12 +217,18 @@ $(FUZZ_READER): fuzz/fuzz_reader.c $(TRACE_SRC) $(wildcard lib/trace/*.h lib/com
 $(FUZZ_FILTER): fuzz/fuzz_filter.c $(TRACE_SRC) $(ANALYZE_SRC) $(wildcard lib/trace/*.h lib/common/*.h lib/analyze/*.h) include/memtrace/analyze.h
 	@mkdir -p $(dir $@)
 	clang -std=gnu11 -g -O1 -Iinclude -Ilib/common -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-	    -fno-sanitize-recover=all -o $@ fuzz/fuzz_filter.c $(TRACE_SRC) $(ANALYZE_SRC) -lpcre2-8 -lm -lpthread
+	    -fno-sanitize-recover=all -o $@ fuzz/fuzz_filter.c $(TRACE_SRC) $(ANALYZE_SRC) $(ANALYZE_LIBS) -lpthread
 # The allocation index (lib/analyze/allocindex.c), folded against a small trace's model.
 $(FUZZ_ALLOCINDEX): fuzz/fuzz_allocindex.c $(TRACE_SRC) $(ANALYZE_SRC) $(wildcard lib/trace/*.h lib/common/*.h lib/analyze/*.h) include/memtrace/analyze.h include/memtrace/stream.h
 	@mkdir -p $(dir $@)
 	clang -std=gnu11 -g -O1 -Iinclude -Ilib/common -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
-	    -fno-sanitize-recover=all -o $@ fuzz/fuzz_allocindex.c $(TRACE_SRC) $(ANALYZE_SRC) -lpcre2-8 -lm -lpthread
+	    -fno-sanitize-recover=all -o $@ fuzz/fuzz_allocindex.c $(TRACE_SRC) $(ANALYZE_SRC) $(ANALYZE_LIBS) -lpthread
+
+# pprof profiles as input: the decoder and the model built from it (fuzz/fuzz_profile.c).
+$(FUZZ_PROFILE): fuzz/fuzz_profile.c $(TRACE_SRC) $(ANALYZE_SRC) $(wildcard lib/trace/*.h lib/common/*.h lib/analyze/*.h) include/memtrace/analyze.h
+	@mkdir -p $(dir $@)
+	clang -std=gnu11 -g -O1 -Iinclude -Ilib/common -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+	    -fno-sanitize-recover=all -o $@ fuzz/fuzz_profile.c $(TRACE_SRC) $(ANALYZE_SRC) $(ANALYZE_LIBS) -lpthread
 
 # Example programs written against the public API: $(BUILD)/examples/NAME.
 EXAMPLE_BIN := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))

@@ -27,6 +27,8 @@ static void help(void)
            "Check memory budgets, for CI. A budget fails only when the estimate is\n"
            "above it by more than the sampling noise (one-sided exact test at --alpha,\n"
            "Holm-corrected over the budgets); the report says how sure.\n"
+           "TRACE may be a pprof profile (--max-live-end, --max-alloc, --max-increase\n"
+           "without --at; docs/profiles-input.md).\n"
            "\n"
            "  --max-peak SIZE      peak live bytes at most SIZE (e.g. 200MiB)\n"
            "  --max-live-end SIZE  bytes live at the end (leaks) at most SIZE\n"

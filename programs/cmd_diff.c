@@ -25,6 +25,9 @@ static void help(void)
            "over the entries compared: see docs/compare.md). Traces recorded at\n"
            "different sampling rates compare correctly.\n"
            "\n"
+           "BASE and NEW may be pprof profiles, gzipped or not: two Go heap profiles\n"
+           "compare with the error of Go's sampling (docs/profiles-input.md).\n"
+           "\n"
            "  -b, --by MEASURE   alloc (bytes allocated, default), count (blocks\n"
            "                     allocated), live (bytes live at --at), live_count\n"
            "  -a, --at TIME      time for live: 2.5s, peak, end (default end; implies\n"
@@ -323,6 +326,14 @@ int cmd_diff(int argc, char **argv)
         }
         m1 = sides[0].m, f1 = sides[0].f, s1 = sides[0].s;
         m2 = sides[1].m, f2 = sides[1].f, s2 = sides[1].s;
+        if (report_profile_measure("diff", bases[0], m1, dopt.metric) ||
+            report_profile_measure("diff", news[0], m2, dopt.metric)) {
+            report_close(m1, f1, s1);
+            report_close(m2, f2, s2);
+            mt_diff_fold_free(fold1);
+            mt_diff_fold_free(fold2);
+            return 1;
+        }
         if (mt_model_info(m1)->word_size != mt_model_info(m2)->word_size)
             fprintf(stderr, "memtrace diff: warning: the traces have different word sizes (%u and %u bits): a C and an OCaml trace?\n",
                     (unsigned)mt_model_info(m1)->word_size, (unsigned)mt_model_info(m2)->word_size);

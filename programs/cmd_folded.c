@@ -17,6 +17,8 @@ static void help(void)
            "a space and the weight (an integer). Input for flamegraph.pl, inferno\n"
            "(inferno-flamegraph) and speedscope.\n"
            "\n"
+           "FILE may be a pprof profile, gzipped or not (docs/profiles-input.md).\n"
+           "\n"
            "  -w, --weight M     alloc (estimated bytes allocated, default), count,\n"
            "                     live (bytes live at --at), live_count, temporary\n"
            "                     (blocks freed within 1 ms), temp_bytes, samples\n"
@@ -84,6 +86,10 @@ int cmd_folded(int argc, char **argv)
     int rc = report_open_many("folded", (const char *const *)argv + optind, (size_t)(argc - optind), by_process, filter, at, 0, &m, &f, &s);
     if (rc)
         return rc;
+    if (report_profile_measure("folded", argv[optind], m, weight)) {
+        report_close(m, f, s);
+        return 1;
+    }
     int truncated = 0;
     if (mt_report_folded_ex(stdout, s, weight, report_sites.full_names, &truncated) < 0 ||
         fflush(stdout) != 0) {

@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "trace_cli.h"
+#include "memtrace/analyze.h"
 #include "memtrace/present.h"
 #include "memtrace/trace.h"
 
@@ -25,6 +26,10 @@ static const char usage_text[] =
     "words and bytes (in bytes only for traces of C programs, whose words are\n"
     "bytes). A sample point in an mmap'd region names the whole mapping, so\n"
     "mappings are counted apart, by their sample points.\n"
+    "\n"
+    "FILE may be a pprof profile (docs/profiles-input.md): info then says what\n"
+    "kind it is, what it measures, whether its error can be derived, and its\n"
+    "totals.\n"
     "\n"
     "Options:\n"
     "  -h, --help   show this help\n"
@@ -78,6 +83,8 @@ int cmd_info(int argc, char **argv)
     int status = trace_cli_args(argc, argv, usage_text, &path, NULL);
     if (status >= 0)
         return status;
+    if (strcmp(path, "-") && mt_path_is_profile(path))
+        return info_profile(path);
     mt_reader_options opts = {.skip_backtraces = 1};
     mt_reader *r = trace_cli_open("info", path, &opts);
     if (!r)

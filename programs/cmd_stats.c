@@ -21,6 +21,9 @@ static void help(void)
            "(power-of-two buckets) per kind. One trace file is read as it comes\n"
            "(memory for the live blocks and the stacks, not the events).\n"
            "\n"
+           "FILE may be a pprof profile: stats then gives its totals, allocated and\n"
+           "in use, with their error (docs/profiles-input.md).\n"
+           "\n"
            "  -f, --filter F     only allocations matching the filter (docs/filters.md)\n"
            "  -a, --at TIME      time at which live_* figures are taken (default end)\n"
            "  -j, --json         JSON for scripts\n"
@@ -60,6 +63,8 @@ int cmd_stats(int argc, char **argv)
         fprintf(stderr, "memtrace stats: expected a trace file (several: aggregated)\n");
         return report_usage("stats");
     }
+    if (argc - optind == 1 && mt_path_is_profile(argv[optind]))
+        return stats_profile(argv[optind], filter, at, json);
     if (stream_usable()) {
         stream_input in = {(const char *const *)argv + optind, (size_t)(argc - optind), by_process};
         int src = stream_stats(&in, filter, at, json);

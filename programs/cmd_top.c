@@ -21,6 +21,10 @@ static void help(void)
            "and other allocation plumbing are skipped (see --raw). Values are\n"
            "estimates extrapolated from the samples.\n"
            "\n"
+           "FILE may be a pprof profile, gzipped or not (a Go heap profile, this\n"
+           "tool's pprof output, ...): live is then what it held in use, and what\n"
+           "needs times (--at, time filters) is refused (docs/profiles-input.md).\n"
+           "\n"
            "  -b, --by MEASURE   alloc (bytes allocated, default), count (blocks\n"
            "                     allocated), live (bytes live at --at), live_count,\n"
            "                     temporary (blocks freed within 1 ms), temp_bytes,\n"
@@ -136,6 +140,11 @@ int cmd_top(int argc, char **argv)
     if (rc) {
         free(vfilter);
         return rc;
+    }
+    if (report_profile_measure("top", argv[optind], m, o.metric)) {
+        report_close(m, f, s);
+        free(vfilter);
+        return 1;
     }
     if (verdict && !mt_model_scan(m, NULL)) {
         fprintf(stderr, "memtrace top: --by %s: %s has no leak verdicts; record it with "

@@ -34,6 +34,9 @@ static const char usage[] =
     "suspects. Open the printed URL in a browser; the page works offline.\n"
     "Stop with Ctrl-C.\n"
     "\n"
+    "FILE may be a pprof profile, gzipped or not: the per-stack views work,\n"
+    "the views over time say they need a trace (docs/profiles-input.md).\n"
+    "\n"
     "  -p, --port N     port to listen on (default 8080; if it is taken, the next\n"
     "                   free one up to N+99; 0 picks any free port)\n"
     "  -H, --host ADDR  numeric address to bind (default 127.0.0.1, this machine\n"
@@ -385,6 +388,11 @@ int cmd_view(int argc, char **argv)
     load.folded = stat(vo.file, &st) == 0 && S_ISREG(st.st_mode) &&
                   (uint64_t)st.st_size > fold_above;
     load.no_index = no_index;
+    if (mt_path_is_profile(vo.file)) {
+        /* a pprof profile: per-stack views only, read as a folded model */
+        load.folded = 1;
+        load.no_index = 1;
+    }
     load.on_progress = on_progress;
     load.progress_ctx = &prog;
     load.on_loaded = on_loaded;

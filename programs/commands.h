@@ -24,6 +24,9 @@ int cmd_diff(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
 
+/* 'memtrace info' on a pprof profile (info_profile.c): exit status. */
+int info_profile(const char *path);
+
 #include <time.h>
 /* The symbolization step of `memtrace run` (cmd_symbolize.c): symbolizes FILE
  * and every FILE.<pid> written since start; 0 when all went well. */

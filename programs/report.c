@@ -279,6 +279,42 @@ void report_notes(const char *cmd, const char *const *paths, size_t n, const mt_
     hint_unsymbolized(stderr, cmd, paths[0], m);
 }
 
+int report_not_profile(const char *cmd, const char *path)
+{
+    fprintf(stderr, "memtrace %s: ", cmd);
+    mt_text_put(stderr, path);
+    fprintf(stderr, " is a pprof profile: it holds no times nor allocations, only per-stack "
+                    "totals: %s needs a trace (top, folded, pprof, diff, check, stats and info "
+                    "read profiles)\n", cmd);
+    return 1;
+}
+
+int report_profile_measure(const char *cmd, const char *path, const mt_model *m, mt_metric metric)
+{
+    if (!mt_model_profile(m))
+        return 0;
+    unsigned has = mt_model_profile_measures(m), need = 0;
+    const char *what = "";
+    switch (metric) {
+    case MT_METRIC_LIVE_BYTES:
+    case MT_METRIC_LIVE_OBJECTS: need = MT_PROFILE_HAS_LIVE, what = "in-use (inuse_*)"; break;
+    case MT_METRIC_ALLOC_BYTES:
+    case MT_METRIC_ALLOC_OBJECTS:
+    case MT_METRIC_SAMPLES: need = MT_PROFILE_HAS_ALLOC, what = "allocated (alloc_*)"; break;
+    default: what = "temporary-block"; break;
+    }
+    if (need && (has & need))
+        return 0;
+    fprintf(stderr, "memtrace %s: ", cmd);
+    mt_text_put(stderr, path);
+    fprintf(stderr, " is a pprof profile without %s values: --by %s needs them%s\n", what,
+            mt_metric_name(metric),
+            need ? (has & MT_PROFILE_HAS_LIVE ? " (it has: live, live_count)"
+                                              : " (it has: alloc, count)")
+                 : " (a profile has no lifetimes)");
+    return 1;
+}
+
 int report_open(const char *cmd, const char *path, const char *filter, mt_timedelta live_at,
                 size_t shallow, mt_model **m, mt_filter **f, mt_selection **s)
 {

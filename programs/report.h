@@ -77,6 +77,15 @@ int report_open_many(const char *cmd, const char *const *paths, size_t n, int by
                      const char *filter, mt_timedelta live_at, size_t shallow, mt_model **m,
                      mt_filter **f, mt_selection **s);
 void report_close(mt_model *m, mt_filter *f, mt_selection *s);
+/* A command that needs times or allocations refuses a pprof profile with
+ * one line ("FILE is a pprof profile: ..."); returns the exit status 1. */
+int report_not_profile(const char *cmd, const char *path);
+/* 1 after saying so on stderr when m is a pprof profile without the values
+ * metric needs (an inuse-only profile and --by alloc, ...); else 0. */
+/* 'memtrace stats' on a pprof profile (info_profile.c): its totals under
+ * filter (inside:, hide:); exit status. */
+int stats_profile(const char *path, const char *filter, mt_timedelta at, int json);
+int report_profile_measure(const char *cmd, const char *path, const mt_model *m, mt_metric metric);
 /* One of the traces (or sets of traces, aggregated) a comparison reads:
  * the files and the hook in, the model, filter and selection out. */
 typedef struct report_side {

@@ -354,6 +354,9 @@ static int start(run *r, const char *cmd, const stream_input *in, const char *fi
     r->one_file = in->n == 1 && !in->by_process;
     r->regular = mt_read_regular(in->paths, in->n);
     r->first = 1;
+    for (size_t i = 0; i < in->n; i++)
+        if (mt_path_is_profile(in->paths[i]))
+            return report_not_profile(cmd, in->paths[i]);
     if (!(r->f = report_filter(cmd, filter)))
         return 2;
     if (at_peak || mt_filter_uses_peak(r->f)) {

@@ -446,6 +446,14 @@ void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
         vresp_error(resp, 404, "no such API endpoint: /api/%.100s", endpoint);
         return;
     }
+    if (a->model && mt_model_profile(a->model) &&
+        (!strcmp(endpoint, "stats") || !strcmp(endpoint, "curve") || !strcmp(endpoint, "hist") ||
+         !strcmp(endpoint, "leaks"))) {
+        /* a pprof profile: per-stack totals only (docs/profiles-input.md) */
+        vresp_error(resp, 409, "%.300s is a pprof profile: it holds no times nor allocations: "
+                    "this view (%s) needs a trace", a->file ? a->file : "the file", endpoint);
+        return;
+    }
     const char *ftext = k == 0 ? "" : vreq_arg(req, "filter");
     char *err = NULL;
     mt_filter *f = mt_filter_parse(ftext ? ftext : "", &err, NULL);

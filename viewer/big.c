@@ -27,6 +27,7 @@ struct vfold {
     vidx *index;                 /* the unfiltered fold: its allocation index, or NULL */
     mt_alloc_index_writer *ixw;  /* while reading: the index being written */
     double bps;
+    int profile;                 /* a pprof profile: no allocations to sum */
     mt_curve_grid *grid;         /* the live-memory curve of the allocations that pass */
     mt_stats_acc *acc;           /* while reading */
     /* once read */
@@ -38,6 +39,7 @@ struct vfold {
 static int sums_bind(void *ctx, const mt_model *m)
 {
     vfold *v = ctx;
+    v->profile = mt_model_profile(m);
     return mt_stats_acc_bind(v->acc, m);
 }
 
@@ -45,6 +47,8 @@ static int sums_add(void *ctx, const mt_alloc *a, mt_timedelta end, uint64_t seq
 {
     vfold *v = ctx;
     (void)seq;
+    if (v->profile)
+        return 0; /* a pprof profile: per-stack costs only, no allocations to sum */
     if (mt_stats_acc_add_bound(v->acc, a, end) < 0)
         return -1;
     mt_curve_grid_add(v->grid, a->time, a->collect, a->n_samples);
@@ -144,7 +148,7 @@ vfold *vfold_load(const char *path, const mt_filter *f, const vfold *base, int i
         vfold_free(v);
         return NULL;
     }
-    if (index && !f && !base) {
+    if (index && !f && !base && !mt_path_is_profile(path)) { /* (a profile: no allocations to index) */
         v->index = vidx_begin(path);
         v->ixw = vidx_writer(v->index);
     }

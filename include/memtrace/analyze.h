@@ -335,6 +335,25 @@ int mt_model_is_folded(const mt_model *m);
 /* 0 when the peak is unknown: a folded model of a trace whose times
  * decrease somewhere. */
 int mt_model_peak_known(const mt_model *m);
+/* [experimental] pprof profiles as input (docs/profiles-input.md):
+ * mt_model_load reads a pprof profile (profile.proto, gzipped or not) as a
+ * folded model of its per-stack costs, live measured at its end. It
+ * refuses what a profile cannot answer (no times: whole models, --at,
+ * time, size and kind clauses). mt_path_is_profile: 1 when the file looks
+ * like a profile rather than a trace (by its first bytes). */
+int mt_path_is_profile(const char *path);
+enum {
+    MT_PROFILE_SAMPLED = 1,     /* a profile whose error is derived (Go's heap profiles, memtrace's) */
+    MT_PROFILE_NO_ERROR = 2     /* a profile whose sampling is unknown: no error */
+};
+/* 0 for a trace, else MT_PROFILE_*. */
+int mt_model_profile(const mt_model *m);
+/* What the profile measures: MT_PROFILE_HAS_ALLOC (alloc_*), MT_PROFILE_HAS_LIVE (inuse_*). */
+#define MT_PROFILE_HAS_ALLOC 1u
+#define MT_PROFILE_HAS_LIVE 2u
+unsigned mt_model_profile_measures(const mt_model *m);
+/* What kind of profile, in words (owned by the model); NULL for a trace. */
+const char *mt_model_profile_kind(const mt_model *m);
 /* Bytes of memory the model uses (for the record). */
 size_t mt_model_memory(const mt_model *m);
 

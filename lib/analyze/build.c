@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "build.h"
+#include "profile.h"
 
 static char *strf(const char *fmt, const char *a, const char *b)
 {
@@ -75,8 +76,7 @@ int mta_read_threads(int requested)
     return 2;
 }
 
-/* A new model, whole or folded as opts say (NULL when out of memory). */
-static mt_model *model_new(const mt_model_options *opts)
+mt_model *mta_model_new(const mt_model_options *opts)
 {
     mt_model *m = calloc(1, sizeof *m);
     if (!m)
@@ -127,7 +127,7 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
     int started = 0;
     const char *oom = "out of memory";
     const char *why = NULL;
-    mt_model *m = model_new(opts);
+    mt_model *m = mta_model_new(opts);
     if (!m)
         goto fail_oom;
     b.m = m;
@@ -247,6 +247,8 @@ fail_quiet:
 
 mt_model *mt_model_load(const char *path, const mt_model_options *opts, char **error)
 {
+    if (mt_path_is_profile(path))
+        return mta_profile_load(path, opts, error);
     mt_reader_options ro = {0};
     if (opts) {
         ro.on_warning = opts->on_warning;

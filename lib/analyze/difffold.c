@@ -6,6 +6,7 @@
  * membership rules (mtd_member) and the sums (mtd_part) are the same, so
  * the results are those of the whole model.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,6 +33,25 @@ double mtd_value(const mt_scale *sc, const mt_alloc *a, mt_metric metric)
     if (metric == MT_METRIC_ALLOC_OBJECTS || metric == MT_METRIC_LIVE_OBJECTS)
         return mta_alloc_objects(sc, a);
     return (double)a->n_samples * sc->bytes_per_sample;
+}
+
+/* A pprof profile's stack (profile.c hands each one over as an
+ * allocation): its value and the samples that make its error, from its
+ * cost (a count's from its variance: value^2 / samples is what a part sums). */
+double mtd_profile_value(const mt_model *m, mt_node_id node, mt_metric metric, uint64_t *k)
+{
+    const mt_cost *c = &m->fold->node_cost[node];
+    double v = mt_cost_get(c, metric), var = 0;
+    *k = mt_cost_samples(c, metric);
+    if (metric == MT_METRIC_ALLOC_OBJECTS)
+        var = c->alloc_objects_var;
+    else if (metric == MT_METRIC_LIVE_OBJECTS)
+        var = c->live_objects_var;
+    if (var > 0 && v > 0)
+        *k = v * v / var < 1 ? 1 : (uint64_t)llround(v * v / var);
+    if (*k == 0)
+        *k = 1;
+    return v;
 }
 
 void mtd_side_resolve(mtd_side *r, const mt_diff_side *s, const mt_model *m)
@@ -132,12 +152,15 @@ int mt_diff_fold_alloc(void *collector, const mt_model *m, const mt_alloc *a, ui
     if (!in_b && !in_n)
         return 0;
     double v = mtd_value(&m->scale, a, f->metric);
+    uint64_t k = a->n_samples ? a->n_samples : 1;
+    if (m->profile)
+        v = mtd_profile_value(m, a->stack, f->metric, &k);
     if (v == 0)
         return 0;
     acc *sum = sums_of(f, a->stack);
     if (!sum)
         return -1;
-    mtd_part_add(&sum->p[in_b && in_n ? 2 : in_b ? 0 : 1], v, a->n_samples ? a->n_samples : 1);
+    mtd_part_add(&sum->p[in_b && in_n ? 2 : in_b ? 0 : 1], v, k);
     return 0;
 }
 

@@ -95,6 +95,9 @@ static inline int mtd_member(const mtd_side *r, const mt_alloc *a, int live)
 
 /* The raw value of one allocation under a measure, at a trace's scale. */
 double mtd_value(const mt_scale *sc, const mt_alloc *a, mt_metric metric);
+/* A pprof profile's stack: its value under a measure and, in *k, the
+ * samples behind it (difffold.c; model.h needed). */
+double mtd_profile_value(const mt_model *m, mt_node_id node, mt_metric metric, uint64_t *k);
 /* s's times resolved in model m (END as a time: the whole model). */
 void mtd_side_resolve(mtd_side *r, const mt_diff_side *s, const mt_model *m);
 /* A collector's per model node sums (difffold.c): nodes 0 .. n-1; NULL

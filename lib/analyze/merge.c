@@ -396,8 +396,16 @@ mt_model *mt_model_load_many(const char *const *paths, size_t n, int by_process,
                           "give the trace beside it");
         return NULL;
     }
-    if (n <= 1)
+    if (n <= 1 && !(by_process && n == 1 && mt_path_is_profile(paths[0])))
         return load_traces(paths, n, by_process, opts, error);
+    for (size_t i = 0; i < n; i++)
+        if (mt_path_is_profile(paths[i])) {
+            if (error)
+                *error = msg("%s: %s", paths[i],
+                             "a pprof profile is read alone (not merged with other files, "
+                             "nor split by process)");
+            return NULL;
+        }
     /* Several files: sidecars among them are not traces, and skipped. */
     const char **kept = malloc(n * sizeof *kept);
     if (!kept) {

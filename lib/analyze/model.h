@@ -47,9 +47,18 @@ struct mt_model {
     mta_peak_acc peak_acc;         /* the peak's accumulator (folded: while reading) */
     mt_peak peak_est;              /* the estimate, once peak_ready */
     int has_scan;                  /* the trace has leak verdicts (mt_model_scan) */
+    /* A pprof profile (profile.c): MT_PROFILE_*, what it measures
+     * (MT_PROFILE_HAS_*), and what kind it is, in words; 0 for a trace. */
+    int profile;
+    unsigned profile_has;
+    const char *profile_kind;
     mt_timedelta scan_time;
     mta_domains domains;           /* OCaml 5 domains: their numbers by mt_alloc.domain */
 };
+
+/* A new model, whole or folded as opts say (NULL when out of memory); its
+ * stack interner is not yet initialised (build.c). */
+mt_model *mta_model_new(const mt_model_options *opts);
 
 /* The allocation table's parts, empty for a folded model. */
 static inline size_t mta_n_allocs(const mt_model *m)

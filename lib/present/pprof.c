@@ -354,13 +354,22 @@ static int encode(writer *w, const mt_pprof_options *o)
     pb_uint(&w->out, 9, (uint64_t)info->start_time * 1000);
     pb_uint(&w->out, 10, (uint64_t)mt_model_end(m) * 1000);
     value_type(w, 11, "space", "bytes");
-    pb_uint(&w->out, 12, (uint64_t)llround(mt_model_bytes_per_sample(m)));
+    /* a pprof profile read in keeps its own sampling: its period (none
+     * when it stated none) and no "memtrace:" comment, so that reading the
+     * re-export derives the same error (docs/profiles-input.md) */
+    int prof = mt_model_profile(m);
+    if (prof != MT_PROFILE_NO_ERROR)
+        pb_uint(&w->out, 12, (uint64_t)llround(mt_model_bytes_per_sample(m)));
     char comment[256];
-    snprintf(comment, sizeof comment,
-             "memtrace: statistical estimates from %llu samples (sample rate %.6g per %u-bit word); "
-             "inuse = live at %.6fs",
-             (unsigned long long)mt_selection_total(w->s).samples, info->sample_rate, info->word_size,
-             (double)mt_selection_live_at(w->s) / 1e6);
+    if (prof)
+        snprintf(comment, sizeof comment, "re-exported by memtrace from a pprof profile (%s)",
+                 mt_model_profile_kind(m));
+    else
+        snprintf(comment, sizeof comment,
+                 "memtrace: statistical estimates from %llu samples (sample rate %.6g per %u-bit "
+                 "word); inuse = live at %.6fs",
+                 (unsigned long long)mt_selection_total(w->s).samples, info->sample_rate,
+                 info->word_size, (double)mt_selection_live_at(w->s) / 1e6);
     uint64_t ci = str_index(&w->strs, comment);
     pb_packed(&w->out, 13, &ci, 1, &w->tmp);
     if (o && o->alloc_default)

@@ -136,21 +136,27 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
                                            "bytes in temporary blocks"};
         mt_text_put(out, info->executable_name);
         fprintf(out, ": by %s (estimated", what[o->metric]);
-        if (o->metric == MT_METRIC_LIVE_BYTES || o->metric == MT_METRIC_LIVE_OBJECTS) {
+        int prof = mt_model_profile(m); /* a pprof profile: no times, maybe no error */
+        if ((o->metric == MT_METRIC_LIVE_BYTES || o->metric == MT_METRIC_LIVE_OBJECTS) && prof) {
+            fputs(" in use when the profile was written", out);
+        } else if (o->metric == MT_METRIC_LIVE_BYTES || o->metric == MT_METRIC_LIVE_OBJECTS) {
             mt_format_time(b1, sizeof b1, mt_selection_live_at(s));
             fprintf(out, " at %s", b1);
         }
         value(b1, sizeof b1, o->metric, total);
-        if (counts(o->metric) && total > 0) {
+        if (counts(o->metric) && total > 0 && prof != MT_PROFILE_NO_ERROR) {
             /* a count's own error, beside it */
             double rse = mt_cost_rse(&t->total, o->metric);
             size_t l = strlen(b1);
             snprintf(b1 + l, sizeof b1 - l, " ±%.*f%%%s", rse < 0.1 ? 1 : 0, 100 * rse,
                      mt_rse_mark(rse));
         }
-        fprintf(out, "), total %s from %llu samples in %llu sampled blocks\n", b1,
-                (unsigned long long)samples_of(&t->total, o->metric),
-                (unsigned long long)t->total.allocs);
+        if (prof)
+            fprintf(out, "), total %s from a pprof profile: %s\n", b1, mt_model_profile_kind(m));
+        else
+            fprintf(out, "), total %s from %llu samples in %llu sampled blocks\n", b1,
+                    (unsigned long long)samples_of(&t->total, o->metric),
+                    (unsigned long long)t->total.allocs);
         if (o->at_peak && mt_model_peak_known(m)) {
             /* the total at the curve's highest reads high where it is
              * flat: the peak's own estimate (docs/estimates.md) */
@@ -184,7 +190,10 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
             double rse = mt_cost_rse(&st->cost, o->metric);
             cum += v;
             value(b1, sizeof b1, o->metric, v);
-            snprintf(b2, sizeof b2, "%.0f%%%s", 100 * rse, mt_rse_mark(rse));
+            if (prof == MT_PROFILE_NO_ERROR)
+                snprintf(b2, sizeof b2, "-");
+            else
+                snprintf(b2, sizeof b2, "%.0f%%%s", 100 * rse, mt_rse_mark(rse));
             mt_format_frame_as(name, sizeof name, m, st->frame, o->full_names);
             fprintf(out, "%4zu %11s %5.1f%% %5.1f%% %7s  %s\n", i + 1, b1,
                     total > 0 ? 100 * v / total : 0, total > 0 ? 100 * cum / total : 0, b2, name);
@@ -211,7 +220,9 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
             fprintf(out, "... %zu more sites\n", shown - n);
         if (shown == 0)
             fprintf(out, "%4s (no site has any: nothing to show)\n", "");
-        if (counts(o->metric))
+        if (prof == MT_PROFILE_NO_ERROR)
+            fprintf(out, "\n±err: unknown (-): the profile states no sampling period\n");
+        else if (counts(o->metric))
             fprintf(out, "\n±err: relative standard error of the count (a sample of a block of "
                          "n bytes stands for 1/(rate n) blocks: a few samples of small blocks "
                          "make most of it); ~ noisy (>20%%), ? mostly noise (>50%%)\n");

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+# mkprofile.py - writes small pprof profiles (profile.proto) by hand, well
+# formed or hostile, for tests/analyze/profiles.sh. Usage: mkprofile.py
+# KIND OUT; KIND is one of the names in CASES below.
+import gzip
+import sys
+
+
+def varint(v):
+    out = bytearray()
+    v &= (1 << 64) - 1
+    while v >= 0x80:
+        out.append((v & 0x7F) | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def key(field, wt):
+    return varint(field << 3 | wt)
+
+
+def vfield(field, v):
+    return key(field, 0) + varint(v)
+
+
+def lfield(field, b):
+    return key(field, 2) + varint(len(b)) + b
+
+
+def packed(field, vals):
+    return lfield(field, b"".join(varint(v) for v in vals))
+
+
+def profile(types, samples, period=None, period_type=None, strings=None, funcs=None, locs=None):
+    """types: [(type, unit)]; samples: [([loc ids leaf first], [values])];
+    functions f1..f3 named alpha, beta, gamma; location i calls function i."""
+    strs = strings or ["", "alpha", "beta", "gamma", "a.c"]
+    idx = {s: i for i, s in enumerate(strs)}
+
+    def s(x):
+        if x not in idx:
+            idx[x] = len(strs)
+            strs.append(x)
+        return idx[x]
+
+    out = b""
+    for t, u in types:
+        out += lfield(1, vfield(1, s(t)) + vfield(2, s(u)))
+    for ids, vals in samples:
+        out += lfield(2, packed(1, ids) + packed(2, vals))
+    for i in (locs if locs is not None else [1, 2, 3]):
+        out += lfield(4, vfield(1, i) + lfield(4, vfield(1, i) + vfield(2, 10 * i)))
+    for i in (funcs if funcs is not None else [1, 2, 3]):
+        out += lfield(5, vfield(1, i) + vfield(2, i) + vfield(4, 4))
+    if period_type:
+        out += lfield(11, vfield(1, s(period_type[0])) + vfield(2, s(period_type[1])))
+    if period is not None:
+        out += vfield(12, period)
+    for x in strs:
+        out += lfield(6, x.encode())
+    return out
+
+
+HEAP = [("alloc_objects", "count"), ("alloc_space", "bytes"),
+        ("inuse_objects", "count"), ("inuse_space", "bytes")]
+SAMPLES = [([1, 3], [10, 1000, 5, 500]), ([2, 3], [1, 4096, 1, 4096])]
+
+def frames_bomb():
+    """one location of 5000 lines, 100000 times in one sample: 120 KB that
+    would make 500 million frames"""
+    loc = vfield(1, 1) + b"".join(lfield(4, vfield(1, 1) + vfield(2, i)) for i in range(5000))
+    out = lfield(1, vfield(1, 1) + vfield(2, 2))
+    out += lfield(2, packed(1, [1] * 100000) + packed(2, [7]))
+    out += lfield(4, loc) + lfield(5, vfield(1, 1) + vfield(2, 3))
+    out += lfield(11, vfield(1, 4) + vfield(2, 2)) + vfield(12, 524288)
+    for x in ["", "alloc_space", "bytes", "f", "space"]:
+        out += lfield(6, x.encode())
+    return out
+
+
+CASES = {
+    # what a tcmalloc or jemalloc profile in pprof form looks like: no period
+    "noperiod": lambda: profile([("space", "bytes")], [([1, 3], [3000]), ([2, 3], [1000])]),
+    "inuse_only": lambda: profile(HEAP[2:], [([1, 3], [5, 500])], 524288, ("space", "bytes")),
+    "alloc_only": lambda: profile(HEAP[:2], [([1, 3], [5, 500])], 524288, ("space", "bytes")),
+    "heap": lambda: profile(HEAP, SAMPLES, 524288, ("space", "bytes")),
+    # hostile
+    "truncated": lambda: profile(HEAP, SAMPLES, 524288, ("space", "bytes"))[:-7],
+    "long_varint": lambda: vfield(12, 1) + key(12, 0) + b"\xff" * 10 + b"\x01",
+    "wire_type": lambda: vfield(12, 1) + key(12, 5) + b"\0\0\0\0",
+    "group": lambda: vfield(12, 1) + key(2, 3),
+    "loc_zero": lambda: profile(HEAP, [([0], [1, 1, 1, 1])], 524288),
+    "loc_missing": lambda: profile(HEAP, [([9], [1, 1, 1, 1])], 524288),
+    "dup_loc": lambda: profile(HEAP, SAMPLES, 524288, locs=[1, 2, 3, 2]),
+    "func_missing": lambda: profile(HEAP, SAMPLES, 524288, funcs=[1, 2]),
+    "string_range": lambda: profile(HEAP, SAMPLES, 524288) + lfield(1, vfield(1, 999)),
+    "values_count": lambda: profile(HEAP, [([1], [1, 2])], 524288),
+    "negative": lambda: profile(HEAP, [([1], [-5, -1 << 62, 1 << 63, 7])], -3, ("space", "bytes")),
+    "huge_len": lambda: vfield(12, 1) + key(2, 2) + varint(1 << 62),
+    "no_values": lambda: profile(HEAP, [([1], [])], 524288),
+    "frames_bomb": frames_bomb,
+    "cycle": lambda: profile(HEAP, [([1, 2, 1, 2, 1], [1, 2, 3, 4])], 524288),
+    "not_memory": lambda: profile([("cpu", "nanoseconds")], [([1], [5])], 10000000,
+                                  ("cpu", "nanoseconds")),
+}
+
+data = CASES[sys.argv[1]]()
+if sys.argv[1] in ("heap", "noperiod", "inuse_only", "alloc_only"):
+    data = gzip.compress(data)
+with open(sys.argv[2], "wb") as f:
+    f.write(data)
