@@ -81,6 +81,10 @@ typedef struct builder {
     void *warn_ctx;
 } builder;
 
+/* The builder's functions are the library's own (hidden: calls within
+ * a file may be inlined, as they were when one file held them all). */
+#pragma GCC visibility push(hidden)
+
 /* build.c */
 void mta_build_warn_collect(builder *b, mt_obj_id id);
 /* Threads for a pass over a trace: requested (1 or 2), or when 0, two
@@ -155,5 +159,7 @@ int mta_build_pipe_publish(builder *b, int status);
 void mta_build_pipe_warning(void *ctx, const char *msg);
 /* The reading thread's main (arg: its builder). */
 void *mta_build_read_main(void *arg);
+
+#pragma GCC visibility pop
 
 #endif

@@ -102,12 +102,13 @@ void mt_diff_fold_free(mt_diff_fold *f)
  * yet), as a range's end everything. */
 static void resolve_folding(mt_diff_fold *f, const mt_model *m)
 {
+    mt_timedelta peak = m->fold ? m->fold->peak : 0; /* (a whole model: not folding) */
     for (int j = 0; j < 2; j++) {
         const mt_diff_side *s = &f->spec[j];
         mtd_side *r = &f->r[j];
-        r->from = s->from == MT_TIME_PEAK ? m->fold->peak : s->from;
-        r->to = s->to == MT_TIME_END ? INT64_MAX : s->to == MT_TIME_PEAK ? m->fold->peak : s->to;
-        r->at = s->at == MT_TIME_END ? MTD_AT_END : s->at == MT_TIME_PEAK ? m->fold->peak : s->at;
+        r->from = s->from == MT_TIME_PEAK ? peak : s->from;
+        r->to = s->to == MT_TIME_END ? INT64_MAX : s->to == MT_TIME_PEAK ? peak : s->to;
+        r->at = s->at == MT_TIME_END ? MTD_AT_END : s->at == MT_TIME_PEAK ? peak : s->at;
     }
     f->resolved = 1;
 }
