@@ -16,13 +16,15 @@
 #include "pipe.h"
 #include "thread_start.h"
 
-int mta_ring_init(mta_ring *r, size_t slot_size)
+int mta_ring_init(mta_ring *r, unsigned n, size_t slot_size)
 {
     memset(r, 0, sizeof *r);
-    r->slots = calloc(MTA_PIPE_BATCHES, slot_size);
+    r->slots = calloc(n, slot_size);
     if (!r->slots)
         return -1;
     r->slot_size = slot_size;
+    r->n = n;
+    r->wake = n / 2;
     pthread_mutex_init(&r->lock, NULL);
     pthread_cond_init(&r->filled, NULL);
     pthread_cond_init(&r->emptied, NULL);
@@ -48,12 +50,12 @@ void *mta_ring_slot(mta_ring *r, unsigned i)
 void *mta_ring_free_slot(mta_ring *r)
 {
     pthread_mutex_lock(&r->lock);
-    while (r->n_full == MTA_PIPE_BATCHES && !r->stop) {
+    while (r->n_full == r->n && !r->stop) {
         r->putting_waits = 1;
         pthread_cond_wait(&r->emptied, &r->lock);
         r->putting_waits = 0;
     }
-    void *s = r->stop ? NULL : mta_ring_slot(r, (r->head + r->n_full) % MTA_PIPE_BATCHES);
+    void *s = r->stop ? NULL : mta_ring_slot(r, (r->head + r->n_full) % r->n);
     pthread_mutex_unlock(&r->lock);
     return s;
 }
@@ -62,7 +64,7 @@ void mta_ring_put(mta_ring *r, int last)
 {
     pthread_mutex_lock(&r->lock);
     r->n_full++;
-    if (r->taking_waits && (r->n_full >= MTA_PIPE_WAKE || last))
+    if (r->taking_waits && (r->n_full >= r->wake || last))
         pthread_cond_signal(&r->filled);
     pthread_mutex_unlock(&r->lock);
 }
@@ -83,9 +85,9 @@ void *mta_ring_take(mta_ring *r)
 void mta_ring_release(mta_ring *r)
 {
     pthread_mutex_lock(&r->lock);
-    r->head = (r->head + 1) % MTA_PIPE_BATCHES;
+    r->head = (r->head + 1) % r->n;
     r->n_full--;
-    if (r->putting_waits && r->n_full <= MTA_PIPE_BATCHES - MTA_PIPE_WAKE)
+    if (r->putting_waits && r->n_full <= r->n - r->wake)
         pthread_cond_signal(&r->emptied);
     pthread_mutex_unlock(&r->lock);
 }
@@ -103,7 +105,7 @@ void mta_ring_stop(mta_ring *r)
 int mta_pipe_init(mta_pipe *p)
 {
     memset(p, 0, sizeof *p);
-    return mta_ring_init(&p->ring, sizeof(mta_batch));
+    return mta_ring_init(&p->ring, MTA_PIPE_BATCHES, sizeof(mta_batch));
 }
 
 static void batch_clear(mta_batch *b)

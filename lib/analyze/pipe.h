@@ -33,8 +33,7 @@ typedef struct mta_pipe_ev {
 _Static_assert(sizeof(mta_pipe_ev) <= 40, "an event stays 40 bytes (MTA_PIPE_EVENTS)");
 
 #define MTA_PIPE_EVENTS 2048     /* per batch: 80 KB */
-#define MTA_PIPE_BATCHES 8
-#define MTA_PIPE_WAKE 4          /* a waiting thread wakes when this many are ready */
+#define MTA_PIPE_BATCHES 8       /* the folded model's ring (half: 4 wake a thread) */
 
 /* How a batch ends the stream: not at all, at the trace's end, with the
  * reader's error (message), or with an error of the stacks' side (why). */
@@ -58,23 +57,26 @@ typedef struct mta_batch {
     char *message;               /* MTA_PIPE_READ_ERROR: malloc'd (or taken) */
 } mta_batch;
 
-/* The ring: MTA_PIPE_BATCHES slots of slot_size bytes each, passed from
- * a producer thread to a consumer thread in order. The consumer may stop
- * the producer (it failed); the producer says which batch is the last. */
+/* The ring: n slots of slot_size bytes each, passed from a producer
+ * thread to a consumer thread in order; a waiting thread wakes when half
+ * of them are ready for it. The consumer may stop the producer (it
+ * failed); the producer says which batch is the last. */
 typedef struct mta_ring {
     pthread_mutex_t lock;
     pthread_cond_t filled, emptied;
-    char *slots;                 /* MTA_PIPE_BATCHES of slot_size bytes, zeroed at first */
+    char *slots;                 /* n of slot_size bytes, zeroed at first */
     size_t slot_size;
+    unsigned n, wake;            /* slots; a waiting thread wakes at this many */
     unsigned head;               /* the oldest full batch */
     unsigned n_full;             /* full batches, the one being consumed included */
     int stop;                    /* the consumer gave up */
     int taking_waits, putting_waits; /* that thread sleeps */
 } mta_ring;
 
-int mta_ring_init(mta_ring *r, size_t slot_size);   /* 0, or -1 when out of memory */
+/* n slots (at least 2). 0, or -1 when out of memory. */
+int mta_ring_init(mta_ring *r, unsigned n, size_t slot_size);
 void mta_ring_destroy(mta_ring *r);
-/* Slot i (0 .. MTA_PIPE_BATCHES - 1), for setting up or freeing their contents. */
+/* Slot i (0 .. n - 1), for setting up or freeing their contents. */
 void *mta_ring_slot(mta_ring *r, unsigned i);
 /* Producer: the slot to fill next (waiting for one), or NULL once stopped. */
 void *mta_ring_free_slot(mta_ring *r);

@@ -14,6 +14,7 @@
 #include "thread_start.h"
 
 #define SINK_BATCH 4096          /* records per batch (256 KB) */
+#define SINK_BATCHES 32          /* in the ring (8 MB) */
 
 typedef struct rec {
     mt_alloc a;
@@ -66,7 +67,7 @@ mta_sinkthread *mta_sinkthread_start(const mt_sink *sinks, size_t n)
         return NULL;
     t->sinks = sinks;
     t->n_sinks = n;
-    if (mta_ring_init(&t->ring, sizeof(batch)) < 0) {
+    if (mta_ring_init(&t->ring, SINK_BATCHES, sizeof(batch)) < 0) {
         free(t);
         return NULL;
     }

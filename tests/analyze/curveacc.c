@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../check.h"
 #include "memtrace/stream.h"
+#include "testtrace.h"
 
 #define N_BLOCKS 3000
 
@@ -23,13 +23,7 @@ typedef struct block {
 } block;
 
 static uint64_t state = 88172645463325252ULL;
-static uint64_t rnd(void)
-{
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
-}
+static uint64_t rnd(void) { return tt_rnd(&state); }
 
 /* Live samples at the end of every fine bucket of width fw, up to end. */
 static int64_t *live_at_ends(const block *b, size_t n, mt_timedelta fw, size_t n_fine)
