@@ -15,8 +15,8 @@
 
 #include "model.h"
 #include "scale.h"
+#include "statsacc.h"
 #include "verdict.h"
-#include "memtrace/stream.h"
 
 #define NBUCKETS 66
 #define CHUNK_BITS 12
@@ -30,6 +30,7 @@ typedef struct life_slot {
 
 struct mt_stats_acc {
     mt_timedelta live_at;
+    unsigned want;               /* MTA_STATS_* */
     mt_cost total, by_source[3];
     double promoted_bytes, collected_bytes, never_collected_bytes;
     double life_sum, life_w;
@@ -46,12 +47,19 @@ struct mt_stats_acc {
     mt_scale bound;              /* mt_stats_acc_bind's copy of the scale */
 };
 
-mt_stats_acc *mt_stats_acc_new(mt_timedelta live_at)
+mt_stats_acc *mta_stats_acc_new_for(mt_timedelta live_at, unsigned want)
 {
     mt_stats_acc *s = calloc(1, sizeof *s);
-    if (s)
+    if (s) {
         s->live_at = live_at;
+        s->want = want;
+    }
     return s;
+}
+
+mt_stats_acc *mt_stats_acc_new(mt_timedelta live_at)
+{
+    return mta_stats_acc_new_for(live_at, MTA_STATS_ALL);
 }
 
 void mt_stats_acc_free(mt_stats_acc *s)
@@ -124,35 +132,41 @@ static int stats_add(mt_stats_acc *s, const mt_scale *sc, mt_timedelta model_end
 {
     mt_timedelta end = a->collect == MT_TIME_NEVER ? model_end : a->collect;
     uint64_t life = end > a->time ? (uint64_t)(end - a->time) : 0;
-    if (lives_add(s, life, a->n_samples, a->collect == MT_TIME_NEVER) < 0)
-        return -1;
     mt_cost c;
     mta_cost_of(sc, a, s->live_at, &c);
     unsigned src = a->source < 3 ? a->source : 2;
-    mta_cost_add(&s->total, &c);
-    mta_cost_add(&s->by_source[src], &c);
-    if (a->promote != MT_TIME_NEVER)
-        s->promoted_bytes += c.alloc_bytes;
-    if (a->collect != MT_TIME_NEVER) {
-        s->collected_bytes += c.alloc_bytes;
-        s->life_sum += (double)(a->collect - a->time) * a->n_samples;
-        s->life_w += a->n_samples;
-    } else {
-        s->never_collected_bytes += c.alloc_bytes;
+    if (s->want & MTA_STATS_TOTALS) {
+        if (lives_add(s, life, a->n_samples, a->collect == MT_TIME_NEVER) < 0)
+            return -1;
+        mta_cost_add(&s->total, &c);
+        mta_cost_add(&s->by_source[src], &c);
+        if (a->promote != MT_TIME_NEVER)
+            s->promoted_bytes += c.alloc_bytes;
+        if (a->collect != MT_TIME_NEVER) {
+            s->collected_bytes += c.alloc_bytes;
+            s->life_sum += (double)(a->collect - a->time) * a->n_samples;
+            s->life_w += a->n_samples;
+        } else {
+            s->never_collected_bytes += c.alloc_bytes;
+        }
+        mta_verdict_add(s->vsum, s->vn, sc, a);
     }
-    mta_verdict_add(s->vsum, s->vn, sc, a);
-    size_t b = bucket_of(a->size);
-    mta_cost_add(&s->size_cost[b], &c);
-    mta_cost_add(&s->size_src[b * 3 + src], &c);
-    if (b + 1 > s->size_max)
-        s->size_max = b + 1;
-    b = bucket_of(life);
-    mta_cost_add(&s->life_cost[b], &c);
-    mta_cost_add(&s->life_src[b * 3 + src], &c);
-    if (a->collect == MT_TIME_NEVER)
-        mta_cost_add(&s->never, &c);
-    if (b + 1 > s->life_max)
-        s->life_max = b + 1;
+    if (s->want & MTA_STATS_SIZE) {
+        size_t b = bucket_of(a->size);
+        mta_cost_add(&s->size_cost[b], &c);
+        mta_cost_add(&s->size_src[b * 3 + src], &c);
+        if (b + 1 > s->size_max)
+            s->size_max = b + 1;
+    }
+    if (s->want & MTA_STATS_LIFE) {
+        size_t b = bucket_of(life);
+        mta_cost_add(&s->life_cost[b], &c);
+        mta_cost_add(&s->life_src[b * 3 + src], &c);
+        if (a->collect == MT_TIME_NEVER)
+            mta_cost_add(&s->never, &c);
+        if (b + 1 > s->life_max)
+            s->life_max = b + 1;
+    }
     return 0;
 }
 
@@ -207,7 +221,7 @@ static int cmp_life(const void *x, const void *y)
 }
 
 /* The smallest lifetime whose samples and those of shorter ones reach
- * target (as hist.c's weighted_select). */
+ * target: the weighted median when target is half the samples. */
 static int median_life(const mt_stats_acc *s, uint64_t target, double *out)
 {
     /* the longer lifetimes, sorted: a lifetime in both the table and the
