@@ -21,7 +21,7 @@ static mt_stats_acc *selection_acc(const mt_selection *s, unsigned want)
     size_t n = mta_n_allocs(m);
     const mt_alloc *v = m->whole->allocs.v;
     for (size_t i = 0; i < n; i++)
-        if (mt_selection_has(s, i) && mt_stats_acc_add(acc, m, &v[i]) < 0) {
+        if (mta_selection_has(s, i) && mt_stats_acc_add(acc, m, &v[i]) < 0) {
             mt_stats_acc_free(acc);
             return NULL;
         }
