@@ -143,7 +143,7 @@ static long bucket_of(const mt_curve_acc *c, mt_timedelta t)
 
 /* The events of time c->t are all in: the buckets up to its own get their
  * values (the bucket rule, in samples). */
-static inline void close_time(mt_curve_acc *c)
+static inline __attribute__((always_inline)) void close_time(mt_curve_acc *c)
 {
     mt_timedelta t = c->t;
     if (c->fil > c->peak) {

@@ -4,11 +4,13 @@
  * (mt_stats_acc, memtrace/stream.h), in any order: sums, per-source costs,
  * power-of-two buckets, and for the exact weighted median of lifetimes the
  * samples per distinct lifetime: in counters per microsecond for the
- * lifetimes under 2^DIRECT_BITS us (allocated 4096 at a time, where used),
- * in a hash table for the longer ones of freed blocks, and for the blocks
- * never freed (one entry each at most: they are the blocks live at the end)
- * in an array, where runs of one lifetime share an entry (they come in
- * allocation order from a folded model: lifetimes that never increase).
+ * lifetimes under 2^DIRECT_BITS us (allocated 4096 at a time, where used,
+ * with the sum of each 4096), in a hash table for the longer ones of freed
+ * blocks, and for the blocks never freed (one entry each at most: they are
+ * the blocks live at the end) in an array, where runs of one lifetime share
+ * an entry (they come in allocation order from a folded model: lifetimes
+ * that never increase). The whole model's queries (hist.c) are this
+ * accumulator fed the selection's allocations.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +42,7 @@ struct mt_stats_acc {
     mt_cost life_cost[NBUCKETS], life_src[NBUCKETS * 3], never;
     size_t size_max, life_max;   /* highest bucket used + 1 */
     uint64_t *direct[NCHUNKS];   /* samples per lifetime under 2^DIRECT_BITS us */
+    uint64_t chunk_sum[NCHUNKS]; /* the samples of each direct[] chunk */
     life_slot *lives;            /* samples per distinct longer lifetime */
     size_t mask, n_lives;
     life_slot *never_v;          /* longer lifetimes of blocks never freed */
@@ -85,6 +88,7 @@ static int lives_add(mt_stats_acc *s, uint64_t life, uint64_t samples, int never
         if (!*c && !(*c = calloc(1u << CHUNK_BITS, sizeof **c)))
             return -1;
         (*c)[life & ((1u << CHUNK_BITS) - 1)] += samples;
+        s->chunk_sum[life >> CHUNK_BITS] += samples;
         return 0;
     }
     if (never) {
@@ -224,8 +228,23 @@ static int cmp_life(const void *x, const void *y)
  * target: the weighted median when target is half the samples. */
 static int median_life(const mt_stats_acc *s, uint64_t target, double *out)
 {
+    uint64_t sum = 0;
+    *out = 0;
+    for (size_t c = 0; c < NCHUNKS; c++) {
+        if (sum + s->chunk_sum[c] < target) {   /* not in this chunk */
+            sum += s->chunk_sum[c];
+            continue;
+        }
+        for (size_t i = 0; i < (1u << CHUNK_BITS); i++) {
+            sum += s->direct[c][i];
+            if (s->direct[c][i] && sum >= target) {
+                *out = (double)((c << CHUNK_BITS) + i);
+                return 0;
+            }
+        }
+    }
     /* the longer lifetimes, sorted: a lifetime in both the table and the
-     * array is two entries, which the running sum below takes in turn */
+     * array is two entries, which the running sum takes in turn */
     life_slot *v = malloc((s->n_lives + s->n_never + 1) * sizeof *v);
     if (!v)
         return -1;
@@ -236,17 +255,6 @@ static int median_life(const mt_stats_acc *s, uint64_t target, double *out)
         if (s->lives[i].samples)
             v[n++] = s->lives[i];
     qsort(v, n, sizeof *v, cmp_life);
-    uint64_t sum = 0;
-    *out = 0;
-    for (size_t c = 0; c < NCHUNKS; c++)
-        for (size_t i = 0; s->direct[c] && i < (1u << CHUNK_BITS); i++) {
-            sum += s->direct[c][i];
-            if (s->direct[c][i] && sum >= target) {
-                *out = (double)((c << CHUNK_BITS) + i);
-                free(v);
-                return 0;
-            }
-        }
     for (size_t i = 0; i < n; i++) {
         sum += v[i].samples;
         if (sum >= target) {
