@@ -54,7 +54,9 @@ void mt_histogram_free(mt_histogram *h)
 void mt_query_stats(const mt_selection *s, mt_stats *o)
 {
     const mt_model *m = s->m;
-    mt_stats_acc *acc = selection_acc(s, MTA_STATS_TOTALS);
+    mt_stats_acc *acc = selection_acc(s, MTA_STATS_TOTALS | MTA_STATS_LIST);
+    if (acc)
+        mta_stats_acc_median(acc);
     if (!acc || mt_stats_acc_finish(acc, m, o, NULL, NULL) < 0) {
         /* out of memory: the model's own facts alone */
         mt_stats_acc_free(acc);

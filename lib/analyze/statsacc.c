@@ -48,6 +48,10 @@ struct mt_stats_acc {
     life_slot *never_v;          /* longer lifetimes of blocks never freed */
     size_t n_never, cap_never;
     mt_scale bound;              /* mt_stats_acc_bind's copy of the scale */
+    life_slot *all;              /* MTA_STATS_LIST: every lifetime, in order */
+    size_t n_all, cap_all;
+    int median_set;              /* mta_stats_acc_median's */
+    double median;
 };
 
 mt_stats_acc *mta_stats_acc_new_for(mt_timedelta live_at, unsigned want)
@@ -73,6 +77,7 @@ void mt_stats_acc_free(mt_stats_acc *s)
         free(s->direct[i]);
     free(s->lives);
     free(s->never_v);
+    free(s->all);
     free(s);
 }
 
@@ -81,8 +86,20 @@ static size_t bucket_of(uint64_t v)
     return v == 0 ? 0 : (size_t)(64 - __builtin_clzll(v));
 }
 
+/* Appends a slot to the list *v of *n slots (room for *cap). */
+static int slot_push(life_slot **v, size_t *n, size_t *cap, uint64_t life, uint64_t samples)
+{
+    if (*n == *cap && mta_grow((void **)v, cap, *n + 1, sizeof **v) < 0)
+        return -1;
+    (*v)[*n].life = life;
+    (*v)[(*n)++].samples = samples;
+    return 0;
+}
+
 static int lives_add(mt_stats_acc *s, uint64_t life, uint64_t samples, int never)
 {
+    if (s->want & MTA_STATS_LIST)
+        return slot_push(&s->all, &s->n_all, &s->cap_all, life, samples);
     if (life < (1u << DIRECT_BITS)) {
         uint64_t **c = &s->direct[life >> CHUNK_BITS];
         if (!*c && !(*c = calloc(1u << CHUNK_BITS, sizeof **c)))
@@ -96,12 +113,7 @@ static int lives_add(mt_stats_acc *s, uint64_t life, uint64_t samples, int never
             s->never_v[s->n_never - 1].samples += samples;
             return 0;
         }
-        if (s->n_never == s->cap_never &&
-            mta_grow((void **)&s->never_v, &s->cap_never, s->n_never + 1, sizeof *s->never_v) < 0)
-            return -1;
-        s->never_v[s->n_never].life = life;
-        s->never_v[s->n_never++].samples = samples;
-        return 0;
+        return slot_push(&s->never_v, &s->n_never, &s->cap_never, life, samples);
     }
     if (!s->lives || (s->n_lives + 1) * 2 > s->mask + 1) {
         size_t cap = s->lives ? (s->mask + 1) * 2 : 1024;
@@ -228,6 +240,10 @@ static int cmp_life(const void *x, const void *y)
  * target: the weighted median when target is half the samples. */
 static int median_life(const mt_stats_acc *s, uint64_t target, double *out)
 {
+    if (s->median_set) {
+        *out = s->median;
+        return 0;
+    }
     uint64_t sum = 0;
     *out = 0;
     for (size_t c = 0; c < NCHUNKS; c++) {
@@ -264,6 +280,50 @@ static int median_life(const mt_stats_acc *s, uint64_t target, double *out)
     }
     free(v);
     return 0;
+}
+
+/* The smallest lifetime of a[0..n) whose samples and those of shorter ones
+ * reach target: quickselect with a three-way partition, linear on average
+ * (a reorders). */
+static uint64_t weighted_select(life_slot *a, size_t n, uint64_t target)
+{
+    size_t lo = 0, hi = n;
+    while (hi - lo > 1) {
+        uint64_t p = a[lo + (hi - lo) / 2].life, wl = 0, we = 0;
+        size_t lt = lo, i = lo, gt = hi;
+        while (i < gt) {
+            if (a[i].life < p) {
+                wl += a[i].samples;
+                life_slot t = a[lt];
+                a[lt++] = a[i];
+                a[i++] = t;
+            } else if (a[i].life > p) {
+                life_slot t = a[--gt];
+                a[gt] = a[i];
+                a[i] = t;
+            } else {
+                we += a[i++].samples;
+            }
+        }
+        if (target <= wl)
+            hi = lt;
+        else if (target <= wl + we)
+            return p;
+        else {
+            target -= wl + we;
+            lo = gt;
+        }
+    }
+    return lo < n ? a[lo].life : 0;
+}
+
+void mta_stats_acc_median(mt_stats_acc *s)
+{
+    if (!(s->want & MTA_STATS_LIST) || !s->n_all)
+        return;
+    uint64_t half = (s->total.samples + 1) / 2;
+    s->median = (double)weighted_select(s->all, s->n_all, half ? half : 1);
+    s->median_set = 1;
 }
 
 int mt_stats_acc_finish(const mt_stats_acc *s, const mt_model *m, mt_stats *o,

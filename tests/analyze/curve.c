@@ -13,7 +13,7 @@
 #include <stdlib.h>
 
 #include "memtrace/analyze.h"
-#include "../check.h"
+#include "testtrace.h"
 
 typedef struct ev {
     mt_timedelta t;
@@ -90,13 +90,7 @@ static int agrees(const mt_curve *c, const ev *e, size_t n, double bps)
 }
 
 static uint64_t state = 0x9e3779b97f4a7c15ULL;
-static uint64_t rnd(void)
-{
-    state ^= state << 13;
-    state ^= state >> 7;
-    state ^= state << 17;
-    return state;
-}
+static uint64_t rnd(void) { return tt_rnd(&state); }
 
 static void test_trace(const char *dir, const char *name)
 {
