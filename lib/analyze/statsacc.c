@@ -10,7 +10,8 @@
  * the blocks live at the end) in an array, where runs of one lifetime share
  * an entry (they come in allocation order from a folded model: lifetimes
  * that never increase). The whole model's queries (hist.c) are this
- * accumulator fed the selection's allocations.
+ * accumulator fed the selection's allocations, with every lifetime in one
+ * list instead (MTA_STATS_LIST, statsacc.h) and the median by quickselect.
  */
 #include <stdlib.h>
 #include <string.h>
