@@ -9,7 +9,8 @@
  *                     function and per trie node).
  *   mt_curve_acc      the live-memory curve from events in time order, in
  *                     a fixed number of buckets whose width doubles as the
- *                     time range grows; the same values as mt_query_curve.
+ *                     time range grows; the same values as mt_query_curve
+ *                     (which replays a whole model's events through one).
  *   mt_curve_grid     the live-memory curve from allocations in any order
  *                     (as they are folded), at a fixed resolution, for
  *                     any window later: a view through an mt_curve_acc.
@@ -18,7 +19,8 @@
  *                     curve of allocations an earlier pass chose);
  *                     mt_scan_peak, the peak's time by such a pass.
  *   mt_stats_acc      the figures of mt_query_stats and the histograms of
- *                     mt_query_histogram from finished allocations.
+ *                     mt_query_histogram from finished allocations (those
+ *                     queries feed one a selection's allocations).
  *
  * Stability: all of this header is [experimental] (memtrace/analyze.h,
  * "Stability"): these pieces become sinks of mt_read (analyze.h,

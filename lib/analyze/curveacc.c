@@ -1,13 +1,17 @@
 /*
- * curveacc.c - the live-memory curves of reads that do not keep every
- * allocation (memtrace/stream.h): mt_curve_acc, from events given in time
- * order, and mt_curve_grid, from allocations given in any order.
+ * curveacc.c - the live-memory curve's bucket rule, once: mt_curve_acc,
+ * from events given in time order, which the whole model's query
+ * (curve.c) and the reads that do not keep every allocation
+ * (memtrace/stream.h) replay their events through, and mt_curve_grid, from
+ * allocations given in any order.
  *
  * mt_curve_acc: a fixed number of buckets from time 0 whose width doubles
  * when an event falls past the last one, and the exact peak of the
- * selected allocations.
+ * selected allocations; or, for a window of the whole model's curve
+ * (mta_curve_acc_window, curveacc.h), buckets of a fixed width from an
+ * origin, past which events count for the peak alone.
  *
- * The values are those of curve.c: the value at a time counts once every
+ * The values: the value at a time counts once every
  * event of that time is applied; a bucket holds the highest of the value
  * carried in from before it (when its first event comes after its start)
  * and the values after each of its times. Two neighbouring buckets merge
@@ -30,19 +34,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "curveacc.h"
 #include "peak.h"
-#include "memtrace/stream.h"
 
 struct mt_curve_acc {
     size_t n;
     mt_timedelta width;
     mt_timedelta origin;         /* bucket 0's start (a grid's view: its t0) */
     int carry_always;            /* a bucket counts the value carried in (a grid's view) */
+    int fixed;                   /* the width never doubles (a window) */
     int64_t *total, *filtered;   /* live samples per bucket (highest reached) */
     uint64_t *falloc;            /* samples allocated per bucket (selected) */
     long cur;                    /* bucket of the last time closed, -1: none */
     int open;                    /* events of time t are being added */
     mt_timedelta t;
+    long tb;                     /* t's bucket: -1 before origin, n past a window */
     int64_t tot, fil;            /* live samples after the events so far */
     int64_t tot_before, fil_before; /* before the events of time t */
     int64_t peak;
@@ -52,7 +58,7 @@ struct mt_curve_acc {
 };
 
 static mt_curve_acc *acc_new(size_t n, mt_timedelta width, mt_timedelta origin,
-                             int carry_always)
+                             int carry_always, int fixed)
 {
     mt_curve_acc *c = calloc(1, sizeof *c);
     if (!c)
@@ -61,6 +67,7 @@ static mt_curve_acc *acc_new(size_t n, mt_timedelta width, mt_timedelta origin,
     c->width = width < 1 ? 1 : width;
     c->origin = origin;
     c->carry_always = carry_always;
+    c->fixed = fixed;
     c->total = calloc(c->n, sizeof *c->total);
     c->filtered = calloc(c->n, sizeof *c->filtered);
     c->falloc = calloc(c->n, sizeof *c->falloc);
@@ -75,7 +82,12 @@ static mt_curve_acc *acc_new(size_t n, mt_timedelta width, mt_timedelta origin,
 
 mt_curve_acc *mt_curve_acc_new(size_t n, mt_timedelta width)
 {
-    return acc_new(n, width, 0, 0);
+    return acc_new(n, width, 0, 0, 0);
+}
+
+mt_curve_acc *mta_curve_acc_window(size_t n, mt_timedelta width, mt_timedelta origin)
+{
+    return acc_new(n, width, origin, 0, 1);
 }
 
 void mt_curve_acc_free(mt_curve_acc *c)
@@ -117,17 +129,21 @@ static void widen(mt_curve_acc *c)
     c->width = c->width > INT64_MAX / 2 ? INT64_MAX : c->width * 2;
 }
 
-/* The bucket of a time >= 0: the last one for a time no width reaches (a
- * single bucket of INT64_MAX us and the time INT64_MAX). */
+/* The bucket of time t: -1 before the origin; past the last bucket, n in
+ * a window, else the last one (a time no width reaches: a single bucket of
+ * INT64_MAX us and the time INT64_MAX). */
 static long bucket_of(const mt_curve_acc *c, mt_timedelta t)
 {
+    t -= c->origin;
+    if (t < 0)
+        return -1;
     mt_timedelta b = t / c->width;
-    return b < (mt_timedelta)c->n ? (long)b : (long)c->n - 1;
+    return b < (mt_timedelta)c->n ? (long)b : (long)c->n - (c->fixed ? 0 : 1);
 }
 
 /* The events of time c->t are all in: the buckets up to its own get their
- * values (curve.c's loop body, in samples). */
-static void close_time(mt_curve_acc *c)
+ * values (the bucket rule, in samples). */
+static inline __attribute__((always_inline)) void close_time(mt_curve_acc *c)
 {
     mt_timedelta t = c->t;
     if (c->fil > c->peak) {
@@ -135,10 +151,19 @@ static void close_time(mt_curve_acc *c)
         c->peak_t = t;
     }
     mta_peak_time(&c->est, t, c->fil_before, c->fil, c->fil_alloc);
-    t -= c->origin;
-    if (t < 0)
+    long b = c->tb;
+    if (b < 0)
         return;
-    long b = bucket_of(c, t);
+    if (b == (long)c->n) {
+        /* past a window: the buckets left keep the value before */
+        for (long k = c->cur + 1; k < (long)c->n; k++) {
+            c->total[k] = c->tot_before;
+            c->filtered[k] = c->fil_before;
+        }
+        c->cur = (long)c->n - 1;
+        return;
+    }
+    t -= c->origin;
     for (long k = c->cur + 1; k < b; k++) {
         c->total[k] = c->tot_before;
         c->filtered[k] = c->fil_before;
@@ -163,19 +188,21 @@ void mt_curve_acc_event(mt_curve_acc *c, mt_timedelta t, int64_t d_total, int64_
         if (c->open)
             close_time(c);
         mt_timedelta r = t - c->origin;
-        while (r >= 0 && r / c->width >= (mt_timedelta)c->n && c->width < INT64_MAX)
+        while (!c->fixed && r >= 0 && r / c->width >= (mt_timedelta)c->n &&
+               c->width < INT64_MAX)
             widen(c);
         c->open = 1;
         c->t = t;
         c->tot_before = c->tot;
         c->fil_before = c->fil;
         c->fil_alloc = 0;
+        c->tb = bucket_of(c, t);
     }
     c->tot += d_total;
     c->fil += d_filtered;
     c->fil_alloc += filtered_alloc;
-    if (filtered_alloc && t - c->origin >= 0)
-        c->falloc[bucket_of(c, t - c->origin)] += filtered_alloc;
+    if (filtered_alloc && c->tb >= 0 && c->tb < (long)c->n)
+        c->falloc[c->tb] += filtered_alloc;
 }
 
 mt_curve *mt_curve_acc_result(const mt_curve_acc *acc, double bps, double rate)
@@ -313,7 +340,7 @@ static void replay(const mt_curve_grid *g, mt_curve_acc *c, mt_timedelta until)
 
 void mt_curve_grid_finish(mt_curve_grid *g, double rate)
 {
-    mt_curve_acc *c = acc_new(1, 1, 0, 1);
+    mt_curve_acc *c = acc_new(1, 1, 0, 1, 0);
     mt_curve *r = NULL;
     if (c) {
         replay(g, c, INT64_MAX);
@@ -353,7 +380,7 @@ int mt_curve_grid_curve(const mt_curve_grid *g, mt_timedelta t0, mt_timedelta w,
 {
     if (n == 0)
         return 0;
-    mt_curve_acc *c = acc_new(n, w, t0, 1);
+    mt_curve_acc *c = acc_new(n, w, t0, 1, 0);
     if (!c)
         return -1;
     mt_timedelta span, until;

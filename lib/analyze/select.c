@@ -610,7 +610,7 @@ const mt_cost *mt_selection_node_cost(const mt_selection *s, mt_node_id n)
 
 int mt_selection_has(const mt_selection *s, size_t i)
 {
-    return (s->bits[i / 64] >> (i % 64)) & 1;
+    return mta_selection_has(s, i);
 }
 
 mt_node_id mt_selection_stack_of(const mt_selection *s, size_t i)

@@ -30,6 +30,13 @@ struct mt_selection {
     uint8_t *fold_ok;
 };
 
+/* Does allocation i pass (mt_selection_has, inline for the queries' loops
+ * over every allocation or event)? */
+static inline int mta_selection_has(const mt_selection *s, size_t i)
+{
+    return (int)((s->bits[i / 64] >> (i % 64)) & 1);
+}
+
 /* Folded models: does model node n hold a cost the selection counts? */
 static inline int mta_fold_counts(const mt_selection *s, mt_node_id n)
 {

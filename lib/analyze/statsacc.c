@@ -4,19 +4,22 @@
  * (mt_stats_acc, memtrace/stream.h), in any order: sums, per-source costs,
  * power-of-two buckets, and for the exact weighted median of lifetimes the
  * samples per distinct lifetime: in counters per microsecond for the
- * lifetimes under 2^DIRECT_BITS us (allocated 4096 at a time, where used),
- * in a hash table for the longer ones of freed blocks, and for the blocks
- * never freed (one entry each at most: they are the blocks live at the end)
- * in an array, where runs of one lifetime share an entry (they come in
- * allocation order from a folded model: lifetimes that never increase).
+ * lifetimes under 2^DIRECT_BITS us (allocated 4096 at a time, where used,
+ * with the sum of each 4096), in a hash table for the longer ones of freed
+ * blocks, and for the blocks never freed (one entry each at most: they are
+ * the blocks live at the end) in an array, where runs of one lifetime share
+ * an entry (they come in allocation order from a folded model: lifetimes
+ * that never increase). The whole model's queries (hist.c) are this
+ * accumulator fed the selection's allocations, with every lifetime in one
+ * list instead (MTA_STATS_LIST, statsacc.h) and the median by quickselect.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "model.h"
 #include "scale.h"
+#include "statsacc.h"
 #include "verdict.h"
-#include "memtrace/stream.h"
 
 #define NBUCKETS 66
 #define CHUNK_BITS 12
@@ -30,6 +33,7 @@ typedef struct life_slot {
 
 struct mt_stats_acc {
     mt_timedelta live_at;
+    unsigned want;               /* MTA_STATS_* */
     mt_cost total, by_source[3];
     double promoted_bytes, collected_bytes, never_collected_bytes;
     double life_sum, life_w;
@@ -39,19 +43,31 @@ struct mt_stats_acc {
     mt_cost life_cost[NBUCKETS], life_src[NBUCKETS * 3], never;
     size_t size_max, life_max;   /* highest bucket used + 1 */
     uint64_t *direct[NCHUNKS];   /* samples per lifetime under 2^DIRECT_BITS us */
+    uint64_t chunk_sum[NCHUNKS]; /* the samples of each direct[] chunk */
     life_slot *lives;            /* samples per distinct longer lifetime */
     size_t mask, n_lives;
     life_slot *never_v;          /* longer lifetimes of blocks never freed */
     size_t n_never, cap_never;
     mt_scale bound;              /* mt_stats_acc_bind's copy of the scale */
+    life_slot *all;              /* MTA_STATS_LIST: every lifetime, in order */
+    size_t n_all, cap_all;
+    int median_set;              /* mta_stats_acc_median's */
+    double median;
 };
+
+mt_stats_acc *mta_stats_acc_new_for(mt_timedelta live_at, unsigned want)
+{
+    mt_stats_acc *s = calloc(1, sizeof *s);
+    if (s) {
+        s->live_at = live_at;
+        s->want = want;
+    }
+    return s;
+}
 
 mt_stats_acc *mt_stats_acc_new(mt_timedelta live_at)
 {
-    mt_stats_acc *s = calloc(1, sizeof *s);
-    if (s)
-        s->live_at = live_at;
-    return s;
+    return mta_stats_acc_new_for(live_at, MTA_STATS_ALL);
 }
 
 void mt_stats_acc_free(mt_stats_acc *s)
@@ -62,6 +78,7 @@ void mt_stats_acc_free(mt_stats_acc *s)
         free(s->direct[i]);
     free(s->lives);
     free(s->never_v);
+    free(s->all);
     free(s);
 }
 
@@ -70,13 +87,26 @@ static size_t bucket_of(uint64_t v)
     return v == 0 ? 0 : (size_t)(64 - __builtin_clzll(v));
 }
 
+/* Appends a slot to the list *v of *n slots (room for *cap). */
+static int slot_push(life_slot **v, size_t *n, size_t *cap, uint64_t life, uint64_t samples)
+{
+    if (*n == *cap && mta_grow((void **)v, cap, *n + 1, sizeof **v) < 0)
+        return -1;
+    (*v)[*n].life = life;
+    (*v)[(*n)++].samples = samples;
+    return 0;
+}
+
 static int lives_add(mt_stats_acc *s, uint64_t life, uint64_t samples, int never)
 {
+    if (s->want & MTA_STATS_LIST)
+        return slot_push(&s->all, &s->n_all, &s->cap_all, life, samples);
     if (life < (1u << DIRECT_BITS)) {
         uint64_t **c = &s->direct[life >> CHUNK_BITS];
         if (!*c && !(*c = calloc(1u << CHUNK_BITS, sizeof **c)))
             return -1;
         (*c)[life & ((1u << CHUNK_BITS) - 1)] += samples;
+        s->chunk_sum[life >> CHUNK_BITS] += samples;
         return 0;
     }
     if (never) {
@@ -84,12 +114,7 @@ static int lives_add(mt_stats_acc *s, uint64_t life, uint64_t samples, int never
             s->never_v[s->n_never - 1].samples += samples;
             return 0;
         }
-        if (s->n_never == s->cap_never &&
-            mta_grow((void **)&s->never_v, &s->cap_never, s->n_never + 1, sizeof *s->never_v) < 0)
-            return -1;
-        s->never_v[s->n_never].life = life;
-        s->never_v[s->n_never++].samples = samples;
-        return 0;
+        return slot_push(&s->never_v, &s->n_never, &s->cap_never, life, samples);
     }
     if (!s->lives || (s->n_lives + 1) * 2 > s->mask + 1) {
         size_t cap = s->lives ? (s->mask + 1) * 2 : 1024;
@@ -124,35 +149,41 @@ static int stats_add(mt_stats_acc *s, const mt_scale *sc, mt_timedelta model_end
 {
     mt_timedelta end = a->collect == MT_TIME_NEVER ? model_end : a->collect;
     uint64_t life = end > a->time ? (uint64_t)(end - a->time) : 0;
-    if (lives_add(s, life, a->n_samples, a->collect == MT_TIME_NEVER) < 0)
-        return -1;
     mt_cost c;
     mta_cost_of(sc, a, s->live_at, &c);
     unsigned src = a->source < 3 ? a->source : 2;
-    mta_cost_add(&s->total, &c);
-    mta_cost_add(&s->by_source[src], &c);
-    if (a->promote != MT_TIME_NEVER)
-        s->promoted_bytes += c.alloc_bytes;
-    if (a->collect != MT_TIME_NEVER) {
-        s->collected_bytes += c.alloc_bytes;
-        s->life_sum += (double)(a->collect - a->time) * a->n_samples;
-        s->life_w += a->n_samples;
-    } else {
-        s->never_collected_bytes += c.alloc_bytes;
+    if (s->want & MTA_STATS_TOTALS) {
+        if (lives_add(s, life, a->n_samples, a->collect == MT_TIME_NEVER) < 0)
+            return -1;
+        mta_cost_add(&s->total, &c);
+        mta_cost_add(&s->by_source[src], &c);
+        if (a->promote != MT_TIME_NEVER)
+            s->promoted_bytes += c.alloc_bytes;
+        if (a->collect != MT_TIME_NEVER) {
+            s->collected_bytes += c.alloc_bytes;
+            s->life_sum += (double)(a->collect - a->time) * a->n_samples;
+            s->life_w += a->n_samples;
+        } else {
+            s->never_collected_bytes += c.alloc_bytes;
+        }
+        mta_verdict_add(s->vsum, s->vn, sc, a);
     }
-    mta_verdict_add(s->vsum, s->vn, sc, a);
-    size_t b = bucket_of(a->size);
-    mta_cost_add(&s->size_cost[b], &c);
-    mta_cost_add(&s->size_src[b * 3 + src], &c);
-    if (b + 1 > s->size_max)
-        s->size_max = b + 1;
-    b = bucket_of(life);
-    mta_cost_add(&s->life_cost[b], &c);
-    mta_cost_add(&s->life_src[b * 3 + src], &c);
-    if (a->collect == MT_TIME_NEVER)
-        mta_cost_add(&s->never, &c);
-    if (b + 1 > s->life_max)
-        s->life_max = b + 1;
+    if (s->want & MTA_STATS_SIZE) {
+        size_t b = bucket_of(a->size);
+        mta_cost_add(&s->size_cost[b], &c);
+        mta_cost_add(&s->size_src[b * 3 + src], &c);
+        if (b + 1 > s->size_max)
+            s->size_max = b + 1;
+    }
+    if (s->want & MTA_STATS_LIFE) {
+        size_t b = bucket_of(life);
+        mta_cost_add(&s->life_cost[b], &c);
+        mta_cost_add(&s->life_src[b * 3 + src], &c);
+        if (a->collect == MT_TIME_NEVER)
+            mta_cost_add(&s->never, &c);
+        if (b + 1 > s->life_max)
+            s->life_max = b + 1;
+    }
     return 0;
 }
 
@@ -207,11 +238,30 @@ static int cmp_life(const void *x, const void *y)
 }
 
 /* The smallest lifetime whose samples and those of shorter ones reach
- * target (as hist.c's weighted_select). */
+ * target: the weighted median when target is half the samples. */
 static int median_life(const mt_stats_acc *s, uint64_t target, double *out)
 {
+    if (s->median_set) {
+        *out = s->median;
+        return 0;
+    }
+    uint64_t sum = 0;
+    *out = 0;
+    for (size_t c = 0; c < NCHUNKS; c++) {
+        if (sum + s->chunk_sum[c] < target) {   /* not in this chunk */
+            sum += s->chunk_sum[c];
+            continue;
+        }
+        for (size_t i = 0; i < (1u << CHUNK_BITS); i++) {
+            sum += s->direct[c][i];
+            if (s->direct[c][i] && sum >= target) {
+                *out = (double)((c << CHUNK_BITS) + i);
+                return 0;
+            }
+        }
+    }
     /* the longer lifetimes, sorted: a lifetime in both the table and the
-     * array is two entries, which the running sum below takes in turn */
+     * array is two entries, which the running sum takes in turn */
     life_slot *v = malloc((s->n_lives + s->n_never + 1) * sizeof *v);
     if (!v)
         return -1;
@@ -222,17 +272,6 @@ static int median_life(const mt_stats_acc *s, uint64_t target, double *out)
         if (s->lives[i].samples)
             v[n++] = s->lives[i];
     qsort(v, n, sizeof *v, cmp_life);
-    uint64_t sum = 0;
-    *out = 0;
-    for (size_t c = 0; c < NCHUNKS; c++)
-        for (size_t i = 0; s->direct[c] && i < (1u << CHUNK_BITS); i++) {
-            sum += s->direct[c][i];
-            if (s->direct[c][i] && sum >= target) {
-                *out = (double)((c << CHUNK_BITS) + i);
-                free(v);
-                return 0;
-            }
-        }
     for (size_t i = 0; i < n; i++) {
         sum += v[i].samples;
         if (sum >= target) {
@@ -242,6 +281,50 @@ static int median_life(const mt_stats_acc *s, uint64_t target, double *out)
     }
     free(v);
     return 0;
+}
+
+/* The smallest lifetime of a[0..n) whose samples and those of shorter ones
+ * reach target: quickselect with a three-way partition, linear on average
+ * (a reorders). */
+static uint64_t weighted_select(life_slot *a, size_t n, uint64_t target)
+{
+    size_t lo = 0, hi = n;
+    while (hi - lo > 1) {
+        uint64_t p = a[lo + (hi - lo) / 2].life, wl = 0, we = 0;
+        size_t lt = lo, i = lo, gt = hi;
+        while (i < gt) {
+            if (a[i].life < p) {
+                wl += a[i].samples;
+                life_slot t = a[lt];
+                a[lt++] = a[i];
+                a[i++] = t;
+            } else if (a[i].life > p) {
+                life_slot t = a[--gt];
+                a[gt] = a[i];
+                a[i] = t;
+            } else {
+                we += a[i++].samples;
+            }
+        }
+        if (target <= wl)
+            hi = lt;
+        else if (target <= wl + we)
+            return p;
+        else {
+            target -= wl + we;
+            lo = gt;
+        }
+    }
+    return lo < n ? a[lo].life : 0;
+}
+
+void mta_stats_acc_median(mt_stats_acc *s)
+{
+    if (!(s->want & MTA_STATS_LIST) || !s->n_all)
+        return;
+    uint64_t half = (s->total.samples + 1) / 2;
+    s->median = (double)weighted_select(s->all, s->n_all, half ? half : 1);
+    s->median_set = 1;
 }
 
 int mt_stats_acc_finish(const mt_stats_acc *s, const mt_model *m, mt_stats *o,
