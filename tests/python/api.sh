@@ -24,15 +24,11 @@ if [ -x "$P" ] && [ -f "$MT_BUILD/libmemtrace.so" ]; then
 fi
 "$MT_BUILD/tests/tools/gen_domains" "$T/domains.ctf" || echo "FAIL: gen_domains wrote no trace"
 "$MT_BIN" top --json -n 0 -f domain:5 "$T/domains.ctf" >"$T/top5.json"
-MEMTRACE_LIBDIR=$MT_BUILD PYTHONPATH=python $PY - "$MT_FIXTURES" "$T" "$MT_BIN" <<'PYEOF'
+MEMTRACE_LIBDIR=$MT_BUILD PYTHONPATH=python:tests/python $PY - "$MT_FIXTURES" "$T" "$MT_BIN" <<'PYEOF'
 import json, math, os, subprocess, sys
 import memtrace
 fx, tmp, cli = sys.argv[1:4]
-fails = 0
-def check(ok, what):
-    global fails
-    print(("PASS: " if ok else "FAIL: ") + what)
-    fails += not ok
+from checks import check, finish
 
 t = memtrace.open(os.path.join(fx, "leak.ctf"))
 info = t.info
@@ -108,5 +104,5 @@ if os.path.exists(cpath):
     texts = ct.stacks(cd["stack"])
     check(len(texts) == len(cd) and texts.astype(str).str.contains(r"main;.*leak_session").any(),
           "stacks(): the allocations' stacks as text, outermost first (main;...;leak_session)")
-sys.exit(1 if fails else 0)
+finish()
 PYEOF

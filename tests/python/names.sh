@@ -29,15 +29,11 @@ mkdir -p "$T/alone" && cp "$MT_BUILD/libmemtrace-analyze.so" "$T/alone/"
 # py LIBDIR SCRIPT: runs the check script below on a.ctf with the package
 # loading its libraries from LIBDIR
 py() {
-    MEMTRACE_LIBDIR=$1 PYTHONPATH=python $PY - "$T/a.ctf" "$T/top.json" "$2" <<'PYEOF'
+    MEMTRACE_LIBDIR=$1 PYTHONPATH=python:tests/python $PY - "$T/a.ctf" "$T/top.json" "$2" <<'PYEOF'
 import json, sys, warnings
 import memtrace
 trace, topjson, what = sys.argv[1:4]
-fails = 0
-def check(ok, msg):
-    global fails
-    print(("PASS: " if ok else "FAIL: ") + msg)
-    fails += not ok
+from checks import check
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
     t = memtrace.open(trace)
