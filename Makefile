@@ -5,7 +5,9 @@
 #   make test       install what is missing, run every test (plain, ASan+UBSan, TSan)
 #   make bench      benchmarks (see docs/PERFORMANCE.md)
 #   make fuzz       build the libFuzzer targets (trace reader, filter language)
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR= [LIBDIR=$(PREFIX)/lib]
+#   make deb        Debian packages (dpkg-buildpackage) into $(BUILD)/deb/
+#   make wheel      the Python package as a wheel into $(BUILD)/wheel/
 #
 # Layers follow the data's path; each is a directory under lib/:
 #   lib/common   what several layers share: the unit grammar, the names of a
@@ -21,6 +23,17 @@
 # programs/ holds the CLI, viewer/ the web viewer (server and page).
 
 PREFIX ?= /usr/local
+# where the libraries go (Debian: $(PREFIX)/lib/<multiarch triplet>); the CLI
+# also looks for the recorder there
+LIBDIR ?= $(PREFIX)/lib
+# One version for the CLI, the libraries, the packages and the Python
+# package: the file VERSION. The libraries' sonames carry its major number.
+VERSION := $(shell cat VERSION)
+SOVERSION := $(firstword $(subst ., ,$(VERSION)))
+# The commit the build comes from: git's, or the file COMMIT a source copy
+# carries (make deb writes it), or "unknown".
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null)
+COMMIT := $(shell git rev-parse --short=12 HEAD 2>/dev/null || cat COMMIT 2>/dev/null || echo unknown)
 # where `make install` puts the Python package (python/memtrace): the
 # interpreter's own site directory under PREFIX (Debian: .../pythonX.Y/dist-packages)
 PYTHON_SITE ?= $(PREFIX)/lib/$(shell /usr/bin/python3 -c 'import sys; print("python%d.%d/dist-packages" % sys.version_info[:2])' 2>/dev/null || echo python3/dist-packages)
@@ -104,7 +117,8 @@ $(LIB_A): $(TRACE_OBJ) $(RECORD_OBJ)
 # The version script keeps the exports to the public API and the malloc family.
 $(LIB_SO): $(TRACE_OBJ) $(RECORD_OBJ) lib/record/exports.map
 	@mkdir -p $(dir $@)
-	$(CC) -shared -Wl,-soname,libmemtrace.so -Wl,-z,now -Wl,--version-script=lib/record/exports.map $(LDFLAGS) -o $@ $(TRACE_OBJ) $(RECORD_OBJ) $(RECORD_LIBS)
+	$(CC) -shared -Wl,-soname,libmemtrace.so.$(SOVERSION) -Wl,-z,now -Wl,--version-script=lib/record/exports.map $(LDFLAGS) -o $@ $(TRACE_OBJ) $(RECORD_OBJ) $(RECORD_LIBS)
+	ln -sf $(notdir $@) $@.$(SOVERSION)
 
 # libmemtrace-analyze: the analysis engine and reports. The shared library
 # carries its own copy of the codec so that a program (or a Python process)
@@ -114,7 +128,8 @@ $(LIB_ANALYZE_A): $(ANALYZE_OBJ) $(PRESENT_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 $(LIB_ANALYZE_SO): $(ANALYZE_OBJ) $(PRESENT_OBJ) $(TRACE_OBJ)
-	$(CC) -shared -Wl,-soname,libmemtrace-analyze.so $(LDFLAGS) -o $@ $(ANALYZE_OBJ) $(PRESENT_OBJ) $(TRACE_OBJ) $(ANALYZE_LIBS)
+	$(CC) -shared -Wl,-soname,libmemtrace-analyze.so.$(SOVERSION) $(LDFLAGS) -o $@ $(ANALYZE_OBJ) $(PRESENT_OBJ) $(TRACE_OBJ) $(ANALYZE_LIBS)
+	ln -sf $(notdir $@) $@.$(SOVERSION)
 
 # The symbolizer of recorded traces (libdw): linked into the CLI only, never
 # into a profiled program.
@@ -124,14 +139,31 @@ $(LIB_SYMBOLIZE_A): $(SYMBOLIZE_OBJ)
 # The same as a shared library for the Python package, which hands its namer
 # to libmemtrace-analyze.so (docs/python.md): it takes the codec from that
 # library (found beside it) instead of a copy of its own, and exports only
-# memtrace/symbolize.h. libmemtrace-analyze.so never needs it.
+# memtrace/symbolize.h. libmemtrace-analyze.so never needs it. Installed
+# in the loader's own directories (Debian's packages) it needs no run path.
+SYMBOLIZE_RPATH ?= -Wl,-rpath,'$$ORIGIN'
 $(LIB_SYMBOLIZE_SO): $(SYMBOLIZE_OBJ) $(LIB_ANALYZE_SO) lib/symbolize/exports.map
-	$(CC) -shared -Wl,-soname,libmemtrace-symbolize.so -Wl,--version-script=lib/symbolize/exports.map \
-	    -Wl,-rpath,'$$ORIGIN' $(LDFLAGS) -o $@ $(SYMBOLIZE_OBJ) $(LIB_ANALYZE_SO) $(SYMBOLIZE_LIBS)
+	$(CC) -shared -Wl,-soname,libmemtrace-symbolize.so.$(SOVERSION) -Wl,--version-script=lib/symbolize/exports.map \
+	    $(SYMBOLIZE_RPATH) $(LDFLAGS) -o $@ $(SYMBOLIZE_OBJ) $(LIB_ANALYZE_SO) $(SYMBOLIZE_LIBS)
+	ln -sf $(notdir $@) $@.$(SOVERSION)
 
 # The CLI: codec + analysis + reports + viewer + symbolizer, statically; never the recorder.
 $(CLI): $(CLI_OBJ) $(VIEWER_OBJ) $(VIEWER_GEN_OBJ) $(LIB_ANALYZE_A) $(LIB_SYMBOLIZE_A) $(LIB_TRACE_A)
 	$(CC) $(LDFLAGS) -o $@ $(CLI_OBJ) $(VIEWER_OBJ) $(VIEWER_GEN_OBJ) $(LIB_ANALYZE_A) $(LIB_SYMBOLIZE_A) $(LIB_TRACE_A) $(CLI_LIBS)
+
+# The version, the commit and where the libraries are installed, for the CLI
+# (--version; the recorder's library looked for in LIBDIR): rewritten only
+# when one of them changes, so that a new commit rebuilds two objects.
+BUILDINFO_H := $(BUILD)/gen/buildinfo.h
+$(BUILDINFO_H): FORCE
+	@mkdir -p $(dir $@)
+	@printf '#define MEMTRACE_VERSION "%s"\n#define MEMTRACE_COMMIT "%s"\n#define MEMTRACE_LIBDIR "%s"\n#define MEMTRACE_SOVERSION "%s"\n#define MULTIARCH_TRIPLET "%s"\n' \
+	    '$(VERSION)' '$(COMMIT)' '$(LIBDIR)' '$(SOVERSION)' '$(MULTIARCH)' > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+$(BUILD)/obj/programs/memtrace.o $(BUILD)/obj/programs/cmd_run.o: $(BUILDINFO_H)
+$(BUILD)/obj/programs/memtrace.o $(BUILD)/obj/programs/cmd_run.o: CPPFLAGS += -I$(BUILD)/gen
+.PHONY: FORCE
+FORCE:
 
 $(VIEWER_GEN_C): $(VIEWER_WEB) scripts/embed-assets.sh
 	@mkdir -p $(dir $@)
@@ -270,19 +302,46 @@ bench: deps-bench
 	@sh bench/run.sh
 
 # ---------------------------------------------------------------- install
+# Each shared library is installed under its full version with the soname's
+# link beside it, and the bare name's link for linking (libmemtrace-dev).
+SHARED_LIBS := libmemtrace libmemtrace-analyze libmemtrace-symbolize
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(LIBDIR)/pkgconfig \
 	    $(DESTDIR)$(PREFIX)/include/memtrace $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/memtrace
-	install -m 755 $(LIB_SO) $(LIB_ANALYZE_SO) $(LIB_SYMBOLIZE_SO) $(DESTDIR)$(PREFIX)/lib/
-	install -m 644 $(LIB_A) $(LIB_ANALYZE_A) $(LIB_SYMBOLIZE_A) $(DESTDIR)$(PREFIX)/lib/
+	for l in $(SHARED_LIBS); do \
+	    install -m 755 $(BUILD)/$$l.so $(DESTDIR)$(LIBDIR)/$$l.so.$(VERSION) && \
+	    ln -sf $$l.so.$(VERSION) $(DESTDIR)$(LIBDIR)/$$l.so.$(SOVERSION) && \
+	    ln -sf $$l.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/$$l.so || exit 1; done
+	install -m 644 $(LIB_A) $(LIB_ANALYZE_A) $(LIB_SYMBOLIZE_A) $(DESTDIR)$(LIBDIR)/
 	install -m 644 include/memtrace/*.h $(DESTDIR)$(PREFIX)/include/memtrace/
 	for pc in memtrace memtrace-analyze; do \
-	    sed -e 's|@PREFIX@|$(PREFIX)|g' scripts/$$pc.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/$$pc.pc; done
+	    sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	        scripts/$$pc.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/$$pc.pc; done
 	if ls docs/man/*.1 >/dev/null 2>&1; then install -m 644 docs/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/; fi
 	install -d $(DESTDIR)$(PYTHON_SITE)/memtrace
-	install -m 644 python/memtrace/__init__.py python/memtrace/_lib.py $(DESTDIR)$(PYTHON_SITE)/memtrace/
-	printf 'LIBDIR = "%s"\n' "$(PREFIX)/lib" > $(DESTDIR)$(PYTHON_SITE)/memtrace/_config.py
+	install -m 644 python/memtrace/*.py $(DESTDIR)$(PYTHON_SITE)/memtrace/
+	printf 'LIBDIR = "%s"\n' "$(LIBDIR)" > $(DESTDIR)$(PYTHON_SITE)/memtrace/_config.py
+
+# ---------------------------------------------------------------- packages
+# Debian packages (debian/): built by dpkg-buildpackage from a copy of the
+# sources in $(BUILD)/deb/memtrace-$(VERSION) (dh's clean step would remove
+# this build), which carries the commit in its file COMMIT.
+DEB_SRC := $(BUILD)/deb/memtrace-$(VERSION)
+.PHONY: deb wheel
+deb:
+	rm -rf $(BUILD)/deb && mkdir -p $(DEB_SRC)
+	tar -cf - --exclude=./$(BUILD) --exclude=./build --exclude=./.git --exclude=./tests --exclude=./bench \
+	    --exclude=./fuzz --exclude=node_modules --exclude=__pycache__ . | tar -C $(DEB_SRC) -xf -
+	echo $(COMMIT) > $(DEB_SRC)/COMMIT
+	cd $(DEB_SRC) && DEB_BUILD_OPTIONS="$${DEB_BUILD_OPTIONS:-parallel=2}" dpkg-buildpackage -us -uc -b
+# The Python package as a pure-Python wheel (it loads the installed
+# libmemtrace-analyze.so.$(SOVERSION)); Debian's python3-build, no network.
+wheel:
+	rm -rf $(BUILD)/wheel && mkdir -p $(BUILD)/wheel/src
+	cp -r python/pyproject.toml python/README.md python/memtrace $(BUILD)/wheel/src/
+	cd $(BUILD)/wheel/src && /usr/bin/python3 -m build --no-isolation --wheel --outdir .. . >../build.log 2>&1 \
+	    || { tail -n 20 ../build.log; exit 1; }
 
 clean:
 	rm -rf $(BUILD)

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "control_proto.h"
+#include "buildinfo.h"   /* generated: MEMTRACE_LIBDIR, MEMTRACE_SOVERSION */
 #include "commands.h"
 #include "memtrace/present.h"
 #include "run_snapshots.h"
@@ -129,6 +130,11 @@ int run_sampling_check(const char *cmd, int given)
     return 0;
 }
 
+/* The recorder's library: $MEMTRACE_LIB, else beside the memtrace binary
+ * (a build tree), in ../lib, ../lib64 or ../lib/<multiarch> from it (an
+ * install, moved or not), else in the LIBDIR it was built for; under the
+ * bare name (a build, `make install`) or the soname (Debian's libmemtrace0,
+ * which has no bare name without libmemtrace-dev). */
 int run_find_library(char *out, size_t len)
 {
     const char *env = getenv("MEMTRACE_LIB");
@@ -136,23 +142,26 @@ int run_find_library(char *out, size_t len)
         snprintf(out, len, "%s", env);
         return access(out, R_OK) == 0 ? 0 : -1;
     }
+    char dirs[5][PATH_MAX];
+    size_t n_dirs = 0;
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0)
-        return -1;
-    exe[n] = '\0';
-    char *slash = strrchr(exe, '/');
-    if (!slash)
-        return -1;
-    *slash = '\0';
-    static const char *const rel[] = { "libmemtrace.so", "../lib/libmemtrace.so",
-                                       "../lib64/libmemtrace.so" };
-    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-        if (snprintf(out, len, "%s/%s", exe, rel[i]) >= (int)len)
-            continue;
-        if (access(out, R_OK) == 0)
-            return 0;
+    char *slash = n > 0 ? (exe[n] = '\0', strrchr(exe, '/')) : NULL;
+    if (slash) {
+        *slash = '\0';
+        static const char *const rel[] = { "", "/../lib", "/../lib64",
+                                           "/../lib/" MULTIARCH_TRIPLET };
+        for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++)
+            if (snprintf(dirs[n_dirs], PATH_MAX, "%s%s", exe, rel[i]) < PATH_MAX)
+                n_dirs++;
     }
+    snprintf(dirs[n_dirs++], PATH_MAX, "%s", MEMTRACE_LIBDIR);
+    static const char *const names[] = { "libmemtrace.so", "libmemtrace.so." MEMTRACE_SOVERSION };
+    for (size_t d = 0; d < n_dirs; d++)
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+            if (snprintf(out, len, "%s/%s", dirs[d], names[i]) < (int)len &&
+                access(out, R_OK) == 0)
+                return 0;
     return -1;
 }
 

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "buildinfo.h"   /* generated: MEMTRACE_VERSION, MEMTRACE_COMMIT */
 #include "commands.h"
 #include "trace_names.h"
 #include "memtrace/analyze.h"
@@ -85,7 +86,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(name, "--version")) {
-        printf("memtrace 0.1.0\n");
+        printf("memtrace %s (commit %s)\n", MEMTRACE_VERSION, MEMTRACE_COMMIT);
         return 0;
     }
     for (size_t i = 0; i < N_COMMANDS; i++)

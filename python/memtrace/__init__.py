@@ -21,8 +21,9 @@ import os
 import warnings
 
 from . import _lib
+from ._version import __version__
 
-__all__ = ["open", "Trace", "MemtraceError", "MemtraceWarning"]
+__all__ = ["open", "Trace", "MemtraceError", "MemtraceWarning", "__version__"]
 
 
 class MemtraceError(Exception):

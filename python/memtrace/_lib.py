@@ -5,8 +5,9 @@ namer then names the raw frames of traces never symbolized as they are read.
 
 The library is looked for in $MEMTRACE_LIBDIR, then next to a source
 checkout (build/ at the repository's root, as `make` leaves it), then where
-`make install` put it (_config.LIBDIR), then on the loader's path. The
-symbolizer is taken from the same place as the analysis library.
+`make install` put it (_config.LIBDIR), then on the loader's path (Debian's
+libmemtrace0, a wheel's user), each by its soname and then its bare name.
+The symbolizer is taken from the same place as the analysis library.
 """
 import ctypes
 import os
@@ -21,22 +22,34 @@ c_int64_p = ctypes.POINTER(ctypes.c_int64)
 c_double_p = ctypes.POINTER(ctypes.c_double)
 c_err = ctypes.POINTER(ctypes.c_void_p)
 
+from ._version import SOVERSION
+
 NAME = "libmemtrace-analyze.so"
 SYMBOLIZE_NAME = "libmemtrace-symbolize.so"
+# each library by its soname first (what Debian's libmemtrace0 installs),
+# then by the bare name (a build tree, `make install`, libmemtrace-dev)
+NAMES = (NAME + "." + SOVERSION, NAME)
+HOW = ("install the libmemtrace%s package (apt install ./libmemtrace%s_*.deb, made by `make deb`), "
+       "or build and `make install` memtrace from its sources, or set MEMTRACE_LIBDIR to the "
+       "directory that holds %s" % (SOVERSION, SOVERSION, NAME))
 
 
 def _candidates():
+    dirs = []
     env = os.environ.get("MEMTRACE_LIBDIR")
     if env:
-        yield os.path.join(env, NAME)
+        dirs.append(env)
     here = os.path.dirname(os.path.abspath(__file__))
-    yield os.path.join(here, "..", "..", "build", NAME)
+    dirs.append(os.path.join(here, "..", "..", "build"))
     try:
         from . import _config
-        yield os.path.join(_config.LIBDIR, NAME)
+        dirs.append(_config.LIBDIR)
     except ImportError:
         pass
-    yield NAME
+    for d in dirs:
+        for name in NAMES:
+            yield os.path.join(d, name)
+    yield from NAMES   # the loader's own path (ldconfig's cache)
 
 
 def _load():
@@ -49,9 +62,8 @@ def _load():
             return ctypes.CDLL(path), path
         except OSError as e:
             errors.append(str(e))
-    raise ImportError(
-        "memtrace: cannot load %s (build it with `make`, or set MEMTRACE_LIBDIR): %s"
-        % (NAME, "; ".join(errors) or "not found"))
+    raise ImportError("memtrace: cannot load %s: %s (%s)"
+                      % (NAME, "; ".join(errors) or "not found", HOW))
 
 
 lib, lib_path = _load()
@@ -136,8 +148,10 @@ def _load_namer():
     """(the Namer, None), or (None, why not) when libmemtrace-symbolize.so
     is not beside the analysis library or cannot be loaded."""
     where = os.path.dirname(lib_path)
-    path = os.path.join(where, SYMBOLIZE_NAME) if where else SYMBOLIZE_NAME
-    if where and not os.path.exists(path):
+    names = (SYMBOLIZE_NAME + "." + SOVERSION, SYMBOLIZE_NAME)
+    paths = [os.path.join(where, n) for n in names] if where else list(names)
+    path = next((p for p in paths if not where or os.path.exists(p)), None)
+    if path is None:
         return None, "%s is not installed beside %s" % (SYMBOLIZE_NAME, lib_path)
     try:
         return Namer(ctypes.CDLL(path)), None
