@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "memtrace/present.h"
 #include "memtrace/symbolize.h"
+#include "trace_names.h"
 
 static const char usage_text[] =
     "usage: memtrace symbolize [--debuginfod URL] [--quiet] TRACE...\n"
@@ -29,7 +30,9 @@ static const char usage_text[] =
     "the names into the trace, to read it elsewhere or after the binaries\n"
     "change. Run it where the traced program ran, before its binaries change:\n"
     "a module whose build-id differs from the recorded one is not used.\n"
-    "Frames that stay raw are still counted, under module+0xoffset.\n"
+    "Frames that stay raw are still counted, under module+0xoffset; a\n"
+    "stripped module without its debug symbols gets one warning saying how\n"
+    "to get them (Debian: its -dbgsym package).\n"
     "\n"
     "      --debuginfod URL  also ask the debuginfod server at URL\n"
     "                    (http://host:port) by build-id for the debug information\n"
@@ -38,6 +41,9 @@ static const char usage_text[] =
     "                    DEBUGINFOD_URLS in the environment is ignored\n"
     "  -q, --quiet       no summary line per trace\n"
     "  -h, --help        this help\n"
+    "\n"
+    "Environment: MEMTRACE_DEBUG_ROOT=DIR looks for separate debug files\n"
+    "(DIR/.build-id/xx/yyyy.debug, debuglinks) under DIR, not /usr/lib/debug.\n"
     "\n"
     "Exit status: 0 when every trace was readable (symbolized or had nothing to\n"
     "do), 1 otherwise.\n"
@@ -57,7 +63,8 @@ static void on_warning(void *ctx, const char *msg)
 static int symbolize_one(const char *cmd, const char *path, int quiet, const char *url)
 {
     mt_symbolize_options o = {.on_warning = on_warning, .warning_ctx = (void *)cmd,
-                              .debuginfod_url = url};
+                              .debuginfod_url = url,
+                              .debug_root = trace_names_debug_root()};
     mt_symbolize_stats st;
     char *err = NULL;
     if (mt_symbolize_file(path, &o, &st, &err) != 0) {
