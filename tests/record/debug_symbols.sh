@@ -111,4 +111,31 @@ check "MiniDebugInfo: the static function named ($(sed -n 4p "$D/mini.top"))" \
     grep -q "hidden_block ($D/mini)" "$D/mini.top"
 check "MiniDebugInfo: its caller named" grep -q "<- make_block ($D/mini)" "$D/mini.top"
 check "MiniDebugInfo: every frame named, no note" test ! -s "$D/mini.err"
+
+# ------------------------------------------------ 4. one line for a run
+# three forked children of one stripped program: one warning, not three
+cat > "$D/forks.c" <<'C'
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+__attribute__((noinline)) static void *blk(size_t n) { return malloc(n); }
+int main(void)
+{
+    for (int k = 0; k < 3; k++)
+        if (fork() == 0) {
+            for (int i = 0; i < 4000; i++)
+                free(blk(4096));
+            _exit(0);
+        }
+    while (wait(NULL) > 0)
+        ;
+    return 0;
+}
+C
+cc -O1 -fno-omit-frame-pointer -o "$D/forks" "$D/forks.c" && strip --strip-all "$D/forks" || fail "compile forks"
+"$M" run -i 64k -o "$D/forks.ctf" -- "$D/forks" 2>"$D/forks.err" || fail "memtrace run forks"
+check "run of a stripped program with 3 children: 3 child traces" \
+    test "$(ls "$D" | grep -c '^forks\.ctf\.[0-9]*$')" = 3
+check "run: the advice once ($(grep -c 'has no debug information here' "$D/forks.err") lines)" \
+    test "$(grep -c "$D/forks has no debug information here" "$D/forks.err")" = 1
 finish
