@@ -52,7 +52,8 @@ typedef struct mt_symbolize_stats {
  * where the trace says they were loaded from; a module whose build-id (or,
  * without one, size) differs from the recorded fingerprint is not used.
  * Debug information is looked up locally (the modules themselves, their
- * directories, /usr/lib/debug), and on opts->debuginfod_url when set.
+ * directories, /usr/lib/debug or opts->debug_root), and on
+ * opts->debuginfod_url when set.
  * Only regular ELF files are
  * read (a FIFO or a device named by a trace or a debuglink is skipped),
  * each module file once however its path is spelled. A trace still open in the process that writes
