@@ -14,6 +14,7 @@
 #include "commands.h"
 #include "memtrace/present.h"
 #include "memtrace/symbolize.h"
+#include "trace_names.h"
 
 static const char usage_text[] =
     "usage: memtrace symbolize [--debuginfod URL] [--quiet] TRACE...\n"
@@ -29,7 +30,9 @@ static const char usage_text[] =
     "the names into the trace, to read it elsewhere or after the binaries\n"
     "change. Run it where the traced program ran, before its binaries change:\n"
     "a module whose build-id differs from the recorded one is not used.\n"
-    "Frames that stay raw are still counted, under module+0xoffset.\n"
+    "Frames that stay raw are still counted, under module+0xoffset; a\n"
+    "stripped module without its debug symbols gets one warning saying how\n"
+    "to get them (Debian: its -dbgsym package).\n"
     "\n"
     "      --debuginfod URL  also ask the debuginfod server at URL\n"
     "                    (http://host:port) by build-id for the debug information\n"
@@ -39,25 +42,67 @@ static const char usage_text[] =
     "  -q, --quiet       no summary line per trace\n"
     "  -h, --help        this help\n"
     "\n"
+    "Environment: MEMTRACE_DEBUG_ROOT=DIR looks for separate debug files\n"
+    "(DIR/.build-id/xx/yyyy.debug, debuglinks) under DIR, not /usr/lib/debug.\n"
+    "\n"
     "Exit status: 0 when every trace was readable (symbolized or had nothing to\n"
     "do), 1 otherwise.\n"
     "\n"
     "Example:\n"
     "  LD_PRELOAD=libmemtrace.so MEMTRACE=app.ctf ./app && memtrace symbolize app.ctf\n";
 
+/* The warnings of one command over its traces: what one trace said about
+ * a module ("TRACE: MODULE has no debug information here ...") is not
+ * said again for the next trace (the processes of one run share their
+ * programs and libraries). */
+struct warnings {
+    const char *cmd;
+    const char *path;       /* the trace being symbolized */
+    char **said;            /* messages less their "TRACE: " */
+    size_t n, cap;
+};
+
 static void on_warning(void *ctx, const char *msg)
 {
+    struct warnings *w = ctx;
+    size_t pl = strlen(w->path);
+    if (strncmp(msg, w->path, pl) == 0 && msg[pl] == ':' && msg[pl + 1] == ' ') {
+        const char *rest = msg + pl + 2;
+        for (size_t i = 0; i < w->n; i++)
+            if (strcmp(w->said[i], rest) == 0)
+                return;
+        if (w->n == w->cap) {
+            size_t cap = w->cap ? 2 * w->cap : 8;
+            char **v = realloc(w->said, cap * sizeof *v);
+            if (v) {
+                w->said = v;
+                w->cap = cap;
+            }
+        }
+        if (w->n < w->cap && (w->said[w->n] = strdup(rest)))
+            w->n++;
+    }
     /* (module paths come from the trace: escaped) */
-    fprintf(stderr, "memtrace %s: warning: ", (const char *)ctx);
+    fprintf(stderr, "memtrace %s: warning: ", w->cmd);
     mt_text_put(stderr, msg);
     fputc('\n', stderr);
 }
 
-/* Symbolizes one trace, with a summary line unless quiet; 0 or 1. */
-static int symbolize_one(const char *cmd, const char *path, int quiet, const char *url)
+static void warnings_free(struct warnings *w)
 {
-    mt_symbolize_options o = {.on_warning = on_warning, .warning_ctx = (void *)cmd,
-                              .debuginfod_url = url};
+    for (size_t i = 0; i < w->n; i++)
+        free(w->said[i]);
+    free(w->said);
+}
+
+/* Symbolizes one trace, with a summary line unless quiet; 0 or 1. */
+static int symbolize_one(struct warnings *w, const char *path, int quiet, const char *url)
+{
+    const char *cmd = w->cmd;
+    w->path = path;
+    mt_symbolize_options o = {.on_warning = on_warning, .warning_ctx = w,
+                              .debuginfod_url = url,
+                              .debug_root = trace_names_debug_root()};
     mt_symbolize_stats st;
     char *err = NULL;
     if (mt_symbolize_file(path, &o, &st, &err) != 0) {
@@ -115,8 +160,10 @@ int cmd_symbolize(int argc, char **argv)
      * (libdw's own debuginfod client would take DEBUGINFOD_URLS). */
     unsetenv("DEBUGINFOD_URLS");
     int rc = 0;
+    struct warnings w = {.cmd = "symbolize"};
     for (int i = optind; i < argc; i++)
-        rc |= symbolize_one("symbolize", argv[i], quiet, url);
+        rc |= symbolize_one(&w, argv[i], quiet, url);
+    warnings_free(&w);
     return rc;
 }
 
@@ -125,7 +172,9 @@ int symbolize_run_traces(char **paths, size_t n)
 {
     unsetenv("DEBUGINFOD_URLS");
     int rc = 0;
+    struct warnings w = {.cmd = "run"};
     for (size_t i = 0; i < n; i++)
-        rc |= symbolize_one("run", paths[i], 1, NULL);
+        rc |= symbolize_one(&w, paths[i], 1, NULL);
+    warnings_free(&w);
     return rc;
 }

@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "memtrace/analyze.h"
+#include "trace_names.h"
 #include "memtrace/present.h"
 #include "memtrace/symbolize.h"
 #include "safefile.h"
@@ -98,7 +99,8 @@ static int snapshot(const char *trace, const char *dir, const char *name, int pi
     const char *load = trace;
     if (copy_file(trace, &copy, copy_path) == 0) {
         /* names for the raw frames; a failure leaves them raw, still counted */
-        mt_symbolize_options so = { .on_warning = quiet };
+        mt_symbolize_options so = { .on_warning = quiet,
+                                    .debug_root = trace_names_debug_root() };
         if (mt_symbolize_file(copy.tmp, &so, NULL, &err) == 0)
             load = copy.tmp;
         free(err);

@@ -7,21 +7,46 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "memtrace/present.h"
 #include "memtrace/symbolize.h"
 #include "trace_names.h"
 
 static mt_namer *namer;
+static char *env_server;   /* the first of DEBUGINFOD_URLS, for the notes only */
+
+const char *trace_names_debug_root(void)
+{
+    static int warned;
+    const char *root = getenv("MEMTRACE_DEBUG_ROOT");
+    if (!root || !*root)
+        return NULL;
+    if (root[0] != '/' || strchr(root, ':')) {
+        if (!warned++) {
+            fputs("memtrace: warning: MEMTRACE_DEBUG_ROOT=", stderr);
+            mt_text_put(stderr, root);
+            fputs(" ignored: not an absolute path without ':'\n", stderr);
+        }
+        return NULL;
+    }
+    return root;
+}
 
 void trace_names_start(void)
 {
     /* No server is ever asked while reading: libdw's own debuginfod
      * client would take one from the environment. */
+    const char *urls = getenv("DEBUGINFOD_URLS");
+    if (urls && !env_server) {
+        urls += strspn(urls, " \t");
+        env_server = strndup(urls, strcspn(urls, " \t"));
+    }
     unsetenv("DEBUGINFOD_URLS");
     if (namer)
         return;
     mt_namer_options o = {0};   /* checked modules only, local files only */
+    o.debug_root = trace_names_debug_root();
     namer = mt_namer_new(&o);
     if (namer)
         mt_reader_set_namer(mt_namer_name, namer);
@@ -33,9 +58,22 @@ int trace_names_note(FILE *out, const char *cmd)
         return 0;
     mt_namer_problem p;
     const char *trace = NULL;
+    int any = 0;
     while (mt_namer_next_problem(namer, &p)) {
+        any = 1;
         fprintf(out, "memtrace %s: note: frames in ", cmd);
         mt_text_put(out, p.module);
+        if (p.why == MT_NAMER_NO_DEBUG) {
+            fputs(" without a symbol stay module+0xoffset: it has no debug information "
+                  "here; install its debug symbols (Debian: the -dbgsym package that "
+                  "'find-dbgsym-packages ", out);
+            mt_text_put(out, p.module);
+            fprintf(out, "' names) or run 'memtrace symbolize --debuginfod %s ",
+                    env_server && *env_server ? env_server : "URL");
+            mt_text_put(out, p.trace);
+            fputs("'\n", out);
+            continue;
+        }
         if (p.why == MT_NAMER_CHANGED) {
             fputs(" stay module+0xoffset: the file there is not the one ", out);
             mt_text_put(out, p.trace);
@@ -48,7 +86,7 @@ int trace_names_note(FILE *out, const char *cmd)
             trace = p.trace;
     }
     if (!trace)
-        return 0;
+        return any;
     fprintf(out, "memtrace %s: note: run 'memtrace symbolize ", cmd);
     mt_text_put(out, trace);
     fputs("' on the machine where it was recorded, before its binaries change\n", out);

@@ -12,9 +12,14 @@
  * that reports or serves the viewer. */
 void trace_names_start(void);
 
+/* MEMTRACE_DEBUG_ROOT: the directory of separate debug files to use
+ * instead of /usr/lib/debug, or NULL (unset, empty, or not an absolute
+ * path without ':', which is said once on stderr). */
+const char *trace_names_debug_root(void);
+
 /* Prints "memtrace CMD: note: ..." for each module whose frames stayed raw
- * (missing here, or changed) not noted before, and what to do; 1 if it
- * printed anything. */
+ * (missing here, changed, or stripped without its debug symbols) not noted
+ * before, and what to do; 1 if it printed anything. */
 int trace_names_note(FILE *out, const char *cmd);
 
 #endif

@@ -32,6 +32,10 @@ typedef struct mt_symbolize_options {
      * the debug information of modules here that have none. NULL: local
      * files only (never DEBUGINFOD_URLS from the environment). */
     const char *debuginfod_url;
+    /* Added: the directory of separate debug files (its .build-id/ tree,
+     * debuglink and dwz names), an absolute path without ':', instead of
+     * /usr/lib/debug. NULL: /usr/lib/debug. */
+    const char *debug_root;
 } mt_symbolize_options;
 
 typedef struct mt_symbolize_stats {
@@ -48,7 +52,8 @@ typedef struct mt_symbolize_stats {
  * where the trace says they were loaded from; a module whose build-id (or,
  * without one, size) differs from the recorded fingerprint is not used.
  * Debug information is looked up locally (the modules themselves, their
- * directories, /usr/lib/debug), and on opts->debuginfod_url when set.
+ * directories, /usr/lib/debug or opts->debug_root), and on
+ * opts->debuginfod_url when set.
  * Only regular ELF files are
  * read (a FIFO or a device named by a trace or a debuglink is skipped),
  * each module file once however its path is spelled. A trace still open in the process that writes
@@ -75,6 +80,7 @@ typedef struct mt_namer_options {
     const char *debuginfod_url;     /* as in mt_symbolize_options */
     mt_warning_fn on_warning;       /* debuginfod's errors; NULL: stderr */
     void *warning_ctx;
+    const char *debug_root;         /* added; as in mt_symbolize_options */
 } mt_namer_options;
 
 mt_namer *mt_namer_new(const mt_namer_options *opts);
@@ -90,7 +96,13 @@ size_t mt_namer_name(void *namer, const char *trace, const mt_location *in, size
 /* Why the frames of a module stay raw. */
 typedef enum mt_namer_why {
     MT_NAMER_MISSING = 1,   /* no readable ELF file at its path */
-    MT_NAMER_CHANGED = 2    /* the file there is not the one that was loaded */
+    MT_NAMER_CHANGED = 2,   /* the file there is not the one that was loaded */
+    /* added: the module is used, but it has no debug information here and
+     * some of its frames have no ELF symbol either (a stripped binary
+     * without its debug symbols); the C runtime's own modules (libc, the
+     * dynamic loader, libgcc_s, libstdc++), whose unnamed frames are
+     * start-up and thread-start code, are not listed */
+    MT_NAMER_NO_DEBUG = 3
 } mt_namer_why;
 
 typedef struct mt_namer_problem {
@@ -99,7 +111,8 @@ typedef struct mt_namer_problem {
     mt_namer_why why;
 } mt_namer_problem;
 
-/* The next module that could not be used and was not returned before:
+/* The next module that could not be used, or that left frames unnamed
+ * (MT_NAMER_NO_DEBUG), and was not returned before:
  * 1 with *p set (strings valid until the namer is freed), else 0. */
 int mt_namer_next_problem(mt_namer *nm, mt_namer_problem *p);
 

@@ -45,6 +45,41 @@ static const char *const builtin[] = {
     "ztrymalloc*", "ztrycalloc*", "ztryrealloc*", "zstrdup", "zmalloc_no_tcache",
     "je_malloc", "je_calloc", "je_realloc", "tc_malloc", "tc_calloc", "tc_realloc",
     "tc_new", "tc_newarray", "mi_malloc", "mi_calloc", "mi_realloc", "mi_zalloc",
+    /* git's wrappers beside the GNU-style ones */
+    "xmallocz", "xmallocz_gently", "xmemdupz", "do_xmalloc", "do_xmallocz",
+    /* PostgreSQL's memory contexts */
+    "palloc", "palloc0", "palloc_extended", "palloc_aligned", "repalloc", "repalloc0",
+    "repalloc_extended", "repalloc_huge", "pstrdup", "pnstrdup", "MemoryContextAlloc*",
+    "MemoryContextStrdup", "AllocSetAlloc*", "AllocSetRealloc", "GenerationAlloc*",
+    "GenerationRealloc", "SlabAlloc*", "SlabRealloc", "BumpAlloc*", "BumpRealloc",
+    /* Perl */
+    "Perl_safesysmalloc", "Perl_safesyscalloc", "Perl_safesysrealloc", "Perl_savepv",
+    "Perl_savepvn", "Perl_savesharedpv", "Perl_savesharedpvn",
+    /* APR pools */
+    "apr_palloc", "apr_pcalloc", "apr_pstrdup", "apr_pstrndup", "apr_pstrmemdup",
+    "apr_pmemdup", "apr_allocator_alloc",
+    /* nginx pools */
+    "ngx_alloc", "ngx_calloc", "ngx_memalign", "ngx_palloc", "ngx_pnalloc", "ngx_pcalloc",
+    "ngx_pmemalign", "ngx_palloc_small", "ngx_palloc_large", "ngx_palloc_block", "ngx_pstrdup",
+    /* talloc */
+    "_talloc", "__talloc", "__talloc_with_prefix", "_talloc_zero", "_talloc_array",
+    "_talloc_zero_array", "_talloc_realloc", "_talloc_realloc_array", "_talloc_memdup",
+    "_talloc_named_const", "talloc_named_const", "talloc_strdup", "talloc_strndup",
+    /* CPython's object allocator and object creation */
+    "pymalloc_alloc", "pymalloc_realloc", "allocate_from_new_pool", "new_arena",
+    "_PyObject_New", "_PyObject_NewVar", "_PyObject_GC_New", "_PyObject_GC_NewVar",
+    "_PyObject_GC_Resize", "gc_alloc", "PyType_GenericAlloc", "_PyType_AllocNoTrack",
+    /* Ruby */
+    "ruby_xmalloc*", "ruby_xcalloc*", "ruby_xrealloc*", "ruby_strdup", "objspace_xmalloc*",
+    "objspace_xcalloc", "objspace_xrealloc*", "rb_xmalloc_mul_add*",
+    /* Lua: its memory manager and lauxlib's allocator */
+    "luaM_*", "l_alloc", "luaC_newobj*",
+    /* libxml2 */
+    "xmlMalloc", "xmlMallocAtomic", "xmlRealloc", "xmlMallocLoc", "xmlMallocAtomicLoc",
+    "xmlReallocLoc", "xmlMemMalloc", "xmlMemRealloc", "xmlMemStrdupLoc", "xmlStrdup",
+    "xmlStrndup", "xmlCharStrdup", "xmlCharStrndup",
+    /* more of OpenSSL */
+    "CRYPTO_clear_realloc", "CRYPTO_memdup", "CRYPTO_secure_malloc", "CRYPTO_secure_zalloc",
     NULL};
 
 const char *const *mt_plumbing_builtin(void) { return builtin; }

@@ -107,7 +107,21 @@ int mtr_malloc_is_ours(void)
     if (!first || first == (void *)mtr_own_malloc ||
         !dladdr1(first, &info, (void **)&map, RTLD_DL_LINKMAP) || !map)
         return 1;
-    return map->l_prev == NULL;   /* the executable comes first in the chain */
+    if (map->l_prev == NULL)
+        return 1;   /* the executable comes first in the chain */
+    /* Another object's malloc comes first: an allocator of its own, or a
+     * preload that forwards to the next malloc (ours). Ask it for a small
+     * block: ours, when reached, takes its bytes off this thread's countdown
+     * (or, at the countdown's end, draws it again), which nothing else
+     * changes meanwhile. The block goes back to the program's free. */
+    void (*first_free)(void *) = (void (*)(void *))dlsym(RTLD_DEFAULT, "free");
+    if (!first_free)
+        return 1;
+    uint64_t before = mtr_tls.countdown;
+    void *p = ((void *(*)(size_t))first)(8);
+    uint64_t after = mtr_tls.countdown;
+    first_free(p);
+    return after != before;
 }
 
 API void free(void *p)

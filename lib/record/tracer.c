@@ -488,14 +488,14 @@ static void on_free(void *ctx, void *token)
 /* ---------------------------------------------------------------------- */
 /* Starting and stopping                                                   */
 
-static char *read_cmdline(void)
+/* The command line, arguments joined by spaces, into buf (cap > 0). */
+static void read_cmdline(char *buf, size_t cap)
 {
-    char buf[4096];
     size_t len = 0;
     int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
         ssize_t n;
-        while (len < sizeof buf - 1 && (n = read(fd, buf + len, sizeof buf - 1 - len)) > 0)
+        while (len < cap - 1 && (n = read(fd, buf + len, cap - 1 - len)) > 0)
             len += (size_t)n;
         close(fd);
     }
@@ -505,8 +505,13 @@ static char *read_cmdline(void)
         if (buf[i] == '\0')
             buf[i] = ' ';
     buf[len] = '\0';
-    return strdup(buf);
 }
+
+/* The command line as executed, read by the constructor before main: a
+ * program that rewrites its argv later (a process title, "postgres:
+ * startup") and the children it forks (which keep this copy) are named by
+ * the command that started them, not by the title at their first sample. */
+static char exec_cmdline[4096];
 
 /* The executable's name for the trace: the path the program was started
  * by (AT_EXECFN: /usr/bin/redis-server), which /proc/self/exe would give
@@ -623,7 +628,9 @@ static int begin_piece(int fd, int64_t start)
     if (gethostname(host, sizeof host) != 0)
         host[0] = '\0';
     host[sizeof host - 1] = '\0';
-    char *cmdline = tr.context ? NULL : read_cmdline();
+    char now[sizeof exec_cmdline];
+    if (!tr.context && !exec_cmdline[0])
+        read_cmdline(now, sizeof now);   /* (started without the constructor's copy) */
     mt_trace_info info;
     memset(&info, 0, sizeof info);
     info.version = 2;
@@ -634,7 +641,7 @@ static int begin_piece(int fd, int64_t start)
     info.ocaml_runtime_params = attached ? MT_INFO_ATTACHED : "";
     info.pid = (uint64_t)tr.pid;
     info.start_time = start;
-    info.context = tr.context ? tr.context : cmdline;
+    info.context = tr.context ? tr.context : exec_cmdline[0] ? exec_cmdline : now;
 
     mt_writer_options opts;
     memset(&opts, 0, sizeof opts);
@@ -646,7 +653,6 @@ static int begin_piece(int fd, int64_t start)
     tr.dirty = 0;
     tr.last_flush_ms = mono_ms();
     tr.w = mt_writer_open(fd, &info, &opts, &err);
-    free(cmdline);
     if (!tr.w) {
         message("%s: %s", tr.path, err ? err : "cannot write trace");
         free(err);
@@ -1347,6 +1353,7 @@ __attribute__((constructor)) static void memtrace_init(void)
     mtr_real_resolve();   /* the program's allocator, before anything else allocates */
     __atomic_store_n(&mtr_ready, 1, __ATOMIC_RELEASE);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
+    read_cmdline(exec_cmdline, sizeof exec_cmdline);
     memtrace_trace_if_requested();
 }
 

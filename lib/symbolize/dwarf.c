@@ -16,7 +16,9 @@
  * and opened again when a later frame needs it.
  *
  * Each open module is reported to a Dwfl of its own. Separate debug
- * information is found by find_debuginfo, in this order: by build-id in
+ * information is found by find_debuginfo under the debug root
+ * (/usr/lib/debug, or the caller's: mts_dwarf_set_debug_root; written
+ * /usr/lib/debug below), in this order: by build-id in
  * /usr/lib/debug/.build-id (libdw's own search, which checks the id: that
  * directory is the system's and trusted); by name (.gnu_debuglink, else
  * MODULE.debug) in the module's directory, its .debug/ and /usr/lib/debug
@@ -46,6 +48,10 @@
  * module's function symbols sorted once (libdw's dwfl_module_addrinfo scans
  * the whole symbol table at each call). Without a symbol either: nothing (the
  * raw frame stays).
+ *
+ * A stripped module's MiniDebugInfo (.gnu_debugdata: an xz-compressed
+ * symbol table of the functions .dynsym leaves out, as Fedora ships) is
+ * libdw's to read: dwfl_module_getsymtab includes it.
  *
  * Return addresses point after the call instruction: lookups use addr - 1.
  */
@@ -215,6 +221,7 @@ void mts_dwarf_free(mts_dwarf *d)
     if (d->dfd_client && d->dfd_end)
         d->dfd_end(d->dfd_client);
     free(d->dfd_url);
+    free(d->debuginfo_path);
     free(d);
 }
 
@@ -311,6 +318,24 @@ int mts_dwarf_set_debuginfod(mts_dwarf *d, const char *url, mt_warning_fn warn, 
     d->dfd_warn = warn;
     d->dfd_warn_ctx = ctx;
     return url && *url && !d->dfd_url ? -1 : 0;
+}
+
+int mts_dwarf_set_debug_root(mts_dwarf *d, const char *root)
+{
+    if (root && (root[0] != '/' || strchr(root, ':')))
+        return -1;   /* libdw's path list: absolute entries split at ':' */
+    char *copy = root ? strdup(root) : NULL;
+    if (root && !copy)
+        return -1;
+    free(d->debuginfo_path);
+    d->debuginfo_path = copy;   /* libdw's build-id search looks there only */
+    return 0;
+}
+
+/* The directory of separate debug files: the caller's, else DEBUG_ROOT. */
+static const char *debug_root(const mts_dwarf *d)
+{
+    return d && d->debuginfo_path ? d->debuginfo_path : DEBUG_ROOT;
 }
 
 /* ------------------------------------------------------------- modules */
@@ -467,11 +492,11 @@ static int try_debug_file(const char *dir, const char *sub, const char *file,
     return fd;
 }
 
-/* Is path absolute, under DEBUG_ROOT, without "." or ".." components? */
-static int under_debug_root(const char *path)
+/* Is path absolute, under root, without "." or ".." components? */
+static int under_debug_root(const char *root, const char *path)
 {
-    size_t n = strlen(DEBUG_ROOT);
-    if (strncmp(path, DEBUG_ROOT "/", n + 1) != 0)
+    size_t n = strlen(root);
+    if (strncmp(path, root, n) != 0 || path[n] != '/')
         return 0;
     for (const char *p = path + n; *p; p++)
         if (p[0] == '/' && p[1] == '.' &&
@@ -553,6 +578,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
                           GElf_Word crc, char **debuginfo_file_name)
 {
     mts_dwarf *d = userdata ? *userdata : NULL;
+    const char *root = debug_root(d);
     *debuginfo_file_name = NULL;
     int alt;
     const unsigned char *id = NULL;
@@ -583,7 +609,7 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
         /* the dwz file: where .gnu_debugaltlink says if that is under
          * /usr/lib/debug, else its last component in the module's
          * directory, its .dwz/, /usr/lib/debug and /usr/lib/debug/.dwz */
-        if (debuglink && debuglink[0] == '/' && under_debug_root(debuglink))
+        if (debuglink && debuglink[0] == '/' && under_debug_root(root, debuglink))
             fd = try_debug_file("", NULL, debuglink + 1, &main_st, id, idlen, 0, 0,
                                 debuginfo_file_name);
         const char *b = debuglink ? strrchr(debuglink, '/') : NULL;
@@ -599,10 +625,10 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
                                         debuginfo_file_name);
             }
             if (fd < 0)
-                fd = try_debug_file(DEBUG_ROOT, NULL, b, &main_st, id, idlen, 0, 0,
+                fd = try_debug_file(root, NULL, b, &main_st, id, idlen, 0, 0,
                                     debuginfo_file_name);
             if (fd < 0)
-                fd = try_debug_file(DEBUG_ROOT, ".dwz", b, &main_st, id, idlen, 0, 0,
+                fd = try_debug_file(root, ".dwz", b, &main_st, id, idlen, 0, 0,
                                     debuginfo_file_name);
         }
     } else if (!debuglink || (!strchr(debuglink, '/') && strcmp(debuglink, ".") != 0 &&
@@ -633,13 +659,13 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
                                     debuginfo_file_name);
             /* /usr/lib/debug/DIR: only for a real path (no "..") */
             if (fd < 0 && k == 1)
-                fd = try_debug_file(DEBUG_ROOT, dir + 1, name, &main_st, id, idlen, check,
+                fd = try_debug_file(root, dir + 1, name, &main_st, id, idlen, check,
                                     crc, debuginfo_file_name);
             if (fd < 0 && !debuglink) {   /* as libdw: the module's own name there too */
                 fd = try_debug_file(dir, ".debug", base_name, &main_st, id, idlen, 0, 0,
                                     debuginfo_file_name);
                 if (fd < 0 && k == 1)
-                    fd = try_debug_file(DEBUG_ROOT, dir + 1, base_name, &main_st, id, idlen,
+                    fd = try_debug_file(root, dir + 1, base_name, &main_st, id, idlen,
                                         0, 0, debuginfo_file_name);
             }
             *slash = '/';
@@ -844,6 +870,15 @@ static size_t lookup(mts_dwarf *d, struct module *m, const char *path, Dwarf_Add
     if (symname)
         add(d, out, &n, max, file ? file : path, file ? line : 0, symname);
     return n;
+}
+
+int mts_dwarf_has_dwarf(mts_dwarf *d, const char *path)
+{
+    struct name *n = name_of_path(d, path);
+    if (!n || !n->mod || open_module(d, n->mod) != 0)
+        return -1;
+    Dwarf_Addr bias;
+    return dwfl_module_getdwarf(n->mod->mod, &bias) != NULL;
 }
 
 int mts_dwarf_lookup(mts_dwarf *d, const char *path, uint32_t fingerprint, uint64_t offset,

@@ -33,4 +33,14 @@ int mts_dwarf_lookup(mts_dwarf *d, const char *path, uint32_t fingerprint, uint6
  * reached) go to warn. 0, or -1 when out of memory. */
 int mts_dwarf_set_debuginfod(mts_dwarf *d, const char *url, mt_warning_fn warn, void *ctx);
 
+/* The directory of separate debug files (build-id tree, debuglink and dwz
+ * names) instead of /usr/lib/debug: an absolute path without ':' (NULL:
+ * /usr/lib/debug again). 0, or -1 for such a path or out of memory. */
+int mts_dwarf_set_debug_root(mts_dwarf *d, const char *root);
+
+/* 1 when the module at path has DWARF here (its own, a separate debug
+ * file's or a debuginfod server's), 0 when not (its code is named by its
+ * ELF symbols at most: a stripped binary), -1 when it cannot be read. */
+int mts_dwarf_has_dwarf(mts_dwarf *d, const char *path);
+
 #endif

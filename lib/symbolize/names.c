@@ -8,7 +8,9 @@
  * the file on disk. A module is usable until dwarf.c finds it unreadable
  * or not the recorded file; from then on its frames stay raw without
  * asking again, and it is listed once as a problem (mt_namer_next_problem)
- * for the caller's messages. Each frame of a usable module is looked up
+ * for the caller's messages; so is, once, a usable module without DWARF
+ * that leaves a frame unnamed (stripped, its debug symbols not installed),
+ * unless it is the C runtime's. Each frame of a usable module is looked up
  * once: its chain of locations is kept per module in a code -> locations
  * table of the codec (lib/trace/loctab.h, keyed by the offset), its names
  * once in one string table. One lock around it all: readers on several
@@ -31,6 +33,7 @@ struct nmod {
     char *path;
     uint32_t fp;
     int why;            /* 0: usable; else an mt_namer_why */
+    int unnamed_seen;   /* a frame of it stayed unnamed: checked for a note */
     char *trace;        /* the first trace that named it */
     mt_loctab frames;   /* offset -> locations (empty: nothing names it) */
 };
@@ -39,13 +42,14 @@ struct mt_namer {
     pthread_mutex_t lock;
     int unchecked;
     char *url;
+    char *debug_root;
     mt_warning_fn on_warning;
     void *warning_ctx;
     mts_dwarf *dwarf;                 /* made on first need */
     int dwarf_failed;
     struct nmod **mods;               /* open addressing */
     size_t mask, count;
-    struct nmod **problems;           /* in the order they were found */
+    struct problem { struct nmod *mod; int why; } *problems;   /* in the order found */
     size_t nproblems, capproblems, next_problem;
     mt_pool pool;
     mt_strtab strings;
@@ -63,7 +67,9 @@ mt_namer *mt_namer_new(const mt_namer_options *opts)
         nm->unchecked = opts->unchecked;
         nm->on_warning = opts->on_warning;
         nm->warning_ctx = opts->warning_ctx;
-        if (opts->debuginfod_url && !(nm->url = strdup(opts->debuginfod_url))) {
+        if ((opts->debuginfod_url && !(nm->url = strdup(opts->debuginfod_url))) ||
+            (opts->debug_root && !(nm->debug_root = strdup(opts->debug_root)))) {
+            free(nm->url);
             free(nm);
             return NULL;
         }
@@ -90,6 +96,7 @@ void mt_namer_free(mt_namer *nm)
     mt_strtab_free(&nm->strings);
     mt_pool_free(&nm->pool);
     free(nm->url);
+    free(nm->debug_root);
     pthread_mutex_destroy(&nm->lock);
     free(nm);
 }
@@ -144,18 +151,47 @@ static struct nmod *module(mt_namer *nm, const char *path, uint32_t fp, const ch
     return m;
 }
 
-static void give_up(mt_namer *nm, struct nmod *m, int why)
+static void list_problem(mt_namer *nm, struct nmod *m, int why)
 {
-    m->why = why;
     if (nm->nproblems == nm->capproblems) {
         size_t cap = nm->capproblems ? 2 * nm->capproblems : 8;
-        struct nmod **p = realloc(nm->problems, cap * sizeof *p);
+        struct problem *p = realloc(nm->problems, cap * sizeof *p);
         if (!p)
-            return;   /* (it stays raw, unlisted) */
+            return;   /* (unlisted) */
         nm->problems = p;
         nm->capproblems = cap;
     }
-    nm->problems[nm->nproblems++] = m;
+    nm->problems[nm->nproblems++] = (struct problem){m, why};
+}
+
+static void give_up(mt_namer *nm, struct nmod *m, int why)
+{
+    m->why = why;
+    list_problem(nm, m, why);
+}
+
+/* Is path one of the C runtime's modules (their unnamed frames are its
+ * start-up and thread-start code, of no interest to a reader)? */
+static int is_runtime(const char *path)
+{
+    static const char *const prefixes[] = {"libc.so", "ld-linux", "ld64.so", "libpthread.so",
+                                           "libgcc_s.so", "libstdc++.so"};
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
+        if (strncmp(base, prefixes[i], strlen(prefixes[i])) == 0)
+            return 1;
+    return 0;
+}
+
+/* A frame of m got no name: listed once when m has no DWARF here. */
+static void unnamed(mt_namer *nm, struct nmod *m)
+{
+    if (m->unnamed_seen)
+        return;
+    m->unnamed_seen = 1;
+    if (!is_runtime(m->path) && mts_dwarf_has_dwarf(nm->dwarf, m->path) == 0)
+        list_problem(nm, m, MT_NAMER_NO_DEBUG);
 }
 
 /* The locations of a raw frame (its chain, outermost first) into *locs,
@@ -175,7 +211,8 @@ static size_t frame(mt_namer *nm, const char *trace, const mt_location *raw, uin
     if (!nm->dwarf && !nm->dwarf_failed) {
         nm->dwarf = mts_dwarf_new();
         if (!nm->dwarf ||
-            mts_dwarf_set_debuginfod(nm->dwarf, nm->url, nm->on_warning, nm->warning_ctx) != 0) {
+            mts_dwarf_set_debuginfod(nm->dwarf, nm->url, nm->on_warning, nm->warning_ctx) != 0 ||
+            mts_dwarf_set_debug_root(nm->dwarf, nm->debug_root) != 0) {
             mts_dwarf_free(nm->dwarf);
             nm->dwarf = NULL;
             nm->dwarf_failed = 1;
@@ -189,6 +226,8 @@ static size_t frame(mt_namer *nm, const char *trace, const mt_location *raw, uin
         return 0;
     }
     k = got > 0 ? (size_t)got : 0;
+    if (k == 0)
+        unnamed(nm, m);
     int oom = 0;
     for (size_t i = 0; i < k; i++) {   /* dwarf.c's strings are malloc'd: one copy each */
         char *f = (char *)nm->tmp[i].filename, *d = (char *)nm->tmp[i].defname;
@@ -235,10 +274,10 @@ int mt_namer_next_problem(mt_namer *nm, mt_namer_problem *p)
     pthread_mutex_lock(&nm->lock);
     int any = nm->next_problem < nm->nproblems;
     if (any) {
-        struct nmod *m = nm->problems[nm->next_problem++];
-        p->module = m->path;
-        p->trace = m->trace;
-        p->why = (mt_namer_why)m->why;
+        struct problem *q = &nm->problems[nm->next_problem++];
+        p->module = q->mod->path;
+        p->trace = q->mod->trace;
+        p->why = (mt_namer_why)q->why;
     }
     pthread_mutex_unlock(&nm->lock);
     return any;

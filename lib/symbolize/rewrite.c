@@ -60,6 +60,11 @@ static void warn_modules(struct rewriter *rw)
         if (p.why == MT_NAMER_CHANGED)
             warn(rw, "%s: %s has changed since the trace was recorded (build-id or size "
                      "differs): its frames stay module+offset", rw->path, p.module);
+        else if (p.why == MT_NAMER_NO_DEBUG)
+            warn(rw, "%s: %s has no debug information here: some of its frames stay "
+                     "module+offset; install its debug symbols (Debian: the -dbgsym package "
+                     "that find-dbgsym-packages %s names) or name a server with "
+                     "'memtrace symbolize --debuginfod URL'", rw->path, p.module, p.module);
         else
             warn(rw, "%s: cannot read %s: its frames stay module+offset", rw->path, p.module);
     }
@@ -251,6 +256,7 @@ int mt_symbolize_file(const char *path, const mt_symbolize_options *opts,
     mt_namer_options no = {.unchecked = 1};
     if (opts) {
         no.debuginfod_url = opts->debuginfod_url;
+        no.debug_root = opts->debug_root;
         no.on_warning = opts->on_warning;
         no.warning_ctx = opts->warning_ctx;
     }

@@ -51,9 +51,16 @@ def _name_notes(info):
                           "the library with `make install`)" % _lib.namer_missing,
                           MemtraceWarning, stacklevel=4)
         return
-    for module, trace, changed in _lib.namer.problems():
+    for module, trace, kind in _lib.namer.problems():
+        if kind == _lib.NAMER_NO_DEBUG:
+            warnings.warn("memtrace: frames in %s without a symbol stay module+0xoffset: it "
+                          "has no debug information here; install its debug symbols (Debian: "
+                          "the -dbgsym package that `find-dbgsym-packages %s` names) or run "
+                          "`memtrace symbolize --debuginfod URL %s`" % (module, module, trace),
+                          MemtraceWarning, stacklevel=4)
+            continue
         why = ("the file there is not the one %s was recorded with (build-id or size "
-               "differs: rebuilt, or another machine's)" % trace if changed
+               "differs: rebuilt, or another machine's)" % trace if kind == _lib.NAMER_CHANGED
                else "no such file on this machine")
         warnings.warn("memtrace: frames in %s stay module+0xoffset: %s; run `memtrace "
                       "symbolize %s` on the machine where it was recorded"

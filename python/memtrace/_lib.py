@@ -110,7 +110,7 @@ class NamerProblem(ctypes.Structure):
     _fields_ = [("module", c_char_p), ("trace", c_char_p), ("why", c_int)]
 
 
-NAMER_CHANGED = 2   # MT_NAMER_CHANGED; MT_NAMER_MISSING is 1
+NAMER_MISSING, NAMER_CHANGED, NAMER_NO_DEBUG = 1, 2, 3   # mt_namer_why
 
 
 class Namer:
@@ -134,13 +134,14 @@ class Namer:
         set_namer(ctypes.cast(sym.mt_namer_name, c_void_p), self.ptr)
 
     def problems(self):
-        """(module, trace, changed) of each module whose frames stayed raw
-        that was not returned before."""
+        """(module, trace, why) of each module whose frames stayed raw
+        that was not returned before; why is NAMER_MISSING, NAMER_CHANGED
+        or NAMER_NO_DEBUG (stripped, its debug symbols not here)."""
         out = []
         p = NamerProblem()
         while self._next_problem(self.ptr, ctypes.byref(p)):
             out.append((p.module.decode("utf-8", "replace"), p.trace.decode("utf-8", "replace"),
-                        p.why == NAMER_CHANGED))
+                        p.why))
         return out
 
 
