@@ -8,7 +8,9 @@
 #                                   and redis for the recorder's tests,
 #                                   Debian's debuginfod server and client
 #                                   for symbolize --debuginfod, valgrind for
-#                                   the leak verdicts' reference, pandas,
+#                                   the leak verdicts' reference, strace for a
+#                                   program already traced (ptrace refused),
+#                                   pandas,
 #                                   matplotlib and Jupyter for the Python
 #                                   package's tests, ...)
 #   scripts/install-deps.sh bench   test + heaptrack and hyperfine for comparisons
@@ -20,7 +22,7 @@ set -eu
 profile=${1:-build}
 
 build_pkgs="gcc make libc6-dev pkg-config libdw-dev libelf-dev zlib1g-dev libmicrohttpd-dev xz-utils libunwind-dev libpcre2-dev"
-test_pkgs="$build_pkgs clang libclang-rt-14-dev golang-go chromium sqlite3 python3 g++ procps curl libgmp-dev libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 redis-server redis-tools debuginfod libdebuginfod1 valgrind python3-pandas python3-matplotlib jupyter-nbconvert python3-ipykernel"
+test_pkgs="$build_pkgs clang libclang-rt-14-dev golang-go chromium sqlite3 python3 g++ procps curl libgmp-dev libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 redis-server redis-tools debuginfod libdebuginfod1 valgrind strace python3-pandas python3-matplotlib jupyter-nbconvert python3-ipykernel"
 bench_pkgs="$test_pkgs heaptrack hyperfine"
 
 case "$profile" in

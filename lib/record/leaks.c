@@ -15,6 +15,8 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -30,6 +32,23 @@ MT_HIDDEN void mtr_tracer_message(const char *fmt, ...);
 #define TOKEN_ID_BITS 48   /* tracer.c's tokens: recording << 48 | (id + 1) */
 #define TOKEN_ID_MASK ((UINT64_C(1) << TOKEN_ID_BITS) - 1)
 #define MAX_EXCL 64
+
+/* Why the last scan gave no verdicts ("" when it did): for ctl. */
+static char why_not[512];
+
+const char *mtr_leaks_why(void)
+{
+    return why_not;
+}
+
+void mtr_leaks_no_verdicts(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why_not, sizeof why_not, fmt, ap);
+    va_end(ap);
+    mtr_tracer_message("--leaks: %s: no leak verdicts", why_not);
+}
 
 int mtr_leaks_env(void)
 {
@@ -202,19 +221,14 @@ static __attribute__((noinline)) int scan(const char *trace_path, int64_t pid, i
     int64_t t0 = now_us(CLOCK_MONOTONIC), scan_us = now_us(CLOCK_REALTIME);
     int64_t c0 = now_us(CLOCK_THREAD_CPUTIME_ID);
     struct mtr_lk_threads th;
-    pid_t bad;
+    why_not[0] = 0;
     if (mtr_lk_has_userfaultfd()) {
-        mtr_tracer_message("--leaks: the program uses userfaultfd, whose pages the scan cannot "
-                           "read safely: no leak verdicts");
+        mtr_leaks_no_verdicts("the program uses userfaultfd, whose pages the scan cannot read safely");
         return -1;
     }
-    if (mtr_lk_stop(&th, &bad) != 0) {
-        if (bad > 0)
-            mtr_tracer_message("--leaks: thread %d did not stop for the scan (it blocks signal %d, "
-                               "or did not run for 10 s): no leak verdicts for this run",
-                               (int)bad, SIGRTMAX - 3);
-        else
-            mtr_tracer_message("--leaks: cannot stop the program's threads: no leak verdicts");
+    char why[400];
+    if (mtr_lk_stop(&th, why, sizeof why) != 0) {
+        mtr_leaks_no_verdicts("%s", why);
         return -1;
     }
     struct gather *g = mtr_lk_alloc(sizeof *g);
@@ -274,7 +288,7 @@ resume:
     mtr_lk_maps_free(&maps);
     int rc = -1;
     if (fail) {
-        mtr_tracer_message("--leaks: the scan failed (%s): no leak verdicts", fail);
+        mtr_leaks_no_verdicts("the scan failed (%s)", fail);
     } else {
         /* In the order of the trace's ids. */
         for (size_t i = 0; i < g->n; i++) {
@@ -290,7 +304,7 @@ resume:
         }
         int64_t took = now_us(CLOCK_MONOTONIC) - t0, cpu = now_us(CLOCK_THREAD_CPUTIME_ID) - c0;
         if (write_verdicts(trace_path, pid, start_us, scan_us, &res, g->b, g->n, took, cpu) != 0)
-            mtr_tracer_message("%s.leaks: %s: no leak verdicts", trace_path, strerror(errno));
+            mtr_leaks_no_verdicts("%s.leaks: %s", trace_path, strerror(errno));
         else
             rc = 0;
     }

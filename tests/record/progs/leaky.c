@@ -23,14 +23,18 @@
  * held_stack), thread-exit (exit() called by another thread), _exit
  * (_exit: no scan), fork (a child does the same and exits first),
  * blocked (a thread that blocks every signal is running at exit), sleep
- * (prints "ready", then waits to be killed: for 'memtrace ctl PID scan').
+ * (prints "ready", then waits to be killed: for 'memtrace ctl PID scan';
+ * meanwhile a thread that blocks every signal runs, and another sleeps in
+ * nanosleep and prints "EINTR" if a sleep ends early).
  */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NOINLINE __attribute__((noinline, noclone))
@@ -151,6 +155,20 @@ static void *blocker_main(void *arg)
     return NULL;
 }
 
+static void *sleeper_main(void *arg)
+{
+    (void)arg;
+    __atomic_add_fetch(&threads_ready, 1, __ATOMIC_RELEASE);
+    for (;;) {
+        struct timespec ts = { 86400, 0 };
+        if (nanosleep(&ts, NULL) != 0 && errno == EINTR) {
+            printf("EINTR\n");
+            fflush(stdout);
+        }
+    }
+    return NULL;
+}
+
 static void *exiter_main(void *arg)
 {
     (void)arg;
@@ -167,6 +185,12 @@ NOINLINE static void finish(const char *mode)
     if (!strcmp(mode, "_exit"))
         _exit(0);
     if (!strcmp(mode, "sleep")) {
+        pthread_t t;
+        int want = __atomic_load_n(&threads_ready, __ATOMIC_ACQUIRE) + 2;
+        pthread_create(&t, NULL, sleeper_main, NULL);
+        pthread_create(&t, NULL, blocker_main, NULL);
+        while (__atomic_load_n(&threads_ready, __ATOMIC_ACQUIRE) < want)
+            usleep(1000);
         printf("ready\n");
         fflush(stdout);
         for (;;)
