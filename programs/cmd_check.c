@@ -402,9 +402,13 @@ int cmd_check(int argc, char **argv)
         if (b[i].kind != B_LOST)
             continue;
         if (!mt_model_scan(m, NULL)) {
-            fprintf(stderr, "memtrace check: --max-lost: %s has no leak verdicts; record it with "
-                    "'memtrace run --leaks' (or MEMTRACE_LEAKS=1 under LD_PRELOAD)%s\n", path,
-                    argc - optind > 1 ? "; verdicts are read from one trace at a time" : "");
+            if (argc - optind > 1)   /* several traces read as one carry no verdicts */
+                fprintf(stderr, "memtrace check: --max-lost: verdicts are read from one trace at "
+                        "a time, and %d were given: check each\n", argc - optind);
+            else
+                fprintf(stderr, "memtrace check: --max-lost: %s has no leak verdicts; record it "
+                        "with 'memtrace run --leaks' (or MEMTRACE_LEAKS=1 under LD_PRELOAD)\n",
+                        path);
             report_close(m, f, s);
             if (bm)
                 report_close(bm, bf, bs);

@@ -147,10 +147,14 @@ int cmd_top(int argc, char **argv)
         return 1;
     }
     if (verdict && !mt_model_scan(m, NULL)) {
-        fprintf(stderr, "memtrace top: --by %s: %s has no leak verdicts; record it with "
-                "'memtrace run --leaks' (or MEMTRACE_LEAKS=1 under LD_PRELOAD) so that the "
-                "program's exit writes them (TRACE.leaks, beside the trace)%s\n", verdict,
-                argv[optind], argc - optind > 1 ? "; verdicts are read from one trace at a time" : "");
+        if (argc - optind > 1)   /* several traces read as one carry no verdicts */
+            fprintf(stderr, "memtrace top: --by %s: verdicts are read from one trace at a time, "
+                    "and %d were given: run it on each\n", verdict, argc - optind);
+        else
+            fprintf(stderr, "memtrace top: --by %s: %s has no leak verdicts; record it with "
+                    "'memtrace run --leaks' (or MEMTRACE_LEAKS=1 under LD_PRELOAD) so that the "
+                    "program's exit writes them (TRACE.leaks, beside the trace)\n", verdict,
+                    argv[optind]);
         report_close(m, f, s);
         free(vfilter);
         return 1;

@@ -17,7 +17,9 @@
 #    (under strace) signals: the same verdicts, or, with such a thread, one
 #    message saying why, no verdicts, the program's exit status kept;
 #  - without verdicts: `top --by lost` says how to get them, and the reports
-#    print what they printed before;
+#    print what they printed before; several traces at once: `top --by
+#    lost` and `check --max-lost` say verdicts are read one trace at a time,
+#    blaming no trace for having none;
 #  - `memtrace ctl PID scan` on a running program with a thread that blocks
 #    every signal: the same verdicts, the program running on, no sleep of
 #    its ended early.
@@ -115,6 +117,16 @@ check "without MEMTRACE_LEAKS: no verdict file" [ ! -e "$D/n.ctf.leaks" ]
 "$MT_BIN" top --by lost "$D/n.ctf" >"$D/n.out" 2>"$D/n.msg"
 check "top --by lost on a trace without verdicts fails" [ $? = 1 ]
 check "... and says how to get them" grep -q "memtrace run --leaks" "$D/n.msg"
+
+# Several traces (read as one, without verdicts): no trace is blamed for
+# having none.
+"$MT_BIN" top --by lost "$D/a.ctf" "$D/b.ctf" >"$D/m.out" 2>"$D/m.msg"
+check "top --by lost on two traces with verdicts fails" [ $? = 1 ]
+check "... saying verdicts are read one trace at a time ($(cat "$D/m.msg"))" grep -q "one trace at a time, and 2 were given" "$D/m.msg"
+check "... blaming neither trace for having none" sh -c "! grep -q 'has no leak verdicts' '$D/m.msg'"
+"$MT_BIN" check --max-lost 1k "$D/a.ctf" "$D/b.ctf" >"$D/m2.out" 2>&1
+check "check --max-lost on two traces: trouble (2), blaming neither ($(cat "$D/m2.out"))" \
+    sh -c "[ $? = 2 ] && grep -q 'one trace at a time' '$D/m2.out' && ! grep -q 'has no leak verdicts' '$D/m2.out'"
 
 # memtrace run --leaks sets the variable.
 "$MT_BIN" run --leaks -o "$D/r.ctf" --rate 1 -- "$P" exit >/dev/null 2>&1
