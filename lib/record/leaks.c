@@ -25,6 +25,8 @@
 
 #include "leaks.h"
 #include "real.h"
+#include "runfiles.h"
+#include "safefile.h"
 #include "sampled.h"
 
 MT_HIDDEN void mtr_tracer_message(const char *fmt, ...);
@@ -113,6 +115,8 @@ static int64_t now_us(int clock)
 
 struct out {
     int fd;
+    char path[4096];
+    char tmp[4096 + 256];
     char buf[8192];
     size_t len;
     int err;
@@ -158,20 +162,22 @@ static void out_num(struct out *o, uint64_t v)
 
 static int write_verdicts(const char *trace_path, int64_t pid, int64_t start_us, int64_t scan_us,
                           const struct mtr_lk_result *res, const struct mtr_lk_block *b, size_t n,
-                          int64_t took_us, int64_t cpu_us)
+                          int64_t took_us, int64_t cpu_us, const char **why)
 {
-    char path[4096];
-    size_t len = strlen(trace_path);
-    if (len + 7 > sizeof path) {
-        errno = ENAMETOOLONG;
+    struct out *o = mtr_lk_alloc(sizeof *o);
+    if (!o) {
+        *why = strerror(ENOMEM);
         return -1;
     }
-    memcpy(path, trace_path, len);
-    memcpy(path + len, ".leaks", 7);
-    struct out *o = mtr_lk_alloc(sizeof *o);
-    if (!o)
+    /* TRACE.leaks, made anew under a temporary name and renamed over: never
+     * another user's file, FIFO or link (safefile.h). */
+    const mt_runname name = { .kind = MT_RUNFILE_LEAKS };
+    if (mt_runname_make(o->path, sizeof o->path, trace_path, &name) < 0) {
+        mtr_lk_free(o, sizeof *o);
+        *why = strerror(ENAMETOOLONG);
         return -1;
-    o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    }
+    o->fd = mt_outfile_create(o->path, o->tmp, sizeof o->tmp, 0600, MT_OUTFILE_REGULAR, why);
     if (o->fd < 0) {
         mtr_lk_free(o, sizeof *o);
         return -1;
@@ -204,12 +210,17 @@ static int write_verdicts(const char *trace_path, int64_t pid, int64_t start_us,
         out_str(o, b[i].verdict == MTR_LK_LOST ? " lost\n" : " reachable\n");
     }
     out_flush(o);
-    int err = o->err;
-    if (close(o->fd) != 0 && !err)
-        err = errno;
+    int rc = 0;
+    if (o->err) {
+        *why = strerror(o->err);
+        close(o->fd);
+        unlink(o->tmp);
+        rc = -1;
+    } else {
+        rc = mt_outfile_finish(o->fd, o->tmp, o->path, why);
+    }
     mtr_lk_free(o, sizeof *o);
-    errno = err;
-    return err ? -1 : 0;
+    return rc;
 }
 
 /* ---- the scan ---- */
@@ -303,8 +314,9 @@ resume:
             g->b[i].qid = t;
         }
         int64_t took = now_us(CLOCK_MONOTONIC) - t0, cpu = now_us(CLOCK_THREAD_CPUTIME_ID) - c0;
-        if (write_verdicts(trace_path, pid, start_us, scan_us, &res, g->b, g->n, took, cpu) != 0)
-            mtr_leaks_no_verdicts("%s.leaks: %s", trace_path, strerror(errno));
+        const char *why = NULL;
+        if (write_verdicts(trace_path, pid, start_us, scan_us, &res, g->b, g->n, took, cpu, &why) != 0)
+            mtr_leaks_no_verdicts("%s.leaks: %s", trace_path, why);
         else
             rc = 0;
     }

@@ -12,6 +12,8 @@
 #  - the same when a thread other than main calls exit, in a forked child,
 #    and with glibc's heap walked or not (jemalloc: the conservative mode);
 #  - sampling some blocks only: never a held_* block called lost;
+#  - TRACE.leaks taken (a FIFO, another user's file writable by all): the
+#    program exits, the thing is left as it was, one message says why;
 #  - _exit: no scan, the trace intact; a thread that blocks every signal:
 #    stopped with ptrace, the same verdicts; where ptrace is not allowed
 #    (under strace) signals: the same verdicts, or, with such a thread, one
@@ -110,6 +112,26 @@ if command -v strace >/dev/null 2>&1; then
 else
     echo "SKIP: no strace: the fallback to signals is not tried"
 fi
+
+# TRACE.leaks taken by someone else: a FIFO (another user's when we may
+# chown: it would have hung the program at exit), another user's file
+# writable by all (it was truncated): the program exits on its own, the
+# thing is left as it was, one message names the file and the reason.
+mkfifo "$D/f.ctf.leaks"; chown 4321 "$D/f.ctf.leaks" 2>/dev/null
+timeout 120 env -u MEMTRACE_ROOT LD_PRELOAD="$LIB" MEMTRACE="$D/f.ctf" MEMTRACE_RATE=1 "$P" exit 2>"$D/f.err"
+check "a FIFO at TRACE.leaks: the program exits 0 (got $?)" [ $? = 0 ]
+check "... the FIFO is left" [ -p "$D/f.ctf.leaks" ]
+check "... one message says why ($(cat "$D/f.err"))" grep -q "f.ctf.leaks: is not a regular file: no leak verdicts" "$D/f.err"
+if [ "$(id -u)" = 0 ]; then
+    echo keep >"$D/o.ctf.leaks"; chmod 666 "$D/o.ctf.leaks"; chown 4321 "$D/o.ctf.leaks"
+    preload_raw "$D/o.ctf" 1 "$P" exit 2>"$D/o.err"
+    check "another user's file at TRACE.leaks: the program exits 0" [ $? = 0 ]
+    check "... the file is left as it was" sh -c "[ \"\$(cat '$D/o.ctf.leaks')\" = keep ]"
+    check "... one message says why ($(cat "$D/o.err"))" grep -q "o.ctf.leaks: belongs to another user: no leak verdicts" "$D/o.err"
+else
+    echo "(not root: another user's file at TRACE.leaks is not tried)"
+fi
+check "no temporary file is left beside the traces" sh -c "! ls -a '$D' | grep -q '\.tmp\.'"
 
 # Without MEMTRACE_LEAKS: no verdicts, and top --by lost says how to get them.
 (unset MEMTRACE_LEAKS; preload "$D/n.ctf" 1 "$P" exit 2>/dev/null)
