@@ -272,11 +272,12 @@ static __attribute__((noinline)) int scan(const char *trace_path, int64_t pid, i
 #if defined(__SANITIZE_ADDRESS__)
     g->glibc = 0;   /* the allocator underneath is the sanitizer's */
 #endif
-    if (!g->glibc)
-        for (size_t i = 0; i < g->n; i++) {
-            size_t us = mtr_real.usable_size((void *)g->b[i].addr);
-            g->b[i].end = g->b[i].addr + us;
-        }
+    /* (with glibc too: a heap that does not walk sends the scan to the
+     * conservative mode, whose nodes are the sampled blocks) */
+    for (size_t i = 0; i < g->n; i++) {
+        size_t us = mtr_real.usable_size((void *)g->b[i].addr);
+        g->b[i].end = g->b[i].addr + us;
+    }
     mtr_lk_sort((uintptr_t *)g->b, g->n, sizeof *g->b / sizeof(uintptr_t));
     struct mtr_lk_input in = {
         .maps = &maps,

@@ -16,6 +16,9 @@
  *   held_thread_stack a block another running thread holds on its stack
  *   held_thread_reg   (x86-64) a block another thread holds in a register only
  *   lost_big          a dropped 256 KiB block (malloc maps it by itself)
+ *   lost_before_free  a dropped block right before a free chunk in one of
+ *                     malloc's bins, whose list (in main_arena) points at
+ *                     that chunk's header: the dropped block's last word
  *   held_big          a 256 KiB block a global holds
  *   held_by_big       a block only held_big points to
  *
@@ -61,6 +64,8 @@ NOINLINE void *held_thread_tls(void) { return malloc(96); }
 NOINLINE void *held_thread_stack(void) { return malloc(104); }
 NOINLINE void *held_thread_reg(void) { return malloc(112); }
 NOINLINE void *lost_big(void) { return malloc(256 << 10); }
+NOINLINE void *lost_before_free(void) { return malloc(5000); }
+static void *volatile g_after;
 NOINLINE void **held_big(void) { return calloc(1, 256 << 10); }
 NOINLINE void *held_by_big(void) { return malloc(136); }
 void **g_big;
@@ -178,9 +183,22 @@ static void *exiter_main(void *arg)
     return keep;
 }
 
+/* Just before the exit (no malloc after it could take the free chunk):
+ * [lost_before_free][100 KB freed: in a bin][kept, so that the freed one
+ * is not the top]. */
+NOINLINE static void drop_before_free(void)
+{
+    void *a = lost_before_free();
+    void *b = malloc(100000);
+    g_after = malloc(5000);
+    __asm__ volatile("" : : "r"(a), "r"(b) : "memory");
+    free(b);
+}
+
 NOINLINE static void finish(const char *mode)
 {
     void *volatile keep = held_stack();
+    drop_before_free();
     scrub();
     if (!strcmp(mode, "_exit"))
         _exit(0);
