@@ -159,7 +159,19 @@ int cmd_top(int argc, char **argv)
         free(vfilter);
         return 1;
     }
-    if (mt_report_top(stdout, s, &o) < 0 || fflush(stdout) != 0) {
+    if (mt_report_top(stdout, s, &o) < 0) {
+        rc = 1;
+    } else if (verdict && !strcmp(verdict, "lost") && !o.json &&
+               mt_selection_total(s).live_samples == 0) {
+        /* a zero from no sample: its bound, as stats and check print it */
+        double up = mt_unsampled_upper(m, 0.95);
+        if (up > 0) {
+            char b[40];
+            mt_format_bytes(b, sizeof b, up);
+            printf("no lost block sampled: the lost bytes are 0 B, at most %s (95%%)\n", b);
+        }
+    }
+    if (rc || fflush(stdout) != 0) {
         perror("memtrace top: writing the report");
         rc = 1;
     }

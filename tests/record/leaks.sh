@@ -24,6 +24,8 @@
 #    print what they printed before; several traces at once: `top --by
 #    lost` and `check --max-lost` say verdicts are read one trace at a time,
 #    blaming no trace for having none;
+#  - no lost block sampled: a zero with its 95% bound, the same in stats,
+#    its JSON, check and top --by lost;
 #  - `memtrace ctl PID scan` on a running program with a thread that blocks
 #    every signal: the same verdicts, the program running on, no sleep of
 #    its ended early.
@@ -177,6 +179,23 @@ check "check --max-lost on a trace without verdicts: trouble (2), says why" [ $?
 # 100 bytes over the budget: within check's sampling noise (±515 bytes).
 "$MT_BIN" check --max-lost 269768 "$D/a.ctf" >"$D/ck4" 2>&1
 check "check --max-lost: an excess within the sampling noise passes" [ $? = 0 ]
+
+# No lost block sampled (one sample per 1 GB: nothing is): a zero with its
+# 95% bound, -ln(0.05) x 1e9 bytes = 2.996e9, the same in stats, its JSON,
+# check and top --by lost (not "0 B ±0 B" in one and "± 512 KiB" in another).
+preload "$D/z.ctf" 1e-9 "$P" exit 2>/dev/null
+"$MT_BIN" stats "$D/z.ctf" >"$D/z.stats" 2>&1
+check "no lost block sampled: stats gives the bound ($(grep '^lost' "$D/z.stats"))" \
+    grep -q '^lost        0 B, at most 2.79 GiB at exit (95%: no lost block sampled)' "$D/z.stats"
+up=$("$MT_BIN" stats --json "$D/z.ctf" | grep -o '"lost_bytes_upper95":[0-9]*' | cut -d: -f2)
+check "... stats --json: lost_bytes_upper95 is -ln(0.05) x 1e9 (got ${up:-none})" \
+    awk -v u="${up:-0}" 'BEGIN { e = -log(0.05) * 1e9; exit !(u > e * 0.999 && u < e * 1.001) }'
+"$MT_BIN" check --max-lost 1k "$D/z.ctf" >"$D/z.check" 2>&1
+check "... check: the same bound, the budget held ($(grep lost "$D/z.check"))" \
+    sh -c "[ $? = 0 ] && grep -q 'lost bytes at exit: 0 B, at most 2.79 GiB (95%: no lost block sampled)' '$D/z.check'"
+"$MT_BIN" top --by lost "$D/z.ctf" >"$D/z.top" 2>&1
+check "... top --by lost: the same bound" grep -q 'no lost block sampled: the lost bytes are 0 B, at most 2.79 GiB (95%)' "$D/z.top"
+"$MT_BIN" stats --json "$D/a.ctf" | grep -q lost_bytes_upper95 && fail "rate 1: no bound (a zero is exact)" || pass "rate 1: no bound (a zero would be exact)"
 
 # memtrace ctl PID scan: verdicts for the blocks live now, the program
 # running on (--signal: control without a pause, recording from the start).
