@@ -22,7 +22,9 @@
  * (PR_SET_PTRACER) for the scan's duration, and clears it after. When
  * ptrace is not allowed (Yama scope 2 or 3, the program already traced by
  * a debugger, a non-dumpable process) the helper says so and the caller
- * falls back to signals (leakstop.c).
+ * falls back to signals (leakstop.c); so it does, without trying, under a
+ * seccomp filter (which could answer ptrace or clone by killing the
+ * process).
  *
  * The helper runs on the scan's own memory (its stack is mtr_lk_alloc'd)
  * and calls nothing but system calls and memcpy: it shares the scanning
@@ -273,6 +275,29 @@ static int yama_scope(void)
     return n > 0 ? b[0] - '0' : 0;
 }
 
+/* 1 if the process runs under a seccomp filter: ptrace or a clone that is
+ * not a thread may then be refused, or kill the process, so the caller
+ * stops the threads with signals instead. */
+static int seccomp_filtered(void)
+{
+    char b[4096];
+    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 1;
+    ssize_t n = read(fd, b, sizeof b - 1);
+    close(fd);
+    if (n <= 0)
+        return 1;
+    b[n] = 0;
+    const char *p = strstr(b, "\nSeccomp:");
+    if (!p)
+        return 0;   /* a kernel without seccomp */
+    p += 9;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    return *p != '0';
+}
+
 static void reap(void)
 {
     int status;
@@ -302,6 +327,10 @@ int mtr_lk_stop_ptrace(struct mtr_lk_thread *slots, size_t cap, size_t *n, char 
 {
     *n = 0;
     why[0] = 0;
+    if (seccomp_filtered()) {
+        snprintf(why, whylen, "the process runs under a seccomp filter");
+        return -1;
+    }
     pt.h = mtr_lk_alloc(sizeof *pt.h);
     pt.stack = mtr_lk_alloc(HELPER_STACK);
     struct helper *h = pt.h;
@@ -336,8 +365,25 @@ int mtr_lk_stop_ptrace(struct mtr_lk_thread *slots, size_t cap, size_t *n, char 
     }
     if (scope == 1 && prctl(PR_SET_PTRACER, (unsigned long)pt.child, 0, 0, 0) == 0)
         pt.named = 1;
-    wait_while(&h->state, H_WORKING, ROUNDS * WAIT_MS + 5000);
+    /* Until it says, or dies (it was killed: the kernel restarts the
+     * threads it held). */
+    int died = 0;
+    for (int i = 0; i < (ROUNDS * WAIT_MS + 5000) / 100 && !died &&
+                    __atomic_load_n(&h->state, __ATOMIC_ACQUIRE) == H_WORKING; i++) {
+        wait_while(&h->state, H_WORKING, 100);
+        int status;
+        died = syscall(SYS_wait4, pt.child, &status, __WALL | WNOHANG, NULL) == pt.child;
+    }
     int state = __atomic_load_n(&h->state, __ATOMIC_ACQUIRE);
+    if (died) {
+        pt.child = 0;
+        if (pt.named)
+            prctl(PR_SET_PTRACER, 0, 0, 0, 0);
+        pt.named = 0;
+        snprintf(why, whylen, "the helper process died");
+        release_memory();
+        return -1;
+    }
     if (state != H_STOPPED) {
         if (state == H_WORKING) {   /* it never said: let it go */
             wake(&h->go, 1);

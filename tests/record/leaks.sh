@@ -17,8 +17,9 @@
 #  - TRACE.leaks taken (a FIFO, another user's file writable by all): the
 #    program exits, the thing is left as it was, one message says why;
 #  - _exit: no scan, the trace intact; a thread that blocks every signal:
-#    stopped with ptrace, the same verdicts; where ptrace is not allowed
-#    (under strace) signals: the same verdicts, or, with such a thread, one
+#    stopped with ptrace, the same verdicts; under a seccomp filter, and
+#    where ptrace is not allowed (under strace), signals: the program
+#    unharmed, the same verdicts, or, with such a thread, one
 #    message saying why, no verdicts, the program's exit status kept;
 #  - without verdicts: `top --by lost` says how to get them, and the reports
 #    print what they printed before; several traces at once: `top --by
@@ -99,6 +100,11 @@ preload "$D/k.ctf" 1 "$P" blocked 2>"$D/k.err"
 check "a thread blocking signals: the program exits 0" [ $? = 0 ]
 check "a thread blocking signals: the scan said nothing ($(head -c 300 "$D/k.err"))" [ ! -s "$D/k.err" ]
 expect_exact "a thread blocking signals" "$D/k.ctf"
+# Under a seccomp filter that kills the process on ptrace: signals, the
+# same verdicts, the program alive.
+preload "$D/sc.ctf" 1 "$P" seccomp 2>"$D/sc.err"
+check "under a seccomp filter: the program exits 0 (got $?)" [ $? = 0 ]
+expect_exact "under a seccomp filter" "$D/sc.ctf"
 # Where ptrace is not allowed (the program traced already, here by strace):
 # signals; a thread blocking them: one message saying why, no verdicts,
 # status kept; with no such thread, the verdicts.

@@ -28,14 +28,21 @@
  * blocked (a thread that blocks every signal is running at exit), sleep
  * (prints "ready", then waits to be killed: for 'memtrace ctl PID scan';
  * meanwhile a thread that blocks every signal runs, and another sleeps in
- * nanosleep and prints "EINTR" if a sleep ends early).
+ * nanosleep and prints "EINTR" if a sleep ends early), seccomp (exit, under
+ * a seccomp filter that kills the process on ptrace, as a hardened
+ * service's may).
  */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <errno.h>
+#include <stddef.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -246,9 +253,30 @@ static void run(const char *mode)
     finish(mode);
 }
 
+/* A seccomp filter: ptrace kills the process; everything else is allowed. */
+static void no_ptrace(void)
+{
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = { sizeof f / sizeof f[0], f };
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+        perror("leaky: seccomp");
+        exit(3);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "exit";
+    if (!strcmp(mode, "seccomp")) {
+        no_ptrace();
+        mode = "exit";
+    }
     if (!strcmp(mode, "fork")) {
         pid_t c = fork();
         if (c == 0)
