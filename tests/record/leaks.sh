@@ -29,7 +29,8 @@
 #    its JSON, check and top --by lost;
 #  - `memtrace ctl PID scan` on a running program with a thread that blocks
 #    every signal: the same verdicts, the program running on, no sleep of
-#    its ended early.
+#    its ended early; where ptrace is not allowed, ctl prints why the scan
+#    gave no verdicts.
 . tests/record/progs/lib.sh
 # Plain programs under the preloaded recorder (a sanitizer's runtime would
 # have to come first in LD_PRELOAD, and then malloc is not the recorder's).
@@ -217,6 +218,24 @@ kill "$CP" 2>/dev/null; wait $RUN 2>/dev/null   # (killed: no scan at exit; memt
 l=$(sites "$D/w.ctf-0001" lost) r=$(sites "$D/w.ctf-0001" reachable)
 check "ctl scan: lost sites are exactly the lost_* ones (got: $l)" [ "$l" = "$LOST" ]
 check "ctl scan: every held_* site is reachable (got: $r)" [ "$r" = "$HELD" ]
+
+# ctl scan where ptrace is not allowed (strace traces the program) and a
+# thread blocks every signal: no verdicts, and ctl says why, in the
+# recorder's words.
+if command -v strace >/dev/null 2>&1; then
+    strace -f -qq -e trace=none -o /dev/null env -u MEMTRACE_ROOT LD_PRELOAD="$LIB" \
+        MEMTRACE="$D/v.ctf" MEMTRACE_SIGNAL=USR2 MEMTRACE_RATE=1 "$P" sleep >"$D/v.out" 2>"$D/v.err" &
+    ST=$!
+    for i in $(seq 600); do grep -q ready "$D/v.out" 2>/dev/null && break; sleep 0.1; done
+    VP=$(pgrep -P $ST | head -1)
+    "$MT_BIN" ctl "$VP" scan >"$D/vs.out" 2>&1
+    check "ctl scan refused: exit 1" [ $? = 1 ]
+    check "ctl scan refused: ctl says why ($(cat "$D/vs.out"))" \
+        grep -q "the scan gave no verdicts: thread [0-9]* did not stop for the scan: ptrace is not allowed (PTRACE_SEIZE" "$D/vs.out"
+    kill "$VP" 2>/dev/null; wait $ST 2>/dev/null
+else
+    echo "SKIP: no strace: ctl's reason for a refused scan is not tried"
+fi
 
 [ "$fails" = 0 ] && rm -rf "$D"
 finish
