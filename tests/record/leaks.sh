@@ -208,7 +208,7 @@ check "... top --by lost: the same bound" grep -q 'no lost block sampled: the lo
 # running on (--signal: control without a pause, recording from the start).
 "$MT_BIN" run --signal USR2 --rate 1 -o "$D/w.ctf" -- "$P" sleep >"$D/c.out" 2>"$D/c.err" &
 RUN=$!
-for i in $(seq 100); do grep -q ready "$D/c.out" 2>/dev/null && break; sleep 0.05; done
+for i in $(seq 600); do grep -q ready "$D/c.out" 2>/dev/null && break; sleep 0.1; done   # up to a minute
 CP=$(pgrep -P $RUN | head -1)
 "$MT_BIN" ctl "$CP" scan >"$D/cs.out" 2>&1
 check "ctl scan (a thread blocks every signal): done ($(cat "$D/cs.out"))" grep -q "scanned; verdicts in .*w.ctf-0001.leaks" "$D/cs.out"
