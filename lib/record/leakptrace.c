@@ -81,6 +81,7 @@ struct helper {
     pid_t *seized;
     int *sig;                  /* a signal to hand back at detach */
     size_t nseized;
+    int start;                 /* futex word: 1 once the helper may begin (named as tracer) */
     int state;                 /* futex word: H_* */
     int go;                    /* futex word: 1 once the scan is over */
     int err;                   /* H_FAILED: errno of what failed */
@@ -219,6 +220,7 @@ static int helper_main(void *arg)
     sigset_t all;
     sigfillset(&all);
     syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, NULL, 8);
+    wait_while(&h->start, 0, WAIT_MS);
     char dir[64];
     snprintf(dir, sizeof dir, "/proc/%d/task", (int)h->pid);
     int ok = 1;
@@ -301,7 +303,7 @@ static int seccomp_filtered(void)
 static void reap(void)
 {
     int status;
-    while (syscall(SYS_wait4, pt.child, &status, __WALL, NULL) < 0 && errno == EINTR)
+    while (pt.child > 0 && syscall(SYS_wait4, pt.child, &status, __WALL, NULL) < 0 && errno == EINTR)
         ;
     if (pt.named)
         prctl(PR_SET_PTRACER, 0, 0, 0, 0);
@@ -365,6 +367,7 @@ int mtr_lk_stop_ptrace(struct mtr_lk_thread *slots, size_t cap, size_t *n, char 
     }
     if (scope == 1 && prctl(PR_SET_PTRACER, (unsigned long)pt.child, 0, 0, 0) == 0)
         pt.named = 1;
+    wake(&h->start, 1);   /* named (or no need): it may begin */
     /* Until it says, or dies (it was killed: the kernel restarts the
      * threads it held). */
     int died = 0;
@@ -375,7 +378,7 @@ int mtr_lk_stop_ptrace(struct mtr_lk_thread *slots, size_t cap, size_t *n, char 
         died = syscall(SYS_wait4, pt.child, &status, __WALL | WNOHANG, NULL) == pt.child;
     }
     int state = __atomic_load_n(&h->state, __ATOMIC_ACQUIRE);
-    if (died) {
+    if (died && state != H_FAILED) {   /* (one that failed says why, then ends) */
         pt.child = 0;
         if (pt.named)
             prctl(PR_SET_PTRACER, 0, 0, 0, 0);
@@ -393,7 +396,13 @@ int mtr_lk_stop_ptrace(struct mtr_lk_thread *slots, size_t cap, size_t *n, char 
         } else {
             snprintf(why, whylen, "%s: %s", h->what, strerror(h->err));
         }
-        reap();
+        if (died)
+            pt.child = 0;   /* reaped already */
+        else
+            reap();
+        if (pt.named)
+            prctl(PR_SET_PTRACER, 0, 0, 0, 0);
+        pt.named = 0;
         release_memory();
         return -1;
     }
