@@ -68,6 +68,7 @@ typedef struct budget {
     char when[96];           /* " (at 1.2s)": where the peak was found, or "" */
     mt_estimate est, base;
     mt_peak peak;            /* B_PEAK: the peak's estimate (est.value is its bytes) */
+    double unsampled_upper;  /* B_LOST with no lost block sampled: its 95% bound */
     double p, p_adj;
     int fail;
     char line[1024];         /* the verdict, one line */
@@ -157,7 +158,12 @@ static void verdict(budget *b, double alpha)
         /* the peak: its interval, not a standard error (peak.c) */
         mt_format_peak(v, sizeof v, &b->peak);
     }
-    if (b->kind == B_PEAK)
+    if (b->kind == B_LOST && b->unsampled_upper > 0) {
+        mt_format_bytes(se, sizeof se, b->unsampled_upper);
+        snprintf(b->line, sizeof b->line, "%s%s: 0 B, at most %s (95%%: no lost block sampled), "
+                 "budget %s: %s", b->what, b->when, se, lim,
+                 b->unsampled_upper > b->limit ? "within the sampling noise" : "within");
+    } else if (b->kind == B_PEAK)
         snprintf(b->line, sizeof b->line, "%s%s: %s, budget %s: %s", b->what, b->when, v, lim,
                  b->fail ? "exceeded" : over ? "above, but within the sampling noise" : "within");
     else
@@ -402,9 +408,13 @@ int cmd_check(int argc, char **argv)
         if (b[i].kind != B_LOST)
             continue;
         if (!mt_model_scan(m, NULL)) {
-            fprintf(stderr, "memtrace check: --max-lost: %s has no leak verdicts; record it with "
-                    "'memtrace run --leaks' (or MEMTRACE_LEAKS=1 under LD_PRELOAD)%s\n", path,
-                    argc - optind > 1 ? "; verdicts are read from one trace at a time" : "");
+            if (argc - optind > 1)   /* several traces read as one carry no verdicts */
+                fprintf(stderr, "memtrace check: --max-lost: verdicts are read from one trace at "
+                        "a time, and %d were given: check each\n", argc - optind);
+            else
+                fprintf(stderr, "memtrace check: --max-lost: %s has no leak verdicts; record it "
+                        "with 'memtrace run --leaks' (or MEMTRACE_LEAKS=1 under LD_PRELOAD)\n",
+                        path);
             report_close(m, f, s);
             if (bm)
                 report_close(bm, bf, bs);
@@ -469,6 +479,8 @@ int cmd_check(int argc, char **argv)
             sd.at = MT_TIME_END;
             x->est = mt_diff_estimate(&sd, MT_METRIC_LIVE_BYTES);
             x->p = mt_test_above(&x->est, x->limit);
+            if (!(x->est.value > 0))   /* a zero from no sample: its bound (docs/leaks.md) */
+                x->unsampled_upper = mt_unsampled_upper(m, 0.95);
             break;
         case B_ALLOC:
             snprintf(x->what, sizeof x->what, "allocated bytes%s", scope);

@@ -44,7 +44,7 @@ static void usage(FILE *f)
         "  scan                leak verdicts for the sampled blocks live now (lost:\n"
         "                      nothing reachable points to them, or reachable), into\n"
         "                      TRACE.leaks beside the recording's trace; the program\n"
-        "                      is paused for the scan alone (docs/leaks.md)\n"
+        "                      is paused for the scan alone, with ptrace (docs/leaks.md)\n"
         "  -s, --signal SIG    accepted for compatibility, not used: requests go\n"
         "                      through the recorder's control channel, never as a\n"
         "                      signal (a plain kill -SIG toggles recording)\n"
@@ -264,8 +264,16 @@ int cmd_ctl(int argc, char **argv)
                 printf("%ld: scanned; verdicts in %s.leaks\n", pid, was);
                 rc = 0;
             } else {
-                fprintf(stderr, "memtrace ctl: process %ld: the scan gave no verdicts (see its "
-                                "stderr)\n", pid);
+                /* the recorder's line, printable ASCII only (the process may not be ours) */
+                char why[sizeof ch->why_unscanned];
+                int said = __atomic_load_n(&ch->unscanned, __ATOMIC_ACQUIRE) == seq;
+                memcpy(why, said ? ch->why_unscanned : "", said ? sizeof why : 1);
+                why[sizeof why - 1] = 0;
+                for (char *c = why; *c; c++)
+                    if (*c < 0x20 || *c > 0x7e)
+                        *c = '?';
+                fprintf(stderr, "memtrace ctl: process %ld: the scan gave no verdicts: %s\n", pid,
+                        said && *why ? why : "its recorder did not say why");
             }
             break;
         }

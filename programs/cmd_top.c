@@ -147,15 +147,31 @@ int cmd_top(int argc, char **argv)
         return 1;
     }
     if (verdict && !mt_model_scan(m, NULL)) {
-        fprintf(stderr, "memtrace top: --by %s: %s has no leak verdicts; record it with "
-                "'memtrace run --leaks' (or MEMTRACE_LEAKS=1 under LD_PRELOAD) so that the "
-                "program's exit writes them (TRACE.leaks, beside the trace)%s\n", verdict,
-                argv[optind], argc - optind > 1 ? "; verdicts are read from one trace at a time" : "");
+        if (argc - optind > 1)   /* several traces read as one carry no verdicts */
+            fprintf(stderr, "memtrace top: --by %s: verdicts are read from one trace at a time, "
+                    "and %d were given: run it on each\n", verdict, argc - optind);
+        else
+            fprintf(stderr, "memtrace top: --by %s: %s has no leak verdicts; record it with "
+                    "'memtrace run --leaks' (or MEMTRACE_LEAKS=1 under LD_PRELOAD) so that the "
+                    "program's exit writes them (TRACE.leaks, beside the trace)\n", verdict,
+                    argv[optind]);
         report_close(m, f, s);
         free(vfilter);
         return 1;
     }
-    if (mt_report_top(stdout, s, &o) < 0 || fflush(stdout) != 0) {
+    if (mt_report_top(stdout, s, &o) < 0) {
+        rc = 1;
+    } else if (verdict && !strcmp(verdict, "lost") && !o.json &&
+               mt_selection_total(s).live_samples == 0) {
+        /* a zero from no sample: its bound, as stats and check print it */
+        double up = mt_unsampled_upper(m, 0.95);
+        if (up > 0) {
+            char b[40];
+            mt_format_bytes(b, sizeof b, up);
+            printf("no lost block sampled: the lost bytes are 0 B, at most %s (95%%)\n", b);
+        }
+    }
+    if (rc || fflush(stdout) != 0) {
         perror("memtrace top: writing the report");
         rc = 1;
     }

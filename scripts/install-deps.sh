@@ -8,7 +8,9 @@
 #                                   and redis for the recorder's tests,
 #                                   Debian's debuginfod server and client
 #                                   for symbolize --debuginfod, valgrind for
-#                                   the leak verdicts' reference, pandas,
+#                                   the leak verdicts' reference, strace for a
+#                                   program already traced (ptrace refused),
+#                                   pandas,
 #                                   matplotlib and Jupyter for the Python
 #                                   package's tests, debhelper, dh-python and
 #                                   lintian for the Debian packages, python3-build
@@ -22,7 +24,11 @@ set -eu
 profile=${1:-build}
 
 build_pkgs="gcc make libc6-dev pkg-config libdw-dev libelf-dev zlib1g-dev libmicrohttpd-dev xz-utils libunwind-dev libpcre2-dev"
-test_pkgs="$build_pkgs dpkg-dev debhelper dh-python lintian python3-build python3-wheel python3-setuptools python3-venv python3-numpy clang libclang-rt-14-dev golang-go chromium sqlite3 python3 g++ procps curl libgmp-dev libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 redis-server redis-tools debuginfod libdebuginfod1 valgrind python3-pandas python3-matplotlib jupyter-nbconvert python3-ipykernel"
+test_pkgs="$build_pkgs clang libclang-rt-14-dev golang-go chromium sqlite3 python3 g++ procps curl libgmp-dev libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 redis-server redis-tools debuginfod libdebuginfod1 valgrind python3-pandas python3-matplotlib jupyter-nbconvert python3-ipykernel"
+# a program already traced (the leak scan's ptrace refused)
+test_pkgs="$test_pkgs strace"
+# the Debian packages and the wheel (tests/package)
+test_pkgs="$test_pkgs dpkg-dev debhelper dh-python lintian python3-build python3-wheel python3-setuptools python3-venv python3-numpy"
 bench_pkgs="$test_pkgs heaptrack hyperfine"
 
 case "$profile" in

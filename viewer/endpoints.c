@@ -150,6 +150,8 @@ int vep_info(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
     vj_kstr(j, "context", ti->context);
     vj_kstr(j, "profile", mt_model_profile_kind(m)); /* a pprof profile: what kind; null for a trace */
     vj_kbool(j, "verdicts", mt_model_scan(m, NULL));
+    /* a zero from no sample (the lost bytes, docs/leaks.md): the most it hides at 95% */
+    vj_knum(j, "unsampled_upper95_bytes", mt_unsampled_upper(m, 0.95));
     vj_kstr(j, "runtime_params", ti->ocaml_runtime_params);
     vj_knum(j, "duration", duration);
     vj_kuint(j, "events", allocs + promotes + collects);

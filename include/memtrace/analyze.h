@@ -693,7 +693,17 @@ typedef struct mt_stats {
     int has_verdicts;
     double lost_bytes, lost_bytes_se, reachable_bytes, reachable_bytes_se;
     uint64_t lost_blocks, reachable_blocks;
+    /* Added: when no lost block was sampled, the most the lost bytes can
+     * be at 95% (mt_unsampled_upper); 0 otherwise, and at rate 1. */
+    double lost_bytes_upper;
 } mt_stats;
+
+/* The most bytes that can hide behind an estimate with no sample at all,
+ * at confidence `level` (0.95): L bytes go unsampled with probability
+ * exp(-L / bytes_per_sample), so -ln(1 - level) sampling intervals (3.0
+ * at 95%); 0 when every allocation is sampled (rate 1), where a zero is
+ * exact. What stats, check and top --by lost print for a zero. */
+double mt_unsampled_upper(const mt_model *m, double level);
 
 /* A folded model's cost of what it folded (the allocations that passed the
  * filter's per-allocation clauses), per allocation source (MT_SOURCE_*):

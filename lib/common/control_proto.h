@@ -41,6 +41,9 @@ typedef struct mt_ctl_channel {
     uint64_t recording;      /* by the recorder: 1 while a recording is under way */
     uint64_t scanned;        /* by the recorder: the sequence of the last scan that wrote
                               * its verdicts (before done says it acted) */
+    uint64_t unscanned;      /* by the recorder: the sequence of the last scan that gave
+                              * none, why_unscanned saying why (before done) */
+    char why_unscanned[512]; /* by the recorder: one line, NUL-terminated */
 } mt_ctl_channel;
 
 /* "USR2", "SIGUSR2", "RTMIN+3", "12": the signal number, or 0 if s names

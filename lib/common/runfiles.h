@@ -11,6 +11,7 @@
  *                         the above)
  *   TRACE.rss             the resident-memory sidecar of a trace
  *   TRACE.mtidx           the viewer's allocation index of a trace
+ *   TRACE.leaks           the leak verdicts of a trace (docs/leaks.md)
  * mt_runname_make() writes a name from its parts, mt_runname_parse() reads
  * the parts back from a name; what one makes the other reads. The few
  * names of other files a run makes (the default FILE, pprof snapshots)
@@ -30,10 +31,12 @@ typedef enum mt_runfile_kind {
     MT_RUNFILE_TRACE = 0,
     MT_RUNFILE_RSS,     /* TRACE.rss */
     MT_RUNFILE_INDEX,   /* TRACE.mtidx */
+    MT_RUNFILE_LEAKS,   /* TRACE.leaks */
 } mt_runfile_kind;
 
 #define MT_RUNFILE_RSS_SUFFIX ".rss"
 #define MT_RUNFILE_INDEX_SUFFIX ".mtidx"
+#define MT_RUNFILE_LEAKS_SUFFIX ".leaks"
 
 /* The parts of a name after the run's FILE; 0 is "absent" for each. */
 typedef struct mt_runname {
@@ -59,6 +62,7 @@ static inline int mt_runname_make(char *out, size_t cap, const char *base, const
         snprintf(piece, sizeof piece, ".part%04u", n->piece);
     const char *side = n->kind == MT_RUNFILE_RSS     ? MT_RUNFILE_RSS_SUFFIX
                        : n->kind == MT_RUNFILE_INDEX ? MT_RUNFILE_INDEX_SUFFIX
+                       : n->kind == MT_RUNFILE_LEAKS ? MT_RUNFILE_LEAKS_SUFFIX
                                                      : "";
     int len = snprintf(out, cap, "%s%s%s%s%s", base, period, pid, piece, side);
     return len < 0 || (size_t)len >= cap ? -1 : len;
@@ -124,6 +128,8 @@ static inline int mt_runname_parse(const char *base, const char *name, mt_runnam
         r.kind = MT_RUNFILE_RSS;
     else if (!strcmp(s, MT_RUNFILE_INDEX_SUFFIX))
         r.kind = MT_RUNFILE_INDEX;
+    else if (!strcmp(s, MT_RUNFILE_LEAKS_SUFFIX))
+        r.kind = MT_RUNFILE_LEAKS;
     else if (*s)
         return 0;
     if (n)

@@ -3,7 +3,9 @@
  * safely where other users may write (see safefile.h): exclusive creation
  * under an unpredictable name then rename, never writing through another
  * user's link; companion files read only when regular, not a link, of the
- * trace's owner or the caller, and writable by no one else.
+ * trace's owner or the caller, and writable by no one else. The creation
+ * itself (mt_outfile_create, mt_outfile_finish) allocates nothing, for the
+ * recorder inside the profiled program.
  */
 #include "safefile.h"
 
@@ -38,56 +40,40 @@ static void clear(mt_outfile *o)
     o->fd = -1;
 }
 
-/* Written in place: a device, a FIFO of ours, a link we trust. */
-static int in_place(mt_outfile *o, const char *path, int flags, mode_t mode, const char **why)
+int mt_outfile_create(const char *path, char *tmp, size_t cap, mode_t mode, int flags,
+                      const char **why)
 {
-    o->fd = open(path, O_WRONLY | O_CLOEXEC | flags, mode);
-    if (o->fd < 0) {
-        *why = strerror(errno);
-        clear(o);
-        return -1;
-    }
-    return 0;
-}
-
-int mt_outfile_open(mt_outfile *o, const char *path, mode_t mode, const char **why)
-{
-    o->fd = -1;
-    o->tmp = NULL;
-    if (!(o->path = strdup(path))) {
-        *why = strerror(ENOMEM);
-        return -1;
-    }
+    tmp[0] = 0;
+    int regular_only = flags & MT_OUTFILE_REGULAR;
     struct stat st;
     if (lstat(path, &st) == 0) {
         if (S_ISLNK(st.st_mode)) {
-            if (st.st_uid != geteuid() && st.st_uid != 0) {
-                *why = "is a symbolic link of another user (not followed)";
-                clear(o);
+            if (regular_only) {
+                *why = "is a symbolic link (not followed)";
                 return -1;
             }
-            return in_place(o, path, O_CREAT | O_TRUNC, mode, why);
+            if (st.st_uid != geteuid() && st.st_uid != 0) {
+                *why = "is a symbolic link of another user (not followed)";
+                return -1;
+            }
+            goto in_place;
         }
-        if (S_ISCHR(st.st_mode) || (S_ISFIFO(st.st_mode) && st.st_uid == geteuid()))
-            return in_place(o, path, O_NOFOLLOW, mode, why);
+        if (!regular_only && (S_ISCHR(st.st_mode) || (S_ISFIFO(st.st_mode) && st.st_uid == geteuid())))
+            goto in_place;
         if (S_ISDIR(st.st_mode)) {
             *why = "is a directory";
-            clear(o);
             return -1;
         }
         if (!S_ISREG(st.st_mode)) {
             *why = "is not a regular file";
-            clear(o);
             return -1;
         }
         if (st.st_uid != geteuid()) {
             *why = "belongs to another user";
-            clear(o);
             return -1;
         }
     } else if (errno != ENOENT) {
         *why = strerror(errno);
-        clear(o);
         return -1;
     }
     const char *slash = strrchr(path, '/');
@@ -95,47 +81,80 @@ int mt_outfile_open(mt_outfile *o, const char *path, mode_t mode, const char **w
     const char *base = slash ? slash + 1 : path;
     if (!*base) {
         *why = "is a directory";
-        clear(o);
         return -1;
     }
-    for (int i = 0; i < 100; i++) {
-        free(o->tmp);
-        o->tmp = NULL;
-        if (asprintf(&o->tmp, "%.*s.%.160s.tmp.%ld.%016llx", dlen, path, base, (long)getpid(),
-                     (unsigned long long)random64()) < 0) {
-            o->tmp = NULL;
-            *why = strerror(ENOMEM);
-            clear(o);
+    int e = EEXIST;
+    for (int i = 0; i < 100 && e == EEXIST; i++) {
+        int n = snprintf(tmp, cap, "%.*s.%.160s.tmp.%ld.%016llx", dlen, path, base, (long)getpid(),
+                         (unsigned long long)random64());
+        if (n < 0 || (size_t)n >= cap) {
+            tmp[0] = 0;
+            *why = strerror(ENAMETOOLONG);
             return -1;
         }
-        o->fd = open(o->tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
-        if (o->fd >= 0)
-            return 0;
-        if (errno != EEXIST)
-            break;
+        int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+        if (fd >= 0)
+            return fd;
+        e = errno;
     }
-    *why = strerror(errno);
-    clear(o);
+    tmp[0] = 0;
+    *why = strerror(e);
     return -1;
+in_place:   /* a device, a FIFO of ours, a link we trust: written in place */
+    {
+        int fd = open(path, O_WRONLY | O_CLOEXEC | (S_ISLNK(st.st_mode) ? O_CREAT | O_TRUNC : O_NOFOLLOW),
+                      mode);
+        if (fd < 0)
+            *why = strerror(errno);
+        return fd;
+    }
 }
 
-int mt_outfile_commit(mt_outfile *o, const char **why)
+int mt_outfile_finish(int fd, const char *tmp, const char *path, const char **why)
 {
     int rc = 0;
     *why = NULL;
-    if (o->fd >= 0 && close(o->fd) != 0) {
+    if (fd >= 0 && close(fd) != 0) {
         *why = strerror(errno);
         rc = -1;
     }
-    o->fd = -1;
-    if (o->tmp) {
-        if (rc == 0 && rename(o->tmp, o->path) != 0) {
+    if (tmp && *tmp) {
+        if (rc == 0 && rename(tmp, path) != 0) {
             *why = strerror(errno);
             rc = -1;
         }
         if (rc != 0)
-            unlink(o->tmp);
+            unlink(tmp);
     }
+    return rc;
+}
+
+int mt_outfile_open(mt_outfile *o, const char *path, mode_t mode, const char **why)
+{
+    o->fd = -1;
+    o->tmp = NULL;
+    size_t cap = strlen(path) + 200;
+    if (!(o->path = strdup(path)) || !(o->tmp = malloc(cap))) {
+        *why = strerror(ENOMEM);
+        clear(o);
+        return -1;
+    }
+    o->fd = mt_outfile_create(path, o->tmp, cap, mode, 0, why);
+    if (o->fd < 0) {
+        clear(o);
+        return -1;
+    }
+    if (!o->tmp[0]) {   /* written in place */
+        free(o->tmp);
+        o->tmp = NULL;
+    }
+    return 0;
+}
+
+int mt_outfile_commit(mt_outfile *o, const char **why)
+{
+    int rc = mt_outfile_finish(o->fd, o->tmp, o->path, why);
+    o->fd = -1;
     clear(o);
     return rc;
 }

@@ -5,8 +5,9 @@
  * 1777 --pprof-dir). In lib/common, compiled with the codec, so that the
  * CLI, the reports (lib/present), the analysis (lib/analyze) and the viewer
  * share it;
- * the recorder (lib/record) links it too but creates its traces itself
- * (O_EXCL, O_NOFOLLOW: tracer.c), as it runs inside the profiled program.
+ * the recorder (lib/record) links it too: it creates its traces itself
+ * (O_EXCL, O_NOFOLLOW: tracer.c), and its leak verdicts (TRACE.leaks)
+ * with mt_outfile_create, which allocates nothing.
  */
 #ifndef MT_TRACE_SAFEFILE_H
 #define MT_TRACE_SAFEFILE_H
@@ -37,6 +38,19 @@ typedef struct mt_outfile {
  * Returns 0, or -1 with *why set to a static string (errno's text when the
  * system said no). */
 int mt_outfile_open(mt_outfile *o, const char *path, mode_t mode, const char **why);
+
+/* The same without allocating (for the recorder): the temporary name goes
+ * into tmp (cap bytes; "" when the file is written in place), and with
+ * MT_OUTFILE_REGULAR anything but a missing path or a regular file of the
+ * caller's is refused (no device, FIFO or link: nothing that could block
+ * or lead elsewhere). The descriptor, or -1 with *why; then
+ * mt_outfile_finish. */
+#define MT_OUTFILE_REGULAR 1
+int mt_outfile_create(const char *path, char *tmp, size_t cap, mode_t mode, int flags,
+                      const char **why);
+/* Closes fd (unless -1) and renames tmp (unless "") to path; on failure
+ * removes tmp. 0, or -1 with *why. */
+int mt_outfile_finish(int fd, const char *tmp, const char *path, const char **why);
 
 /* Closes the file (unless fd is -1 already) and renames it to its path.
  * 0, or -1 with *why (the temporary file is then removed). Frees o's

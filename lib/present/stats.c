@@ -180,6 +180,8 @@ int mt_report_stats_figures(FILE *out, const mt_model *m, const mt_stats *stp,
                     st.lost_bytes, st.lost_bytes_se, (unsigned long long)st.lost_blocks,
                     st.reachable_bytes, st.reachable_bytes_se,
                     (unsigned long long)st.reachable_blocks);
+        if (st.has_verdicts && st.lost_bytes_upper > 0)   /* no lost block sampled */
+            fprintf(out, ",\"lost_bytes_upper95\":%.0f", st.lost_bytes_upper);
         fprintf(out,
                 ",\"live_at_end_bytes\":%.0f,"
                 "\"live_at_end_selected_bytes\":%.0f,\"temporary_us\":%d,"
@@ -255,6 +257,12 @@ int mt_report_stats_figures(FILE *out, const mt_model *m, const mt_stats *stp,
                 double se = k ? st.reachable_bytes_se : st.lost_bytes_se;
                 mt_format_bytes(a, sizeof a, v);
                 mt_format_bytes(b, sizeof b, se);
+                if (!k && st.lost_bytes_upper > 0) {   /* a zero from no sample: its bound */
+                    mt_format_bytes(b, sizeof b, st.lost_bytes_upper);
+                    fprintf(out, "lost        0 B, at most %s at exit (95%%: no lost block "
+                                 "sampled)\n", b);
+                    continue;
+                }
                 fprintf(out, "%-11s %s ±%s at exit (%llu sampled blocks%s)\n",
                         k ? "reachable" : "lost", a, b,
                         (unsigned long long)(k ? st.reachable_blocks : st.lost_blocks),

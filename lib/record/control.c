@@ -208,8 +208,16 @@ static void *control_thread(void *arg)
             memtrace_stop_tracing();
             started = -1;
         }
-        if (scan && mtr_tracer_active() && mtr_tracer_scan_now() == 0)   /* leak verdicts, now */
-            __atomic_store_n(&ctl.chan->scanned, took, __ATOMIC_RELEASE);
+        if (scan) {   /* leak verdicts, now; or why not */
+            if (mtr_tracer_active() && mtr_tracer_scan_now() == 0) {
+                __atomic_store_n(&ctl.chan->scanned, took, __ATOMIC_RELEASE);
+            } else {
+                const char *why = mtr_tracer_active() ? mtr_leaks_why() : "";
+                snprintf(ctl.chan->why_unscanned, sizeof ctl.chan->why_unscanned, "%s",
+                         *why ? why : "the recording stopped before the scan");
+                __atomic_store_n(&ctl.chan->unscanned, took, __ATOMIC_RELEASE);
+            }
+        }
         if (ctl.chan) {
             __atomic_store_n(&ctl.chan->recording, (uint64_t)mtr_tracer_active(), __ATOMIC_RELEASE);
             if (took)

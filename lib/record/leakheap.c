@@ -221,11 +221,17 @@ int mtr_lk_heap_nodes(struct scan *s, const struct mtr_lk_maps *maps)
         if (m->kind == MTR_LK_HEAP) {
             if (main_seen++)
                 return -1;
+            /* [heap] may show as several mappings end to end (grown after
+             * a fork, the kernel could not merge them): one arena. */
+            uintptr_t hi = m->hi;
+            while (i + 1 < maps->n && maps->v[i + 1].kind == MTR_LK_HEAP && maps->v[i + 1].lo == hi &&
+                   maps->v[i + 1].r && maps->v[i + 1].w)
+                hi = maps->v[++i].hi;
             uintptr_t first = m->lo;
             if ((first + 16) & 15)
                 first += 16 - ((first + 16) & 15);
-            size_t w = bitmap_words(m->hi - m->lo);
-            if (add_arena(s, m->lo, first, m->hi, next) != 0)
+            size_t w = bitmap_words(hi - m->lo);
+            if (add_arena(s, m->lo, first, hi, next) != 0)
                 return -1;
             next += 2 * w;
         } else if (m->anon && m->kind == MTR_LK_PLAIN) {

@@ -295,12 +295,17 @@ static int add_tid(int dirfd, const char *s, void *ctx)
     return 0;
 }
 
-long mtr_lk_tasks(pid_t *tids, size_t cap)
+long mtr_lk_tasks_of(const char *dir, pid_t *tids, size_t cap)
 {
     struct tid_list l = {tids, 0, cap};
-    if (each_numbered("/proc/self/task", add_tid, &l) < 0)
+    if (each_numbered(dir, add_tid, &l) < 0)
         return -1;
     return (long)l.n;
+}
+
+long mtr_lk_tasks(pid_t *tids, size_t cap)
+{
+    return mtr_lk_tasks_of("/proc/self/task", tids, cap);
 }
 
 static int is_userfaultfd(int dirfd, const char *name, void *ctx)

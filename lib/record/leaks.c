@@ -15,6 +15,8 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -23,6 +25,8 @@
 
 #include "leaks.h"
 #include "real.h"
+#include "runfiles.h"
+#include "safefile.h"
 #include "sampled.h"
 
 MT_HIDDEN void mtr_tracer_message(const char *fmt, ...);
@@ -30,6 +34,23 @@ MT_HIDDEN void mtr_tracer_message(const char *fmt, ...);
 #define TOKEN_ID_BITS 48   /* tracer.c's tokens: recording << 48 | (id + 1) */
 #define TOKEN_ID_MASK ((UINT64_C(1) << TOKEN_ID_BITS) - 1)
 #define MAX_EXCL 64
+
+/* Why the last scan gave no verdicts ("" when it did): for ctl. */
+static char why_not[512];
+
+const char *mtr_leaks_why(void)
+{
+    return why_not;
+}
+
+void mtr_leaks_no_verdicts(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why_not, sizeof why_not, fmt, ap);
+    va_end(ap);
+    mtr_tracer_message("--leaks: %s: no leak verdicts", why_not);
+}
 
 int mtr_leaks_env(void)
 {
@@ -94,6 +115,8 @@ static int64_t now_us(int clock)
 
 struct out {
     int fd;
+    char path[4096];
+    char tmp[4096 + 256];
     char buf[8192];
     size_t len;
     int err;
@@ -139,20 +162,22 @@ static void out_num(struct out *o, uint64_t v)
 
 static int write_verdicts(const char *trace_path, int64_t pid, int64_t start_us, int64_t scan_us,
                           const struct mtr_lk_result *res, const struct mtr_lk_block *b, size_t n,
-                          int64_t took_us, int64_t cpu_us)
+                          int64_t took_us, int64_t cpu_us, const char **why)
 {
-    char path[4096];
-    size_t len = strlen(trace_path);
-    if (len + 7 > sizeof path) {
-        errno = ENAMETOOLONG;
+    struct out *o = mtr_lk_alloc(sizeof *o);
+    if (!o) {
+        *why = strerror(ENOMEM);
         return -1;
     }
-    memcpy(path, trace_path, len);
-    memcpy(path + len, ".leaks", 7);
-    struct out *o = mtr_lk_alloc(sizeof *o);
-    if (!o)
+    /* TRACE.leaks, made anew under a temporary name and renamed over: never
+     * another user's file, FIFO or link (safefile.h). */
+    const mt_runname name = { .kind = MT_RUNFILE_LEAKS };
+    if (mt_runname_make(o->path, sizeof o->path, trace_path, &name) < 0) {
+        mtr_lk_free(o, sizeof *o);
+        *why = strerror(ENAMETOOLONG);
         return -1;
-    o->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    }
+    o->fd = mt_outfile_create(o->path, o->tmp, sizeof o->tmp, 0600, MT_OUTFILE_REGULAR, why);
     if (o->fd < 0) {
         mtr_lk_free(o, sizeof *o);
         return -1;
@@ -185,12 +210,17 @@ static int write_verdicts(const char *trace_path, int64_t pid, int64_t start_us,
         out_str(o, b[i].verdict == MTR_LK_LOST ? " lost\n" : " reachable\n");
     }
     out_flush(o);
-    int err = o->err;
-    if (close(o->fd) != 0 && !err)
-        err = errno;
+    int rc = 0;
+    if (o->err) {
+        *why = strerror(o->err);
+        close(o->fd);
+        unlink(o->tmp);
+        rc = -1;
+    } else {
+        rc = mt_outfile_finish(o->fd, o->tmp, o->path, why);
+    }
     mtr_lk_free(o, sizeof *o);
-    errno = err;
-    return err ? -1 : 0;
+    return rc;
 }
 
 /* ---- the scan ---- */
@@ -202,19 +232,14 @@ static __attribute__((noinline)) int scan(const char *trace_path, int64_t pid, i
     int64_t t0 = now_us(CLOCK_MONOTONIC), scan_us = now_us(CLOCK_REALTIME);
     int64_t c0 = now_us(CLOCK_THREAD_CPUTIME_ID);
     struct mtr_lk_threads th;
-    pid_t bad;
+    why_not[0] = 0;
     if (mtr_lk_has_userfaultfd()) {
-        mtr_tracer_message("--leaks: the program uses userfaultfd, whose pages the scan cannot "
-                           "read safely: no leak verdicts");
+        mtr_leaks_no_verdicts("the program uses userfaultfd, whose pages the scan cannot read safely");
         return -1;
     }
-    if (mtr_lk_stop(&th, &bad) != 0) {
-        if (bad > 0)
-            mtr_tracer_message("--leaks: thread %d did not stop for the scan (it blocks signal %d, "
-                               "or did not run for 10 s): no leak verdicts for this run",
-                               (int)bad, SIGRTMAX - 3);
-        else
-            mtr_tracer_message("--leaks: cannot stop the program's threads: no leak verdicts");
+    char why[400];
+    if (mtr_lk_stop(&th, why, sizeof why) != 0) {
+        mtr_leaks_no_verdicts("%s", why);
         return -1;
     }
     struct gather *g = mtr_lk_alloc(sizeof *g);
@@ -247,11 +272,12 @@ static __attribute__((noinline)) int scan(const char *trace_path, int64_t pid, i
 #if defined(__SANITIZE_ADDRESS__)
     g->glibc = 0;   /* the allocator underneath is the sanitizer's */
 #endif
-    if (!g->glibc)
-        for (size_t i = 0; i < g->n; i++) {
-            size_t us = mtr_real.usable_size((void *)g->b[i].addr);
-            g->b[i].end = g->b[i].addr + us;
-        }
+    /* (with glibc too: a heap that does not walk sends the scan to the
+     * conservative mode, whose nodes are the sampled blocks) */
+    for (size_t i = 0; i < g->n; i++) {
+        size_t us = mtr_real.usable_size((void *)g->b[i].addr);
+        g->b[i].end = g->b[i].addr + us;
+    }
     mtr_lk_sort((uintptr_t *)g->b, g->n, sizeof *g->b / sizeof(uintptr_t));
     struct mtr_lk_input in = {
         .maps = &maps,
@@ -274,7 +300,7 @@ resume:
     mtr_lk_maps_free(&maps);
     int rc = -1;
     if (fail) {
-        mtr_tracer_message("--leaks: the scan failed (%s): no leak verdicts", fail);
+        mtr_leaks_no_verdicts("the scan failed (%s)", fail);
     } else {
         /* In the order of the trace's ids. */
         for (size_t i = 0; i < g->n; i++) {
@@ -289,8 +315,9 @@ resume:
             g->b[i].qid = t;
         }
         int64_t took = now_us(CLOCK_MONOTONIC) - t0, cpu = now_us(CLOCK_THREAD_CPUTIME_ID) - c0;
-        if (write_verdicts(trace_path, pid, start_us, scan_us, &res, g->b, g->n, took, cpu) != 0)
-            mtr_tracer_message("%s.leaks: %s: no leak verdicts", trace_path, strerror(errno));
+        const char *why = NULL;
+        if (write_verdicts(trace_path, pid, start_us, scan_us, &res, g->b, g->n, took, cpu, &why) != 0)
+            mtr_leaks_no_verdicts("%s.leaks: %s", trace_path, why);
         else
             rc = 0;
     }

@@ -5,8 +5,9 @@
  * with the program's other threads stopped, and writes its verdicts to
  * TRACE.leaks beside the trace (docs/format.md, "Leak verdicts").
  *
- * The files: leaks.c (when, which blocks, the verdict file), leakstop.c
- * (stopping the other threads and saving their registers), leakproc.c (the
+ * The files: leaks.c (when, which blocks, the verdict file), leakptrace.c
+ * and leakstop.c (stopping the other threads and saving their registers:
+ * with ptrace from a helper process, else with signals), leakproc.c (the
  * mappings and threads, read from /proc without the program's allocator,
  * and the scan's own memory), leakscan.c (the marking). Nothing here calls
  * the program's allocator or takes a lock the program might hold.
@@ -43,6 +44,12 @@ MT_HIDDEN void mtr_leaks_fork_child(void);
  * 0 once the verdicts are written. */
 MT_HIDDEN int mtr_leaks_scan(const char *trace_path, int64_t pid, int64_t start_us,
                              uint64_t epoch);
+/* Why the last scan wrote no verdicts, in one line without the trailing
+ * "no leak verdicts"; "" after a scan that wrote them. */
+MT_HIDDEN const char *mtr_leaks_why(void);
+/* A scan gives no verdicts: why (printf-like), on stderr ("--leaks: WHY:
+ * no leak verdicts") and for mtr_leaks_why. */
+MT_HIDDEN void mtr_leaks_no_verdicts(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- between the leak files ---- */
 
@@ -71,6 +78,8 @@ MT_HIDDEN void mtr_lk_maps_free(struct mtr_lk_maps *m);
 MT_HIDDEN int mtr_lk_has_userfaultfd(void);
 /* The process's threads: up to cap tids. -1 if /proc/self/task is unreadable. */
 MT_HIDDEN long mtr_lk_tasks(pid_t *tids, size_t cap);
+/* The same from a directory such as /proc/PID/task. */
+MT_HIDDEN long mtr_lk_tasks_of(const char *dir, pid_t *tids, size_t cap);
 
 /* A stopped thread: its stack pointer, thread pointer and register words. */
 #define MTR_LK_REGWORDS 1024
@@ -85,11 +94,18 @@ struct mtr_lk_threads {
     struct mtr_lk_thread *v;
     size_t n;
 };
-/* Stop every thread of the process but this one and the recorder's own.
- * 0; -1 if some thread did not answer within the bound (signal blocked):
- * *bad is its tid, and every thread is running again. */
-MT_HIDDEN int mtr_lk_stop(struct mtr_lk_threads *t, pid_t *bad);
+/* Stop every thread of the process but this one and the recorder's own:
+ * with ptrace from a helper process (leakptrace.c), or, where ptrace is
+ * not allowed, with a signal each (leakstop.c). 0; -1 if they could not
+ * be stopped: why says why (whylen bytes), and every thread is running
+ * again. */
+MT_HIDDEN int mtr_lk_stop(struct mtr_lk_threads *t, char *why, size_t whylen);
 MT_HIDDEN void mtr_lk_resume(struct mtr_lk_threads *t);
+/* leakptrace.c: the threads stopped with ptrace, their registers in
+ * slots[0, *n). 0; -1 with why (ptrace not allowed, ...): nothing stopped. */
+MT_HIDDEN int mtr_lk_stop_ptrace(struct mtr_lk_thread *slots, size_t cap, size_t *n, char *why,
+                                 size_t whylen);
+MT_HIDDEN void mtr_lk_resume_ptrace(void);
 
 /* A sampled block, and its verdict after the scan. */
 enum { MTR_LK_UNKNOWN = 0, MTR_LK_LOST = 1, MTR_LK_REACHABLE = 2 };

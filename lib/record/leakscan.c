@@ -23,8 +23,11 @@
  * file) is skipped instead of faulting.
  *
  * Any aligned word whose value falls inside a node (interior pointers
- * count) marks it; marked nodes are scanned in turn, from an explicit
- * stack. A sampled block is reachable if its node is marked, lost if not.
+ * count) marks it, except, in heap mode, the exact address of a chunk's
+ * header (malloc's lists and their stale copies, which would otherwise
+ * hold the chunk before it); marked nodes are scanned in turn, from an
+ * explicit stack. A sampled block is reachable if its node is marked,
+ * lost if not.
  */
 #include <errno.h>
 #include <string.h>
@@ -180,6 +183,15 @@ static void resolve(struct scan *s, uintptr_t v, struct region *r)
             push(s, r->lo, r->hi);
         }
         return;
+    }
+    if (!((v - r->lo) & 15)) {
+        /* Exactly a chunk's start (its header): what malloc's own lists
+         * hold (main_arena's bins, top and last_remainder, and the stale
+         * links a recycled chunk still carries), not a reference to the
+         * chunk before it, whose last usable word it also is. */
+        uintptr_t g0 = (v - r->lo) >> 4;
+        if (v >= r->first && v < r->end && ((START(r, g0 >> 6) >> (g0 & 63)) & 1))
+            return;
     }
     uintptr_t c = chunk_of(r, v);
     if (!c)

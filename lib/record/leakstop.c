@@ -1,18 +1,20 @@
 /*
  * leakstop.c - stopping the program's other threads for the leak scan, and
- * saving what they hold in registers.
+ * saving what they hold in registers: with ptrace from a helper process
+ * first (leakptrace.c: no thread has to take a signal), and with a signal
+ * to each thread where ptrace is not allowed (below).
  *
- * Each thread (listed from /proc/self/task; the recorder's own are left
- * alone) is sent a real-time signal with tgkill. Its handler copies the
- * interrupted registers (the general ones and the vector state, where a
- * copy loop may hold a pointer), the stack pointer and the thread pointer
- * into the thread's slot, says it has stopped, and waits on a futex until
- * the scan is done. Threads born meanwhile are caught by listing again.
- * A thread that blocks the signal (its SigBlk in /proc, looked at while
- * waiting), or does not answer within STOP_WAIT_MS all the same (a machine
- * too loaded to run it), makes the scan give up: a thread running during
- * the scan could hide a reachable block from it. A thread that has gone
- * counts as answered.
+ * The signal way: each thread (listed from /proc/self/task; the
+ * recorder's own are left alone) is sent a real-time signal with tgkill.
+ * Its handler copies the interrupted registers (the general ones and the
+ * vector state, where a copy loop may hold a pointer), the stack pointer
+ * and the thread pointer into the thread's slot, says it has stopped, and
+ * waits on a futex until the scan is done. Threads born meanwhile are
+ * caught by listing again. A thread that blocks the signal (its SigBlk in
+ * /proc, looked at while waiting), or does not answer within STOP_WAIT_MS
+ * all the same (a machine too loaded to run it), makes the scan give up: a
+ * thread running during the scan could hide a reachable block from it. A
+ * thread that has gone counts as answered.
  *
  * The handler is ours only while a scan runs; a signal it did not expect
  * (not a tgkill of this process's) goes to the program's handler. After a
@@ -199,17 +201,15 @@ static void release(void)
     }
 }
 
-int mtr_lk_stop(struct mtr_lk_threads *t, pid_t *bad)
+static int by_ptrace;   /* the threads stopped now were stopped with ptrace */
+
+static int stop_by_signal(struct mtr_lk_threads *t, struct mtr_lk_thread *slots, pid_t *bad)
 {
-    t->v = NULL;
-    t->n = 0;
     *bad = 0;
     size_t slots_bytes = (size_t)MAX_THREADS * sizeof(struct mtr_lk_thread);
     size_t list_bytes = 2 * (size_t)MAX_THREADS * sizeof(pid_t);
     pid_t *tids = mtr_lk_alloc(list_bytes);
-    struct mtr_lk_thread *slots = mtr_lk_alloc(slots_bytes);
-    if (!tids || !slots) {
-        mtr_lk_free(tids, list_bytes);
+    if (!tids) {
         mtr_lk_free(slots, slots_bytes);
         *bad = -1;
         return -1;
@@ -302,8 +302,51 @@ int mtr_lk_stop(struct mtr_lk_threads *t, pid_t *bad)
     return 0;
 }
 
+int mtr_lk_stop(struct mtr_lk_threads *t, char *why, size_t whylen)
+{
+    t->v = NULL;
+    t->n = 0;
+    size_t slots_bytes = (size_t)MAX_THREADS * sizeof(struct mtr_lk_thread);
+    struct mtr_lk_thread *slots = mtr_lk_alloc(slots_bytes);
+    if (!slots) {
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
+    char pwhy[160];
+    size_t n = 0;
+    if (mtr_lk_stop_ptrace(slots, MAX_THREADS, &n, pwhy, sizeof pwhy) == 0) {
+        by_ptrace = 1;
+        t->v = slots;
+        t->n = n;
+        return 0;
+    }
+    mtr_lk_free(slots, slots_bytes);   /* fresh (zero) slots for the signal way */
+    if (!(slots = mtr_lk_alloc(slots_bytes))) {
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
+    pid_t bad;
+    if (stop_by_signal(t, slots, &bad) == 0)
+        return 0;
+    if (bad > 0)
+        snprintf(why, whylen, "thread %d did not stop for the scan: ptrace is not allowed (%s) "
+                 "and the thread blocks signal %d, or did not run for 10 s", (int)bad, pwhy,
+                 stop_signal());
+    else
+        snprintf(why, whylen, "cannot stop the program's threads (ptrace: %s)", pwhy);
+    return -1;
+}
+
 void mtr_lk_resume(struct mtr_lk_threads *t)
 {
+    if (by_ptrace) {
+        by_ptrace = 0;
+        mtr_lk_resume_ptrace();
+        mtr_lk_free(t->v, (size_t)MAX_THREADS * sizeof(struct mtr_lk_thread));
+        t->v = NULL;
+        t->n = 0;
+        return;
+    }
     release();
     mtr_lk_free(t->v, (size_t)MAX_THREADS * sizeof(struct mtr_lk_thread));
     t->v = NULL;

@@ -850,12 +850,15 @@ static int scan_for_leaks(int flush)
     for (int i = 0; i < 5 && locked != 0; i++)
         locked = lock_writer();
     if (locked != 0)
-        message("--leaks: the trace writer stayed busy for 10 s: no leak verdicts");
+        mtr_leaks_no_verdicts("the trace writer stayed busy for 10 s");
     if (locked == 0) {
         if (tr.state == ACTIVE && tr.w && !tr.writer_failed && tr.pid == getpid()) {
             rc = mtr_leaks_scan(tr.path, tr.pid, tr.start_us, tr.epoch);
             if (flush)   /* the judged blocks in the trace now, for whoever reads it */
                 pump(1);
+        } else {
+            mtr_leaks_no_verdicts("the recording %s", tr.writer_failed ? "could not be written"
+                                                                       : "is not under way");
         }
         pthread_mutex_unlock(&tr.wlock);
     }
@@ -866,7 +869,7 @@ static int scan_for_leaks(int flush)
 int mtr_tracer_scan_now(void)
 {
     if (rotating()) {
-        message("scan: not for a rotated recording (its ids are the pieces')");
+        mtr_leaks_no_verdicts("not for a rotated recording (its ids are the pieces')");
         return -1;
     }
     return scan_for_leaks(1);

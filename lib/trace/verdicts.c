@@ -8,8 +8,10 @@
  *
  * The file must be the trace's (PID and START_US as its header says) and
  * is opened as every file that goes with a trace is (mt_sidecar_open).
- * A line that does not parse, or ids that do not increase, stop reading
- * with a warning "FILE.leaks: line N: reason"; the lines before it count.
+ * A line that does not parse, is longer than any the recorder writes
+ * (MAX_LINE), or ids that do not increase, stop reading with a warning
+ * "FILE.leaks: line N: reason"; the lines before it count. A last line
+ * without its newline (a file cut short) is left out silently.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -19,6 +21,7 @@
 #include <unistd.h>
 
 #include "warn.h"
+#include "runfiles.h"
 #include "safefile.h"
 #include "verdicts.h"
 
@@ -28,6 +31,26 @@ struct mtt_verdicts {
     uint8_t *v;          /* MT_VERDICT_* */
     size_t n, cap;
 };
+
+#define MAX_LINE 256   /* with its newline and NUL: the recorder's lines are < 200 bytes */
+
+/* The next line into line (MAX_LINE bytes): 1, 0 at the end of the file
+ * (or a last line without its newline), -1 for a line too long, -2 for one
+ * with a NUL byte (the rest of either is skipped). */
+static int next_line(FILE *f, char *line)
+{
+    if (!fgets(line, MAX_LINE, f))
+        return 0;
+    size_t len = strlen(line);
+    if (len && line[len - 1] == '\n')
+        return 1;
+    if (len < MAX_LINE - 1 && feof(f))
+        return 0;   /* cut short at the end */
+    int c;
+    while ((c = getc(f)) != EOF && c != '\n')
+        ;
+    return len < MAX_LINE - 1 ? -2 : -1;   /* -2: a NUL inside */
+}
 
 static int push(mtt_verdicts *v, uint64_t id, int verdict)
 {
@@ -51,12 +74,15 @@ static int push(mtt_verdicts *v, uint64_t id, int verdict)
 mtt_verdicts *mtt_verdicts_load(const char *trace_path, const mt_trace_info *info,
                                 mt_warning_fn warn, void *ctx)
 {
-    size_t plen = strlen(trace_path);
-    char *path = malloc(plen + 7);
+    size_t plen = strlen(trace_path) + sizeof MT_RUNFILE_LEAKS_SUFFIX;
+    char *path = malloc(plen);
+    const mt_runname name = { .kind = MT_RUNFILE_LEAKS };
     if (!path)
         return NULL;
-    memcpy(path, trace_path, plen);
-    memcpy(path + plen, ".leaks", 7);
+    if (mt_runname_make(path, plen, trace_path, &name) < 0) {
+        free(path);
+        return NULL;
+    }
     const char *why = NULL;
     int fd = mt_sidecar_open(path, trace_path, &why);
     FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
@@ -69,13 +95,15 @@ mtt_verdicts *mtt_verdicts_load(const char *trace_path, const mt_trace_info *inf
         free(path);
         return NULL;
     }
-    char line[256];
+    char line[MAX_LINE];
     unsigned long long pid = 0, id;
     long long start = 0, t = 0;
-    int version = 0;
-    if (!fgets(line, sizeof line, f) ||
+    int version = 0, got;
+    if ((got = next_line(f, line)) != 1 ||
         sscanf(line, "memtrace-leaks %d %llu %lld", &version, &pid, &start) != 3 || version != 1) {
-        mt_warnf(warn, ctx, "%s: line 1: not a memtrace-leaks version 1 header; no leak verdicts", path);
+        mt_warnf(warn, ctx, "%s: line 1: %s; no leak verdicts", path,
+                 got == -1 ? "longer than any the recorder writes (255 bytes)"
+                           : "not a memtrace-leaks version 1 header");
         goto out;
     }
     if (pid != info->pid || start != (long long)info->start_time) {
@@ -84,8 +112,9 @@ mtt_verdicts *mtt_verdicts_load(const char *trace_path, const mt_trace_info *inf
               (unsigned long long)info->pid, (long long)info->start_time);
         goto out;
     }
-    if (!fgets(line, sizeof line, f) || sscanf(line, "scan %lld", &t) != 1 || t < start) {
-        mt_warnf(warn, ctx, "%s: line 2: not a scan line; no leak verdicts", path);
+    if ((got = next_line(f, line)) != 1 || sscanf(line, "scan %lld", &t) != 1 || t < start) {
+        mt_warnf(warn, ctx, "%s: line 2: %s; no leak verdicts", path,
+                 got == -1 ? "longer than any the recorder writes (255 bytes)" : "not a scan line");
         goto out;
     }
     v = calloc(1, sizeof *v);
@@ -93,14 +122,16 @@ mtt_verdicts *mtt_verdicts_load(const char *trace_path, const mt_trace_info *inf
         goto out;
     v->time = t;
     size_t lineno = 2;
-    while (fgets(line, sizeof line, f)) {
+    while ((got = next_line(f, line)) != 0) {
         lineno++;
-        size_t len = strlen(line);
-        if (!len || line[len - 1] != '\n')
-            break;   /* a last line cut short */
+        if (got == -1) {
+            mt_warnf(warn, ctx, "%s: line %zu: longer than any the recorder writes (255 bytes); "
+                     "the verdicts after it are not read", path, lineno);
+            break;
+        }
         char word[16];
-        int verdict;
-        if (sscanf(line, "%llu %15s", &id, word) != 2 ||
+        int verdict, end = 0;
+        if (got < 0 || sscanf(line, "%llu %15s%n", &id, word, &end) != 2 || line[end] != '\n' ||
             !(verdict = !strcmp(word, "lost") ? MT_VERDICT_LOST
                         : !strcmp(word, "reachable") ? MT_VERDICT_REACHABLE : 0)) {
             mt_warnf(warn, ctx, "%s: line %zu: expected \"ID lost\" or \"ID reachable\"", path, lineno);

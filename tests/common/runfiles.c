@@ -32,6 +32,8 @@ int main(void)
         {{0, 0, 0, 0, MT_RUNFILE_RSS}, "app.ctf.rss"},
         {{0, 4242, 0, 3, MT_RUNFILE_RSS}, "app.ctf.4242.part0003.rss"},
         {{0, 0, 0, 0, MT_RUNFILE_INDEX}, "app.ctf.mtidx"},
+        {{0, 0, 0, 0, MT_RUNFILE_LEAKS}, "app.ctf.leaks"},
+        {{7, 0, 0, 0, MT_RUNFILE_LEAKS}, "app.ctf-0007.leaks"},
     };
     for (size_t i = 0; i < sizeof made / sizeof made[0]; i++) {
         char out[128], what[256];

@@ -2,7 +2,8 @@
 # leaks_file.sh - the reader's side of the leak verdicts (TRACE.leaks beside
 # a trace; docs/format.md, "Leak verdicts"): a good file gives allocations
 # their verdicts (stats counts them); a file of another recording, a line
-# that is not a verdict, ids that go back, a symbolic link: a warning naming
+# that is not a verdict, a line longer than the recorder writes, ids that
+# go back, a symbolic link: a warning naming
 # the file (and line), the lines before kept, never a failure; a trace
 # without the file prints what it printed before.
 set -u
@@ -44,6 +45,14 @@ printf 'garbage\n' >"$T.leaks"
 stats
 grep -q "line 1: not a memtrace-leaks version 1 header" "$MT_TMP/w" && cmp -s "$MT_TMP/j" "$MT_TMP/before" &&
     pass "not a verdict file: a warning, the report as without one" || fail "not a verdict file: $(cat "$MT_TMP/w")"
+
+{ printf 'memtrace-leaks 1 11754 1795331518528353\nscan 1795331518529000 heap\n0 lost\n'
+  printf '%0300d\n' 0; printf '1 reachable\n'; } >"$T.leaks"
+stats
+[ "$(field lost_sampled_blocks)" = 1 ] && [ "$(field reachable_sampled_blocks)" = 0 ] &&
+    grep -q "t.ctf.leaks: line 4: longer than any the recorder writes (255 bytes)" "$MT_TMP/w" &&
+    pass "a line over 255 bytes: a warning with its number, the lines before kept" ||
+    fail "a line over 255 bytes: $(cat "$MT_TMP/w")"
 
 printf 'memtrace-leaks 1 11754 1795331518528353\nscan 1795331518529000 heap\n0 lost\n' >"$MT_TMP/real.leaks"
 rm -f "$T.leaks"; ln -s "$MT_TMP/real.leaks" "$T.leaks"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # api.sh - the viewer's HTTP API against numbers computed independently from
-# the fixture's reference dump (leak.txt): trace info, the top allocation
-# site and its bytes, filtered totals; plus the page's own files.
+# the fixture's reference dump (leak.txt): trace info (and the bound a zero
+# from no sample carries), the top allocation site and its bytes, filtered
+# totals; plus the page's own files.
 set -u
 . "$(dirname "$0")/lib.inc"
 command -v curl >/dev/null || { echo "FAIL: curl missing (scripts/install-deps.sh test)"; exit 1; }
@@ -54,6 +55,8 @@ check "info: pid from the trace" [ "$(json 'j["pid"]')" = 11730 ]
 check "info: executable" [ "$(json 'j["executable"]')" = /home/dev/fixtures/leak.exe ]
 check "info: sample rate as 1 in N bytes" [ "$(json 'round(j["one_in_bytes"])')" = 8000 ]
 check "info: total samples" [ "$(json 'j["total"]["samples"]')" = "$total" ]
+check "info: a zero from no sample hides at most -ln(0.05) x 8000 bytes (the lost bytes' bound)" \
+    [ "$(json 'round(j["unsampled_upper95_bytes"])')" = 23966 ]
 
 # the allocation-site tree: its top site and bytes match the dump
 [ "$(get 'api/tree?dir=sites')" = 200 ] || fail "api/tree"

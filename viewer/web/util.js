@@ -227,6 +227,12 @@ MT.emptyText = function (byMetric = true) {
     return 'no temporary allocation (none freed within 1 ms)';
   if (byMetric && (MT.state.metric === 'live' || MT.state.metric === 'live_objects'))
     return 'no allocation still live at the end of the trace';
+  if (byMetric && MT.state.metric === 'lost') {
+    /* a zero from no sample: its bound, as stats, check and top --by lost give it */
+    const up = typeof App !== 'undefined' && App.info ? App.info.unsampled_upper95_bytes : 0;
+    return up > 0 ? 'no lost block sampled: the lost bytes are 0 B, at most ' + MT.fmtBytes(up) + ' (95%)'
+                  : 'no block lost at exit';
+  }
   return 'the trace holds no allocation';
 };
 

@@ -16,6 +16,9 @@
  *   held_thread_stack a block another running thread holds on its stack
  *   held_thread_reg   (x86-64) a block another thread holds in a register only
  *   lost_big          a dropped 256 KiB block (malloc maps it by itself)
+ *   lost_before_free  a dropped block right before a free chunk in one of
+ *                     malloc's bins, whose list (in main_arena) points at
+ *                     that chunk's header: the dropped block's last word
  *   held_big          a 256 KiB block a global holds
  *   held_by_big       a block only held_big points to
  *
@@ -23,14 +26,25 @@
  * held_stack), thread-exit (exit() called by another thread), _exit
  * (_exit: no scan), fork (a child does the same and exits first),
  * blocked (a thread that blocks every signal is running at exit), sleep
- * (prints "ready", then waits to be killed: for 'memtrace ctl PID scan').
+ * (prints "ready", then waits to be killed: for 'memtrace ctl PID scan';
+ * meanwhile a thread that blocks every signal runs, and another sleeps in
+ * nanosleep and prints "EINTR" if a sleep ends early), seccomp (exit, under
+ * a seccomp filter that kills the process on ptrace, as a hardened
+ * service's may).
  */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
+#include <stddef.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define NOINLINE __attribute__((noinline, noclone))
@@ -57,6 +71,8 @@ NOINLINE void *held_thread_tls(void) { return malloc(96); }
 NOINLINE void *held_thread_stack(void) { return malloc(104); }
 NOINLINE void *held_thread_reg(void) { return malloc(112); }
 NOINLINE void *lost_big(void) { return malloc(256 << 10); }
+NOINLINE void *lost_before_free(void) { return malloc(5000); }
+static void *volatile g_after;
 NOINLINE void **held_big(void) { return calloc(1, 256 << 10); }
 NOINLINE void *held_by_big(void) { return malloc(136); }
 void **g_big;
@@ -151,6 +167,20 @@ static void *blocker_main(void *arg)
     return NULL;
 }
 
+static void *sleeper_main(void *arg)
+{
+    (void)arg;
+    __atomic_add_fetch(&threads_ready, 1, __ATOMIC_RELEASE);
+    for (;;) {
+        struct timespec ts = { 86400, 0 };
+        if (nanosleep(&ts, NULL) != 0 && errno == EINTR) {
+            printf("EINTR\n");
+            fflush(stdout);
+        }
+    }
+    return NULL;
+}
+
 static void *exiter_main(void *arg)
 {
     (void)arg;
@@ -160,13 +190,32 @@ static void *exiter_main(void *arg)
     return keep;
 }
 
+/* Just before the exit (no malloc after it could take the free chunk):
+ * [lost_before_free][100 KB freed: in a bin][kept, so that the freed one
+ * is not the top]. */
+NOINLINE static void drop_before_free(void)
+{
+    void *a = lost_before_free();
+    void *b = malloc(100000);
+    g_after = malloc(5000);
+    __asm__ volatile("" : : "r"(a), "r"(b) : "memory");
+    free(b);
+}
+
 NOINLINE static void finish(const char *mode)
 {
     void *volatile keep = held_stack();
+    drop_before_free();
     scrub();
     if (!strcmp(mode, "_exit"))
         _exit(0);
     if (!strcmp(mode, "sleep")) {
+        pthread_t t;
+        int want = __atomic_load_n(&threads_ready, __ATOMIC_ACQUIRE) + 2;
+        pthread_create(&t, NULL, sleeper_main, NULL);
+        pthread_create(&t, NULL, blocker_main, NULL);
+        while (__atomic_load_n(&threads_ready, __ATOMIC_ACQUIRE) < want)
+            usleep(1000);
         printf("ready\n");
         fflush(stdout);
         for (;;)
@@ -204,9 +253,30 @@ static void run(const char *mode)
     finish(mode);
 }
 
+/* A seccomp filter: ptrace kills the process; everything else is allowed. */
+static void no_ptrace(void)
+{
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = { sizeof f / sizeof f[0], f };
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+        prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+        perror("leaky: seccomp");
+        exit(3);
+    }
+}
+
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "exit";
+    if (!strcmp(mode, "seccomp")) {
+        no_ptrace();
+        mode = "exit";
+    }
     if (!strcmp(mode, "fork")) {
         pid_t c = fork();
         if (c == 0)
