@@ -190,10 +190,10 @@ int attach_target_read(pid_t pid, attach_target *t, char *why, size_t cap)
         }
     }
     free(st);
-    /* /proc/PID of a process that is not dumpable (it changed credentials,
-     * or prctl(PR_SET_DUMPABLE, 0)) belongs to root. */
+    /* The files in /proc/PID of a process that is not dumpable (it changed
+     * credentials, or prctl(PR_SET_DUMPABLE, 0)) belong to root. */
     struct stat ps;
-    snprintf(path, sizeof path, "/proc/%d", (int)pid);
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
     t->nondumpable = stat(path, &ps) == 0 && ps.st_uid == 0 && t->uid != 0;
     if (t->state == 'Z' || t->state == 'X') {
         errno = ESRCH;

@@ -321,6 +321,11 @@ out:
 static int do_detach(const attach_target *t, uint64_t stop_fn)
 {
     int code = 1;
+    if (!attach_target_same(t)) {   /* no thread of whatever has its PID now is seized */
+        fprintf(stderr, "memtrace attach: %d has exited (its PID now names another process, "
+                        "left alone)\n", (int)t->pid);
+        return 1;
+    }
     attach_thread *th = borrow(t, &code);
     if (!th)
         return code;
