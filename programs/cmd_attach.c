@@ -19,6 +19,14 @@
  * took over is never touched. Whatever the process supplies (names in its
  * maps, descriptor numbers, files in its root) is never opened as
  * ourselves (attach_files.h); the only library loaded is ours.
+ *
+ * The ptrace work is done by a child of 'memtrace attach' (in_tracer): a
+ * thread borrowed with its registers changed must not be left behind by a
+ * tracer that dies (its call would return to address 0), so 'memtrace
+ * attach' killed, even with SIGKILL, leaves the child to finish the call
+ * under way, put the thread back and end the recording (it gets SIGTERM
+ * when its parent dies, as for Ctrl-C). The parent forwards Ctrl-C,
+ * SIGTERM and SIGHUP and exits with the child's status.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -29,7 +37,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -91,6 +101,55 @@ static void on_signal(int sig)
 {
     (void)sig;
     stop_requested = 1;
+}
+
+static volatile sig_atomic_t tracer_pid;
+
+static void forward(int sig)
+{
+    if (tracer_pid > 0)
+        kill((pid_t)tracer_pid, sig);
+}
+
+static void handle_signals(void (*fn)(int))
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = fn;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+/* Forks the tracer (see the top): returns 0 in the child (or when there
+ * is no child: the work is then done here), 1 in the parent once the child
+ * has ended, *code its exit status. */
+static int in_tracer(int *code)
+{
+    pid_t parent = getpid();
+    fflush(stdout);
+    fflush(stderr);
+    pid_t c = fork();
+    if (c <= 0) {
+        handle_signals(on_signal);
+        if (c == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGTERM);
+            if (getppid() != parent)   /* died before the line above */
+                stop_requested = 1;
+        }
+        return 0;
+    }
+    tracer_pid = c;
+    handle_signals(forward);
+    int st;
+    while (waitpid(c, &st, 0) < 0)
+        if (errno != EINTR) {
+            *code = 1;
+            return 1;
+        }
+    *code = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+    return 1;
 }
 
 static long mono_ms(void)
@@ -432,6 +491,9 @@ int cmd_attach(int argc, char **argv)
         fprintf(stderr, "memtrace attach: cannot attach to itself\n");
         return 2;
     }
+    int status;
+    if (in_tracer(&status))
+        return status;
 
     attach_target t;
     char why[512];
@@ -591,14 +653,8 @@ int cmd_attach(int argc, char **argv)
     /* "RATE [leaks ]FILE" (memtrace_attach_start, lib/record/attach.c) */
     snprintf(spec, sizeof spec, "%.17g %s%s", rate, leaks ? "leaks " : "", as_seen);
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-
+    if (stop_requested)   /* Ctrl-C (or our parent gone) before anything was done */
+        return 1;
     long t0 = mono_ms();
     uint64_t stop_fn = 0;
     int code = do_attach(&t, load, spec, &stop_fn, in_memfd ? libreal : NULL, as_seen);

@@ -81,7 +81,8 @@ check "the process ran on and ended cleanly" test $? = 0
 # it (memfd route). Root must copy only its own library into the memfd.
 if $AS unshare -Urm true 2>/dev/null; then
     C=$W/c2; mkdir -p "$C/plant"; chown -R 4321 "$C"
-    ln -s "$D/victim" "$C/plant/libmemtrace.so"
+    cp -p victim.orig "$D/victim2"   # its own, whatever case 1 did
+    ln -s "$D/victim2" "$C/plant/libmemtrace.so"
     start c2 $AS unshare -Urm sh -c "mount -t tmpfs none '$C/plant' && mount -t tmpfs none '$LIBDIR' &&
         printf 'decoy\n' >'$C/plant/libmemtrace.so' && exec '$H' '$C' keep '$C/plant/libmemtrace.so'" ||
         fail "the namespaced process did not start: $(cat c2.out)"
@@ -91,7 +92,7 @@ if $AS unshare -Urm true 2>/dev/null; then
     check "the process ran on and ended cleanly" test $? = 0
     check "its memfd got our library, not the root-only file ($(cat "$C/report" 2>/dev/null | cut -c1-40))" \
         sh -c "grep -q '^memfd .ELF' '$C/report' && ! grep -q SECRET '$C/report'"
-    check "the root-only file is unchanged" cmp -s "$D/victim" victim.orig
+    check "the root-only file is unchanged" cmp -s "$D/victim2" victim.orig
 else
     echo "no unprivileged user namespaces here: the namespaced cases are not tested"
 fi
