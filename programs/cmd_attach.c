@@ -32,6 +32,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -697,11 +698,27 @@ int cmd_attach(int argc, char **argv)
     if (inner[0])
         move_out(&t, inner, abs_out);
     /* Named here only if it is a regular file of the process's user (or
-     * ours, copied out), not a link it put there. */
+     * ours, copied out), not a link it put there; one the process wrote
+     * (in a directory its user may write) is named by a child with that
+     * user's identity, never with ours (root's). */
     char *paths[1] = { abs_out };
-    if (lstat(abs_out, &st) == 0 && S_ISREG(st.st_mode) &&
-        (st.st_uid == t.uid || st.st_uid == geteuid()))
+    if (lstat(abs_out, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid()) {
         symbolize_run_traces(paths, 1);
+    } else if (lstat(abs_out, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == t.uid) {
+        fflush(stderr);
+        pid_t c = fork();
+        if (c == 0) {
+            if ((setgroups((size_t)t.ngroups, t.groups) != 0 && geteuid() == 0) ||
+                setgid(t.gid) != 0 || setuid(t.uid) != 0)
+                _exit(1);
+            symbolize_run_traces(paths, 1);
+            fflush(NULL);
+            _exit(0);
+        }
+        int ws;
+        while (c > 0 && waitpid(c, &ws, 0) < 0 && errno == EINTR)
+            ;
+    }
     if (exited)
         fprintf(stderr, "memtrace attach: %d exited after %.1f s of recording; trace %s\n",
                 (int)pid, recorded / 1000.0, abs_out);

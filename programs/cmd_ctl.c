@@ -86,11 +86,12 @@ static int try_channel(const char *fd_path, const char *link, void *ctx)
     if (strcmp(link, MT_CTL_CHANNEL_LINK) != 0)
         return 0;
     const char *num = strrchr(fd_path, '/');
-    int fd = (int)syscall(SYS_pidfd_getfd, q->pidfd, atoi(num ? num + 1 : fd_path), 0);
-    if (fd < 0 && errno == EPERM && geteuid() != 0)
+    int fd = q->pidfd < 0 ? -1
+                           : (int)syscall(SYS_pidfd_getfd, q->pidfd, atoi(num ? num + 1 : fd_path), 0);
+    if (fd < 0 && (q->pidfd < 0 || errno == EPERM || errno == ENOSYS) && geteuid() != 0)
         /* pidfd_getfd needs the right to ptrace (Yama may refuse it to the
-         * same user): a user not root opens the channel by name, which
-         * opens nothing that user could not open anyway. */
+         * same user) and Linux 5.6: a user not root opens the channel by
+         * name, which opens nothing that user could not open anyway. */
         fd = open(fd_path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
     if (fd < 0) {
@@ -124,25 +125,29 @@ static mt_ctl_channel *open_channel(long pid, const char **why)
     struct channel_query q = { NULL, "it has no control channel: its recorder is not loaded "
                                      "or set up no control (see its stderr)", -1 };
     q.pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
-    if (q.pidfd < 0) {
-        *why = errno == ESRCH ? "no such process" : strerror(errno);
+    if (q.pidfd < 0 && (errno != ENOSYS || geteuid() == 0)) {
+        *why = errno == ESRCH ? "no such process"
+               : errno == ENOSYS ? "this kernel has no pidfd_open (root needs Linux 5.6 or "
+                                   "later to control a process safely)" : strerror(errno);
         return NULL;
     }
     if (proc_fd_each((int)pid, try_channel, &q) < 0) {
         *why = errno == EACCES ? "its descriptors cannot be read (another user's process?)"
                                : strerror(errno);
-        close(q.pidfd);
+        if (q.pidfd >= 0)
+            close(q.pidfd);
         return NULL;
     }
     /* The process the pidfd names still runs: the descriptors read were
      * its own, not those of another process that took its PID. */
     struct pollfd pf = { q.pidfd, POLLIN, 0 };
-    if (q.ch && poll(&pf, 1, 0) != 0) {
+    if (q.ch && q.pidfd >= 0 && poll(&pf, 1, 0) != 0) {
         munmap(q.ch, MT_CTL_CHANNEL_SIZE);
         q.ch = NULL;
         q.why = "it has exited";
     }
-    close(q.pidfd);
+    if (q.pidfd >= 0)
+        close(q.pidfd);
     *why = q.why;
     return q.ch;
 }

@@ -53,7 +53,7 @@ for round in 1 2 3 4 5; do
         recording)
             for i in $(seq 400); do grep -q recording k$n.log 2>/dev/null && break; sleep 0.05; done ;;
         esac
-        kill -KILL $m; wait $m 2>/dev/null
+        kill -KILL $m 2>/dev/null; wait $m 2>/dev/null
         settle $n && settled=$((settled + 1))
         kill -0 $p 2>/dev/null && alive=$((alive + 1))
     done
