@@ -9,8 +9,10 @@
 # link (attach must neither hang nor follow it); its PID taken over by
 # another process while attach waits (the newcomer must be left alone); a
 # name with terminal escapes (printed escaped); a user that cannot create
-# the trace (said, with its uid); a non-dumpable process (said). Each case
-# says what it protects; the victim file's bytes are compared exactly.
+# the trace (said, with its uid); a non-dumpable process (said); ctl
+# against a process that keeps swapping its channel's descriptor for an
+# O_PATH one of a root-only file. Each case says what it protects; the
+# victim files' bytes are compared exactly.
 . tests/record/progs/lib.sh
 skip_under_tsan
 [ "${MT_STAGE:-plain}" = plain ] || { echo "ptrace injection of the plain build's library: plain stage only"; exit 77; }
@@ -215,6 +217,24 @@ p=$bg
 check "ctl says where it records ($(cat -v c8.log | tr '\n' ' '))" grep -q 'recording into' c8.log
 check "ctl prints no raw escape byte" sh -c "! grep -q \"\$(printf '\\033')\" c8.log"
 touch c8stop; wait $p
+
+# 9. ctl against a process that keeps swapping an O_PATH descriptor of a
+# root-only file (holding the channel's magic) with its channel: root
+# must never open that file by the descriptor's name.
+{ printf 'METMCTL1'; head -c 4088 /dev/zero; } >"$D/victim3"
+chmod 600 "$D/victim3"
+cp "$D/victim3" victim3.orig
+C=$W/c9; mkdir -p "$C"; chown 4321 "$C"
+start c9 $AS env MEMTRACE="$C/x.ctf" MEMTRACE_PAUSED=1 "$H" "$C" ctlrace "$D/victim3" ||
+    fail "c9 did not start"
+p=$bg
+# (a reopen by name lands on the file about 1 time in 50)
+for i in $(seq 400); do
+    bounded "$MT" ctl --wait 0 $p start >>c9.log 2>&1
+    cmp -s "$D/victim3" victim3.orig || break
+done
+check "ctl never wrote into the file the process swapped in (400 tries)" cmp -s "$D/victim3" victim3.orig
+finish_target "$C" $p
 
 check "the root-only file is unchanged at the end" cmp -s "$D/victim" victim.orig
 finish

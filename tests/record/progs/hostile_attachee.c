@@ -19,12 +19,18 @@
  *       its name (comm) holds terminal escapes
  *   hostile_attachee DIR nodump
  *       not dumpable (prctl(PR_SET_DUMPABLE, 0))
+ *   hostile_attachee DIR ctlrace VICTIM
+ *       a memfd named memtrace-ctl holding the control channel's magic,
+ *       and a thread that keeps putting an O_PATH descriptor of VICTIM
+ *       and that memfd in turn at descriptor 50 (run it with MEMTRACE
+ *       and MEMTRACE_PAUSED=1 set, as 'memtrace ctl' wants)
  *   hostile_attachee DIR idle
  *       only waits
  */
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +73,16 @@ static void report(const char *what, const void *data, size_t n)
 }
 
 static int swaps;
+
+static void *flip(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        dup2(61, 50);
+        dup2(60, 50);
+    }
+    return NULL;
+}
 
 static void swap_traces(const char *kind)
 {
@@ -121,6 +137,16 @@ int main(int argc, char **argv)
                 perror(argv[3]);
                 return 1;
             }
+        }
+    } else if (!strcmp(mode, "ctlrace") && argc > 3) {
+        int v = open(argv[3], O_PATH | O_CLOEXEC);
+        int m = memfd_create("memtrace-ctl", MFD_CLOEXEC);
+        pthread_t th;
+        if (v < 0 || m < 0 || ftruncate(m, 4096) != 0 || pwrite(m, "METMCTL1", 8, 0) != 8 ||
+            dup2(m, 60) < 0 || dup2(v, 61) < 0 || close(m) != 0 || close(v) != 0 ||
+            pthread_create(&th, NULL, flip, NULL) != 0) {
+            perror("ctlrace setup");
+            return 1;
         }
     } else if (!strcmp(mode, "name")) {
         prctl(PR_SET_NAME, "\033]0;owned\007\033[2J", 0, 0, 0);
