@@ -137,6 +137,9 @@ static int in_tracer(int *code)
     if (c <= 0) {
         handle_signals(on_signal);
         if (c == 0) {
+            /* Its messages may go to a pipe whose reader went with the
+             * parent: a write then fails, it does not end the tracer. */
+            signal(SIGPIPE, SIG_IGN);
             prctl(PR_SET_PDEATHSIG, SIGTERM);
             if (getppid() != parent)   /* died before the line above */
                 stop_requested = 1;
