@@ -26,7 +26,9 @@
  * attach' killed, even with SIGKILL, leaves the child to finish the call
  * under way, put the thread back and end the recording (it gets SIGTERM
  * when its parent dies, as for Ctrl-C). The parent forwards Ctrl-C,
- * SIGTERM and SIGHUP and exits with the child's status.
+ * SIGTERM and SIGHUP and exits with the child's status. The child has a
+ * process group of its own, so that a SIGKILL sent to attach's group
+ * spares it too.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -140,6 +142,11 @@ static int in_tracer(int *code)
             /* Its messages may go to a pipe whose reader went with the
              * parent: a write then fails, it does not end the tracer. */
             signal(SIGPIPE, SIG_IGN);
+            /* Its own process group: a SIGKILL sent to attach's group
+             * (timeout -s KILL, kill -9 -PGID) does not reach it; writing
+             * to the terminal from there is never stopped. */
+            setpgid(0, 0);
+            signal(SIGTTOU, SIG_IGN);
             prctl(PR_SET_PDEATHSIG, SIGTERM);
             if (getppid() != parent)   /* died before the line above */
                 stop_requested = 1;

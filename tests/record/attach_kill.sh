@@ -1,7 +1,8 @@
 #!/bin/sh
 # attach_kill.sh - 'memtrace attach' killed with SIGKILL at several points
 # (as soon as it starts, once the process shows a tracer, once it says it
-# records), 5 times each, on a program that allocates in three threads
+# records, and its whole process group once it records), 5 times each, on
+# a program that allocates in three threads
 # (progs/attachee.c): the program lives on, prints what a plain run
 # prints, and no recording is left running (the tracer, a child of
 # 'memtrace attach', finishes the call under way and ends the recording
@@ -43,17 +44,22 @@ settle() {
 
 n=0 alive=0 settled=0
 for round in 1 2 3 4 5; do
-    for point in start traced recording; do
+    for point in start traced recording group; do
         n=$((n + 1))
-        "$MT" attach -i 16k -o k$n.ctf $p >k$n.log 2>&1 &
+        if [ $point = group ]; then   # its own process group, killed whole
+            setsid "$MT" attach -i 16k -o k$n.ctf $p >k$n.log 2>&1 &
+        else
+            "$MT" attach -i 16k -o k$n.ctf $p >k$n.log 2>&1 &
+        fi
         m=$!
         case $point in
         traced)
             for i in $(seq 400); do t=$(tracer_of $p); [ -n "$t" ] && [ "$t" != 0 ] && break; sleep 0.005; done ;;
-        recording)
+        recording|group)
             for i in $(seq 400); do grep -q recording k$n.log 2>/dev/null && break; sleep 0.05; done ;;
         esac
-        kill -KILL $m 2>/dev/null; wait $m 2>/dev/null
+        if [ $point = group ]; then kill -KILL -$m 2>/dev/null; else kill -KILL $m 2>/dev/null; fi
+        wait $m 2>/dev/null
         settle $n && settled=$((settled + 1))
         kill -0 $p 2>/dev/null && alive=$((alive + 1))
     done
