@@ -161,7 +161,7 @@ echo "new \$?" >>c4.pids
 EOF
     bounded unshare -pf --mount-proc sh c4.sh
     if grep -q "old \([0-9]*\) new \1$" c4.pids; then
-        check "the process that took the PID was never ptraced and ended cleanly ($(tr '\n' ' ' <c4.pids))" \
+        check "the process that took the PID is not left traced and ended cleanly ($(tr '\n' ' ' <c4.pids))" \
             sh -c "grep -q 'TracerPid:.0' c4.pids && grep -q '^new 0' c4.pids"
         check "attach says the process exited, and detached from nothing ($(tr '\n' ' ' <c4.log))" \
             sh -c "grep -q 'exited' c4.log && ! grep -q 'detached from' c4.log && grep -q '^attach 0' c4.pids"
