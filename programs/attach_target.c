@@ -3,18 +3,23 @@
  * it (see attach_target.h): /proc/PID/status, maps, environ, ns/mnt, and
  * the dynamic symbols of its C library (libelf), read through
  * /proc/PID/root so that a process in a container is read as it sees its
- * files.
+ * files (attach_files.c: never a path or link the process could have
+ * planted); and its pidfd and start time, its identity for the whole
+ * attach.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "attach_files.h"
 #include "attach_target.h"
 #include "proc_trace.h"
 
@@ -75,10 +80,74 @@ static ino_t ns_ino(const char *path)
     return stat(path, &st) == 0 ? st.st_ino : 0;
 }
 
+/* Field 22 of /proc/PID/stat (after the name in parentheses, which may
+ * hold anything), or 0. */
+static unsigned long long start_time_of(pid_t pid)
+{
+    char path[64];
+    size_t len;
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    char *s = proc_read_file(path, &len);
+    unsigned long long v = 0;
+    if (!s)
+        return 0;
+    char *end = s + len, *p = NULL;
+    for (char *q = s; q < end; q++)
+        if (*q == ')')
+            p = q;   /* the last one closes the name */
+    if (p) {
+        int field = 2;
+        for (; p < end && field < 22; p++)
+            if (*p == ' ')
+                field++;
+        if (field == 22) {
+            char num[32];
+            size_t n = 0;
+            while (p < end && n < sizeof num - 1 && *p >= '0' && *p <= '9')
+                num[n++] = *p++;
+            num[n] = '\0';
+            v = strtoull(num, NULL, 10);
+        }
+    }
+    free(s);
+    return v;
+}
+
+void attach_target_close(attach_target *t)
+{
+    if (t->pidfd >= 0)
+        close(t->pidfd);
+    t->pidfd = -1;
+}
+
+int attach_target_exited(const attach_target *t)
+{
+    struct pollfd p = { t->pidfd, POLLIN, 0 };
+    return t->pidfd < 0 || poll(&p, 1, 0) != 0;
+}
+
+int attach_target_same(const attach_target *t)
+{
+    if (attach_target_exited(t) || syscall(SYS_pidfd_send_signal, t->pidfd, 0, NULL, 0) != 0)
+        return 0;
+    return start_time_of(t->pid) == t->start_time && t->start_time != 0;
+}
+
 int attach_target_read(pid_t pid, attach_target *t, char *why, size_t cap)
 {
     memset(t, 0, sizeof *t);
     t->pid = pid;
+    t->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (t->pidfd < 0) {
+        int e = errno;
+        snprintf(why, cap, e == ESRCH ? "no such process"
+                           : e == ENOSYS ? "this kernel has no pidfd_open (Linux 5.6 or later "
+                                           "is needed to attach safely)"
+                                         : "pidfd_open: %s", strerror(e));
+        errno = e;
+        return -1;
+    }
+    t->start_time = start_time_of(pid);
     char path[64];
     size_t len;
     snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
@@ -107,8 +176,25 @@ int attach_target_read(pid_t pid, attach_target *t, char *why, size_t cap)
             t->tracer = (pid_t)atoi(l + 11);
         else if (!strncmp(l, "Uid:\t", 5))
             t->uid = (uid_t)strtoul(l + 5, NULL, 10);
+        else if (!strncmp(l, "Gid:\t", 5))
+            t->gid = (gid_t)strtoul(l + 5, NULL, 10);
+        else if (!strncmp(l, "Groups:\t", 8)) {
+            char *p = l + 8, *e;
+            while (t->ngroups < 64) {
+                unsigned long g = strtoul(p, &e, 10);
+                if (e == p)
+                    break;
+                t->groups[t->ngroups++] = (gid_t)g;
+                p = e;
+            }
+        }
     }
     free(st);
+    /* The files in /proc/PID of a process that is not dumpable (it changed
+     * credentials, or prctl(PR_SET_DUMPABLE, 0)) belong to root. */
+    struct stat ps;
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    t->nondumpable = stat(path, &ps) == 0 && ps.st_uid == 0 && t->uid != 0;
     if (t->state == 'Z' || t->state == 'X') {
         errno = ESRCH;
         snprintf(why, cap, "the process has exited");
@@ -138,12 +224,15 @@ int attach_target_read(pid_t pid, attach_target *t, char *why, size_t cap)
 
 int attach_target_same_file(const attach_target *t, const char *path)
 {
-    char inside[PATH_MAX + 64];
     struct stat a, b;
-    if (snprintf(inside, sizeof inside, "/proc/%d/root%s", (int)t->pid, path) >= (int)sizeof inside)
+    char why[256];
+    int fd = attach_open_in_root(t, path, 0, why, sizeof why);
+    if (fd < 0)
         return 0;
-    return stat(path, &a) == 0 && stat(inside, &b) == 0 && a.st_dev == b.st_dev &&
-           a.st_ino == b.st_ino;
+    int same = fstat(fd, &b) == 0 && stat(path, &a) == 0 && a.st_dev == b.st_dev &&
+               a.st_ino == b.st_ino;
+    close(fd);
+    return same;
 }
 
 /* name in the dynamic symbols of the object mapped at base..end from
@@ -151,16 +240,7 @@ int attach_target_same_file(const attach_target *t, const char *path)
 static uint64_t symbol_in(const attach_target *t, const char *file, uint64_t base, uint64_t end,
                           const char *name)
 {
-    char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "/proc/%d/map_files/%llx-%llx", (int)t->pid,
-             (unsigned long long)base, (unsigned long long)end);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 && t->same_mnt)
-        fd = open(file, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        snprintf(path, sizeof path, "/proc/%d/root%s", (int)t->pid, file);
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-    }
+    int fd = attach_open_mapped(t, file, base, end);
     if (fd < 0)
         return 0;
     elf_version(EV_CURRENT);

@@ -13,23 +13,44 @@
  * --duration or the process's end; borrow a thread again to call
  * memtrace_attach_stop (entries restored, trace completed, the library
  * left dormant); symbolize the trace here.
+ *
+ * The process is named by a pidfd held from the first look at it to the
+ * end (attach_target.h), checked after every borrow: a PID another process
+ * took over is never touched. Whatever the process supplies (names in its
+ * maps, descriptor numbers, files in its root) is never opened as
+ * ourselves (attach_files.h); the only library loaded is ours.
+ *
+ * The ptrace work is done by a child of 'memtrace attach' (in_tracer): a
+ * thread borrowed with its registers changed must not be left behind by a
+ * tracer that dies (its call would return to address 0), so 'memtrace
+ * attach' killed, even with SIGKILL, leaves the child to finish the call
+ * under way, put the thread back and end the recording (it gets SIGTERM
+ * when its parent dies, as for Ctrl-C). The parent forwards Ctrl-C,
+ * SIGTERM and SIGHUP and exits with the child's status. The child has a
+ * process group of its own, so that a SIGKILL sent to attach's group
+ * spares it too.
  */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <grp.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "control_proto.h"
 #include "units.h"
+#include "memtrace/present.h"
 #include "attach_call.h"
+#include "attach_files.h"
 #include "attach_target.h"
 #include "commands.h"
 
@@ -63,12 +84,14 @@ static void usage(FILE *f)
         "                        since the attach and still live whether anything\n"
         "                        reachable points into it (FILE.leaks: top --by lost)\n"
         "      --detach          only end a recording an earlier attach left running\n"
-        "                        (that memtrace attach was killed) and detach\n"
+        "                        (its tracer was killed with SIGKILL) and detach\n"
         "  -h, --help            this help\n"
         "\n"
         "Needs the right to ptrace the process: the same user (and Yama's\n"
         "ptrace_scope 0) or CAP_SYS_PTRACE (root, or a container started with\n"
-        "--cap-add SYS_PTRACE). x86-64, glibc processes only.\n"
+        "--cap-add SYS_PTRACE). x86-64, glibc processes only, Linux 5.6 or later.\n"
+        "The ptrace work is done by a child: memtrace attach killed, even with\n"
+        "SIGKILL, leaves it to put the process back and end the recording.\n"
         "\n"
         "Exit status: 0 recorded and detached, 1 could not attach or record\n"
         "(nothing changed in the process), 2 usage or ptrace not permitted.\n"
@@ -83,6 +106,63 @@ static void on_signal(int sig)
 {
     (void)sig;
     stop_requested = 1;
+}
+
+static volatile sig_atomic_t tracer_pid;
+
+static void forward(int sig)
+{
+    if (tracer_pid > 0)
+        kill((pid_t)tracer_pid, sig);
+}
+
+static void handle_signals(void (*fn)(int))
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = fn;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+}
+
+/* Forks the tracer (see the top): returns 0 in the child (or when there
+ * is no child: the work is then done here), 1 in the parent once the child
+ * has ended, *code its exit status. */
+static int in_tracer(int *code)
+{
+    pid_t parent = getpid();
+    fflush(stdout);
+    fflush(stderr);
+    pid_t c = fork();
+    if (c <= 0) {
+        handle_signals(on_signal);
+        if (c == 0) {
+            /* Its messages may go to a pipe whose reader went with the
+             * parent: a write then fails, it does not end the tracer. */
+            signal(SIGPIPE, SIG_IGN);
+            /* Its own process group: a SIGKILL sent to attach's group
+             * (timeout -s KILL, kill -9 -PGID) does not reach it; writing
+             * to the terminal from there is never stopped. */
+            setpgid(0, 0);
+            signal(SIGTTOU, SIG_IGN);
+            prctl(PR_SET_PDEATHSIG, SIGTERM);
+            if (getppid() != parent)   /* died before the line above */
+                stop_requested = 1;
+        }
+        return 0;
+    }
+    tracer_pid = c;
+    handle_signals(forward);
+    int st;
+    while (waitpid(c, &st, 0) < 0)
+        if (errno != EINTR) {
+            *code = 1;
+            return 1;
+        }
+    *code = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+    return 1;
 }
 
 static long mono_ms(void)
@@ -102,7 +182,11 @@ static void explain_denied(const attach_target *t)
             scope = -1;
         fclose(f);
     }
-    if (t->uid != getuid() && geteuid() != 0)
+    if (t->nondumpable && geteuid() != 0)
+        fprintf(stderr, "memtrace attach: %d is not dumpable (a set-user-ID program, one that "
+                        "changed its user, or prctl(PR_SET_DUMPABLE, 0)): only root may attach "
+                        "to it\n", (int)t->pid);
+    else if (t->uid != getuid() && geteuid() != 0)
         fprintf(stderr, "memtrace attach: %d belongs to uid %u: run as that user or as root "
                         "(ptrace needs the same user or CAP_SYS_PTRACE)\n",
                 (int)t->pid, (unsigned)t->uid);
@@ -123,6 +207,17 @@ static attach_thread *borrow(const attach_target *t, int *code)
     int err = 0;
     attach_thread *th = attach_borrow(t->pid, &err, why, sizeof why);
     if (th) {
+        /* The thread seized is one of the process the pidfd names, still
+         * running: neither the PID nor the thread id was taken over. */
+        char task[64];
+        snprintf(task, sizeof task, "/proc/%d/task/%d", (int)t->pid, (int)attach_tid(th));
+        if (access(task, F_OK) != 0 || !attach_target_same(t)) {
+            attach_release(th);
+            fprintf(stderr, "memtrace attach: %d has exited (its PID now names another "
+                            "process, left alone)\n", (int)t->pid);
+            *code = 1;
+            return NULL;
+        }
         attach_keep_errno(th, attach_target_libc_symbol(t, "__errno_location"));
         return th;
     }
@@ -164,39 +259,16 @@ static const char *start_error(uint64_t rc)
     case 2: return "the recorder is linked into or preloaded in the process: use "
                    "'memtrace ctl PID start'";
     case 3: return "bad request (rate or file)";
-    case 4: return "the recording could not start (the process's stderr says why: can its "
-                   "user create the trace file?)";
+    case 4: return "the recording could not start";
     default: return "the recorder in the process cannot find its own entries";
     }
 }
 
-/* Loads the recorder (from a memfd: memfd) and starts recording. 0, or the
- * exit status. *stop_fn gets the address of memtrace_attach_stop in the
- * process. */
-/* Copies file src into dst_fd; 0 or -1. */
-static int copy_into(const char *src, int dst_fd)
-{
-    int in = open(src, O_RDONLY | O_CLOEXEC);
-    if (in < 0)
-        return -1;
-    char buf[65536];
-    ssize_t n;
-    int rc = 0;
-    while ((n = read(in, buf, sizeof buf)) > 0)
-        if (write(dst_fd, buf, (size_t)n) != n) {
-            rc = -1;
-            break;
-        }
-    if (n < 0)
-        rc = -1;
-    close(in);
-    return rc;
-}
-
-/* memfd: the process cannot see lib (another mount namespace): lib is
- * copied into a memfd made in the process and loaded from there. Fills
- * path with the name to dlopen and *fd with the process's descriptor
- * (-1 on failure, said). */
+/* memfd: the process cannot see our library (another mount namespace):
+ * the process makes a memfd, we fill it with our own library (opened here,
+ * never a name the process gave: attach_fill_memfd), and the process loads
+ * it from there. Fills path with the name to dlopen and *fd with the
+ * process's descriptor (-1 on failure, said). */
 static void lib_in_memfd(attach_thread *th, const attach_target *t, const char *lib,
                          char *path, size_t cap, int64_t *fd)
 {
@@ -217,23 +289,21 @@ static void lib_in_memfd(attach_thread *th, const attach_target *t, const char *
         return;
     }
     *fd = (int)rc;
-    char here[64];
-    snprintf(here, sizeof here, "/proc/%d/fd/%d", (int)t->pid, (int)*fd);
-    int w = open(here, O_WRONLY | O_CLOEXEC);
-    if (w < 0 || copy_into(lib, w) != 0) {
-        fprintf(stderr, "memtrace attach: cannot copy %s into the process's memfd: %s\n", lib,
-                strerror(errno));
-        if (w >= 0)
-            close(w);
+    char why[512];
+    if (attach_fill_memfd(t, (int)*fd, lib, why, sizeof why) != 0) {
+        fprintf(stderr, "memtrace attach: %s\n", why);
         path[0] = '\0';
         return;
     }
-    close(w);
     snprintf(path, cap, "/proc/self/fd/%d", (int)*fd);
 }
 
+/* Loads the recorder and starts recording: lib is the name the process
+ * dlopens, or, with memfd_lib, our own library it gets through a memfd.
+ * 0, or the exit status. *stop_fn gets the address of
+ * memtrace_attach_stop in the process. */
 static int do_attach(const attach_target *t, const char *lib, const char *spec,
-                     uint64_t *stop_fn, int memfd)
+                     uint64_t *stop_fn, const char *memfd_lib, const char *trace)
 {
     uint64_t f_dlopen = attach_target_libc_symbol(t, "dlopen");
     uint64_t f_dlsym = attach_target_libc_symbol(t, "dlsym");
@@ -243,8 +313,10 @@ static int do_attach(const attach_target *t, const char *lib, const char *spec,
         f_dlsym = attach_target_libc_symbol(t, "__libc_dlsym");
     }
     if (!f_dlopen || !f_dlsym) {
+        char e[PATH_MAX * 4];
+        mt_text_escape(e, sizeof e, t->libc);   /* (the process's name for it) */
         fprintf(stderr, "memtrace attach: %s in %d has no dlopen: cannot load the recorder\n",
-                t->libc, (int)t->pid);
+                e, (int)t->pid);
         return 1;
     }
     int code = 1;
@@ -256,7 +328,9 @@ static int do_attach(const attach_target *t, const char *lib, const char *spec,
     char mpath[64] = "";
     int64_t mfd = -1;
     int loaded = 0;
+    int memfd = memfd_lib != NULL;
     if (memfd) {
+        lib = memfd_lib;
         lib_in_memfd(th, t, lib, mpath, sizeof mpath, &mfd);
         if (!mpath[0])
             goto close_memfd;
@@ -281,8 +355,10 @@ close_memfd:
         uint64_t m = 0;
         if (f_dlerror && call(th, f_dlerror, NULL, 0, &m, "dlerror") == 0 && m)
             attach_read_string(th, m, msg, sizeof msg);
-        fprintf(stderr, "memtrace attach: the process could not load %s: %s\n", lib,
-                msg[0] ? msg : "dlopen failed");
+        char e[2048], l[PATH_MAX * 4];
+        mt_text_escape(e, sizeof e, msg[0] ? msg : "dlopen failed");   /* (its memory) */
+        mt_text_escape(l, sizeof l, lib);
+        fprintf(stderr, "memtrace attach: the process could not load %s: %s\n", l, e);
         goto out;
     }
     a[0] = handle;
@@ -293,14 +369,20 @@ close_memfd:
         call(th, f_dlsym, a, 2, stop_fn, "dlsym") != 0)
         goto out;
     if (!start || !*stop_fn) {
+        char l[PATH_MAX * 4];
+        mt_text_escape(l, sizeof l, lib);
         fprintf(stderr, "memtrace attach: %s has no attach entry (an older libmemtrace.so?)\n",
-                lib);
+                l);
         goto out;
     }
     if (!(a[0] = str(th, spec)) || call(th, start, a, 1, &rc, "start") != 0)
         goto out;
     if ((int)rc == 0)
         code = 0;
+    else if ((int)rc == 4)
+        fprintf(stderr, "memtrace attach: the recording could not start: the process (uid %u, "
+                        "gid %u) could not create %s (can that user write there? its stderr "
+                        "says more)\n", (unsigned)t->uid, (unsigned)t->gid, trace);
     else
         fprintf(stderr, "memtrace attach: %s\n", start_error((uint64_t)(int)rc));
 out:
@@ -311,6 +393,11 @@ out:
 static int do_detach(const attach_target *t, uint64_t stop_fn)
 {
     int code = 1;
+    if (!attach_target_same(t)) {   /* no thread of whatever has its PID now is seized */
+        fprintf(stderr, "memtrace attach: %d has exited (its PID now names another process, "
+                        "left alone)\n", (int)t->pid);
+        return 1;
+    }
     attach_thread *th = borrow(t, &code);
     if (!th)
         return code;
@@ -322,47 +409,32 @@ static int do_detach(const attach_target *t, uint64_t stop_fn)
         else if ((int)rc == 1)
             fprintf(stderr, "memtrace attach: the recording had ended already\n");
         else
-            fprintf(stderr, "memtrace attach: the trace could not be completed (the process's "
-                            "stderr says why)\n");
+            fprintf(stderr, "memtrace attach: the trace could not be completed (the process, "
+                            "uid %u, could not write it: its stderr says why)\n",
+                    (unsigned)t->uid);
     }
     attach_release(th);
     return code;
 }
 
-/* The trace (and its .rss) written inside the process's root, moved to
- * where it was asked for. */
-static void move_out(const char *inner, const char *abs_out)
+/* The trace and the files beside it (.rss, .leaks) that the process wrote
+ * inside its root (at inner, as it sees it), copied to where they were
+ * asked for (attach_copy_out: no link followed, regular files of its user
+ * only, bounded) and removed there. */
+static void move_out(const attach_target *t, const char *inner, const char *abs_out)
 {
-    for (int k = 0; k < 2; k++) {
-        char from[PATH_MAX + 80], to[PATH_MAX + 16];
-        snprintf(from, sizeof from, "%s%s", inner, k ? ".rss" : "");
-        snprintf(to, sizeof to, "%s%s", abs_out, k ? ".rss" : "");
-        if (access(from, R_OK) != 0)
-            continue;
-        int out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        if (out < 0 || copy_into(from, out) != 0) {
-            fprintf(stderr, "memtrace attach: cannot copy %s to %s: %s (left there)\n", from, to,
-                    strerror(errno));
-            if (out >= 0)
-                close(out);
-            continue;
+    static const char *const side[] = { "", ".rss", ".leaks" };
+    for (size_t k = 0; k < sizeof side / sizeof *side; k++) {
+        char from[PATH_MAX + 16], to[PATH_MAX + 16], why[PATH_MAX + 256];
+        snprintf(from, sizeof from, "%s%s", inner, side[k]);
+        snprintf(to, sizeof to, "%s%s", abs_out, side[k]);
+        if (attach_copy_out(t, from, to, why, sizeof why) < 0) {
+            char e[sizeof why * 4];
+            mt_text_escape(e, sizeof e, why);
+            fprintf(stderr, "memtrace attach: cannot copy the process's %s out: %s (left "
+                            "there)\n", from, e);
         }
-        close(out);
-        unlink(from);
     }
-}
-
-static int alive(pid_t pid)
-{
-    char p[64], st = 0;
-    snprintf(p, sizeof p, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(p, "re");
-    if (!f)
-        return 0;
-    if (fscanf(f, "%*d (%*[^)]) %c", &st) != 1)
-        st = 0;
-    fclose(f);
-    return st && st != 'Z' && st != 'X';
 }
 
 int cmd_attach(int argc, char **argv)
@@ -432,6 +504,9 @@ int cmd_attach(int argc, char **argv)
         fprintf(stderr, "memtrace attach: cannot attach to itself\n");
         return 2;
     }
+    int status;
+    if (in_tracer(&status))
+        return status;
 
     attach_target t;
     char why[512];
@@ -441,6 +516,10 @@ int cmd_attach(int argc, char **argv)
             return EXIT_DENIED;
         }
         fprintf(stderr, "memtrace attach: %d: %s\n", (int)pid, why);
+        return 1;
+    }
+    if (!attach_target_same(&t)) {   /* what was read may be another process's */
+        fprintf(stderr, "memtrace attach: %d: the process has exited\n", (int)pid);
         return 1;
     }
     if (t.tracer) {
@@ -492,20 +571,26 @@ int cmd_attach(int argc, char **argv)
                         "memtrace binary and in ../lib; set MEMTRACE_LIB)\n");
         return 1;
     }
+    /* The process dlopens libreal by name if it sees that very file there;
+     * else it gets our library through a memfd. A recorder it has loaded
+     * already from a file of another build is named for its own dlopen
+     * (which then finds it loaded): no file of that name is ever opened
+     * here. */
     const char *load = libreal;
     int in_memfd = !t.same_mnt && !attach_target_same_file(&t, libreal);
     if (t.recorder[0] && !strncmp(t.recorder, "/memfd:", 7))
         in_memfd = 1;   /* loaded from a memfd before: another copy, from a memfd again */
-    else if (t.recorder[0] && strcmp(t.recorder, libreal) != 0 &&
-             !attach_target_same_file(&t, t.recorder))
+    else if (t.recorder[0] && strcmp(t.recorder, libreal) != 0 && !in_memfd)
         load = t.recorder;   /* attached before with another build: reuse it */
 
     /* The trace file: absolute, named as the process will see it. */
     char out[PATH_MAX], dir[PATH_MAX];
     if (!output) {
         snprintf(out, sizeof out, "%s.%d.ctf", t.comm[0] ? t.comm : "process", (int)pid);
-        for (char *p = out; *p; p++)
-            if (*p == '/' || *p == ' ')
+        for (char *p = out; *p; p++)   /* the name is the process's choice: plain bytes only */
+            if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                  (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_') ||
+                (p == out && *p == '.'))
                 *p = '_';
         output = out;
     }
@@ -523,6 +608,17 @@ int cmd_attach(int argc, char **argv)
     *strrchr(dir, '/') = '\0';
     if (!dir[0])
         snprintf(dir, sizeof dir, "/");
+    char rdir[PATH_MAX];   /* no link in it: it is looked up in the process's root too */
+    if (realpath(dir, rdir) && strcmp(rdir, dir) != 0) {
+        char base[PATH_MAX];
+        snprintf(base, sizeof base, "%s", strrchr(abs_out, '/') + 1);
+        if (snprintf(abs_out, sizeof abs_out, "%s/%s", strcmp(rdir, "/") ? rdir : "", base) >=
+            (int)sizeof abs_out) {
+            fprintf(stderr, "memtrace attach: %s: name too long\n", output);
+            return 1;
+        }
+        snprintf(dir, sizeof dir, "%s", rdir);
+    }
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
         fprintf(stderr, "memtrace attach: %s: no such directory\n", dir);
@@ -538,42 +634,50 @@ int cmd_attach(int argc, char **argv)
     char inner[PATH_MAX + 64] = "", as_seen[PATH_MAX];
     snprintf(as_seen, sizeof as_seen, "%s", abs_out);
     if (!t.same_mnt && !attach_target_same_file(&t, dir)) {
-        char idir[PATH_MAX + 64];
-        snprintf(idir, sizeof idir, "/proc/%d/root%s", (int)pid, dir);
-        if (stat(idir, &st) != 0 || !S_ISDIR(st.st_mode))
+        /* Looked at inside its root only (attach_files.h). */
+        char idir[PATH_MAX + 64], w[PATH_MAX + 128];
+        int d = attach_open_in_root(&t, dir, O_DIRECTORY, w, sizeof w);
+        if (d < 0)
             snprintf(as_seen, sizeof as_seen, "/tmp/memtrace-attach.%d.%d.ctf", (int)pid,
                      (int)getpid());
-        snprintf(inner, sizeof inner, "/proc/%d/root%s", (int)pid, as_seen);
-        snprintf(idir, sizeof idir, "%s", inner);
+        else
+            close(d);
+        snprintf(inner, sizeof inner, "%s", as_seen);
+        snprintf(idir, sizeof idir, "%s", as_seen);
         *strrchr(idir, '/') = '\0';
-        if (stat(idir, &st) != 0 || !S_ISDIR(st.st_mode) || lstat(inner, &st) == 0) {
+        d = attach_open_in_root(&t, idir[0] ? idir : "/", O_DIRECTORY, w, sizeof w);
+        int there = attach_open_in_root(&t, inner, 0, w, sizeof w);
+        if (d < 0 || there >= 0 || errno != ENOENT) {
             fprintf(stderr, "memtrace attach: %d runs in another mount namespace (a container) "
                             "with no directory for the trace (%s, /tmp): give -o a path valid "
                             "in both\n", (int)pid, dir);
             return 1;
         }
+        close(d);
+    } else if (geteuid() == 0 && t.uid != 0 && attach_user_can_create(&t, dir) == 0) {
+        /* The process creates the trace as its own user. */
+        fprintf(stderr, "memtrace attach: %d runs as uid %u (gid %u), which cannot create "
+                        "files in %s: give -o a directory that user may write\n", (int)pid,
+                (unsigned)t.uid, (unsigned)t.gid, dir);
+        return 1;
     }
 
     char spec[PATH_MAX + 64];
     /* "RATE [leaks ]FILE" (memtrace_attach_start, lib/record/attach.c) */
     snprintf(spec, sizeof spec, "%.17g %s%s", rate, leaks ? "leaks " : "", as_seen);
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-
+    if (stop_requested)   /* Ctrl-C (or our parent gone) before anything was done */
+        return 1;
     long t0 = mono_ms();
     uint64_t stop_fn = 0;
-    int code = do_attach(&t, load, spec, &stop_fn, in_memfd);
+    int code = do_attach(&t, load, spec, &stop_fn, in_memfd ? libreal : NULL, as_seen);
     if (code != 0)
         return code;
     long t_attach = mono_ms() - t0;
+    char comm[sizeof t.comm * 4];
+    mt_text_escape(comm, sizeof comm, t.comm);   /* the process's choice of bytes */
     fprintf(stderr, "memtrace attach: recording %d (%s) into %s (attached in %ld ms); %s\n",
-            (int)pid, t.comm, abs_out, t_attach,
+            (int)pid, comm, abs_out, t_attach,
             duration_ms ? "detaching after --duration or Ctrl-C" : "Ctrl-C to detach");
 
     long began = mono_ms();
@@ -581,7 +685,7 @@ int cmd_attach(int argc, char **argv)
     while (!stop_requested) {
         if (duration_ms && mono_ms() - began >= duration_ms)
             break;
-        if (!alive(pid)) {
+        if (attach_target_exited(&t)) {
             exited = 1;
             break;
         }
@@ -594,7 +698,7 @@ int cmd_attach(int argc, char **argv)
         long d0 = mono_ms();
         code = do_detach(&t, stop_fn);
         t_detach = mono_ms() - d0;
-        if (code != 0 && !alive(pid)) {
+        if (code != 0 && !attach_target_same(&t)) {
             exited = 1;
             code = 0;
         }
@@ -602,10 +706,29 @@ int cmd_attach(int argc, char **argv)
     if (code != 0)
         return code;
     if (inner[0])
-        move_out(inner, abs_out);
+        move_out(&t, inner, abs_out);
+    /* Named here only if it is a regular file of the process's user (or
+     * ours, copied out), not a link it put there; one the process wrote
+     * (in a directory its user may write) is named by a child with that
+     * user's identity, never with ours (root's). */
     char *paths[1] = { abs_out };
-    if (access(abs_out, R_OK) == 0)
+    if (lstat(abs_out, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid()) {
         symbolize_run_traces(paths, 1);
+    } else if (lstat(abs_out, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == t.uid) {
+        fflush(stderr);
+        pid_t c = fork();
+        if (c == 0) {
+            if ((setgroups((size_t)t.ngroups, t.groups) != 0 && geteuid() == 0) ||
+                setgid(t.gid) != 0 || setuid(t.uid) != 0)
+                _exit(1);
+            symbolize_run_traces(paths, 1);
+            fflush(NULL);
+            _exit(0);
+        }
+        int ws;
+        while (c > 0 && waitpid(c, &ws, 0) < 0 && errno == EINTR)
+            ;
+    }
     if (exited)
         fprintf(stderr, "memtrace attach: %d exited after %.1f s of recording; trace %s\n",
                 (int)pid, recorded / 1000.0, abs_out);

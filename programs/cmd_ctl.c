@@ -9,24 +9,38 @@
  * program installed for it (SigCgt cannot tell whose), and a process
  * without the recorder has no channel to write into. Whether a recording
  * is under way is read from /proc/PID/fd: an open FILE-NNNN.
+ *
+ * The channel is never opened again by the name /proc/PID/fd/N, which the
+ * process could point at any file between our look and the open (as root,
+ * a root file opened read-write): its descriptor is taken with
+ * pidfd_getfd (the very open file the process holds) and used only if it
+ * is a memfd open read-write. Names the process chose (its trace's) are
+ * printed escaped.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "control_proto.h"
 #include "commands.h"
 #include "units.h"
+#include "memtrace/present.h"
 #include "proc_trace.h"
+
+#ifndef F_GET_SEALS
+#define F_GET_SEALS 1034
+#endif
 
 static void usage(FILE *f)
 {
@@ -63,6 +77,7 @@ static void usage(FILE *f)
 struct channel_query {
     mt_ctl_channel *ch;
     const char *why;
+    int pidfd;
 };
 
 static int try_channel(const char *fd_path, const char *link, void *ctx)
@@ -70,15 +85,25 @@ static int try_channel(const char *fd_path, const char *link, void *ctx)
     struct channel_query *q = ctx;
     if (strcmp(link, MT_CTL_CHANNEL_LINK) != 0)
         return 0;
-    int fd = open(fd_path, O_RDWR | O_CLOEXEC);
+    const char *num = strrchr(fd_path, '/');
+    int fd = q->pidfd < 0 ? -1
+                           : (int)syscall(SYS_pidfd_getfd, q->pidfd, atoi(num ? num + 1 : fd_path), 0);
+    if (fd < 0 && (q->pidfd < 0 || errno == EPERM || errno == ENOSYS) && geteuid() != 0)
+        /* pidfd_getfd needs the right to ptrace (Yama may refuse it to the
+         * same user) and Linux 5.6: a user not root opens the channel by
+         * name, which opens nothing that user could not open anyway. */
+        fd = open(fd_path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
     struct stat st;
     if (fd < 0) {
-        q->why = errno == EACCES ? "its control channel cannot be opened (another user's "
-                                   "process?)" : "its control channel cannot be opened";
+        q->why = errno == EACCES || errno == EPERM ? "its control channel cannot be opened "
+                                                     "(another user's process?)"
+                                                   : "its control channel cannot be opened";
         return 0;
     }
     void *m = MAP_FAILED;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= MT_CTL_CHANNEL_SIZE)
+    int acc = fcntl(fd, F_GETFL);
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= MT_CTL_CHANNEL_SIZE &&
+        fcntl(fd, F_GET_SEALS) >= 0 && acc >= 0 && (acc & O_ACCMODE) == O_RDWR)
         m = mmap(NULL, MT_CTL_CHANNEL_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (m == MAP_FAILED)
@@ -98,12 +123,31 @@ static int try_channel(const char *fd_path, const char *link, void *ctx)
 static mt_ctl_channel *open_channel(long pid, const char **why)
 {
     struct channel_query q = { NULL, "it has no control channel: its recorder is not loaded "
-                                     "or set up no control (see its stderr)" };
+                                     "or set up no control (see its stderr)", -1 };
+    q.pidfd = (int)syscall(SYS_pidfd_open, (pid_t)pid, 0);
+    if (q.pidfd < 0 && (errno != ENOSYS || geteuid() == 0)) {
+        *why = errno == ESRCH ? "no such process"
+               : errno == ENOSYS ? "this kernel has no pidfd_open (root needs Linux 5.6 or "
+                                   "later to control a process safely)" : strerror(errno);
+        return NULL;
+    }
     if (proc_fd_each((int)pid, try_channel, &q) < 0) {
         *why = errno == EACCES ? "its descriptors cannot be read (another user's process?)"
                                : strerror(errno);
+        if (q.pidfd >= 0)
+            close(q.pidfd);
         return NULL;
     }
+    /* The process the pidfd names still runs: the descriptors read were
+     * its own, not those of another process that took its PID. */
+    struct pollfd pf = { q.pidfd, POLLIN, 0 };
+    if (q.ch && q.pidfd >= 0 && poll(&pf, 1, 0) != 0) {
+        munmap(q.ch, MT_CTL_CHANNEL_SIZE);
+        q.ch = NULL;
+        q.why = "it has exited";
+    }
+    if (q.pidfd >= 0)
+        close(q.pidfd);
     *why = q.why;
     return q.ch;
 }
@@ -119,6 +163,17 @@ static uint64_t send_request(mt_ctl_channel *ch, int req)
     } while (!__atomic_compare_exchange_n(&ch->request, &cur, next, 0, __ATOMIC_ACQ_REL,
                                           __ATOMIC_ACQUIRE));
     return next >> 8;
+}
+
+/* proc_open_trace, its name escaped for the terminal (the process's
+ * choice of bytes). */
+static int open_trace_shown(long pid, const char *base, char *out, size_t cap)
+{
+    char raw[PATH_MAX];
+    int on = proc_open_trace((int)pid, base, raw, sizeof raw);
+    if (on)
+        mt_text_escape(out, cap, raw);
+    return on;
 }
 
 int cmd_ctl(int argc, char **argv)
@@ -215,8 +270,8 @@ int cmd_ctl(int argc, char **argv)
                         "with 'memtrace run --paused' or MEMTRACE_SIGNAL\n", pid);
         goto out;
     }
-    char cur[PATH_MAX];
-    int on = proc_open_trace((int)pid, file, cur, sizeof cur);
+    char cur[PATH_MAX * 4];
+    int on = open_trace_shown(pid, file, cur, sizeof cur);
     if (req == -1) {
         if (on)
             printf("%ld: recording into %s\n", pid, cur);
@@ -247,7 +302,7 @@ int cmd_ctl(int argc, char **argv)
         goto out;
     }
     uint64_t seq = send_request(ch, req);
-    char was[PATH_MAX];
+    char was[sizeof cur];
     snprintf(was, sizeof was, "%s", cur);
     struct timespec t0, now;
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -257,7 +312,7 @@ int cmd_ctl(int argc, char **argv)
         goto out;
     }
     for (;;) {
-        on = proc_open_trace((int)pid, file, cur, sizeof cur);
+        on = open_trace_shown(pid, file, cur, sizeof cur);
         int acted = __atomic_load_n(&ch->done, __ATOMIC_ACQUIRE) >= seq;
         if (req == MT_CTL_SCAN && acted) {
             if (__atomic_load_n(&ch->scanned, __ATOMIC_ACQUIRE) == seq) {

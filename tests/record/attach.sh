@@ -8,7 +8,8 @@
 # the first time) and the same signal handlers as before; attaching a second
 # time works; the refusals (no such process, a traced process, a static
 # one, one running the recorder already, ptrace not permitted) say why and
-# leave the process alone.
+# leave the process alone; 'memtrace attach' killed leaves its tracer to
+# end the recording; both killed, --detach ends it.
 . tests/record/progs/lib.sh
 skip_under_tsan
 [ "${MT_STAGE:-plain}" = plain ] || { echo "ptrace injection of the plain build's library: plain stage only"; exit 77; }
@@ -91,11 +92,21 @@ check "an attach while another records is refused (exit $rc: $(tr '\n' ' ' <atta
 kill -INT $a3; wait $a3
 check "Ctrl-C ends an attached recording cleanly" sh -c "grep -q 'detached from' attach3.log && '$MT' info three.ctf | grep -q 'marked by the recorder'"
 
-# memtrace attach killed while recording: --detach ends that recording.
+# memtrace attach killed while recording: its tracer (a child) ends the
+# recording by itself and leaves.
+"$MT" attach -i 16k -o killed0.ctf $p >killed0.log 2>&1 &
+ak=$!
+for i in $(seq 50); do grep -q recording killed0.log 2>/dev/null && break; sleep 0.1; done
+tr=$(pgrep -P $ak)
+kill -KILL $ak; wait $ak 2>/dev/null
+for i in $(seq 600); do kill -0 $tr 2>/dev/null || break; sleep 0.1; done
+check "attach killed: its tracer ends the recording by itself ($(tr '\n' ' ' <killed0.log))" \
+    sh -c "! kill -0 $tr 2>/dev/null && grep -q 'detached from' killed0.log && '$MT' info killed0.ctf | grep -q '^end: *marked by the recorder'"
+# the tracer killed too: --detach ends that recording.
 "$MT" attach -i 16k -o killed.ctf $p >killed.log 2>&1 &
 ak=$!
 for i in $(seq 50); do grep -q recording killed.log 2>/dev/null && break; sleep 0.1; done
-kill -KILL $ak; wait $ak 2>/dev/null
+kill -KILL $(pgrep -P $ak) $ak; wait $ak 2>/dev/null
 "$MT" attach --detach $p >detach.log 2>&1
 check "--detach ends a recording whose attach was killed ($(cat detach.log))" test $? = 0
 check "that trace is complete" sh -c "'$MT' info killed.ctf | grep -q '^end: *marked by the recorder'"
@@ -202,7 +213,7 @@ if [ -f /lib/x86_64-linux-gnu/libc.so.6 ] && [ -f /lib64/ld-linux-x86-64.so.2 ] 
     "$MT" attach -i 16k -o "$PWD/ns2.ctf" $pn >ns2.log 2>&1 &
     an=$!
     for i in $(seq 50); do grep -q recording ns2.log 2>/dev/null && break; sleep 0.1; done
-    kill -KILL $an; wait $an 2>/dev/null
+    kill -KILL $(pgrep -P $an) $an; wait $an 2>/dev/null
     "$MT" attach --detach $pn >ns3.log 2>&1
     check "attach again, killed, then --detach, in the container ($(tr '\n' ' ' <ns3.log))" test $? = 0
     touch "$R/tmp/stop"
