@@ -166,6 +166,8 @@ static const char *start_error(uint64_t rc)
     case 3: return "bad request (rate or file)";
     case 4: return "the recording could not start (the process's stderr says why: can its "
                    "user create the trace file?)";
+    case 6: return "the process's allocator could not be found (its malloc resolves only "
+                   "to a PLT stub): nothing was redirected";
     default: return "the recorder in the process cannot find its own entries";
     }
 }
