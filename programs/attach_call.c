@@ -429,17 +429,27 @@ static int wait_safe_exit(attach_thread *t, int timeout_ms)
         sig = 0;
         int st;
         long left = until - mono_ms();
-        int w = wait_stop(t->tid, &st, left > 0 ? (int)left : 0);
+        /* (a thread that stops all the time, at a signal's or a system
+         * call's stop, never lets wait_stop time out: the time is
+         * checked here too) */
+        int w = left > 0 ? wait_stop(t->tid, &st, (int)left) : 0;
         if (w < 0)
             return -1;
         if (w == 0) {
+            /* Stopped where it is: the interrupt, asked again after each
+             * other stop (a signal's stop may take its place), for a
+             * bounded number of stops. */
             ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
-            while ((w = wait_stop(t->tid, &st, 2000)) == 1 && (st >> 16) != PTRACE_EVENT_STOP) {
-                if (WSTOPSIG(st) != SIGTRAP && t->ndeferred < MAX_DEFERRED)
-                    t->deferred[t->ndeferred++] = WSTOPSIG(st);
+            int n = 0;
+            while ((w = wait_stop(t->tid, &st, 2000)) == 1 && (st >> 16) != PTRACE_EVENT_STOP &&
+                   n++ < 10000) {
+                int s2 = WSTOPSIG(st);
+                if (s2 != SIGTRAP && s2 != (SIGTRAP | 0x80) && t->ndeferred < MAX_DEFERRED)
+                    t->deferred[t->ndeferred++] = s2;
+                ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
                 ptrace(PTRACE_CONT, t->tid, NULL, NULL);
             }
-            return w == 1 ? 0 : -1;
+            return w == 1 && (st >> 16) == PTRACE_EVENT_STOP ? 0 : -1;
         }
         if ((st >> 16) == PTRACE_EVENT_STOP)
             continue;
@@ -585,6 +595,43 @@ static attach_thread *borrow_once(pid_t pid, int *errnum, char *why, size_t cap)
         close(t->memfd);
     free(t);
     return NULL;
+}
+
+int attach_seccomp(pid_t pid, char *why, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    int mode = 0;
+    pid_t tid = 0;
+    struct dirent *e;
+    while (!mode && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char sp[96], line[256];
+        snprintf(sp, sizeof sp, "/proc/%d/task/%d/status", (int)pid, atoi(e->d_name));
+        FILE *f = fopen(sp, "re");
+        if (!f)
+            continue;
+        while (fgets(line, sizeof line, f))
+            if (!strncmp(line, "Seccomp:", 8)) {
+                mode = atoi(line + 8);
+                tid = (pid_t)atoi(e->d_name);
+                break;
+            }
+        fclose(f);
+    }
+    closedir(d);
+    if (!mode)
+        return 0;
+    snprintf(why, cap, "thread %d runs under seccomp %s (Seccomp: %d in its /proc status): "
+                       "loading the recorder maps code and makes system calls the program "
+                       "never made, which the filter may forbid or answer by killing the "
+                       "process; not attached (start it under 'memtrace run' instead)",
+             (int)tid, mode == 1 ? "strict mode" : "filtering", mode);
+    return 1;
 }
 
 attach_thread *attach_borrow(pid_t pid, int *errnum, char *why, size_t cap)

@@ -488,6 +488,11 @@ int cmd_attach(int argc, char **argv)
         return code;
     }
 
+    if (attach_seccomp(pid, why, sizeof why)) {
+        fprintf(stderr, "memtrace attach: %d: %s\n", (int)pid, why);
+        return 1;
+    }
+
     char lib[PATH_MAX], libreal[PATH_MAX];
     if (run_find_library(lib, sizeof lib) != 0 || !realpath(lib, libreal)) {
         fprintf(stderr, "memtrace attach: cannot find libmemtrace.so (looked next to the "
