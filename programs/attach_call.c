@@ -277,14 +277,17 @@ static struct range *exec_ranges(pid_t pid, uint64_t sp, size_t *nx, struct rang
     FILE *f = fopen(path, "re");
     struct range *v = NULL;
     size_t n = 0, cap = 0;
+    int at_start = 1;   /* the next fgets begins a line (a long name is read in pieces) */
     stack->lo = stack->hi = 0;
     *nx = 0;
     if (!f)
         return NULL;
     while (fgets(line, sizeof line, f)) {
+        int starts = at_start;
+        at_start = strchr(line, '\n') != NULL;
         unsigned long long lo, hi;
         char perms[8];
-        if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) != 3)
+        if (!starts || sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) != 3)
             continue;
         if (sp >= lo && sp < hi) {
             stack->lo = lo;
