@@ -388,7 +388,13 @@ API int memtrace_attach_stop(void)
             mtr_tracer_scan_now();
         scan_at_stop = 0;
         unpatch();
-        rc = memtrace_stop_tracing() == 0 ? 0 : 2;
+        /* A writer that kept its lock for the 2 s the stop waits (a loaded
+         * machine) gets one more turn: a recording left running would keep
+         * its thread in the process. */
+        int r = memtrace_stop_tracing();
+        if (r != 0 && mtr_tracer_active())
+            r = memtrace_stop_tracing();
+        rc = r == 0 ? 0 : 2;
         mtr_tracer_set_attached(0);
         mtr_fatal_remove();
     }
