@@ -20,7 +20,11 @@
  * code (a busy single-threaded interpreter), one is followed from system
  * call to system call (PTRACE_SYSCALL) until a wait, a write or socket
  * traffic returns: never mmap, brk, read or close, which malloc and the
- * loader make while holding their locks.
+ * loader make while holding their locks. Whatever the call, a thread
+ * running a signal handler (a signal frame on its stack) is never taken:
+ * the handler may have interrupted malloc or the loader. A thread whose
+ * call put a signal mask of its own in place comes after every other
+ * waiting one (see hold_signals).
  *
  * The call: the registers and the FPU/vector state (PTRACE_GETREGSET
  * NT_X86_XSTATE) are saved; the stack pointer goes below the red zone,
@@ -29,8 +33,11 @@
  * end of the call and is never delivered. orig_rax is -1 during the call
  * (no system call restart), and the saved registers, put back afterwards,
  * make the kernel restart the interrupted call when the thread resumes.
- * A signal that arrives for the thread during the call is held back and
- * sent again (tgkill) once the thread is back where it was.
+ * The calls run with the thread's signals blocked but the synchronous ones
+ * (hold_signals), its mask put back at release; a signal that still stops
+ * the thread during the call is held back and sent again (tgkill) once the
+ * thread is back where it was. A call the kernel would restart through the
+ * restart block is restarted afresh instead (attach_release).
  */
 #include <errno.h>
 #include <dirent.h>
@@ -73,6 +80,8 @@ struct attach_thread {
     uint64_t errno_at;              /* the thread's errno, put back at release */
     int errno_was;
     int broken;                     /* the thread's state could not be put back */
+    uint64_t sigmask;               /* the thread's signal mask, put back at release */
+    int mask_set;                   /* the calls run with another mask */
 };
 
 pid_t attach_tid(const attach_thread *t)
@@ -131,11 +140,38 @@ static int rank_of(long nr)
 struct cand {
     pid_t tid;
     int rank;
+    int swaps;   /* its call runs with a mask of its own (see swaps_mask) */
 };
+
+/* A system call that puts a signal mask of its own in place while it
+ * waits (rt_sigsuspend; ppoll, pselect6, epoll_pwait given a mask): the
+ * thread's own mask is then not readable until the call returns, so the
+ * calls could not run with SIGSEGV unblocked (see attach_call). Taken
+ * after every other waiting thread. */
+static int swaps_mask(long nr, const unsigned long long a[6])
+{
+    switch (nr) {
+    case SYS_rt_sigsuspend: return 1;
+    case SYS_ppoll: return a[3] != 0;
+    case SYS_pselect6: return a[5] != 0;
+    case SYS_epoll_pwait: return a[4] != 0;
+#ifdef SYS_epoll_pwait2
+    case SYS_epoll_pwait2: return a[4] != 0;
+#endif
+    default: return 0;
+    }
+}
+
+static int cand_key(const struct cand *c)
+{
+    return c->rank == RANK_RUNNING ? 2 : c->swaps;
+}
 
 static int cand_cmp(const void *a, const void *b)
 {
     const struct cand *x = a, *y = b;
+    if (cand_key(x) != cand_key(y))
+        return cand_key(x) - cand_key(y);
     if (x->rank != y->rank)
         return x->rank - y->rank;
     return (x->tid > y->tid) - (x->tid < y->tid);
@@ -175,7 +211,18 @@ static size_t candidates(pid_t pid, struct cand **out)
             *out = c;
         }
         (*out)[n].tid = tid;
-        (*out)[n].rank = running ? RANK_RUNNING : rank_of(strtol(buf, NULL, 10));
+        (*out)[n].rank = RANK_RUNNING;
+        (*out)[n].swaps = 0;
+        if (!running) {
+            /* "NR ARG1 ... ARG6 SP PC" */
+            unsigned long long a[6] = { 0 };
+            char *q = buf;
+            long nr = strtol(q, &q, 10);
+            for (int k = 0; k < 6; k++)
+                a[k] = strtoull(q, &q, 16);
+            (*out)[n].rank = rank_of(nr);
+            (*out)[n].swaps = swaps_mask(nr, a);
+        }
         n++;
     }
     closedir(d);
@@ -213,6 +260,117 @@ static int put_state(attach_thread *t)
         rc |= ptrace(PTRACE_SETFPREGS, t->tid, NULL, t->xstate);
     }
     return rc;
+}
+
+/* ---- Is the thread running a signal handler? */
+
+struct range {
+    uint64_t lo, hi;
+};
+
+/* The executable mappings of pid (*nx of them) and the mapping holding sp
+ * (*stack). */
+static struct range *exec_ranges(pid_t pid, uint64_t sp, size_t *nx, struct range *stack)
+{
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(path, "re");
+    struct range *v = NULL;
+    size_t n = 0, cap = 0;
+    int at_start = 1;   /* the next fgets begins a line (a long name is read in pieces) */
+    stack->lo = stack->hi = 0;
+    *nx = 0;
+    if (!f)
+        return NULL;
+    while (fgets(line, sizeof line, f)) {
+        int starts = at_start;
+        at_start = strchr(line, '\n') != NULL;
+        unsigned long long lo, hi;
+        char perms[8];
+        if (!starts || sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) != 3)
+            continue;
+        if (sp >= lo && sp < hi) {
+            stack->lo = lo;
+            stack->hi = hi;
+        }
+        if (perms[2] != 'x')
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            struct range *w = realloc(v, cap * sizeof *w);
+            if (!w)
+                break;
+            v = w;
+        }
+        v[n].lo = lo;
+        v[n].hi = hi;
+        n++;
+    }
+    fclose(f);
+    *nx = n;
+    return v;
+}
+
+static int in_ranges(const struct range *v, size_t n, uint64_t a)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a >= v[i].lo && a < v[i].hi)
+            return 1;
+    return 0;
+}
+
+#define STACK_SCAN_MAX (1u << 20)
+
+/* 1 if the thread's stack, from its stack pointer up, holds a signal frame
+ * the kernel built: a return address to a restorer (mov $15,%rax;
+ * syscall: rt_sigreturn), then a ucontext with flags of its own (at most
+ * UC_FP_XSTATE | UC_SIGCONTEXT_SS | UC_STRICT_RESTORE_SS), no link, and a
+ * saved instruction pointer in executable memory. Such a thread runs a
+ * handler that may have interrupted anything: malloc holding its arena's
+ * lock, the loader holding its own; a call on it could wait for those
+ * forever. 0 if none was seen (or the stack cannot be read). */
+static int in_signal_handler(int memfd, pid_t pid, uint64_t sp)
+{
+    static const unsigned char restorer[9] = { 0x48, 0xc7, 0xc0, 0x0f, 0, 0, 0, 0x0f, 0x05 };
+    size_t nx;
+    struct range st;
+    struct range *x = exec_ranges(pid, sp, &nx, &st);
+    if (!x || !st.hi) {
+        free(x);
+        return 0;
+    }
+    uint64_t end = st.hi - sp > STACK_SCAN_MAX ? sp + STACK_SCAN_MAX : st.hi;
+    uint64_t buf[4096];
+    uint64_t known = 0;   /* the restorer, once one was found */
+    int found = 0;
+    for (uint64_t at = sp & ~(uint64_t)7; at < end && !found; at += sizeof buf) {
+        size_t want = end - at < sizeof buf ? (size_t)(end - at) : sizeof buf;
+        ssize_t k = pread(memfd, buf, want, (off_t)at);
+        if (k <= 0)
+            break;
+        for (size_t i = 0; i < (size_t)k / 8 && !found; i++) {
+            uint64_t w = buf[i];
+            if (!in_ranges(x, nx, w))
+                continue;
+            if (w != known) {
+                unsigned char code[9];
+                if (pread(memfd, code, sizeof code, (off_t)w) != sizeof code ||
+                    memcmp(code, restorer, sizeof code) != 0)
+                    continue;
+                known = w;
+            }
+            /* the ucontext after it: uc_flags, uc_link, uc_stack (3
+             * words), then the registers r8 ... r15, rdi, rsi, rbp, rbx,
+             * rdx, rax, rcx, rsp, rip */
+            uint64_t uc[5 + 17];
+            if (pread(memfd, uc, sizeof uc, (off_t)(at + i * 8 + 8)) != sizeof uc)
+                continue;
+            if (uc[0] <= 7 && uc[1] == 0 && in_ranges(x, nx, uc[5 + 16]))
+                found = 1;
+        }
+    }
+    free(x);
+    return found;
 }
 
 /* A system call that only waits: a thread just back from one (stopped on
@@ -274,17 +432,27 @@ static int wait_safe_exit(attach_thread *t, int timeout_ms)
         sig = 0;
         int st;
         long left = until - mono_ms();
-        int w = wait_stop(t->tid, &st, left > 0 ? (int)left : 0);
+        /* (a thread that stops all the time, at a signal's or a system
+         * call's stop, never lets wait_stop time out: the time is
+         * checked here too) */
+        int w = left > 0 ? wait_stop(t->tid, &st, (int)left) : 0;
         if (w < 0)
             return -1;
         if (w == 0) {
+            /* Stopped where it is: the interrupt, asked again after each
+             * other stop (a signal's stop may take its place), for a
+             * bounded number of stops. */
             ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
-            while ((w = wait_stop(t->tid, &st, 2000)) == 1 && (st >> 16) != PTRACE_EVENT_STOP) {
-                if (WSTOPSIG(st) != SIGTRAP && t->ndeferred < MAX_DEFERRED)
-                    t->deferred[t->ndeferred++] = WSTOPSIG(st);
+            int n = 0;
+            while ((w = wait_stop(t->tid, &st, 2000)) == 1 && (st >> 16) != PTRACE_EVENT_STOP &&
+                   n++ < 10000) {
+                int s2 = WSTOPSIG(st);
+                if (s2 != SIGTRAP && s2 != (SIGTRAP | 0x80) && t->ndeferred < MAX_DEFERRED)
+                    t->deferred[t->ndeferred++] = s2;
+                ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
                 ptrace(PTRACE_CONT, t->tid, NULL, NULL);
             }
-            return w == 1 ? 0 : -1;
+            return w == 1 && (st >> 16) == PTRACE_EVENT_STOP ? 0 : -1;
         }
         if ((st >> 16) == PTRACE_EVENT_STOP)
             continue;
@@ -296,8 +464,9 @@ static int wait_safe_exit(attach_thread *t, int timeout_ms)
         if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid, (void *)sizeof info, &info) <= 0)
             continue;
         if (info.op == PTRACE_SYSCALL_INFO_EXIT && get_state(t) == 0 &&
-            safe_exit((long)t->regs.orig_rax))
-            return 1;
+            safe_exit((long)t->regs.orig_rax) &&
+            !in_signal_handler(t->memfd, t->pid, t->regs.rsp))
+            return 1;   /* (a write made by a handler may have interrupted malloc) */
     }
 }
 
@@ -330,6 +499,29 @@ static int seize(pid_t tid)
          * stop follows. */
         ptrace(PTRACE_CONT, tid, NULL, (void *)(long)WSTOPSIG(st));
     }
+}
+
+#define SIGBIT(s) (1ULL << ((s) - 1))
+
+/* The calls run with every signal blocked but the synchronous ones: the
+ * program's handlers do not run inside the loader or the recorder's start
+ * on the borrowed thread (a signal for it waits, pending, until it is put
+ * back), and SIGSEGV, which ends each call, is not blocked: the kernel
+ * resets the handler of a fault signal the thread blocks to SIG_DFL (a
+ * crash reporter installed with SA_RESETHAND, or any other, would be
+ * lost). Not for a thread whose call put a mask of its own in place
+ * (swaps_mask): its mask is unknown until the call returns. */
+static void hold_signals(attach_thread *t)
+{
+    const struct user_regs_struct *r = &t->regs;
+    unsigned long long a[6] = { r->rdi, r->rsi, r->rdx, r->r10, r->r8, r->r9 };
+    if ((long long)r->orig_rax >= 0 && swaps_mask((long)r->orig_rax, a))
+        return;
+    uint64_t during = ~(SIGBIT(SIGSEGV) | SIGBIT(SIGBUS) | SIGBIT(SIGFPE) | SIGBIT(SIGILL) |
+                        SIGBIT(SIGTRAP));
+    if (ptrace(PTRACE_GETSIGMASK, t->tid, (void *)sizeof t->sigmask, &t->sigmask) == 0 &&
+        ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof during, &during) == 0)
+        t->mask_set = 1;
 }
 
 static attach_thread *borrow_once(pid_t pid, int *errnum, char *why, size_t cap)
@@ -374,33 +566,75 @@ static attach_thread *borrow_once(pid_t pid, int *errnum, char *why, size_t cap)
             ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
             continue;
         }
-        if (!in_blocking_call(t, c[i].rank)) {
-            /* Only when no thread waits in a system call. */
-            int w = c[0].rank == RANK_RUNNING ? wait_safe_exit(t, 2000) : 0;
-            if (w != 1) {
+        if (t->memfd < 0) {
+            char mp[64];
+            snprintf(mp, sizeof mp, "/proc/%d/mem", (int)pid);
+            t->memfd = open(mp, O_RDWR | O_CLOEXEC);
+            if (t->memfd < 0) {
+                *errnum = errno;
+                snprintf(why, cap, "%s: %s", mp, strerror(errno));
                 ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
-                for (int k = 0; k < t->ndeferred; k++)
-                    syscall(SYS_tgkill, pid, t->tid, t->deferred[k]);
-                t->ndeferred = 0;
-                continue;
+                break;
             }
         }
-        char mp[64];
-        snprintf(mp, sizeof mp, "/proc/%d/mem", (int)pid);
-        t->memfd = open(mp, O_RDWR | O_CLOEXEC);
-        if (t->memfd < 0) {
-            *errnum = errno;
-            snprintf(why, cap, "%s: %s", mp, strerror(errno));
+        int ok = in_blocking_call(t, c[i].rank) && !in_signal_handler(t->memfd, pid, t->regs.rsp);
+        /* A running thread only when no thread waits in a system call. */
+        if (!ok && c[0].rank == RANK_RUNNING && wait_safe_exit(t, 2000) == 1)
+            ok = 1;
+        if (!ok) {
             ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
-            break;
+            for (int k = 0; k < t->ndeferred; k++)
+                syscall(SYS_tgkill, pid, t->tid, t->deferred[k]);
+            t->ndeferred = 0;
+            continue;
         }
+        hold_signals(t);
         t->cursor = (t->regs.rsp - 256) & ~(uint64_t)15;   /* below the red zone */
         free(c);
         return t;
     }
     free(c);
+    if (t->memfd >= 0)
+        close(t->memfd);
     free(t);
     return NULL;
+}
+
+int attach_seccomp(pid_t pid, char *why, size_t cap)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    int mode = 0;
+    pid_t tid = 0;
+    struct dirent *e;
+    while (!mode && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char sp[96], line[256];
+        snprintf(sp, sizeof sp, "/proc/%d/task/%d/status", (int)pid, atoi(e->d_name));
+        FILE *f = fopen(sp, "re");
+        if (!f)
+            continue;
+        while (fgets(line, sizeof line, f))
+            if (!strncmp(line, "Seccomp:", 8)) {
+                mode = atoi(line + 8);
+                tid = (pid_t)atoi(e->d_name);
+                break;
+            }
+        fclose(f);
+    }
+    closedir(d);
+    if (!mode)
+        return 0;
+    snprintf(why, cap, "thread %d runs under seccomp %s (Seccomp: %d in its /proc status): "
+                       "loading the recorder maps code and makes system calls the program "
+                       "never made, which the filter may forbid or answer by killing the "
+                       "process; not attached (start it under 'memtrace run' instead)",
+             (int)tid, mode == 1 ? "strict mode" : "filtering", mode);
+    return 1;
 }
 
 attach_thread *attach_borrow(pid_t pid, int *errnum, char *why, size_t cap)
@@ -525,8 +759,22 @@ void attach_release(attach_thread *t)
     if (!t->broken && t->errno_at)
         if (pwrite(t->memfd, &t->errno_was, sizeof t->errno_was, (off_t)t->errno_at) < 0)
             t->errno_at = 0;   /* (nothing more to do) */
-    if (!t->broken)
+    if (!t->broken) {
+        /* A call the kernel would restart through the thread's restart
+         * block (nanosleep, clock_nanosleep, poll, a futex wait with a
+         * timeout: the time left) is made again afresh, with its own
+         * arguments: the calls made on the thread may have overwritten
+         * that block, and the restart would then run another call's
+         * (a sleep returning early with an error). -ERESTARTNOHAND does
+         * that: restarted from the start when no handler runs, EINTR
+         * when one does, as -ERESTART_RESTARTBLOCK itself. */
+        if ((long long)t->regs.orig_rax >= 0 &&
+            (long long)t->regs.rax == -ERESTART_RESTARTBLOCK)
+            t->regs.rax = (unsigned long long)-ERESTARTNOHAND;
         put_state(t);
+    }
+    if (t->mask_set)
+        ptrace(PTRACE_SETSIGMASK, t->tid, (void *)sizeof t->sigmask, &t->sigmask);
     ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
     for (int i = 0; i < t->ndeferred; i++)
         syscall(SYS_tgkill, t->pid, t->tid, t->deferred[i]);

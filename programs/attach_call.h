@@ -21,6 +21,10 @@ typedef struct attach_thread attach_thread;
  * when no thread can be borrowed now). */
 attach_thread *attach_borrow(pid_t pid, int *errnum, char *why, size_t cap);
 
+/* 1 if a thread of pid runs under seccomp (strict or a filter), with why
+ * filled in; 0 if none does (or it cannot be told). */
+int attach_seccomp(pid_t pid, char *why, size_t cap);
+
 /* The borrowed thread's id. */
 pid_t attach_tid(const attach_thread *t);
 

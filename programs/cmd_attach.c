@@ -260,6 +260,8 @@ static const char *start_error(uint64_t rc)
                    "'memtrace ctl PID start'";
     case 3: return "bad request (rate or file)";
     case 4: return "the recording could not start";
+    case 6: return "the process's allocator could not be found (its malloc resolves only "
+                   "to a PLT stub): nothing was redirected";
     default: return "the recorder in the process cannot find its own entries";
     }
 }
@@ -563,6 +565,11 @@ int cmd_attach(int argc, char **argv)
         if (code == 0)
             fprintf(stderr, "memtrace attach: %d: recording ended, entries restored\n", (int)pid);
         return code;
+    }
+
+    if (attach_seccomp(pid, why, sizeof why)) {
+        fprintf(stderr, "memtrace attach: %d: %s\n", (int)pid, why);
+        return 1;
     }
 
     char lib[PATH_MAX], libreal[PATH_MAX];

@@ -17,9 +17,10 @@
  * count of loaded objects changed). dlopen is not wrapped: glibc's dlopen
  * looks at its caller to search RUNPATH.
  *
- * The allocator underneath is the program's: what malloc resolves to in
- * the global scope (real.c, mtr_real_resolve_global), not what follows this
- * library. A block allocated before the attach is not in the sampled-block
+ * The allocator underneath is the program's: the first definition of
+ * malloc in the global scope (real.c, mtr_real_resolve_global; never a
+ * non-PIE executable's PLT stub, which would call back into the slot
+ * redirected here), not what follows this library. A block allocated before the attach is not in the sampled-block
  * table, so free and realloc pass it to the allocator.
  *
  * Detach writes every remembered slot back (only in modules still loaded,
@@ -321,7 +322,8 @@ static void unpatch(void)
  * 0, or: 1 already recording (attached or started otherwise), 2 preloaded
  * or linked (the recorder interposes already: use 'memtrace ctl'), 3 bad
  * request, 4 the recording did not start (the process's stderr says
- * why), 5 the library cannot find its own entries. */
+ * why), 5 the library cannot find its own entries, 6 the program's
+ * allocator cannot be told from a PLT stub (nothing redirected). */
 API int memtrace_attach_start(const char *spec)
 {
     char *end;
@@ -353,6 +355,10 @@ API int memtrace_attach_start(const char *spec)
         goto out;
     }
     mtr_real_resolve_global();
+    if (mtr_real_checked() != 0) {
+        rc = 6;   /* the allocator would be reached through a redirected slot */
+        goto out;
+    }
     mtr_tracer_set_attached(1);
     if (mtr_tracer_begin(file, rate, 1, 0) != 0) {
         mtr_tracer_set_attached(0);
@@ -382,7 +388,13 @@ API int memtrace_attach_stop(void)
             mtr_tracer_scan_now();
         scan_at_stop = 0;
         unpatch();
-        rc = memtrace_stop_tracing() == 0 ? 0 : 2;
+        /* A writer that kept its lock for the 2 s the stop waits (a loaded
+         * machine) gets one more turn: a recording left running would keep
+         * its thread in the process. */
+        int r = memtrace_stop_tracing();
+        if (r != 0 && mtr_tracer_active())
+            r = memtrace_stop_tracing();
+        rc = r == 0 ? 0 : 2;
         mtr_tracer_set_attached(0);
         mtr_fatal_remove();
     }

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sigsave.h"
 #include "thread.h"
 
 #define FATAL_WAIT_MS 3000
@@ -35,6 +36,9 @@ MT_HIDDEN int mtr_tracer_fatal_flush(int timeout_ms);
 MT_HIDDEN void mtr_fatal_install(void);
 
 static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+#define NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])
+static struct mtr_sigsave saved[NFATAL];   /* each signal's disposition before ours */
+static int ours[NFATAL];                     /* ours was installed */
 static int installed;
 static int first_sig;   /* the signal being flushed for, 0 if none */
 
@@ -88,12 +92,15 @@ void mtr_fatal_install(void)
 {
     if (__atomic_exchange_n(&installed, 1, __ATOMIC_ACQ_REL))
         return;
-    for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++) {
+    for (size_t i = 0; i < NFATAL; i++) {
         struct sigaction old, sa;
-        if (sigaction(fatal_signals[i], NULL, &old) != 0)
+        ours[i] = 0;
+        if (sigaction(fatal_signals[i], NULL, &old) != 0 ||
+            mtr_sig_save(fatal_signals[i], &saved[i]) != 0)
             continue;
         if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
             continue;   /* the program's own handling (or SIG_IGN) */
+        ours[i] = 1;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_fatal;
         sigemptyset(&sa.sa_mask);
@@ -106,20 +113,19 @@ void mtr_fatal_install(void)
 }
 
 /* attach.c, when an attached recording ends: the process is left with the
- * handlers it had (a signal whose handler is still ours gets SIG_DFL back). */
+ * dispositions it had, exactly (flags and all: sigsave.h), where the
+ * handler is still ours. */
 MT_HIDDEN void mtr_fatal_remove(void);
 void mtr_fatal_remove(void)
 {
     if (!__atomic_exchange_n(&installed, 0, __ATOMIC_ACQ_REL))
         return;
-    for (size_t i = 0; i < sizeof fatal_signals / sizeof fatal_signals[0]; i++) {
-        struct sigaction old, sa;
-        if (sigaction(fatal_signals[i], NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
-            old.sa_handler != on_fatal)
+    for (size_t i = 0; i < NFATAL; i++) {
+        struct sigaction old;
+        if (!ours[i] || sigaction(fatal_signals[i], NULL, &old) != 0 ||
+            (old.sa_flags & SA_SIGINFO) || old.sa_handler != on_fatal)
             continue;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = SIG_DFL;
-        sigemptyset(&sa.sa_mask);
-        sigaction(fatal_signals[i], &sa, NULL);
+        mtr_sig_restore(fatal_signals[i], &saved[i]);
+        ours[i] = 0;
     }
 }

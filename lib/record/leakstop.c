@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "leaks.h"
+#include "sigsave.h"
 
 #define STOP_WAIT_MS 10000
 #define MAX_THREADS 16384
@@ -47,6 +48,7 @@ static struct {
     struct mtr_lk_thread *slots;
     unsigned cap;
     struct sigaction old;
+    struct mtr_sigsave exact;   /* the disposition before ours, put back as it was */
     int installed, keep;
 } st;
 
@@ -196,7 +198,7 @@ static void release(void)
     __atomic_store_n(&st.active, 0, __ATOMIC_RELEASE);
     if (st.installed && !st.keep &&
         __atomic_load_n(&st.left, __ATOMIC_ACQUIRE) == __atomic_load_n(&st.stopped, __ATOMIC_ACQUIRE)) {
-        sigaction(stop_signal(), &st.old, NULL);
+        mtr_sig_restore(stop_signal(), &st.exact);
         st.installed = 0;
     }
 }
@@ -233,7 +235,8 @@ static int stop_by_signal(struct mtr_lk_threads *t, struct mtr_lk_thread *slots,
         sa.sa_sigaction = handler;
         sa.sa_flags = SA_SIGINFO | SA_RESTART;
         sigfillset(&sa.sa_mask);
-        if (sigaction(stop_signal(), &sa, &st.old) != 0) {
+        if (mtr_sig_save(stop_signal(), &st.exact) != 0 ||
+            sigaction(stop_signal(), &sa, &st.old) != 0) {
             __atomic_store_n(&st.active, 0, __ATOMIC_RELEASE);
             mtr_lk_free(tids, list_bytes);
             mtr_lk_free(slots, slots_bytes);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "defined.h"
 #include "real.h"
 #include "sampled.h"
 
@@ -231,9 +232,16 @@ extern void *__libc_memalign(size_t, size_t);
  * as its malloc. */
 static void *lookup = RTLD_NEXT;   /* RTLD_DEFAULT when loaded by attach */
 
+/* The definition the program's calls reach: the next one after us, or
+ * (attached) the first one in the global scope, never a PLT stub. */
+static void *next_def(const char *name)
+{
+    return lookup == RTLD_NEXT ? dlsym(RTLD_NEXT, name) : mtr_global_definition(name);
+}
+
 static void *same_object(const char *name, const void *base)
 {
-    void *f = dlsym(lookup, name);
+    void *f = next_def(name);
     Dl_info info;
     if (!f || !dladdr(f, &info) || info.dli_fbase != base)
         return NULL;
@@ -244,7 +252,7 @@ static void *same_object(const char *name, const void *base)
 
 static void resolve_now(void)
 {
-    void *m = dlsym(lookup, "malloc");
+    void *m = next_def("malloc");
     Dl_info info, libc;
     if (!m || !dladdr(m, &info)) {
         /* No allocator after us, or one we cannot place: glibc's own. */
@@ -272,9 +280,9 @@ static void resolve_now(void)
     /* An allocator without its own realloc or free cannot be used without
      * us either; take the next definitions as the program would. */
     f = same_object("realloc", base);
-    STORE(realloc, (void *(*)(void *, size_t))(f ? f : dlsym(lookup, "realloc")));
+    STORE(realloc, (void *(*)(void *, size_t))(f ? f : next_def("realloc")));
     f = same_object("free", base);
-    STORE(free, (void (*)(void *))(f ? f : dlsym(lookup, "free")));
+    STORE(free, (void (*)(void *))(f ? f : next_def("free")));
 
     raw_memalign = (void *(*)(size_t, size_t))same_object("memalign", base);
     raw_posix_memalign = (int (*)(void **, size_t, size_t))same_object("posix_memalign", base);
@@ -329,10 +337,33 @@ void mtr_real_resolve(void)
         sched_yield();   /* another thread resolves: a few dlsym calls */
 }
 
+int mtr_real_checked(void)
+{
+    void *const f[] = {
+        (void *)mtr_real.malloc, (void *)mtr_real.calloc, (void *)mtr_real.realloc,
+        (void *)mtr_real.free, (void *)mtr_real.memalign, (void *)mtr_real.aligned_alloc,
+        (void *)mtr_real.posix_memalign, (void *)mtr_real.valloc, (void *)mtr_real.pvalloc,
+        (void *)mtr_real.usable_size, (void *)mtr_real.free_sized,
+        (void *)mtr_real.free_aligned_sized,
+    };
+    Dl_info self, info;
+    if (!dladdr((void *)mtr_real_checked, &self))
+        return -1;
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        if (dladdr(f[i], &info) && info.dli_fbase == self.dli_fbase)
+            continue;   /* an emulation of ours (it calls mtr_real) */
+        if (!mtr_is_definition(f[i]))
+            return -1;
+    }
+    return 0;
+}
+
 /* attach.c: this library was loaded by dlopen into a running process, so
- * nothing follows it in a lookup order; the program's allocator is what
- * malloc resolves to in the global scope. Called before any call is
- * redirected to the recorder (and again, harmlessly, at a later attach). */
+ * nothing follows it in a lookup order; the program's allocator is the
+ * first object of the global scope that defines malloc (defined.c: not
+ * dlsym(RTLD_DEFAULT), which gives a non-PIE executable's own PLT stub).
+ * Called before any call is redirected to the recorder (and again,
+ * harmlessly, at a later attach). */
 void mtr_real_resolve_global(void)
 {
     mtr_real_resolve();

@@ -53,6 +53,10 @@ MT_HIDDEN void mtr_real_resolve(void);
  * attach.c). */
 MT_HIDDEN void mtr_real_resolve_global(void);
 
+/* 0 if every function in mtr_real is a definition (defined.h), not a PLT
+ * stub that would call back through a slot attach redirects; else -1. */
+MT_HIDDEN int mtr_real_checked(void);
+
 /* 1 if p is a block of the boot buffer (never to reach the allocator). */
 MT_HIDDEN int mtr_real_in_boot(const void *p);
 /* The size asked for a boot block. */

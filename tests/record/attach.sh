@@ -17,10 +17,21 @@ A=$PWD/$PROGS/attachee
 MT=$PWD/$MT_BIN
 cd "$T" || exit 1
 
+# wait_for FILE PATTERN: until a line of FILE matches (a bound far above
+# the wait: 60 s); tasks_back PID N: until PID has N threads again.
+wait_for() {
+    for i in $(seq 600); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
+    return 1
+}
+tasks_back() {
+    for i in $(seq 600); do [ "$(ls /proc/$1/task | wc -l)" = "$2" ] && return 0; sleep 0.1; done
+    return 1
+}
+
 # Can this machine ptrace at all? (a container without CAP_SYS_PTRACE cannot)
 rm -f stop0; "$A" stop0 >plain.out 2>&1 &
 p0=$!
-sleep 0.3
+wait_for plain.out ready
 "$MT" attach --duration 100ms -o probe.ctf $p0 >probe.log 2>&1
 rc=$?
 touch stop0; wait $p0
@@ -38,7 +49,7 @@ snap() { # snap PID NAME: threads, descriptors, signal handlers
 
 rm -f stop1; "$A" stop1 >run.out 2>&1 &
 p=$!
-sleep 0.3
+wait_for run.out ready
 snap $p before
 t0=$(date +%s%N)
 "$MT" attach --duration 1s -i 16k -o one.ctf $p >attach1.log 2>&1
@@ -46,7 +57,7 @@ rc=$?
 check "attach records and detaches: exit 0 ($(tr '\n' ' ' <attach1.log))" test $rc = 0
 check "it says what it did" grep -q 'recording .* into .*one.ctf' attach1.log
 check "and that it detached" grep -q 'detached from' attach1.log
-sleep 0.3   # the writer thread ends by itself after the recording
+tasks_back $p "$(cat before.tasks)"   # the writer thread ends by itself after the recording
 snap $p after1
 check "no thread left after detach" cmp -s before.tasks after1.tasks
 check "same signal handlers after detach" cmp -s before.sig after1.sig
@@ -74,7 +85,7 @@ check "calloc from attachee_busy recorded (attachee.c:$cl)" grep -q "attachee_bu
 "$MT" attach --duration 500ms -i 16k -o two.ctf $p >attach2.log 2>&1
 check "a second attach works ($(tr '\n' ' ' <attach2.log))" test $? = 0
 check "its trace has allocations" sh -c "'$MT' top two.ctf 2>/dev/null | grep -q attachee_fill"
-sleep 0.3
+tasks_back $p "$(cat before.tasks)"
 snap $p after2
 check "second detach: threads as before" cmp -s before.tasks after2.tasks
 check "second detach: descriptors as after the first" cmp -s after1.fds after2.fds
@@ -84,7 +95,7 @@ check "the recorder is loaded once" test "$(grep 'libmemtrace.so' /proc/$p/maps 
 # Refused while recording: a concurrent attach.
 "$MT" attach --duration 2s -i 16k -o three.ctf $p >attach3.log 2>&1 &
 a3=$!
-for i in $(seq 50); do grep -q recording attach3.log 2>/dev/null && break; sleep 0.1; done
+for i in $(seq 600); do grep -q recording attach3.log 2>/dev/null && break; sleep 0.1; done
 "$MT" attach --duration 100ms -o four.ctf $p >attach4.log 2>&1
 rc=$?
 check "an attach while another records is refused (exit $rc: $(tr '\n' ' ' <attach4.log))" \
@@ -96,7 +107,7 @@ check "Ctrl-C ends an attached recording cleanly" sh -c "grep -q 'detached from'
 # recording by itself and leaves.
 "$MT" attach -i 16k -o killed0.ctf $p >killed0.log 2>&1 &
 ak=$!
-for i in $(seq 50); do grep -q recording killed0.log 2>/dev/null && break; sleep 0.1; done
+for i in $(seq 600); do grep -q recording killed0.log 2>/dev/null && break; sleep 0.1; done
 tr=$(pgrep -P $ak)
 kill -KILL $ak; wait $ak 2>/dev/null
 for i in $(seq 600); do kill -0 $tr 2>/dev/null || break; sleep 0.1; done
@@ -105,14 +116,14 @@ check "attach killed: its tracer ends the recording by itself ($(tr '\n' ' ' <ki
 # the tracer killed too: --detach ends that recording.
 "$MT" attach -i 16k -o killed.ctf $p >killed.log 2>&1 &
 ak=$!
-for i in $(seq 50); do grep -q recording killed.log 2>/dev/null && break; sleep 0.1; done
+for i in $(seq 600); do grep -q recording killed.log 2>/dev/null && break; sleep 0.1; done
 kill -KILL $(pgrep -P $ak) $ak; wait $ak 2>/dev/null
 "$MT" attach --detach $p >detach.log 2>&1
 check "--detach ends a recording whose attach was killed ($(cat detach.log))" test $? = 0
 check "that trace is complete" sh -c "'$MT' info killed.ctf | grep -q '^end: *marked by the recorder'"
 "$MT" attach --detach $p >detach2.log 2>&1
 check "--detach with nothing recording: exit 1 ($(cat detach2.log))" test $? = 1
-sleep 0.3
+tasks_back $p "$(cat before.tasks)"
 snap $p after3
 check "after --detach: threads as before" cmp -s before.tasks after3.tasks
 check "after --detach: descriptors as after the first detach" cmp -s after1.fds after3.fds
@@ -135,10 +146,10 @@ EOF2
 if cc -shared -fPIC -g -O1 -o libplugin.so plugin.c 2>/dev/null; then
     rm -f stop6 stop6.plugin; "$A" stop6 >plug.out 2>&1 &
     pp=$!
-    sleep 0.3
+    wait_for plug.out ready
     "$MT" attach --duration 1500ms -i 4k -o plug.ctf $pp >plug.log 2>&1 &
     ap=$!
-    for i in $(seq 50); do grep -q recording plug.log 2>/dev/null && break; sleep 0.1; done
+    for i in $(seq 600); do grep -q recording plug.log 2>/dev/null && break; sleep 0.1; done
     echo "$PWD/libplugin.so" >stop6.plugin
     wait $ap
     check "attach around a dlopen: exit 0 ($(tr '\n' ' ' <plug.log))" test $? = 0
@@ -152,7 +163,7 @@ fi
 # they are not followed (no FILE.PID traces).
 rm -f stop8; "$A" stop8 forks >fork.out 2>&1 &
 pf=$!
-sleep 0.3
+wait_for fork.out ready
 "$MT" attach --duration 1s -i 4k -o fork.ctf $pf >fork.log 2>&1
 check "attach to a forking process: exit 0 ($(tr '\n' ' ' <fork.log))" test $? = 0
 touch stop8; wait $pf
@@ -165,7 +176,7 @@ check "children are not followed (no fork.ctf.PID)" sh -c "! ls fork.ctf.* 2>/de
 # process is held back and sent again), nothing breaks.
 rm -f stop9; "$A" stop9 churn >churn.out 2>&1 &
 pc=$!
-sleep 0.3
+wait_for churn.out ready
 ( for i in $(seq 150); do kill -USR1 $pc 2>/dev/null; sleep 0.01; done ) &
 ks=$!
 "$MT" attach --duration 800ms -i 4k -o churn.ctf $pc >churn.log 2>&1
@@ -179,10 +190,10 @@ check "the short threads' allocations are recorded" sh -c "'$MT' folded churn.ct
 # The process ends while attached: the trace is complete, attach says so.
 rm -f stop7; "$A" stop7 >exit.out 2>&1 &
 pe=$!
-sleep 0.3
+wait_for exit.out ready
 "$MT" attach -i 16k -o exit.ctf $pe >exit.log 2>&1 &
 ae=$!
-for i in $(seq 50); do grep -q recording exit.log 2>/dev/null && break; sleep 0.1; done
+for i in $(seq 600); do grep -q recording exit.log 2>/dev/null && break; sleep 0.1; done
 touch stop7; wait $pe
 wait $ae
 check "a process that exits while attached: exit 0, says so ($(tr '\n' ' ' <exit.log))" \
@@ -200,7 +211,7 @@ if [ -f /lib/x86_64-linux-gnu/libc.so.6 ] && [ -f /lib64/ld-linux-x86-64.so.2 ] 
     unshare -m sh -c "mount -t proc proc '$R/proc' && umount '$R/proc'" 2>/dev/null; then
     unshare -m sh -c "mount -t proc proc '$R/proc' && exec chroot '$R' /bin/attachee /tmp/stop" \
         >ns.out 2>&1 &
-    for i in $(seq 50); do grep -q ready ns.out 2>/dev/null && break; sleep 0.1; done
+    for i in $(seq 600); do grep -q ready ns.out 2>/dev/null && break; sleep 0.1; done
     pn=$(pgrep -n -f '^/bin/attachee /tmp/stop')
     ls /proc/$pn/fd >ns.fds.before
     "$MT" attach --duration 800ms -i 16k -o "$PWD/ns.ctf" $pn >ns.log 2>&1
@@ -212,12 +223,12 @@ if [ -f /lib/x86_64-linux-gnu/libc.so.6 ] && [ -f /lib64/ld-linux-x86-64.so.2 ] 
     check "no descriptor left in it (the memfd is closed)" cmp -s ns.fds.before ns.fds.after
     "$MT" attach -i 16k -o "$PWD/ns2.ctf" $pn >ns2.log 2>&1 &
     an=$!
-    for i in $(seq 50); do grep -q recording ns2.log 2>/dev/null && break; sleep 0.1; done
+    for i in $(seq 600); do grep -q recording ns2.log 2>/dev/null && break; sleep 0.1; done
     kill -KILL $(pgrep -P $an) $an; wait $an 2>/dev/null
     "$MT" attach --detach $pn >ns3.log 2>&1
     check "attach again, killed, then --detach, in the container ($(tr '\n' ' ' <ns3.log))" test $? = 0
     touch "$R/tmp/stop"
-    for i in $(seq 50); do grep -q '^bad' ns.out && break; sleep 0.1; done
+    for i in $(seq 600); do grep -q '^bad' ns.out && break; sleep 0.1; done
     check "it ends cleanly" grep -q '^bad 0$' ns.out
 else
     echo "no private mount namespace here: the container case is not tested"
@@ -231,14 +242,14 @@ check "a free pid: exit 1" test $? = 1
 
 rm -f stop2; "$A" stop2 traceme >traced.out 2>&1 &
 pt=$!
-sleep 0.3
+wait_for traced.out ready
 "$MT" attach -o x.ctf $pt >traced.log 2>&1
 check "a traced process is refused: exit 1 ($(cat traced.log))" sh -c "[ $? = 1 ] && grep -q 'traced by process' traced.log"
 touch stop2; wait $pt
 
 rm -f stop3; "$MT" run -o under.ctf -- "$A" stop3 >under.out 2>&1 &
 pr=$!
-sleep 0.5
+wait_for under.out ready
 pu=$(pgrep -P $pr -f attachee || echo $pr)
 "$MT" attach -o x.ctf $pu >under.log 2>&1
 check "a process under memtrace run is refused, pointing at ctl ($(cat under.log))" \
@@ -250,7 +261,7 @@ check "a trace recorded under memtrace run does not say attached" \
 if cc -static -O1 -o attachee-static "$OLDPWD/tests/record/progs/attachee.c" -lpthread 2>/dev/null; then
     rm -f stop4; ./attachee-static stop4 >static.out 2>&1 &
     ps=$!
-    sleep 0.3
+    wait_for static.out ready
     "$MT" attach -o x.ctf $ps >static.log 2>&1
     check "a static process is refused: exit 1 ($(cat static.log))" sh -c "[ $? = 1 ] && grep -q 'statically linked' static.log"
     touch stop4; wait $ps
@@ -262,7 +273,7 @@ fi
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
     rm -f stop5; "$A" stop5 >denied.out 2>&1 &
     pd=$!
-    sleep 0.3
+    wait_for denied.out ready
     setpriv --reuid=65534 --regid=65534 --clear-groups "$MT" attach -o /tmp/x.ctf $pd >denied.log 2>&1
     rc=$?
     check "ptrace not permitted: exit 2, one line saying why ($(cat denied.log))" \
