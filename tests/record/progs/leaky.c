@@ -15,6 +15,9 @@
  *   held_thread_tls   a block another (still running) thread's TLS holds
  *   held_thread_stack a block another running thread holds on its stack
  *   held_thread_reg   (x86-64) a block another thread holds in a register only
+ *   held_thread_redzone (x86-64) a block another thread holds only in the
+ *                     red zone, the 128 bytes below its stack pointer that
+ *                     a leaf function may use without moving it
  *   lost_big          a dropped 256 KiB block (malloc maps it by itself)
  *   held_big          a 256 KiB block a global holds
  *   held_by_big       a block only held_big points to
@@ -56,6 +59,7 @@ NOINLINE void *held_tls(void) { return malloc(88); }
 NOINLINE void *held_thread_tls(void) { return malloc(96); }
 NOINLINE void *held_thread_stack(void) { return malloc(104); }
 NOINLINE void *held_thread_reg(void) { return malloc(112); }
+NOINLINE void *held_thread_redzone(void) { return malloc(144); }
 NOINLINE void *lost_big(void) { return malloc(256 << 10); }
 NOINLINE void **held_big(void) { return calloc(1, 256 << 10); }
 NOINLINE void *held_by_big(void) { return malloc(136); }
@@ -137,6 +141,17 @@ static void *thread_reg_main(void *arg)
     __asm__ volatile("mov %0, %%r12\n\txor %0, %0\n1:\tpause\n\tjmp 1b" : "+r"(p) : : "r12", "memory");
     return NULL;
 }
+
+static void *thread_redzone_main(void *arg)
+{
+    (void)arg;
+    void *p = held_thread_redzone();
+    __atomic_add_fetch(&threads_ready, 1, __ATOMIC_RELEASE);
+    /* Spin with the pointer 64 bytes below the stack pointer only (as a
+     * leaf function keeps its locals), no register holding it. */
+    __asm__ volatile("mov %0, -64(%%rsp)\n\txor %0, %0\n1:\tpause\n\tjmp 1b" : "+r"(p) : : "memory");
+    return NULL;
+}
 #endif
 
 static void *blocker_main(void *arg)
@@ -197,7 +212,8 @@ static void run(const char *mode)
     }
 #if defined(__x86_64__)
     pthread_create(&t, NULL, thread_reg_main, NULL);
-    want++;
+    pthread_create(&t, NULL, thread_redzone_main, NULL);
+    want += 2;
 #endif
     while (__atomic_load_n(&threads_ready, __ATOMIC_ACQUIRE) < want)
         usleep(1000);
