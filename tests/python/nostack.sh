@@ -30,7 +30,7 @@ check(counts == {"alpha": 3, "beta": 5, "(no stack)": 2},
       "3 at alpha, 5 at beta, 2 without a stack (%s)" % counts)
 part = [s.split(" (")[0] for s in t.allocations(filter="size:>=1")["site"].astype(str)]
 check(part == names, "the same through a filter (%s)" % part)
-late = [s.split(" (")[0] for s in t.allocations(filter="alloc:5us-1s")["site"].astype(str)]
+late = [s.split(" (")[0] for s in t.allocations(filter="alloc:5s-1h")["site"].astype(str)]
 check(late == ["beta", "(no stack)", "beta", "alpha", "beta"],
       "a filtered part keeps its allocations without a stack as such (%s)" % late)
 finish()

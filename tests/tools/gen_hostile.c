@@ -43,7 +43,8 @@
  *   gen_hostile far OUT                 allocations more than 2^62 us after
  *                                       the start, the last at INT64_MAX - 1
  *   gen_hostile negstart OUT            a trace whose start time is negative
- *   gen_hostile nostack OUT             10 allocations: 3 at main > alpha, 5 at
+ *   gen_hostile nostack OUT             10 allocations one a second (0 s to 9 s):
+ *                                       3 at main > alpha, 5 at
  *                                       main > beta, 2 without a stack (the
  *                                       unwinder found no frame), interleaved
  */
@@ -308,7 +309,7 @@ int main(int argc, char **argv)
         mt_writer *w = open_out(out, &fd);
         for (int i = 0; order[i]; i++) {
             bt[1] = order[i] == 'a' ? 0x602000 : 0x603000;
-            put(w, i, 1, bt, order[i] == '-' ? 0 : 2, 0);
+            put(w, (int64_t)i * 1000000, 1, bt, order[i] == '-' ? 0 : 2, 0);
         }
         close_out(w, fd);
         return 0;
