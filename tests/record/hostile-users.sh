@@ -38,7 +38,7 @@ rm -f "$T/pid"
 timeout -k 2 "$LIM" "$M" run -i 64 --pprof-every 1s --pprof-dir "$S" -o "$T/snap.ctf" -- \
     sh -c 'echo $$ > "$0"; sleep 2.5' "$T/pid" >/dev/null 2>"$T/snap.err" &
 RUN=$!
-for i in $(seq 100); do [ -s "$T/pid" ] && break; sleep 0.02; done
+wait_until 300 test -s "$T/pid"
 p=$(cat "$T/pid"); now=$(date +%s)
 for t in $(seq "$now" $((now + 4))); do
     nobody ln -s "$secret" "$S/.sh.$p.$t.pb.gz.tmp" 2>/dev/null
@@ -138,7 +138,7 @@ except Exception:
     pass
 ' "$T/debuginfod.log" > "$T/port" &
     SRV=$!
-    for i in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.02; done
+    wait_until 300 test -s "$T/port"
     rm -f "$T/debuginfod.log"; mkdir -p "$T/dcache" "$T/snap10"
     DEBUGINFOD_URLS=http://127.0.0.1:$(cat "$T/port")/ DEBUGINFOD_CACHE_PATH=$T/dcache \
         timeout -k 2 "$LIM" "$M" run -i 64 --pprof-every 1s --pprof-dir "$T/snap10" \

@@ -126,7 +126,7 @@ check "check --max-lost: an excess within the sampling noise passes" [ $? = 0 ]
 # running on (--signal: control without a pause, recording from the start).
 "$MT_BIN" run --signal USR2 --rate 1 -o "$D/w.ctf" -- "$P" sleep >"$D/c.out" 2>"$D/c.err" &
 RUN=$!
-for i in $(seq 100); do grep -q ready "$D/c.out" 2>/dev/null && break; sleep 0.05; done
+wait_until 300 grep -q ready "$D/c.out"
 CP=$(pgrep -P $RUN | head -1)
 "$MT_BIN" ctl "$CP" scan >"$D/cs.out" 2>&1
 check "ctl scan: done ($(cat "$D/cs.out"))" grep -q "scanned; verdicts in .*w.ctf-0001.leaks" "$D/cs.out"

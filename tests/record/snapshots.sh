@@ -22,15 +22,10 @@ rm -f "$T/done"
 "$M" run --interval 8k --pprof-every 1s --pprof-dir "$D" -o "$T/e.ctf" -- env "$F" hold-until "$T/done" \
     >"$T/out" 2>"$T/err" &
 RUN=$!
-i=0
-while ! grep -q held "$T/out" 2>/dev/null && [ $i -lt 6000 ] && kill -0 $RUN 2>/dev/null; do
-    sleep 0.05; i=$((i + 1))
-done
-check "the wrapped program holds its 64 MiB" grep -q held "$T/out"
-k=$(snaps); i=0
-while [ "$(snaps)" -lt $((k + 2)) ] && [ $i -lt 6000 ] && kill -0 $RUN 2>/dev/null; do
-    sleep 0.05; i=$((i + 1))
-done
+check "the wrapped program holds its 64 MiB" wait_until 300 grep -q held "$T/out"
+k=$(snaps)
+two_more() { [ "$(snaps)" -ge $((k + 2)) ] || [ ! -d /proc/$RUN ]; }
+wait_until 300 two_more
 after=$(ls -t "$D" | grep '^faults\.[0-9]*\.[0-9]*\.pb\.gz$' | head -n 1)
 touch "$T/done"
 wait $RUN; st=$?
