@@ -86,7 +86,7 @@ mutant folded-weights-floor lib/present/stacks.c 's|long long w = llround(v);|lo
 mutant leaks-no-holm lib/analyze/leaks.c 's|        mt_holm(p, m, p);|        (void)0;|' tests/analyze/leaks_suspects.c
 mutant leaks-given-back-swapped lib/analyze/leaks.c 's|e->live_end >= 0.5 \* e->live_high;|e->live_high >= 0.5 * e->live_end;|' tests/analyze/leaks_suspects.c
 mutant leaks-given-back-inverted lib/analyze/leaks.c 's|e->live_end >= 0.5 \* e->live_high;|0.5 * e->live_end >= e->live_high;|' tests/analyze/leaks_suspects.c
-mutant leakscan-no-red-zone lib/record/leakscan.c 's|return best - RED_ZONE > m->lo ? best - RED_ZONE : m->lo;|return best;|' tests/record/leaks.sh
+mutant leakscan-no-red-zone lib/record/leakscan.c 's|return best - RED_ZONE > m->lo ? best - RED_ZONE : m->lo;|return best;|' tests/record/red_zone.c tests/record/leaks.sh
 mutant safefile-others-fifo lib/common/safefile.c 's|(S_ISFIFO(st.st_mode) \&\& st.st_uid == geteuid())|S_ISFIFO(st.st_mode)|' tests/common/safefile.c
 mutant utf8-last-byte-unchecked lib/present/escape.c 's|for (size_t i = 2; i < need; i++)|for (size_t i = 2; i + 1 < need; i++)|' tests/present/escape.c
 mutant python-nostack-last-site python/memtrace/__init__.py 's|codes = np.where(none, len(distinct), codes)|codes = np.where(none, len(distinct) - 1, codes)|' tests/python/nostack.sh
