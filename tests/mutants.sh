@@ -1,6 +1,8 @@
 #!/bin/sh
-# mutants.sh - mutation check of the statistical core, the estimates and the
-# exporters: applies each small mutant below to a scratch copy of the tree,
+# mutants.sh - mutation check of the statistical core, the estimates, the
+# exporters and rules users rely on (each of the last killed by a
+# known-answer test of its layer): applies each small mutant below to a
+# scratch copy of the tree,
 # rebuilds, runs the tests that should notice, and reports which mutants
 # survive (the tests all passed). Run by hand; takes a few minutes.
 #
