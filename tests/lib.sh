@@ -8,6 +8,11 @@
 #                             (a count kept from before the file was sourced)
 #   check WHAT COMMAND...     pass WHAT when COMMAND succeeds, else fail WHAT
 #   finish                    exits 0 when nothing failed, else 1
+#   wait_until SECS COMMAND...
+#                             waits for an event: runs COMMAND every 0.05 s
+#                             until it succeeds (status 0) or SECS seconds
+#                             have gone by (status 1); SECS is a bound far
+#                             above the wait, for a loaded machine
 #   need_bench_tools TOOL...  builds $MT_BUILD/bench/TOOL where it is
 #                             missing; "FAIL" and exit 1 if it cannot be
 #   fuzz_run TARGET WHAT SECS ARGS...
@@ -31,6 +36,13 @@ check() {
     if "$@"; then pass "$_cw"; else fail "$_cw"; fi
 }
 finish() { [ "$fails" = 0 ]; exit $?; }
+wait_until() {
+    _wu_end=$(( $(date +%s) + $1 )); shift
+    until "$@"; do
+        [ "$(date +%s)" -lt "$_wu_end" ] || return 1
+        sleep 0.05
+    done
+}
 
 need_bench_tools() {
     for tool in "$@"; do

@@ -1,6 +1,8 @@
 #!/bin/sh
-# mutants.sh - mutation check of the statistical core, the estimates and the
-# exporters: applies each small mutant below to a scratch copy of the tree,
+# mutants.sh - mutation check of the statistical core, the estimates, the
+# exporters and rules users rely on (each of the last killed by a
+# known-answer test of its layer): applies each small mutant below to a
+# scratch copy of the tree,
 # rebuilds, runs the tests that should notice, and reports which mutants
 # survive (the tests all passed). Run by hand; takes a few minutes.
 #
@@ -88,6 +90,24 @@ mutant attach-call-segv-blocked programs/attach_call.c 's/uint64_t during = ~(SI
 mutant fatal-remove-to-sig-dfl lib/record/fatal.c 's|        mtr_sig_restore(fatal_signals\[i\], \&saved\[i\]);|        signal(fatal_signals[i], SIG_DFL);|' tests/record/attach_signals.sh
 mutant attach-borrows-in-handler programs/attach_call.c 's|^    return found;$|    return 0;|' tests/record/attach_safepoint.sh
 mutant attach-allocator-by-dlsym lib/record/real.c 's|: mtr_global_definition(name);|: dlsym(RTLD_DEFAULT, name);|' tests/record/attach_nopie.sh
+# --- what users rely on, each killed by a known-answer test of its layer
+mutant leaks-no-holm lib/analyze/leaks.c 's|        mt_holm(p, m, p);|        (void)0;|' tests/analyze/leaks_suspects.c
+mutant leaks-given-back-swapped lib/analyze/leaks.c 's|e->live_end >= 0.5 \* e->live_high;|e->live_high >= 0.5 * e->live_end;|' tests/analyze/leaks_suspects.c
+mutant leaks-given-back-inverted lib/analyze/leaks.c 's|e->live_end >= 0.5 \* e->live_high;|0.5 * e->live_end >= e->live_high;|' tests/analyze/leaks_suspects.c
+mutant leakscan-no-red-zone lib/record/leakscan.c 's|return best - RED_ZONE > m->lo ? best - RED_ZONE : m->lo;|return best;|' tests/record/red_zone.c tests/record/leaks.sh
+mutant safefile-others-fifo lib/common/safefile.c 's|(S_ISFIFO(st.st_mode) \&\& st.st_uid == geteuid())|S_ISFIFO(st.st_mode)|' tests/common/safefile.c
+mutant utf8-last-byte-unchecked lib/present/escape.c 's|for (size_t i = 2; i < need; i++)|for (size_t i = 2; i + 1 < need; i++)|' tests/present/escape.c
+mutant python-nostack-last-site python/memtrace/__init__.py 's|codes = np.where(none, len(distinct), codes)|codes = np.where(none, len(distinct) - 1, codes)|' tests/python/nostack.sh
+mutant vint-signed-32 lib/trace/buf.h 's|if (v <= 0x7FFFFFFF) {|if (v <= 0xFFFFFFFF) {|' tests/trace/vint.c
+mutant temporary-1ms-included lib/analyze/scale.h 's|a->collect - a->time < MT_TEMPORARY_US|a->collect - a->time <= MT_TEMPORARY_US|' tests/analyze/temporary.c
+mutant top-caller-share-of-total lib/present/top.c 's|v > 0 ? 100 \* cv / v : 0, "", "", name);|total > 0 ? 100 * cv / total : 0, "", "", name);|' tests/present/top_callers.c
+mutant pprof-duration-us lib/present/pprof.c 's|pb_uint(&w->out, 10, (uint64_t)mt_model_end(m) \* 1000);|pb_uint(\&w->out, 10, (uint64_t)mt_model_end(m));|' tests/present/pprof.sh
+mutant carried-allocated lib/analyze/select.c 's|if (!a->carried) {   /\* (carried|if (1) {   /* (carried|' tests/analyze/carried_costs.c
+mutant carried-allocated-folded lib/analyze/fold.c 's|if (__builtin_expect(!a->carried, 1)) {|if (1) {|' tests/analyze/carried_costs.c
+mutant peak-last-of-ties lib/analyze/alloctab.c 's|        if (live > peak) {|        if (live >= peak) {|' tests/analyze/peak_time.c
+mutant peak-last-of-ties-sorted lib/analyze/alloctab.c 's|if (t->live_after\[k\] > \*samples) {|if (t->live_after[k] >= *samples) {|' tests/analyze/peak_time.c
+mutant peak-last-of-ties-folded lib/analyze/buildfold.c 's|        if (b->live > m->peak_samples) {|        if (b->live >= m->peak_samples) {|' tests/analyze/peak_time.c
+mutant realloc-sampled-once lib/record/sampler.c 's|    return mtr_sample_new(q, size, MT_ALLOC_REALLOC);|    mtr_enter(); finish_sample(t, q, size, 1, MT_ALLOC_REALLOC); return q;|' tests/record/sampling.c
 
 echo
 echo "$killed killed, $survived survived, $broken not applied"

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "memtrace/analyze.h"
 #include "memtrace/trace.h"
 
 /* CHECK, CHECK_QUIET and the count of failed checks (main returns
@@ -107,6 +108,21 @@ static inline int tt_resolve(void *ctx, mt_location_code code, const mt_location
     *l = &locs[code - TT_MAIN];
     *n = 1;
     return 0;
+}
+
+/* The model of the test trace at path, whole (fold 0) or folded with live
+ * measured at the end (fold 1); NULL after a FAIL line saying why. */
+static inline mt_model *tt_load(const char *path, int fold)
+{
+    mt_model_options mo = {0};
+    mo.fold = fold;
+    mo.fold_live_at = MT_TIME_END;
+    char *err = NULL;
+    mt_model *m = mt_model_load(path, &mo, &err);
+    if (!m)
+        CHECK(0, "load %s%s: %s", path, fold ? " folded" : "", err ? err : "?");
+    free(err);
+    return m;
 }
 
 /* xorshift64: the same numbers on every run, from the seed in *state. */

@@ -51,6 +51,11 @@ int main(void)
         {"\xff", 1, "byte FF"},
         {"\x80", 1, "a lone continuation byte"},
         {"\xe2\x82", 2, "a character cut short"},
+        {"\xe2\x82" "A", 3, "a 3-byte character whose last byte is not a continuation (E2 82 41)"},
+        {"\xe2" "A" "\xac", 3, "a 3-byte character whose second byte is not a continuation"},
+        {"\xf0\x9f\x98" "A", 4, "a 4-byte character whose last byte is not a continuation"},
+        {"\xf0\x9f" "A" "\x80", 4, "a 4-byte character whose third byte is not a continuation"},
+        {"\xe2\x82\xc0", 3, "a 3-byte character ending in a lead byte"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int ok = mt_utf8_char(bad[i].bytes, bad[i].len) == 0;
@@ -66,6 +71,20 @@ int main(void)
         all &= mt_utf8_char(good[i].bytes, good[i].len) == good[i].len;
     printf("%s: UTF-8 up to U+10FFFF accepted, whole\n", all ? "PASS" : "FAIL");
     fails += !all;
+    /* a valid character stops where it ends; an invalid one is one byte
+     * of \xHH and the next character starts after it */
+    static const struct { const char *bytes; size_t len, want; } first[] = {
+        {"\xe2\x82\xac" "A", 4, 3}, {"\xf0\x9f\x98\x80" "A", 5, 4},
+        {"\xe2\x82" "A", 3, 0}, {"\xf0\x9f\x98" "A", 4, 0}, {"A" "\xe2", 2, 1},
+    };
+    all = 1;
+    for (size_t i = 0; i < sizeof first / sizeof first[0]; i++)
+        all &= mt_utf8_char(first[i].bytes, first[i].len) == first[i].want;
+    printf("%s: the length of the first character: 3 for the euro sign, 4 for U+1F600, 0 when cut by 'A'\n",
+           all ? "PASS" : "FAIL");
+    fails += !all;
+    expect("terminal: E2 82 then 'A' is two bytes that are not UTF-8 and an 'A'",
+           with(mt_text_put, "\xe2\x82" "A \xe2\x82\xac"), "\\xe2\\x82A \xe2\x82\xac");
 
     const char *evil = "\033]0;x\007 \xc2\x9b \xed\xa0\x80 caf\xc3\xa9 \x7f";
     expect("terminal: C0, C1, DEL, a surrogate as \\xHH; UTF-8 kept", with(mt_text_put, evil),

@@ -153,7 +153,7 @@ viewer_group() {
                 start_viewer "$t" --port 0 -q $vargs >/dev/null || return 1
             fi
             i=0
-            while [ $i -lt 400 ] && ! curl -s "${VIEW_URL}api/status" | grep -q '"state":"ready"'; do
+            while [ $i -lt 6000 ] && ! curl -s "${VIEW_URL}api/status" | grep -q '"state":"ready"'; do
                 sleep 0.05; i=$((i + 1))
             done
             for q in "stats" "curve?n=200" "hist" "tree?dir=sites" "hotspots" "graph" \

@@ -65,11 +65,11 @@ fi
 # writes its trace, raw.
 MEMTRACE_LIB=$LIB "$MT_BIN" run -r 0.0001 -o "$T/k.ctf" -- "$T/prog" 1500 >/dev/null 2>&1 &
 run=$!
-i=0; while [ $i -lt 100 ] && ! pgrep -P $run >/dev/null; do sleep 0.02; i=$((i + 1)); done
+wait_until 300 pgrep -P $run >/dev/null
 child=$(pgrep -P $run | head -n 1)
 sleep 0.3
 kill -KILL $run; wait $run 2>/dev/null
-i=0; while [ $i -lt 200 ] && [ -n "$child" ] && kill -0 "$child" 2>/dev/null; do sleep 0.05; i=$((i + 1)); done
+[ -n "$child" ] && wait_until 300 sh -c "! kill -0 $child 2>/dev/null"
 if "$MT_BIN" dump --raw-frames "$T/k.ctf" 2>/dev/null | grep -q ' prog+0x[0-9a-f]*$'; then
     "$MT_BIN" top -n 2 "$T/k.ctf" >"$T/ktop" 2>/dev/null
     check "killed run: its raw trace is named by top" grep -q 'leaky (.*prog.c:14)' "$T/ktop"

@@ -131,6 +131,35 @@ PY
 else
     fail "hostile names: profile not written"
 fi
+# the profile's time and duration (profile.proto fields 9 and 10, in ns):
+# a trace started at 1700000000 s whose last event is 9 s in
+# (gen_hostile nostack)
+if "$MT_BUILD/tests/tools/gen_hostile" nostack "$MT_TMP/nine.ctf" 2>/dev/null &&
+    "$MT_BIN" pprof -o "$MT_TMP/nine.pb.gz" "$MT_TMP/nine.ctf" 2>/dev/null; then
+    got=$(python3 - "$MT_TMP/nine.pb.gz" <<'PY'
+import gzip, sys
+b = gzip.open(sys.argv[1]).read()
+def varint(i):
+    v = s = 0
+    while True:
+        c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
+        if c < 0x80: return v, i
+i, f = 0, {}
+while i < len(b):
+    key, i = varint(i)
+    if key & 7 == 0:
+        v, i = varint(i); f[key >> 3] = v
+    elif key & 7 == 2:
+        l, i = varint(i); i += l
+    else: sys.exit("unexpected wire type")
+print(f.get(9), f.get(10))
+PY
+)
+    check "pprof: time_nanos 1700000000 s and duration_nanos 9 s, in nanoseconds (got $got)" \
+        test "$got" = "1700000000000000000 9000000000"
+else
+    fail "pprof of gen_hostile nostack: profile not written"
+fi
 # errors
 "$MT_BIN" pprof -o "$MT_TMP/nodir/x.pb.gz" "$MT_FIXTURES/leak.ctf" 2> "$MT_TMP/err"
 [ $? = 1 ] && grep -q 'memtrace pprof: .*nodir' "$MT_TMP/err" && pass "unwritable output: exit 1 with the path" ||

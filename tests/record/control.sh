@@ -16,20 +16,14 @@ S=$PROGS/server
 D=$T/control
 rm -rf "$D"; mkdir -p "$D"
 # phase P: tell the server to allocate in phase_P and wait until it does.
+acked() { [ "$(cat "$D/phase.ack" 2>/dev/null)" = "$1" ]; }
 phase() {
     echo "$1" > "$D/phase"
-    for i in $(seq 100); do
-        [ "$(cat "$D/phase.ack" 2>/dev/null)" = "$1" ] && return 0
-        sleep 0.05
-    done
-    fail "server switched to phase $1"
+    wait_until 300 acked "$1" || fail "server switched to phase $1"
 }
 quit() { echo q > "$D/phase"; }
-# wait_for CMD...: until CMD succeeds, at most 5 s (a loaded machine is slow).
-wait_for() {
-    for i in $(seq 50); do "$@" && return 0; sleep 0.1; done
-    return 1
-}
+# wait_for CMD...: until CMD succeeds (a bound far above the wait).
+wait_for() { wait_until 300 "$@"; }
 sites() { "$MT_BIN" folded "$1" 2>/dev/null | grep -o 'phase_[abc]' | sort -u | tr '\n' ' '; }
 ctl() { "$MT_BIN" ctl "$@"; }
 
@@ -42,10 +36,8 @@ check "ctl with an unknown action: usage error (exit $st)" test "$st" = 2
 echo a > "$D/phase"
 "$MT_BIN" run --paused --interval 8k -o "$D/s.ctf" -- "$S" "$D/phase" > "$D/out" 2> "$D/err" &
 RUN=$!
-for i in $(seq 100); do
-    P=$(sed -n 's/.*process \([0-9]*\) starts dormant.*/\1/p' "$D/err"); [ -n "$P" ] && break
-    sleep 0.05
-done
+dormant() { P=$(sed -n 's/.*process \([0-9]*\) starts dormant.*/\1/p' "$D/err"); [ -n "$P" ]; }
+wait_until 300 dormant
 phase a
 sleep 0.5
 check "dormant: no trace while paused" test -z "$(ls "$D" | grep 's\.ctf')"

@@ -50,9 +50,14 @@ rm -f "$T/kill.ctf"
 env -u MEMTRACE_ROOT LD_PRELOAD="$LIB" MEMTRACE="$T/kill.ctf" MEMTRACE_RATE=$rate \
     "$F" sleep >"$T/kill.out" &
 pid=$!
-i=0
-while ! grep -q ready "$T/kill.out" 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-sleep 0.5
+# SIGKILL once the program has allocated ("ready") and a periodic flush
+# has put allocations in the file: waited for, not slept on
+flushed() {
+    n=$(summary "$T/kill.ctf" 2>/dev/null | sed -n 's/^INFO .* allocs=\([0-9]*\) .*/\1/p')
+    [ "${n:-0}" -gt 0 ]
+}
+wait_until 300 grep -q ready "$T/kill.out"
+wait_until 300 flushed
 kill -9 $pid
 wait $pid 2>/dev/null
 check "SIGKILL: the program is gone" sh -c "! kill -0 $pid 2>/dev/null"

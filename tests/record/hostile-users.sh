@@ -18,7 +18,7 @@ if [ "$(id -u)" != 0 ] || ! id nobody >/dev/null 2>&1 || ! command -v setpriv >/
     echo "needs root, a user nobody and setpriv (to act as another user)"
     exit 77
 fi
-if [ "${MT_STAGE:-plain}" = plain ]; then LIM=10; else LIM=40; fi
+if [ "${MT_STAGE:-plain}" = plain ]; then LIM=120; else LIM=300; fi   # hang guards, far above the work
 M=$MT_BIN
 F=$MT_FIXTURES/leak.ctf
 nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
@@ -35,14 +35,20 @@ intact() { [ "$(cat "$secret")" = "root only" ]; }
 # snapshot overwrite the file it pointed to. The run's program writes its
 # pid first, so that the links can be planted for the coming seconds.
 rm -f "$T/pid"
+# The program runs until two snapshots are written (waited for), blocked
+# on reading a FIFO the test then writes a line to.
+rm -f "$T/pid.go"; mkfifo "$T/pid.go"
 timeout -k 2 "$LIM" "$M" run -i 64 --pprof-every 1s --pprof-dir "$S" -o "$T/snap.ctf" -- \
-    sh -c 'echo $$ > "$0"; sleep 2.5' "$T/pid" >/dev/null 2>"$T/snap.err" &
+    sh -c 'echo $$ > "$0"; read -r x < "$0.go"' "$T/pid" >/dev/null 2>"$T/snap.err" &
 RUN=$!
-for i in $(seq 100); do [ -s "$T/pid" ] && break; sleep 0.02; done
+wait_until 300 test -s "$T/pid"
 p=$(cat "$T/pid"); now=$(date +%s)
 for t in $(seq "$now" $((now + 4))); do
     nobody ln -s "$secret" "$S/.sh.$p.$t.pb.gz.tmp" 2>/dev/null
 done
+two_snaps() { [ "$(ls "$S" | grep -c "^sh\.$p\.[0-9]*\.pb\.gz\$")" -ge 2 ]; }
+wait_until 300 two_snaps
+exec 3<>"$T/pid.go"; echo go >&3; exec 3>&-   # (read-write: never blocks)
 wait $RUN; st=$?
 check "snapshots with links planted at the temporary names: run ends ($st)" test "$st" = 0
 check "snapshots: the root-only file the links point to is untouched" intact
@@ -138,7 +144,7 @@ except Exception:
     pass
 ' "$T/debuginfod.log" > "$T/port" &
     SRV=$!
-    for i in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.02; done
+    wait_until 300 test -s "$T/port"
     rm -f "$T/debuginfod.log"; mkdir -p "$T/dcache" "$T/snap10"
     DEBUGINFOD_URLS=http://127.0.0.1:$(cat "$T/port")/ DEBUGINFOD_CACHE_PATH=$T/dcache \
         timeout -k 2 "$LIM" "$M" run -i 64 --pprof-every 1s --pprof-dir "$T/snap10" \

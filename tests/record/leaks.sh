@@ -9,8 +9,8 @@
 #    list points at); every held_*
 #    site (globals, an interior pointer, a heap table, a block held only by
 #    a mapped block, the exiting frame, TLS of the main thread and of
-#    another, another thread's stack, another thread's register) is
-#    reachable;
+#    another, another thread's stack, another thread's register, another
+#    thread's red zone below its stack pointer) is reachable;
 #  - the same when a thread other than main calls exit, in a forked child,
 #    and with glibc's heap walked or not (jemalloc: the conservative mode);
 #  - sampling some blocks only: never a held_* block called lost;
@@ -40,7 +40,7 @@ D=$T/leaks.$$
 rm -rf "$D"; mkdir -p "$D"
 LOST="lost_before_free lost_big lost_child lost_dropped lost_list_node lost_ring_node"
 export MEMTRACE_LEAKS=1
-HELD="held_big held_by_big held_global held_interior held_stack held_table held_table_entry held_thread_reg held_thread_stack held_thread_tls held_tls"
+HELD="held_big held_by_big held_global held_interior held_stack held_table held_table_entry held_thread_redzone held_thread_reg held_thread_stack held_thread_tls held_tls"
 
 sites() { # sites TRACE lost|reachable: the leaky.c sites with that verdict
     "$MT_BIN" top --by "$2" -n 0 -c 0 "$1" 2>/dev/null | grep -o '\(lost\|held\)_[a-z_]*' | sort -u | tr '\n' ' ' | sed 's/ $//'
@@ -208,7 +208,7 @@ check "... top --by lost: the same bound" grep -q 'no lost block sampled: the lo
 # running on (--signal: control without a pause, recording from the start).
 "$MT_BIN" run --signal USR2 --rate 1 -o "$D/w.ctf" -- "$P" sleep >"$D/c.out" 2>"$D/c.err" &
 RUN=$!
-for i in $(seq 600); do grep -q ready "$D/c.out" 2>/dev/null && break; sleep 0.1; done   # up to a minute
+wait_until 300 grep -q ready "$D/c.out"
 CP=$(pgrep -P $RUN | head -1)
 "$MT_BIN" ctl "$CP" scan >"$D/cs.out" 2>&1
 check "ctl scan (a thread blocks every signal): done ($(cat "$D/cs.out"))" grep -q "scanned; verdicts in .*w.ctf-0001.leaks" "$D/cs.out"

@@ -17,10 +17,7 @@ port=$((20000 + $$ % 20000))
     --appendonly no --dir "$T" >"$T/redis.log" 2>&1 &
 run=$!
 up=0
-for i in $(seq 100); do
-    redis-cli -p "$port" ping >/dev/null 2>&1 && { up=1; break; }
-    sleep 0.1
-done
+wait_until 300 redis-cli -p "$port" ping >/dev/null 2>&1 && up=1
 check "redis-server starts under the recorder" test "$up" = 1
 if [ "$up" = 1 ]; then
     timeout 60 redis-benchmark -p "$port" -q -n 200000 -t set,lpush,sadd -d 256 -r 300000 -P 16 \

@@ -173,10 +173,8 @@ check "a recording on request: memtrace run lists its pieces" grep -q "$n traces
 f=$T/ctl.ctf
 "$MT_BIN" run --paused --rate 1 --rotate-time 1s -o "$f" -- "$R" 100 1000 50 100 400 10000 \
     > /dev/null 2> "$T/ctl.err" &
-for i in $(seq 100); do
-    P=$(sed -n 's/.*process \([0-9]*\) starts dormant.*/\1/p' "$T/ctl.err"); [ -n "$P" ] && break
-    sleep 0.05
-done
+dormant() { P=$(sed -n 's/.*process \([0-9]*\) starts dormant.*/\1/p' "$T/ctl.err"); [ -n "$P" ]; }
+wait_until 300 dormant
 "$MT_BIN" ctl "$P" start > "$T/ctl.out" 2>&1; st=$?
 check "ctl start: recording into FILE-0001.part0001 ($st: $(cat "$T/ctl.out"))" \
     sh -c "test $st = 0 && grep -q 'recording into .*ctl.ctf-0001.part0001\$' '$T/ctl.out'"
@@ -243,7 +241,7 @@ check "pieces named oddly: FILE.part and FILE.part0001.part0002 are not pieces" 
 d=$T/gone; mkdir -p "$d"
 (MEMTRACE_ROTATE_TIME=1s preload_raw "$d/t.ctf" 1 "$R" 10 1000 5 100 300 10000 \
     > /dev/null 2> "$T/gone.err"; echo $? > "$T/gone.st") &
-for i in $(seq 50); do [ -e "$d/t.ctf.part0001" ] && break; sleep 0.1; done
+wait_until 300 test -e "$d/t.ctf.part0001"
 rm -rf "$d"; wait
 check "directory removed: the program goes on (status $(cat "$T/gone.st"))" \
     test "$(cat "$T/gone.st")" = 0

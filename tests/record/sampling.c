@@ -13,7 +13,8 @@
  *  - at rate 1: every block sampled, with exactly b sample points.
  * Then the sampler's accounting by numbers: malloc(0) is 1 byte, calloc
  * n*m, pvalloc a whole number of pages, free_sized / free_aligned_sized /
- * operator delete end the tracking of their block.
+ * operator delete end the tracking of their block; realloc of a sampled
+ * block samples its new size on the countdown, Binomial(size, rate).
  */
 #include <malloc.h>
 #include <math.h>
@@ -237,6 +238,50 @@ static void run(double rate, const char *rname, enum entry e, size_t size, size_
           rname, what, size, N, (unsigned long long)b, rname, chi2, df, chi2_limit(df));
 }
 
+/* realloc of a block that is sampled (taken from the table of sampled
+ * blocks: its free is reported, then the new size is a block of its own):
+ * the new size's bytes are sampled on the countdown like any other's. The
+ * blocks are made at rate 1 (all sampled), then reallocated to 1000 bytes
+ * at rate 0.01: Binomial(1000, 0.01) sample points each, 10 on average
+ * (not one each, nor none). */
+static void test_realloc_sampled(void)
+{
+    enum { N = 20000, SIZE = 1000 };
+    static void *blocks[N];
+    const double rate = 0.01;
+    n_tracked = n_freed = 0;
+    mt_memprof_start(1.0, 8, &tracker);
+    for (size_t i = 0; i < N; i++)
+        blocks[i] = escape(malloc(8));
+    mt_memprof_stop();
+    int all = n_tracked == N;
+    want_size = SIZE;
+    want_kind = MT_ALLOC_REALLOC;
+    ncounts = 0;
+    cap = N;
+    counts = realloc(counts, N * sizeof *counts);
+    mt_memprof_start(rate, 8, &tracker);
+    for (size_t i = 0; i < N; i++)
+        blocks[i] = escape(realloc(blocks[i], SIZE));
+    mt_memprof_stop();
+    for (size_t i = 0; i < N; i++)
+        free(blocks[i]);
+    uint64_t total = 0;
+    for (size_t i = 0; i < ncounts; i++)
+        total += counts[i];
+    double want = (double)N * SIZE * rate, se = sqrt((double)N * SIZE * rate * (1 - rate));
+    double z = ((double)total - want) / se;
+    CHECK(all && fabs(z) <= 5,
+          "realloc of %d sampled blocks to %d bytes at rate 0.01: %llu sample points, expected %.0f +- %.0f (%+.1f se)",
+          N, SIZE, (unsigned long long)total, want, se, z);
+    qsort(counts, ncounts, sizeof *counts, cmp_u64);
+    int df;
+    double chi2 = chi_square(counts, ncounts, N, SIZE, rate, &df);
+    CHECK(df >= 1 && chi2 <= chi2_limit(df),
+          "realloc of sampled blocks: per-block counts Binomial(%d, 0.01): chi-square %.1f, %d df, limit %.1f",
+          SIZE, chi2, df, df >= 1 ? chi2_limit(df) : 0);
+}
+
 /* The binomial draw itself (draw.h), many times per (n, p): mean within 5
  * standard errors and chi-square against the exact distribution. Covers
  * the walk over geometric gaps (n p < 16), the rejection sampler (n p >=
@@ -381,6 +426,7 @@ int main(void)
     test_accounting();
     test_binomial();
     test_rates();
+    test_realloc_sampled();
     free(counts);
     return failures ? 1 : 0;
 }

@@ -107,8 +107,8 @@ check "rewritten trace keeps its permissions" test "$(stat -c %a "$T/raw-copy.ct
 env -u MEMTRACE_ROOT LD_PRELOAD="$LIB" MEMTRACE="$T/live.ctf" MEMTRACE_RATE=0.001 MEMTRACE_FLUSH_MS=20 \
     "$PROGS/faults" sleep >"$T/live.out" 2>&1 &
 pid=$!
-i=0; while [ $i -lt 50 ] && ! grep -q ready "$T/live.out" 2>/dev/null; do sleep 0.1; i=$((i + 1)); done
-sleep 0.3
+wait_until 300 grep -q ready "$T/live.out"
+wait_until 300 test -s "$T/live.ctf"
 cp "$T/live.ctf" "$T/live.before"
 "$MT_BIN" symbolize "$T/live.ctf" 2>"$T/live.err"; st=$?
 kill -KILL $pid 2>/dev/null; wait $pid 2>/dev/null
@@ -127,9 +127,13 @@ check "symbolize killed midway: no temporary file left" sh -c "! ls '$T'/killed-
 
 # A program killed with SIGKILL leaves a readable trace that symbolizes.
 env -u MEMTRACE_ROOT LD_PRELOAD="$LIB" MEMTRACE="$T/killed.ctf" MEMTRACE_RATE=0.001 MEMTRACE_FLUSH_MS=20 \
-    "$PROGS/faults" sleep >/dev/null 2>&1 &
+    "$PROGS/faults" sleep >"$T/killed.out" 2>&1 &
 pid=$!
-sleep 1; kill -KILL $pid 2>/dev/null; wait $pid 2>/dev/null
+# killed once it has allocated ("ready") and a flush has written samples
+has_allocs() { "$MT_BIN" dump --raw-frames "$T/killed.ctf" 2>/dev/null | grep -q ' faults+0x'; }
+wait_until 300 grep -q ready "$T/killed.out"
+wait_until 300 has_allocs
+kill -KILL $pid 2>/dev/null; wait $pid 2>/dev/null
 "$MT_BIN" symbolize "$T/killed.ctf" 2>"$T/killed.err"; st=$?
 check "SIGKILLed program: trace symbolizes ($st: $(head -c 200 "$T/killed.err"))" test "$st" = 0
 "$MT_BIN" dump --raw-frames "$T/killed.ctf" >"$T/killed.dump" 2>/dev/null

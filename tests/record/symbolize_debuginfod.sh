@@ -64,7 +64,7 @@ url=http://127.0.0.1:$port
 debuginfod -F -p "$port" -d "$D/db.sqlite" -t 0 -g 0 "$D/srv" >"$D/server.log" 2>&1 &
 srv=$!
 ok=0
-for i in $(seq 200); do
+for i in $(seq 6000); do   # 300 s: a bound far above the start
     curl -sf -o /dev/null "$url/buildid/$id/debuginfo" && { ok=1; break; }
     kill -0 $srv 2>/dev/null || break
     sleep 0.05
@@ -134,7 +134,7 @@ except Exception:
     pass
 ' "$D/listener.log" >"$D/port" &
 lis=$!
-i=0; while [ $i -lt 100 ] && [ ! -s "$D/port" ]; do sleep 0.02; i=$((i + 1)); done
+wait_until 300 test -s "$D/port"
 DEBUGINFOD_URLS=http://127.0.0.1:$(cat "$D/port")
 export DEBUGINFOD_URLS
 cp "$D/t.ctf" "$D/l.ctf"

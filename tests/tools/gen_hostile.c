@@ -43,6 +43,10 @@
  *   gen_hostile far OUT                 allocations more than 2^62 us after
  *                                       the start, the last at INT64_MAX - 1
  *   gen_hostile negstart OUT            a trace whose start time is negative
+ *   gen_hostile nostack OUT             10 allocations one a second (0 s to 9 s):
+ *                                       3 at main > alpha, 5 at
+ *                                       main > beta, 2 without a stack (the
+ *                                       unwinder found no frame), interleaved
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -177,7 +181,7 @@ int main(int argc, char **argv)
 {
     if (argc < 3) {
         fprintf(stderr, "usage: gen_hostile bomb|wide|slide|collide|collide-model|names|html|samples|"
-                        "carried-mid|carried-twice|carried-huge|ids-back|rawmod|run|far|negstart OUT [N [DEPTH]]\n");
+                        "carried-mid|carried-twice|carried-huge|ids-back|rawmod|run|far|negstart|nostack OUT [N [DEPTH]]\n");
         return 2;
     }
     const char *mode = argv[1], *out = argv[2];
@@ -292,6 +296,21 @@ int main(int argc, char **argv)
             put(w, (int64_t)(k + i), 1, bt, 2, 0);
         }
         free(longname);
+        close_out(w, fd);
+        return 0;
+    }
+    if (!strcmp(mode, "nostack")) {
+        /* site of each allocation: a alpha, b beta, - none */
+        static const char order[] = "a-bbab-bab";
+        mt_location_code bt[2] = {0x601000, 0};
+        name_code(0x601000, "main", "nostack.c", 1);
+        name_code(0x602000, "alpha", "nostack.c", 2);
+        name_code(0x603000, "beta", "nostack.c", 3);
+        mt_writer *w = open_out(out, &fd);
+        for (int i = 0; order[i]; i++) {
+            bt[1] = order[i] == 'a' ? 0x602000 : 0x603000;
+            put(w, (int64_t)i * 1000000, 1, bt, order[i] == '-' ? 0 : 2, 0);
+        }
         close_out(w, fd);
         return 0;
     }

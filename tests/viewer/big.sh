@@ -161,7 +161,7 @@ noidx=$VIEW_URL
 start_viewer "$MT_TMP/moving2.ctf" --port 0 -q --fold-above 0 || exit 1
 withidx=$VIEW_URL
 i=0
-while [ $i -lt 400 ] && ! curl -s "${withidx}api/status" | grep -q '"state":"ready"'; do
+while [ $i -lt 6000 ] && ! curl -s "${withidx}api/status" | grep -q '"state":"ready"'; do
     sleep 0.05; i=$((i + 1))
 done
 c1=$(curl -s -o /dev/null -w '%{http_code}' "${noidx}api/tree?filter=size:%3E1k")

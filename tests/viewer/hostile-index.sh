@@ -27,9 +27,9 @@ idx=$ctf.mtidx
 "$gen" "$ctf" 100000 >/dev/null || { echo "FAIL: viewer-gen"; exit 1; }
 chmod 600 "$ctf"
 Q='api/stats?filter=size%3A%3E%3D4k'
-ready() { # until the viewer at VIEW_URL has loaded the trace (about 10 s at most)
+ready() { # until the viewer at VIEW_URL has loaded the trace (a bound of 300 s)
     i=0
-    while [ $i -lt 200 ]; do
+    while [ $i -lt 6000 ]; do
         curl -s "${VIEW_URL}api/status" | grep -q '"state":"ready"' && return 0
         sleep 0.05; i=$((i + 1))
     done

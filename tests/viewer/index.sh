@@ -37,7 +37,7 @@ answers() {
 }
 loaded() { # until the viewer at VIEW_URL has loaded the trace
     i=0
-    while [ $i -lt 400 ] && ! curl -s "${VIEW_URL}api/status" | grep -q '"state":"ready"'; do
+    while [ $i -lt 6000 ] && ! curl -s "${VIEW_URL}api/status" | grep -q '"state":"ready"'; do
         sleep 0.05; i=$((i + 1))
     done
 }

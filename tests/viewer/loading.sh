@@ -27,7 +27,7 @@ for mode in whole pipe-not-folded; do
     { head -c "$half" "$ctf"; while [ ! -f "$go" ]; do sleep 0.05; done; tail -c +"$((half + 1))" "$ctf"; } > "$fifo" &
     writer=$!
     i=0
-    while [ $i -lt 100 ]; do
+    while [ $i -lt 6000 ]; do   # 300 s: a bound far above the wait
         curl -s -o "$MT_TMP/status" "${VIEW_URL}api/status"
         grep -q '"done":[1-9]' "$MT_TMP/status" && break
         sleep 0.05; i=$((i + 1))
@@ -45,7 +45,7 @@ for mode in whole pipe-not-folded; do
     fi
     wait $writer
     i=0
-    while [ $i -lt 100 ]; do
+    while [ $i -lt 6000 ]; do   # 300 s: a bound far above the wait
         curl -s -o "$MT_TMP/status" "${VIEW_URL}api/status"
         grep -q '"state":"ready"' "$MT_TMP/status" && break
         sleep 0.05; i=$((i + 1))

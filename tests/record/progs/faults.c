@@ -11,6 +11,9 @@
  *   faults hold MS [SIG|exec]  allocate 64 MiB and keep it, sleep MS
  *                      milliseconds (no allocation meanwhile), then exit 0,
  *                      or kill itself with signal SIG, or exec /bin/true
+ *   faults hold-until FILE  allocate 64 MiB and keep it, print "held", then
+ *                      wait (no allocation meanwhile) until FILE exists,
+ *                      and exit 0: the test decides when, on events
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -50,6 +53,15 @@ static void nap(int ms)
 int main(int argc, char **argv)
 {
     const char *mode = argc > 1 ? argv[1] : "";
+    if (strcmp(mode, "hold-until") == 0 && argc > 2) {
+        for (int i = 0; i < 64; i++)
+            keep(memset(malloc(1 << 20), 1, 1 << 20));
+        printf("held\n");
+        fflush(stdout);
+        while (access(argv[2], F_OK) != 0)
+            nap(10);
+        return 0;
+    }
     if (strcmp(mode, "hold") == 0 && argc > 2) {
         for (int i = 0; i < 64; i++)
             keep(memset(malloc(1 << 20), 1, 1 << 20));

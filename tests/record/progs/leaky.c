@@ -15,6 +15,9 @@
  *   held_thread_tls   a block another (still running) thread's TLS holds
  *   held_thread_stack a block another running thread holds on its stack
  *   held_thread_reg   (x86-64) a block another thread holds in a register only
+ *   held_thread_redzone (x86-64) a block another thread holds only in the
+ *                     red zone, the 128 bytes below its stack pointer that
+ *                     a leaf function may use without moving it
  *   lost_big          a dropped 256 KiB block (malloc maps it by itself)
  *   lost_before_free  a dropped block right before a free chunk in one of
  *                     malloc's bins, whose list (in main_arena) points at
@@ -70,6 +73,7 @@ NOINLINE void *held_tls(void) { return malloc(88); }
 NOINLINE void *held_thread_tls(void) { return malloc(96); }
 NOINLINE void *held_thread_stack(void) { return malloc(104); }
 NOINLINE void *held_thread_reg(void) { return malloc(112); }
+NOINLINE void *held_thread_redzone(void) { return malloc(144); }
 NOINLINE void *lost_big(void) { return malloc(256 << 10); }
 NOINLINE void *lost_before_free(void) { return malloc(5000); }
 static void *volatile g_after;
@@ -151,6 +155,34 @@ static void *thread_reg_main(void *arg)
     __atomic_add_fetch(&threads_ready, 1, __ATOMIC_RELEASE);
     /* Spin with the pointer in r12 only. */
     __asm__ volatile("mov %0, %%r12\n\txor %0, %0\n1:\tpause\n\tjmp 1b" : "+r"(p) : : "r12", "memory");
+    return NULL;
+}
+
+static void *thread_redzone_main(void *arg)
+{
+    (void)arg;
+    void *p = held_thread_redzone();
+    __atomic_add_fetch(&threads_ready, 1, __ATOMIC_RELEASE);
+    /* Spin with the pointer 64 bytes below the stack pointer only (as a
+     * leaf function keeps its locals), no register holding it: malloc may
+     * have left copies in the scratch registers and the vector ones, which
+     * the scan reads too, so those are cleared. */
+    __asm__ volatile("mov %0, -64(%%rsp)\n\txor %0, %0\n\t"
+                     "xor %%eax, %%eax\n\txor %%ecx, %%ecx\n\txor %%edx, %%edx\n\t"
+                     "xor %%esi, %%esi\n\txor %%edi, %%edi\n\txor %%r8d, %%r8d\n\t"
+                     "xor %%r9d, %%r9d\n\txor %%r10d, %%r10d\n\txor %%r11d, %%r11d\n\t"
+                     "pxor %%xmm0, %%xmm0\n\tpxor %%xmm1, %%xmm1\n\tpxor %%xmm2, %%xmm2\n\t"
+                     "pxor %%xmm3, %%xmm3\n\tpxor %%xmm4, %%xmm4\n\tpxor %%xmm5, %%xmm5\n\t"
+                     "pxor %%xmm6, %%xmm6\n\tpxor %%xmm7, %%xmm7\n\tpxor %%xmm8, %%xmm8\n\t"
+                     "pxor %%xmm9, %%xmm9\n\tpxor %%xmm10, %%xmm10\n\tpxor %%xmm11, %%xmm11\n\t"
+                     "pxor %%xmm12, %%xmm12\n\tpxor %%xmm13, %%xmm13\n\tpxor %%xmm14, %%xmm14\n\t"
+                     "pxor %%xmm15, %%xmm15\n"
+                     "1:\tpause\n\tjmp 1b"
+                     : "+r"(p)
+                     :
+                     : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "xmm0", "xmm1",
+                       "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",
+                       "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "memory");
     return NULL;
 }
 #endif
@@ -246,7 +278,8 @@ static void run(const char *mode)
     }
 #if defined(__x86_64__)
     pthread_create(&t, NULL, thread_reg_main, NULL);
-    want++;
+    pthread_create(&t, NULL, thread_redzone_main, NULL);
+    want += 2;
 #endif
     while (__atomic_load_n(&threads_ready, __ATOMIC_ACQUIRE) < want)
         usleep(1000);
