@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "lock.h"
 #include "queue.h"
 
 #define RING_WORDS ((uint64_t)1 << 18)   /* 2 MiB */
@@ -27,14 +28,12 @@ static int lock_word;
 
 void mtr_queue_lock(void)
 {
-    while (__atomic_exchange_n(&lock_word, 1, __ATOMIC_ACQUIRE))
-        while (__atomic_load_n(&lock_word, __ATOMIC_RELAXED))
-            sched_yield();
+    mtr_lock(&lock_word);
 }
 
 void mtr_queue_unlock(void)
 {
-    __atomic_store_n(&lock_word, 0, __ATOMIC_RELEASE);
+    mtr_unlock(&lock_word);
 }
 
 int mtr_queue_init(void)

@@ -6,17 +6,15 @@
  * three quarters full. The shard and the slot come from different bits of
  * one multiplicative hash of the address.
  *
- * Locks (the shards' and the filter's) spin briefly with the pause
- * instruction, then sleep on a futex until the holder wakes them: a free()
- * or a sample that must wait neither burns its time slice in sched_yield
- * nor makes the holder compete with it for the processor.
+ * Locks (the shards' and the filter's) are lock.h's: a short spin, then a
+ * futex.
  */
-#include <linux/futex.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "lock.h"
 #include "sampled.h"
 
 #define SHARD_BITS 4
@@ -43,29 +41,6 @@ uint8_t mtr_filter_count[(size_t)1 << MTR_FILTER_BITS];
 static struct shard shards[NSHARDS];
 static int filter_lock;   /* a count, its lines and its bit change together; inside a shard lock */
 
-/* How many times a waiter tries with pause before it sleeps: about a
- * microsecond, longer than a table operation holds a lock. */
-#define SPINS 200
-
-static void lock_word(int *w)
-{
-    for (int i = 0; i < SPINS; i++) {
-        int c = 0;
-        if (__atomic_compare_exchange_n(w, &c, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-            return;
-        __builtin_ia32_pause();
-    }
-    /* Announce a sleeper (2); whoever unlocks a 2 wakes one. */
-    while (__atomic_exchange_n(w, 2, __ATOMIC_ACQUIRE) != 0)
-        syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, 2, NULL, NULL, 0);
-}
-
-static void unlock_word(int *w)
-{
-    if (__atomic_exchange_n(w, 0, __ATOMIC_RELEASE) == 2)
-        syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
 static uint64_t hash(uintptr_t p)
 {
     return (uint64_t)p * 0x9e3779b97f4a7c15ULL;
@@ -85,12 +60,12 @@ static size_t slot_of(uint64_t h, size_t cap)
 static void lock(struct shard *s)
 {
     mtr_tls.in_table++;
-    lock_word(&s->lock);
+    mtr_lock(&s->lock);
 }
 
 static void unlock(struct shard *s)
 {
-    unlock_word(&s->lock);
+    mtr_unlock(&s->lock);
     mtr_tls.in_table--;
 }
 
@@ -145,7 +120,7 @@ static void filter_change(const void *p, int delta)
     uint8_t *c = &mtr_filter_count[slot];
     uint64_t bit = (uint64_t)1 << (slot & 63);
 
-    lock_word(&filter_lock);
+    mtr_lock(&filter_lock);
     uint8_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
     /* 255: saturated or pinned (a boot block), for good */
     while (v != 255 && (delta > 0 || v != 0) &&
@@ -161,7 +136,7 @@ static void filter_change(const void *p, int delta)
         __atomic_fetch_and(&mtr_filter[slot >> 6], ~bit, __ATOMIC_RELAXED);
         __atomic_store_n(&mtr_filter_lines[slot], 0, __ATOMIC_RELAXED);
     }
-    unlock_word(&filter_lock);
+    mtr_unlock(&filter_lock);
 }
 
 int mtr_sampled_add(const void *p, uintptr_t token, uint32_t gen, uintptr_t *old_token,
