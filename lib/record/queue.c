@@ -7,7 +7,6 @@
  * A header of kind PAD means "skip to the start of the ring".
  * head and tail count words forever; the ring index is count % RING_WORDS.
  */
-#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>

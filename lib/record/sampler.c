@@ -23,7 +23,6 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <sched.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
