@@ -5,7 +5,8 @@
 #     free+malloc pairs of 16-512 B over rings of 4,096 blocks): CPU of the
 #     recorder sampling at the default 512 KiB interval over CPU of the
 #     recorder never sampling (MEMTRACE_RATE=1e-18), and the latter over
-#     plain glibc; interleaved rounds, median of the per-round ratios. Then
+#     plain glibc; interleaved rounds (the order alternating), median of
+#     the per-round ratios. Then
 #     the free filter's false positives (bench/free_filter.c).
 #  2. gcc -O1 -c of a generated 12,000-line C file under `memtrace run` at
 #     the default interval, under perf record (children followed): the
@@ -14,21 +15,27 @@
 #     queueing, the writer thread) and in the memtrace process (naming the
 #     frames after the run).
 #
-#   sh bench/cost.sh [BUILD]        ROUNDS (5), PAIRS (10000000)
+#   sh bench/cost.sh [BUILD]        ROUNDS (9), PAIRS (10000000)
 # Needs perf (Debian: linux-perf) for figure 2.
 set -u
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 B=${1:-build}
-ROUNDS=${ROUNDS:-5} PAIRS=${PAIRS:-10000000}
+ROUNDS=${ROUNDS:-9} PAIRS=${PAIRS:-10000000}
 LIB=$PWD/$B/libmemtrace.so
 bench_need "$B" "libs cli bench-tools" "$LIB" "$B/memtrace" "$B/bench/alloc_bench" "$B/bench/free_filter"
 bench_scratch memtrace-cost
 cpu() { /usr/bin/time -f "%U %S" -o "$tmp/tm" "$@" >/dev/null 2>&1; awk '{ print $1 + $2 }' "$tmp/tm"; }
+never() { cpu env LD_PRELOAD="$LIB" MEMTRACE="$tmp/n.ctf" MEMTRACE_RATE=1e-18 "$B/bench/alloc_bench" "$PAIRS" 2 0; }
+sampling() { cpu env LD_PRELOAD="$LIB" MEMTRACE="$tmp/s.ctf" "$B/bench/alloc_bench" "$PAIRS" 2 0; }
 for r in $(seq "$ROUNDS"); do
-    p=$(cpu "$B/bench/alloc_bench" "$PAIRS" 2 0)
-    n=$(cpu env LD_PRELOAD="$LIB" MEMTRACE="$tmp/n.ctf" MEMTRACE_RATE=1e-18 "$B/bench/alloc_bench" "$PAIRS" 2 0)
-    s=$(cpu env LD_PRELOAD="$LIB" MEMTRACE="$tmp/s.ctf" "$B/bench/alloc_bench" "$PAIRS" 2 0)
+    # the order within a round alternates, so that a trend in the load
+    # favours neither side
+    if [ $((r % 2)) = 1 ]; then
+        p=$(cpu "$B/bench/alloc_bench" "$PAIRS" 2 0); n=$(never); s=$(sampling)
+    else
+        s=$(sampling); n=$(never); p=$(cpu "$B/bench/alloc_bench" "$PAIRS" 2 0)
+    fi
     echo "$p $n $s"
 done >"$tmp/rounds"
 m=$(awk '{ print $3 / $2 }' "$tmp/rounds" | median)
