@@ -103,6 +103,13 @@ int mt_memprof_stop(void);
 /* Nonzero while sampling is active. */
 int mt_memprof_running(void);
 
+/* The cost of telling sampled blocks apart on free(), since the process
+ * started: *lookups = frees (and reallocs) that searched the table of
+ * sampled blocks because the filter could not rule them out; *found = those
+ * that were a sampled block. lookups - found are the filter's false
+ * positives (neighbours of a sampled block). Racy snapshot; any thread. */
+void mt_memprof_free_stats(uint64_t *lookups, uint64_t *found);
+
 /* ------------------------------------------------------------------------ */
 /* Tracer                                                                    */
 

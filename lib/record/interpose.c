@@ -8,8 +8,9 @@
  * (real.h), sampled or not: a sampled block is the allocator's block,
  * alike in usable size, alignment and realloc behaviour. The fast path of
  * an allocation is: load the thread's countdown, compare, subtract, store,
- * call the allocator. free() loads one byte of the sampled-block filter
- * (sampled.h) before calling the allocator's free. Everything else is in
+ * call the allocator. free() loads one bit of the sampled-block filter
+ * (sampled.h) before calling the allocator's free; only when it is set,
+ * the bit of the block's line, and only then the table. Everything else is in
  * sampler.c.
  *
  * Accounting: malloc(0) counts 1 byte; calloc(n, m) counts n*m;
@@ -81,6 +82,10 @@ static void free_marked(void *p)
 {
     uintptr_t token = 0;
     uint32_t gen = 0;
+    if (!mtr_line_maybe_sampled(p)) {
+        mtr_real.free(p);   /* a neighbour of a sampled block in its page */
+        return;
+    }
     if (mtr_real_in_boot(p))
         return;
     mtr_enter();
@@ -148,7 +153,7 @@ API void *realloc(void *p, size_t size)
 {
     if (!p)
         return malloc(size);
-    if (marked(p)) {
+    if (marked(p) && mtr_line_maybe_sampled(p)) {
         uintptr_t token = 0;
         uint32_t gen = 0;
         if (mtr_real_in_boot(p))

@@ -33,7 +33,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
@@ -41,6 +40,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "lock.h"
 #include "sampler.h"
 #include "mmap.h"
 #include "real.h"
@@ -87,14 +87,12 @@ static void *sys_mremap(void *old, size_t oldlen, size_t newlen, int flags, void
 
 static void lock(void)
 {
-    while (__atomic_exchange_n(&tab.lock, 1, __ATOMIC_ACQUIRE))
-        while (__atomic_load_n(&tab.lock, __ATOMIC_RELAXED))
-            sched_yield();
+    mtr_lock(&tab.lock);
 }
 
 static void unlock(void)
 {
-    __atomic_store_n(&tab.lock, 0, __ATOMIC_RELEASE);
+    mtr_unlock(&tab.lock);
 }
 
 /* Index of the first point at or after addr. */

@@ -7,11 +7,11 @@
  * A header of kind PAD means "skip to the start of the ring".
  * head and tail count words forever; the ring index is count % RING_WORDS.
  */
-#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 
+#include "lock.h"
 #include "queue.h"
 
 #define RING_WORDS ((uint64_t)1 << 18)   /* 2 MiB */
@@ -27,14 +27,12 @@ static int lock_word;
 
 void mtr_queue_lock(void)
 {
-    while (__atomic_exchange_n(&lock_word, 1, __ATOMIC_ACQUIRE))
-        while (__atomic_load_n(&lock_word, __ATOMIC_RELAXED))
-            sched_yield();
+    mtr_lock(&lock_word);
 }
 
 void mtr_queue_unlock(void)
 {
-    __atomic_store_n(&lock_word, 0, __ATOMIC_RELEASE);
+    mtr_unlock(&lock_word);
 }
 
 int mtr_queue_init(void)

@@ -1,6 +1,6 @@
 /*
  * queue.h - the tracer's event queue: allocating and freeing threads append
- * records (under a spinlock, a few hundred nanoseconds per sampled event),
+ * records (under lock.h's lock, a few hundred nanoseconds per sampled event),
  * one consumer - the writer thread, or whoever stops the trace - drains
  * them into the trace writer.
  *

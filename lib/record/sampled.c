@@ -5,13 +5,16 @@
  * with backward-shift deletion (no tombstones), grown to twice its size at
  * three quarters full. The shard and the slot come from different bits of
  * one multiplicative hash of the address.
+ *
+ * Locks (the shards' and the filter's) are lock.h's: a short spin, then a
+ * futex.
  */
-#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "lock.h"
 #include "sampled.h"
 
 #define SHARD_BITS 4
@@ -25,15 +28,18 @@ struct entry {
 };
 
 struct shard {
-    int lock;
+    int lock;           /* 0 free, 1 held, 2 held with sleepers */
     size_t n, cap;      /* cap: a power of two, or 0 before the first block */
     struct entry *v;
+    uint64_t lookups;   /* takes that searched this shard (under the lock) */
+    uint64_t found;     /* ... and found the block */
 } __attribute__((aligned(64)));
 
 uint64_t mtr_filter[((size_t)1 << MTR_FILTER_BITS) / 64];
+uint64_t mtr_filter_lines[(size_t)1 << MTR_FILTER_BITS];
 uint8_t mtr_filter_count[(size_t)1 << MTR_FILTER_BITS];
 static struct shard shards[NSHARDS];
-static int filter_lock;   /* a count and its bit change together; taken inside a shard lock */
+static int filter_lock;   /* a count, its lines and its bit change together; inside a shard lock */
 
 static uint64_t hash(uintptr_t p)
 {
@@ -54,14 +60,12 @@ static size_t slot_of(uint64_t h, size_t cap)
 static void lock(struct shard *s)
 {
     mtr_tls.in_table++;
-    while (__atomic_exchange_n(&s->lock, 1, __ATOMIC_ACQUIRE))
-        while (__atomic_load_n(&s->lock, __ATOMIC_RELAXED))
-            sched_yield();
+    mtr_lock(&s->lock);
 }
 
 static void unlock(struct shard *s)
 {
-    __atomic_store_n(&s->lock, 0, __ATOMIC_RELEASE);
+    mtr_unlock(&s->lock);
     mtr_tls.in_table--;
 }
 
@@ -116,19 +120,23 @@ static void filter_change(const void *p, int delta)
     uint8_t *c = &mtr_filter_count[slot];
     uint64_t bit = (uint64_t)1 << (slot & 63);
 
-    while (__atomic_exchange_n(&filter_lock, 1, __ATOMIC_ACQUIRE))
-        sched_yield();
+    mtr_lock(&filter_lock);
     uint8_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
     /* 255: saturated or pinned (a boot block), for good */
     while (v != 255 && (delta > 0 || v != 0) &&
            !__atomic_compare_exchange_n(c, &v, (uint8_t)(v + delta), 0, __ATOMIC_RELAXED,
                                         __ATOMIC_RELAXED)) {
     }
-    if (delta > 0)
+    /* A line's bit stays set until its page's count drops to 0 (a line may
+     * start several blocks): a stale one costs a table lookup, never a miss. */
+    if (delta > 0) {
+        __atomic_fetch_or(&mtr_filter_lines[slot], mtr_filter_line_bit(p), __ATOMIC_RELAXED);
         __atomic_fetch_or(&mtr_filter[slot >> 6], bit, __ATOMIC_RELAXED);
-    else if (__atomic_load_n(c, __ATOMIC_RELAXED) == 0)
+    } else if (__atomic_load_n(c, __ATOMIC_RELAXED) == 0) {
         __atomic_fetch_and(&mtr_filter[slot >> 6], ~bit, __ATOMIC_RELAXED);
-    __atomic_store_n(&filter_lock, 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&mtr_filter_lines[slot], 0, __ATOMIC_RELAXED);
+    }
+    mtr_unlock(&filter_lock);
 }
 
 int mtr_sampled_add(const void *p, uintptr_t token, uint32_t gen, uintptr_t *old_token,
@@ -168,11 +176,13 @@ int mtr_sampled_take(const void *p, uintptr_t *token, uint32_t *gen)
     struct shard *s = shard_of(h);
 
     lock(s);
+    s->lookups++;
     size_t i = find(s, (uintptr_t)p, h);
     if (!s->cap || i == s->cap) {
         unlock(s);
         return 0;
     }
+    s->found++;
     *token = s->v[i].token;
     *gen = s->v[i].gen;
     /* Backward-shift deletion: move later entries of the run into the hole
@@ -193,6 +203,17 @@ int mtr_sampled_take(const void *p, uintptr_t *token, uint32_t *gen)
     filter_change(p, -1);
     unlock(s);
     return 1;
+}
+
+void mt_memprof_free_stats(uint64_t *lookups, uint64_t *found)
+{
+    uint64_t l = 0, f = 0;
+    for (unsigned i = 0; i < NSHARDS; i++) {
+        l += __atomic_load_n(&shards[i].lookups, __ATOMIC_RELAXED);
+        f += __atomic_load_n(&shards[i].found, __ATOMIC_RELAXED);
+    }
+    *lookups = l;
+    *found = f;
 }
 
 void mtr_sampled_lock_all(void)

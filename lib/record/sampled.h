@@ -11,7 +11,7 @@
  * holds a few hundred sampled blocks, so almost every free() sees a zero.
  *
  * The table is split into shards, each an open-addressing array under its
- * own spinlock, mapped with the raw system call so that it never calls the
+ * own lock (a short spin, then a futex), mapped with the raw system call so that it never calls the
  * allocator it sits beside. A thread holding a shard lock is marked
  * (mtr_thread.in_table): a signal handler that frees on that thread must not
  * wait for the lock it interrupted.
@@ -35,10 +35,27 @@
  * is nonzero) live beside it, touched only when the table changes. */
 extern uint64_t mtr_filter[((size_t)1 << MTR_FILTER_BITS) / 64] MT_HIDDEN;
 extern uint8_t mtr_filter_count[(size_t)1 << MTR_FILTER_BITS] MT_HIDDEN;
+/* Behind a set bit, which 64-byte lines of the page start a sampled block
+ * (a bit per line, read only by a free() whose page bit is set): a page of
+ * small blocks holds dozens, and without the lines every neighbour of a
+ * sampled block would search the table (bench/free_filter.c counts them). */
+extern uint64_t mtr_filter_lines[(size_t)1 << MTR_FILTER_BITS] MT_HIDDEN;
 
 static inline size_t mtr_filter_slot(const void *p)
 {
     return (size_t)((uintptr_t)p >> 12) & (((size_t)1 << MTR_FILTER_BITS) - 1);
+}
+
+static inline uint64_t mtr_filter_line_bit(const void *p)
+{
+    return (uint64_t)1 << (((uintptr_t)p >> 6) & 63);
+}
+
+/* The page bit was set: 0 if p's line starts no sampled block for certain. */
+static inline int mtr_line_maybe_sampled(const void *p)
+{
+    return (__atomic_load_n(&mtr_filter_lines[mtr_filter_slot(p)], __ATOMIC_RELAXED) &
+            mtr_filter_line_bit(p)) != 0;
 }
 
 /* 0: p is certainly not a sampled block (nor a boot block). */
@@ -53,6 +70,7 @@ static inline void mtr_filter_pin(const void *p)
 {
     size_t s = mtr_filter_slot(p);
     __atomic_store_n(&mtr_filter_count[s], 255, __ATOMIC_RELAXED);
+    __atomic_store_n(&mtr_filter_lines[s], ~(uint64_t)0, __ATOMIC_RELAXED);
     __atomic_fetch_or(&mtr_filter[s >> 6], (uint64_t)1 << (s & 63), __ATOMIC_RELAXED);
 }
 

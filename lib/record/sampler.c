@@ -23,7 +23,6 @@
  */
 #include <errno.h>
 #include <math.h>
-#include <sched.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -31,6 +30,7 @@
 
 #include "draw.h"
 #include "hash.h"
+#include "lock.h"
 #include "sampler.h"
 #include "mmap.h"
 #include "real.h"
@@ -53,18 +53,17 @@ static struct {
     size_t depth;
     mt_tracker tracker;
     pid_t pid;             /* process that owns the sampling state */
-    int control;           /* spinlock for start/stop */
+    int control;           /* lock (lock.h) for start/stop */
 } eng;
 
 static void control_lock(void)
 {
-    while (__atomic_exchange_n(&eng.control, 1, __ATOMIC_ACQUIRE))
-        sched_yield();
+    mtr_lock(&eng.control);
 }
 
 static void control_unlock(void)
 {
-    __atomic_store_n(&eng.control, 0, __ATOMIC_RELEASE);
+    mtr_unlock(&eng.control);
 }
 
 /* ---------------------------------------------------------------------- */

@@ -77,6 +77,7 @@
 #include "runfiles.h"
 #include "thread_start.h"
 #include "sampler.h"
+#include "highfd.h"
 #include "queue.h"
 #include "real.h"
 #include "rss.h"
@@ -543,11 +544,7 @@ static void executable_name(char *out, size_t cap)
 /* Move fd out of the way of descriptors the program may dup2 onto. */
 static int high_fd(int fd)
 {
-    int hi = fcntl(fd, F_DUPFD_CLOEXEC, 200);
-    if (hi < 0)
-        return fd;
-    close(fd);
-    return hi;
+    return mtr_high_fd(fd);
 }
 
 /* Opens FILE for the first process: never through a symbolic link (a

@@ -45,6 +45,7 @@
 
 #include "real.h"
 #include "unwind.h"
+#include "unwpipe.h"
 
 extern char __start_mt_hooks[] MT_HIDDEN;
 extern char __stop_mt_hooks[] MT_HIDDEN;
@@ -252,29 +253,19 @@ static int load_libunwind(void)
     return -1;
 #endif
     /* libunwind opens a pipe at initialization and keeps it (it probes
-     * memory by writing to it on its slower paths). If the program started
-     * with stdin, stdout or stderr closed, the pipe would take that number
-     * and a later open() of the program's would collide with it: hold the
-     * free low numbers with /dev/null meanwhile. */
-    int hold[3], nhold = 0;
-    while (nhold < 3) {
-        int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
-        if (fd < 0)
-            break;
-        if (fd > 2) {
-            close(fd);
-            break;
-        }
-        hold[nhold++] = fd;
-    }
+     * memory by writing to it on its slower paths): its pipe2, read, write
+     * and close are rebound before the first walk so that the pipe lives
+     * at 200 and above and never reads or writes a descriptor of the
+     * program's (unwpipe.c). A libunwind whose pipe cannot be guarded is
+     * not used. */
     void *h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
     unw_backtrace_fn f = h ? (unw_backtrace_fn)dlsym(h, "unw_backtrace") : NULL;
+    if (f && mtr_unwpipe_guard(h) < 4)
+        f = NULL;   /* pipe2, read, write and close: one slot each at least */
     if (f) {
         void *warm[DWARF_SLACK];
         f(warm, DWARF_SLACK);
     }
-    while (nhold > 0)
-        close(hold[--nhold]);
     if (!h)
         return -1;
     if (!f) {

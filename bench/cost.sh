@@ -1,0 +1,60 @@
+#!/bin/sh
+# cost.sh - the recorder's headline cost figures, each a ratio or a share
+# inside one run (a busy machine moves them little):
+#  1. mallocbench's workload (bench/alloc_bench.c: 2 threads, PAIRS
+#     free+malloc pairs of 16-512 B over rings of 4,096 blocks): CPU of the
+#     recorder sampling at the default 512 KiB interval over CPU of the
+#     recorder never sampling (MEMTRACE_RATE=1e-18), and the latter over
+#     plain glibc; interleaved rounds (the order alternating), median of
+#     the per-round ratios. Then
+#     the free filter's false positives (bench/free_filter.c).
+#  2. gcc -O1 -c of a generated 12,000-line C file under `memtrace run` at
+#     the default interval, under perf record (children followed): the
+#     share of CPU samples in the interposition wrappers (what any malloc
+#     interposer pays), in the rest of the recorder (sampling, libunwind,
+#     queueing, the writer thread) and in the memtrace process (naming the
+#     frames after the run).
+#
+#   sh bench/cost.sh [BUILD]        ROUNDS (9), PAIRS (10000000)
+# Needs perf (Debian: linux-perf) for figure 2.
+set -u
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+B=${1:-build}
+ROUNDS=${ROUNDS:-9} PAIRS=${PAIRS:-10000000}
+LIB=$PWD/$B/libmemtrace.so
+bench_need "$B" "libs cli bench-tools" "$LIB" "$B/memtrace" "$B/bench/alloc_bench" "$B/bench/free_filter"
+bench_scratch memtrace-cost
+cpu() { /usr/bin/time -f "%U %S" -o "$tmp/tm" "$@" >/dev/null 2>&1; awk '{ print $1 + $2 }' "$tmp/tm"; }
+never() { cpu env LD_PRELOAD="$LIB" MEMTRACE="$tmp/n.ctf" MEMTRACE_RATE=1e-18 "$B/bench/alloc_bench" "$PAIRS" 2 0; }
+sampling() { cpu env LD_PRELOAD="$LIB" MEMTRACE="$tmp/s.ctf" "$B/bench/alloc_bench" "$PAIRS" 2 0; }
+for r in $(seq "$ROUNDS"); do
+    # the order within a round alternates, so that a trend in the load
+    # favours neither side
+    if [ $((r % 2)) = 1 ]; then
+        p=$(cpu "$B/bench/alloc_bench" "$PAIRS" 2 0); n=$(never); s=$(sampling)
+    else
+        s=$(sampling); n=$(never); p=$(cpu "$B/bench/alloc_bench" "$PAIRS" 2 0)
+    fi
+    echo "$p $n $s"
+done >"$tmp/rounds"
+m=$(awk '{ print $3 / $2 }' "$tmp/rounds" | median)
+k=$(awk '{ print $2 / $1 }' "$tmp/rounds" | median)
+printf "mallocbench: sampling / never sampling %.3fx (goal <= 1.03x); never sampling / glibc %.3fx (goal <= 1.05x); %s rounds\n" \
+    "$m" "$k" "$ROUNDS"
+env LD_PRELOAD="$LIB" MEMTRACE="$tmp/f.ctf" "$B/bench/free_filter" "$PAIRS" 2 | sed 's/^/free filter: /'
+
+command -v perf >/dev/null 2>&1 || { echo "gcc: perf missing (apt-get install linux-perf): not measured"; exit 0; }
+sh bench/gen_c.sh 1000 >"$tmp/big.c"
+M=$PWD/$B/memtrace
+(cd "$tmp" && perf record -q -F 1999 -o "$tmp/perf.data" -- "$M" run -o "$tmp/g.ctf" -- \
+    gcc -O1 -c "$tmp/big.c" -o "$tmp/b.o" >/dev/null 2>&1)
+perf report -i "$tmp/perf.data" --no-children --sort comm,dso,sym --stdio 2>/dev/null | awk '
+    /^ +[0-9.]+%/ { p = $1; sub("%", "", p)
+        if ($2 == "memtrace") { mt += p; next }
+        if ($3 ~ /libunwind/) { unw += p; next }
+        if ($3 ~ /libmemtrace/) {
+            if ($5 ~ /^(malloc|free|calloc|realloc|reallocarray|posix_memalign|aligned_alloc|memalign|_Znwm|_Znam|_Zdl|_Zda|free_sized)/) fast += p
+            else rest += p } }
+    END { printf "gcc under memtrace run: %.2f%% of CPU samples in all (goal <= 1%%): interposition %.2f%%, sampling and tracing %.2f%% (libunwind %.2f%%), memtrace process %.2f%%\n",
+                 fast + rest + unw + mt, fast, rest + unw, unw, mt }'
