@@ -287,32 +287,51 @@ static int build(pbuild *b, const mt_model_options *o)
         return -1;
     size_t max_depth = o ? o->max_depth : 0;
     uint64_t frames = 0;
+    /* samples of one stack share its location ids (profile_read.c): its
+     * node is found once */
+    mta_table seen;
+    if (mta_table_init(&seen, 64) < 0)
+        return -1;
+    int rc = -1;
     for (size_t i = 0; i < pf->n_samples; i++) {
         const mtp_sample *sm = &pf->samples[i];
         mt_cost c;
         sample_cost(b, sm, &c);
-        /* outermost location first; a shallow model keeps the innermost max_depth */
-        size_t from = max_depth && sm->n_locs > max_depth ? max_depth : sm->n_locs;
+        uint64_t key = (uint64_t)sm->loc0 << 32 | sm->n_locs;
+        int64_t known = mta_table_get(&seen, key);
         mt_node_id node = 0;
-        for (size_t j = from; j-- > 0;) {
-            int64_t f = frames_of(b, pf->loc_idx[sm->loc0 + j]);
-            if (f < 0)
-                return -1;
-            uint16_t nf = st->frames.v[f].inline_count;
-            if ((frames += nf) > MTP_MAX_FRAMES(pf->bytes)) {
-                b->why = "its stacks hold too many frames for its size (a location of many lines "
-                         "repeated): refused";
-                return -1;
+        if (known >= 0) {
+            node = (mt_node_id)known;
+        } else {
+            /* outermost location first; a shallow model keeps the innermost max_depth */
+            size_t from = max_depth && sm->n_locs > max_depth ? max_depth : sm->n_locs;
+            for (size_t j = from; j-- > 0;) {
+                int64_t f = frames_of(b, pf->loc_idx[sm->loc0 + j]);
+                if (f < 0)
+                    goto out;
+                uint16_t nf = st->frames.v[f].inline_count;
+                if ((frames += nf) > MTP_MAX_FRAMES(pf->bytes)) {
+                    b->why = "its distinct stacks hold too many frames for its size (a location of "
+                             "many lines repeated, or very many deep stacks): refused";
+                    goto out;
+                }
+                for (uint16_t k = 0; k < nf; k++) {
+                    int64_t n = mta_stacks_child(st, node, (mt_frame_id)(f + k));
+                    if (n < 0)
+                        goto out;
+                    node = (mt_node_id)n;
+                }
             }
-            for (uint16_t k = 0; k < nf; k++) {
-                int64_t n = mta_stacks_child(st, node, (mt_frame_id)(f + k));
-                if (n < 0)
-                    return -1;
-                node = (mt_node_id)n;
+            if (st->nodes.n > MTP_MAX_NODES) {
+                b->why = "its distinct stacks make more than 2097152 call-path nodes (deep stacks "
+                         "that differ from their outermost frame): refused";
+                goto out;
             }
+            if (mta_table_put(&seen, key, node) < 0)
+                goto out;
         }
         if (mta_folded_cover(fo, st->nodes.n) < 0)
-            return -1;
+            goto out;
         mta_cost_add(&fo->node_cost[node], &c);
         if (fo->node_first[node] == UINT64_MAX)
             fo->node_first[node] = i;
@@ -320,7 +339,10 @@ static int build(pbuild *b, const mt_model_options *o)
     }
     fo->n_allocs_read = pf->n_samples;
     /* the depth rule ([truncated]), then the interning tables go */
-    return mta_folded_cover(fo, st->nodes.n) < 0 || mta_stacks_seal(st) < 0 ? -1 : 0;
+    rc = mta_folded_cover(fo, st->nodes.n) < 0 || mta_stacks_seal(st) < 0 ? -1 : 0;
+out:
+    mta_table_destroy(&seen);
+    return rc;
 }
 
 /* The per-stack sums diff and check fold (the fold's on_fold): one call per stack

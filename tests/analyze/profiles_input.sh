@@ -19,7 +19,12 @@
 #    into millions of frames, a gzip bomb, truncated gzip) fail with one
 #    line naming the
 #    file (and the offset), exit 1, never a crash; negative values and a
-#    recursive stack are read.
+#    recursive stack are read;
+#  - small files that encode tens of millions of location references (one
+#    location 30 million times in a stack, 1100 distinct stacks of 4000,
+#    800 distinct from their root) are refused with the offset, and one
+#    stack of 4000 in 15000 samples is read, all within a bound on memory
+#    and CPU time far above the work.
 set -u
 . tests/lib.sh
 : "${MT_BIN:?}" "${MT_FIXTURES:?}" "${MT_TMP:?}"
@@ -125,6 +130,38 @@ for k in negative cycle; do
 done
 mk frames_bomb
 refused "a location of many lines repeated: refused" "too many frames for its size" 1 "$M" top "$T/frames_bomb"
+# small files that encode tens of millions of location references: bounded
+# by what they mean (a limit on memory and CPU time far above the work;
+# before, 4 GB and 80 s)
+bounded() {
+    (
+        [ "${MT_STAGE:-plain}" = plain ] && ulimit -v 700000
+        ulimit -t 120
+        exec "$@"
+    )
+}
+mk deep_stack
+refused "one location 30 million times in a stack: refused" \
+    "deep_stack: offset [0-9]* of the inflated data: sample 0: its stack holds more than 4096 locations" \
+    1 bounded "$M" folded "$T/deep_stack"
+mk distinct_stacks
+refused "1100 distinct stacks of 4000 locations: refused" \
+    "distinct_stacks: offset [0-9]* of the inflated data: sample 1048: the distinct stacks hold more than" \
+    1 bounded "$M" top "$T/distinct_stacks"
+mk distinct_roots
+refused "800 stacks of 4000 locations distinct from their root: refused" \
+    "distinct_roots: its distinct stacks make more than 2097152 call-path nodes" \
+    1 bounded "$M" folded "$T/distinct_roots"
+mk repeated_stacks
+for cmd in "top --json" "folded" "stats" "info"; do
+    # shellcheck disable=SC2086
+    bounded "$M" $cmd "$T/repeated_stacks" >"$T/out" 2>"$T/err"
+    check "one stack of 4000 locations in 15000 samples: $cmd reads it in bounded memory" \
+        grep -q "1500000\|1.43 MiB" "$T/out"
+done
+bounded "$M" folded "$T/repeated_stacks" >"$T/out" 2>&1
+check "one stack of 4000 locations in 15000 samples: one folded line cut at 1024 frames, 1500000 B" \
+    sh -c "[ \$(wc -l <'$T/out') = 1 ] && [ \$(tr ';' '\n' <'$T/out' | wc -l) = 1024 ] && grep -q '^\[truncated\];' '$T/out' && grep -q ' 1500000\$' '$T/out'"
 head -c 200000000 /dev/zero | gzip -1 >"$T/bomb.gz"
 refused "gzip bomb refused" "inflates to more than 64 MiB: refused" 1 "$M" top "$T/bomb.gz"
 head -c 300 "$T/leak.pb.gz" >"$T/cut.gz"
