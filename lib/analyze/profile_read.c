@@ -10,6 +10,7 @@
  * varints longer than 10 bytes, groups and wrong wire types are errors
  * with the offset, and the tables only grow with the bytes read, within
  * MTP_MAX_BYTES (the limit on the inflated data, which refuses gzip bombs).
+ * It is the one gzip reader of the tree (traces are never compressed).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -624,11 +625,16 @@ static char *msgf(const char *fmt, ...)
     return strdup(buf);
 }
 
-/* gzip data inflated into *out (malloc'd), at most MTP_MAX_BYTES. */
-static int inflate_all(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len, char **err)
+/* gzip data inflated into *out (malloc'd), at most MTP_MAX_BYTES. Every
+ * member is read, one after the other, as gzip -d does (a file of several
+ * is their data concatenated); anything after the last member that is not
+ * one is refused, never ignored. *members: how many. */
+static int inflate_all(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len,
+                       unsigned *members, char **err)
 {
     z_stream z;
     memset(&z, 0, sizeof z);
+    *members = 1;
     if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
         *err = NULL;
         return -1;
@@ -670,6 +676,22 @@ static int inflate_all(const uint8_t *data, size_t len, uint8_t **out, size_t *o
                             "profile)", MTP_MAX_BYTES >> 20);
                 goto fail;
             }
+            size_t at = (size_t)((const uint8_t *)z.next_in - data);
+            if (at < len) {
+                /* more: another member, or trailing garbage */
+                if (len - at < 2 || data[at] != 0x1f || data[at + 1] != 0x8b) {
+                    *err = msgf("offset %zu: %zu bytes after the end of gzip member %u are not "
+                                "another gzip member: refused (trailing garbage)", at, len - at,
+                                *members);
+                    goto fail;
+                }
+                if (inflateReset(&z) != Z_OK) {
+                    *err = NULL;
+                    goto fail;
+                }
+                ++*members;
+                continue;
+            }
             inflateEnd(&z);
             *out = buf;
             *out_len = n;
@@ -698,8 +720,9 @@ mt_profile *mtp_decode(const uint8_t *data, size_t len, char **err)
     uint8_t *raw = NULL;
     size_t raw_len = len;
     int gz = len >= 2 && data[0] == 0x1f && data[1] == 0x8b;
+    unsigned members = 0;
     if (gz) {
-        if (inflate_all(data, len, &raw, &raw_len, err) < 0)
+        if (inflate_all(data, len, &raw, &raw_len, &members, err) < 0)
             return NULL;
         data = raw;
     } else if (len > MTP_MAX_BYTES) {
@@ -723,7 +746,9 @@ mt_profile *mtp_decode(const uint8_t *data, size_t len, char **err)
         rc = resolve(&d, &b);
     if (rc < 0) {
         if (strcmp(d.why, "out of memory") != 0)
-            *err = msgf("offset %zu%s: %s", d.why_off, gz ? " of the inflated data" : "", d.why);
+            *err = msgf("offset %zu%s: %s%s", d.why_off, gz ? " of the inflated data" : "", d.why,
+                        members > 1 ? " (the file holds several gzip members, read as one: "
+                                      "profiles concatenated are not one profile)" : "");
         mtp_free(pf);
         pf = NULL;
     }

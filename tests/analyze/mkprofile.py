@@ -110,6 +110,10 @@ def deep_stack():
     return out
 
 
+MEMTRACE = ["", "alpha", "beta", "gamma", "a.c",
+            "memtrace: statistical estimates from 3 samples (sample rate 1 per 64-bit word)"]
+
+
 CASES = {
     # what a tcmalloc or jemalloc profile in pprof form looks like: no period
     "noperiod": lambda: profile([("space", "bytes")], [([1, 3], [3000]), ([2, 3], [1000])]),
@@ -132,6 +136,11 @@ CASES = {
     "no_values": lambda: profile(HEAP, [([1], [])], 524288),
     "frames_bomb": frames_bomb,
     "deep_stack": deep_stack,
+    # memtrace's own output whose samples (bytes / period) pass 2^63 per
+    # stack: a sum that wraps would show beta's 0 % share as 100 % noise
+    "wrap": lambda: profile(HEAP[:2], [([1, 3], [1, (1 << 63) - 1]), ([1, 3], [1, (1 << 63) - 1]),
+                                       ([2, 3], [1, 1000])], 1, ("space", "bytes"),
+                            strings=list(MEMTRACE)) + vfield(13, 5),
     # 60 million location references: one stack of 4000 repeated, or
     # 1100 distinct stacks of 4000 (more than the decoder keeps)
     "repeated_stacks": lambda: many_refs(15000, 4000, False),

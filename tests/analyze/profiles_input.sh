@@ -24,7 +24,10 @@
 #    location 30 million times in a stack, 1100 distinct stacks of 4000,
 #    800 distinct from their root) are refused with the offset, and one
 #    stack of 4000 in 15000 samples is read, all within a bound on memory
-#    and CPU time far above the work.
+#    and CPU time far above the work;
+#  - a gzipped profile is read member after member (two members make one
+#    profile; two profiles concatenated are refused, never read as the
+#    first alone), and bytes after the last member are refused.
 set -u
 . tests/lib.sh
 : "${MT_BIN:?}" "${MT_FIXTURES:?}" "${MT_TMP:?}"
@@ -168,4 +171,21 @@ head -c 300 "$T/leak.pb.gz" >"$T/cut.gz"
 refused "truncated gzip refused" "gzip data truncated" 1 "$M" top "$T/cut.gz"
 printf '\037\213garbage' >"$T/badgz"
 refused "bad gzip refused" "bad gzip data\|gzip data truncated" 1 "$M" top "$T/badgz"
+# gzip members: every one is read, as gzip -d does; what follows the last is refused
+gzip -dc "$T/heap" >"$T/heap.raw"
+head -c 100 "$T/heap.raw" | gzip >"$T/split.gz"
+tail -c +101 "$T/heap.raw" | gzip >>"$T/split.gz"
+"$M" stats "$T/split.gz" >"$T/out" 2>&1
+check "a profile in two gzip members: read whole (4.98 KiB in 11 blocks)" \
+    grep -q '^allocated   4.98 KiB in 11 blocks' "$T/out"
+cat "$T/heap" "$T/leak.pb.gz" >"$T/two.gz"
+"$M" check --max-alloc 10MiB "$T/two.gz" >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc != 0 ] && grep -q "several gzip members" "$T/err" && ! grep -q "budget holds" "$T/out" &&
+    pass "two profiles concatenated: check refuses them (exit $rc), never passes on the first alone" ||
+    { fail "two profiles concatenated: check exit $rc"; sed 's/^/    /' "$T/out" "$T/err"; }
+{ cat "$T/heap"; printf 'junk\n'; } >"$T/trailing.gz"
+refused "trailing garbage after the gzip data refused" \
+    "trailing.gz: offset [0-9]*: 5 bytes after the end of gzip member 1 are not another gzip member" 1 \
+    "$M" top "$T/trailing.gz"
 finish
