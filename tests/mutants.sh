@@ -82,6 +82,9 @@ mutant pprof-no-filenames lib/present/pprof.c 's|str_index(&w->strs, fn\[f\].fil
 mutant pprof-inuse-objects-0 lib/present/pprof.c 's|(uint64_t)llround(c->live_objects)|0|' tests/present/pprof.sh
 mutant pprof-alloc-space-live lib/present/pprof.c 's|(uint64_t)llround(c->alloc_bytes)|(uint64_t)llround(c->live_bytes)|' tests/present/pprof.sh
 mutant folded-weights-floor lib/present/stacks.c 's|long long w = llround(v);|long long w = (long long)(v / 2);|' tests/present/reports.sh
+# --- pprof profiles as input: Go's sampling error
+mutant go-count-var-no-1-over-p lib/analyze/profile.c 's|\*nvar = p > 0 ? n \* q / p : 0;|*nvar = p > 0 ? n * q : 0;|' tests/analyze/profiles_input.sh
+mutant go-bytes-var-no-1-over-p lib/analyze/profile.c 's|double v = p > 0 ? bytes \* s \* q / p : bytes \* bytes;|double v = p > 0 ? bytes * s * q : bytes * bytes;|' tests/analyze/profiles_input.sh
 
 echo
 echo "$killed killed, $survived survived, $broken not applied"

@@ -14,11 +14,12 @@
  *   memtrace's own output (a "memtrace:" comment): bytes = samples * period,
  *     so a stack's samples are its bytes / period, as in the trace;
  *   Go (period_type space/bytes, period R > 0): an object of s bytes was
- *     sampled with p = 1 - exp(-s/R), and its count scaled by 1/p; a stack
- *     of n estimated objects of s = bytes/n bytes had k = n p sampled, the
- *     relative error of its bytes is sqrt((1-p)/k): its cost carries
- *     k/(1-p) samples (what mt_noise turns into that error) and the count's
- *     variance n (1-p)/p;
+ *     sampled with p = 1 - exp(-s/R), and its count scaled by 1/p; a
+ *     sample of n estimated objects of s = bytes/n bytes had k = n p
+ *     sampled (its samples), and its cost carries the variances of its
+ *     bytes and count (go_error), which add over a site's samples of every
+ *     size: a site of one 14 MB object and of many small strings has the
+ *     error of its strings, not of its big object;
  *   anything else (no period: tcmalloc, jemalloc, exports): the error
  *     cannot be derived; the model says so (MT_PROFILE_NO_ERROR) and the
  *     costs carry MTP_EXACT samples, which no mark flags.
@@ -168,20 +169,37 @@ static void columns(pbuild *b)
     }
 }
 
-/* Go's estimate: the effective samples and the count's variance of n
- * objects (estimated) holding bytes, at period R. */
-static void go_error(double n, double bytes, double R, uint64_t *samples, double *var)
+/* A sample's count of samples, saturated at MTP_EXACT: a profile holds at
+ * most 2^24 samples (4 bytes each at least), so that their sums stay below
+ * 2^56 and never wrap, whatever values a file states. */
+static uint64_t sample_count(double k)
+{
+    return !(k > 0) ? 0 : k >= (double)MTP_EXACT ? MTP_EXACT : k < 1 ? 1 : (uint64_t)llround(k);
+}
+
+/* Go's estimate for one sample of the profile: n objects (estimated) of
+ * s = bytes / n bytes each, each recorded with probability
+ * p = 1 - exp(-s/R) and scaled by 1/p. Sampled: k = n p objects (the
+ * samples). Each recorded object adds s/p bytes and 1/p to the count, with
+ * variances s^2 (1-p)/p^2 and (1-p)/p^2 (estimated, from the k recorded),
+ * so the bytes' variance is k s^2 (1-p)/p^2 = bytes s (1-p)/p and the
+ * count's n (1-p)/p. Variances add over the samples of a site, whatever
+ * their sizes (mt_cost_rse reads them); the bytes' is kept above
+ * bytes^2 2^-64 (exact, p = 1, shows 0% rather than 1/sqrt(samples)). */
+static void go_error(double n, double bytes, double R, uint64_t *samples, double *nvar,
+                     double *bvar)
 {
     if (!(n > 0) || !(bytes > 0)) {
         *samples = 0;
-        *var = 0;
+        *nvar = *bvar = 0;
         return;
     }
-    double p = -expm1(-(bytes / n) / R); /* 1 - exp(-s/R) */
-    double k = n * p;
-    double eff = p < 1 ? k / (1 - p) : (double)MTP_EXACT;
-    *samples = eff >= (double)MTP_EXACT ? MTP_EXACT : eff < 1 ? 1 : (uint64_t)llround(eff);
-    *var = p > 0 ? n * (1 - p) / p : 0;
+    double s = bytes / n;
+    double p = -expm1(-s / R), q = exp(-s / R); /* p = 1 - exp(-s/R), q = 1 - p */
+    *samples = sample_count(n * p);
+    *nvar = p > 0 ? n * q / p : 0;
+    double v = p > 0 ? bytes * s * q / p : bytes * bytes;
+    *bvar = v > bytes * bytes * 0x1p-64 ? v : bytes * bytes * 0x1p-64;
 }
 
 static void sample_cost(pbuild *b, const mtp_sample *sm, mt_cost *c)
@@ -197,16 +215,16 @@ static void sample_cost(pbuild *b, const mtp_sample *sm, mt_cost *c)
     c->live_bytes = x[3];
     c->allocs = 1;
     if (b->err == ERR_GO) {
-        go_error(x[0], x[1], b->period, &c->samples, &c->alloc_objects_var);
-        go_error(x[2], x[3], b->period, &c->live_samples, &c->live_objects_var);
+        go_error(x[0], x[1], b->period, &c->samples, &c->alloc_objects_var, &c->alloc_bytes_var);
+        go_error(x[2], x[3], b->period, &c->live_samples, &c->live_objects_var, &c->live_bytes_var);
     } else if (b->err == ERR_MEMTRACE) {
         /* bytes = samples * period; a count's variance as the trace's: obj^2 / samples */
-        c->samples = (uint64_t)llround(x[1] / b->period);
-        c->live_samples = (uint64_t)llround(x[3] / b->period);
+        c->samples = sample_count(x[1] / b->period);
+        c->live_samples = sample_count(x[3] / b->period);
         c->alloc_objects_var = c->samples ? x[0] * x[0] / (double)c->samples : 0;
         c->live_objects_var = c->live_samples ? x[2] * x[2] / (double)c->live_samples : 0;
     } else {
-        c->samples = x[1] > 0 || x[0] > 0 ? MTP_EXACT : 0;
+        c->samples = x[1] > 0 || x[0] > 0 ? MTP_EXACT : 0; /* (no error shown) */
         c->live_samples = x[3] > 0 || x[2] > 0 ? MTP_EXACT : 0;
     }
 }

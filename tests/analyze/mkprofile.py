@@ -136,6 +136,13 @@ CASES = {
     "no_values": lambda: profile(HEAP, [([1], [])], 524288),
     "frames_bomb": frames_bomb,
     "deep_stack": deep_stack,
+    # Go's sampling (512 KiB): alpha mixes one object of 14.5 MB (recorded
+    # for sure) with 349,000 strings of 16 B (about 11 recorded); beta is
+    # 1000 objects of 1 KiB (about 2 recorded)
+    "go_mixed": lambda: profile(HEAP, [([1, 3], [1, 14500000, 1, 14500000]),
+                                       ([1, 3], [349000, 5584000, 349000, 5584000]),
+                                       ([2, 3], [1000, 1024000, 1000, 1024000])],
+                                524288, ("space", "bytes")),
     # memtrace's own output whose samples (bytes / period) pass 2^63 per
     # stack: a sum that wraps would show beta's 0 % share as 100 % noise
     "wrap": lambda: profile(HEAP[:2], [([1, 3], [1, (1 << 63) - 1]), ([1, 3], [1, (1 << 63) - 1]),
@@ -153,7 +160,7 @@ CASES = {
 }
 
 data = CASES[sys.argv[1]]()
-if sys.argv[1] in ("heap", "noperiod", "inuse_only", "alloc_only", "deep_stack", "repeated_stacks",
+if sys.argv[1] in ("heap", "noperiod", "inuse_only", "alloc_only", "deep_stack", "repeated_stacks", "go_mixed",
                    "distinct_stacks", "distinct_roots"):
     data = gzip.compress(data)
 with open(sys.argv[2], "wb") as f:

@@ -25,6 +25,10 @@
 #    800 distinct from their root) are refused with the offset, and one
 #    stack of 4000 in 15000 samples is read, all within a bound on memory
 #    and CPU time far above the work;
+#  - a Go profile's error is Go's sampling error, known answers worked out
+#    here: a site that mixes a 14.5 MB object with 349,000 small strings
+#    has its strings' error, counts carry their 1/p, and the samples of a
+#    stack saturate rather than wrap;
 #  - a gzipped profile is read member after member (two members make one
 #    profile; two profiles concatenated are refused, never read as the
 #    first alone), and bytes after the last member are refused.
@@ -117,6 +121,48 @@ refused "several files refused" "read alone" 1 "$M" top "$P" "$T/leak.pb.gz"
 check "inside: works on a profile" grep -q "beta (a.c:20)" "$T/out"
 "$M" top --filter '!inside:beta' "$P" >"$T/out" 2>&1
 check "!inside: works on a profile" sh -c "grep -q 'alpha (a.c:10)' '$T/out' && ! grep -q 'beta (a.c:20)' '$T/out'"
+
+# --- Go's sampling error, from Go's p = 1 - exp(-s/R), worked out here
+# apart: an object of s bytes recorded with probability p adds s/p bytes
+# (variance s^2 (1-p)/p^2) and 1/p objects ((1-p)/p^2); a sample of n
+# objects had n p recorded, so its bytes' variance is n s^2 (1-p)/p and its
+# count's n (1-p)/p, summed over a site's samples of every size
+mk go_mixed
+python3 - >"$T/want" <<'PY'
+from math import exp, sqrt
+R = 524288.0
+def var(n, b):
+    s = b / n
+    p, q = 1 - exp(-s / R), exp(-s / R)
+    return n * s * s * q / p, n * q / p
+sites = {"alpha": [(1, 14500000), (349000, 5584000)], "beta": [(1000, 1024000)]}
+for name, ss in sorted(sites.items()):
+    vb = sum(var(n, b)[0] for n, b in ss)
+    vn = sum(var(n, b)[1] for n, b in ss)
+    print(name, "alloc", "%.4f" % (sqrt(vb) / sum(b for n, b in ss)))
+    print(name, "count", "%.4f" % (sqrt(vn) / sum(n for n, b in ss)))
+PY
+for by in alloc count; do
+    "$M" top --by $by --json "$T/go_mixed" 2>/dev/null |
+        sed -n 's/.*"short":"\([a-z]*\)",.*"rse":\([0-9.]*\).*/\1 '$by' \2/p'
+done | sort >"$T/got"
+sort "$T/want" >"$T/want.s"
+if [ -s "$T/got" ] && awk 'NR == FNR { w[$1 " " $2] = $3; next }
+        { d = $3 - w[$1 " " $2]; if (d < 0) d = -d; if (!($1 " " $2 in w) || d > 0.0005) bad = 1; n++ }
+        END { exit bad || n != 4 }' "$T/want.s" "$T/got"; then
+    pass "Go profile: a site of one 14.5 MB object and 349,000 strings shows its strings' error (8.5 %), counts with their 1/p (31 %, 72 %)"
+else
+    fail "Go profile: errors differ from Go's sampling"; paste "$T/want.s" "$T/got" | sed 's/^/    /'
+fi
+"$M" info "$T/go_mixed" >"$T/out" 2>&1
+check "Go profile: info's total error sums the variances (bytes ±8.8 %)" grep -q "^allocated: .*(bytes ±8.8%, blocks ±30.6%)" "$T/out"
+"$M" diff "$T/go_mixed" "$T/go_mixed" >"$T/out" 2>&1
+check "Go profile: diff's header counts samples below 2^32" \
+    sh -c "grep -q 'from [0-9]* samples' '$T/out' && ! grep -q 'from [0-9]\{10,\} samples' '$T/out'"
+mk wrap
+"$M" top --json "$T/wrap" >"$T/out" 2>&1
+check "samples of a stack saturate, never wrap (alpha's 8 EiB twice: rse 0, not 1)" \
+    grep -q '"short":"alpha","value":[0-9.]*,"share":[0-9.]*,"rse":0.0000' "$T/out"
 
 # --- hostile files
 for k in truncated long_varint wire_type group loc_zero loc_missing dup_loc func_missing string_range \
