@@ -136,6 +136,9 @@ CASES = {
     "no_values": lambda: profile(HEAP, [([1], [])], 524288),
     "frames_bomb": frames_bomb,
     "deep_stack": deep_stack,
+    # alpha's location has a line of number 0 (unknown)
+    "line0": lambda: profile(HEAP, [([1, 3], [10, 1000, 10, 1000])], 524288, ("space", "bytes"),
+                             locs=[2, 3]) + lfield(4, vfield(1, 1) + lfield(4, vfield(1, 1))),
     # Go's sampling (512 KiB): alpha mixes one object of 14.5 MB (recorded
     # for sure) with 349,000 strings of 16 B (about 11 recorded); beta is
     # 1000 objects of 1 KiB (about 2 recorded)

@@ -159,6 +159,11 @@ check "Go profile: info's total error sums the variances (bytes ±8.8 %)" grep -
 "$M" diff "$T/go_mixed" "$T/go_mixed" >"$T/out" 2>&1
 check "Go profile: diff's header counts samples below 2^32" \
     sh -c "grep -q 'from [0-9]* samples' '$T/out' && ! grep -q 'from [0-9]\{10,\} samples' '$T/out'"
+mk line0
+"$M" diff --json "$T/line0" "$T/line0" >"$T/out" 2>&1
+"$M" top "$T/line0" >"$T/top" 2>&1
+check "diff names a site of unknown line as top does: alpha (a.c), never a.c:0" \
+    sh -c "grep -q '\"name\":\"alpha (a.c)\"' '$T/out' && ! grep -q 'a.c:0' '$T/out' && grep -q ' alpha (a.c)\$' '$T/top'"
 mk wrap
 "$M" top --json "$T/wrap" >"$T/out" 2>&1
 check "samples of a stack saturate, never wrap (alpha's 8 EiB twice: rse 0, not 1)" \
