@@ -54,6 +54,7 @@ typedef struct build {
     uint64_t *loc_map_id;    /* raw mapping ids of the locations */
     size_t cap_loc_map;
     size_t cur_loc0;         /* the sample being read: its first location id */
+    size_t cur_val0;         /* and its first value */
     const char *limit;       /* a bound the sample passed (push_loc_id) */
     mta_table stacks;        /* hash of a stack's location ids -> the first sample with it */
 } build;
@@ -202,6 +203,11 @@ static int push_loc_id(build *b, uint64_t v)
 static int push_value(build *b, uint64_t v)
 {
     mt_profile *pf = b->pf;
+    if (pf->n_values - b->cur_val0 >= MTP_MAX_VALUES) {
+        b->limit = "it holds more than " MTP_STR(MTP_MAX_VALUES) " values (one per sample type): "
+                   "refused";
+        return -1;
+    }
     if (MT_VEC_ROOM(pf->values, pf->n_values, b->cap_values, 64) < 0)
         return -1;
     pf->values[pf->n_values++] = (int64_t)v;
@@ -308,6 +314,7 @@ static int sample(dec *d, dec *s, build *b)
     b->loc_ids_off[pf->n_samples] = (size_t)(s->p - s->base);
     sm->loc0 = (uint32_t)pf->n_loc_idx;  /* (at most MTP_MAX_REFS + MTP_MAX_DEPTH) */
     b->cur_loc0 = pf->n_loc_idx;
+    b->cur_val0 = pf->n_values;
     sm->val0 = (uint32_t)pf->n_values;
     while (s->p < s->end) {
         uint64_t f;

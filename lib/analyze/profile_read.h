@@ -24,6 +24,9 @@
 /* The most locations in one sample's stack: far deeper than any profiler
  * writes (Go keeps 128 frames at most, memtrace's recorder 1024). */
 #define MTP_MAX_DEPTH 4096
+/* The most values in one sample (one per sample type: a memory profile
+ * has four). */
+#define MTP_MAX_VALUES 256
 /* The most location references the distinct stacks hold together (a
  * stack that samples repeat counts once): a few hundred thousand deep
  * stacks, the memory of the decoded tables below 100 MiB. */

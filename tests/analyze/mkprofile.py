@@ -136,6 +136,8 @@ CASES = {
     "no_values": lambda: profile(HEAP, [([1], [])], 524288),
     "frames_bomb": frames_bomb,
     "deep_stack": deep_stack,
+    # one sample of 30 million values
+    "many_values": lambda: gzip.compress(profile(HEAP, [([1, 3], [1] * 30000000)], 524288)),
     # alpha's location has a line of number 0 (unknown)
     "line0": lambda: profile(HEAP, [([1, 3], [10, 1000, 10, 1000])], 524288, ("space", "bytes"),
                              locs=[2, 3]) + lfield(4, vfield(1, 1) + lfield(4, vfield(1, 1))),

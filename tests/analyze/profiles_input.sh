@@ -21,7 +21,8 @@
 #    file (and the offset), exit 1, never a crash; negative values and a
 #    recursive stack are read;
 #  - small files that encode tens of millions of location references (one
-#    location 30 million times in a stack, 1100 distinct stacks of 4000,
+#    location 30 million times in a stack, one sample of 30 million
+#    values, 1100 distinct stacks of 4000,
 #    800 distinct from their root) are refused with the offset, and one
 #    stack of 4000 in 15000 samples is read, all within a bound on memory
 #    and CPU time far above the work;
@@ -198,6 +199,10 @@ mk deep_stack
 refused "one location 30 million times in a stack: refused" \
     "deep_stack: offset [0-9]* of the inflated data: sample 0: its stack holds more than 4096 locations" \
     1 bounded "$M" folded "$T/deep_stack"
+mk many_values
+refused "one sample of 30 million values: refused" \
+    "many_values: offset [0-9]* of the inflated data: sample 0: it holds more than 256 values" \
+    1 bounded "$M" top "$T/many_values"
 mk distinct_stacks
 refused "1100 distinct stacks of 4000 locations: refused" \
     "distinct_stacks: offset [0-9]* of the inflated data: sample 1048: the distinct stacks hold more than" \
