@@ -14,14 +14,14 @@
 #include "memtrace/analyze.h"
 #include "memtrace/present.h"
 
-static void total_line(const char *label, double bytes, double objects, uint64_t samples,
+static void total_line(const char *label, double bytes, double objects, double bytes_rse,
                        double objects_var, int error_known)
 {
     char b[32];
     mt_format_bytes(b, sizeof b, bytes);
     printf("%-18s %.0f bytes (%s) in %.0f blocks", label, bytes, b, objects);
     if (error_known && bytes > 0)
-        printf(" (bytes ±%.1f%%, blocks ±%.1f%%)", 100 * mt_noise(samples),
+        printf(" (bytes ±%.1f%%, blocks ±%.1f%%)", 100 * bytes_rse,
                objects > 0 ? 100 * sqrt(objects_var > 0 ? objects_var : 0) / objects : 0.0);
     putchar('\n');
 }
@@ -89,11 +89,11 @@ int info_profile(const char *path)
     printf("%-18s %zu\n", "stacks:", stacks);
     mt_cost t = mt_selection_total(s);
     if (has & MT_PROFILE_HAS_ALLOC)
-        total_line("allocated:", t.alloc_bytes, t.alloc_objects, t.samples, t.alloc_objects_var,
-                   known);
+        total_line("allocated:", t.alloc_bytes, t.alloc_objects,
+                   mt_cost_rse(&t, MT_METRIC_ALLOC_BYTES), t.alloc_objects_var, known);
     if (has & MT_PROFILE_HAS_LIVE)
-        total_line("in use:", t.live_bytes, t.live_objects, t.live_samples, t.live_objects_var,
-                   known);
+        total_line("in use:", t.live_bytes, t.live_objects,
+                   mt_cost_rse(&t, MT_METRIC_LIVE_BYTES), t.live_objects_var, known);
     mt_selection_free(s);
     mt_model_free(m);
     return fflush(stdout) == 0 ? 0 : 1;
@@ -145,7 +145,7 @@ int stats_profile(const char *path, const char *filter, mt_timedelta at, int jso
             mt_format_bytes(b, sizeof b, t.alloc_bytes);
             printf("%-11s %s in %.0f blocks (estimated%s", "allocated", b, t.alloc_objects, alloc_err);
             if (known && t.alloc_bytes > 0)
-                printf("; ±%.1f%%; blocks ±%.1f%%", 100 * mt_noise(t.samples),
+                printf("; ±%.1f%%; blocks ±%.1f%%", 100 * mt_cost_rse(&t, MT_METRIC_ALLOC_BYTES),
                        t.alloc_objects > 0 ? 100 * sqrt(t.alloc_objects_var) / t.alloc_objects : 0.0);
             puts(")");
         }
@@ -154,7 +154,7 @@ int stats_profile(const char *path, const char *filter, mt_timedelta at, int jso
             printf("%-11s %s in %.0f blocks (in use when the profile was written%s", "live at end",
                    b, t.live_objects, alloc_err);
             if (known && t.live_bytes > 0)
-                printf("; ±%.1f%%; blocks ±%.1f%%", 100 * mt_noise(t.live_samples),
+                printf("; ±%.1f%%; blocks ±%.1f%%", 100 * mt_cost_rse(&t, MT_METRIC_LIVE_BYTES),
                        t.live_objects > 0 ? 100 * sqrt(t.live_objects_var) / t.live_objects : 0.0);
             puts(")");
         }

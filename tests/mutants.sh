@@ -108,6 +108,9 @@ mutant peak-last-of-ties lib/analyze/alloctab.c 's|        if (live > peak) {|  
 mutant peak-last-of-ties-sorted lib/analyze/alloctab.c 's|if (t->live_after\[k\] > \*samples) {|if (t->live_after[k] >= *samples) {|' tests/analyze/peak_time.c
 mutant peak-last-of-ties-folded lib/analyze/buildfold.c 's|        if (b->live > m->peak_samples) {|        if (b->live >= m->peak_samples) {|' tests/analyze/peak_time.c
 mutant realloc-sampled-once lib/record/sampler.c 's|    return mtr_sample_new(q, size, MT_ALLOC_REALLOC);|    mtr_enter(); finish_sample(t, q, size, 1, MT_ALLOC_REALLOC); return q;|' tests/record/sampling.c
+# --- pprof profiles as input: Go's sampling error
+mutant go-count-var-no-1-over-p lib/analyze/profile.c 's|\*nvar = p > 0 ? n \* q / p : 0;|*nvar = p > 0 ? n * q : 0;|' tests/analyze/profiles_input.sh
+mutant go-bytes-var-no-1-over-p lib/analyze/profile.c 's|double v = p > 0 ? bytes \* s \* q / p : bytes \* bytes;|double v = p > 0 ? bytes * s * q : bytes * bytes;|' tests/analyze/profiles_input.sh
 
 echo
 echo "$killed killed, $survived survived, $broken not applied"

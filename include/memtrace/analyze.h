@@ -457,6 +457,12 @@ typedef struct mt_cost {
      * block), so a few samples of small blocks carry most of it and its
      * error is far above the bytes' 1/sqrt(samples) (mt_cost_rse). */
     double alloc_objects_var, live_objects_var, temp_objects_var;
+    /* Variances of alloc_bytes and live_bytes where they are not samples
+     * times one size (a Go heap profile: an object of s bytes sampled with
+     * probability p weighs s/p, so a site mixing sizes sums each one's
+     * variance; docs/profiles-input.md); 0 for a trace, whose bytes' error
+     * is 1/sqrt(samples). mt_cost_rse and mt_cost_samples use them. */
+    double alloc_bytes_var, live_bytes_var;
 } mt_cost;
 
 /* Apply a filter (NULL: keep everything) to a model. live_at is the time
@@ -550,10 +556,13 @@ typedef enum mt_metric {
 } mt_metric;
 /* The value of a metric in a cost. */
 double mt_cost_get(const mt_cost *c, mt_metric metric);
-/* The sample points behind that value (for mt_noise). */
+/* The sample points behind that value (for mt_noise); for bytes that carry
+ * a variance of their own (alloc_bytes_var), the effective samples
+ * value^2 / variance. */
 uint64_t mt_cost_samples(const mt_cost *c, mt_metric metric);
 /* The relative standard error of that value: mt_noise(samples) for bytes
- * and samples, sqrt(variance) / value for block counts (0 when exact: rate
+ * and samples (sqrt(variance) / value for bytes that carry a variance),
+ * sqrt(variance) / value for block counts (0 when exact: rate
  * 1; 1.0 for a value of 0). Reports mark it as mt_noise's (MT_NOISY,
  * MT_NOISE). */
 double mt_cost_rse(const mt_cost *c, mt_metric metric);

@@ -170,8 +170,12 @@ int64_t mtd_entry_of(entry_tab *t, str_pool *pool, const mt_selection *s, mt_nod
         key = kf ? join3(kf, ln, "") : NULL;
         free(kf);
         if (fn->filename[0]) {
+            /* as top names a site: no ":0" for an unknown line */
             char tail[64];
-            snprintf(tail, sizeof tail, ":%u)", fr->line);
+            if (fr->line)
+                snprintf(tail, sizeof tail, ":%u)", fr->line);
+            else
+                snprintf(tail, sizeof tail, ")");
             char *n1 = join3(fn->name, " (", fn->filename);
             name = n1 ? join3(n1, tail, "") : NULL;
             free(n1);

@@ -252,6 +252,10 @@ int mta_folded_cover(mta_folded *f, size_t n)
 {
     if (f->node_cap >= n)
         return 0;
+    /* geometric growth: a caller covering one more node at a time (a
+     * profile's samples, each its own stack) copies each cost O(1) times */
+    if (n < f->node_cap + f->node_cap / 2)
+        n = f->node_cap + f->node_cap / 2;
     mt_cost *c = realloc(f->node_cost, n * sizeof *c);
     if (c)
         f->node_cost = c;

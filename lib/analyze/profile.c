@@ -14,11 +14,12 @@
  *   memtrace's own output (a "memtrace:" comment): bytes = samples * period,
  *     so a stack's samples are its bytes / period, as in the trace;
  *   Go (period_type space/bytes, period R > 0): an object of s bytes was
- *     sampled with p = 1 - exp(-s/R), and its count scaled by 1/p; a stack
- *     of n estimated objects of s = bytes/n bytes had k = n p sampled, the
- *     relative error of its bytes is sqrt((1-p)/k): its cost carries
- *     k/(1-p) samples (what mt_noise turns into that error) and the count's
- *     variance n (1-p)/p;
+ *     sampled with p = 1 - exp(-s/R), and its count scaled by 1/p; a
+ *     sample of n estimated objects of s = bytes/n bytes had k = n p
+ *     sampled (its samples), and its cost carries the variances of its
+ *     bytes and count (go_error), which add over a site's samples of every
+ *     size: a site of one 14 MB object and of many small strings has the
+ *     error of its strings, not of its big object;
  *   anything else (no period: tcmalloc, jemalloc, exports): the error
  *     cannot be derived; the model says so (MT_PROFILE_NO_ERROR) and the
  *     costs carry MTP_EXACT samples, which no mark flags.
@@ -168,20 +169,37 @@ static void columns(pbuild *b)
     }
 }
 
-/* Go's estimate: the effective samples and the count's variance of n
- * objects (estimated) holding bytes, at period R. */
-static void go_error(double n, double bytes, double R, uint64_t *samples, double *var)
+/* A sample's count of samples, saturated at MTP_EXACT: a profile holds at
+ * most 2^24 samples (4 bytes each at least), so that their sums stay below
+ * 2^56 and never wrap, whatever values a file states. */
+static uint64_t sample_count(double k)
+{
+    return !(k > 0) ? 0 : k >= (double)MTP_EXACT ? MTP_EXACT : k < 1 ? 1 : (uint64_t)llround(k);
+}
+
+/* Go's estimate for one sample of the profile: n objects (estimated) of
+ * s = bytes / n bytes each, each recorded with probability
+ * p = 1 - exp(-s/R) and scaled by 1/p. Sampled: k = n p objects (the
+ * samples). Each recorded object adds s/p bytes and 1/p to the count, with
+ * variances s^2 (1-p)/p^2 and (1-p)/p^2 (estimated, from the k recorded),
+ * so the bytes' variance is k s^2 (1-p)/p^2 = bytes s (1-p)/p and the
+ * count's n (1-p)/p. Variances add over the samples of a site, whatever
+ * their sizes (mt_cost_rse reads them); the bytes' is kept above
+ * bytes^2 2^-64 (exact, p = 1, shows 0% rather than 1/sqrt(samples)). */
+static void go_error(double n, double bytes, double R, uint64_t *samples, double *nvar,
+                     double *bvar)
 {
     if (!(n > 0) || !(bytes > 0)) {
         *samples = 0;
-        *var = 0;
+        *nvar = *bvar = 0;
         return;
     }
-    double p = -expm1(-(bytes / n) / R); /* 1 - exp(-s/R) */
-    double k = n * p;
-    double eff = p < 1 ? k / (1 - p) : (double)MTP_EXACT;
-    *samples = eff >= (double)MTP_EXACT ? MTP_EXACT : eff < 1 ? 1 : (uint64_t)llround(eff);
-    *var = p > 0 ? n * (1 - p) / p : 0;
+    double s = bytes / n;
+    double p = -expm1(-s / R), q = exp(-s / R); /* p = 1 - exp(-s/R), q = 1 - p */
+    *samples = sample_count(n * p);
+    *nvar = p > 0 ? n * q / p : 0;
+    double v = p > 0 ? bytes * s * q / p : bytes * bytes;
+    *bvar = v > bytes * bytes * 0x1p-64 ? v : bytes * bytes * 0x1p-64;
 }
 
 static void sample_cost(pbuild *b, const mtp_sample *sm, mt_cost *c)
@@ -197,16 +215,16 @@ static void sample_cost(pbuild *b, const mtp_sample *sm, mt_cost *c)
     c->live_bytes = x[3];
     c->allocs = 1;
     if (b->err == ERR_GO) {
-        go_error(x[0], x[1], b->period, &c->samples, &c->alloc_objects_var);
-        go_error(x[2], x[3], b->period, &c->live_samples, &c->live_objects_var);
+        go_error(x[0], x[1], b->period, &c->samples, &c->alloc_objects_var, &c->alloc_bytes_var);
+        go_error(x[2], x[3], b->period, &c->live_samples, &c->live_objects_var, &c->live_bytes_var);
     } else if (b->err == ERR_MEMTRACE) {
         /* bytes = samples * period; a count's variance as the trace's: obj^2 / samples */
-        c->samples = (uint64_t)llround(x[1] / b->period);
-        c->live_samples = (uint64_t)llround(x[3] / b->period);
+        c->samples = sample_count(x[1] / b->period);
+        c->live_samples = sample_count(x[3] / b->period);
         c->alloc_objects_var = c->samples ? x[0] * x[0] / (double)c->samples : 0;
         c->live_objects_var = c->live_samples ? x[2] * x[2] / (double)c->live_samples : 0;
     } else {
-        c->samples = x[1] > 0 || x[0] > 0 ? MTP_EXACT : 0;
+        c->samples = x[1] > 0 || x[0] > 0 ? MTP_EXACT : 0; /* (no error shown) */
         c->live_samples = x[3] > 0 || x[2] > 0 ? MTP_EXACT : 0;
     }
 }
@@ -287,32 +305,51 @@ static int build(pbuild *b, const mt_model_options *o)
         return -1;
     size_t max_depth = o ? o->max_depth : 0;
     uint64_t frames = 0;
+    /* samples of one stack share its location ids (profile_read.c): its
+     * node is found once */
+    mta_table seen;
+    if (mta_table_init(&seen, 64) < 0)
+        return -1;
+    int rc = -1;
     for (size_t i = 0; i < pf->n_samples; i++) {
         const mtp_sample *sm = &pf->samples[i];
         mt_cost c;
         sample_cost(b, sm, &c);
-        /* outermost location first; a shallow model keeps the innermost max_depth */
-        size_t from = max_depth && sm->n_locs > max_depth ? max_depth : sm->n_locs;
+        uint64_t key = (uint64_t)sm->loc0 << 32 | sm->n_locs;
+        int64_t known = mta_table_get(&seen, key);
         mt_node_id node = 0;
-        for (size_t j = from; j-- > 0;) {
-            int64_t f = frames_of(b, pf->loc_idx[sm->loc0 + j]);
-            if (f < 0)
-                return -1;
-            uint16_t nf = st->frames.v[f].inline_count;
-            if ((frames += nf) > MTP_MAX_FRAMES(pf->bytes)) {
-                b->why = "its stacks hold too many frames for its size (a location of many lines "
-                         "repeated): refused";
-                return -1;
+        if (known >= 0) {
+            node = (mt_node_id)known;
+        } else {
+            /* outermost location first; a shallow model keeps the innermost max_depth */
+            size_t from = max_depth && sm->n_locs > max_depth ? max_depth : sm->n_locs;
+            for (size_t j = from; j-- > 0;) {
+                int64_t f = frames_of(b, pf->loc_idx[sm->loc0 + j]);
+                if (f < 0)
+                    goto out;
+                uint16_t nf = st->frames.v[f].inline_count;
+                if ((frames += nf) > MTP_MAX_FRAMES(pf->bytes)) {
+                    b->why = "its distinct stacks hold too many frames for its size (a location of "
+                             "many lines repeated, or very many deep stacks): refused";
+                    goto out;
+                }
+                for (uint16_t k = 0; k < nf; k++) {
+                    int64_t n = mta_stacks_child(st, node, (mt_frame_id)(f + k));
+                    if (n < 0)
+                        goto out;
+                    node = (mt_node_id)n;
+                }
             }
-            for (uint16_t k = 0; k < nf; k++) {
-                int64_t n = mta_stacks_child(st, node, (mt_frame_id)(f + k));
-                if (n < 0)
-                    return -1;
-                node = (mt_node_id)n;
+            if (st->nodes.n > MTP_MAX_NODES) {
+                b->why = "its distinct stacks make more than 2097152 call-path nodes (deep stacks "
+                         "that differ from their outermost frame): refused";
+                goto out;
             }
+            if (mta_table_put(&seen, key, node) < 0)
+                goto out;
         }
         if (mta_folded_cover(fo, st->nodes.n) < 0)
-            return -1;
+            goto out;
         mta_cost_add(&fo->node_cost[node], &c);
         if (fo->node_first[node] == UINT64_MAX)
             fo->node_first[node] = i;
@@ -320,7 +357,10 @@ static int build(pbuild *b, const mt_model_options *o)
     }
     fo->n_allocs_read = pf->n_samples;
     /* the depth rule ([truncated]), then the interning tables go */
-    return mta_folded_cover(fo, st->nodes.n) < 0 || mta_stacks_seal(st) < 0 ? -1 : 0;
+    rc = mta_folded_cover(fo, st->nodes.n) < 0 || mta_stacks_seal(st) < 0 ? -1 : 0;
+out:
+    mta_table_destroy(&seen);
+    return rc;
 }
 
 /* The per-stack sums diff and check fold (the fold's on_fold): one call per stack

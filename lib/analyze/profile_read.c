@@ -10,6 +10,7 @@
  * varints longer than 10 bytes, groups and wrong wire types are errors
  * with the offset, and the tables only grow with the bytes read, within
  * MTP_MAX_BYTES (the limit on the inflated data, which refuses gzip bombs).
+ * It is the one gzip reader of the tree (traces are never compressed).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,8 +23,12 @@
 #include <zlib.h>
 
 #include "profile_read.h"
+#include "hash.h"
 #include "table.h"
 #include "vec.h"
+
+#define MTP_STR_(x) #x
+#define MTP_STR(x) MTP_STR_(x)
 
 enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
 
@@ -48,6 +53,10 @@ typedef struct build {
     size_t cap_line_ids;
     uint64_t *loc_map_id;    /* raw mapping ids of the locations */
     size_t cap_loc_map;
+    size_t cur_loc0;         /* the sample being read: its first location id */
+    size_t cur_val0;         /* and its first value */
+    const char *limit;       /* a bound the sample passed (push_loc_id) */
+    mta_table stacks;        /* hash of a stack's location ids -> the first sample with it */
 } build;
 
 static int failf(dec *d, const uint8_t *at, const char *fmt, ...)
@@ -180,6 +189,11 @@ static int repeated(dec *d, const char *msg, uint64_t field, unsigned wt,
 static int push_loc_id(build *b, uint64_t v)
 {
     mt_profile *pf = b->pf;
+    if (pf->n_loc_idx - b->cur_loc0 >= MTP_MAX_DEPTH) {
+        b->limit = "its stack holds more than " MTP_STR(MTP_MAX_DEPTH) " locations (deeper than any "
+                   "profiler writes): refused";
+        return -1;
+    }
     if (MT_VEC_ROOM(b->loc_ids, pf->n_loc_idx, b->cap_loc_ids, 64) < 0)
         return -1;
     b->loc_ids[pf->n_loc_idx++] = v;
@@ -189,6 +203,11 @@ static int push_loc_id(build *b, uint64_t v)
 static int push_value(build *b, uint64_t v)
 {
     mt_profile *pf = b->pf;
+    if (pf->n_values - b->cur_val0 >= MTP_MAX_VALUES) {
+        b->limit = "it holds more than " MTP_STR(MTP_MAX_VALUES) " values (one per sample type): "
+                   "refused";
+        return -1;
+    }
     if (MT_VEC_ROOM(pf->values, pf->n_values, b->cap_values, 64) < 0)
         return -1;
     pf->values[pf->n_values++] = (int64_t)v;
@@ -260,6 +279,30 @@ static int room_ids(dec *d, void *v, size_t n, size_t *cap, size_t elem, uint64_
     return 0;
 }
 
+/* A stack already read (the same location ids, as most samples of a
+ * profile repeat a stack with other values or labels) is kept once: the
+ * sample points at the first copy. Memory and the model's work then
+ * follow the distinct stacks, not how often a file repeats them. */
+static int same_stack(build *b, mtp_sample *sm)
+{
+    mt_profile *pf = b->pf;
+    size_t n = sm->n_locs;
+    if (n == 0)
+        return 0;
+    const uint64_t *ids = b->loc_ids + sm->loc0;
+    uint64_t h = mt_hash_bytes((const char *)ids, n * sizeof *ids);
+    int64_t j = mta_table_get(&b->stacks, h);
+    if (j >= 0) {
+        const mtp_sample *o = &pf->samples[j];
+        if (o->n_locs == n && !memcmp(b->loc_ids + o->loc0, ids, n * sizeof *ids)) {
+            pf->n_loc_idx = sm->loc0;
+            sm->loc0 = o->loc0;
+        }
+        return 0; /* (another stack of the same hash: kept apart) */
+    }
+    return mta_table_put(&b->stacks, h, (uint32_t)pf->n_samples);
+}
+
 static int sample(dec *d, dec *s, build *b)
 {
     mt_profile *pf = b->pf;
@@ -269,7 +312,9 @@ static int sample(dec *d, dec *s, build *b)
     mtp_sample *sm = &pf->samples[pf->n_samples];
     const uint8_t *at = s->p;
     b->loc_ids_off[pf->n_samples] = (size_t)(s->p - s->base);
-    sm->loc0 = (uint32_t)pf->n_loc_idx;  /* (fewer than MTP_MAX_BYTES of each) */
+    sm->loc0 = (uint32_t)pf->n_loc_idx;  /* (at most MTP_MAX_REFS + MTP_MAX_DEPTH) */
+    b->cur_loc0 = pf->n_loc_idx;
+    b->cur_val0 = pf->n_values;
     sm->val0 = (uint32_t)pf->n_values;
     while (s->p < s->end) {
         uint64_t f;
@@ -283,6 +328,8 @@ static int sample(dec *d, dec *s, build *b)
             rc = repeated(s, "Sample", f, wt, push_value, b);
         else
             rc = skip(s, wt); /* labels */
+        if (rc < 0 && b->limit)
+            return failf(d, at, "sample %zu: %s", pf->n_samples, b->limit);
         if (rc < 0)
             return s->failed ? up(d, s) : oom(d);
     }
@@ -290,6 +337,11 @@ static int sample(dec *d, dec *s, build *b)
     sm->n_vals = (uint32_t)(pf->n_values - sm->val0);
     if (sm->n_vals == 0) /* (a sample is then at least 4 bytes: memory stays in proportion) */
         return failf(d, at, "sample %zu without values", pf->n_samples);
+    if (same_stack(b, sm) < 0)
+        return oom(d);
+    if (pf->n_loc_idx > MTP_MAX_REFS)
+        return failf(d, at, "sample %zu: the distinct stacks hold more than %zu location "
+                     "references together: refused", pf->n_samples, MTP_MAX_REFS);
     pf->n_samples++;
     return 0;
 }
@@ -497,10 +549,6 @@ static int resolve(dec *d, build *b)
         int64_t k = id ? mta_table_get(&maps, id) : -1;
         pf->locs[i].mapping = k >= 0 ? (uint64_t)k + 1 : 0; /* (an unknown mapping only names less) */
     }
-    if (pf->n_loc_idx && !(pf->loc_idx = malloc(pf->n_loc_idx * sizeof *pf->loc_idx))) {
-        oom(d);
-        goto out;
-    }
     for (size_t i = 0; i < pf->n_samples; i++) {
         const mtp_sample *sm = &pf->samples[i];
         if (sm->n_vals != pf->n_types) {
@@ -508,16 +556,29 @@ static int resolve(dec *d, build *b)
                   sm->n_vals, pf->n_types);
             goto out;
         }
-        for (size_t j = 0; j < sm->n_locs; j++) {
-            uint64_t id = b->loc_ids[sm->loc0 + j];
-            int64_t k = id ? mta_table_get(&locs, id) : -1;
-            if (k < 0) {
-                failf(d, d->base + b->loc_ids_off[i], "sample %zu names location id %llu, which is %s",
-                      i, (unsigned long long)id, id ? "not defined" : "not allowed");
-                goto out;
-            }
-            pf->loc_idx[sm->loc0 + j] = (uint32_t)k;
+    }
+    /* location ids -> indexes, in place: the 4-byte index j goes where
+     * the 8-byte ids before j were, never over one still to be read */
+    for (size_t j = 0; j < pf->n_loc_idx; j++) {
+        uint64_t id;
+        memcpy(&id, (const char *)b->loc_ids + j * sizeof id, sizeof id);
+        int64_t k = id ? mta_table_get(&locs, id) : -1;
+        if (k < 0) {
+            size_t i = 0;
+            while (i + 1 < pf->n_samples &&
+                   !(pf->samples[i].loc0 <= j && j < (size_t)pf->samples[i].loc0 + pf->samples[i].n_locs))
+                i++;
+            failf(d, d->base + b->loc_ids_off[i], "sample %zu names location id %llu, which is %s",
+                  i, (unsigned long long)id, id ? "not defined" : "not allowed");
+            goto out;
         }
+        uint32_t k32 = (uint32_t)k;
+        memcpy((char *)b->loc_ids + j * sizeof k32, &k32, sizeof k32);
+    }
+    if (pf->n_loc_idx) {
+        uint32_t *li = realloc(b->loc_ids, pf->n_loc_idx * sizeof *li);
+        pf->loc_idx = li ? li : (uint32_t *)(void *)b->loc_ids;
+        b->loc_ids = NULL;
     }
     /* the strings, NUL-terminated, in one block */
     size_t total = 0;
@@ -571,11 +632,16 @@ static char *msgf(const char *fmt, ...)
     return strdup(buf);
 }
 
-/* gzip data inflated into *out (malloc'd), at most MTP_MAX_BYTES. */
-static int inflate_all(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len, char **err)
+/* gzip data inflated into *out (malloc'd), at most MTP_MAX_BYTES. Every
+ * member is read, one after the other, as gzip -d does (a file of several
+ * is their data concatenated); anything after the last member that is not
+ * one is refused, never ignored. *members: how many. */
+static int inflate_all(const uint8_t *data, size_t len, uint8_t **out, size_t *out_len,
+                       unsigned *members, char **err)
 {
     z_stream z;
     memset(&z, 0, sizeof z);
+    *members = 1;
     if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
         *err = NULL;
         return -1;
@@ -617,6 +683,22 @@ static int inflate_all(const uint8_t *data, size_t len, uint8_t **out, size_t *o
                             "profile)", MTP_MAX_BYTES >> 20);
                 goto fail;
             }
+            size_t at = (size_t)((const uint8_t *)z.next_in - data);
+            if (at < len) {
+                /* more: another member, or trailing garbage */
+                if (len - at < 2 || data[at] != 0x1f || data[at + 1] != 0x8b) {
+                    *err = msgf("offset %zu: %zu bytes after the end of gzip member %u are not "
+                                "another gzip member: refused (trailing garbage)", at, len - at,
+                                *members);
+                    goto fail;
+                }
+                if (inflateReset(&z) != Z_OK) {
+                    *err = NULL;
+                    goto fail;
+                }
+                ++*members;
+                continue;
+            }
             inflateEnd(&z);
             *out = buf;
             *out_len = n;
@@ -645,8 +727,9 @@ mt_profile *mtp_decode(const uint8_t *data, size_t len, char **err)
     uint8_t *raw = NULL;
     size_t raw_len = len;
     int gz = len >= 2 && data[0] == 0x1f && data[1] == 0x8b;
+    unsigned members = 0;
     if (gz) {
-        if (inflate_all(data, len, &raw, &raw_len, err) < 0)
+        if (inflate_all(data, len, &raw, &raw_len, &members, err) < 0)
             return NULL;
         data = raw;
     } else if (len > MTP_MAX_BYTES) {
@@ -658,7 +741,8 @@ mt_profile *mtp_decode(const uint8_t *data, size_t len, char **err)
     memset(&b, 0, sizeof b);
     b.pf = pf;
     dec d = {.base = data, .p = data, .end = data + raw_len};
-    if (!pf) {
+    if (!pf || mta_table_init(&b.stacks, 64) < 0) {
+        free(pf);
         free(raw);
         return NULL;
     }
@@ -669,7 +753,9 @@ mt_profile *mtp_decode(const uint8_t *data, size_t len, char **err)
         rc = resolve(&d, &b);
     if (rc < 0) {
         if (strcmp(d.why, "out of memory") != 0)
-            *err = msgf("offset %zu%s: %s", d.why_off, gz ? " of the inflated data" : "", d.why);
+            *err = msgf("offset %zu%s: %s%s", d.why_off, gz ? " of the inflated data" : "", d.why,
+                        members > 1 ? " (the file holds several gzip members, read as one: "
+                                      "profiles concatenated are not one profile)" : "");
         mtp_free(pf);
         pf = NULL;
     }
@@ -679,6 +765,7 @@ mt_profile *mtp_decode(const uint8_t *data, size_t len, char **err)
     free(b.loc_ids_off);
     free(b.line_func_id);
     free(b.loc_map_id);
+    mta_table_destroy(&b.stacks);
     free(raw);
     return pf;
 }

@@ -8,7 +8,9 @@
  * are within str, sample location ids name a location, line function ids
  * name a function (or are 0: no function). Memory is bounded by the input:
  * at most MTP_MAX_BYTES of (inflated) protobuf, and each table entry comes
- * from at least one byte of it.
+ * from at least one byte of it; and by what a profile can mean: a stack
+ * repeated by many samples is kept once, a sample's stack holds at most
+ * MTP_MAX_DEPTH locations and the distinct stacks MTP_MAX_REFS together.
  */
 #ifndef MTA_PROFILE_READ_H
 #define MTA_PROFILE_READ_H
@@ -19,10 +21,26 @@
 /* The most bytes a profile may hold once inflated: a bigger one (or a
  * gzip bomb) is refused. */
 #define MTP_MAX_BYTES ((size_t)64 << 20)
-/* The most frames all the samples' stacks may hold together (locations
- * times their lines): a small profile whose samples repeat a location of
- * many lines would otherwise make a trie far bigger than itself. */
-#define MTP_MAX_FRAMES(bytes) ((uint64_t)(bytes) * 4 + ((uint64_t)1 << 20))
+/* The most locations in one sample's stack: far deeper than any profiler
+ * writes (Go keeps 128 frames at most, memtrace's recorder 1024). */
+#define MTP_MAX_DEPTH 4096
+/* The most values in one sample (one per sample type: a memory profile
+ * has four). */
+#define MTP_MAX_VALUES 256
+/* The most location references the distinct stacks hold together (a
+ * stack that samples repeat counts once): a few hundred thousand deep
+ * stacks, the memory of the decoded tables below 100 MiB. */
+#define MTP_MAX_REFS ((size_t)1 << 22)
+/* The most frames the distinct stacks may hold together (locations times
+ * their lines), which bounds the trie's nodes: a small profile whose
+ * samples repeat a location of many lines would otherwise make a trie far
+ * bigger than itself. */
+#define MTP_MAX_FRAMES(bytes) ((uint64_t)(bytes) * 4 + ((uint64_t)1 << 20) < ((uint64_t)1 << 22) \
+                                   ? (uint64_t)(bytes) * 4 + ((uint64_t)1 << 20) : ((uint64_t)1 << 22))
+/* The most nodes the stacks' trie may take (its memory about 140 bytes a
+ * node): stacks that share their outer frames share nodes, as real ones
+ * do; distinct deep stacks from their root would pass it. */
+#define MTP_MAX_NODES ((size_t)1 << 21)
 
 typedef struct mtp_vtype { uint64_t type, unit; } mtp_vtype;          /* string indexes */
 typedef struct mtp_line { uint64_t func; int64_t line; } mtp_line;     /* func: index + 1, 0 none */
@@ -34,7 +52,8 @@ typedef struct mtp_loc {
 typedef struct mtp_func { uint64_t id, name, system_name, filename; } mtp_func;
 typedef struct mtp_map { uint64_t id, filename; } mtp_map;
 typedef struct mtp_sample {
-    uint32_t loc0, n_locs;   /* loc_idx[loc0 ..]: leaf first */
+    uint32_t loc0, n_locs;   /* loc_idx[loc0 ..]: leaf first; samples with the same
+                              * stack share one loc0 */
     uint32_t val0, n_vals;   /* values[val0 ..] (4 bytes each: MTP_MAX_BYTES bounds them) */
 } mtp_sample;
 

@@ -60,6 +60,8 @@ static inline void mta_cost_add(mt_cost *d, const mt_cost *s)
     d->alloc_objects_var += s->alloc_objects_var;
     d->live_objects_var += s->live_objects_var;
     d->temp_objects_var += s->temp_objects_var;
+    d->alloc_bytes_var += s->alloc_bytes_var;
+    d->live_bytes_var += s->live_bytes_var;
 }
 
 /* The cost of one allocation with live measured at t. */
@@ -71,6 +73,7 @@ static inline void mta_cost_of(const mt_scale *sc, const mt_alloc *a, mt_timedel
     c->alloc_objects_var = ov;
     c->samples = a->n_samples;
     c->allocs = 1;
+    c->alloc_bytes_var = c->live_bytes_var = 0; /* (a trace's: from samples) */
     if (mta_is_live(a, t)) {
         c->live_bytes = c->alloc_bytes;
         c->live_objects = obj;

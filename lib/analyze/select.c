@@ -33,6 +33,16 @@ double mt_cost_rse(const mt_cost *c, mt_metric metric)
     case MT_METRIC_ALLOC_OBJECTS: v = c->alloc_objects, var = c->alloc_objects_var; break;
     case MT_METRIC_LIVE_OBJECTS: v = c->live_objects, var = c->live_objects_var; break;
     case MT_METRIC_TEMP_OBJECTS: v = c->temp_objects, var = c->temp_objects_var; break;
+    case MT_METRIC_ALLOC_BYTES:
+    case MT_METRIC_LIVE_BYTES: {
+        /* bytes with a variance of their own (a Go profile): from it */
+        int live = metric == MT_METRIC_LIVE_BYTES;
+        v = live ? c->live_bytes : c->alloc_bytes;
+        var = live ? c->live_bytes_var : c->alloc_bytes_var;
+        if (var > 0)
+            return v > 0 ? sqrt(var) / v : 1.0;
+        return mt_noise(mt_cost_samples(c, metric));
+    }
     default: return mt_noise(mt_cost_samples(c, metric));
     }
     if (!(v > 0))
@@ -40,14 +50,25 @@ double mt_cost_rse(const mt_cost *c, mt_metric metric)
     return var > 0 ? sqrt(var) / v : 0;
 }
 
+/* The samples that make a value's error, v^2 / var, when the bytes carry a
+ * variance of their own: what 1/sqrt turns back into that error. */
+static uint64_t effective(double v, double var, uint64_t k)
+{
+    if (!(var > 0) || !(v > 0))
+        return k;
+    double e = v * v / var;
+    return e >= 0x1p62 ? (uint64_t)1 << 62 : e < 1 ? 1 : (uint64_t)llround(e);
+}
+
 uint64_t mt_cost_samples(const mt_cost *c, mt_metric metric)
 {
     switch (metric) {
     case MT_METRIC_LIVE_BYTES:
-    case MT_METRIC_LIVE_OBJECTS: return c->live_samples;
+    case MT_METRIC_LIVE_OBJECTS: return effective(c->live_bytes, c->live_bytes_var, c->live_samples);
     case MT_METRIC_TEMP_BYTES:
     case MT_METRIC_TEMP_OBJECTS: return c->temp_samples;
-    default: return c->samples;
+    case MT_METRIC_SAMPLES: return c->samples;
+    default: return effective(c->alloc_bytes, c->alloc_bytes_var, c->samples);
     }
 }
 

@@ -199,6 +199,7 @@ typedef struct writer {
     uint64_t *ids;       /* location ids of the current sample */
     size_t ids_cap;
     int failed;
+    int write_errno;         /* errno of the first write that failed (0: none) */
 } writer;
 
 static void flush(writer *w, int force)
@@ -209,8 +210,11 @@ static void flush(writer *w, int force)
     }
     if (!force && w->out.n < (1 << 16))
         return;
-    if (w->out.n && gzwrite(w->gz, w->out.b, (unsigned)w->out.n) != (int)w->out.n)
+    if (w->out.n && gzwrite(w->gz, w->out.b, (unsigned)w->out.n) != (int)w->out.n) {
+        if (!w->failed && !w->write_errno)
+            w->write_errno = errno ? errno : EIO;
         w->failed = 1;
+    }
     w->out.n = 0;
 }
 
@@ -403,11 +407,17 @@ int mt_write_pprof_fd(int fd, const mt_selection *s, const mt_pprof_options *o, 
         return -1;
     }
     int rc = encode(&w, o);
-    int saved = errno;
-    if (gzclose(w.gz) != Z_OK)
+    /* the cause is the errno of the write that failed, taken when it
+     * failed (a later call's, e.g. ENOENT, would name the wrong one) */
+    errno = 0;
+    if (gzclose(w.gz) != Z_OK) {
+        if (!w.write_errno)
+            w.write_errno = errno ? errno : EIO;
         rc = -1;
+    }
     if (rc < 0 && err)
-        *err = strdup(w.out.oom || w.strs.oom ? "out of memory" : strerror(saved ? saved : EIO));
+        *err = strdup(w.out.oom || w.strs.oom ? "out of memory"
+                      : w.write_errno ? strerror(w.write_errno) : "cannot write the profile");
     free(w.out.b);
     free(w.tmp.b);
     free(w.tmp2.b);
@@ -437,12 +447,15 @@ int mt_write_pprof(const char *path, const mt_selection *s, const mt_pprof_optio
         else
             mt_outfile_abort(&of);
     }
+    if (rc < 0 && !why && err && *err && strcmp(*err, "out of memory") != 0)
+        why = *err; /* (the write's cause, named with the file) */
     if (rc < 0 && why && err) {
-        free(*err);
+        char *cause = *err;
         size_t len = strlen(path) + strlen(why) + 4;
         *err = malloc(len);
         if (*err)
             snprintf(*err, len, "%s: %s", path, why);
+        free(cause);
     }
     return rc;
 }

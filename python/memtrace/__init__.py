@@ -17,6 +17,7 @@ installed beside the analysis library.
 """
 import ctypes
 import json
+import operator
 import os
 import warnings
 
@@ -78,6 +79,21 @@ def _open_model(arr, n, err):
             os.environ["DEBUGINFOD_URLS"] = saved
 
 
+def _c_str(value, what, path=False):
+    """value (a str, or a path) as the bytes C reads up to its first NUL:
+    one inside would cut it silently, so it is refused."""
+    b = os.fsencode(value) if path else str(value).encode()
+    if b"\0" in b:
+        raise ValueError("memtrace: %s holds a NUL byte (C would read it cut short): %r"
+                         % (what, value))
+    return b
+
+
+# The most buckets curve() gives: far more than a plot has pixels, and
+# 2.4 MB of columns (10^7 took 751 MB).
+CURVE_MAX_BUCKETS = 100000
+
+
 def open(*paths):
     """The traces at paths as one Trace (several: a process tree or repeated
     runs, aggregated as the CLI does with several FILEs)."""
@@ -102,8 +118,8 @@ class _Selection:
     def __init__(self, trace, filter, at, sites=True):
         err = ctypes.c_void_p()
         self._trace = trace
-        self.ptr = _lib.select(trace._model, (filter or "").encode(),
-                               (at or "end").encode() if at is not None else None,
+        self.ptr = _lib.select(trace._model, _c_str(filter or "", "the filter"),
+                               _c_str(at or "end", "at") if at is not None else None,
                                1 if sites else 0, ctypes.byref(err))
         if not self.ptr:
             raise MemtraceError(_lib.take_error(err, "out of memory"))
@@ -121,7 +137,7 @@ class Trace:
         if not paths:
             raise MemtraceError("memtrace.open: no trace given")
         self.paths = [os.fspath(p) for p in paths]
-        arr = (ctypes.c_char_p * len(self.paths))(*[p.encode() for p in self.paths])
+        arr = (ctypes.c_char_p * len(self.paths))(*[_c_str(p, "the path", True) for p in self.paths])
         err = ctypes.c_void_p()
         self._model = _open_model(arr, len(self.paths), ctypes.byref(err))
         if not self._model:
@@ -248,8 +264,18 @@ class Trace:
         indexed like ids. Each distinct stack is written once, in C."""
         self._check()
         np, pd = _np(), _pd()
-        index = getattr(ids, "index", None)
-        arr = np.ascontiguousarray(np.asarray(ids, dtype=np.uint32))
+        index = ids.index if isinstance(ids, pd.Series) else None
+        if isinstance(ids, pd.Index):
+            index = ids
+        raw_ids = np.asarray(ids)
+        if raw_ids.ndim != 1:
+            raise TypeError("stacks: ids are a list, array or Series of stack ids "
+                            "(allocations()[\"stack\"]), not %s" % type(ids).__name__)
+        if len(raw_ids) and (raw_ids.dtype.kind not in "iu" or raw_ids.min() < 0 or
+                             raw_ids.max() > 0xFFFFFFFF):
+            raise ValueError("stacks: ids are stack ids from allocations()[\"stack\"] "
+                             "(integers from 0 to 2^32 - 1)")
+        arr = np.ascontiguousarray(raw_ids.astype(np.uint32))
         uniq, inv = np.unique(arr, return_inverse=True)
         length = ctypes.c_size_t()
         ptr = _lib.model_stacks(self._model, uniq.ctypes.data_as(_lib.c_uint32_p), len(uniq),
@@ -278,7 +304,7 @@ class Trace:
             by = "live"
         sel = _Selection(self, filter, at)
         err = ctypes.c_void_p()
-        text = _lib.take_text(_lib.top_json(sel.ptr, by.encode(), int(limit), int(callers),
+        text = _lib.take_text(_lib.top_json(sel.ptr, _c_str(by, "by"), int(limit), int(callers),
                                             ctypes.byref(err)))
         if text is None:
             raise MemtraceError(_lib.take_error(err, "out of memory"))
@@ -312,6 +338,14 @@ class Trace:
         filtered (of those passing the filter)."""
         self._check()
         np, pd = _np(), _pd()
+        try:
+            n = operator.index(n)
+        except TypeError:
+            raise TypeError("curve: n is a number of buckets (an int), not %s"
+                            % type(n).__name__) from None
+        if not 1 <= n <= CURVE_MAX_BUCKETS:
+            raise ValueError("curve: n is a number of buckets from 1 to %d, not %d"
+                             % (CURVE_MAX_BUCKETS, n))
         sel = _Selection(self, filter, None)
         t = np.zeros(n, dtype=np.int64)
         tot = np.zeros(n, dtype=np.float64)
@@ -332,7 +366,7 @@ class Trace:
         a = _Selection(self, filter, at)
         b = _Selection(other, filter, at)
         err = ctypes.c_void_p()
-        text = _lib.take_text(_lib.diff_json(a.ptr, b.ptr, by.encode(), key.encode(),
+        text = _lib.take_text(_lib.diff_json(a.ptr, b.ptr, _c_str(by, "by"), _c_str(key, "key"),
                                              float(alpha), ctypes.byref(err)))
         if text is None:
             raise MemtraceError(_lib.take_error(err, "out of memory"))

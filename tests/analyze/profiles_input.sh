@@ -19,7 +19,20 @@
 #    into millions of frames, a gzip bomb, truncated gzip) fail with one
 #    line naming the
 #    file (and the offset), exit 1, never a crash; negative values and a
-#    recursive stack are read.
+#    recursive stack are read;
+#  - small files that encode tens of millions of location references (one
+#    location 30 million times in a stack, one sample of 30 million
+#    values, 1100 distinct stacks of 4000,
+#    800 distinct from their root) are refused with the offset, and one
+#    stack of 4000 in 15000 samples is read, all within a bound on memory
+#    and CPU time far above the work;
+#  - a Go profile's error is Go's sampling error, known answers worked out
+#    here: a site that mixes a 14.5 MB object with 349,000 small strings
+#    has its strings' error, counts carry their 1/p, and the samples of a
+#    stack saturate rather than wrap;
+#  - a gzipped profile is read member after member (two members make one
+#    profile; two profiles concatenated are refused, never read as the
+#    first alone), and bytes after the last member are refused.
 set -u
 . tests/lib.sh
 : "${MT_BIN:?}" "${MT_FIXTURES:?}" "${MT_TMP:?}"
@@ -110,6 +123,53 @@ check "inside: works on a profile" grep -q "beta (a.c:20)" "$T/out"
 "$M" top --filter '!inside:beta' "$P" >"$T/out" 2>&1
 check "!inside: works on a profile" sh -c "grep -q 'alpha (a.c:10)' '$T/out' && ! grep -q 'beta (a.c:20)' '$T/out'"
 
+# --- Go's sampling error, from Go's p = 1 - exp(-s/R), worked out here
+# apart: an object of s bytes recorded with probability p adds s/p bytes
+# (variance s^2 (1-p)/p^2) and 1/p objects ((1-p)/p^2); a sample of n
+# objects had n p recorded, so its bytes' variance is n s^2 (1-p)/p and its
+# count's n (1-p)/p, summed over a site's samples of every size
+mk go_mixed
+python3 - >"$T/want" <<'PY'
+from math import exp, sqrt
+R = 524288.0
+def var(n, b):
+    s = b / n
+    p, q = 1 - exp(-s / R), exp(-s / R)
+    return n * s * s * q / p, n * q / p
+sites = {"alpha": [(1, 14500000), (349000, 5584000)], "beta": [(1000, 1024000)]}
+for name, ss in sorted(sites.items()):
+    vb = sum(var(n, b)[0] for n, b in ss)
+    vn = sum(var(n, b)[1] for n, b in ss)
+    print(name, "alloc", "%.4f" % (sqrt(vb) / sum(b for n, b in ss)))
+    print(name, "count", "%.4f" % (sqrt(vn) / sum(n for n, b in ss)))
+PY
+for by in alloc count; do
+    "$M" top --by $by --json "$T/go_mixed" 2>/dev/null |
+        sed -n 's/.*"short":"\([a-z]*\)",.*"rse":\([0-9.]*\).*/\1 '$by' \2/p'
+done | sort >"$T/got"
+sort "$T/want" >"$T/want.s"
+if [ -s "$T/got" ] && awk 'NR == FNR { w[$1 " " $2] = $3; next }
+        { d = $3 - w[$1 " " $2]; if (d < 0) d = -d; if (!($1 " " $2 in w) || d > 0.0005) bad = 1; n++ }
+        END { exit bad || n != 4 }' "$T/want.s" "$T/got"; then
+    pass "Go profile: a site of one 14.5 MB object and 349,000 strings shows its strings' error (8.5 %), counts with their 1/p (31 %, 72 %)"
+else
+    fail "Go profile: errors differ from Go's sampling"; paste "$T/want.s" "$T/got" | sed 's/^/    /'
+fi
+"$M" info "$T/go_mixed" >"$T/out" 2>&1
+check "Go profile: info's total error sums the variances (bytes ±8.8 %)" grep -q "^allocated: .*(bytes ±8.8%, blocks ±30.6%)" "$T/out"
+"$M" diff "$T/go_mixed" "$T/go_mixed" >"$T/out" 2>&1
+check "Go profile: diff's header counts samples below 2^32" \
+    sh -c "grep -q 'from [0-9]* samples' '$T/out' && ! grep -q 'from [0-9]\{10,\} samples' '$T/out'"
+mk line0
+"$M" diff --json "$T/line0" "$T/line0" >"$T/out" 2>&1
+"$M" top "$T/line0" >"$T/top" 2>&1
+check "diff names a site of unknown line as top does: alpha (a.c), never a.c:0" \
+    sh -c "grep -q '\"name\":\"alpha (a.c)\"' '$T/out' && ! grep -q 'a.c:0' '$T/out' && grep -q ' alpha (a.c)\$' '$T/top'"
+mk wrap
+"$M" top --json "$T/wrap" >"$T/out" 2>&1
+check "samples of a stack saturate, never wrap (alpha's 8 EiB twice: rse 0, not 1)" \
+    grep -q '"short":"alpha","value":[0-9.]*,"share":[0-9.]*,"rse":0.0000' "$T/out"
+
 # --- hostile files
 for k in truncated long_varint wire_type group loc_zero loc_missing dup_loc func_missing string_range \
          values_count no_values huge_len; do
@@ -125,10 +185,63 @@ for k in negative cycle; do
 done
 mk frames_bomb
 refused "a location of many lines repeated: refused" "too many frames for its size" 1 "$M" top "$T/frames_bomb"
+# small files that encode tens of millions of location references: bounded
+# by what they mean (a limit on memory and CPU time far above the work;
+# before, 4 GB and 80 s)
+bounded() {
+    (
+        [ "${MT_STAGE:-plain}" = plain ] && ulimit -v 700000
+        ulimit -t 120
+        exec "$@"
+    )
+}
+mk deep_stack
+refused "one location 30 million times in a stack: refused" \
+    "deep_stack: offset [0-9]* of the inflated data: sample 0: its stack holds more than 4096 locations" \
+    1 bounded "$M" folded "$T/deep_stack"
+mk many_values
+refused "one sample of 30 million values: refused" \
+    "many_values: offset [0-9]* of the inflated data: sample 0: it holds more than 256 values" \
+    1 bounded "$M" top "$T/many_values"
+mk distinct_stacks
+refused "1100 distinct stacks of 4000 locations: refused" \
+    "distinct_stacks: offset [0-9]* of the inflated data: sample 1048: the distinct stacks hold more than" \
+    1 bounded "$M" top "$T/distinct_stacks"
+mk distinct_roots
+refused "800 stacks of 4000 locations distinct from their root: refused" \
+    "distinct_roots: its distinct stacks make more than 2097152 call-path nodes" \
+    1 bounded "$M" folded "$T/distinct_roots"
+mk repeated_stacks
+for cmd in "top --json" "folded" "stats" "info"; do
+    # shellcheck disable=SC2086
+    bounded "$M" $cmd "$T/repeated_stacks" >"$T/out" 2>"$T/err"
+    check "one stack of 4000 locations in 15000 samples: $cmd reads it in bounded memory" \
+        grep -q "1500000\|1.43 MiB" "$T/out"
+done
+bounded "$M" folded "$T/repeated_stacks" >"$T/out" 2>&1
+check "one stack of 4000 locations in 15000 samples: one folded line cut at 1024 frames, 1500000 B" \
+    sh -c "[ \$(wc -l <'$T/out') = 1 ] && [ \$(tr ';' '\n' <'$T/out' | wc -l) = 1024 ] && grep -q '^\[truncated\];' '$T/out' && grep -q ' 1500000\$' '$T/out'"
 head -c 200000000 /dev/zero | gzip -1 >"$T/bomb.gz"
 refused "gzip bomb refused" "inflates to more than 64 MiB: refused" 1 "$M" top "$T/bomb.gz"
 head -c 300 "$T/leak.pb.gz" >"$T/cut.gz"
 refused "truncated gzip refused" "gzip data truncated" 1 "$M" top "$T/cut.gz"
 printf '\037\213garbage' >"$T/badgz"
 refused "bad gzip refused" "bad gzip data\|gzip data truncated" 1 "$M" top "$T/badgz"
+# gzip members: every one is read, as gzip -d does; what follows the last is refused
+gzip -dc "$T/heap" >"$T/heap.raw"
+head -c 100 "$T/heap.raw" | gzip >"$T/split.gz"
+tail -c +101 "$T/heap.raw" | gzip >>"$T/split.gz"
+"$M" stats "$T/split.gz" >"$T/out" 2>&1
+check "a profile in two gzip members: read whole (4.98 KiB in 11 blocks)" \
+    grep -q '^allocated   4.98 KiB in 11 blocks' "$T/out"
+cat "$T/heap" "$T/leak.pb.gz" >"$T/two.gz"
+"$M" check --max-alloc 10MiB "$T/two.gz" >"$T/out" 2>"$T/err"
+rc=$?
+[ $rc != 0 ] && grep -q "several gzip members" "$T/err" && ! grep -q "budget holds" "$T/out" &&
+    pass "two profiles concatenated: check refuses them (exit $rc), never passes on the first alone" ||
+    { fail "two profiles concatenated: check exit $rc"; sed 's/^/    /' "$T/out" "$T/err"; }
+{ cat "$T/heap"; printf 'junk\n'; } >"$T/trailing.gz"
+refused "trailing garbage after the gzip data refused" \
+    "trailing.gz: offset [0-9]*: 5 bytes after the end of gzip member 1 are not another gzip member" 1 \
+    "$M" top "$T/trailing.gz"
 finish

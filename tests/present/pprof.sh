@@ -4,7 +4,8 @@
 # stack (pprof merges stacks whose locations print alike), inlined frames as several lines of one location, and totals equal
 # to an independent awk replay of the reference dump (tests/analyze/expect.awk):
 # alloc_space = all samples x bytes per sample, inuse_space = what is never
-# collected (or live at --at peak).
+# collected (or live at --at peak). Output errors: an unwritable path, a
+# full disk (/dev/full) named by their cause, exit 1.
 set -u
 : "${MT_BIN:=build/memtrace}" "${MT_FIXTURES:=tests/fixtures/memtrace}" "${MT_TMP:=/tmp}"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -165,4 +166,13 @@ fi
 [ $? = 1 ] && grep -q 'memtrace pprof: .*nodir' "$MT_TMP/err" && pass "unwritable output: exit 1 with the path" ||
     fail "unwritable output: $(cat "$MT_TMP/err")"
 "$MT_BIN" pprof "$MT_FIXTURES/leak.ctf" 2>/dev/null; [ $? = 2 ] && pass "missing -o: exit 2" || fail "missing -o"
+# a full disk: the write's own cause, with the path (it said "No such file
+# or directory", the errno of a later call)
+"$MT_BIN" pprof -o /dev/full "$MT_FIXTURES/prodcons.ctf" 2> "$MT_TMP/err"
+[ $? = 1 ] && grep -qx 'memtrace pprof: /dev/full: No space left on device' "$MT_TMP/err" &&
+    pass "-o /dev/full: exit 1, 'No space left on device' with the path" ||
+    fail "-o /dev/full: $(cat "$MT_TMP/err")"
+"$MT_BIN" pprof -o - "$MT_FIXTURES/leak.ctf" 2> "$MT_TMP/err" >/dev/full
+[ $? = 1 ] && grep -q 'No space left on device' "$MT_TMP/err" &&
+    pass "-o - into /dev/full: exit 1, 'No space left on device'" || fail "-o - into /dev/full: $(cat "$MT_TMP/err")"
 finish

@@ -121,9 +121,14 @@ check "compare: peak RSS grows at most budget + 50% ($((peak - base)) MB <= $((b
 urls=""
 i=0
 while [ $i -lt 8 ]; do i=$((i + 1)); urls="$urls ${VIEW_URL}api/compare_curves?n=4000&filter=size:$i-"; done
+base=$(rss)
+echo 5 > "/proc/$VIEW_PID/clear_refs"
 fire $urls > "$MT_TMP/statuses"
+peak=$(hwm)
 check "compare curves: answered or 503 ($(sort "$MT_TMP/statuses" | uniq -c | tr '\n' ' '))" \
     [ "$(grep -c '^200 \|^503 [0-9]' "$MT_TMP/statuses")" = 8 ]
+check "compare curves: peak RSS grows at most budget + 50% ($((peak - base)) MB <= $((budget + margin)) MB)" \
+    [ $((peak - base)) -le $((budget + margin)) ]
 check "server alive" kill -0 "$VIEW_PID"
 stop_viewer
 
