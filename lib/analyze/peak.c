@@ -133,23 +133,21 @@ static double poisson_level(double P, double n, double target)
     return (lo + hi) / 2;
 }
 
-/* The standard normal quantile of the interval's one-sided level. */
-#define Z_SIDE 1.959963984540054
-
-/* Fixed-time bounds of a count of k samples (Poisson, Wilson and
- * Hilferty's cube-root form, within a few hundredths of a sample of the
- * exact ones), narrowed by sqrt(1 - rate) for binomial counts. */
-static double count_upper(double k, double rate)
+/* Fixed-time bounds of a count of k samples at the standard normal
+ * quantile z (Poisson, Wilson and Hilferty's cube-root form, within a few
+ * tenths of a sample of the exact ones), narrowed by sqrt(1 - rate) for
+ * binomial counts. */
+static double count_upper(double k, double rate, double z)
 {
-    double c = 1 - 1 / (9 * (k + 1)) + Z_SIDE / (3 * sqrt(k + 1));
+    double c = 1 - 1 / (9 * (k + 1)) + z / (3 * sqrt(k + 1));
     return k + ((k + 1) * c * c * c - k) * sqrt(1 - rate);
 }
 
-static double count_lower(double k, double rate)
+static double count_lower(double k, double rate, double z)
 {
     if (!(k > 0))
         return 0;
-    double c = 1 - 1 / (9 * k) - Z_SIDE / (3 * sqrt(k));
+    double c = 1 - 1 / (9 * k) - z / (3 * sqrt(k));
     double l = c > 0 ? k * c * c * c : 0;
     return k - (k - l) * sqrt(1 - rate);
 }
@@ -202,13 +200,13 @@ void mta_peak_result(const mta_peak_acc *p, double bps, double rate, mt_peak *ou
     /* the highest of n_lo readings of the level lo reaches P with chance a */
     double lo = P < POISSON_BELOW ? poisson_level(P, n_lo, 1 - a)
                                   : P - sd * max_quantile(1 - a, n_lo);
-    double lo_end = count_lower(E, rate);
+    double z = norm_quantile(1 - a), lo_end = count_lower(E, rate, z);
     if (lo < lo_end)
         lo = lo_end;
     out->sd = sd * bps;
     out->readings = n;
     out->lo = (lo > 0 ? (lo < P ? lo : P) : 0) * bps;
-    out->hi = count_upper(P, rate) * bps;
+    out->hi = count_upper(P, rate, z) * bps;
 }
 
 /* The chance of a count of k or more samples at a fixed time where mu are
