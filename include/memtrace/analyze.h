@@ -368,6 +368,9 @@ size_t mt_model_stack(const mt_model *m, mt_node_id node, mt_frame_id *out, size
  * (1.0 for k = 0). Reports mark an entry "noisy" when this is above
  * MT_NOISY (k < 25), "mostly noise" above MT_NOISE (k < 4). */
 double mt_noise(uint64_t k);
+/* The same at a known sample rate: sqrt((1 - rate) / k), 0 at rate 1 (every
+ * byte sampled: the figure is exact, even 0 of it). */
+double mt_noise_at(uint64_t k, double rate);
 #define MT_NOISY 0.2
 #define MT_NOISE 0.5
 
