@@ -18,12 +18,13 @@
 # it, the mean and range of estimate / exact, and how often the estimate is
 # below the live bytes at the end as the same trace shows them (never).
 #
-#   sh bench/peak_coverage.sh [BUILD]     (after make; BUILD defaults to build)
+#   sh bench/peak_coverage.sh [BUILD]     (after make; BUILD defaults to build;
+#                                          a copy elsewhere keeps a long run apart from rebuilds)
 #   RUNS=10 INTERVALS="512k 64k" PROGS="sqlite3 cc1plus git python3"
 set -u
 cd "$(dirname "$0")/.."
 B=${1:-build}
-MT="$PWD/$B/memtrace"
+case $B in /*) MT=$B/memtrace ;; *) MT=$PWD/$B/memtrace ;; esac
 RUNS=${RUNS:-10}
 INTERVALS=${INTERVALS:-"512k 64k"}
 PROGS=${PROGS:-"sqlite3 cc1plus git python3"}

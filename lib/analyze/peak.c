@@ -203,7 +203,7 @@ void mta_peak_result(const mta_peak_acc *p, double bps, double rate, mt_peak *ou
     double z = norm_quantile(1 - a), lo_end = count_lower(E, rate, z);
     if (lo < lo_end)
         lo = lo_end;
-    out->sd = sd * bps;
+    out->sd = (sd < 1 ? 1 : sd) * bps;   /* none at the top: a sample's worth */
     out->readings = n;
     out->lo = (lo > 0 ? (lo < P ? lo : P) : 0) * bps;
     out->hi = count_upper(P, rate, z) * bps;
