@@ -82,7 +82,7 @@ mutant peak-interval-90 lib/analyze/peak.c 's|#define PEAK_LEVEL 0.95 |#define P
 mutant peak-no-end-floor lib/analyze/peak.c 's|    if (lo < lo_end)|    if (0)|' $PK
 mutant peak-spikes-one-reading lib/analyze/peak.c 's|        if (P > 0 \&\& R / P > m)|        if (0)|' $PK
 mutant peak-check-no-end lib/analyze/peak.c 's|    if (e < v)|    if (0)|' $PK
-mutant peak-hi-max-selected lib/analyze/peak.c 's|    out->hi = count_upper(P, rate, z) \* bps;|    out->hi = (P - sd * max_quantile(a, n)) * bps;|' $PK
+mutant peak-hi-max-selected lib/analyze/peak.c 's|    out->hi = count_upper(P, rate, z) \* bps;|    out->hi = (count_upper(P, rate, z) - sd * max_quantile(0.5, n)) * bps;|' $PK
 mutant live-count-var-alloc lib/analyze/select.c 's|v = c->live_objects, var = c->live_objects_var;|v = c->live_objects, var = c->alloc_objects_var;|' tests/analyze/live_count_error.c tests/analyze/count_error.c
 # --- exporters
 mutant pprof-no-filenames lib/present/pprof.c 's|str_index(&w->strs, fn\[f\].filename)|str_index(\&w->strs, "")|' tests/present/pprof.sh
