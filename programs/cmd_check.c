@@ -461,8 +461,9 @@ int cmd_check(int argc, char **argv)
             mt_format_time(tb, sizeof tb, sd.at);
             snprintf(x->what, sizeof x->what, "peak live bytes%s", scope);
             snprintf(x->when, sizeof x->when, " (at %s)", tb);
-            /* the curve's highest is biased upward: the peak's estimate and
-             * its own test (docs/estimates.md) */
+            /* the curve's highest can read high: the peak's own test, which
+             * fails only when the interval's lower bound is above the
+             * budget at --alpha (docs/estimates.md) */
             x->est = mt_diff_estimate(&sd, MT_METRIC_LIVE_BYTES);
             x->est.value = x->peak.bytes;
             x->p = mt_test_peak_above(&x->peak, x->limit);
@@ -510,8 +511,7 @@ int cmd_check(int argc, char **argv)
             x->est = mt_diff_estimate(&sd, inc_metric);
             x->base = mt_diff_estimate(&bsd, inc_metric);
             if (inc_live && inc_at == MT_TIME_PEAK && inc_metric == MT_METRIC_LIVE_BYTES) {
-                /* the peaks' estimates, not the curves' highest points, which
-                 * read high by as much as each trace renews its top */
+                /* the peaks' estimates: each curve's highest point */
                 x->est.value = np.bytes;
                 x->base.value = bp.bytes;
             }

@@ -79,6 +79,13 @@ mutant rse-text-k-plus-1 lib/present/top.c 's|100 \* mt_noise(k)|100 * mt_noise(
 mutant bytes-per-sample lib/analyze/scale.c 's|s.bytes_per_sample = info->sample_rate > 0 ? s.word_bytes / info->sample_rate : 0;|s.bytes_per_sample = info->sample_rate > 0 ? 8 / info->sample_rate : 0;|' tests/analyze tests/present/recorder.sh
 mutant objects-no-header lib/analyze/scale.h 's|        words += 1;|        words += 0;|' tests/analyze tests/present/pprof.sh
 mutant live-at-collect lib/analyze/scale.h 's|return a->time <= t \&\& a->collect > t;|return a->time <= t \&\& a->collect >= t;|' tests/analyze tests/present/reports.sh
+PK="tests/analyze/peak_interval.c tests/analyze/peak_estimate.c"
+mutant peak-interval-90 lib/analyze/peak.c 's|#define PEAK_LEVEL 0.95 |#define PEAK_LEVEL 0.90 |' $PK
+mutant peak-no-end-floor lib/analyze/peak.c 's|    if (lo < lo_end)|    if (0)|' $PK
+mutant peak-spikes-one-reading lib/analyze/peak.c 's|        if (P > 0 \&\& R / P > m)|        if (0)|' $PK
+mutant peak-check-no-end lib/analyze/peak.c 's|    if (e < v)|    if (0)|' $PK
+mutant peak-hi-max-selected lib/analyze/peak.c 's|    out->hi = count_upper(P, rate, z) \* bps;|    out->hi = (count_upper(P, rate, z) - sd * max_quantile(0.5, n)) * bps;|' $PK
+mutant live-count-var-alloc lib/analyze/select.c 's|v = c->live_objects, var = c->live_objects_var;|v = c->live_objects, var = c->alloc_objects_var;|' tests/analyze/live_count_error.c tests/analyze/count_error.c
 # --- exporters
 mutant pprof-no-filenames lib/present/pprof.c 's|str_index(&w->strs, fn\[f\].filename)|str_index(\&w->strs, "")|' tests/present/pprof.sh
 mutant pprof-inuse-objects-0 lib/present/pprof.c 's|(uint64_t)llround(c->live_objects)|0|' tests/present/pprof.sh

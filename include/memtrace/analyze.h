@@ -294,18 +294,21 @@ double mt_alloc_bytes(const mt_model *m, const mt_alloc *a);
 double mt_alloc_objects(const mt_model *m, const mt_alloc *a);
 
 /* The peak of live memory as estimated from the samples (docs/estimates.md).
- * The highest value of the estimated curve (curve_max) is biased upward
- * where the curve stays near its top while blocks are replaced; bytes
- * corrects it for the independent readings of the top the samples gave
- * (readings), and [lo, hi] is a 95% interval for the true peak. At rate 1
- * (every byte sampled) all of them are the exact peak and sd is 0. */
+ * The estimate (bytes) is the highest value of the estimated curve
+ * (curve_max): the live bytes at the time the curve peaks, which can read
+ * high where the curve stays near its top while blocks are replaced; [lo,
+ * hi] is a 95% interval for the true peak whose lower bound allows for
+ * that (readings: the effectively independent readings of the top) and is
+ * never below the end's fixed-time bound. At rate 1 (every byte sampled)
+ * bytes, lo, hi and curve_max are the exact peak and sd is 0. */
 typedef struct mt_peak {
-    double bytes;            /* the estimate */
+    double bytes;            /* the estimate: the curve's highest */
     double lo, hi;           /* 95% interval */
     double curve_max;        /* highest value of the estimated curve */
     double sd;               /* standard error of the curve at its highest */
     double readings;         /* effectively independent readings of the top (>= 1) */
     double samples;          /* samples live at the curve's highest */
+    double end;              /* the curve's value at its end (its last time) */
 } mt_peak;
 
 /* A peak estimated in samples (bytes per sample 1), in bytes. */
@@ -365,6 +368,9 @@ size_t mt_model_stack(const mt_model *m, mt_node_id node, mt_frame_id *out, size
  * (1.0 for k = 0). Reports mark an entry "noisy" when this is above
  * MT_NOISY (k < 25), "mostly noise" above MT_NOISE (k < 4). */
 double mt_noise(uint64_t k);
+/* The same at a known sample rate: sqrt((1 - rate) / k), 0 at rate 1 (every
+ * byte sampled: the figure is exact, even 0 of it). */
+double mt_noise_at(uint64_t k, double rate);
 #define MT_NOISY 0.2
 #define MT_NOISE 0.5
 

@@ -360,7 +360,7 @@ void mt_curve_grid_finish(mt_curve_grid *g, double rate)
                 g->peak_time = (mt_timedelta)(k + 1) * g->width - 1;
             }
         double p = (double)g->peak;
-        g->peak_est = (mt_peak){p, p, p, p, 0, 1, p};
+        g->peak_est = (mt_peak){p, p, p, p, 0, 1, p, p};
     }
     mt_curve_free(r);
     mt_curve_acc_free(c);

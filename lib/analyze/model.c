@@ -14,6 +14,13 @@ double mt_noise(uint64_t k)
     return k ? 1.0 / sqrt((double)k) : 1.0;
 }
 
+double mt_noise_at(uint64_t k, double rate)
+{
+    if (rate >= 1)
+        return 0;
+    return k ? sqrt((1 - (rate > 0 ? rate : 0)) / (double)k) : 1.0;
+}
+
 void mt_model_free(mt_model *m)
 {
     if (!m)

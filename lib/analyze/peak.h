@@ -12,8 +12,10 @@
 typedef struct mta_peak_acc {
     int64_t max;                   /* highest live samples after a time */
     mt_timedelta max_t;            /* the first time it was reached */
+    int64_t last;                  /* live samples after the last time: the end */
     unsigned shift;                /* bin k: levels [k << shift, (k + 1) << shift) */
     uint64_t bin[MTA_PEAK_BINS];   /* samples allocated, by the level before */
+    uint64_t reach[MTA_PEAK_BINS]; /* the same by the level after: reaching it */
 } mta_peak_acc;
 void mta_peak_init(mta_peak_acc *p);
 void mta_peak_time(mta_peak_acc *p, mt_timedelta t, int64_t before, int64_t after,

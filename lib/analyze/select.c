@@ -34,13 +34,26 @@ double mt_cost_rse(const mt_cost *c, mt_metric metric)
     case MT_METRIC_LIVE_OBJECTS: v = c->live_objects, var = c->live_objects_var; break;
     case MT_METRIC_TEMP_OBJECTS: v = c->temp_objects, var = c->temp_objects_var; break;
     case MT_METRIC_ALLOC_BYTES:
-    case MT_METRIC_LIVE_BYTES: {
+    case MT_METRIC_LIVE_BYTES:
+    case MT_METRIC_TEMP_BYTES: {
         /* bytes with a variance of their own (a Go profile): from it */
-        int live = metric == MT_METRIC_LIVE_BYTES;
-        v = live ? c->live_bytes : c->alloc_bytes;
-        var = live ? c->live_bytes_var : c->alloc_bytes_var;
-        if (var > 0)
-            return v > 0 ? sqrt(var) / v : 1.0;
+        if (metric != MT_METRIC_TEMP_BYTES) {
+            int live = metric == MT_METRIC_LIVE_BYTES;
+            v = live ? c->live_bytes : c->alloc_bytes;
+            var = live ? c->live_bytes_var : c->alloc_bytes_var;
+            if (var > 0)
+                return v > 0 ? sqrt(var) / v : 1.0;
+        }
+        /* blocks whose counts have no variance were sampled whole (rate
+         * 1): their bytes are exact too */
+        double n = metric == MT_METRIC_LIVE_BYTES   ? c->live_objects
+                   : metric == MT_METRIC_TEMP_BYTES ? c->temp_objects
+                                                    : c->alloc_objects;
+        double nv = metric == MT_METRIC_LIVE_BYTES   ? c->live_objects_var
+                    : metric == MT_METRIC_TEMP_BYTES ? c->temp_objects_var
+                                                     : c->alloc_objects_var;
+        if (n > 0 && nv == 0 && mt_cost_samples(c, metric))
+            return 0;
         return mt_noise(mt_cost_samples(c, metric));
     }
     default: return mt_noise(mt_cost_samples(c, metric));

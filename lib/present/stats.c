@@ -188,7 +188,7 @@ int mt_report_stats_figures(FILE *out, const mt_model *m, const mt_stats *stp,
                 "\"alloc_rate_bytes_per_s\":%.1f,\"alloc_rate_se_bytes_per_s\":%.1f,\"mean_lifetime_us\":%.1f,\"median_lifetime_us\":%.1f,"
                 "\"size_histogram\":",
                 end_live, st.never_collected_bytes, MT_TEMPORARY_US, st.alloc_rate,
-                st.alloc_rate * mt_noise(st.total.samples), st.mean_lifetime_us, st.median_lifetime_us);
+                st.alloc_rate * mt_noise_at(st.total.samples, info->sample_rate), st.mean_lifetime_us, st.median_lifetime_us);
         json_hist(out, hs);
         fputs(",\"lifetime_histogram\":", out);
         json_hist(out, hl);
@@ -214,7 +214,7 @@ int mt_report_stats_figures(FILE *out, const mt_model *m, const mt_stats *stp,
         count_err(c, sizeof c, &st.total, MT_METRIC_ALLOC_OBJECTS);
         fprintf(out, "allocated   %s in %.0f blocks (estimated; %llu samples, ±%.1f%%%s)\n", a,
                 st.total.alloc_objects, (unsigned long long)st.total.samples,
-                100 * mt_noise(st.total.samples), c);
+                100 * mt_noise_at(st.total.samples, info->sample_rate), c);
         for (int src = 0; src < 3; src++) {
             if (!st.by_source[src].allocs)
                 continue;
@@ -223,11 +223,12 @@ int mt_report_stats_figures(FILE *out, const mt_model *m, const mt_stats *stp,
             fprintf(out, "  %-9s %s in %.0f blocks (%llu samples, ±%.1f%%%s)\n",
                     mt_source_kind_name(m, (unsigned)src), a, st.by_source[src].alloc_objects,
                     (unsigned long long)st.by_source[src].samples,
-                    100 * mt_noise(st.by_source[src].samples), c);
+                    100 * mt_noise_at(st.by_source[src].samples, info->sample_rate), c);
         }
         mt_format_bytes(a, sizeof a, st.alloc_rate);
         /* a rate is bytes over a known time: the bytes' error */
-        fprintf(out, "rate        %s/s allocated (±%.1f%%)\n", a, 100 * mt_noise(st.total.samples));
+        fprintf(out, "rate        %s/s allocated (±%.1f%%)\n", a,
+                100 * mt_noise_at(st.total.samples, info->sample_rate));
         if (st.promotes) {
             mt_format_bytes(a, sizeof a, st.promoted_bytes);
             fprintf(out, "promoted    %s\n", a);

@@ -158,15 +158,13 @@ int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o)
                     (unsigned long long)samples_of(&t->total, o->metric),
                     (unsigned long long)t->total.allocs);
         if (o->at_peak && mt_model_peak_known(m)) {
-            /* the total at the curve's highest reads high where it is
-             * flat: the peak's own estimate (docs/estimates.md) */
+            /* the peak's estimate is the total at the curve's highest:
+             * this line adds its interval (docs/estimates.md) */
             mt_peak pk;
             char pb[160];
             mt_model_peak(m, &pk);
             mt_format_peak(pb, sizeof pb, &pk);
-            fprintf(out, "peak live %s (all allocations)%s\n", pb,
-                     pk.readings > 1.05 ? "; values at its time read high (docs/estimates.md)"
-                                        : "");
+            fprintf(out, "peak live %s (all allocations)\n", pb);
         }
         if (o->filter_text && o->filter_text[0])
         {

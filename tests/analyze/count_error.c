@@ -9,6 +9,10 @@
  *           small blocks, each standing for 8192 blocks (±29%)
  *   few     2656 blocks of 64 B and 200 of 1 MiB: a small block is sampled
  *           in about one run of four, and then makes most of the count
+ *   spread  blocks of 64 B, 512 B, 4 KiB, 32 KiB, 256 KiB and 16 MiB: the
+ *           count's +-1.96 se must cover the truth in at least 90% of 200
+ *           runs
+ * and at rate 1 a count and its bytes are exact (no +-41% on 6 bytes).
  * The reported error must match the spread of the estimates over the runs
  * (and not be the bytes' error, as reports showed it), the count stay
  * unbiased, and a count made mostly of one sample be marked "mostly noise".
@@ -47,7 +51,13 @@ static uint64_t draw(uint64_t size)
 
 static const mt_location_code stack[] = {TT_MAIN, TT_PARSE};
 
-/* One run: n_small blocks of 64 B and 200 of 1 MiB, all freed. */
+/* The spread program: blocks of 64 B to 16 MiB, how many of each. */
+static const struct { uint64_t size; unsigned count; } spread[] = {
+    {64, 100000}, {512, 20000}, {4096, 3000}, {32768, 400}, {262144, 200}, {16777216, 5}};
+#define SPREAD_BLOCKS 123605
+
+/* One run: n_small blocks of 64 B and 200 of 1 MiB, all freed; n_small 0:
+ * the spread program. */
 static int write_run(const char *path, unsigned n_small)
 {
     int fd;
@@ -56,8 +66,16 @@ static int write_run(const char *path, unsigned n_small)
         return -1;
     int rc = 0;
     mt_timestamp t = TT_START + 1000;
-    for (unsigned i = 0; i < n_small + 200; i++) {
-        uint64_t size = i < n_small ? 64 : 1048576, n = draw(size);
+    unsigned total = n_small ? n_small + 200 : SPREAD_BLOCKS;
+    for (unsigned i = 0, cls = 0, left = spread[0].count; i < total; i++) {
+        uint64_t size = i < n_small ? 64 : 1048576;
+        if (!n_small) {
+            while (!left)
+                left = spread[++cls].count;
+            size = spread[cls].size;
+            left--;
+        }
+        uint64_t n = draw(size);
         mt_obj_id id;
         if (!n)
             continue;
@@ -155,6 +173,31 @@ int main(void)
           "few: each of the %d counts made of one sampled small block is marked mostly noise (%d)",
           with_small, marked);
 
+    /* spread: six sizes from 64 B to 16 MiB, each carrying part of the
+     * count; the count's error must cover the truth at its stated level */
+    rng = 4242;
+    int sp_cov = 0, sp_n = 0;
+    double sp_sum = 0, sp_rse = 0;
+    for (int r = 0; r < 200; r++) {
+        mt_cost c;
+        if (write_run(path, 0) < 0 || totals(path, 0, &c) < 0) {
+            CHECK(0, "spread: run %d written and read", r);
+            break;
+        }
+        sp_cov += fabs(c.alloc_objects - SPREAD_BLOCKS) <= 1.96 * sqrt(c.alloc_objects_var);
+        sp_sum += c.alloc_objects;
+        sp_rse += mt_cost_rse(&c, MT_METRIC_ALLOC_OBJECTS);
+        sp_n++;
+    }
+    if (sp_n) {
+        printf("spread: count %.0f (truth %d), reported error %.1f%%, +-1.96 se covers %d of %d\n",
+               sp_sum / sp_n, SPREAD_BLOCKS, 100 * sp_rse / sp_n, sp_cov, sp_n);
+        CHECK(sp_cov >= 0.90 * sp_n, "spread: the count +-1.96 se covers the truth in %d of %d runs",
+              sp_cov, sp_n);
+        CHECK(fabs(sp_sum / sp_n - SPREAD_BLOCKS) < 0.05 * SPREAD_BLOCKS,
+              "spread: the count is unbiased (%.0f for %d)", sp_sum / sp_n, SPREAD_BLOCKS);
+    }
+
     /* rate 1: every count exact */
     {
         mt_cost c = {0};
@@ -162,6 +205,14 @@ int main(void)
         CHECK(mt_cost_rse(&c, MT_METRIC_ALLOC_OBJECTS) == 0 &&
                   mt_cost_rse(&c, MT_METRIC_LIVE_OBJECTS) == 1.0,
               "a count without variance is exact; a count of 0 is all noise");
+        /* and so are the bytes of blocks sampled whole: 6 samples of a
+         * 6-byte block at rate 1 are 6 bytes exactly, not +-41% */
+        c.alloc_bytes = 6;
+        c.samples = 6;
+        CHECK(mt_cost_rse(&c, MT_METRIC_ALLOC_BYTES) == 0 && mt_noise_at(6, 1.0) == 0 &&
+                  fabs(mt_noise_at(6, RATE) - 0.40825) < 1e-4,
+              "at rate 1 bytes are exact (%.3f); at the default rate 6 samples are +-40.8%%",
+              mt_cost_rse(&c, MT_METRIC_ALLOC_BYTES));
     }
     unlink(path);
     return failures != 0;
