@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "loctab.h"
 #include "memtrace/present.h"
 #include "memtrace/symbolize.h"
 #include "trace_names.h"
@@ -58,8 +59,9 @@ static const char usage_text[] =
 struct warnings {
     const char *cmd;
     const char *path;       /* the trace being symbolized */
-    char **said;            /* messages less their "TRACE: " */
-    size_t n, cap;
+    mt_pool pool;
+    mt_strtab said;         /* messages less their "TRACE: " (a run's
+                             * 60,000 modules: one look-up each) */
 };
 
 static void on_warning(void *ctx, const char *msg)
@@ -68,19 +70,9 @@ static void on_warning(void *ctx, const char *msg)
     size_t pl = strlen(w->path);
     if (strncmp(msg, w->path, pl) == 0 && msg[pl] == ':' && msg[pl + 1] == ' ') {
         const char *rest = msg + pl + 2;
-        for (size_t i = 0; i < w->n; i++)
-            if (strcmp(w->said[i], rest) == 0)
-                return;
-        if (w->n == w->cap) {
-            size_t cap = w->cap ? 2 * w->cap : 8;
-            char **v = realloc(w->said, cap * sizeof *v);
-            if (v) {
-                w->said = v;
-                w->cap = cap;
-            }
-        }
-        if (w->n < w->cap && (w->said[w->n] = strdup(rest)))
-            w->n++;
+        size_t before = w->said.count;
+        if (mt_strtab_intern(&w->said, rest, strlen(rest)) && w->said.count == before)
+            return;   /* said for an earlier trace (out of memory: said again) */
     }
     /* (module paths come from the trace: escaped) */
     fprintf(stderr, "memtrace %s: warning: ", w->cmd);
@@ -90,12 +82,10 @@ static void on_warning(void *ctx, const char *msg)
 
 static void warnings_free(struct warnings *w)
 {
-    for (size_t i = 0; i < w->n; i++)
-        free(w->said[i]);
-    free(w->said);
+    mt_strtab_free(&w->said);
+    mt_pool_free(&w->pool);
 }
 
-/* Symbolizes one trace, with a summary line unless quiet; 0 or 1. */
 static int symbolize_one(struct warnings *w, const char *path, int quiet, const char *url)
 {
     const char *cmd = w->cmd;
@@ -161,6 +151,7 @@ int cmd_symbolize(int argc, char **argv)
     unsetenv("DEBUGINFOD_URLS");
     int rc = 0;
     struct warnings w = {.cmd = "symbolize"};
+    w.said.pool = &w.pool;
     for (int i = optind; i < argc; i++)
         rc |= symbolize_one(&w, argv[i], quiet, url);
     warnings_free(&w);
@@ -173,6 +164,7 @@ int symbolize_run_traces(char **paths, size_t n)
     unsetenv("DEBUGINFOD_URLS");
     int rc = 0;
     struct warnings w = {.cmd = "run"};
+    w.said.pool = &w.pool;
     for (size_t i = 0; i < n; i++)
         rc |= symbolize_one(&w, paths[i], 1, NULL);
     warnings_free(&w);

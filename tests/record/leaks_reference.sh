@@ -40,8 +40,13 @@ check "valgrind's possibly lost leaky.c sites: only held_interior (an interior p
 # LeakSanitizer.
 if ${CC:-cc} -O1 -g -fno-omit-frame-pointer -fsanitize=leak -pthread "$SRC" -o "$D/leaky_lsan" 2>"$D/cc.txt"; then
     ASAN_OPTIONS= LSAN_OPTIONS=exitcode=0 "$D/leaky_lsan" exit >/dev/null 2>"$D/lsan.txt"
-    ls=$(grep -o 'in \(lost\|held\)_[a-z_]*' "$D/lsan.txt" | cut -c4- | sort -u | tr '\n' ' ')
+    # LeakSanitizer does not scan the red zone below another thread's stack
+    # pointer: held_thread_redzone (144 bytes), which valgrind and we hold,
+    # is its one false "lost", left out of the comparison
+    ls=$(grep -o 'in \(lost\|held\)_[a-z_]*' "$D/lsan.txt" | cut -c4- | grep -vx held_thread_redzone | sort -u | tr '\n' ' ')
     lb=$(awk '/^(Direct|Indirect) leak of/ { s += $4 } END { print s + 0 }' "$D/lsan.txt")
+    rz=$(grep -A4 '^\(Direct\|Indirect\) leak of' "$D/lsan.txt" | awk '/^(Direct|Indirect) leak of/ { n = $4 } /in held_thread_redzone/ { s += n } END { print s + 0 }')
+    lb=$((lb - rz))
     echo "LeakSanitizer: lost sites: $ls($lb bytes)"
     check "LeakSanitizer's lost sites are ours" [ "$ls" = "$ours" ]
     check "LeakSanitizer's lost bytes are ours ($lb, $our_bytes)" [ "$lb" = "$our_bytes" ]
