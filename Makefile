@@ -63,6 +63,8 @@ PRESENT_SRC := $(wildcard lib/present/*.c)
 SYMBOLIZE_SRC := $(wildcard lib/symbolize/*.c)
 VIEWER_SRC  := $(wildcard viewer/*.c)
 CLI_SRC     := $(wildcard programs/*.c)
+# lib/push: sending profiles to profiling engines (libcurl), the CLI's only
+PUSH_SRC    := $(wildcard lib/push/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 TRACE_OBJ   := $(call obj,$(TRACE_SRC))
@@ -71,7 +73,7 @@ ANALYZE_OBJ := $(call obj,$(ANALYZE_SRC))
 PRESENT_OBJ := $(call obj,$(PRESENT_SRC))
 SYMBOLIZE_OBJ := $(call obj,$(SYMBOLIZE_SRC))
 VIEWER_OBJ  := $(call obj,$(VIEWER_SRC))
-CLI_OBJ     := $(call obj,$(CLI_SRC))
+CLI_OBJ     := $(call obj,$(CLI_SRC)) $(call obj,$(PUSH_SRC))
 
 # The viewer's page (viewer/web/*) compiled into the CLI as a generated C file.
 VIEWER_WEB     := $(sort $(wildcard viewer/web/*))
@@ -81,7 +83,7 @@ VIEWER_GEN_OBJ := $(BUILD)/gen/viewer_assets.o
 # Libraries each layer links against.
 RECORD_LIBS  := -lpthread -ldl
 ANALYZE_LIBS := -lpcre2-8 -lz -lm
-CLI_LIBS     := -lmicrohttpd -lpcre2-8 -ldw -lelf -lz -lm -lpthread -ldl
+CLI_LIBS     := -lcurl -lmicrohttpd -lpcre2-8 -ldw -lelf -lz -lm -lpthread -ldl
 SYMBOLIZE_LIBS := -ldw -lelf -lz -lpthread -ldl
 # libdw is for the symbolizer (lib/symbolize), which only the CLI links
 # (and libmemtrace-symbolize.so, which the Python package loads).

@@ -31,6 +31,7 @@
 #include "commands.h"
 #include "memtrace/present.h"
 #include "run_snapshots.h"
+#include "run_push.h"
 #include "run_traces.h"
 #include "runfiles.h"
 
@@ -393,6 +394,7 @@ int cmd_run(int argc, char **argv)
         { "rotate-time", required_argument, NULL, 'T' },
         { "keep", required_argument, NULL, 'K' },
         { "pprof-dir", required_argument, NULL, 'R' },
+        RUN_PUSH_LONGOPTS,
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -405,6 +407,7 @@ int cmd_run(int argc, char **argv)
     const char *signame = NULL, *duration = NULL, *pprof_dir = NULL;
     const char *rotate_size = NULL, *rotate_time = NULL, *keep = NULL;
     double pprof_every = 0;
+    run_push_opts push_opts = { 0 };
     int c;
 
     optind = 1;
@@ -505,9 +508,14 @@ int cmd_run(int argc, char **argv)
         case 'h':
             usage(stdout);
             return 0;
-        default:
-            usage(stderr);
+        default: {
+            int r = run_push_option(&push_opts, "run", c, optarg);
+            if (r > 0)
+                break;
+            if (r == 0)
+                usage(stderr);
             return 2;
+        }
         }
     }
     if (run_sampling_check("run", sampling))
@@ -559,6 +567,11 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "memtrace run: --pprof-dir: %s\n", problem);
         return 2;
     }
+    /* the sender starts before the program: its errors stop the run here */
+    int push_bad;
+    run_push *push = run_push_begin(&push_opts, "run", &push_bad);
+    if (push_bad)
+        return 2;
     char cwd[PATH_MAX];
     if (!getcwd(cwd, sizeof cwd))
         cwd[0] = '\0';
@@ -647,9 +660,10 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "memtrace run: process %d starts dormant; record with 'memtrace ctl "
                         "%d start' (and stop)\n", (int)pid, (int)pid);
     int status = 0;
-    if (pprof_every) {
+    if (pprof_every || push) {
         const char *b = strrchr(cmd[0], '/');
-        run_wait_with_snapshots(pid, file, pprof_every, pprof_dir, b ? b + 1 : cmd[0], &status);
+        run_wait_with_snapshots(pid, file, pprof_every, pprof_dir, push, b ? b + 1 : cmd[0],
+                                &status);
     } else {
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
             ;
@@ -663,15 +677,19 @@ int cmd_run(int argc, char **argv)
         say_killed(status);
     char **paths;
     size_t ntraces = traces_of_run(file, &start, &paths);
-    if (ntraces == 0 && (rc == 127 || rc == 126))
+    if (ntraces == 0 && (rc == 127 || rc == 126)) {
+        run_push_end(push, "run");
         return rc;   /* the command could not be run: said above */
+    }
     if (ntraces == 0 && paused) {
         fprintf(stderr, "memtrace run: no recording was made: the program ran dormant "
                         "throughout ('memtrace ctl %d start' starts one)\n", (int)pid);
+        run_push_end(push, "run");
         return rc;
     }
     symbolize_run_traces(paths, ntraces); /* names for the raw frames */
     summarize(file, paths, ntraces, rate);
+    run_push_end(push, "run");
     run_trace_files_free(paths, ntraces);
     return rc;
 }

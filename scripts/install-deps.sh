@@ -21,8 +21,8 @@ set -eu
 
 profile=${1:-build}
 
-build_pkgs="gcc make libc6-dev pkg-config libdw-dev libelf-dev zlib1g-dev libmicrohttpd-dev xz-utils libunwind-dev libpcre2-dev"
-test_pkgs="$build_pkgs dpkg-dev debhelper dh-python lintian python3-build python3-wheel python3-setuptools python3-venv python3-numpy clang libclang-rt-14-dev golang-go chromium sqlite3 python3 g++ procps curl libgmp-dev libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 redis-server redis-tools debuginfod libdebuginfod1 valgrind python3-pandas python3-matplotlib jupyter-nbconvert python3-ipykernel"
+build_pkgs="gcc make libc6-dev pkg-config libdw-dev libelf-dev zlib1g-dev libmicrohttpd-dev xz-utils libunwind-dev libpcre2-dev libcurl4-openssl-dev"
+test_pkgs="$build_pkgs dpkg-dev debhelper dh-python lintian python3-build python3-wheel python3-setuptools python3-venv python3-numpy clang libclang-rt-14-dev golang-go chromium sqlite3 python3 g++ procps curl libgmp-dev libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 redis-server redis-tools debuginfod libdebuginfod1 valgrind python3-pandas python3-matplotlib jupyter-nbconvert python3-ipykernel python3-protobuf protobuf-compiler"
 bench_pkgs="$test_pkgs heaptrack hyperfine"
 
 case "$profile" in

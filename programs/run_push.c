@@ -1,0 +1,232 @@
+/*
+ * run_push.c - the push options of 'memtrace run' and the profiles they
+ * send: each interval's snapshot (run_snapshots.c) becomes a gzipped pprof
+ * in Pyroscope's or Parca's JSON envelope, or an OTLP request, queued on
+ * lib/push's sender. Labels: __name__=memory, service_name (the program's
+ * name unless --label service_name=... says otherwise), then --label's.
+ */
+#include "run_push.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "memtrace/present.h"
+#include "control_proto.h"
+#include "../lib/push/push.h"
+
+struct run_push {
+    mt_push *sender;
+    mt_push_format format;
+    double every_s;
+    mt_push_label labels[RUN_PUSH_MAX_LABELS + 2];
+    char *owned[RUN_PUSH_MAX_LABELS];
+    int n_labels, has_service;
+};
+
+int run_push_option(run_push_opts *o, const char *cmd, int c, const char *arg)
+{
+    switch (c) {
+    case 0x100:
+        o->url = arg;
+        return 1;
+    case 0x101: {
+        long long ms = mt_ctl_time_ms_at_least(arg, 100);
+        if (ms < 0) {
+            fprintf(stderr, "memtrace %s: --push-every %s: expected a time of at least 100ms, "
+                            "such as 60s or 5m\n", cmd, arg);
+            return -1;
+        }
+        o->every_s = ms / 1000.0;
+        return 1;
+    }
+    case 0x102:
+        if (!mt_push_format_named(arg)) {
+            fprintf(stderr, "memtrace %s: --push-format %s: expected pyroscope, parca or otlp\n",
+                    cmd, arg);
+            return -1;
+        }
+        o->format = arg;
+        return 1;
+    case 0x103: {
+        const char *eq = strchr(arg, '=');
+        char name[128];
+        size_t k = eq ? (size_t)(eq - arg) : 0;
+        if (k >= sizeof name)
+            k = 0;
+        memcpy(name, arg, k);
+        name[k] = '\0';
+        if (!eq || !mt_push_label_name_ok(name) || !strcmp(name, "__name__")) {
+            fprintf(stderr, "memtrace %s: --label %s: expected NAME=VALUE, NAME of letters, "
+                            "digits and _ (not starting with a digit; not __name__)\n", cmd, arg);
+            return -1;
+        }
+        if (o->n_labels >= RUN_PUSH_MAX_LABELS) {
+            fprintf(stderr, "memtrace %s: --label: at most %d labels\n", cmd,
+                    RUN_PUSH_MAX_LABELS);
+            return -1;
+        }
+        o->labels[o->n_labels++] = arg;
+        return 1;
+    }
+    case 0x104:
+        if (!*arg || strpbrk(arg, "\r\n")) {
+            fprintf(stderr, "memtrace %s: --push-tenant: expected a tenant ID on one line\n", cmd);
+            return -1;
+        }
+        o->tenant = arg;
+        return 1;
+    case 0x105:
+        o->auth_file = arg;
+        return 1;
+    }
+    return 0;
+}
+
+double run_push_every(const run_push *p)
+{
+    return p->every_s;
+}
+
+run_push *run_push_begin(const run_push_opts *o, const char *cmd, int *bad)
+{
+    *bad = 0;
+    if (!o->url) {
+        if (o->every_s || o->format || o->tenant || o->auth_file || o->n_labels) {
+            fprintf(stderr, "memtrace %s: --push-every, --push-format, --label, --push-tenant "
+                            "and --push-auth-file need --push URL\n", cmd);
+            *bad = 1;
+        }
+        return NULL;
+    }
+    *bad = 1;
+    if (strncmp(o->url, "http://", 7) != 0 && strncmp(o->url, "https://", 8) != 0) {
+        fprintf(stderr, "memtrace %s: --push %s: expected an http:// or https:// URL\n", cmd,
+                o->url);
+        return NULL;
+    }
+    mt_push_format f = o->format ? mt_push_format_named(o->format) : mt_push_format_of_url(o->url);
+    if (!f) {
+        fprintf(stderr, "memtrace %s: --push %s: give --push-format pyroscope, parca or otlp (the "
+                        "URL's path does not say: .../push.v1.PusherService/Push, "
+                        ".../profiles/writeraw, .../v1development/profiles)\n", cmd, o->url);
+        return NULL;
+    }
+    char *auth = NULL;
+    if (o->auth_file) {
+        char buf[256];
+        const char *why = NULL;
+        if (!(auth = mt_push_read_auth(o->auth_file, buf, sizeof buf, &why))) {
+            fprintf(stderr, "memtrace %s: --push-auth-file %s: %s\n", cmd, o->auth_file, why);
+            return NULL;
+        }
+    }
+    run_push *p = calloc(1, sizeof *p);
+    char *url = mt_push_endpoint(o->url, f);
+    if (!p || !url) {
+        fprintf(stderr, "memtrace %s: out of memory\n", cmd);
+        free(p);
+        free(url);
+        free(auth);
+        return NULL;
+    }
+    p->format = f;
+    p->every_s = o->every_s ? o->every_s : 60;
+    p->labels[p->n_labels++] = (mt_push_label){ "__name__", "memory" };
+    p->labels[p->n_labels++] = (mt_push_label){ "service_name", NULL };   /* set per profile */
+    for (int i = 0; i < o->n_labels; i++) {
+        char *kv = strdup(o->labels[i]);
+        if (!kv)
+            continue;
+        p->owned[i] = kv;
+        char *eq = strchr(kv, '=');
+        *eq = '\0';
+        if (!strcmp(kv, "service_name")) {
+            p->labels[1].value = eq + 1;
+            p->has_service = 1;
+        } else {
+            p->labels[p->n_labels++] = (mt_push_label){ kv, eq + 1 };
+        }
+    }
+    mt_push_config c = { .url = url, .format = f, .tenant = o->tenant, .auth = auth };
+    char *err = NULL;
+    p->sender = mt_push_start(&c, &err);
+    if (auth) {
+        memset(auth, 0, strlen(auth));
+        free(auth);
+    }
+    free(url);
+    if (!p->sender) {
+        fprintf(stderr, "memtrace %s: --push: %s\n", cmd, err ? err : "cannot start");
+        free(err);
+        for (int i = 0; i < RUN_PUSH_MAX_LABELS; i++)
+            free(p->owned[i]);
+        free(p);
+        return NULL;
+    }
+    *bad = 0;
+    return p;
+}
+
+/* the gzipped pprof of s in memory (malloc'd), through a memory file */
+static uint8_t *pprof_bytes(const mt_selection *s, size_t *len)
+{
+    int fd = memfd_create("memtrace-push", MFD_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    mt_pprof_options po = { .level = 6 };
+    char *err = NULL;
+    uint8_t *b = NULL;
+    struct stat st;
+    if (mt_write_pprof_fd(fd, s, &po, &err) == 0 && fstat(fd, &st) == 0 && st.st_size > 0 &&
+        (b = malloc((size_t)st.st_size))) {
+        if (pread(fd, b, (size_t)st.st_size, 0) != st.st_size) {
+            free(b);
+            b = NULL;
+        } else {
+            *len = (size_t)st.st_size;
+        }
+    }
+    free(err);
+    close(fd);
+    return b;
+}
+
+void run_push_profile(run_push *p, const mt_selection *s, const char *name, int pid)
+{
+    (void)pid;
+    if (!p)
+        return;
+    size_t len = 0;
+    uint8_t *gz = pprof_bytes(s, &len);
+    char *body = NULL;
+    if (gz) {
+        if (!p->has_service)
+            p->labels[1].value = name;
+        if (p->format == MT_PUSH_PYROSCOPE)
+            body = mt_push_pyroscope_body(p->labels, (size_t)p->n_labels, gz, len);
+        else if (p->format == MT_PUSH_PARCA)
+            body = mt_push_parca_body(p->labels, (size_t)p->n_labels, gz, len);
+    }
+    free(gz);
+    if (body)
+        mt_push_submit(p->sender, (uint8_t *)body, strlen(body));
+}
+
+void run_push_end(run_push *p, const char *cmd)
+{
+    if (!p)
+        return;
+    mt_push_stats st;
+    /* what is still queued gets one more try, within a bound */
+    mt_push_finish(p->sender, 10, &st);
+    char line[512];
+    mt_push_summary(&st, line, sizeof line);
+    fprintf(stderr, "memtrace %s: %s\n", cmd, line);
+    for (int i = 0; i < RUN_PUSH_MAX_LABELS; i++)
+        free(p->owned[i]);
+    free(p);
+}
