@@ -7,6 +7,9 @@
  */
 #include "run_push.h"
 
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +28,12 @@ struct run_push {
     mt_push_label labels[RUN_PUSH_MAX_LABELS + 2];
     char *owned[RUN_PUSH_MAX_LABELS];
     int n_labels, has_service;
+    /* OTLP: the interval's allocations come after prev_end of the
+     * recording that started at prev_start (trace times, microseconds) */
+    unsigned long long prev_start;
+    long long prev_end;
+    int prev_pid;
+    char build_id[81];
 };
 
 int run_push_option(run_push_opts *o, const char *cmd, int c, const char *arg)
@@ -195,12 +204,110 @@ static uint8_t *pprof_bytes(const mt_selection *s, size_t *len)
     return b;
 }
 
+/* The GNU build-id of /proc/PID/exe as hex into out ("" if none). */
+static void exe_build_id(int pid, char *out, size_t cap)
+{
+    out[0] = '\0';
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/exe", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    elf_version(EV_CURRENT);
+    Elf *e = elf_begin(fd, ELF_C_READ, NULL);
+    Elf_Scn *scn = NULL;
+    while (e && !out[0] && (scn = elf_nextscn(e, scn))) {
+        GElf_Shdr sh;
+        if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+            continue;
+        Elf_Data *d = elf_getdata(scn, NULL);
+        size_t off = 0, noff, doff;
+        GElf_Nhdr nh;
+        while (d && (off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
+            if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+                !memcmp((char *)d->d_buf + noff, "GNU", 4) && nh.n_descsz * 2 < cap) {
+                const unsigned char *b = (const unsigned char *)d->d_buf + doff;
+                for (size_t i = 0; i < nh.n_descsz; i++)
+                    snprintf(out + 2 * i, 3, "%02x", b[i]);
+                break;
+            }
+        }
+    }
+    if (e)
+        elf_end(e);
+    close(fd);
+}
+
+/* The OTLP request of s: alloc_* since the previous push of the same
+ * recording (a selection of its own), inuse_* now. */
+static uint8_t *otlp_bytes(run_push *p, const mt_selection *s, const char *name, int pid,
+                           size_t *len)
+{
+    const mt_model *m = mt_selection_model(s);
+    const mt_trace_info *info = mt_model_info(m);
+    long long from = 0;
+    if (pid == p->prev_pid && (unsigned long long)info->start_time == p->prev_start)
+        from = p->prev_end;
+    else
+        exe_build_id(pid, p->build_id, sizeof p->build_id);   /* (a new program, maybe) */
+    long long end = (long long)mt_model_end(m);
+    mt_selection *delta = NULL;
+    if (from > 0) {
+        char text[64];
+        snprintf(text, sizeof text, "alloc:>%lldus", from);
+        char *err = NULL;
+        mt_filter *f = mt_filter_parse(text, &err, NULL);
+        mt_plumbing *pl = mt_plumbing_new(1);
+        delta = f ? mt_select_sites(m, f, MT_TIME_END, pl, NULL) : NULL;
+        mt_plumbing_free(pl);
+        mt_filter_free(f);
+        free(err);
+        if (!delta)
+            return NULL;
+    }
+    const char *names[RUN_PUSH_MAX_LABELS], *values[RUN_PUSH_MAX_LABELS];
+    size_t n = 0;
+    for (int i = 2; i < p->n_labels; i++) {
+        names[n] = p->labels[i].name;
+        values[n++] = p->labels[i].value;
+    }
+    mt_otlp_options o = {
+        .alloc = delta,
+        .service_name = p->has_service ? p->labels[1].value : name,
+        .pid = pid,
+        .executable_name = name,
+        .build_id_hex = p->build_id[0] ? p->build_id : NULL,
+        .start_unix_nano = ((unsigned long long)info->start_time + (unsigned long long)from) * 1000,
+        .end_unix_nano = ((unsigned long long)info->start_time + (unsigned long long)end) * 1000 + 1,
+        .attribute_names = names,
+        .attribute_values = values,
+        .n_attributes = n,
+    };
+    unsigned char *out = NULL;
+    char *err = NULL;
+    if (mt_otlp_request(s, &o, &out, len, &err) != 0)
+        out = NULL;
+    free(err);
+    mt_selection_free(delta);
+    if (out) {
+        p->prev_pid = pid;
+        p->prev_start = (unsigned long long)info->start_time;
+        p->prev_end = end;
+    }
+    return out;
+}
+
 void run_push_profile(run_push *p, const mt_selection *s, const char *name, int pid)
 {
-    (void)pid;
     if (!p)
         return;
     size_t len = 0;
+    if (p->format == MT_PUSH_OTLP) {
+        uint8_t *b = otlp_bytes(p, s, name, pid, &len);
+        if (b)
+            mt_push_submit(p->sender, b, len);
+        return;
+    }
     uint8_t *gz = pprof_bytes(s, &len);
     char *body = NULL;
     if (gz) {
