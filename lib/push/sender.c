@@ -32,7 +32,7 @@ struct mt_push {
     pthread_t th;
     item *head, *tail;
     size_t queued;
-    int closing;
+    int closing;                /* under mu; also read by on_progress */
     double drain_deadline;
     mt_push_stats st;
     int said_rejected, said_gave_up;
@@ -81,6 +81,20 @@ static size_t on_body(char *b, size_t size, size_t n, void *ctx)
     return len;
 }
 
+/* libcurl's progress callback: a request still under way when the
+ * drain's time is up is abandoned, so that the end never waits for a
+ * slow server longer than the drain allows */
+static int on_progress(void *ctx, curl_off_t dt, curl_off_t dn, curl_off_t ut, curl_off_t un)
+{
+    (void)dt;
+    (void)dn;
+    (void)ut;
+    (void)un;
+    mt_push *p = ctx;
+    /* (drain_deadline is written once, before closing is released) */
+    return __atomic_load_n(&p->closing, __ATOMIC_ACQUIRE) && mono() > p->drain_deadline;
+}
+
 /* 0 sent, 1 retry, 2 refused; *msg says why */
 static int post(mt_push *p, CURL *h, const item *it, double timeout_s, char *msg, size_t cap,
                 double *retry_after)
@@ -115,6 +129,9 @@ static int post(mt_push *p, CURL *h, const item *it, double timeout_s, char *msg
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &r);
     curl_easy_setopt(h, CURLOPT_USERAGENT, "memtrace");
+    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(h, CURLOPT_XFERINFODATA, p);
     if (p->auth && strncmp(p->auth, "Bearer ", 7) != 0) {
         curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
         curl_easy_setopt(h, CURLOPT_USERPWD, p->auth);
@@ -325,8 +342,8 @@ void mt_push_finish(mt_push *p, double drain_s, mt_push_stats *out)
     if (!p)
         return;
     pthread_mutex_lock(&p->mu);
-    p->closing = 1;
     p->drain_deadline = mono() + drain_s;
+    __atomic_store_n(&p->closing, 1, __ATOMIC_RELEASE);
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
     pthread_join(p->th, NULL);
