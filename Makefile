@@ -180,7 +180,9 @@ TEST_TRACE_BIN   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/trace
 TEST_ANALYZE_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/analyze/*.c tests/present/*.c))
 # tests/common/*.c: unit tests of lib/common's header-only mechanisms.
 TEST_COMMON_BIN  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/common/*.c))
-TEST_BINS := $(TEST_COMMON_BIN) $(TEST_TRACE_BIN) $(TEST_ANALYZE_BIN)
+# tests/push/*.c: unit tests of lib/push's parts that need no network.
+TEST_PUSH_BIN    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/push/*.c))
+TEST_BINS := $(TEST_COMMON_BIN) $(TEST_TRACE_BIN) $(TEST_ANALYZE_BIN) $(TEST_PUSH_BIN)
 
 $(TEST_COMMON_BIN): $(BUILD)/tests/%: tests/%.c $(wildcard lib/common/*.h) $(call obj,$(COMMON_SRC))
 	@mkdir -p $(dir $@)
@@ -192,6 +194,10 @@ $(TEST_TRACE_BIN): $(BUILD)/tests/%: tests/%.c $(LIB_TRACE_A)
 $(TEST_ANALYZE_BIN): $(BUILD)/tests/%: tests/%.c $(LIB_ANALYZE_A) $(LIB_TRACE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ilib -o $@ $< $(LDFLAGS) $(LIB_ANALYZE_A) $(LIB_TRACE_A) $(ANALYZE_LIBS)
+
+$(TEST_PUSH_BIN): $(BUILD)/tests/%: tests/%.c $(call obj,lib/push/payload.c) $(LIB_ANALYZE_A) $(LIB_TRACE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ilib -o $@ $< $(LDFLAGS) $(call obj,lib/push/payload.c) $(LIB_ANALYZE_A) $(LIB_TRACE_A) $(ANALYZE_LIBS)
 
 # tests/tools/*.c: programs the shell tests run (generators of hostile traces),
 # not tests themselves.
