@@ -55,8 +55,9 @@ server_stop() {
 run_push() {
     _case=$1; shift
     rm -f "$T/$_case.stop"
-    (cd "$T" && exec "$M" run -i 8k "$@" -o "$T/$_case.ctf" -- /usr/bin/python3 -c "$HOLDER" \
-        "$T/$_case.stop") > "$T/$_case.out" 2> "$T/$_case.err" &
+    # (a hang guard far above the work: 124 if memtrace never ends)
+    (cd "$T" && exec timeout -k 5 600 "$M" run -i 8k "$@" -o "$T/$_case.ctf" -- \
+        /usr/bin/python3 -c "$HOLDER" "$T/$_case.stop") > "$T/$_case.out" 2> "$T/$_case.err" &
     RUN_PID=$!
 }
 
