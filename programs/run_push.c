@@ -180,8 +180,10 @@ run_push *run_push_begin(const run_push_opts *o, const char *cmd, int *bad)
     return p;
 }
 
-/* the gzipped pprof of s in memory (malloc'd), through a memory file */
-static uint8_t *pprof_bytes(const mt_selection *s, size_t *len)
+/* the gzipped pprof of s in memory (malloc'd), through a memory file;
+ * alloc_* from delta when it is not NULL */
+static uint8_t *pprof_bytes(const mt_selection *s, const mt_selection *delta, long long from,
+                            size_t *len)
 {
     int fd = memfd_create("memtrace-push", MFD_CLOEXEC);
     if (fd < 0)
@@ -190,7 +192,7 @@ static uint8_t *pprof_bytes(const mt_selection *s, size_t *len)
     char *err = NULL;
     uint8_t *b = NULL;
     struct stat st;
-    if (mt_write_pprof_fd(fd, s, &po, &err) == 0 && fstat(fd, &st) == 0 && st.st_size > 0 &&
+    if (mt_write_pprof_fd_interval(fd, s, delta, from, &po, &err) == 0 && fstat(fd, &st) == 0 && st.st_size > 0 &&
         (b = malloc((size_t)st.st_size))) {
         if (pread(fd, b, (size_t)st.st_size, 0) != st.st_size) {
             free(b);
@@ -238,33 +240,50 @@ static void exe_build_id(int pid, char *out, size_t cap)
     close(fd);
 }
 
-/* The OTLP request of s: alloc_* since the previous push of the same
- * recording (a selection of its own), inuse_* now. */
-static uint8_t *otlp_bytes(run_push *p, const mt_selection *s, const char *name, int pid,
-                           size_t *len)
+/* The interval since the previous push of the same recording (trace
+ * times, microseconds: *from, 0 for a recording's first push, to *end)
+ * and its allocations (*delta; NULL when from is 0: all of s's). 0, or -1
+ * when the selection cannot be made. */
+static int interval(run_push *p, const mt_selection *s, int pid, long long *from, long long *end,
+                    mt_selection **delta)
 {
     const mt_model *m = mt_selection_model(s);
     const mt_trace_info *info = mt_model_info(m);
-    long long from = 0;
+    *from = 0;
+    *delta = NULL;
     if (pid == p->prev_pid && (unsigned long long)info->start_time == p->prev_start)
-        from = p->prev_end;
-    else
+        *from = p->prev_end;
+    else if (p->format == MT_PUSH_OTLP)
         exe_build_id(pid, p->build_id, sizeof p->build_id);   /* (a new program, maybe) */
-    long long end = (long long)mt_model_end(m);
-    mt_selection *delta = NULL;
-    if (from > 0) {
-        char text[64];
-        snprintf(text, sizeof text, "alloc:>%lldus", from);
-        char *err = NULL;
-        mt_filter *f = mt_filter_parse(text, &err, NULL);
-        mt_plumbing *pl = mt_plumbing_new(1);
-        delta = f ? mt_select_sites(m, f, MT_TIME_END, pl, NULL) : NULL;
-        mt_plumbing_free(pl);
-        mt_filter_free(f);
-        free(err);
-        if (!delta)
-            return NULL;
-    }
+    *end = (long long)mt_model_end(m);
+    if (*from <= 0)
+        return 0;
+    char text[64];
+    snprintf(text, sizeof text, "alloc:>%lldus", *from);
+    char *err = NULL;
+    mt_filter *f = mt_filter_parse(text, &err, NULL);
+    mt_plumbing *pl = mt_plumbing_new(1);
+    *delta = f ? mt_select_sites(m, f, MT_TIME_END, pl, NULL) : NULL;
+    mt_plumbing_free(pl);
+    mt_filter_free(f);
+    free(err);
+    return *delta ? 0 : -1;
+}
+
+/* the next interval starts where this one ended */
+static void interval_done(run_push *p, const mt_selection *s, int pid, long long end)
+{
+    p->prev_pid = pid;
+    p->prev_start = (unsigned long long)mt_model_info(mt_selection_model(s))->start_time;
+    p->prev_end = end;
+}
+
+/* The OTLP request of s: alloc_* of the interval, inuse_* now. */
+static uint8_t *otlp_bytes(run_push *p, const mt_selection *s, const mt_selection *delta,
+                           long long from, long long end, const char *name, int pid,
+                           size_t *len)
+{
+    const mt_trace_info *info = mt_model_info(mt_selection_model(s));
     const char *names[RUN_PUSH_MAX_LABELS], *values[RUN_PUSH_MAX_LABELS];
     size_t n = 0;
     for (int i = 2; i < p->n_labels; i++) {
@@ -288,12 +307,6 @@ static uint8_t *otlp_bytes(run_push *p, const mt_selection *s, const char *name,
     if (mt_otlp_request(s, &o, &out, len, &err) != 0)
         out = NULL;
     free(err);
-    mt_selection_free(delta);
-    if (out) {
-        p->prev_pid = pid;
-        p->prev_start = (unsigned long long)info->start_time;
-        p->prev_end = end;
-    }
     return out;
 }
 
@@ -302,13 +315,21 @@ void run_push_profile(run_push *p, const mt_selection *s, const char *name, int 
     if (!p)
         return;
     size_t len = 0;
+    long long from, end;
+    mt_selection *delta;
+    if (interval(p, s, pid, &from, &end, &delta) != 0)
+        return;
     if (p->format == MT_PUSH_OTLP) {
-        uint8_t *b = otlp_bytes(p, s, name, pid, &len);
-        if (b)
+        uint8_t *b = otlp_bytes(p, s, delta, from, end, name, pid, &len);
+        mt_selection_free(delta);
+        if (b) {
+            interval_done(p, s, pid, end);
             mt_push_submit(p->sender, b, len);
+        }
         return;
     }
-    uint8_t *gz = pprof_bytes(s, &len);
+    uint8_t *gz = pprof_bytes(s, delta, from, &len);
+    mt_selection_free(delta);
     char *body = NULL;
     if (gz) {
         if (!p->has_service)
@@ -319,8 +340,10 @@ void run_push_profile(run_push *p, const mt_selection *s, const char *name, int 
             body = mt_push_parca_body(p->labels, (size_t)p->n_labels, gz, len);
     }
     free(gz);
-    if (body)
+    if (body) {
+        interval_done(p, s, pid, end);
         mt_push_submit(p->sender, (uint8_t *)body, strlen(body));
+    }
 }
 
 void run_push_end(run_push *p, const char *cmd)

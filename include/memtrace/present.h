@@ -174,6 +174,13 @@ int mt_write_pprof(const char *path, const mt_selection *s, const mt_pprof_optio
                    char **err);
 /* Same into an open descriptor (not closed). */
 int mt_write_pprof_fd(int fd, const mt_selection *s, const mt_pprof_options *o, char **err);
+/* Same for an interval of the trace, from (a trace time) to its end, as
+ * the profile's time and duration: alloc_objects/alloc_space from alloc
+ * (a selection of the same model, e.g. the interval's allocations: the
+ * delta heap profiles Pyroscope takes; NULL: s's), inuse_* from s; a
+ * stack with both has two samples. Experimental. */
+int mt_write_pprof_fd_interval(int fd, const mt_selection *s, const mt_selection *alloc,
+                               mt_timedelta from, const mt_pprof_options *o, char **err);
 
 /* OpenTelemetry profiles: a gzipped ExportProfilesServiceRequest
  * (opentelemetry.proto.collector.profiles.v1development), the body of an

@@ -28,7 +28,10 @@ typedef struct loc {
 } loc;
 
 typedef struct writer {
-    const mt_selection *s;
+    const mt_selection *s;      /* the selection whose stacks are being written */
+    const mt_selection *alloc;  /* mt_write_pprof_fd_interval's: alloc_* from it */
+    int side;                   /* 0 every value; 1 inuse_* only; 2 alloc_* only */
+    long long from;             /* the profile's time: trace start + from (us) */
     const mt_model *m;
     gzFile gz;
     mt_pb out, tmp, tmp2;
@@ -121,6 +124,11 @@ static int put_sample(void *ctx, mt_node_id node, const mt_cost *c)
     }
     uint64_t v[4] = {(uint64_t)llround(c->alloc_objects), (uint64_t)llround(c->alloc_bytes),
                      (uint64_t)llround(c->live_objects), (uint64_t)llround(c->live_bytes)};
+    if (w->side) {   /* one half of each sample; a sample of zeros is left out */
+        v[w->side == 1 ? 0 : 2] = v[w->side == 1 ? 1 : 3] = 0;
+        if (!(v[0] | v[1] | v[2] | v[3]))
+            return w->failed;
+    }
     mt_pb_packed(&w->tmp2, 1, w->ids, k, &w->tmp);
     mt_pb_packed(&w->tmp2, 2, v, 4, &w->tmp);
     mt_pb_msg(&w->out, 2, &w->tmp2);
@@ -146,8 +154,22 @@ static int encode(writer *w, const mt_pprof_options *o)
     value_type(w, 1, "alloc_space", "bytes");
     value_type(w, 1, "inuse_objects", "count");
     value_type(w, 1, "inuse_space", "bytes");
-    if (mt_selection_each_stack(w->s, put_sample, w) || w->failed)
-        return -1;
+    if (!w->alloc) {
+        if (mt_selection_each_stack(w->s, put_sample, w) || w->failed)
+            return -1;
+    } else {
+        /* inuse_* from s's stacks, alloc_* from alloc's: two samples where
+         * a stack has both (pprof readers add samples of one stack up) */
+        const mt_selection *s = w->s;
+        w->side = 1;
+        int bad = mt_selection_each_stack(s, put_sample, w) || w->failed;
+        w->side = 2;
+        w->s = w->alloc;
+        bad = bad || mt_selection_each_stack(w->alloc, put_sample, w) || w->failed;
+        w->s = s;
+        if (bad)
+            return -1;
+    }
     /* mapping: the executable, symbolized already */
     mt_pb_uint(&w->tmp, 1, 1);
     mt_pb_uint(&w->tmp, 5, mt_pb_str_index(&w->strs, info->executable_name ? info->executable_name : ""));
@@ -195,8 +217,8 @@ static int encode(writer *w, const mt_pprof_options *o)
         mt_pb_msg(&w->out, 5, &w->tmp);
         flush(w, 0);
     }
-    mt_pb_uint(&w->out, 9, (uint64_t)info->start_time * 1000);
-    mt_pb_uint(&w->out, 10, (uint64_t)mt_model_end(m) * 1000);
+    mt_pb_uint(&w->out, 9, ((uint64_t)info->start_time + (uint64_t)w->from) * 1000);
+    mt_pb_uint(&w->out, 10, ((uint64_t)mt_model_end(m) - (uint64_t)w->from) * 1000);
     value_type(w, 11, "space", "bytes");
     /* a pprof profile read in keeps its own sampling: its period (none
      * when it stated none) and no "memtrace:" comment, so that reading the
@@ -229,11 +251,14 @@ static int encode(writer *w, const mt_pprof_options *o)
     return w->failed || w->out.oom ? -1 : 0;
 }
 
-int mt_write_pprof_fd(int fd, const mt_selection *s, const mt_pprof_options *o, char **err)
+static int write_fd(int fd, const mt_selection *s, const mt_selection *alloc, long long from,
+                    const mt_pprof_options *o, char **err)
 {
     writer w;
     memset(&w, 0, sizeof w);
     w.s = s;
+    w.alloc = alloc;
+    w.from = from;
     w.m = mt_selection_model(s);
     int dfd = dup(fd);
     char mode[8];
@@ -266,6 +291,18 @@ int mt_write_pprof_fd(int fd, const mt_selection *s, const mt_pprof_options *o, 
     free(w.func_used);
     free(w.ids);
     return rc;
+}
+
+int mt_write_pprof_fd(int fd, const mt_selection *s, const mt_pprof_options *o, char **err)
+{
+    return write_fd(fd, s, NULL, 0, o, err);
+}
+
+int mt_write_pprof_fd_interval(int fd, const mt_selection *s, const mt_selection *alloc,
+                               mt_timedelta from, const mt_pprof_options *o, char **err)
+{
+    mt_timedelta end = mt_model_end(mt_selection_model(s));
+    return write_fd(fd, s, alloc, from > 0 && from <= end ? from : 0, o, err);
 }
 
 int mt_write_pprof(const char *path, const mt_selection *s, const mt_pprof_options *o, char **err)

@@ -5,7 +5,7 @@
 # protoc-compiled OTLP messages, profcheck's rules; each pprof payload by
 # 'go tool pprof'). Known answers: the program holds 64 MiB (a Python
 # bytearray) while pushes go out, so some push has about 64 MiB in use;
-# OTLP's alloc_* are deltas, so over every push they add up to what the
+# alloc_* are each interval's, so over every push they add up to what the
 # whole trace allocated; the program's exit status (3) is memtrace's.
 [ "${MT_STAGE:-plain}" = plain ] || { echo "runs programs under the plain recorder: plain stage only"; exit 77; }
 . tests/push/lib.sh
@@ -14,9 +14,16 @@ HOME=$T/home GOCACHE=$T/gocache GOPATH=$T/gopath GOFLAGS= GO111MODULE=off
 export HOME GOCACHE GOPATH GOFLAGS GO111MODULE
 mkdir -p "$HOME"
 
-# the pprof payloads: go tool pprof reads each; one shows the 64 MiB in use
+# the trace's allocated bytes (memtrace stats on the finished trace)
+trace_total() {
+    "$M" stats --json "$1" 2>/dev/null | "$PY" -c 'import json, sys
+print(round(json.load(sys.stdin)["total"]["alloc_bytes"]))'
+}
+# the pprof payloads: go tool pprof reads each; one shows the 64 MiB in use;
+# alloc_* are each interval's (Pyroscope's delta heap profiles): over every
+# push they add up to what the whole trace allocated
 check_pprofs() { # CASE DIR
-    n=0 bad=0 held=0
+    n=0 bad=0 held=0 asum=0
     for f in "$2"/[0-9]*.pb.gz; do
         [ -f "$f" ] || continue
         n=$((n + 1))
@@ -26,8 +33,14 @@ check_pprofs() { # CASE DIR
             v=$(awk '/^Samples:/ { s = 1; getline; next } /^Locations/ { s = 0 }
                 s && /:/ { split($0, a, ":"); split(a[1], v, " "); t += v[4] } END { printf "%.0f", t }' "$f.raw")
             [ "$v" -ge $((64 << 20)) ] && [ "$v" -le $((74 << 20)) ] && held=$((held + 1))
+            a=$(awk '/^Samples:/ { s = 1; getline; next } /^Locations/ { s = 0 }
+                s && /:/ { split($0, a, ":"); split(a[1], v, " "); t += v[2] } END { printf "%.0f", t }' "$f.raw")
+            asum=$((asum + a))
         fi
     done
+    total=$(trace_total "$T/$3.ctf")
+    check "$1: the pushes' alloc_space deltas add up to the trace's $total bytes (got $asum)" \
+        awk -v a="$asum" -v b="$total" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 64 * 2^20 && d <= 0.001 * b) }' 
     check "$1: $n pprof payloads, go tool pprof reads them all ($bad failed)" test "$n" -ge 2 -a "$bad" = 0
     check "$1: a push while the program holds 64 MiB shows 64-74 MiB in use ($held pushes)" test "$held" -ge 1
 }
@@ -52,7 +65,7 @@ check "pyroscope: X-Scope-OrgID and the bearer token on every request" \
     "$PY" -c 'import glob, json, sys
 h = [json.load(open(f))["headers"] for f in glob.glob(sys.argv[1] + "/[0-9]*.json")]
 sys.exit(not h or any(x.get("X-Scope-OrgID") != "team-a" or x.get("Authorization") != "Bearer s3cret-token" for x in h))' "$S"
-check_pprofs pyroscope "$S"
+check_pprofs pyroscope "$S" pyro
 
 # --- Parca: format given, path appended to a base URL, basic auth,
 # service_name overridden
@@ -73,7 +86,7 @@ check "parca: basic auth from the file" \
 h = [json.load(open(f))["headers"] for f in glob.glob(sys.argv[1] + "/[0-9]*.json")]
 want = "Basic " + base64.b64encode(b"alice:pa ss").decode()
 sys.exit(not h or any(x.get("Authorization") != want for x in h))' "$S"
-check_pprofs parca "$S"
+check_pprofs parca "$S" parca
 
 # --- OTLP
 server_start otlp ok
@@ -90,8 +103,7 @@ check "otlp: a push while the program holds 64 MiB shows 64-74 MiB in use" \
     awk -F'\t' -v lo=$((64 << 20)) -v hi=$((74 << 20)) '$4 >= lo && $4 <= hi { n++ } END { exit !n }' "$S/summary.tsv"
 # alloc_* are the intervals' deltas: their sum is the whole trace's total
 # (memtrace stats on the finished trace), to a byte per stack and push
-total=$("$M" stats --json "$T/otlp.ctf" 2>/dev/null | "$PY" -c 'import json, sys
-print(round(json.load(sys.stdin)["total"]["alloc_bytes"]))')
+total=$(trace_total "$T/otlp.ctf")
 sum=$(awk -F'\t' '{ s += $5 } END { printf "%.0f", s }' "$S/summary.tsv")
 check "otlp: the pushes' alloc_space deltas add up to the trace's $total bytes (got $sum)" \
     awk -v a="$sum" -v b="$total" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 64 * 2^20 && d <= 0.001 * b) }'
