@@ -74,12 +74,12 @@ char *mt_push_endpoint(const char *url, mt_push_format f)
     for (size_t i = 0; i < N_FORMATS; i++)
         if (formats[i].f == f)
             path = formats[i].path;
-    if (!path || path_ends_with(url, path))
-        return strdup(url);
     size_t len;
     const char *p = url_path(url, &len);
     while (len > 0 && p[len - 1] == '/')
         len--;
+    if (!path || len > 0)   /* a path of its own: the server's (a proxy's, a renamed route) */
+        return strdup(url);
     /* base + path + query */
     size_t head = (size_t)(p - url) + len;
     const char *rest = p + strcspn(p, "?#");

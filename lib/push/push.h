@@ -24,8 +24,9 @@ mt_push_format mt_push_format_of_url(const char *url);
 /* "pyroscope", "parca", "otlp" -> format, else NONE */
 mt_push_format mt_push_format_named(const char *name);
 const char *mt_push_format_name(mt_push_format f);
-/* The URL requests go to: url itself if its path ends with the format's
- * endpoint, else url with the endpoint appended. malloc'd (NULL: oom). */
+/* The URL requests go to: url itself when it has a path (other than
+ * "/"), else url with the format's endpoint path appended (before any
+ * query). malloc'd (NULL: oom). */
 char *mt_push_endpoint(const char *url, mt_push_format f);
 
 /* A label name engines accept: [A-Za-z_][A-Za-z0-9_]* */

@@ -48,8 +48,10 @@ int main(void)
           "a host that looks like a path: no guess");
     CHECK(streq_free(mt_push_endpoint("http://h:4040", MT_PUSH_PYROSCOPE),
                      "http://h:4040/push.v1.PusherService/Push"), "endpoint appended to a bare host");
-    CHECK(streq_free(mt_push_endpoint("http://h:7070/base/?t=1", MT_PUSH_PARCA),
-                     "http://h:7070/base/profiles/writeraw?t=1"), "endpoint appended before the query");
+    CHECK(streq_free(mt_push_endpoint("http://h:7070/?t=1", MT_PUSH_PARCA),
+                     "http://h:7070/profiles/writeraw?t=1"), "endpoint appended before the query");
+    CHECK(streq_free(mt_push_endpoint("http://h:4318/v1/profiles", MT_PUSH_OTLP),
+                     "http://h:4318/v1/profiles"), "a URL with a path of its own is kept");
     CHECK(streq_free(mt_push_endpoint("http://h/v1development/profiles", MT_PUSH_OTLP),
                      "http://h/v1development/profiles"), "a URL that names it already is kept");
     CHECK(mt_push_format_named("otlp") == MT_PUSH_OTLP && !mt_push_format_named("OTLP") &&
