@@ -8,7 +8,7 @@
 # alloc_* are each interval's, so over every push they add up to what the
 # whole trace allocated; the program's exit status (3) is memtrace's.
 [ "${MT_STAGE:-plain}" = plain ] || { echo "runs programs under the plain recorder: plain stage only"; exit 77; }
-. tests/push/lib.sh
+. tests/push/support/lib.sh
 push_python
 HOME=$T/home GOCACHE=$T/gocache GOPATH=$T/gopath GOFLAGS= GO111MODULE=off
 export HOME GOCACHE GOPATH GOFLAGS GO111MODULE

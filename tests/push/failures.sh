@@ -7,7 +7,7 @@
 # not delivered is counted and said in the summary. Option errors exit 2
 # before the program starts. Every wait is for an event the server saved.
 [ "${MT_STAGE:-plain}" = plain ] || { echo "runs programs under the plain recorder: plain stage only"; exit 77; }
-. tests/push/lib.sh
+. tests/push/support/lib.sh
 push_python
 jtime() { "$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["time"])' "$1"; }
 elapsed_le() { # T0 T1 MAX

@@ -1,6 +1,8 @@
-# lib.sh - what the push tests share: a loopback server (server.py) per
-# case, a profiled program that holds 64 MiB until told to stop, and a run
-# of 'memtrace run --push' that is stopped once the server has seen what
+# support/lib.sh - what the push tests share (sourced; in a directory of its
+# own so that tests/run.sh does not take it for a test): a loopback
+# server (server.py) per case, a profiled program that holds 64 MiB until
+# told to stop, and a run of 'memtrace run --push' stopped once the server
+# has seen what
 # the case waits for (no fixed sleeps: every wait polls for its event,
 # bounded far above the work).
 #
