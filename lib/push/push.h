@@ -47,8 +47,9 @@ char *mt_push_parca_body(const mt_push_label *labels, size_t n, const uint8_t *p
 char *mt_push_base64(const uint8_t *data, size_t len);
 
 /* Reads an auth file: one line, "Bearer TOKEN" or "USER:PASSWORD". The
- * file must be a regular file readable by its owner only (no group or
- * other permission bits): refused otherwise. Returns a malloc'd line, or
+ * file (a symbolic link is followed) must be a regular file of this user
+ * or root, readable by its owner only (no group or other permission
+ * bits): refused otherwise. Returns a malloc'd line, or
  * NULL with a reason in why (a static string or written into buf). */
 char *mt_push_read_auth(const char *path, char *buf, size_t cap, const char **why);
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "../check.h"
 #include "push/push.h"
@@ -83,6 +84,7 @@ int main(void)
     char path[4096], buf[256];
     const char *why = NULL;
     snprintf(path, sizeof path, "%s/push-auth", dir);
+    unlink(path);   /* (a 0400 file a run before left) */
     FILE *f = fopen(path, "w");
     fputs("Bearer abc.def\r\nsecond line ignored\n", f);
     fclose(f);
@@ -95,6 +97,7 @@ int main(void)
     CHECK(!r && why && strstr(why, "readable by others"), "a group-readable file: refused (%s)",
           why ? why : "");
     free(r);
+    unlink(path);
     f = fopen(path, "w");
     fputs("justatoken\n", f);
     fclose(f);
@@ -104,6 +107,20 @@ int main(void)
     CHECK(!r && why && strstr(why, "Bearer TOKEN"), "a line of neither form: refused (%s)",
           why ? why : "");
     free(r);
+    /* a link to a good file (Kubernetes' secrets) is followed */
+    char link[4200];
+    snprintf(link, sizeof link, "%s/push-auth-link", dir);
+    unlink(path);
+    f = fopen(path, "w");
+    fputs("u:p\n", f);
+    fclose(f);
+    chmod(path, 0400);
+    unlink(link);
+    why = NULL;
+    CHECK(symlink(path, link) == 0 &&
+          streq_free(mt_push_read_auth(link, buf, sizeof buf, &why), "u:p"),
+          "a link to a 0400 file: followed (%s)", why ? why : "");
+    unlink(link);
     why = NULL;
     snprintf(path, sizeof path, "%s/no-such-auth", dir);
     r = mt_push_read_auth(path, buf, sizeof buf, &why);
