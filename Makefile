@@ -20,6 +20,7 @@
 #   lib/analyze  the model built from a trace, filters, estimates
 #   lib/present  reports: tables, JSON, folded stacks, pprof, SVG plots
 #   lib/symbolize  names for the raw frames of recorded traces (libdw), for the CLI
+#   lib/push     sending profiles to profiling engines (libcurl), for the CLI
 # programs/ holds the CLI, viewer/ the web viewer (server and page).
 
 PREFIX ?= /usr/local
