@@ -206,13 +206,16 @@ static uint8_t *pprof_bytes(const mt_selection *s, const mt_selection *delta, lo
     return b;
 }
 
-/* The GNU build-id of /proc/PID/exe as hex into out ("" if none). */
-static void exe_build_id(int pid, char *out, size_t cap)
+/* The GNU build-id of /proc/PID/exe, or once the process is gone of the
+ * file the trace names as its executable, as hex into out ("" if none). */
+static void exe_build_id(int pid, const char *exe, char *out, size_t cap)
 {
     out[0] = '\0';
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/exe", pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && exe && exe[0] == '/')
+        fd = open(exe, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return;
     elf_version(EV_CURRENT);
@@ -254,7 +257,7 @@ static int interval(run_push *p, const mt_selection *s, int pid, long long *from
     if (pid == p->prev_pid && (unsigned long long)info->start_time == p->prev_start)
         *from = p->prev_end;
     else if (p->format == MT_PUSH_OTLP)
-        exe_build_id(pid, p->build_id, sizeof p->build_id);   /* (a new program, maybe) */
+        exe_build_id(pid, info->executable_name, p->build_id, sizeof p->build_id);
     *end = (long long)mt_model_end(m);
     if (*from <= 0)
         return 0;

@@ -128,6 +128,7 @@ def check_otlp(pb, name, meta, body):
         idx("attribute key", a.key_strindex, ns)
         idx("attribute unit", a.unit_strindex, ns)
     attr = {}
+    build_ids = []
     for i, a in enumerate(d.attribute_table):
         attr[i] = (d.string_table[a.key_strindex] if a.key_strindex < ns else None, a.value)
     for i, m in enumerate(d.mapping_table):
@@ -139,6 +140,9 @@ def check_otlp(pb, name, meta, body):
         if m.memory_start > m.memory_limit:
             fail("%s: mapping %d: memory_start > memory_limit" % (name, i))
         keys = [attr.get(a, (None,))[0] for a in m.attribute_indices]
+        for a in m.attribute_indices:
+            if attr.get(a, (None,))[0] == "process.executable.build_id.gnu":
+                build_ids.append(attr[a][1].string_value)
         if i and not any(k and k.startswith("process.executable.build_id.") for k in keys):
             fail("%s: mapping %d has no build-id attribute" % (name, i))
     for loc in d.location_table:
@@ -205,6 +209,7 @@ def check_otlp(pb, name, meta, body):
         fail("%s: profiles %r, want %r" % (name, sorted(got), want))
     labels = dict((k, v) for k, v in res.items())
     labels["service_name"] = res.get("service.name")
+    labels["build_id"] = ",".join(build_ids)
     return labels, got.get(("inuse_space", "bytes"), 0), got.get(("alloc_space", "bytes"), 0), span
 
 

@@ -114,4 +114,19 @@ t = [(int(r[5]), int(r[6])) for r in rows]
 sys.exit(len(t) < 4 or any(b[0] != a[0] + a[1] - 1 for a, b in zip(t, t[1:])))' "$S/summary.tsv"
 check "otlp: resource attributes and --label's" \
     awk -F'\t' '$8 !~ /deployment=blue/ || $8 !~ /process.executable.name=python3/ || $8 !~ /service.name=python3/ { bad = 1 } END { exit bad }' "$S/summary.tsv"
+
+# --- a program that ends before the first interval: the one push, at the
+# end, still names its executable's build-id (read from the file once the
+# process is gone)
+server_start short ok
+# (the program is told to stop at once: it ends long before the default
+# 60 s interval)
+run_push short --push "$URL/v1development/profiles"
+stop_run short; st=$RUN_ST
+server_stop
+"$PY" "$HERE/check.py" otlp "$S" "$S" > "$T/short.check" 2>&1 || fail "short: check.py: $(cat "$T/short.check")"
+want=$(readelf -n /usr/bin/python3 2>/dev/null | sed -n 's/.*Build ID: *//p' | head -n 1)
+got=$(awk -F'\t' '{ n = split($8, kv, ","); for (i = 1; i <= n; i++) if (kv[i] ~ /^build_id=/) print substr(kv[i], 10) }' "$S/summary.tsv")
+check "short: status 3 ($st), one push at the end with python3's build-id ($got, want $want)" \
+    test "$st" = 3 -a -n "$want" -a "$got" = "$want"
 finish
