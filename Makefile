@@ -20,6 +20,7 @@
 #   lib/analyze  the model built from a trace, filters, estimates
 #   lib/present  reports: tables, JSON, folded stacks, pprof, SVG plots
 #   lib/symbolize  names for the raw frames of recorded traces (libdw), for the CLI
+#   lib/push     sending profiles to profiling engines (libcurl), for the CLI
 # programs/ holds the CLI, viewer/ the web viewer (server and page).
 
 PREFIX ?= /usr/local
@@ -63,6 +64,8 @@ PRESENT_SRC := $(wildcard lib/present/*.c)
 SYMBOLIZE_SRC := $(wildcard lib/symbolize/*.c)
 VIEWER_SRC  := $(wildcard viewer/*.c)
 CLI_SRC     := $(wildcard programs/*.c)
+# lib/push: sending profiles to profiling engines (libcurl), the CLI's only
+PUSH_SRC    := $(wildcard lib/push/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 TRACE_OBJ   := $(call obj,$(TRACE_SRC))
@@ -71,7 +74,7 @@ ANALYZE_OBJ := $(call obj,$(ANALYZE_SRC))
 PRESENT_OBJ := $(call obj,$(PRESENT_SRC))
 SYMBOLIZE_OBJ := $(call obj,$(SYMBOLIZE_SRC))
 VIEWER_OBJ  := $(call obj,$(VIEWER_SRC))
-CLI_OBJ     := $(call obj,$(CLI_SRC))
+CLI_OBJ     := $(call obj,$(CLI_SRC)) $(call obj,$(PUSH_SRC))
 
 # The viewer's page (viewer/web/*) compiled into the CLI as a generated C file.
 VIEWER_WEB     := $(sort $(wildcard viewer/web/*))
@@ -81,7 +84,7 @@ VIEWER_GEN_OBJ := $(BUILD)/gen/viewer_assets.o
 # Libraries each layer links against.
 RECORD_LIBS  := -lpthread -ldl
 ANALYZE_LIBS := -lpcre2-8 -lz -lm
-CLI_LIBS     := -lmicrohttpd -lpcre2-8 -ldw -lelf -lz -lm -lpthread -ldl
+CLI_LIBS     := -lcurl -lmicrohttpd -lpcre2-8 -ldw -lelf -lz -lm -lpthread -ldl
 SYMBOLIZE_LIBS := -ldw -lelf -lz -lpthread -ldl
 # libdw is for the symbolizer (lib/symbolize), which only the CLI links
 # (and libmemtrace-symbolize.so, which the Python package loads).
@@ -178,7 +181,9 @@ TEST_TRACE_BIN   := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/trace
 TEST_ANALYZE_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/analyze/*.c tests/present/*.c))
 # tests/common/*.c: unit tests of lib/common's header-only mechanisms.
 TEST_COMMON_BIN  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/common/*.c))
-TEST_BINS := $(TEST_COMMON_BIN) $(TEST_TRACE_BIN) $(TEST_ANALYZE_BIN)
+# tests/push/*.c: unit tests of lib/push's parts that need no network.
+TEST_PUSH_BIN    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/push/*.c))
+TEST_BINS := $(TEST_COMMON_BIN) $(TEST_TRACE_BIN) $(TEST_ANALYZE_BIN) $(TEST_PUSH_BIN)
 
 $(TEST_COMMON_BIN): $(BUILD)/tests/%: tests/%.c $(wildcard lib/common/*.h) $(call obj,$(COMMON_SRC))
 	@mkdir -p $(dir $@)
@@ -190,6 +195,10 @@ $(TEST_TRACE_BIN): $(BUILD)/tests/%: tests/%.c $(LIB_TRACE_A)
 $(TEST_ANALYZE_BIN): $(BUILD)/tests/%: tests/%.c $(LIB_ANALYZE_A) $(LIB_TRACE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ilib -o $@ $< $(LDFLAGS) $(LIB_ANALYZE_A) $(LIB_TRACE_A) $(ANALYZE_LIBS)
+
+$(TEST_PUSH_BIN): $(BUILD)/tests/%: tests/%.c $(call obj,lib/push/payload.c) $(LIB_ANALYZE_A) $(LIB_TRACE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ilib -o $@ $< $(LDFLAGS) $(call obj,lib/push/payload.c) $(LIB_ANALYZE_A) $(LIB_TRACE_A) $(ANALYZE_LIBS)
 
 # tests/tools/*.c: programs the shell tests run (generators of hostile traces),
 # not tests themselves.

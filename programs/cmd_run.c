@@ -31,6 +31,7 @@
 #include "commands.h"
 #include "memtrace/present.h"
 #include "run_snapshots.h"
+#include "run_push.h"
 #include "run_traces.h"
 #include "runfiles.h"
 
@@ -41,6 +42,8 @@ static void usage(FILE *f)
         "                    [--unwind MODE] [--no-follow] [--paused] [--signal SIG]\n"
         "                    [--duration T] [--pprof-every T --pprof-dir DIR] [--leaks]\n"
         "                    [--rotate-size SIZE] [--rotate-time T] [--keep N]\n"
+        "                    [--push URL [--push-every T] [--push-format F] [--label K=V]...\n"
+        "                     [--push-tenant ID] [--push-auth-file FILE]]\n"
         "                    [--] CMD [ARGS...]\n"
         "\n"
         "Run CMD with the memtrace recorder preloaded and write a memtrace trace of\n"
@@ -76,6 +79,19 @@ static void usage(FILE *f)
         "                        NAME.PID.UNIXTIME.pb.gz (mode 0600), for Pyroscope\n"
         "                        or Parca; local debug information only\n"
         "      --pprof-dir DIR   where the snapshots go (an existing directory)\n"
+        "      --push URL        send a heap profile every --push-every and at the end\n"
+        "                        to Pyroscope, Parca or an OpenTelemetry collector, from\n"
+        "                        this process (queue of 16, retries; drops counted in\n"
+        "                        the summary; docs/fleet.md)\n"
+        "      --push-every T    how often (at least 100ms; default 60s)\n"
+        "      --push-format F   pyroscope, parca or otlp (guessed from a URL ending\n"
+        "                        /push.v1.PusherService/Push, /profiles/writeraw or\n"
+        "                        /v1development/profiles)\n"
+        "      --label K=V       a label on every profile (repeatable; service_name\n"
+        "                        defaults to the program's name)\n"
+        "      --push-tenant ID  send X-Scope-OrgID: ID\n"
+        "      --push-auth-file FILE  one line, 'Bearer TOKEN' or 'USER:PASSWORD';\n"
+        "                        refused unless only its owner may read it\n"
         "      --rotate-size SIZE  write the trace in pieces of about SIZE each (64k or\n"
         "                        more: 100m, 1g): FILE.part0001, FILE.part0002, ...;\n"
         "                        each piece is a trace of its own that starts with the\n"
@@ -393,6 +409,7 @@ int cmd_run(int argc, char **argv)
         { "rotate-time", required_argument, NULL, 'T' },
         { "keep", required_argument, NULL, 'K' },
         { "pprof-dir", required_argument, NULL, 'R' },
+        RUN_PUSH_LONGOPTS,
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -405,6 +422,7 @@ int cmd_run(int argc, char **argv)
     const char *signame = NULL, *duration = NULL, *pprof_dir = NULL;
     const char *rotate_size = NULL, *rotate_time = NULL, *keep = NULL;
     double pprof_every = 0;
+    run_push_opts push_opts = { 0 };
     int c;
 
     optind = 1;
@@ -505,9 +523,14 @@ int cmd_run(int argc, char **argv)
         case 'h':
             usage(stdout);
             return 0;
-        default:
-            usage(stderr);
+        default: {
+            int r = run_push_option(&push_opts, "run", c, optarg);
+            if (r > 0)
+                break;
+            if (r == 0)
+                usage(stderr);
             return 2;
+        }
         }
     }
     if (run_sampling_check("run", sampling))
@@ -559,6 +582,11 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "memtrace run: --pprof-dir: %s\n", problem);
         return 2;
     }
+    /* the sender starts before the program: its errors stop the run here */
+    int push_bad;
+    run_push *push = run_push_begin(&push_opts, "run", &push_bad);
+    if (push_bad)
+        return 2;
     char cwd[PATH_MAX];
     if (!getcwd(cwd, sizeof cwd))
         cwd[0] = '\0';
@@ -647,9 +675,10 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "memtrace run: process %d starts dormant; record with 'memtrace ctl "
                         "%d start' (and stop)\n", (int)pid, (int)pid);
     int status = 0;
-    if (pprof_every) {
+    if (pprof_every || push) {
         const char *b = strrchr(cmd[0], '/');
-        run_wait_with_snapshots(pid, file, pprof_every, pprof_dir, b ? b + 1 : cmd[0], &status);
+        run_wait_with_snapshots(pid, file, pprof_every, pprof_dir, push, b ? b + 1 : cmd[0],
+                                &status);
     } else {
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
             ;
@@ -663,15 +692,19 @@ int cmd_run(int argc, char **argv)
         say_killed(status);
     char **paths;
     size_t ntraces = traces_of_run(file, &start, &paths);
-    if (ntraces == 0 && (rc == 127 || rc == 126))
+    if (ntraces == 0 && (rc == 127 || rc == 126)) {
+        run_push_end(push, "run");
         return rc;   /* the command could not be run: said above */
+    }
     if (ntraces == 0 && paused) {
         fprintf(stderr, "memtrace run: no recording was made: the program ran dormant "
                         "throughout ('memtrace ctl %d start' starts one)\n", (int)pid);
+        run_push_end(push, "run");
         return rc;
     }
     symbolize_run_traces(paths, ntraces); /* names for the raw frames */
     summarize(file, paths, ntraces, rate);
+    run_push_end(push, "run");
     run_trace_files_free(paths, ntraces);
     return rc;
 }

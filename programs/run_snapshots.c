@@ -35,6 +35,7 @@
 #include "fdsink.h"
 #include "proc_trace.h"
 #include "runfiles.h"
+#include "run_push.h"
 
 /* The last packet of a trace being written may be incomplete: expected
  * here, so not reported. */
@@ -89,12 +90,21 @@ static int copy_file(const char *src, mt_outfile *dst, const char *dst_path)
     return rc;
 }
 
-/* One snapshot of trace into dir. 0 or -1 (message given). */
-static int snapshot(const char *trace, const char *dir, const char *name, int pid)
+/* One snapshot of trace into dir (if not NULL) and to push (if not NULL).
+ * 0 or -1 (message given). */
+static int snapshot(const char *trace, const char *dir, run_push *push, const char *name, int pid)
 {
     char *err = NULL;
-    char copy_path[PATH_MAX];
-    mt_runname_snapshot_copy(copy_path, sizeof copy_path, dir, name, pid);
+    char copy_path[2 * PATH_MAX], tdir[PATH_MAX];
+    if (!dir) {   /* pushing only: the symbolized copy goes beside the trace */
+        snprintf(tdir, sizeof tdir, "%s", trace);
+        char *slash = strrchr(tdir, '/');
+        if (slash && slash != tdir)
+            *slash = '\0';
+        else
+            snprintf(tdir, sizeof tdir, "%s", slash ? "/" : ".");
+    }
+    mt_runname_snapshot_copy(copy_path, sizeof copy_path, dir ? dir : tdir, name, pid);
     mt_outfile copy = { .fd = -1 };
     const char *load = trace;
     if (copy_file(trace, &copy, copy_path) == 0) {
@@ -121,7 +131,11 @@ static int snapshot(const char *trace, const char *dir, const char *name, int pi
     mt_selection *s = f ? mt_select_sites(m, f, MT_TIME_END, pl, NULL) : NULL;
     mt_plumbing_free(pl);
     int rc = -1;
-    if (s) {
+    if (s && push)
+        run_push_profile(push, s, name, pid);
+    if (s && !dir) {
+        rc = 0;
+    } else if (s) {
         char out[PATH_MAX];
         long long t = (long long)time(NULL);
         mt_runname_pprof(out, sizeof out, dir, name, pid, t);
@@ -170,12 +184,15 @@ static const char *running_name(pid_t pid, const char *fallback, char *buf, size
 }
 
 int run_wait_with_snapshots(pid_t pid, const char *file, double every_s, const char *dir,
-                            const char *name, int *status)
+                            run_push *push, const char *name, int *status)
 {
     char comm[64], last_name[64];
     snprintf(last_name, sizeof last_name, "%s", name);
     char cur[PATH_MAX], last[PATH_MAX] = "";
-    double next = now_s() + every_s;
+    /* two clocks: the files' (every_s, dir) and the pushes' */
+    double push_every = push ? run_push_every(push) : 0;
+    double next = dir ? now_s() + every_s : 1e300;
+    double next_push = push ? now_s() + push_every : 1e300;
     /* Local debug information only, as after the run (symbolize_run_traces):
      * no build-id leaves the machine, no snapshot waits on a server. (The
      * program was started already: its environment is its own.) */
@@ -186,16 +203,25 @@ int run_wait_with_snapshots(pid_t pid, const char *file, double every_s, const c
             break;
         if (r < 0 && errno != EINTR)
             return -1;
-        if (now_s() >= next) {
-            next += every_s;
-            if (next < now_s())
-                next = now_s() + every_s;   /* a slow snapshot: skip, don't pile up */
+        double t = now_s();
+        int to_dir = t >= next, to_push = t >= next_push;
+        if (to_dir || to_push) {
+            if (to_dir) {
+                next += every_s;
+                if (next < now_s())
+                    next = now_s() + every_s;   /* a slow snapshot: skip, don't pile up */
+            }
+            if (to_push) {
+                next_push += push_every;
+                if (next_push < now_s())
+                    next_push = now_s() + push_every;
+            }
             if (proc_open_trace((int)pid, file, cur, sizeof cur)) {
                 /* named after the program running now (a wrapper's exec'd
                  * program, not the wrapper) */
                 snprintf(last_name, sizeof last_name, "%s",
                          running_name(pid, name, comm, sizeof comm));
-                snapshot(cur, dir, last_name, (int)pid);
+                snapshot(cur, to_dir ? dir : NULL, to_push ? push : NULL, last_name, (int)pid);
                 snprintf(last, sizeof last, "%s", cur);
             }
         }
@@ -206,6 +232,6 @@ int run_wait_with_snapshots(pid_t pid, const char *file, double every_s, const c
     if (!last[0] && access(file, R_OK) == 0)
         snprintf(last, sizeof last, "%s", file);
     if (last[0])
-        snapshot(last, dir, last_name, (int)pid);
+        snapshot(last, dir, push, last_name, (int)pid);
     return 0;
 }

@@ -1,7 +1,7 @@
 #!/bin/sh
 # install-deps.sh - installs the Debian packages a make target needs, if missing.
 #
-#   scripts/install-deps.sh build   compiler, libdw, zlib, libmicrohttpd, libunwind, PCRE2
+#   scripts/install-deps.sh build   compiler, libdw, zlib, libmicrohttpd, libunwind, PCRE2, libcurl
 #   scripts/install-deps.sh test    build + what the tests use (clang fuzzer,
 #                                   Go's pprof, Chromium, Node, sqlite3, the
 #                                   allocators jemalloc, tcmalloc, mimalloc
@@ -23,12 +23,14 @@ set -eu
 
 profile=${1:-build}
 
-build_pkgs="gcc make libc6-dev pkg-config libdw-dev libelf-dev zlib1g-dev libmicrohttpd-dev xz-utils libunwind-dev libpcre2-dev"
+build_pkgs="gcc make libc6-dev pkg-config libdw-dev libelf-dev zlib1g-dev libmicrohttpd-dev xz-utils libunwind-dev libpcre2-dev libcurl4-openssl-dev"
 test_pkgs="$build_pkgs clang libclang-rt-14-dev golang-go chromium sqlite3 python3 g++ procps curl libgmp-dev libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 redis-server redis-tools debuginfod libdebuginfod1 valgrind python3-pandas python3-matplotlib jupyter-nbconvert python3-ipykernel"
 # a program already traced (the leak scan's ptrace refused)
 test_pkgs="$test_pkgs strace"
 # the Debian packages and the wheel (tests/package)
 test_pkgs="$test_pkgs dpkg-dev debhelper dh-python lintian python3-build python3-wheel python3-setuptools python3-venv python3-numpy"
+# the push tests' independent decoders (tests/push)
+test_pkgs="$test_pkgs python3-protobuf protobuf-compiler"
 bench_pkgs="$test_pkgs heaptrack hyperfine"
 
 case "$profile" in

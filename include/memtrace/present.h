@@ -174,6 +174,39 @@ int mt_write_pprof(const char *path, const mt_selection *s, const mt_pprof_optio
                    char **err);
 /* Same into an open descriptor (not closed). */
 int mt_write_pprof_fd(int fd, const mt_selection *s, const mt_pprof_options *o, char **err);
+/* Same for an interval of the trace, from (a trace time) to its end, as
+ * the profile's time and duration: alloc_objects/alloc_space from alloc
+ * (a selection of the same model, e.g. the interval's allocations: the
+ * delta heap profiles Pyroscope takes; NULL: s's), inuse_* from s; a
+ * stack with both has two samples. Experimental. */
+int mt_write_pprof_fd_interval(int fd, const mt_selection *s, const mt_selection *alloc,
+                               mt_timedelta from, const mt_pprof_options *o, char **err);
+
+/* OpenTelemetry profiles: a gzipped ExportProfilesServiceRequest
+ * (opentelemetry.proto.collector.profiles.v1development), the body of an
+ * OTLP/HTTP POST to /v1development/profiles: one resource (service.name,
+ * process.pid, process.executable.name, then the given attributes), scope
+ * "memory", four profiles inuse_space/bytes, inuse_objects/count (live at
+ * the selection's live time), alloc_space/bytes, alloc_objects/count (of
+ * alloc, e.g. the allocations of an interval, else of s), period type
+ * space/bytes with the bytes one sample stands for, estimated values; one
+ * dictionary whose every table starts with its zero value. Experimental:
+ * the profiles signal is still in development upstream. 0, or -1 and a
+ * malloc'd message in *err (if err is not NULL); *out is malloc'd. */
+typedef struct mt_otlp_options {
+    const mt_selection *alloc;        /* alloc_* from these (same model); NULL: s */
+    const char *service_name;         /* NULL: the executable's name */
+    long long pid;                    /* 0: the trace's */
+    const char *executable_name;      /* NULL: the trace's */
+    const char *build_id_hex;         /* process.executable.build_id.gnu, or NULL */
+    unsigned long long start_unix_nano, end_unix_nano;   /* 0, 0: the trace's span */
+    const char *const *attribute_names, *const *attribute_values;
+    size_t n_attributes;
+    int level;                        /* gzip level 1-9; 0: 6 */
+    int full_names;                   /* as mt_pprof_options */
+} mt_otlp_options;
+int mt_otlp_request(const mt_selection *s, const mt_otlp_options *o, unsigned char **out,
+                    size_t *len, char **err);
 
 /* SVG pictures. */
 typedef enum mt_plot_kind {

@@ -2,10 +2,8 @@
  * pprof.c - writes a selection as a gzipped pprof profile (profile.proto)
  * with Go's heap-profile conventions.
  *
- * The protobuf encoder is written by hand: the schema is small (a handful
- * of messages, varints and length-delimited fields), and a generated
- * encoder (protobuf-c) would need a code generator at build time and the
- * whole object graph in memory before packing. Here samples are encoded
+ * The protobuf wire writer is protowire.c's (hand-written, shared with
+ * the OTLP encoder otlp.c). Here samples are encoded
  * one at a time and streamed through zlib (gzip framing, which pprof
  * expects); the tables (locations, functions, strings) follow the samples,
  * which protobuf and pprof allow (top-level fields may come in any order).
@@ -20,162 +18,8 @@
 #include <zlib.h>
 
 #include "memtrace/present.h"
-#include "hash.h"
 #include "safefile.h"
-
-/* ------------------------------------------------------------ encoder */
-
-typedef struct pb {
-    uint8_t *b;
-    size_t n, cap;
-    int oom;
-} pb;
-
-static void pb_need(pb *p, size_t k)
-{
-    if (p->n + k <= p->cap)
-        return;
-    size_t c = p->cap ? p->cap : 256;
-    while (c < p->n + k)
-        c *= 2;
-    uint8_t *nb = realloc(p->b, c);
-    if (!nb) {
-        p->oom = 1;
-        p->n = 0;
-        return;
-    }
-    p->b = nb;
-    p->cap = c;
-}
-
-static void pb_varint(pb *p, uint64_t v)
-{
-    pb_need(p, 10);
-    if (p->oom)
-        return;
-    while (v >= 0x80) {
-        p->b[p->n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p->b[p->n++] = (uint8_t)v;
-}
-
-/* varint field; proto3 omits zeros */
-static void pb_uint(pb *p, unsigned field, uint64_t v)
-{
-    if (!v)
-        return;
-    pb_varint(p, (uint64_t)field << 3);
-    pb_varint(p, v);
-}
-
-static void pb_bytes(pb *p, unsigned field, const void *data, size_t len)
-{
-    pb_varint(p, (uint64_t)field << 3 | 2);
-    pb_varint(p, len);
-    pb_need(p, len);
-    if (p->oom)
-        return;
-    memcpy(p->b + p->n, data, len);
-    p->n += len;
-}
-
-/* A string field: profile.proto's strings must be UTF-8 (Go's decoder
- * rejects the whole profile otherwise), so each byte that does not begin a
- * well-formed character (mt_utf8_char) is written as U+FFFD. */
-static void pb_utf8(pb *p, unsigned field, const char *s)
-{
-    static const char repl[] = "\xef\xbf\xbd";
-    size_t n = strlen(s), len = 0;
-    for (size_t i = 0; i < n;) {
-        size_t k = mt_utf8_char(s + i, n - i);
-        len += k ? k : 3;
-        i += k ? k : 1;
-    }
-    if (len == n) {
-        pb_bytes(p, field, s, n);
-        return;
-    }
-    pb_varint(p, (uint64_t)field << 3 | 2);
-    pb_varint(p, len);
-    pb_need(p, len);
-    if (p->oom)
-        return;
-    for (size_t i = 0; i < n;) {
-        size_t k = mt_utf8_char(s + i, n - i);
-        memcpy(p->b + p->n, k ? s + i : repl, k ? k : 3);
-        p->n += k ? k : 3;
-        i += k ? k : 1;
-    }
-}
-
-/* Append sub as an embedded message field, then empty sub. */
-static void pb_msg(pb *p, unsigned field, pb *sub)
-{
-    if (sub->oom)
-        p->oom = 1;
-    pb_bytes(p, field, sub->b, sub->n);
-    sub->n = 0;
-}
-
-/* packed repeated varints */
-static void pb_packed(pb *p, unsigned field, const uint64_t *v, size_t n, pb *tmp)
-{
-    tmp->n = 0;
-    for (size_t i = 0; i < n; i++)
-        pb_varint(tmp, v[i]);
-    pb_msg(p, field, tmp);
-}
-
-/* ------------------------------------------------------------ strings */
-
-typedef struct strtab {
-    const char **v;
-    size_t n, cap;
-    uint32_t *slots;     /* index + 1 */
-    size_t mask;
-    int oom;
-} strtab;
-
-static uint64_t shash(const char *s)
-{
-    return mt_fnv1a(MT_FNV_OFFSET ^ mt_hash_seed(), s);   /* keyed: names come from the trace */
-}
-
-static uint64_t str_index(strtab *t, const char *s)
-{
-    if ((t->n + 1) * 2 > t->mask + 1) {
-        size_t cap = t->mask ? (t->mask + 1) * 2 : 256;
-        uint32_t *ns = calloc(cap, sizeof *ns);
-        const char **nv = realloc(t->v, cap * sizeof *nv);
-        if (!ns || !nv) {
-            free(ns);
-            if (nv)
-                t->v = nv;
-            t->oom = 1;
-            return 0;
-        }
-        t->v = nv;
-        for (size_t i = 0; i < t->n; i++) {
-            size_t j = shash(t->v[i]) & (cap - 1);
-            while (ns[j])
-                j = (j + 1) & (cap - 1);
-            ns[j] = (uint32_t)i + 1;
-        }
-        free(t->slots);
-        t->slots = ns;
-        t->mask = cap - 1;
-    }
-    size_t j = shash(s) & t->mask;
-    while (t->slots[j]) {
-        if (!strcmp(t->v[t->slots[j] - 1], s))
-            return t->slots[j] - 1;
-        j = (j + 1) & t->mask;
-    }
-    t->v[t->n] = s;
-    t->slots[j] = (uint32_t)++t->n;
-    return t->n - 1;
-}
+#include "protowire.h"
 
 /* ------------------------------------------------------------ writer */
 
@@ -184,11 +28,14 @@ typedef struct loc {
 } loc;
 
 typedef struct writer {
-    const mt_selection *s;
+    const mt_selection *s;      /* the selection whose stacks are being written */
+    const mt_selection *alloc;  /* mt_write_pprof_fd_interval's: alloc_* from it */
+    int side;                   /* 0 every value; 1 inuse_* only; 2 alloc_* only */
+    long long from;             /* the profile's time: trace start + from (us) */
     const mt_model *m;
     gzFile gz;
-    pb out, tmp, tmp2;
-    strtab strs;
+    mt_pb out, tmp, tmp2;
+    mt_pb_strtab strs;
     /* locations: (lo << 32 | hi) -> index via a hash of its own */
     loc *locs;
     size_t n_locs, cap_locs;
@@ -281,18 +128,23 @@ static int put_sample(void *ctx, mt_node_id node, const mt_cost *c)
     }
     uint64_t v[4] = {(uint64_t)llround(c->alloc_objects), (uint64_t)llround(c->alloc_bytes),
                      (uint64_t)llround(c->live_objects), (uint64_t)llround(c->live_bytes)};
-    pb_packed(&w->tmp2, 1, w->ids, k, &w->tmp);
-    pb_packed(&w->tmp2, 2, v, 4, &w->tmp);
-    pb_msg(&w->out, 2, &w->tmp2);
+    if (w->side) {   /* one half of each sample; a sample of zeros is left out */
+        v[w->side == 1 ? 0 : 2] = v[w->side == 1 ? 1 : 3] = 0;
+        if (!(v[0] | v[1] | v[2] | v[3]))
+            return w->failed;
+    }
+    mt_pb_packed(&w->tmp2, 1, w->ids, k, &w->tmp);
+    mt_pb_packed(&w->tmp2, 2, v, 4, &w->tmp);
+    mt_pb_msg(&w->out, 2, &w->tmp2);
     flush(w, 0);
     return w->failed;
 }
 
 static void value_type(writer *w, unsigned field, const char *type, const char *unit)
 {
-    pb_uint(&w->tmp, 1, str_index(&w->strs, type));
-    pb_uint(&w->tmp, 2, str_index(&w->strs, unit));
-    pb_msg(&w->out, field, &w->tmp);
+    mt_pb_uint(&w->tmp, 1, mt_pb_str_index(&w->strs, type));
+    mt_pb_uint(&w->tmp, 2, mt_pb_str_index(&w->strs, unit));
+    mt_pb_msg(&w->out, field, &w->tmp);
 }
 
 static int encode(writer *w, const mt_pprof_options *o)
@@ -301,41 +153,55 @@ static int encode(writer *w, const mt_pprof_options *o)
     const mt_trace_info *info = mt_model_info(m);
     const mt_frame *fr = mt_model_frames(m);
     const mt_func *fn = mt_model_funcs(m);
-    str_index(&w->strs, "");
+    mt_pb_str_index(&w->strs, "");
     value_type(w, 1, "alloc_objects", "count");
     value_type(w, 1, "alloc_space", "bytes");
     value_type(w, 1, "inuse_objects", "count");
     value_type(w, 1, "inuse_space", "bytes");
-    if (mt_selection_each_stack(w->s, put_sample, w) || w->failed)
-        return -1;
+    if (!w->alloc) {
+        if (mt_selection_each_stack(w->s, put_sample, w) || w->failed)
+            return -1;
+    } else {
+        /* inuse_* from s's stacks, alloc_* from alloc's: two samples where
+         * a stack has both (pprof readers add samples of one stack up) */
+        const mt_selection *s = w->s;
+        w->side = 1;
+        int bad = mt_selection_each_stack(s, put_sample, w) || w->failed;
+        w->side = 2;
+        w->s = w->alloc;
+        bad = bad || mt_selection_each_stack(w->alloc, put_sample, w) || w->failed;
+        w->s = s;
+        if (bad)
+            return -1;
+    }
     /* mapping: the executable, symbolized already */
-    pb_uint(&w->tmp, 1, 1);
-    pb_uint(&w->tmp, 5, str_index(&w->strs, info->executable_name ? info->executable_name : ""));
-    pb_uint(&w->tmp, 7, 1);
-    pb_uint(&w->tmp, 8, 1);
-    pb_uint(&w->tmp, 9, 1);
-    pb_uint(&w->tmp, 10, 1);
-    pb_msg(&w->out, 3, &w->tmp);
+    mt_pb_uint(&w->tmp, 1, 1);
+    mt_pb_uint(&w->tmp, 5, mt_pb_str_index(&w->strs, info->executable_name ? info->executable_name : ""));
+    mt_pb_uint(&w->tmp, 7, 1);
+    mt_pb_uint(&w->tmp, 8, 1);
+    mt_pb_uint(&w->tmp, 9, 1);
+    mt_pb_uint(&w->tmp, 10, 1);
+    mt_pb_msg(&w->out, 3, &w->tmp);
     w->func_used = calloc(mt_model_n_funcs(m) + 1, 1);
     if (!w->func_used)
         return -1;
     for (size_t i = 0; i < w->n_locs; i++) {
         const loc *l = &w->locs[i];
-        pb_uint(&w->tmp2, 1, i + 1);
-        pb_uint(&w->tmp2, 2, 1);
+        mt_pb_uint(&w->tmp2, 1, i + 1);
+        mt_pb_uint(&w->tmp2, 2, 1);
         for (mt_frame_id f = l->hi + 1; f-- > l->lo;) { /* innermost first */
-            pb_uint(&w->tmp, 1, (uint64_t)fr[f].func + 1);
-            pb_uint(&w->tmp, 2, fr[f].line);
-            pb_msg(&w->tmp2, 4, &w->tmp);
+            mt_pb_uint(&w->tmp, 1, (uint64_t)fr[f].func + 1);
+            mt_pb_uint(&w->tmp, 2, fr[f].line);
+            mt_pb_msg(&w->tmp2, 4, &w->tmp);
             w->func_used[fr[f].func] = 1;
         }
-        pb_msg(&w->out, 4, &w->tmp2);
+        mt_pb_msg(&w->out, 4, &w->tmp2);
         flush(w, 0);
     }
     for (size_t f = 0; f < mt_model_n_funcs(m); f++) {
         if (!w->func_used[f])
             continue;
-        uint64_t name = str_index(&w->strs, fn[f].name), shown = name;
+        uint64_t name = mt_pb_str_index(&w->strs, fn[f].name), shown = name;
         if (!(o && o->full_names)) {
             /* the string table keeps pointers: the short name must live on */
             if (!w->short_names && !(w->short_names = calloc(mt_model_n_funcs(m) + 1, sizeof(char *))))
@@ -345,25 +211,25 @@ static int encode(writer *w, const mt_pprof_options *o)
             if (strcmp(buf, fn[f].name)) {
                 if (!(w->short_names[f] = strdup(buf)))
                     return -1;
-                shown = str_index(&w->strs, w->short_names[f]);
+                shown = mt_pb_str_index(&w->strs, w->short_names[f]);
             }
         }
-        pb_uint(&w->tmp, 1, f + 1);
-        pb_uint(&w->tmp, 2, shown);
-        pb_uint(&w->tmp, 3, name);
-        pb_uint(&w->tmp, 4, str_index(&w->strs, fn[f].filename));
-        pb_msg(&w->out, 5, &w->tmp);
+        mt_pb_uint(&w->tmp, 1, f + 1);
+        mt_pb_uint(&w->tmp, 2, shown);
+        mt_pb_uint(&w->tmp, 3, name);
+        mt_pb_uint(&w->tmp, 4, mt_pb_str_index(&w->strs, fn[f].filename));
+        mt_pb_msg(&w->out, 5, &w->tmp);
         flush(w, 0);
     }
-    pb_uint(&w->out, 9, (uint64_t)info->start_time * 1000);
-    pb_uint(&w->out, 10, (uint64_t)mt_model_end(m) * 1000);
+    mt_pb_uint(&w->out, 9, ((uint64_t)info->start_time + (uint64_t)w->from) * 1000);
+    mt_pb_uint(&w->out, 10, ((uint64_t)mt_model_end(m) - (uint64_t)w->from) * 1000);
     value_type(w, 11, "space", "bytes");
     /* a pprof profile read in keeps its own sampling: its period (none
      * when it stated none) and no "memtrace:" comment, so that reading the
      * re-export derives the same error (docs/profiles-input.md) */
     int prof = mt_model_profile(m);
     if (prof != MT_PROFILE_NO_ERROR)
-        pb_uint(&w->out, 12, (uint64_t)llround(mt_model_bytes_per_sample(m)));
+        mt_pb_uint(&w->out, 12, (uint64_t)llround(mt_model_bytes_per_sample(m)));
     char comment[256];
     if (prof)
         snprintf(comment, sizeof comment, "re-exported by memtrace from a pprof profile (%s)",
@@ -374,26 +240,29 @@ static int encode(writer *w, const mt_pprof_options *o)
                  "word); inuse = live at %.6fs",
                  (unsigned long long)mt_selection_total(w->s).samples, info->sample_rate,
                  info->word_size, (double)mt_selection_live_at(w->s) / 1e6);
-    uint64_t ci = str_index(&w->strs, comment);
-    pb_packed(&w->out, 13, &ci, 1, &w->tmp);
+    uint64_t ci = mt_pb_str_index(&w->strs, comment);
+    mt_pb_packed(&w->out, 13, &ci, 1, &w->tmp);
     if (o && o->alloc_default)
-        pb_uint(&w->out, 14, str_index(&w->strs, "alloc_space"));
+        mt_pb_uint(&w->out, 14, mt_pb_str_index(&w->strs, "alloc_space"));
     if (w->strs.oom)
         return -1;
     /* the string table, in index order (index 0 is "") */
     for (size_t i = 0; i < w->strs.n; i++) {
-        pb_utf8(&w->out, 6, w->strs.v[i]);
+        mt_pb_utf8(&w->out, 6, w->strs.v[i]);
         flush(w, 0);
     }
     flush(w, 1);
     return w->failed || w->out.oom ? -1 : 0;
 }
 
-int mt_write_pprof_fd(int fd, const mt_selection *s, const mt_pprof_options *o, char **err)
+static int write_fd(int fd, const mt_selection *s, const mt_selection *alloc, long long from,
+                    const mt_pprof_options *o, char **err)
 {
     writer w;
     memset(&w, 0, sizeof w);
     w.s = s;
+    w.alloc = alloc;
+    w.from = from;
     w.m = mt_selection_model(s);
     int dfd = dup(fd);
     char mode[8];
@@ -432,6 +301,18 @@ int mt_write_pprof_fd(int fd, const mt_selection *s, const mt_pprof_options *o, 
     free(w.func_used);
     free(w.ids);
     return rc;
+}
+
+int mt_write_pprof_fd(int fd, const mt_selection *s, const mt_pprof_options *o, char **err)
+{
+    return write_fd(fd, s, NULL, 0, o, err);
+}
+
+int mt_write_pprof_fd_interval(int fd, const mt_selection *s, const mt_selection *alloc,
+                               mt_timedelta from, const mt_pprof_options *o, char **err)
+{
+    mt_timedelta end = mt_model_end(mt_selection_model(s));
+    return write_fd(fd, s, alloc, from > 0 && from <= end ? from : 0, o, err);
 }
 
 int mt_write_pprof(const char *path, const mt_selection *s, const mt_pprof_options *o, char **err)

@@ -1,0 +1,47 @@
+/*
+ * run_push.h - 'memtrace run --push URL': the push options and, while the
+ * program runs, one profile per interval handed to lib/push (run_push.c).
+ */
+#ifndef MEMTRACE_RUN_PUSH_H
+#define MEMTRACE_RUN_PUSH_H
+
+#include <getopt.h>
+
+#include "memtrace/analyze.h"
+
+#define RUN_PUSH_MAX_LABELS 32
+
+typedef struct run_push_opts {
+    const char *url, *format, *tenant, *auth_file;
+    double every_s;                 /* 0: 60 */
+    const char *labels[RUN_PUSH_MAX_LABELS];   /* "k=v" */
+    int n_labels;
+} run_push_opts;
+
+/* getopt_long entries for the push options (values 0x100..), to append
+ * to a command's table */
+#define RUN_PUSH_LONGOPTS                                                                   \
+    { "push", required_argument, NULL, 0x100 },                                            \
+    { "push-every", required_argument, NULL, 0x101 },                                      \
+    { "push-format", required_argument, NULL, 0x102 },                                     \
+    { "label", required_argument, NULL, 0x103 },                                           \
+    { "push-tenant", required_argument, NULL, 0x104 },                                     \
+    { "push-auth-file", required_argument, NULL, 0x105 }
+
+/* c is one of those: record arg (1), or say why it is wrong (-1, message
+ * on stderr prefixed with cmd); 0: not a push option */
+int run_push_option(run_push_opts *o, const char *cmd, int c, const char *arg);
+
+typedef struct run_push run_push;
+
+/* Checks the options together and starts the sender; NULL with a message
+ * when they are wrong (*bad set) or when no push was asked (*bad 0). */
+run_push *run_push_begin(const run_push_opts *o, const char *cmd, int *bad);
+/* One profile of selection s (inuse at its live time, alloc since the
+ * recording started) of program name/pid, queued for sending. */
+void run_push_profile(run_push *p, const mt_selection *s, const char *name, int pid);
+/* Ends (a bounded drain) and prints the summary line on stderr. */
+void run_push_end(run_push *p, const char *cmd);
+double run_push_every(const run_push *p);
+
+#endif
