@@ -308,6 +308,31 @@ long mtr_lk_tasks(pid_t *tids, size_t cap)
     return mtr_lk_tasks_of("/proc/self/task", tids, cap);
 }
 
+int mtr_lk_status_field(const char *path, const char *key, char *buf, size_t cap,
+                        const char **value)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, cap - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    size_t k = strlen(key);
+    const char *p = buf;
+    while (p && strncmp(p, key, k) != 0) {
+        p = strchr(p, '\n');
+        p = p ? p + 1 : NULL;
+    }
+    if (!p)
+        return 0;
+    for (p += k; *p == ' ' || *p == '\t'; p++)
+        ;
+    *value = p;
+    return 1;
+}
+
 static int is_userfaultfd(int dirfd, const char *name, void *ctx)
 {
     char link[64];

@@ -283,21 +283,11 @@ static int yama_scope(void)
 static int seccomp_filtered(void)
 {
     char b[4096];
-    int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 1;
-    ssize_t n = read(fd, b, sizeof b - 1);
-    close(fd);
-    if (n <= 0)
-        return 1;
-    b[n] = 0;
-    const char *p = strstr(b, "\nSeccomp:");
-    if (!p)
-        return 0;   /* a kernel without seccomp */
-    p += 9;
-    while (*p == ' ' || *p == '\t')
-        p++;
-    return *p != '0';
+    const char *v;
+    int got = mtr_lk_status_field("/proc/self/status", "Seccomp:", b, sizeof b, &v);
+    if (got <= 0)
+        return got < 0;   /* unreadable: as if filtered; no line: a kernel without seccomp */
+    return *v != '0';
 }
 
 static void reap(void)

@@ -75,6 +75,11 @@ struct mtr_lk_maps {
 MT_HIDDEN int mtr_lk_maps_read(struct mtr_lk_maps *m);
 MT_HIDDEN void mtr_lk_maps_free(struct mtr_lk_maps *m);
 /* 1 if the process has a userfaultfd open (its pages are not safe to read). */
+/* The value of the line "KEY" (with its colon: "SigBlk:") of a /proc
+ * status file, blanks skipped, read into buf: 1 and *value, 0 when the
+ * file has no such line, -1 when it cannot be read. */
+MT_HIDDEN int mtr_lk_status_field(const char *path, const char *key, char *buf, size_t cap,
+                                  const char **value);
 MT_HIDDEN int mtr_lk_has_userfaultfd(void);
 /* The process's threads: up to cap tids. -1 if /proc/self/task is unreadable. */
 MT_HIDDEN long mtr_lk_tasks(pid_t *tids, size_t cap);

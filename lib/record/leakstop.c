@@ -167,21 +167,10 @@ static int gone(pid_t tid)
 static int blocks(pid_t tid, int sig)
 {
     char path[64], buf[4096];
+    const char *p;
     snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (mtr_lk_status_field(path, "SigBlk:", buf, sizeof buf, &p) <= 0)
         return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = 0;
-    const char *p = strstr(buf, "SigBlk:");
-    if (!p)
-        return 0;
-    p += 7;
-    while (*p == ' ' || *p == '\t')
-        p++;
     unsigned long long mask = 0;
     for (; (*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'); p++)
         mask = mask * 16 + (unsigned)(*p <= '9' ? *p - '0' : *p - 'a' + 10);
