@@ -182,9 +182,15 @@ char *mt_push_parca_body(const mt_push_label *l, size_t n, const uint8_t *gz, si
 char *mt_push_read_auth(const char *path, char *buf, size_t cap, const char **why)
 {
     /* (a symbolic link is followed: Kubernetes mounts secrets through
-     * them; what is checked is the file opened) */
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+     * them, root's; one another user planted, in a shared directory, is
+     * not: it could hand us any 0600 file of root's to send as a token) */
     struct stat st;
+    if (lstat(path, &st) == 0 && S_ISLNK(st.st_mode) && st.st_uid != geteuid() &&
+        st.st_uid != 0) {
+        *why = "a symbolic link of another user";
+        return NULL;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &st) != 0) {
         snprintf(buf, cap, "%s", strerror(errno));
         *why = buf;

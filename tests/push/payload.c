@@ -120,6 +120,13 @@ int main(void)
     CHECK(symlink(path, link) == 0 &&
           streq_free(mt_push_read_auth(link, buf, sizeof buf, &why), "u:p"),
           "a link to a 0400 file: followed (%s)", why ? why : "");
+    if (geteuid() == 0) {   /* another user's link (a shared directory): not followed */
+        why = NULL;
+        r = lchown(link, 4321, 4321) == 0 ? mt_push_read_auth(link, buf, sizeof buf, &why) : NULL;
+        CHECK(!r && why && strstr(why, "link of another user"),
+              "another user's link to root's 0400 file: refused (%s)", why ? why : "");
+        free(r);
+    }
     unlink(link);
     why = NULL;
     snprintf(path, sizeof path, "%s/no-such-auth", dir);
