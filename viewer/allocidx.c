@@ -145,26 +145,33 @@ static mt_alloc_index *try_open(const char *path, const char *trace,
 
 /* The temporary file being written, removed at exit when still there (a
  * viewer stopped while loading exits with the loading thread still
- * writing). */
+ * writing). The lock is held from the creation of a temporary file until
+ * it is named here, and once exit has begun no new one is made: a file
+ * the loading thread creates while exit runs is never left behind. */
 static pthread_mutex_t pending_lock = PTHREAD_MUTEX_INITIALIZER;
 static char *pending;
+static int exiting;
 
 static void remove_pending(void)
 {
     pthread_mutex_lock(&pending_lock);
+    exiting = 1;
     if (pending)
         unlink(pending);
     pthread_mutex_unlock(&pending_lock);
 }
 
-static void set_pending(const char *tmp)
+/* Called with pending_lock held. */
+static void set_pending_locked(const char *tmp)
 {
-    static int registered;
-    pthread_mutex_lock(&pending_lock);
-    if (!registered)
-        registered = atexit(remove_pending) == 0;
     free(pending);
     pending = tmp ? strdup(tmp) : NULL;
+}
+
+static void set_pending(const char *tmp)
+{
+    pthread_mutex_lock(&pending_lock);
+    set_pending_locked(tmp);
     pthread_mutex_unlock(&pending_lock);
 }
 
@@ -205,12 +212,22 @@ static int create_at(vidx *x, char *path)
     /* (O_EXCL: never through a link someone else left there) */
     struct stat st;
     mode_t mode = stat(x->trace, &st) == 0 ? (st.st_mode & 0444) | 0200 : 0600;
-    int fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd >= 0 && fchmod(fd, mode) != 0) {
-        close(fd);
-        unlink(tmp);
-        fd = -1;
+    static int registered;
+    int fd = -1;
+    pthread_mutex_lock(&pending_lock);
+    if (!registered)
+        registered = atexit(remove_pending) == 0;
+    if (registered && !exiting) {
+        fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0 && fchmod(fd, mode) != 0) {
+            close(fd);
+            unlink(tmp);
+            fd = -1;
+        }
+        if (fd >= 0)
+            set_pending_locked(tmp);
     }
+    pthread_mutex_unlock(&pending_lock);
     if (fd < 0) {
         free(tmp);
         free(path);
@@ -218,7 +235,6 @@ static int create_at(vidx *x, char *path)
     }
     x->path = path;
     x->tmp = tmp;
-    set_pending(tmp);
     return fd;
 }
 
