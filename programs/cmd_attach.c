@@ -53,6 +53,8 @@
 #include "attach_files.h"
 #include "attach_target.h"
 #include "commands.h"
+#include "run_push.h"
+#include "run_snapshots.h"
 
 #define CALL_TIMEOUT_MS 10000
 #define EXIT_DENIED 2
@@ -61,7 +63,9 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: memtrace attach [-o FILE] [--interval BYTES | --rate R] [--duration T]\n"
-        "                       [--leaks] PID\n"
+        "                       [--leaks] [--no-trace] [--push URL [--push-every T]\n"
+        "                       [--push-format F] [--label K=V]... [--push-tenant ID]\n"
+        "                       [--push-auth-file FILE]] PID\n"
         "       memtrace attach --detach PID\n"
         "\n"
         "Record the heap of a running process that was not started under memtrace,\n"
@@ -83,6 +87,16 @@ static void usage(FILE *f)
         "      --leaks           before detaching, decide for every block sampled\n"
         "                        since the attach and still live whether anything\n"
         "                        reachable points into it (FILE.leaks: top --by lost)\n"
+        "      --push URL        while recording, this command (never the process)\n"
+        "                        sends a heap profile every --push-every and at the\n"
+        "                        end to Pyroscope, Parca or an OTLP collector; the\n"
+        "                        options are those of 'memtrace run --push'\n"
+        "                        (docs/fleet.md)\n"
+        "      --push-every T, --push-format F, --label K=V, --push-tenant ID,\n"
+        "      --push-auth-file FILE  as for 'memtrace run'\n"
+        "      --no-trace        with --push: the trace is removed once the last\n"
+        "                        profile is made (it grows until then: attach does\n"
+        "                        not rotate)\n"
         "      --detach          only end a recording an earlier attach left running\n"
         "                        (its tracer was killed with SIGKILL) and detach\n"
         "  -h, --help            this help\n"
@@ -439,6 +453,59 @@ static void move_out(const attach_target *t, const char *inner, const char *abs_
     }
 }
 
+/* name with only the bytes a file name and a label take well (the
+ * process chose it) */
+static void safe_name(char *out, size_t cap, const char *name)
+{
+    snprintf(out, cap, "%s", name[0] ? name : "process");
+    for (char *p = out; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '.' || *p == '-' || *p == '_') || (p == out && *p == '.'))
+            *p = '_';
+}
+
+/* A profile for --push of the trace the process writes: at abs_out, or at
+ * inner inside its root (another mount namespace), opened as a regular
+ * file of its user without following links (attach_files.h); the
+ * symbolized copy goes to dir, ours. final: the finished trace at
+ * abs_out, the last profile. */
+static void push_snapshot(run_snapshots *s, const attach_target *t, const char *inner,
+                          const char *abs_out, const char *dir, int final)
+{
+    char name[64], why[256];
+    int fd = -1;
+    if (inner) {
+        int o = attach_open_in_root(t, inner, 0, why, sizeof why);
+        struct stat st;
+        if (o >= 0) {
+            fd = attach_open_regular(o, t->uid, &st, why, sizeof why);
+            close(o);
+        }
+        if (fd >= 0)
+            snprintf(name, sizeof name, "/proc/self/fd/%d", fd);
+    } else {
+        fd = run_snapshots_open(abs_out, t->uid, name, sizeof name);
+    }
+    if (fd < 0)
+        return;   /* not there yet, or not a file to read */
+    if (final)
+        run_snapshots_final(s, name, dir, (int)t->pid);
+    else
+        run_snapshots_take(s, name, abs_out, dir, NULL, (int)t->pid);
+    close(fd);
+}
+
+/* --no-trace: the trace and the files beside it go once pushed */
+static void remove_trace(const char *abs_out)
+{
+    static const char *const side[] = { "", ".rss", ".leaks" };
+    for (size_t k = 0; k < sizeof side / sizeof *side; k++) {
+        char f[PATH_MAX + 16];
+        snprintf(f, sizeof f, "%s%s", abs_out, side[k]);
+        unlink(f);
+    }
+}
+
 int cmd_attach(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -448,6 +515,8 @@ int cmd_attach(int argc, char **argv)
         { "duration", required_argument, NULL, 'D' },
         { "detach", no_argument, NULL, 'X' },
         { "leaks", no_argument, NULL, 'L' },
+        { "no-trace", no_argument, NULL, 'N' },
+        RUN_PUSH_LONGOPTS,
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
@@ -455,7 +524,8 @@ int cmd_attach(int argc, char **argv)
     double rate = 1.0 / 524288;
     int sampling = 0, c;   /* sampling: run_sampling_option */
     long long duration_ms = 0;
-    int detach_only = 0, leaks = 0;
+    int detach_only = 0, leaks = 0, no_trace = 0;
+    run_push_opts push_opts = { 0 };
     optind = 1;
     while ((c = getopt_long(argc, argv, "+o:i:r:h", opts, NULL)) != -1) {
         switch (c) {
@@ -481,12 +551,20 @@ int cmd_attach(int argc, char **argv)
         case 'X':
             detach_only = 1;
             break;
+        case 'N':
+            no_trace = 1;
+            break;
         case 'h':
             usage(stdout);
             return 0;
-        default:
-            usage(stderr);
+        default: {
+            int r = run_push_option(&push_opts, "attach", c, optarg);
+            if (r > 0)
+                break;
+            if (r == 0)
+                usage(stderr);
             return 2;
+        }
         }
     }
     if (run_sampling_check("attach", sampling))
@@ -506,9 +584,21 @@ int cmd_attach(int argc, char **argv)
         fprintf(stderr, "memtrace attach: cannot attach to itself\n");
         return 2;
     }
+    if ((detach_only || no_trace) && (detach_only ? push_opts.url != NULL || no_trace
+                                                  : !push_opts.url)) {
+        fprintf(stderr, "memtrace attach: %s\n", detach_only ? "--detach takes no --push or "
+                "--no-trace" : "--no-trace needs --push URL (else nothing would be kept)");
+        return 2;
+    }
     int status;
     if (in_tracer(&status))
         return status;
+    /* The sender runs in the tracer (this process from here on): its
+     * errors end the command before anything is done to the process. */
+    int push_bad;
+    run_push *push = run_push_begin(&push_opts, "attach", &push_bad);
+    if (push_bad)
+        return 2;
 
     attach_target t;
     char why[512];
@@ -593,12 +683,9 @@ int cmd_attach(int argc, char **argv)
     /* The trace file: absolute, named as the process will see it. */
     char out[PATH_MAX], dir[PATH_MAX];
     if (!output) {
-        snprintf(out, sizeof out, "%s.%d.ctf", t.comm[0] ? t.comm : "process", (int)pid);
-        for (char *p = out; *p; p++)   /* the name is the process's choice: plain bytes only */
-            if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                  (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_') ||
-                (p == out && *p == '.'))
-                *p = '_';
+        char base[sizeof t.comm];
+        safe_name(base, sizeof base, t.comm);   /* the process's choice: plain bytes only */
+        snprintf(out, sizeof out, "%s.%d.ctf", base, (int)pid);
         output = out;
     }
     char abs_out[PATH_MAX];
@@ -689,6 +776,11 @@ int cmd_attach(int argc, char **argv)
 
     long began = mono_ms();
     int exited = 0;
+    run_snapshots snaps;
+    char pname[sizeof t.comm];
+    safe_name(pname, sizeof pname, t.comm);
+    if (push)
+        run_snapshots_init(&snaps, "attach", 0, NULL, push, pname);
     while (!stop_requested) {
         if (duration_ms && mono_ms() - began >= duration_ms)
             break;
@@ -696,6 +788,8 @@ int cmd_attach(int argc, char **argv)
             exited = 1;
             break;
         }
+        if (push && run_snapshots_due(&snaps))
+            push_snapshot(&snaps, &t, inner[0] ? inner : NULL, abs_out, dir, 0);
         struct timespec ts = { 0, 50 * 1000 * 1000 };
         nanosleep(&ts, NULL);
     }
@@ -719,7 +813,9 @@ int cmd_attach(int argc, char **argv)
      * (in a directory its user may write) is named by a child with that
      * user's identity, never with ours (root's). */
     char *paths[1] = { abs_out };
-    if (lstat(abs_out, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid()) {
+    if (no_trace) {
+        /* (not kept: no names to add) */
+    } else if (lstat(abs_out, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid()) {
         symbolize_run_traces(paths, 1);
     } else if (lstat(abs_out, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == t.uid) {
         fflush(stderr);
@@ -736,11 +832,20 @@ int cmd_attach(int argc, char **argv)
         while (c > 0 && waitpid(c, &ws, 0) < 0 && errno == EINTR)
             ;
     }
+    if (push) {
+        /* the finished trace, as the end of the recording left it */
+        push_snapshot(&snaps, &t, NULL, abs_out, dir, 1);
+        if (no_trace)
+            remove_trace(abs_out);
+    }
     if (exited)
-        fprintf(stderr, "memtrace attach: %d exited after %.1f s of recording; trace %s\n",
-                (int)pid, recorded / 1000.0, abs_out);
+        fprintf(stderr, "memtrace attach: %d exited after %.1f s of recording; %s%s\n",
+                (int)pid, recorded / 1000.0, no_trace ? "no trace kept" : "trace ",
+                no_trace ? "" : abs_out);
     else
         fprintf(stderr, "memtrace attach: detached from %d after %.1f s (detach %ld ms); "
-                        "trace %s\n", (int)pid, recorded / 1000.0, t_detach, abs_out);
+                        "%s%s\n", (int)pid, recorded / 1000.0, t_detach,
+                no_trace ? "no trace kept" : "trace ", no_trace ? "" : abs_out);
+    run_push_end(push, "attach");
     return 0;
 }

@@ -664,6 +664,13 @@ int cmd_run(int argc, char **argv)
         flen += (size_t)n;
     file[flen] = '\0';
     close(pipefd[0]);
+    if (push && file[0]) {   /* the counts for 'memtrace ctl PID status' */
+        char abs[2 * PATH_MAX + 64];
+        int rel = file[0] != '/' && cwd[0];   /* as the child made MEMTRACE */
+        snprintf(abs, sizeof abs, "%s%s%s", rel ? cwd : "", rel && strcmp(cwd, "/") ? "/" : "",
+                 file);
+        run_push_status_at(push, abs);
+    }
 
     /* Like a shell waiting for a foreground job: ^C is for the command. */
     struct sigaction ign, oldint, oldquit;

@@ -12,6 +12,9 @@
  *   TRACE.rss             the resident-memory sidecar of a trace
  *   TRACE.mtidx           the viewer's allocation index of a trace
  *   TRACE.leaks           the leak verdicts of a trace (docs/leaks.md)
+ *   FILE.push             while a memtrace process pushes profiles of the
+ *                         run (--push): its counts, for 'memtrace ctl
+ *                         PID status' (docs/fleet.md)
  * mt_runname_make() writes a name from its parts, mt_runname_parse() reads
  * the parts back from a name; what one makes the other reads. The few
  * names of other files a run makes (the default FILE, pprof snapshots)
@@ -169,6 +172,15 @@ static inline int mt_runname_pprof(char *out, size_t cap, const char *dir, const
                                    long pid, long long unix_time)
 {
     int len = snprintf(out, cap, "%s/%s.%ld.%lld.pb.gz", dir, name, pid, unix_time);
+    return len < 0 || (size_t)len >= cap ? -1 : len;
+}
+
+/* The push status of the run whose recordings are named after FILE:
+ * FILE.push, two lines: "PID URL" (the pushing memtrace process, where
+ * it sends) and its counts as its summary says them ("push: N sent, ..."). */
+static inline int mt_runname_push_status(char *out, size_t cap, const char *file)
+{
+    int len = snprintf(out, cap, "%s.push", file);
     return len < 0 || (size_t)len >= cap ? -1 : len;
 }
 

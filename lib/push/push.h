@@ -85,6 +85,9 @@ typedef struct mt_push_stats {
     char last_error[160];                 /* the latest failure, "" if none */
 } mt_push_stats;
 
+/* The counts so far (a copy, taken under the queue's lock). */
+void mt_push_stats_now(mt_push *p, mt_push_stats *out);
+
 /* Stops: what is queued gets one more try each within drain_s seconds in
  * all (no backoff waits), the rest is dropped (dropped_exit); then the
  * thread is joined and p freed. Stats out (may be NULL). */

@@ -337,6 +337,13 @@ void mt_push_submit(mt_push *p, uint8_t *body, size_t len)
     pthread_mutex_unlock(&p->mu);
 }
 
+void mt_push_stats_now(mt_push *p, mt_push_stats *out)
+{
+    pthread_mutex_lock(&p->mu);
+    *out = p->st;
+    pthread_mutex_unlock(&p->mu);
+}
+
 void mt_push_finish(mt_push *p, double drain_s, mt_push_stats *out)
 {
     if (!p)

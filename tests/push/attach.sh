@@ -1,0 +1,148 @@
+#!/bin/sh
+# attach.sh - '--push' on 'memtrace attach PID' and 'memtrace ctl --push
+# URL PID start': the memtrace process (never the profiled one) pushes a
+# profile every interval and one at the end; the profiled program (python3
+# holding 64 MiB it allocated after the recording began) runs on and exits
+# with its own status. Known answers: some push shows the 64 MiB in use;
+# the pushes' alloc_* deltas add up to what the trace allocated; the
+# summary's "N sent" is what the loopback server got; with --no-trace the
+# trace is gone at the end and the pushes came all the same; 'ctl status'
+# shows the pusher's counts while it pushes. Each payload decoded by
+# check.py (and go tool pprof).
+[ "${MT_STAGE:-plain}" = plain ] || { echo "ptrace injection of the plain build's library: plain stage only"; exit 77; }
+. tests/push/support/lib.sh
+push_python
+HOME=$T/home GOCACHE=$T/gocache GOPATH=$T/gopath GOFLAGS= GO111MODULE=off
+export HOME GOCACHE GOPATH GOFLAGS GO111MODULE
+mkdir -p "$HOME"
+cd "$T" || exit 1
+
+# the attachee: says ready, waits for GO, then allocates 64 MiB (after the
+# recording began: an attach sees only what comes after it) and holds them
+# until STOP; exits 3. Sampled 1 in 8 KiB, the 64 MiB block weighs 8192
+# samples (a standard deviation of 1.1%): 60-70 MiB is 5 of them and more.
+ATTACHEE='import os, sys, time
+print("ready", os.getpid(), flush=True)
+t = time.monotonic()
+while not os.path.exists(sys.argv[1]) and time.monotonic() - t < 600:
+    time.sleep(0.05)
+x = bytearray(64 << 20)
+open(sys.argv[3], "w").close()
+while not os.path.exists(sys.argv[2]) and time.monotonic() - t < 600:
+    time.sleep(0.05)
+sys.exit(3)'
+wait_line() { # FILE PATTERN: until a line matches (bounded far above the wait)
+    _n=1200
+    while ! grep -q "$2" "$1" 2>/dev/null && [ "$_n" -gt 0 ]; do sleep 0.1; _n=$((_n - 1)); done
+    grep -q "$2" "$1" 2>/dev/null
+}
+requests() { ls "$S" | grep -c '^[0-9]*\.json$'; }
+# after the 64 MiB are held: two more pushes (so one shows them)
+two_more() {
+    wait_file "$1.held" || fail "$2: the program allocated within 120 s"
+    _k=$(( $(requests) + 2 ))
+    wait_file "$S/$(printf %04d $_k).json" || fail "$2: $_k pushes within 120 s"
+}
+
+# Can this machine ptrace at all? (a container without CAP_SYS_PTRACE cannot)
+rm -f probe.go probe.stop
+/usr/bin/python3 -c "$ATTACHEE" probe.go probe.stop probe.held > probe.out 2>&1 &
+pp=$!
+wait_line probe.out ready
+"$M" attach --duration 100ms -o probe.ctf $pp > probe.log 2>&1; rc=$?
+touch probe.go probe.stop; wait $pp
+[ $rc = 2 ] && { echo "ptrace is not permitted here: $(cat probe.log)"; exit 77; }
+
+# --- attach, Pyroscope: labels, tenant; Ctrl-C ends it (one more push)
+server_start apyro ok
+/usr/bin/python3 -c "$ATTACHEE" a.go a.stop a.held > a.out 2>&1 &
+ap=$!
+wait_line a.out ready
+timeout -k 5 600 "$M" attach -i 8k -o "$T/a.ctf" --push "$URL/push.v1.PusherService/Push" \
+    --push-every 200ms --label env=test --push-tenant team-a $ap > a.log 2>&1 &
+mp=$!
+wait_line a.log 'recording' || fail "attach: recording within 120 s ($(cat a.log))"
+touch a.go
+two_more a attach
+kill -INT $mp; wait $mp; st=$?
+touch a.stop; wait $ap; ast=$?
+server_stop
+check "attach: exit 0 after Ctrl-C ($st: $(tr '\n' ' ' < a.log))" test $st = 0
+check "attach: the program runs on and exits with its own status (3; got $ast)" test $ast = 3
+"$PY" "$HERE/check.py" pyroscope "$S" "$S" > a.check 2>&1 || fail "attach: check.py: $(cat a.check)"
+grep '^FAIL' a.check
+n=$(requests)
+check "attach: the summary counts what the server got ($n)" grep -q "push: $n sent, 0 dropped" a.log
+check "attach: service_name is the program's (python3), --label kept" \
+    awk -F'\t' '$3 != "python3" || $8 !~ /env=test/ { bad = 1 } END { exit bad || NR < 3 }' "$S/summary.tsv"
+check "attach: X-Scope-OrgID on every request" \
+    "$PY" -c 'import glob, json, sys
+h = [json.load(open(f))["headers"] for f in glob.glob(sys.argv[1] + "/[0-9]*.json")]
+sys.exit(not h or any(x.get("X-Scope-OrgID") != "team-a" for x in h))' "$S"
+check_pprofs attach "$S" "$T/a.ctf" 60 70
+
+# --- attach --no-trace, OTLP: pushes, and no trace left at the end
+server_start aotlp ok
+/usr/bin/python3 -c "$ATTACHEE" n.go n.stop n.held > n.out 2>&1 &
+ap=$!
+wait_line n.out ready
+timeout -k 5 600 "$M" attach -i 8k -o "$T/n.ctf" --no-trace --push "$URL/v1development/profiles" \
+    --push-every 200ms $ap > n.log 2>&1 &
+mp=$!
+wait_line n.log 'recording' || fail "attach --no-trace: recording within 120 s ($(cat n.log))"
+touch n.go
+two_more n "attach --no-trace"
+kill -TERM $mp; wait $mp; st=$?
+touch n.stop; wait $ap
+server_stop
+"$PY" "$HERE/check.py" otlp "$S" "$S" > n.check 2>&1 || fail "attach --no-trace: check.py: $(cat n.check)"
+grep '^FAIL' n.check
+n=$(requests)
+check "attach --no-trace: exit 0, $n pushes sent and said ($(grep 'push:' n.log))" \
+    sh -c "[ $st = 0 ] && [ $n -ge 3 ] && grep -q 'push: $n sent, 0 dropped' n.log"
+check "attach --no-trace: every request passes profcheck's rules" grep -q ', 0 failures' n.check
+check "attach --no-trace: a push shows the 64 MiB in use" \
+    awk -F'\t' -v lo=$((60 << 20)) -v hi=$((70 << 20)) '$4 >= lo && $4 <= hi { n++ } END { exit !n }' "$S/summary.tsv"
+check "attach --no-trace: no trace left ($(ls n.ctf* 2>/dev/null | tr '\n' ' '))" \
+    sh -c '! ls n.ctf* >/dev/null 2>&1 && ! ls .n.* >/dev/null 2>&1'
+
+# --- ctl --push PID start on a program started dormant; 'ctl PID stop'
+# from elsewhere ends the recording, and with it the pushing
+server_start cparca ok
+rm -f c.go c.stop c.held
+timeout -k 5 600 "$M" run --paused -i 8k -o "$T/c.ctf" -- \
+    /usr/bin/python3 -c "$ATTACHEE" c.go c.stop c.held > c.out 2> c.err &
+rp=$!
+wait_line c.out ready
+cp=$(awk '/^ready/ { print $2; exit }' c.out)
+timeout -k 5 600 "$M" ctl --push "$URL/profiles/writeraw" --push-every 200ms \
+    --label job=ctl $cp start > ctl.out 2> ctl.err &
+mp=$!
+wait_line ctl.out 'recording into' || fail "ctl start: recording within 120 s ($(cat ctl.out ctl.err))"
+touch c.go
+two_more c "ctl start"
+"$M" ctl $cp status > status.out 2>&1
+cm=$(pgrep -P $mp)   # memtrace ctl, under timeout
+check "ctl status: the pusher's counts ($(tr '\n' ' ' < status.out))" \
+    grep -Eq "push to .*profiles/writeraw by process $cm: [1-9][0-9]* sent, 0 dropped" status.out
+"$M" ctl $cp stop > stop.out 2>&1
+wait $mp; st=$?
+touch c.stop; wait $rp; rst=$?
+server_stop
+check "ctl start --push: exit 0 once the recording stopped ($st: $(tr '\n' ' ' < ctl.err))" test $st = 0
+check "ctl start --push: the program's status is run's (3; got $rst)" test $rst = 3
+"$PY" "$HERE/check.py" parca "$S" "$S" > c.check 2>&1 || fail "ctl: check.py: $(cat c.check)"
+grep '^FAIL' c.check
+n=$(requests)
+check "ctl start --push: the summary counts what the server got ($n)" \
+    grep -q "push: $n sent, 0 dropped" ctl.err
+check "ctl start --push: service_name python3, job=ctl" \
+    awk -F'\t' '$3 != "python3" || $8 !~ /job=ctl/ { bad = 1 } END { exit bad || NR < 3 }' "$S/summary.tsv"
+check_pprofs "ctl start" "$S" "$T/c.ctf-0001" 60 70
+
+# --- option errors: exit 2, nothing done to the process
+"$M" ctl --push http://127.0.0.1:9/v1development/profiles 1 stop > e1.out 2>&1
+check "ctl: --push with stop is refused (exit 2)" sh -c "[ $? = 2 ] && grep -q 'start only' e1.out"
+"$M" attach --no-trace 1 > e2.out 2>&1
+check "attach: --no-trace without --push is refused (exit 2)" sh -c "[ $? = 2 ] && grep -q 'needs --push' e2.out"
+finish
