@@ -92,6 +92,11 @@ static void usage(FILE *f)
         "      --push-tenant ID  send X-Scope-OrgID: ID\n"
         "      --push-auth-file FILE  one line, 'Bearer TOKEN' or 'USER:PASSWORD';\n"
         "                        refused unless only its owner may read it\n"
+        "      --no-trace        with --push or --pprof-every: keep no trace; the\n"
+        "                        recording goes to a private temporary directory\n"
+        "                        ($TMPDIR or /tmp) in pieces of 64m, the 2 latest\n"
+        "                        kept (unless --rotate-size/--rotate-time/--keep say\n"
+        "                        otherwise), removed at the end\n"
         "      --rotate-size SIZE  write the trace in pieces of about SIZE each (64k or\n"
         "                        more: 100m, 1g): FILE.part0001, FILE.part0002, ...;\n"
         "                        each piece is a trace of its own that starts with the\n"
@@ -253,6 +258,22 @@ static void set_control_env(int paused, const char *signame, const char *duratio
         setenv("MEMTRACE_DURATION", duration, 1);
 }
 
+/* --no-trace: the private directory and every file in it (the run's
+ * traces, pieces and side files; no subdirectory is made there) */
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        int fd = dirfd(d);
+        struct dirent *e;
+        while ((e = readdir(d)))
+            if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+                unlinkat(fd, e->d_name, 0);
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
 /* In the child: rotation of long recordings (lib/record/tracer.c). */
 static void set_rotation_env(const char *size, const char *time, const char *keep)
 {
@@ -409,6 +430,7 @@ int cmd_run(int argc, char **argv)
         { "rotate-time", required_argument, NULL, 'T' },
         { "keep", required_argument, NULL, 'K' },
         { "pprof-dir", required_argument, NULL, 'R' },
+        { "no-trace", no_argument, NULL, 'N' },
         RUN_PUSH_LONGOPTS,
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -422,6 +444,7 @@ int cmd_run(int argc, char **argv)
     const char *signame = NULL, *duration = NULL, *pprof_dir = NULL;
     const char *rotate_size = NULL, *rotate_time = NULL, *keep = NULL;
     double pprof_every = 0;
+    int no_trace = 0;
     run_push_opts push_opts = { 0 };
     int c;
 
@@ -493,6 +516,9 @@ int cmd_run(int argc, char **argv)
         case 'R':
             pprof_dir = optarg;
             break;
+        case 'N':
+            no_trace = 1;
+            break;
         case 'Z':
             if (mt_ctl_size_at_least(optarg, MT_ROTATE_MIN_SIZE) < 0) {
                 fprintf(stderr, "memtrace run: --rotate-size %s: expected a size from 64k to "
@@ -552,6 +578,12 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "memtrace run: give --pprof-every and --pprof-dir together\n");
         return 2;
     }
+    if (no_trace && (output || leaks || (!push_opts.url && !pprof_every))) {
+        fprintf(stderr, "memtrace run: --no-trace %s\n", output ? "and -o: choose one"
+                : leaks ? "and --leaks: the verdicts would go with the trace"
+                : "needs --push URL or --pprof-every (else nothing would be kept)");
+        return 2;
+    }
     char **cmd = argv + optind;
 
     char lib[PATH_MAX];
@@ -566,6 +598,25 @@ int cmd_run(int argc, char **argv)
             snprintf(lib, sizeof lib, "%s", abs);
     }
 
+    /* --no-trace: the recording in a private directory, rotated (disk
+     * bounded), removed at the end */
+    char tmpdir[PATH_MAX - 128] = "", tmpfile[PATH_MAX];
+    if (no_trace) {
+        const char *base = getenv("TMPDIR");
+        snprintf(tmpdir, sizeof tmpdir, "%s/memtrace-run.XXXXXX", base && *base ? base : "/tmp");
+        if (!mkdtemp(tmpdir)) {
+            fprintf(stderr, "memtrace run: --no-trace: cannot make a directory in %s: %s\n",
+                    base && *base ? base : "/tmp", strerror(errno));
+            return 1;
+        }
+        const char *b = strrchr(cmd[0], '/');
+        snprintf(tmpfile, sizeof tmpfile, "%s/%s.ctf", tmpdir, b ? b + 1 : cmd[0]);
+        output = tmpfile;
+        if (!rotate_size && !rotate_time)
+            rotate_size = "64m";
+        if (!keep)
+            keep = "2";
+    }
     char why[PATH_MAX + 64];
     int pieces = rotate_size || rotate_time;   /* FILE.partNNNN files beside FILE */
     const char *problem = output ? output_problem(output, follow || pieces, why, sizeof why)
@@ -580,13 +631,18 @@ int cmd_run(int argc, char **argv)
     }
     if (pprof_dir && (problem = dir_problem(pprof_dir, why, sizeof why))) {
         fprintf(stderr, "memtrace run: --pprof-dir: %s\n", problem);
+        if (tmpdir[0])
+            rmdir(tmpdir);
         return 2;
     }
     /* the sender starts before the program: its errors stop the run here */
     int push_bad;
     run_push *push = run_push_begin(&push_opts, "run", &push_bad);
-    if (push_bad)
+    if (push_bad) {
+        if (tmpdir[0])
+            rmdir(tmpdir);
         return 2;
+    }
     char cwd[PATH_MAX];
     if (!getcwd(cwd, sizeof cwd))
         cwd[0] = '\0';
@@ -709,8 +765,13 @@ int cmd_run(int argc, char **argv)
         run_push_end(push, "run");
         return rc;
     }
-    symbolize_run_traces(paths, ntraces); /* names for the raw frames */
-    summarize(file, paths, ntraces, rate);
+    if (no_trace) {
+        fprintf(stderr, "memtrace run: no trace kept (--no-trace)\n");
+        remove_dir(tmpdir);
+    } else {
+        symbolize_run_traces(paths, ntraces); /* names for the raw frames */
+        summarize(file, paths, ntraces, rate);
+    }
     run_push_end(push, "run");
     run_trace_files_free(paths, ntraces);
     return rc;

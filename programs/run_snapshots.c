@@ -261,23 +261,47 @@ int run_wait_with_snapshots(pid_t pid, const char *file, double every_s, const c
     char cur[PATH_MAX];
     run_snapshots s;
     run_snapshots_init(&s, "run", every_s, dir, push, name);
+    int rest_due = 0;
+    char next_trace[PATH_MAX];
     for (;;) {
         pid_t r = waitpid(pid, status, WNOHANG);
         if (r == pid)
             break;
         if (r < 0 && errno != EINTR)
             return -1;
-        if (run_snapshots_due(&s) && proc_open_trace((int)pid, file, cur, sizeof cur))
+        if (run_snapshots_due(&s) && proc_open_trace((int)pid, file, cur, sizeof cur)) {
+            /* A recording that went on in another file (the next piece of
+             * a rotated one, the trace of an exec'd program): what the
+             * previous one allocated since its last push is pushed first,
+             * if it is still there (--keep may have removed it), one
+             * interval later, once the recorder has finished writing it
+             * (this interval's push waits that long: the next push of
+             * the same recording always starts where the one before
+             * ended, nothing counted twice or skipped). */
+            if (s.to_push && s.last[0] && strcmp(s.last, cur) != 0 && !rest_due) {
+                rest_due = 1;
+                snprintf(next_trace, sizeof next_trace, "%s", cur);
+                goto sleep;
+            }
+            if (rest_due && s.to_push && access(s.last, R_OK) == 0)
+                snapshot("run", s.last, NULL, NULL, push, s.name, (int)pid);
+            rest_due = 0;
             /* named after the program running now (a wrapper's exec'd
              * program, not the wrapper) */
             run_snapshots_take(&s, cur, NULL, NULL, running_name(pid, name, comm, sizeof comm),
                                (int)pid);
+        }
+    sleep:;
         struct timespec ts = { 0, 50 * 1000 * 1000 };
         nanosleep(&ts, NULL);
     }
     /* The end of the last recording seen (or of FILE): its final state. */
     if (!s.last[0] && access(file, R_OK) == 0)
         snprintf(s.last, sizeof s.last, "%s", file);
+    if (rest_due && s.push && access(s.last, R_OK) == 0) {   /* (see above) */
+        snapshot("run", s.last, NULL, NULL, push, s.name, (int)pid);
+        snprintf(s.last, sizeof s.last, "%s", next_trace);
+    }
     if (s.last[0])
         run_snapshots_final(&s, s.last, NULL, (int)pid);
     return 0;
