@@ -61,8 +61,8 @@ int run_push_option(run_push_opts *o, const char *cmd, int c, const char *arg)
     }
     case 0x102:
         if (!mt_push_format_named(arg)) {
-            fprintf(stderr, "memtrace %s: --push-format %s: expected pyroscope, parca or otlp\n",
-                    cmd, arg);
+            fprintf(stderr, "memtrace %s: --push-format %s: expected pyroscope, parca, otlp or "
+                            "pyroscope-ingest\n", cmd, arg);
             return -1;
         }
         o->format = arg;
@@ -126,9 +126,10 @@ run_push *run_push_begin(const run_push_opts *o, const char *cmd, int *bad)
     }
     mt_push_format f = o->format ? mt_push_format_named(o->format) : mt_push_format_of_url(o->url);
     if (!f) {
-        fprintf(stderr, "memtrace %s: --push %s: give --push-format pyroscope, parca or otlp (the "
-                        "URL's path does not say: .../push.v1.PusherService/Push, "
-                        ".../profiles/writeraw, .../v1development/profiles)\n", cmd, o->url);
+        fprintf(stderr, "memtrace %s: --push %s: give --push-format pyroscope, parca, otlp or "
+                        "pyroscope-ingest (the URL's path does not say: "
+                        ".../push.v1.PusherService/Push, .../profiles/writeraw, "
+                        ".../v1development/profiles, .../ingest)\n", cmd, o->url);
         return NULL;
     }
     char *auth = NULL;
@@ -404,9 +405,23 @@ void run_push_profile(run_push *p, const mt_selection *s, const char *name, int 
     uint8_t *gz = pprof_bytes(s, delta, from, &len);
     mt_selection_free(delta);
     char *body = NULL;
+    if (gz && !p->has_service)
+        p->labels[1].value = name;
+    if (gz && p->format == MT_PUSH_PYROSCOPE_INGEST) {
+        /* the gzipped pprof itself; the interval in Unix seconds */
+        unsigned long long t0 = mt_model_info(mt_selection_model(s))->start_time;
+        char *q = mt_push_ingest_query(p->labels, (size_t)p->n_labels,
+                                       (long long)((t0 + (unsigned long long)from) / 1000000),
+                                       (long long)((t0 + (unsigned long long)end) / 1000000));
+        if (q) {
+            interval_done(p, s, pid, end);
+            mt_push_submit_query(p->sender, gz, len, q);
+        } else {
+            free(gz);
+        }
+        return;
+    }
     if (gz) {
-        if (!p->has_service)
-            p->labels[1].value = name;
         if (p->format == MT_PUSH_PYROSCOPE)
             body = mt_push_pyroscope_body(p->labels, (size_t)p->n_labels, gz, len);
         else if (p->format == MT_PUSH_PARCA)

@@ -1,7 +1,7 @@
 #!/bin/sh
-# engines.sh - 'memtrace run --push' to loopback stand-ins for Pyroscope,
-# Parca and an OpenTelemetry collector (tests/push/server.py), every
-# request decoded independently (tests/push/check.py: JSON, base64, gzip,
+# engines.sh - 'memtrace run --push' to loopback stand-ins for Pyroscope
+# (Push, and /ingest for older servers), Parca and an OpenTelemetry
+# collector (tests/push/server.py), every request decoded independently (tests/push/check.py: JSON, base64, gzip,
 # protoc-compiled OTLP messages, profcheck's rules; each pprof payload by
 # 'go tool pprof'). Known answers: the program holds 64 MiB (a Python
 # bytearray) while pushes go out, so some push has about 64 MiB in use;
@@ -56,6 +56,32 @@ h = [json.load(open(f))["headers"] for f in glob.glob(sys.argv[1] + "/[0-9]*.jso
 want = "Basic " + base64.b64encode(b"alice:pa ss").decode()
 sys.exit(not h or any(x.get("Authorization") != want for x in h))' "$S"
 check_pprofs parca "$S" "$T/parca.ctf"
+
+# --- Pyroscope's /ingest (older servers): guessed from the URL's path;
+# the query names SERVICE.memory{labels} and each interval in seconds
+server_start ingest ok
+run_push ingest --push "$URL/ingest" --push-every 200ms --label env=test --push-tenant team-b
+wait_file "$S/0003.json" || fail "ingest: 3 pushes within 120 s"
+stop_run ingest
+check "ingest: status 3 (got $RUN_ST)" test "$RUN_ST" = 3
+server_stop
+"$PY" "$HERE/check.py" pyroscope-ingest "$S" "$S" > "$T/ingest.check" 2>&1 || fail "ingest: check.py: $(cat "$T/ingest.check")"
+grep '^FAIL' "$T/ingest.check"
+n=$(ls "$S" | grep -c '^[0-9]*\.json$')
+check "ingest: the summary counts what the server got ($n)" grep -q "push: $n sent, 0 dropped" "$T/ingest.err"
+check "ingest: name=python3.memory{env=test} on every request" \
+    awk -F'\t' '$3 != "python3" || $8 != "env=test,service_name=python3" { bad = 1 } END { exit bad || NR < 3 }' "$S/summary.tsv"
+check "ingest: the intervals follow one another (from = the previous until), within the run" \
+    "$PY" -c 'import sys, time
+rows = [l.split("\t") for l in open(sys.argv[1])]
+t = [(int(r[5]), int(r[5]) + int(r[6])) for r in rows]
+now = time.time()
+sys.exit(len(t) < 3 or any(b[0] != a[1] for a, b in zip(t, t[1:])) or not (now - 600 < t[0][0] <= t[-1][1] <= now + 1))' "$S/summary.tsv"
+check "ingest: X-Scope-OrgID on every request" \
+    "$PY" -c 'import glob, json, sys
+h = [json.load(open(f))["headers"] for f in glob.glob(sys.argv[1] + "/[0-9]*.json")]
+sys.exit(not h or any(x.get("X-Scope-OrgID") != "team-b" for x in h))' "$S"
+check_pprofs ingest "$S" "$T/ingest.ctf"
 
 # --- OTLP
 server_start otlp ok
