@@ -357,11 +357,22 @@ void run_push_status_read(const char *file, char *buf, size_t cap)
     buf[0] = '\0';
     if (mt_runname_push_status(path, sizeof path, file) < 0)
         return;
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    /* (the process names FILE: looked at first, opened for reading only
+     * if it is a regular file, never a device or a FIFO, never a link) */
+    int o = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
     struct stat st;
+    if (o < 0)
+        return;
+    int fd = -1;
+    if (fstat(o, &st) == 0 && S_ISREG(st.st_mode)) {
+        char self[64];
+        snprintf(self, sizeof self, "/proc/self/fd/%d", o);
+        fd = open(self, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    }
+    close(o);
     if (fd < 0)
         return;
-    ssize_t n = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? read(fd, text, sizeof text - 1) : -1;
+    ssize_t n = read(fd, text, sizeof text - 1);
     close(fd);
     if (n <= 0)
         return;

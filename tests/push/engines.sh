@@ -4,9 +4,10 @@
 # collector (tests/push/server.py), every request decoded independently
 # (tests/push/check.py: JSON, base64, gzip, protoc-compiled OTLP messages,
 # profcheck's rules; each pprof payload by 'go tool pprof'). Known answers:
-# the program holds 64 MiB (a Python bytearray) while pushes go out, so some push has about 64 MiB in use;
-# alloc_* are each interval's, so over every push they add up to what the
-# whole trace allocated; the program's exit status (3) is memtrace's.
+# the program holds 64 MiB (a Python bytearray) while pushes go out, so
+# some push has about 64 MiB in use; alloc_* are each interval's, so over
+# every push they add up to what the whole trace allocated; the program's
+# exit status (3) is memtrace's.
 [ "${MT_STAGE:-plain}" = plain ] || { echo "runs programs under the plain recorder: plain stage only"; exit 77; }
 . tests/push/support/lib.sh
 push_python
