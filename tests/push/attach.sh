@@ -7,7 +7,8 @@
 # the pushes' alloc_* deltas add up to what the trace allocated; the
 # summary's "N sent" is what the loopback server got; with --no-trace the
 # trace is gone at the end and the pushes came all the same; 'ctl status'
-# shows the pusher's counts while it pushes. Each payload decoded by
+# shows the pusher's counts while it pushes; SIGTERM to 'ctl --push' stops
+# the recording. Each payload decoded by
 # check.py (and go tool pprof).
 [ "${MT_STAGE:-plain}" = plain ] || { echo "ptrace injection of the plain build's library: plain stage only"; exit 77; }
 . tests/push/support/lib.sh
@@ -127,10 +128,8 @@ check "ctl status: the pusher's counts ($(tr '\n' ' ' < status.out))" \
     grep -Eq "push to .*profiles/writeraw by process $cm: [1-9][0-9]* sent, 0 dropped" status.out
 "$M" ctl $cp stop > stop.out 2>&1
 wait $mp; st=$?
-touch c.stop; wait $rp; rst=$?
 server_stop
 check "ctl start --push: exit 0 once the recording stopped ($st: $(tr '\n' ' ' < ctl.err))" test $st = 0
-check "ctl start --push: the program's status is run's (3; got $rst)" test $rst = 3
 "$PY" "$HERE/check.py" parca "$S" "$S" > c.check 2>&1 || fail "ctl: check.py: $(cat c.check)"
 grep '^FAIL' c.check
 n=$(requests)
@@ -139,6 +138,27 @@ check "ctl start --push: the summary counts what the server got ($n)" \
 check "ctl start --push: service_name python3, job=ctl" \
     awk -F'\t' '$3 != "python3" || $8 !~ /job=ctl/ { bad = 1 } END { exit bad || NR < 3 }' "$S/summary.tsv"
 check_pprofs "ctl start" "$S" "$T/c.ctf-0001" 60 70
+
+# --- ctl --push on the same program: SIGTERM to it stops the recording it
+# pushes (a second one, c.ctf-0002), then the last profile goes out
+server_start cterm ok
+timeout -k 5 600 "$M" ctl --push "$URL/v1development/profiles" --push-every 200ms \
+    $cp start > ctl2.out 2> ctl2.err &
+mp=$!
+wait_line ctl2.out 'recording into .*c.ctf-0002' || fail "ctl start (2): recording within 120 s ($(cat ctl2.out ctl2.err))"
+wait_file "$S/0002.json" || fail "ctl start (2): 2 pushes within 120 s"
+kill -TERM $mp; wait $mp; st=$?
+"$M" ctl $cp status > status2.out 2>&1
+server_stop
+n=$(requests)
+check "ctl --push, SIGTERM: exit 0, the recording stopped ($(tr '\n' ' ' < status2.out))" \
+    sh -c "[ $st = 0 ] && grep -q ': dormant' status2.out && ! grep -q 'push to' status2.out"
+check "ctl --push, SIGTERM: $n pushes sent and said ($(grep 'push:' ctl2.err))" \
+    sh -c "[ $n -ge 3 ] && grep -q 'push: $n sent, 0 dropped' ctl2.err"
+"$PY" "$HERE/check.py" otlp "$S" "$S" > c2.check 2>&1 || fail "ctl (2): check.py: $(cat c2.check)"
+grep '^FAIL' c2.check
+touch c.stop; wait $rp; rst=$?
+check "ctl start --push: the program's status is run's (3; got $rst)" test $rst = 3
 
 # --- option errors: exit 2, nothing done to the process
 "$M" ctl --push http://127.0.0.1:9/v1development/profiles 1 stop > e1.out 2>&1
