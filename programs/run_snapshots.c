@@ -254,6 +254,23 @@ int run_snapshots_open(const char *path, uid_t owner, char *out, size_t cap)
     return fd;
 }
 
+/* The piece after trace (a piece of a rotated recording of the run
+ * named after file), if it is there: 1 and its path in out. */
+static int next_piece(const char *file, const char *trace, char *out, size_t cap)
+{
+    mt_runname n;
+    if (!mt_runname_parse(file, trace, &n) || !n.piece || n.kind != MT_RUNFILE_TRACE)
+        return 0;
+    char base[PATH_MAX];
+    const char *slash = strrchr(trace, '/'), *name = strrchr(file, '/');
+    name = name ? name + 1 : file;
+    if (snprintf(base, sizeof base, "%.*s%s", slash ? (int)(slash - trace + 1) : 0, trace,
+                 name) >= (int)sizeof base)
+        return 0;
+    n.piece++;
+    return mt_runname_make(out, cap, base, &n) > 0 && access(out, R_OK) == 0;
+}
+
 int run_wait_with_snapshots(pid_t pid, const char *file, double every_s, const char *dir,
                             run_push *push, const char *name, int *status)
 {
@@ -283,8 +300,15 @@ int run_wait_with_snapshots(pid_t pid, const char *file, double every_s, const c
                 snprintf(next_trace, sizeof next_trace, "%s", cur);
                 goto sleep;
             }
-            if (rest_due && s.to_push && access(s.last, R_OK) == 0)
+            if (rest_due && s.to_push && access(s.last, R_OK) == 0) {
                 snapshot("run", s.last, NULL, NULL, push, s.name, (int)pid);
+                /* pieces that came and went since: each whole */
+                char piece[PATH_MAX];
+                while (next_piece(file, s.last, piece, sizeof piece) && strcmp(piece, cur) != 0) {
+                    snapshot("run", piece, NULL, NULL, push, s.name, (int)pid);
+                    snprintf(s.last, sizeof s.last, "%s", piece);
+                }
+            }
             rest_due = 0;
             /* named after the program running now (a wrapper's exec'd
              * program, not the wrapper) */
@@ -301,6 +325,13 @@ int run_wait_with_snapshots(pid_t pid, const char *file, double every_s, const c
     if (rest_due && s.push && access(s.last, R_OK) == 0) {   /* (see above) */
         snapshot("run", s.last, NULL, NULL, push, s.name, (int)pid);
         snprintf(s.last, sizeof s.last, "%s", next_trace);
+    }
+    /* pieces the recording went on into since the last push (rotations
+     * after it): each one's rest pushed, the latest one's final state */
+    char piece[PATH_MAX];
+    while (s.push && s.last[0] && next_piece(file, s.last, piece, sizeof piece)) {
+        snapshot("run", s.last, NULL, NULL, push, s.name, (int)pid);
+        snprintf(s.last, sizeof s.last, "%s", piece);
     }
     if (s.last[0])
         run_snapshots_final(&s, s.last, NULL, (int)pid);
