@@ -160,7 +160,10 @@ char *mt_push_ingest_query(const mt_push_label *l, size_t n, long long from_s, l
         if (!strcmp(l[i].name, "service_name") && l[i].value && l[i].value[0])
             service = l[i].value;
     key_part(f, service);
-    fputs(".memory{", f);
+    /* (no ".memory" after it: with format=pprof, Pyroscope takes the
+     * name before the braces as service_name verbatim, and the profile
+     * type from the sample types) */
+    fputc('{', f);
     int first = 1;
     for (size_t i = 0; i < n; i++) {
         if (!strcmp(l[i].name, "__name__") || !strcmp(l[i].name, "service_name"))

@@ -45,7 +45,7 @@ char *mt_push_pyroscope_body(const mt_push_label *labels, size_t n, const uint8_
 char *mt_push_parca_body(const mt_push_label *labels, size_t n, const uint8_t *pprof_gz,
                          size_t len);
 /* Pyroscope's /ingest query for one profile of the interval [from_s,
- * until_s] (Unix seconds): name=SERVICE.memory{K=V,...} (labels but
+ * until_s] (Unix seconds): name=SERVICE{K=V,...} (labels but
  * __name__ and service_name; service_name gives SERVICE; characters the
  * key syntax reserves, {}=, and spaces, become _), from, until,
  * format=pprof, spyName=memtrace; percent-encoded. malloc'd (NULL: oom). */

@@ -11,7 +11,7 @@ pyroscope  POST .../push.v1.PusherService/Push, application/json, Connect's
 parca      POST .../profiles/writeraw, application/json, grpc-gateway's
            mapping of WriteRawRequest: series[0].labels.labels, the same
            samples, normalized false
-pyroscope-ingest  POST .../ingest?name=SERVICE.memory{K=V,...}&from=&until=
+pyroscope-ingest  POST .../ingest?name=SERVICE{K=V,...}&from=&until=
            &format=pprof&spyName=..., application/octet-stream, the body a
            gzipped pprof profile; from <= until, Unix seconds
 otlp       POST .../v1development/profiles, application/x-protobuf, gzip:
@@ -109,9 +109,11 @@ def check_ingest(name, meta, body):
             return None
     if q["format"][0] != "pprof":
         fail("%s: format=%s, want pprof" % (name, q["format"][0]))
-    m = re.fullmatch(r"([^{}=,]+)\.memory\{([^{}]*)\}", q["name"][0])
-    if not m:
-        fail("%s: name %r is not SERVICE.memory{K=V,...}" % (name, q["name"][0]))
+    # (with format=pprof, Pyroscope takes SERVICE as service_name verbatim:
+    # no ".memory" suffix)
+    m = re.fullmatch(r"([^{}=,]+)\{([^{}]*)\}", q["name"][0])
+    if not m or m.group(1).endswith(".memory"):
+        fail("%s: name %r is not SERVICE{K=V,...}" % (name, q["name"][0]))
         return None
     kv = {"service_name": m.group(1)}
     for pair in filter(None, m.group(2).split(",")):

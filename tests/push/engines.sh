@@ -59,7 +59,7 @@ sys.exit(not h or any(x.get("Authorization") != want for x in h))' "$S"
 check_pprofs parca "$S" "$T/parca.ctf"
 
 # --- Pyroscope's /ingest (older servers): guessed from the URL's path;
-# the query names SERVICE.memory{labels} and each interval in seconds
+# the query names SERVICE{labels} and each interval in seconds
 server_start ingest ok
 run_push ingest --push "$URL/ingest" --push-every 200ms --label env=test --push-tenant team-b
 wait_file "$S/0003.json" || fail "ingest: 3 pushes within 120 s"
@@ -70,7 +70,7 @@ server_stop
 grep '^FAIL' "$T/ingest.check"
 n=$(ls "$S" | grep -c '^[0-9]*\.json$')
 check "ingest: the summary counts what the server got ($n)" grep -q "push: $n sent, 0 dropped" "$T/ingest.err"
-check "ingest: name=python3.memory{env=test} on every request" \
+check "ingest: name=python3{env=test} on every request" \
     awk -F'\t' '$3 != "python3" || $8 != "env=test,service_name=python3" { bad = 1 } END { exit bad || NR < 3 }' "$S/summary.tsv"
 check "ingest: the intervals follow one another (from = the previous until), within the run" \
     "$PY" -c 'import sys, time

@@ -50,16 +50,16 @@ int main(void)
     CHECK(streq_free(mt_push_endpoint("http://h:4040", MT_PUSH_PYROSCOPE_INGEST),
                      "http://h:4040/ingest"), "ingest endpoint appended to a bare URL");
     {
-        /* /ingest's query: the key SERVICE.memory{K=V,...} with the key
+        /* /ingest's query: the key SERVICE{K=V,...} with the key
          * syntax's characters replaced, then percent-encoded */
         mt_push_label l[] = { { "__name__", "memory" }, { "service_name", "my svc" },
                               { "env", "a=b,c" }, { "region", "eu-west~1" } };
         CHECK(streq_free(mt_push_ingest_query(l, 4, 1700000000, 1700000060),
-                         "name=my_svc.memory%7Benv%3Da_b_c%2Cregion%3Deu-west~1%7D"
+                         "name=my_svc%7Benv%3Da_b_c%2Cregion%3Deu-west~1%7D"
                          "&from=1700000000&until=1700000060&format=pprof&spyName=memtrace"),
               "ingest query: name, from, until, format, spyName");
         CHECK(streq_free(mt_push_ingest_query(l, 1, 5, 6),
-                         "name=unknown_service.memory%7B%7D&from=5&until=6&format=pprof"
+                         "name=unknown_service%7B%7D&from=5&until=6&format=pprof"
                          "&spyName=memtrace"), "ingest query without service_name");
     }
     CHECK(mt_push_format_of_url("http://h/v1development/profiles.bak") == MT_PUSH_NONE,
