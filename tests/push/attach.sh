@@ -4,12 +4,13 @@
 # profile every interval and one at the end; the profiled program (python3
 # holding 64 MiB it allocated after the recording began) runs on and exits
 # with its own status. Known answers: some push shows the 64 MiB in use;
-# the pushes' alloc_* deltas add up to what the trace allocated; the
-# summary's "N sent" is what the loopback server got; with --no-trace the
-# trace is gone at the end and the pushes came all the same; 'ctl status'
-# shows the pusher's counts while it pushes; SIGTERM to 'ctl --push' stops
-# the recording. Each payload decoded by
-# check.py (and go tool pprof).
+# the pushes' alloc_* deltas add up to what the trace allocated (also for
+# a process in a container of its own, whose trace is read inside its
+# root); the summary's "N sent" is what the loopback server got; with
+# --no-trace the trace is gone at the end and the pushes came all the
+# same; 'ctl status' shows the pusher's counts while it pushes; SIGTERM to
+# 'ctl --push' stops the recording. Each payload decoded by check.py (and
+# go tool pprof).
 [ "${MT_STAGE:-plain}" = plain ] || { echo "ptrace injection of the plain build's library: plain stage only"; exit 77; }
 . tests/push/support/lib.sh
 push_python
@@ -106,6 +107,47 @@ check "attach --no-trace: a push shows the 64 MiB in use" \
     awk -F'\t' -v lo=$((60 << 20)) -v hi=$((70 << 20)) '$4 >= lo && $4 <= hi { n++ } END { exit !n }' "$S/summary.tsv"
 check "attach --no-trace: no trace left ($(ls n.ctf* 2>/dev/null | tr '\n' ' '))" \
     sh -c '! ls n.ctf* >/dev/null 2>&1 && ! ls .n.* >/dev/null 2>&1'
+
+# --- attach --push to a process in another mount namespace with a root of
+# its own (a container that sees neither libmemtrace.so nor this
+# directory): the trace is written inside its root, read from there for
+# each push, moved here at the end; the pushes' alloc_* add up to it
+A=$(dirname "$M")/tests/record/progs/attachee
+R=$T/nsroot
+mkdir -p "$R/lib/x86_64-linux-gnu" "$R/lib64" "$R/tmp" "$R/proc" "$R/bin"
+if [ -x "$A" ] && [ -f /lib/x86_64-linux-gnu/libc.so.6 ] && [ -f /lib64/ld-linux-x86-64.so.2 ] &&
+    cp /lib/x86_64-linux-gnu/libc.so.6 "$R/lib/x86_64-linux-gnu/" &&
+    cp /lib64/ld-linux-x86-64.so.2 "$R/lib64/" && cp "$A" "$R/bin/attachee" &&
+    unshare -m sh -c "mount -t proc proc '$R/proc' && umount '$R/proc'" 2>/dev/null; then
+    server_start ans ok
+    unshare -m sh -c "mount -t proc proc '$R/proc' && exec chroot '$R' /bin/attachee /tmp/stop" \
+        > ns.out 2>&1 &
+    wait_line ns.out ready
+    pn=$(pgrep -n -f '^/bin/attachee /tmp/stop')
+    timeout -k 5 600 "$M" attach -i 16k -o "$T/ns.ctf" --push "$URL/v1development/profiles" \
+        --push-every 200ms $pn > ns.log 2>&1 &
+    mp=$!
+    wait_line ns.log 'recording' || fail "container: recording within 120 s ($(cat ns.log))"
+    wait_file "$S/0003.json" || fail "container: 3 pushes within 120 s"
+    kill -INT $mp; wait $mp; st=$?
+    touch "$R/tmp/stop"
+    server_stop
+    "$PY" "$HERE/check.py" otlp "$S" "$S" > ns.check 2>&1 || fail "container: check.py: $(cat ns.check)"
+    grep '^FAIL' ns.check
+    n=$(requests)
+    total=$(trace_total "$T/ns.ctf")
+    sum=$(awk -F'\t' '{ s += $5 } END { printf "%.0f", s }' "$S/summary.tsv")
+    check "container: exit 0, $n pushes sent and said ($(grep 'push:' ns.log))" \
+        sh -c "[ $st = 0 ] && [ $n -ge 4 ] && grep -q 'push: $n sent, 0 dropped' ns.log"
+    check "container: the trace moved here, none left inside" \
+        sh -c "[ -s '$T/ns.ctf' ] && ! ls '$R/tmp' | grep -q ctf"
+    check "container: the pushes' alloc_space deltas add up to the trace's $total bytes (got $sum)" \
+        awk -v a="$sum" -v b="$total" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 0.001 * b) }'
+    check "container: service_name is the process's (attachee)" \
+        awk -F'\t' '$3 != "attachee" { bad = 1 } END { exit bad || NR < 4 }' "$S/summary.tsv"
+else
+    echo "no private mount namespace here (or no test programs built): the container case is not tested"
+fi
 
 # --- ctl --push PID start on a program started dormant; 'ctl PID stop'
 # from elsewhere ends the recording, and with it the pushing
