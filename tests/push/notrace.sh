@@ -4,10 +4,10 @@
 # --keep 1000), the pushes' alloc_* deltas add up to what all the pieces
 # allocated, pieces filling faster than the pushes come (memtrace stats on
 # each; the blocks a piece carries over are live there, never allocated
-# again): nothing lost at a rotation, nothing counted twice. With --no-trace the pushes come all the same (one shows
-# the 64 MiB the program holds), the private directory never holds more
-# than a few 64k pieces while the program runs, and nothing is left of it
-# at the end.
+# again): nothing lost at a rotation, nothing counted twice. With
+# --no-trace the pushes come all the same (one shows the 64 MiB the
+# program holds), the private directory never holds more than a few 64k
+# pieces while the program runs, and nothing is left of it at the end.
 [ "${MT_STAGE:-plain}" = plain ] || { echo "runs programs under the plain recorder: plain stage only"; exit 77; }
 . tests/push/support/lib.sh
 push_python
