@@ -47,8 +47,9 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: memtrace ctl [--signal SIG] [--wait TIME] PID start|stop|status|scan\n"
-        "       memtrace ctl --push URL [--push-every T] [--push-format F] [--label K=V]...\n"
-        "                    [--push-tenant ID] [--push-auth-file FILE] PID start\n"
+        "       memtrace ctl --push URL [--push-every T] [--push-format F]\n"
+        "                    [--label K=V]... [--push-tenant ID] [--push-auth-file FILE]\n"
+        "                    PID start\n"
         "\n"
         "Switch the recorder of a running process on and off. The process must\n"
         "have been started for it: 'memtrace run --paused' (or MEMTRACE_PAUSED=1),\n"
