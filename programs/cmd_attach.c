@@ -96,7 +96,7 @@ static void usage(FILE *f)
         "      --push-auth-file FILE  as for 'memtrace run'\n"
         "      --no-trace        with --push: the trace is removed once the last\n"
         "                        profile is made (it grows until then: attach does\n"
-        "                        not rotate)\n"
+        "                        not rotate); without -o it goes in /tmp\n"
         "      --detach          only end a recording an earlier attach left running\n"
         "                        (its tracer was killed with SIGKILL) and detach\n"
         "  -h, --help            this help\n"
@@ -685,7 +685,9 @@ int cmd_attach(int argc, char **argv)
     if (!output) {
         char base[sizeof t.comm];
         safe_name(base, sizeof base, t.comm);   /* the process's choice: plain bytes only */
-        snprintf(out, sizeof out, "%s.%d.ctf", base, (int)pid);
+        /* (--no-trace: where any user may create a file for a while,
+         * not the current directory, often / for a service) */
+        snprintf(out, sizeof out, "%s%s.%d.ctf", no_trace ? "/tmp/" : "", base, (int)pid);
         output = out;
     }
     char abs_out[PATH_MAX];

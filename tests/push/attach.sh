@@ -88,7 +88,7 @@ server_start aotlp ok
 /usr/bin/python3 -c "$ATTACHEE" n.go n.stop n.held > n.out 2>&1 &
 ap=$!
 wait_line n.out ready
-timeout -k 5 600 "$M" attach -i 8k -o "$T/n.ctf" --no-trace --push "$URL/v1development/profiles" \
+timeout -k 5 600 "$M" attach -i 8k --no-trace --push "$URL/v1development/profiles" \
     --push-every 200ms $ap > n.log 2>&1 &
 mp=$!
 wait_line n.log 'recording' || fail "attach --no-trace: recording within 120 s ($(cat n.log))"
@@ -105,8 +105,11 @@ check "attach --no-trace: exit 0, $n pushes sent and said ($(grep 'push:' n.log)
 check "attach --no-trace: every request passes profcheck's rules" grep -q ', 0 failures' n.check
 check "attach --no-trace: a push shows the 64 MiB in use" \
     awk -F'\t' -v lo=$((60 << 20)) -v hi=$((70 << 20)) '$4 >= lo && $4 <= hi { n++ } END { exit !n }' "$S/summary.tsv"
-check "attach --no-trace: no trace left ($(ls n.ctf* 2>/dev/null | tr '\n' ' '))" \
-    sh -c '! ls n.ctf* >/dev/null 2>&1 && ! ls .n.* >/dev/null 2>&1'
+nt=$(sed -n 's/.* into \(.*\) (attached in.*/\1/p' n.log)
+check "attach --no-trace: the trace went in /tmp, without -o ($nt)" \
+    sh -c "case '$nt' in /tmp/python3.*.ctf) exit 0 ;; esac; exit 1"
+check "attach --no-trace: no trace left ($(ls "$nt"* 2>/dev/null | tr '\n' ' '))" \
+    sh -c "! ls '$nt'* >/dev/null 2>&1 && ! ls /tmp/.python3.* >/dev/null 2>&1"
 
 # --- attach --push to a process in another mount namespace with a root of
 # its own (a container that sees neither libmemtrace.so nor this
