@@ -33,27 +33,6 @@ static double mono_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* a snapshot of the trace at path (as the process names it) */
-static void take(run_snapshots *s, const char *path, uid_t owner, int pid, int final)
-{
-    char name[64], dir[PATH_MAX];
-    int fd = run_snapshots_open(path, owner, name, sizeof name);
-    if (fd < 0)
-        return;
-    /* the symbolized copy beside the trace */
-    snprintf(dir, sizeof dir, "%s", path);
-    char *slash = strrchr(dir, '/');
-    if (slash && slash != dir)
-        *slash = '\0';
-    else
-        snprintf(dir, sizeof dir, "%s", slash ? "/" : ".");
-    if (final)
-        run_snapshots_final(s, name, dir, pid);
-    else
-        run_snapshots_take(s, name, path, dir, NULL, pid);
-    close(fd);
-}
-
 void ctl_push_follow(long pid, const char *base, run_push *push, void (*stop)(void *ctx),
                      void *ctx, double wait_s)
 {
@@ -83,6 +62,7 @@ void ctl_push_follow(long pid, const char *base, run_push *push, void (*stop)(vo
             *c = '_';
     run_snapshots s;
     run_snapshots_init(&s, "ctl", 0, NULL, push, comm[0] ? comm : "process");
+    run_snapshots_checked(&s, owner);
     fprintf(stderr, "memtrace ctl: pushing profiles of %ld every %gs; Ctrl-C or SIGTERM ends "
                     "the recording\n", pid, run_push_every(push));
     /* (after 'ctl --wait 0 start', the recording may not be open yet) */
@@ -92,10 +72,11 @@ void ctl_push_follow(long pid, const char *base, run_push *push, void (*stop)(vo
         struct timespec ts = { 0, 20 * 1000 * 1000 };
         nanosleep(&ts, NULL);
     }
+    char seen[PATH_MAX] = "";
     while (!signalled && proc_open_trace((int)pid, base, cur, sizeof cur)) {
-        snprintf(s.last, sizeof s.last, "%s", cur);
+        snprintf(seen, sizeof seen, "%s", cur);
         if (run_snapshots_due(&s))
-            take(&s, cur, owner, (int)pid, 0);
+            run_snapshots_follow(&s, base, cur, NULL, (int)pid);
         struct timespec ts = { 0, 50 * 1000 * 1000 };
         nanosleep(&ts, NULL);
     }
@@ -107,7 +88,6 @@ void ctl_push_follow(long pid, const char *base, run_push *push, void (*stop)(vo
             nanosleep(&ts, NULL);
         }
     }
-    if (s.last[0])
-        take(&s, s.last, owner, (int)pid, 1);
+    run_snapshots_end(&s, base, seen, (int)pid);
     run_push_end(push, "ctl");
 }

@@ -271,6 +271,92 @@ static int next_piece(const char *file, const char *trace, char *out, size_t cap
     return mt_runname_make(out, cap, base, &n) > 0 && access(out, R_OK) == 0;
 }
 
+void run_snapshots_checked(run_snapshots *s, uid_t owner)
+{
+    s->checked = 1;
+    s->owner = owner;
+}
+
+/* A snapshot of path: to the files (to_dir) and the push (to_push);
+ * opened as run_snapshots_open does when s is checked, the copy beside
+ * it. */
+static void shot(run_snapshots *s, const char *path, int to_dir, int to_push, int pid)
+{
+    if (!s->checked) {
+        snapshot(s->cmd, path, NULL, to_dir ? s->dir : NULL, to_push ? s->push : NULL, s->name,
+                 pid);
+        return;
+    }
+    char name[64], dir[PATH_MAX];
+    int fd = run_snapshots_open(path, s->owner, name, sizeof name);
+    if (fd < 0)
+        return;
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, "%s", slash ? "/" : ".");
+    snapshot(s->cmd, name, dir, to_dir ? s->dir : NULL, to_push ? s->push : NULL, s->name, pid);
+    close(fd);
+}
+
+static int readable(const run_snapshots *s, const char *path)
+{
+    struct stat st;
+    return s->checked ? lstat(path, &st) == 0 && S_ISREG(st.st_mode) : access(path, R_OK) == 0;
+}
+
+void run_snapshots_follow(run_snapshots *s, const char *base, const char *cur, const char *name,
+                          int pid)
+{
+    /* A recording that went on in another file (the next piece of a
+     * rotated one, the trace of an exec'd program): what the previous one
+     * allocated since its last push is pushed first, if it is still there
+     * (--keep may have removed it), one interval later, once the recorder
+     * has finished writing it (this interval's push waits that long: the
+     * next push of the same recording always starts where the one before
+     * ended, nothing counted twice or skipped). */
+    if (s->to_push && s->last[0] && strcmp(s->last, cur) != 0 && !s->rest_due) {
+        s->rest_due = 1;
+        snprintf(s->next_trace, sizeof s->next_trace, "%s", cur);
+        return;
+    }
+    if (s->rest_due && s->to_push && readable(s, s->last)) {
+        shot(s, s->last, 0, 1, pid);
+        /* pieces that came and went since: each whole */
+        char piece[PATH_MAX];
+        while (next_piece(base, s->last, piece, sizeof piece) && strcmp(piece, cur) != 0) {
+            shot(s, piece, 0, 1, pid);
+            snprintf(s->last, sizeof s->last, "%s", piece);
+        }
+    }
+    s->rest_due = 0;
+    if (name)
+        snprintf(s->name, sizeof s->name, "%s", name);
+    shot(s, cur, s->to_dir, s->to_push, pid);
+    snprintf(s->last, sizeof s->last, "%s", cur);
+}
+
+void run_snapshots_end(run_snapshots *s, const char *base, const char *fallback, int pid)
+{
+    if (!s->last[0] && fallback && readable(s, fallback))
+        snprintf(s->last, sizeof s->last, "%s", fallback);
+    if (s->rest_due && s->push && readable(s, s->last)) {   /* (see above) */
+        shot(s, s->last, 0, 1, pid);
+        snprintf(s->last, sizeof s->last, "%s", s->next_trace);
+    }
+    /* pieces the recording went on into since the last push (rotations
+     * after it): each one's rest pushed, the latest one's final state */
+    char piece[PATH_MAX];
+    while (s->push && s->last[0] && next_piece(base, s->last, piece, sizeof piece)) {
+        shot(s, s->last, 0, 1, pid);
+        snprintf(s->last, sizeof s->last, "%s", piece);
+    }
+    if (s->last[0])
+        shot(s, s->last, 1, 1, pid);
+}
+
 int run_wait_with_snapshots(pid_t pid, const char *file, double every_s, const char *dir,
                             run_push *push, const char *name, int *status)
 {
@@ -278,62 +364,21 @@ int run_wait_with_snapshots(pid_t pid, const char *file, double every_s, const c
     char cur[PATH_MAX];
     run_snapshots s;
     run_snapshots_init(&s, "run", every_s, dir, push, name);
-    int rest_due = 0;
-    char next_trace[PATH_MAX];
     for (;;) {
         pid_t r = waitpid(pid, status, WNOHANG);
         if (r == pid)
             break;
         if (r < 0 && errno != EINTR)
             return -1;
-        if (run_snapshots_due(&s) && proc_open_trace((int)pid, file, cur, sizeof cur)) {
-            /* A recording that went on in another file (the next piece of
-             * a rotated one, the trace of an exec'd program): what the
-             * previous one allocated since its last push is pushed first,
-             * if it is still there (--keep may have removed it), one
-             * interval later, once the recorder has finished writing it
-             * (this interval's push waits that long: the next push of
-             * the same recording always starts where the one before
-             * ended, nothing counted twice or skipped). */
-            if (s.to_push && s.last[0] && strcmp(s.last, cur) != 0 && !rest_due) {
-                rest_due = 1;
-                snprintf(next_trace, sizeof next_trace, "%s", cur);
-                goto sleep;
-            }
-            if (rest_due && s.to_push && access(s.last, R_OK) == 0) {
-                snapshot("run", s.last, NULL, NULL, push, s.name, (int)pid);
-                /* pieces that came and went since: each whole */
-                char piece[PATH_MAX];
-                while (next_piece(file, s.last, piece, sizeof piece) && strcmp(piece, cur) != 0) {
-                    snapshot("run", piece, NULL, NULL, push, s.name, (int)pid);
-                    snprintf(s.last, sizeof s.last, "%s", piece);
-                }
-            }
-            rest_due = 0;
+        if (run_snapshots_due(&s) && proc_open_trace((int)pid, file, cur, sizeof cur))
             /* named after the program running now (a wrapper's exec'd
              * program, not the wrapper) */
-            run_snapshots_take(&s, cur, NULL, NULL, running_name(pid, name, comm, sizeof comm),
-                               (int)pid);
-        }
-    sleep:;
+            run_snapshots_follow(&s, file, cur, running_name(pid, name, comm, sizeof comm),
+                                 (int)pid);
         struct timespec ts = { 0, 50 * 1000 * 1000 };
         nanosleep(&ts, NULL);
     }
     /* The end of the last recording seen (or of FILE): its final state. */
-    if (!s.last[0] && access(file, R_OK) == 0)
-        snprintf(s.last, sizeof s.last, "%s", file);
-    if (rest_due && s.push && access(s.last, R_OK) == 0) {   /* (see above) */
-        snapshot("run", s.last, NULL, NULL, push, s.name, (int)pid);
-        snprintf(s.last, sizeof s.last, "%s", next_trace);
-    }
-    /* pieces the recording went on into since the last push (rotations
-     * after it): each one's rest pushed, the latest one's final state */
-    char piece[PATH_MAX];
-    while (s.push && s.last[0] && next_piece(file, s.last, piece, sizeof piece)) {
-        snapshot("run", s.last, NULL, NULL, push, s.name, (int)pid);
-        snprintf(s.last, sizeof s.last, "%s", piece);
-    }
-    if (s.last[0])
-        run_snapshots_final(&s, s.last, NULL, (int)pid);
+    run_snapshots_end(&s, file, file, (int)pid);
     return 0;
 }

@@ -20,6 +20,10 @@ typedef struct run_snapshots {
     int to_dir, to_push;          /* what the latest due said */
     char name[64];                /* the program's name, for files and labels */
     char last[PATH_MAX];          /* the latest trace taken ("" none) */
+    int checked;                  /* run_snapshots_checked */
+    uid_t owner;
+    int rest_due;                 /* run_snapshots_follow: a new file seen */
+    char next_trace[PATH_MAX];
 } run_snapshots;
 
 /* cmd names the command in messages; every_s and dir the files (dir NULL:
@@ -36,6 +40,21 @@ void run_snapshots_take(run_snapshots *s, const char *trace, const char *shown,
                         const char *copy_dir, const char *name, int pid);
 /* The last snapshot, of a finished trace: to the files and the push. */
 void run_snapshots_final(run_snapshots *s, const char *trace, const char *copy_dir, int pid);
+/* From now on the traces follow and end take are opened as
+ * run_snapshots_open does (files of owner's, no link), the copy beside
+ * them: the files of a process not ours ('ctl --push'). */
+void run_snapshots_checked(run_snapshots *s, uid_t owner);
+/* The snapshot that was due, of the recording named after base (the
+ * run's FILE, runfiles.h) whose trace is cur now: when cur is another file
+ * than the last one taken (a rotation, an exec), the last one's rest is
+ * pushed first, one interval later, with every piece between; name: the
+ * program's (NULL: as before). */
+void run_snapshots_follow(run_snapshots *s, const char *base, const char *cur, const char *name,
+                          int pid);
+/* The end: the rest of the last trace taken (or of fallback if none was),
+ * the pieces after it, and the latest one's final state to the files and
+ * the push. */
+void run_snapshots_end(run_snapshots *s, const char *base, const char *fallback, int pid);
 /* A trace another user's process writes, opened without following a
  * link: a regular file of owner (or ours). The descriptor, and out its
  * name /proc/self/fd/N to snapshot it by; -1 when it is not such a file. */

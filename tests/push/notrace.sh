@@ -4,7 +4,8 @@
 # --keep 1000), the pushes' alloc_* deltas add up to what all the pieces
 # allocated, pieces filling faster than the pushes come (memtrace stats on
 # each; the blocks a piece carries over are live there, never allocated
-# again): nothing lost at a rotation, nothing counted twice. With
+# again): nothing lost at a rotation, nothing counted twice; the same for
+# 'ctl --push PID start' on a rotated recording. With
 # --no-trace the pushes come all the same (one shows the 64 MiB the
 # program holds), the private directory never holds more than a few 64k
 # pieces while the program runs, and nothing is left of it at the end.
@@ -30,7 +31,6 @@ wait_file "$S/0006.json" || fail "rotated: 6 pushes within 120 s"
 wait_file rot.ctf.part0008 || fail "rotated: an eighth piece within 120 s"
 stop_run rot
 server_stop
-HOLDER=$PLAIN
 "$PY" "$HERE/check.py" otlp "$S" "$S" > rot.check 2>&1 || fail "rotated: check.py: $(cat rot.check)"
 grep '^FAIL' rot.check
 pieces=$(ls | grep -cE '^rot\.ctf\.part[0-9]+$')
@@ -43,6 +43,37 @@ check "rotated: $pieces pieces (the recording did rotate)" test "$pieces" -ge 2
 check "rotated: the pushes' alloc_space deltas add up to the pieces' $total bytes (got $sum)" \
     awk -v a="$sum" -v b="$total" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 64 * 2^20 && d <= 0.001 * b) }'
 check "rotated: $(grep 'push:' rot.err)" grep -q 'push: [1-9][0-9]* sent, 0 dropped' rot.err
+
+# --- the same through 'ctl --push PID start' on a program started dormant:
+# the pieces of its recording FILE-0001
+server_start crot ok
+rm -f crot.stop
+(exec timeout -k 5 600 "$M" run -i 8k --paused --rotate-size 64k --keep 1000 -o "$T/crot.ctf" -- \
+    /usr/bin/python3 -c "$HOLDER" "$T/crot.stop") > crot.out 2> crot.err &
+RUN_PID=$!
+_n=1200
+until pp=$(pgrep -P "$(pgrep -P $RUN_PID)") && [ -n "$pp" ] && "$M" ctl "$pp" status 2>/dev/null | grep -q dormant ||
+      [ $_n = 0 ]; do sleep 0.1; _n=$((_n - 1)); done
+timeout -k 5 600 "$M" ctl --push "$URL/v1development/profiles" --push-every 200ms "$pp" start \
+    > cpush.out 2> cpush.err &
+cpid=$!
+wait_file crot.ctf-0001.part0008 || fail "ctl rotated: an eighth piece within 120 s"
+"$M" ctl "$pp" stop > /dev/null 2>&1
+wait $cpid; cst=$?
+touch crot.stop; wait $RUN_PID
+server_stop
+"$PY" "$HERE/check.py" otlp "$S" "$S" > crot.check 2>&1 || fail "ctl rotated: check.py: $(cat crot.check)"
+grep '^FAIL' crot.check
+total=0
+for f in $(ls | grep -E '^crot\.ctf-0001\.part[0-9]+$'); do
+    total=$((total + $(trace_total "$f")))
+done
+sum=$(awk -F'\t' '{ s += $5 } END { printf "%.0f", s }' "$S/summary.tsv")
+check "ctl rotated: exit 0 ($cst), $(grep 'push:' cpush.err)" \
+    sh -c "[ $cst = 0 ] && grep -q 'push: [1-9][0-9]* sent, 0 dropped' cpush.err"
+check "ctl rotated: the pushes' alloc_space deltas add up to the pieces' $total bytes (got $sum)" \
+    awk -v a="$sum" -v b="$total" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 0.001 * b) }'
+HOLDER=$PLAIN
 
 # --- --no-trace: a private directory in TMPDIR, bounded, removed at the end
 server_start none ok
