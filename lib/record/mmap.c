@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "lock.h"
+#include "own.h"
 #include "sampler.h"
 #include "mmap.h"
 #include "real.h"
@@ -117,10 +118,13 @@ static int insert(struct point p)
                                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (v == MAP_FAILED)
             return -1;
+        mtr_own_add(v, cap * sizeof *v);
         if (tab.n)
             memcpy(v, tab.v, tab.n * sizeof *v);
-        if (tab.v)
+        if (tab.v) {
+            mtr_own_del(tab.v);
             sys_munmap(tab.v, tab.cap * sizeof *v);
+        }
         tab.v = v;
         tab.cap = cap;
     }

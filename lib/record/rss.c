@@ -1,22 +1,27 @@
 /*
  * rss.c - the process's resident memory next to its heap: TRACE.rss, a
  * small text file written beside the trace by the writer thread, read by
- * the analysis tools (docs/format.md, "Resident memory").
+ * the analysis tools (docs/format.md, "Resident memory"; its lines are
+ * lib/common/rssformat.c's).
  *
- * Every interval (MEMTRACE_RSS_MS, default 100 ms) one line
+ * Every interval (MEMTRACE_RSS_MS, default 100 ms) one sample line
  *     TIME_US RSS_BYTES HEAP_BYTES MAPPED_BYTES PEAK_RSS_BYTES
  * TIME_US in µs since the epoch (the trace's clock); RSS from
  * /proc/self/statm. The slower figures are taken about once a second (and
  * at the end), "-" otherwise: HEAP and MAPPED from glibc's mallinfo2
  * (bytes in use in malloc's arenas, and in blocks malloc mapped for
  * itself; less often when it is slow, see MALLINFO_RATIO), PEAK from VmHWM
- * in /proc/self/status. The first line is
- *     memtrace-rss 1 PID START_US
+ * in /proc/self/status. At the same slow ticks, when its cost allows
+ * (LEDGER_RATIO), and at the end, a ledger line: /proc/self/smaps by kind
+ * of mapping (smaps.c), the allocator's own statistics (allocstats.c) and
+ * the recorder's own memory (own.c); docs/rss.md. The first line is
+ *     memtrace-rss 2 PID START_US
  * naming the trace's process and start time. Each line is one write(2),
  * so a killed process leaves whole lines. The file is opened for each line
  * and closed again: the program never sees a descriptor of ours besides the
  * trace's (docs/recorder.md, "What the program sees").
  */
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -25,7 +30,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "allocstats.h"
+#include "own.h"
 #include "rss.h"
+#include "rssformat.h"
+#include "smaps.h"
 #include "runfiles.h"
 
 #define SLOW_EVERY_US 1000000
@@ -33,6 +42,10 @@
  * again only after MALLINFO_RATIO times as long as it took, so that it
  * holds malloc's locks at most 0.1% of the time. */
 #define MALLINFO_RATIO 1000
+/* A ledger reading (smaps walks every mapping's page tables) is taken
+ * again only after LEDGER_RATIO times as long as it took: at most 0.1% of
+ * one CPU. */
+#define LEDGER_RATIO 1000
 
 static struct {
     int on;                     /* writing TRACE.rss */
@@ -40,7 +53,9 @@ static struct {
     int64_t interval_us;
     int64_t last_us, last_slow_us;
     int64_t mallinfo_next_us;   /* no mallinfo2 before this time */
+    int64_t ledger_next_us;     /* no ledger reading before this time */
     long page;
+    char image[4096];           /* the recorder's own file, "" if unknown */
 } rs;
 
 /* Appends one line to TRACE.rss; a failure (disk full, the file replaced)
@@ -72,11 +87,16 @@ void mtr_rss_open(const char *trace_path, pid_t pid, int64_t start_us, int inter
         return;
     rs.on = 1;
     rs.interval_us = (int64_t)interval_ms * 1000;
-    rs.last_us = rs.last_slow_us = rs.mallinfo_next_us = 0;
+    rs.last_us = rs.last_slow_us = rs.mallinfo_next_us = rs.ledger_next_us = 0;
     rs.page = sysconf(_SC_PAGESIZE);
+    Dl_info di;
+    rs.image[0] = '\0';
+    if (dladdr((void *)mtr_rss_open, &di) && di.dli_fname && di.dli_fname[0] == '/')
+        snprintf(rs.image, sizeof rs.image, "%s", di.dli_fname);
     char line[96];
-    int n = snprintf(line, sizeof line, "memtrace-rss 1 %d %lld\n", (int)pid, (long long)start_us);
-    append(line, (size_t)n);
+    int n = mt_rssf_header(line, sizeof line, (long)pid, (long long)start_us);
+    if (n > 0)
+        append(line, (size_t)n);
 }
 
 /* Reads a small /proc file into buf (NUL-terminated); its length or -1. */
@@ -115,48 +135,100 @@ static long long peak_rss(void)
     return kb * 1024;
 }
 
-static void sample(int64_t now_us, int slow)
+static int64_t mono_us(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000 + t.tv_nsec / 1000;
+}
+
+static long long proc_threads(void)
+{
+    char buf[4096];
+    if (read_proc("/proc/self/status", buf, sizeof buf) < 0)
+        return -1;
+    const char *s = strstr(buf, "Threads:");
+    long long n;
+    return s && sscanf(s + 8, "%lld", &n) == 1 ? n : -1;
+}
+
+/* One ledger line: smaps by kind, the allocator, the recorder's own. */
+static void ledger(int64_t now_us, const struct mtr_glibc_stats *g)
+{
+    int64_t t0 = mono_us();
+    mt_rssf_ledger l;
+    mt_rssf_ledger_clear(&l);
+    l.time_us = now_us;
+    long long image_rss = 0, mapped = 0;
+    if (mtr_smaps_read(&l, rs.image[0] ? rs.image : NULL, &image_rss) != 0)
+        return;
+    long long own = mtr_own_resident(&mapped);
+    if (own < 0)
+        own = 0;
+    if (own > l.anon)
+        own = l.anon;   /* mincore and smaps a moment apart */
+    l.anon -= own;
+    l.own = own + image_rss;
+    l.threads = proc_threads();
+    mtr_allocstats_read(&l, g);
+    int64_t took = mono_us() - t0;
+    l.cost_us = took;
+    rs.ledger_next_us = now_us + took * LEDGER_RATIO;
+    char line[MT_RSSF_MAX_LINE];
+    int n = mt_rssf_ledger_line(line, sizeof line, &l);
+    if (n > 0)
+        append(line, (size_t)n);
+}
+
+/* slow: the slower figures too; with_ledger: a ledger line if one is due
+ * (force_ledger: whatever its pace). */
+static void sample(int64_t now_us, int slow, int with_ledger, int force_ledger)
 {
     long long rss = statm_rss();
     if (rss < 0)
         return;
-    char line[160], heap[24] = "-", mapped[24] = "-", peak[24] = "-";
+    long long heap = -1, mapped = -1, peak = -1;
+    struct mtr_glibc_stats g, *gp = NULL;
     if (slow) {
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
-        if (now_us >= rs.mallinfo_next_us) {
-            struct timespec a, b;
-            clock_gettime(CLOCK_MONOTONIC, &a);
+        if (now_us >= rs.mallinfo_next_us || force_ledger) {
+            int64_t a = mono_us();
             struct mallinfo2 mi = mallinfo2();
-            clock_gettime(CLOCK_MONOTONIC, &b);
-            int64_t took_us = (b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000;
+            int64_t took_us = mono_us() - a;
             rs.mallinfo_next_us = now_us + took_us * MALLINFO_RATIO;
-            snprintf(heap, sizeof heap, "%zu", mi.uordblks + mi.hblkhd);
-            snprintf(mapped, sizeof mapped, "%zu", mi.hblkhd);
+            heap = (long long)(mi.uordblks + mi.hblkhd);
+            mapped = (long long)mi.hblkhd;
+            g.uordblks = mi.uordblks;
+            g.hblkhd = mi.hblkhd;
+            g.fordblks = mi.fordblks;
+            gp = &g;
         }
 #endif
-        long long p = peak_rss();
-        if (p >= 0)
-            snprintf(peak, sizeof peak, "%lld", p);
+        peak = peak_rss();
         rs.last_slow_us = now_us;
     }
-    int n = snprintf(line, sizeof line, "%lld %lld %s %s %s\n", (long long)now_us, rss, heap,
-                     mapped, peak);
-    append(line, (size_t)n);
+    char line[160];
+    int n = mt_rssf_sample(line, sizeof line, (long long)now_us, rss, heap, mapped, peak);
+    if (n > 0)
+        append(line, (size_t)n);
     rs.last_us = now_us;
+    if (slow && with_ledger && (force_ledger || now_us >= rs.ledger_next_us))
+        ledger(now_us, mtr_allocstats_glibc() ? gp : NULL);
 }
 
 void mtr_rss_tick(int64_t now_us, int force)
 {
     if (!rs.on || (!force && now_us - rs.last_us < rs.interval_us))
         return;
-    sample(now_us, force || now_us - rs.last_slow_us >= SLOW_EVERY_US);
+    /* force: the process is dying (tracer.c); no smaps walk then */
+    sample(now_us, force || now_us - rs.last_slow_us >= SLOW_EVERY_US, !force, 0);
 }
 
 void mtr_rss_close(int64_t now_us)
 {
     if (!rs.on)
         return;
-    sample(now_us, 1);
+    sample(now_us, 1, 1, 1);
     rs.on = 0;
 }
 

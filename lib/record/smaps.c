@@ -1,0 +1,193 @@
+/*
+ * smaps.c - one pass over /proc/self/smaps, each mapping's Rss, Pss and
+ * Swap added to its kind (smaps.h; docs/rss.md says what each kind holds):
+ *   stack   [stack], and a thread stack: a private anonymous map right
+ *           above a PROT_NONE guard map, not at a 64 MiB boundary (where
+ *           glibc's arena heaps start, their reserve above them)
+ *   mod     a loaded module: a file map that is executable or whose name
+ *           is a shared object or the program, the anonymous bss right
+ *           after one, [vdso] and the like
+ *   shm     shared maps of no file, /dev/shm, memfd, SysV segments,
+ *           [anon_shmem:...]
+ *   file    any other file map
+ *   anon    the rest: private anonymous maps and [heap] (brk, also alone)
+ * The file is read in pieces into a static buffer (no allocation), so a
+ * mapping is classified as its lines stream by.
+ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "smaps.h"
+
+enum kind { K_ANON, K_BRK, K_STACK, K_MOD, K_FILE, K_SHM, K_OWN };
+
+static struct {
+    char buf[65536];
+    char exe[4096];
+    int have_exe;
+} sm;
+
+struct vma {
+    uintptr_t lo, hi;
+    char perms[5];
+    enum kind kind;
+    int guard;      /* ---p of no file */
+};
+
+static int ends_with(const char *s, size_t n, const char *suf)
+{
+    size_t k = strlen(suf);
+    return n >= k && memcmp(s + n - k, suf, k) == 0;
+}
+
+static int is_module_name(const char *path, size_t n)
+{
+    if (sm.have_exe && strlen(sm.exe) == n && memcmp(path, sm.exe, n) == 0)
+        return 1;
+    if (ends_with(path, n, ".so"))
+        return 1;
+    for (size_t i = 0; i + 4 <= n; i++)
+        if (memcmp(path + i, ".so.", 4) == 0)
+            return 1;
+    return 0;
+}
+
+/* Classifies the mapping of header line s (NUL-terminated, no newline). */
+static void classify(const char *s, const struct vma *prev, struct vma *v, const char *own_image)
+{
+    char *end;
+    v->lo = (uintptr_t)strtoull(s, &end, 16);
+    v->hi = *end == '-' ? (uintptr_t)strtoull(end + 1, &end, 16) : v->lo;
+    while (*end == ' ')
+        end++;
+    memcpy(v->perms, end, 4);
+    v->perms[4] = '\0';
+    /* perms offset dev inode path */
+    const char *p = end;
+    for (int f = 0; f < 4 && *p; f++) {
+        while (*p && *p != ' ')
+            p++;
+        while (*p == ' ')
+            p++;
+    }
+    size_t n = strlen(p);
+    int shared = v->perms[3] == 's';
+    v->guard = 0;
+    if (n == 0) {
+        if (shared)
+            v->kind = K_SHM;
+        else if (prev && prev->hi == v->lo && (prev->kind == K_MOD || prev->kind == K_OWN) &&
+                 prev->perms[1] == 'w')
+            v->kind = prev->kind;   /* a module's bss */
+        else if (prev && prev->hi == v->lo && prev->guard && (v->lo & ((1u << 26) - 1)) != 0)
+            v->kind = K_STACK;      /* a thread stack above its guard */
+        else
+            v->kind = K_ANON;
+        v->guard = !shared && strcmp(v->perms, "---p") == 0;
+    } else if (p[0] == '[') {
+        if (strcmp(p, "[heap]") == 0)
+            v->kind = K_BRK;
+        else if (strncmp(p, "[stack", 6) == 0)
+            v->kind = K_STACK;
+        else if (strncmp(p, "[anon_shmem:", 12) == 0)
+            v->kind = K_SHM;
+        else if (strncmp(p, "[anon:", 6) == 0)
+            v->kind = shared ? K_SHM : K_ANON;
+        else
+            v->kind = K_MOD;        /* [vdso], [vvar], [vsyscall] */
+    } else if (own_image && strcmp(p, own_image) == 0) {
+        v->kind = K_OWN;
+    } else if (strncmp(p, "/dev/shm/", 9) == 0 || strncmp(p, "/memfd:", 7) == 0 ||
+               strncmp(p, "/SYSV", 5) == 0 || (shared && strncmp(p, "/dev/zero", 9) == 0)) {
+        v->kind = K_SHM;
+    } else if (!shared && (v->perms[2] == 'x' || is_module_name(p, n))) {
+        v->kind = K_MOD;
+    } else {
+        v->kind = K_FILE;
+    }
+}
+
+/* "Key:   N kB" -> bytes, when the line starts with key. */
+static int kb_field(const char *s, const char *key, long long *out)
+{
+    size_t k = strlen(key);
+    if (strncmp(s, key, k) != 0)
+        return 0;
+    *out = strtoll(s + k, NULL, 10) * 1024;
+    return 1;
+}
+
+static int is_header(const char *s)
+{
+    const char *p = s;
+    while ((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))
+        p++;
+    return p > s && *p == '-';
+}
+
+int mtr_smaps_read(mt_rssf_ledger *l, const char *own_image, long long *own_image_rss)
+{
+    if (!sm.have_exe) {
+        ssize_t n = readlink("/proc/self/exe", sm.exe, sizeof sm.exe - 1);
+        sm.exe[n > 0 ? n : 0] = '\0';
+        sm.have_exe = 1;
+    }
+    int fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    long long by[K_OWN + 1] = {0}, pss = 0, swap = 0, v;
+    struct vma cur = {0}, prev = {0};
+    int have = 0, have_prev = 0;
+    size_t fill = 0;
+    for (;;) {
+        ssize_t got = read(fd, sm.buf + fill, sizeof sm.buf - 1 - fill);
+        if (got < 0) {
+            close(fd);
+            return -1;
+        }
+        fill += (size_t)got;
+        sm.buf[fill] = '\0';
+        char *line = sm.buf;
+        for (;;) {
+            char *nl = strchr(line, '\n');
+            if (!nl)
+                break;
+            *nl = '\0';
+            if (is_header(line)) {
+                if (have) {
+                    prev = cur;
+                    have_prev = 1;
+                }
+                classify(line, have_prev ? &prev : NULL, &cur, own_image);
+                have = 1;
+            } else if (have && kb_field(line, "Rss:", &v)) {
+                by[cur.kind] += v;
+            } else if (have && kb_field(line, "Pss:", &v)) {
+                pss += v;
+            } else if (have && kb_field(line, "Swap:", &v)) {
+                swap += v;
+            }
+            line = nl + 1;
+        }
+        size_t rest = fill - (size_t)(line - sm.buf);
+        if (got == 0 || (rest == sizeof sm.buf - 1))
+            break;   /* the end (or a line longer than the buffer: stop) */
+        memmove(sm.buf, line, rest);
+        fill = rest;
+    }
+    close(fd);
+    l->anon = by[K_ANON] + by[K_BRK];
+    l->brk = by[K_BRK];
+    l->stack = by[K_STACK];
+    l->mod = by[K_MOD];
+    l->file = by[K_FILE];
+    l->shm = by[K_SHM];
+    l->pss = pss;
+    l->swap = swap;
+    l->rss = l->anon + l->stack + l->mod + l->file + l->shm + by[K_OWN];
+    *own_image_rss = by[K_OWN];
+    return 0;
+}
