@@ -51,14 +51,14 @@ const mt_rss_reading *mt_rss_reading_at(const mt_rss *rss, mt_timedelta at)
  * (no sample: up to the bytes that go unsampled with probability 5%). */
 static void estimate(uint64_t n, double bps, double rate, double *b, double *lo, double *hi)
 {
-    *b = (double)n * bps;
+    *b = round((double)n * bps);   /* whole bytes: the rows add up exactly */
     if (rate >= 1) {
         *lo = *hi = *b;
         return;
     }
     double half = 1.959964 * sqrt((double)n) * bps;
-    *lo = *b - half > 0 ? *b - half : 0;
-    *hi = n ? *b + half : -log(0.05) * bps;
+    *lo = round(*b - half > 0 ? *b - half : 0);
+    *hi = round(n ? *b + half : -log(0.05) * bps);
 }
 
 static mt_ledger_row *add(mt_ledger *L, const char *key, const char *name, const char *source,
