@@ -89,6 +89,8 @@ void mt_ledger_make(const mt_rss_reading *rd, uint64_t heap_samples, uint64_t ma
     mt_ledger_row *h = add(L, "live_heap", "live heap", "samples of malloc blocks live then",
                            "95% interval of the sampling", 0);
     estimate(heap_samples, bps, rate, &h->bytes, &h->lo, &h->hi);
+    if (h->hi > L->rss)
+        h->hi = L->rss;   /* no more can be resident (a trace sampled at almost 0) */
     if (rd->a_inuse >= 0) {
         mt_ledger_row *o = add(L, "allocator_in_use_unsampled", "allocator: in use, beyond the samples",
                                je ? "jemalloc stats.allocated - live heap"
@@ -116,6 +118,8 @@ void mt_ledger_make(const mt_rss_reading *rd, uint64_t heap_samples, uint64_t ma
                             "samples of mmap blocks live then",
                             "95% interval; mapped bytes: pages never touched are not resident", 0);
     estimate(map_samples, bps, rate, &mp->bytes, &mp->lo, &mp->hi);
+    if (mp->hi > L->rss)
+        mp->hi = L->rss;
     add(L, "stacks", "thread stacks", "smaps: [stack] and anonymous maps above a guard page",
         "exact resident; the kind is told by the guard page", (double)rd->stack);
     add(L, "modules", "modules' code and data", "smaps: executables and shared objects, their bss",

@@ -339,6 +339,8 @@ static MT_HOOK void *map(void *addr, size_t len, int prot, int flags, int fd, of
     } else {
         p = sys_mmap(addr, len, prot, flags, fd, off);
     }
+    if (t->busy && p != MAP_FAILED && (flags & MAP_ANONYMOUS) && len)
+        mtr_own_add(p, len);   /* the recorder's own (its unwinder's): the ledger's */
     if (p == MAP_FAILED || !(flags & MAP_ANONYMOUS) || prot == PROT_NONE ||
         (flags & MAP_NORESERVE) || len == 0)
         return p;   /* not anonymous memory, or a reservation of address space */
@@ -375,6 +377,8 @@ API void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 API int munmap(void *addr, size_t len)
 {
     struct mtr_thread *t = &mtr_tls;
+    if (t->busy)
+        mtr_own_del(addr);
     if (t->busy || table_empty())
         return sys_munmap(addr, len);
     struct doomed d;

@@ -23,6 +23,11 @@ void mtr_own_add(const void *p, size_t len)
     if (!p || p == MAP_FAILED || !len)
         return;
     mtr_lock(&lock_word);
+    for (int i = 0; i < n_regions; i++)
+        if (regions[i].lo == (uintptr_t)p) {   /* told twice (mmap.c and its caller) */
+            mtr_unlock(&lock_word);
+            return;
+        }
     if (n_regions < MAX_REGIONS) {
         regions[n_regions].lo = (uintptr_t)p;
         regions[n_regions].len = len;

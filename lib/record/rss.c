@@ -87,7 +87,9 @@ void mtr_rss_open(const char *trace_path, pid_t pid, int64_t start_us, int inter
         return;
     rs.on = 1;
     rs.interval_us = (int64_t)interval_ms * 1000;
-    rs.last_us = rs.last_slow_us = rs.mallinfo_next_us = rs.ledger_next_us = 0;
+    rs.last_us = rs.last_slow_us = rs.mallinfo_next_us = 0;
+    /* the first reading after a second: a short process pays for one, at its end */
+    rs.ledger_next_us = start_us + SLOW_EVERY_US;
     rs.page = sysconf(_SC_PAGESIZE);
     Dl_info di;
     rs.image[0] = '\0';
@@ -152,16 +154,51 @@ static long long proc_threads(void)
     return s && sscanf(s + 8, "%lld", &n) == 1 ? n : -1;
 }
 
-/* One ledger line: smaps by kind, the allocator, the recorder's own. */
-static void ledger(int64_t now_us, const struct mtr_glibc_stats *g)
+static int64_t cpu_us(void)
 {
-    int64_t t0 = mono_us();
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (int64_t)t.tv_sec * 1000000 + t.tv_nsec / 1000;
+}
+
+/* glibc's mallinfo2 into *g, paced (MALLINFO_RATIO) from now. 1 if taken. */
+static int take_mallinfo(int64_t now_us, struct mtr_glibc_stats *g)
+{
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
+    int64_t a = mono_us();
+    struct mallinfo2 mi = mallinfo2();
+    rs.mallinfo_next_us = now_us + (mono_us() - a) * MALLINFO_RATIO;
+    g->uordblks = mi.uordblks;
+    g->hblkhd = mi.hblkhd;
+    g->fordblks = mi.fordblks;
+    return 1;
+#else
+    (void)now_us;
+    (void)g;
+    return 0;
+#endif
+}
+
+/* One ledger line: smaps by kind, then at once the allocator's figures
+ * (glibc's into *g, *have_g set), the recorder's own. Paced by the CPU
+ * time it took (LEDGER_RATIO): waiting for malloc's locks costs none. */
+static char ledger_line[MT_RSSF_MAX_LINE];   /* written after the sample line */
+static int ledger_len;
+
+static void ledger(int64_t now_us, struct mtr_glibc_stats *g, int *have_g)
+{
+    int64_t t0 = mono_us(), c0 = cpu_us();
     mt_rssf_ledger l;
     mt_rssf_ledger_clear(&l);
     l.time_us = now_us;
     long long image_rss = 0, mapped = 0;
-    if (mtr_smaps_read(&l, rs.image[0] ? rs.image : NULL, &image_rss) != 0)
+    if (mtr_smaps_read(&l, rs.image[0] ? rs.image : NULL, &image_rss) != 0) {
+        rs.ledger_next_us = now_us + (cpu_us() - c0) * LEDGER_RATIO;
         return;
+    }
+    if (mtr_allocstats_glibc())
+        *have_g = take_mallinfo(now_us, g);
+    mtr_allocstats_read(&l, *have_g ? g : NULL);
     long long own = mtr_own_resident(&mapped);
     if (own < 0)
         own = 0;
@@ -170,14 +207,10 @@ static void ledger(int64_t now_us, const struct mtr_glibc_stats *g)
     l.anon -= own;
     l.own = own + image_rss;
     l.threads = proc_threads();
-    mtr_allocstats_read(&l, g);
-    int64_t took = mono_us() - t0;
-    l.cost_us = took;
-    rs.ledger_next_us = now_us + took * LEDGER_RATIO;
-    char line[MT_RSSF_MAX_LINE];
-    int n = mt_rssf_ledger_line(line, sizeof line, &l);
-    if (n > 0)
-        append(line, (size_t)n);
+    l.cost_us = mono_us() - t0;
+    rs.ledger_next_us = now_us + (cpu_us() - c0) * LEDGER_RATIO;
+    int n = mt_rssf_ledger_line(ledger_line, sizeof ledger_line, &l);
+    ledger_len = n > 0 ? n : 0;
 }
 
 /* slow: the slower figures too; with_ledger: a ledger line if one is due
@@ -188,22 +221,17 @@ static void sample(int64_t now_us, int slow, int with_ledger, int force_ledger)
     if (rss < 0)
         return;
     long long heap = -1, mapped = -1, peak = -1;
-    struct mtr_glibc_stats g, *gp = NULL;
+    struct mtr_glibc_stats g;
+    int have_g = 0;
     if (slow) {
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
-        if (now_us >= rs.mallinfo_next_us || force_ledger) {
-            int64_t a = mono_us();
-            struct mallinfo2 mi = mallinfo2();
-            int64_t took_us = mono_us() - a;
-            rs.mallinfo_next_us = now_us + took_us * MALLINFO_RATIO;
-            heap = (long long)(mi.uordblks + mi.hblkhd);
-            mapped = (long long)mi.hblkhd;
-            g.uordblks = mi.uordblks;
-            g.hblkhd = mi.hblkhd;
-            g.fordblks = mi.fordblks;
-            gp = &g;
+        if (with_ledger && (force_ledger || now_us >= rs.ledger_next_us))
+            ledger(now_us, &g, &have_g);
+        else if (now_us >= rs.mallinfo_next_us)
+            have_g = take_mallinfo(now_us, &g);
+        if (have_g) {
+            heap = (long long)(g.uordblks + g.hblkhd);
+            mapped = (long long)g.hblkhd;
         }
-#endif
         peak = peak_rss();
         rs.last_slow_us = now_us;
     }
@@ -211,9 +239,10 @@ static void sample(int64_t now_us, int slow, int with_ledger, int force_ledger)
     int n = mt_rssf_sample(line, sizeof line, (long long)now_us, rss, heap, mapped, peak);
     if (n > 0)
         append(line, (size_t)n);
+    if (ledger_len > 0 && rs.on)
+        append(ledger_line, (size_t)ledger_len);
+    ledger_len = 0;
     rs.last_us = now_us;
-    if (slow && with_ledger && (force_ledger || now_us >= rs.ledger_next_us))
-        ledger(now_us, mtr_allocstats_glibc() ? gp : NULL);
 }
 
 void mtr_rss_tick(int64_t now_us, int force)
