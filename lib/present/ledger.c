@@ -74,6 +74,8 @@ int mt_report_ledger(FILE *out, const mt_ledger *L, const char *when, int json)
         const mt_ledger_row *w = &L->row[i];
         mt_format_bytes(a, sizeof a, w->bytes);
         char iv[80] = "exact";
+        if (strncmp(w->error, "upper bound", 11) == 0)
+            snprintf(iv, sizeof iv, "upper bound");
         if (w->lo != w->hi) {
             mt_format_bytes(b, sizeof b, w->lo);
             mt_format_bytes(c, sizeof c, w->hi);

@@ -5,8 +5,10 @@
  *           above a PROT_NONE guard map, not at a 64 MiB boundary (where
  *           glibc's arena heaps start, their reserve above them)
  *   mod     a loaded module: a file map that is executable or whose name
- *           is a shared object or the program, the anonymous bss right
- *           after one, [vdso] and the like
+ *           is a shared object or the program, [vdso] and the like, and
+ *           the part of an anonymous map inside a module's bss (its
+ *           PT_LOAD segments' memory beyond their file, dl_iterate_phdr;
+ *           the map's Rss split by the share of its bytes there)
  *   shm     shared maps of no file, /dev/shm, memfd, SysV segments,
  *           [anon_shmem:...]
  *   file    any other file map
@@ -14,7 +16,9 @@
  * The file is read in pieces into a static buffer (no allocation), so a
  * mapping is classified as its lines stream by.
  */
+#include <elf.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +28,12 @@
 
 enum kind { K_ANON, K_BRK, K_STACK, K_MOD, K_FILE, K_SHM, K_OWN };
 
+#define MAX_BSS 512
+
 static struct {
+    struct { uintptr_t lo, hi; int own; } bss[MAX_BSS];
+    int n_bss;
+    const char *own_image;
     char buf[65536];
     char exe[4096];
     int have_exe;
@@ -35,7 +44,51 @@ struct vma {
     char perms[5];
     enum kind kind;
     int guard;      /* ---p of no file */
+    double bss;     /* share of its bytes in a module's bss */
+    enum kind bss_kind;
 };
+
+/* Every module's bss: memory of a PT_LOAD segment beyond its file part. */
+static int note_bss(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+    (void)size;
+    (void)ctx;
+    long page = sysconf(_SC_PAGESIZE);
+    int own = sm.own_image && info->dlpi_name && strcmp(info->dlpi_name, sm.own_image) == 0;
+    for (int i = 0; i < info->dlpi_phnum && sm.n_bss < MAX_BSS; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || ph->p_memsz <= ph->p_filesz)
+            continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr + ph->p_filesz;
+        uintptr_t hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+        lo = (lo + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);   /* the file's last page is the file map's */
+        hi = (hi + (uintptr_t)page - 1) & ~(uintptr_t)(page - 1);
+        if (hi > lo) {
+            sm.bss[sm.n_bss].lo = lo;
+            sm.bss[sm.n_bss].hi = hi;
+            sm.bss[sm.n_bss].own = own;
+            sm.n_bss++;
+        }
+    }
+    return 0;
+}
+
+/* The share of [lo, hi) inside a module's bss, and whose it is. */
+static double in_bss(uintptr_t lo, uintptr_t hi, enum kind *kind)
+{
+    uintptr_t in = 0;
+    *kind = K_MOD;
+    for (int i = 0; i < sm.n_bss; i++) {
+        uintptr_t a = lo > sm.bss[i].lo ? lo : sm.bss[i].lo;
+        uintptr_t b = hi < sm.bss[i].hi ? hi : sm.bss[i].hi;
+        if (b > a) {
+            in += b - a;
+            if (sm.bss[i].own)
+                *kind = K_OWN;
+        }
+    }
+    return hi > lo ? (double)in / (double)(hi - lo) : 0;
+}
 
 static int ends_with(const char *s, size_t n, const char *suf)
 {
@@ -76,12 +129,13 @@ static void classify(const char *s, const struct vma *prev, struct vma *v, const
     size_t n = strlen(p);
     int shared = v->perms[3] == 's';
     v->guard = 0;
+    v->bss = 0;
+    v->bss_kind = K_MOD;
     if (n == 0) {
+        if (!shared)
+            v->bss = in_bss(v->lo, v->hi, &v->bss_kind);
         if (shared)
             v->kind = K_SHM;
-        else if (prev && prev->hi == v->lo && (prev->kind == K_MOD || prev->kind == K_OWN) &&
-                 prev->perms[1] == 'w')
-            v->kind = prev->kind;   /* a module's bss */
         else if (prev && prev->hi == v->lo && prev->guard && (v->lo & ((1u << 26) - 1)) != 0)
             v->kind = K_STACK;      /* a thread stack above its guard */
         else
@@ -135,6 +189,9 @@ int mtr_smaps_read(mt_rssf_ledger *l, const char *own_image, long long *own_imag
         sm.exe[n > 0 ? n : 0] = '\0';
         sm.have_exe = 1;
     }
+    sm.own_image = own_image;
+    sm.n_bss = 0;
+    dl_iterate_phdr(note_bss, NULL);
     int fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
@@ -164,7 +221,9 @@ int mtr_smaps_read(mt_rssf_ledger *l, const char *own_image, long long *own_imag
                 classify(line, have_prev ? &prev : NULL, &cur, own_image);
                 have = 1;
             } else if (have && kb_field(line, "Rss:", &v)) {
-                by[cur.kind] += v;
+                long long b = (long long)((double)v * cur.bss + 0.5) & ~1023LL;
+                by[cur.bss_kind] += b;
+                by[cur.kind] += v - b;
             } else if (have && kb_field(line, "Pss:", &v)) {
                 pss += v;
             } else if (have && kb_field(line, "Swap:", &v)) {
