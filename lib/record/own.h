@@ -10,12 +10,14 @@
 
 #include "thread.h"
 
-/* Remember [p, p + len) as the recorder's (p NULL or MAP_FAILED: nothing). */
+/* Remember [p, p + len) as the recorder's (p NULL or MAP_FAILED: nothing;
+ * the lock busy beyond a short spin: not remembered). */
 MT_HIDDEN void mtr_own_add(const void *p, size_t len);
 /* Forget the region that starts at p (before it is unmapped). */
 MT_HIDDEN void mtr_own_del(const void *p);
-/* Resident bytes of the remembered regions (mincore), and in *mapped the
- * bytes they span; -1 if they could not be measured. Writer thread. */
+/* Resident bytes of the remembered regions (mincore; a region unmapped
+ * meanwhile counts what was measured before it), and in *mapped the bytes
+ * they span. */
 MT_HIDDEN long long mtr_own_resident(long long *mapped);
 
 #endif

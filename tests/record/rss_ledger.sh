@@ -5,7 +5,8 @@
 # chunks of 112 bytes), where the row "allocator: free but resident"
 # must show the 56,000,000 bytes freed and the live heap's interval must
 # hold the 58,000,000 bytes live; the rows add up to RSS exactly, which
-# agrees with the program's own VmRSS; memory mapped behind the recorder's
+# agrees with the program's own VmRSS; the same on jemalloc and tcmalloc,
+# from their own statistics; memory mapped behind the recorder's
 # back (a raw system call) lands in "unexplained", and check
 # --max-unexplained passes without it and fails with it; an old (version
 # 1) FILE.rss still reads; a damaged ledger line is reported by line.
@@ -61,6 +62,34 @@ check "... and says so" grep -q "FAIL  unexplained resident memory" "$T/c.txt"
 check "check --max-unexplained 100MiB: holds (exit 0)" test $? = 0
 "$B" check --max-unexplained 5x "$T/g.ctf" 2>"$T/err" >/dev/null
 check "check --max-unexplained 5x: a usage error (exit 2)" test $? = 2
+
+# The same heap on jemalloc and tcmalloc (preloaded after the recorder):
+# their own statistics give the allocator's rows; both round 100 bytes up
+# to 112.
+libdir() { for d in /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib; do [ -e "$d/$1" ] && { echo "$d/$1"; return; }; done; }
+for a in "jemalloc:$(libdir libjemalloc.so.2)" "tcmalloc:$(libdir libtcmalloc_minimal.so.4)"; do
+    name=${a%%:*} so=${a#*:}
+    if [ -z "$so" ]; then
+        echo "PASS: $name not installed here (scripts/install-deps.sh test installs it): skipped"
+        continue
+    fi
+    rm -f "$T/$name.ctf" "$T/$name.ctf.rss"
+    out=$(env -u MEMTRACE_ROOT LD_PRELOAD="$LIB $so" MEMTRACE="$T/$name.ctf" MEMTRACE_RATE=0.001 \
+          "$PROGS/fragment" 1000000)
+    check "$name: fragment ran" test "${out%% *}" = ok
+    "$B" rss --at end --json "$T/$name.ctf" >"$T/l.json"
+    if command -v python3 >/dev/null 2>&1; then
+        check "$name: the allocator is named" py "sys.exit(L['allocator'] != '$name')"
+        check "$name: the rows add up to RSS exactly" \
+            py "sys.exit(sum(r['bytes'] for r in L['rows']) != L['rss_bytes'])"
+        check "$name: free but resident holds the 56,000,000 bytes freed" \
+            py "f=R['allocator_free_resident']['bytes']; sys.exit(not (56000000 <= f <= 56000000 + 4*1048576))"
+        check "$name: in use, 56,000,000 bytes of small blocks and the 8 MB array (within 2%)" \
+            py "h=R['live_heap']['bytes']+R['allocator_in_use_unsampled']['bytes']; sys.exit(not (64000000 <= h <= 1.02 * 64388608))"
+        check "$name: unexplained at most 5% of RSS" \
+            py "sys.exit(abs(L['unexplained_bytes']) > 0.05 * L['rss_bytes'])"
+    fi
+done
 
 # An old FILE.rss (version 1: sample lines only) still reads.
 cp "$T/f.ctf" "$T/old.ctf"
