@@ -6,7 +6,8 @@
 # must show the 56,000,000 bytes freed and the live heap's interval must
 # hold the 58,000,000 bytes live; the rows add up to RSS exactly, which
 # agrees with the program's own VmRSS; the same on jemalloc and tcmalloc,
-# from their own statistics; memory mapped behind the recorder's
+# from their own statistics; memory committed in a reservation with
+# mprotect (V8's heap) is the program's mappings; memory mapped behind the recorder's
 # back (a raw system call) lands in "unexplained", and check
 # --max-unexplained passes without it and fails with it; an old (version
 # 1) FILE.rss still reads; a damaged ledger line is reported by line.
@@ -90,6 +91,19 @@ for a in "jemalloc:$(libdir libjemalloc.so.2)" "tcmalloc:$(libdir libtcmalloc_mi
             py "sys.exit(abs(L['unexplained_bytes']) > 0.05 * L['rss_bytes'])"
     fi
 done
+
+# Memory committed in a reservation with mprotect, as V8 grows its heap:
+# 64 MiB committed in a 256 MiB PROT_NONE reservation, 16 MiB of it
+# decommitted; the W^X flips of 4 MiB are not a second commit.
+out=$(preload "$T/v.ctf" 0.001 "$PROGS/reserve")
+check "reserve ran (a failing mprotect still fails as before)" test "$out" = ok
+"$B" rss --at end --json "$T/v.ctf" >"$T/l.json"
+if command -v python3 >/dev/null 2>&1; then
+    check "the 48 MiB committed are the program's mappings (95% interval)" \
+        py "m=R['program_maps']; sys.exit(not (m['lo'] <= 48 * 1048576 <= m['hi']))"
+    check "with them, unexplained at most 5% of RSS" \
+        py "sys.exit(abs(L['unexplained_bytes']) > 0.05 * L['rss_bytes'])"
+fi
 
 # An old FILE.rss (version 1: sample lines only) still reads.
 cp "$T/f.ctf" "$T/old.ctf"
