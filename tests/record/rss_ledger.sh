@@ -44,6 +44,9 @@ if command -v python3 >/dev/null 2>&1; then
     check "modules' code and data are shown" py "sys.exit(not R['modules']['bytes'] > 0)"
 fi
 check "text report: the free-but-resident row" sh -c "'$B' rss '$T/f.ctf' | grep -q 'allocator: free but resident'"
+"$B" plot -o "$T/f.svg" "$T/f.ctf"
+check "plot stacks the ledger's rows beyond the heap" grep -q "allocator: free but resident, metadata" "$T/f.svg"
+check "... as areas" grep -q "<polygon" "$T/f.svg"
 check "stats shows the ledger" sh -c "'$B' stats '$T/f.ctf' | grep -q '^RSS ledger'"
 check "stats --json has rss_ledger" sh -c "'$B' stats --json '$T/f.ctf' | grep -q '\"rss_ledger\":{'"
 
