@@ -23,8 +23,10 @@
  */
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <malloc.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -43,8 +45,8 @@
  * holds malloc's locks at most 0.1% of the time. */
 #define MALLINFO_RATIO 1000
 /* A ledger reading (smaps walks every mapping's page tables) is taken
- * again only after LEDGER_RATIO times as long as it took: at most 0.1% of
- * one CPU. */
+ * again only after LEDGER_RATIO times the CPU time it took: at most 0.1%
+ * of one CPU. */
 #define LEDGER_RATIO 1000
 
 static struct {
@@ -55,7 +57,7 @@ static struct {
     int64_t mallinfo_next_us;   /* no mallinfo2 before this time */
     int64_t ledger_next_us;     /* no ledger reading before this time */
     long page;
-    char image[4096];           /* the recorder's own file, "" if unknown */
+    char image[PATH_MAX];       /* the recorder's own file, "" if unknown */
 } rs;
 
 /* Appends one line to TRACE.rss; a failure (disk full, the file replaced)
@@ -93,8 +95,11 @@ void mtr_rss_open(const char *trace_path, pid_t pid, int64_t start_us, int inter
     rs.page = sysconf(_SC_PAGESIZE);
     Dl_info di;
     rs.image[0] = '\0';
-    if (dladdr((void *)mtr_rss_open, &di) && di.dli_fname && di.dli_fname[0] == '/')
-        snprintf(rs.image, sizeof rs.image, "%s", di.dli_fname);
+    /* smaps names files by their real path (realpath: a caller's buffer,
+     * no allocation) */
+    if (dladdr((void *)mtr_rss_open, &di) && di.dli_fname && di.dli_fname[0] &&
+        !realpath(di.dli_fname, rs.image))
+        rs.image[0] = '\0';
     char line[96];
     int n = mt_rssf_header(line, sizeof line, (long)pid, (long long)start_us);
     if (n > 0)
@@ -179,12 +184,12 @@ static int take_mallinfo(int64_t now_us, struct mtr_glibc_stats *g)
 #endif
 }
 
-/* One ledger line: smaps by kind, then at once the allocator's figures
- * (glibc's into *g, *have_g set), the recorder's own. Paced by the CPU
- * time it took (LEDGER_RATIO): waiting for malloc's locks costs none. */
 static char ledger_line[MT_RSSF_MAX_LINE];   /* written after the sample line */
 static int ledger_len;
 
+/* One ledger line: smaps by kind, then at once the allocator's figures
+ * (glibc's into *g, *have_g set), the recorder's own. Paced by the CPU
+ * time it took (LEDGER_RATIO): waiting for malloc's locks costs none. */
 static void ledger(int64_t now_us, struct mtr_glibc_stats *g, int *have_g)
 {
     int64_t t0 = mono_us(), c0 = cpu_us();

@@ -33,7 +33,6 @@ enum kind { K_ANON, K_BRK, K_STACK, K_MOD, K_FILE, K_SHM, K_OWN };
 static struct {
     struct { uintptr_t lo, hi; int own; } bss[MAX_BSS];
     int n_bss;
-    const char *own_image;
     char buf[65536];
     char exe[4096];
     int have_exe;
@@ -54,7 +53,15 @@ static int note_bss(struct dl_phdr_info *info, size_t size, void *ctx)
     (void)size;
     (void)ctx;
     long page = sysconf(_SC_PAGESIZE);
-    int own = sm.own_image && info->dlpi_name && strcmp(info->dlpi_name, sm.own_image) == 0;
+    /* the recorder's own library: the one this code is in */
+    uintptr_t here = (uintptr_t)mtr_smaps_read;
+    int own = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && here >= a && here < a + ph->p_memsz)
+            own = 1;
+    }
     for (int i = 0; i < info->dlpi_phnum && sm.n_bss < MAX_BSS; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_LOAD || ph->p_memsz <= ph->p_filesz)
@@ -189,7 +196,6 @@ int mtr_smaps_read(mt_rssf_ledger *l, const char *own_image, long long *own_imag
         sm.exe[n > 0 ? n : 0] = '\0';
         sm.have_exe = 1;
     }
-    sm.own_image = own_image;
     sm.n_bss = 0;
     dl_iterate_phdr(note_bss, NULL);
     int fd = open("/proc/self/smaps", O_RDONLY | O_CLOEXEC);
