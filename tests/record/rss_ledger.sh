@@ -49,6 +49,12 @@ check "plot stacks the ledger's rows beyond the heap" grep -q "allocator: free b
 check "... as areas" grep -q "<polygon" "$T/f.svg"
 check "stats shows the ledger" sh -c "'$B' stats '$T/f.ctf' | grep -q '^RSS ledger'"
 check "stats --json has rss_ledger" sh -c "'$B' stats --json '$T/f.ctf' | grep -q '\"rss_ledger\":{'"
+check "... null under a filter (the rows need every allocation)" \
+    sh -c "'$B' stats --json --filter kind:mmap '$T/f.ctf' | grep -q '\"rss_ledger\":null'"
+for r in whole one-thread two-threads; do
+    check "stats' ledger the same on the route $r" sh -c \
+        "test \"\$('$B' --route=$r stats --json '$T/f.ctf' | sed 's/.*\"rss_ledger\"://')\" = \"\$('$B' stats --json '$T/f.ctf' | sed 's/.*\"rss_ledger\"://')\""
+done
 
 "$B" check --max-unexplained 5% "$T/f.ctf" >"$T/c.txt"
 check "check --max-unexplained 5%: holds (exit 0)" test $? = 0
