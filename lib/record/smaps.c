@@ -12,6 +12,8 @@
  *   shm     shared maps of no file, /dev/shm, memfd, SysV segments,
  *           [anon_shmem:...]
  *   file    any other file map
+ *   own     the recorder's library (its file maps, by its real path, and
+ *           its bss): given back apart from mod
  *   anon    the rest: private anonymous maps and [heap] (brk, also alone)
  * The file is read in pieces into a static buffer (no allocation), so a
  * mapping is classified as its lines stream by.
