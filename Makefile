@@ -54,7 +54,7 @@ LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
 # lib/common's few compiled parts (the hash seed, the safe file opener, the
-# location table) go with the codec, which every other part links, the
+# location table, the TRACE.rss format) go with the codec, which every other part links, the
 # recorder included.
 COMMON_SRC  := $(wildcard lib/common/*.c)
 TRACE_SRC   := $(wildcard lib/trace/*.c) $(COMMON_SRC)

@@ -35,6 +35,8 @@ static void help(void)
            "  --max-alloc SIZE     bytes allocated at most SIZE\n"
            "  --max-lost SIZE      bytes the leak scan found lost at exit at most SIZE\n"
            "                       (a trace recorded with 'memtrace run --leaks')\n"
+           "  --max-unexplained SIZE|PCT  at the peak of RSS, the ledger's unexplained\n"
+           "                       row (memtrace rss) at most SIZE or PCT of RSS (5%%)\n"
            "  --max-increase PCT   against --base: the measure (--by, --at; default the\n"
            "                       peak live bytes) grows by at most PCT (e.g. 10%%)\n"
            "  --base BASE          the trace to compare with (repeat for several)\n"
@@ -58,7 +60,7 @@ static void help(void)
            "Example: memtrace check --max-peak 200MiB --max-live-end 1MiB app.ctf\n");
 }
 
-enum { B_PEAK, B_LIVE_END, B_ALLOC, B_INCREASE, B_LOST };
+enum { B_PEAK, B_LIVE_END, B_ALLOC, B_INCREASE, B_LOST, B_UNEXPLAINED };
 
 typedef struct budget {
     int kind;
@@ -69,6 +71,8 @@ typedef struct budget {
     mt_estimate est, base;
     mt_peak peak;            /* B_PEAK: the peak's estimate (est.value is its bytes) */
     double unsampled_upper;  /* B_LOST with no lost block sampled: its 95% bound */
+    double pct;              /* B_UNEXPLAINED given as a share of RSS (0: a size) */
+    double lo, hi, rss;      /* B_UNEXPLAINED: its 95% interval, the RSS then */
     double p, p_adj;
     int fail;
     char line[1024];         /* the verdict, one line */
@@ -154,6 +158,17 @@ static void verdict(budget *b, double alpha)
     mt_format_bytes(se, sizeof se, mt_estimate_se(&b->est));
     mt_format_bytes(lim, sizeof lim, b->limit);
     int over = b->est.value > b->limit;
+    if (b->kind == B_UNEXPLAINED) {
+        char lo[32], hi[32], r[32];
+        mt_format_bytes(lo, sizeof lo, b->lo);
+        mt_format_bytes(hi, sizeof hi, b->hi);
+        mt_format_bytes(r, sizeof r, b->rss);
+        snprintf(b->line, sizeof b->line, "%s%s: %s (%.1f%% of RSS %s; 95%%: %s - %s), budget %s "
+                 "(%s): %s", b->what, b->when, v, b->rss > 0 ? 100 * b->est.value / b->rss : 0, r,
+                 lo, hi, b->limit_text, lim,
+                 b->fail ? "exceeded" : over ? "above, but within the sampling noise" : "within");
+        return;
+    }
     if (b->kind == B_PEAK && b->peak.sd > 0) {
         /* the peak: its interval, not a standard error (peak.c) */
         mt_format_peak(v, sizeof v, &b->peak);
@@ -219,15 +234,62 @@ static int add_fold(folds *fs, size_t i, mt_metric metric, mt_timedelta at)
     return fs->f[i] ? 0 : -1;
 }
 
+/* --max-unexplained: the resident-memory ledger of path at its peak RSS
+ * (docs/rss.md), from a whole model of the trace and its .rss: the
+ * residual, its interval, and the p-value of "above the budget" from the
+ * interval read as a normal one. 0, or 2 after a message. */
+static int unexplained(const char *path, budget *x)
+{
+    char *err = NULL;
+    mt_model *m = mt_model_load(path, NULL, &err);
+    if (!m) {
+        fprintf(stderr, "memtrace check: %s\n", err ? err : path);
+        free(err);
+        return 2;
+    }
+    mt_rss *rss = mt_rss_load(path, m, NULL, NULL);
+    const mt_rss_reading *r = mt_rss_reading_at(rss, MT_TIME_PEAK);
+    if (!r) {
+        fprintf(stderr, "memtrace check: --max-unexplained: %s has no ledger readings beside it "
+                "(%s.rss missing or of version 1: record with this memtrace's run)\n", path, path);
+        mt_rss_free(rss);
+        mt_model_free(m);
+        return 2;
+    }
+    uint64_t heap, maps;
+    mt_ledger_live_samples(m, r->time, &heap, &maps);
+    const mt_scale *sc = mt_model_scale(m);
+    mt_ledger L;
+    mt_ledger_make(r, heap, maps, sc->bytes_per_sample, sc->sample_rate, &L);
+    const mt_ledger_row *u = &L.row[L.n - 1];
+    x->est.value = u->bytes;
+    x->lo = u->lo;
+    x->hi = u->hi;
+    x->rss = L.rss;
+    if (x->pct > 0 || strchr(x->limit_text, '%'))
+        x->limit = x->pct / 100 * L.rss;
+    double sd = (u->hi - u->lo) / (2 * 1.959964);
+    x->p = sd > 0 ? 0.5 * erfc((u->bytes - x->limit) / (sd * sqrt(2.0)))
+                  : u->bytes > x->limit ? 0 : 1;
+    char tb[32];
+    mt_format_time(tb, sizeof tb, r->time);
+    snprintf(x->when, sizeof x->when, " (at peak RSS, %s)", tb);
+    mt_rss_free(rss);
+    mt_model_free(m);
+    return 0;
+}
+
 int cmd_check(int argc, char **argv)
 {
-    enum { O_PEAK = 256, O_LIVE_END, O_ALLOC, O_INCREASE, O_BASE, O_ALPHA, O_JUNIT, O_NAME, O_LOST };
+    enum { O_PEAK = 256, O_LIVE_END, O_ALLOC, O_INCREASE, O_BASE, O_ALPHA, O_JUNIT, O_NAME, O_LOST,
+           O_UNEXPLAINED };
     static const struct option opts[] = {
         {"max-peak", required_argument, 0, O_PEAK},
         {"max-live-end", required_argument, 0, O_LIVE_END},
         {"max-alloc", required_argument, 0, O_ALLOC},
         {"max-lost", required_argument, 0, O_LOST},
         {"max-increase", required_argument, 0, O_INCREASE},
+        {"max-unexplained", required_argument, 0, O_UNEXPLAINED},
         {"base", required_argument, 0, O_BASE},
         {"by", required_argument, 0, 'b'},
         {"at", required_argument, 0, 'a'},
@@ -256,6 +318,7 @@ int cmd_check(int argc, char **argv)
         case O_LIVE_END:
         case O_ALLOC:
         case O_LOST:
+        case O_UNEXPLAINED:
         case O_INCREASE: {
             if (nb == sizeof b / sizeof b[0]) {
                 fprintf(stderr, "memtrace check: too many budgets\n");
@@ -273,17 +336,28 @@ int cmd_check(int argc, char **argv)
                 }
                 x->kind = B_INCREASE;
                 x->limit = 1 + pct / 100;
+            } else if (c == O_UNEXPLAINED && strchr(optarg, '%')) {
+                double pct = strtod(optarg, &end);
+                if (end == optarg || strcmp(end, "%") != 0 || !(pct >= 0 && pct <= 100)) {
+                    fprintf(stderr, "memtrace check: --max-unexplained %s: expected a size (64MiB) "
+                            "or a share of RSS (5%%)\n", optarg);
+                    return 2;
+                }
+                x->kind = B_UNEXPLAINED;
+                x->pct = pct;
             } else {
                 uint64_t bytes;
                 if (mt_units_size(optarg, &bytes) != MT_UNITS_OK) {
-                    fprintf(stderr, "memtrace check: %s %s: expected a size, e.g. 200MiB, 512k, 1g\n",
+                    fprintf(stderr, "memtrace check: %s %s: expected a size, e.g. 200MiB, 512k, 1g%s\n",
                             c == O_PEAK ? "--max-peak" : c == O_LIVE_END ? "--max-live-end"
-                            : c == O_LOST ? "--max-lost" : "--max-alloc", optarg);
+                            : c == O_LOST ? "--max-lost" : c == O_UNEXPLAINED ? "--max-unexplained"
+                            : "--max-alloc", optarg,
+                            c == O_UNEXPLAINED ? ", or a share of RSS, e.g. 5%" : "");
                     return 2;
                 }
                 x->limit = (double)bytes;
                 x->kind = c == O_PEAK ? B_PEAK : c == O_LIVE_END ? B_LIVE_END
-                          : c == O_LOST ? B_LOST : B_ALLOC;
+                          : c == O_LOST ? B_LOST : c == O_UNEXPLAINED ? B_UNEXPLAINED : B_ALLOC;
             }
             nb++;
             break;
@@ -330,7 +404,7 @@ int cmd_check(int argc, char **argv)
         return report_usage("check");
     }
     if (nb == 0) {
-        fprintf(stderr, "memtrace check: no budget given (--max-peak, --max-live-end, --max-alloc, --max-lost, --max-increase)\n");
+        fprintf(stderr, "memtrace check: no budget given (--max-peak, --max-live-end, --max-alloc, --max-lost, --max-increase, --max-unexplained)\n");
         return report_usage("check");
     }
     int has_inc = 0;
@@ -482,6 +556,17 @@ int cmd_check(int argc, char **argv)
             x->p = mt_test_above(&x->est, x->limit);
             if (!(x->est.value > 0))   /* a zero from no sample: its bound (docs/leaks.md) */
                 x->unsampled_upper = mt_unsampled_upper(m, 0.95);
+            break;
+        case B_UNEXPLAINED:
+            snprintf(x->what, sizeof x->what, "unexplained resident memory");
+            if (unexplained(path, x) != 0) {
+                report_close(m, f, s);
+                if (bm)
+                    report_close(bm, bf, bs);
+                folds_free(&main_f);
+                folds_free(&base_f);
+                return 2;
+            }
             break;
         case B_ALLOC:
             snprintf(x->what, sizeof x->what, "allocated bytes%s", scope);

@@ -14,6 +14,7 @@ int cmd_ctl(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+int cmd_rss(int argc, char **argv);
 int cmd_lifetimes(int argc, char **argv);
 int cmd_leaks(int argc, char **argv);
 int cmd_folded(int argc, char **argv);

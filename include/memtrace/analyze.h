@@ -268,11 +268,35 @@ typedef struct mt_rss_point {
     int64_t peak;            /* the kernel's high-water mark (VmHWM), or -1 */
 } mt_rss_point;
 
+/* [experimental] One reading of the resident-memory ledger (version 2
+ * files, docs/rss.md): the process's RSS split by kind of mapping from
+ * /proc/self/smaps, the allocator's own statistics and the recorder's own
+ * memory. Bytes; -1 when not taken. rss = anon + stack + mod + file + shm +
+ * own exactly. */
+typedef struct mt_rss_reading {
+    mt_timedelta time;       /* since the trace's start */
+    int64_t rss, pss, swap;
+    int64_t anon;            /* private anonymous and [heap] (not stacks, not own) */
+    int64_t brk;             /* of which [heap] */
+    int64_t stack;           /* main and thread stacks */
+    int64_t threads;         /* a count */
+    int64_t mod;             /* loaded modules' code and data */
+    int64_t file;            /* other file maps */
+    int64_t shm;             /* shared memory */
+    int64_t own;             /* the recorder's own, resident */
+    int64_t a_inuse, a_free, a_meta, a_retained;  /* the allocator's */
+    int64_t cost_us;         /* what the reading cost the recorder */
+    char alloc[16];          /* "glibc", "jemalloc", "tcmalloc" or "" */
+} mt_rss_reading;
+
 typedef struct mt_rss {
     mt_rss_point *p;         /* in time order */
     size_t n;
     int64_t peak_rss;        /* largest RSS seen (samples and high-water marks) */
     mt_timedelta peak_time;  /* when the largest sample was taken */
+    /* Added: the ledger's readings, in time order (none in version 1). */
+    mt_rss_reading *l;
+    size_t nl;
 } mt_rss;
 
 /* Reads TRACE_PATH.rss for model m. Returns NULL if there is none (no
@@ -286,6 +310,40 @@ mt_rss *mt_rss_load(const char *trace_path, const mt_model *m, mt_warning_fn war
 mt_rss *mt_rss_load_many(const char *const *trace_paths, size_t n, const mt_model *m,
                          mt_warning_fn warn, void *ctx);
 void mt_rss_free(mt_rss *r);
+
+/* [experimental] The resident-memory ledger (docs/rss.md): rows that add
+ * up to a reading's RSS, each with its source and its 95% interval; the
+ * residual is the row "unexplained". */
+typedef struct mt_ledger_row {
+    const char *key;         /* JSON name: "live_heap", "unexplained", ... */
+    const char *name;        /* for people: "live heap (samples)" */
+    const char *source;      /* where the figure comes from */
+    const char *error;       /* what its error is */
+    double bytes, lo, hi;    /* the figure and its 95% interval (lo = hi = bytes: exact) */
+} mt_ledger_row;
+
+#define MT_LEDGER_MAX_ROWS 16
+typedef struct mt_ledger {
+    const mt_rss_reading *reading;   /* the reading it explains */
+    mt_ledger_row row[MT_LEDGER_MAX_ROWS];   /* the rows that sum to rss */
+    size_t n;
+    double rss, pss, swap, retained; /* -1 when not taken; retained: not resident */
+    double unexplained;              /* = row "unexplained" */
+    double live_heap_samples, live_map_samples;
+} mt_ledger;
+
+/* Live sampled bytes at time t of a whole model (every allocation), as
+ * samples: malloc blocks (C traces: source external) in *heap, the
+ * program's own mappings (source major) in *maps. -1 for a folded model. */
+int mt_ledger_live_samples(const mt_model *m, mt_timedelta t, uint64_t *heap, uint64_t *maps);
+/* The reading of rss at: MT_TIME_PEAK the one with the largest RSS,
+ * MT_TIME_END the last, else the last at or before at (the first if none
+ * is); NULL if rss has no readings. */
+const mt_rss_reading *mt_rss_reading_at(const mt_rss *rss, mt_timedelta at);
+/* The ledger of reading r with heap_samples and map_samples sample points
+ * live then, each standing for bps bytes at sampling rate rate. */
+void mt_ledger_make(const mt_rss_reading *r, uint64_t heap_samples, uint64_t map_samples,
+                    double bps, double rate, mt_ledger *out);
 
 /* Estimated bytes one sample stands for: word_size / 8 / sample_rate. */
 double mt_model_bytes_per_sample(const mt_model *m);

@@ -13,6 +13,7 @@
 
 #include "lock.h"
 #include "queue.h"
+#include "own.h"
 
 #define RING_WORDS ((uint64_t)1 << 18)   /* 2 MiB */
 #define PAD 0xff
@@ -43,6 +44,7 @@ int mtr_queue_init(void)
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
         return -1;
+    mtr_own_add(p, RING_WORDS * 8);
     ring = p;
     return 0;
 }

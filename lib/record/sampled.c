@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "lock.h"
+#include "own.h"
 #include "sampled.h"
 
 #define SHARD_BITS 4
@@ -73,7 +74,10 @@ static struct entry *map_entries(size_t cap)
 {
     void *p = (void *)syscall(SYS_mmap, NULL, cap * sizeof(struct entry), PROT_READ | PROT_WRITE,
                               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
+    if (p == MAP_FAILED)
+        return NULL;
+    mtr_own_add(p, cap * sizeof(struct entry));
+    return p;
 }
 
 static void put(struct entry *v, size_t cap, struct entry e)
@@ -93,8 +97,10 @@ static int grow(struct shard *s)
     for (size_t i = 0; i < s->cap; i++)
         if (s->v[i].key)
             put(v, cap, s->v[i]);
-    if (s->v)
+    if (s->v) {
+        mtr_own_del(s->v);
         syscall(SYS_munmap, s->v, s->cap * sizeof(struct entry));
+    }
     s->v = v;
     s->cap = cap;
     return 0;
