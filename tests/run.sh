@@ -44,6 +44,8 @@ for dir in "$@"; do
                  cmd=$bin ;;
         esac
         MT_TMP=$root/$(echo "$name" | tr / _); mkdir -p "$MT_TMP"; export MT_TMP
+        # each test its own name cache (memtrace symbolize), never the user's
+        XDG_CACHE_HOME=$MT_TMP/xdg-cache; export XDG_CACHE_HOME; unset MEMTRACE_NAME_CACHE
         out=$root/out.txt
         start=$(date +%s)
         $cmd >"$out" 2>&1 </dev/null
