@@ -73,6 +73,13 @@ check "memtrace run --no-name-cache: the stripped binary has no line" \
 cp "$PROGS/sites" "$prog"   # its debug information back: what follows must not need the cache
 
 cp "$cache" "$T/good-cache"
+# symr COPY: sym with the program's cache file alone in the directory (a
+# frame in libc, which has DWARF when libc6-dbg is installed, would be
+# named from libc's file: "from the name cache" must mean the program's)
+symr() {
+    for f in "$dir"/*; do [ "$f" = "$cache" ] || rm -f "$f"; done
+    sym "$@"
+}
 refused() { # WHAT COPY PATTERN: a warning matching PATTERN, exit 0, the reference trace
     check "$1: exit 0, one warning, the same trace" sh -c \
         "test \$(grep -c '$3' '$T/$2.err') = 1 && cmp -s '$T/ref.ctf' '$T/$2.ctf'"
@@ -81,8 +88,8 @@ refused() { # WHAT COPY PATTERN: a warning matching PATTERN, exit 0, the referen
 
 # Truncated: ignored, named from the debug information, written again.
 head -c 100 "$T/good-cache" >"$cache"
-sym truncated; refused "truncated cache file" truncated "ignored: its checksum does not match"
-sym after-truncated
+symr truncated; refused "truncated cache file" truncated "ignored: its checksum does not match"
+symr after-truncated
 check "a truncated file is written again (next run names from it)" \
     grep -q 'from the name cache' "$T/after-truncated.err"
 
@@ -90,40 +97,54 @@ check "a truncated file is written again (next run names from it)" \
 cp "$T/good-cache" "$cache"
 size=$(stat -c %s "$cache")
 printf 'X' | dd of="$cache" bs=1 seek=$((size / 2)) conv=notrunc 2>/dev/null
-sym flipped; refused "one byte changed" flipped "ignored: its checksum does not match"
+symr flipped; refused "one byte changed" flipped "ignored: its checksum does not match"
+
+# A right checksum over a wrong structure (a chain longer than the file):
+# every length is checked against what is left.
+if command -v python3 >/dev/null 2>&1; then
+    python3 - "$T/good-cache" "$cache" <<'EOF'
+import struct, sys, zlib
+body = bytearray(open(sys.argv[1], "rb").read()[:-4])
+body[8 + 1 + body[8] + 4 + 8] = 255   # the first entry's chain length
+open(sys.argv[2], "wb").write(bytes(body) + struct.pack("<I", zlib.crc32(bytes(body))))
+EOF
+    symr lengths; refused "a checksum over wrong lengths" lengths "ignored: a bad"
+else
+    fail "python3 is missing (scripts/install-deps.sh test installs it)"
+fi
 
 # Not a cache file at all.
 echo "not a cache" >"$cache"
-sym junk; refused "junk in the cache file" junk "ignored: not a name cache file"
+symr junk; refused "junk in the cache file" junk "ignored: not a name cache file"
 
 # A symbolic link planted in place of the file: not followed, not replaced.
 rm -f "$cache"; cp "$T/good-cache" "$T/planted"
 ln -s "$T/planted" "$cache"
-sym link; refused "a symbolic link" link "a symbolic link (not followed)"
+symr link; refused "a symbolic link" link "a symbolic link (not followed)"
 check "the link's target is left as it was" cmp -s "$T/good-cache" "$T/planted"
 check "the link is left as it was" test -L "$cache"
 rm -f "$cache"
 
 # Writable by others: refused, not rewritten.
 cp "$T/good-cache" "$cache"; chmod 0666 "$cache"
-sym others; refused "a file others may write" others "others may write to it"
+symr others; refused "a file others may write" others "others may write to it"
 check "a file others may write is left as it was" cmp -s "$T/good-cache" "$cache"
 chmod 0600 "$cache"
 
 # Another user's file (as root: the file given away).
 if [ "$(id -u)" = 0 ] && chown nobody "$cache" 2>/dev/null; then
-    sym foreign; refused "another user's file" foreign "belongs to another user"
+    symr foreign; refused "another user's file" foreign "belongs to another user"
     chown 0 "$cache"
 fi
 
 # The directory writable by others: refused once for the whole run.
 chmod 0777 "$dir"
-sym opendir; refused "a directory others may write" opendir "names not used: it belongs"
+symr opendir; refused "a directory others may write" opendir "names not used: it belongs"
 chmod 0700 "$dir"
 
 # Over the size cap (a sparse file: nothing is read, no wait).
 rm -f "$cache"; truncate -s 9M "$cache"
-sym big; refused "a file over the cap" big "ignored: larger than the cap"
+symr big; refused "a file over the cap" big "ignored: larger than the cap"
 rm -f "$cache"
 
 # A bad MEMTRACE_NAME_CACHE: said once, the default used.
