@@ -8,7 +8,7 @@
 #     plain glibc; interleaved rounds (the order alternating), median of
 #     the per-round ratios. Then
 #     the free filter's false positives (bench/free_filter.c).
-#  2. gcc -O1 -c of a generated 12,000-line C file under `memtrace run` at
+#  2. gcc -O1 -c of a generated 13,000-line C file under `memtrace run` at
 #     the default interval, under perf record (children followed): the
 #     share of CPU samples in the interposition wrappers (what any malloc
 #     interposer pays), in the rest of the recorder (sampling, libunwind,
