@@ -147,6 +147,13 @@ rm -f "$cache"; truncate -s 9M "$cache"
 symr big; refused "a file over the cap" big "ignored: larger than the cap"
 rm -f "$cache"
 
+# A full directory (4096 files): no new file, the trace still named.
+full=$T/full
+mkdir -m 0700 "$full" && seq 4096 | sed "s|^|$full/f|" | xargs touch
+MEMTRACE_NAME_CACHE=$full sym full
+check "a full cache directory: no new file, the same trace" sh -c \
+    "test ! -e '$full/$id' && test \$(ls '$full' | wc -l) = 4096 && cmp -s '$T/ref.ctf' '$T/full.ctf'"
+
 # A bad MEMTRACE_NAME_CACHE: said once, the default used.
 MEMTRACE_NAME_CACHE=relative/dir sym badenv
 check "MEMTRACE_NAME_CACHE=relative: a warning, the same trace" sh -c \
