@@ -34,6 +34,7 @@
 #include "run_push.h"
 #include "run_traces.h"
 #include "runfiles.h"
+#include "trace_names.h"
 
 static void usage(FILE *f)
 {
@@ -61,6 +62,8 @@ static void usage(FILE *f)
         "                        (frame pointers when the chain reaches the stack's\n"
         "                        base, else dwarf)\n"
         "      --no-follow       trace only CMD itself, not the processes it starts\n"
+        "      --no-name-cache   name frames from the debug information alone, without\n"
+        "                        reading or writing the name cache (memtrace symbolize)\n"
         "      --leaks           when the program exits, tell which sampled blocks\n"
         "                        still live nothing reachable points to (lost) from\n"
         "                        the others (reachable): FILE.leaks, read by top --by\n"
@@ -114,7 +117,8 @@ static void usage(FILE *f)
         "names modified since the run started (another user's are left alone).\n"
         "FILE is checked before CMD starts: a directory,\n"
         "a missing directory, a symbolic link or an unwritable place exits with 2.\n"
-        "When CMD ends, every trace is symbolized (see 'memtrace symbolize --help').\n"
+        "When CMD ends, every trace is symbolized (see 'memtrace symbolize --help'),\n"
+        "from the name cache where a binary was named before (--no-name-cache: not).\n"
         "The exit status is CMD's (128+N if it was killed by signal N, which is named).\n"
         "Environment: MEMTRACE_LIB overrides the path of libmemtrace.so.\n");
 }
@@ -432,6 +436,7 @@ int cmd_run(int argc, char **argv)
         { "keep", required_argument, NULL, 'K' },
         { "pprof-dir", required_argument, NULL, 'R' },
         { "no-trace", no_argument, NULL, 'N' },
+        { "no-name-cache", no_argument, NULL, 0x180 },
         RUN_PUSH_LONGOPTS,
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
@@ -547,6 +552,9 @@ int cmd_run(int argc, char **argv)
             keep = optarg;
             break;
         }
+        case 0x180:
+            trace_names_cache_off();
+            break;
         case 'h':
             usage(stdout);
             return 0;

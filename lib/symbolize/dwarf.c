@@ -881,6 +881,19 @@ int mts_dwarf_has_dwarf(mts_dwarf *d, const char *path)
     return dwfl_module_getdwarf(n->mod->mod, &bias) != NULL;
 }
 
+int mts_dwarf_build_id(mts_dwarf *d, const char *path, uint32_t fingerprint,
+                       const unsigned char **id)
+{
+    struct name *n = name_of_path(d, path);
+    if (!n || !n->mod || open_module(d, n->mod) != 0)
+        return MTS_NO_MODULE;
+    if (fingerprint && n->mod->fp != fingerprint)
+        return MTS_CHANGED;
+    GElf_Addr vaddr;
+    int len = dwfl_module_build_id(n->mod->mod, id, &vaddr);
+    return len > 0 ? len : 0;
+}
+
 int mts_dwarf_lookup(mts_dwarf *d, const char *path, uint32_t fingerprint, uint64_t offset,
                      mt_location *out, size_t max)
 {
