@@ -14,8 +14,9 @@
 #   lib/common   what several layers share: the unit grammar, the names of a
 #                run's files, hashes, thread start, write sinks, vectors,
 #                safe files, the location table, the raw-frame and control
-#                protocol definitions (mostly header only; the rest is
-#                compiled with the codec)
+#                protocol definitions, assertions (check.h), the normal
+#                distribution, the warning fallback (mostly header only;
+#                the rest is compiled with the codec)
 #   lib/record   in the profiled process: sampling, unwinding, tracing
 #   lib/trace    the trace codec (reader, writer)
 #   lib/analyze  the model built from a trace, filters, estimates
