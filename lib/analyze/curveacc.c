@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "curveacc.h"
 #include "peak.h"
 
@@ -184,6 +185,7 @@ static inline __attribute__((always_inline)) void close_time(mt_curve_acc *c)
 void mt_curve_acc_event(mt_curve_acc *c, mt_timedelta t, int64_t d_total, int64_t d_filtered,
                         uint64_t filtered_alloc)
 {
+    MT_ASSERT(!c->open || t >= c->t);   /* times never decrease (stream.h) */
     if (!c->open || t != c->t) {
         if (c->open)
             close_time(c);
@@ -310,6 +312,7 @@ static size_t grid_bucket(mt_curve_grid *g, mt_timedelta t)
     while ((t >> g->shift) >= GRID_BUCKETS)
         coarsen(g);
     size_t b = (size_t)(t >> g->shift);
+    MT_ASSERT(b < GRID_BUCKETS);
     if (b + 1 > g->used)
         g->used = b + 1;
     return b;

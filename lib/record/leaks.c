@@ -23,6 +23,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "fdsink.h"
 #include "leaks.h"
 #include "real.h"
 #include "runfiles.h"
@@ -124,16 +125,8 @@ struct out {
 
 static void out_flush(struct out *o)
 {
-    size_t done = 0;
-    while (done < o->len && !o->err) {
-        ssize_t w = write(o->fd, o->buf + done, o->len - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            o->err = errno ? errno : EIO;
-        else
-            done += (size_t)w;
-    }
+    if (!o->err && mt_write_full(o->fd, o->buf, o->len, NULL) < 0)
+        o->err = errno ? errno : EIO;
     o->len = 0;
 }
 

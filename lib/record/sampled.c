@@ -60,12 +60,14 @@ static size_t slot_of(uint64_t h, size_t cap)
 
 static void lock(struct shard *s)
 {
+    MT_ASSERT(mtr_tls.in_table >= 0 && mtr_tls.in_table <= (int)NSHARDS);
     mtr_tls.in_table++;
     mtr_lock(&s->lock);
 }
 
 static void unlock(struct shard *s)
 {
+    MT_ASSERT(mtr_tls.in_table > 0);
     mtr_unlock(&s->lock);
     mtr_tls.in_table--;
 }
@@ -82,6 +84,7 @@ static struct entry *map_entries(size_t cap)
 
 static void put(struct entry *v, size_t cap, struct entry e)
 {
+    MT_ASSERT(e.key != 0 && cap != 0 && (cap & (cap - 1)) == 0);
     size_t i = slot_of(hash(e.key), cap);
     while (v[i].key)
         i = (i + 1) & (cap - 1);
@@ -90,6 +93,7 @@ static void put(struct entry *v, size_t cap, struct entry e)
 
 static int grow(struct shard *s)
 {
+    MT_ASSERT(mtr_lock_held(&s->lock));
     size_t cap = s->cap ? s->cap * 2 : MIN_CAP;
     struct entry *v = map_entries(cap);
     if (!v)
@@ -109,8 +113,10 @@ static int grow(struct shard *s)
 /* Index of p in s, or s->cap. */
 static size_t find(const struct shard *s, uintptr_t p, uint64_t h)
 {
+    MT_ASSERT(mtr_lock_held(&s->lock));
     if (!s->cap)
         return 0;
+    MT_ASSERT(s->n < s->cap);   /* an empty slot ends every probe */
     size_t i = slot_of(h, s->cap);
     while (s->v[i].key) {
         if (s->v[i].key == p)
@@ -126,6 +132,7 @@ static void filter_change(const void *p, int delta)
     uint8_t *c = &mtr_filter_count[slot];
     uint64_t bit = (uint64_t)1 << (slot & 63);
 
+    MT_ASSERT(delta == 1 || delta == -1);
     mtr_lock(&filter_lock);
     uint8_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
     /* 255: saturated or pinned (a boot block), for good */
@@ -169,6 +176,7 @@ int mtr_sampled_add(const void *p, uintptr_t token, uint32_t gen, uintptr_t *old
         struct entry e = { (uintptr_t)p, token, gen };
         put(s->v, s->cap, e);
         s->n++;
+        MT_ASSERT(s->n * 4 <= s->cap * 3);   /* grown at three quarters */
     }
     unlock(s);
     return rc;
@@ -205,6 +213,7 @@ int mtr_sampled_take(const void *p, uintptr_t *token, uint32_t *gen)
         }
     }
     s->v[hole].key = 0;
+    MT_ASSERT(s->n > 0);
     s->n--;
     filter_change(p, -1);
     unlock(s);

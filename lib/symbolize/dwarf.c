@@ -75,6 +75,7 @@
 
 #include "hash.h"
 #include "rawframe.h"
+#include "warn.h"
 #include "dwarf.h"
 
 #define DEBUG_ROOT "/usr/lib/debug"
@@ -514,10 +515,7 @@ static void dfd_warning(mts_dwarf *d, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (d->dfd_warn)
-        d->dfd_warn(d->dfd_warn_ctx, msg);
-    else
-        fprintf(stderr, "warning: %s\n", msg);
+    mt_warn(d->dfd_warn, d->dfd_warn_ctx, msg);
 }
 
 /* The debug file of build-id id from the caller's debuginfod server (the
