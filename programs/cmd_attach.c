@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "control_proto.h"
+#include "runfiles.h"
 #include "units.h"
 #include "memtrace/present.h"
 #include "attach_call.h"
@@ -425,11 +426,11 @@ static int do_detach(const attach_target *t, uint64_t stop_fn)
  * only, bounded) and removed there. */
 static void move_out(const attach_target *t, const char *inner, const char *abs_out)
 {
-    static const char *const side[] = { "", ".rss", ".leaks" };
+    static const mt_runfile_kind side[] = { MT_RUNFILE_TRACE, MT_RUNFILE_RSS, MT_RUNFILE_LEAKS };
     for (size_t k = 0; k < sizeof side / sizeof *side; k++) {
         char from[PATH_MAX + 16], to[PATH_MAX + 16], why[PATH_MAX + 256];
-        snprintf(from, sizeof from, "%s%s", inner, side[k]);
-        snprintf(to, sizeof to, "%s%s", abs_out, side[k]);
+        mt_runname_side(from, sizeof from, inner, side[k]);
+        mt_runname_side(to, sizeof to, abs_out, side[k]);
         if (attach_copy_out(t, from, to, why, sizeof why) < 0) {
             char e[sizeof why * 4];
             mt_text_escape(e, sizeof e, why);
