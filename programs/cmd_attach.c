@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "control_proto.h"
+#include "recconf.h"
 #include "runfiles.h"
 #include "units.h"
 #include "memtrace/present.h"
@@ -61,8 +62,8 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: memtrace attach [-o FILE] [--interval BYTES | --rate R] [--duration T]\n"
-        "                       [--leaks] PID\n"
+        "usage: memtrace attach [-o FILE] [--interval BYTES | --rate R] [--depth N]\n"
+        "                       [--unwind MODE] [--duration T] [--leaks] PID\n"
         "       memtrace attach --detach PID\n"
         "\n"
         "Record the heap of a running process that was not started under memtrace,\n"
@@ -80,6 +81,10 @@ static void usage(FILE *f)
         "  -i, --interval BYTES  mean bytes between samples, suffixes k, m, g\n"
         "                        (default 512k)\n"
         "  -r, --rate R          sampling probability per byte (= 1 / interval)\n"
+        "  -d, --depth N         at most N frames per call stack (default 128)\n"
+        "  -u, --unwind MODE     how call stacks are captured: dwarf (default), fp\n"
+        "                        or auto, as for 'memtrace run' (the first attach to\n"
+        "                        a process decides it for later ones)\n"
         "      --duration T      detach after T (90s, 10m, 1h, 500ms)\n"
         "      --leaks           before detaching, decide for every block sampled\n"
         "                        since the attach and still live whether anything\n"
@@ -446,6 +451,8 @@ int cmd_attach(int argc, char **argv)
         { "output", required_argument, NULL, 'o' },
         { "interval", required_argument, NULL, 'i' },
         { "rate", required_argument, NULL, 'r' },
+        { "depth", required_argument, NULL, 'd' },
+        { "unwind", required_argument, NULL, 'u' },
         { "duration", required_argument, NULL, 'D' },
         { "detach", no_argument, NULL, 'X' },
         { "leaks", no_argument, NULL, 'L' },
@@ -453,12 +460,13 @@ int cmd_attach(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     const char *output = NULL;
-    double rate = 1.0 / 524288;
+    double rate = MEMTRACE_DEFAULT_RATE;
     int sampling = 0, c;   /* sampling: run_sampling_option */
+    int depth = 0, unwind = 0;
     long long duration_ms = 0;
     int detach_only = 0, leaks = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+o:i:r:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+o:i:r:d:u:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o':
             output = optarg;
@@ -466,6 +474,14 @@ int cmd_attach(int argc, char **argv)
         case 'i':
         case 'r':
             if (run_sampling_option("attach", c, optarg, &rate, &sampling))
+                return 2;
+            break;
+        case 'd':
+            if (run_depth_option("attach", optarg, &depth))
+                return 2;
+            break;
+        case 'u':
+            if (run_unwind_option("attach", optarg, &unwind))
                 return 2;
             break;
         case 'D':
@@ -670,9 +686,15 @@ int cmd_attach(int argc, char **argv)
         return 1;
     }
 
-    char spec[PATH_MAX + 64];
-    /* "RATE [leaks ]FILE" (memtrace_attach_start, lib/record/attach.c) */
-    snprintf(spec, sizeof spec, "%.17g %s%s", rate, leaks ? "leaks " : "", as_seen);
+    char spec[PATH_MAX + 128];
+    /* the recorder's configuration in its text form (recconf.h), which
+     * memtrace_attach_start (lib/record/attach.c) parses */
+    const mt_recconf conf = { .rate = rate, .depth = depth, .unwind = unwind, .leaks = leaks,
+                              .file = as_seen };
+    if (mt_recconf_format(spec, sizeof spec, &conf) < 0) {
+        fprintf(stderr, "memtrace attach: trace file name too long\n");
+        return 2;
+    }
 
     if (stop_requested)   /* Ctrl-C (or our parent gone) before anything was done */
         return 1;

@@ -43,12 +43,6 @@ void mtr_leaks_no_verdicts(const char *fmt, ...)
     mtr_tracer_message("--leaks: %s: no leak verdicts", why_not);
 }
 
-int mtr_leaks_env(void)
-{
-    const char *s = secure_getenv("MEMTRACE_LEAKS");
-    return s && *s && strcmp(s, "0") != 0;
-}
-
 struct gather {
     struct mtr_lk_block *b;
     size_t n, cap;

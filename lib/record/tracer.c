@@ -80,12 +80,14 @@
 #include "highfd.h"
 #include "queue.h"
 #include "real.h"
+#include "recconf.h"
 #include "rss.h"
 #include "modules.h"
+#include "unwind.h"
 
 #define API __attribute__((visibility("default")))
-#define DEFAULT_DEPTH 128
-#define MAX_FRAMES 1024
+#define DEFAULT_DEPTH MT_RECCONF_DEPTH_DEFAULT
+#define MAX_FRAMES MT_RECCONF_DEPTH_MAX
 #define DEFAULT_FLUSH_MS 500
 #define DEFAULT_RSS_MS 100
 #define TRACE_MODE 0600
@@ -882,7 +884,9 @@ static void at_exit_handler(void)
     }
 }
 
-static int start(const char *filename, double rate, const char *context, int first)
+/* Starts recording into filename as c says (its file is not used: a
+ * recording on request writes FILE-NNNN). */
+static int start(const char *filename, const mt_recconf *c, const char *context, int first)
 {
     if (!err_known)
         remember_stderr();   /* so that the messages below are seen */
@@ -890,9 +894,10 @@ static int start(const char *filename, double rate, const char *context, int fir
         message("no trace file name given");
         return -1;
     }
+    double rate = c->rate;
     if (rate <= 0)
         rate = MEMTRACE_DEFAULT_RATE;
-    if (!(rate <= 1.0)) {
+    if (!mt_recconf_rate_ok(rate)) {
         message("sampling rate %g out of range (0, 1]", rate);
         return -1;
     }
@@ -921,11 +926,15 @@ static int start(const char *filename, double rate, const char *context, int fir
         snprintf(tr.base, sizeof tr.base, "%s", filename);
     tr.start_us = wall_us();
     tr.rate = rate;
-    tr.leaks = mtr_leaks_env();
+    tr.leaks = c->leaks;
     free(tr.context);
     tr.context = context ? strdup(context) : NULL;
+    if (c->depth)
+        tr.depth = (size_t)c->depth;
     if (!tr.depth)
         tr.depth = DEFAULT_DEPTH;
+    if (c->unwind)
+        mtr_unwind_choose(c->unwind);
     if (!tr.flush_ms)
         tr.flush_ms = DEFAULT_FLUSH_MS;
     if (!tr.rss_ms)
@@ -968,11 +977,31 @@ out:
     return rc;
 }
 
+/* MEMTRACE_LEAKS, MEMTRACE_DEPTH, MEMTRACE_RATE into c (recconf.h): 0, or
+ * -1 after saying which value is not what it should be. */
+static int env_conf(mt_recconf *c)
+{
+    static const enum mt_recconf_key keys[] = { MT_RC_RATE, MT_RC_DEPTH, MT_RC_LEAKS };
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        const char *v = secure_getenv(mt_recconf_env(keys[i]));
+        if (v && *v && mt_recconf_set(c, keys[i], v) != 0) {
+            message("%s=%s: expected %s", mt_recconf_env(keys[i]), v,
+                    mt_recconf_expected(keys[i]));
+            return -1;
+        }
+    }
+    return 0;
+}
+
 API int memtrace_start_tracing(const char *filename, double rate, const char *context)
 {
     if (!tr.follow)
         tr.follow = 1;
-    return start(filename, rate, context, 1);
+    mt_recconf c = { .rate = rate };
+    const char *v = secure_getenv(mt_recconf_env(MT_RC_LEAKS));
+    if (v && *v)
+        mt_recconf_set(&c, MT_RC_LEAKS, v);
+    return start(filename, &c, context, 1);
 }
 
 /* Lock wlock, giving up after about 2 s (a writer stuck on a full pipe). */
@@ -1101,12 +1130,12 @@ static int rotation_env(void)
 /* ---------------------------------------------------------------------- */
 /* What control.c uses (docs/recorder.md, "Tracing on demand")             */
 
-int mtr_tracer_begin(const char *file, double rate, int first, int exclusive)
+int mtr_tracer_begin(const mt_recconf *c, const char *file, int first, int exclusive)
 {
     if (__atomic_load_n(&mtr_exiting, __ATOMIC_ACQUIRE))
         return -1;
     tr.excl_next = exclusive;
-    int rc = start(file, rate, NULL, first);
+    int rc = start(file, c, NULL, first);
     tr.excl_next = 0;
     return rc;
 }
@@ -1159,20 +1188,11 @@ API int memtrace_trace_if_requested(void)
         return 1;
     if (!err_known)
         remember_stderr();   /* so that a bad MEMTRACE_RATE is reported */
-    double rate = MEMTRACE_DEFAULT_RATE;
-    const char *r = secure_getenv("MEMTRACE_RATE");
-    if (r && *r) {
-        char *end;
-        rate = strtod(r, &end);
-        if (*end || !(rate > 0 && rate <= 1)) {
-            message("MEMTRACE_RATE=%s: expected a probability per byte in (0, 1]", r);
-            return -1;
-        }
-    }
-    long depth = DEFAULT_DEPTH, flush_ms = DEFAULT_FLUSH_MS, follow = 1, rss_ms = DEFAULT_RSS_MS;
-    if (env_long("MEMTRACE_DEPTH", 1, MAX_FRAMES,
-                 "a number of frames per call stack in [1, 1024]", &depth) < 0 ||
-        env_ms("MEMTRACE_FLUSH_MS", 1, "a time between writes from 1ms to 1h", &flush_ms) < 0 ||
+    mt_recconf conf = { .rate = MEMTRACE_DEFAULT_RATE, .depth = DEFAULT_DEPTH };
+    if (env_conf(&conf) < 0)
+        return -1;
+    long flush_ms = DEFAULT_FLUSH_MS, follow = 1, rss_ms = DEFAULT_RSS_MS;
+    if (env_ms("MEMTRACE_FLUSH_MS", 1, "a time between writes from 1ms to 1h", &flush_ms) < 0 ||
         env_long("MEMTRACE_FOLLOW", 0, 1,
                  "1 (trace the processes it starts) or 0 (this one only)", &follow) < 0 ||
         env_ms("MEMTRACE_RSS_MS", 0,
@@ -1182,7 +1202,7 @@ API int memtrace_trace_if_requested(void)
     if (rotation_env() < 0)
         return -1;
     tr.rss_ms = rss_ms ? (int)rss_ms : -1;   /* -1: no FILE.rss */
-    tr.depth = (size_t)depth;
+    tr.depth = (size_t)conf.depth;
     tr.flush_ms = (int)flush_ms;
     tr.follow = (int)follow;
     int first = secure_getenv("MEMTRACE_ROOT") == NULL;
@@ -1195,7 +1215,8 @@ API int memtrace_trace_if_requested(void)
     mtr_leave();
     if (!copy)
         return -1;
-    int ctl = mtr_control_setup(copy, rate, first);
+    conf.file = copy;
+    int ctl = mtr_control_setup(&conf, first);
     if (ctl != 0) {
         free(copy);
         return ctl < 0 ? -1 : ctl == 2 ? 1 : controlled_start(first);
@@ -1206,7 +1227,7 @@ API int memtrace_trace_if_requested(void)
         mtr_leave();
     }
     int rel = copy[0] != '/';   /* (file may be gone after setenv) */
-    int rc = start(copy, rate, NULL, first);
+    int rc = start(copy, &conf, NULL, first);
     free(copy);
     if (rc == 0 && first && tr.follow && rel) {
         /* Programs started from elsewhere write beside FILE too. */
