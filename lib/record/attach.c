@@ -41,15 +41,16 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "control.h"
+#include "memtrace/record.h"
+#include "attach.h"
+#include "fatal.h"
 #include "real.h"
+#include "recconf.h"
 #include "thread.h"
+#include "tracer.h"
 
 #define API __attribute__((visibility("default")))
 
-MT_HIDDEN void mtr_tracer_set_attached(int on);
-MT_HIDDEN void mtr_fatal_remove(void);
-API int memtrace_stop_tracing(void);
 
 /* The redirected functions, by name. */
 static const char *const names[] = {
@@ -284,7 +285,6 @@ static void scan(void)
 
 /* The writer thread, at every turn (outside its lock): patch the modules
  * loaded since the last look. */
-MT_HIDDEN void mtr_attach_tick(void);
 void mtr_attach_tick(void)
 {
     if (!__atomic_load_n(&patched, __ATOMIC_ACQUIRE))

@@ -47,6 +47,7 @@
 #include "runfiles.h"
 #include "thread_start.h"
 #include "thread.h"
+#include "tracer.h"
 
 #define POLL_MS 100
 #define CHECK_HANDLER_MS 1000

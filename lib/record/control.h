@@ -1,6 +1,5 @@
 /*
- * control.h - on/off control of the recorder (control.c) and the few
- * tracer functions it uses (tracer.c).
+ * control.h - on/off control of the recorder (control.c).
  */
 #ifndef MEMTRACE_RECORD_CONTROL_H
 #define MEMTRACE_RECORD_CONTROL_H
@@ -26,17 +25,5 @@ MT_HIDDEN const char *mtr_control_base(void);
 
 /* Set at exit: no recording starts any more. */
 extern int mtr_exiting MT_HIDDEN;
-
-/* tracer.c */
-/* Starts a recording into file as c says (c->file is not used; first:
- * the first process's own file). exclusive: file must be new; -2 (no
- * message) when it exists. */
-MT_HIDDEN int mtr_tracer_begin(const mt_recconf *c, const char *file, int first, int exclusive);
-MT_HIDDEN int mtr_tracer_active(void);
-/* 'memtrace ctl PID scan': leak verdicts for the blocks live now, into
- * TRACE.leaks (leaks.h). 0 if written. */
-MT_HIDDEN int mtr_tracer_scan_now(void);
-MT_HIDDEN void mtr_tracer_message(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -18,12 +18,9 @@
 #include "leaks.h"
 #include "real.h"
 #include "sampled.h"
+#include "tracer.h"
 #include "../trace/verdicts.h"
 
-MT_HIDDEN void mtr_tracer_message(const char *fmt, ...);
-
-#define TOKEN_ID_BITS 48   /* tracer.c's tokens: recording << 48 | (id + 1) */
-#define TOKEN_ID_MASK ((UINT64_C(1) << TOKEN_ID_BITS) - 1)
 #define MAX_EXCL 64
 
 /* Why the last scan gave no verdicts ("" when it did): for ctl. */
@@ -56,12 +53,12 @@ static void take_block(void *ctx, uintptr_t addr, uintptr_t token)
 {
     struct gather *g = ctx;
     uint64_t t = (uint64_t)token;
-    if ((t >> TOKEN_ID_BITS) != (g->epoch & 0xffff) || !(t & TOKEN_ID_MASK) || g->n >= g->cap)
+    if ((t >> MTR_TOKEN_ID_BITS) != (g->epoch & 0xffff) || !(t & MTR_TOKEN_ID_MASK) || g->n >= g->cap)
         return;
     struct mtr_lk_block *x = &g->b[g->n++];
     x->addr = addr;
     x->end = addr;
-    x->qid = (t & TOKEN_ID_MASK) - 1;
+    x->qid = (t & MTR_TOKEN_ID_MASK) - 1;
     x->verdict = MTR_LK_UNKNOWN;
 }
 
