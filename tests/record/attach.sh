@@ -32,14 +32,17 @@ tasks_back() {
 rm -f stop0; "$A" stop0 >plain.out 2>&1 &
 p0=$!
 wait_for plain.out ready
-"$MT" attach --duration 100ms -o probe.ctf $p0 >probe.log 2>&1
+# (with --unwind fp, which reaches the recorder: libunwind is never loaded)
+"$MT" attach --duration 100ms --unwind fp -o probe.ctf $p0 >probe.log 2>&1
 rc=$?
+unw=$(grep -c libunwind /proc/$p0/maps)
 touch stop0; wait $p0
 if [ $rc = 2 ]; then
     echo "ptrace is not permitted here: $(cat probe.log)"
     exit 77
 fi
 check "a plain run of the program finishes cleanly (bad 0)" grep -q '^bad 0$' plain.out
+check "attach --unwind fp: no libunwind mapped in the process ($unw mappings)" test "$unw" = 0
 
 snap() { # snap PID NAME: threads, descriptors, signal handlers
     ls /proc/$1/task | wc -l >"$2.tasks"
