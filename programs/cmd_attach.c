@@ -264,7 +264,7 @@ static const char *start_error(uint64_t rc)
     case 1: return "the process is recording already (attached by another memtrace attach?)";
     case 2: return "the recorder is linked into or preloaded in the process: use "
                    "'memtrace ctl PID start'";
-    case 3: return "bad request (rate or file)";
+    case 3: return "bad request (the recorder's configuration: rate, depth, unwind, leaks or file)";
     case 4: return "the recording could not start";
     case 6: return "the process's allocator could not be found (its malloc resolves only "
                    "to a PLT stub): nothing was redirected";
