@@ -51,7 +51,6 @@
 
 #define API __attribute__((visibility("default")))
 
-
 /* The redirected functions, by name. */
 static const char *const names[] = {
     "malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign",

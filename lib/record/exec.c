@@ -23,7 +23,6 @@
 
 #define API __attribute__((visibility("default")))
 
-
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execv_fn)(const char *, char *const[]);
 

@@ -34,7 +34,6 @@
 
 #define FATAL_WAIT_MS 3000
 
-
 static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
 #define NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])
 static struct mtr_sigsave saved[NFATAL];   /* each signal's disposition before ours */

@@ -130,7 +130,6 @@ void mtr_tr_message(const char *fmt, ...)
     (void)r;
 }
 
-
 static int lock_writer(void);
 
 /* The verdicts of the blocks live now (not for a rotated recording: its
