@@ -64,10 +64,12 @@ endif
 # lib/common's few compiled parts (the hash seed, the safe file opener, the
 # location table, the TRACE.rss format) go with the codec, which every other part links, the
 # recorder included.
-COMMON_SRC  := $(wildcard lib/common/*.c)
+# The protobuf wire codec (lib/common/protowire.c) is shared by the analysis
+# and presentation layers only: it goes with the analysis library.
+COMMON_SRC  := $(filter-out lib/common/protowire.c,$(wildcard lib/common/*.c))
 TRACE_SRC   := $(wildcard lib/trace/*.c) $(COMMON_SRC)
 RECORD_SRC  := $(wildcard lib/record/*.c)
-ANALYZE_SRC := $(wildcard lib/analyze/*.c)
+ANALYZE_SRC := $(wildcard lib/analyze/*.c) lib/common/protowire.c
 PRESENT_SRC := $(wildcard lib/present/*.c)
 SYMBOLIZE_SRC := $(wildcard lib/symbolize/*.c)
 VIEWER_SRC  := $(wildcard viewer/*.c)

@@ -47,6 +47,8 @@
 #include <unistd.h>
 
 #include "control_proto.h"
+#include "recconf.h"
+#include "runfiles.h"
 #include "units.h"
 #include "memtrace/present.h"
 #include "attach_call.h"
@@ -62,10 +64,10 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: memtrace attach [-o FILE] [--interval BYTES | --rate R] [--duration T]\n"
-        "                       [--leaks] [--no-trace] [--push URL [--push-every T]\n"
-        "                       [--push-format F] [--label K=V]... [--push-tenant ID]\n"
-        "                       [--push-auth-file FILE]] PID\n"
+        "usage: memtrace attach [-o FILE] [--interval BYTES | --rate R] [--depth N]\n"
+        "                       [--unwind MODE] [--duration T] [--leaks] [--no-trace]\n"
+        "                       [--push URL [--push-every T] [--push-format F]\n"
+        "                       [--label K=V]... [--push-tenant ID] [--push-auth-file FILE]] PID\n"
         "       memtrace attach --detach PID\n"
         "\n"
         "Record the heap of a running process that was not started under memtrace,\n"
@@ -83,6 +85,10 @@ static void usage(FILE *f)
         "  -i, --interval BYTES  mean bytes between samples, suffixes k, m, g\n"
         "                        (default 512k)\n"
         "  -r, --rate R          sampling probability per byte (= 1 / interval)\n"
+        "  -d, --depth N         at most N frames per call stack (default 128)\n"
+        "  -u, --unwind MODE     how call stacks are captured: dwarf (default), fp\n"
+        "                        or auto, as for 'memtrace run' (the first attach to\n"
+        "                        a process decides it for later ones)\n"
         "      --duration T      detach after T (90s, 10m, 1h, 500ms)\n"
         "      --leaks           before detaching, decide for every block sampled\n"
         "                        since the attach and still live whether anything\n"
@@ -272,7 +278,7 @@ static const char *start_error(uint64_t rc)
     case 1: return "the process is recording already (attached by another memtrace attach?)";
     case 2: return "the recorder is linked into or preloaded in the process: use "
                    "'memtrace ctl PID start'";
-    case 3: return "bad request (rate or file)";
+    case 3: return "bad request (the recorder's configuration: rate, depth, unwind, leaks or file)";
     case 4: return "the recording could not start";
     case 6: return "the process's allocator could not be found (its malloc resolves only "
                    "to a PLT stub): nothing was redirected";
@@ -439,11 +445,11 @@ static int do_detach(const attach_target *t, uint64_t stop_fn)
  * only, bounded) and removed there. */
 static void move_out(const attach_target *t, const char *inner, const char *abs_out)
 {
-    static const char *const side[] = { "", ".rss", ".leaks" };
+    static const mt_runfile_kind side[] = { MT_RUNFILE_TRACE, MT_RUNFILE_RSS, MT_RUNFILE_LEAKS };
     for (size_t k = 0; k < sizeof side / sizeof *side; k++) {
         char from[PATH_MAX + 16], to[PATH_MAX + 16], why[PATH_MAX + 256];
-        snprintf(from, sizeof from, "%s%s", inner, side[k]);
-        snprintf(to, sizeof to, "%s%s", abs_out, side[k]);
+        mt_runname_side(from, sizeof from, inner, side[k]);
+        mt_runname_side(to, sizeof to, abs_out, side[k]);
         if (attach_copy_out(t, from, to, why, sizeof why) < 0) {
             char e[sizeof why * 4];
             mt_text_escape(e, sizeof e, why);
@@ -512,6 +518,8 @@ int cmd_attach(int argc, char **argv)
         { "output", required_argument, NULL, 'o' },
         { "interval", required_argument, NULL, 'i' },
         { "rate", required_argument, NULL, 'r' },
+        { "depth", required_argument, NULL, 'd' },
+        { "unwind", required_argument, NULL, 'u' },
         { "duration", required_argument, NULL, 'D' },
         { "detach", no_argument, NULL, 'X' },
         { "leaks", no_argument, NULL, 'L' },
@@ -521,13 +529,14 @@ int cmd_attach(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     const char *output = NULL;
-    double rate = 1.0 / 524288;
+    double rate = MEMTRACE_DEFAULT_RATE;
     int sampling = 0, c;   /* sampling: run_sampling_option */
+    int depth = 0, unwind = 0;
     long long duration_ms = 0;
     int detach_only = 0, leaks = 0, no_trace = 0;
     run_push_opts push_opts = { 0 };
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+o:i:r:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+o:i:r:d:u:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o':
             output = optarg;
@@ -535,6 +544,14 @@ int cmd_attach(int argc, char **argv)
         case 'i':
         case 'r':
             if (run_sampling_option("attach", c, optarg, &rate, &sampling))
+                return 2;
+            break;
+        case 'd':
+            if (run_depth_option("attach", optarg, &depth))
+                return 2;
+            break;
+        case 'u':
+            if (run_unwind_option("attach", optarg, &unwind))
                 return 2;
             break;
         case 'D':
@@ -758,9 +775,15 @@ int cmd_attach(int argc, char **argv)
         return 1;
     }
 
-    char spec[PATH_MAX + 64];
-    /* "RATE [leaks ]FILE" (memtrace_attach_start, lib/record/attach.c) */
-    snprintf(spec, sizeof spec, "%.17g %s%s", rate, leaks ? "leaks " : "", as_seen);
+    char spec[PATH_MAX + 128];
+    /* the recorder's configuration in its text form (recconf.h), which
+     * memtrace_attach_start (lib/record/attach.c) parses */
+    const mt_recconf conf = { .rate = rate, .depth = depth, .unwind = unwind, .leaks = leaks,
+                              .file = as_seen };
+    if (mt_recconf_format(spec, sizeof spec, &conf) < 0) {
+        fprintf(stderr, "memtrace attach: trace file name too long\n");
+        return 2;
+    }
 
     if (stop_requested)   /* Ctrl-C (or our parent gone) before anything was done */
         return 1;

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "control_proto.h"
+#include "recconf.h"
 #include "buildinfo.h"   /* generated: MEMTRACE_LIBDIR, MEMTRACE_SOVERSION */
 #include "commands.h"
 #include "memtrace/present.h"
@@ -136,14 +137,29 @@ int run_sampling_option(const char *cmd, int c, const char *arg, double *rate, i
         *given |= 1;
         return 0;
     }
-    char *end;
-    double r = strtod(arg, &end);
-    if (end == arg || *end || !(r > 0 && r <= 1)) {
+    if (mt_recconf_rate(arg, rate) != 0) {
         fprintf(stderr, "memtrace %s: bad rate '%s' (probability per byte, (0, 1])\n", cmd, arg);
         return 2;
     }
-    *rate = r;
     *given |= 2;
+    return 0;
+}
+
+int run_depth_option(const char *cmd, const char *arg, int *depth)
+{
+    if (mt_recconf_depth(arg, depth) != 0) {
+        fprintf(stderr, "memtrace %s: bad depth '%s' (1..1024)\n", cmd, arg);
+        return 2;
+    }
+    return 0;
+}
+
+int run_unwind_option(const char *cmd, const char *arg, int *mode)
+{
+    if ((*mode = mt_recconf_unwind(arg)) < 0) {
+        fprintf(stderr, "memtrace %s: bad unwind mode '%s' (fp, dwarf or auto)\n", cmd, arg);
+        return 2;
+    }
     return 0;
 }
 
@@ -442,10 +458,9 @@ int cmd_run(int argc, char **argv)
         { NULL, 0, NULL, 0 },
     };
     const char *output = NULL;
-    double rate = 1.0 / 524288;
+    double rate = MEMTRACE_DEFAULT_RATE;
     int sampling = 0, follow = 1;   /* sampling: run_sampling_option */
-    long depth = 0;
-    const char *unwind = NULL;
+    int depth = 0, unwind = 0;
     int paused = 0, leaks = 0;
     const char *signame = NULL, *duration = NULL, *pprof_dir = NULL;
     const char *rotate_size = NULL, *rotate_time = NULL, *keep = NULL;
@@ -465,23 +480,13 @@ int cmd_run(int argc, char **argv)
             if (run_sampling_option("run", c, optarg, &rate, &sampling))
                 return 2;
             break;
-        case 'd': {
-            char *end;
-            depth = strtol(optarg, &end, 10);
-            if (*end || depth < 1 || depth > 1024) {
-                fprintf(stderr, "memtrace run: bad depth '%s' (1..1024)\n", optarg);
+        case 'd':
+            if (run_depth_option("run", optarg, &depth))
                 return 2;
-            }
             break;
-        }
         case 'u':
-            if (strcmp(optarg, "fp") != 0 && strcmp(optarg, "dwarf") != 0 &&
-                strcmp(optarg, "auto") != 0) {
-                fprintf(stderr, "memtrace run: bad unwind mode '%s' (fp, dwarf or auto)\n",
-                        optarg);
+            if (run_unwind_option("run", optarg, &unwind))
                 return 2;
-            }
-            unwind = optarg;
             break;
         case 'F':
             follow = 0;
@@ -693,20 +698,21 @@ int cmd_run(int argc, char **argv)
             _exit(127);
         snprintf(preload, plen, "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
         setenv("LD_PRELOAD", preload, 1);
-        setenv("MEMTRACE", abs, 1);
-        setenv("MEMTRACE_RATE", rs, 1);
+        /* the recorder's configuration as its variables (recconf.h) */
+        setenv(mt_recconf_env(MT_RC_FILE), abs, 1);
+        setenv(mt_recconf_env(MT_RC_RATE), rs, 1);
         unsetenv("MEMTRACE_ROOT");
         if (unwind)
-            setenv("MEMTRACE_UNWIND", unwind, 1);
+            setenv(mt_recconf_env(MT_RC_UNWIND), mt_recconf_unwind_name(unwind), 1);
         if (depth) {
             char ds[32];
-            snprintf(ds, sizeof ds, "%ld", depth);
-            setenv("MEMTRACE_DEPTH", ds, 1);
+            snprintf(ds, sizeof ds, "%d", depth);
+            setenv(mt_recconf_env(MT_RC_DEPTH), ds, 1);
         }
         set_control_env(paused, signame, duration);
         set_rotation_env(rotate_size, rotate_time, keep);
         if (leaks)
-            setenv("MEMTRACE_LEAKS", "1", 1);
+            setenv(mt_recconf_env(MT_RC_LEAKS), "1", 1);
         if (!follow)
             setenv("MEMTRACE_FOLLOW", "0", 1);
         else

@@ -43,5 +43,10 @@ int run_find_library(char *out, size_t len);
  * run_sampling_check: 2 with a message when both were given. */
 int run_sampling_option(const char *cmd, int c, const char *arg, double *rate, int *given);
 int run_sampling_check(const char *cmd, int given);
+/* The stack options run and attach share (recconf.h's validation):
+ * -d/--depth N into *depth, -u/--unwind MODE into *mode (MT_UNWIND_*).
+ * 0, or 2 after a message "memtrace CMD: ...". */
+int run_depth_option(const char *cmd, const char *arg, int *depth);
+int run_unwind_option(const char *cmd, const char *arg, int *mode);
 
 #endif
