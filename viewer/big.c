@@ -23,7 +23,6 @@
 struct vfold {
     mt_model *model;
     char *path;                  /* the trace's (the unfiltered fold) */
-    int shares_trie;             /* model folded from the index: base's trie */
     vidx *index;                 /* the unfiltered fold: its allocation index, or NULL */
     mt_alloc_index_writer *ixw;  /* while reading: the index being written */
     double bps;
@@ -113,14 +112,12 @@ static int fold_read(vfold *v, const char *path, const mt_filter *f, const vfold
         .index_base = ix ? base->model : NULL,
     };
     mt_model *m = mt_read_pass(&rq, 1, err);
-    v->shares_trie = rq.from_index;
-    void (*model_free)(mt_model *) = rq.from_index ? mt_alloc_index_model_free : mt_model_free;
     if (v->index) {   /* (the read is over: nothing writes the index now) */
         v->ixw = NULL;
         vidx_end(v->index, m);
     }
     if (m && mt_stats_acc_finish(v->acc, m, &v->stats, &v->hist[0], &v->hist[1]) < 0) {
-        model_free(m);
+        mt_model_free(m);
         m = NULL;
     }
     mt_stats_acc_free(v->acc);
@@ -200,10 +197,7 @@ void vfold_free(vfold *v)
 {
     if (!v)
         return;
-    if (v->shares_trie)
-        mt_alloc_index_model_free(v->model);
-    else
-        mt_model_free(v->model);
+    mt_model_free(v->model);
     vidx_free(v->index);
     free(v->path);
     mt_histogram_free(v->hist[0]);
@@ -220,8 +214,6 @@ const mt_model *vfold_model(const vfold *v)
 
 size_t vfold_bytes(const vfold *v)
 {
-    if (v->shares_trie)
-        return sizeof *v + mt_curve_grid_bytes() + mt_alloc_index_model_memory(v->model);
     return sizeof *v + mt_curve_grid_bytes() + mt_model_memory(v->model);
 }
 

@@ -874,8 +874,6 @@ typedef struct mt_read_request {
     const struct mt_alloc_index *index;
     const mt_model *index_base;
     int folded;                   /* out: 1 when the model is folded */
-    int from_index;               /* out: 1 when folded from the index: free
-                                   * the model with mt_alloc_index_model_free */
 } mt_read_request;
 
 /* Plans and runs the read (see above). The model, or NULL with *err set

@@ -25,8 +25,10 @@ void mt_model_free(mt_model *m)
 {
     if (!m)
         return;
-    mta_stacks_free(&m->stacks);
-    mta_alloctab_free(m->whole);
+    if (!m->shares_stacks) {
+        mta_stacks_free(&m->stacks);
+        mta_alloctab_free(m->whole);
+    }
     mta_folded_free(m->fold);
     pthread_mutex_destroy(&m->lock);
     free(m);
@@ -147,6 +149,8 @@ size_t mt_model_memory(const mt_model *m)
     size_t folded = m->fold ? sizeof *m->fold +
                                   m->fold->node_cap * (sizeof(mt_cost) + sizeof(uint64_t))
                             : 0;
+    if (m->shares_stacks)   /* the rest is its base's */
+        return sizeof *m + folded;
     return sizeof *m + mta_stacks_memory(&m->stacks) +
            (m->whole ? mta_alloctab_memory(m->whole) : 0) + folded;
 }

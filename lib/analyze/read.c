@@ -172,14 +172,14 @@ static int fan_begin(fanout *f, const mt_read_request *rq)
     return 0;
 }
 
-/* After it: m the model or NULL (*err set). Returns m, or NULL (m freed
- * with model_free) when a sink on the sinks' thread failed; the filter's
- * reason rather than "stopped by the caller" when it stopped the read. */
-static mt_model *fan_end(fanout *f, mt_model *m, void (*model_free)(mt_model *), char **err)
+/* After it: m the model or NULL (*err set). Returns m, or NULL (m freed)
+ * when a sink on the sinks' thread failed; the filter's reason rather
+ * than "stopped by the caller" when it stopped the read. */
+static mt_model *fan_end(fanout *f, mt_model *m, char **err)
 {
     if (f->apart && mta_sinkthread_finish(f->apart) < 0 && m) {
         /* (after the last hand-off: else the read failed at the next) */
-        model_free(m);
+        mt_model_free(m);
         m = NULL;
         *err = strdup("stopped by the caller");
     }
@@ -237,7 +237,7 @@ mt_model *mt_read_pass(mt_read_request *rq, int fold, char **err)
              !rq->max_depth && rq->live_at == MT_TIME_END;
     mt_model *m;
     if (ix) {
-        m = fan_end(&f, index_pass(rq, &f, err), mt_alloc_index_model_free, err);
+        m = fan_end(&f, index_pass(rq, &f, err), err);
     } else {
         mo.fold = 1;
         mo.fold_filter = rq->filter;
@@ -249,10 +249,8 @@ mt_model *mt_read_pass(mt_read_request *rq, int fold, char **err)
             mo.on_alloc = any_alloc ? fan_alloc : NULL;
             mo.fold_ctx = &f;
         }
-        m = fan_end(&f, mt_model_load_many(rq->paths, rq->n, rq->by_process, &mo, err),
-                    mt_model_free, err);
+        m = fan_end(&f, mt_model_load_many(rq->paths, rq->n, rq->by_process, &mo, err), err);
     }
-    rq->from_index = ix;
     return m;
 }
 
