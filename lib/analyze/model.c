@@ -1,7 +1,8 @@
 /*
  * model.c - the model's accessors (model.h): its parts, its peak (found
  * on first use from the allocation table, or while a folded model was
- * read), live memory at a time, what it holds in memory, its end.
+ * read), live memory at a time, what it holds in memory, its end; a new
+ * model's parts (mta_model_new), whole or folded.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -19,6 +20,33 @@ double mt_noise_at(uint64_t k, double rate)
     if (rate >= 1)
         return 0;
     return k ? sqrt((1 - (rate > 0 ? rate : 0)) / (double)k) : 1.0;
+}
+
+mt_model *mta_model_new(const mt_model_options *opts)
+{
+    mt_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    pthread_mutex_init(&m->lock, NULL);
+    if (!opts || !opts->fold) {
+        if (!(m->whole = mta_alloctab_new())) {
+            mt_model_free(m);
+            return NULL;
+        }
+        return m;
+    }
+    mta_folded *f = m->fold = mta_folded_new();
+    if (!f) {
+        mt_model_free(m);
+        return NULL;
+    }
+    f->filter = opts->fold_filter;
+    f->live_at = opts->fold_live_at;
+    f->peak = opts->fold_peak;
+    f->on_fold = opts->on_fold;
+    f->ctx = opts->fold_ctx;
+    f->on_alloc = opts->on_alloc;
+    return m;
 }
 
 void mt_model_free(mt_model *m)

@@ -39,43 +39,6 @@
 #include "memtrace/stream.h"
 #include "sinkthread.h"
 
-static unsigned forced;
-
-int mt_read_force(const char *spec)
-{
-    unsigned f = 0;
-    const char *p = spec;
-    while (p && *p) {
-        size_t n = strcspn(p, ",");
-        static const struct { const char *name; unsigned flag; } names[] = {
-            {"auto", 0},
-            {"whole", MT_ROUTE_WHOLE},
-            {"one-thread", MT_ROUTE_ONE_THREAD},
-            {"two-threads", MT_ROUTE_TWO_THREADS},
-            {"qsort", MT_ROUTE_QSORT},
-        };
-        size_t i;
-        for (i = 0; i < sizeof names / sizeof names[0]; i++)
-            if (strlen(names[i].name) == n && !strncmp(p, names[i].name, n))
-                break;
-        if (i == sizeof names / sizeof names[0])
-            return -1;
-        f |= names[i].flag;
-        p += n;
-        if (*p == ',')
-            p++;
-    }
-    if ((f & MT_ROUTE_ONE_THREAD) && (f & MT_ROUTE_TWO_THREADS))
-        return -1;
-    forced = f;
-    return 0;
-}
-
-unsigned mt_read_forced(void)
-{
-    return forced;
-}
-
 int mt_read_regular(const char *const *paths, size_t n)
 {
     struct stat st;
@@ -87,7 +50,7 @@ int mt_read_regular(const char *const *paths, size_t n)
 
 int mt_read_may_fold(const char *const *paths, size_t n, int need_peak)
 {
-    if (forced & MT_ROUTE_WHOLE)
+    if (mt_read_forced() & MT_ROUTE_WHOLE)
         return 0;
     /* the peak first reads the trace twice: a pipe cannot be */
     return !need_peak || mt_read_regular(paths, n);
@@ -167,7 +130,7 @@ static int fan_begin(fanout *f, const mt_read_request *rq)
             f->sf = NULL;
         }
     }
-    if (f->any_apart && !(forced & MT_ROUTE_ONE_THREAD))
+    if (f->any_apart && !(mt_read_forced() & MT_ROUTE_ONE_THREAD))
         f->apart = mta_sinkthread_start(rq->sinks, rq->n_sinks);
     return 0;
 }
