@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../lib/analyze/load.h"
 #include "memtrace/analyze.h"
 #include "memtrace/stream.h"
 #include "memtrace/trace.h"

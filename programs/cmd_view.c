@@ -161,7 +161,8 @@ static size_t parse_size(const char *s)
 
 #define MAX_ALLOW_HOSTS 32
 
-/* Several files, or compare mode: models loaded with mt_model_load_many. */
+/* Several files, or compare mode: whole models, each of one or several
+ * traces merged (mt_read). */
 static int view_many(mt_viewer_options *vo, const char *const *bases, size_t n_bases,
                      const char *const *files, size_t n_files, const char *wa, const char *wb,
                      int by_process, int quiet)
@@ -191,7 +192,8 @@ static int view_many(mt_viewer_options *vo, const char *const *bases, size_t n_b
         snprintf(names[side], sizeof names[side], n > 1 ? "%s (+%zu more)" : "%s", p[0], n - 1);
         if (!quiet)
             fprintf(stderr, "Loading %s\n", names[side]);
-        m[side] = mt_model_load_many(p, n, by_process, NULL, &err);
+        mt_read_request rq = {.paths = p, .n = n, .by_process = by_process};
+        m[side] = mt_read(&rq, &err);
         if (!m[side]) {
             fprintf(stderr, "memtrace view: %s\n", err ? err : p[0]);
             free(err);

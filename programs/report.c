@@ -391,7 +391,7 @@ static int open_many(opener *o, const char *const *paths, size_t n, int by_proce
         mt_model_free(*m);
         rq.max_depth = rq.max_depth == shallow ? shallow + REPORT_PLUMBING_DEPTH : 0;
         *s = NULL;
-        *m = mt_read_pass(&rq, rq.folded, &err);
+        *m = mt_read_again(&rq, &err);
         progress_end(&pr);
         if (!*m)
             return load_failed(o, err, f, p);

@@ -5,7 +5,7 @@
  * merges them into one stream) or a pipe: each finished allocation goes
  * through the filter (mt_stream_filter) and into what the report needs
  * (totals and histograms, a lifetime line, the curve, the scatter's dots)
- * as it is read (one mt_sink of mt_read_pass). The passes:
+ * as it is read (one mt_sink of a streaming mt_read). The passes:
  *
  *   peak   the unfiltered peak, first, when --at peak or live:peak asks
  *          for it (mt_read_peak, lib/analyze/read.c, as for top);
@@ -218,6 +218,7 @@ static mt_read_request request(run *r, int loud)
         .n = r->n_paths,
         .by_process = r->by_process,
         .fold = 1,
+        .stream = 1,
         .live_at = MT_TIME_END,
         /* by process: whole stacks, as the whole model (a filter may name
          * the process frame) */
@@ -243,7 +244,7 @@ static mt_model *pass(run *r, int hooks, int loud, int *status)
         rq.n_sinks = 1;
     }
     progress_init(&r->pr, r->cmd);
-    mt_model *m = mt_read_pass(&rq, 1, &err);
+    mt_model *m = mt_read(&rq, &err);
     progress_end(&r->pr);
     if (m && hooks && mt_stream_filter_sync(r->sf, m, &r->err) < 0) {
         mt_model_free(m);

@@ -1,6 +1,6 @@
 /*
  * big.c - folds for the viewer on big traces (see big.h): one request to
- * the analysis layer's read (mt_read_pass: this trace, this filter, with
+ * the analysis layer's read (a streaming mt_read: this trace, this filter, with
  * its stack clauses applied to the sinks) with the fold's sinks: the
  * engine's streaming accumulators (stats and histograms: memtrace/stream.h)
  * and the downsampled curve (mt_curve_grid), both on the read's summing
@@ -98,6 +98,7 @@ static int fold_read(vfold *v, const char *path, const mt_filter *f, const vfold
         .paths = &path,
         .n = 1,
         .fold = 1,
+        .stream = 1,
         .filter = f,
         .live_at = MT_TIME_END,
         .peak_known = peak,
@@ -111,7 +112,7 @@ static int fold_read(vfold *v, const char *path, const mt_filter *f, const vfold
         .index = ix,
         .index_base = ix ? base->model : NULL,
     };
-    mt_model *m = mt_read_pass(&rq, 1, err);
+    mt_model *m = mt_read(&rq, err);
     if (v->index) {   /* (the read is over: nothing writes the index now) */
         v->ixw = NULL;
         vidx_end(v->index, m);

@@ -214,12 +214,9 @@ typedef struct mt_model_options {
     int read_threads;
 } mt_model_options;
 
-/* Build the model of a trace file in one pass. Returns NULL on failure and,
- * if error is not NULL, a malloc'd "FILE: offset N: reason" to free.
- * opts may be NULL. */
-mt_model *mt_model_load(const char *path, const mt_model_options *opts, char **error);
-/* Same from an already opened reader, read to its end (the caller closes it). */
-mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char **error);
+/* A model comes from mt_read ("Reading", below): the one way in, whole or
+ * folded as the request and the input allow. Every model, of any kind, is
+ * freed with mt_model_free. */
 void mt_model_free(mt_model *m);
 /* Added: 1 if the model's trace has leak verdicts (docs/leaks.md), with
  * *time (may be NULL) the scan's time; 0 if not (also for several traces
@@ -873,15 +870,22 @@ typedef struct mt_read_request {
      * progress in bytes of the index). */
     const struct mt_alloc_index *index;
     const mt_model *index_base;
+    /* 1: a streaming read: the caller's figures come from the folded
+     * costs and the sinks alone, so the read folds whatever the route
+     * forced (mt_read_force) and also when the peak cannot be known first
+     * (then mt_model_peak_known of the model is 0); 0: the planner may
+     * take the whole model, which calls no sink. */
+    int stream;
     int folded;                   /* out: 1 when the model is folded */
 } mt_read_request;
 
 /* Plans and runs the read (see above). The model, or NULL with *err set
  * (malloc'd). rq->folded says which model came; rq->peak the peak used. */
 mt_model *mt_read(mt_read_request *rq, char **err);
-/* One pass as planned by the caller: folded (fold) with the request's
- * sinks, or whole. */
-mt_model *mt_read_pass(mt_read_request *rq, int fold, char **err);
+/* The same read again, as mt_read planned it (the peak it found kept),
+ * after the caller changed what the plan does not depend on: deeper
+ * stacks (max_depth), another progress callback. */
+mt_model *mt_read_again(mt_read_request *rq, char **err);
 /* The peak's time of the request's traces (unfiltered): 0 (*peak set),
  * 1 (times go back somewhere: only the whole model has a peak), or -1
  * (cannot read; *err set when err is not NULL). */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "build.h"
+#include "load.h"
 #include "route.h"
 #include "profile.h"
 

@@ -37,6 +37,7 @@
 #include "memtrace/analyze.h"
 #include "memtrace/compare.h"
 #include "memtrace/stream.h"
+#include "load.h"
 #include "sinkthread.h"
 
 int mt_read_regular(const char *const *paths, size_t n)
@@ -172,7 +173,8 @@ static mt_model *index_pass(const mt_read_request *rq, fanout *f, char **err)
     return mt_alloc_index_fold(rq->index, rq->index_base, &o, err);
 }
 
-mt_model *mt_read_pass(mt_read_request *rq, int fold, char **err)
+/* One pass as planned: folded (fold) with the request's sinks, or whole. */
+static mt_model *read_pass(mt_read_request *rq, int fold, char **err)
 {
     mt_model_options mo = {
         .on_warning = rq->on_warning,
@@ -234,7 +236,7 @@ int mt_read_peak(const mt_read_request *rq, mt_timedelta *peak, char **err)
     p.n_sinks = 0;
     p.on_warning = no_warning; /* the pass that follows says them */
     char *e = NULL;
-    mt_model *pm = mt_read_pass(&p, 1, &e);
+    mt_model *pm = read_pass(&p, 1, &e);
     if (!pm) {
         if (err)
             *err = e;
@@ -251,17 +253,24 @@ int mt_read_peak(const mt_read_request *rq, mt_timedelta *peak, char **err)
 
 mt_model *mt_read(mt_read_request *rq, char **err)
 {
-    int fold = rq->fold && mt_read_may_fold(rq->paths, rq->n, rq->need_peak);
+    /* a streaming read folds whatever the route forced: its figures come
+     * from the fold and the sinks alone */
+    int fold = rq->stream || (rq->fold && mt_read_may_fold(rq->paths, rq->n, rq->need_peak));
     if (fold && rq->need_peak && !rq->peak_known) {
         mt_timedelta peak;
         int rc = mt_read_peak(rq, &peak, NULL);
         if (rc == 0) {
             rq->peak_known = 1;
             rq->peak = peak;
-        } else {
+        } else if (!rq->stream) {
             fold = 0; /* times go back somewhere: the whole model finds the peak */
         }
     }
     rq->folded = fold;
-    return mt_read_pass(rq, fold, err);
+    return read_pass(rq, fold, err);
+}
+
+mt_model *mt_read_again(mt_read_request *rq, char **err)
+{
+    return read_pass(rq, rq->folded, err);
 }
