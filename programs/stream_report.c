@@ -1,7 +1,7 @@
 /*
  * stream_report.c - stats, lifetimes and plot read as folded models
  * (memory for the live blocks and the distinct stacks, not one record per
- * allocation), over one trace file, several aggregated (mt_model_load_many
+ * allocation), over one trace file, several aggregated (mt_read
  * merges them into one stream) or a pipe: each finished allocation goes
  * through the filter (mt_stream_filter) and into what the report needs
  * (totals and histograms, a lifetime line, the curve, the scatter's dots)

@@ -276,7 +276,7 @@ typedef struct mt_rss {
  * warning) or it belongs to another recording (warning); damage (a bad
  * line) gives a warning "FILE: line N: reason" and what came before it. */
 mt_rss *mt_rss_load(const char *trace_path, const mt_model *m, mt_warning_fn warn, void *ctx);
-/* [experimental] The same for a model of several traces (mt_model_load_many): when
+/* [experimental] The same for a model of several traces (mt_read of several paths): when
  * they are all of the model's process (the pieces of a rotated recording),
  * every trace's own .rss, each checked against that trace's header, joined
  * in time order; otherwise the first trace's, as mt_rss_load. */
@@ -330,13 +330,11 @@ mt_timedelta mt_model_resolve_time(const mt_model *m, mt_timedelta t);
 /* Events read: allocations, promotions, collections. */
 void mt_model_event_counts(const mt_model *m, uint64_t *allocs, uint64_t *promotes,
                            uint64_t *collects);
-/* 1 when the model was built folded (mt_model_options.fold). */
-int mt_model_is_folded(const mt_model *m);
 /* 0 when the peak is unknown: a folded model of a trace whose times
  * decrease somewhere. */
 int mt_model_peak_known(const mt_model *m);
 /* [experimental] pprof profiles as input (docs/profiles-input.md):
- * mt_model_load reads a pprof profile (profile.proto, gzipped or not) as a
+ * mt_read reads a pprof profile (profile.proto, gzipped or not) as a
  * folded model of its per-stack costs, live measured at its end. It
  * refuses what a profile cannot answer (no times: whole models, --at,
  * time, size and kind clauses). mt_path_is_profile: 1 when the file looks
@@ -876,11 +874,15 @@ typedef struct mt_read_request {
      * (then mt_model_peak_known of the model is 0); 0: the planner may
      * take the whole model, which calls no sink. */
     int stream;
-    int folded;                   /* out: 1 when the model is folded */
+    /* out: 1 when the read folded and the sinks saw every allocation;
+     * 0 when the whole model came instead (every allocation kept for the
+     * caller to query, no sink called) */
+    int sinks_fed;
 } mt_read_request;
 
 /* Plans and runs the read (see above). The model, or NULL with *err set
- * (malloc'd). rq->folded says which model came; rq->peak the peak used. */
+ * (malloc'd). rq->sinks_fed says whether the sinks or the model hold the
+ * figures; rq->peak the peak used. */
 mt_model *mt_read(mt_read_request *rq, char **err);
 /* The same read again, as mt_read planned it (the peak it found kept),
  * after the caller changed what the plan does not depend on: deeper

@@ -21,5 +21,8 @@ mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char 
  * *error. */
 mt_model *mt_model_load_many(const char *const *paths, size_t n, int by_process,
                              const mt_model_options *opts, char **error);
+/* 1 when the model was built folded (mt_model_options.fold); a caller of
+ * mt_read learns it from the request's sinks_fed. */
+int mt_model_is_folded(const mt_model *m);
 
 #endif

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "load.h"
 #include "model.h"
 
 double mt_noise(uint64_t k)

@@ -8,7 +8,7 @@
  *          collections, the curve's events; what every query reads;
  *   fold   the per-node costs of one filter at one time (fold.h), which
  *          answer only mt_select_sites() with that filter and time.
- * mt_model_is_folded() is fold != NULL.
+ * mt_model_is_folded() (load.h) is fold != NULL.
  */
 #ifndef MTA_MODEL_H
 #define MTA_MODEL_H

@@ -266,11 +266,11 @@ mt_model *mt_read(mt_read_request *rq, char **err)
             fold = 0; /* times go back somewhere: the whole model finds the peak */
         }
     }
-    rq->folded = fold;
+    rq->sinks_fed = fold;
     return read_pass(rq, fold, err);
 }
 
 mt_model *mt_read_again(mt_read_request *rq, char **err)
 {
-    return read_pass(rq, rq->folded, err);
+    return read_pass(rq, rq->sinks_fed, err);
 }

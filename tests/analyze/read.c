@@ -138,7 +138,7 @@ int main(void)
     mt_read_request rq = {.paths = paths, .n = 1, .fold = 1, .live_at = MT_TIME_PEAK,
                           .need_peak = 1, .sinks = sinks, .n_sinks = 2, .on_warning = quiet};
     mt_model *m = mt_read(&rq, &err);
-    CHECK(m && rq.folded && mt_model_is_folded(m), "a file is read folded (%s)", err ? err : "");
+    CHECK(m && rq.sinks_fed && mt_model_is_folded(m), "a file is read folded (%s)", err ? err : "");
     CHECK(rq.peak_known && rq.peak == 40, "the peak found first: t=40 (got %lld)",
           (long long)rq.peak);
     CHECK(s1.resets == 1 && s2.resets == 1, "each sink reset once before its pass");
@@ -240,7 +240,7 @@ int main(void)
     s1.stop_at = -1;
     rq.peak_known = 0;
     m = mt_read(&rq, &err);
-    CHECK(m && !rq.folded && !mt_model_is_folded(m) && s1.allocs == 0 && s1.dones == 0 &&
+    CHECK(m && !rq.sinks_fed && !mt_model_is_folded(m) && s1.allocs == 0 && s1.dones == 0 &&
               mt_model_n_allocs(m) == 3 && mt_model_peak_time(m) == 40,
           "route whole: the whole model (3 allocations, peak at 40), sinks not called");
     mt_model_free(m);
