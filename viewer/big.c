@@ -162,13 +162,12 @@ void vfold_report_index(const vfold *base)
     vidx_report(base->index);
 }
 
-int vfold_indexed(const vfold *base)
-{
-    return vidx_get(base->index) != NULL;
-}
-
-vfold *vfold_from_index(const vfold *base, const mt_filter *f, mt_progress_fn progress,
-                        void *progress_ctx, char **err, int *broken)
+/* The fold of filter f from base's allocation index, without reading the
+ * trace: the same answers as vfold_load. progress: bytes of the index.
+ * NULL with *broken = 1 when there is no index or it proved damaged (it
+ * is then dropped: read the trace instead), else NULL as vfold_load. */
+static vfold *fold_indexed(const vfold *base, const mt_filter *f, mt_progress_fn progress,
+                           void *progress_ctx, char **err, int *broken)
 {
     *err = NULL;
     *broken = 0;
@@ -190,6 +189,33 @@ vfold *vfold_from_index(const vfold *base, const mt_filter *f, mt_progress_fn pr
         }
         vfold_free(v);
         return NULL;
+    }
+    return v;
+}
+
+vfold *vfold_refold(const vfold *base, const mt_filter *f, int (*unchanged)(void *ctx),
+                    void *uctx, mt_progress_fn progress, void *progress_ctx, char **err,
+                    int *changed)
+{
+    *err = NULL;
+    *changed = 0;
+    /* from the allocation index (about the trace as loaded, whatever
+     * became of the file since), else from the trace */
+    int broken = 1;
+    vfold *v = NULL;
+    if (vidx_get(base->index))
+        v = fold_indexed(base, f, progress, progress_ctx, err, &broken);
+    if (!v && broken) {
+        if (!unchanged(uctx)) {
+            *changed = 1;
+            return NULL;
+        }
+        v = vfold_load(base->path, f, base, 0, progress, progress_ctx, 1, err);
+        if (v && !unchanged(uctx)) {
+            vfold_free(v);
+            *changed = 1;
+            return NULL;
+        }
     }
     return v;
 }
