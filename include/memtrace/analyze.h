@@ -152,6 +152,9 @@ typedef struct mt_model mt_model;
 /* Called while the model is being built: done and total are byte offsets. */
 typedef void (*mt_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 
+/* How a model is built: mt_read fills these from its request (the
+ * builder that takes them is private to the analysis library); the
+ * request's, the sinks' and the streams' documentation refers to them. */
 typedef struct mt_model_options {
     mt_warning_fn on_warning;   /* reader warnings; NULL: to stderr */
     void *warning_ctx;
