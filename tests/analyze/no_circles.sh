@@ -1,8 +1,9 @@
 #!/bin/sh
 # no_circles.sh - lib/analyze's files call one another without a circle
 # (scripts/calls.sh over the build's objects: the planner calls the
-# builder, never the reverse; the builder's four files count as one), and
-# the script does see a circle: two small objects that call each other.
+# builder, never the reverse; the builder's four files count as one), its
+# headers include one another without a circle, and the script does see a
+# circle: two small objects that call each other.
 set -u
 . tests/lib.sh
 T=${MT_TMP:-/tmp}
@@ -11,6 +12,12 @@ ls "$B"/obj/lib/analyze/*.o > /dev/null 2>&1 || { echo "FAIL: no objects in $B/o
 out=$(sh scripts/calls.sh "$B/obj/lib/analyze" 2>&1); rc=$?
 check "no circle among lib/analyze's files" [ $rc = 0 ] && [ -z "$out" ]
 [ -z "$out" ] || echo "$out"
+# its private headers include one another without a circle either
+hdr_loop=$(cd lib/analyze && for h in *.h; do
+    sed -n 's/^#include "\([a-z_]*\.h\)".*/\1/p' "$h" | while read -r d; do
+        [ -f "$d" ] && echo "$h $d"; done; done | tsort 2>&1 >/dev/null)
+check "no circle among lib/analyze's headers" [ -z "$hdr_loop" ]
+[ -z "$hdr_loop" ] || echo "$hdr_loop"
 # the planner's files call the builder's, and not the reverse
 edges=$(sh scripts/calls.sh "$B/obj/lib/analyze" edges)
 check "read.c calls merge.c (the planner reads)" sh -c 'printf "%s\n" "$1" | grep -qx "read merge"' - "$edges"
