@@ -465,9 +465,9 @@ int cmd_check(int argc, char **argv)
     mt_selection *s = NULL, *bs = NULL;
     report_side sides[2] = {
         {(const char *const *)argv + optind, (size_t)(argc - optind), 0,
-         {can_fold ? folds_alloc : NULL, folds_reset, &main_f, need_peak}, NULL, NULL, NULL},
+         {can_fold ? folds_alloc : NULL, folds_reset, &main_f, need_peak}, NULL, NULL, NULL, 0},
         {bases, n_bases, 0, {can_fold ? folds_alloc : NULL, folds_reset, &base_f, need_peak},
-         NULL, NULL, NULL}};
+         NULL, NULL, NULL, 0}};
     if (report_open_sides("check", sides, base_path ? 2 : 1, filter, MT_TIME_END, 2)) {
         folds_free(&main_f);
         folds_free(&base_f);
@@ -475,7 +475,7 @@ int cmd_check(int argc, char **argv)
     }
     m = sides[0].m, f = sides[0].f, s = sides[0].s;
     bm = sides[1].m, bf = sides[1].f, bs = sides[1].s;
-    int m_folded = mt_model_is_folded(m), b_folded = bm && mt_model_is_folded(bm);
+    int m_folded = sides[0].fed, b_folded = bm && sides[1].fed;
     mt_filter *lost_filter = NULL;
     mt_selection *lost_sel = NULL;   /* --max-lost on a whole model */
     for (size_t i = 0; i < nb; i++) {

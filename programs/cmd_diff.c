@@ -98,14 +98,14 @@ static report_side fold_side(const char *const *paths, size_t n, int by_process,
 {
     *f = mt_diff_fold_new(base, new_, metric);
     report_side sd = {paths, n, by_process, {*f ? mt_diff_fold_alloc : NULL, reset_fold, *f, need_peak},
-                      NULL, NULL, NULL};
+                      NULL, NULL, NULL, 0};
     return sd;
 }
 
-/* The collector, if the model was folded (else the whole model is used). */
-static const mt_diff_fold *folded(const mt_model *m, const mt_diff_fold *f)
+/* The collector, if it saw every allocation (else the whole model is used). */
+static const mt_diff_fold *folded(int fed, const mt_diff_fold *f)
 {
-    return mt_model_is_folded(m) ? f : NULL;
+    return fed ? f : NULL;
 }
 
 static double seconds_of(const mt_model *m, mt_timedelta from, mt_timedelta to)
@@ -290,7 +290,7 @@ int cmd_diff(int argc, char **argv)
         }
         m1 = side.m, f1 = side.f, s1 = side.s;
         sb = mt_diff_side_all(s1, MT_TIME_END);
-        sb.fold = folded(m1, fold1);
+        sb.fold = folded(side.fed, fold1);
         sn = sb;
         if (wa.is_range) {
             sb.from = wa.from, sb.to = wa.to;
@@ -339,8 +339,8 @@ int cmd_diff(int argc, char **argv)
                     (unsigned)mt_model_info(m1)->word_size, (unsigned)mt_model_info(m2)->word_size);
         sb = mt_diff_side_all(s1, at);
         sn = mt_diff_side_all(s2, at);
-        sb.fold = folded(m1, fold1);
-        sn.fold = folded(m2, fold2);
+        sb.fold = folded(sides[0].fed, fold1);
+        sn.fold = folded(sides[1].fed, fold2);
         if (per_second) {
             sb.seconds = seconds_of(m1, 0, MT_TIME_END);
             sn.seconds = seconds_of(m2, 0, MT_TIME_END);

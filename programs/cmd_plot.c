@@ -86,35 +86,6 @@ int cmd_plot(int argc, char **argv)
         fprintf(stderr, "memtrace plot: expected -o OUT.svg and a trace file (several: aggregated)\n");
         return report_usage("plot");
     }
-    if (stream_usable()) {
-        stream_input in = {(const char *const *)argv + optind, (size_t)(argc - optind), by_process};
-        int src = stream_plot(&in, filter, &po, output);
-        if (src != STREAM_WHOLE)
-            return src;
-    }
-    mt_model *m;
-    mt_filter *f;
-    mt_selection *s;
-    int rc = report_open_many("plot", (const char *const *)argv + optind, (size_t)(argc - optind), by_process, filter, MT_TIME_END, 1, &m, &f, &s);
-    if (rc)
-        return rc;
-    mt_outfile of;
-    const char *why = NULL;
-    FILE *out = mt_outfile_fopen(&of, output, &why);
-    if (!out) {
-        fprintf(stderr, "memtrace plot: %s: %s\n", output, why);
-        rc = 1;
-    } else {
-        mt_rss *rss = po.kind == MT_PLOT_MEMORY ? mt_rss_load_many((const char *const *)argv + optind,
-                                                                     (size_t)(argc - optind), m, NULL, NULL) : NULL;
-        po.rss = rss;
-        int w = mt_plot_svg(out, s, &po);
-        mt_rss_free(rss);
-        if (mt_outfile_fclose(&of, out, w < 0, &why) != 0 || w < 0) {
-            fprintf(stderr, "memtrace plot: %s: cannot write the picture\n", output);
-            rc = 1;
-        }
-    }
-    report_close(m, f, s);
-    return rc;
+    stream_input in = {(const char *const *)argv + optind, (size_t)(argc - optind), by_process};
+    return stream_plot(&in, filter, &po, output);
 }

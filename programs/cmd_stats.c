@@ -66,26 +66,6 @@ int cmd_stats(int argc, char **argv)
     }
     if (argc - optind == 1 && mt_path_is_profile(argv[optind]))
         return stats_profile(argv[optind], filter, at, json);
-    if (stream_usable()) {
-        stream_input in = {(const char *const *)argv + optind, (size_t)(argc - optind), by_process};
-        int src = stream_stats(&in, filter, at, json);
-        if (src != STREAM_WHOLE)
-            return src;
-    }
-    mt_model *m;
-    mt_filter *f;
-    mt_selection *s;
-    int rc = report_open_many("stats", (const char *const *)argv + optind, (size_t)(argc - optind), by_process, filter, at, 1, &m, &f, &s);
-    if (rc)
-        return rc;
-    mt_rss *rss = mt_rss_load_many((const char *const *)argv + optind, (size_t)(argc - optind), m,
-                                   NULL, NULL);
-    int wrc = mt_report_stats_rss(stdout, s, rss, json);
-    mt_rss_free(rss);
-    if (wrc < 0 || fflush(stdout) != 0) {
-        perror("memtrace stats: writing the report");
-        rc = 1;
-    }
-    report_close(m, f, s);
-    return rc;
+    stream_input in = {(const char *const *)argv + optind, (size_t)(argc - optind), by_process};
+    return stream_stats(&in, filter, at, json);
 }

@@ -135,7 +135,7 @@ int cmd_top(int argc, char **argv)
     mt_selection *s;
     report_sites.used = 1;
     o.full_names = report_sites.full_names;
-    report_fold = 1;
+    report_stacks_only = 1;
     int rc = report_open_many("top", (const char *const *)argv + optind, (size_t)(argc - optind), by_process, o.filter_text, at, 2, &m, &f, &s);
     if (rc) {
         free(vfilter);

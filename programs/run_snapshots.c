@@ -120,8 +120,8 @@ static int snapshot(const char *cmd, const char *trace, const char *copy_dir, co
         free(err);
         err = NULL;
     }
-    mt_model_options mo = { .on_warning = quiet };
-    mt_model *m = mt_model_load(load, &mo, &err);
+    mt_read_request rq = { .paths = &load, .n = 1, .on_warning = quiet };  /* every allocation */
+    mt_model *m = mt_read(&rq, &err);
     if (copy.path)
         mt_outfile_abort(&copy);   /* (the copy is never renamed: removed) */
     if (!m) {

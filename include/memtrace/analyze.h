@@ -152,6 +152,9 @@ typedef struct mt_model mt_model;
 /* Called while the model is being built: done and total are byte offsets. */
 typedef void (*mt_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 
+/* How a model is built: mt_read fills these from its request (the
+ * builder that takes them is private to the analysis library); the
+ * request's, the sinks' and the streams' documentation refers to them. */
 typedef struct mt_model_options {
     mt_warning_fn on_warning;   /* reader warnings; NULL: to stderr */
     void *warning_ctx;
@@ -214,12 +217,9 @@ typedef struct mt_model_options {
     int read_threads;
 } mt_model_options;
 
-/* Build the model of a trace file in one pass. Returns NULL on failure and,
- * if error is not NULL, a malloc'd "FILE: offset N: reason" to free.
- * opts may be NULL. */
-mt_model *mt_model_load(const char *path, const mt_model_options *opts, char **error);
-/* Same from an already opened reader, read to its end (the caller closes it). */
-mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char **error);
+/* A model comes from mt_read ("Reading", below): the one way in, whole or
+ * folded as the request and the input allow. Every model, of any kind, is
+ * freed with mt_model_free. */
 void mt_model_free(mt_model *m);
 /* Added: 1 if the model's trace has leak verdicts (docs/leaks.md), with
  * *time (may be NULL) the scan's time; 0 if not (also for several traces
@@ -303,7 +303,7 @@ typedef struct mt_rss {
  * warning) or it belongs to another recording (warning); damage (a bad
  * line) gives a warning "FILE: line N: reason" and what came before it. */
 mt_rss *mt_rss_load(const char *trace_path, const mt_model *m, mt_warning_fn warn, void *ctx);
-/* [experimental] The same for a model of several traces (mt_model_load_many): when
+/* [experimental] The same for a model of several traces (mt_read of several paths): when
  * they are all of the model's process (the pieces of a rotated recording),
  * every trace's own .rss, each checked against that trace's header, joined
  * in time order; otherwise the first trace's, as mt_rss_load. */
@@ -391,13 +391,11 @@ mt_timedelta mt_model_resolve_time(const mt_model *m, mt_timedelta t);
 /* Events read: allocations, promotions, collections. */
 void mt_model_event_counts(const mt_model *m, uint64_t *allocs, uint64_t *promotes,
                            uint64_t *collects);
-/* 1 when the model was built folded (mt_model_options.fold). */
-int mt_model_is_folded(const mt_model *m);
 /* 0 when the peak is unknown: a folded model of a trace whose times
  * decrease somewhere. */
 int mt_model_peak_known(const mt_model *m);
 /* [experimental] pprof profiles as input (docs/profiles-input.md):
- * mt_model_load reads a pprof profile (profile.proto, gzipped or not) as a
+ * mt_read reads a pprof profile (profile.proto, gzipped or not) as a
  * folded model of its per-stack costs, live measured at its end. It
  * refuses what a profile cannot answer (no times: whole models, --at,
  * time, size and kind clauses). mt_path_is_profile: 1 when the file looks
@@ -931,17 +929,26 @@ typedef struct mt_read_request {
      * progress in bytes of the index). */
     const struct mt_alloc_index *index;
     const mt_model *index_base;
-    int folded;                   /* out: 1 when the model is folded */
-    int from_index;               /* out: 1 when folded from the index: free
-                                   * the model with mt_alloc_index_model_free */
+    /* 1: a streaming read: the caller's figures come from the folded
+     * costs and the sinks alone, so the read folds whatever the route
+     * forced (mt_read_force) and also when the peak cannot be known first
+     * (then mt_model_peak_known of the model is 0); 0: the planner may
+     * take the whole model, which calls no sink. */
+    int stream;
+    /* out: 1 when the read folded and the sinks saw every allocation;
+     * 0 when the whole model came instead (every allocation kept for the
+     * caller to query, no sink called) */
+    int sinks_fed;
 } mt_read_request;
 
 /* Plans and runs the read (see above). The model, or NULL with *err set
- * (malloc'd). rq->folded says which model came; rq->peak the peak used. */
+ * (malloc'd). rq->sinks_fed says whether the sinks or the model hold the
+ * figures; rq->peak the peak used. */
 mt_model *mt_read(mt_read_request *rq, char **err);
-/* One pass as planned by the caller: folded (fold) with the request's
- * sinks, or whole. */
-mt_model *mt_read_pass(mt_read_request *rq, int fold, char **err);
+/* The same read again, as mt_read planned it (the peak it found kept),
+ * after the caller changed what the plan does not depend on: deeper
+ * stacks (max_depth), another progress callback. */
+mt_model *mt_read_again(mt_read_request *rq, char **err);
 /* The peak's time of the request's traces (unfiltered): 0 (*peak set),
  * 1 (times go back somewhere: only the whole model has a peak), or -1
  * (cannot read; *err set when err is not NULL). */

@@ -403,3 +403,39 @@ int mt_curve_grid_curve(const mt_curve_grid *g, mt_timedelta t0, mt_timedelta w,
     mt_curve_free(r);
     return 0;
 }
+
+/* The curves every route returns (mt_curve_acc_result, the queries of
+ * curve.c) are made and freed here. */
+mt_curve *mt_curve_new(mt_timedelta t0, mt_timedelta width, size_t n)
+{
+    if (n == 0)
+        n = 1;
+    mt_curve *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->n = n;
+    c->t0 = t0;
+    c->width = width < 1 ? 1 : width;
+    c->time = malloc(n * sizeof *c->time);
+    c->total = calloc(n, sizeof *c->total);
+    c->filtered = calloc(n, sizeof *c->filtered);
+    c->filtered_alloc = calloc(n, sizeof *c->filtered_alloc);
+    if (!c->time || !c->total || !c->filtered || !c->filtered_alloc) {
+        mt_curve_free(c);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        c->time[i] = t0 + (mt_timedelta)i * c->width;
+    return c;
+}
+
+void mt_curve_free(mt_curve *c)
+{
+    if (!c)
+        return;
+    free(c->time);
+    free(c->total);
+    free(c->filtered);
+    free(c->filtered_alloc);
+    free(c);
+}
