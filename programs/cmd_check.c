@@ -241,7 +241,9 @@ static int add_fold(folds *fs, size_t i, mt_metric metric, mt_timedelta at)
 static int unexplained(const char *path, budget *x)
 {
     char *err = NULL;
-    mt_model *m = mt_model_load(path, NULL, &err);
+    /* the whole model: the ledger counts the samples live at a reading's time */
+    mt_read_request rq = { .paths = &path, .n = 1, .fold = 0, .live_at = MT_TIME_END };
+    mt_model *m = mt_read(&rq, &err);
     if (!m) {
         fprintf(stderr, "memtrace check: %s\n", err ? err : path);
         free(err);

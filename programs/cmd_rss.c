@@ -58,7 +58,9 @@ int cmd_rss(int argc, char **argv)
     if (mt_path_is_profile(path))
         return report_not_profile("rss", path);
     char *err = NULL;
-    mt_model *m = mt_model_load(path, NULL, &err);
+    /* the whole model: the ledger counts the samples live at a reading's time */
+    mt_read_request rq = { .paths = &path, .n = 1, .fold = 0, .live_at = MT_TIME_END };
+    mt_model *m = mt_read(&rq, &err);
     if (!m) {
         fprintf(stderr, "memtrace rss: %s\n", err ? err : path);
         free(err);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "memtrace/analyze.h"
+#include "load.h"
 
 int mt_ledger_live_samples(const mt_model *m, mt_timedelta t, uint64_t *heap, uint64_t *maps)
 {

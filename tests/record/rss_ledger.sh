@@ -33,8 +33,10 @@ if command -v python3 >/dev/null 2>&1; then
     check "free but resident holds the 56,000,000 bytes freed" \
         py "f=R['allocator_free_resident']['bytes']; sys.exit(not (56000000 <= f <= 56000000 + 4*1048576))"
     # 500,000 live blocks of 100 bytes and the 8,000,000-byte array
-    check "the live heap's 95% interval holds the 58,000,000 bytes live" \
-        py "h=R['live_heap']; sys.exit(not (h['lo'] <= 58000000 <= h['hi']))"
+    # a 95% interval misses one run in twenty by design: the check allows
+    # twice its half-width (about 4 standard errors, one run in 15,000)
+    check "the live heap's estimate is within twice its 95% half-width of the 58,000,000 bytes live" \
+        py "h=R['live_heap']; w=(h['hi']-h['lo'])/2; sys.exit(not (abs(h['bytes'] - 58000000) <= 2 * w))"
     check "the live heap's interval is narrow (within 10%)" \
         py "h=R['live_heap']; sys.exit(not (h['hi'] - h['lo'] < 0.1 * 58000000))"
     check "in use per the allocator: 500,000 chunks of 112 bytes and the array" \
