@@ -223,7 +223,7 @@ tests-build: $(TEST_BINS) record-tests examples $(TEST_TOOLS) $(BUILD)/bench/vie
 
 $(TEST_TOOLS): $(BUILD)/tests/%: tests/%.c $(LIB_TRACE_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) $(LIB_TRACE_A)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ilib -o $@ $< $(LDFLAGS) $(LIB_TRACE_A)
 
 # tests/record/*.c: unit tests linked with the recorder's objects (which then
 # replace malloc in the test binary itself, even ahead of TSan's). tests/record/progs/*.c, *.cc:
@@ -297,7 +297,7 @@ $(EXAMPLE_CXX_BIN): $(BUILD)/examples/%: examples/%.cc
 	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -pthread -o $@ $<
 $(EXAMPLE_BIN): $(BUILD)/examples/%: examples/%.c $(LIB_TRACE_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) $(LIB_TRACE_A)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ilib -o $@ $< $(LDFLAGS) $(LIB_TRACE_A)
 
 # Benchmark helpers written against the codec (trace generator, decoder).
 BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
@@ -305,7 +305,7 @@ BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 bench-tools: $(BENCH_BIN)
 $(BENCH_BIN): $(BUILD)/bench/%: bench/%.c $(LIB_TRACE_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) $(LIB_TRACE_A)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ilib -o $@ $< $(LDFLAGS) $(LIB_TRACE_A)
 
 deps-build:
 	@sh scripts/install-deps.sh build
