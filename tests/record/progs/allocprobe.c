@@ -56,19 +56,22 @@ int main(void)
         void *r = NULL;
         int rc = posix_memalign(&r, aligns[i], 3000);
         /* (mimalloc's memalign reuses a free block that happens to be
-         * aligned: its usable size depends on the heap's history) */
+         * aligned, and glibc's keeps a remainder too small to split with
+         * the block: an aligned block's usable size depends on where the
+         * heap's free space lies, which any library's allocations at start
+         * move; what is the allocator's own is the bound) */
         printf("align %zu: memalign %d usable >= 100 %d, aligned_alloc %d usable >= %zu %d, "
-               "posix_memalign %d/%d usable %zu\n",
+               "posix_memalign %d/%d usable >= 3000 %d\n",
                aligns[i], aligned_to(p, aligns[i]), malloc_usable_size(p) >= 100, aligned_to(q, aligns[i]),
                aligns[i] * 2, malloc_usable_size(q) >= aligns[i] * 2, rc, aligned_to(r, aligns[i]),
-               malloc_usable_size(r));
+               malloc_usable_size(r) >= 3000);
         free(p);
         free(q);
         free(r);
     }
     void *v = valloc(5000);
-    printf("valloc 5000: page-aligned %d, usable %zu\n", aligned_to(v, (size_t)getpagesize()),
-           malloc_usable_size(v));
+    printf("valloc 5000: page-aligned %d, usable >= 5000 %d\n", aligned_to(v, (size_t)getpagesize()),
+           malloc_usable_size(v) >= 5000);
     free(v);
 
     /* Whose heap: glibc's grows only when glibc allocates. */
