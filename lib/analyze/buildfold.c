@@ -13,7 +13,7 @@
 
 /* An event of a folded model, in file order (after the queue): live
  * blocks in a table, each folded into its stack's cost when collected. */
-static int add_folded(builder *b, const struct fold_q *ev)
+static inline __attribute__((always_inline)) int add_folded(builder *b, const struct fold_q *ev)
 {
     mt_model *m = b->m;
     if (ev->time < b->cur_time)

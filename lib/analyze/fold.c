@@ -156,7 +156,7 @@ static int window_step(mta_live *l)
     return 0;
 }
 
-mta_live_rec *mta_live_find(mta_live *l, uint64_t id)
+mta_live_rec *mta_live_find_table(mta_live *l, uint64_t id)
 {
     if (l->ring && in_window(l, id)) {
         uint32_t v = l->ring[id & (MTA_LIVE_WINDOW - 1)];
@@ -168,7 +168,7 @@ mta_live_rec *mta_live_find(mta_live *l, uint64_t id)
     return l->slots[j].rec ? &l->pool[l->slots[j].rec - 1] : NULL;
 }
 
-mta_live_rec *mta_live_add(mta_live *l, uint64_t id, mta_live_rec *displaced, int *had)
+mta_live_rec *mta_live_add_slow(mta_live *l, uint64_t id, mta_live_rec *displaced, int *had)
 {
     *had = 0;
     if (!l->ring && !(l->ring = big_zalloc(MTA_LIVE_WINDOW, sizeof *l->ring)))
@@ -207,7 +207,7 @@ mta_live_rec *mta_live_add(mta_live *l, uint64_t id, mta_live_rec *displaced, in
     return &l->pool[k];
 }
 
-void mta_live_remove(mta_live *l, mta_live_rec *r)
+void mta_live_remove_slow(mta_live *l, mta_live_rec *r)
 {
     uint32_t k = (uint32_t)(r - l->pool);
     r->seq = UINT64_MAX;
