@@ -9,6 +9,8 @@
 #   TRACE=t.ctf sh bench/speed.sh   # an existing trace
 #   PERF=0 sh bench/speed.sh   # no perf profile
 #   RT=1 sh bench/speed.sh     # the timed commands at real-time priority
+#   BASE=other/build sh bench/speed.sh   # also that build's top and stats
+#                              # (top0, stats0) in the same rounds
 #
 # The trace: bench/viewer-gen.c with EVENTS events (50M: 444 MB, 25.5
 # million sampled blocks, 400 call paths), kept in $BUILD/bench. Rounds are
@@ -46,6 +48,8 @@ bench_scratch memtrace-speed
 TRACE=${TRACE:-$BUILD/bench/paths-$EVENTS.ctf}
 [ -f "$TRACE" ] || "$BUILD/bench/viewer-gen" "$TRACE" "$EVENTS" > /dev/null
 NAMES="md5sum decode top stats recode"
+BASE=${BASE:-}
+[ -z "$BASE" ] || NAMES="$NAMES top0 stats0"
 
 cat "$TRACE" > /dev/null   # warm the page cache
 i=0
@@ -56,6 +60,10 @@ while [ $i -lt "$REPS" ]; do
     timed stats "$M" stats "$TRACE"
     timed recode "$M" recode "$TRACE" "$tmp/out.ctf"
     rm -f "$tmp/out.ctf"
+    if [ -n "$BASE" ]; then
+        timed top0 "$BASE/memtrace" top "$TRACE"
+        timed stats0 "$BASE/memtrace" stats "$TRACE"
+    fi
     i=$((i + 1))
 done
 
