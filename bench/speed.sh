@@ -78,6 +78,7 @@ echo "trace: $TRACE ($(wc -c < "$TRACE") bytes); $REPS interleaved rounds, media
 printf '%-8s %8s %8s %8s %10s %10s\n' what wall_s cpu_s xwall xcpu maxrss_MB
 for w in $NAMES; do
     cpu=$(awk '{ print $2 + $4 }' "$tmp/$w" | median)
+    # shellcheck disable=SC2046  # two words: the two ratios
     set -- $(rounds "$w")
     printf '%-8s %8s %8s %8s %10s %10s\n' "$w" "$(col_median "$w" 1)" "$cpu" "$1" "$2" \
         "$(col_median "$w" 3 | awk '{ printf "%.0f", $1 / 1024 }')"
