@@ -75,12 +75,17 @@ typedef struct mta_live {
 } mta_live;
 #define MTA_LIVE_WINDOW (1u << 20)
 #define MTA_LIVE_AHEAD 16          /* prefetch distance, in ids or events */
+/* Is id's block (if live) in the window's ring? */
+static inline int mta_live_in_window(const mta_live *l, uint64_t id)
+{
+    return id - l->base < MTA_LIVE_WINDOW;
+}
 /* Prefetches what looking id up will read: with rec = 0 the ring or table
  * slot, with rec = 1 (a little later, once the slot is in the cache) the
  * block's record as well. Only a hint: the table may change meanwhile. */
 static inline void mta_live_prefetch(const mta_live *l, uint64_t id, int rec)
 {
-    if (l->ring && id - l->base < MTA_LIVE_WINDOW) {
+    if (l->ring && mta_live_in_window(l, id)) {
         const uint32_t *slot = &l->ring[id & (MTA_LIVE_WINDOW - 1)];
         if (!rec)
             __builtin_prefetch(slot);
@@ -105,7 +110,7 @@ void mta_live_remove_slow(mta_live *l, mta_live_rec *r);
 static inline mta_live_rec *mta_live_add(mta_live *l, uint64_t id, mta_live_rec *displaced,
                                          int *had)
 {
-    if (l->ring && id - l->base < MTA_LIVE_WINDOW && l->n_free) {
+    if (l->ring && mta_live_in_window(l, id) && l->n_free) {
         uint32_t *slot = &l->ring[id & (MTA_LIVE_WINDOW - 1)];
         if (!*slot) {
             uint32_t k = l->free_list[--l->n_free];
@@ -119,7 +124,7 @@ static inline mta_live_rec *mta_live_add(mta_live *l, uint64_t id, mta_live_rec 
 }
 static inline mta_live_rec *mta_live_find(mta_live *l, uint64_t id)
 {
-    if (l->ring && id - l->base < MTA_LIVE_WINDOW) {
+    if (l->ring && mta_live_in_window(l, id)) {
         uint32_t v = l->ring[id & (MTA_LIVE_WINDOW - 1)];
         return v ? &l->pool[v - 1] : NULL;
     }
@@ -129,7 +134,7 @@ static inline mta_live_rec *mta_live_find(mta_live *l, uint64_t id)
  * UINT64_MAX: pool[0 .. n_pool) with another seq are the live blocks. */
 static inline void mta_live_remove(mta_live *l, mta_live_rec *r)
 {
-    if (l->ring && r->id - l->base < MTA_LIVE_WINDOW && l->n_free < l->cap_free) {
+    if (l->ring && mta_live_in_window(l, r->id) && l->n_free < l->cap_free) {
         r->seq = UINT64_MAX;
         l->ring[r->id & (MTA_LIVE_WINDOW - 1)] = 0;
         l->free_list[l->n_free++] = (uint32_t)(r - l->pool);
