@@ -16,7 +16,7 @@
 #                            such a table (a round against itself: the fair
 #                            comparison on a machine whose load changes)
 #   timed NAME CMD...        runs CMD (output dropped), appends "wall_s
-#                            user_s maxrss_kb" to $tmp/NAME; CMD's status
+#                            user_s maxrss_kb sys_s" to $tmp/NAME; CMD's status
 #   col_median NAME N        the median of field N of $tmp/NAME
 #   bench_seconds FILE       "wall cpu" from the last "seconds=S cpu=C" line
 #                            the benchmark programs (bench/*_bench.c) print
@@ -68,7 +68,7 @@ timed() {
     name=$1; shift
     st=0
     # shellcheck disable=SC2086  # $RUN: no words or two
-    /usr/bin/time -f "%e %U %M" -o "$tmp/one" $RUN "$@" > /dev/null || st=$?
+    /usr/bin/time -f "%e %U %M %S" -o "$tmp/one" $RUN "$@" > /dev/null || st=$?
     tail -n 1 "$tmp/one" >> "$tmp/$name"
     return $st
 }

@@ -14,7 +14,7 @@
 
 /* An event of a folded model, in file order (after the queue): live
  * blocks in a table, each folded into its stack's cost when collected. */
-static int add_folded(builder *b, const struct fold_q *ev)
+static inline __attribute__((always_inline)) int add_folded(builder *b, const struct fold_q *ev)
 {
     mt_model *m = b->m;
     if (ev->time < b->cur_time)
@@ -75,13 +75,19 @@ static int add_folded(builder *b, const struct fold_q *ev)
     return 0;
 }
 
-/* The oldest queued event meets the live blocks. */
-int mta_build_fold_step(builder *b)
+/* The oldest queued event meets the live blocks (inline in the folding
+ * thread's loop below: once per event). */
+static inline __attribute__((always_inline)) int fold_step(builder *b)
 {
     const struct fold_q *e = &b->fq[b->fq_head];
     b->fq_head = (b->fq_head + 1) & (FOLD_AHEAD - 1);
     b->fq_n--;
     return add_folded(b, e);
+}
+
+int mta_build_fold_step(builder *b)
+{
+    return fold_step(b);
 }
 
 /* The queued events, at the end of the trace. */
@@ -245,11 +251,12 @@ int mta_build_fold_batches(builder *b, mta_pipe *p, char **message)
                     fprintf(stderr, "warning: %s\n", w);
                 continue;
             }
-            struct fold_q *e = mta_build_fold_slot(b);
-            if (!e) {
+            /* (mta_build_fold_slot, with the step inline) */
+            if (b->fq_n == FOLD_AHEAD && fold_step(b) < 0) {
                 mta_pipe_release(p);
                 return -1;
             }
+            struct fold_q *e = &b->fq[(b->fq_head + b->fq_n) & (FOLD_AHEAD - 1)];
             e->kind = pe->kind;
             e->time = pe->time;
             e->id = pe->id;

@@ -59,11 +59,11 @@ static int64_t stack_of(builder *b, const mt_event *ev)
         bt += len - b->max_depth;
         len = b->max_depth;
     }
-    struct prev_bt *pv = prev_of(b, 0);
-    if (!pv)
-        return -1;
-    if (!b->shorts)
-        return trie_path(b, pv, bt, len, SIZE_MAX);
+    struct prev_bt *pv;
+    if (!b->shorts) {
+        pv = prev_of(b, 0);
+        return pv ? trie_path(b, pv, bt, len, SIZE_MAX) : -1;
+    }
     uint64_t c0 = len > 0 ? bt[0] : 0, c1 = len > 1 ? bt[1] : 0;
     struct short_stack *last = &b->last_short;
     if (last->len == len + 1 && last->code[0] == c0 && last->code[1] == c1)
@@ -79,6 +79,10 @@ static int64_t stack_of(builder *b, const mt_event *ev)
         }
         j = (j + 1) & b->shorts_mask;
     }
+    /* (the previous backtrace's state only for a stack not seen before) */
+    pv = prev_of(b, 0);
+    if (!pv)
+        return -1;
     int64_t node = trie_path(b, pv, bt, len, SIZE_MAX);
     if (node < 0)
         return -1;
@@ -240,7 +244,7 @@ int mta_build_apply_pending(builder *b)
 }
 
 /* The allocation record of an event. */
-static int64_t alloc_of(builder *b, const mt_event *ev, mt_alloc *a)
+static inline __attribute__((always_inline)) int64_t alloc_of(builder *b, const mt_event *ev, mt_alloc *a)
 {
     if (ev->n_samples > MTA_MAX_SAMPLES - b->total_samples) {
         b->why = "sample counts add up to more than 2^62 (a damaged or forged trace)";
@@ -289,7 +293,7 @@ static int fold_push(builder *b, const mt_event *ev)
 /* Reading thread: an event goes into the batch; an allocation with its
  * record made (its stack found) here. Returns 0, or -1 with b->why (NULL:
  * the batches stopped, nothing more to say). */
-static int pipe_emit(builder *b, const mt_event *ev)
+static inline __attribute__((always_inline)) int pipe_emit(builder *b, const mt_event *ev)
 {
     /* (no batch: a warning found the batches stopped) */
     if (!b->batch ||

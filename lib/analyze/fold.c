@@ -124,10 +124,6 @@ static void table_del(mta_live *l, size_t j)
     l->count--;
 }
 
-static inline int in_window(const mta_live *l, uint64_t id)
-{
-    return id - l->base < MTA_LIVE_WINDOW;
-}
 
 /* Moves the window one id on: the oldest id's block (if live) goes to the
  * table, the id entering it comes from the table (if it went there while
@@ -159,9 +155,9 @@ static int window_step(mta_live *l)
     return 0;
 }
 
-mta_live_rec *mta_live_find(mta_live *l, uint64_t id)
+mta_live_rec *mta_live_find_table(mta_live *l, uint64_t id)
 {
-    if (l->ring && in_window(l, id)) {
+    if (l->ring && mta_live_in_window(l, id)) {
         uint32_t v = l->ring[id & (MTA_LIVE_WINDOW - 1)];
         return v ? &l->pool[v - 1] : NULL;
     }
@@ -171,7 +167,7 @@ mta_live_rec *mta_live_find(mta_live *l, uint64_t id)
     return l->slots[j].rec ? &l->pool[l->slots[j].rec - 1] : NULL;
 }
 
-mta_live_rec *mta_live_add(mta_live *l, uint64_t id, mta_live_rec *displaced, int *had)
+mta_live_rec *mta_live_add_slow(mta_live *l, uint64_t id, mta_live_rec *displaced, int *had)
 {
     *had = 0;
     if (!l->ring && !(l->ring = big_zalloc(MTA_LIVE_WINDOW, sizeof *l->ring)))
@@ -200,7 +196,7 @@ mta_live_rec *mta_live_add(mta_live *l, uint64_t id, mta_live_rec *displaced, in
         }
         k = (uint32_t)l->n_pool++;
     }
-    if (in_window(l, id)) {
+    if (mta_live_in_window(l, id)) {
         l->ring[id & (MTA_LIVE_WINDOW - 1)] = k + 1;
     } else if (table_put(l, id, k + 1) < 0) {
         l->free_list[l->n_free++] = k; /* (it came from there or the pool's end) */
@@ -210,11 +206,11 @@ mta_live_rec *mta_live_add(mta_live *l, uint64_t id, mta_live_rec *displaced, in
     return &l->pool[k];
 }
 
-void mta_live_remove(mta_live *l, mta_live_rec *r)
+void mta_live_remove_slow(mta_live *l, mta_live_rec *r)
 {
     uint32_t k = (uint32_t)(r - l->pool);
     r->seq = UINT64_MAX;
-    if (in_window(l, r->id)) {
+    if (mta_live_in_window(l, r->id)) {
         l->ring[r->id & (MTA_LIVE_WINDOW - 1)] = 0;
     } else {
         size_t j = live_slot(l, r->id);

@@ -75,12 +75,17 @@ typedef struct mta_live {
 } mta_live;
 #define MTA_LIVE_WINDOW (1u << 20)
 #define MTA_LIVE_AHEAD 16          /* prefetch distance, in ids or events */
+/* Is id's block (if live) in the window's ring? */
+static inline int mta_live_in_window(const mta_live *l, uint64_t id)
+{
+    return id - l->base < MTA_LIVE_WINDOW;
+}
 /* Prefetches what looking id up will read: with rec = 0 the ring or table
  * slot, with rec = 1 (a little later, once the slot is in the cache) the
  * block's record as well. Only a hint: the table may change meanwhile. */
 static inline void mta_live_prefetch(const mta_live *l, uint64_t id, int rec)
 {
-    if (l->ring && id - l->base < MTA_LIVE_WINDOW) {
+    if (l->ring && mta_live_in_window(l, id)) {
         const uint32_t *slot = &l->ring[id & (MTA_LIVE_WINDOW - 1)];
         if (!rec)
             __builtin_prefetch(slot);
@@ -93,14 +98,50 @@ static inline void mta_live_prefetch(const mta_live *l, uint64_t id, int rec)
         __builtin_prefetch(&l->slots[(size_t)mta_hash64(id) & l->mask]);
     }
 }
+/* The out-of-line parts of the three below (fold.c): what the window's
+ * ring and the list of free records do not settle. */
+mta_live_rec *mta_live_add_slow(mta_live *l, uint64_t id, mta_live_rec *displaced, int *had);
+mta_live_rec *mta_live_find_table(mta_live *l, uint64_t id);
+void mta_live_remove_slow(mta_live *l, mta_live_rec *r);
 /* Returns the record of a new live block (to fill), or NULL when out of
  * memory. A block whose id is already live displaces the older one, which
- * is returned in *displaced (copied) with *had = 1. */
-mta_live_rec *mta_live_add(mta_live *l, uint64_t id, mta_live_rec *displaced, int *had);
-mta_live_rec *mta_live_find(mta_live *l, uint64_t id);
+ * is returned in *displaced (copied) with *had = 1. Inline for an id in
+ * the window, new, with a free record to reuse: most allocations. */
+static inline mta_live_rec *mta_live_add(mta_live *l, uint64_t id, mta_live_rec *displaced,
+                                         int *had)
+{
+    if (l->ring && mta_live_in_window(l, id) && l->n_free) {
+        uint32_t *slot = &l->ring[id & (MTA_LIVE_WINDOW - 1)];
+        if (!*slot) {
+            uint32_t k = l->free_list[--l->n_free];
+            *had = 0;
+            *slot = k + 1;
+            l->pool[k].id = id;
+            return &l->pool[k];
+        }
+    }
+    return mta_live_add_slow(l, id, displaced, had);
+}
+static inline mta_live_rec *mta_live_find(mta_live *l, uint64_t id)
+{
+    if (l->ring && mta_live_in_window(l, id)) {
+        uint32_t v = l->ring[id & (MTA_LIVE_WINDOW - 1)];
+        return v ? &l->pool[v - 1] : NULL;
+    }
+    return mta_live_find_table(l, id);
+}
 /* Removes the block (after mta_live_find). Removed records have seq
  * UINT64_MAX: pool[0 .. n_pool) with another seq are the live blocks. */
-void mta_live_remove(mta_live *l, mta_live_rec *r);
+static inline void mta_live_remove(mta_live *l, mta_live_rec *r)
+{
+    if (l->ring && mta_live_in_window(l, r->id) && l->n_free < l->cap_free) {
+        r->seq = UINT64_MAX;
+        l->ring[r->id & (MTA_LIVE_WINDOW - 1)] = 0;
+        l->free_list[l->n_free++] = (uint32_t)(r - l->pool);
+        return;
+    }
+    mta_live_remove_slow(l, r);
+}
 void mta_live_free(mta_live *l);
 
 #endif

@@ -55,24 +55,10 @@ static void widen(mta_peak_acc *p)
     p->shift++;
 }
 
-void mta_peak_time(mta_peak_acc *p, mt_timedelta t, int64_t before, int64_t after,
-                   uint64_t allocated)
+void mta_peak_widen(mta_peak_acc *p)
 {
-    p->last = after;
-    if (after > p->max) {
-        p->max = after;
-        p->max_t = t;
-        while ((uint64_t)p->max >> p->shift >= MTA_PEAK_BINS)
-            widen(p);
-    }
-    if (allocated && before >= 0) {
-        uint64_t k = (uint64_t)before >> p->shift;   /* before <= max: in range */
-        p->bin[k < MTA_PEAK_BINS ? k : MTA_PEAK_BINS - 1] += allocated;
-    }
-    if (allocated && after >= 0) {
-        uint64_t k = (uint64_t)after >> p->shift;    /* after <= max: in range */
-        p->reach[k < MTA_PEAK_BINS ? k : MTA_PEAK_BINS - 1] += allocated;
-    }
+    while ((uint64_t)p->max >> p->shift >= MTA_PEAK_BINS)
+        widen(p);
 }
 
 /* Phi^-1(x) (normal.h). */
