@@ -28,6 +28,20 @@
     "                     $MEMTRACE_PLUMBING)\n"                                   \
     "      --full-names   function names as recorded (default: shortened C++\n"  \
     "                     names: std::string, no default template arguments)\n"
+/* The same options as entries of an option table (options.h). */
+#define REPORT_SITE_OPTS                                                             \
+    OPT("raw", 0, OPT_FLAG, &report_sites.raw, NULL,                                    \
+     "sites are the innermost frames, allocation plumbing\n"                          \
+     "included (default: the first frame outside operator\n"                          \
+     "new, std::, xmalloc, g_malloc, ...; docs/names.md)"),                           \
+    OPT("plumbing", 0, OPT_STRING, &report_sites.plumbing, "FILE",                      \
+     "more plumbing patterns, one per line (also\n$MEMTRACE_PLUMBING)"),              \
+    OPT("full-names", 0, OPT_FLAG, &report_sites.full_names, NULL,                      \
+     "function names as recorded (default: shortened C++\n"                           \
+     "names: std::string, no default template arguments)")
+#define REPORT_BY_PROCESS_HELP                                                       \
+    "several FILEs (app.ctf app.ctf.*, runs) are aggregated;\n"                       \
+    "this adds an outermost frame per process"
 typedef struct report_sites_cfg {
     int raw;                 /* --raw */
     int full_names;          /* --full-names */
