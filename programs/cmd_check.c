@@ -185,8 +185,7 @@ typedef struct check_args {
     budget b[8];
     size_t nb;
     const char *filter, *site, *junit, *name;
-    const char **bases;      /* --base, each */
-    size_t n_bases;
+    opt_list bases;          /* --base, each */
     double alpha;
     mt_metric inc_metric;    /* --by, for --max-increase */
     mt_timedelta inc_at;     /* --at */
@@ -221,14 +220,6 @@ static int add_budget(void *ctx, const char *arg, const char *opt)
                   : !strcmp(opt, "--max-lost") ? B_LOST : B_ALLOC;
     }
     a->nb++;
-    return 0;
-}
-
-static int add_base(void *ctx, const char *arg, const char *opt)
-{
-    (void)opt;
-    check_args *a = ctx;
-    a->bases[a->n_bases++] = arg;
     return 0;
 }
 
@@ -269,8 +260,7 @@ static int check_parse(check_args *a, int argc, char **argv)
         OPT("max-increase", 0, OPT_CALL, NULL, "PCT",
          "against --base: the measure (--by, --at; default the\n"
          "peak live bytes) grows by at most PCT (e.g. 10%)", .fn = add_budget, .ctx = a),
-        OPT("base", 0, OPT_CALL, NULL, "BASE", "the trace to compare with (repeat for several)",
-         .fn = add_base, .ctx = a),
+        OPT("base", 0, OPT_LIST, &a->bases, "BASE", "the trace to compare with (repeat for several)"),
         OPT("by", 'b', OPT_MEASURE, &a->inc_metric, "MEASURE",
          "for --max-increase: alloc, count, live, live_count", .given = &a->by_given),
         OPT("at", 'a', OPT_TIME, &a->inc_at, "TIME", "for --max-increase with live: 2s, peak, end",
@@ -304,11 +294,11 @@ static int check_parse(check_args *a, int argc, char **argv)
     int has_inc = 0;
     for (size_t i = 0; i < a->nb; i++)
         has_inc |= a->b[i].kind == B_INCREASE;
-    if (has_inc && !a->n_bases) {
+    if (has_inc && !a->bases.n) {
         fprintf(stderr, "memtrace check: --max-increase needs --base BASE\n");
         return 2;
     }
-    if (a->n_bases && !has_inc) {
+    if (a->bases.n && !has_inc) {
         fprintf(stderr, "memtrace check: --base without --max-increase: nothing to compare\n");
         return 2;
     }
@@ -410,9 +400,9 @@ static int check_read_all(const check_args *a, check_read *r)
     int need_peak, can_fold = plan_folds(a, &r->main_f, &r->base_f, &need_peak);
     r->sides[0] = (report_side){a->paths, a->n_paths, 0,
         {can_fold ? folds_alloc : NULL, folds_reset, &r->main_f, need_peak}, NULL, NULL, NULL};
-    r->sides[1] = (report_side){a->bases, a->n_bases, 0,
+    r->sides[1] = (report_side){a->bases.v, a->bases.n, 0,
         {can_fold ? folds_alloc : NULL, folds_reset, &r->base_f, need_peak}, NULL, NULL, NULL};
-    if (report_open_sides("check", r->sides, a->n_bases ? 2 : 1, a->filter, MT_TIME_END, 2)) {
+    if (report_open_sides("check", r->sides, a->bases.n ? 2 : 1, a->filter, MT_TIME_END, 2)) {
         r->sides[0].m = r->sides[1].m = NULL;
         return 2;
     }
@@ -542,9 +532,9 @@ static void print_report(const check_args *a, const char *name, size_t failed)
      * message encodes %, CR and LF as GitHub Actions decodes them */
     fputs("memtrace check: ", stdout);
     mt_text_put(stdout, name);
-    if (a->n_bases) {
+    if (a->bases.n) {
         fputs(" against ", stdout);
-        mt_text_put(stdout, a->bases[a->n_bases - 1]);
+        mt_text_put(stdout, a->bases.v[a->bases.n - 1]);
     }
     putchar('\n');
     for (size_t i = 0; i < nb; i++) {
@@ -570,7 +560,7 @@ static void print_report(const check_args *a, const char *name, size_t failed)
 int cmd_check(int argc, char **argv)
 {
     const char *bases[argc > 0 ? argc : 1];
-    check_args a = {.bases = bases, .alpha = 0.05, .inc_metric = MT_METRIC_LIVE_BYTES,
+    check_args a = {.bases = {bases, 0, (size_t)(argc > 0 ? argc : 1)}, .alpha = 0.05, .inc_metric = MT_METRIC_LIVE_BYTES,
                     .inc_at = MT_TIME_PEAK};
     int rc = check_parse(&a, argc, argv);
     if (rc >= 0)

@@ -54,48 +54,128 @@ static void print_choices(const char *const *c)
         fprintf(stderr, "%s%s", i == 0 ? "" : c[i + 1] ? ", " : " or ", c[i]);
 }
 
+static int take_size(const char *cmd, const char *opt, const opt_spec *o, const char *arg)
+{
+    uint64_t bytes;
+    if (mt_units_size(arg, &bytes) != MT_UNITS_OK || (double)bytes < o->lo) {
+        char lo[32] = "";
+        if (o->lo > 0)
+            mt_format_bytes(lo, sizeof lo, o->lo);
+        fprintf(stderr, "memtrace %s: %s %s: expected a size%s%s, e.g. 200MiB, 512k, 1g\n", cmd,
+                opt, arg, o->lo > 0 ? " of at least " : "", lo);
+        return 2;
+    }
+    *(uint64_t *)o->dest = bytes;
+    return 0;
+}
+
+/* OPT_TIME and OPT_DURATION: the time grammar of mt_parse_time. */
+static int take_time(const char *cmd, const char *opt, const opt_spec *o, const char *arg)
+{
+    char *err = NULL;
+    mt_timedelta t;
+    if (mt_parse_time(arg, &t, &err) < 0) {
+        fprintf(stderr, "memtrace %s: %s %s: %s\n", cmd, opt, arg, err ? err : "bad time");
+        free(err);
+        return 2;
+    }
+    if (o->kind == OPT_DURATION &&
+        (t <= 0 || t == MT_TIME_END || t == MT_TIME_PEAK || t == MT_TIME_NEVER)) {
+        fprintf(stderr, "memtrace %s: %s %s: expected a duration such as 30s, 5min or 1h\n", cmd,
+                opt, arg);
+        return 2;
+    }
+    *(mt_timedelta *)o->dest = t;
+    return 0;
+}
+
+/* OPT_COUNT and OPT_INT: a whole decimal number within the bounds. */
+static int take_whole(const char *cmd, const char *opt, const opt_spec *o, const char *arg)
+{
+    double v;
+    if (parse_decimal(arg, &v) < 0 || v < o->lo || (o->kind == OPT_INT && v > o->hi) || v >= 1e18) {
+        if (o->kind == OPT_INT)
+            fprintf(stderr, "memtrace %s: %s %s: expected a number %g..%g\n", cmd, opt, arg, o->lo,
+                    o->hi);
+        else
+            fprintf(stderr, "memtrace %s: %s %s: not a %snumber\n", cmd, opt, arg,
+                    o->lo > 0 ? "positive " : "");
+        return 2;
+    }
+    if (o->kind == OPT_INT)
+        *(int *)o->dest = (int)v;
+    else
+        *(size_t *)o->dest = (size_t)v;
+    return 0;
+}
+
+/* OPT_REAL (strictly between the bounds) and OPT_PERCENT. */
+static int take_real(const char *cmd, const char *opt, const opt_spec *o, const char *arg)
+{
+    char *end;
+    double v = strtod(arg, &end);
+    if (o->kind == OPT_PERCENT) {
+        if (end != arg && *end == '%')
+            end++;
+        if (end == arg || *end || !(v >= 0) || !isfinite(v)) {
+            fprintf(stderr, "memtrace %s: %s %s: expected a percentage, e.g. 10%%\n", cmd, opt, arg);
+            return 2;
+        }
+    } else if (!*arg || *end || !(v > o->lo && v < o->hi)) {
+        fprintf(stderr, "memtrace %s: %s %s: expected a number between %g and %g, e.g. 0.01\n", cmd,
+                opt, arg, o->lo, o->hi);
+        return 2;
+    }
+    *(double *)o->dest = v;
+    return 0;
+}
+
+/* OPT_CHOICE, OPT_PAIR, OPT_LIST: words kept as given, or their index. */
+static int take_word(const char *cmd, const char *opt, const opt_spec *o, const char *arg,
+                     char **argv, int argc)
+{
+    if (o->kind == OPT_CHOICE) {
+        for (int i = 0; o->choices[i]; i++)
+            if (!strcmp(o->choices[i], arg)) {
+                *(int *)o->dest = i;
+                return 0;
+            }
+        fprintf(stderr, "memtrace %s: %s %s: use ", cmd, opt, arg);
+        print_choices(o->choices);
+        fputc('\n', stderr);
+        return 2;
+    }
+    if (o->kind == OPT_PAIR) {
+        if (!argv || optind >= argc) {
+            fprintf(stderr, "memtrace %s: %s takes two values: %s %s\n", cmd, opt, opt,
+                    o->meta ? o->meta : "A B");
+            return 2;
+        }
+        ((const char **)o->dest)[0] = arg;
+        ((const char **)o->dest)[1] = argv[optind++];
+        return 0;
+    }
+    opt_list *l = o->dest;
+    if (l->n >= l->cap) {
+        fprintf(stderr, "memtrace %s: %s: at most %zu values\n", cmd, opt, l->cap);
+        return 2;
+    }
+    l->v[l->n++] = arg;
+    return 0;
+}
+
 /* Types and stores one value; 0, or 2 after the message. */
 static int take(const char *cmd, const opt_spec *o, const char *arg, char **argv, int argc)
 {
     char opt[64];
     snprintf(opt, sizeof opt, "--%s", o->name);
-    double v;
-    char *end;
     switch (o->kind) {
     case OPT_FLAG: *(int *)o->dest = 1; return 0;
     case OPT_STRING:
     case OPT_FILTER: *(const char **)o->dest = arg; return 0;
-    case OPT_SIZE: {
-        uint64_t bytes;
-        if (mt_units_size(arg, &bytes) != MT_UNITS_OK || (double)bytes < o->lo) {
-            char lo[32] = "";
-            if (o->lo > 0)
-                mt_format_bytes(lo, sizeof lo, o->lo);
-            fprintf(stderr, "memtrace %s: %s %s: expected a size%s%s, e.g. 200MiB, 512k, 1g\n",
-                    cmd, opt, arg, o->lo > 0 ? " of at least " : "", lo);
-            return 2;
-        }
-        *(uint64_t *)o->dest = bytes;
-        return 0;
-    }
+    case OPT_SIZE: return take_size(cmd, opt, o, arg);
     case OPT_TIME:
-    case OPT_DURATION: {
-        char *err = NULL;
-        mt_timedelta t;
-        if (mt_parse_time(arg, &t, &err) < 0) {
-            fprintf(stderr, "memtrace %s: %s %s: %s\n", cmd, opt, arg, err ? err : "bad time");
-            free(err);
-            return 2;
-        }
-        if (o->kind == OPT_DURATION && (t <= 0 || t == MT_TIME_END || t == MT_TIME_PEAK ||
-                                        t == MT_TIME_NEVER)) {
-            fprintf(stderr, "memtrace %s: %s %s: expected a duration such as 30s, 5min or 1h\n",
-                    cmd, opt, arg);
-            return 2;
-        }
-        *(mt_timedelta *)o->dest = t;
-        return 0;
-    }
+    case OPT_DURATION: return take_time(cmd, opt, o, arg);
     case OPT_RATE:
         if (opt_parse_rate(arg, (double *)o->dest) < 0) {
             fprintf(stderr, "memtrace %s: %s %s: expected a rate such as 1MiB/h, 200KiB/min, 50B/s\n",
@@ -114,60 +194,12 @@ static int take(const char *cmd, const opt_spec *o, const char *arg, char **argv
         return 0;
     }
     case OPT_COUNT:
-    case OPT_INT:
-        if (parse_decimal(arg, &v) < 0 || v < o->lo || (o->kind == OPT_INT && v > o->hi) ||
-            v >= 1e18) {
-            if (o->kind == OPT_INT)
-                fprintf(stderr, "memtrace %s: %s %s: expected a number %g..%g\n", cmd, opt, arg,
-                        o->lo, o->hi);
-            else
-                fprintf(stderr, "memtrace %s: %s %s: not a %snumber\n", cmd, opt, arg,
-                        o->lo > 0 ? "positive " : "");
-            return 2;
-        }
-        if (o->kind == OPT_INT)
-            *(int *)o->dest = (int)v;
-        else
-            *(size_t *)o->dest = (size_t)v;
-        return 0;
+    case OPT_INT: return take_whole(cmd, opt, o, arg);
     case OPT_REAL:
-        v = strtod(arg, &end);
-        if (!*arg || *end || !(v > o->lo && v < o->hi)) {
-            fprintf(stderr, "memtrace %s: %s %s: expected a number between %g and %g, e.g. 0.01\n",
-                    cmd, opt, arg, o->lo, o->hi);
-            return 2;
-        }
-        *(double *)o->dest = v;
-        return 0;
-    case OPT_PERCENT:
-        v = strtod(arg, &end);
-        if (end != arg && *end == '%')
-            end++;
-        if (end == arg || *end || !(v >= 0) || !isfinite(v)) {
-            fprintf(stderr, "memtrace %s: %s %s: expected a percentage, e.g. 10%%\n", cmd, opt, arg);
-            return 2;
-        }
-        *(double *)o->dest = v;
-        return 0;
+    case OPT_PERCENT: return take_real(cmd, opt, o, arg);
     case OPT_CHOICE:
-        for (int i = 0; o->choices[i]; i++)
-            if (!strcmp(o->choices[i], arg)) {
-                *(int *)o->dest = i;
-                return 0;
-            }
-        fprintf(stderr, "memtrace %s: %s %s: use ", cmd, opt, arg);
-        print_choices(o->choices);
-        fputc('\n', stderr);
-        return 2;
     case OPT_PAIR:
-        if (optind >= argc) {
-            fprintf(stderr, "memtrace %s: %s takes two values: %s %s\n", cmd, opt, opt,
-                    o->meta ? o->meta : "A B");
-            return 2;
-        }
-        ((const char **)o->dest)[0] = arg;
-        ((const char **)o->dest)[1] = argv[optind++];
-        return 0;
+    case OPT_LIST: return take_word(cmd, opt, o, arg, argv, argc);
     case OPT_CALL: return o->fn(o->ctx, arg, opt);
     }
     return 2;
@@ -198,10 +230,11 @@ static void help_entry(FILE *out, int col, int letter, const char *name, const c
     char left[128];
     int n = left_column(left, sizeof left, letter, name, meta);
     fputs(left, out);
-    fprintf(out, "%*s", n + 2 <= col ? col - n : 2, "");
+    if (help[0] != '\n')   /* else the help starts on the next line */
+        fprintf(out, "%*s", n + 2 <= col ? col - n : 2, "");
     for (const char *p = help; *p; p++) {
         fputc(*p, out);
-        if (*p == '\n' && p[1])
+        if (*p == '\n')
             fprintf(out, "%*s", col, "");
     }
     fputc('\n', out);
@@ -267,6 +300,8 @@ int opt_parse(const opt_command *cmd, int argc, char **argv, int *first)
             return 2;
         if (o->given)
             *o->given = 1;
+        if (o->text)
+            *o->text = optarg;
     }
     *first = optind;
     return -1;

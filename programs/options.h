@@ -32,8 +32,15 @@ typedef enum opt_kind {
     OPT_PERCENT,   /* double: a percentage, "10%" or "10", at least 0 */
     OPT_CHOICE,    /* int: the index of the argument in choices (NULL-ended) */
     OPT_PAIR,      /* const char *[2]: this argument and the next word (--windows A B) */
+    OPT_LIST,      /* opt_list: each time given, one more value (at most cap) */
     OPT_CALL,      /* fn(ctx, arg) takes it: 0, or 2 after its own message */
 } opt_kind;
+
+/* The values of an option that may be repeated, in the order given. */
+typedef struct opt_list {
+    const char **v;
+    size_t n, cap;
+} opt_list;
 
 typedef struct opt_spec {
     const char *name;           /* the long name, without "--" */
@@ -47,6 +54,7 @@ typedef struct opt_spec {
     int (*fn)(void *ctx, const char *arg, const char *opt); /* OPT_CALL; opt: "--name" */
     void *ctx;
     int *given;                 /* set to 1 when the option is given (may be NULL) */
+    const char **text;          /* the argument as given goes here too (may be NULL) */
 } opt_spec;
 
 /* One entry: OPT("by", 'b', OPT_MEASURE, &metric, "MEASURE", "help", .given = &g) */
