@@ -192,8 +192,7 @@ static void explain_empty(FILE *out, const char *cmd, const char *path, const mt
 {
     const mt_trace_info *info = mt_model_info(m);
     char interval[32];
-    double bytes = info->sample_rate > 0 ? info->word_size / 8.0 / info->sample_rate : 0;
-    mt_format_bytes(interval, sizeof interval, bytes);
+    mt_format_bytes(interval, sizeof interval, mt_scale_of(info).bytes_per_sample);
     /* Only a trace its process finished tells how little it allocated. */
     run_trace self;
     memset(&self, 0, sizeof self);
