@@ -76,37 +76,6 @@ static void hint_unsymbolized(FILE *out, const char *cmd, const char *path, cons
                 cmd, path, path);
 }
 
-int report_usage(const char *cmd)
-{
-    fprintf(stderr, "memtrace %s: see 'memtrace %s --help'\n", cmd, cmd);
-    return 2;
-}
-
-int report_time(const char *cmd, const char *opt, const char *text, mt_timedelta *out)
-{
-    char *err = NULL;
-    if (mt_parse_time(text, out, &err) < 0) {
-        fprintf(stderr, "memtrace %s: %s %s: %s\n", cmd, opt, text, err ? err : "bad time");
-        free(err);
-        return 2;
-    }
-    return 0;
-}
-
-int report_metric(const char *cmd, const char *opt, const char *text, mt_metric *out)
-{
-    int m = mt_metric_parse(text);
-    if (m < 0) {
-        fprintf(stderr,
-                "memtrace %s: %s %s: unknown measure (use alloc, count, live, live_count, temporary, "
-                "temp_bytes, samples)\n",
-                cmd, opt, text);
-        return 2;
-    }
-    *out = (mt_metric)m;
-    return 0;
-}
-
 report_sites_cfg report_sites;
 int report_fold;
 
@@ -114,17 +83,6 @@ int report_fold;
  * for cuts a plumbing run (C++ traces, mostly), report_open loads this many
  * more backtrace codes, then, if that is still not enough, whole stacks. */
 #define REPORT_PLUMBING_DEPTH 6
-
-int report_site_option(const char *cmd, int c, const char *arg)
-{
-    (void)cmd;
-    switch (c) {
-    case REPORT_OPT_RAW: report_sites.raw = 1; return 0;
-    case REPORT_OPT_FULL_NAMES: report_sites.full_names = 1; return 0;
-    case REPORT_OPT_PLUMBING: report_sites.plumbing = arg; return 0;
-    }
-    return -1;
-}
 
 /* One opening of traces: where its messages go (stderr, or a buffer while
  * another opening runs beside it), the progress line to clear before one,
