@@ -49,9 +49,9 @@
 #include "control_proto.h"
 #include "units.h"
 #include "memtrace/present.h"
-#include "attach_call.h"
-#include "attach_files.h"
-#include "attach_target.h"
+#include "../lib/inject/attach_call.h"
+#include "../lib/inject/attach_files.h"
+#include "../lib/inject/attach_target.h"
 #include "commands.h"
 
 #define CALL_TIMEOUT_MS 10000

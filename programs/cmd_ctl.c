@@ -36,7 +36,7 @@
 #include "commands.h"
 #include "units.h"
 #include "memtrace/present.h"
-#include "proc_trace.h"
+#include "../lib/inject/proc_trace.h"
 
 #ifndef F_GET_SEALS
 #define F_GET_SEALS 1034

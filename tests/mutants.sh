@@ -93,9 +93,9 @@ mutant pprof-alloc-space-live lib/present/pprof.c 's|(uint64_t)llround(c->alloc_
 mutant folded-weights-floor lib/present/stacks.c 's|long long w = llround(v);|long long w = (long long)(v / 2);|' tests/present/reports.sh
 # --- attach
 mutant attach-restore-swapped lib/record/attach.c 's|if (__atomic_load_n(s->at, __ATOMIC_ACQUIRE) == s->ours)|if (__atomic_load_n(s->at, __ATOMIC_ACQUIRE) != s->ours)|' tests/record/attach_nopie.sh
-mutant attach-call-segv-blocked programs/attach_call.c 's/uint64_t during = ~(SIGBIT(SIGSEGV) | SIGBIT(SIGBUS)/uint64_t during = ~(SIGBIT(SIGBUS)/' tests/record/attach_signals.sh
+mutant attach-call-segv-blocked lib/inject/attach_call.c 's/uint64_t during = ~(SIGBIT(SIGSEGV) | SIGBIT(SIGBUS)/uint64_t during = ~(SIGBIT(SIGBUS)/' tests/record/attach_signals.sh
 mutant fatal-remove-to-sig-dfl lib/record/fatal.c 's|        mtr_sig_restore(fatal_signals\[i\], \&saved\[i\]);|        signal(fatal_signals[i], SIG_DFL);|' tests/record/attach_signals.sh
-mutant attach-borrows-in-handler programs/attach_call.c 's|^    return found;$|    return 0;|' tests/record/attach_safepoint.sh
+mutant attach-borrows-in-handler lib/inject/attach_call.c 's|^    return found;$|    return 0;|' tests/record/attach_safepoint.sh
 mutant attach-allocator-by-dlsym lib/record/real.c 's|: mtr_global_definition(name);|: dlsym(RTLD_DEFAULT, name);|' tests/record/attach_nopie.sh
 # --- what users rely on, each killed by a known-answer test of its layer
 mutant leaks-no-holm lib/analyze/leaks.c 's|        mt_holm(p, m, p);|        (void)0;|' tests/analyze/leaks_suspects.c
