@@ -22,6 +22,7 @@
 #   lib/symbolize  names for the raw frames of recorded traces (libdw), for the CLI
 #   lib/push     sending profiles to profiling engines (libcurl), for the CLI
 #   lib/inject   calls into a running process with ptrace (memtrace attach), for the CLI
+#   lib/launch   a command started with the recorder preloaded (memtrace run), for the CLI
 # programs/ holds the CLI, viewer/ the web viewer (server and page).
 
 PREFIX ?= /usr/local
@@ -69,6 +70,8 @@ CLI_SRC     := $(wildcard programs/*.c)
 PUSH_SRC    := $(wildcard lib/push/*.c)
 # lib/inject: calls into another process with ptrace (memtrace attach), the CLI's only
 INJECT_SRC  := $(wildcard lib/inject/*.c)
+# lib/launch: 'memtrace run' starting a command with the recorder preloaded, the CLI's only
+LAUNCH_SRC  := $(wildcard lib/launch/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 TRACE_OBJ   := $(call obj,$(TRACE_SRC))
@@ -77,7 +80,7 @@ ANALYZE_OBJ := $(call obj,$(ANALYZE_SRC))
 PRESENT_OBJ := $(call obj,$(PRESENT_SRC))
 SYMBOLIZE_OBJ := $(call obj,$(SYMBOLIZE_SRC))
 VIEWER_OBJ  := $(call obj,$(VIEWER_SRC))
-CLI_OBJ     := $(call obj,$(CLI_SRC)) $(call obj,$(PUSH_SRC)) $(call obj,$(INJECT_SRC))
+CLI_OBJ     := $(call obj,$(CLI_SRC)) $(call obj,$(PUSH_SRC)) $(call obj,$(INJECT_SRC)) $(call obj,$(LAUNCH_SRC))
 
 # The viewer's page (viewer/web/*) compiled into the CLI as a generated C file.
 VIEWER_WEB     := $(sort $(wildcard viewer/web/*))
@@ -166,8 +169,8 @@ $(BUILDINFO_H): FORCE
 	@printf '#define MEMTRACE_VERSION "%s"\n#define MEMTRACE_COMMIT "%s"\n#define MEMTRACE_LIBDIR "%s"\n#define MEMTRACE_SOVERSION "%s"\n#define MULTIARCH_TRIPLET "%s"\n' \
 	    '$(VERSION)' '$(COMMIT)' '$(LIBDIR)' '$(SOVERSION)' '$(MULTIARCH)' > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
-$(BUILD)/obj/programs/memtrace.o $(BUILD)/obj/programs/cmd_run.o: $(BUILDINFO_H)
-$(BUILD)/obj/programs/memtrace.o $(BUILD)/obj/programs/cmd_run.o: CPPFLAGS += -I$(BUILD)/gen
+$(BUILD)/obj/programs/memtrace.o $(BUILD)/obj/lib/launch/library.o: $(BUILDINFO_H)
+$(BUILD)/obj/programs/memtrace.o $(BUILD)/obj/lib/launch/library.o: CPPFLAGS += -I$(BUILD)/gen
 .PHONY: FORCE
 FORCE:
 

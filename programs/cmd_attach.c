@@ -53,6 +53,7 @@
 #include "../lib/inject/attach_files.h"
 #include "../lib/inject/attach_target.h"
 #include "commands.h"
+#include "../lib/launch/launch.h"
 
 #define CALL_TIMEOUT_MS 10000
 #define EXIT_DENIED 2
@@ -573,7 +574,7 @@ int cmd_attach(int argc, char **argv)
     }
 
     char lib[PATH_MAX], libreal[PATH_MAX];
-    if (run_find_library(lib, sizeof lib) != 0 || !realpath(lib, libreal)) {
+    if (launch_find_library(lib, sizeof lib) != 0 || !realpath(lib, libreal)) {
         fprintf(stderr, "memtrace attach: cannot find libmemtrace.so (looked next to the "
                         "memtrace binary and in ../lib; set MEMTRACE_LIB)\n");
         return 1;
