@@ -118,6 +118,9 @@ mutant realloc-sampled-once lib/record/sampler.c 's|    return mtr_sample_new(q,
 # --- pprof profiles as input: Go's sampling error
 mutant go-count-var-no-1-over-p lib/analyze/profile.c 's|\*nvar = p > 0 ? n \* q / p : 0;|*nvar = p > 0 ? n * q : 0;|' tests/analyze/profiles_input.sh
 mutant go-bytes-var-no-1-over-p lib/analyze/profile.c 's|double v = p > 0 ? bytes \* s \* q / p : bytes \* bytes;|double v = p > 0 ? bytes * s * q : bytes * bytes;|' tests/analyze/profiles_input.sh
+# --- the commands' option driver: a value below its kind's bound is refused
+mutant options-count-no-lower-bound programs/options.c 's/|| v < o->lo ||/||/' tests/programs/options.sh
+mutant options-size-no-lower-bound programs/options.c 's/ || (double)bytes < o->lo)/)/' tests/programs/options.sh
 
 echo
 echo "$killed killed, $survived survived, $broken not applied"
