@@ -2,7 +2,8 @@
 #
 #   make            libraries and the CLI
 #   make demo       install what is missing, profile the bundled example, show the result
-#   make test       install what is missing, run every test (plain, ASan+UBSan, TSan)
+#   make test       install what is missing, run every test (plain, ASan+UBSan, TSan; CHECKS=1)
+#   make CHECKS=1   the same, with MT_ASSERT's invariants checked (lib/common/check.h)
 #   make bench      benchmarks (see docs/PERFORMANCE.md)
 #   make fuzz       build the libFuzzer targets (trace reader, filter language)
 #   make install    PREFIX=/usr/local DESTDIR= [LIBDIR=$(PREFIX)/lib]
@@ -13,8 +14,9 @@
 #   lib/common   what several layers share: the unit grammar, the names of a
 #                run's files, hashes, thread start, write sinks, vectors,
 #                safe files, the location table, the raw-frame and control
-#                protocol definitions (mostly header only; the rest is
-#                compiled with the codec)
+#                protocol definitions, assertions (check.h), the normal
+#                distribution, the warning fallback (mostly header only;
+#                the rest is compiled with the codec)
 #   lib/record   in the profiled process: sampling, unwinding, tracing
 #   lib/trace    the trace codec (reader, writer)
 #   lib/analyze  the model built from a trace, filters, estimates
@@ -47,6 +49,12 @@ SANITIZE ?=
 OPT ?= -O2
 
 CPPFLAGS += -Iinclude -Ilib/common -D_GNU_SOURCE
+# CHECKS=1: MT_ASSERT's invariants checked (lib/common/check.h); on in every
+# build `make test` makes and by default under a sanitizer, off in `make`.
+CHECKS ?= $(if $(SANITIZE),1,0)
+ifeq ($(CHECKS),1)
+CPPFLAGS += -DMT_CHECKS=1
+endif
 CFLAGS ?= $(OPT) -g
 WARN := -Wall -Wextra -Werror
 ALL_CFLAGS = -std=gnu11 $(WARN) -fPIC -fno-omit-frame-pointer $(CFLAGS)
@@ -56,12 +64,14 @@ LDFLAGS += -fsanitize=$(SANITIZE)
 endif
 
 # lib/common's few compiled parts (the hash seed, the safe file opener, the
-# location table) go with the codec, which every other part links, the
+# location table, the TRACE.rss format) go with the codec, which every other part links, the
 # recorder included.
-COMMON_SRC  := $(wildcard lib/common/*.c)
+# The protobuf wire codec (lib/common/protowire.c) is shared by the analysis
+# and presentation layers only: it goes with the analysis library.
+COMMON_SRC  := $(filter-out lib/common/protowire.c,$(wildcard lib/common/*.c))
 TRACE_SRC   := $(wildcard lib/trace/*.c) $(COMMON_SRC)
 RECORD_SRC  := $(wildcard lib/record/*.c)
-ANALYZE_SRC := $(wildcard lib/analyze/*.c)
+ANALYZE_SRC := $(wildcard lib/analyze/*.c) lib/common/protowire.c
 PRESENT_SRC := $(wildcard lib/present/*.c)
 SYMBOLIZE_SRC := $(wildcard lib/symbolize/*.c)
 VIEWER_SRC  := $(wildcard viewer/*.c)
@@ -110,7 +120,7 @@ libs: $(LIB_SO) $(LIB_A) $(LIB_TRACE_A) $(LIB_ANALYZE_A) $(LIB_ANALYZE_SO) $(LIB
     $(LIB_SYMBOLIZE_SO)
 cli: $(CLI)
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c $(BUILD)/gen/cflags
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
@@ -169,6 +179,12 @@ $(BUILDINFO_H): FORCE
 	@printf '#define MEMTRACE_VERSION "%s"\n#define MEMTRACE_COMMIT "%s"\n#define MEMTRACE_LIBDIR "%s"\n#define MEMTRACE_SOVERSION "%s"\n#define MULTIARCH_TRIPLET "%s"\n' \
 	    '$(VERSION)' '$(COMMIT)' '$(LIBDIR)' '$(SOVERSION)' '$(MULTIARCH)' > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+# The compiler flags every object was built with: rewritten when they
+# change (CHECKS=1 or not, OPT, ...), which rebuilds every object.
+$(BUILD)/gen/cflags: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(CC) $(CPPFLAGS) $(ALL_CFLAGS)' > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 $(BUILD)/obj/programs/memtrace.o $(BUILD)/obj/lib/launch/library.o: $(BUILDINFO_H)
 $(BUILD)/obj/programs/memtrace.o $(BUILD)/obj/lib/launch/library.o: CPPFLAGS += -I$(BUILD)/gen
 .PHONY: FORCE
@@ -213,7 +229,7 @@ tests-build: $(TEST_BINS) record-tests examples $(TEST_TOOLS) $(BUILD)/bench/vie
 
 $(TEST_TOOLS): $(BUILD)/tests/%: tests/%.c $(LIB_TRACE_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) $(LIB_TRACE_A)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ilib -o $@ $< $(LDFLAGS) $(LIB_TRACE_A)
 
 # tests/record/*.c: unit tests linked with the recorder's objects (which then
 # replace malloc in the test binary itself, even ahead of TSan's). tests/record/progs/*.c, *.cc:
@@ -257,24 +273,24 @@ FUZZ_PROFILE := $(BUILD)/fuzz/fuzz_profile
 fuzz: $(FUZZ_READER) $(FUZZ_FILTER) $(FUZZ_ALLOCINDEX) $(FUZZ_PROFILE)
 $(FUZZ_READER): fuzz/fuzz_reader.c $(TRACE_SRC) $(wildcard lib/trace/*.h lib/common/*.h) include/memtrace/trace.h
 	@mkdir -p $(dir $@)
-	clang -std=gnu11 -g -O1 -Iinclude -Ilib/common -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+	clang -std=gnu11 -g -O1 -Iinclude -Ilib/common -D_GNU_SOURCE -DMT_CHECKS=1 -fsanitize=fuzzer,address,undefined \
 	    -fno-sanitize-recover=all -o $@ fuzz/fuzz_reader.c $(TRACE_SRC)
 # The filter language (parser, printer, regexes applied to a model): fuzz/fuzz_filter.c,
 # with the dictionary fuzz/filter.dict.
 $(FUZZ_FILTER): fuzz/fuzz_filter.c $(TRACE_SRC) $(ANALYZE_SRC) $(wildcard lib/trace/*.h lib/common/*.h lib/analyze/*.h) include/memtrace/analyze.h
 	@mkdir -p $(dir $@)
-	clang -std=gnu11 -g -O1 -Iinclude -Ilib/common -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+	clang -std=gnu11 -g -O1 -Iinclude -Ilib/common -D_GNU_SOURCE -DMT_CHECKS=1 -fsanitize=fuzzer,address,undefined \
 	    -fno-sanitize-recover=all -o $@ fuzz/fuzz_filter.c $(TRACE_SRC) $(ANALYZE_SRC) $(ANALYZE_LIBS) -lpthread
 # The allocation index (lib/analyze/allocindex.c), folded against a small trace's model.
 $(FUZZ_ALLOCINDEX): fuzz/fuzz_allocindex.c $(TRACE_SRC) $(ANALYZE_SRC) $(wildcard lib/trace/*.h lib/common/*.h lib/analyze/*.h) include/memtrace/analyze.h include/memtrace/stream.h
 	@mkdir -p $(dir $@)
-	clang -std=gnu11 -g -O1 -Iinclude -Ilib/common -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+	clang -std=gnu11 -g -O1 -Iinclude -Ilib/common -D_GNU_SOURCE -DMT_CHECKS=1 -fsanitize=fuzzer,address,undefined \
 	    -fno-sanitize-recover=all -o $@ fuzz/fuzz_allocindex.c $(TRACE_SRC) $(ANALYZE_SRC) $(ANALYZE_LIBS) -lpthread
 
 # pprof profiles as input: the decoder and the model built from it (fuzz/fuzz_profile.c).
 $(FUZZ_PROFILE): fuzz/fuzz_profile.c $(TRACE_SRC) $(ANALYZE_SRC) $(wildcard lib/trace/*.h lib/common/*.h lib/analyze/*.h) include/memtrace/analyze.h
 	@mkdir -p $(dir $@)
-	clang -std=gnu11 -g -O1 -Iinclude -Ilib/common -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+	clang -std=gnu11 -g -O1 -Iinclude -Ilib/common -D_GNU_SOURCE -DMT_CHECKS=1 -fsanitize=fuzzer,address,undefined \
 	    -fno-sanitize-recover=all -o $@ fuzz/fuzz_profile.c $(TRACE_SRC) $(ANALYZE_SRC) $(ANALYZE_LIBS) -lpthread
 
 # Example programs written against the public API: $(BUILD)/examples/NAME.
@@ -287,7 +303,7 @@ $(EXAMPLE_CXX_BIN): $(BUILD)/examples/%: examples/%.cc
 	$(CXX) -std=c++17 -O2 -g -Wall -Wextra -Werror -pthread -o $@ $<
 $(EXAMPLE_BIN): $(BUILD)/examples/%: examples/%.c $(LIB_TRACE_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) $(LIB_TRACE_A)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ilib -o $@ $< $(LDFLAGS) $(LIB_TRACE_A)
 
 # Benchmark helpers written against the codec (trace generator, decoder).
 BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
@@ -295,7 +311,7 @@ BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
 bench-tools: $(BENCH_BIN)
 $(BENCH_BIN): $(BUILD)/bench/%: bench/%.c $(LIB_TRACE_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LDFLAGS) $(LIB_TRACE_A)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ilib -o $@ $< $(LDFLAGS) $(LIB_TRACE_A)
 
 deps-build:
 	@sh scripts/install-deps.sh build
@@ -305,7 +321,7 @@ deps-bench:
 	@sh scripts/install-deps.sh bench
 
 test: deps-test
-	@$(MAKE) --no-print-directory all tests-build
+	@$(MAKE) --no-print-directory CHECKS=1 all tests-build
 	@sh tests/run-all.sh
 
 demo: deps-build

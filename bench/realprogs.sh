@@ -3,12 +3,16 @@
 # allocation sites: gcc -O1 -c of a generated C file (~18 000 lines), a
 # Python workload (bench/py_workload.py) and a threaded C++ program
 # (bench/cxx_service.cc), each run plain, under the recorder in several
-# configurations, and under heaptrack, in interleaved rounds.
+# configurations, and under heaptrack, in interleaved rounds; PROGS=redis
+# measures redis-server (its own jemalloc) serving redis-benchmark.
 #
 #   sh bench/realprogs.sh [BUILD]      (after make BUILD=build all)
 #   ROUNDS=3 HEAPTRACK_ROUNDS=1 PROGS="gcc python cxx" VARIANTS="..." adjust it
-#   (PROGS may also name git: pack-objects of this checkout's history, and
-#   sqlite: a 300,000-row table built and indexed in a file).
+#   (PROGS may also name git: pack-objects of this checkout's history,
+#   sqlite: a 300,000-row table built and indexed in a file, and redis:
+#   redis-server, the program measured, while redis-benchmark beside it
+#   sends REDIS_N (200,000) set, lpush and get requests, pipelined 16, then
+#   shuts it down; the benchmark's own CPU is not counted).
 #
 # Variants:
 #   plain      the program alone
@@ -29,7 +33,10 @@
 # share of CPU samples in the recorder's own code (libmemtrace.so and
 # libunwind in the program's processes, and the memtrace process, which
 # symbolizes at the end): a figure that the load of a shared machine does
-# not blur the way it blurs time ratios.
+# not blur the way it blurs time ratios. The name cache is the run's own
+# ($W/cache, filled by the rounds before: a later run of the same
+# binaries); "512k, no name cache" is the first run's naming
+# (--no-name-cache: every module's debug information read).
 # For each: wall time, CPU time (user+sys of the whole process tree: GNU
 # time's figures for a child include every descendant it waited for, and
 # threads), peak RSS (largest process of the tree). Prints per-round
@@ -47,6 +54,7 @@ LIB=$PWD/$B/libmemtrace.so
 MT=$PWD/$B/memtrace
 bench_need "$B" "cli libs" "$MT" "$LIB"
 bench_scratch memtrace-realprogs; W=$tmp
+XDG_CACHE_HOME=$W/cache; export XDG_CACHE_HOME; unset MEMTRACE_NAME_CACHE   # the run's own name cache
 command -v heaptrack >/dev/null 2>&1 || VARIANTS=$(echo "$VARIANTS" | sed 's/heaptrack//')
 
 sh bench/gen_c.sh 1400 >"$W/gen.c"
@@ -56,6 +64,9 @@ printf "%s\n" "create table t(a integer primary key, b text, c blob);" \
     "  insert into t select i, hex(randomblob(40)), randomblob(300) from s;" \
     "create index tb on t(b);" >"$W/bench.sql"
 g++ -O2 -g -o "$W/cxx_service" bench/cxx_service.cc -lpthread || exit 1
+# redis: a server of its own on a port of its own, no persistence
+REDIS_PORT=$((20000 + $$ % 20000)) REDIS_N=${REDIS_N:-200000}
+printf '%s\n' "port $REDIS_PORT" "bind 127.0.0.1" 'save ""' "appendonly no" "dir $W" >"$W/redis.conf"
 cp bench/py_workload.py "$W/"
 # The interpreter itself, not a wrapper script (pyenv shims run env and bash first).
 PY=/usr/bin/python3; [ -x $PY ] || PY=$(command -v python3)
@@ -69,8 +80,27 @@ cmd_of() { # program -> command line
         # the delta search of `git gc --aggressive`, on this checkout's history
         git) echo "git -C $PWD pack-objects --revs --all --stdout --window=50 -q" ;;
         sqlite) echo "sqlite3 -init $W/bench.sql $W/bench.db .quit" ;;
+        redis) echo "redis-server $W/redis.conf" ;;
     esac
 }
+
+# start_load PROGRAM: what runs beside the program while it is measured
+# (redis: once the server answers, the benchmark, then its shutdown; the
+# wait for the server is bounded far above a loaded machine's start-up).
+load_pid=
+start_load() {
+    [ "$1" = redis ] || return 0
+    (
+        i=0
+        until redis-cli -p $REDIS_PORT ping >/dev/null 2>&1; do
+            i=$((i + 1)); [ $i -gt 3000 ] && exit 1; sleep 0.1
+        done
+        redis-benchmark -p $REDIS_PORT -q -n "$REDIS_N" -t set,lpush,get -d 64 -r 100000 -P 16 >/dev/null 2>&1
+        redis-cli -p $REDIS_PORT shutdown nosave >/dev/null 2>&1
+    ) &
+    load_pid=$!
+}
+end_load() { [ -z "$load_pid" ] || wait "$load_pid"; load_pid=; }
 
 # measure PROGRAM VARIANT ROUND: appends "prog variant round wall cpu rss_kb" to $W/results
 measure() {
@@ -90,8 +120,10 @@ measure() {
         runfp) set -- "$MT" run --unwind fp -o "$t" -- $c ;;
         heaptrack) set -- heaptrack -o "$W/heaptrack.$p" $c ;;
     esac
+    start_load "$p"
     /usr/bin/time -f "%e %U %S %M" -o "$W/time" $RUN "$@" >"$W/out" 2>"$W/err" </dev/null ||
-        { echo "$p $v: failed: $(tail -n 3 "$W/err")" >&2; return; }
+        { echo "$p $v: failed: $(tail -n 3 "$W/err")" >&2; end_load; return; }
+    end_load
     read -r wall user sys rss <"$W/time"
     cpu=$(echo "$user $sys" | awk '{ printf "%.2f", $1 + $2 }')
     echo "$p $v $r $wall $cpu $rss" >>"$W/results"
@@ -115,12 +147,16 @@ if [ "${PERF:-0}" = 1 ] && command -v perf >/dev/null 2>&1; then
     # recorder's code in the program's processes, and the memtrace process
     # itself (it symbolizes the traces after the program ends).
     for p in $PROGS; do
-        for iv in 524288 65536; do
+        for cfg in 524288 65536 cold; do
+            iv=$cfg nc=
+            [ "$cfg" = cold ] && iv=524288 nc=--no-name-cache
             rm -f "$W/perf.ctf" "$W/perf.ctf".*
-            perf record -q -o "$W/perf.data" -- "$MT" run -o "$W/perf.ctf" --interval "$iv" -- \
+            start_load "$p"
+            perf record -q -o "$W/perf.data" -- "$MT" run -o "$W/perf.ctf" --interval "$iv" $nc -- \
                 $(cmd_of "$p") >/dev/null 2>&1
+            end_load
             perf report -i "$W/perf.data" --no-children --sort comm,dso,sym -g none 2>/dev/null |
-                awk -v p="$p" -v iv="$iv" '
+                awk -v p="$p" -v iv="$iv${nc:+, no name cache}" '
                     /^ +[0-9.]+%/ {
                         pct = $1; comm = $2; dso = $3
                         sym = $0; sub(/.*\] /, "", sym); sub(/ +$/, "", sym)
@@ -133,7 +169,7 @@ if [ "${PERF:-0}" = 1 ] && command -v perf >/dev/null 2>&1; then
                                 r += pct
                         }
                     }
-                    END { printf "perf %s, interval %d: interposition fast path %.2f%%, sampling+unwinding+tracing %.2f%% (libunwind %.2f%%), memtrace process %.2f%% (zlib %.2f%%), recorder in all %.2f%% of CPU samples\n", p, iv, f, r + u, u, m, z, f + r + u + m }'
+                    END { printf "perf %s, interval %s: interposition fast path %.2f%%, sampling+unwinding+tracing %.2f%% (libunwind %.2f%%), memtrace process %.2f%% (zlib %.2f%%), recorder in all %.2f%% of CPU samples\n", p, iv, f, r + u, u, m, z, f + r + u + m }'
         done
     done
 fi

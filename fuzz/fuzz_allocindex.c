@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../lib/analyze/load.h"
 #include "memtrace/analyze.h"
 #include "memtrace/stream.h"
 #include "memtrace/trace.h"
@@ -161,7 +162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             mt_selection *s = mt_select_sites(m, o.filter, MT_TIME_END, NULL, NULL);
             mt_selection_free(s);
         }
-        mt_alloc_index_model_free(m);
+        mt_model_free(m);
         free(err);
     }
     mt_alloc_index_close(x);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/analyze/load.h"
 #include "memtrace/analyze.h"
 
 static mt_model *model;

@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "../lib/analyze/load.h"
 #include "memtrace/analyze.h"
 #include "../lib/analyze/profile_read.h"
 

@@ -47,6 +47,8 @@
 #include <unistd.h>
 
 #include "control_proto.h"
+#include "recconf.h"
+#include "runfiles.h"
 #include "units.h"
 #include "memtrace/present.h"
 #include "../lib/inject/attach_call.h"
@@ -54,6 +56,8 @@
 #include "../lib/inject/attach_target.h"
 #include "commands.h"
 #include "../lib/launch/launch.h"
+#include "run_push.h"
+#include "run_snapshots.h"
 
 #define CALL_TIMEOUT_MS 10000
 #define EXIT_DENIED 2
@@ -61,8 +65,10 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: memtrace attach [-o FILE] [--interval BYTES | --rate R] [--duration T]\n"
-        "                       [--leaks] PID\n"
+        "usage: memtrace attach [-o FILE] [--interval BYTES | --rate R] [--depth N]\n"
+        "                       [--unwind MODE] [--duration T] [--leaks] [--no-trace]\n"
+        "                       [--push URL [--push-every T] [--push-format F]\n"
+        "                       [--label K=V]... [--push-tenant ID] [--push-auth-file FILE]] PID\n"
         "       memtrace attach --detach PID\n"
         "\n"
         "Record the heap of a running process that was not started under memtrace,\n"
@@ -80,10 +86,24 @@ static void usage(FILE *f)
         "  -i, --interval BYTES  mean bytes between samples, suffixes k, m, g\n"
         "                        (default 512k)\n"
         "  -r, --rate R          sampling probability per byte (= 1 / interval)\n"
+        "  -d, --depth N         at most N frames per call stack (default 128)\n"
+        "  -u, --unwind MODE     how call stacks are captured: dwarf (default), fp\n"
+        "                        or auto, as for 'memtrace run' (the first attach to\n"
+        "                        a process decides it for later ones)\n"
         "      --duration T      detach after T (90s, 10m, 1h, 500ms)\n"
         "      --leaks           before detaching, decide for every block sampled\n"
         "                        since the attach and still live whether anything\n"
         "                        reachable points into it (FILE.leaks: top --by lost)\n"
+        "      --push URL        while recording, this command (never the process)\n"
+        "                        sends a heap profile every --push-every and at the\n"
+        "                        end to Pyroscope, Parca or an OTLP collector; the\n"
+        "                        options are those of 'memtrace run --push'\n"
+        "                        (docs/fleet.md)\n"
+        "      --push-every T, --push-format F, --label K=V, --push-tenant ID,\n"
+        "      --push-auth-file FILE  as for 'memtrace run'\n"
+        "      --no-trace        with --push: the trace is removed once the last\n"
+        "                        profile is made (it grows until then: attach does\n"
+        "                        not rotate); without -o it goes in /tmp\n"
         "      --detach          only end a recording an earlier attach left running\n"
         "                        (its tracer was killed with SIGKILL) and detach\n"
         "  -h, --help            this help\n"
@@ -259,7 +279,7 @@ static const char *start_error(uint64_t rc)
     case 1: return "the process is recording already (attached by another memtrace attach?)";
     case 2: return "the recorder is linked into or preloaded in the process: use "
                    "'memtrace ctl PID start'";
-    case 3: return "bad request (rate or file)";
+    case 3: return "bad request (the recorder's configuration: rate, depth, unwind, leaks or file)";
     case 4: return "the recording could not start";
     case 6: return "the process's allocator could not be found (its malloc resolves only "
                    "to a PLT stub): nothing was redirected";
@@ -426,11 +446,11 @@ static int do_detach(const attach_target *t, uint64_t stop_fn)
  * only, bounded) and removed there. */
 static void move_out(const attach_target *t, const char *inner, const char *abs_out)
 {
-    static const char *const side[] = { "", ".rss", ".leaks" };
+    static const mt_runfile_kind side[] = { MT_RUNFILE_TRACE, MT_RUNFILE_RSS, MT_RUNFILE_LEAKS };
     for (size_t k = 0; k < sizeof side / sizeof *side; k++) {
         char from[PATH_MAX + 16], to[PATH_MAX + 16], why[PATH_MAX + 256];
-        snprintf(from, sizeof from, "%s%s", inner, side[k]);
-        snprintf(to, sizeof to, "%s%s", abs_out, side[k]);
+        mt_runname_side(from, sizeof from, inner, side[k]);
+        mt_runname_side(to, sizeof to, abs_out, side[k]);
         if (attach_copy_out(t, from, to, why, sizeof why) < 0) {
             char e[sizeof why * 4];
             mt_text_escape(e, sizeof e, why);
@@ -440,25 +460,84 @@ static void move_out(const attach_target *t, const char *inner, const char *abs_
     }
 }
 
+/* name with only the bytes a file name and a label take well (the
+ * process chose it) */
+static void safe_name(char *out, size_t cap, const char *name)
+{
+    snprintf(out, cap, "%s", name[0] ? name : "process");
+    for (char *p = out; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+              *p == '.' || *p == '-' || *p == '_') || (p == out && *p == '.'))
+            *p = '_';
+}
+
+/* A profile for --push of the trace the process writes: at abs_out, or at
+ * inner inside its root (another mount namespace), opened as a regular
+ * file of its user without following links (attach_files.h); the
+ * symbolized copy goes to dir, ours. final: the finished trace at
+ * abs_out, the last profile. */
+static void push_snapshot(run_snapshots *s, const attach_target *t, const char *inner,
+                          const char *abs_out, const char *dir, int final)
+{
+    char name[64], why[256];
+    int fd = -1;
+    if (inner) {
+        int o = attach_open_in_root(t, inner, 0, why, sizeof why);
+        struct stat st;
+        if (o >= 0) {
+            fd = attach_open_regular(o, t->uid, &st, why, sizeof why);
+            close(o);
+        }
+        if (fd >= 0)
+            snprintf(name, sizeof name, "/proc/self/fd/%d", fd);
+    } else {
+        fd = run_snapshots_open(abs_out, t->uid, name, sizeof name);
+    }
+    if (fd < 0)
+        return;   /* not there yet, or not a file to read */
+    if (final)
+        run_snapshots_final(s, name, dir, (int)t->pid);
+    else
+        run_snapshots_take(s, name, abs_out, dir, NULL, (int)t->pid);
+    close(fd);
+}
+
+/* --no-trace: the trace and the files beside it go once pushed */
+static void remove_trace(const char *abs_out)
+{
+    static const char *const side[] = { "", ".rss", ".leaks" };
+    for (size_t k = 0; k < sizeof side / sizeof *side; k++) {
+        char f[PATH_MAX + 16];
+        snprintf(f, sizeof f, "%s%s", abs_out, side[k]);
+        unlink(f);
+    }
+}
+
 int cmd_attach(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "output", required_argument, NULL, 'o' },
         { "interval", required_argument, NULL, 'i' },
         { "rate", required_argument, NULL, 'r' },
+        { "depth", required_argument, NULL, 'd' },
+        { "unwind", required_argument, NULL, 'u' },
         { "duration", required_argument, NULL, 'D' },
         { "detach", no_argument, NULL, 'X' },
         { "leaks", no_argument, NULL, 'L' },
+        { "no-trace", no_argument, NULL, 'N' },
+        RUN_PUSH_LONGOPTS,
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *output = NULL;
-    double rate = 1.0 / 524288;
+    double rate = MEMTRACE_DEFAULT_RATE;
     int sampling = 0, c;   /* sampling: run_sampling_option */
+    int depth = 0, unwind = 0;
     long long duration_ms = 0;
-    int detach_only = 0, leaks = 0;
+    int detach_only = 0, leaks = 0, no_trace = 0;
+    run_push_opts push_opts = { 0 };
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+o:i:r:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+o:i:r:d:u:h", opts, NULL)) != -1) {
         switch (c) {
         case 'o':
             output = optarg;
@@ -466,6 +545,14 @@ int cmd_attach(int argc, char **argv)
         case 'i':
         case 'r':
             if (run_sampling_option("attach", c, optarg, &rate, &sampling))
+                return 2;
+            break;
+        case 'd':
+            if (run_depth_option("attach", optarg, &depth))
+                return 2;
+            break;
+        case 'u':
+            if (run_unwind_option("attach", optarg, &unwind))
                 return 2;
             break;
         case 'D':
@@ -482,12 +569,20 @@ int cmd_attach(int argc, char **argv)
         case 'X':
             detach_only = 1;
             break;
+        case 'N':
+            no_trace = 1;
+            break;
         case 'h':
             usage(stdout);
             return 0;
-        default:
-            usage(stderr);
+        default: {
+            int r = run_push_option(&push_opts, "attach", c, optarg);
+            if (r > 0)
+                break;
+            if (r == 0)
+                usage(stderr);
             return 2;
+        }
         }
     }
     if (run_sampling_check("attach", sampling))
@@ -507,9 +602,21 @@ int cmd_attach(int argc, char **argv)
         fprintf(stderr, "memtrace attach: cannot attach to itself\n");
         return 2;
     }
+    if ((detach_only || no_trace) && (detach_only ? push_opts.url != NULL || no_trace
+                                                  : !push_opts.url)) {
+        fprintf(stderr, "memtrace attach: %s\n", detach_only ? "--detach takes no --push or "
+                "--no-trace" : "--no-trace needs --push URL (else nothing would be kept)");
+        return 2;
+    }
     int status;
     if (in_tracer(&status))
         return status;
+    /* The sender runs in the tracer (this process from here on): its
+     * errors end the command before anything is done to the process. */
+    int push_bad;
+    run_push *push = run_push_begin(&push_opts, "attach", &push_bad);
+    if (push_bad)
+        return 2;
 
     attach_target t;
     char why[512];
@@ -594,12 +701,11 @@ int cmd_attach(int argc, char **argv)
     /* The trace file: absolute, named as the process will see it. */
     char out[PATH_MAX], dir[PATH_MAX];
     if (!output) {
-        snprintf(out, sizeof out, "%s.%d.ctf", t.comm[0] ? t.comm : "process", (int)pid);
-        for (char *p = out; *p; p++)   /* the name is the process's choice: plain bytes only */
-            if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                  (*p >= '0' && *p <= '9') || *p == '.' || *p == '-' || *p == '_') ||
-                (p == out && *p == '.'))
-                *p = '_';
+        char base[sizeof t.comm];
+        safe_name(base, sizeof base, t.comm);   /* the process's choice: plain bytes only */
+        /* (--no-trace: where any user may create a file for a while,
+         * not the current directory, often / for a service) */
+        snprintf(out, sizeof out, "%s%s.%d.ctf", no_trace ? "/tmp/" : "", base, (int)pid);
         output = out;
     }
     char abs_out[PATH_MAX];
@@ -670,9 +776,15 @@ int cmd_attach(int argc, char **argv)
         return 1;
     }
 
-    char spec[PATH_MAX + 64];
-    /* "RATE [leaks ]FILE" (memtrace_attach_start, lib/record/attach.c) */
-    snprintf(spec, sizeof spec, "%.17g %s%s", rate, leaks ? "leaks " : "", as_seen);
+    char spec[PATH_MAX + 128];
+    /* the recorder's configuration in its text form (recconf.h), which
+     * memtrace_attach_start (lib/record/attach.c) parses */
+    const mt_recconf conf = { .rate = rate, .depth = depth, .unwind = unwind, .leaks = leaks,
+                              .file = as_seen };
+    if (mt_recconf_format(spec, sizeof spec, &conf) < 0) {
+        fprintf(stderr, "memtrace attach: trace file name too long\n");
+        return 2;
+    }
 
     if (stop_requested)   /* Ctrl-C (or our parent gone) before anything was done */
         return 1;
@@ -690,6 +802,11 @@ int cmd_attach(int argc, char **argv)
 
     long began = mono_ms();
     int exited = 0;
+    run_snapshots snaps;
+    char pname[sizeof t.comm];
+    safe_name(pname, sizeof pname, t.comm);
+    if (push)
+        run_snapshots_init(&snaps, "attach", 0, NULL, push, pname);
     while (!stop_requested) {
         if (duration_ms && mono_ms() - began >= duration_ms)
             break;
@@ -697,6 +814,8 @@ int cmd_attach(int argc, char **argv)
             exited = 1;
             break;
         }
+        if (push && run_snapshots_due(&snaps))
+            push_snapshot(&snaps, &t, inner[0] ? inner : NULL, abs_out, dir, 0);
         struct timespec ts = { 0, 50 * 1000 * 1000 };
         nanosleep(&ts, NULL);
     }
@@ -720,7 +839,9 @@ int cmd_attach(int argc, char **argv)
      * (in a directory its user may write) is named by a child with that
      * user's identity, never with ours (root's). */
     char *paths[1] = { abs_out };
-    if (lstat(abs_out, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid()) {
+    if (no_trace) {
+        /* (not kept: no names to add) */
+    } else if (lstat(abs_out, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid()) {
         symbolize_run_traces(paths, 1);
     } else if (lstat(abs_out, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == t.uid) {
         fflush(stderr);
@@ -737,11 +858,20 @@ int cmd_attach(int argc, char **argv)
         while (c > 0 && waitpid(c, &ws, 0) < 0 && errno == EINTR)
             ;
     }
+    if (push) {
+        /* the finished trace, as the end of the recording left it */
+        push_snapshot(&snaps, &t, NULL, abs_out, dir, 1);
+        if (no_trace)
+            remove_trace(abs_out);
+    }
     if (exited)
-        fprintf(stderr, "memtrace attach: %d exited after %.1f s of recording; trace %s\n",
-                (int)pid, recorded / 1000.0, abs_out);
+        fprintf(stderr, "memtrace attach: %d exited after %.1f s of recording; %s%s\n",
+                (int)pid, recorded / 1000.0, no_trace ? "no trace kept" : "trace ",
+                no_trace ? "" : abs_out);
     else
         fprintf(stderr, "memtrace attach: detached from %d after %.1f s (detach %ld ms); "
-                        "trace %s\n", (int)pid, recorded / 1000.0, t_detach, abs_out);
+                        "%s%s\n", (int)pid, recorded / 1000.0, t_detach,
+                no_trace ? "no trace kept" : "trace ", no_trace ? "" : abs_out);
+    run_push_end(push, "attach");
     return 0;
 }

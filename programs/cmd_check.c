@@ -19,7 +19,7 @@
 #include "report.h"
 #include "verdicts.h"
 
-enum { B_PEAK, B_LIVE_END, B_ALLOC, B_INCREASE, B_LOST };
+enum { B_PEAK, B_LIVE_END, B_ALLOC, B_INCREASE, B_LOST, B_UNEXPLAINED };
 
 typedef struct budget {
     int kind;
@@ -30,6 +30,8 @@ typedef struct budget {
     mt_estimate est, base;
     mt_peak peak;            /* B_PEAK: the peak's estimate (est.value is its bytes) */
     double unsampled_upper;  /* B_LOST with no lost block sampled: its 95% bound */
+    double pct;              /* B_UNEXPLAINED given as a share of RSS (0: a size) */
+    double lo, hi, rss;      /* B_UNEXPLAINED: its 95% interval, the RSS then */
     double p, p_adj;
     int fail;
     char line[1024];         /* the verdict, one line */
@@ -115,6 +117,17 @@ static void verdict(budget *b, double alpha)
     mt_format_bytes(se, sizeof se, mt_estimate_se(&b->est));
     mt_format_bytes(lim, sizeof lim, b->limit);
     int over = b->est.value > b->limit;
+    if (b->kind == B_UNEXPLAINED) {
+        char lo[32], hi[32], r[32];
+        mt_format_bytes(lo, sizeof lo, b->lo);
+        mt_format_bytes(hi, sizeof hi, b->hi);
+        mt_format_bytes(r, sizeof r, b->rss);
+        snprintf(b->line, sizeof b->line, "%s%s: %s (%.1f%% of RSS %s; 95%%: %s - %s), budget %s "
+                 "(%s): %s", b->what, b->when, v, b->rss > 0 ? 100 * b->est.value / b->rss : 0, r,
+                 lo, hi, b->limit_text, lim,
+                 b->fail ? "exceeded" : over ? "above, but within the sampling noise" : "within");
+        return;
+    }
     if (b->kind == B_PEAK && b->peak.sd > 0) {
         /* the peak: its interval, not a standard error (peak.c) */
         mt_format_peak(v, sizeof v, &b->peak);
@@ -210,6 +223,15 @@ static int add_budget(void *ctx, const char *arg, const char *opt)
             return 2;
         x->kind = B_INCREASE;
         x->limit = 1 + x->limit / 100;
+    } else if (!strcmp(opt, "--max-unexplained") && strchr(arg, '%')) {
+        opt_spec pct = {.name = "max-unexplained", .kind = OPT_PERCENT, .dest = &x->pct};
+        if (opt_value("check", &pct, arg))
+            return 2;
+        if (x->pct > 100) {
+            fprintf(stderr, "memtrace check: --max-unexplained %s: a share of RSS is at most 100%%\n", arg);
+            return 2;
+        }
+        x->kind = B_UNEXPLAINED;
     } else {
         uint64_t bytes;
         opt_spec size = {.name = opt + 2, .kind = OPT_SIZE, .dest = &bytes};
@@ -217,7 +239,8 @@ static int add_budget(void *ctx, const char *arg, const char *opt)
             return 2;
         x->limit = (double)bytes;
         x->kind = !strcmp(opt, "--max-peak") ? B_PEAK : !strcmp(opt, "--max-live-end") ? B_LIVE_END
-                  : !strcmp(opt, "--max-lost") ? B_LOST : B_ALLOC;
+                  : !strcmp(opt, "--max-lost") ? B_LOST
+                  : !strcmp(opt, "--max-unexplained") ? B_UNEXPLAINED : B_ALLOC;
     }
     a->nb++;
     return 0;
@@ -257,6 +280,9 @@ static int check_parse(check_args *a, int argc, char **argv)
         OPT("max-lost", 0, OPT_CALL, NULL, "SIZE",
          "bytes the leak scan found lost at exit at most SIZE\n"
          "(a trace recorded with 'memtrace run --leaks')", .fn = add_budget, .ctx = a),
+        OPT("max-unexplained", 0, OPT_CALL, NULL, "SIZE|PCT",
+         "at the peak of RSS, the ledger's unexplained\n"
+         "row (memtrace rss) at most SIZE or PCT of RSS (5%)", .fn = add_budget, .ctx = a),
         OPT("max-increase", 0, OPT_CALL, NULL, "PCT",
          "against --base: the measure (--by, --at; default the\n"
          "peak live bytes) grows by at most PCT (e.g. 10%)", .fn = add_budget, .ctx = a),
@@ -288,7 +314,7 @@ static int check_parse(check_args *a, int argc, char **argv)
         return opt_usage("check");
     }
     if (a->nb == 0) {
-        fprintf(stderr, "memtrace check: no budget given (--max-peak, --max-live-end, --max-alloc, --max-lost, --max-increase)\n");
+        fprintf(stderr, "memtrace check: no budget given (--max-peak, --max-live-end, --max-alloc, --max-lost, --max-increase, --max-unexplained)\n");
         return opt_usage("check");
     }
     int has_inc = 0;
@@ -381,7 +407,7 @@ static int select_lost(const check_args *a, check_read *r)
         verdicts_missing("check", "--max-lost", a->n_paths, a->paths[0]);
         return 2;
     }
-    if (!mt_model_is_folded(m) && !r->lost_sel) {
+    if (!r->sides[0].fed && !r->lost_sel) {
         char *t = verdict_filter_text(a->filter, "lost");
         r->lost_filter = t ? mt_filter_parse(t, NULL, NULL) : NULL;
         free(t);
@@ -394,20 +420,70 @@ static int select_lost(const check_args *a, check_read *r)
     return 0;
 }
 
+/* --max-unexplained: the resident-memory ledger of path at its peak RSS
+ * (docs/rss.md), from a whole model of the trace and its .rss: the
+ * residual, its interval, and the p-value of "above the budget" from the
+ * interval read as a normal one. 0, or 2 after a message. */
+static int unexplained(const char *path, budget *x)
+{
+    char *err = NULL;
+    /* the whole model: the ledger counts the samples live at a reading's time */
+    mt_read_request rq = { .paths = &path, .n = 1, .fold = 0, .live_at = MT_TIME_END };
+    mt_model *m = mt_read(&rq, &err);
+    if (!m) {
+        fprintf(stderr, "memtrace check: %s\n", err ? err : path);
+        free(err);
+        return 2;
+    }
+    mt_rss *rss = mt_rss_load(path, m, NULL, NULL);
+    const mt_rss_reading *r = mt_rss_reading_at(rss, MT_TIME_PEAK);
+    if (!r) {
+        fprintf(stderr, "memtrace check: --max-unexplained: %s has no ledger readings beside it "
+                "(%s.rss missing or of version 1: record with this memtrace's run)\n", path, path);
+        mt_rss_free(rss);
+        mt_model_free(m);
+        return 2;
+    }
+    uint64_t heap, maps;
+    mt_ledger_live_samples(m, r->time, &heap, &maps);
+    const mt_scale *sc = mt_model_scale(m);
+    mt_ledger L;
+    mt_ledger_make(r, heap, maps, sc->bytes_per_sample, sc->sample_rate, &L);
+    const mt_ledger_row *u = &L.row[L.n - 1];
+    x->est.value = u->bytes;
+    x->lo = u->lo;
+    x->hi = u->hi;
+    x->rss = L.rss;
+    if (x->pct > 0 || strchr(x->limit_text, '%'))
+        x->limit = x->pct / 100 * L.rss;
+    double sd = (u->hi - u->lo) / (2 * 1.959964);
+    x->p = sd > 0 ? 0.5 * erfc((u->bytes - x->limit) / (sd * sqrt(2.0)))
+                  : u->bytes > x->limit ? 0 : 1;
+    char tb[32];
+    mt_format_time(tb, sizeof tb, r->time);
+    snprintf(x->when, sizeof x->when, " (at peak RSS, %s)", tb);
+    mt_rss_free(rss);
+    mt_model_free(m);
+    return 0;
+}
+
 /* Reads the traces and the bases: 0, or the exit status after the messages. */
-static int check_read_all(const check_args *a, check_read *r)
+static int check_read_all(check_args *a, check_read *r)
 {
     int need_peak, can_fold = plan_folds(a, &r->main_f, &r->base_f, &need_peak);
     r->sides[0] = (report_side){a->paths, a->n_paths, 0,
-        {can_fold ? folds_alloc : NULL, folds_reset, &r->main_f, need_peak}, NULL, NULL, NULL};
+        {can_fold ? folds_alloc : NULL, folds_reset, &r->main_f, need_peak}, NULL, NULL, NULL, 0};
     r->sides[1] = (report_side){a->bases.v, a->bases.n, 0,
-        {can_fold ? folds_alloc : NULL, folds_reset, &r->base_f, need_peak}, NULL, NULL, NULL};
+        {can_fold ? folds_alloc : NULL, folds_reset, &r->base_f, need_peak}, NULL, NULL, NULL, 0};
     if (report_open_sides("check", r->sides, a->bases.n ? 2 : 1, a->filter, MT_TIME_END, 2)) {
         r->sides[0].m = r->sides[1].m = NULL;
         return 2;
     }
     for (size_t i = 0; i < a->nb; i++)
         if (a->b[i].kind == B_LOST && select_lost(a, r))
+            return 2;
+    for (size_t i = 0; i < a->nb; i++)
+        if (a->b[i].kind == B_UNEXPLAINED && unexplained(a->paths[0], &a->b[i]))
             return 2;
     return 0;
 }
@@ -422,7 +498,7 @@ static void estimate_increase(const check_args *a, const check_read *r, size_t i
     budget *x = (budget *)&a->b[i];
     mt_diff_side bsd = mt_diff_side_all(r->sides[1].s, MT_TIME_END);
     bsd.site = a->site;
-    bsd.fold = r->sides[1].m && mt_model_is_folded(r->sides[1].m) ? r->base_f.f[i] : NULL;
+    bsd.fold = r->sides[1].m && r->sides[1].fed ? r->base_f.f[i] : NULL;
     mt_peak np, bp;
     const char *what = measure_what[a->inc_metric];
     if (inc_live(a) && a->inc_at == MT_TIME_PEAK) {
@@ -457,7 +533,7 @@ static void estimate_one(check_args *a, const check_read *r, size_t i, const cha
     budget *x = &a->b[i];
     mt_diff_side sd = mt_diff_side_all(r->sides[0].s, MT_TIME_END);
     sd.site = a->site;
-    sd.fold = mt_model_is_folded(r->sides[0].m) ? r->main_f.f[i] : NULL;
+    sd.fold = r->sides[0].fed ? r->main_f.f[i] : NULL;
     char tb[64];
     switch (x->kind) {
     case B_PEAK:
@@ -493,6 +569,9 @@ static void estimate_one(check_args *a, const check_read *r, size_t i, const cha
         x->p = mt_test_above(&x->est, x->limit);
         break;
     case B_INCREASE: estimate_increase(a, r, i, sd, scope); break;
+    case B_UNEXPLAINED: /* read with the trace's ledger (check_read_all) */
+        snprintf(x->what, sizeof x->what, "unexplained resident memory");
+        break;
     }
 }
 

@@ -37,6 +37,7 @@
 #include "units.h"
 #include "memtrace/present.h"
 #include "../lib/inject/proc_trace.h"
+#include "ctl_push.h"
 
 #ifndef F_GET_SEALS
 #define F_GET_SEALS 1034
@@ -46,6 +47,9 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: memtrace ctl [--signal SIG] [--wait TIME] PID start|stop|status|scan\n"
+        "       memtrace ctl --push URL [--push-every T] [--push-format F]\n"
+        "                    [--label K=V]... [--push-tenant ID] [--push-auth-file FILE]\n"
+        "                    PID start\n"
         "\n"
         "Switch the recorder of a running process on and off. The process must\n"
         "have been started for it: 'memtrace run --paused' (or MEMTRACE_PAUSED=1),\n"
@@ -64,6 +68,13 @@ static void usage(FILE *f)
         "                      signal (a plain kill -SIG toggles recording)\n"
         "  -w, --wait TIME     wait at most this long for the change (default 5s; 0:\n"
         "                      send and return)\n"
+        "      --push URL      with start: stay, and send a heap profile of the\n"
+        "                      recording every --push-every and at its end to\n"
+        "                      Pyroscope, Parca or an OTLP collector, until the\n"
+        "                      recording ends ('ctl PID stop', the process's end);\n"
+        "                      Ctrl-C or SIGTERM here stops it (docs/fleet.md)\n"
+        "      --push-every T, --push-format F, --label K=V, --push-tenant ID,\n"
+        "      --push-auth-file FILE  as for 'memtrace run --push'\n"
         "  -h, --help          this help\n"
         "\n"
         "Exit status: 0 done (or already so), 1 the process cannot be controlled or\n"
@@ -176,16 +187,37 @@ static int open_trace_shown(long pid, const char *base, char *out, size_t cap)
     return on;
 }
 
+/* ctl --push: a signal ends the recording it pushes (the channel opened
+ * now if the recording was under way already) */
+struct ctl_stopper {
+    long pid;
+    mt_ctl_channel *ch;
+};
+
+static void stop_recording(void *ctx)
+{
+    struct ctl_stopper *st = ctx;
+    const char *why = NULL;
+    if (!st->ch)
+        st->ch = open_channel(st->pid, &why);
+    if (st->ch)
+        send_request(st->ch, MT_CTL_STOP);
+    else
+        fprintf(stderr, "memtrace ctl: process %ld: %s; the recording goes on\n", st->pid, why);
+}
+
 int cmd_ctl(int argc, char **argv)
 {
     static const struct option opts[] = {
         { "signal", required_argument, NULL, 's' },
         { "wait", required_argument, NULL, 'w' },
+        RUN_PUSH_LONGOPTS,
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *signame = NULL;
     double wait_s = 5;
+    run_push_opts push_opts = { 0 };
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "+s:w:h", opts, NULL)) != -1) {
@@ -212,9 +244,14 @@ int cmd_ctl(int argc, char **argv)
         case 'h':
             usage(stdout);
             return 0;
-        default:
-            usage(stderr);
+        default: {
+            int r = run_push_option(&push_opts, "ctl", c, optarg);
+            if (r > 0)
+                break;
+            if (r == 0)
+                usage(stderr);
             return 2;
+        }
         }
     }
     if (argc - optind > 2) {
@@ -244,6 +281,16 @@ int cmd_ctl(int argc, char **argv)
         fprintf(stderr, "memtrace ctl: unknown action '%s' (start, stop, status or scan)\n", action);
         return 2;
     }
+    if (req != MT_CTL_START && (push_opts.url || push_opts.every_s || push_opts.format ||
+                                push_opts.tenant || push_opts.auth_file || push_opts.n_labels)) {
+        fprintf(stderr, "memtrace ctl: the push options go with start only\n");
+        return 2;
+    }
+    /* the sender starts first: its errors stop here, nothing sent */
+    int push_bad;
+    run_push *push = run_push_begin(&push_opts, "ctl", &push_bad);
+    if (push_bad)
+        return 2;
 
     char path[64];
     size_t len;
@@ -265,7 +312,7 @@ int cmd_ctl(int argc, char **argv)
                         "MEMTRACE in its environment)\n", pid);
         goto out;
     }
-    if (!signame && !(esig && *esig) && !(paused && !strcmp(paused, "1"))) {
+    if (!signame && !(esig && *esig) && !(paused && !strcmp(paused, "1")) && req != -1) {
         fprintf(stderr, "memtrace ctl: process %ld was not started for control: run it "
                         "with 'memtrace run --paused' or MEMTRACE_SIGNAL\n", pid);
         goto out;
@@ -277,6 +324,10 @@ int cmd_ctl(int argc, char **argv)
             printf("%ld: recording into %s\n", pid, cur);
         else
             printf("%ld: dormant\n", pid);
+        char pushing[4096];   /* a memtrace process pushing profiles of it: its counts */
+        run_push_status_read(file, pushing, sizeof pushing);
+        if (pushing[0])
+            printf("%ld: %s\n", pid, pushing);
         rc = 0;
         goto out;
     }
@@ -291,7 +342,7 @@ int cmd_ctl(int argc, char **argv)
         else
             printf("%ld: already dormant\n", pid);
         rc = 0;
-        goto out;
+        goto out;   /* (pushes the recording under way with --push) */
     }
     /* never a signal: the recorder's own channel, which the program cannot
      * see (a process without the recorder has none: nothing is sent) */
@@ -357,6 +408,15 @@ int cmd_ctl(int argc, char **argv)
         nanosleep(&ts, NULL);
     }
 out:
+    if (push && rc == 0) {
+        fflush(stdout);
+        struct ctl_stopper st = { pid, ch };
+        run_push_status_at(push, file);
+        ctl_push_follow(pid, file, push, stop_recording, &st, wait_s > 0 ? wait_s : 5);
+        ch = st.ch;
+    } else if (push) {
+        run_push_end(push, "ctl");
+    }
     if (ch)
         munmap(ch, MT_CTL_CHANNEL_SIZE);
     free(file);

@@ -75,14 +75,14 @@ static report_side fold_side(const char *const *paths, size_t n, int by_process,
 {
     *f = mt_diff_fold_new(base, new_, metric);
     report_side sd = {paths, n, by_process, {*f ? mt_diff_fold_alloc : NULL, reset_fold, *f, need_peak},
-                      NULL, NULL, NULL};
+                      NULL, NULL, NULL, 0};
     return sd;
 }
 
-/* The collector, if the model was folded (else the whole model is used). */
-static const mt_diff_fold *folded(const mt_model *m, const mt_diff_fold *f)
+/* The collector, if it saw every allocation (else the whole model is used). */
+static const mt_diff_fold *folded(int fed, const mt_diff_fold *f)
 {
-    return mt_model_is_folded(m) ? f : NULL;
+    return fed ? f : NULL;
 }
 
 static double seconds_of(const mt_model *m, mt_timedelta from, mt_timedelta to)
@@ -265,7 +265,7 @@ static int read_windows(const diff_args *a, diff_read *r)
         return 2;
     r->m1 = side.m, r->f1 = side.f, r->s1 = side.s;
     window_sides(a, r->s1, &r->sb, &r->sn);
-    r->sb.fold = r->sn.fold = folded(r->m1, r->fold1);
+    r->sb.fold = r->sn.fold = folded(side.fed, r->fold1);
     if (!a->wa.is_range) {
         snprintf(r->nb, sizeof r->nb, "%s", path);
         snprintf(r->nn, sizeof r->nn, "%s", path);
@@ -307,8 +307,8 @@ static int read_two(const diff_args *a, diff_read *r)
                 w1, w2);
     r->sb = mt_diff_side_all(r->s1, a->at);
     r->sn = mt_diff_side_all(r->s2, a->at);
-    r->sb.fold = folded(r->m1, r->fold1);
-    r->sn.fold = folded(r->m2, r->fold2);
+    r->sb.fold = folded(sides[0].fed, r->fold1);
+    r->sn.fold = folded(sides[1].fed, r->fold2);
     if (a->per_second) {
         r->sb.seconds = seconds_of(r->m1, 0, MT_TIME_END);
         r->sn.seconds = seconds_of(r->m2, 0, MT_TIME_END);

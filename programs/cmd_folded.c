@@ -60,7 +60,7 @@ int cmd_folded(int argc, char **argv)
     mt_filter *f;
     mt_selection *s;
     report_sites.used = 1;
-    report_fold = 1;
+    report_stacks_only = 1;
     int rc = report_open_many("folded", (const char *const *)argv + first, (size_t)(argc - first), by_process, filter, at, 0, &m, &f, &s);
     if (rc)
         return rc;

@@ -40,22 +40,6 @@ int cmd_lifetimes(int argc, char **argv)
         fprintf(stderr, "memtrace lifetimes: expected a trace file (several: aggregated)\n");
         return opt_usage("lifetimes");
     }
-    if (stream_usable()) {
-        stream_input in = {(const char *const *)argv + first, (size_t)(argc - first), by_process};
-        int src = stream_lifetimes(&in, filter, json);
-        if (src != STREAM_WHOLE)
-            return src;
-    }
-    mt_model *m;
-    mt_filter *f;
-    mt_selection *s;
-    int rc = report_open_many("lifetimes", (const char *const *)argv + first, (size_t)(argc - first), by_process, filter, MT_TIME_END, 1, &m, &f, &s);
-    if (rc)
-        return rc;
-    if (mt_report_lifetimes(stdout, s, json) < 0 || fflush(stdout) != 0) {
-        perror("memtrace lifetimes: writing");
-        rc = 1;
-    }
-    report_close(m, f, s);
-    return rc;
+    stream_input in = {(const char *const *)argv + first, (size_t)(argc - first), by_process};
+    return stream_lifetimes(&in, filter, json);
 }

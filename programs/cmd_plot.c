@@ -18,7 +18,8 @@ static const char plot_head[] =
     "Draw an SVG picture:\n"
     "  memory     live memory over time, all allocations and (with --filter)\n"
     "             the selected ones, and the process's resident memory (RSS)\n"
-    "             when FILE.rss is beside the trace (default)\n"
+    "             when FILE.rss is beside the trace, with the ledger's rows\n"
+    "             beyond the heap stacked beneath (memtrace rss) (default)\n"
     "  sizes      estimated bytes allocated by block size, per kind (malloc, mmap)\n"
     "  lifetimes  allocation time against lifetime of every sampled block\n"
     "\n";
@@ -51,35 +52,6 @@ int cmd_plot(int argc, char **argv)
         fprintf(stderr, "memtrace plot: expected -o OUT.svg and a trace file (several: aggregated)\n");
         return opt_usage("plot");
     }
-    if (stream_usable()) {
-        stream_input in = {(const char *const *)argv + first, (size_t)(argc - first), by_process};
-        int src = stream_plot(&in, filter, &po, output);
-        if (src != STREAM_WHOLE)
-            return src;
-    }
-    mt_model *m;
-    mt_filter *f;
-    mt_selection *s;
-    int rc = report_open_many("plot", (const char *const *)argv + first, (size_t)(argc - first), by_process, filter, MT_TIME_END, 1, &m, &f, &s);
-    if (rc)
-        return rc;
-    mt_outfile of;
-    const char *why = NULL;
-    FILE *out = mt_outfile_fopen(&of, output, &why);
-    if (!out) {
-        fprintf(stderr, "memtrace plot: %s: %s\n", output, why);
-        rc = 1;
-    } else {
-        mt_rss *rss = po.kind == MT_PLOT_MEMORY ? mt_rss_load_many((const char *const *)argv + first,
-                                                                     (size_t)(argc - first), m, NULL, NULL) : NULL;
-        po.rss = rss;
-        int w = mt_plot_svg(out, s, &po);
-        mt_rss_free(rss);
-        if (mt_outfile_fclose(&of, out, w < 0, &why) != 0 || w < 0) {
-            fprintf(stderr, "memtrace plot: %s: cannot write the picture\n", output);
-            rc = 1;
-        }
-    }
-    report_close(m, f, s);
-    return rc;
+    stream_input in = {(const char *const *)argv + first, (size_t)(argc - first), by_process};
+    return stream_plot(&in, filter, &po, output);
 }

@@ -53,7 +53,7 @@ int cmd_pprof(int argc, char **argv)
     mt_selection *s;
     report_sites.used = 1;
     po.full_names = report_sites.full_names;
-    report_fold = 1;
+    report_stacks_only = 1;
     int rc = report_open_many("pprof", (const char *const *)argv + first, (size_t)(argc - first), by_process, filter, at, 0, &m, &f, &s);
     if (rc)
         return rc;

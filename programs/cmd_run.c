@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "control_proto.h"
+#include "recconf.h"
 #include "commands.h"
 #include "memtrace/present.h"
 #include "run_snapshots.h"
@@ -35,6 +36,7 @@
 #include "run_traces.h"
 #include "runfiles.h"
 #include "../lib/launch/launch.h"
+#include "trace_names.h"
 
 static void usage(FILE *f)
 {
@@ -62,6 +64,8 @@ static void usage(FILE *f)
         "                        (frame pointers when the chain reaches the stack's\n"
         "                        base, else dwarf)\n"
         "      --no-follow       trace only CMD itself, not the processes it starts\n"
+        "      --no-name-cache   name frames from the debug information alone, without\n"
+        "                        reading or writing the name cache (memtrace symbolize)\n"
         "      --leaks           when the program exits, tell which sampled blocks\n"
         "                        still live nothing reachable points to (lost) from\n"
         "                        the others (reachable): FILE.leaks, read by top --by\n"
@@ -85,14 +89,20 @@ static void usage(FILE *f)
         "                        this process (queue of 16, retries; drops counted in\n"
         "                        the summary; docs/fleet.md)\n"
         "      --push-every T    how often (at least 100ms; default 60s)\n"
-        "      --push-format F   pyroscope, parca or otlp (guessed from a URL ending\n"
-        "                        /push.v1.PusherService/Push, /profiles/writeraw or\n"
-        "                        /v1development/profiles)\n"
+        "      --push-format F   pyroscope, parca, otlp or pyroscope-ingest (guessed\n"
+        "                        from a URL ending /push.v1.PusherService/Push,\n"
+        "                        /profiles/writeraw, /v1development/profiles or\n"
+        "                        /ingest)\n"
         "      --label K=V       a label on every profile (repeatable; service_name\n"
         "                        defaults to the program's name)\n"
         "      --push-tenant ID  send X-Scope-OrgID: ID\n"
         "      --push-auth-file FILE  one line, 'Bearer TOKEN' or 'USER:PASSWORD';\n"
         "                        refused unless only its owner may read it\n"
+        "      --no-trace        with --push or --pprof-every: keep no trace; the\n"
+        "                        recording goes to a private temporary directory\n"
+        "                        ($TMPDIR or /tmp) in pieces of 64m, the 2 latest\n"
+        "                        kept (unless --rotate-size/--rotate-time/--keep say\n"
+        "                        otherwise), removed at the end\n"
         "      --rotate-size SIZE  write the trace in pieces of about SIZE each (64k or\n"
         "                        more: 100m, 1g): FILE.part0001, FILE.part0002, ...;\n"
         "                        each piece is a trace of its own that starts with the\n"
@@ -109,7 +119,8 @@ static void usage(FILE *f)
         "names modified since the run started (another user's are left alone).\n"
         "FILE is checked before CMD starts: a directory,\n"
         "a missing directory, a symbolic link or an unwritable place exits with 2.\n"
-        "When CMD ends, every trace is symbolized (see 'memtrace symbolize --help').\n"
+        "When CMD ends, every trace is symbolized (see 'memtrace symbolize --help'),\n"
+        "from the name cache where a binary was named before (--no-name-cache: not).\n"
         "The exit status is CMD's (128+N if it was killed by signal N, which is named).\n"
         "Environment: MEMTRACE_LIB overrides the path of libmemtrace.so.\n");
 }
@@ -127,14 +138,29 @@ int run_sampling_option(const char *cmd, int c, const char *arg, double *rate, i
         *given |= 1;
         return 0;
     }
-    char *end;
-    double r = strtod(arg, &end);
-    if (end == arg || *end || !(r > 0 && r <= 1)) {
+    if (mt_recconf_rate(arg, rate) != 0) {
         fprintf(stderr, "memtrace %s: bad rate '%s' (probability per byte, (0, 1])\n", cmd, arg);
         return 2;
     }
-    *rate = r;
     *given |= 2;
+    return 0;
+}
+
+int run_depth_option(const char *cmd, const char *arg, int *depth)
+{
+    if (mt_recconf_depth(arg, depth) != 0) {
+        fprintf(stderr, "memtrace %s: bad depth '%s' (1..1024)\n", cmd, arg);
+        return 2;
+    }
+    return 0;
+}
+
+int run_unwind_option(const char *cmd, const char *arg, int *mode)
+{
+    if ((*mode = mt_recconf_unwind(arg)) < 0) {
+        fprintf(stderr, "memtrace %s: bad unwind mode '%s' (fp, dwarf or auto)\n", cmd, arg);
+        return 2;
+    }
     return 0;
 }
 
@@ -145,6 +171,22 @@ int run_sampling_check(const char *cmd, int given)
         return 2;
     }
     return 0;
+}
+
+/* --no-trace: the private directory and every file in it (the run's
+ * traces, pieces and side files; no subdirectory is made there) */
+static void remove_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        int fd = dirfd(d);
+        struct dirent *e;
+        while ((e = readdir(d)))
+            if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+                unlinkat(fd, e->d_name, 0);
+        closedir(d);
+    }
+    rmdir(dir);
 }
 
 /* The trace files this run wrote: FILE and FILE.PID[.K] beside it,
@@ -290,19 +332,21 @@ int cmd_run(int argc, char **argv)
         { "rotate-time", required_argument, NULL, 'T' },
         { "keep", required_argument, NULL, 'K' },
         { "pprof-dir", required_argument, NULL, 'R' },
+        { "no-trace", no_argument, NULL, 'N' },
+        { "no-name-cache", no_argument, NULL, 0x180 },
         RUN_PUSH_LONGOPTS,
         { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     const char *output = NULL;
-    double rate = 1.0 / 524288;
+    double rate = MEMTRACE_DEFAULT_RATE;
     int sampling = 0, follow = 1;   /* sampling: run_sampling_option */
-    long depth = 0;
-    const char *unwind = NULL;
+    int depth = 0, unwind = 0;
     int paused = 0, leaks = 0;
     const char *signame = NULL, *duration = NULL, *pprof_dir = NULL;
     const char *rotate_size = NULL, *rotate_time = NULL, *keep = NULL;
     double pprof_every = 0;
+    int no_trace = 0;
     run_push_opts push_opts = { 0 };
     int c;
 
@@ -317,23 +361,13 @@ int cmd_run(int argc, char **argv)
             if (run_sampling_option("run", c, optarg, &rate, &sampling))
                 return 2;
             break;
-        case 'd': {
-            char *end;
-            depth = strtol(optarg, &end, 10);
-            if (*end || depth < 1 || depth > 1024) {
-                fprintf(stderr, "memtrace run: bad depth '%s' (1..1024)\n", optarg);
+        case 'd':
+            if (run_depth_option("run", optarg, &depth))
                 return 2;
-            }
             break;
-        }
         case 'u':
-            if (strcmp(optarg, "fp") != 0 && strcmp(optarg, "dwarf") != 0 &&
-                strcmp(optarg, "auto") != 0) {
-                fprintf(stderr, "memtrace run: bad unwind mode '%s' (fp, dwarf or auto)\n",
-                        optarg);
+            if (run_unwind_option("run", optarg, &unwind))
                 return 2;
-            }
-            unwind = optarg;
             break;
         case 'F':
             follow = 0;
@@ -374,6 +408,9 @@ int cmd_run(int argc, char **argv)
         case 'R':
             pprof_dir = optarg;
             break;
+        case 'N':
+            no_trace = 1;
+            break;
         case 'Z':
             if (mt_ctl_size_at_least(optarg, MT_ROTATE_MIN_SIZE) < 0) {
                 fprintf(stderr, "memtrace run: --rotate-size %s: expected a size from 64k to "
@@ -401,6 +438,9 @@ int cmd_run(int argc, char **argv)
             keep = optarg;
             break;
         }
+        case 0x180:
+            trace_names_cache_off();
+            break;
         case 'h':
             usage(stdout);
             return 0;
@@ -433,6 +473,12 @@ int cmd_run(int argc, char **argv)
         fprintf(stderr, "memtrace run: give --pprof-every and --pprof-dir together\n");
         return 2;
     }
+    if (no_trace && (output || leaks || (!push_opts.url && !pprof_every))) {
+        fprintf(stderr, "memtrace run: --no-trace %s\n", output ? "and -o: choose one"
+                : leaks ? "and --leaks: the verdicts would go with the trace"
+                : "needs --push URL or --pprof-every (else nothing would be kept)");
+        return 2;
+    }
     char **cmd = argv + optind;
 
     char lib[PATH_MAX];
@@ -447,6 +493,25 @@ int cmd_run(int argc, char **argv)
             snprintf(lib, sizeof lib, "%s", abs);
     }
 
+    /* --no-trace: the recording in a private directory, rotated (disk
+     * bounded), removed at the end */
+    char tmpdir[PATH_MAX - 128] = "", tmpfile[PATH_MAX];
+    if (no_trace) {
+        const char *base = getenv("TMPDIR");
+        snprintf(tmpdir, sizeof tmpdir, "%s/memtrace-run.XXXXXX", base && *base ? base : "/tmp");
+        if (!mkdtemp(tmpdir)) {
+            fprintf(stderr, "memtrace run: --no-trace: cannot make a directory in %s: %s\n",
+                    base && *base ? base : "/tmp", strerror(errno));
+            return 1;
+        }
+        const char *b = strrchr(cmd[0], '/');
+        snprintf(tmpfile, sizeof tmpfile, "%s/%s.ctf", tmpdir, b ? b + 1 : cmd[0]);
+        output = tmpfile;
+        if (!rotate_size && !rotate_time)
+            rotate_size = "64m";
+        if (!keep)
+            keep = "2";
+    }
     char why[PATH_MAX + 64];
     int pieces = rotate_size || rotate_time;   /* FILE.partNNNN files beside FILE */
     const char *problem = output ? launch_output_problem(output, follow || pieces, why, sizeof why)
@@ -461,13 +526,18 @@ int cmd_run(int argc, char **argv)
     }
     if (pprof_dir && (problem = launch_dir_problem(pprof_dir, why, sizeof why))) {
         fprintf(stderr, "memtrace run: --pprof-dir: %s\n", problem);
+        if (tmpdir[0])
+            rmdir(tmpdir);
         return 2;
     }
     /* the sender starts before the program: its errors stop the run here */
     int push_bad;
     run_push *push = run_push_begin(&push_opts, "run", &push_bad);
-    if (push_bad)
+    if (push_bad) {
+        if (tmpdir[0])
+            rmdir(tmpdir);
         return 2;
+    }
     char cwd[PATH_MAX];
     if (!getcwd(cwd, sizeof cwd))
         cwd[0] = '\0';
@@ -478,8 +548,19 @@ int cmd_run(int argc, char **argv)
                         rotate_size, rotate_time, keep, leaks, follow};
     char file[PATH_MAX + 64];
     pid_t pid = launch_start(&spec, file, sizeof file);
-    if (pid < 0)
+    if (pid < 0) {
+        if (tmpdir[0])
+            rmdir(tmpdir);
+        run_push_end(push, "run");
         return 1;
+    }
+    if (push && file[0]) {   /* the counts for 'memtrace ctl PID status' */
+        char abs[2 * PATH_MAX + 64];
+        int rel = file[0] != '/' && cwd[0];   /* as the child made MEMTRACE */
+        snprintf(abs, sizeof abs, "%s%s%s", rel ? cwd : "", rel && strcmp(cwd, "/") ? "/" : "",
+                 file);
+        run_push_status_at(push, abs);
+    }
 
     /* Like a shell waiting for a foreground job: ^C is for the command. */
     launch_fg fg;
@@ -513,8 +594,13 @@ int cmd_run(int argc, char **argv)
         run_push_end(push, "run");
         return rc;
     }
-    symbolize_run_traces(paths, ntraces); /* names for the raw frames */
-    summarize(file, paths, ntraces, rate);
+    if (no_trace) {
+        fprintf(stderr, "memtrace run: no trace kept (--no-trace)\n");
+        remove_dir(tmpdir);
+    } else {
+        symbolize_run_traces(paths, ntraces); /* names for the raw frames */
+        summarize(file, paths, ntraces, rate);
+    }
     run_push_end(push, "run");
     run_trace_files_free(paths, ntraces);
     return rc;

@@ -16,7 +16,8 @@ static const char stats_head[] =
     "kind (malloc and mmap in C traces; minor, major, external in OCaml ones),\n"
     "allocation rate, peak live memory and when, live memory at the end, peak\n"
     "resident memory (RSS, from FILE.rss beside the trace) and its gap to the\n"
-    "heap, lifetimes, and histograms of block sizes and lifetimes\n"
+    "heap, the resident-memory ledger (rows that add up to RSS: memtrace rss)\n"
+    "at --at when no filter is given, lifetimes, and histograms of block sizes and lifetimes\n"
     "(power-of-two buckets) per kind. One trace file is read as it comes\n"
     "(memory for the live blocks and the stacks, not the events).\n"
     "\n"
@@ -49,26 +50,6 @@ int cmd_stats(int argc, char **argv)
     }
     if (argc - first == 1 && mt_path_is_profile(argv[first]))
         return stats_profile(argv[first], filter, at, json);
-    if (stream_usable()) {
-        stream_input in = {(const char *const *)argv + first, (size_t)(argc - first), by_process};
-        int src = stream_stats(&in, filter, at, json);
-        if (src != STREAM_WHOLE)
-            return src;
-    }
-    mt_model *m;
-    mt_filter *f;
-    mt_selection *s;
-    int rc = report_open_many("stats", (const char *const *)argv + first, (size_t)(argc - first), by_process, filter, at, 1, &m, &f, &s);
-    if (rc)
-        return rc;
-    mt_rss *rss = mt_rss_load_many((const char *const *)argv + first, (size_t)(argc - first), m,
-                                   NULL, NULL);
-    int wrc = mt_report_stats_rss(stdout, s, rss, json);
-    mt_rss_free(rss);
-    if (wrc < 0 || fflush(stdout) != 0) {
-        perror("memtrace stats: writing the report");
-        rc = 1;
-    }
-    report_close(m, f, s);
-    return rc;
+    stream_input in = {(const char *const *)argv + first, (size_t)(argc - first), by_process};
+    return stream_stats(&in, filter, at, json);
 }

@@ -18,7 +18,7 @@
 #include "trace_names.h"
 
 static const char usage_text[] =
-    "usage: memtrace symbolize [--debuginfod URL] [--quiet] TRACE...\n"
+    "usage: memtrace symbolize [--debuginfod URL] [--no-name-cache] [--quiet] TRACE...\n"
     "\n"
     "Replace the raw frames of each TRACE (module+0xoffset, as the recorder\n"
     "writes them) with function names, source files and lines and inlined\n"
@@ -40,11 +40,22 @@ static const char usage_text[] =
     "                    of modules here that have none (stripped binaries).\n"
     "                    Only this option makes memtrace ask a server:\n"
     "                    DEBUGINFOD_URLS in the environment is ignored\n"
+    "      --no-name-cache  neither read nor write the name cache (below)\n"
     "  -q, --quiet       no summary line per trace\n"
     "  -h, --help        this help\n"
     "\n"
+    "Name cache: what a module's debug information gave is kept by its\n"
+    "build-id in $XDG_CACHE_HOME/memtrace/names (default ~/.cache/memtrace/names;\n"
+    "files of this user only, mode 0600, at most 8 MiB each), and a later trace\n"
+    "of the same binary is named from there without reading its debug\n"
+    "information again (the summary line says how many frames). Only modules\n"
+    "with DWARF are kept; a file that is not yours alone or a link is refused,\n"
+    "a damaged one ignored and written again, each with a warning.\n"
+    "\n"
     "Environment: MEMTRACE_DEBUG_ROOT=DIR looks for separate debug files\n"
     "(DIR/.build-id/xx/yyyy.debug, debuglinks) under DIR, not /usr/lib/debug.\n"
+    "MEMTRACE_NAME_CACHE=0 turns the name cache off (as --no-name-cache);\n"
+    "MEMTRACE_NAME_CACHE=DIR (an absolute path) keeps it in DIR.\n"
     "\n"
     "Exit status: 0 when every trace was readable (symbolized or had nothing to\n"
     "do), 1 otherwise.\n"
@@ -58,6 +69,7 @@ static const char usage_text[] =
  * programs and libraries). */
 struct warnings {
     const char *cmd;
+    mt_namer *namer;        /* the traces' one namer: each module read once */
     const char *path;       /* the trace being symbolized */
     mt_pool pool;
     mt_strtab said;         /* messages less their "TRACE: " (a run's
@@ -80,8 +92,24 @@ static void on_warning(void *ctx, const char *msg)
     fputc('\n', stderr);
 }
 
+/* The namer the traces of one command share (NULL when out of memory:
+ * each trace makes its own). */
+static void warnings_start(struct warnings *w, const char *cmd, const char *url)
+{
+    w->cmd = cmd;
+    w->said.pool = &w->pool;
+    mt_namer_options no = {.unchecked = 1,   /* as mt_symbolize_file's own */
+                           .debuginfod_url = url,
+                           .debug_root = trace_names_debug_root(),
+                           .name_cache = trace_names_cache_dir(),
+                           .on_warning = on_warning,
+                           .warning_ctx = w};
+    w->namer = mt_namer_new(&no);
+}
+
 static void warnings_free(struct warnings *w)
 {
+    mt_namer_free(w->namer);
     mt_strtab_free(&w->said);
     mt_pool_free(&w->pool);
 }
@@ -92,7 +120,9 @@ static int symbolize_one(struct warnings *w, const char *path, int quiet, const 
     w->path = path;
     mt_symbolize_options o = {.on_warning = on_warning, .warning_ctx = w,
                               .debuginfod_url = url,
-                              .debug_root = trace_names_debug_root()};
+                              .debug_root = trace_names_debug_root(),
+                              .name_cache = trace_names_cache_dir(),
+                              .namer = w->namer};
     mt_symbolize_stats st;
     char *err = NULL;
     if (mt_symbolize_file(path, &o, &st, &err) != 0) {
@@ -104,9 +134,15 @@ static int symbolize_one(struct warnings *w, const char *path, int quiet, const 
         if (!st.rewritten)
             fprintf(stderr, "memtrace %s: %s: nothing to symbolize\n", cmd, path);
         else
-            fprintf(stderr, "memtrace %s: %s: %llu of %llu frames named%s\n", cmd, path,
-                    (unsigned long long)st.resolved, (unsigned long long)st.raw,
+        {
+            char from[64] = "";
+            if (st.cached)
+                snprintf(from, sizeof from, ", %llu from the name cache",
+                         (unsigned long long)st.cached);
+            fprintf(stderr, "memtrace %s: %s: %llu of %llu frames named%s%s\n", cmd, path,
+                    (unsigned long long)st.resolved, (unsigned long long)st.raw, from,
                     st.unresolved ? " (the others stay module+offset)" : "");
+        }
     }
     return 0;
 }
@@ -122,6 +158,7 @@ int cmd_symbolize(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"debuginfod", required_argument, NULL, 'D'},
+        {"no-name-cache", no_argument, NULL, 'N'},
         {"quiet", no_argument, NULL, 'q'},
         {"help", no_argument, NULL, 'h'},
         {0, 0, 0, 0},
@@ -132,6 +169,7 @@ int cmd_symbolize(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
         switch (c) {
         case 'D': url = optarg; break;
+        case 'N': trace_names_cache_off(); break;
         case 'q': quiet = 1; break;
         case 'h': fputs(usage_text, stdout); return 0;
         default: fputs(usage_text, stderr); return 2;
@@ -150,8 +188,8 @@ int cmd_symbolize(int argc, char **argv)
      * (libdw's own debuginfod client would take DEBUGINFOD_URLS). */
     unsetenv("DEBUGINFOD_URLS");
     int rc = 0;
-    struct warnings w = {.cmd = "symbolize"};
-    w.said.pool = &w.pool;
+    struct warnings w = {0};
+    warnings_start(&w, "symbolize", url);
     for (int i = optind; i < argc; i++)
         rc |= symbolize_one(&w, argv[i], quiet, url);
     warnings_free(&w);
@@ -163,8 +201,8 @@ int symbolize_run_traces(char **paths, size_t n)
 {
     unsetenv("DEBUGINFOD_URLS");
     int rc = 0;
-    struct warnings w = {.cmd = "run"};
-    w.said.pool = &w.pool;
+    struct warnings w = {0};
+    warnings_start(&w, "run", NULL);
     for (size_t i = 0; i < n; i++)
         rc |= symbolize_one(&w, paths[i], 1, NULL);
     warnings_free(&w);

@@ -135,7 +135,7 @@ int cmd_top(int argc, char **argv)
     mt_selection *s;
     report_sites.used = 1;
     a.o.full_names = report_sites.full_names;
-    report_fold = 1;
+    report_stacks_only = 1;
     rc = report_open_many("top", a.paths, a.n_paths, a.by_process, a.o.filter_text, a.at, 2, &m,
                           &f, &s);
     if (rc) {

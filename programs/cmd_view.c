@@ -70,6 +70,7 @@ struct progress {
     int last_pct;
     const char *file;
     uint64_t events;        /* once loaded */
+    int folded;             /* served from folded models (a big trace) */
 };
 
 static void on_progress(void *ctx, uint64_t done, uint64_t total)
@@ -104,7 +105,7 @@ static void on_loaded(void *ctx, const mt_model *m, double seconds, const char *
     mt_model_event_counts(m, &allocs, &promotes, &collects);
     fprintf(stderr, "Loaded %s: %llu events in %.2f s%s\n", p->file,
             (unsigned long long)(allocs + promotes + collects), seconds,
-            mt_model_is_folded(m) ? " (folded: a big trace)" : "");
+            p->folded ? " (folded: a big trace)" : "");
 }
 
 static double now_seconds(void)
@@ -114,7 +115,8 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Several files, or compare mode: models loaded with mt_model_load_many. */
+/* Several files, or compare mode: whole models, each of one or several
+ * traces merged (mt_read). */
 static int view_many(mt_viewer_options *vo, const char *const *bases, size_t n_bases,
                      const char *const *files, size_t n_files, const char *wa, const char *wb,
                      int by_process, int quiet)
@@ -144,7 +146,8 @@ static int view_many(mt_viewer_options *vo, const char *const *bases, size_t n_b
         snprintf(names[side], sizeof names[side], n > 1 ? "%s (+%zu more)" : "%s", p[0], n - 1);
         if (!quiet)
             fprintf(stderr, "Loading %s\n", names[side]);
-        m[side] = mt_model_load_many(p, n, by_process, NULL, &err);
+        mt_read_request rq = {.paths = p, .n = n, .by_process = by_process};
+        m[side] = mt_read(&rq, &err);
         if (!m[side]) {
             fprintf(stderr, "memtrace view: %s\n", err ? err : p[0]);
             free(err);
@@ -302,7 +305,7 @@ static int view_one(view_args *a)
         return 1;
     }
     close(probe);
-    struct progress prog = {!a->quiet, isatty(2), -1, a->vo.file, 0};
+    struct progress prog = {!a->quiet, isatty(2), -1, a->vo.file, 0, 0};
     struct stat st;
     mt_viewer_load load = {0};
     /* folded: read again for each filter, so a regular file (not a pipe) */
@@ -314,6 +317,7 @@ static int view_one(view_args *a)
         load.folded = 1;
         load.no_index = 1;
     }
+    prog.folded = load.folded;
     load.on_progress = on_progress;
     load.progress_ctx = &prog;
     load.on_loaded = on_loaded;

@@ -14,6 +14,7 @@ int cmd_ctl(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+int cmd_rss(int argc, char **argv);
 int cmd_lifetimes(int argc, char **argv);
 int cmd_leaks(int argc, char **argv);
 int cmd_folded(int argc, char **argv);
@@ -38,5 +39,10 @@ int symbolize_run_traces(char **paths, size_t n);
  * run_sampling_check: 2 with a message when both were given. */
 int run_sampling_option(const char *cmd, int c, const char *arg, double *rate, int *given);
 int run_sampling_check(const char *cmd, int given);
+/* The stack options run and attach share (recconf.h's validation):
+ * -d/--depth N into *depth, -u/--unwind MODE into *mode (MT_UNWIND_*).
+ * 0, or 2 after a message "memtrace CMD: ...". */
+int run_depth_option(const char *cmd, const char *arg, int *depth);
+int run_unwind_option(const char *cmd, const char *arg, int *mode);
 
 #endif

@@ -39,10 +39,12 @@ static int count_stack(void *ctx, mt_node_id node, const mt_cost *c)
 static int load(const char *cmd, const char *path, const mt_filter *f, mt_model **m,
                 mt_selection **s)
 {
-    mt_model_options o = {.fold = 1, .fold_live_at = MT_TIME_END, .fold_filter = f};
+    /* a profile is only ever folded: its per-stack costs under f */
+    mt_read_request rq = {.paths = &path, .n = 1, .fold = 1, .stream = 1, .filter = f,
+                          .live_at = MT_TIME_END};
     char *err = NULL;
     *s = NULL;
-    *m = mt_model_load(path, &o, &err);
+    *m = mt_read(&rq, &err);
     if (*m)
         *s = mt_select_sites(*m, f, MT_TIME_END, NULL, &err);
     if (!*s) {

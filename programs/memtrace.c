@@ -23,6 +23,7 @@ static const struct command commands[] = {
     {"view", cmd_view, "browse a trace in the web viewer", 1},
     {"top", cmd_top, "allocation sites that account for the most memory", 1},
     {"stats", cmd_stats, "totals, peak, rates, size and lifetime histograms", 1},
+    {"rss", cmd_rss, "where the resident memory went: a ledger that adds up to RSS", 1},
     {"leaks", cmd_leaks, "leak suspects: sites whose live memory keeps growing", 1},
     {"lifetimes", cmd_lifetimes, "allocation time and lifetime of each sample", 1},
     {"folded", cmd_folded, "collapsed stacks for flame graph tools", 1},

@@ -77,7 +77,7 @@ static void hint_unsymbolized(FILE *out, const char *cmd, const char *path, cons
 }
 
 report_sites_cfg report_sites;
-int report_fold;
+int report_stacks_only;
 
 /* When allocation plumbing is skipped and the shallow model a report asks
  * for cuts a plumbing run (C++ traces, mostly), report_open loads this many
@@ -280,7 +280,7 @@ int report_open(const char *cmd, const char *path, const char *filter, mt_timede
 
 static int open_many(opener *o, const char *const *paths, size_t n, int by_process,
                      const char *filter, mt_timedelta live_at, size_t shallow, mt_model **m,
-                     mt_filter **f, mt_selection **s)
+                     mt_filter **f, mt_selection **s, int *fed)
 {
     const char *cmd = o->cmd;
     char *err = NULL;
@@ -306,7 +306,7 @@ static int open_many(opener *o, const char *const *paths, size_t n, int by_proce
         .paths = paths,
         .n = n,
         .by_process = by_process,
-        .fold = report_fold || hook,
+        .fold = report_stacks_only || hook,
         .filter = *f,
         .live_at = live_at,
         .need_peak = live_at == MT_TIME_PEAK || mt_filter_uses_peak(*f) || (hook && hook->need_peak),
@@ -336,6 +336,8 @@ static int open_many(opener *o, const char *const *paths, size_t n, int by_proce
     progress_end(&pr);
     if (!*m)
         return load_failed(o, err, f, p);
+    if (fed)
+        *fed = rq.sinks_fed;
     uint64_t n_allocs = 0; /* a folded model keeps no allocation records: count events */
     mt_model_event_counts(*m, &n_allocs, NULL, NULL);
     if (n_allocs == 0 && n == 1)
@@ -348,7 +350,7 @@ static int open_many(opener *o, const char *const *paths, size_t n, int by_proce
         mt_model_free(*m);
         rq.max_depth = rq.max_depth == shallow ? shallow + REPORT_PLUMBING_DEPTH : 0;
         *s = NULL;
-        *m = mt_read_pass(&rq, rq.folded, &err);
+        *m = mt_read_again(&rq, &err);
         progress_end(&pr);
         if (!*m)
             return load_failed(o, err, f, p);
@@ -374,7 +376,7 @@ int report_open_many(const char *cmd, const char *const *paths, size_t n, int by
                      mt_filter **f, mt_selection **s)
 {
     opener o = {.cmd = cmd, .out = stderr};
-    return open_many(&o, paths, n, by_process, filter, live_at, shallow, m, f, s);
+    return open_many(&o, paths, n, by_process, filter, live_at, shallow, m, f, s, NULL);
 }
 
 /* Sides read at once share one progress line: the mean of the parts read
@@ -419,7 +421,7 @@ static void side_open(side_job *j)
 {
     report_side *sd = j->side;
     j->rc = open_many(&j->o, sd->paths, sd->n, sd->by_process, j->filter, j->live_at, j->shallow,
-                      &sd->m, &sd->f, &sd->s);
+                      &sd->m, &sd->f, &sd->s, &sd->fed);
 }
 
 static void *side_thread(void *arg)
@@ -451,6 +453,7 @@ int report_open_sides(const char *cmd, report_side *sides, size_t n, const char 
         sides[i].m = NULL;
         sides[i].f = NULL;
         sides[i].s = NULL;
+        sides[i].fed = 0;
     }
     /* Two sides that read pipes may read the same one (/dev/stdin twice):
      * in turn then, as before, the first taking all of it. */
@@ -479,7 +482,7 @@ int report_open_sides(const char *cmd, report_side *sides, size_t n, const char 
         for (size_t i = 0; i < n && !rc; i++) {
             opener o = {.cmd = cmd, .out = stderr, .hook = &sides[i].hook};
             rc = open_many(&o, sides[i].paths, sides[i].n, sides[i].by_process, filter, live_at,
-                           shallow, &sides[i].m, &sides[i].f, &sides[i].s);
+                           shallow, &sides[i].m, &sides[i].f, &sides[i].s, &sides[i].fed);
         }
     } else {
         /* One thread per side beyond the first (their models share

@@ -35,17 +35,18 @@ typedef struct report_sites_cfg {
 extern report_sites_cfg report_sites;
 
 /* Set by reports built only from per-stack costs (top, folded, pprof):
- * report_open then folds the trace while reading it (memory for the live
- * blocks and the distinct stacks, not for every allocation), unless the
- * time or the filter asks for the peak, which needs the whole model. */
-extern int report_fold;
+ * report_open then asks the read for those alone, and mt_read plans how
+ * (folded while read: memory for the live blocks and the distinct stacks,
+ * not for every allocation, when the input allows). */
+extern int report_stacks_only;
 /* A per-allocation hook for reports that fold (diff, check: sums per
  * stack that per-stack costs cannot give): report_open_sides folds when it
  * can (regular files, or no peak needed) and calls fn for every allocation
  * folded, after reset (called before each read of the trace). need_peak:
- * the hook needs the trace's peak time (the model's fold_peak). Whether it
- * folded: mt_model_is_folded() of the model (mt_read plans it; the route
- * whole, forced with --route, turns folding off: tests compare both). */
+ * the hook needs the trace's peak time (the model's fold_peak). Whether the
+ * hook saw every allocation: the side's fed (mt_read plans it; else the
+ * model keeps every allocation: the route whole, forced with --route,
+ * turns folding off, and tests compare both). */
 typedef struct report_hook {
     int (*fn)(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq);
     void (*reset)(void *ctx);
@@ -65,7 +66,7 @@ mt_plumbing *report_plumbing(const char *cmd, int *failed);
 int report_open(const char *cmd, const char *path, const char *filter, mt_timedelta live_at,
                 size_t shallow, mt_model **m, mt_filter **f, mt_selection **s);
 /* Same over n traces aggregated into one model (a process tree, repeated
- * runs: mt_model_load_many); by_process adds a frame per process. */
+ * runs: one mt_read of them all); by_process adds a frame per process. */
 int report_open_many(const char *cmd, const char *const *paths, size_t n, int by_process,
                      const char *filter, mt_timedelta live_at, size_t shallow, mt_model **m,
                      mt_filter **f, mt_selection **s);
@@ -89,6 +90,7 @@ typedef struct report_side {
     mt_model *m;
     mt_filter *f;
     mt_selection *s;
+    int fed;                    /* out: the hook saw every allocation (else query m) */
 } report_side;
 #define REPORT_MAX_SIDES 4
 /* Opens up to REPORT_MAX_SIDES sides as report_open_many would, one after

@@ -7,7 +7,10 @@
  */
 #include "run_push.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdio.h>
@@ -19,6 +22,8 @@
 
 #include "memtrace/present.h"
 #include "control_proto.h"
+#include "runfiles.h"
+#include "safefile.h"
 #include "../lib/push/push.h"
 
 struct run_push {
@@ -34,6 +39,8 @@ struct run_push {
     long long prev_end;
     int prev_pid;
     char build_id[81];
+    char *url;             /* where (for the status file) */
+    char *status_path;     /* FILE.push, or NULL */
 };
 
 int run_push_option(run_push_opts *o, const char *cmd, int c, const char *arg)
@@ -54,8 +61,8 @@ int run_push_option(run_push_opts *o, const char *cmd, int c, const char *arg)
     }
     case 0x102:
         if (!mt_push_format_named(arg)) {
-            fprintf(stderr, "memtrace %s: --push-format %s: expected pyroscope, parca or otlp\n",
-                    cmd, arg);
+            fprintf(stderr, "memtrace %s: --push-format %s: expected pyroscope, parca, otlp or "
+                            "pyroscope-ingest\n", cmd, arg);
             return -1;
         }
         o->format = arg;
@@ -119,9 +126,10 @@ run_push *run_push_begin(const run_push_opts *o, const char *cmd, int *bad)
     }
     mt_push_format f = o->format ? mt_push_format_named(o->format) : mt_push_format_of_url(o->url);
     if (!f) {
-        fprintf(stderr, "memtrace %s: --push %s: give --push-format pyroscope, parca or otlp (the "
-                        "URL's path does not say: .../push.v1.PusherService/Push, "
-                        ".../profiles/writeraw, .../v1development/profiles)\n", cmd, o->url);
+        fprintf(stderr, "memtrace %s: --push %s: give --push-format pyroscope, parca, otlp or "
+                        "pyroscope-ingest (the URL's path does not say: "
+                        ".../push.v1.PusherService/Push, .../profiles/writeraw, "
+                        ".../v1development/profiles, .../ingest)\n", cmd, o->url);
         return NULL;
     }
     char *auth = NULL;
@@ -161,6 +169,7 @@ run_push *run_push_begin(const run_push_opts *o, const char *cmd, int *bad)
         }
     }
     mt_push_config c = { .url = url, .format = f, .tenant = o->tenant, .auth = auth };
+    p->url = strdup(url);
     char *err = NULL;
     p->sender = mt_push_start(&c, &err);
     if (auth) {
@@ -173,6 +182,7 @@ run_push *run_push_begin(const run_push_opts *o, const char *cmd, int *bad)
         free(err);
         for (int i = 0; i < RUN_PUSH_MAX_LABELS; i++)
             free(p->owned[i]);
+        free(p->url);
         free(p);
         return NULL;
     }
@@ -313,6 +323,77 @@ static uint8_t *otlp_bytes(run_push *p, const mt_selection *s, const mt_selectio
     return out;
 }
 
+void run_push_status_at(run_push *p, const char *file)
+{
+    char path[PATH_MAX + 16];
+    if (!p || mt_runname_push_status(path, sizeof path, file) < 0)
+        return;
+    free(p->status_path);
+    p->status_path = strdup(path);
+}
+
+/* FILE.push now: written aside and renamed (a reader never sees half),
+ * never through a link planted there (safefile.h) */
+static void publish(run_push *p)
+{
+    if (!p->status_path)
+        return;
+    mt_push_stats st;
+    mt_push_stats_now(p->sender, &st);
+    char line[512];
+    mt_push_summary(&st, line, sizeof line);
+    mt_outfile of;
+    const char *why;
+    FILE *f = mt_outfile_fopen(&of, p->status_path, &why);
+    if (f) {
+        int bad = fprintf(f, "%d %s\n%s\n", (int)getpid(), p->url ? p->url : "?", line) < 0;
+        mt_outfile_fclose(&of, f, bad, &why);
+    }
+}
+
+void run_push_status_read(const char *file, char *buf, size_t cap)
+{
+    char path[PATH_MAX + 16], text[1024];
+    buf[0] = '\0';
+    if (mt_runname_push_status(path, sizeof path, file) < 0)
+        return;
+    /* (the process names FILE: looked at first, opened for reading only
+     * if it is a regular file, never a device or a FIFO, never a link) */
+    int o = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (o < 0)
+        return;
+    int fd = -1;
+    if (fstat(o, &st) == 0 && S_ISREG(st.st_mode)) {
+        char self[64];
+        snprintf(self, sizeof self, "/proc/self/fd/%d", o);
+        fd = open(self, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    }
+    close(o);
+    if (fd < 0)
+        return;
+    ssize_t n = read(fd, text, sizeof text - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    text[n] = '\0';
+    int pid = 0, at = 0;
+    char url[512];
+    char *nl = strchr(text, '\n');
+    if (!nl || sscanf(text, "%d %511s%n", &pid, url, &at) < 2 || pid <= 0)
+        return;
+    char *line = nl + 1;
+    line[strcspn(line, "\n")] = '\0';
+    if (strncmp(line, "push: ", 6) != 0)
+        return;
+    char e_url[2048], e_line[4096];
+    mt_text_escape(e_url, sizeof e_url, url);   /* whoever wrote it chose these bytes */
+    mt_text_escape(e_line, sizeof e_line, line + 6);
+    int alive = kill((pid_t)pid, 0) == 0 || errno == EPERM;
+    snprintf(buf, cap, "push to %s by process %d: %s%s", e_url, pid, e_line,
+             alive ? "" : " (that process has ended)");
+}
+
 void run_push_profile(run_push *p, const mt_selection *s, const char *name, int pid)
 {
     if (!p)
@@ -322,6 +403,7 @@ void run_push_profile(run_push *p, const mt_selection *s, const char *name, int 
     mt_selection *delta;
     if (interval(p, s, pid, &from, &end, &delta) != 0)
         return;
+    publish(p);   /* (the counts so far: this one is not queued yet) */
     if (p->format == MT_PUSH_OTLP) {
         uint8_t *b = otlp_bytes(p, s, delta, from, end, name, pid, &len);
         mt_selection_free(delta);
@@ -334,9 +416,23 @@ void run_push_profile(run_push *p, const mt_selection *s, const char *name, int 
     uint8_t *gz = pprof_bytes(s, delta, from, &len);
     mt_selection_free(delta);
     char *body = NULL;
+    if (gz && !p->has_service)
+        p->labels[1].value = name;
+    if (gz && p->format == MT_PUSH_PYROSCOPE_INGEST) {
+        /* the gzipped pprof itself; the interval in Unix seconds */
+        unsigned long long t0 = mt_model_info(mt_selection_model(s))->start_time;
+        char *q = mt_push_ingest_query(p->labels, (size_t)p->n_labels,
+                                       (long long)((t0 + (unsigned long long)from) / 1000000),
+                                       (long long)((t0 + (unsigned long long)end) / 1000000));
+        if (q) {
+            interval_done(p, s, pid, end);
+            mt_push_submit_query(p->sender, gz, len, q);
+        } else {
+            free(gz);
+        }
+        return;
+    }
     if (gz) {
-        if (!p->has_service)
-            p->labels[1].value = name;
         if (p->format == MT_PUSH_PYROSCOPE)
             body = mt_push_pyroscope_body(p->labels, (size_t)p->n_labels, gz, len);
         else if (p->format == MT_PUSH_PARCA)
@@ -361,5 +457,9 @@ void run_push_end(run_push *p, const char *cmd)
     fprintf(stderr, "memtrace %s: %s\n", cmd, line);
     for (int i = 0; i < RUN_PUSH_MAX_LABELS; i++)
         free(p->owned[i]);
+    if (p->status_path)
+        unlink(p->status_path);
+    free(p->status_path);
+    free(p->url);
     free(p);
 }

@@ -43,5 +43,11 @@ void run_push_profile(run_push *p, const mt_selection *s, const char *name, int 
 /* Ends (a bounded drain) and prints the summary line on stderr. */
 void run_push_end(run_push *p, const char *cmd);
 double run_push_every(const run_push *p);
+/* From now on the counts are kept in FILE.push (runfiles.h) for 'memtrace
+ * ctl PID status' (file: the run's FILE, as its processes have it in
+ * MEMTRACE), after every profile; removed by run_push_end. */
+void run_push_status_at(run_push *p, const char *file);
+/* What FILE.push says, for 'ctl status': one line into buf ("" none). */
+void run_push_status_read(const char *file, char *buf, size_t cap);
 
 #endif

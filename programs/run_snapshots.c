@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -92,11 +93,14 @@ static int copy_file(const char *src, mt_outfile *dst, const char *dst_path)
 
 /* One snapshot of trace into dir (if not NULL) and to push (if not NULL).
  * 0 or -1 (message given). */
-static int snapshot(const char *trace, const char *dir, run_push *push, const char *name, int pid)
+static int snapshot(const char *cmd, const char *trace, const char *copy_dir, const char *dir,
+                    run_push *push, const char *name, int pid)
 {
     char *err = NULL;
     char copy_path[2 * PATH_MAX], tdir[PATH_MAX];
-    if (!dir) {   /* pushing only: the symbolized copy goes beside the trace */
+    if (!dir && copy_dir) {   /* pushing only, the copy where the caller says */
+        snprintf(tdir, sizeof tdir, "%s", copy_dir);
+    } else if (!dir) {   /* pushing only: the symbolized copy goes beside the trace */
         snprintf(tdir, sizeof tdir, "%s", trace);
         char *slash = strrchr(tdir, '/');
         if (slash && slash != tdir)
@@ -116,12 +120,12 @@ static int snapshot(const char *trace, const char *dir, run_push *push, const ch
         free(err);
         err = NULL;
     }
-    mt_model_options mo = { .on_warning = quiet };
-    mt_model *m = mt_model_load(load, &mo, &err);
+    mt_read_request rq = { .paths = &load, .n = 1, .on_warning = quiet };  /* every allocation */
+    mt_model *m = mt_read(&rq, &err);
     if (copy.path)
         mt_outfile_abort(&copy);   /* (the copy is never renamed: removed) */
     if (!m) {
-        fprintf(stderr, "memtrace run: snapshot of %s: %s\n", trace, err ? err : "unreadable");
+        fprintf(stderr, "memtrace %s: snapshot of %s: %s\n", cmd, trace, err ? err : "unreadable");
         free(err);
         return -1;
     }
@@ -152,10 +156,10 @@ static int snapshot(const char *trace, const char *dir, run_push *push, const ch
                 mt_outfile_abort(&of);
         }
         if (rc != 0)
-            fprintf(stderr, "memtrace run: snapshot %s: %s\n", out,
+            fprintf(stderr, "memtrace %s: snapshot %s: %s\n", cmd, out,
                     err ? err : why ? why : "cannot write it");
     } else {
-        fprintf(stderr, "memtrace run: snapshot of %s: %s\n", trace, err ? err : "out of memory");
+        fprintf(stderr, "memtrace %s: snapshot of %s: %s\n", cmd, trace, err ? err : "out of memory");
     }
     free(err);
     mt_selection_free(s);
@@ -183,55 +187,198 @@ static const char *running_name(pid_t pid, const char *fallback, char *buf, size
     return r;
 }
 
-int run_wait_with_snapshots(pid_t pid, const char *file, double every_s, const char *dir,
-                            run_push *push, const char *name, int *status)
+void run_snapshots_init(run_snapshots *s, const char *cmd, double every_s, const char *dir,
+                        run_push *push, const char *name)
 {
-    char comm[64], last_name[64];
-    snprintf(last_name, sizeof last_name, "%s", name);
-    char cur[PATH_MAX], last[PATH_MAX] = "";
+    memset(s, 0, sizeof *s);
+    s->cmd = cmd;
+    s->every_s = every_s;
+    s->dir = dir;
+    s->push = push;
+    snprintf(s->name, sizeof s->name, "%s", name);
     /* two clocks: the files' (every_s, dir) and the pushes' */
-    double push_every = push ? run_push_every(push) : 0;
-    double next = dir ? now_s() + every_s : 1e300;
-    double next_push = push ? now_s() + push_every : 1e300;
+    s->next = dir ? now_s() + every_s : 1e300;
+    s->next_push = push ? now_s() + run_push_every(push) : 1e300;
     /* Local debug information only, as after the run (symbolize_run_traces):
      * no build-id leaves the machine, no snapshot waits on a server. (The
      * program was started already: its environment is its own.) */
     unsetenv("DEBUGINFOD_URLS");
+}
+
+int run_snapshots_due(run_snapshots *s)
+{
+    double t = now_s();
+    s->to_dir = t >= s->next;
+    s->to_push = t >= s->next_push;
+    if (s->to_dir) {
+        s->next += s->every_s;
+        if (s->next < now_s())
+            s->next = now_s() + s->every_s;   /* a slow snapshot: skip, don't pile up */
+    }
+    if (s->to_push) {
+        double e = run_push_every(s->push);
+        s->next_push += e;
+        if (s->next_push < now_s())
+            s->next_push = now_s() + e;
+    }
+    return s->to_dir || s->to_push;
+}
+
+void run_snapshots_take(run_snapshots *s, const char *trace, const char *shown,
+                        const char *copy_dir, const char *name, int pid)
+{
+    if (name)
+        snprintf(s->name, sizeof s->name, "%s", name);
+    snapshot(s->cmd, trace, copy_dir, s->to_dir ? s->dir : NULL, s->to_push ? s->push : NULL,
+             s->name, pid);
+    snprintf(s->last, sizeof s->last, "%s", shown ? shown : trace);
+}
+
+void run_snapshots_final(run_snapshots *s, const char *trace, const char *copy_dir, int pid)
+{
+    snapshot(s->cmd, trace, copy_dir, s->dir, s->push, s->name, pid);
+}
+
+int run_snapshots_open(const char *path, uid_t owner, char *out, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
+        return -1;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+        (st.st_uid != owner && st.st_uid != geteuid())) {
+        close(fd);
+        return -1;
+    }
+    snprintf(out, cap, "/proc/self/fd/%d", fd);
+    return fd;
+}
+
+/* The piece after trace (a piece of a rotated recording of the run
+ * named after file), if it is there: 1 and its path in out. */
+static int next_piece(const char *file, const char *trace, char *out, size_t cap)
+{
+    mt_runname n;
+    if (!mt_runname_parse(file, trace, &n) || !n.piece || n.kind != MT_RUNFILE_TRACE)
+        return 0;
+    char base[PATH_MAX];
+    const char *slash = strrchr(trace, '/'), *name = strrchr(file, '/');
+    name = name ? name + 1 : file;
+    if (snprintf(base, sizeof base, "%.*s%s", slash ? (int)(slash - trace + 1) : 0, trace,
+                 name) >= (int)sizeof base)
+        return 0;
+    n.piece++;
+    return mt_runname_make(out, cap, base, &n) > 0 && access(out, R_OK) == 0;
+}
+
+void run_snapshots_checked(run_snapshots *s, uid_t owner)
+{
+    s->checked = 1;
+    s->owner = owner;
+}
+
+/* A snapshot of path: to the files (to_dir) and the push (to_push);
+ * opened as run_snapshots_open does when s is checked, the copy beside
+ * it. */
+static void shot(run_snapshots *s, const char *path, int to_dir, int to_push, int pid)
+{
+    if (!s->checked) {
+        snapshot(s->cmd, path, NULL, to_dir ? s->dir : NULL, to_push ? s->push : NULL, s->name,
+                 pid);
+        return;
+    }
+    char name[64], dir[PATH_MAX];
+    int fd = run_snapshots_open(path, s->owner, name, sizeof name);
+    if (fd < 0)
+        return;
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof dir, "%s", slash ? "/" : ".");
+    snapshot(s->cmd, name, dir, to_dir ? s->dir : NULL, to_push ? s->push : NULL, s->name, pid);
+    close(fd);
+}
+
+static int readable(const run_snapshots *s, const char *path)
+{
+    struct stat st;
+    return s->checked ? lstat(path, &st) == 0 && S_ISREG(st.st_mode) : access(path, R_OK) == 0;
+}
+
+void run_snapshots_follow(run_snapshots *s, const char *base, const char *cur, const char *name,
+                          int pid)
+{
+    /* A recording that went on in another file (the next piece of a
+     * rotated one, the trace of an exec'd program): what the previous one
+     * allocated since its last push is pushed first, if it is still there
+     * (--keep may have removed it), one interval later, once the recorder
+     * has finished writing it (this interval's push waits that long: the
+     * next push of the same recording always starts where the one before
+     * ended, nothing counted twice or skipped). */
+    if (s->to_push && s->last[0] && strcmp(s->last, cur) != 0 && !s->rest_due) {
+        s->rest_due = 1;
+        snprintf(s->next_trace, sizeof s->next_trace, "%s", cur);
+        return;
+    }
+    if (s->rest_due && s->to_push && readable(s, s->last)) {
+        shot(s, s->last, 0, 1, pid);
+        /* pieces that came and went since: each whole */
+        char piece[PATH_MAX];
+        while (next_piece(base, s->last, piece, sizeof piece) && strcmp(piece, cur) != 0) {
+            shot(s, piece, 0, 1, pid);
+            snprintf(s->last, sizeof s->last, "%s", piece);
+        }
+    }
+    s->rest_due = 0;
+    if (name)
+        snprintf(s->name, sizeof s->name, "%s", name);
+    shot(s, cur, s->to_dir, s->to_push, pid);
+    snprintf(s->last, sizeof s->last, "%s", cur);
+}
+
+void run_snapshots_end(run_snapshots *s, const char *base, const char *fallback, int pid)
+{
+    if (!s->last[0] && fallback && readable(s, fallback))
+        snprintf(s->last, sizeof s->last, "%s", fallback);
+    if (s->rest_due && s->push && readable(s, s->last)) {   /* (see above) */
+        shot(s, s->last, 0, 1, pid);
+        snprintf(s->last, sizeof s->last, "%s", s->next_trace);
+    }
+    /* pieces the recording went on into since the last push (rotations
+     * after it): each one's rest pushed, the latest one's final state */
+    char piece[PATH_MAX];
+    while (s->push && s->last[0] && next_piece(base, s->last, piece, sizeof piece)) {
+        shot(s, s->last, 0, 1, pid);
+        snprintf(s->last, sizeof s->last, "%s", piece);
+    }
+    if (s->last[0])
+        shot(s, s->last, 1, 1, pid);
+}
+
+int run_wait_with_snapshots(pid_t pid, const char *file, double every_s, const char *dir,
+                            run_push *push, const char *name, int *status)
+{
+    char comm[64];
+    char cur[PATH_MAX];
+    run_snapshots s;
+    run_snapshots_init(&s, "run", every_s, dir, push, name);
     for (;;) {
         pid_t r = waitpid(pid, status, WNOHANG);
         if (r == pid)
             break;
         if (r < 0 && errno != EINTR)
             return -1;
-        double t = now_s();
-        int to_dir = t >= next, to_push = t >= next_push;
-        if (to_dir || to_push) {
-            if (to_dir) {
-                next += every_s;
-                if (next < now_s())
-                    next = now_s() + every_s;   /* a slow snapshot: skip, don't pile up */
-            }
-            if (to_push) {
-                next_push += push_every;
-                if (next_push < now_s())
-                    next_push = now_s() + push_every;
-            }
-            if (proc_open_trace((int)pid, file, cur, sizeof cur)) {
-                /* named after the program running now (a wrapper's exec'd
-                 * program, not the wrapper) */
-                snprintf(last_name, sizeof last_name, "%s",
-                         running_name(pid, name, comm, sizeof comm));
-                snapshot(cur, to_dir ? dir : NULL, to_push ? push : NULL, last_name, (int)pid);
-                snprintf(last, sizeof last, "%s", cur);
-            }
-        }
+        if (run_snapshots_due(&s) && proc_open_trace((int)pid, file, cur, sizeof cur))
+            /* named after the program running now (a wrapper's exec'd
+             * program, not the wrapper) */
+            run_snapshots_follow(&s, file, cur, running_name(pid, name, comm, sizeof comm),
+                                 (int)pid);
         struct timespec ts = { 0, 50 * 1000 * 1000 };
         nanosleep(&ts, NULL);
     }
     /* The end of the last recording seen (or of FILE): its final state. */
-    if (!last[0] && access(file, R_OK) == 0)
-        snprintf(last, sizeof last, "%s", file);
-    if (last[0])
-        snapshot(last, dir, push, last_name, (int)pid);
+    run_snapshots_end(&s, file, file, (int)pid);
     return 0;
 }

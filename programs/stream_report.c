@@ -1,11 +1,11 @@
 /*
  * stream_report.c - stats, lifetimes and plot read as folded models
  * (memory for the live blocks and the distinct stacks, not one record per
- * allocation), over one trace file, several aggregated (mt_model_load_many
+ * allocation), over one trace file, several aggregated (mt_read
  * merges them into one stream) or a pipe: each finished allocation goes
  * through the filter (mt_stream_filter) and into what the report needs
  * (totals and histograms, a lifetime line, the curve, the scatter's dots)
- * as it is read (one mt_sink of mt_read_pass). The passes:
+ * as it is read (one mt_sink of a streaming mt_read). The passes:
  *
  *   peak   the unfiltered peak, first, when --at peak or live:peak asks
  *          for it (mt_read_peak, lib/analyze/read.c, as for top);
@@ -28,7 +28,9 @@
  * A trace whose times go back somewhere needs the whole model (its events
  * sorted): STREAM_WHOLE, found before anything is written (but lifetimes,
  * which needs no order, streams anyway); read from a pipe, stats then says
- * so and fails (the pipe cannot be read again).
+ * so and fails (the pipe cannot be read again). The commands' entry points
+ * at the end take the whole model then, and under the forced route whole:
+ * the commands themselves never see which way was taken.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,7 +43,13 @@
 #include "report.h"
 #include "stream_report.h"
 
-int stream_usable(void)
+/* A streaming command's answer when the trace needs the whole model after
+ * all: nothing written, nothing read from a pipe. */
+#define STREAM_WHOLE (-1)
+
+/* 1 unless the route whole is forced (memtrace --route=whole: the tests
+ * compare both ways). */
+static int stream_usable(void)
 {
     return !(mt_read_forced() & MT_ROUTE_WHOLE);
 }
@@ -218,6 +226,7 @@ static mt_read_request request(run *r, int loud)
         .n = r->n_paths,
         .by_process = r->by_process,
         .fold = 1,
+        .stream = 1,
         .live_at = MT_TIME_END,
         /* by process: whole stacks, as the whole model (a filter may name
          * the process frame) */
@@ -243,7 +252,7 @@ static mt_model *pass(run *r, int hooks, int loud, int *status)
         rq.n_sinks = 1;
     }
     progress_init(&r->pr, r->cmd);
-    mt_model *m = mt_read_pass(&rq, 1, &err);
+    mt_model *m = mt_read(&rq, &err);
     progress_end(&r->pr);
     if (m && hooks && mt_stream_filter_sync(r->sf, m, &r->err) < 0) {
         mt_model_free(m);
@@ -440,7 +449,7 @@ static int peak_pass(run *r, double bps, double rate, mt_stats *st)
     return status;
 }
 
-int stream_stats(const stream_input *in, const char *filter, mt_timedelta at, int json)
+static int stats_streamed(const stream_input *in, const char *filter, mt_timedelta at, int json)
 {
     run r;
     int rc = start(&r, "stats", in, filter, at == MT_TIME_PEAK);
@@ -521,7 +530,7 @@ out:
     return rc;
 }
 
-int stream_lifetimes(const stream_input *in, const char *filter, int json)
+static int lifetimes_streamed(const stream_input *in, const char *filter, int json)
 {
     run r;
     int rc = start(&r, "lifetimes", in, filter, 0);
@@ -584,8 +593,8 @@ static int draw(FILE *out, void *ctx)
     }
 }
 
-int stream_plot(const stream_input *in, const char *filter, mt_plot_options *po,
-                const char *output)
+static int plot_streamed(const stream_input *in, const char *filter, mt_plot_options *po,
+                         const char *output)
 {
     run r;
     int rc = start(&r, "plot", in, filter, 0);
@@ -748,4 +757,89 @@ out:
     mt_model_free(m);
     finish(&r);
     return rc;
+}
+
+/* The whole model's reports, where the trace cannot stream. */
+static int stats_whole(const stream_input *in, const char *filter, mt_timedelta at, int json)
+{
+    mt_model *m;
+    mt_filter *f;
+    mt_selection *s;
+    int rc = report_open_many("stats", in->paths, in->n, in->by_process, filter, at, 1, &m, &f, &s);
+    if (rc)
+        return rc;
+    mt_rss *rss = mt_rss_load_many(in->paths, in->n, m, NULL, NULL);
+    int wrc = mt_report_stats_rss(stdout, s, rss, json);
+    mt_rss_free(rss);
+    if (wrc < 0 || fflush(stdout) != 0) {
+        perror("memtrace stats: writing the report");
+        rc = 1;
+    }
+    report_close(m, f, s);
+    return rc;
+}
+
+static int lifetimes_whole(const stream_input *in, const char *filter, int json)
+{
+    mt_model *m;
+    mt_filter *f;
+    mt_selection *s;
+    int rc = report_open_many("lifetimes", in->paths, in->n, in->by_process, filter, MT_TIME_END, 1, &m, &f, &s);
+    if (rc)
+        return rc;
+    if (mt_report_lifetimes(stdout, s, json) < 0 || fflush(stdout) != 0) {
+        perror("memtrace lifetimes: writing");
+        rc = 1;
+    }
+    report_close(m, f, s);
+    return rc;
+}
+
+static int plot_whole(const stream_input *in, const char *filter, mt_plot_options *po,
+                      const char *output)
+{
+    mt_model *m;
+    mt_filter *f;
+    mt_selection *s;
+    int rc = report_open_many("plot", in->paths, in->n, in->by_process, filter, MT_TIME_END, 1, &m, &f, &s);
+    if (rc)
+        return rc;
+    mt_outfile of;
+    const char *why = NULL;
+    FILE *out = mt_outfile_fopen(&of, output, &why);
+    if (!out) {
+        fprintf(stderr, "memtrace plot: %s: %s\n", output, why);
+        rc = 1;
+    } else {
+        mt_rss *rss = po->kind == MT_PLOT_MEMORY ? mt_rss_load_many(in->paths, in->n, m, NULL, NULL) : NULL;
+        po->rss = rss;
+        int w = mt_plot_svg(out, s, po);
+        mt_rss_free(rss);
+        po->rss = NULL;
+        if (mt_outfile_fclose(&of, out, w < 0, &why) != 0 || w < 0) {
+            fprintf(stderr, "memtrace plot: %s: cannot write the picture\n", output);
+            rc = 1;
+        }
+    }
+    report_close(m, f, s);
+    return rc;
+}
+
+int stream_stats(const stream_input *in, const char *filter, mt_timedelta at, int json)
+{
+    int rc = stream_usable() ? stats_streamed(in, filter, at, json) : STREAM_WHOLE;
+    return rc != STREAM_WHOLE ? rc : stats_whole(in, filter, at, json);
+}
+
+int stream_lifetimes(const stream_input *in, const char *filter, int json)
+{
+    int rc = stream_usable() ? lifetimes_streamed(in, filter, json) : STREAM_WHOLE;
+    return rc != STREAM_WHOLE ? rc : lifetimes_whole(in, filter, json);
+}
+
+int stream_plot(const stream_input *in, const char *filter, mt_plot_options *po,
+                const char *output)
+{
+    int rc = stream_usable() ? plot_streamed(in, filter, po, output) : STREAM_WHOLE;
+    return rc != STREAM_WHOLE ? rc : plot_whole(in, filter, po, output);
 }

@@ -11,15 +11,6 @@
 #include "memtrace/analyze.h"
 #include "memtrace/present.h"
 
-/* Returned when the trace needs the whole model after all (its times go
- * back somewhere, or a pipe would have to be read twice): nothing was
- * written and nothing read from a pipe, the caller loads it. */
-#define STREAM_WHOLE (-1)
-
-/* 1 unless the route whole is forced (memtrace --route=whole: the tests
- * compare both ways). */
-int stream_usable(void);
-
 /* What a command reads: its trace files (aggregated when several: a
  * process tree, runs) and --by-process. */
 typedef struct stream_input {
@@ -28,7 +19,8 @@ typedef struct stream_input {
     int by_process;
 } stream_input;
 
-/* The commands' work: exit status, or STREAM_WHOLE. */
+/* The commands' work: streamed when the trace and the route allow, else
+ * on the whole model (decided before anything is written); exit status. */
 int stream_stats(const stream_input *in, const char *filter, mt_timedelta at, int json);
 int stream_lifetimes(const stream_input *in, const char *filter, int json);
 int stream_plot(const stream_input *in, const char *filter, mt_plot_options *po,

@@ -3,7 +3,8 @@
  * symbolized (bare LD_PRELOAD, a killed `memtrace run`), given as the
  * report commands and the viewer read them: one namer (lib/symbolize,
  * names.c) for the process, set as every reader's (mt_reader_set_namer),
- * and the notes that say which modules could not be used.
+ * and the notes that say which modules could not be used; and where
+ * `memtrace run` and `memtrace symbolize` keep their name cache.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,40 @@ const char *trace_names_debug_root(void)
         return NULL;
     }
     return root;
+}
+
+static int cache_off;
+
+void trace_names_cache_off(void)
+{
+    cache_off = 1;
+}
+
+const char *trace_names_cache_dir(void)
+{
+    static char dir[4096];
+    static int warned;
+    const char *env = getenv("MEMTRACE_NAME_CACHE");
+    if (cache_off || (env && !strcmp(env, "0")))
+        return NULL;
+    if (env && *env) {
+        if (env[0] == '/' && strlen(env) < sizeof dir - 64)
+            return env;
+        if (!warned++) {
+            fputs("memtrace: warning: MEMTRACE_NAME_CACHE=", stderr);
+            mt_text_put(stderr, env);
+            fputs(" ignored: neither 0 nor an absolute path\n", stderr);
+        }
+    }
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int n;
+    if (xdg && xdg[0] == '/')   /* (a relative one is to be ignored: XDG's rule) */
+        n = snprintf(dir, sizeof dir, "%s/memtrace/names", xdg);
+    else if (home && home[0] == '/')
+        n = snprintf(dir, sizeof dir, "%s/.cache/memtrace/names", home);
+    else
+        return NULL;
+    return n > 0 && (size_t)n < sizeof dir ? dir : NULL;
 }
 
 void trace_names_start(void)

@@ -17,6 +17,13 @@ void trace_names_start(void);
  * path without ':', which is said once on stderr). */
 const char *trace_names_debug_root(void);
 
+/* The name cache of `memtrace run` and `memtrace symbolize`: NULL when
+ * off (trace_names_cache_off, MEMTRACE_NAME_CACHE=0), else
+ * MEMTRACE_NAME_CACHE when it is an absolute path, else
+ * $XDG_CACHE_HOME/memtrace/names, else $HOME/.cache/memtrace/names. */
+const char *trace_names_cache_dir(void);
+void trace_names_cache_off(void);   /* --no-name-cache */
+
 /* Prints "memtrace CMD: note: ..." for each module whose frames stayed raw
  * (missing here, changed, or stripped without its debug symbols) not noted
  * before, and what to do; 1 if it printed anything. */

@@ -72,7 +72,7 @@ mutant pvalloc-unrounded lib/record/interpose.c 's|return aligned(page, rounded 
 mutant calloc-one-element lib/record/interpose.c '/API void \*calloc/,/^}/s|return mtr_slow_alloc(size, 0, MT_ALLOC_CALLOC);|return mtr_slow_alloc(m, 0, MT_ALLOC_CALLOC);|' $S
 mutant start-not-armed lib/record/sampler.c '/^int mt_memprof_start/,/^}/s|        t->countdown = draw_gap(t);|        (void)draw_gap(t);|' $S
 mutant free-not-reported lib/record/sampler.c 's|            eng.tracker.free(eng.tracker.ctx, (void \*)token);|            (void)token;|' $S tests/record/sampler.c
-mutant header-rate lib/record/tracer.c 's|info.sample_rate = tr.rate;|info.sample_rate = tr.rate * 2;|' tests/record/defaults.sh tests/record/accuracy.sh
+mutant header-rate lib/record/tracer_file.c 's|info.sample_rate = mtr_tr.rate;|info.sample_rate = mtr_tr.rate * 2;|' tests/record/defaults.sh tests/record/accuracy.sh
 # --- estimates
 mutant rse-k-plus-1 lib/analyze/model.c 's|return k ? 1.0 / sqrt((double)k) : 1.0;|return k ? 1.0 / sqrt((double)k + 1) : 1.0;|' tests/analyze tests/present/reports.sh
 mutant rse-text-k-plus-1 lib/present/top.c 's|100 \* mt_noise(k)|100 * mt_noise(k + 1)|' tests/present/reports.sh
@@ -103,7 +103,7 @@ mutant leaks-given-back-swapped lib/analyze/leaks.c 's|e->live_end >= 0.5 \* e->
 mutant leaks-given-back-inverted lib/analyze/leaks.c 's|e->live_end >= 0.5 \* e->live_high;|0.5 * e->live_end >= e->live_high;|' tests/analyze/leaks_suspects.c
 mutant leakscan-no-red-zone lib/record/leakscan.c 's|return best - RED_ZONE > m->lo ? best - RED_ZONE : m->lo;|return best;|' tests/record/red_zone.c tests/record/leaks.sh
 mutant safefile-others-fifo lib/common/safefile.c 's|(S_ISFIFO(st.st_mode) \&\& st.st_uid == geteuid())|S_ISFIFO(st.st_mode)|' tests/common/safefile.c
-mutant utf8-last-byte-unchecked lib/present/escape.c 's|for (size_t i = 2; i < need; i++)|for (size_t i = 2; i + 1 < need; i++)|' tests/present/escape.c
+mutant utf8-last-byte-unchecked lib/common/utf8.h 's|for (size_t i = 2; i < need; i++)|for (size_t i = 2; i + 1 < need; i++)|' tests/present/escape.c
 mutant python-nostack-last-site python/memtrace/__init__.py 's|codes = np.where(none, len(distinct), codes)|codes = np.where(none, len(distinct) - 1, codes)|' tests/python/nostack.sh
 mutant vint-signed-32 lib/trace/buf.h 's|if (v <= 0x7FFFFFFF) {|if (v <= 0xFFFFFFFF) {|' tests/trace/vint.c
 mutant temporary-1ms-included lib/analyze/scale.h 's|a->collect - a->time < MT_TEMPORARY_US|a->collect - a->time <= MT_TEMPORARY_US|' tests/analyze/temporary.c
@@ -121,6 +121,8 @@ mutant go-bytes-var-no-1-over-p lib/analyze/profile.c 's|double v = p > 0 ? byte
 # --- the commands' option driver: a value below its kind's bound is refused
 mutant options-count-no-lower-bound programs/options.c 's/|| v < o->lo ||/||/' tests/programs/options.sh
 mutant options-size-no-lower-bound programs/options.c 's/ || (double)bytes < o->lo)/)/' tests/programs/options.sh
+mutant namecache-no-checksum lib/symbolize/namecache.c 's|(uInt)(size - 4)) != want)|(uInt)(size - 4)) != want \&\& 0)|' tests/record/symbolize_cache.sh
+mutant namecache-trusts-anyone lib/symbolize/namecache.c 's|return st->st_uid == geteuid() \&\& !(st->st_mode \& 022);|return 1;|' tests/record/symbolize_cache.sh
 
 echo
 echo "$killed killed, $survived survived, $broken not applied"

@@ -14,6 +14,7 @@
 #   MT_FIXTURES  tests/fixtures/memtrace
 #   MT_STAGE     plain | asan | tsan  (tests skip themselves where they don't apply)
 #   MT_TMP       a scratch directory, removed afterwards
+#   MEMTRACE_NAME_CACHE  $MT_TMP/name-cache: memtrace's name cache, the test's own
 set -u
 cd "$(dirname "$0")/.."
 MT_BUILD=${MT_BUILD:-build}
@@ -22,7 +23,7 @@ MT_FIXTURES=tests/fixtures/memtrace
 MT_STAGE=${MT_STAGE:-plain}
 export MT_BUILD MT_BIN MT_FIXTURES MT_STAGE
 
-[ $# -gt 0 ] || set -- tests/common tests/trace tests/record tests/analyze tests/present tests/programs tests/push tests/viewer tests/python tests/package
+[ $# -gt 0 ] || set -- tests/common tests/docs tests/trace tests/record tests/analyze tests/present tests/programs tests/push tests/viewer tests/python tests/package
 
 passed=0 failed=0 skipped=0
 failures="" skips=""
@@ -44,6 +45,9 @@ for dir in "$@"; do
                  cmd=$bin ;;
         esac
         MT_TMP=$root/$(echo "$name" | tr / _); mkdir -p "$MT_TMP"; export MT_TMP
+        # each test its own name cache (memtrace symbolize), never the user's
+        case $MT_TMP in /*) MEMTRACE_NAME_CACHE=$MT_TMP/name-cache ;; *) MEMTRACE_NAME_CACHE=$PWD/$MT_TMP/name-cache ;; esac
+        export MEMTRACE_NAME_CACHE
         out=$root/out.txt
         start=$(date +%s)
         $cmd >"$out" 2>&1 </dev/null

@@ -24,7 +24,6 @@
 #include <unistd.h>
 
 #include "safefile.h"
-#include "hash.h"
 #include "runfiles.h"
 
 struct vidx {
@@ -64,10 +63,16 @@ void vidx_report(vidx *x)
     }
 }
 
+/* The names come from runfiles.h. */
 static char *beside(const char *trace)
 {
-    char *p = NULL;
-    return asprintf(&p, "%s%s", trace, MT_RUNFILE_INDEX_SUFFIX) < 0 ? NULL : p;
+    size_t cap = strlen(trace) + sizeof MT_RUNFILE_INDEX_SUFFIX;
+    char *p = malloc(cap);
+    if (p && mt_runname_side(p, cap, trace, MT_RUNFILE_INDEX) < 0) {
+        free(p);
+        p = NULL;
+    }
+    return p;
 }
 
 /* The cache directory (made when make is set), or NULL. */
@@ -97,13 +102,10 @@ static char *cache_dir(int make)
 static char *in_cache(const char *trace, int make)
 {
     char *dir = cache_dir(make), *full = realpath(trace, NULL), *p = NULL;
-    if (dir && full) {
-        uint64_t h = mt_fnv1a(MT_FNV_OFFSET, full);   /* the same in every process */
-        const char *name = strrchr(full, '/');
-        name = name ? name + 1 : full;
-        if (asprintf(&p, "%s/%.100s-%016llx%s", dir, name, (unsigned long long)h,
-                     MT_RUNFILE_INDEX_SUFFIX) < 0)
-            p = NULL;
+    size_t cap = dir && full ? strlen(dir) + 100 + 32 + sizeof MT_RUNFILE_INDEX_SUFFIX : 0;
+    if (cap && (p = malloc(cap)) && mt_runname_index_cached(p, cap, dir, full) < 0) {
+        free(p);
+        p = NULL;
     }
     free(dir);
     free(full);

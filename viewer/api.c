@@ -247,8 +247,9 @@ static void reread_end(vapi *a, struct reread *slot)
 
 /* Big traces: is the file still the one loaded? (Reading another trace
  * for a filter would answer about another program run.) */
-static int same_file(const vapi *a)
+static int same_file(void *ctx)
 {
+    const vapi *a = ctx;
     struct stat st;
     const struct stat *o = &a->file_id;
     return stat(a->file, &st) == 0 && st.st_dev == o->st_dev && st.st_ino == o->st_ino &&
@@ -271,27 +272,15 @@ static mt_selection *build_selection(void *ctx, const mt_filter *f, void **aux,
         "the trace file changed since it was loaded: filters read it again, so restart "
         "the viewer to see the new trace";
     struct reread_ctx rc = {b->a, reread_begin(b->a, b->canon)};
-    /* from the allocation index (about the trace as loaded, whatever
-     * became of the file since), else from the trace */
-    int broken = 1;
-    vfold *v = NULL;
-    if (vfold_indexed(b->a->base))
-        v = vfold_from_index(b->a->base, f, reread_progress, &rc, err, &broken);
-    if (!v && broken) {
-        if (!same_file(b->a)) {
-            reread_end(b->a, rc.slot);
-            *err = strdup(changed);
-            return NULL;
-        }
-        v = vfold_load(b->a->file, f, b->a->base, 0, reread_progress, &rc, 1, err);
-        if (v && !same_file(b->a)) {
-            reread_end(b->a, rc.slot);
-            vfold_free(v);
-            *err = strdup(changed);
-            return NULL;
-        }
-    }
+    int moved;
+    vfold *v = vfold_refold(b->a->base, f, same_file, (void *)b->a, reread_progress, &rc, err,
+                            &moved);
     reread_end(b->a, rc.slot);
+    if (moved) {
+        free(*err);
+        *err = strdup(changed);
+        return NULL;
+    }
     if (!v)
         return NULL;
     mt_selection *s = mt_select_sites(vfold_model(v), f, MT_TIME_END, p, err);

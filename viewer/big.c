@@ -1,6 +1,6 @@
 /*
  * big.c - folds for the viewer on big traces (see big.h): one request to
- * the analysis layer's read (mt_read_pass: this trace, this filter, with
+ * the analysis layer's read (a streaming mt_read: this trace, this filter, with
  * its stack clauses applied to the sinks) with the fold's sinks: the
  * engine's streaming accumulators (stats and histograms: memtrace/stream.h)
  * and the downsampled curve (mt_curve_grid), both on the read's summing
@@ -23,7 +23,6 @@
 struct vfold {
     mt_model *model;
     char *path;                  /* the trace's (the unfiltered fold) */
-    int shares_trie;             /* model folded from the index: base's trie */
     vidx *index;                 /* the unfiltered fold: its allocation index, or NULL */
     mt_alloc_index_writer *ixw;  /* while reading: the index being written */
     double bps;
@@ -99,6 +98,7 @@ static int fold_read(vfold *v, const char *path, const mt_filter *f, const vfold
         .paths = &path,
         .n = 1,
         .fold = 1,
+        .stream = 1,
         .filter = f,
         .live_at = MT_TIME_END,
         .peak_known = peak,
@@ -112,15 +112,13 @@ static int fold_read(vfold *v, const char *path, const mt_filter *f, const vfold
         .index = ix,
         .index_base = ix ? base->model : NULL,
     };
-    mt_model *m = mt_read_pass(&rq, 1, err);
-    v->shares_trie = rq.from_index;
-    void (*model_free)(mt_model *) = rq.from_index ? mt_alloc_index_model_free : mt_model_free;
+    mt_model *m = mt_read(&rq, err);
     if (v->index) {   /* (the read is over: nothing writes the index now) */
         v->ixw = NULL;
         vidx_end(v->index, m);
     }
     if (m && mt_stats_acc_finish(v->acc, m, &v->stats, &v->hist[0], &v->hist[1]) < 0) {
-        model_free(m);
+        mt_model_free(m);
         m = NULL;
     }
     mt_stats_acc_free(v->acc);
@@ -164,13 +162,12 @@ void vfold_report_index(const vfold *base)
     vidx_report(base->index);
 }
 
-int vfold_indexed(const vfold *base)
-{
-    return vidx_get(base->index) != NULL;
-}
-
-vfold *vfold_from_index(const vfold *base, const mt_filter *f, mt_progress_fn progress,
-                        void *progress_ctx, char **err, int *broken)
+/* The fold of filter f from base's allocation index, without reading the
+ * trace: the same answers as vfold_load. progress: bytes of the index.
+ * NULL with *broken = 1 when there is no index or it proved damaged (it
+ * is then dropped: read the trace instead), else NULL as vfold_load. */
+static vfold *fold_indexed(const vfold *base, const mt_filter *f, mt_progress_fn progress,
+                           void *progress_ctx, char **err, int *broken)
 {
     *err = NULL;
     *broken = 0;
@@ -196,14 +193,38 @@ vfold *vfold_from_index(const vfold *base, const mt_filter *f, mt_progress_fn pr
     return v;
 }
 
+vfold *vfold_refold(const vfold *base, const mt_filter *f, int (*unchanged)(void *ctx),
+                    void *uctx, mt_progress_fn progress, void *progress_ctx, char **err,
+                    int *changed)
+{
+    *err = NULL;
+    *changed = 0;
+    /* from the allocation index (about the trace as loaded, whatever
+     * became of the file since), else from the trace */
+    int broken = 1;
+    vfold *v = NULL;
+    if (vidx_get(base->index))
+        v = fold_indexed(base, f, progress, progress_ctx, err, &broken);
+    if (!v && broken) {
+        if (!unchanged(uctx)) {
+            *changed = 1;
+            return NULL;
+        }
+        v = vfold_load(base->path, f, base, 0, progress, progress_ctx, 1, err);
+        if (v && !unchanged(uctx)) {
+            vfold_free(v);
+            *changed = 1;
+            return NULL;
+        }
+    }
+    return v;
+}
+
 void vfold_free(vfold *v)
 {
     if (!v)
         return;
-    if (v->shares_trie)
-        mt_alloc_index_model_free(v->model);
-    else
-        mt_model_free(v->model);
+    mt_model_free(v->model);
     vidx_free(v->index);
     free(v->path);
     mt_histogram_free(v->hist[0]);
@@ -220,8 +241,6 @@ const mt_model *vfold_model(const vfold *v)
 
 size_t vfold_bytes(const vfold *v)
 {
-    if (v->shares_trie)
-        return sizeof *v + mt_curve_grid_bytes() + mt_alloc_index_model_memory(v->model);
     return sizeof *v + mt_curve_grid_bytes() + mt_model_memory(v->model);
 }
 

@@ -27,15 +27,15 @@ vfold *vfold_load(const char *path, const mt_filter *f, const vfold *base, int i
 /* Prints on stderr what became of base's allocation index (written,
  * refused), once loading is over. */
 void vfold_report_index(const vfold *base);
-/* 1 when base (the unfiltered fold) has an allocation index to fold
- * filters from. */
-int vfold_indexed(const vfold *base);
-/* The fold of filter f from base's allocation index, without reading the
- * trace: the same answers as vfold_load. progress: bytes of the index.
- * NULL with *broken = 1 when there is no index or it proved damaged (it
- * is then dropped: read the trace instead), else NULL as vfold_load. */
-vfold *vfold_from_index(const vfold *base, const mt_filter *f, mt_progress_fn progress,
-                        void *progress_ctx, char **err, int *broken);
+/* The fold of filter f beside base (the unfiltered fold): from base's
+ * allocation index when it has a sound one (progress: bytes of the index),
+ * else by reading base's trace again, quietly, while unchanged(uctx) says
+ * the file is still the one base read (asked before and after the read).
+ * NULL with *err as vfold_load, or with *changed = 1 (and nothing kept)
+ * when the file changed. */
+vfold *vfold_refold(const vfold *base, const mt_filter *f, int (*unchanged)(void *ctx),
+                    void *uctx, mt_progress_fn progress, void *progress_ctx, char **err,
+                    int *changed);
 void vfold_free(vfold *v);
 const mt_model *vfold_model(const vfold *v);
 /* Bytes it holds (model and summaries), for the viewer's memory budget. */

@@ -205,6 +205,40 @@ int vep_stats(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
     return 1;
 }
 
+/* The resident-memory ledger's readings (docs/rss.md) within [t0, t1]
+ * seconds and the one before: the rows that do not come from the samples,
+ * as "ledger": {t, alloc (free but resident and metadata), stack, mod,
+ * file (with shared memory), own}; an empty t without readings. */
+static void put_ledger(vjson *j, const mt_rss *r, double t0, double t1)
+{
+    size_t lo = 0, hi;
+    while (lo < r->nl && secs(r->l[lo].time) < t0)
+        lo++;
+    if (lo > 0)
+        lo--;
+    for (hi = lo; hi < r->nl && secs(r->l[hi].time) <= t1; hi++)
+        ;
+    static const char *const keys[] = {"t", "alloc", "stack", "mod", "file", "own"};
+    vj_key(j, "ledger");
+    vj_obj(j);
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+        vj_key(j, keys[k]);
+        vj_arr(j);
+        for (size_t i = lo; i < hi; i++) {
+            const mt_rss_reading *x = &r->l[i];
+            double v = k == 0 ? secs(x->time)
+                       : k == 1 ? (double)(x->a_free > 0 ? x->a_free : 0) + (double)(x->a_meta > 0 ? x->a_meta : 0)
+                       : k == 2 ? (double)x->stack
+                       : k == 3 ? (double)x->mod
+                       : k == 4 ? (double)x->file + (double)x->shm
+                                : (double)x->own;
+            vj_num(j, v > 0 || k == 0 ? v : 0);
+        }
+        vj_end_arr(j);
+    }
+    vj_end_obj(j);
+}
+
 /* Resident-memory samples within [t0, t1] seconds, with the one just
  * before t0 so that the line starts at the chart's edge; at most about
  * 4 * n of them (evenly thinned). */
@@ -241,6 +275,7 @@ static void put_rss(vjson *j, const mt_rss *r, double t0, double t1, double n)
     for (size_t i = lo; i < hi; i += step)
         vj_num(j, (double)r->p[i].rss);
     vj_end_arr(j);
+    put_ledger(j, r, t0, t1);
     vj_end_obj(j);
 }
 

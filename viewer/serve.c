@@ -177,10 +177,14 @@ static void *load_thread(void *arg)
         if (after.ru_maxrss > before.ru_maxrss)
             vapi_set_reread_bytes(l->api, (size_t)(after.ru_maxrss - before.ru_maxrss) * 1024);
     } else {
-        mt_model_options mo = {0};
-        mo.on_progress = loader_progress;
-        mo.progress_ctx = l;
-        m = l->model = mt_model_load(l->opts->file, &mo, &l->error);
+        /* a small trace: every allocation (the whole model) */
+        mt_read_request rq = {
+            .paths = &l->opts->file,
+            .n = 1,
+            .on_progress = loader_progress,
+            .progress_ctx = l,
+        };
+        m = l->model = mt_read(&rq, &l->error);
     }
     double secs = now_seconds() - t0;
     if (m && vapi_ready(l->api, m, l->fold, secs) < 0) {

@@ -152,6 +152,9 @@ typedef struct mt_model mt_model;
 /* Called while the model is being built: done and total are byte offsets. */
 typedef void (*mt_progress_fn)(void *ctx, uint64_t done, uint64_t total);
 
+/* How a model is built: mt_read fills these from its request (the
+ * builder that takes them is private to the analysis library); the
+ * request's, the sinks' and the streams' documentation refers to them. */
 typedef struct mt_model_options {
     mt_warning_fn on_warning;   /* reader warnings; NULL: to stderr */
     void *warning_ctx;
@@ -214,12 +217,9 @@ typedef struct mt_model_options {
     int read_threads;
 } mt_model_options;
 
-/* Build the model of a trace file in one pass. Returns NULL on failure and,
- * if error is not NULL, a malloc'd "FILE: offset N: reason" to free.
- * opts may be NULL. */
-mt_model *mt_model_load(const char *path, const mt_model_options *opts, char **error);
-/* Same from an already opened reader, read to its end (the caller closes it). */
-mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char **error);
+/* A model comes from mt_read ("Reading", below): the one way in, whole or
+ * folded as the request and the input allow. Every model, of any kind, is
+ * freed with mt_model_free. */
 void mt_model_free(mt_model *m);
 /* Added: 1 if the model's trace has leak verdicts (docs/leaks.md), with
  * *time (may be NULL) the scan's time; 0 if not (also for several traces
@@ -268,24 +268,82 @@ typedef struct mt_rss_point {
     int64_t peak;            /* the kernel's high-water mark (VmHWM), or -1 */
 } mt_rss_point;
 
+/* [experimental] One reading of the resident-memory ledger (version 2
+ * files, docs/rss.md): the process's RSS split by kind of mapping from
+ * /proc/self/smaps, the allocator's own statistics and the recorder's own
+ * memory. Bytes; -1 when not taken. rss = anon + stack + mod + file + shm +
+ * own exactly. */
+typedef struct mt_rss_reading {
+    mt_timedelta time;       /* since the trace's start */
+    int64_t rss, pss, swap;
+    int64_t anon;            /* private anonymous and [heap] (not stacks, not own) */
+    int64_t brk;             /* of which [heap] */
+    int64_t stack;           /* main and thread stacks */
+    int64_t threads;         /* a count */
+    int64_t mod;             /* loaded modules' code and data */
+    int64_t file;            /* other file maps */
+    int64_t shm;             /* shared memory */
+    int64_t own;             /* the recorder's own, resident */
+    int64_t a_inuse, a_free, a_meta, a_retained;  /* the allocator's */
+    int64_t cost_us;         /* what the reading cost the recorder */
+    char alloc[16];          /* "glibc", "jemalloc", "tcmalloc" or "" */
+} mt_rss_reading;
+
 typedef struct mt_rss {
     mt_rss_point *p;         /* in time order */
     size_t n;
     int64_t peak_rss;        /* largest RSS seen (samples and high-water marks) */
     mt_timedelta peak_time;  /* when the largest sample was taken */
+    /* Added: the ledger's readings, in time order (none in version 1). */
+    mt_rss_reading *l;
+    size_t nl;
 } mt_rss;
 
 /* Reads TRACE_PATH.rss for model m. Returns NULL if there is none (no
  * warning) or it belongs to another recording (warning); damage (a bad
  * line) gives a warning "FILE: line N: reason" and what came before it. */
 mt_rss *mt_rss_load(const char *trace_path, const mt_model *m, mt_warning_fn warn, void *ctx);
-/* [experimental] The same for a model of several traces (mt_model_load_many): when
+/* [experimental] The same for a model of several traces (mt_read of several paths): when
  * they are all of the model's process (the pieces of a rotated recording),
  * every trace's own .rss, each checked against that trace's header, joined
  * in time order; otherwise the first trace's, as mt_rss_load. */
 mt_rss *mt_rss_load_many(const char *const *trace_paths, size_t n, const mt_model *m,
                          mt_warning_fn warn, void *ctx);
 void mt_rss_free(mt_rss *r);
+
+/* [experimental] The resident-memory ledger (docs/rss.md): rows that add
+ * up to a reading's RSS, each with its source and its 95% interval; the
+ * residual is the row "unexplained". */
+typedef struct mt_ledger_row {
+    const char *key;         /* JSON name: "live_heap", "unexplained", ... */
+    const char *name;        /* for people: "live heap (samples)" */
+    const char *source;      /* where the figure comes from */
+    const char *error;       /* what its error is */
+    double bytes, lo, hi;    /* the figure and its 95% interval (lo = hi = bytes: exact) */
+} mt_ledger_row;
+
+#define MT_LEDGER_MAX_ROWS 16
+typedef struct mt_ledger {
+    const mt_rss_reading *reading;   /* the reading it explains */
+    mt_ledger_row row[MT_LEDGER_MAX_ROWS];   /* the rows that sum to rss */
+    size_t n;
+    double rss, pss, swap, retained; /* -1 when not taken; retained: not resident */
+    double unexplained;              /* = row "unexplained" */
+    double live_heap_samples, live_map_samples;
+} mt_ledger;
+
+/* Live sampled bytes at time t of a whole model (every allocation), as
+ * samples: malloc blocks (C traces: source external) in *heap, the
+ * program's own mappings (source major) in *maps. -1 for a folded model. */
+int mt_ledger_live_samples(const mt_model *m, mt_timedelta t, uint64_t *heap, uint64_t *maps);
+/* The reading of rss at: MT_TIME_PEAK the one with the largest RSS,
+ * MT_TIME_END the last, else the last at or before at (the first if none
+ * is); NULL if rss has no readings. */
+const mt_rss_reading *mt_rss_reading_at(const mt_rss *rss, mt_timedelta at);
+/* The ledger of reading r with heap_samples and map_samples sample points
+ * live then, each standing for bps bytes at sampling rate rate. */
+void mt_ledger_make(const mt_rss_reading *r, uint64_t heap_samples, uint64_t map_samples,
+                    double bps, double rate, mt_ledger *out);
 
 /* Estimated bytes one sample stands for: word_size / 8 / sample_rate. */
 double mt_model_bytes_per_sample(const mt_model *m);
@@ -333,13 +391,11 @@ mt_timedelta mt_model_resolve_time(const mt_model *m, mt_timedelta t);
 /* Events read: allocations, promotions, collections. */
 void mt_model_event_counts(const mt_model *m, uint64_t *allocs, uint64_t *promotes,
                            uint64_t *collects);
-/* 1 when the model was built folded (mt_model_options.fold). */
-int mt_model_is_folded(const mt_model *m);
 /* 0 when the peak is unknown: a folded model of a trace whose times
  * decrease somewhere. */
 int mt_model_peak_known(const mt_model *m);
 /* [experimental] pprof profiles as input (docs/profiles-input.md):
- * mt_model_load reads a pprof profile (profile.proto, gzipped or not) as a
+ * mt_read reads a pprof profile (profile.proto, gzipped or not) as a
  * folded model of its per-stack costs, live measured at its end. It
  * refuses what a profile cannot answer (no times: whole models, --at,
  * time, size and kind clauses). mt_path_is_profile: 1 when the file looks
@@ -873,17 +929,26 @@ typedef struct mt_read_request {
      * progress in bytes of the index). */
     const struct mt_alloc_index *index;
     const mt_model *index_base;
-    int folded;                   /* out: 1 when the model is folded */
-    int from_index;               /* out: 1 when folded from the index: free
-                                   * the model with mt_alloc_index_model_free */
+    /* 1: a streaming read: the caller's figures come from the folded
+     * costs and the sinks alone, so the read folds whatever the route
+     * forced (mt_read_force) and also when the peak cannot be known first
+     * (then mt_model_peak_known of the model is 0); 0: the planner may
+     * take the whole model, which calls no sink. */
+    int stream;
+    /* out: 1 when the read folded and the sinks saw every allocation;
+     * 0 when the whole model came instead (every allocation kept for the
+     * caller to query, no sink called) */
+    int sinks_fed;
 } mt_read_request;
 
 /* Plans and runs the read (see above). The model, or NULL with *err set
- * (malloc'd). rq->folded says which model came; rq->peak the peak used. */
+ * (malloc'd). rq->sinks_fed says whether the sinks or the model hold the
+ * figures; rq->peak the peak used. */
 mt_model *mt_read(mt_read_request *rq, char **err);
-/* One pass as planned by the caller: folded (fold) with the request's
- * sinks, or whole. */
-mt_model *mt_read_pass(mt_read_request *rq, int fold, char **err);
+/* The same read again, as mt_read planned it (the peak it found kept),
+ * after the caller changed what the plan does not depend on: deeper
+ * stacks (max_depth), another progress callback. */
+mt_model *mt_read_again(mt_read_request *rq, char **err);
 /* The peak's time of the request's traces (unfiltered): 0 (*peak set),
  * 1 (times go back somewhere: only the whole model has a peak), or -1
  * (cannot read; *err set when err is not NULL). */

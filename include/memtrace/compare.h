@@ -185,15 +185,13 @@ void mt_holm(const double *p, size_t n, double *adj);
 /* Several traces as one                                                     */
 
 /* One model from n traces (a process tree, repeated runs) recorded at one
- * sampling rate: their events merged by absolute time (each trace's start
- * time plus the event's), codes and ids renumbered per trace, the header
- * of the first (with the earliest start time). by_process: every stack
- * gets an outermost frame "[pid N exe]" naming its trace's process, so
- * that trees, flame graphs, folded stacks and call paths split by process
- * (and inside:"[pid N" selects one). n == 1 without by_process is
- * mt_model_load. On failure NULL and a malloc'd message in *error. */
-mt_model *mt_model_load_many(const char *const *paths, size_t n, int by_process,
-                             const mt_model_options *opts, char **error);
+ * sampling rate: mt_read with paths and n (analyze.h): their events merged
+ * by absolute time (each trace's start time plus the event's), codes and
+ * ids renumbered per trace, the header of the first (with the earliest
+ * start time). by_process: every stack gets an outermost frame
+ * "[pid N exe]" naming its trace's process, so that trees, flame graphs,
+ * folded stacks and call paths split by process (and inside:"[pid N"
+ * selects one). */
 
 /* ------------------------------------------------------------------------ */
 /* Report (memtrace diff)                                                    */

@@ -132,6 +132,11 @@ typedef struct mt_top_options {
 } mt_top_options;
 int mt_report_top(FILE *out, const mt_selection *s, const mt_top_options *o);
 
+/* [experimental] memtrace rss: the resident-memory ledger L (mt_ledger_make)
+ * as a table or one JSON object; when names the moment ("peak", "end",
+ * "at 2.5s"). docs/rss.md. */
+int mt_report_ledger(FILE *out, const mt_ledger *L, const char *when, int json);
+
 /* memtrace stats: totals, estimates, peak, rates, histograms per kind
  * (mt_alloc_kind_name). */
 int mt_report_stats(FILE *out, const mt_selection *s, int json);

@@ -258,16 +258,13 @@ typedef struct mt_alloc_index_fold_options {
 } mt_alloc_index_fold_options;
 /* The folded model the read of the trace with o->filter would give,
  * folded from index x of base (the unfiltered folded model it matches).
- * It shares base's trie and names: free it with mt_alloc_index_model_free
- * before base. Safe to call from several threads at once. NULL with a
+ * It shares base's trie and names: free it with mt_model_free before base
+ * (mt_model_memory counts only its own bytes). Safe to call from several threads at once. NULL with a
  * malloc'd *err ("allocation index: REASON at byte N": damaged or
  * changed file), with *err "stopped by the caller" when on_fold returned
  * -1, or with *err NULL when out of memory. */
 mt_model *mt_alloc_index_fold(const mt_alloc_index *x, const mt_model *base,
                               const mt_alloc_index_fold_options *o, char **err);
-void mt_alloc_index_model_free(mt_model *m);
-/* Bytes of such a model that are its own (not base's). */
-size_t mt_alloc_index_model_memory(const mt_model *m);
 
 #ifdef __cplusplus
 }

@@ -36,6 +36,22 @@ typedef struct mt_symbolize_options {
      * debuglink and dwz names), an absolute path without ':', instead of
      * /usr/lib/debug. NULL: /usr/lib/debug. */
     const char *debug_root;
+    /* Added: the name cache, a directory of the caller's own (made 0700
+     * when missing), or NULL (none: the default). A module checked by its
+     * build-id is first named from its file there (DIR/BUILDID in hex);
+     * what its debug information gives for other frames is added to that
+     * file afterwards, for modules with DWARF only. Files that are not the
+     * caller's alone, links, and files over 8 MiB are refused, a corrupt
+     * file is ignored (and rewritten), each with a warning; at most 4096
+     * files. `memtrace run` and `memtrace symbolize` use
+     * $XDG_CACHE_HOME/memtrace/names (docs/cli/symbolize.md). */
+    const char *name_cache;
+    /* Added: the namer to use (below), shared by the traces of one run so
+     * that each module's debug information is read once for them all; its
+     * own options apply (the three above are then unused; `unchecked`
+     * = 1 names as mt_symbolize_file's own namer does). NULL: one of its
+     * own for this call. */
+    struct mt_namer *namer;
 } mt_symbolize_options;
 
 typedef struct mt_symbolize_stats {
@@ -44,6 +60,7 @@ typedef struct mt_symbolize_stats {
     uint64_t resolved;     /* raw frames now named (DWARF or ELF symbol) */
     uint64_t unresolved;   /* raw frames left as they were: see the warnings */
     int rewritten;         /* 1 if the file was replaced */
+    uint64_t cached;       /* added: of the resolved, named from the name cache */
 } mt_symbolize_stats;
 
 /* Symbolizes the trace at path: writes a new trace beside it and renames it
@@ -81,6 +98,7 @@ typedef struct mt_namer_options {
     mt_warning_fn on_warning;       /* debuginfod's errors; NULL: stderr */
     void *warning_ctx;
     const char *debug_root;         /* added; as in mt_symbolize_options */
+    const char *name_cache;         /* added; as in mt_symbolize_options */
 } mt_namer_options;
 
 mt_namer *mt_namer_new(const mt_namer_options *opts);

@@ -433,25 +433,6 @@ static inline const unsigned char *get_var(const unsigned char *p, const unsigne
     return NULL;
 }
 
-/* The clone's own parts (the rest is the base's). */
-static void clone_free(mt_model *m)
-{
-    mta_folded_free(m->fold);
-    pthread_mutex_destroy(&m->lock);
-    free(m);
-}
-
-void mt_alloc_index_model_free(mt_model *m)
-{
-    if (m)
-        clone_free(m);
-}
-
-size_t mt_alloc_index_model_memory(const mt_model *m)
-{
-    return sizeof *m + sizeof *m->fold + m->fold->node_cap * (sizeof(mt_cost) + sizeof(uint64_t));
-}
-
 /* A folded model that shares base's trie, names and counts, with its own
  * folded costs (empty). */
 static mt_model *clone_of(const mt_model *base)
@@ -466,9 +447,11 @@ static mt_model *clone_of(const mt_model *base)
     pthread_mutex_init(&m->lock, NULL);
     /* a folded base has no allocation table; the costs are the clone's */
     m->whole = NULL;
+    m->fold = NULL;
+    m->shares_stacks = 1;   /* mt_model_free frees the clone's own parts */
     size_t n = m->stacks.nodes.n ? m->stacks.nodes.n : 1;
     if (!(m->fold = mta_folded_new()) || mta_folded_cover(m->fold, n) < 0) {
-        clone_free(m);
+        mt_model_free(m);
         return NULL;
     }
     return m;
@@ -596,6 +579,6 @@ fail:
         *err = strdup("stopped by the caller");
     free(r.buf);
     if (m)
-        clone_free(m);
+        mt_model_free(m);
     return NULL;
 }

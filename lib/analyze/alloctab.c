@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "alloctab.h"
+#include "check.h"
 
 mta_alloctab *mta_alloctab_new(void)
 {
@@ -96,8 +97,10 @@ static int build_events(mta_alloctab *t, int monotone)
             live -= (int64_t)al[ci].n_samples;
             j++;
         }
+        MT_ASSERT(k == 0 || ev[k - 1].time <= ev[k].time);   /* the merge keeps time order */
         t->live_after[k++] = live;
     }
+    MT_ASSERT(k == n);
     free(order);
     return 0;
 }

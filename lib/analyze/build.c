@@ -7,12 +7,13 @@
  * (buildpipe.c), the caller's thread folds (buildfold.c).
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "build.h"
+#include "load.h"
+#include "route.h"
 #include "profile.h"
 
 static char *strf(const char *fmt, const char *a, const char *b)
@@ -59,48 +60,6 @@ static int read_threads(const mt_model_options *opts)
     if (!opts || !opts->fold)
         return 1;
     return mta_read_threads(opts->read_threads);
-}
-
-int mta_read_threads(int requested)
-{
-    if (requested)
-        return requested >= 2 ? 2 : 1;
-    if (mt_read_forced() & MT_ROUTE_ONE_THREAD)
-        return 1;
-    if (mt_read_forced() & MT_ROUTE_TWO_THREADS)
-        return 2;
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) < 2)
-        return 1;
-    return 2;
-}
-
-mt_model *mta_model_new(const mt_model_options *opts)
-{
-    mt_model *m = calloc(1, sizeof *m);
-    if (!m)
-        return NULL;
-    pthread_mutex_init(&m->lock, NULL);
-    if (!opts || !opts->fold) {
-        if (!(m->whole = mta_alloctab_new())) {
-            mt_model_free(m);
-            return NULL;
-        }
-        return m;
-    }
-    mta_folded *f = m->fold = mta_folded_new();
-    if (!f) {
-        mt_model_free(m);
-        return NULL;
-    }
-    f->filter = opts->fold_filter;
-    f->live_at = opts->fold_live_at;
-    f->peak = opts->fold_peak;
-    f->on_fold = opts->on_fold;
-    f->ctx = opts->fold_ctx;
-    f->on_alloc = opts->on_alloc;
-    return m;
 }
 
 mt_model *mt_model_from_reader(mt_reader *r, const mt_model_options *opts, char **error)

@@ -87,10 +87,6 @@ typedef struct builder {
 
 /* build.c */
 void mta_build_warn_collect(builder *b, mt_obj_id id);
-/* Threads for a pass over a trace: requested (1 or 2), or when 0, two
- * unless the route one-thread is forced (mt_read_force) or only one
- * processor is ours (build.c). */
-int mta_read_threads(int requested);
 
 /* buildread.c: the pass over the events. */
 /* The stack tables of a builder (the interner's and its own), and the

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "build.h"
+#include "route.h"
 
 /* An event of a folded model, in file order (after the queue): live
  * blocks in a table, each folded into its stack's cost when collected. */

@@ -3,35 +3,12 @@
  * filtered live bytes per time bucket of a window, and the filtered peak
  * (the curve's highest and its estimate), by replaying the model's sorted
  * events through a window's curve accumulator (curveacc.c, which owns the
- * bucket rule); the curves' buckets (mt_curve_new, mt_curve_span).
+ * bucket rule); a window's buckets (mt_curve_span).
  */
 #include <stdlib.h>
 
 #include "curveacc.h"
 #include "select.h"
-
-mt_curve *mt_curve_new(mt_timedelta t0, mt_timedelta width, size_t n)
-{
-    if (n == 0)
-        n = 1;
-    mt_curve *c = calloc(1, sizeof *c);
-    if (!c)
-        return NULL;
-    c->n = n;
-    c->t0 = t0;
-    c->width = width < 1 ? 1 : width;
-    c->time = malloc(n * sizeof *c->time);
-    c->total = calloc(n, sizeof *c->total);
-    c->filtered = calloc(n, sizeof *c->filtered);
-    c->filtered_alloc = calloc(n, sizeof *c->filtered_alloc);
-    if (!c->time || !c->total || !c->filtered || !c->filtered_alloc) {
-        mt_curve_free(c);
-        return NULL;
-    }
-    for (size_t i = 0; i < n; i++)
-        c->time[i] = t0 + (mt_timedelta)i * c->width;
-    return c;
-}
 
 /* The buckets of [t0, t1) of m's times in n: *t0 resolved, *n at least
  * 1; returns the width. */
@@ -84,13 +61,3 @@ mt_curve *mt_query_curve(const mt_selection *s, mt_timedelta t0, mt_timedelta t1
     return c;
 }
 
-void mt_curve_free(mt_curve *c)
-{
-    if (!c)
-        return;
-    free(c->time);
-    free(c->total);
-    free(c->filtered);
-    free(c->filtered_alloc);
-    free(c);
-}

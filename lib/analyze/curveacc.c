@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "curveacc.h"
 #include "peak.h"
 
@@ -184,6 +185,7 @@ static inline __attribute__((always_inline)) void close_time(mt_curve_acc *c)
 void mt_curve_acc_event(mt_curve_acc *c, mt_timedelta t, int64_t d_total, int64_t d_filtered,
                         uint64_t filtered_alloc)
 {
+    MT_ASSERT(!c->open || t >= c->t);   /* times never decrease (stream.h) */
     if (!c->open || t != c->t) {
         if (c->open)
             close_time(c);
@@ -310,6 +312,7 @@ static size_t grid_bucket(mt_curve_grid *g, mt_timedelta t)
     while ((t >> g->shift) >= GRID_BUCKETS)
         coarsen(g);
     size_t b = (size_t)(t >> g->shift);
+    MT_ASSERT(b < GRID_BUCKETS);
     if (b + 1 > g->used)
         g->used = b + 1;
     return b;
@@ -399,4 +402,40 @@ int mt_curve_grid_curve(const mt_curve_grid *g, mt_timedelta t0, mt_timedelta w,
     }
     mt_curve_free(r);
     return 0;
+}
+
+/* The curves every route returns (mt_curve_acc_result, the queries of
+ * curve.c) are made and freed here. */
+mt_curve *mt_curve_new(mt_timedelta t0, mt_timedelta width, size_t n)
+{
+    if (n == 0)
+        n = 1;
+    mt_curve *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->n = n;
+    c->t0 = t0;
+    c->width = width < 1 ? 1 : width;
+    c->time = malloc(n * sizeof *c->time);
+    c->total = calloc(n, sizeof *c->total);
+    c->filtered = calloc(n, sizeof *c->filtered);
+    c->filtered_alloc = calloc(n, sizeof *c->filtered_alloc);
+    if (!c->time || !c->total || !c->filtered || !c->filtered_alloc) {
+        mt_curve_free(c);
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++)
+        c->time[i] = t0 + (mt_timedelta)i * c->width;
+    return c;
+}
+
+void mt_curve_free(mt_curve *c)
+{
+    if (!c)
+        return;
+    free(c->time);
+    free(c->total);
+    free(c->filtered);
+    free(c->filtered_alloc);
+    free(c);
 }

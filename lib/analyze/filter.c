@@ -1,7 +1,9 @@
 /*
  * filter.c - parser of the filter language (docs/filters.md) into
  * mt_filter, and its canonical printer. Clauses are separated by
- * whitespace; every error names the column of the problem.
+ * whitespace; every error names the column of the problem. Whether one
+ * allocation passes a filter's allocation-level clauses (mta_alloc_passes,
+ * by clause.h) for the folds and streams.
  */
 #include <ctype.h>
 #include <stdarg.h>
@@ -10,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clause.h"
 #include "filter.h"
 #include "units.h"
 
@@ -681,4 +684,14 @@ int mt_filter_uses_peak(const mt_filter *f)
         if (f->c[i].kind == MTA_LIVE_AT && f->c[i].lo == MT_TIME_PEAK)
             return 1;
     return 0;
+}
+
+int mta_alloc_passes(const mt_model *m, const mt_filter *f, const mt_alloc *a,
+                     const mt_timedelta *live_t)
+{
+    for (size_t k = 0; k < f->n; k++)
+        if (f->c[k].kind != MTA_INSIDE &&
+            mta_clause_matches(m, &f->c[k], a, NULL, live_t[k]) == f->c[k].neg)
+            return 0;
+    return 1;
 }

@@ -63,7 +63,12 @@ int mta_pattern_match_funcs(const mta_pattern *p, const mt_func *funcs, size_t n
  * anonymous mappings (source Major in C traces). */
 enum { MTA_KIND_MALLOC = 0, MTA_KIND_MMAP = 1, MTA_NKINDS = 2 };
 extern const char *const mta_kind_names[MTA_NKINDS];
-int mta_kind_of(const mt_model *m, const mt_alloc *a);   /* MTA_KIND_*, or -1 (OCaml heap) */
+int mta_kind_of(const mt_model *m, const mt_alloc *a);
+/* Does allocation a pass the alloc-level clauses (all but inside: and
+ * hide:) of f, with the times of live: clauses resolved in live_t (one per
+ * clause)? (filter.c, by clause.h) */
+int mta_alloc_passes(const mt_model *m, const mt_filter *f, const mt_alloc *a,
+                     const mt_timedelta *live_t);   /* MTA_KIND_*, or -1 (OCaml heap) */
 
 
 #endif

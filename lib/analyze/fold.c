@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "check.h"
 #include "filter.h"
 #include "fold.h"
 #include "scale.h"
@@ -94,6 +95,7 @@ static int table_put(mta_live *l, uint64_t id, uint32_t rec)
             return -1;
     }
     size_t j = live_slot(l, id);
+    MT_ASSERT(rec != 0);   /* rec 0 marks an empty slot */
     l->slots[j].id = id;
     l->slots[j].rec = rec;
     l->count++;
@@ -106,6 +108,7 @@ static int table_put(mta_live *l, uint64_t id, uint32_t rec)
  * short). */
 static void table_del(mta_live *l, size_t j)
 {
+    MT_ASSERT(j <= l->mask && l->slots[j].rec && l->count > 0);
     l->slots[j].rec = 0;
     for (size_t i = (j + 1) & l->mask; l->slots[i].rec; i = (i + 1) & l->mask) {
         size_t home = live_home(l->slots[i].id, l->mask);

@@ -40,17 +40,6 @@ mt_histogram *mt_query_histogram(const mt_selection *s, mt_hist_kind kind)
     return h;
 }
 
-void mt_histogram_free(mt_histogram *h)
-{
-    if (!h)
-        return;
-    free(h->lo);
-    free(h->hi);
-    free(h->cost);
-    free(h->by_source);
-    free(h);
-}
-
 void mt_query_stats(const mt_selection *s, mt_stats *o)
 {
     const mt_model *m = s->m;

@@ -9,12 +9,13 @@
  * and mmap nothing. See docs/format.md.
  */
 #include "filter.h"
+#include "model.h"
 
 const char *const mta_kind_names[MTA_NKINDS] = {"malloc", "mmap"};
 
 static int is_c_trace(const mt_model *m)
 {
-    return mt_model_info(m)->word_size == 8;
+    return m->info.word_size == 8;
 }
 
 int mta_kind_of(const mt_model *m, const mt_alloc *a)

@@ -32,27 +32,15 @@
 
 #include "memtrace/compare.h"
 #include "memtrace/leaks.h"
+#include "normal.h"
 
 #define LEAK_GRID 256
 
-/* Upper tail of the standard normal. */
-static double norm_upper(double z)
-{
-    return 0.5 * erfc(z / sqrt(2.0));
-}
-
-/* Its inverse, by bisection (p in (0, 1)): plenty fast for a few calls. */
+/* Upper tail of the standard normal and its inverse (normal.h). */
+#define norm_upper mt_norm_upper
 static double norm_upper_inv(double p)
 {
-    double lo = -40, hi = 40;
-    for (int i = 0; i < 200; i++) {
-        double mid = 0.5 * (lo + hi);
-        if (norm_upper(mid) > p)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return 0.5 * (lo + hi);
+    return -mt_norm_quantile(p);
 }
 
 /* The grid: point j at from + (j + 1/2) h; prefix[j] = c_0 + ... + c_{j-1}. */

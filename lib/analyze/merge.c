@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "memtrace/compare.h"
+#include "load.h"
 #include "merge.h"
 #include "model.h"
 #include "table.h"

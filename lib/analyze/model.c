@@ -1,12 +1,14 @@
 /*
  * model.c - the model's accessors (model.h): its parts, its peak (found
  * on first use from the allocation table, or while a folded model was
- * read), live memory at a time, what it holds in memory, its end.
+ * read), live memory at a time, what it holds in memory, its end; a new
+ * model's parts (mta_model_new), whole or folded.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "load.h"
 #include "model.h"
 
 double mt_noise(uint64_t k)
@@ -21,12 +23,41 @@ double mt_noise_at(uint64_t k, double rate)
     return k ? sqrt((1 - (rate > 0 ? rate : 0)) / (double)k) : 1.0;
 }
 
+mt_model *mta_model_new(const mt_model_options *opts)
+{
+    mt_model *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    pthread_mutex_init(&m->lock, NULL);
+    if (!opts || !opts->fold) {
+        if (!(m->whole = mta_alloctab_new())) {
+            mt_model_free(m);
+            return NULL;
+        }
+        return m;
+    }
+    mta_folded *f = m->fold = mta_folded_new();
+    if (!f) {
+        mt_model_free(m);
+        return NULL;
+    }
+    f->filter = opts->fold_filter;
+    f->live_at = opts->fold_live_at;
+    f->peak = opts->fold_peak;
+    f->on_fold = opts->on_fold;
+    f->ctx = opts->fold_ctx;
+    f->on_alloc = opts->on_alloc;
+    return m;
+}
+
 void mt_model_free(mt_model *m)
 {
     if (!m)
         return;
-    mta_stacks_free(&m->stacks);
-    mta_alloctab_free(m->whole);
+    if (!m->shares_stacks) {
+        mta_stacks_free(&m->stacks);
+        mta_alloctab_free(m->whole);
+    }
     mta_folded_free(m->fold);
     pthread_mutex_destroy(&m->lock);
     free(m);
@@ -147,6 +178,8 @@ size_t mt_model_memory(const mt_model *m)
     size_t folded = m->fold ? sizeof *m->fold +
                                   m->fold->node_cap * (sizeof(mt_cost) + sizeof(uint64_t))
                             : 0;
+    if (m->shares_stacks)   /* the rest is its base's */
+        return sizeof *m + folded;
     return sizeof *m + mta_stacks_memory(&m->stacks) +
            (m->whole ? mta_alloctab_memory(m->whole) : 0) + folded;
 }

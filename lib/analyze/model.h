@@ -8,7 +8,7 @@
  *          collections, the curve's events; what every query reads;
  *   fold   the per-node costs of one filter at one time (fold.h), which
  *          answer only mt_select_sites() with that filter and time.
- * mt_model_is_folded() is fold != NULL.
+ * mt_model_is_folded() (load.h) is fold != NULL.
  */
 #ifndef MTA_MODEL_H
 #define MTA_MODEL_H
@@ -54,6 +54,10 @@ struct mt_model {
     const char *profile_kind;
     mt_timedelta scan_time;
     mta_domains domains;           /* OCaml 5 domains: their numbers by mt_alloc.domain */
+    /* A model folded from an allocation index (allocindex.c): its stacks,
+     * names and counts are those of the base model it was cloned from,
+     * which outlives it; only fold and lock are its own. */
+    int shares_stacks;
 };
 
 /* A new model, whole or folded as opts say (NULL when out of memory); its

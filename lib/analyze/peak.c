@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "normal.h"
 #include "peak.h"
 #include "memtrace/compare.h"
 #include "memtrace/stream.h"
@@ -74,20 +75,8 @@ void mta_peak_time(mta_peak_acc *p, mt_timedelta t, int64_t before, int64_t afte
     }
 }
 
-/* Phi^-1(x), by bisection on erfc (the quantiles asked for lie in
- * [-9, 9]; 80 halvings are below a double's resolution there). */
-static double norm_quantile(double x)
-{
-    double lo = -9, hi = 9;
-    for (int i = 0; i < 80; i++) {
-        double mid = (lo + hi) / 2;
-        if (0.5 * erfc(-mid / M_SQRT2) < x)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return (lo + hi) / 2;
-}
+/* Phi^-1(x) (normal.h). */
+#define norm_quantile mt_norm_quantile
 
 /* The p quantile of the largest of n standard normal variables. */
 static double max_quantile(double p, double n)
@@ -215,7 +204,7 @@ static double count_above(double k, double mu, double sd1)
 {
     if (k < POISSON_BELOW)
         return 1 - max_below(k, mu, 1);
-    return 0.5 * erfc((k - mu) / (sd1 * sqrt(mu > 1 ? mu : 1)) / M_SQRT2);
+    return mt_norm_upper((k - mu) / (sd1 * sqrt(mu > 1 ? mu : 1)));
 }
 
 double mt_test_peak_above(const mt_peak *p, double limit)
@@ -236,7 +225,7 @@ double mt_test_peak_above(const mt_peak *p, double limit)
          * the lower bound takes them */
         double z = (p->curve_max - limit) / p->sd;
         double n = p->readings * PEAK_SPREAD;
-        double q = 0.5 * erfc(z / M_SQRT2);   /* one reading above: 1 - Phi(z) */
+        double q = mt_norm_upper(z);   /* one reading above: 1 - Phi(z) */
         v = q >= 1 ? 1 : -expm1(n * log1p(-q));
     }
     /* the end is a fixed time: its live bytes are at most the peak */

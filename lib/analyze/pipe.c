@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "pipe.h"
 #include "thread_start.h"
 
@@ -44,6 +45,7 @@ void mta_ring_destroy(mta_ring *r)
 
 void *mta_ring_slot(mta_ring *r, unsigned i)
 {
+    MT_ASSERT(i < r->n);
     return r->slots + (size_t)i * r->slot_size;
 }
 
@@ -63,6 +65,7 @@ void *mta_ring_free_slot(mta_ring *r)
 void mta_ring_put(mta_ring *r, int last)
 {
     pthread_mutex_lock(&r->lock);
+    MT_ASSERT(r->n_full < r->n);   /* a slot put was a free one */
     r->n_full++;
     if (r->taking_waits && (r->n_full >= r->wake || last))
         pthread_cond_signal(&r->filled);
@@ -85,6 +88,7 @@ void *mta_ring_take(mta_ring *r)
 void mta_ring_release(mta_ring *r)
 {
     pthread_mutex_lock(&r->lock);
+    MT_ASSERT(r->n_full > 0 && r->head < r->n);   /* a slot released was taken */
     r->head = (r->head + 1) % r->n;
     r->n_full--;
     if (r->putting_waits && r->n_full <= r->n - r->wake)

@@ -326,7 +326,7 @@ int mt_selection_sites_complete(const mt_selection *s, const mt_plumbing *p, siz
     int ok = 1;
     for (size_t i = 0; i < mta_n_allocs(m) && ok; i++) {
         mt_node_id n = m->whole->allocs.v[i].stack;
-        if (n == 0 || codes[n] < max_depth || !mt_selection_has(s, i))
+        if (n == 0 || codes[n] < max_depth || !mta_selection_has(s, i))
             continue; /* the whole stack is there */
         mt_node_id site = s->map ? s->map[n] : n;
         if (allp[n])

@@ -1,23 +1,10 @@
 /*
- * pool.c - growable arrays and the string pool (pool.h).
+ * pool.c - the string pool (pool.h).
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "pool.h"
-
-int mta_grow(void **v, size_t *cap, size_t need, size_t item)
-{
-    size_t c = *cap ? *cap : 16;
-    while (c < need)
-        c *= 2;
-    void *p = realloc(*v, c * item);
-    if (!p)
-        return -1;
-    *v = p;
-    *cap = c;
-    return 0;
-}
 
 const char *mta_strdup(mta_pool *a, const char *s)
 {

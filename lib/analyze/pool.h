@@ -7,9 +7,14 @@
 
 #include <stddef.h>
 
-/* A growable array of fixed-size items. */
+#include "vec.h"
+
+/* A growable array of fixed-size items: lib/common/vec.h's, from 16. */
 #define MTA_VEC(T) struct { T *v; size_t n, cap; }
-int mta_grow(void **v, size_t *cap, size_t need, size_t item);
+static inline int mta_grow(void **v, size_t *cap, size_t need, size_t item)
+{
+    return mt_vec_reserve_(v, cap, item, need, 16);
+}
 #define MTA_PUSH(vec, item) \
     (((vec).n < (vec).cap || \
       mta_grow((void **)&(vec).v, &(vec).cap, (vec).n + 1, sizeof *(vec).v) == 0) \

@@ -2,13 +2,13 @@
  * profile_read.c - the decoder of pprof profiles (profile.proto), gzipped
  * or not, into the flat tables of profile_read.h.
  *
- * The protobuf decoder is written by hand, like the encoder in
- * lib/present/pprof.c: the schema is small (varints and length-delimited
- * fields in a handful of messages), and protobuf-c would need a code
- * generator at build time. Being ours, it is also written for hostile
- * input: every length is checked against what is left of its message,
- * varints longer than 10 bytes, groups and wrong wire types are errors
- * with the offset, and the tables only grow with the bytes read, within
+ * The protobuf decoder is written by hand on the wire reader of
+ * lib/common/protowire.c, whose writer lib/present/pprof.c encodes with:
+ * the schema is small (varints and length-delimited fields in a handful
+ * of messages), and protobuf-c would need a code generator at build time.
+ * Being ours, it is also written for hostile input: every length is
+ * checked against what is left of its message (protowire.h), wrong wire
+ * types are errors with the offset, and the tables only grow with the bytes read, within
  * MTP_MAX_BYTES (the limit on the inflated data, which refuses gzip bombs).
  * It is the one gzip reader of the tree (traces are never compressed).
  */
@@ -24,21 +24,16 @@
 
 #include "profile_read.h"
 #include "hash.h"
+#include "protowire.h"
 #include "table.h"
 #include "vec.h"
 
 #define MTP_STR_(x) #x
 #define MTP_STR(x) MTP_STR_(x)
 
-enum { WT_VARINT = 0, WT_I64 = 1, WT_LEN = 2, WT_I32 = 5 };
-
-typedef struct dec {
-    const uint8_t *base;     /* the whole input: offsets are from here */
-    const uint8_t *p, *end;  /* the message being read */
-    char why[200];
-    size_t why_off;
-    int failed;
-} dec;
+/* The wire reader (protowire.h): failures carry the offset from the start. */
+typedef mt_pb_in dec;
+enum { WT_VARINT = MT_PB_VARINT, WT_I64 = MT_PB_I64, WT_LEN = MT_PB_LEN, WT_I32 = MT_PB_I32 };
 
 typedef struct build {
     mt_profile *pf;
@@ -59,110 +54,13 @@ typedef struct build {
     mta_table stacks;        /* hash of a stack's location ids -> the first sample with it */
 } build;
 
-static int failf(dec *d, const uint8_t *at, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static int failf(dec *d, const uint8_t *at, const char *fmt, ...)
-{
-    if (d->failed)
-        return -1;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(d->why, sizeof d->why, fmt, ap);
-    va_end(ap);
-    d->why_off = (size_t)(at - d->base);
-    d->failed = 1;
-    return -1;
-}
-
-static int varint(dec *d, uint64_t *out)
-{
-    const uint8_t *start = d->p;
-    uint64_t v = 0;
-    for (unsigned i = 0; i < 10; i++) {
-        if (d->p >= d->end)
-            return failf(d, start, "truncated varint");
-        uint8_t b = *d->p++;
-        if (i == 9 && b > 1)
-            return failf(d, start, "varint beyond 64 bits");
-        v |= (uint64_t)(b & 0x7f) << (7 * i);
-        if (!(b & 0x80)) {
-            *out = v;
-            return 0;
-        }
-    }
-    return failf(d, start, "varint longer than 10 bytes");
-}
-
-/* One field's key: its number and wire type. */
-static int key(dec *d, uint64_t *field, unsigned *wt)
-{
-    const uint8_t *at = d->p;
-    uint64_t k;
-    if (varint(d, &k) < 0)
-        return -1;
-    *field = k >> 3;
-    *wt = (unsigned)(k & 7);
-    if (*field == 0)
-        return failf(d, at, "field number 0");
-    if (*wt != WT_VARINT && *wt != WT_I64 && *wt != WT_LEN && *wt != WT_I32)
-        return failf(d, at, "field %llu: wire type %u (groups or unknown) not allowed",
-                     (unsigned long long)*field, *wt);
-    return 0;
-}
-
-/* A length-delimited field's bytes: sub covers them, d moves past. */
-static int sub_msg(dec *d, dec *sub)
-{
-    const uint8_t *at = d->p;
-    uint64_t n;
-    if (varint(d, &n) < 0)
-        return -1;
-    if (n > (uint64_t)(d->end - d->p))
-        return failf(d, at, "length %llu beyond the %zu bytes left", (unsigned long long)n,
-                     (size_t)(d->end - d->p));
-    *sub = *d;
-    sub->end = d->p + n;
-    d->p += n;
-    return 0;
-}
-
-static int skip(dec *d, unsigned wt)
-{
-    uint64_t v;
-    dec s;
-    switch (wt) {
-    case WT_VARINT: return varint(d, &v);
-    case WT_LEN: return sub_msg(d, &s);
-    case WT_I64:
-    case WT_I32: {
-        size_t n = wt == WT_I64 ? 8 : 4;
-        if ((size_t)(d->end - d->p) < n)
-            return failf(d, d->p, "truncated fixed-size field");
-        d->p += n;
-        return 0;
-    }
-    }
-    return failf(d, d->p, "bad wire type %u", wt);
-}
-
-/* Sub-decoder failures go up to d. */
-static int up(dec *d, const dec *sub)
-{
-    if (!sub->failed)
-        return 0;
-    memcpy(d->why, sub->why, sizeof d->why);
-    d->why_off = sub->why_off;
-    d->failed = 1;
-    return -1;
-}
-
 /* A scalar varint field, with its wire type checked. */
 static int scalar(dec *d, const char *msg, uint64_t field, unsigned wt, uint64_t *out)
 {
     if (wt != WT_VARINT)
-        return failf(d, d->p, "%s field %llu: wire type %u, expected a varint", msg,
+        return mt_pb_fail(d, d->p, "%s field %llu: wire type %u, expected a varint", msg,
                      (unsigned long long)field, wt);
-    return varint(d, out);
+    return mt_pb_read_varint(d, out);
 }
 
 /* A repeated varint field, packed (WT_LEN) or not: each value to fn. */
@@ -171,16 +69,16 @@ static int repeated(dec *d, const char *msg, uint64_t field, unsigned wt,
 {
     uint64_t v;
     if (wt == WT_VARINT)
-        return varint(d, &v) < 0 ? -1 : fn(b, v);
+        return mt_pb_read_varint(d, &v) < 0 ? -1 : fn(b, v);
     if (wt != WT_LEN)
-        return failf(d, d->p, "%s field %llu: wire type %u, expected varints", msg,
+        return mt_pb_fail(d, d->p, "%s field %llu: wire type %u, expected varints", msg,
                      (unsigned long long)field, wt);
     dec s;
-    if (sub_msg(d, &s) < 0)
+    if (mt_pb_read_len(d, &s) < 0)
         return -1;
     while (s.p < s.end)
-        if (varint(&s, &v) < 0 || fn(b, v) < 0) {
-            up(d, &s); /* (fn fails only when out of memory: d not failed) */
+        if (mt_pb_read_varint(&s, &v) < 0 || fn(b, v) < 0) {
+            mt_pb_up(d, &s); /* (fn fails only when out of memory: d not failed) */
             return -1;
         }
     return 0;
@@ -225,7 +123,7 @@ static int push_comment(build *b, uint64_t v)
 
 static int oom(dec *d)
 {
-    return failf(d, d->p, "out of memory");
+    return mt_pb_fail(d, d->p, "out of memory");
 }
 
 /* A message of varint fields: field f (1 .. n) into *out[f - 1] (NULL:
@@ -237,22 +135,22 @@ static int message(dec *d, dec *s, const char *msg, uint64_t *const *out, unsign
     while (s->p < s->end) {
         uint64_t f, v;
         unsigned wt;
-        if (key(s, &f, &wt) < 0)
-            return up(d, s);
+        if (mt_pb_read_key(s, &f, &wt) < 0)
+            return mt_pb_up(d, s);
         if (sub && f == sub) {
             if (wt != WT_LEN)
-                return failf(d, s->p, "%s field %u: wire type %u, expected a message", msg, sub, wt);
+                return mt_pb_fail(d, s->p, "%s field %u: wire type %u, expected a message", msg, sub, wt);
             dec ms;
-            if (sub_msg(s, &ms) < 0)
-                return up(d, s);
+            if (mt_pb_read_len(s, &ms) < 0)
+                return mt_pb_up(d, s);
             if (on_sub(d, &ms, b) < 0)
                 return -1;
         } else if (f >= 1 && f <= n && out[f - 1]) {
             if (scalar(s, msg, f, wt, &v) < 0)
-                return up(d, s);
+                return mt_pb_up(d, s);
             *out[f - 1] = v;
-        } else if (skip(s, wt) < 0) {
-            return up(d, s);
+        } else if (mt_pb_skip(s, wt) < 0) {
+            return mt_pb_up(d, s);
         }
     }
     return 0;
@@ -319,28 +217,28 @@ static int sample(dec *d, dec *s, build *b)
     while (s->p < s->end) {
         uint64_t f;
         unsigned wt;
-        if (key(s, &f, &wt) < 0)
-            return up(d, s);
+        if (mt_pb_read_key(s, &f, &wt) < 0)
+            return mt_pb_up(d, s);
         int rc = 0;
         if (f == 1)
             rc = repeated(s, "Sample", f, wt, push_loc_id, b);
         else if (f == 2)
             rc = repeated(s, "Sample", f, wt, push_value, b);
         else
-            rc = skip(s, wt); /* labels */
+            rc = mt_pb_skip(s, wt); /* labels */
         if (rc < 0 && b->limit)
-            return failf(d, at, "sample %zu: %s", pf->n_samples, b->limit);
+            return mt_pb_fail(d, at, "sample %zu: %s", pf->n_samples, b->limit);
         if (rc < 0)
-            return s->failed ? up(d, s) : oom(d);
+            return s->failed ? mt_pb_up(d, s) : oom(d);
     }
     sm->n_locs = (uint32_t)(pf->n_loc_idx - sm->loc0);
     sm->n_vals = (uint32_t)(pf->n_values - sm->val0);
     if (sm->n_vals == 0) /* (a sample is then at least 4 bytes: memory stays in proportion) */
-        return failf(d, at, "sample %zu without values", pf->n_samples);
+        return mt_pb_fail(d, at, "sample %zu without values", pf->n_samples);
     if (same_stack(b, sm) < 0)
         return oom(d);
     if (pf->n_loc_idx > MTP_MAX_REFS)
-        return failf(d, at, "sample %zu: the distinct stacks hold more than %zu location "
+        return mt_pb_fail(d, at, "sample %zu: the distinct stacks hold more than %zu location "
                      "references together: refused", pf->n_samples, MTP_MAX_REFS);
     pf->n_samples++;
     return 0;
@@ -373,7 +271,7 @@ static int location(dec *d, dec *s, build *b)
     if (message(d, s, "Location", out, 3, 4, line, b) < 0)
         return -1;
     if (l.id == 0)
-        return failf(d, at, "location with id 0");
+        return mt_pb_fail(d, at, "location with id 0");
     l.n_lines = pf->n_lines - l.line0;
     b->loc_map_id[pf->n_locs] = map;
     pf->locs[pf->n_locs++] = l;
@@ -391,7 +289,7 @@ static int function(dec *d, dec *s, build *b)
     if (message(d, s, "Function", out, 4, 0, NULL, NULL) < 0)
         return -1;
     if (fn.id == 0)
-        return failf(d, at, "function with id 0");
+        return mt_pb_fail(d, at, "function with id 0");
     pf->funcs[pf->n_funcs++] = fn;
     return 0;
 }
@@ -416,16 +314,16 @@ static int profile(dec *d, build *b)
         uint64_t f, v;
         unsigned wt;
         const uint8_t *at = d->p;
-        if (key(d, &f, &wt) < 0)
+        if (mt_pb_read_key(d, &f, &wt) < 0)
             return -1;
         dec s;
         int rc = 0;
         switch (f) {
         case 1: case 2: case 3: case 4: case 5: case 6: case 11:
             if (wt != WT_LEN)
-                return failf(d, at, "Profile field %llu: wire type %u, expected a message",
+                return mt_pb_fail(d, at, "Profile field %llu: wire type %u, expected a message",
                              (unsigned long long)f, wt);
-            if (sub_msg(d, &s) < 0)
+            if (mt_pb_read_len(d, &s) < 0)
                 return -1;
             if (f == 1) {
                 if (MT_VEC_ROOM(pf->types, pf->n_types, b->cap_types, 4) < 0)
@@ -467,7 +365,7 @@ static int profile(dec *d, build *b)
                 pf->default_type = v;
             break;
         default:
-            rc = skip(d, wt);
+            rc = mt_pb_skip(d, wt);
         }
         if (rc < 0)
             return -1;
@@ -488,7 +386,7 @@ static int index_ids(dec *d, mta_table *t, const uint64_t *id, size_t n, size_t 
         if (!what && !v)
             continue;
         if (what && mta_table_get(t, v) >= 0)
-            return failf(d, d->end, "%s id %llu defined twice", what, (unsigned long long)v);
+            return mt_pb_fail(d, d->end, "%s id %llu defined twice", what, (unsigned long long)v);
         if (mta_table_put(t, v, (uint32_t)i) < 0)
             return oom(d);
     }
@@ -502,9 +400,9 @@ static int resolve(dec *d, build *b)
     const uint8_t *end = d->end;
     size_t ns = pf->n_str;
     if (ns == 0 || b->str_len[0] != 0)
-        return failf(d, end, "the string table %s", ns ? "does not start with \"\"" : "is empty");
+        return mt_pb_fail(d, end, "the string table %s", ns ? "does not start with \"\"" : "is empty");
 #define STR_OK(i, what) \
-    do { if ((i) >= ns) return failf(d, end, "%s: string index %llu beyond the table's %zu strings", \
+    do { if ((i) >= ns) return mt_pb_fail(d, end, "%s: string index %llu beyond the table's %zu strings", \
                                      what, (unsigned long long)(i), ns); } while (0)
     for (size_t i = 0; i < pf->n_types; i++) {
         STR_OK(pf->types[i].type, "sample type");
@@ -524,9 +422,9 @@ static int resolve(dec *d, build *b)
         STR_OK(pf->maps[i].filename, "mapping file name");
 #undef STR_OK
     if (pf->n_types == 0)
-        return failf(d, end, "no sample type: not a profile");
+        return mt_pb_fail(d, end, "no sample type: not a profile");
     if (pf->n_locs >= UINT32_MAX || pf->n_funcs >= UINT32_MAX)
-        return failf(d, end, "too many locations or functions");
+        return mt_pb_fail(d, end, "too many locations or functions");
     /* ids -> indexes */
     mta_table locs = {0}, funcs = {0}, maps = {0};
     int rc = -1;
@@ -538,7 +436,7 @@ static int resolve(dec *d, build *b)
         uint64_t id = b->line_func_id[i];
         int64_t k = id ? mta_table_get(&funcs, id) : -1;
         if (id && k < 0) {
-            failf(d, end, "a line names function id %llu, which is not defined",
+            mt_pb_fail(d, end, "a line names function id %llu, which is not defined",
                   (unsigned long long)id);
             goto out;
         }
@@ -552,7 +450,7 @@ static int resolve(dec *d, build *b)
     for (size_t i = 0; i < pf->n_samples; i++) {
         const mtp_sample *sm = &pf->samples[i];
         if (sm->n_vals != pf->n_types) {
-            failf(d, d->base + b->loc_ids_off[i], "sample %zu has %u values for %zu sample types", i,
+            mt_pb_fail(d, d->base + b->loc_ids_off[i], "sample %zu has %u values for %zu sample types", i,
                   sm->n_vals, pf->n_types);
             goto out;
         }
@@ -568,7 +466,7 @@ static int resolve(dec *d, build *b)
             while (i + 1 < pf->n_samples &&
                    !(pf->samples[i].loc0 <= j && j < (size_t)pf->samples[i].loc0 + pf->samples[i].n_locs))
                 i++;
-            failf(d, d->base + b->loc_ids_off[i], "sample %zu names location id %llu, which is %s",
+            mt_pb_fail(d, d->base + b->loc_ids_off[i], "sample %zu names location id %llu, which is %s",
                   i, (unsigned long long)id, id ? "not defined" : "not allowed");
             goto out;
         }
@@ -780,7 +678,7 @@ int mtp_sniff_bytes(const uint8_t *p, size_t n)
     dec d = {.base = p, .p = p, .end = p + n};
     uint64_t f;
     unsigned wt;
-    if (key(&d, &f, &wt) < 0)
+    if (mt_pb_read_key(&d, &f, &wt) < 0)
         return 0;
     if (f <= 6 || f == 11)
         return wt == WT_LEN;

@@ -37,44 +37,8 @@
 #include "memtrace/analyze.h"
 #include "memtrace/compare.h"
 #include "memtrace/stream.h"
+#include "load.h"
 #include "sinkthread.h"
-
-static unsigned forced;
-
-int mt_read_force(const char *spec)
-{
-    unsigned f = 0;
-    const char *p = spec;
-    while (p && *p) {
-        size_t n = strcspn(p, ",");
-        static const struct { const char *name; unsigned flag; } names[] = {
-            {"auto", 0},
-            {"whole", MT_ROUTE_WHOLE},
-            {"one-thread", MT_ROUTE_ONE_THREAD},
-            {"two-threads", MT_ROUTE_TWO_THREADS},
-            {"qsort", MT_ROUTE_QSORT},
-        };
-        size_t i;
-        for (i = 0; i < sizeof names / sizeof names[0]; i++)
-            if (strlen(names[i].name) == n && !strncmp(p, names[i].name, n))
-                break;
-        if (i == sizeof names / sizeof names[0])
-            return -1;
-        f |= names[i].flag;
-        p += n;
-        if (*p == ',')
-            p++;
-    }
-    if ((f & MT_ROUTE_ONE_THREAD) && (f & MT_ROUTE_TWO_THREADS))
-        return -1;
-    forced = f;
-    return 0;
-}
-
-unsigned mt_read_forced(void)
-{
-    return forced;
-}
 
 int mt_read_regular(const char *const *paths, size_t n)
 {
@@ -87,7 +51,7 @@ int mt_read_regular(const char *const *paths, size_t n)
 
 int mt_read_may_fold(const char *const *paths, size_t n, int need_peak)
 {
-    if (forced & MT_ROUTE_WHOLE)
+    if (mt_read_forced() & MT_ROUTE_WHOLE)
         return 0;
     /* the peak first reads the trace twice: a pipe cannot be */
     return !need_peak || mt_read_regular(paths, n);
@@ -167,19 +131,19 @@ static int fan_begin(fanout *f, const mt_read_request *rq)
             f->sf = NULL;
         }
     }
-    if (f->any_apart && !(forced & MT_ROUTE_ONE_THREAD))
+    if (f->any_apart && !(mt_read_forced() & MT_ROUTE_ONE_THREAD))
         f->apart = mta_sinkthread_start(rq->sinks, rq->n_sinks);
     return 0;
 }
 
-/* After it: m the model or NULL (*err set). Returns m, or NULL (m freed
- * with model_free) when a sink on the sinks' thread failed; the filter's
- * reason rather than "stopped by the caller" when it stopped the read. */
-static mt_model *fan_end(fanout *f, mt_model *m, void (*model_free)(mt_model *), char **err)
+/* After it: m the model or NULL (*err set). Returns m, or NULL (m freed)
+ * when a sink on the sinks' thread failed; the filter's reason rather
+ * than "stopped by the caller" when it stopped the read. */
+static mt_model *fan_end(fanout *f, mt_model *m, char **err)
 {
     if (f->apart && mta_sinkthread_finish(f->apart) < 0 && m) {
         /* (after the last hand-off: else the read failed at the next) */
-        model_free(m);
+        mt_model_free(m);
         m = NULL;
         *err = strdup("stopped by the caller");
     }
@@ -209,7 +173,8 @@ static mt_model *index_pass(const mt_read_request *rq, fanout *f, char **err)
     return mt_alloc_index_fold(rq->index, rq->index_base, &o, err);
 }
 
-mt_model *mt_read_pass(mt_read_request *rq, int fold, char **err)
+/* One pass as planned: folded (fold) with the request's sinks, or whole. */
+static mt_model *read_pass(mt_read_request *rq, int fold, char **err)
 {
     mt_model_options mo = {
         .on_warning = rq->on_warning,
@@ -237,7 +202,7 @@ mt_model *mt_read_pass(mt_read_request *rq, int fold, char **err)
              !rq->max_depth && rq->live_at == MT_TIME_END;
     mt_model *m;
     if (ix) {
-        m = fan_end(&f, index_pass(rq, &f, err), mt_alloc_index_model_free, err);
+        m = fan_end(&f, index_pass(rq, &f, err), err);
     } else {
         mo.fold = 1;
         mo.fold_filter = rq->filter;
@@ -249,10 +214,8 @@ mt_model *mt_read_pass(mt_read_request *rq, int fold, char **err)
             mo.on_alloc = any_alloc ? fan_alloc : NULL;
             mo.fold_ctx = &f;
         }
-        m = fan_end(&f, mt_model_load_many(rq->paths, rq->n, rq->by_process, &mo, err),
-                    mt_model_free, err);
+        m = fan_end(&f, mt_model_load_many(rq->paths, rq->n, rq->by_process, &mo, err), err);
     }
-    rq->from_index = ix;
     return m;
 }
 
@@ -273,7 +236,7 @@ int mt_read_peak(const mt_read_request *rq, mt_timedelta *peak, char **err)
     p.n_sinks = 0;
     p.on_warning = no_warning; /* the pass that follows says them */
     char *e = NULL;
-    mt_model *pm = mt_read_pass(&p, 1, &e);
+    mt_model *pm = read_pass(&p, 1, &e);
     if (!pm) {
         if (err)
             *err = e;
@@ -290,17 +253,24 @@ int mt_read_peak(const mt_read_request *rq, mt_timedelta *peak, char **err)
 
 mt_model *mt_read(mt_read_request *rq, char **err)
 {
-    int fold = rq->fold && mt_read_may_fold(rq->paths, rq->n, rq->need_peak);
+    /* a streaming read folds whatever the route forced: its figures come
+     * from the fold and the sinks alone */
+    int fold = rq->stream || (rq->fold && mt_read_may_fold(rq->paths, rq->n, rq->need_peak));
     if (fold && rq->need_peak && !rq->peak_known) {
         mt_timedelta peak;
         int rc = mt_read_peak(rq, &peak, NULL);
         if (rc == 0) {
             rq->peak_known = 1;
             rq->peak = peak;
-        } else {
+        } else if (!rq->stream) {
             fold = 0; /* times go back somewhere: the whole model finds the peak */
         }
     }
-    rq->folded = fold;
-    return mt_read_pass(rq, fold, err);
+    rq->sinks_fed = fold;
+    return read_pass(rq, fold, err);
+}
+
+mt_model *mt_read_again(mt_read_request *rq, char **err)
+{
+    return read_pass(rq, rq->sinks_fed, err);
 }

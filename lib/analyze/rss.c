@@ -25,32 +25,10 @@
 #include "runfiles.h"
 #include "vec.h"
 #include "safefile.h"
+#include "rssformat.h"
 
-#define MAX_LINE 256
+#define MAX_LINE MT_RSSF_MAX_LINE
 #define MAX_POINTS ((size_t)1 << 24)   /* 19 days at 10 samples a second */
-
-/* A decimal number >= 0 or "-" (-1). Returns 0, or -1 if neither. */
-static int field(char **s, int64_t *out)
-{
-    char *p = *s;
-    while (*p == ' ')
-        p++;
-    if (*p == '-' && (p[1] == ' ' || p[1] == '\0' || p[1] == '\n')) {
-        *out = -1;
-        *s = p + 1;
-        return 0;
-    }
-    if (*p < '0' || *p > '9')
-        return -1;
-    errno = 0;
-    char *end;
-    unsigned long long v = strtoull(p, &end, 10);
-    if (errno || v > INT64_MAX || (*end != ' ' && *end != '\0' && *end != '\n'))
-        return -1;
-    *out = (int64_t)v;
-    *s = end;
-    return 0;
-}
 
 /* TRACE_PATH.rss of the recording of process want_pid that started at
  * want_start, its times made relative to base (the model's start). */
@@ -61,6 +39,36 @@ static mt_rss_point *grow_one(mt_rss *r, size_t *cap)
     if (MT_VEC_ROOM(r->p, r->n, *cap, 256) < 0)
         return NULL;
     return &r->p[r->n++];
+}
+
+/* A new ledger reading at the end of r's readings. */
+static mt_rss_reading *grow_reading(mt_rss *r, size_t *cap)
+{
+    if (MT_VEC_ROOM(r->l, r->nl, *cap, 64) < 0)
+        return NULL;
+    return &r->l[r->nl++];
+}
+
+static void reading_of(mt_rss_reading *o, const mt_rssf_ledger *l, mt_timedelta t)
+{
+    o->time = t;
+    o->rss = l->rss;
+    o->pss = l->pss;
+    o->swap = l->swap;
+    o->anon = l->anon;
+    o->brk = l->brk;
+    o->stack = l->stack;
+    o->threads = l->threads;
+    o->mod = l->mod;
+    o->file = l->file;
+    o->shm = l->shm;
+    o->own = l->own;
+    o->a_inuse = l->a_inuse;
+    o->a_free = l->a_free;
+    o->a_meta = l->a_meta;
+    o->a_retained = l->a_retained;
+    o->cost_us = l->cost_us;
+    memcpy(o->alloc, l->alloc, sizeof o->alloc);
 }
 
 static mt_rss *rss_read(const char *trace_path, uint64_t want_pid, int64_t want_start,
@@ -90,11 +98,11 @@ static mt_rss *rss_read(const char *trace_path, uint64_t want_pid, int64_t want_
     unsigned long long pid = 0;
     long long start = 0;
     int version = 0;
-    size_t lineno = 1, cap = 0;
+    size_t lineno = 1, cap = 0, lcap = 0;
+    const char *hwhy = "empty";
     if (!fgets(line, sizeof line, f) ||
-        sscanf(line, "memtrace-rss %d %llu %lld", &version, &pid, &start) != 3 || version != 1) {
-        mt_warnf(warn, ctx, "%s: line 1: not a memtrace-rss version 1 header; no resident memory shown",
-              path);
+        mt_rssf_parse_header(line, &version, &pid, &start, &hwhy) != 0) {
+        mt_warnf(warn, ctx, "%s: line 1: %s; no resident memory shown", path, hwhy);
         goto out;
     }
     if (pid != want_pid || start != want_start) {
@@ -112,12 +120,31 @@ static mt_rss *rss_read(const char *trace_path, uint64_t want_pid, int64_t want_
         size_t len = strlen(line);
         const char *why = NULL;
         int64_t v[5];
-        char *s = line;
         if (len == 0 || line[len - 1] != '\n')
             why = feof(f) ? "cut short" : "line too long";
-        for (int i = 0; !why && i < 5; i++)
-            if (field(&s, &v[i]) != 0)
-                why = "expected TIME_US RSS HEAP MAPPED PEAK (numbers or -)";
+        if (!why && version >= 2 && mt_rssf_is_ledger(line)) {
+            mt_rssf_ledger l;
+            mt_timedelta t = 0;
+            if (mt_rssf_parse_ledger(line, &l, &why) == 0) {
+                if (l.time_us < start)
+                    why = "time before the trace's start";
+                else if (__builtin_sub_overflow(l.time_us, base, &t))
+                    why = "time out of range";
+                else if (r->nl && t < r->l[r->nl - 1].time)
+                    why = "time goes backwards";
+                else if (r->nl >= MAX_POINTS)
+                    why = "too many samples";
+            }
+            if (!why) {
+                mt_rss_reading *o = grow_reading(r, &lcap);
+                if (!o)
+                    break;
+                reading_of(o, &l, t);
+                continue;
+            }
+        }
+        if (!why)
+            mt_rssf_parse_sample(line, v, &why);
         if (!why && (v[0] < 0 || v[1] < 0))
             why = "time and RSS must be numbers";
         mt_timedelta t = 0;
@@ -211,7 +238,7 @@ static mt_rss *rss_join(const char *const *trace_paths, size_t n, const mt_model
         return mt_rss_load(trace_paths[0], m, warn, ctx);
     }
     all->peak_rss = -1;
-    size_t cap = 0;
+    size_t cap = 0, lcap = 0;
     for (size_t j = 0; j < n; j++) {
         size_t i = order[j];
         mt_rss *r = rss_read(trace_paths[i], pid[i], start[i], info->start_time, warn, ctx);
@@ -224,6 +251,14 @@ static mt_rss *rss_join(const char *const *trace_paths, size_t n, const mt_model
             if (!p)
                 break;
             *p = r->p[k];
+        }
+        for (size_t k = 0; k < r->nl; k++) {
+            if (all->nl && r->l[k].time < all->l[all->nl - 1].time)
+                continue;
+            mt_rss_reading *o = grow_reading(all, &lcap);
+            if (!o)
+                break;
+            *o = r->l[k];
         }
         if (r->peak_rss > all->peak_rss) {
             all->peak_rss = r->peak_rss;
@@ -262,5 +297,6 @@ void mt_rss_free(mt_rss *r)
     if (!r)
         return;
     free(r->p);
+    free(r->l);
     free(r);
 }

@@ -3,6 +3,7 @@
  * the estimates of one allocation at that scale; the model's estimators
  * (mt_alloc_bytes, mt_alloc_objects) are these at the model's scale.
  */
+#include "check.h"
 #include "model.h"
 #include "scale.h"
 
@@ -14,6 +15,7 @@ mt_scale mt_scale_of(const mt_trace_info *info)
     s.inv_word_bytes = s.word_bytes > 0 ? 1 / s.word_bytes : 0;
     s.inv_rate = info->sample_rate > 0 ? 1 / info->sample_rate : 0;
     s.bytes_per_sample = info->sample_rate > 0 ? s.word_bytes / info->sample_rate : 0;
+    MT_ASSERT(s.bytes_per_sample >= 0 && s.inv_rate >= 0);   /* estimates never go negative */
     return s;
 }
 

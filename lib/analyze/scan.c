@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "build.h"
+#include "route.h"
 #include "pipe.h"
 #include "memtrace/stream.h"
 

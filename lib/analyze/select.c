@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "domains.h"
+#include "clause.h"
 #include "filter.h"
 #include "plumbing.h"
 #include "scale.h"
@@ -154,44 +154,6 @@ void mta_sort_by_cost(uint32_t *idx, size_t n, const void *base, size_t stride,
 }
 
 /* ------------------------------------------------------------ selection */
-
-static int match_clause(const mt_model *m, const mta_clause *c, const mt_alloc *a,
-                        const uint8_t *inside, mt_timedelta live_t)
-{
-    switch (c->kind) {
-    case MTA_ALLOC: return a->time >= c->lo && a->time <= c->hi;
-    case MTA_LIVE_AT: return mta_is_live(a, live_t);
-    case MTA_LIVE_RANGE: return a->time <= c->hi && a->collect > c->lo;
-    case MTA_COLLECT: return a->collect != MT_TIME_NEVER && a->collect >= c->lo && a->collect <= c->hi;
-    case MTA_COLLECT_NEVER: return a->collect == MT_TIME_NEVER;
-    case MTA_SIZE: return (int64_t)a->size >= c->lo && (int64_t)a->size <= c->hi;
-    case MTA_LIFETIME: {
-        int64_t end = a->collect == MT_TIME_NEVER ? m->end : a->collect;
-        int64_t life = end - a->time;
-        return life >= c->lo && life <= c->hi;
-    }
-    case MTA_SOURCE: return (c->sources >> a->source) & 1;
-    case MTA_KIND: {
-        int k = mta_kind_of(m, a);
-        return k >= 0 && ((c->sources >> k) & 1);
-    }
-    case MTA_VERDICT: return (c->sources >> a->verdict) & 1;
-    case MTA_DOMAIN: return mta_alloc_in_domain(&m->domains, a, (unsigned)c->lo);
-    case MTA_INSIDE: return inside[a->stack];
-    case MTA_HIDE: return 1;
-    }
-    return 1;
-}
-
-int mta_alloc_passes(const mt_model *m, const mt_filter *f, const mt_alloc *a,
-                     const mt_timedelta *live_t)
-{
-    for (size_t k = 0; k < f->n; k++)
-        if (f->c[k].kind != MTA_INSIDE &&
-            match_clause(m, &f->c[k], a, NULL, live_t[k]) == f->c[k].neg)
-            return 0;
-    return 1;
-}
 
 /* Per model node: does the stack contain a frame whose function matches? */
 static uint8_t *inside_table(const mt_model *m, const mta_pattern *pat, char **err)
@@ -514,7 +476,7 @@ mt_selection *mt_select_sites(const mt_model *m, const mt_filter *f, mt_timedelt
             const mt_alloc *a = &m->whole->allocs.v[i];
             int pass = 1;
             for (size_t k = 0; k < nc && pass; k++)
-                pass = match_clause(m, &f->c[k], a, inside[k], live_t[k]) != f->c[k].neg;
+                pass = mta_clause_matches(m, &f->c[k], a, inside[k], live_t[k]) != f->c[k].neg;
             if (pass)
                 s->bits[i / 64] |= 1ULL << (i % 64);
         }

@@ -43,10 +43,6 @@ static inline int mta_fold_counts(const mt_selection *s, mt_node_id n)
     return s->m->fold->node_first[n] != UINT64_MAX && (!s->fold_ok || s->fold_ok[n]);
 }
 
-/* The alloc-level clauses (all but inside: and hide:) of f, times of live:
- * clauses resolved in live_t (one per clause). */
-int mta_alloc_passes(const mt_model *m, const mt_filter *f, const mt_alloc *a,
-                     const mt_timedelta *live_t);
 
 /* Sort idx[0..n) by decreasing metric of costs[idx[i]] (stride bytes apart). */
 void mta_sort_by_cost(uint32_t *idx, size_t n, const void *base, size_t stride,

@@ -367,3 +367,16 @@ int mt_stats_acc_finish(const mt_stats_acc *s, const mt_model *m, mt_stats *o,
     }
     return 0;
 }
+
+/* The histograms every route returns (mt_stats_acc_finish, the queries
+ * of hist.c) are freed here. */
+void mt_histogram_free(mt_histogram *h)
+{
+    if (!h)
+        return;
+    free(h->lo);
+    free(h->hi);
+    free(h->cost);
+    free(h->by_source);
+    free(h);
+}

@@ -10,8 +10,13 @@
  *   TRACE.partNNNN        piece NNNN of a rotated recording (TRACE: any of
  *                         the above)
  *   TRACE.rss             the resident-memory sidecar of a trace
- *   TRACE.mtidx           the viewer's allocation index of a trace
+ *   TRACE.mtidx           the viewer's allocation index of a trace (or, when
+ *                         that cannot be written, CACHE/NAME-HASH.mtidx in the
+ *                         user's cache directory: mt_runname_index_cached)
  *   TRACE.leaks           the leak verdicts of a trace (docs/leaks.md)
+ *   FILE.push             while a memtrace process pushes profiles of the
+ *                         run (--push): its counts, for 'memtrace ctl
+ *                         PID status' (docs/fleet.md)
  * mt_runname_make() writes a name from its parts, mt_runname_parse() reads
  * the parts back from a name; what one makes the other reads. The few
  * names of other files a run makes (the default FILE, pprof snapshots)
@@ -25,6 +30,8 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+
+#include "hash.h"
 
 /* What a file of a run holds. */
 typedef enum mt_runfile_kind {
@@ -65,6 +72,28 @@ static inline int mt_runname_make(char *out, size_t cap, const char *base, const
                        : n->kind == MT_RUNFILE_LEAKS ? MT_RUNFILE_LEAKS_SUFFIX
                                                      : "";
     int len = snprintf(out, cap, "%s%s%s%s%s", base, period, pid, piece, side);
+    return len < 0 || (size_t)len >= cap ? -1 : len;
+}
+
+/* The file of kind beside the trace at trace (TRACE.rss, TRACE.mtidx,
+ * TRACE.leaks); returns as mt_runname_make. Every writer and reader of a
+ * sidecar names it with this. */
+static inline int mt_runname_side(char *out, size_t cap, const char *trace, mt_runfile_kind kind)
+{
+    const mt_runname n = { .kind = kind };
+    return mt_runname_make(out, cap, trace, &n);
+}
+
+/* The allocation index of the trace whose full path (symbolic links
+ * resolved) is full, kept in the cache directory dir: DIR/NAME-HASH.mtidx,
+ * NAME the trace's file name (at most 100 bytes of it), HASH the unkeyed
+ * FNV-1a of full (the same in every process). Returns as mt_runname_make. */
+static inline int mt_runname_index_cached(char *out, size_t cap, const char *dir, const char *full)
+{
+    const char *name = strrchr(full, '/');
+    name = name ? name + 1 : full;
+    int len = snprintf(out, cap, "%s/%.100s-%016llx%s", dir, name,
+                       (unsigned long long)mt_fnv1a(MT_FNV_OFFSET, full), MT_RUNFILE_INDEX_SUFFIX);
     return len < 0 || (size_t)len >= cap ? -1 : len;
 }
 
@@ -169,6 +198,15 @@ static inline int mt_runname_pprof(char *out, size_t cap, const char *dir, const
                                    long pid, long long unix_time)
 {
     int len = snprintf(out, cap, "%s/%s.%ld.%lld.pb.gz", dir, name, pid, unix_time);
+    return len < 0 || (size_t)len >= cap ? -1 : len;
+}
+
+/* The push status of the run whose recordings are named after FILE:
+ * FILE.push, two lines: "PID URL" (the pushing memtrace process, where
+ * it sends) and its counts as its summary says them ("push: N sent, ..."). */
+static inline int mt_runname_push_status(char *out, size_t cap, const char *file)
+{
+    int len = snprintf(out, cap, "%s.push", file);
     return len < 0 || (size_t)len >= cap ? -1 : len;
 }
 

@@ -6,7 +6,7 @@
  * CLI, the reports (lib/present), the analysis (lib/analyze) and the viewer
  * share it;
  * the recorder (lib/record) links it too: it creates its traces itself
- * (O_EXCL, O_NOFOLLOW: tracer.c), and its leak verdicts (TRACE.leaks)
+ * (O_EXCL, O_NOFOLLOW: tracer_file.c), and its leak verdicts (TRACE.leaks)
  * with mt_outfile_create, which allocates nothing.
  */
 #ifndef MT_TRACE_SAFEFILE_H

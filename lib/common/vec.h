@@ -1,9 +1,11 @@
 /*
- * vec.h - growable arrays: room for one more element, doubling the
- * capacity (from a first size) when full. The array is a plain pointer,
- * a count and a size_t capacity kept by the caller.
+ * vec.h - growable arrays, the one kit of every layer: room for one more
+ * element (MT_VEC_ROOM) or for at least `need` elements (MT_VEC_RESERVE),
+ * the capacity doubling from a first size. The array is a plain pointer, a
+ * count and a size_t capacity kept by the caller (lib/analyze's MTA_VEC and
+ * mta_grow, pool.h, are these).
  * Header only; it allocates with realloc (in the recorder, only where the
- * recorder may allocate: its writer thread, through the codec).
+ * recorder may allocate: its writer thread, ARCHITECTURE.md).
  */
 #ifndef MT_COMMON_VEC_H
 #define MT_COMMON_VEC_H
@@ -12,16 +14,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The array at *(T **)pp, grown to twice *cap elements of elem bytes
- * (first when 0): 0, or -1 when out of memory or too large (the array
- * and *cap then untouched). Through memcpy: pp is a T **, of any T. */
-static inline int mt_vec_grow_(void *pp, size_t *cap, size_t elem, size_t first)
+/* The array at *(T **)pp, grown to the first capacity at least need
+ * elements of elem bytes among first (when *cap is 0), *cap * 2, * 4 ...:
+ * 0, or -1 when out of memory or too large (the array and *cap then
+ * untouched). Through memcpy: pp is a T **, of any T. */
+static inline int mt_vec_reserve_(void *pp, size_t *cap, size_t elem, size_t need, size_t first)
 {
+    if (need <= *cap)
+        return 0;
+    size_t nc = *cap ? *cap : first ? first : 1;
+    while (nc < need) {
+        if (nc > SIZE_MAX / 2)
+            return -1;
+        nc *= 2;
+    }
+    if (nc > SIZE_MAX / elem)
+        return -1;
     void *old;
     memcpy(&old, pp, sizeof old);
-    size_t nc = *cap ? *cap * 2 : first;
-    if (nc <= *cap || nc > SIZE_MAX / elem)
-        return -1;
     void *np = realloc(old, nc * elem);
     if (!np)
         return -1;
@@ -30,9 +40,21 @@ static inline int mt_vec_grow_(void *pp, size_t *cap, size_t elem, size_t first)
     return 0;
 }
 
+/* The same for one element more than *cap: twice *cap, or first. */
+static inline int mt_vec_grow_(void *pp, size_t *cap, size_t elem, size_t first)
+{
+    if (*cap == SIZE_MAX)
+        return -1;
+    return mt_vec_reserve_(pp, cap, elem, *cap + 1, first);
+}
+
 /* Room for element n of array v (capacity cap, a size_t): 0, or -1 when
  * out of memory (v and cap untouched). v and cap are evaluated twice. */
 #define MT_VEC_ROOM(v, n, cap, first) \
     ((size_t)(n) < (cap) ? 0 : mt_vec_grow_(&(v), &(cap), sizeof *(v), (first)))
+
+/* Room for need elements of array v (capacity cap): 0 or -1, as above. */
+#define MT_VEC_RESERVE(v, need, cap, first) \
+    ((size_t)(need) <= (cap) ? 0 : mt_vec_reserve_(&(v), &(cap), sizeof *(v), (need), (first)))
 
 #endif

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "launch.h"
+#include "recconf.h"
 #include "runfiles.h"
 
 /* In the child: what the recorder is told about on/off control
@@ -57,20 +58,21 @@ static void set_recorder_env(const launch_spec *s, const char *file)
         _exit(127);
     snprintf(preload, plen, "%s%s%s", s->library, old && *old ? ":" : "", old ? old : "");
     setenv("LD_PRELOAD", preload, 1);
-    setenv("MEMTRACE", abs, 1);
-    setenv("MEMTRACE_RATE", rs, 1);
+    /* the recorder's configuration as its variables (recconf.h) */
+    setenv(mt_recconf_env(MT_RC_FILE), abs, 1);
+    setenv(mt_recconf_env(MT_RC_RATE), rs, 1);
     unsetenv("MEMTRACE_ROOT");
     if (s->unwind)
-        setenv("MEMTRACE_UNWIND", s->unwind, 1);
+        setenv(mt_recconf_env(MT_RC_UNWIND), mt_recconf_unwind_name(s->unwind), 1);
     if (s->depth) {
         char ds[32];
-        snprintf(ds, sizeof ds, "%ld", s->depth);
-        setenv("MEMTRACE_DEPTH", ds, 1);
+        snprintf(ds, sizeof ds, "%d", s->depth);
+        setenv(mt_recconf_env(MT_RC_DEPTH), ds, 1);
     }
     set_control_env(s->paused, s->signame, s->duration);
     set_rotation_env(s->rotate_size, s->rotate_time, s->keep);
     if (s->leaks)
-        setenv("MEMTRACE_LEAKS", "1", 1);
+        setenv(mt_recconf_env(MT_RC_LEAKS), "1", 1);
     if (!s->follow)
         setenv("MEMTRACE_FOLLOW", "0", 1);
     else

@@ -42,8 +42,8 @@ typedef struct launch_spec {
     const char *output;         /* the trace; NULL: the default name (runfiles.h) */
     const char *cwd;            /* what a relative output is relative to ("": as given) */
     double rate;                /* samples per byte */
-    const char *unwind;         /* MEMTRACE_UNWIND */
-    long depth;                 /* MEMTRACE_DEPTH */
+    int unwind;                 /* MEMTRACE_UNWIND: a mode of recconf.h, 0 the default */
+    int depth;                  /* MEMTRACE_DEPTH */
     int paused;                 /* MEMTRACE_PAUSED=1: starts dormant */
     const char *signame;        /* MEMTRACE_SIGNAL */
     const char *duration;       /* MEMTRACE_DURATION */

@@ -38,7 +38,8 @@ mt_model *mt_bind_open(const char *const *paths, size_t n, char **err)
         *err = dup_msg("no trace given", NULL);
         return NULL;
     }
-    return mt_model_load_many(paths, n, 0, NULL, err);
+    mt_read_request rq = {.paths = paths, .n = n};   /* every allocation: the whole model */
+    return mt_read(&rq, err);
 }
 
 /* Runs fn into a memory stream: its text, or NULL. */

@@ -7,7 +7,7 @@
  * with "::" are GitHub Actions workflow commands, and bytes that are not
  * UTF-8 make JSON, SVG and JUnit files that their readers reject.
  *
- * One UTF-8 validator (mt_utf8_char: no overlong forms, no surrogates,
+ * One UTF-8 validator (mt_utf8_char, lib/common/utf8.h: no overlong forms, no surrogates,
  * nothing past U+10FFFF, nothing cut short) under four escapers:
  *   terminal  control characters (C0, DEL, C1) and bytes that are not
  *             UTF-8 as \xHH; text that starts (after blanks) with "::" has
@@ -27,42 +27,13 @@
 #include <string.h>
 
 #include "memtrace/present.h"
+#include "utf8.h"
 
 static const char hex[] = "0123456789abcdef";
 
 size_t mt_utf8_char(const char *str, size_t n)
 {
-    const unsigned char *p = (const unsigned char *)str;
-    if (n == 0)
-        return 0;
-    unsigned c = p[0];
-    if (c < 0x80)
-        return 1;
-    size_t need;
-    unsigned lo = 0x80, hi = 0xbf;
-    if (c >= 0xc2 && c <= 0xdf)
-        need = 2;
-    else if (c >= 0xe0 && c <= 0xef) {
-        need = 3;
-        if (c == 0xe0)
-            lo = 0xa0;   /* overlong below U+0800 */
-        else if (c == 0xed)
-            hi = 0x9f;   /* surrogates U+D800..U+DFFF */
-    } else if (c >= 0xf0 && c <= 0xf4) {
-        need = 4;
-        if (c == 0xf0)
-            lo = 0x90;   /* overlong below U+10000 */
-        else if (c == 0xf4)
-            hi = 0x8f;   /* past U+10FFFF */
-    } else {
-        return 0;        /* continuation byte, overlong lead (C0, C1), F5..FF */
-    }
-    if (n < need || p[1] < lo || p[1] > hi)
-        return 0;
-    for (size_t i = 2; i < need; i++)
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-    return need;
+    return mt_utf8_len(str, n);
 }
 
 static void put_hex(mt_put_fn put, void *ctx, unsigned char c)

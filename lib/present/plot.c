@@ -107,6 +107,60 @@ static void rss_line(FILE *out, const frame_box *b, const mt_rss *r, double xmax
     fputs("\"/>\n", out);
 }
 
+/* The resident-memory ledger's rows that do not come from the samples
+ * (docs/rss.md), stacked at each reading, held until the next: what the
+ * resident memory holds besides the heap. */
+static const struct {
+    const char *color, *name;
+} ledger_layer[] = {
+    {"#f4d03f", "allocator: free but resident, metadata"},
+    {"#a569bd", "thread stacks"},
+    {"#5dade2", "modules' code and data"},
+    {"#48c9b0", "file maps, shared memory"},
+    {"#bfc9ca", "memtrace's own"},
+};
+#define LEDGER_LAYERS (sizeof ledger_layer / sizeof ledger_layer[0])
+
+static double layer_bytes(const mt_rss_reading *r, size_t k)
+{
+    double v = 0;
+    switch (k) {
+    case 0: v = (r->a_free > 0 ? r->a_free : 0) + (r->a_meta > 0 ? r->a_meta : 0); break;
+    case 1: v = (double)r->stack; break;
+    case 2: v = (double)r->mod; break;
+    case 3: v = (double)r->file + (double)r->shm; break;
+    default: v = (double)r->own; break;
+    }
+    return v > 0 ? v : 0;
+}
+
+static void ledger_areas(FILE *out, const frame_box *b, const mt_rss *r, double xmax, double ymax)
+{
+    double bottom = b->y0 + b->h;
+    /* the highest layer first, each lower one painted over it */
+    for (size_t k = LEDGER_LAYERS; k-- > 0;) {
+        fprintf(out, "<polygon fill=\"%s\" stroke=\"none\" points=\"",
+                ledger_layer[k].color);
+        double x_first = b->x0 + b->w * ((double)r->l[0].time / 1e6 < xmax ? (double)r->l[0].time / 1e6 : xmax) / xmax;
+        fprintf(out, "%.1f,%.1f ", x_first, bottom);
+        for (size_t i = 0; i < r->nl; i++) {
+            double cum = 0;
+            for (size_t j = 0; j <= k; j++)
+                cum += layer_bytes(&r->l[i], j);
+            double t0 = (double)r->l[i].time / 1e6;
+            double t1 = i + 1 < r->nl ? (double)r->l[i + 1].time / 1e6 : xmax;
+            if (t0 > xmax)
+                t0 = xmax;
+            if (t1 > xmax)
+                t1 = xmax;
+            double py = bottom - (ymax > 0 ? b->h * cum / ymax : 0);
+            fprintf(out, "%.1f,%.1f %.1f,%.1f ", b->x0 + b->w * t0 / xmax, py,
+                    b->x0 + b->w * t1 / xmax, py);
+        }
+        fprintf(out, "%.1f,%.1f\"/>\n", b->x0 + b->w, bottom);
+    }
+}
+
 static void legend(FILE *out, const frame_box *b, int i, const char *color, const char *text)
 {
     double y = b->y0 + 10 + 16 * i;
@@ -160,6 +214,8 @@ int mt_plot_memory_svg(FILE *out, const mt_model *m, const mt_curve *c, int filt
     snprintf(sub, sizeof sub, "live memory (estimated); peak %s at %s", t1, t2);
     header(out, W, H, title, sub);
     axes(out, &b, xmax, "time (s)", ymax, 1, "live bytes", 38);
+    if (o->rss && o->rss->nl)
+        ledger_areas(out, &b, o->rss, xmax, ymax);
     polyline(out, &b, c, c->total, xmax, ymax, "#888");
     legend(out, &b, 0, "#888", "all allocations");
     int li = 1;
@@ -173,6 +229,8 @@ int mt_plot_memory_svg(FILE *out, const mt_model *m, const mt_curve *c, int filt
         snprintf(lab, sizeof lab, "resident memory (RSS), peak %s", pk);
         rss_line(out, &b, o->rss, xmax, ymax);
         legend(out, &b, li++, "#c0392b", lab);
+        for (size_t k = 0; o->rss->nl && k < LEDGER_LAYERS; k++)
+            legend(out, &b, li++, ledger_layer[k].color, ledger_layer[k].name);
     }
     fputs("</svg>\n", out);
     return ferror(out) ? -1 : 0;

@@ -78,6 +78,43 @@ static void json_rss(FILE *out, const mt_rss *rss, double peak_heap)
             (double)rss->peak_rss - peak_heap);
 }
 
+/* The ledger at live_at (docs/rss.md), from the selection's live samples
+ * by kind: only for an unfiltered selection of a trace whose .rss has
+ * ledger readings. 1 with *L made, else 0. */
+static int stats_ledger(const mt_model *m, const mt_stats *st, const mt_rss *rss,
+                        mt_timedelta live_at, mt_ledger *L)
+{
+    if (!rss || rss->nl == 0 || st->total.allocs != st->allocs)
+        return 0;
+    const mt_rss_reading *r =
+        mt_rss_reading_at(rss, live_at >= mt_model_end(m) ? MT_TIME_END : live_at);
+    if (!r)
+        return 0;
+    mt_ledger_make(r, st->by_source[MT_SOURCE_EXTERNAL].live_samples,
+                   st->by_source[MT_SOURCE_MAJOR].live_samples, mt_model_bytes_per_sample(m),
+                   mt_model_info(m)->sample_rate, L);
+    return 1;
+}
+
+static void text_ledger(FILE *out, const mt_ledger *L)
+{
+    char a[32], b[32], c[32];
+    mt_format_time(a, sizeof a, L->reading->time);
+    mt_format_bytes(b, sizeof b, L->rss);
+    fprintf(out, "RSS ledger  at %s: RSS %s = the rows below (memtrace rss; docs/rss.md)\n", a, b);
+    for (size_t i = 0; i < L->n; i++) {
+        const mt_ledger_row *w = &L->row[i];
+        mt_format_bytes(a, sizeof a, w->bytes);
+        fprintf(out, "  %-36s %10s %6.1f%%", w->name, a, L->rss > 0 ? 100 * w->bytes / L->rss : 0);
+        if (w->lo != w->hi) {
+            mt_format_bytes(b, sizeof b, w->lo);
+            mt_format_bytes(c, sizeof c, w->hi);
+            fprintf(out, "  (95%%: %s - %s)", b, c);
+        }
+        fputc('\n', out);
+    }
+}
+
 static void text_rss(FILE *out, const mt_model *m, const mt_rss *rss, double peak_heap)
 {
     char a[32], b[32], c[32];
@@ -164,6 +201,14 @@ int mt_report_stats_figures(FILE *out, const mt_model *m, const mt_stats *stp,
         }
         fputc('}', out);
         json_rss(out, rss, st.peak_bytes);
+        mt_ledger L;
+        if (rss) {
+            fputs(",\"rss_ledger\":", out);
+            if (stats_ledger(m, &st, rss, live_at, &L))
+                mt_report_ledger(out, &L, "live_at", 1);
+            else
+                fputs("null", out);
+        }
         fprintf(out,
                 ",\"promoted_bytes\":%.0f,\"collected_bytes\":%.0f,\"never_collected_bytes\":%.0f,"
                 "\"peak_bytes\":%.0f,\"peak_time_us\":%lld,\"peak_filtered_bytes\":%.0f,"
@@ -271,6 +316,9 @@ int mt_report_stats_figures(FILE *out, const mt_model *m, const mt_stats *stp,
             }
         }
         text_rss(out, m, rss, st.peak_bytes);
+        mt_ledger L;
+        if (stats_ledger(m, &st, rss, live_at, &L))
+            text_ledger(out, &L);
         mt_format_time(c, sizeof c, (mt_timedelta)st.median_lifetime_us);
         if (st.collected_bytes > 0) {
             mt_format_time(a, sizeof a, (mt_timedelta)st.mean_lifetime_us);

@@ -22,6 +22,7 @@ static const struct {
     { MT_PUSH_PYROSCOPE, "pyroscope", "/push.v1.PusherService/Push" },
     { MT_PUSH_PARCA, "parca", "/profiles/writeraw" },
     { MT_PUSH_OTLP, "otlp", "/v1development/profiles" },
+    { MT_PUSH_PYROSCOPE_INGEST, "pyroscope-ingest", "/ingest" },
 };
 #define N_FORMATS (sizeof formats / sizeof formats[0])
 
@@ -124,6 +125,74 @@ char *mt_push_base64(const uint8_t *d, size_t len)
     }
     *o = '\0';
     return r;
+}
+
+/* s into f for a Pyroscope key: the characters the key syntax reserves
+ * ({}=, and spaces, controls) as _ */
+static void key_part(FILE *f, const char *s)
+{
+    for (; *s; s++)
+        fputc(strchr("{}=,\"", *s) || (unsigned char)*s <= ' ' || *s == 0x7f ? '_' : *s, f);
+}
+
+/* s percent-encoded (RFC 3986: all but the unreserved characters) */
+static void percent(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+            c == '-' || c == '_' || c == '.' || c == '~')
+            fputc(c, f);
+        else
+            fprintf(f, "%%%02X", c);
+    }
+}
+
+char *mt_push_ingest_query(const mt_push_label *l, size_t n, long long from_s, long long until_s)
+{
+    char *key = NULL, *q = NULL;
+    size_t klen = 0, qlen = 0;
+    FILE *f = open_memstream(&key, &klen);
+    if (!f)
+        return NULL;
+    const char *service = "unknown_service";
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(l[i].name, "service_name") && l[i].value && l[i].value[0])
+            service = l[i].value;
+    key_part(f, service);
+    /* (no ".memory" after it: with format=pprof, Pyroscope takes the
+     * name before the braces as service_name verbatim, and the profile
+     * type from the sample types) */
+    fputc('{', f);
+    int first = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(l[i].name, "__name__") || !strcmp(l[i].name, "service_name"))
+            continue;
+        fputs(first ? "" : ",", f);
+        first = 0;
+        key_part(f, l[i].name);
+        fputc('=', f);
+        key_part(f, l[i].value ? l[i].value : "");
+    }
+    fputc('}', f);
+    if (fclose(f) != 0) {
+        free(key);
+        return NULL;
+    }
+    f = open_memstream(&q, &qlen);
+    if (!f) {
+        free(key);
+        return NULL;
+    }
+    fputs("name=", f);
+    percent(f, key);
+    fprintf(f, "&from=%lld&until=%lld&format=pprof&spyName=memtrace", from_s, until_s);
+    free(key);
+    if (fclose(f) != 0) {
+        free(q);
+        return NULL;
+    }
+    return q;
 }
 
 static void labels_json(FILE *f, const mt_push_label *l, size_t n)

@@ -17,11 +17,12 @@ typedef enum mt_push_format {
     MT_PUSH_PYROSCOPE,   /* Connect JSON: POST .../push.v1.PusherService/Push */
     MT_PUSH_PARCA,       /* grpc-gateway JSON: POST .../profiles/writeraw */
     MT_PUSH_OTLP,        /* OTLP/HTTP protobuf, gzip: POST .../v1development/profiles */
+    MT_PUSH_PYROSCOPE_INGEST, /* older Pyroscope: POST .../ingest?name=..., gzipped pprof */
 } mt_push_format;
 
 /* The format a URL's path names (its last path component(s)), else NONE. */
 mt_push_format mt_push_format_of_url(const char *url);
-/* "pyroscope", "parca", "otlp" -> format, else NONE */
+/* "pyroscope", "parca", "otlp", "pyroscope-ingest" -> format, else NONE */
 mt_push_format mt_push_format_named(const char *name);
 const char *mt_push_format_name(mt_push_format f);
 /* The URL requests go to: url itself when it has a path (other than
@@ -43,6 +44,13 @@ char *mt_push_pyroscope_body(const mt_push_label *labels, size_t n, const uint8_
                              size_t len);
 char *mt_push_parca_body(const mt_push_label *labels, size_t n, const uint8_t *pprof_gz,
                          size_t len);
+/* Pyroscope's /ingest query for one profile of the interval [from_s,
+ * until_s] (Unix seconds): name=SERVICE{K=V,...} (labels but
+ * __name__ and service_name; service_name gives SERVICE; characters the
+ * key syntax reserves, {}=, and spaces, become _), from, until,
+ * format=pprof, spyName=memtrace; percent-encoded. malloc'd (NULL: oom). */
+char *mt_push_ingest_query(const mt_push_label *labels, size_t n, long long from_s,
+                           long long until_s);
 /* base64 (RFC 4648, padded) of data: malloc'd, NUL-terminated */
 char *mt_push_base64(const uint8_t *data, size_t len);
 
@@ -75,6 +83,9 @@ mt_push *mt_push_start(const mt_push_config *c, char **err);
  * queue is full the oldest waiting profile is dropped (counted) to make
  * room: the newest data matters most. Never blocks on the network. */
 void mt_push_submit(mt_push *p, uint8_t *body, size_t len);
+/* The same, sent to the endpoint with query appended (ownership passes;
+ * NULL: none): /ingest's per-profile parameters. */
+void mt_push_submit_query(mt_push *p, uint8_t *body, size_t len, char *query);
 
 typedef struct mt_push_stats {
     unsigned long long sent, retried;
@@ -84,6 +95,9 @@ typedef struct mt_push_stats {
     unsigned long long dropped_exit;      /* not delivered by the end */
     char last_error[160];                 /* the latest failure, "" if none */
 } mt_push_stats;
+
+/* The counts so far (a copy, taken under the queue's lock). */
+void mt_push_stats_now(mt_push *p, mt_push_stats *out);
 
 /* Stops: what is queued gets one more try each within drain_s seconds in
  * all (no backoff waits), the rest is dropped (dropped_exit); then the

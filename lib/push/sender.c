@@ -21,6 +21,7 @@ typedef struct item {
     struct item *next;
     uint8_t *body;
     size_t len;
+    char *query;       /* appended to the endpoint, or NULL */
     int attempts;
 } item;
 
@@ -37,6 +38,13 @@ struct mt_push {
     mt_push_stats st;
     int said_rejected, said_gave_up;
 };
+
+static void item_free(item *it)
+{
+    free(it->body);
+    free(it->query);
+    free(it);
+}
 
 static double mono(void)
 {
@@ -102,7 +110,9 @@ static int post(mt_push *p, CURL *h, const item *it, double timeout_s, char *msg
     reply r = { .retry_after = -1 };
     struct curl_slist *hd = NULL;
     hd = curl_slist_append(hd, p->c.format == MT_PUSH_OTLP ? "Content-Type: application/x-protobuf"
-                                                           : "Content-Type: application/json");
+                               : p->c.format == MT_PUSH_PYROSCOPE_INGEST
+                                   ? "Content-Type: application/octet-stream"
+                                   : "Content-Type: application/json");
     if (p->c.format == MT_PUSH_OTLP)
         hd = curl_slist_append(hd, "Content-Encoding: gzip");
     if (p->tenant_hdr)
@@ -114,7 +124,13 @@ static int post(mt_push *p, CURL *h, const item *it, double timeout_s, char *msg
     }
     hd = curl_slist_append(hd, "Expect:");
     curl_easy_reset(h);
-    curl_easy_setopt(h, CURLOPT_URL, p->url);
+    char *url = NULL;
+    if (it->query) {
+        size_t k = strlen(p->url) + strlen(it->query) + 2;
+        if ((url = malloc(k)))
+            snprintf(url, k, "%s%c%s", p->url, strchr(p->url, '?') ? '&' : '?', it->query);
+    }
+    curl_easy_setopt(h, CURLOPT_URL, url ? url : p->url);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
@@ -138,6 +154,7 @@ static int post(mt_push *p, CURL *h, const item *it, double timeout_s, char *msg
     }
     CURLcode rc = curl_easy_perform(h);
     curl_slist_free_all(hd);
+    free(url);
     *retry_after = r.retry_after;
     if (rc != CURLE_OK) {
         snprintf(msg, cap, "%s", curl_easy_strerror(rc));
@@ -190,8 +207,7 @@ static void *run(void *arg)
             double left = p->drain_deadline - mono();
             if (left <= 0.05 || !h) {
                 p->st.dropped_exit++;
-                free(it->body);
-                free(it);
+                item_free(it);
                 continue;
             }
             if (left < timeout)
@@ -238,8 +254,7 @@ static void *run(void *arg)
             wait_until(p, mono() + wait);
             continue;
         }
-        free(it->body);
-        free(it);
+        item_free(it);
     }
     pthread_mutex_unlock(&p->mu);
     if (h)
@@ -307,15 +322,22 @@ fail:
 
 void mt_push_submit(mt_push *p, uint8_t *body, size_t len)
 {
+    mt_push_submit_query(p, body, len, NULL);
+}
+
+
+void mt_push_submit_query(mt_push *p, uint8_t *body, size_t len, char *query)
+{
     item *it = malloc(sizeof *it);
     pthread_mutex_lock(&p->mu);
     if (!it) {
         p->st.dropped_full++;
         pthread_mutex_unlock(&p->mu);
         free(body);
+        free(query);
         return;
     }
-    *it = (item){ .body = body, .len = len };
+    *it = (item){ .body = body, .len = len, .query = query };
     if (p->queued >= p->c.queue && p->head) {
         /* the oldest waiting one goes (the one being sent is not queued) */
         item *old = p->head;
@@ -324,8 +346,7 @@ void mt_push_submit(mt_push *p, uint8_t *body, size_t len)
             p->tail = NULL;
         p->queued--;
         p->st.dropped_full++;
-        free(old->body);
-        free(old);
+        item_free(old);
     }
     if (p->tail)
         p->tail->next = it;
@@ -334,6 +355,13 @@ void mt_push_submit(mt_push *p, uint8_t *body, size_t len)
     p->tail = it;
     p->queued++;
     pthread_cond_signal(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+void mt_push_stats_now(mt_push *p, mt_push_stats *out)
+{
+    pthread_mutex_lock(&p->mu);
+    *out = p->st;
     pthread_mutex_unlock(&p->mu);
 }
 

@@ -41,17 +41,15 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "control.h"
+#include "memtrace/record.h"
+#include "attach.h"
+#include "fatal.h"
 #include "real.h"
+#include "recconf.h"
 #include "thread.h"
+#include "tracer.h"
 
 #define API __attribute__((visibility("default")))
-
-MT_HIDDEN int mtr_tracer_begin(const char *file, double rate, int first, int exclusive);
-MT_HIDDEN int mtr_tracer_active(void);
-MT_HIDDEN void mtr_tracer_set_attached(int on);
-MT_HIDDEN void mtr_fatal_remove(void);
-API int memtrace_stop_tracing(void);
 
 /* The redirected functions, by name. */
 static const char *const names[] = {
@@ -286,7 +284,6 @@ static void scan(void)
 
 /* The writer thread, at every turn (outside its lock): patch the modules
  * loaded since the last look. */
-MT_HIDDEN void mtr_attach_tick(void);
 void mtr_attach_tick(void)
 {
     if (!__atomic_load_n(&patched, __ATOMIC_ACQUIRE))
@@ -316,9 +313,10 @@ static void unpatch(void)
 /* What the injector calls, on a program thread it borrowed (stopped in a
  * system call, so it holds no lock of the program's).
  *
- * memtrace_attach_start("RATE [leaks ]FILE"): start recording into FILE
- * (an absolute path) at RATE (a probability per byte), then redirect;
- * "leaks": memtrace_attach_stop scans for leak verdicts first. Returns
+ * memtrace_attach_start(CONFIG): start recording as CONFIG says, the
+ * recorder's configuration in its text form (recconf.h: "rate=R depth=N
+ * unwind=M leaks=1 file=PATH", PATH absolute), then redirect; with leaks,
+ * memtrace_attach_stop scans for leak verdicts first. Returns
  * 0, or: 1 already recording (attached or started otherwise), 2 preloaded
  * or linked (the recorder interposes already: use 'memtrace ctl'), 3 bad
  * request, 4 the recording did not start (the process's stderr says
@@ -326,16 +324,13 @@ static void unpatch(void)
  * allocator cannot be told from a PLT stub (nothing redirected). */
 API int memtrace_attach_start(const char *spec)
 {
-    char *end;
-    double rate = strtod(spec, &end);
-    if (end == spec || *end != ' ' || !(rate > 0 && rate <= 1))
+    mt_recconf conf;
+    char why[160];
+    if (mt_recconf_parse(&conf, spec, why, sizeof why) != 0 || conf.file[0] != '/')
         return 3;
-    const char *file = end + 1;
-    int leaks = !strncmp(file, "leaks ", 6);
-    if (leaks)
-        file += 6;
-    if (*file != '/')
-        return 3;
+    /* the scan is the detach's (memtrace_attach_stop), not the exit's */
+    int leaks = conf.leaks;
+    conf.leaks = 0;
     if (!page)
         page = (size_t)getpagesize();
     mtr_enter();
@@ -360,7 +355,7 @@ API int memtrace_attach_start(const char *spec)
         goto out;
     }
     mtr_tracer_set_attached(1);
-    if (mtr_tracer_begin(file, rate, 1, 0) != 0) {
+    if (mtr_tracer_begin(&conf, conf.file, 1, 0) != 0) {
         mtr_tracer_set_attached(0);
         rc = 4;
         goto out;

@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "hash.h"
+#include "vec.h"
 
 struct block {
     uint64_t key;              /* qid + 1; 0: empty slot */
@@ -104,24 +106,10 @@ static int64_t stack_of(struct stacks *s, const uint64_t *f, size_t n)
         if (index_grow(s) < 0)
             return -1;
     }
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 256;
-        struct stack *v = realloc(s->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        s->v = v;
-        s->cap = cap;
-    }
-    if (s->cap_frames - s->n_frames < n) {
-        size_t cap = s->cap_frames ? s->cap_frames * 2 : 4096;
-        while (cap - s->n_frames < n)
-            cap *= 2;
-        uint64_t *fr = realloc(s->frames, cap * sizeof *fr);
-        if (!fr)
-            return -1;
-        s->frames = fr;
-        s->cap_frames = cap;
-    }
+    if (MT_VEC_ROOM(s->v, s->n, s->cap, 256) < 0 ||
+        MT_VEC_RESERVE(s->frames, s->n_frames + n, s->cap_frames, 4096) < 0)
+        return -1;
+    MT_ASSERT(s->n < s->cap && s->n_frames + n <= s->cap_frames);
     memcpy(s->frames + s->n_frames, f, n * sizeof *f);
     struct stack *k = &s->v[s->n];
     k->off = s->n_frames;
@@ -129,6 +117,7 @@ static int64_t stack_of(struct stacks *s, const uint64_t *f, size_t n)
     k->hash = h;
     s->n_frames += n;
     size_t i = h & s->index_mask;
+    MT_ASSERT((s->n + 1) * 2 <= s->index_mask + 1);   /* the index stays half empty */
     while (s->index[i])
         i = (i + 1) & s->index_mask;
     s->index[i] = (uint32_t)s->n + 1;
@@ -160,6 +149,8 @@ static int blocks_grow(void)
 int mtr_carry_add(uint64_t qid, uint64_t piece_id, uint64_t size, uint64_t n_samples,
                   int source, const uint64_t *frames, size_t nframes)
 {
+    MT_ASSERT(mtr_tls.busy > 0);   /* recorder code: what it allocates is never sampled */
+    MT_ASSERT(qid != UINT64_MAX);  /* key qid + 1 must not be the empty slot's 0 */
     if (!cy.slots || (cy.n + 1) * 2 > cy.mask + 1) {
         if (blocks_grow() < 0)
             return -1;
@@ -173,6 +164,7 @@ int mtr_carry_add(uint64_t qid, uint64_t piece_id, uint64_t size, uint64_t n_sam
         i = (i + 1) & cy.mask;
     if (!cy.slots[i].key)
         cy.n++;
+    MT_ASSERT(cy.n * 2 <= cy.mask + 1);
     struct block *b = &cy.slots[i];
     b->key = key;
     b->piece_id = piece_id;
@@ -206,6 +198,7 @@ int mtr_carry_take(uint64_t qid, uint64_t *piece_id)
         }
     }
     cy.slots[hole].key = 0;
+    MT_ASSERT(cy.n > 0);
     cy.n--;
     return 1;
 }
@@ -230,6 +223,7 @@ int mtr_carry_each(int (*fn)(void *ctx, struct mtr_carried *c), void *ctx)
     for (size_t k = 0; cy.slots && k <= cy.mask; k++)
         if (cy.slots[k].key)
             order[n++] = &cy.slots[k];
+    MT_ASSERT(n == cy.n);   /* the count is the table's */
     qsort(order, n, sizeof *order, by_qid);
     /* The stacks of the live blocks, in a store of their own; the table
      * changes over to it only once everything went well. */

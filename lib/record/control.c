@@ -47,6 +47,7 @@
 #include "runfiles.h"
 #include "thread_start.h"
 #include "thread.h"
+#include "tracer.h"
 
 #define POLL_MS 100
 #define CHECK_HANDLER_MS 1000
@@ -58,7 +59,7 @@ static struct {
     int sig;              /* 0: no signal control */
     long long duration_ms;   /* 0: no limit */
     char base[PATH_MAX - 80];   /* FILE, absolute */
-    double rate;
+    mt_recconf conf;      /* the recordings' configuration (its file: base) */
     int first;            /* the first process of the tree */
     unsigned period;      /* number of the last period started */
     pid_t pid;            /* process the control thread belongs to */
@@ -141,13 +142,13 @@ static int begin_period(void)
     char file[PATH_MAX];
     if (!ctl.periods) {
         snprintf(file, sizeof file, "%s", ctl.base);
-        return mtr_tracer_begin(file, ctl.rate, ctl.first, 0);
+        return mtr_tracer_begin(&ctl.conf, file, ctl.first, 0);
     }
     for (int tries = 0; tries < 100000; tries++) {
         ctl.period++;
         mt_runname n = { .period = ctl.period };
         mt_runname_make(file, sizeof file, ctl.base, &n);
-        int rc = mtr_tracer_begin(file, ctl.rate, ctl.first, 1);
+        int rc = mtr_tracer_begin(&ctl.conf, file, ctl.first, 1);
         if (rc != -2)
             return rc;
     }
@@ -251,8 +252,9 @@ static int start_control_thread(void)
     return rc == 0 ? 0 : -1;
 }
 
-int mtr_control_setup(const char *file, double rate, int first)
+int mtr_control_setup(const mt_recconf *c, int first)
 {
+    const char *file = c->file;
     const char *p = secure_getenv("MEMTRACE_PAUSED");
     const char *s = secure_getenv("MEMTRACE_SIGNAL");
     const char *d = secure_getenv("MEMTRACE_DURATION");
@@ -322,7 +324,8 @@ int mtr_control_setup(const char *file, double rate, int first)
                                "reach this process; a kill -%d still toggles recording",
                                strerror(errno), ctl.sig);
     }
-    ctl.rate = rate;
+    ctl.conf = *c;
+    ctl.conf.file = ctl.base;
     ctl.first = first;
     ctl.pid = getpid();
     ctl.enabled = 1;

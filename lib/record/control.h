@@ -1,10 +1,10 @@
 /*
- * control.h - on/off control of the recorder (control.c) and the few
- * tracer functions it uses (tracer.c).
+ * control.h - on/off control of the recorder (control.c).
  */
 #ifndef MEMTRACE_RECORD_CONTROL_H
 #define MEMTRACE_RECORD_CONTROL_H
 
+#include "recconf.h"
 #include "thread.h"
 
 /* Reads MEMTRACE_PAUSED, MEMTRACE_SIGNAL, MEMTRACE_DURATION and installs
@@ -12,7 +12,7 @@
  * usual); 1: control set up, call mtr_control_run instead of starting;
  * 2: already set up in this process;
  * -1: a bad value (message given; tracing does not start). */
-MT_HIDDEN int mtr_control_setup(const char *file, double rate, int first);
+MT_HIDDEN int mtr_control_setup(const mt_recconf *c, int first);
 
 /* Starts the first recording unless paused, and the control thread. */
 MT_HIDDEN int mtr_control_run(void);
@@ -25,16 +25,5 @@ MT_HIDDEN const char *mtr_control_base(void);
 
 /* Set at exit: no recording starts any more. */
 extern int mtr_exiting MT_HIDDEN;
-
-/* tracer.c */
-/* Starts a recording into file (first: the first process's own file).
- * exclusive: file must be new; -2 (no message) when it exists. */
-MT_HIDDEN int mtr_tracer_begin(const char *file, double rate, int first, int exclusive);
-MT_HIDDEN int mtr_tracer_active(void);
-/* 'memtrace ctl PID scan': leak verdicts for the blocks live now, into
- * TRACE.leaks (leaks.h). 0 if written. */
-MT_HIDDEN int mtr_tracer_scan_now(void);
-MT_HIDDEN void mtr_tracer_message(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -19,11 +19,9 @@
 #include <unistd.h>
 
 #include "thread.h"
+#include "tracer.h"
 
 #define API __attribute__((visibility("default")))
-
-MT_HIDDEN void mtr_tracer_flush_before_exec(void);
-MT_HIDDEN void mtr_tracer_end_before_exec(void);
 
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execv_fn)(const char *, char *const[]);

@@ -9,7 +9,7 @@
  * whose disposition is still the default (SIG_DFL); a signal the program
  * handles or ignores is left alone, and a handler the program installs
  * later simply replaces ours. The handler changes nothing else: it asks the
- * writer thread to drain the queue and write it out (tracer.c,
+ * writer thread to drain the queue and write it out (tracer_write.c,
  * mtr_tracer_fatal_flush: atomics and nanosleep only, async-signal-safe),
  * waits for that at most FATAL_WAIT_MS, then restores SIG_DFL and raises
  * the signal again, so the process dies of the same signal, with the same
@@ -27,13 +27,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fatal.h"
 #include "sigsave.h"
 #include "thread.h"
+#include "tracer.h"
 
 #define FATAL_WAIT_MS 3000
-
-MT_HIDDEN int mtr_tracer_fatal_flush(int timeout_ms);
-MT_HIDDEN void mtr_fatal_install(void);
 
 static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
 #define NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])
@@ -115,7 +114,6 @@ void mtr_fatal_install(void)
 /* attach.c, when an attached recording ends: the process is left with the
  * dispositions it had, exactly (flags and all: sigsave.h), where the
  * handler is still ours. */
-MT_HIDDEN void mtr_fatal_remove(void);
 void mtr_fatal_remove(void)
 {
     if (!__atomic_exchange_n(&installed, 0, __ATOMIC_ACQ_REL))

@@ -33,6 +33,7 @@
 #include "sampler.h"
 #include "real.h"
 #include "sampled.h"
+#include "tracer.h"
 #include "unwind.h"
 
 #define API __attribute__((visibility("default"))) MT_HOOK
@@ -40,7 +41,6 @@
 #ifdef MT_UNDER_TSAN
 /* TSan build: this file is not instrumented, the rest of the recorder is
  * and must not run before TSan's runtime (and our constructor) did. */
-extern int mtr_ready MT_HIDDEN;
 #define READY() __atomic_load_n(&mtr_ready, __ATOMIC_ACQUIRE)
 #endif
 

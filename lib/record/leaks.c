@@ -1,15 +1,7 @@
 /*
- * leaks.c - the leak scan at exit (leaks.h): which blocks, stopping the
- * program, and the verdict file TRACE.leaks (docs/format.md, "Leak
- * verdicts"):
- *
- *     memtrace-leaks 1 PID START_US
- *     scan TIME_US MODE LOST REACHABLE UNKNOWN DURATION_US MEMORY ROOT_BYTES HEAP_BYTES CPU_US
- *     ID lost|reachable
- *     ...
- *
- * one line per sampled block still live (ids of the trace, increasing);
- * a block the scan could not place (UNKNOWN) has no line.
+ * leaks.c - the leak scan at exit or on request (leaks.h): which blocks,
+ * stopping the program, and their verdicts written to TRACE.leaks with the
+ * file's owner, lib/trace/verdicts.c (docs/format.md, "Leak verdicts").
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,14 +17,10 @@
 
 #include "leaks.h"
 #include "real.h"
-#include "runfiles.h"
-#include "safefile.h"
 #include "sampled.h"
+#include "tracer.h"
+#include "../trace/verdicts.h"
 
-MT_HIDDEN void mtr_tracer_message(const char *fmt, ...);
-
-#define TOKEN_ID_BITS 48   /* tracer.c's tokens: recording << 48 | (id + 1) */
-#define TOKEN_ID_MASK ((UINT64_C(1) << TOKEN_ID_BITS) - 1)
 #define MAX_EXCL 64
 
 /* Why the last scan gave no verdicts ("" when it did): for ctl. */
@@ -52,12 +40,6 @@ void mtr_leaks_no_verdicts(const char *fmt, ...)
     mtr_tracer_message("--leaks: %s: no leak verdicts", why_not);
 }
 
-int mtr_leaks_env(void)
-{
-    const char *s = secure_getenv("MEMTRACE_LEAKS");
-    return s && *s && strcmp(s, "0") != 0;
-}
-
 struct gather {
     struct mtr_lk_block *b;
     size_t n, cap;
@@ -71,12 +53,12 @@ static void take_block(void *ctx, uintptr_t addr, uintptr_t token)
 {
     struct gather *g = ctx;
     uint64_t t = (uint64_t)token;
-    if ((t >> TOKEN_ID_BITS) != (g->epoch & 0xffff) || !(t & TOKEN_ID_MASK) || g->n >= g->cap)
+    if ((t >> MTR_TOKEN_ID_BITS) != (g->epoch & 0xffff) || !(t & MTR_TOKEN_ID_MASK) || g->n >= g->cap)
         return;
     struct mtr_lk_block *x = &g->b[g->n++];
     x->addr = addr;
     x->end = addr;
-    x->qid = (t & TOKEN_ID_MASK) - 1;
+    x->qid = (t & MTR_TOKEN_ID_MASK) - 1;
     x->verdict = MTR_LK_UNKNOWN;
 }
 
@@ -111,113 +93,34 @@ static int64_t now_us(int clock)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* ---- the verdict file ---- */
-
-struct out {
-    int fd;
-    char path[4096];
-    char tmp[4096 + 256];
-    char buf[8192];
-    size_t len;
-    int err;
-};
-
-static void out_flush(struct out *o)
-{
-    size_t done = 0;
-    while (done < o->len && !o->err) {
-        ssize_t w = write(o->fd, o->buf + done, o->len - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            o->err = errno ? errno : EIO;
-        else
-            done += (size_t)w;
-    }
-    o->len = 0;
-}
-
-static void out_str(struct out *o, const char *s)
-{
-    for (; *s; s++) {
-        if (o->len == sizeof o->buf)
-            out_flush(o);
-        o->buf[o->len++] = *s;
-    }
-}
-
-static void out_num(struct out *o, uint64_t v)
-{
-    char d[24];
-    int n = 0;
-    do
-        d[n++] = (char)('0' + v % 10);
-    while ((v /= 10) != 0);
-    char s[24];
-    for (int i = 0; i < n; i++)
-        s[i] = d[n - 1 - i];
-    s[n] = 0;
-    out_str(o, s);
-}
+/* ---- the verdict file (its format: lib/trace/verdicts.c) ---- */
 
 static int write_verdicts(const char *trace_path, int64_t pid, int64_t start_us, int64_t scan_us,
                           const struct mtr_lk_result *res, const struct mtr_lk_block *b, size_t n,
                           int64_t took_us, int64_t cpu_us, const char **why)
 {
-    struct out *o = mtr_lk_alloc(sizeof *o);
+    mtt_verdicts_out *o = mtr_lk_alloc(sizeof *o);
     if (!o) {
         *why = strerror(ENOMEM);
         return -1;
     }
-    /* TRACE.leaks, made anew under a temporary name and renamed over: never
-     * another user's file, FIFO or link (safefile.h). */
-    const mt_runname name = { .kind = MT_RUNFILE_LEAKS };
-    if (mt_runname_make(o->path, sizeof o->path, trace_path, &name) < 0) {
-        mtr_lk_free(o, sizeof *o);
-        *why = strerror(ENAMETOOLONG);
-        return -1;
-    }
-    o->fd = mt_outfile_create(o->path, o->tmp, sizeof o->tmp, 0600, MT_OUTFILE_REGULAR, why);
-    if (o->fd < 0) {
-        mtr_lk_free(o, sizeof *o);
-        return -1;
-    }
-    size_t lost = 0, reach = 0, unknown = 0;
+    mtt_verdicts_scan sc = { .pid = pid, .start_us = start_us, .scan_us = scan_us,
+                             .mode = res->mode, .duration_us = (uint64_t)took_us,
+                             .memory = res->memory, .root_bytes = res->root_bytes,
+                             .heap_bytes = res->heap_bytes, .cpu_us = (uint64_t)cpu_us };
     for (size_t i = 0; i < n; i++) {
-        lost += b[i].verdict == MTR_LK_LOST;
-        reach += b[i].verdict == MTR_LK_REACHABLE;
-        unknown += b[i].verdict == MTR_LK_UNKNOWN;
+        sc.lost += b[i].verdict == MTR_LK_LOST;
+        sc.reachable += b[i].verdict == MTR_LK_REACHABLE;
+        sc.unknown += b[i].verdict == MTR_LK_UNKNOWN;
     }
-    out_str(o, "memtrace-leaks 1 ");
-    out_num(o, (uint64_t)pid);
-    out_str(o, " ");
-    out_num(o, (uint64_t)start_us);
-    out_str(o, "\nscan ");
-    out_num(o, (uint64_t)scan_us);
-    out_str(o, " ");
-    out_str(o, res->mode);
-    uint64_t f[] = { lost, reach, unknown, (uint64_t)took_us, res->memory, res->root_bytes,
-                     res->heap_bytes, (uint64_t)cpu_us };
-    for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
-        out_str(o, " ");
-        out_num(o, f[i]);
-    }
-    out_str(o, "\n");
-    for (size_t i = 0; i < n; i++) {
-        if (b[i].verdict == MTR_LK_UNKNOWN)
-            continue;
-        out_num(o, b[i].qid);
-        out_str(o, b[i].verdict == MTR_LK_LOST ? " lost\n" : " reachable\n");
-    }
-    out_flush(o);
-    int rc = 0;
-    if (o->err) {
-        *why = strerror(o->err);
-        close(o->fd);
-        unlink(o->tmp);
-        rc = -1;
-    } else {
-        rc = mt_outfile_finish(o->fd, o->tmp, o->path, why);
+    int rc = mtt_verdicts_create(o, trace_path, &sc, why);
+    if (rc == 0) {
+        for (size_t i = 0; i < n; i++)
+            if (b[i].verdict != MTR_LK_UNKNOWN)
+                mtt_verdicts_put(o, b[i].qid,
+                                 b[i].verdict == MTR_LK_LOST ? MT_VERDICT_LOST
+                                                             : MT_VERDICT_REACHABLE);
+        rc = mtt_verdicts_finish(o, why);
     }
     mtr_lk_free(o, sizeof *o);
     return rc;

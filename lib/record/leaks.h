@@ -23,8 +23,6 @@
 
 #define MT_NO_ASAN __attribute__((no_sanitize("address")))
 
-/* MEMTRACE_LEAKS: 1 if set to a value other than 0. */
-MT_HIDDEN int mtr_leaks_env(void);
 /* A thread of the recorder's own (writer, control) says so when it starts:
  * it is never stopped and its stack is not the program's. */
 MT_HIDDEN void mtr_leaks_own_thread(void);

@@ -14,6 +14,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "check.h"
+
 /* About a microsecond of tries: longer than the recorder holds a lock. */
 #define MTR_LOCK_SPINS 200
 
@@ -32,8 +34,17 @@ static inline void mtr_lock(int *w)
 
 static inline void mtr_unlock(int *w)
 {
-    if (__atomic_exchange_n(w, 0, __ATOMIC_RELEASE) == 2)
+    int was = __atomic_exchange_n(w, 0, __ATOMIC_RELEASE);
+    MT_ASSERT(was == 1 || was == 2);   /* held: unlocking a free lock is a bug */
+    if (was == 2)
         syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* Some thread holds *w (the lock keeps no owner: "this thread" cannot be
+ * checked). For MT_ASSERT at the top of functions called under a lock. */
+static inline int mtr_lock_held(const int *w)
+{
+    return __atomic_load_n(w, __ATOMIC_RELAXED) != 0;
 }
 
 #endif

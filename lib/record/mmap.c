@@ -12,6 +12,15 @@
  * its own image (real.h) and pass straight through, so malloc memory is
  * counted once, as malloc blocks.
  *
+ * Memory committed later in a reservation: an anonymous PROT_NONE map the
+ * program made is remembered as a reservation (a fixed table of ranges);
+ * an mprotect that makes part of one writable commits those bytes, which
+ * are sampled then as kind mmap from the mprotect's stack, after the points
+ * already in that range are freed (a range committed again, a JIT's W^X
+ * flips, is counted once); an mprotect back to PROT_NONE frees them. This
+ * is how V8 grows its heap. glibc's own thread stacks and arenas use
+ * libc-internal calls and are never seen here.
+ *
  * Each sample point of a mapping is tracked on its own, at its byte (a
  * uniform random offset: the points of a Poisson process in a range are
  * independent and uniform). An unmap, a MAP_FIXED map over it or an mremap
@@ -41,6 +50,7 @@
 #include <unistd.h>
 
 #include "lock.h"
+#include "own.h"
 #include "sampler.h"
 #include "mmap.h"
 #include "real.h"
@@ -75,6 +85,11 @@ static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t
 static int sys_munmap(void *addr, size_t len)
 {
     return (int)syscall(SYS_munmap, addr, len);
+}
+
+static int sys_mprotect(void *addr, size_t len, int prot)
+{
+    return (int)syscall(SYS_mprotect, addr, len, prot);
 }
 
 static void *sys_mremap(void *old, size_t oldlen, size_t newlen, int flags, void *newaddr)
@@ -117,10 +132,13 @@ static int insert(struct point p)
                                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (v == MAP_FAILED)
             return -1;
+        mtr_own_add(v, cap * sizeof *v);
         if (tab.n)
             memcpy(v, tab.v, tab.n * sizeof *v);
-        if (tab.v)
+        if (tab.v) {
+            mtr_own_del(tab.v);
             sys_munmap(tab.v, tab.cap * sizeof *v);
+        }
         tab.v = v;
         tab.cap = cap;
     }
@@ -217,6 +235,63 @@ static void move_range(uintptr_t old, size_t oldlen, uintptr_t new, size_t newle
 static int table_empty(void)
 {
     return __atomic_load_n(&tab.n, __ATOMIC_RELAXED) == 0;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Reservations (anonymous PROT_NONE maps), under the table's lock         */
+
+#define MAX_RESV 1024
+static struct { uintptr_t lo, hi; } resv[MAX_RESV];
+static int n_resv;
+
+static int resv_any(void)
+{
+    return __atomic_load_n(&n_resv, __ATOMIC_RELAXED) != 0;
+}
+
+/* 1 if [lo, hi) lies inside one reservation. Lock held. */
+static int resv_holds(uintptr_t lo, uintptr_t hi)
+{
+    for (int i = 0; i < n_resv; i++)
+        if (resv[i].lo <= lo && hi <= resv[i].hi)
+            return 1;
+    return 0;
+}
+
+/* [lo, hi) is no longer reserved (unmapped, or mapped over). Lock held. */
+static void resv_cut(uintptr_t lo, uintptr_t hi)
+{
+    for (int i = 0; i < n_resv; i++) {
+        if (resv[i].hi <= lo || hi <= resv[i].lo)
+            continue;
+        uintptr_t a = resv[i].lo, b = resv[i].hi;
+        if (lo <= a && b <= hi) {            /* all of it */
+            resv[i] = resv[n_resv - 1];
+            __atomic_store_n(&n_resv, n_resv - 1, __ATOMIC_RELAXED);
+            i--;
+        } else if (lo <= a) {                /* its head */
+            resv[i].lo = hi;
+        } else if (b <= hi) {                /* its tail */
+            resv[i].hi = lo;
+        } else {                             /* its middle: two pieces */
+            resv[i].hi = lo;
+            if (n_resv < MAX_RESV) {
+                resv[n_resv].lo = hi;
+                resv[n_resv].hi = b;
+                __atomic_store_n(&n_resv, n_resv + 1, __ATOMIC_RELAXED);
+            }
+        }
+    }
+}
+
+/* [lo, hi) is a new reservation. Lock held. */
+static void resv_add(uintptr_t lo, uintptr_t hi)
+{
+    if (resv_holds(lo, hi) || n_resv >= MAX_RESV)
+        return;   /* full: later commits in it go unseen */
+    resv[n_resv].lo = lo;
+    resv[n_resv].hi = hi;
+    __atomic_store_n(&n_resv, n_resv + 1, __ATOMIC_RELAXED);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -320,20 +395,32 @@ static MT_HOOK void *map(void *addr, size_t len, int prot, int flags, int fd, of
 {
     struct mtr_thread *t = &mtr_tls;
     void *p;
-    if ((flags & MAP_FIXED) && !t->busy && !table_empty()) {
+    if ((flags & MAP_FIXED) && !t->busy && (!table_empty() || resv_any())) {
         /* The new mapping replaces whatever was there. */
         struct doomed d;
         doomed_init(&d);
         mtr_enter();
         lock();
         p = sys_mmap(addr, len, prot, flags, fd, off);
-        if (p != MAP_FAILED)
+        if (p != MAP_FAILED) {
             remove_range((uintptr_t)p, (uintptr_t)p + len, &d);
+            resv_cut((uintptr_t)p, (uintptr_t)p + len);
+        }
         unlock();
         bury(&d);
         mtr_leave();
     } else {
         p = sys_mmap(addr, len, prot, flags, fd, off);
+    }
+    if (t->busy && p != MAP_FAILED && (flags & MAP_ANONYMOUS) && len)
+        mtr_own_add(p, len);   /* the recorder's own (its unwinder's): the ledger's */
+    if (!t->busy && p != MAP_FAILED && (flags & MAP_ANONYMOUS) && prot == PROT_NONE && len) {
+        size_t page = (size_t)getpagesize();
+        mtr_enter();
+        lock();
+        resv_add((uintptr_t)p, (uintptr_t)p + ((len + page - 1) & ~(page - 1)));
+        unlock();
+        mtr_leave();
     }
     if (p == MAP_FAILED || !(flags & MAP_ANONYMOUS) || prot == PROT_NONE ||
         (flags & MAP_NORESERVE) || len == 0)
@@ -371,7 +458,9 @@ API void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
 API int munmap(void *addr, size_t len)
 {
     struct mtr_thread *t = &mtr_tls;
-    if (t->busy || table_empty())
+    if (t->busy)
+        mtr_own_del(addr);
+    if (t->busy || (table_empty() && !resv_any()))
         return sys_munmap(addr, len);
     struct doomed d;
     doomed_init(&d);
@@ -383,10 +472,44 @@ API int munmap(void *addr, size_t len)
         size_t page = (size_t)getpagesize();
         size_t whole = (len + page - 1) & ~(page - 1);   /* the kernel unmaps whole pages */
         remove_range((uintptr_t)addr, (uintptr_t)addr + whole, &d);
+        resv_cut((uintptr_t)addr, (uintptr_t)addr + whole);
     }
     unlock();
     bury(&d);
     mtr_leave();
+    errno = saved;
+    return rc;
+}
+
+/* A commit in a reservation (PROT_NONE to writable) is sampled; a
+ * decommit (back to PROT_NONE) frees the points there. Anything else, and
+ * every call outside a reservation, only passes through. */
+API int mprotect(void *addr, size_t len, int prot)
+{
+    struct mtr_thread *t = &mtr_tls;
+    int rc = sys_mprotect(addr, len, prot);
+    if (rc != 0 || t->busy || !resv_any() || len == 0 ||
+        from_allocator(__builtin_return_address(0)) ||
+        (prot != PROT_NONE && !(prot & PROT_WRITE)))
+        return rc;
+    int saved = errno;
+    size_t page = (size_t)getpagesize();
+    uintptr_t lo = (uintptr_t)addr, hi = lo + ((len + page - 1) & ~(page - 1));
+    struct doomed d;
+    doomed_init(&d);
+    mtr_enter();
+    lock();
+    int inside = resv_holds(lo, hi);
+    if (inside)
+        remove_range(lo, hi, &d);   /* committed again, or decommitted: the old points go */
+    unlock();
+    bury(&d);
+    mtr_leave();
+    if (inside && prot != PROT_NONE) {
+        uint64_t n = mtr_range_decide(hi - lo);
+        if (n)
+            track(addr, hi - lo, n, MT_ALLOC_MMAP);
+    }
     errno = saved;
     return rc;
 }
@@ -463,7 +586,8 @@ void mtr_mmap_fork_parent(void)
 
 void mtr_mmap_fork_child(void)
 {
-    /* The parent's points are the parent's: the child starts empty. */
+    /* The parent's points are the parent's: the child starts empty. Its
+     * reservations are its own too (the address space is copied). */
     tab.n = 0;
     unlock();
 }

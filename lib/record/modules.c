@@ -26,8 +26,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "rawframe.h"
 #include "modules.h"
+#include "thread.h"
+#include "vec.h"
 
 struct module {
     char *path;          /* absolute */
@@ -107,14 +110,8 @@ static char *intern(mtr_modules *s, const char *path)
     for (size_t i = 0; i < s->npaths; i++)
         if (strcmp(s->paths[i], path) == 0)
             return s->paths[i];
-    if (s->npaths == s->cappaths) {
-        size_t nc = s->cappaths ? 2 * s->cappaths : 64;
-        char **p = realloc(s->paths, nc * sizeof *p);
-        if (!p)
-            return NULL;
-        s->paths = p;
-        s->cappaths = nc;
-    }
+    if (MT_VEC_ROOM(s->paths, s->npaths, s->cappaths, 64) < 0)
+        return NULL;
     char *c = strdup(path);
     if (c)
         s->paths[s->npaths++] = c;
@@ -140,14 +137,8 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *data)
     }
     if (path[0] != '/')
         return 0;   /* "linux-vdso.so.1": no file to read later */
-    if (s->nmods == s->capmods) {
-        size_t nc = s->capmods ? 2 * s->capmods : 64;
-        struct module *m = realloc(s->mods, nc * sizeof *m);
-        if (!m)
-            return 1;
-        s->mods = m;
-        s->capmods = nc;
-    }
+    if (MT_VEC_ROOM(s->mods, s->nmods, s->capmods, 64) < 0)
+        return 1;
     struct module *m = &s->mods[s->nmods];
     m->path = intern(s, path);
     if (!m->path)
@@ -165,14 +156,8 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *data)
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
             continue;
-        if (s->nsegs == s->capsegs) {
-            size_t nc = s->capsegs ? 2 * s->capsegs : 64;
-            struct segment *g = realloc(s->segs, nc * sizeof *g);
-            if (!g)
-                return 1;
-            s->segs = g;
-            s->capsegs = nc;
-        }
+        if (MT_VEC_ROOM(s->segs, s->nsegs, s->capsegs, 64) < 0)
+            return 1;
         s->segs[s->nsegs++] = (struct segment){ info->dlpi_addr + ph->p_vaddr,
                                                 info->dlpi_addr + ph->p_vaddr + ph->p_memsz,
                                                 s->nmods };
@@ -211,6 +196,7 @@ static const struct module *find(mtr_modules *s, uintptr_t pc)
     }
     if (lo == 0 || pc >= s->segs[lo - 1].hi)
         return NULL;
+    MT_ASSERT(s->segs[lo - 1].lo <= pc && s->segs[lo - 1].module < s->nmods);
     return &s->mods[s->segs[lo - 1].module];
 }
 
@@ -227,6 +213,7 @@ mtr_modules *mtr_modules_new(void)
 
 static struct entry *slot(mtr_modules *s, mt_location_code code)
 {
+    MT_ASSERT(s->cap != 0 && (s->cap & (s->cap - 1)) == 0 && s->used < s->cap);
     size_t i = (size_t)((code * 0x9e3779b97f4a7c15ULL) >> 20) & (s->cap - 1);
     while (s->table[i].code && s->table[i].code != code)
         i = (i + 1) & (s->cap - 1);
@@ -276,6 +263,7 @@ static int describe(mtr_modules *s, uintptr_t pc, mt_location *loc)
 int mtr_modules_resolve(void *ctx, mt_location_code code, const mt_location **locs, size_t *n)
 {
     mtr_modules *s = ctx;
+    MT_ASSERT(mtr_tls.busy > 0);   /* recorder code: what it allocates is never sampled */
     if (!s || code == 0)
         return -1;
     if ((s->used + 1) * 2 > s->cap && grow(s) != 0)

@@ -13,6 +13,7 @@
 
 #include "lock.h"
 #include "queue.h"
+#include "own.h"
 
 #define RING_WORDS ((uint64_t)1 << 18)   /* 2 MiB */
 #define PAD 0xff
@@ -43,6 +44,7 @@ int mtr_queue_init(void)
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED)
         return -1;
+    mtr_own_add(p, RING_WORDS * 8);
     ring = p;
     return 0;
 }
@@ -60,6 +62,7 @@ static int64_t now_us(void)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     int64_t t = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    MT_ASSERT(mtr_lock_held(&lock_word));   /* last_time is the lock's */
     if (t < last_time)
         t = last_time;   /* the wall clock stepped back: keep times monotonic */
     last_time = t;
@@ -70,10 +73,12 @@ static int64_t now_us(void)
  * is full. Returns the ring index, or -1. Lock held on success. */
 static int64_t reserve(uint64_t words, int (*alive)(void))
 {
+    MT_ASSERT(words >= 3 && words <= RING_WORDS / 2);
     for (int round = 0;; round++) {
         mtr_queue_lock();
         uint64_t t = __atomic_load_n(&tail, __ATOMIC_ACQUIRE);
         uint64_t at = head % RING_WORDS;
+        MT_ASSERT(t <= head && head - t <= RING_WORDS);   /* the consumer never passes the producers */
         uint64_t pad = at + words > RING_WORDS ? RING_WORDS - at : 0;
         if (head + pad + words - t <= RING_WORDS) {
             if (pad) {
@@ -100,6 +105,7 @@ int64_t mtr_queue_alloc_from(uint64_t size, uint64_t n_samples, const uintptr_t 
                             size_t nframes, int source, int (*alive)(void))
 {
     uint64_t words = 5 + nframes;
+    MT_ASSERT(nframes < ((uint64_t)1 << 24) && source >= 0 && source <= 0xff);   /* header fields */
     int64_t at = reserve(words, alive);
     if (at < 0)
         return -1;
@@ -144,6 +150,8 @@ size_t mtr_queue_drain(void (*fn)(void *ctx, const struct mtr_rec *r), void *ctx
         struct mtr_rec r;
         uint64_t words = (w[0] >> 32) & 0xffffff;
         r.kind = (int)(w[0] & 0xff);
+        MT_ASSERT(r.kind == MT_REC_ALLOC || r.kind == MT_REC_COLLECT);
+        MT_ASSERT(words >= 3 && words <= h - t);   /* a record lies wholly before head */
         r.nframes = (size_t)((w[0] >> 8) & 0xffffff);
         r.source = (int)(w[0] >> 56);
         r.time = (int64_t)w[1];

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "lock.h"
+#include "own.h"
 #include "sampled.h"
 
 #define SHARD_BITS 4
@@ -59,12 +60,14 @@ static size_t slot_of(uint64_t h, size_t cap)
 
 static void lock(struct shard *s)
 {
+    MT_ASSERT(mtr_tls.in_table >= 0 && mtr_tls.in_table <= (int)NSHARDS);
     mtr_tls.in_table++;
     mtr_lock(&s->lock);
 }
 
 static void unlock(struct shard *s)
 {
+    MT_ASSERT(mtr_tls.in_table > 0);
     mtr_unlock(&s->lock);
     mtr_tls.in_table--;
 }
@@ -73,11 +76,15 @@ static struct entry *map_entries(size_t cap)
 {
     void *p = (void *)syscall(SYS_mmap, NULL, cap * sizeof(struct entry), PROT_READ | PROT_WRITE,
                               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
+    if (p == MAP_FAILED)
+        return NULL;
+    mtr_own_add(p, cap * sizeof(struct entry));
+    return p;
 }
 
 static void put(struct entry *v, size_t cap, struct entry e)
 {
+    MT_ASSERT(e.key != 0 && cap != 0 && (cap & (cap - 1)) == 0);
     size_t i = slot_of(hash(e.key), cap);
     while (v[i].key)
         i = (i + 1) & (cap - 1);
@@ -86,6 +93,7 @@ static void put(struct entry *v, size_t cap, struct entry e)
 
 static int grow(struct shard *s)
 {
+    MT_ASSERT(mtr_lock_held(&s->lock));
     size_t cap = s->cap ? s->cap * 2 : MIN_CAP;
     struct entry *v = map_entries(cap);
     if (!v)
@@ -93,8 +101,10 @@ static int grow(struct shard *s)
     for (size_t i = 0; i < s->cap; i++)
         if (s->v[i].key)
             put(v, cap, s->v[i]);
-    if (s->v)
+    if (s->v) {
+        mtr_own_del(s->v);
         syscall(SYS_munmap, s->v, s->cap * sizeof(struct entry));
+    }
     s->v = v;
     s->cap = cap;
     return 0;
@@ -103,8 +113,10 @@ static int grow(struct shard *s)
 /* Index of p in s, or s->cap. */
 static size_t find(const struct shard *s, uintptr_t p, uint64_t h)
 {
+    MT_ASSERT(mtr_lock_held(&s->lock));
     if (!s->cap)
         return 0;
+    MT_ASSERT(s->n < s->cap);   /* an empty slot ends every probe */
     size_t i = slot_of(h, s->cap);
     while (s->v[i].key) {
         if (s->v[i].key == p)
@@ -120,6 +132,7 @@ static void filter_change(const void *p, int delta)
     uint8_t *c = &mtr_filter_count[slot];
     uint64_t bit = (uint64_t)1 << (slot & 63);
 
+    MT_ASSERT(delta == 1 || delta == -1);
     mtr_lock(&filter_lock);
     uint8_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
     /* 255: saturated or pinned (a boot block), for good */
@@ -163,6 +176,7 @@ int mtr_sampled_add(const void *p, uintptr_t token, uint32_t gen, uintptr_t *old
         struct entry e = { (uintptr_t)p, token, gen };
         put(s->v, s->cap, e);
         s->n++;
+        MT_ASSERT(s->n * 4 <= s->cap * 3);   /* grown at three quarters */
     }
     unlock(s);
     return rc;
@@ -199,6 +213,7 @@ int mtr_sampled_take(const void *p, uintptr_t *token, uint32_t *gen)
         }
     }
     s->v[hole].key = 0;
+    MT_ASSERT(s->n > 0);
     s->n--;
     filter_change(p, -1);
     unlock(s);

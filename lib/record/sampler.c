@@ -31,13 +31,14 @@
 #include "draw.h"
 #include "hash.h"
 #include "lock.h"
+#include "recconf.h"
 #include "sampler.h"
 #include "mmap.h"
 #include "real.h"
 #include "sampled.h"
 #include "unwind.h"
 
-#define DEFAULT_DEPTH 128
+#define DEFAULT_DEPTH MT_RECCONF_DEPTH_DEFAULT
 #define MAX_DEPTH 1024
 /* While stopped, threads re-check every IDLE_RECHECK bytes whether
  * sampling started. */

@@ -18,6 +18,8 @@
 
 #include <stdint.h>
 
+#include "check.h"
+
 #define MT_HIDDEN __attribute__((visibility("hidden")))
 #define MT_PARKED ((uint64_t)1 << 62)
 #define MT_MAX_PENDING 16
@@ -47,6 +49,7 @@ extern __thread struct mtr_thread mtr_tls
 static inline void mtr_enter(void)
 {
     struct mtr_thread *t = &mtr_tls;
+    MT_ASSERT(t->busy >= 0);
     if (t->busy++ == 0) {
         t->saved = t->countdown;
         t->countdown = MT_PARKED;
@@ -56,6 +59,7 @@ static inline void mtr_enter(void)
 static inline void mtr_leave(void)
 {
     struct mtr_thread *t = &mtr_tls;
+    MT_ASSERT(t->busy > 0);   /* every leave has its enter */
     if (--t->busy == 0)
         t->countdown = t->saved;
 }

@@ -43,6 +43,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "recconf.h"
 #include "real.h"
 #include "unwind.h"
 #include "unwpipe.h"
@@ -295,25 +296,32 @@ static int find_libc_text(struct dl_phdr_info *info, size_t size, void *base)
     return 0;
 }
 
+/* MT_UNWIND_* set by mtr_unwind_choose, 0: none. */
+static int chosen;
+
+void mtr_unwind_choose(int mode)
+{
+    chosen = mode;
+}
+
 void mtr_unwind_setup(void)
 {
     static int done;
     if (__atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
         return;
     mtr_enter();
-    const char *m = secure_getenv("MEMTRACE_UNWIND");   /* none in privileged processes */
-    int want = MODE_DWARF, asked = 0;
+    /* the mode chosen (attach), else MEMTRACE_UNWIND (none in privileged
+     * processes) */
+    int asked = chosen, mode = chosen;
+    const char *m = chosen ? NULL : secure_getenv(mt_recconf_env(MT_RC_UNWIND));
     if (m && *m) {
         asked = 1;
-        if (strcmp(m, "fp") == 0)
-            want = MODE_FP;
-        else if (strcmp(m, "auto") == 0)
-            want = MODE_AUTO;
-        else if (strcmp(m, "dwarf") != 0) {
-            fprintf(stderr, "memtrace: MEMTRACE_UNWIND=%s: expected fp, dwarf or auto; "
-                    "using dwarf\n", m);
-        }
+        mode = mt_recconf_unwind(m);
+        if (mode < 0)
+            fprintf(stderr, "memtrace: %s=%s: expected %s; using dwarf\n",
+                    mt_recconf_env(MT_RC_UNWIND), m, mt_recconf_expected(MT_RC_UNWIND));
     }
+    int want = mode == MT_UNWIND_FP ? MODE_FP : mode == MT_UNWIND_AUTO ? MODE_AUTO : MODE_DWARF;
     Dl_info di;
     if (dladdr((void *)__libc_start_main, &di) && di.dli_fbase)
         dl_iterate_phdr(find_libc_text, di.dli_fbase);

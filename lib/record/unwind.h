@@ -27,6 +27,10 @@ MT_HIDDEN size_t mtr_unwind(uintptr_t *out, size_t max, int *truncated);
  * libunwind cannot be loaded. Once per process, outside the malloc path,
  * before sampling starts. Until then stacks use frame pointers. */
 MT_HIDDEN void mtr_unwind_setup(void);
+/* The mode (MT_UNWIND_*, recconf.h) mtr_unwind_setup takes instead of
+ * MEMTRACE_UNWIND: 'memtrace attach --unwind'. Only before the first
+ * setup of the process counts. */
+MT_HIDDEN void mtr_unwind_choose(int mode);
 
 /* fork handlers: prepare waits for DWARF walks in progress and holds them
  * off until the fork is done; parent and child let them go on. */

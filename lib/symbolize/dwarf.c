@@ -75,6 +75,7 @@
 
 #include "hash.h"
 #include "rawframe.h"
+#include "warn.h"
 #include "dwarf.h"
 
 #define DEBUG_ROOT "/usr/lib/debug"
@@ -514,10 +515,7 @@ static void dfd_warning(mts_dwarf *d, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (d->dfd_warn)
-        d->dfd_warn(d->dfd_warn_ctx, msg);
-    else
-        fprintf(stderr, "warning: %s\n", msg);
+    mt_warn(d->dfd_warn, d->dfd_warn_ctx, msg);
 }
 
 /* The debug file of build-id id from the caller's debuginfod server (the
@@ -879,6 +877,19 @@ int mts_dwarf_has_dwarf(mts_dwarf *d, const char *path)
         return -1;
     Dwarf_Addr bias;
     return dwfl_module_getdwarf(n->mod->mod, &bias) != NULL;
+}
+
+int mts_dwarf_build_id(mts_dwarf *d, const char *path, uint32_t fingerprint,
+                       const unsigned char **id)
+{
+    struct name *n = name_of_path(d, path);
+    if (!n || !n->mod || open_module(d, n->mod) != 0)
+        return MTS_NO_MODULE;
+    if (fingerprint && n->mod->fp != fingerprint)
+        return MTS_CHANGED;
+    GElf_Addr vaddr;
+    int len = dwfl_module_build_id(n->mod->mod, id, &vaddr);
+    return len > 0 ? len : 0;
 }
 
 int mts_dwarf_lookup(mts_dwarf *d, const char *path, uint32_t fingerprint, uint64_t offset,

@@ -27,6 +27,13 @@ enum { MTS_OK = 0, MTS_NO_MODULE = -1, MTS_CHANGED = -2, MTS_NO_SYMBOL = -3 };
 int mts_dwarf_lookup(mts_dwarf *d, const char *path, uint32_t fingerprint, uint64_t offset,
                      mt_location *out, size_t max);
 
+/* The build-id of the module at path, opened (its ELF headers, not its
+ * debug information) and checked as by mts_dwarf_lookup: its length with
+ * *id set (valid while the module stays open: copy it), 0 when it has
+ * none, or MTS_NO_MODULE or MTS_CHANGED. */
+int mts_dwarf_build_id(mts_dwarf *d, const char *path, uint32_t fingerprint,
+                       const unsigned char **id);
+
 /* Asks the debuginfod server at url (http://host:port; NULL: none, the
  * default) by build-id for the debug information of modules here that
  * have none; its errors (an unknown build-id, a server that cannot be

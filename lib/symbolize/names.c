@@ -15,6 +15,14 @@
  * table of the codec (lib/trace/loctab.h, keyed by the offset), its names
  * once in one string table. One lock around it all: readers on several
  * threads share the namer, and libdw's handles are not to be shared.
+ *
+ * With a name cache (mt_namer_options.name_cache, namecache.c), a checked
+ * module's chains are first taken from its build-id's cache file, read
+ * once when its first frame is asked for (the module's ELF headers are
+ * read for its build-id, never its debug information); what the debug
+ * information gives for the other frames is added to that file by
+ * mts_namer_save_names, for modules with DWARF only (a module without
+ * would be named better once its debug symbols are installed).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -25,6 +33,7 @@
 #include "loctab.h"
 #include "rawframe.h"
 #include "dwarf.h"
+#include "namecache.h"
 
 #define MAX_CHAIN 255   /* locations per code the format allows */
 
@@ -35,7 +44,14 @@ struct nmod {
     int why;            /* 0: usable; else an mt_namer_why */
     int unnamed_seen;   /* a frame of it stayed unnamed: checked for a note */
     char *trace;        /* the first trace that named it */
-    mt_loctab frames;   /* offset -> locations (empty: nothing names it) */
+    mt_loctab frames;   /* offset -> locations (empty: nothing names it);
+                         * hash 1: from the name cache, 0: looked up */
+    int cache;          /* 0: not looked at yet; 1: id known, file read or
+                         * absent; 2: id known, its file was corrupt;
+                         * -1: no cache for it */
+    unsigned char id[64];
+    size_t idlen;
+    size_t fresh;       /* frames looked up in its debug information */
 };
 
 struct mt_namer {
@@ -53,6 +69,8 @@ struct mt_namer {
     size_t nproblems, capproblems, next_problem;
     mt_pool pool;
     mt_strtab strings;
+    char *cache_dir;                  /* the name cache; NULL: none */
+    uint64_t cached;                  /* frames named from it */
     mt_location tmp[MAX_CHAIN];
 };
 
@@ -68,8 +86,11 @@ mt_namer *mt_namer_new(const mt_namer_options *opts)
         nm->on_warning = opts->on_warning;
         nm->warning_ctx = opts->warning_ctx;
         if ((opts->debuginfod_url && !(nm->url = strdup(opts->debuginfod_url))) ||
-            (opts->debug_root && !(nm->debug_root = strdup(opts->debug_root)))) {
+            (opts->debug_root && !(nm->debug_root = strdup(opts->debug_root))) ||
+            (opts->name_cache && *opts->name_cache &&
+             !(nm->cache_dir = strdup(opts->name_cache)))) {
             free(nm->url);
+            free(nm->debug_root);
             free(nm);
             return NULL;
         }
@@ -97,6 +118,7 @@ void mt_namer_free(mt_namer *nm)
     mt_pool_free(&nm->pool);
     free(nm->url);
     free(nm->debug_root);
+    free(nm->cache_dir);
     pthread_mutex_destroy(&nm->lock);
     free(nm);
 }
@@ -194,6 +216,74 @@ static void unnamed(mt_namer *nm, struct nmod *m)
         list_problem(nm, m, MT_NAMER_NO_DEBUG);
 }
 
+/* The dwarf reader, made on first need; NULL when it cannot be. */
+static mts_dwarf *dwarf(mt_namer *nm)
+{
+    if (!nm->dwarf && !nm->dwarf_failed) {
+        nm->dwarf = mts_dwarf_new();
+        if (!nm->dwarf ||
+            mts_dwarf_set_debuginfod(nm->dwarf, nm->url, nm->on_warning, nm->warning_ctx) != 0 ||
+            mts_dwarf_set_debug_root(nm->dwarf, nm->debug_root) != 0) {
+            mts_dwarf_free(nm->dwarf);
+            nm->dwarf = NULL;
+            nm->dwarf_failed = 1;
+        }
+    }
+    return nm->dwarf;
+}
+
+struct cached_ctx {
+    mt_namer *nm;
+    struct nmod *m;
+};
+
+/* A cache file's entry into the module's table (mts_cache_entry_fn). */
+static int add_cached(void *ctx, uint64_t off, const mt_location *locs, size_t n)
+{
+    struct cached_ctx *c = ctx;
+    mt_location l[MAX_CHAIN];
+    for (size_t i = 0; i < n; i++) {
+        l[i] = locs[i];
+        l[i].filename = mt_strtab_intern(&c->nm->strings, locs[i].filename, strlen(locs[i].filename));
+        l[i].defname = mt_strtab_intern(&c->nm->strings, locs[i].defname, strlen(locs[i].defname));
+        if (!l[i].filename || !l[i].defname)
+            return -1;
+    }
+    return mt_loctab_add(&c->m->frames, off, l, n, (uint64_t)1 << 8) < 0 ? -1 : 0;   /* (kept >> 8) */
+}
+
+/* Reads m's cache file, once, when m is checked by a build-id: 0, or -1
+ * when m cannot be used (given up on, as a lookup would). */
+static int read_cache(mt_namer *nm, struct nmod *m)
+{
+    m->cache = -1;
+    if (!m->fp || !dwarf(nm))
+        return 0;
+    const unsigned char *id;
+    int len = mts_dwarf_build_id(nm->dwarf, m->path, m->fp, &id);
+    if (len == MTS_NO_MODULE || len == MTS_CHANGED) {
+        give_up(nm, m, len == MTS_CHANGED ? MT_NAMER_CHANGED : MT_NAMER_MISSING);
+        return -1;
+    }
+    if (len <= 0 || (size_t)len > sizeof m->id)
+        return 0;
+    memcpy(m->id, id, (size_t)len);
+    m->idlen = (size_t)len;
+    struct cached_ctx c = {nm, m};
+    int rc = mts_namecache_load(nm->cache_dir, m->id, m->idlen, m->path, add_cached, &c,
+                                nm->on_warning, nm->warning_ctx);
+    if (rc < 0) {   /* nothing of it is used */
+        mt_loctab_free(&m->frames);
+        mt_loctab_init(&m->frames);
+    }
+    m->cache = rc == MTS_NAMECACHE_CORRUPT ? 2 : rc < 0 ? -1 : 1;
+    if (rc == MTS_NAMECACHE_DIR_REFUSED) {   /* said once: no cache from here on */
+        free(nm->cache_dir);
+        nm->cache_dir = NULL;
+    }
+    return 0;
+}
+
 /* The locations of a raw frame (its chain, outermost first) into *locs,
  * looked up once per module and offset; the count, 0 when it stays raw. */
 static size_t frame(mt_namer *nm, const char *trace, const mt_location *raw, uint64_t off,
@@ -205,20 +295,16 @@ static size_t frame(mt_namer *nm, const char *trace, const mt_location *raw, uin
     struct nmod *m = module(nm, raw->filename, fp, trace);
     if (!m || m->why)
         return 0;
+    if (nm->cache_dir && m->cache == 0 && read_cache(nm, m) != 0)
+        return 0;
     size_t k;
-    if (mt_loctab_find(&m->frames, off, locs, &k) == 0)
+    if (mt_loctab_find(&m->frames, off, locs, &k) == 0) {
+        uint64_t from;
+        if (k > 0 && mt_loctab_hash(&m->frames, off, &from) && from == 1)
+            nm->cached++;
         return k;
-    if (!nm->dwarf && !nm->dwarf_failed) {
-        nm->dwarf = mts_dwarf_new();
-        if (!nm->dwarf ||
-            mts_dwarf_set_debuginfod(nm->dwarf, nm->url, nm->on_warning, nm->warning_ctx) != 0 ||
-            mts_dwarf_set_debug_root(nm->dwarf, nm->debug_root) != 0) {
-            mts_dwarf_free(nm->dwarf);
-            nm->dwarf = NULL;
-            nm->dwarf_failed = 1;
-        }
     }
-    if (!nm->dwarf)
+    if (!dwarf(nm))
         return 0;
     int got = mts_dwarf_lookup(nm->dwarf, m->path, fp, off, nm->tmp, MAX_CHAIN);
     if (got == MTS_NO_MODULE || got == MTS_CHANGED) {
@@ -240,7 +326,34 @@ static size_t frame(mt_namer *nm, const char *trace, const mt_location *raw, uin
     if (oom || mt_loctab_add(&m->frames, off, nm->tmp, k, 0) < 0 ||
         mt_loctab_find(&m->frames, off, locs, &k) != 0)
         return 0;
+    m->fresh++;
     return k;
+}
+
+void mts_namer_save_names(mt_namer *nm)
+{
+    pthread_mutex_lock(&nm->lock);
+    for (size_t i = 0; nm->cache_dir && nm->mods && i <= nm->mask; i++) {
+        struct nmod *m = nm->mods[i];
+        if (m && !m->why && m->cache > 0 && m->fresh > 0 && nm->dwarf &&
+            mts_dwarf_has_dwarf(nm->dwarf, m->path) == 1 &&
+            mts_namecache_save(nm->cache_dir, m->id, m->idlen, m->path, &m->frames,
+                               nm->on_warning, nm->warning_ctx) == MTS_NAMECACHE_DIR_REFUSED) {
+            free(nm->cache_dir);
+            nm->cache_dir = NULL;
+        }
+        if (m)
+            m->fresh = 0;   /* saved (or not to be): until more is looked up */
+    }
+    pthread_mutex_unlock(&nm->lock);
+}
+
+uint64_t mts_namer_cached(mt_namer *nm)
+{
+    pthread_mutex_lock(&nm->lock);
+    uint64_t n = nm->cached;
+    pthread_mutex_unlock(&nm->lock);
+    return n;
 }
 
 size_t mt_namer_name(void *namer, const char *trace, const mt_location *in, size_t n,

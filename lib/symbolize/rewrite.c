@@ -26,12 +26,14 @@
 #include "loctab.h"
 #include "rawframe.h"
 #include "fdsink.h"
+#include "namecache.h"
 
 #define MAX_CHAIN 255   /* locations per code the format allows */
 
 struct rewriter {
     mt_reader *r;
     mt_namer *namer;
+    int own_namer;           /* made here (not the caller's) */
     mt_loctab codes;         /* code -> its new locations (empty: the reader's) */
     mt_location scratch[MAX_CHAIN];
     mt_symbolize_stats st;
@@ -123,7 +125,8 @@ static int resolve(void *ctx, mt_location_code code, const mt_location **locs, s
 static void free_rewriter(struct rewriter *rw)
 {
     mt_loctab_free(&rw->codes);
-    mt_namer_free(rw->namer);
+    if (rw->own_namer)
+        mt_namer_free(rw->namer);
 }
 
 /* Is the file (dev, ino) open in process pid? 1 yes, 0 no, -1 cannot tell
@@ -257,15 +260,18 @@ int mt_symbolize_file(const char *path, const mt_symbolize_options *opts,
     if (opts) {
         no.debuginfod_url = opts->debuginfod_url;
         no.debug_root = opts->debug_root;
+        no.name_cache = opts->name_cache;
         no.on_warning = opts->on_warning;
         no.warning_ctx = opts->warning_ctx;
     }
-    rw.namer = mt_namer_new(&no);
+    rw.namer = opts && opts->namer ? opts->namer : mt_namer_new(&no);
+    rw.own_namer = !(opts && opts->namer);
     if (!rw.namer) {
         mt_reader_close(rw.r);
         return fail(error, "%s: out of memory", path);
     }
 
+    uint64_t cached_before = mts_namer_cached(rw.namer);
     char tmp[PATH_MAX];
     if (snprintf(tmp, sizeof tmp, "%s.symbolize-XXXXXX", path) >= (int)sizeof tmp) {
         mt_reader_close(rw.r);
@@ -361,6 +367,7 @@ int mt_symbolize_file(const char *path, const mt_symbolize_options *opts,
     }
     rw.st.rewritten = 1;
     rc = 0;
+    mts_namer_save_names(rw.namer);   /* (after the trace: its warnings come first) */
 out:
     if (w)
         mt_writer_close(w);
@@ -369,6 +376,7 @@ out:
         unlink(tmp);
     free(sink);
     mt_reader_close(rw.r);
+    rw.st.cached = mts_namer_cached(rw.namer) - cached_before;
     if (stats)
         *stats = rw.st;
     free_rewriter(&rw);

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "check.h"
+
 static inline uint16_t mt_get16(const uint8_t *p)
 {
     return (uint16_t)(p[0] | (p[1] << 8));
@@ -83,11 +85,13 @@ static inline unsigned mt_put_vint(uint8_t *p, uint64_t v)
     if (v <= 0xFFFF) {
         p[0] = 253;
         mt_put16(p + 1, (uint16_t)v);
+        MT_ASSERT(mt_get_vint(p) == (int64_t)v);
         return 3;
     }
     if (v <= 0x7FFFFFFF) {
         p[0] = 254;
         mt_put32(p + 1, (uint32_t)v);
+        MT_ASSERT(mt_get_vint(p) == (int64_t)v);   /* reads back: the shortest form holds it */
         return 5;
     }
     p[0] = 255;

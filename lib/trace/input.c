@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "input.h"
 
 #define READ_BLOCK (256 * 1024)
@@ -37,6 +38,7 @@ void mt_input_free(mt_input *in)
 
 size_t mt_input_fill(mt_input *in, size_t n)
 {
+    MT_ASSERT(in->pos <= in->len);   /* the reader consumes only what it was given */
     size_t have = in->len - in->pos;
     if (have >= n || in->eof)
         return have < n ? have : n;
@@ -75,6 +77,7 @@ size_t mt_input_fill(mt_input *in, size_t n)
             in->len += (size_t)got;
         }
     }
+    MT_ASSERT(in->fd < 0 || in->len <= in->cap);
     have = in->len - in->pos;
     return have < n ? have : n;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "hash.h"
 #include "mtf.h"
 #include "vec.h"
@@ -58,6 +59,7 @@ static void release(mt_mtf *m, const char *s)
 /* Moves entry i of the file order to the front; returns its storage slot. */
 static unsigned file_to_front(mt_mtf *m, unsigned i)
 {
+    MT_ASSERT(i < m->nfiles && m->nfiles <= MT_MTF_SIZE);
     uint8_t slot = m->order[i];
     memmove(m->order + 1, m->order, i);
     m->order[0] = slot;
@@ -87,6 +89,7 @@ static mt_mtf_file *new_file_entry(mt_mtf *m, mt_mtf_name name, int *evicted)
 
 static void def_to_front(mt_mtf_file *f, unsigned i)
 {
+    MT_ASSERT(i < f->ndefs && f->ndefs <= MT_MTF_SIZE);
     mt_mtf_name d = f->defs[i];
     memmove(f->defs + 1, f->defs, i * sizeof f->defs[0]);
     f->defs[0] = d;
@@ -101,6 +104,7 @@ static void def_make_room(mt_mtf *m, mt_mtf_file *f)
     unsigned keep = f->ndefs < MT_MTF_SIZE ? f->ndefs : MT_MTF_SIZE - 1;
     memmove(f->defs + 1, f->defs, keep * sizeof f->defs[0]);
     f->ndefs = (uint8_t)(keep + 1);
+    MT_ASSERT(f->ndefs >= 1 && f->ndefs <= MT_MTF_SIZE);
 }
 
 int mt_mtf_decode(mt_mtf *m, unsigned file_code, const char *file_lit, size_t file_len,

@@ -28,6 +28,7 @@
 #include "mtf.h"
 #include "rawframe.h"
 #include "verdicts.h"
+#include "warn.h"
 #include "memtrace/trace.h"
 
 /* Limits that keep hostile input from costing unbounded memory. Real
@@ -115,10 +116,7 @@ static void warn_at(mt_reader *r, uint64_t off, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg + n, sizeof msg - (size_t)n, fmt, ap);
     va_end(ap);
-    if (r->opts.on_warning)
-        r->opts.on_warning(r->opts.warning_ctx, msg);
-    else
-        fprintf(stderr, "warning: %s\n", msg);
+    mt_warn(r->opts.on_warning, r->opts.warning_ctx, msg);
 }
 
 /* Offset in the file of a pointer into the current packet. */
@@ -995,6 +993,7 @@ static __attribute__((noinline)) int next_careful(mt_reader *r, mt_event *ev)
     }
     if (!p)
         return -1;
+    MT_ASSERT(p <= r->end);   /* the position never passes the packet's end */
     ev->kind = MT_EVENT_ALLOC;
     ev->id = r->next_id++;
     r->p = p;
@@ -1135,6 +1134,7 @@ static inline int next_fast(mt_reader *r, mt_event *ev)
                              0))
             return 0;
         p = fast_backtrace(d, p, (size_t)cp, nenc, &n);
+        MT_ASSERT(n <= d->bt_cap && p <= end);   /* the bounds checked above held */
         d->bt_len = n;
         ev->backtrace = d->bt;
     }

@@ -1,12 +1,18 @@
 /*
- * verdicts.c - reading TRACE.leaks, the leak verdicts the recorder writes
- * at exit (lib/record/leaks.c; docs/format.md, "Leak verdicts"):
+ * verdicts.c - TRACE.leaks, the leak verdicts the recorder's scan writes
+ * at exit or on request (lib/record/leaks.c; docs/format.md, "Leak
+ * verdicts"), written and read here:
  *
  *     memtrace-leaks 1 PID START_US
- *     scan TIME_US MODE FIELDS...
+ *     scan TIME_US MODE LOST REACHABLE UNKNOWN DURATION_US MEMORY ROOT_BYTES HEAP_BYTES CPU_US
  *     ID lost|reachable
+ *     ...
  *
- * The file must be the trace's (PID and START_US as its header says) and
+ * one line per sampled block still live (ids of the trace, increasing);
+ * a block the scan could not place (UNKNOWN) has no line. The writer runs
+ * inside the profiled program and allocates nothing (verdicts.h).
+ *
+ * Reading: the file must be the trace's (PID and START_US as its header says) and
  * is opened as every file that goes with a trace is (mt_sidecar_open).
  * A line that does not parse, is longer than any the recorder writes
  * (MAX_LINE), or ids that do not increase, stop reading with a warning
@@ -20,10 +26,91 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fdsink.h"
 #include "warn.h"
 #include "runfiles.h"
 #include "safefile.h"
 #include "verdicts.h"
+
+/* ---- writing ---- */
+
+static void out_flush(mtt_verdicts_out *o)
+{
+    if (!o->err && mt_write_full(o->fd, o->buf, o->len, NULL) != 0)
+        o->err = errno ? errno : EIO;
+    o->len = 0;
+}
+
+static void out_str(mtt_verdicts_out *o, const char *s)
+{
+    for (; *s; s++) {
+        if (o->len == sizeof o->buf)
+            out_flush(o);
+        o->buf[o->len++] = *s;
+    }
+}
+
+static void out_num(mtt_verdicts_out *o, uint64_t v)
+{
+    char s[24];
+    int n = (int)sizeof s - 1;
+    s[n] = 0;
+    do
+        s[--n] = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    out_str(o, s + n);
+}
+
+int mtt_verdicts_create(mtt_verdicts_out *o, const char *trace_path,
+                        const mtt_verdicts_scan *scan, const char **why)
+{
+    o->len = 0;
+    o->err = 0;
+    if (mt_runname_side(o->path, sizeof o->path, trace_path, MT_RUNFILE_LEAKS) < 0) {
+        *why = strerror(ENAMETOOLONG);
+        return -1;
+    }
+    /* made anew under a temporary name and renamed over at the end */
+    o->fd = mt_outfile_create(o->path, o->tmp, sizeof o->tmp, 0600, MT_OUTFILE_REGULAR, why);
+    if (o->fd < 0)
+        return -1;
+    out_str(o, "memtrace-leaks 1 ");
+    out_num(o, (uint64_t)scan->pid);
+    out_str(o, " ");
+    out_num(o, (uint64_t)scan->start_us);
+    out_str(o, "\nscan ");
+    out_num(o, (uint64_t)scan->scan_us);
+    out_str(o, " ");
+    out_str(o, scan->mode);
+    const uint64_t f[] = { scan->lost, scan->reachable, scan->unknown, scan->duration_us,
+                           scan->memory, scan->root_bytes, scan->heap_bytes, scan->cpu_us };
+    for (size_t i = 0; i < sizeof f / sizeof *f; i++) {
+        out_str(o, " ");
+        out_num(o, f[i]);
+    }
+    out_str(o, "\n");
+    return 0;
+}
+
+void mtt_verdicts_put(mtt_verdicts_out *o, uint64_t id, int verdict)
+{
+    out_num(o, id);
+    out_str(o, verdict == MT_VERDICT_LOST ? " lost\n" : " reachable\n");
+}
+
+int mtt_verdicts_finish(mtt_verdicts_out *o, const char **why)
+{
+    out_flush(o);
+    if (o->err) {
+        *why = strerror(o->err);
+        close(o->fd);
+        unlink(o->tmp);
+        return -1;
+    }
+    return mt_outfile_finish(o->fd, o->tmp, o->path, why);
+}
+
+/* ---- reading ---- */
 
 struct mtt_verdicts {
     int64_t time;
@@ -76,10 +163,9 @@ mtt_verdicts *mtt_verdicts_load(const char *trace_path, const mt_trace_info *inf
 {
     size_t plen = strlen(trace_path) + sizeof MT_RUNFILE_LEAKS_SUFFIX;
     char *path = malloc(plen);
-    const mt_runname name = { .kind = MT_RUNFILE_LEAKS };
     if (!path)
         return NULL;
-    if (mt_runname_make(path, plen, trace_path, &name) < 0) {
+    if (mt_runname_side(path, plen, trace_path, MT_RUNFILE_LEAKS) < 0) {
         free(path);
         return NULL;
     }

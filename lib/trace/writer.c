@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "check.h"
 #include "fdsink.h"
 #include "format.h"
 #include "mtf.h"
@@ -255,6 +256,7 @@ static size_t put_location_event(mt_writer *w, uint8_t *p, mt_location_code code
         n = 0;
     if (n > 0)
         n = fit_chain(w, &locs, n);
+    MT_ASSERT(n <= MAX_LOCS_PER_CODE);   /* the count is one byte */
     size_t off = 0;
     mt_put32(p, event_header(MT_EV_LOCATION, w->pkt_start));
     mt_put64(p + 4, code);
@@ -300,6 +302,7 @@ static int flush_at(mt_writer *w, int64_t now)
                 return -1;
             len += n;
         }
+        MT_ASSERT(len <= MT_MAX_PACKET);
         put_header(w, w->locbuf, len, w->pkt_start, w->pkt_start, MT_NO_VERIFY,
                    w->pkt_first_id, w->pkt_first_id);
         if (write_all(w, w->locbuf, len) < 0)
@@ -372,6 +375,8 @@ static __attribute__((noinline, cold)) int cut_packet(mt_writer *w, int64_t now)
 
 static inline uint8_t *begin_event(mt_writer *w, unsigned code, int64_t now)
 {
+    MT_ASSERT(w->len >= w->hdr_size && w->len <= MT_MAX_PACKET - 4);
+    MT_ASSERT(w->pkt_start <= w->pkt_end);   /* a packet's times never decrease */
     if (now < w->pkt_end)
         now = w->pkt_end; /* times must not decrease: clamp rather than corrupt */
     /* Two tests for all the cutting rules: the packet is full, or its time
@@ -570,11 +575,13 @@ static int put_alloc(mt_writer *w, mt_timestamp now, uint64_t length, uint64_t n
     p = encode_backtrace(w, p, bt, cp, n, aid, &ncodes);
     if (!p)
         return -1;
+    MT_ASSERT(cp <= n && ncodes <= (is_short ? 255u : 0xffffu));
     if (is_short)
         *count_at = (uint8_t)ncodes;
     else
         mt_put16(count_at, (uint16_t)ncodes);
     w->len = (size_t)(p - w->buf);
+    MT_ASSERT(w->len <= MT_MAX_PACKET);   /* the headroom held the event */
     if (++w->next_id >= w->chunk_end)
         w->len_limit = 0; /* v3: the next event starts a new id chunk */
     /* Remember the whole stack, even the part the budget left out. */
@@ -643,6 +650,7 @@ static int put_ref(mt_writer *w, unsigned code, mt_timestamp now, mt_obj_id id)
     /* Delta to the most recent allocation; negative (v3) wraps to tag 255. */
     p += mt_put_vint(p, w->next_id - 1 - id);
     w->len = (size_t)(p - w->buf);
+    MT_ASSERT(w->len <= MT_MAX_PACKET);
     return 0;
 }
 

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analyze/load.h"
 #include "memtrace/analyze.h"
 #include "memtrace/stream.h"
 #include "testtrace.h"
@@ -191,7 +192,7 @@ static int folds(const char *path, const mt_alloc_index_id *id, const mt_model *
     mt_alloc_index_fold_options o = {0};
     mt_model *m = mt_alloc_index_fold(x, base, &o, why);
     mt_alloc_index_close(x);
-    mt_alloc_index_model_free(m);
+    mt_model_free(m);
     return m != NULL;
 }
 
@@ -284,7 +285,7 @@ int main(void)
               filters[i], (unsigned long long)b.n, ci.n, err ? ": " : "", err ? err : "");
         free(err);
         mt_model_free(mr);
-        mt_alloc_index_model_free(mi);
+        mt_model_free(mi);
         mt_filter_free(f);
     }
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/load.h"
 #include "memtrace/compare.h"
 #include "../check.h"
 

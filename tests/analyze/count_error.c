@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/load.h"
 #include "memtrace/analyze.h"
 #include "memtrace/present.h"
 #include "testtrace.h"

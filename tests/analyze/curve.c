@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "analyze/load.h"
 #include "memtrace/analyze.h"
 #include "testtrace.h"
 

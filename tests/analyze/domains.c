@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analyze/load.h"
 #include "memtrace/analyze.h"
 #include "memtrace/stream.h"
 #include "domaintrace.h"
@@ -175,7 +176,7 @@ int main(void)
     }
     CHECK(im && k == 3, "the index folded with domain:300 selects its 3 allocations (%llu; %s)",
           (unsigned long long)k, err ? err : "ok");
-    mt_alloc_index_model_free(im);
+    mt_model_free(im);
     mt_alloc_index_close(x);
     mt_filter_free(f);
     mt_model_free(base);

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analyze/load.h"
 #include "memtrace/analyze.h"
 #include "testtrace.h"
 

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "analyze/load.h"
 #include "memtrace/analyze.h"
 #include "memtrace/leaks.h"
 #include "testtrace.h"

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analyze/load.h"
 #include "memtrace/analyze.h"
 #include "testtrace.h"
 

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/load.h"
 #include "memtrace/analyze.h"
 #include "memtrace/compare.h"
 #include "testtrace.h"

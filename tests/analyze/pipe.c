@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "analyze/load.h"
 #include "memtrace/analyze.h"
 #include "testtrace.h"
 

@@ -5,7 +5,9 @@
  * order; the request's filter chooses which are finished into the sinks;
  * the peak is found first when asked for; a pipe that would have to be
  * read twice, and the forced route whole, give the whole model without
- * calling the sinks; a sink that stops ends the read with an error. Sinks
+ * calling the sinks, but a streaming request (stream) still folds and feeds
+ * them; a read again (mt_read_again) keeps the plan and the peak found; a
+ * sink that stops ends the read with an error. Sinks
  * apart (on_done_apart, on the read's own thread or, route one-thread, on
  * the caller's) get the same allocations in the same order after on_bind,
  * with the filter's stack clauses applied when the request says so, and
@@ -138,7 +140,7 @@ int main(void)
     mt_read_request rq = {.paths = paths, .n = 1, .fold = 1, .live_at = MT_TIME_PEAK,
                           .need_peak = 1, .sinks = sinks, .n_sinks = 2, .on_warning = quiet};
     mt_model *m = mt_read(&rq, &err);
-    CHECK(m && rq.folded && mt_model_is_folded(m), "a file is read folded (%s)", err ? err : "");
+    CHECK(m && rq.sinks_fed && mt_model_is_folded(m), "a file is read folded (%s)", err ? err : "");
     CHECK(rq.peak_known && rq.peak == 40, "the peak found first: t=40 (got %lld)",
           (long long)rq.peak);
     CHECK(s1.resets == 1 && s2.resets == 1, "each sink reset once before its pass");
@@ -156,6 +158,18 @@ int main(void)
     mt_cost c = sel ? mt_selection_total(sel) : (mt_cost){0};
     CHECK(sel && c.live_samples == 5, "the folded costs at the peak: 5 samples live (got %llu)",
           (unsigned long long)c.live_samples);
+    mt_selection_free(sel);
+    mt_model_free(m);
+
+    /* the same read again, as planned: the peak kept, the sinks fed again */
+    memset(&s1, 0, sizeof s1);
+    s1.stop_at = -1;
+    m = mt_read_again(&rq, &err);
+    sel = m ? mt_select_sites(m, NULL, MT_TIME_PEAK, NULL, &err) : NULL;
+    c = sel ? mt_selection_total(sel) : (mt_cost){0};
+    CHECK(m && rq.sinks_fed && rq.peak == 40 && s1.resets == 1 && s1.allocs == 3 &&
+              s1.dones == 3 && sel && c.live_samples == 5,
+          "read again: folded at the peak found before (5 samples live), every sink fed again");
     mt_selection_free(sel);
     mt_model_free(m);
 
@@ -240,9 +254,21 @@ int main(void)
     s1.stop_at = -1;
     rq.peak_known = 0;
     m = mt_read(&rq, &err);
-    CHECK(m && !rq.folded && !mt_model_is_folded(m) && s1.allocs == 0 && s1.dones == 0 &&
+    CHECK(m && !rq.sinks_fed && !mt_model_is_folded(m) && s1.allocs == 0 && s1.dones == 0 &&
               mt_model_n_allocs(m) == 3 && mt_model_peak_time(m) == 40,
           "route whole: the whole model (3 allocations, peak at 40), sinks not called");
+    mt_model_free(m);
+    /* a streaming request (its figures come from the sinks) folds whatever the route */
+    memset(&s1, 0, sizeof s1);
+    s1.stop_at = -1;
+    mt_read_request sq = {.paths = paths, .n = 1, .fold = 1, .stream = 1,
+                          .live_at = MT_TIME_END, .sinks = sinks, .n_sinks = 1,
+                          .on_warning = quiet};
+    m = mt_read(&sq, &err);
+    CHECK(m && sq.sinks_fed && mt_model_is_folded(m) && s1.allocs == 3 && s1.dones == 3 &&
+              mt_model_peak_known(m) && mt_model_peak_time(m) == 40,
+          "route whole: a streaming request still folds and feeds its sinks (3 allocations, "
+          "3 finished, peak at 40)");
     mt_model_free(m);
     mt_read_force("auto");
     CHECK(mt_read_forced() == 0, "auto: the default plan again");

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analyze/load.h"
 #include "memtrace/stream.h"
 #include "testtrace.h"
 

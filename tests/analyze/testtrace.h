@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "analyze/load.h"
 #include "memtrace/analyze.h"
 #include "memtrace/trace.h"
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "analyze/load.h"
 #include "memtrace/analyze.h"
 
 #define THREADS 4

@@ -83,5 +83,15 @@ int main(void)
     check(!strcmp(out, "/p/svc.ctf.99.1700000000.pb.gz"), "pprof snapshot name");
     mt_runname_snapshot_copy(out, sizeof out, "/p", "svc.ctf", 99);
     check(!strcmp(out, "/p/.svc.ctf.99.snapshot.ctf"), "snapshot copy name");
+    mt_runname_side(out, sizeof out, "/d/app.ctf.77", MT_RUNFILE_LEAKS);
+    check(!strcmp(out, "/d/app.ctf.77.leaks"), "side: TRACE.leaks");
+    mt_runname_side(out, sizeof out, "/d/app.ctf", MT_RUNFILE_INDEX);
+    check(!strcmp(out, "/d/app.ctf.mtidx"), "side: TRACE.mtidx");
+    check(mt_runname_side(small, sizeof small, "app.ctf", MT_RUNFILE_RSS) == -1,
+          "side: too long: -1");
+    /* FNV-1a 64 of "/data/runs/app.ctf", worked out apart */
+    mt_runname_index_cached(out, sizeof out, "/c/memtrace", "/data/runs/app.ctf");
+    check(!strcmp(out, "/c/memtrace/app.ctf-65185c52aa363f40.mtidx"),
+          "index in the cache: DIR/NAME-HASH.mtidx");
     return failures ? 1 : 0;
 }

@@ -1,7 +1,10 @@
 /*
  * vec.c - unit test of lib/common/vec.h: room for one more element, the
- * capacity doubling from its first size, the contents kept.
+ * capacity doubling from its first size, the contents kept; room for at
+ * least N (MT_VEC_RESERVE), nothing moved when it is there, a size past
+ * memory refused with the array untouched.
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -31,5 +34,24 @@ int main(void)
     printf("%s: contents kept across growth\n", ok ? "PASS" : "FAIL");
     failures += !ok;
     free(v);
+
+    /* MT_VEC_RESERVE: room for at least need, doubling from first */
+    long *w = NULL;
+    size_t wcap = 0;
+    rc = MT_VEC_RESERVE(w, 1000, wcap, 16);
+    ok = rc == 0 && wcap == 1024;   /* 16 doubled six times */
+    printf("%s: room for 1000 from nothing: capacity 16 doubled to 1024 (%zu)\n", ok ? "PASS" : "FAIL",
+           wcap);
+    failures += !ok;
+    long *before = w;
+    rc = MT_VEC_RESERVE(w, 1024, wcap, 16);
+    ok = rc == 0 && wcap == 1024 && w == before;
+    printf("%s: room already there: nothing moves\n", ok ? "PASS" : "FAIL");
+    failures += !ok;
+    rc = MT_VEC_RESERVE(w, SIZE_MAX / 4, wcap, 16);
+    ok = rc == -1 && wcap == 1024 && w == before;
+    printf("%s: more than memory can hold: -1, the array untouched\n", ok ? "PASS" : "FAIL");
+    failures += !ok;
+    free(w);
     return failures ? 1 : 0;
 }

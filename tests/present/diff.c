@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/load.h"
 #include "memtrace/compare.h"
 
 static int mem_write(void *ctx, const void *buf, size_t len)

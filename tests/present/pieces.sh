@@ -27,8 +27,8 @@ json() { python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print($1)"
 
 # stats: RSS of all pieces
 lines=0
-for p in p.ctf.part[0-9][0-9][0-9][0-9]; do lines=$((lines + $(wc -l <"$p.rss") - 1)); done
-end_rss=$(tail -n 1 "$last.rss" | cut -d' ' -f2)
+for p in p.ctf.part[0-9][0-9][0-9][0-9]; do lines=$((lines + $(grep -vc "^L " "$p.rss") - 1)); done
+end_rss=$(grep -v '^L ' "$last.rss" | tail -n 1 | cut -d' ' -f2)
 "$M" stats --json p.ctf.part* >stats.json 2>stats.err
 check "stats of the pieces: every piece's RSS samples ($(json 'j["rss_samples"]' stats.json) of $lines)" \
     test "$(json 'j["rss_samples"]' stats.json)" = "$lines"

@@ -11,6 +11,9 @@ pyroscope  POST .../push.v1.PusherService/Push, application/json, Connect's
 parca      POST .../profiles/writeraw, application/json, grpc-gateway's
            mapping of WriteRawRequest: series[0].labels.labels, the same
            samples, normalized false
+pyroscope-ingest  POST .../ingest?name=SERVICE{K=V,...}&from=&until=
+           &format=pprof&spyName=..., application/octet-stream, the body a
+           gzipped pprof profile; from <= until, Unix seconds
 otlp       POST .../v1development/profiles, application/x-protobuf, gzip:
            decoded with python3-protobuf from otlp_profiles.proto (compiled
            here by protoc) and checked with profcheck's rules: the zero
@@ -24,15 +27,18 @@ otlp       POST .../v1development/profiles, application/x-protobuf, gzip:
 Every request answered 2xx is checked (the others are retried copies).
 Prints "FAIL: ..." for each violation; writes OUTDIR/NNNN.pb.gz (the pprof
 payloads) and OUTDIR/summary.tsv: request, status, service, inuse_space,
-alloc_space, time_ns, duration_ns, labels (k=v,...).
+alloc_space, time_ns, duration_ns, labels (k=v,...) (/ingest: from and
+until, in seconds, as time and duration).
 """
 import base64
 import glob
 import gzip
 import json
 import os
+import re
 import subprocess
 import sys
+import urllib.parse
 
 fmt, reqdir, outdir = sys.argv[1], sys.argv[2], sys.argv[3]
 here = os.path.dirname(os.path.abspath(__file__))
@@ -88,6 +94,42 @@ def check_json(name, meta, body):
         fail("%s: no service_name" % name)
     pprof_payload(name, s)
     return kv
+
+
+def check_ingest(name, meta, body):
+    u = urllib.parse.urlsplit(meta["path"])
+    if not u.path.endswith("/ingest"):
+        fail("%s: path %s, want .../ingest" % (name, u.path))
+    if meta["headers"].get("Content-Type") != "application/octet-stream":
+        fail("%s: Content-Type %s" % (name, meta["headers"].get("Content-Type")))
+    q = urllib.parse.parse_qs(u.query, keep_blank_values=True, strict_parsing=True)
+    for k in ("name", "from", "until", "format", "spyName"):
+        if len(q.get(k, [])) != 1:
+            fail("%s: query parameter %s: %r" % (name, k, q.get(k)))
+            return None
+    if q["format"][0] != "pprof":
+        fail("%s: format=%s, want pprof" % (name, q["format"][0]))
+    # (with format=pprof, Pyroscope takes SERVICE as service_name verbatim:
+    # no ".memory" suffix)
+    m = re.fullmatch(r"([^{}=,]+)\{([^{}]*)\}", q["name"][0])
+    if not m or m.group(1).endswith(".memory"):
+        fail("%s: name %r is not SERVICE{K=V,...}" % (name, q["name"][0]))
+        return None
+    kv = {"service_name": m.group(1)}
+    for pair in filter(None, m.group(2).split(",")):
+        k, eq, v = pair.partition("=")
+        if not eq or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k) or k in kv:
+            fail("%s: label %r" % (name, pair))
+        kv[k] = v
+    t0, t1 = int(q["from"][0]), int(q["until"][0])
+    if not (1.5e9 < t0 <= t1 < 1e10):
+        fail("%s: from %d until %d: not a span of Unix seconds" % (name, t0, t1))
+    if body[:2] != b"\x1f\x8b":
+        fail("%s: the body is not gzipped" % name)
+    gzip.decompress(body)
+    with open(os.path.join(outdir, name + ".pb.gz"), "wb") as f:
+        f.write(body)
+    return kv, t0, t1
 
 
 def otlp_module():
@@ -230,6 +272,11 @@ for meta_path in sorted(glob.glob(os.path.join(reqdir, "[0-9]*.json"))):
                 kv, inuse, alloc, span = r
                 rows.append([name, meta["status"], kv.get("service_name"), inuse, alloc,
                              span[0], span[1], kv])
+        elif fmt == "pyroscope-ingest":
+            r = check_ingest(name, meta, body)
+            if r:
+                kv, t0, t1 = r
+                rows.append([name, meta["status"], kv.get("service_name"), "", "", t0, t1 - t0, kv])
         else:
             kv = check_json(name, meta, body)
             if kv is not None:

@@ -1,49 +1,19 @@
 #!/bin/sh
-# engines.sh - 'memtrace run --push' to loopback stand-ins for Pyroscope,
-# Parca and an OpenTelemetry collector (tests/push/server.py), every
-# request decoded independently (tests/push/check.py: JSON, base64, gzip,
-# protoc-compiled OTLP messages, profcheck's rules; each pprof payload by
-# 'go tool pprof'). Known answers: the program holds 64 MiB (a Python
-# bytearray) while pushes go out, so some push has about 64 MiB in use;
-# alloc_* are each interval's, so over every push they add up to what the
-# whole trace allocated; the program's exit status (3) is memtrace's.
+# engines.sh - 'memtrace run --push' to loopback stand-ins for Pyroscope
+# (Push, and /ingest for older servers), Parca and an OpenTelemetry
+# collector (tests/push/server.py), every request decoded independently
+# (tests/push/check.py: JSON, base64, gzip, protoc-compiled OTLP messages,
+# profcheck's rules; each pprof payload by 'go tool pprof'). Known answers:
+# the program holds 64 MiB (a Python bytearray) while pushes go out, so
+# some push has about 64 MiB in use; alloc_* are each interval's, so over
+# every push they add up to what the whole trace allocated; the program's
+# exit status (3) is memtrace's.
 [ "${MT_STAGE:-plain}" = plain ] || { echo "runs programs under the plain recorder: plain stage only"; exit 77; }
 . tests/push/support/lib.sh
 push_python
 HOME=$T/home GOCACHE=$T/gocache GOPATH=$T/gopath GOFLAGS= GO111MODULE=off
 export HOME GOCACHE GOPATH GOFLAGS GO111MODULE
 mkdir -p "$HOME"
-
-# the trace's allocated bytes (memtrace stats on the finished trace)
-trace_total() {
-    "$M" stats --json "$1" 2>/dev/null | "$PY" -c 'import json, sys
-print(round(json.load(sys.stdin)["total"]["alloc_bytes"]))'
-}
-# the pprof payloads: go tool pprof reads each; one shows the 64 MiB in use;
-# alloc_* are each interval's (Pyroscope's delta heap profiles): over every
-# push they add up to what the whole trace allocated
-check_pprofs() { # CASE DIR
-    n=0 bad=0 held=0 asum=0
-    for f in "$2"/[0-9]*.pb.gz; do
-        [ -f "$f" ] || continue
-        n=$((n + 1))
-        if command -v go >/dev/null 2>&1; then
-            go tool pprof -raw "$f" > "$f.raw" 2>&1 || { bad=$((bad + 1)); continue; }
-            # inuse_space is the 4th value (Go's heap order)
-            v=$(awk '/^Samples:/ { s = 1; getline; next } /^Locations/ { s = 0 }
-                s && /:/ { split($0, a, ":"); split(a[1], v, " "); t += v[4] } END { printf "%.0f", t }' "$f.raw")
-            [ "$v" -ge $((64 << 20)) ] && [ "$v" -le $((74 << 20)) ] && held=$((held + 1))
-            a=$(awk '/^Samples:/ { s = 1; getline; next } /^Locations/ { s = 0 }
-                s && /:/ { split($0, a, ":"); split(a[1], v, " "); t += v[2] } END { printf "%.0f", t }' "$f.raw")
-            asum=$((asum + a))
-        fi
-    done
-    total=$(trace_total "$T/$3.ctf")
-    check "$1: the pushes' alloc_space deltas add up to the trace's $total bytes (got $asum)" \
-        awk -v a="$asum" -v b="$total" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 64 * 2^20 && d <= 0.001 * b) }' 
-    check "$1: $n pprof payloads, go tool pprof reads them all ($bad failed)" test "$n" -ge 2 -a "$bad" = 0
-    check "$1: a push while the program holds 64 MiB shows 64-74 MiB in use ($held pushes)" test "$held" -ge 1
-}
 
 # --- Pyroscope: path guessed from the URL, tenant, bearer token, labels
 server_start pyro ok
@@ -65,7 +35,7 @@ check "pyroscope: X-Scope-OrgID and the bearer token on every request" \
     "$PY" -c 'import glob, json, sys
 h = [json.load(open(f))["headers"] for f in glob.glob(sys.argv[1] + "/[0-9]*.json")]
 sys.exit(not h or any(x.get("X-Scope-OrgID") != "team-a" or x.get("Authorization") != "Bearer s3cret-token" for x in h))' "$S"
-check_pprofs pyroscope "$S" pyro
+check_pprofs pyroscope "$S" "$T/pyro.ctf"
 
 # --- Parca: format given, path appended to a base URL, basic auth,
 # service_name overridden
@@ -86,7 +56,33 @@ check "parca: basic auth from the file" \
 h = [json.load(open(f))["headers"] for f in glob.glob(sys.argv[1] + "/[0-9]*.json")]
 want = "Basic " + base64.b64encode(b"alice:pa ss").decode()
 sys.exit(not h or any(x.get("Authorization") != want for x in h))' "$S"
-check_pprofs parca "$S" parca
+check_pprofs parca "$S" "$T/parca.ctf"
+
+# --- Pyroscope's /ingest (older servers): guessed from the URL's path;
+# the query names SERVICE{labels} and each interval in seconds
+server_start ingest ok
+run_push ingest --push "$URL/ingest" --push-every 200ms --label env=test --push-tenant team-b
+wait_file "$S/0003.json" || fail "ingest: 3 pushes within 120 s"
+stop_run ingest
+check "ingest: status 3 (got $RUN_ST)" test "$RUN_ST" = 3
+server_stop
+"$PY" "$HERE/check.py" pyroscope-ingest "$S" "$S" > "$T/ingest.check" 2>&1 || fail "ingest: check.py: $(cat "$T/ingest.check")"
+grep '^FAIL' "$T/ingest.check"
+n=$(ls "$S" | grep -c '^[0-9]*\.json$')
+check "ingest: the summary counts what the server got ($n)" grep -q "push: $n sent, 0 dropped" "$T/ingest.err"
+check "ingest: name=python3{env=test} on every request" \
+    awk -F'\t' '$3 != "python3" || $8 != "env=test,service_name=python3" { bad = 1 } END { exit bad || NR < 3 }' "$S/summary.tsv"
+check "ingest: the intervals follow one another (from = the previous until), within the run" \
+    "$PY" -c 'import sys, time
+rows = [l.split("\t") for l in open(sys.argv[1])]
+t = [(int(r[5]), int(r[5]) + int(r[6])) for r in rows]
+now = time.time()
+sys.exit(len(t) < 3 or any(b[0] != a[1] for a, b in zip(t, t[1:])) or not (now - 600 < t[0][0] <= t[-1][1] <= now + 1))' "$S/summary.tsv"
+check "ingest: X-Scope-OrgID on every request" \
+    "$PY" -c 'import glob, json, sys
+h = [json.load(open(f))["headers"] for f in glob.glob(sys.argv[1] + "/[0-9]*.json")]
+sys.exit(not h or any(x.get("X-Scope-OrgID") != "team-b" for x in h))' "$S"
+check_pprofs ingest "$S" "$T/ingest.ctf"
 
 # --- OTLP
 server_start otlp ok

@@ -4,7 +4,8 @@
 # program's exit status is memtrace's all the same, memtrace ends within
 # its drain bound (10 s; checked against 60 s), retries happen (the same
 # profile sent again, after the Retry-After asked for), and every profile
-# not delivered is counted and said in the summary. Option errors exit 2
+# not delivered is counted and said in the summary (and while it runs, by
+# 'memtrace ctl PID status'). Option errors exit 2
 # before the program starts. Every wait is for an event the server saved.
 [ "${MT_STAGE:-plain}" = plain ] || { echo "runs programs under the plain recorder: plain stage only"; exit 77; }
 . tests/push/support/lib.sh
@@ -18,6 +19,15 @@ elapsed_le() { # T0 T1 MAX
 server_start down ok; server_stop
 run_push down --push "$URL/push.v1.PusherService/Push" --push-every 200ms
 wait_file "$T/down.ctf" || fail "down: the program started"
+# while it runs, 'memtrace ctl PID status' says the drops (the queue of 16
+# fills within seconds: a profile every 200 ms, none delivered)
+mp=$(pgrep -P "$RUN_PID"); pp=$(pgrep -P "$mp")
+_n=1200
+until "$M" ctl "$pp" status > "$T/down.status" 2>&1 &&
+      grep -Eq "push to .* by process $mp: 0 sent, [1-9][0-9]* dropped \([1-9][0-9]* queue full" "$T/down.status" ||
+      [ $_n = 0 ]; do sleep 0.1; _n=$((_n - 1)); done
+check "down: 'ctl PID status' says the drops while it runs ($(tail -n 1 "$T/down.status"))" \
+    grep -Eq "push to .* by process $mp: 0 sent, [1-9][0-9]* dropped \([1-9][0-9]* queue full" "$T/down.status"
 t0=$(date +%s); stop_run down; t1=$(date +%s)
 check "down: status 3 (got $RUN_ST)" test "$RUN_ST" = 3
 check "down: memtrace ended within 60 s of the program ($((t1 - t0)) s)" elapsed_le "$t0" "$t1" 60

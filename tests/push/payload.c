@@ -1,7 +1,7 @@
 /*
  * payload.c - lib/push/payload.c with known answers: base64 against RFC
  * 4648's test vectors, the formats guessed from URLs and the endpoints
- * built from them, label names, the JSON bodies of Pyroscope and Parca
+ * built from them, Pyroscope /ingest's query, label names, the JSON bodies of Pyroscope and Parca
  * (parsed back by structure: labels in order, escaping, the payload's
  * base64), the auth file's rules, and the summary line.
  */
@@ -43,6 +43,25 @@ int main(void)
     CHECK(mt_push_format_of_url("http://h:4318/v1development/profiles?x=1") == MT_PUSH_OTLP,
           "OTLP path (a query after it): otlp");
     CHECK(mt_push_format_of_url("http://h:4040/") == MT_PUSH_NONE, "no path: no guess");
+    CHECK(mt_push_format_of_url("http://h:4040/ingest") == MT_PUSH_PYROSCOPE_INGEST,
+          "/ingest: pyroscope-ingest");
+    CHECK(mt_push_format_named("pyroscope-ingest") == MT_PUSH_PYROSCOPE_INGEST,
+          "pyroscope-ingest by name");
+    CHECK(streq_free(mt_push_endpoint("http://h:4040", MT_PUSH_PYROSCOPE_INGEST),
+                     "http://h:4040/ingest"), "ingest endpoint appended to a bare URL");
+    {
+        /* /ingest's query: the key SERVICE{K=V,...} with the key
+         * syntax's characters replaced, then percent-encoded */
+        mt_push_label l[] = { { "__name__", "memory" }, { "service_name", "my svc" },
+                              { "env", "a=b,c" }, { "region", "eu-west~1" } };
+        CHECK(streq_free(mt_push_ingest_query(l, 4, 1700000000, 1700000060),
+                         "name=my_svc%7Benv%3Da_b_c%2Cregion%3Deu-west~1%7D"
+                         "&from=1700000000&until=1700000060&format=pprof&spyName=memtrace"),
+              "ingest query: name, from, until, format, spyName");
+        CHECK(streq_free(mt_push_ingest_query(l, 1, 5, 6),
+                         "name=unknown_service%7B%7D&from=5&until=6&format=pprof"
+                         "&spyName=memtrace"), "ingest query without service_name");
+    }
     CHECK(mt_push_format_of_url("http://h/v1development/profiles.bak") == MT_PUSH_NONE,
           "a path that only starts like one: no guess");
     CHECK(mt_push_format_of_url("http://profiles/writeraw.example") == MT_PUSH_NONE,

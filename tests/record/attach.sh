@@ -32,14 +32,17 @@ tasks_back() {
 rm -f stop0; "$A" stop0 >plain.out 2>&1 &
 p0=$!
 wait_for plain.out ready
-"$MT" attach --duration 100ms -o probe.ctf $p0 >probe.log 2>&1
+# (with --unwind fp, which reaches the recorder: libunwind is never loaded)
+"$MT" attach --duration 100ms --unwind fp -o probe.ctf $p0 >probe.log 2>&1
 rc=$?
+unw=$(grep -c libunwind /proc/$p0/maps)
 touch stop0; wait $p0
 if [ $rc = 2 ]; then
     echo "ptrace is not permitted here: $(cat probe.log)"
     exit 77
 fi
 check "a plain run of the program finishes cleanly (bad 0)" grep -q '^bad 0$' plain.out
+check "attach --unwind fp: no libunwind mapped in the process ($unw mappings)" test "$unw" = 0
 
 snap() { # snap PID NAME: threads, descriptors, signal handlers
     ls /proc/$1/task | wc -l >"$2.tasks"
@@ -81,10 +84,22 @@ done
 cl=$(grep -n 'calloc(1, 64' "$OLDPWD/tests/record/progs/attachee.c" | cut -d: -f1)
 check "calloc from attachee_busy recorded (attachee.c:$cl)" grep -q "attachee_busy (.*attachee.c:$cl)" one.top
 
-# A second attach reuses the loaded recorder.
-"$MT" attach --duration 500ms -i 16k -o two.ctf $p >attach2.log 2>&1
+# A second attach reuses the loaded recorder; --depth reaches it (the
+# recorder's configuration in its text form): no stack of two.ctf has more
+# than 2 frames besides the [truncated] marker, which the cut ones end with
+# (btlen counts a frame once, however many inlined functions it holds).
+"$MT" attach --duration 500ms -i 16k --depth 2 --unwind dwarf -o two.ctf $p >attach2.log 2>&1
 check "a second attach works ($(tr '\n' ' ' <attach2.log))" test $? = 0
 check "its trace has allocations" sh -c "'$MT' top two.ctf 2>/dev/null | grep -q attachee_fill"
+d=$("$MT" dump two.ctf 2>/dev/null | awk '$1 == "ev" && $3 == "alloc" {
+    for (i = 4; i <= NF; i++) if ($i ~ /^btlen=/ && substr($i, 7) + 0 > m) m = substr($i, 7) + 0 }
+    END { print m + 0 }')
+check "attach --depth 2: at most 2 frames and the marker per stack (longest $d)" \
+    test "$d" -ge 1 -a "$d" -le 3
+check "attach --depth 2: cut stacks end with [truncated]" \
+    sh -c "'$MT' dump two.ctf 2>/dev/null | grep -q '^ *bt .*\[truncated\]'"
+check "attach --depth 0 is refused with a usage error" \
+    sh -c "'$MT' attach --depth 0 $p 2>&1 | grep -q \"bad depth '0' (1..1024)\""
 tasks_back $p "$(cat before.tasks)"
 snap $p after2
 check "second detach: threads as before" cmp -s before.tasks after2.tasks

@@ -7,6 +7,10 @@
 # xz-compressed symbol table inside the binary, made here with objcopy and
 # xz). Where no name can be had, one line says how to get them.
 . tests/record/progs/lib.sh
+# About finding debug information: the name cache would name a build-id
+# named before in this test (a binary and its stripped copy share theirs);
+# tests/record/symbolize_cache.sh tests the cache.
+MEMTRACE_NAME_CACHE=0; export MEMTRACE_NAME_CACHE
 skip_under_tsan
 for t in objcopy strip xz nm readelf; do
     command -v $t >/dev/null || { echo "$t not installed (scripts/install-deps.sh test)"; exit 77; }

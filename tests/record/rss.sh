@@ -12,7 +12,7 @@ out=$(preload "$T/r.ctf" 0.00006 "$PROGS/mmaps")
 check "mmaps ran" test "$out" = ok
 check "FILE.rss written beside the trace" test -s "$T/r.ctf.rss"
 pid=$(summary "$T/r.ctf" | sed -n 's/^INFO pid=\([0-9]*\) .*/\1/p')
-check "its header names the trace's process" sh -c "head -1 '$T/r.ctf.rss' | grep -q '^memtrace-rss 1 $pid '"
+check "its header names the trace's process" sh -c "head -1 '$T/r.ctf.rss' | grep -q '^memtrace-rss 2 $pid '"
 lines=$(wc -l <"$T/r.ctf.rss")
 check "several samples over 0.1 s of life ($lines lines)" test "$lines" -ge 3
 
@@ -29,7 +29,7 @@ check "no FILE.rss: peak_rss_bytes is null" test "$(peak "$T/none.ctf")" = null
 check "no FILE.rss: no warning" test ! -s "$T/err"
 
 cp "$T/r.ctf" "$T/stale.ctf"
-sed '1s/^memtrace-rss 1 [0-9]*/memtrace-rss 1 1/' "$T/r.ctf.rss" >"$T/stale.ctf.rss"
+sed '1s/^memtrace-rss \([12]\) [0-9]*/memtrace-rss \1 1/' "$T/r.ctf.rss" >"$T/stale.ctf.rss"
 check "another recording's FILE.rss is ignored" test "$(peak "$T/stale.ctf")" = null
 check "... with a warning" grep -q "another recording" "$T/err"
 

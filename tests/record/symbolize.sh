@@ -4,6 +4,10 @@
 # outside the process, in place, and never damages a trace; frames nothing
 # can name stay "module+0xoffset" with no invented ":0" line.
 . tests/record/progs/lib.sh
+# About finding debug information: the name cache would name a build-id
+# named before in this test (a binary and its stripped copy share theirs);
+# tests/record/symbolize_cache.sh tests the cache.
+MEMTRACE_NAME_CACHE=0; export MEMTRACE_NAME_CACHE
 skip_under_tsan
 rate=0.0001
 sites=$PWD/$PROGS/sites

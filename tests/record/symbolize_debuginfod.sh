@@ -7,6 +7,10 @@
 # asked only when named by the option: DEBUGINFOD_URLS in the environment
 # alone makes no report, viewer or symbolize connect anywhere.
 . tests/record/progs/lib.sh
+# About finding debug information: the name cache would name a build-id
+# named before in this test (a binary and its stripped copy share theirs);
+# tests/record/symbolize_cache.sh tests the cache.
+MEMTRACE_NAME_CACHE=0; export MEMTRACE_NAME_CACHE
 skip_under_tsan
 command -v debuginfod >/dev/null ||
     { echo "debuginfod not installed (scripts/install-deps.sh test)"; exit 77; }

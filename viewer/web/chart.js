@@ -1,5 +1,6 @@
 /* chart.js - the memory-over-time chart on a canvas: total and filtered
-   live bytes, resident memory (dashed, when FILE.rss is beside the trace),
+   live bytes, resident memory (dashed, when FILE.rss is beside the trace;
+   the ledger's rows beyond the heap stacked beneath when it has them),
    the peak, the filter's time ranges shaded, a hover readout and
    drag-to-select of a time range. */
 'use strict';
@@ -137,6 +138,31 @@ MT.Chart = class {
         ctx.setLineDash([]);
       }
     }
+    /* the resident-memory ledger's rows beyond the heap (docs/rss.md),
+       stacked from the bottom at each reading, held until the next */
+    const lg = rss && rss.ledger && rss.ledger.t.length ? rss.ledger : null;
+    if (lg) {
+      const layers = [['alloc', '#f4d03f'], ['stack', '#a569bd'], ['mod', '#5dade2'],
+                      ['file', '#48c9b0'], ['own', '#bfc9ca']];
+      for (let k = layers.length - 1; k >= 0; k--) {
+        ctx.beginPath();
+        ctx.moveTo(X(Math.max(lg.t[0], c.t0)), Y(0));
+        for (let i = 0; i < lg.t.length; i++) {
+          let v = 0;
+          for (let q = 0; q <= k; q++) v += lg[layers[q][0]][i];
+          const x0 = X(Math.min(Math.max(lg.t[i], c.t0), c.t0 + span));
+          const x1 = X(i + 1 < lg.t.length ? Math.min(lg.t[i + 1], c.t0 + span) : c.t0 + span);
+          ctx.lineTo(x0, Y(v));
+          ctx.lineTo(x1, Y(v));
+        }
+        ctx.lineTo(X(c.t0 + span), Y(0));
+        ctx.closePath();
+        ctx.fillStyle = layers[k][1];
+        ctx.globalAlpha = 0.55;
+        ctx.fill();
+        ctx.globalAlpha = 1;
+      }
+    }
     /* series: total (grey) and filtered (blue), as areas with a line on top */
     const series = (arr, fill, stroke) => {
       ctx.beginPath();
@@ -187,7 +213,8 @@ MT.Chart = class {
     const key = document.getElementById('rss-key');
     if (key) {
       key.hidden = !rss;
-      if (rss) document.getElementById('rss-text').textContent = 'resident (RSS), peak ' + MT.fmtBytes(rss.peak);
+      if (rss) document.getElementById('rss-text').textContent = 'resident (RSS), peak ' + MT.fmtBytes(rss.peak) +
+        (lg ? '; beneath: allocator free (yellow), stacks (purple), modules (blue), files and shm (green), memtrace (grey)' : '');
     }
     /* peak */
     const pk = c.peak;

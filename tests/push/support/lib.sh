@@ -14,6 +14,11 @@
 #   stop_run CASE            lets the holder exit (status 3) and waits for
 #                            memtrace: $RUN_ST
 #   server_stop              stops the server
+#   trace_total TRACE        the trace's allocated bytes (memtrace stats)
+#   check_pprofs CASE DIR TRACE  the pprof payloads DIR holds (check.py's
+#                            NNNN.pb.gz) against TRACE, the trace they
+#                            come from (needs the HOLDER's 64 MiB; LO HI:
+#                            the MiB some push has in use, default 64 74)
 . tests/lib.sh
 T=${MT_TMP:-/tmp}
 M=$PWD/$MT_BIN
@@ -66,4 +71,35 @@ run_push() {
 stop_run() {
     touch "$T/$1.stop"
     wait "$RUN_PID"; RUN_ST=$?
+}
+
+# the trace's allocated bytes (memtrace stats on the finished trace)
+trace_total() {
+    "$M" stats --json "$1" 2>/dev/null | "$PY" -c 'import json, sys
+print(round(json.load(sys.stdin)["total"]["alloc_bytes"]))'
+}
+# the pprof payloads: go tool pprof reads each; one shows the 64 MiB in use;
+# alloc_* are each interval's (Pyroscope's delta heap profiles): over every
+# push they add up to what the whole trace allocated
+check_pprofs() { # CASE DIR TRACE [LO HI]: in use (MiB) in some push (default 64 74)
+    n=0 bad=0 held=0 asum=0
+    for f in "$2"/[0-9]*.pb.gz; do
+        [ -f "$f" ] || continue
+        n=$((n + 1))
+        if command -v go >/dev/null 2>&1; then
+            go tool pprof -raw "$f" > "$f.raw" 2>&1 || { bad=$((bad + 1)); continue; }
+            # inuse_space is the 4th value (Go's heap order)
+            v=$(awk '/^Samples:/ { s = 1; getline; next } /^Locations/ { s = 0 }
+                s && /:/ { split($0, a, ":"); split(a[1], v, " "); t += v[4] } END { printf "%.0f", t }' "$f.raw")
+            [ "$v" -ge $((${4:-64} << 20)) ] && [ "$v" -le $((${5:-74} << 20)) ] && held=$((held + 1))
+            a=$(awk '/^Samples:/ { s = 1; getline; next } /^Locations/ { s = 0 }
+                s && /:/ { split($0, a, ":"); split(a[1], v, " "); t += v[2] } END { printf "%.0f", t }' "$f.raw")
+            asum=$((asum + a))
+        fi
+    done
+    total=$(trace_total "$3")
+    check "$1: the pushes' alloc_space deltas add up to the trace's $total bytes (got $asum)" \
+        awk -v a="$asum" -v b="$total" -v lo="${4:-64}" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > lo * 2^20 && d <= 0.001 * b) }' 
+    check "$1: $n pprof payloads, go tool pprof reads them all ($bad failed)" test "$n" -ge 2 -a "$bad" = 0
+    check "$1: a push while the program holds 64 MiB shows ${4:-64}-${5:-74} MiB in use ($held pushes)" test "$held" -ge 1
 }

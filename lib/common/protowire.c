@@ -1,16 +1,19 @@
 /*
- * protowire.c - the protobuf wire writer shared by pprof.c and otlp.c
- * (protowire.h). Written by hand: the schemas are small, and a generated
- * encoder would need a code generator at build time and the whole object
- * graph in memory before packing.
+ * protowire.c - the protobuf wire format (protowire.h): the writer shared
+ * by pprof.c and otlp.c, and the bounds-checked reader profile_read.c
+ * decodes pprof input with. Written by hand: the schemas are small, and a
+ * generated codec would need a code generator at build time and the whole
+ * object graph in memory before packing.
  */
 #include "protowire.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "memtrace/present.h"
 #include "hash.h"
+#include "utf8.h"
 
 void mt_pb_need(mt_pb *p, size_t k)
 {
@@ -82,7 +85,7 @@ void mt_pb_utf8(mt_pb *p, unsigned field, const char *s)
     static const char repl[] = "\xef\xbf\xbd";
     size_t n = strlen(s), len = 0;
     for (size_t i = 0; i < n;) {
-        size_t k = mt_utf8_char(s + i, n - i);
+        size_t k = mt_utf8_len(s + i, n - i);
         len += k ? k : 3;
         i += k ? k : 1;
     }
@@ -96,7 +99,7 @@ void mt_pb_utf8(mt_pb *p, unsigned field, const char *s)
     if (p->oom)
         return;
     for (size_t i = 0; i < n;) {
-        size_t k = mt_utf8_char(s + i, n - i);
+        size_t k = mt_utf8_len(s + i, n - i);
         memcpy(p->b + p->n, k ? s + i : repl, k ? k : 3);
         p->n += k ? k : 3;
         i += k ? k : 1;
@@ -171,4 +174,98 @@ void mt_pb_strtab_free(mt_pb_strtab *t)
     free(t->v);
     free(t->slots);
     memset(t, 0, sizeof *t);
+}
+
+/* ---- reading ---- */
+
+int mt_pb_fail(mt_pb_in *d, const uint8_t *at, const char *fmt, ...)
+{
+    if (d->failed)
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(d->why, sizeof d->why, fmt, ap);
+    va_end(ap);
+    d->why_off = (size_t)(at - d->base);
+    d->failed = 1;
+    return -1;
+}
+
+int mt_pb_read_varint(mt_pb_in *d, uint64_t *out)
+{
+    const uint8_t *start = d->p;
+    uint64_t v = 0;
+    for (unsigned i = 0; i < 10; i++) {
+        if (d->p >= d->end)
+            return mt_pb_fail(d, start, "truncated varint");
+        uint8_t b = *d->p++;
+        if (i == 9 && b > 1)
+            return mt_pb_fail(d, start, "varint beyond 64 bits");
+        v |= (uint64_t)(b & 0x7f) << (7 * i);
+        if (!(b & 0x80)) {
+            *out = v;
+            return 0;
+        }
+    }
+    return mt_pb_fail(d, start, "varint longer than 10 bytes");
+}
+
+int mt_pb_read_key(mt_pb_in *d, uint64_t *field, unsigned *wt)
+{
+    const uint8_t *at = d->p;
+    uint64_t k;
+    if (mt_pb_read_varint(d, &k) < 0)
+        return -1;
+    *field = k >> 3;
+    *wt = (unsigned)(k & 7);
+    if (*field == 0)
+        return mt_pb_fail(d, at, "field number 0");
+    if (*wt != MT_PB_VARINT && *wt != MT_PB_I64 && *wt != MT_PB_LEN && *wt != MT_PB_I32)
+        return mt_pb_fail(d, at, "field %llu: wire type %u (groups or unknown) not allowed",
+                          (unsigned long long)*field, *wt);
+    return 0;
+}
+
+int mt_pb_read_len(mt_pb_in *d, mt_pb_in *sub)
+{
+    const uint8_t *at = d->p;
+    uint64_t n;
+    if (mt_pb_read_varint(d, &n) < 0)
+        return -1;
+    if (n > (uint64_t)(d->end - d->p))
+        return mt_pb_fail(d, at, "length %llu beyond the %zu bytes left", (unsigned long long)n,
+                          (size_t)(d->end - d->p));
+    *sub = *d;
+    sub->end = d->p + n;
+    d->p += n;
+    return 0;
+}
+
+int mt_pb_skip(mt_pb_in *d, unsigned wt)
+{
+    uint64_t v;
+    mt_pb_in s;
+    switch (wt) {
+    case MT_PB_VARINT: return mt_pb_read_varint(d, &v);
+    case MT_PB_LEN: return mt_pb_read_len(d, &s);
+    case MT_PB_I64:
+    case MT_PB_I32: {
+        size_t n = wt == MT_PB_I64 ? 8 : 4;
+        if ((size_t)(d->end - d->p) < n)
+            return mt_pb_fail(d, d->p, "truncated fixed-size field");
+        d->p += n;
+        return 0;
+    }
+    }
+    return mt_pb_fail(d, d->p, "bad wire type %u", wt);
+}
+
+int mt_pb_up(mt_pb_in *d, const mt_pb_in *sub)
+{
+    if (!sub->failed)
+        return 0;
+    memcpy(d->why, sub->why, sizeof d->why);
+    d->why_off = sub->why_off;
+    d->failed = 1;
+    return -1;
 }

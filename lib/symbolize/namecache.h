@@ -1,0 +1,61 @@
+/*
+ * namecache.h - the name cache (namecache.c): what the frames of a module
+ * were named, kept on disk by the module's build-id, so that a later
+ * symbolization of the same binary names its frames without reading its
+ * debug information again (docs/cli/symbolize.md, "Name cache").
+ */
+#ifndef MT_SYMBOLIZE_NAMECACHE_H
+#define MT_SYMBOLIZE_NAMECACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memtrace/trace.h"
+#include "loctab.h"
+
+/* One cached frame: the module offset and its chain (outermost first, as
+ * mts_dwarf_lookup gives it; n = 0: nothing names the address). Strings
+ * are valid during the call only. 0 to go on, -1 to stop (out of memory). */
+typedef int (*mts_cache_entry_fn)(void *ctx, uint64_t offset, const mt_location *locs, size_t n);
+
+/* Reads the cache file of build-id id in dir, for the module at modpath
+ * (a location whose file is marked as "the module's own path" gets
+ * modpath), handing each entry to fn. 1 when read, 0 when there is none,
+ * -1 when it was refused (not the caller's file, a link, others may write
+ * it or its directory, too big), MTS_NAMECACHE_CORRUPT when its content
+ * is wrong (truncated, bad checksum, another build-id's): either is said
+ * once through warn, and nothing of it may be used (entries already handed
+ * to fn are the caller's to drop); MTS_NAMECACHE_DIR_REFUSED when the
+ * directory itself is refused (another user's, others may write to it, a
+ * link): said once, and no file of it is to be asked for again. */
+int mts_namecache_load(const char *dir, const unsigned char *id, size_t idlen,
+                       const char *modpath, mts_cache_entry_fn fn, void *ctx,
+                       mt_warning_fn warn, void *warn_ctx);
+
+/* Writes the cache file of build-id id in dir (made 0700 with its
+ * parents when missing) from frames (offset -> chain, as names.c keeps
+ * them), mode 0600, through a temporary file renamed over the old one;
+ * a link or another user's file there is refused, never followed.
+ * Stops adding entries at the size cap; writes no new file when the
+ * directory holds MTS_NAMECACHE_MAX_FILES already. 0, or -1 (warned), or
+ * MTS_NAMECACHE_DIR_REFUSED (warned) when the directory cannot be made or
+ * is not the caller's alone. */
+int mts_namecache_save(const char *dir, const unsigned char *id, size_t idlen,
+                       const char *modpath, const mt_loctab *frames,
+                       mt_warning_fn warn, void *warn_ctx);
+
+#define MTS_NAMECACHE_CORRUPT (-2)
+#define MTS_NAMECACHE_DIR_REFUSED (-3)
+
+/* The namer's side (names.c), for the rewriter: writes what the debug
+ * information gave this time into the cache files of the modules with
+ * DWARF (nothing without a name cache), and the number of frames named
+ * from the cache so far. */
+struct mt_namer;
+void mts_namer_save_names(struct mt_namer *nm);
+uint64_t mts_namer_cached(struct mt_namer *nm);
+
+#define MTS_NAMECACHE_MAX_BYTES ((size_t)8 << 20)   /* per file */
+#define MTS_NAMECACHE_MAX_FILES 4096                /* per directory */
+
+#endif
