@@ -1,7 +1,8 @@
 /*
  * cmd_check.c - 'memtrace check': memory budgets for CI. Budgets on one
- * trace (peak, live at the end, allocated) and against a base trace (an
- * increase in percent), each decided by a one-sided exact test so that a
+ * trace (peak, live at the end, allocated, lost at exit, the resident
+ * memory the ledger leaves unexplained) and against a base trace (an
+ * increase in percent), each decided by a one-sided test so that a
  * check fails only when the excess is larger than the sampling noise.
  * Output for CI logs (and GitHub Actions annotations), JUnit XML.
  */
