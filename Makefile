@@ -23,6 +23,8 @@
 #   lib/present  reports: tables, JSON, folded stacks, pprof, SVG plots
 #   lib/symbolize  names for the raw frames of recorded traces (libdw), for the CLI
 #   lib/push     sending profiles to profiling engines (libcurl), for the CLI
+#   lib/inject   calls into a running process with ptrace (memtrace attach), for the CLI
+#   lib/launch   a command started with the recorder preloaded (memtrace run), for the CLI
 # programs/ holds the CLI, viewer/ the web viewer (server and page).
 
 PREFIX ?= /usr/local
@@ -76,6 +78,10 @@ VIEWER_SRC  := $(wildcard viewer/*.c)
 CLI_SRC     := $(wildcard programs/*.c)
 # lib/push: sending profiles to profiling engines (libcurl), the CLI's only
 PUSH_SRC    := $(wildcard lib/push/*.c)
+# lib/inject: calls into another process with ptrace (memtrace attach), the CLI's only
+INJECT_SRC  := $(wildcard lib/inject/*.c)
+# lib/launch: 'memtrace run' starting a command with the recorder preloaded, the CLI's only
+LAUNCH_SRC  := $(wildcard lib/launch/*.c)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 TRACE_OBJ   := $(call obj,$(TRACE_SRC))
@@ -84,7 +90,7 @@ ANALYZE_OBJ := $(call obj,$(ANALYZE_SRC))
 PRESENT_OBJ := $(call obj,$(PRESENT_SRC))
 SYMBOLIZE_OBJ := $(call obj,$(SYMBOLIZE_SRC))
 VIEWER_OBJ  := $(call obj,$(VIEWER_SRC))
-CLI_OBJ     := $(call obj,$(CLI_SRC)) $(call obj,$(PUSH_SRC))
+CLI_OBJ     := $(call obj,$(CLI_SRC)) $(call obj,$(PUSH_SRC)) $(call obj,$(INJECT_SRC)) $(call obj,$(LAUNCH_SRC))
 
 # The viewer's page (viewer/web/*) compiled into the CLI as a generated C file.
 VIEWER_WEB     := $(sort $(wildcard viewer/web/*))
@@ -179,8 +185,8 @@ $(BUILD)/gen/cflags: FORCE
 	@mkdir -p $(dir $@)
 	@echo '$(CC) $(CPPFLAGS) $(ALL_CFLAGS)' > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
-$(BUILD)/obj/programs/memtrace.o $(BUILD)/obj/programs/cmd_run.o: $(BUILDINFO_H)
-$(BUILD)/obj/programs/memtrace.o $(BUILD)/obj/programs/cmd_run.o: CPPFLAGS += -I$(BUILD)/gen
+$(BUILD)/obj/programs/memtrace.o $(BUILD)/obj/lib/launch/library.o: $(BUILDINFO_H)
+$(BUILD)/obj/programs/memtrace.o $(BUILD)/obj/lib/launch/library.o: CPPFLAGS += -I$(BUILD)/gen
 .PHONY: FORCE
 FORCE:
 

@@ -51,10 +51,11 @@
 #include "runfiles.h"
 #include "units.h"
 #include "memtrace/present.h"
-#include "attach_call.h"
-#include "attach_files.h"
-#include "attach_target.h"
+#include "../lib/inject/attach_call.h"
+#include "../lib/inject/attach_files.h"
+#include "../lib/inject/attach_target.h"
 #include "commands.h"
+#include "../lib/launch/launch.h"
 #include "run_push.h"
 #include "run_snapshots.h"
 
@@ -680,7 +681,7 @@ int cmd_attach(int argc, char **argv)
     }
 
     char lib[PATH_MAX], libreal[PATH_MAX];
-    if (run_find_library(lib, sizeof lib) != 0 || !realpath(lib, libreal)) {
+    if (launch_find_library(lib, sizeof lib) != 0 || !realpath(lib, libreal)) {
         fprintf(stderr, "memtrace attach: cannot find libmemtrace.so (looked next to the "
                         "memtrace binary and in ../lib; set MEMTRACE_LIB)\n");
         return 1;

@@ -1,11 +1,11 @@
 /*
  * cmd_check.c - 'memtrace check': memory budgets for CI. Budgets on one
- * trace (peak, live at the end, allocated) and against a base trace (an
- * increase in percent), each decided by a one-sided exact test so that a
+ * trace (peak, live at the end, allocated, lost at exit, the resident
+ * memory the ledger leaves unexplained) and against a base trace (an
+ * increase in percent), each decided by a one-sided test so that a
  * check fails only when the excess is larger than the sampling noise.
  * Output for CI logs (and GitHub Actions annotations), JUnit XML.
  */
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,51 +14,11 @@
 
 #include "safefile.h"
 #include "commands.h"
-#include "units.h"
 #include "memtrace/compare.h"
 #include "memtrace/present.h"
+#include "options.h"
 #include "report.h"
-
-static void help(void)
-{
-    printf("usage: memtrace check [OPTIONS] TRACE...\n"
-           "       memtrace check [OPTIONS] --base BASE [--base BASE...] TRACE...\n"
-           "\n"
-           "Check memory budgets, for CI. A budget fails only when the estimate is\n"
-           "above it by more than the sampling noise (one-sided exact test at --alpha,\n"
-           "Holm-corrected over the budgets); the report says how sure.\n"
-           "TRACE may be a pprof profile (--max-live-end, --max-alloc, --max-increase\n"
-           "without --at; docs/profiles-input.md).\n"
-           "\n"
-           "  --max-peak SIZE      peak live bytes at most SIZE (e.g. 200MiB)\n"
-           "  --max-live-end SIZE  bytes live at the end (leaks) at most SIZE\n"
-           "  --max-alloc SIZE     bytes allocated at most SIZE\n"
-           "  --max-lost SIZE      bytes the leak scan found lost at exit at most SIZE\n"
-           "                       (a trace recorded with 'memtrace run --leaks')\n"
-           "  --max-unexplained SIZE|PCT  at the peak of RSS, the ledger's unexplained\n"
-           "                       row (memtrace rss) at most SIZE or PCT of RSS (5%%)\n"
-           "  --max-increase PCT   against --base: the measure (--by, --at; default the\n"
-           "                       peak live bytes) grows by at most PCT (e.g. 10%%)\n"
-           "  --base BASE          the trace to compare with (repeat for several)\n"
-           "  -b, --by MEASURE     for --max-increase: alloc, count, live, live_count\n"
-           "  -a, --at TIME        for --max-increase with live: 2s, peak, end\n"
-           "  -f, --filter F       budgets apply to allocations matching the filter\n"
-           "  -s, --site NAME      budgets apply to allocations whose site (innermost\n"
-           "                       function) contains NAME\n"
-           "      --alpha A        false-failure rate of the whole check (default 0.05)\n"
-           "      --junit FILE     also write the results as JUnit XML\n"
-           "      --name NAME      name of the check in the output (default: the trace)\n"
-           REPORT_SITE_HELP
-           "  -h, --help           this help\n"
-           "\n"
-           "Several traces (app.ctf app.ctf.*, runs) are checked as one.\n"
-           "Sizes: bytes, or with a unit k, M, G, T (1024-based; also KiB, kB, ...;\n"
-           "either case; docs/units.md).\n"
-           "Memory follows the blocks live at once and the distinct stacks (a peak\n"
-           "budget with --filter or --site keeps every allocation).\n"
-           "Exit status: 0 every budget holds, 1 one is exceeded, 2 trouble.\n"
-           "Example: memtrace check --max-peak 200MiB --max-live-end 1MiB app.ctf\n");
-}
+#include "verdicts.h"
 
 enum { B_PEAK, B_LIVE_END, B_ALLOC, B_INCREASE, B_LOST, B_UNEXPLAINED };
 
@@ -234,6 +194,233 @@ static int add_fold(folds *fs, size_t i, mt_metric metric, mt_timedelta at)
     return fs->f[i] ? 0 : -1;
 }
 
+/* The command line: the budgets in the order given, and what they apply to. */
+typedef struct check_args {
+    budget b[8];
+    size_t nb;
+    const char *filter, *site, *junit, *name;
+    opt_list bases;          /* --base, each */
+    double alpha;
+    mt_metric inc_metric;    /* --by, for --max-increase */
+    mt_timedelta inc_at;     /* --at */
+    int by_given, at_given;
+    const char *const *paths;
+    size_t n_paths;
+} check_args;
+
+/* A budget option (--max-*): one more budget, kept in the order given. */
+static int add_budget(void *ctx, const char *arg, const char *opt)
+{
+    check_args *a = ctx;
+    if (a->nb == sizeof a->b / sizeof a->b[0]) {
+        fprintf(stderr, "memtrace check: too many budgets\n");
+        return 2;
+    }
+    budget *x = &a->b[a->nb];
+    x->limit_text = arg;
+    if (!strcmp(opt, "--max-increase")) {
+        opt_spec pct = {.name = "max-increase", .kind = OPT_PERCENT, .dest = &x->limit};
+        if (opt_value("check", &pct, arg))
+            return 2;
+        x->kind = B_INCREASE;
+        x->limit = 1 + x->limit / 100;
+    } else if (!strcmp(opt, "--max-unexplained") && strchr(arg, '%')) {
+        opt_spec pct = {.name = "max-unexplained", .kind = OPT_PERCENT, .dest = &x->pct};
+        if (opt_value("check", &pct, arg))
+            return 2;
+        if (x->pct > 100) {
+            fprintf(stderr, "memtrace check: --max-unexplained %s: a share of RSS is at most 100%%\n", arg);
+            return 2;
+        }
+        x->kind = B_UNEXPLAINED;
+    } else {
+        uint64_t bytes;
+        opt_spec size = {.name = opt + 2, .kind = OPT_SIZE, .dest = &bytes};
+        if (opt_value("check", &size, arg))
+            return 2;
+        x->limit = (double)bytes;
+        x->kind = !strcmp(opt, "--max-peak") ? B_PEAK : !strcmp(opt, "--max-live-end") ? B_LIVE_END
+                  : !strcmp(opt, "--max-lost") ? B_LOST
+                  : !strcmp(opt, "--max-unexplained") ? B_UNEXPLAINED : B_ALLOC;
+    }
+    a->nb++;
+    return 0;
+}
+
+static const char check_head[] =
+    "usage: memtrace check [OPTIONS] TRACE...\n"
+    "       memtrace check [OPTIONS] --base BASE [--base BASE...] TRACE...\n"
+    "\n"
+    "Check memory budgets, for CI. A budget fails only when the estimate is\n"
+    "above it by more than the sampling noise (one-sided exact test at --alpha,\n"
+    "Holm-corrected over the budgets); the report says how sure.\n"
+    "TRACE may be a pprof profile (--max-live-end, --max-alloc, --max-increase\n"
+    "without --at; docs/profiles-input.md).\n"
+    "\n";
+static const char check_tail[] =
+    "\n"
+    "Several traces (app.ctf app.ctf.*, runs) are checked as one.\n"
+    "Sizes: bytes, or with a unit k, M, G, T (1024-based; also KiB, kB, ...;\n"
+    "either case; docs/units.md).\n"
+    "Memory follows the blocks live at once and the distinct stacks (a peak\n"
+    "budget with --filter or --site keeps every allocation).\n"
+    "Exit status: 0 every budget holds, 1 one is exceeded, 2 trouble.\n"
+    "Example: memtrace check --max-peak 200MiB --max-live-end 1MiB app.ctf\n";
+
+/* The options and what they ask, checked together: -1 to go on, else the
+ * exit status. */
+static int check_parse(check_args *a, int argc, char **argv)
+{
+    const opt_spec opts[] = {
+        OPT("max-peak", 0, OPT_CALL, NULL, "SIZE", "peak live bytes at most SIZE (e.g. 200MiB)",
+         .fn = add_budget, .ctx = a),
+        OPT("max-live-end", 0, OPT_CALL, NULL, "SIZE", "bytes live at the end (leaks) at most SIZE",
+         .fn = add_budget, .ctx = a),
+        OPT("max-alloc", 0, OPT_CALL, NULL, "SIZE", "bytes allocated at most SIZE",
+         .fn = add_budget, .ctx = a),
+        OPT("max-lost", 0, OPT_CALL, NULL, "SIZE",
+         "bytes the leak scan found lost at exit at most SIZE\n"
+         "(a trace recorded with 'memtrace run --leaks')", .fn = add_budget, .ctx = a),
+        OPT("max-unexplained", 0, OPT_CALL, NULL, "SIZE|PCT",
+         "at the peak of RSS, the ledger's unexplained\n"
+         "row (memtrace rss) at most SIZE or PCT of RSS (5%)", .fn = add_budget, .ctx = a),
+        OPT("max-increase", 0, OPT_CALL, NULL, "PCT",
+         "against --base: the measure (--by, --at; default the\n"
+         "peak live bytes) grows by at most PCT (e.g. 10%)", .fn = add_budget, .ctx = a),
+        OPT("base", 0, OPT_LIST, &a->bases, "BASE", "the trace to compare with (repeat for several)"),
+        OPT("by", 'b', OPT_MEASURE, &a->inc_metric, "MEASURE",
+         "for --max-increase: alloc, count, live, live_count", .given = &a->by_given),
+        OPT("at", 'a', OPT_TIME, &a->inc_at, "TIME", "for --max-increase with live: 2s, peak, end",
+         .given = &a->at_given),
+        OPT("filter", 'f', OPT_FILTER, &a->filter, "F", "budgets apply to allocations matching the filter"),
+        OPT("site", 's', OPT_STRING, &a->site, "NAME",
+         "budgets apply to allocations whose site (innermost\nfunction) contains NAME"),
+        OPT("alpha", 0, OPT_REAL, &a->alpha, "A", "false-failure rate of the whole check (default 0.05)",
+         .lo = 0, .hi = 1),
+        OPT("junit", 0, OPT_STRING, &a->junit, "FILE", "also write the results as JUnit XML"),
+        OPT("name", 0, OPT_STRING, &a->name, "NAME", "name of the check in the output (default: the trace)"),
+        REPORT_SITE_OPTS,
+    };
+    const opt_command cmd = {"check", check_head, check_tail, 27, opts, sizeof opts / sizeof opts[0]};
+    int first, rc = opt_parse(&cmd, argc, argv, &first);
+    if (rc >= 0)
+        return rc;
+    if (a->by_given && a->inc_metric == MT_METRIC_SAMPLES) {
+        fprintf(stderr, "memtrace check: --by samples: use alloc, count, live or live_count\n");
+        return 2;
+    }
+    report_sites.used = 1; /* --site names a site in the user's code, as top shows it */
+    if (first >= argc) {
+        fprintf(stderr, "memtrace check: expected a trace file\n");
+        return opt_usage("check");
+    }
+    if (a->nb == 0) {
+        fprintf(stderr, "memtrace check: no budget given (--max-peak, --max-live-end, --max-alloc, --max-lost, --max-increase, --max-unexplained)\n");
+        return opt_usage("check");
+    }
+    int has_inc = 0;
+    for (size_t i = 0; i < a->nb; i++)
+        has_inc |= a->b[i].kind == B_INCREASE;
+    if (has_inc && !a->bases.n) {
+        fprintf(stderr, "memtrace check: --max-increase needs --base BASE\n");
+        return 2;
+    }
+    if (a->bases.n && !has_inc) {
+        fprintf(stderr, "memtrace check: --base without --max-increase: nothing to compare\n");
+        return 2;
+    }
+    if (a->at_given && !a->by_given)
+        a->inc_metric = MT_METRIC_LIVE_BYTES;
+    a->paths = (const char *const *)argv + first;
+    a->n_paths = (size_t)(argc - first);
+    return -1;
+}
+
+static int inc_live(const check_args *a)
+{
+    return a->inc_metric == MT_METRIC_LIVE_BYTES || a->inc_metric == MT_METRIC_LIVE_OBJECTS;
+}
+
+/* Folding (memory for the live blocks and the stacks, not for every
+ * allocation): a collector per budget. A peak under a filter or a site is
+ * that of the filtered curve, which needs the whole model. Returns whether
+ * the traces can be folded; *need_peak: whether a budget needs the peak. */
+static int plan_folds(const check_args *a, folds *main_f, folds *base_f, int *need_peak)
+{
+    int can_fold = 1;
+    *need_peak = 0;
+    for (size_t i = 0; i < a->nb; i++) {
+        int peak = a->b[i].kind == B_PEAK ||
+                   (a->b[i].kind == B_INCREASE && inc_live(a) && a->inc_at == MT_TIME_PEAK);
+        *need_peak |= peak;
+        if (peak && (a->filter || a->site))
+            can_fold = 0;
+    }
+    for (size_t i = 0; i < a->nb && can_fold; i++) {
+        int bad = 0;
+        switch (a->b[i].kind) {
+        case B_PEAK: bad = add_fold(main_f, i, MT_METRIC_LIVE_BYTES, MT_TIME_PEAK); break;
+        case B_LIVE_END: bad = add_fold(main_f, i, MT_METRIC_LIVE_BYTES, MT_TIME_END); break;
+        case B_ALLOC: bad = add_fold(main_f, i, MT_METRIC_ALLOC_BYTES, MT_TIME_END); break;
+        case B_LOST:
+            bad = add_fold(main_f, i, MT_METRIC_LIVE_BYTES, MT_TIME_END);
+            main_f->lost_only[i] = 1;
+            break;
+        case B_INCREASE: {
+            mt_timedelta t = inc_live(a) ? a->inc_at : MT_TIME_END;
+            bad = add_fold(main_f, i, a->inc_metric, t) || add_fold(base_f, i, a->inc_metric, t);
+            break;
+        }
+        }
+        if (bad)
+            can_fold = 0; /* out of memory: the whole model */
+    }
+    return can_fold;
+}
+
+/* What the reads give: the models, their folds and, for --max-lost on a
+ * whole model, the selection of the lost blocks. */
+typedef struct check_read {
+    report_side sides[2];
+    folds main_f, base_f;
+    mt_filter *lost_filter;
+    mt_selection *lost_sel;
+} check_read;
+
+static void read_close(check_read *r)
+{
+    mt_selection_free(r->lost_sel);
+    mt_filter_free(r->lost_filter);
+    if (r->sides[0].m)
+        report_close(r->sides[0].m, r->sides[0].f, r->sides[0].s);
+    if (r->sides[1].m)
+        report_close(r->sides[1].m, r->sides[1].f, r->sides[1].s);
+    folds_free(&r->main_f);
+    folds_free(&r->base_f);
+}
+
+/* --max-lost: the trace's verdicts, and on a whole model the selection of
+ * the lost blocks under the filter. 0, or 2 after the message. */
+static int select_lost(const check_args *a, check_read *r)
+{
+    const mt_model *m = r->sides[0].m;
+    if (!mt_model_scan(m, NULL)) {
+        verdicts_missing("check", "--max-lost", a->n_paths, a->paths[0]);
+        return 2;
+    }
+    if (!r->sides[0].fed && !r->lost_sel) {
+        char *t = verdict_filter_text(a->filter, "lost");
+        r->lost_filter = t ? mt_filter_parse(t, NULL, NULL) : NULL;
+        free(t);
+        r->lost_sel = r->lost_filter ? mt_select(m, r->lost_filter, MT_TIME_END) : NULL;
+        if (!r->lost_sel) {
+            fprintf(stderr, "memtrace check: --max-lost: out of memory\n");
+            return 2;
+        }
+    }
+    return 0;
+}
+
 /* --max-unexplained: the resident-memory ledger of path at its peak RSS
  * (docs/rss.md), from a whole model of the trace and its .rss: the
  * residual, its interval, and the p-value of "above the budget" from the
@@ -281,387 +468,210 @@ static int unexplained(const char *path, budget *x)
     return 0;
 }
 
-int cmd_check(int argc, char **argv)
+/* Reads the traces and the bases: 0, or the exit status after the messages. */
+static int check_read_all(check_args *a, check_read *r)
 {
-    enum { O_PEAK = 256, O_LIVE_END, O_ALLOC, O_INCREASE, O_BASE, O_ALPHA, O_JUNIT, O_NAME, O_LOST,
-           O_UNEXPLAINED };
-    static const struct option opts[] = {
-        {"max-peak", required_argument, 0, O_PEAK},
-        {"max-live-end", required_argument, 0, O_LIVE_END},
-        {"max-alloc", required_argument, 0, O_ALLOC},
-        {"max-lost", required_argument, 0, O_LOST},
-        {"max-increase", required_argument, 0, O_INCREASE},
-        {"max-unexplained", required_argument, 0, O_UNEXPLAINED},
-        {"base", required_argument, 0, O_BASE},
-        {"by", required_argument, 0, 'b'},
-        {"at", required_argument, 0, 'a'},
-        {"filter", required_argument, 0, 'f'},
-        {"site", required_argument, 0, 's'},
-        {"alpha", required_argument, 0, O_ALPHA},
-        {"junit", required_argument, 0, O_JUNIT},
-        {"name", required_argument, 0, O_NAME},
-        {"help", no_argument, 0, 'h'},
-        REPORT_SITE_LONGOPTS,
-        {0, 0, 0, 0}};
-    budget b[8];
-    size_t nb = 0;
-    const char *filter = NULL, *site = NULL, *base_path = NULL, *junit = NULL, *name = NULL;
-    const char *bases[argc > 0 ? argc : 1];
-    size_t n_bases = 0;
-    double alpha = 0.05;
-    mt_metric inc_metric = MT_METRIC_LIVE_BYTES;
-    mt_timedelta inc_at = MT_TIME_PEAK;
-    int by_given = 0, at_given = 0, c;
-    char *end;
-    memset(b, 0, sizeof b);
-    while ((c = getopt_long(argc, argv, "b:a:f:s:h", opts, NULL)) != -1) {
-        switch (c) {
-        case O_PEAK:
-        case O_LIVE_END:
-        case O_ALLOC:
-        case O_LOST:
-        case O_UNEXPLAINED:
-        case O_INCREASE: {
-            if (nb == sizeof b / sizeof b[0]) {
-                fprintf(stderr, "memtrace check: too many budgets\n");
-                return 2;
-            }
-            budget *x = &b[nb];
-            x->limit_text = optarg;
-            if (c == O_INCREASE) {
-                double pct = strtod(optarg, &end);
-                if (end != optarg && *end == '%')
-                    end++;
-                if (end == optarg || *end || !(pct >= 0) || !isfinite(pct)) {
-                    fprintf(stderr, "memtrace check: --max-increase %s: expected a percentage, e.g. 10%%\n", optarg);
-                    return 2;
-                }
-                x->kind = B_INCREASE;
-                x->limit = 1 + pct / 100;
-            } else if (c == O_UNEXPLAINED && strchr(optarg, '%')) {
-                double pct = strtod(optarg, &end);
-                if (end == optarg || strcmp(end, "%") != 0 || !(pct >= 0 && pct <= 100)) {
-                    fprintf(stderr, "memtrace check: --max-unexplained %s: expected a size (64MiB) "
-                            "or a share of RSS (5%%)\n", optarg);
-                    return 2;
-                }
-                x->kind = B_UNEXPLAINED;
-                x->pct = pct;
-            } else {
-                uint64_t bytes;
-                if (mt_units_size(optarg, &bytes) != MT_UNITS_OK) {
-                    fprintf(stderr, "memtrace check: %s %s: expected a size, e.g. 200MiB, 512k, 1g%s\n",
-                            c == O_PEAK ? "--max-peak" : c == O_LIVE_END ? "--max-live-end"
-                            : c == O_LOST ? "--max-lost" : c == O_UNEXPLAINED ? "--max-unexplained"
-                            : "--max-alloc", optarg,
-                            c == O_UNEXPLAINED ? ", or a share of RSS, e.g. 5%" : "");
-                    return 2;
-                }
-                x->limit = (double)bytes;
-                x->kind = c == O_PEAK ? B_PEAK : c == O_LIVE_END ? B_LIVE_END
-                          : c == O_LOST ? B_LOST : c == O_UNEXPLAINED ? B_UNEXPLAINED : B_ALLOC;
-            }
-            nb++;
-            break;
-        }
-        case O_BASE: base_path = bases[n_bases++] = optarg; break;
-        case 'b':
-            if (report_metric("check", "--by", optarg, &inc_metric))
-                return 2;
-            if (inc_metric == MT_METRIC_SAMPLES) {
-                fprintf(stderr, "memtrace check: --by samples: use alloc, count, live or live_count\n");
-                return 2;
-            }
-            by_given = 1;
-            break;
-        case 'a':
-            if (report_time("check", "--at", optarg, &inc_at))
-                return 2;
-            at_given = 1;
-            break;
-        case 'f': filter = optarg; break;
-        case 's': site = optarg; break;
-        case O_ALPHA:
-            alpha = strtod(optarg, &end);
-            if (*end || !(alpha > 0 && alpha < 1)) {
-                fprintf(stderr, "memtrace check: --alpha %s: expected a number between 0 and 1, e.g. 0.01\n", optarg);
-                return 2;
-            }
-            break;
-        case O_JUNIT: junit = optarg; break;
-        case O_NAME: name = optarg; break;
-        case 'h': help(); return 0;
-        case REPORT_OPT_RAW:
-        case REPORT_OPT_PLUMBING:
-        case REPORT_OPT_FULL_NAMES:
-            if (report_site_option("check", c, optarg))
-                return 2;
-            break;
-        default: return report_usage("check");
-        }
-    }
-    report_sites.used = 1; /* --site names a site in the user's code, as top shows it */
-    if (optind >= argc) {
-        fprintf(stderr, "memtrace check: expected a trace file\n");
-        return report_usage("check");
-    }
-    if (nb == 0) {
-        fprintf(stderr, "memtrace check: no budget given (--max-peak, --max-live-end, --max-alloc, --max-lost, --max-increase, --max-unexplained)\n");
-        return report_usage("check");
-    }
-    int has_inc = 0;
-    for (size_t i = 0; i < nb; i++)
-        has_inc |= b[i].kind == B_INCREASE;
-    if (has_inc && !base_path) {
-        fprintf(stderr, "memtrace check: --max-increase needs --base BASE\n");
+    int need_peak, can_fold = plan_folds(a, &r->main_f, &r->base_f, &need_peak);
+    r->sides[0] = (report_side){a->paths, a->n_paths, 0,
+        {can_fold ? folds_alloc : NULL, folds_reset, &r->main_f, need_peak}, NULL, NULL, NULL, 0};
+    r->sides[1] = (report_side){a->bases.v, a->bases.n, 0,
+        {can_fold ? folds_alloc : NULL, folds_reset, &r->base_f, need_peak}, NULL, NULL, NULL, 0};
+    if (report_open_sides("check", r->sides, a->bases.n ? 2 : 1, a->filter, MT_TIME_END, 2)) {
+        r->sides[0].m = r->sides[1].m = NULL;
         return 2;
     }
-    if (base_path && !has_inc) {
-        fprintf(stderr, "memtrace check: --base without --max-increase: nothing to compare\n");
-        return 2;
-    }
-    if (at_given && !by_given)
-        inc_metric = MT_METRIC_LIVE_BYTES;
-    int inc_live = inc_metric == MT_METRIC_LIVE_BYTES || inc_metric == MT_METRIC_LIVE_OBJECTS;
-    const char *path = argv[optind];
-    char many[600];
-    if (!name && argc - optind > 1) {
-        snprintf(many, sizeof many, "%s (+%d more)", path, argc - optind - 1);
-        name = many;
-    }
-    if (!name)
-        name = path;
-
-    /* Folding (memory for the live blocks and the stacks, not for every
-     * allocation): a collector per budget. A peak under a filter or a site
-     * is that of the filtered curve, which needs the whole model. */
-    folds main_f = {{0}, {0}, 0}, base_f = {{0}, {0}, 0};
-    int need_peak = 0, can_fold = 1;
-    for (size_t i = 0; i < nb; i++) {
-        int peak = b[i].kind == B_PEAK || (b[i].kind == B_INCREASE && inc_live && inc_at == MT_TIME_PEAK);
-        need_peak |= peak;
-        if (peak && (filter || site))
-            can_fold = 0;
-    }
-    for (size_t i = 0; i < nb && can_fold; i++) {
-        int bad = 0;
-        switch (b[i].kind) {
-        case B_PEAK: bad = add_fold(&main_f, i, MT_METRIC_LIVE_BYTES, MT_TIME_PEAK); break;
-        case B_LIVE_END: bad = add_fold(&main_f, i, MT_METRIC_LIVE_BYTES, MT_TIME_END); break;
-        case B_ALLOC: bad = add_fold(&main_f, i, MT_METRIC_ALLOC_BYTES, MT_TIME_END); break;
-        case B_LOST:
-            bad = add_fold(&main_f, i, MT_METRIC_LIVE_BYTES, MT_TIME_END);
-            main_f.lost_only[i] = 1;
-            break;
-        case B_INCREASE: {
-            mt_timedelta t = inc_live ? inc_at : MT_TIME_END;
-            bad = add_fold(&main_f, i, inc_metric, t) || add_fold(&base_f, i, inc_metric, t);
-            break;
-        }
-        }
-        if (bad)
-            can_fold = 0; /* out of memory: the whole model */
-    }
-    mt_model *m = NULL, *bm = NULL;
-    mt_filter *f = NULL, *bf = NULL;
-    mt_selection *s = NULL, *bs = NULL;
-    report_side sides[2] = {
-        {(const char *const *)argv + optind, (size_t)(argc - optind), 0,
-         {can_fold ? folds_alloc : NULL, folds_reset, &main_f, need_peak}, NULL, NULL, NULL, 0},
-        {bases, n_bases, 0, {can_fold ? folds_alloc : NULL, folds_reset, &base_f, need_peak},
-         NULL, NULL, NULL, 0}};
-    if (report_open_sides("check", sides, base_path ? 2 : 1, filter, MT_TIME_END, 2)) {
-        folds_free(&main_f);
-        folds_free(&base_f);
-        return 2;
-    }
-    m = sides[0].m, f = sides[0].f, s = sides[0].s;
-    bm = sides[1].m, bf = sides[1].f, bs = sides[1].s;
-    int m_folded = sides[0].fed, b_folded = bm && sides[1].fed;
-    mt_filter *lost_filter = NULL;
-    mt_selection *lost_sel = NULL;   /* --max-lost on a whole model */
-    for (size_t i = 0; i < nb; i++) {
-        if (b[i].kind != B_LOST)
-            continue;
-        if (!mt_model_scan(m, NULL)) {
-            if (argc - optind > 1)   /* several traces read as one carry no verdicts */
-                fprintf(stderr, "memtrace check: --max-lost: verdicts are read from one trace at "
-                        "a time, and %d were given: check each\n", argc - optind);
-            else
-                fprintf(stderr, "memtrace check: --max-lost: %s has no leak verdicts; record it "
-                        "with 'memtrace run --leaks' (or MEMTRACE_LEAKS=1 under LD_PRELOAD)\n",
-                        path);
-            report_close(m, f, s);
-            if (bm)
-                report_close(bm, bf, bs);
-            folds_free(&main_f);
-            folds_free(&base_f);
+    for (size_t i = 0; i < a->nb; i++)
+        if (a->b[i].kind == B_LOST && select_lost(a, r))
             return 2;
+    for (size_t i = 0; i < a->nb; i++)
+        if (a->b[i].kind == B_UNEXPLAINED && unexplained(a->paths[0], &a->b[i]))
+            return 2;
+    return 0;
+}
+
+static const char *const measure_what[] = {"allocated bytes", "allocated blocks", "live bytes",
+                                           "live blocks", "samples"};
+
+/* --max-increase: the measure on both sides, its name, its test. */
+static void estimate_increase(const check_args *a, const check_read *r, size_t i,
+                              mt_diff_side sd, const char *scope)
+{
+    budget *x = (budget *)&a->b[i];
+    mt_diff_side bsd = mt_diff_side_all(r->sides[1].s, MT_TIME_END);
+    bsd.site = a->site;
+    bsd.fold = r->sides[1].m && r->sides[1].fed ? r->base_f.f[i] : NULL;
+    mt_peak np, bp;
+    const char *what = measure_what[a->inc_metric];
+    if (inc_live(a) && a->inc_at == MT_TIME_PEAK) {
+        sd.at = mt_diff_side_peak_est(&sd, &np);
+        bsd.at = mt_diff_side_peak_est(&bsd, &bp);
+        snprintf(x->what, sizeof x->what, "peak %s%s", what, scope);
+    } else if (inc_live(a)) {
+        sd.at = bsd.at = a->inc_at;
+        if (a->inc_at == MT_TIME_END)
+            snprintf(x->what, sizeof x->what, "%s at the end%s", what, scope);
+        else {
+            char tb[64];
+            mt_format_time(tb, sizeof tb, a->inc_at);
+            snprintf(x->what, sizeof x->what, "%s at %s%s", what, tb, scope);
         }
-        if (!m_folded && !lost_sel) {
-            /* A whole model: the selection with verdict:lost added. */
-            size_t n = (filter ? strlen(filter) : 0) + 20;
-            char *t = malloc(n);
-            if (t) {
-                snprintf(t, n, "%s%sverdict:lost", filter ? filter : "", filter ? " " : "");
-                lost_filter = mt_filter_parse(t, NULL, NULL);
-                free(t);
-            }
-            lost_sel = lost_filter ? mt_select(m, lost_filter, MT_TIME_END) : NULL;
-            if (!lost_sel) {
-                fprintf(stderr, "memtrace check: --max-lost: out of memory\n");
-                return 2;
-            }
-        }
+    } else {
+        snprintf(x->what, sizeof x->what, "%s%s", what, scope);
     }
-    mt_diff_side side = mt_diff_side_all(s, MT_TIME_END);
-    side.site = site;
+    x->est = mt_diff_estimate(&sd, a->inc_metric);
+    x->base = mt_diff_estimate(&bsd, a->inc_metric);
+    if (inc_live(a) && a->inc_at == MT_TIME_PEAK && a->inc_metric == MT_METRIC_LIVE_BYTES) {
+        /* the peaks' estimates: each curve's highest point */
+        x->est.value = np.bytes;
+        x->base.value = bp.bytes;
+    }
+    x->p = mt_test_ratio_above(&x->base, &x->est, x->limit);
+}
+
+/* One budget on one trace: its estimate, its name, its test. */
+static void estimate_one(check_args *a, const check_read *r, size_t i, const char *scope)
+{
+    budget *x = &a->b[i];
+    mt_diff_side sd = mt_diff_side_all(r->sides[0].s, MT_TIME_END);
+    sd.site = a->site;
+    sd.fold = r->sides[0].fed ? r->main_f.f[i] : NULL;
+    char tb[64];
+    switch (x->kind) {
+    case B_PEAK:
+        sd.at = mt_diff_side_peak_est(&sd, &x->peak);
+        mt_format_time(tb, sizeof tb, sd.at);
+        snprintf(x->what, sizeof x->what, "peak live bytes%s", scope);
+        snprintf(x->when, sizeof x->when, " (at %s)", tb);
+        /* the curve's highest can read high: the peak's own test, which
+         * fails only when the interval's lower bound is above the
+         * budget at --alpha (docs/estimates.md) */
+        x->est = mt_diff_estimate(&sd, MT_METRIC_LIVE_BYTES);
+        x->est.value = x->peak.bytes;
+        x->p = mt_test_peak_above(&x->peak, x->limit);
+        break;
+    case B_LIVE_END:
+        snprintf(x->what, sizeof x->what, "live bytes at the end%s", scope);
+        x->est = mt_diff_estimate(&sd, MT_METRIC_LIVE_BYTES);
+        x->p = mt_test_above(&x->est, x->limit);
+        break;
+    case B_LOST:
+        snprintf(x->what, sizeof x->what, "lost bytes at exit%s", scope);
+        if (r->lost_sel)
+            sd.sel = r->lost_sel;
+        sd.at = MT_TIME_END;
+        x->est = mt_diff_estimate(&sd, MT_METRIC_LIVE_BYTES);
+        x->p = mt_test_above(&x->est, x->limit);
+        if (!(x->est.value > 0))   /* a zero from no sample: its bound (docs/leaks.md) */
+            x->unsampled_upper = mt_unsampled_upper(r->sides[0].m, 0.95);
+        break;
+    case B_ALLOC:
+        snprintf(x->what, sizeof x->what, "allocated bytes%s", scope);
+        x->est = mt_diff_estimate(&sd, MT_METRIC_ALLOC_BYTES);
+        x->p = mt_test_above(&x->est, x->limit);
+        break;
+    case B_INCREASE: estimate_increase(a, r, i, sd, scope); break;
+    case B_UNEXPLAINED: /* read with the trace's ledger (check_read_all) */
+        snprintf(x->what, sizeof x->what, "unexplained resident memory");
+        break;
+    }
+}
+
+/* Every budget's estimate and test, then the verdicts (Holm over them):
+ * the number that failed. */
+static size_t decide(check_args *a, const check_read *r)
+{
     char scope[300] = "";
-    if (filter && site)
-        snprintf(scope, sizeof scope, " (filter '%s', site %s)", filter, site);
-    else if (filter)
-        snprintf(scope, sizeof scope, " (filter '%s')", filter);
-    else if (site)
-        snprintf(scope, sizeof scope, " (site %s)", site);
-    static const char *const what[] = {"allocated bytes", "allocated blocks", "live bytes",
-                                       "live blocks", "samples"};
-    double p[8];
-    for (size_t i = 0; i < nb; i++) {
-        budget *x = &b[i];
-        mt_diff_side sd = side;
-        char tb[64];
-        sd.fold = m_folded ? main_f.f[i] : NULL;
-        switch (x->kind) {
-        case B_PEAK:
-            sd.at = mt_diff_side_peak_est(&sd, &x->peak);
-            mt_format_time(tb, sizeof tb, sd.at);
-            snprintf(x->what, sizeof x->what, "peak live bytes%s", scope);
-            snprintf(x->when, sizeof x->when, " (at %s)", tb);
-            /* the curve's highest can read high: the peak's own test, which
-             * fails only when the interval's lower bound is above the
-             * budget at --alpha (docs/estimates.md) */
-            x->est = mt_diff_estimate(&sd, MT_METRIC_LIVE_BYTES);
-            x->est.value = x->peak.bytes;
-            x->p = mt_test_peak_above(&x->peak, x->limit);
-            break;
-        case B_LIVE_END:
-            snprintf(x->what, sizeof x->what, "live bytes at the end%s", scope);
-            x->est = mt_diff_estimate(&sd, MT_METRIC_LIVE_BYTES);
-            x->p = mt_test_above(&x->est, x->limit);
-            break;
-        case B_LOST:
-            snprintf(x->what, sizeof x->what, "lost bytes at exit%s", scope);
-            if (lost_sel)
-                sd.sel = lost_sel;
-            sd.at = MT_TIME_END;
-            x->est = mt_diff_estimate(&sd, MT_METRIC_LIVE_BYTES);
-            x->p = mt_test_above(&x->est, x->limit);
-            if (!(x->est.value > 0))   /* a zero from no sample: its bound (docs/leaks.md) */
-                x->unsampled_upper = mt_unsampled_upper(m, 0.95);
-            break;
-        case B_UNEXPLAINED:
-            snprintf(x->what, sizeof x->what, "unexplained resident memory");
-            if (unexplained(path, x) != 0) {
-                report_close(m, f, s);
-                if (bm)
-                    report_close(bm, bf, bs);
-                folds_free(&main_f);
-                folds_free(&base_f);
-                return 2;
-            }
-            break;
-        case B_ALLOC:
-            snprintf(x->what, sizeof x->what, "allocated bytes%s", scope);
-            x->est = mt_diff_estimate(&sd, MT_METRIC_ALLOC_BYTES);
-            x->p = mt_test_above(&x->est, x->limit);
-            break;
-        case B_INCREASE: {
-            mt_diff_side bsd = mt_diff_side_all(bs, MT_TIME_END);
-            bsd.site = site;
-            bsd.fold = b_folded ? base_f.f[i] : NULL;
-            mt_peak np, bp;
-            if (inc_live && inc_at == MT_TIME_PEAK) {
-                sd.at = mt_diff_side_peak_est(&sd, &np);
-                bsd.at = mt_diff_side_peak_est(&bsd, &bp);
-                snprintf(x->what, sizeof x->what, "peak %s%s", what[inc_metric], scope);
-            } else if (inc_live) {
-                sd.at = bsd.at = inc_at;
-                if (inc_at == MT_TIME_END)
-                    snprintf(x->what, sizeof x->what, "%s at the end%s", what[inc_metric], scope);
-                else {
-                    mt_format_time(tb, sizeof tb, inc_at);
-                    snprintf(x->what, sizeof x->what, "%s at %s%s", what[inc_metric], tb, scope);
-                }
-            } else {
-                snprintf(x->what, sizeof x->what, "%s%s", what[inc_metric], scope);
-            }
-            x->est = mt_diff_estimate(&sd, inc_metric);
-            x->base = mt_diff_estimate(&bsd, inc_metric);
-            if (inc_live && inc_at == MT_TIME_PEAK && inc_metric == MT_METRIC_LIVE_BYTES) {
-                /* the peaks' estimates: each curve's highest point */
-                x->est.value = np.bytes;
-                x->base.value = bp.bytes;
-            }
-            x->p = mt_test_ratio_above(&x->base, &x->est, x->limit);
-            break;
-        }
-        }
-        p[i] = x->p;
+    if (a->filter && a->site)
+        snprintf(scope, sizeof scope, " (filter '%s', site %s)", a->filter, a->site);
+    else if (a->filter)
+        snprintf(scope, sizeof scope, " (filter '%s')", a->filter);
+    else if (a->site)
+        snprintf(scope, sizeof scope, " (site %s)", a->site);
+    double p[8], adj[8];
+    for (size_t i = 0; i < a->nb; i++) {
+        estimate_one(a, r, i, scope);
+        p[i] = a->b[i].p;
     }
-    double adj[8];
-    mt_holm(p, nb, adj);
+    mt_holm(p, a->nb, adj);
     size_t failed = 0;
-    for (size_t i = 0; i < nb; i++) {
-        b[i].p_adj = adj[i];
-        verdict(&b[i], alpha);
-        failed += b[i].fail;
+    for (size_t i = 0; i < a->nb; i++) {
+        a->b[i].p_adj = adj[i];
+        verdict(&a->b[i], a->alpha);
+        failed += a->b[i].fail;
     }
+    return failed;
+}
+
+/* The report on stdout, GitHub Actions annotations when run there. */
+static void print_report(const check_args *a, const char *name, size_t failed)
+{
     int gha = getenv("GITHUB_ACTIONS") && !strcmp(getenv("GITHUB_ACTIONS"), "true");
+    size_t nb = a->nb;
     /* names, paths and filters as the one escaper writes them: no raw
      * control character, no line that is a workflow command but ours, whose
      * message encodes %, CR and LF as GitHub Actions decodes them */
     fputs("memtrace check: ", stdout);
     mt_text_put(stdout, name);
-    if (base_path) {
+    if (a->bases.n) {
         fputs(" against ", stdout);
-        mt_text_put(stdout, base_path);
+        mt_text_put(stdout, a->bases.v[a->bases.n - 1]);
     }
     putchar('\n');
     for (size_t i = 0; i < nb; i++) {
-        printf("  %s  ", b[i].fail ? "FAIL" : "ok  ");
-        mt_text_put(stdout, b[i].line);
+        printf("  %s  ", a->b[i].fail ? "FAIL" : "ok  ");
+        mt_text_put(stdout, a->b[i].line);
         putchar('\n');
-        if (gha && b[i].fail) {
+        if (gha && a->b[i].fail) {
             fputs("::error title=memtrace check::", stdout);
             mt_ci_data_put(stdout, name);
             fputs(": ", stdout);
-            mt_ci_data_put(stdout, b[i].line);
+            mt_ci_data_put(stdout, a->b[i].line);
             putchar('\n');
         }
     }
     if (failed)
         printf("memtrace check: %zu of %zu budget%s exceeded beyond the sampling noise "
                "(one-sided exact tests, Holm over %zu budget%s at %g%%)\n", failed, nb,
-               nb == 1 ? "" : "s", nb, nb == 1 ? "" : "s", 100 * alpha);
+               nb == 1 ? "" : "s", nb, nb == 1 ? "" : "s", 100 * a->alpha);
     else
         printf("memtrace check: %zu budget%s hold%s\n", nb, nb == 1 ? "" : "s", nb == 1 ? "s" : "");
-    int rc = failed ? 1 : 0;
+}
+
+int cmd_check(int argc, char **argv)
+{
+    const char *bases[argc > 0 ? argc : 1];
+    check_args a = {.bases = {bases, 0, (size_t)(argc > 0 ? argc : 1)}, .alpha = 0.05, .inc_metric = MT_METRIC_LIVE_BYTES,
+                    .inc_at = MT_TIME_PEAK};
+    int rc = check_parse(&a, argc, argv);
+    if (rc >= 0)
+        return rc;
+    char many[600];
+    const char *name = a.name;
+    if (!name && a.n_paths > 1) {
+        snprintf(many, sizeof many, "%s (+%zu more)", a.paths[0], a.n_paths - 1);
+        name = many;
+    }
+    if (!name)
+        name = a.paths[0];
+    check_read r;
+    memset(&r, 0, sizeof r);
+    if (check_read_all(&a, &r)) {
+        read_close(&r);
+        return 2;
+    }
+    size_t failed = decide(&a, &r);
+    print_report(&a, name, failed);
+    rc = failed ? 1 : 0;
     if (fflush(stdout) != 0) {
         perror("memtrace check: writing the report");
         rc = 2;
     }
     const char *why = NULL;
-    if (junit && write_junit(junit, name, b, nb, failed, &why) < 0) {
-        fprintf(stderr, "memtrace check: --junit %s: cannot write it: %s\n", junit,
+    if (a.junit && write_junit(a.junit, name, a.b, a.nb, failed, &why) < 0) {
+        fprintf(stderr, "memtrace check: --junit %s: cannot write it: %s\n", a.junit,
                 why ? why : "write error");
         rc = 2;
     }
-    mt_selection_free(lost_sel);
-    mt_filter_free(lost_filter);
-    report_close(m, f, s);
-    if (bm)
-        report_close(bm, bf, bs);
-    folds_free(&main_f);
-    folds_free(&base_f);
+    read_close(&r);
     return rc;
 }

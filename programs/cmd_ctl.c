@@ -36,7 +36,7 @@
 #include "commands.h"
 #include "units.h"
 #include "memtrace/present.h"
-#include "proc_trace.h"
+#include "../lib/inject/proc_trace.h"
 #include "ctl_push.h"
 
 #ifndef F_GET_SEALS

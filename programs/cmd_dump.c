@@ -25,9 +25,8 @@ static const char usage_text[] =
     "Raw frames (module+0xoffset, a trace never symbolized) are named from the\n"
     "binaries on this machine whose build-id or size is the recorded one.\n"
     "\n"
-    "Options:\n"
-    "      --raw-frames  frames as the trace holds them: raw ones not named\n"
-    "  -h, --help   show this help\n"
+    "Options:\n";
+static const char usage_tail[] =
     "\n"
     "Example:\n"
     "  memtrace dump app.ctf | less\n";
@@ -170,18 +169,9 @@ static void dump_backtrace(const mt_reader *r, const mt_event *ev)
     }
 }
 
-int cmd_dump(int argc, char **argv)
+/* The "info" lines. */
+static void dump_info(const mt_trace_info *info)
 {
-    const char *path;
-    int raw_frames = 0;
-    int status = trace_cli_args(argc, argv, usage_text, &path, &raw_frames);
-    if (status >= 0)
-        return status;
-    mt_reader_options opts = {.raw_frames = raw_frames};
-    mt_reader *r = trace_cli_open("dump", path, &opts);
-    if (!r)
-        return 1;
-    const mt_trace_info *info = mt_reader_info(r);
     ostr("memtrace-dump 1\ninfo version=");
     ou64((unsigned)info->version);
     char rate[40];
@@ -206,46 +196,65 @@ int cmd_dump(int argc, char **argv)
     else
         ostr("<none>");
     oput("\n", 1);
+}
 
+/* One "ev" line, and an allocation's "bt" lines. */
+static void dump_event(mt_reader *r, const mt_event *ev)
+{
     static const char *const sources[] = {"Minor", "Major", "External"};
+    ostr("ev ");
+    oi64(ev->time);
+    switch (ev->kind) {
+    case MT_EVENT_ALLOC:
+        ostr(" alloc id=");
+        ou64(ev->id);
+        ostr(" len=");
+        oi64((long long)ev->length);
+        ostr(" nsamples=");
+        oi64((long long)ev->n_samples);
+        ostr(" src=");
+        ostr(sources[ev->source]);
+        ostr(" cp=");
+        ou64(ev->common_prefix);
+        ostr(" btlen=");
+        ou64(ev->backtrace_length);
+        break;
+    case MT_EVENT_PROMOTE:
+        ostr(" promote id=");
+        ou64(ev->id);
+        break;
+    case MT_EVENT_COLLECT:
+        ostr(" collect id=");
+        ou64(ev->id);
+        break;
+    }
+    if (ev->domain != 0) {
+        ostr(" dom=");
+        ou64(ev->domain);
+    }
+    oput("\n", 1);
+    if (ev->kind == MT_EVENT_ALLOC)
+        dump_backtrace(r, ev);
+}
+
+int cmd_dump(int argc, char **argv)
+{
+    const char *path;
+    int raw_frames = 0;
+    int status = trace_cli_args("dump", argc, argv, usage_text, usage_tail, &path, &raw_frames);
+    if (status >= 0)
+        return status;
+    mt_reader_options opts = {.raw_frames = raw_frames};
+    mt_reader *r = trace_cli_open("dump", path, &opts);
+    if (!r)
+        return 1;
+    dump_info(mt_reader_info(r));
     unsigned long long counts[3] = {0, 0, 0};
     mt_event ev;
     int rc;
     while ((rc = mt_reader_next(r, &ev)) == 1) {
         counts[ev.kind]++;
-        ostr("ev ");
-        oi64(ev.time);
-        switch (ev.kind) {
-        case MT_EVENT_ALLOC:
-            ostr(" alloc id=");
-            ou64(ev.id);
-            ostr(" len=");
-            oi64((long long)ev.length);
-            ostr(" nsamples=");
-            oi64((long long)ev.n_samples);
-            ostr(" src=");
-            ostr(sources[ev.source]);
-            ostr(" cp=");
-            ou64(ev.common_prefix);
-            ostr(" btlen=");
-            ou64(ev.backtrace_length);
-            break;
-        case MT_EVENT_PROMOTE:
-            ostr(" promote id=");
-            ou64(ev.id);
-            break;
-        case MT_EVENT_COLLECT:
-            ostr(" collect id=");
-            ou64(ev.id);
-            break;
-        }
-        if (ev.domain != 0) {
-            ostr(" dom=");
-            ou64(ev.domain);
-        }
-        oput("\n", 1);
-        if (ev.kind == MT_EVENT_ALLOC)
-            dump_backtrace(r, &ev);
+        dump_event(r, &ev);
     }
     if (rc < 0) {
         oflush();

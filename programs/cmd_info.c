@@ -31,8 +31,8 @@ static const char usage_text[] =
     "kind it is, what it measures, whether its error can be derived, and its\n"
     "totals.\n"
     "\n"
-    "Options:\n"
-    "  -h, --help   show this help\n"
+    "Options:\n";
+static const char usage_tail[] =
     "\n"
     "Example:\n"
     "  memtrace info app.ctf\n";
@@ -48,22 +48,18 @@ static void print_time(const char *label, long long us)
         printf("%-18s %lld us since the epoch\n", label, us);
 }
 
-/* The blocks one allocation record stands for: n_samples / (rate * words),
- * words counting the header word of OCaml heap blocks (and one byte more
- * for a C mapping), exactly as the analysis layer counts objects
- * (mta_alloc_objects in lib/analyze/scale.h), so that info's estimate is
- * the one 'stats' prints. info reads the codec alone, without a model,
- * hence the formula written again here. */
-static double alloc_blocks(const mt_trace_info *info, const mt_event *ev)
+/* The allocation an event records, as the analysis layer sees it: its
+ * estimates then come from mt_scale (the blocks it stands for, their
+ * variance) exactly as 'stats' computes them. info reads the codec alone,
+ * without a model. */
+static mt_alloc alloc_of(const mt_trace_info *info, const mt_event *ev)
 {
-    if (info->sample_rate <= 0)
-        return 0;
-    double words = (double)ev->length;
-    if (ev->source != MT_SOURCE_EXTERNAL)
-        words += 1;
-    if (words < 1)
-        words = 1;
-    return (double)ev->n_samples / info->sample_rate / words;
+    mt_alloc a;
+    memset(&a, 0, sizeof a);
+    a.size = ev->length * (uint64_t)(info->word_size / 8);
+    a.n_samples = ev->n_samples;
+    a.source = (uint8_t)ev->source;
+    return a;
 }
 
 /* A field from the trace, control characters escaped. */
@@ -77,19 +73,9 @@ static void print_name(const char *label, const char *text)
 /* More samples than this in one trace are refused, as every report does. */
 #define SAMPLES_MAX (1ULL << 62)
 
-int cmd_info(int argc, char **argv)
+/* The header's fields. */
+static void print_header(const char *path, mt_reader *r, const mt_trace_info *info)
 {
-    const char *path;
-    int status = trace_cli_args(argc, argv, usage_text, &path, NULL);
-    if (status >= 0)
-        return status;
-    if (strcmp(path, "-") && mt_path_is_profile(path))
-        return info_profile(path);
-    mt_reader_options opts = {.skip_backtraces = 1};
-    mt_reader *r = trace_cli_open("info", path, &opts);
-    if (!r)
-        return 1;
-    const mt_trace_info *info = mt_reader_info(r);
     printf("%-18s %s\n", "file:", path);
     if (mt_reader_size(r))
         printf("%-18s %llu bytes\n", "size:", (unsigned long long)mt_reader_size(r));
@@ -110,118 +96,166 @@ int cmd_info(int argc, char **argv)
                                         "attach is not counted");
     if (info->version >= 3)
         printf("%-18s %u\n", "initial domain:", info->initial_domain);
-    fflush(stdout);
+}
 
-    unsigned long long allocs[3] = {0, 0, 0}, promotes = 0, collects = 0;
-    /* words: the sizes of the sampled blocks; each record of an OCaml or
-     * malloc block is one block. A record of a C mapping is one sample
-     * point in it, and carries the size of the whole mapping (as many
-     * records as points: lib/record/mmap.c), so mappings are counted by
-     * their points and estimated, never by adding up their sizes. */
-    unsigned long long words = 0, samples = 0, carried = 0, carried_samples = 0;
-    unsigned long long map_points = 0;
-    double blocks = 0, map_blocks = 0, blocks_var = 0;
+/* What the events add up to. words: the sizes of the sampled blocks; each
+ * record of an OCaml or malloc block is one block. A record of a C mapping
+ * is one sample point in it, and carries the size of the whole mapping (as
+ * many records as points: lib/record/mmap.c), so mappings are counted by
+ * their points and estimated, never by adding up their sizes. */
+typedef struct counts {
+    unsigned long long allocs[3], promotes, collects;
+    unsigned long long words, samples, carried, carried_samples, map_points;
+    double blocks, map_blocks, blocks_var;
+    long long last;
+    unsigned max_domain, ndomains;
+    unsigned char seen[65536 / 8];
+} counts;
+
+static void count_alloc(counts *c, const mt_trace_info *info, const mt_scale *scale,
+                        const mt_event *ev)
+{
     int c_trace = info->word_size == 8;
-    long long last = 0;
-    unsigned max_domain = 0;
-    unsigned char seen[65536 / 8] = {0};
-    unsigned ndomains = 0;
+    c->allocs[ev->source]++;
+    c->carried += ev->carried != 0;
+    c->samples += ev->n_samples;
+    if (ev->carried) {   /* allocated before the piece began: not counted (as in stats) */
+        c->carried_samples += ev->n_samples;
+    } else {
+        mt_alloc a = alloc_of(info, ev);
+        double b = mt_scale_alloc_objects(scale, &a);
+        c->blocks += b;
+        c->blocks_var += mt_scale_alloc_objects_var(scale, &a);   /* the count's own */
+        if (c_trace && ev->source == MT_SOURCE_MAJOR)
+            c->map_blocks += b;
+    }
+    if (c_trace && ev->source == MT_SOURCE_MAJOR)
+        c->map_points++;
+    else
+        c->words += ev->length;
+}
+
+/* Reads every event: 0, or 1 after the message. */
+static int count_events(counts *c, mt_reader *r, const char *path)
+{
+    const mt_trace_info *info = mt_reader_info(r);
+    mt_scale scale = mt_scale_of(info);
     mt_event ev;
     int rc;
     while ((rc = mt_reader_next(r, &ev)) == 1) {
-        last = ev.time;
-        if (!(seen[ev.domain / 8] & (1u << (ev.domain % 8)))) {
-            seen[ev.domain / 8] |= (unsigned char)(1u << (ev.domain % 8));
-            ndomains++;
-            if (ev.domain > max_domain)
-                max_domain = ev.domain;
+        c->last = ev.time;
+        if (!(c->seen[ev.domain / 8] & (1u << (ev.domain % 8)))) {
+            c->seen[ev.domain / 8] |= (unsigned char)(1u << (ev.domain % 8));
+            c->ndomains++;
+            if (ev.domain > c->max_domain)
+                c->max_domain = ev.domain;
         }
-        switch (ev.kind) {
-        case MT_EVENT_ALLOC:
-            allocs[ev.source]++;
-            carried += ev.carried != 0;
-            samples += ev.n_samples;
-            if (ev.n_samples > SAMPLES_MAX || samples > SAMPLES_MAX) {
+        if (ev.kind == MT_EVENT_ALLOC) {
+            count_alloc(c, info, &scale, &ev);
+            if (ev.n_samples > SAMPLES_MAX || c->samples > SAMPLES_MAX) {
                 /* the limit of the analysis layer, and its words */
                 fprintf(stderr, "memtrace info: %s: sample counts add up to more than 2^62 (a "
                                 "damaged or forged trace)\n", path);
-                mt_reader_close(r);
                 return 1;
             }
-            if (ev.carried) {   /* allocated before the piece began: not counted (as in stats) */
-                carried_samples += ev.n_samples;
-            } else {
-                double b = alloc_blocks(info, &ev);
-                blocks += b;
-                /* the count's own variance (as mta_objects_var: b^2 / n (1 - rate)) */
-                if (ev.n_samples && info->sample_rate < 1)
-                    blocks_var += b * b / (double)ev.n_samples * (1 - info->sample_rate);
-                if (c_trace && ev.source == MT_SOURCE_MAJOR)
-                    map_blocks += b;
-            }
-            if (c_trace && ev.source == MT_SOURCE_MAJOR)
-                map_points++;
-            else
-                words += ev.length;
-            break;
-        case MT_EVENT_PROMOTE:
-            promotes++;
-            break;
-        case MT_EVENT_COLLECT:
-            collects++;
-            break;
+        } else if (ev.kind == MT_EVENT_PROMOTE) {
+            c->promotes++;
+        } else if (ev.kind == MT_EVENT_COLLECT) {
+            c->collects++;
         }
     }
     if (rc < 0) {
         fprintf(stderr, "memtrace info: %s\n", mt_reader_error(r));
-        mt_reader_close(r);
         return 1;
     }
-    unsigned long long nallocs = allocs[0] + allocs[1] + allocs[2];
+    return 0;
+}
+
+/* The duration, the end, the counts. */
+static void print_events(const counts *c, mt_reader *r, const mt_trace_info *info)
+{
+    unsigned long long nallocs = c->allocs[0] + c->allocs[1] + c->allocs[2];
     mt_timedelta end = mt_reader_end_time(r);
-    if (end > last)
+    if (end > c->last)
         printf("%-18s %.6f s (end of the recording; last event at %.6f s)\n", "duration:",
-               (double)end / 1e6, (double)last / 1e6);
+               (double)end / 1e6, (double)c->last / 1e6);
     else
-        printf("%-18s %.6f s (last event)\n", "duration:", (double)last / 1e6);
+        printf("%-18s %.6f s (last event)\n", "duration:", (double)c->last / 1e6);
     printf("%-18s %s\n", "end:",
            mt_reader_ended(r) ? "marked by the recorder (the process exited, exec'd or stopped "
                                 "tracing, or its piece ended)"
                               : "not marked (killed, crashed, cut short, or another writer)");
-    if (ndomains > 1)
-        printf("%-18s %u (highest %u)\n", "domains:", ndomains, max_domain);
-    printf("%-18s %llu\n", "events:", nallocs + promotes + collects);
+    if (c->ndomains > 1)
+        printf("%-18s %u (highest %u)\n", "domains:", c->ndomains, c->max_domain);
+    printf("%-18s %llu\n", "events:", nallocs + c->promotes + c->collects);
     printf("%-18s %llu (minor %llu, major %llu, external %llu)\n", "allocations:", nallocs,
-           allocs[0], allocs[1], allocs[2]);
-    if (info->word_size == 8 && allocs[0] == 0)   /* a C trace: the sources are kinds */
-        printf("%-18s malloc %llu, mmap %llu\n", "by kind:", allocs[2], allocs[1]);
-    if (carried)
+           c->allocs[0], c->allocs[1], c->allocs[2]);
+    if (info->word_size == 8 && c->allocs[0] == 0)   /* a C trace: the sources are kinds */
+        printf("%-18s malloc %llu, mmap %llu\n", "by kind:", c->allocs[2], c->allocs[1]);
+    if (c->carried)
         printf("%-18s %llu of them (a piece of a rotated recording: blocks live when it "
-               "began)\n", "carried over:", carried);
-    printf("%-18s %llu\n", "promotions:", promotes);
-    printf("%-18s %llu\n", "collections:", collects);
-    printf("%-18s %llu\n", "samples:", samples);
-    /* The estimate 'stats' prints as "allocated": samples / rate words. */
-    double est = info->sample_rate > 0 ? (double)(samples - carried_samples) / info->sample_rate : 0;
+               "began)\n", "carried over:", c->carried);
+    printf("%-18s %llu\n", "promotions:", c->promotes);
+    printf("%-18s %llu\n", "collections:", c->collects);
+    printf("%-18s %llu\n", "samples:", c->samples);
+}
+
+/* The estimates: what was allocated, the sampled blocks, the mappings. */
+static void print_estimates(const counts *c, const mt_trace_info *info)
+{
+    int c_trace = info->word_size == 8;
+    /* The estimate 'stats' prints as "allocated", in words. */
+    double est = (double)(c->samples - c->carried_samples) * mt_scale_of(info).inv_rate;
     if (c_trace)
-        printf("%-18s %.0f bytes in %.0f blocks", "allocated:", est, blocks);
+        printf("%-18s %.0f bytes in %.0f blocks", "allocated:", est, c->blocks);
     else
         printf("%-18s %.0f words (%.0f bytes) in %.0f blocks", "allocated:", est,
-               est * (info->word_size / 8), blocks);
-    printf(" (estimated from the samples%s", carried ? "; carried over not counted" : "");
-    if (samples > carried_samples && blocks > 0)
+               est * (info->word_size / 8), c->blocks);
+    printf(" (estimated from the samples%s", c->carried ? "; carried over not counted" : "");
+    if (c->samples > c->carried_samples && c->blocks > 0)
         /* each figure's own error: a count's is far larger (docs/estimates.md) */
-        printf("; bytes ±%.1f%%, blocks ±%.1f%%", 100 * mt_noise(samples - carried_samples),
-               100 * sqrt(blocks_var) / blocks);
+        printf("; bytes ±%.1f%%, blocks ±%.1f%%", 100 * mt_noise(c->samples - c->carried_samples),
+               100 * sqrt(c->blocks_var) / c->blocks);
     printf(")\n");
     if (c_trace)
-        printf("%-18s %llu bytes\n", "sampled blocks:", words);
+        printf("%-18s %llu bytes\n", "sampled blocks:", c->words);
     else
-        printf("%-18s %llu words (%llu bytes)\n", "sampled blocks:", words,
-               words * (info->word_size / 8));
-    if (map_points)
+        printf("%-18s %llu words (%llu bytes)\n", "sampled blocks:", c->words,
+               c->words * (info->word_size / 8));
+    if (c->map_points)
         printf("%-18s %llu sample points in about %.0f mappings (estimated; not in sampled "
-               "blocks)\n", "mapped:", map_points, map_blocks);
+               "blocks)\n", "mapped:", c->map_points, c->map_blocks);
+}
+
+int cmd_info(int argc, char **argv)
+{
+    const char *path;
+    int status = trace_cli_args("info", argc, argv, usage_text, usage_tail, &path, NULL);
+    if (status >= 0)
+        return status;
+    if (strcmp(path, "-") && mt_path_is_profile(path))
+        return info_profile(path);
+    mt_reader_options opts = {.skip_backtraces = 1};
+    mt_reader *r = trace_cli_open("info", path, &opts);
+    if (!r)
+        return 1;
+    const mt_trace_info *info = mt_reader_info(r);
+    print_header(path, r, info);
+    fflush(stdout);
+    counts *c = calloc(1, sizeof *c);
+    if (!c) {
+        perror("memtrace info");
+        mt_reader_close(r);
+        return 1;
+    }
+    status = count_events(c, r, path);
+    if (status == 0) {
+        print_events(c, r, info);
+        print_estimates(c, info);
+    }
+    free(c);
     mt_reader_close(r);
+    if (status)
+        return status;
     return fflush(stdout) == 0 ? 0 : 1;
 }

@@ -10,7 +10,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +21,7 @@
 #include "fdsink.h"
 #include "memtrace/present.h"
 #include "memtrace/trace.h"
+#include "options.h"
 
 static const char usage_text[] =
     "usage: memtrace recode [OPTIONS] IN OUT\n"
@@ -31,10 +31,8 @@ static const char usage_text[] =
     "(version 1 traces are written as version 2). Skipped packets of IN are\n"
     "reported on stderr and left out.\n"
     "\n"
-    "Options:\n"
-    "  -V, --format-version N   write format version N: 2 (readable by every\n"
-    "                           memtrace release) or 3\n"
-    "  -h, --help               show this help\n"
+    "Options:\n";
+static const char usage_tail[] =
     "\n"
     "Example:\n"
     "  memtrace recode --format-version 3 app.ctf app-v3.ctf\n";
@@ -98,60 +96,13 @@ static int recode_serial(mt_reader *r, mt_writer *w, const char *in, const char 
     return 0;
 }
 
-int cmd_recode(int argc, char **argv)
+/* Writes r's events to fd (through ob when not NULL) in format version:
+ * 0, or 1 after the message. */
+static int recode_to(mt_reader *r, int fd, mt_fdsink *ob, int version, const char *in,
+                     const char *out)
 {
-    static const struct option longopts[] = {
-        {"format-version", required_argument, NULL, 'V'},
-        {"help", no_argument, NULL, 'h'},
-        {0, 0, 0, 0}};
-    int version = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "V:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'V':
-            if (strcmp(optarg, "2") == 0 || strcmp(optarg, "3") == 0) {
-                version = optarg[0] - '0';
-                break;
-            }
-            fprintf(stderr, "memtrace recode: --format-version must be 2 or 3, not '%s'\n",
-                    optarg);
-            return 2;
-        case 'h':
-            fputs(usage_text, stdout);
-            return 0;
-        default:
-            fputs(usage_text, stderr);
-            return 2;
-        }
-    }
-    if (argc - optind != 2) {
-        fputs(usage_text, stderr);
-        return 2;
-    }
-    const char *in = argv[optind], *out = argv[optind + 1];
-    mt_reader_options ropts = {.on_warning = on_warning};
-    char *err = NULL;
-    mt_reader *r = strcmp(in, "-") == 0 ? mt_reader_open_fd(0, "<stdin>", &ropts, &err)
-                                        : mt_reader_open(in, &ropts, &err);
-    if (!r) {
-        fprintf(stderr, "memtrace recode: %s\n", err ? err : "out of memory");
-        free(err);
-        return 1;
-    }
     const mt_trace_info *info = mt_reader_info(r);
-    if (version == 0)
-        version = info->version < 2 ? 2 : info->version;
-    mt_outfile of = {.fd = 1};
-    const char *why = NULL;
-    if (strcmp(out, "-") != 0 && mt_outfile_open(&of, out, 0644, &why) != 0) {
-        fprintf(stderr, "memtrace recode: %s: %s\n", out, why);
-        mt_reader_close(r);
-        return 1;
-    }
-    int fd = of.fd;
-    /* output buffered in 1 MiB blocks: fewer system calls than one per
-     * packet (a recorder writes packets one by one; a converter need not) */
-    mt_fdsink *ob = mt_fdsink_new(fd, 1 << 20);
+    char *err = NULL;
     mt_writer_options wopts = {.version = version,
                                .domain = version >= 3 ? info->initial_domain : 0,
                                .resolve = resolve,
@@ -182,6 +133,52 @@ int cmd_recode(int argc, char **argv)
         }
         mt_writer_close(w);
     }
+    return status;
+}
+
+int cmd_recode(int argc, char **argv)
+{
+    static const char *const versions[] = {"2", "3", NULL};
+    int version = -1;
+    const opt_spec opts[] = {
+        OPT("format-version", 'V', OPT_CHOICE, &version, "N",
+            "write format version N: 2 (readable by every\nmemtrace release) or 3",
+            .choices = versions),
+    };
+    const opt_command cmd = {"recode", usage_text, usage_tail, 27, opts, 1};
+    int first, prc = opt_parse(&cmd, argc, argv, &first);
+    if (prc >= 0)
+        return prc;
+    version = version < 0 ? 0 : version + 2;
+    if (argc - first != 2) {
+        fprintf(stderr, "memtrace recode: expected IN and OUT\n");
+        return opt_usage("recode");
+    }
+    const char *in = argv[first], *out = argv[first + 1];
+    mt_reader_options ropts = {.on_warning = on_warning};
+    char *err = NULL;
+    mt_reader *r = strcmp(in, "-") == 0 ? mt_reader_open_fd(0, "<stdin>", &ropts, &err)
+                                        : mt_reader_open(in, &ropts, &err);
+    if (!r) {
+        fprintf(stderr, "memtrace recode: %s\n", err ? err : "out of memory");
+        free(err);
+        return 1;
+    }
+    const mt_trace_info *info = mt_reader_info(r);
+    if (version == 0)
+        version = info->version < 2 ? 2 : info->version;
+    mt_outfile of = {.fd = 1};
+    const char *why = NULL;
+    if (strcmp(out, "-") != 0 && mt_outfile_open(&of, out, 0644, &why) != 0) {
+        fprintf(stderr, "memtrace recode: %s: %s\n", out, why);
+        mt_reader_close(r);
+        return 1;
+    }
+    int fd = of.fd;
+    /* output buffered in 1 MiB blocks: fewer system calls than one per
+     * packet (a recorder writes packets one by one; a converter need not) */
+    mt_fdsink *ob = mt_fdsink_new(fd, 1 << 20);
+    int status = recode_to(r, fd, ob, version, in, out);
     free(ob);
     if (of.path && status != 0)
         mt_outfile_abort(&of);

@@ -3,58 +3,48 @@
  * moment, rows that add up to RSS with their sources and errors
  * (docs/rss.md, lib/analyze/ledger.c, lib/present/ledger.c).
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "commands.h"
+#include "options.h"
 #include "report.h"
 
-static void help(void)
-{
-    printf("usage: memtrace rss [OPTIONS] FILE\n"
-           "\n"
-           "Where the resident memory went: rows that add up to the process's RSS at\n"
-           "a moment, each with its source and its 95%% interval. The live heap and\n"
-           "the program's own mappings come from the samples; what the allocator holds\n"
-           "beyond them (in use, free but resident, metadata) from its own statistics;\n"
-           "stacks, modules, file maps and shared memory from /proc/self/smaps;\n"
-           "memtrace's own memory is shown so that it can be subtracted; the rest is\n"
-           "the row 'unexplained'. Needs FILE.rss of version 2 beside the trace (what\n"
-           "memtrace run writes); see docs/rss.md.\n"
-           "\n"
-           "  -a, --at WHEN      peak (the reading with the largest RSS; default), end,\n"
-           "                     or a time (2.5s: the last reading at or before it)\n"
-           "  -j, --json         JSON for scripts\n"
-           "  -h, --help         this help\n"
-           "\n"
-           "Example: memtrace rss --at end app.ctf\n");
-}
+static const char rss_head[] =
+    "usage: memtrace rss [OPTIONS] FILE\n"
+    "\n"
+    "Where the resident memory went: rows that add up to the process's RSS at\n"
+    "a moment, each with its source and its 95% interval. The live heap and\n"
+    "the program's own mappings come from the samples; what the allocator holds\n"
+    "beyond them (in use, free but resident, metadata) from its own statistics;\n"
+    "stacks, modules, file maps and shared memory from /proc/self/smaps;\n"
+    "memtrace's own memory is shown so that it can be subtracted; the rest is\n"
+    "the row 'unexplained'. Needs FILE.rss of version 2 beside the trace (what\n"
+    "memtrace run writes); see docs/rss.md.\n"
+    "\n";
+static const char rss_tail[] =
+    "\n"
+    "Example: memtrace rss --at end app.ctf\n";
 
 int cmd_rss(int argc, char **argv)
 {
-    static const struct option opts[] = {{"at", required_argument, 0, 'a'},
-                                         {"json", no_argument, 0, 'j'},
-                                         {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
     mt_timedelta at = MT_TIME_PEAK;
-    int json = 0, c;
-    while ((c = getopt_long(argc, argv, "a:jh", opts, NULL)) != -1) {
-        switch (c) {
-        case 'a':
-            if (report_time("rss", "--at", optarg, &at))
-                return 2;
-            break;
-        case 'j': json = 1; break;
-        case 'h': help(); return 0;
-        default: return report_usage("rss");
-        }
-    }
-    if (optind != argc - 1) {
+    int json = 0;
+    const opt_spec opts[] = {
+        OPT("at", 'a', OPT_TIME, &at, "WHEN",
+            "peak (the reading with the largest RSS; default), end,\n"
+            "or a time (2.5s: the last reading at or before it)"),
+        OPT("json", 'j', OPT_FLAG, &json, NULL, "JSON for scripts"),
+    };
+    const opt_command cmd = {"rss", rss_head, rss_tail, 21, opts, sizeof opts / sizeof opts[0]};
+    int first, prc = opt_parse(&cmd, argc, argv, &first);
+    if (prc >= 0)
+        return prc;
+    if (first != argc - 1) {
         fprintf(stderr, "memtrace rss: expected one trace file\n");
-        return report_usage("rss");
+        return opt_usage("rss");
     }
-    const char *path = argv[optind];
+    const char *path = argv[first];
     if (mt_path_is_profile(path))
         return report_not_profile("rss", path);
     char *err = NULL;

@@ -9,9 +9,10 @@
  * MEMTRACE_DURATION); --pprof-every writes pprof snapshots while the
  * command runs (run_snapshots.c), from this process, not the program.
  *
- * The CLI never links the recorder: it only finds libmemtrace.so (next to
- * the memtrace binary in a build tree, in ../lib when installed, or
- * $MEMTRACE_LIB) and sets the environment.
+ * The CLI never links the recorder: the launcher (lib/launch) finds
+ * libmemtrace.so (next to the memtrace binary in a build tree, in ../lib
+ * when installed, or $MEMTRACE_LIB), sets the environment, starts the
+ * command and waits for it; this file holds the options and the reports.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -28,13 +29,13 @@
 
 #include "control_proto.h"
 #include "recconf.h"
-#include "buildinfo.h"   /* generated: MEMTRACE_LIBDIR, MEMTRACE_SOVERSION */
 #include "commands.h"
 #include "memtrace/present.h"
 #include "run_snapshots.h"
 #include "run_push.h"
 #include "run_traces.h"
 #include "runfiles.h"
+#include "../lib/launch/launch.h"
 #include "trace_names.h"
 
 static void usage(FILE *f)
@@ -172,113 +173,6 @@ int run_sampling_check(const char *cmd, int given)
     return 0;
 }
 
-/* The recorder's library: $MEMTRACE_LIB, else beside the memtrace binary
- * (a build tree), in ../lib, ../lib64 or ../lib/<multiarch> from it (an
- * install, moved or not), else in the LIBDIR it was built for; under the
- * bare name (a build, `make install`) or the soname (Debian's libmemtrace0,
- * which has no bare name without libmemtrace-dev). */
-int run_find_library(char *out, size_t len)
-{
-    const char *env = getenv("MEMTRACE_LIB");
-    if (env && *env) {
-        snprintf(out, len, "%s", env);
-        return access(out, R_OK) == 0 ? 0 : -1;
-    }
-    char dirs[5][PATH_MAX];
-    size_t n_dirs = 0;
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    char *slash = n > 0 ? (exe[n] = '\0', strrchr(exe, '/')) : NULL;
-    if (slash) {
-        *slash = '\0';
-        static const char *const rel[] = { "", "/../lib", "/../lib64",
-                                           "/../lib/" MULTIARCH_TRIPLET };
-        for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++)
-            if (snprintf(dirs[n_dirs], PATH_MAX, "%s%s", exe, rel[i]) < PATH_MAX)
-                n_dirs++;
-    }
-    snprintf(dirs[n_dirs++], PATH_MAX, "%s", MEMTRACE_LIBDIR);
-    static const char *const names[] = { "libmemtrace.so", "libmemtrace.so." MEMTRACE_SOVERSION };
-    for (size_t d = 0; d < n_dirs; d++)
-        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-            if (snprintf(out, len, "%s/%s", dirs[d], names[i]) < (int)len &&
-                access(out, R_OK) == 0)
-                return 0;
-    return -1;
-}
-
-static const char *dir_problem(const char *dir, char *buf, size_t cap);
-
-/* Why FILE cannot be the run's trace, or NULL if it can: checked before
- * the command starts, with the rules the recorder applies (no symbolic
- * link, a regular file of ours) and, when FILE.PID files may follow, a
- * directory we can create files in. */
-static const char *output_problem(const char *file, int follow, char *buf, size_t cap)
-{
-    struct stat st;
-    int exists = lstat(file, &st) == 0;
-    if (exists) {
-        if (S_ISLNK(st.st_mode))
-            return "is a symbolic link (the recorder does not follow one)";
-        if (S_ISDIR(st.st_mode))
-            return "is a directory";
-        if (!S_ISREG(st.st_mode) && (follow || !S_ISCHR(st.st_mode)))
-            return "is not a regular file";
-        if (S_ISREG(st.st_mode) && st.st_uid != geteuid())
-            return "belongs to another user";
-        if (access(file, W_OK) != 0) {
-            snprintf(buf, cap, "cannot be written: %s", strerror(errno));
-            return buf;
-        }
-    } else if (errno != ENOENT) {
-        snprintf(buf, cap, "%s", strerror(errno));
-        return buf;
-    }
-    if (exists && (!follow || !S_ISREG(st.st_mode)))
-        return NULL;
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", file);
-    char *slash = strrchr(dir, '/');
-    if (!slash)
-        snprintf(dir, sizeof dir, ".");
-    else if (slash == dir)
-        dir[1] = '\0';
-    else
-        *slash = '\0';
-    return dir_problem(dir, buf, cap);
-}
-
-/* Why no trace can be created in dir, or NULL. */
-static const char *dir_problem(const char *dir, char *buf, size_t cap)
-{
-    struct stat st;
-    if (stat(dir, &st) != 0) {
-        snprintf(buf, cap, "directory %s: %s", dir, strerror(errno));
-        return buf;
-    }
-    if (!S_ISDIR(st.st_mode)) {
-        snprintf(buf, cap, "%s is not a directory", dir);
-        return buf;
-    }
-    if (access(dir, W_OK | X_OK) != 0) {
-        snprintf(buf, cap, "cannot create files in %s: %s", dir, strerror(errno));
-        return buf;
-    }
-    return NULL;
-}
-
-/* In the child: what the recorder is told about on/off control
- * (lib/record/control.c). */
-static void set_control_env(int paused, const char *signame, const char *duration)
-{
-    if (paused)
-        setenv("MEMTRACE_PAUSED", "1", 1);
-    if (signame)
-        setenv("MEMTRACE_SIGNAL", signame, 1);
-    if (duration)
-        setenv("MEMTRACE_DURATION", duration, 1);
-}
-
 /* --no-trace: the private directory and every file in it (the run's
  * traces, pieces and side files; no subdirectory is made there) */
 static void remove_dir(const char *dir)
@@ -293,19 +187,6 @@ static void remove_dir(const char *dir)
         closedir(d);
     }
     rmdir(dir);
-}
-
-/* In the child: rotation of long recordings (lib/record/tracer.c). */
-static void set_rotation_env(const char *size, const char *time, const char *keep)
-{
-    const char *name[3] = { "MEMTRACE_ROTATE_SIZE", "MEMTRACE_ROTATE_TIME", "MEMTRACE_KEEP" };
-    const char *val[3] = { size, time, keep };
-    for (int i = 0; i < 3; i++) {
-        if (val[i])
-            setenv(name[i], val[i], 1);
-        else
-            unsetenv(name[i]);
-    }
 }
 
 /* The trace files this run wrote: FILE and FILE.PID[.K] beside it,
@@ -601,7 +482,7 @@ int cmd_run(int argc, char **argv)
     char **cmd = argv + optind;
 
     char lib[PATH_MAX];
-    if (run_find_library(lib, sizeof lib) != 0) {
+    if (launch_find_library(lib, sizeof lib) != 0) {
         fprintf(stderr, "memtrace run: cannot find libmemtrace.so (looked next to the memtrace "
                         "binary and in ../lib; set MEMTRACE_LIB)\n");
         return 1;
@@ -633,8 +514,8 @@ int cmd_run(int argc, char **argv)
     }
     char why[PATH_MAX + 64];
     int pieces = rotate_size || rotate_time;   /* FILE.partNNNN files beside FILE */
-    const char *problem = output ? output_problem(output, follow || pieces, why, sizeof why)
-                                 : dir_problem(".", why, sizeof why);
+    const char *problem = output ? launch_output_problem(output, follow || pieces, why, sizeof why)
+                                 : launch_dir_problem(".", why, sizeof why);
     if (problem) {
         if (output)
             fprintf(stderr, "memtrace run: %s: %s\n", output, problem);
@@ -643,7 +524,7 @@ int cmd_run(int argc, char **argv)
                             "%s (give -o FILE)\n", problem);
         return 2;
     }
-    if (pprof_dir && (problem = dir_problem(pprof_dir, why, sizeof why))) {
+    if (pprof_dir && (problem = launch_dir_problem(pprof_dir, why, sizeof why))) {
         fprintf(stderr, "memtrace run: --pprof-dir: %s\n", problem);
         if (tmpdir[0])
             rmdir(tmpdir);
@@ -663,78 +544,16 @@ int cmd_run(int argc, char **argv)
 
     struct timespec start;
     clock_gettime(CLOCK_REALTIME, &start);
-    int pipefd[2];
-    if (pipe(pipefd) != 0) {
-        perror("memtrace run: pipe");
-        return 1;
-    }
-    pid_t pid = fork();
-    if (pid < 0) {
-        perror("memtrace run: fork");
-        return 1;
-    }
-    if (pid == 0) {
-        close(pipefd[0]);
-        char file[PATH_MAX + 64];
-        if (output) {
-            snprintf(file, sizeof file, "%s", output);
-        } else {
-            const char *b = strrchr(cmd[0], '/');
-            mt_runname_default(file, sizeof file, b ? b + 1 : cmd[0], (long)getpid());
-        }
-        /* Absolute, so that every process of the run writes beside FILE
-         * whatever directory it runs in. */
-        char abs[2 * PATH_MAX + 64];
-        if (file[0] != '/' && cwd[0])
-            snprintf(abs, sizeof abs, "%s%s%s", cwd, strcmp(cwd, "/") ? "/" : "", file);
-        else
-            snprintf(abs, sizeof abs, "%s", file);
-        char rs[64];
-        snprintf(rs, sizeof rs, "%.17g", rate);
-        const char *old = getenv("LD_PRELOAD");
-        size_t plen = strlen(lib) + (old ? strlen(old) + 2 : 1);
-        char *preload = malloc(plen);
-        if (!preload)
-            _exit(127);
-        snprintf(preload, plen, "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
-        setenv("LD_PRELOAD", preload, 1);
-        /* the recorder's configuration as its variables (recconf.h) */
-        setenv(mt_recconf_env(MT_RC_FILE), abs, 1);
-        setenv(mt_recconf_env(MT_RC_RATE), rs, 1);
-        unsetenv("MEMTRACE_ROOT");
-        if (unwind)
-            setenv(mt_recconf_env(MT_RC_UNWIND), mt_recconf_unwind_name(unwind), 1);
-        if (depth) {
-            char ds[32];
-            snprintf(ds, sizeof ds, "%d", depth);
-            setenv(mt_recconf_env(MT_RC_DEPTH), ds, 1);
-        }
-        set_control_env(paused, signame, duration);
-        set_rotation_env(rotate_size, rotate_time, keep);
-        if (leaks)
-            setenv(mt_recconf_env(MT_RC_LEAKS), "1", 1);
-        if (!follow)
-            setenv("MEMTRACE_FOLLOW", "0", 1);
-        else
-            unsetenv("MEMTRACE_FOLLOW");
-        /* Tell the parent the file name (it may depend on our pid). */
-        ssize_t w = write(pipefd[1], file, strlen(file));
-        (void)w;
-        close(pipefd[1]);
-        execvp(cmd[0], cmd);
-        int e = errno;
-        fprintf(stderr, "memtrace run: %s: %s\n", cmd[0], strerror(e));
-        _exit(e == ENOENT ? 127 : 126);
-    }
-    close(pipefd[1]);
+    launch_spec spec = {cmd, lib, output, cwd, rate, unwind, depth, paused, signame, duration,
+                        rotate_size, rotate_time, keep, leaks, follow};
     char file[PATH_MAX + 64];
-    size_t flen = 0;
-    ssize_t n;
-    while (flen < sizeof file - 1 &&
-           (n = read(pipefd[0], file + flen, sizeof file - 1 - flen)) > 0)
-        flen += (size_t)n;
-    file[flen] = '\0';
-    close(pipefd[0]);
+    pid_t pid = launch_start(&spec, file, sizeof file);
+    if (pid < 0) {
+        if (tmpdir[0])
+            rmdir(tmpdir);
+        run_push_end(push, "run");
+        return 1;
+    }
     if (push && file[0]) {   /* the counts for 'memtrace ctl PID status' */
         char abs[2 * PATH_MAX + 64];
         int rel = file[0] != '/' && cwd[0];   /* as the child made MEMTRACE */
@@ -744,11 +563,8 @@ int cmd_run(int argc, char **argv)
     }
 
     /* Like a shell waiting for a foreground job: ^C is for the command. */
-    struct sigaction ign, oldint, oldquit;
-    memset(&ign, 0, sizeof ign);
-    ign.sa_handler = SIG_IGN;
-    sigaction(SIGINT, &ign, &oldint);
-    sigaction(SIGQUIT, &ign, &oldquit);
+    launch_fg fg;
+    launch_fg_begin(&fg);
     if (paused)
         fprintf(stderr, "memtrace run: process %d starts dormant; record with 'memtrace ctl "
                         "%d start' (and stop)\n", (int)pid, (int)pid);
@@ -758,11 +574,9 @@ int cmd_run(int argc, char **argv)
         run_wait_with_snapshots(pid, file, pprof_every, pprof_dir, push, b ? b + 1 : cmd[0],
                                 &status);
     } else {
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-            ;
+        launch_wait(pid, &status);
     }
-    sigaction(SIGINT, &oldint, NULL);
-    sigaction(SIGQUIT, &oldquit, NULL);
+    launch_fg_end(&fg);
 
     int rc = WIFEXITED(status) ? WEXITSTATUS(status)
            : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;

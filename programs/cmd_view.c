@@ -4,7 +4,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "options.h"
 #include "trace_names.h"
 #include "runfiles.h"
 #include "units.h"
@@ -22,7 +22,7 @@
 #include "../viewer/viewer.h"
 #include "memtrace/compare.h"
 
-static const char usage[] =
+static const char view_head[] =
     "usage: memtrace view [OPTIONS] FILE\n"
     "       memtrace view [OPTIONS] BASE NEW           (compare two traces; two\n"
     "                                                   pieces of one rotated\n"
@@ -36,44 +36,8 @@ static const char usage[] =
     "\n"
     "FILE may be a pprof profile, gzipped or not: the per-stack views work,\n"
     "the views over time say they need a trace (docs/profiles-input.md).\n"
-    "\n"
-    "  -p, --port N     port to listen on (default 8080; if it is taken, the next\n"
-    "                   free one up to N+99; 0 picks any free port)\n"
-    "  -H, --host ADDR  numeric address to bind (default 127.0.0.1, this machine\n"
-    "                   only). 0.0.0.0 (IPv4) or :: (IPv6 and IPv4) let other\n"
-    "                   machines connect: anyone who can reach this one can then\n"
-    "                   read the trace; the URLs it answers at are printed\n"
-    "  -A, --allow-host NAME[:PORT]\n"
-    "                   also answer requests addressed to NAME (a DNS name or a\n"
-    "                   proxy in front of the viewer); loopback names, the bound\n"
-    "                   address and, off loopback, the machine's own names and\n"
-    "                   addresses are always accepted. Repeatable\n"
-    "      --memory SIZE  memory for answering requests, on top of the loaded\n"
-    "                   trace (default 1G; 512M, 2GiB: docs/units.md): heavy requests\n"
-    "                   beyond it wait, then get 503 (try again later)\n"
-    "      --fold-above SIZE  traces larger than SIZE (default 128M; 0: every\n"
-    "                   trace) are served folded, in memory for the distinct\n"
-    "                   stacks instead of every allocation: the curve is\n"
-    "                   downsampled and each new filter is folded from an\n"
-    "                   index of the allocations, written beside the trace\n"
-    "                   (TRACE.mtidx; else in ~/.cache/memtrace) while it is\n"
-    "                   first read and reused later (docs/viewer.md, \"Big\n"
-    "                   traces\")\n"
-    "      --no-index   big traces: no index; each new filter reads the trace\n"
-    "                   again\n"
-    "  -q, --quiet      no progress while loading\n"
-    "      --raw        allocation sites are the innermost frames, plumbing\n"
-    "                   included (default: the first frame outside operator new,\n"
-    "                   std::, xmalloc, ...; docs/names.md)\n"
-    "      --plumbing FILE  more plumbing patterns, one per line (also\n"
-    "                   $MEMTRACE_PLUMBING)\n"
-    "  -B, --base FILE  compare mode: the base trace (repeat for several:\n"
-    "                   aggregated); the FILEs are the new side\n"
-    "  -w, --windows A B  compare two windows of one trace: ranges (0-2s 8s-10s)\n"
-    "                   for allocations, times (2s 10s, peak end) for live memory\n"
-    "  -m, --merge      several FILEs (app.ctf app.ctf.*) viewed as one\n"
-    "      --by-process with --merge: an outermost frame per process\n"
-    "  -h, --help       this help\n"
+    "\n";
+static const char view_tail[] =
     "\n"
     "Example:\n"
     "  memtrace view trace.ctf\n"
@@ -151,17 +115,6 @@ static double now_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* A size (lib/common/units.h) as a size_t: bytes, or 0 when malformed. */
-static size_t parse_size(const char *s)
-{
-    uint64_t v;
-    if (mt_units_size(s, &v) != MT_UNITS_OK || v > SIZE_MAX)
-        return 0;
-    return (size_t)v;
-}
-
-#define MAX_ALLOW_HOSTS 32
-
 /* Several files, or compare mode: whole models, each of one or several
  * traces merged (mt_read). */
 static int view_many(mt_viewer_options *vo, const char *const *bases, size_t n_bases,
@@ -219,144 +172,114 @@ static int view_many(mt_viewer_options *vo, const char *const *bases, size_t n_b
     return rc;
 }
 
-int cmd_view(int argc, char **argv)
+#define MAX_ALLOW_HOSTS 32
+
+/* The command line of view. */
+typedef struct view_args {
+    mt_viewer_options vo;
+    const char *allow[MAX_ALLOW_HOSTS + 1];
+    opt_list allow_list;
+    uint64_t memory, fold_above;
+    int quiet, raw, merge, by_process, no_index, windows;
+    const char *win[2];          /* --windows A B */
+    opt_list bases;
+    const char *plumbing_file;
+    const char *const *files;
+    size_t n_files;
+} view_args;
+
+static int view_options(view_args *a, int argc, char **argv, int *first)
 {
-    static const struct option longopts[] = {
-        {"port", required_argument, NULL, 'p'},
-        {"host", required_argument, NULL, 'H'},
-        {"allow-host", required_argument, NULL, 'A'},
-        {"memory", required_argument, NULL, 'M'},
-        {"fold-above", required_argument, NULL, 'F'},
-        {"no-index", no_argument, NULL, 'I'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"raw", no_argument, NULL, 'R'},
-        {"plumbing", required_argument, NULL, 'P'},
-        {"base", required_argument, NULL, 'B'},
-        {"windows", required_argument, NULL, 'w'},
-        {"merge", no_argument, NULL, 'm'},
-        {"by-process", no_argument, NULL, 'Y'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    const opt_spec opts[] = {
+        OPT("port", 'p', OPT_INT, &a->vo.port, "N",
+            "port to listen on (default 8080; if it is taken, the next\n"
+            "free one up to N+99; 0 picks any free port)", .lo = 0, .hi = 65535),
+        OPT("host", 'H', OPT_STRING, &a->vo.host, "ADDR",
+            "numeric address to bind (default 127.0.0.1, this machine\n"
+            "only). 0.0.0.0 (IPv4) or :: (IPv6 and IPv4) let other\n"
+            "machines connect: anyone who can reach this one can then\n"
+            "read the trace; the URLs it answers at are printed"),
+        OPT("allow-host", 'A', OPT_LIST, &a->allow_list, "NAME[:PORT]",
+            "\nalso answer requests addressed to NAME (a DNS name or a\n"
+            "proxy in front of the viewer); loopback names, the bound\n"
+            "address and, off loopback, the machine's own names and\n"
+            "addresses are always accepted. Repeatable"),
+        OPT("memory", 0, OPT_SIZE, &a->memory, "SIZE",
+            "memory for answering requests, on top of the loaded\n"
+            "trace (default 1G; 512M, 2GiB: docs/units.md): heavy requests\n"
+            "beyond it wait, then get 503 (try again later)", .lo = 1 << 20),
+        OPT("fold-above", 0, OPT_SIZE, &a->fold_above, "SIZE",
+            "traces larger than SIZE (default 128M; 0: every\n"
+            "trace) are served folded, in memory for the distinct\n"
+            "stacks instead of every allocation: the curve is\n"
+            "downsampled and each new filter is folded from an\n"
+            "index of the allocations, written beside the trace\n"
+            "(TRACE.mtidx; else in ~/.cache/memtrace) while it is\n"
+            "first read and reused later (docs/viewer.md, \"Big\n"
+            "traces\")"),
+        OPT("no-index", 0, OPT_FLAG, &a->no_index, NULL,
+            "big traces: no index; each new filter reads the trace\nagain"),
+        OPT("quiet", 'q', OPT_FLAG, &a->quiet, NULL, "no progress while loading"),
+        OPT("raw", 0, OPT_FLAG, &a->raw, NULL,
+            "allocation sites are the innermost frames, plumbing\n"
+            "included (default: the first frame outside operator new,\n"
+            "std::, xmalloc, ...; docs/names.md)"),
+        OPT("plumbing", 0, OPT_STRING, &a->plumbing_file, "FILE",
+            "more plumbing patterns, one per line (also\n$MEMTRACE_PLUMBING)"),
+        OPT("base", 'B', OPT_LIST, &a->bases, "FILE",
+            "compare mode: the base trace (repeat for several:\n"
+            "aggregated); the FILEs are the new side"),
+        OPT("windows", 'w', OPT_PAIR, a->win, "A B",
+            "compare two windows of one trace: ranges (0-2s 8s-10s)\n"
+            "for allocations, times (2s 10s, peak end) for live memory", .given = &a->windows),
+        OPT("merge", 'm', OPT_FLAG, &a->merge, NULL, "several FILEs (app.ctf app.ctf.*) viewed as one"),
+        OPT("by-process", 0, OPT_FLAG, &a->by_process, NULL,
+            "with --merge: an outermost frame per process"),
     };
-    static const char *allow[MAX_ALLOW_HOSTS + 1];
-    size_t n_allow = 0;
-    mt_viewer_options vo = {0};
-    vo.host = "127.0.0.1";
-    vo.port = 8080;
-    vo.port_tries = 100;
-    vo.allow_hosts = allow;
-    vo.memory = MT_VIEWER_DEFAULT_MEMORY;
-    int quiet = 0, raw = 0, c, merge = 0, by_process = 0, no_index = 0;
-    uint64_t fold_above = (uint64_t)128 << 20;
-    const char *bases[argc > 0 ? argc : 1], *wa = NULL, *wb = NULL;
-    size_t n_bases = 0;
-    const char *plumbing_file = NULL;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "p:H:A:qhB:w:m", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'p': {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*optarg == 0 || *end || v < 0 || v > 65535) {
-                fprintf(stderr, "memtrace view: --port: expected a number 0..65535, got '%s'\n",
-                        optarg);
-                return 2;
-            }
-            vo.port = (int)v;
-            break;
-        }
-        case 'H':
-            vo.host = optarg;
-            break;
-        case 'A':
-            if (n_allow == MAX_ALLOW_HOSTS) {
-                fprintf(stderr, "memtrace view: --allow-host: at most %d names\n",
-                        MAX_ALLOW_HOSTS);
-                return 2;
-            }
-            allow[n_allow++] = optarg;
-            break;
-        case 'M':
-            vo.memory = parse_size(optarg);
-            if (vo.memory < ((size_t)1 << 20)) {
-                fprintf(stderr, "memtrace view: --memory: expected a size of at least 1M "
-                                "(e.g. 512M, 2G), got '%s'\n", optarg);
-                return 2;
-            }
-            break;
-        case 'F':
-            fold_above = strcmp(optarg, "0") ? parse_size(optarg) : 0;
-            if (strcmp(optarg, "0") && !fold_above) {
-                fprintf(stderr, "memtrace view: --fold-above: expected a size (e.g. 0, 512M, "
-                                "2G), got '%s'\n", optarg);
-                return 2;
-            }
-            break;
-        case 'q':
-            quiet = 1;
-            break;
-        case 'I':
-            no_index = 1;
-            break;
-        case 'R':
-            raw = 1;
-            break;
-        case 'P':
-            plumbing_file = optarg;
-            break;
-        case 'B':
-            bases[n_bases++] = optarg;
-            break;
-        case 'w':
-            if (optind >= argc) {
-                fprintf(stderr, "memtrace view: --windows takes two windows: --windows A B FILE\n");
-                return 2;
-            }
-            wa = optarg;
-            wb = argv[optind++];
-            break;
-        case 'm':
-            merge = 1;
-            break;
-        case 'Y':
-            by_process = 1;
-            break;
-        case 'h':
-            fputs(usage, stdout);
-            return 0;
-        default:
-            if (optopt)
-                fprintf(stderr, "memtrace view: option -%c needs an argument or is unknown\n",
-                        optopt);
-            else
-                fprintf(stderr, "memtrace view: unknown option '%s'\n", argv[optind - 1]);
-            fputs(usage, stderr);
-            return 2;
-        }
-    }
-    int nfiles = argc - optind;
-    if (nfiles == 2 && !n_bases && !merge && !wa) {
+    const opt_command cmd = {"view", view_head, view_tail, 19, opts, sizeof opts / sizeof opts[0]};
+    return opt_parse(&cmd, argc, argv, first);
+}
+
+/* -1 to go on with *a set, else the exit status. */
+static int view_parse(view_args *a, int argc, char **argv)
+{
+    int first, rc = view_options(a, argc, argv, &first);
+    if (rc >= 0)
+        return rc;
+    a->vo.memory = (size_t)a->memory;
+    const char *const *files = (const char *const *)argv + first;
+    size_t nfiles = (size_t)(argc - first);
+    if (nfiles == 2 && !a->bases.n && !a->merge && !a->windows) {
         /* say which of the two it is: pieces of one recording are the
          * recording again (as for every report), other traces compared */
-        if (pieces_of_one_recording(argv[optind], argv[optind + 1])) {
-            merge = 1;
+        if (pieces_of_one_recording(files[0], files[1])) {
+            a->merge = 1;
             fprintf(stderr, "memtrace view: %s and %s are pieces of one recording: viewed as "
-                            "one (to compare them: --base %s %s)\n", argv[optind],
-                    argv[optind + 1], argv[optind], argv[optind + 1]);
+                            "one (to compare them: --base %s %s)\n", files[0], files[1],
+                    files[0], files[1]);
         } else {
             fprintf(stderr, "memtrace view: comparing %s (base) with %s (new); --merge views "
-                            "them as one\n", argv[optind], argv[optind + 1]);
-            bases[n_bases++] = argv[optind++], nfiles--;
+                            "them as one\n", files[0], files[1]);
+            a->bases.v[a->bases.n++] = files[0];
+            files++, nfiles--;
         }
     }
-    if (nfiles < 1 || (nfiles > 1 && !merge && !n_bases)) {
+    if (nfiles < 1 || (nfiles > 1 && !a->merge && !a->bases.n)) {
         fprintf(stderr, "memtrace view: expected one trace file (two to compare; several: --merge or --base)\n");
-        fputs(usage, stderr);
-        return 2;
+        return opt_usage("view");
     }
-    vo.file = argv[optind];
-    mt_plumbing *pl = raw ? NULL : mt_plumbing_new(1);
-    const char *pfiles[2] = {getenv("MEMTRACE_PLUMBING"), plumbing_file};
+    a->files = files;
+    a->n_files = nfiles;
+    a->vo.file = files[0];
+    return -1;
+}
+
+/* The plumbing patterns ($MEMTRACE_PLUMBING, --plumbing; NULL with --raw):
+ * 0, or 2 after the message. */
+static int view_plumbing(view_args *a)
+{
+    mt_plumbing *pl = a->raw ? NULL : mt_plumbing_new(1);
+    const char *pfiles[2] = {getenv("MEMTRACE_PLUMBING"), a->plumbing_file};
     for (int i = 0; pl && i < 2; i++) {
         char *perr = NULL;
         if (pfiles[i] && pfiles[i][0] && mt_plumbing_load(pl, pfiles[i], &perr) < 0) {
@@ -367,31 +290,29 @@ int cmd_view(int argc, char **argv)
             return 2;
         }
     }
-    vo.plumbing = pl;
-    if (n_bases || wa || merge || by_process) {
-        int rc = view_many(&vo, bases, n_bases, (const char *const *)argv + optind,
-                           (size_t)nfiles, wa, wb, by_process, quiet);
-        mt_plumbing_free(pl);
-        return rc;
-    }
+    a->vo.plumbing = pl;
+    return 0;
+}
 
+/* One file, loaded by the viewer's own thread. */
+static int view_one(view_args *a)
+{
     /* a file that cannot be opened: said before the server starts (not
      * waiting for a pipe's writer) */
-    int probe = open(vo.file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    int probe = open(a->vo.file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
     if (probe < 0) {
-        fprintf(stderr, "memtrace view: %s: %s\n", vo.file, strerror(errno));
-        mt_plumbing_free(pl);
+        fprintf(stderr, "memtrace view: %s: %s\n", a->vo.file, strerror(errno));
         return 1;
     }
     close(probe);
-    struct progress prog = {!quiet, isatty(2), -1, vo.file, 0, 0};
+    struct progress prog = {!a->quiet, isatty(2), -1, a->vo.file, 0, 0};
     struct stat st;
     mt_viewer_load load = {0};
     /* folded: read again for each filter, so a regular file (not a pipe) */
-    load.folded = stat(vo.file, &st) == 0 && S_ISREG(st.st_mode) &&
-                  (uint64_t)st.st_size > fold_above;
-    load.no_index = no_index;
-    if (mt_path_is_profile(vo.file)) {
+    load.folded = stat(a->vo.file, &st) == 0 && S_ISREG(st.st_mode) &&
+                  (uint64_t)st.st_size > a->fold_above;
+    load.no_index = a->no_index;
+    if (mt_path_is_profile(a->vo.file)) {
         /* a pprof profile: per-stack views only, read as a folded model */
         load.folded = 1;
         load.no_index = 1;
@@ -400,7 +321,29 @@ int cmd_view(int argc, char **argv)
     load.on_progress = on_progress;
     load.progress_ctx = &prog;
     load.on_loaded = on_loaded;
-    int rc = mt_viewer_serve_file(&vo, &load, "memtrace view");
-    mt_plumbing_free(pl);
+    return mt_viewer_serve_file(&a->vo, &load, "memtrace view");
+}
+
+int cmd_view(int argc, char **argv)
+{
+    const char *bases[argc > 0 ? argc : 1];
+    view_args a = {.memory = MT_VIEWER_DEFAULT_MEMORY, .fold_above = (uint64_t)128 << 20,
+                   .bases = {bases, 0, (size_t)(argc > 0 ? argc : 1)}};
+    a.vo.host = "127.0.0.1";
+    a.vo.port = 8080;
+    a.vo.port_tries = 100;
+    a.allow_list = (opt_list){a.allow, 0, MAX_ALLOW_HOSTS};
+    a.vo.allow_hosts = a.allow;
+    int rc = view_parse(&a, argc, argv);
+    if (rc >= 0)
+        return rc;
+    if (view_plumbing(&a))
+        return 2;
+    if (a.bases.n || a.windows || a.merge || a.by_process)
+        rc = view_many(&a.vo, a.bases.v, a.bases.n, a.files, a.n_files, a.win[0], a.win[1],
+                       a.by_process, a.quiet);
+    else
+        rc = view_one(&a);
+    mt_plumbing_free((mt_plumbing *)a.vo.plumbing);
     return rc;
 }

@@ -33,10 +33,6 @@ int info_profile(const char *path);
  * and every FILE.<pid> written since start; 0 when all went well. */
 int symbolize_run_traces(char **paths, size_t n);
 
-/* Shared with 'memtrace attach' (cmd_run.c): a sampling interval in bytes
- * with an optional k/m/g suffix (0 if malformed), and the path of
- * libmemtrace.so (next to the binary, ../lib, or $MEMTRACE_LIB; 0 found). */
-int run_find_library(char *out, size_t len);
 /* The sampling options run and attach share: -i/--interval SIZE (the one
  * size grammar) and -r/--rate R. Sets *rate and marks which was given in
  * *given (1 interval, 2 rate); 0, or 2 after a message "memtrace CMD: ...".

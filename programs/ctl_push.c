@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "proc_trace.h"
+#include "../lib/inject/proc_trace.h"
 #include "run_snapshots.h"
 
 static volatile sig_atomic_t signalled;

@@ -76,37 +76,6 @@ static void hint_unsymbolized(FILE *out, const char *cmd, const char *path, cons
                 cmd, path, path);
 }
 
-int report_usage(const char *cmd)
-{
-    fprintf(stderr, "memtrace %s: see 'memtrace %s --help'\n", cmd, cmd);
-    return 2;
-}
-
-int report_time(const char *cmd, const char *opt, const char *text, mt_timedelta *out)
-{
-    char *err = NULL;
-    if (mt_parse_time(text, out, &err) < 0) {
-        fprintf(stderr, "memtrace %s: %s %s: %s\n", cmd, opt, text, err ? err : "bad time");
-        free(err);
-        return 2;
-    }
-    return 0;
-}
-
-int report_metric(const char *cmd, const char *opt, const char *text, mt_metric *out)
-{
-    int m = mt_metric_parse(text);
-    if (m < 0) {
-        fprintf(stderr,
-                "memtrace %s: %s %s: unknown measure (use alloc, count, live, live_count, temporary, "
-                "temp_bytes, samples)\n",
-                cmd, opt, text);
-        return 2;
-    }
-    *out = (mt_metric)m;
-    return 0;
-}
-
 report_sites_cfg report_sites;
 int report_stacks_only;
 
@@ -114,17 +83,6 @@ int report_stacks_only;
  * for cuts a plumbing run (C++ traces, mostly), report_open loads this many
  * more backtrace codes, then, if that is still not enough, whole stacks. */
 #define REPORT_PLUMBING_DEPTH 6
-
-int report_site_option(const char *cmd, int c, const char *arg)
-{
-    (void)cmd;
-    switch (c) {
-    case REPORT_OPT_RAW: report_sites.raw = 1; return 0;
-    case REPORT_OPT_FULL_NAMES: report_sites.full_names = 1; return 0;
-    case REPORT_OPT_PLUMBING: report_sites.plumbing = arg; return 0;
-    }
-    return -1;
-}
 
 /* One opening of traces: where its messages go (stderr, or a buffer while
  * another opening runs beside it), the progress line to clear before one,
@@ -192,8 +150,7 @@ static void explain_empty(FILE *out, const char *cmd, const char *path, const mt
 {
     const mt_trace_info *info = mt_model_info(m);
     char interval[32];
-    double bytes = info->sample_rate > 0 ? info->word_size / 8.0 / info->sample_rate : 0;
-    mt_format_bytes(interval, sizeof interval, bytes);
+    mt_format_bytes(interval, sizeof interval, mt_scale_of(info).bytes_per_sample);
     /* Only a trace its process finished tells how little it allocated. */
     run_trace self;
     memset(&self, 0, sizeof self);

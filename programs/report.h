@@ -1,7 +1,8 @@
 /*
  * report.h - what the report commands (top, stats, lifetimes, folded,
- * pprof, plot) share: loading the model, compiling --filter, parsing
- * --at and --by, and printing errors in the CLI's style.
+ * pprof, plot) share: loading the model, compiling --filter, the
+ * options they all take (entries of their option tables, options.h), and
+ * printing errors in the CLI's style.
  */
 #ifndef MEMTRACE_REPORT_H
 #define MEMTRACE_REPORT_H
@@ -9,25 +10,22 @@
 #include "memtrace/analyze.h"
 #include "memtrace/present.h"
 
-/* Options every report shares: where allocation sites are (--raw,
- * --plumbing FILE) and how functions are named (--full-names). Add
- * REPORT_SITE_LONGOPTS to the getopt table and pass unknown option codes
- * to report_site_option. */
-#define REPORT_OPT_RAW 0x1001
-#define REPORT_OPT_PLUMBING 0x1002
-#define REPORT_OPT_FULL_NAMES 0x1003
-#define REPORT_SITE_LONGOPTS                                            \
-    {"raw", no_argument, 0, REPORT_OPT_RAW},                            \
-    {"plumbing", required_argument, 0, REPORT_OPT_PLUMBING},            \
-    {"full-names", no_argument, 0, REPORT_OPT_FULL_NAMES}
-#define REPORT_SITE_HELP                                                         \
-    "      --raw          sites are the innermost frames, allocation plumbing\n" \
-    "                     included (default: the first frame outside operator\n" \
-    "                     new, std::, xmalloc, g_malloc, ...; docs/names.md)\n"   \
-    "      --plumbing FILE  more plumbing patterns, one per line (also\n"         \
-    "                     $MEMTRACE_PLUMBING)\n"                                   \
-    "      --full-names   function names as recorded (default: shortened C++\n"  \
-    "                     names: std::string, no default template arguments)\n"
+/* Options every report shares, as entries of an option table (options.h):
+ * where allocation sites are (--raw, --plumbing FILE) and how functions are
+ * named (--full-names). */
+#define REPORT_SITE_OPTS                                                             \
+    OPT("raw", 0, OPT_FLAG, &report_sites.raw, NULL,                                    \
+     "sites are the innermost frames, allocation plumbing\n"                          \
+     "included (default: the first frame outside operator\n"                          \
+     "new, std::, xmalloc, g_malloc, ...; docs/names.md)"),                           \
+    OPT("plumbing", 0, OPT_STRING, &report_sites.plumbing, "FILE",                      \
+     "more plumbing patterns, one per line (also\n$MEMTRACE_PLUMBING)"),              \
+    OPT("full-names", 0, OPT_FLAG, &report_sites.full_names, NULL,                      \
+     "function names as recorded (default: shortened C++\n"                           \
+     "names: std::string, no default template arguments)")
+#define REPORT_BY_PROCESS_HELP                                                       \
+    "several FILEs (app.ctf app.ctf.*, runs) are aggregated;\n"                       \
+    "this adds an outermost frame per process"
 typedef struct report_sites_cfg {
     int raw;                 /* --raw */
     int full_names;          /* --full-names */
@@ -55,9 +53,6 @@ typedef struct report_hook {
     void *ctx;
     int need_peak;
 } report_hook;
-/* Handles a REPORT_OPT_* code: returns 0, 2 after printing a usage error,
- * or -1 when c is not one of them. */
-int report_site_option(const char *cmd, int c, const char *arg);
 /* The plumbing list the options ask for (NULL with --raw); on error prints
  * "memtrace CMD: ..." and sets *failed. */
 mt_plumbing *report_plumbing(const char *cmd, int *failed);
@@ -70,8 +65,6 @@ mt_plumbing *report_plumbing(const char *cmd, int *failed);
  * *s set. */
 int report_open(const char *cmd, const char *path, const char *filter, mt_timedelta live_at,
                 size_t shallow, mt_model **m, mt_filter **f, mt_selection **s);
-/* getopt value of the --by-process option every report command takes. */
-#define REPORT_OPT_BY_PROCESS 0x150
 /* Same over n traces aggregated into one model (a process tree, repeated
  * runs: one mt_read of them all); by_process adds a frame per process. */
 int report_open_many(const char *cmd, const char *const *paths, size_t n, int by_process,
@@ -115,11 +108,5 @@ mt_filter *report_filter(const char *cmd, const char *text);
 /* The notes report_open_many prints about the trace(s) loaded: no
  * samples at all (one file), frames not symbolized. */
 void report_notes(const char *cmd, const char *const *paths, size_t n, const mt_model *m);
-/* --at VALUE: returns 0, or prints an error and returns 2. */
-int report_time(const char *cmd, const char *opt, const char *text, mt_timedelta *out);
-/* --by/--weight VALUE: returns 0, or prints an error and returns 2. */
-int report_metric(const char *cmd, const char *opt, const char *text, mt_metric *out);
-/* "memtrace CMD: see 'memtrace CMD --help'" to stderr; returns 2. */
-int report_usage(const char *cmd);
 
 #endif

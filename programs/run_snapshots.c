@@ -34,7 +34,7 @@
 #include "memtrace/symbolize.h"
 #include "safefile.h"
 #include "fdsink.h"
-#include "proc_trace.h"
+#include "../lib/inject/proc_trace.h"
 #include "runfiles.h"
 #include "run_push.h"
 

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "memtrace/analyze.h"
 #include "memtrace/present.h"
 #include "memtrace/trace.h"
 #include "runfiles.h"
@@ -178,8 +179,7 @@ void run_trace_read(const char *path, run_trace *t)
         snprintf(t->why, sizeof t->why, "%s", mt_reader_error(r));
     }
     t->ended = mt_reader_ended(r);
-    if (info->sample_rate > 0)
-        t->bytes = (double)t->samples / info->sample_rate * (info->word_size / 8.0);
+    t->bytes = (double)t->samples * mt_scale_of(info).bytes_per_sample;
     mt_reader_close(r);
 }
 

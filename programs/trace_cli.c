@@ -1,39 +1,32 @@
 /*
  * trace_cli.c - command-line handling shared by the codec commands.
  */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "memtrace/present.h"
+#include "options.h"
 #include "trace_cli.h"
 
-int trace_cli_args(int argc, char **argv, const char *usage_text, const char **path,
-                   int *raw_frames)
+int trace_cli_args(const char *cmd, int argc, char **argv, const char *head, const char *tail,
+                   const char **path, int *raw_frames)
 {
-    static const struct option longopts[] = {{"help", no_argument, NULL, 'h'},
-                                             {"raw-frames", no_argument, NULL, 'R'},
-                                             {0, 0, 0, 0}};
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-        if (c == 'h') {
-            fputs(usage_text, stdout);
-            return 0;
-        }
-        if (c == 'R' && raw_frames) {
-            *raw_frames = 1;
-            continue;
-        }
-        fputs(usage_text, stderr);
-        return 2;
+    int raw = 0;
+    const opt_spec opts[] = {
+        OPT("raw-frames", 0, OPT_FLAG, &raw, NULL, "frames as the trace holds them: raw ones not named"),
+    };
+    const opt_command c = {cmd, head, tail, 15, opts, raw_frames ? 1 : 0};
+    int first, rc = opt_parse(&c, argc, argv, &first);
+    if (rc >= 0)
+        return rc;
+    if (argc - first != 1) {
+        fprintf(stderr, "memtrace %s: expected one trace file\n", cmd);
+        return opt_usage(cmd);
     }
-    if (argc - optind != 1) {
-        fputs(usage_text, stderr);
-        return 2;
-    }
-    *path = argv[optind];
+    if (raw_frames)
+        *raw_frames = raw;
+    *path = argv[first];
     return -1;
 }
 

@@ -8,12 +8,13 @@
 
 #include "memtrace/trace.h"
 
-/* Parses "CMD [--help] FILE", and --raw-frames when raw_frames is not NULL
+/* Parses "CMD [--help] FILE" (options.h; head and tail: the --help text
+ * around the options), and --raw-frames when raw_frames is not NULL
  * (*raw_frames set to 1 when given). Returns -1 with *path set when the
  * command should go on, else the exit status (0 after --help, 2 on a usage
  * error). */
-int trace_cli_args(int argc, char **argv, const char *usage_text, const char **path,
-                   int *raw_frames);
+int trace_cli_args(const char *cmd, int argc, char **argv, const char *head, const char *tail,
+                   const char **path, int *raw_frames);
 
 /* Opens path ("-" = standard input) with opts (its warning handler is set to
  * print "memtrace CMD: warning: ..."). On failure prints "memtrace CMD:

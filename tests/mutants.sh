@@ -93,9 +93,9 @@ mutant pprof-alloc-space-live lib/present/pprof.c 's|(uint64_t)llround(c->alloc_
 mutant folded-weights-floor lib/present/stacks.c 's|long long w = llround(v);|long long w = (long long)(v / 2);|' tests/present/reports.sh
 # --- attach
 mutant attach-restore-swapped lib/record/attach.c 's|if (__atomic_load_n(s->at, __ATOMIC_ACQUIRE) == s->ours)|if (__atomic_load_n(s->at, __ATOMIC_ACQUIRE) != s->ours)|' tests/record/attach_nopie.sh
-mutant attach-call-segv-blocked programs/attach_call.c 's/uint64_t during = ~(SIGBIT(SIGSEGV) | SIGBIT(SIGBUS)/uint64_t during = ~(SIGBIT(SIGBUS)/' tests/record/attach_signals.sh
+mutant attach-call-segv-blocked lib/inject/attach_call.c 's/uint64_t during = ~(SIGBIT(SIGSEGV) | SIGBIT(SIGBUS)/uint64_t during = ~(SIGBIT(SIGBUS)/' tests/record/attach_signals.sh
 mutant fatal-remove-to-sig-dfl lib/record/fatal.c 's|        mtr_sig_restore(fatal_signals\[i\], \&saved\[i\]);|        signal(fatal_signals[i], SIG_DFL);|' tests/record/attach_signals.sh
-mutant attach-borrows-in-handler programs/attach_call.c 's|^    return found;$|    return 0;|' tests/record/attach_safepoint.sh
+mutant attach-borrows-in-handler lib/inject/attach_call.c 's|^    return found;$|    return 0;|' tests/record/attach_safepoint.sh
 mutant attach-allocator-by-dlsym lib/record/real.c 's|: mtr_global_definition(name);|: dlsym(RTLD_DEFAULT, name);|' tests/record/attach_nopie.sh
 # --- what users rely on, each killed by a known-answer test of its layer
 mutant leaks-no-holm lib/analyze/leaks.c 's|        mt_holm(p, m, p);|        (void)0;|' tests/analyze/leaks_suspects.c
@@ -118,6 +118,9 @@ mutant realloc-sampled-once lib/record/sampler.c 's|    return mtr_sample_new(q,
 # --- pprof profiles as input: Go's sampling error
 mutant go-count-var-no-1-over-p lib/analyze/profile.c 's|\*nvar = p > 0 ? n \* q / p : 0;|*nvar = p > 0 ? n * q : 0;|' tests/analyze/profiles_input.sh
 mutant go-bytes-var-no-1-over-p lib/analyze/profile.c 's|double v = p > 0 ? bytes \* s \* q / p : bytes \* bytes;|double v = p > 0 ? bytes * s * q : bytes * bytes;|' tests/analyze/profiles_input.sh
+# --- the commands' option driver: a value below its kind's bound is refused
+mutant options-count-no-lower-bound programs/options.c 's/|| v < o->lo ||/||/' tests/programs/options.sh
+mutant options-size-no-lower-bound programs/options.c 's/ || (double)bytes < o->lo)/)/' tests/programs/options.sh
 mutant namecache-no-checksum lib/symbolize/namecache.c 's|(uInt)(size - 4)) != want)|(uInt)(size - 4)) != want \&\& 0)|' tests/record/symbolize_cache.sh
 mutant namecache-trusts-anyone lib/symbolize/namecache.c 's|return st->st_uid == geteuid() \&\& !(st->st_mode \& 022);|return 1;|' tests/record/symbolize_cache.sh
 

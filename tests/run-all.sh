@@ -35,7 +35,7 @@ build_failed() {
 stage plain build
 
 if make --no-print-directory -s BUILD=build/asan SANITIZE=address,undefined cli tests-build >"$log" 2>&1; then
-    stage asan build/asan tests/common tests/trace tests/analyze tests/present tests/viewer
+    stage asan build/asan tests/common tests/trace tests/analyze tests/present tests/programs tests/viewer
 else
     tail -n 30 "$log"; build_failed asan
 fi

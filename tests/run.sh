@@ -23,7 +23,7 @@ MT_FIXTURES=tests/fixtures/memtrace
 MT_STAGE=${MT_STAGE:-plain}
 export MT_BUILD MT_BIN MT_FIXTURES MT_STAGE
 
-[ $# -gt 0 ] || set -- tests/common tests/docs tests/trace tests/record tests/analyze tests/present tests/push tests/viewer tests/python tests/package
+[ $# -gt 0 ] || set -- tests/common tests/docs tests/trace tests/record tests/analyze tests/present tests/programs tests/push tests/viewer tests/python tests/package
 
 passed=0 failed=0 skipped=0
 failures="" skips=""

@@ -145,8 +145,7 @@ int vep_info(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
     vj_kint(j, "format_version", ti->version);
     vj_knum(j, "sample_rate", ti->sample_rate);
     vj_kuint(j, "word_size", ti->word_size);
-    double per_byte = ti->sample_rate * 8.0 / (ti->word_size ? ti->word_size : 8);
-    vj_knum(j, "one_in_bytes", per_byte > 0 ? 1.0 / per_byte : 0);
+    vj_knum(j, "one_in_bytes", mt_model_scale(m)->bytes_per_sample);
     vj_kstr(j, "context", ti->context);
     vj_kstr(j, "profile", mt_model_profile_kind(m)); /* a pprof profile: what kind; null for a trace */
     vj_kbool(j, "verdicts", mt_model_scan(m, NULL));

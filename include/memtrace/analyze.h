@@ -1004,6 +1004,8 @@ const mt_scale *mt_model_scale(const mt_model *m);
 /* Estimated bytes and objects one sampled allocation stands for. */
 double mt_scale_alloc_bytes(const mt_scale *s, const mt_alloc *a);
 double mt_scale_alloc_objects(const mt_scale *s, const mt_alloc *a);
+/* The variance of mt_scale_alloc_objects (docs/estimates.md). */
+double mt_scale_alloc_objects_var(const mt_scale *s, const mt_alloc *a);
 /* A peak estimated in samples, in bytes (mt_peak_scale by the scale's
  * bytes_per_sample). */
 void mt_scale_peak(const mt_scale *s, mt_peak *p);

@@ -29,6 +29,11 @@ double mt_scale_alloc_objects(const mt_scale *s, const mt_alloc *a)
     return mta_alloc_objects(s, a);
 }
 
+double mt_scale_alloc_objects_var(const mt_scale *s, const mt_alloc *a)
+{
+    return mta_objects_var(s, a, mta_alloc_objects(s, a));
+}
+
 void mt_scale_peak(const mt_scale *s, mt_peak *p)
 {
     mt_peak_scale(p, s->bytes_per_sample);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # trace_cli.sh - programs/trace_cli.c, what the codec commands (dump,
-# info) share: --help on stdout with status 0; no file or two files: the
-# usage on stderr, nothing on stdout, status 2; '-' reads standard input
+# info) share: --help on stdout with status 0; no file or two files: what
+# is wrong and a pointer to --help on stderr (the option driver's form),
+# nothing on stdout, status 2; '-' reads standard input
 # and gives what the file gives (but its name); a file that is not there:
 # "memtrace CMD: FILE: reason", status 1; a damaged trace's skipped packets
 # as "memtrace CMD: warning: FILE: offset N: ..." on stderr, one line
@@ -21,8 +22,10 @@ for cmd in dump info; do
     for args in "" "$F/leak.ctf $F/major.ctf"; do
         # shellcheck disable=SC2086
         "$MT_BIN" $cmd $args >"$T/out" 2>"$T/err"; rc=$?
-        if [ $rc = 2 ] && [ ! -s "$T/out" ] && grep -q "^usage: memtrace $cmd " "$T/err"; then
-            pass "$cmd with ${args:+two files}${args:-no file}: usage on stderr, status 2"
+        if [ $rc = 2 ] && [ ! -s "$T/out" ] &&
+           [ "$(cat "$T/err")" = "memtrace $cmd: expected one trace file
+memtrace $cmd: see 'memtrace $cmd --help'" ]; then
+            pass "$cmd with ${args:+two files}${args:-no file}: what is wrong and --help on stderr, status 2"
         else
             fail "$cmd with ${args:-no file}: status $rc (want 2), stderr $(head -n 1 "$T/err")"
         fi

@@ -3,7 +3,7 @@
  * Linux, ptrace): one of its threads, stopped in a blocking system call, is
  * borrowed for the call while the other threads run on, then put back
  * exactly as it was (registers, FPU/vector state, the system call it was
- * in restarts). Used by 'memtrace attach' (cmd_attach.c).
+ * in restarts). Used by 'memtrace attach' (programs/cmd_attach.c).
  */
 #ifndef MEMTRACE_ATTACH_CALL_H
 #define MEMTRACE_ATTACH_CALL_H
