@@ -285,8 +285,9 @@ typedef struct mt_rss_reading {
     int64_t shm;             /* shared memory */
     int64_t own;             /* the recorder's own, resident */
     int64_t a_inuse, a_free, a_meta, a_retained;  /* the allocator's */
+    int64_t a_commit;        /* committed by it: in use, free, metadata (mimalloc) */
     int64_t cost_us;         /* what the reading cost the recorder */
-    char alloc[16];          /* "glibc", "jemalloc", "tcmalloc" or "" */
+    char alloc[16];          /* "glibc", "jemalloc", "tcmalloc", "mimalloc" or "" */
 } mt_rss_reading;
 
 typedef struct mt_rss {
