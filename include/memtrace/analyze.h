@@ -331,6 +331,12 @@ typedef struct mt_ledger {
     double rss, pss, swap, retained; /* -1 when not taken; retained: not resident */
     double unexplained;              /* = row "unexplained" */
     double live_heap_samples, live_map_samples;
+    /* Set by the caller for the reading with the largest RSS (--at peak),
+     * else 0: how many readings there were, and the process's true peak
+     * RSS (its high-water mark, VmHWM; -1 unknown), which may fall between
+     * two readings. */
+    size_t readings;
+    double true_peak_rss;
 } mt_ledger;
 
 /* Live sampled bytes at time t of a whole model (every allocation), as

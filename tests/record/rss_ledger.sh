@@ -45,6 +45,16 @@ if command -v python3 >/dev/null 2>&1; then
     check "the recorder's own memory is shown" py "sys.exit(not R['recorder']['bytes'] > 0)"
     check "modules' code and data are shown" py "sys.exit(not R['modules']['bytes'] > 0)"
 fi
+"$B" rss --json "$T/f.ctf" >"$T/p.json"
+if command -v python3 >/dev/null 2>&1; then
+    check "--at peak: the JSON says it is the largest reading, and how many there were" \
+        python3 -c "import json,sys; L=json.load(open('$T/p.json')); sys.exit(not (L['at'] == 'largest reading' and L['readings'] >= 1))"
+    check "... with the true peak (high-water mark) at least the reading's RSS" \
+        python3 -c "import json,sys; L=json.load(open('$T/p.json')); sys.exit(not (L['true_peak_rss_bytes'] >= L['rss_bytes'] > 0))"
+fi
+check "--at peak: the text says the reading is not the true peak" \
+    sh -c "'$B' rss '$T/f.ctf' | grep -q 'the largest RSS of [0-9]* readings*, not the true peak (high-water mark '"
+check "--at end: no such line" sh -c "! '$B' rss --at end '$T/f.ctf' | grep -q 'not the true peak'"
 check "text report: the free-but-resident row" sh -c "'$B' rss '$T/f.ctf' | grep -q 'allocator: free but resident'"
 "$B" plot -o "$T/f.svg" "$T/f.ctf"
 check "plot stacks the ledger's rows beyond the heap" grep -q "allocator: free but resident, metadata" "$T/f.svg"
