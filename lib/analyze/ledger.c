@@ -130,7 +130,7 @@ void mt_ledger_make(const mt_rss_reading *rd, uint64_t heap_samples, uint64_t ma
                                "upper bound: size-class rounding and blocks from before the "
                                "recording count; the live heap's interval, mirrored",
                                commit - h->bytes);
-        f->lo = commit - h->hi;
+        f->lo = commit - h->hi > 0 ? commit - h->hi : 0;
         f->hi = commit - h->lo;
     }
     if (rd->a_meta >= 0)
