@@ -7,7 +7,8 @@
 # hold those 48 MiB in the program's own mappings (95% interval), the
 # trace must name the mprotect calls' site, and the program must see its
 # mprotect calls behave as before (a failing one still fails) and end
-# cleanly after the detach.
+# cleanly after the detach, its GOT slot for mprotect redirected while
+# attached and given back its value at the detach.
 . tests/record/progs/lib.sh
 skip_under_tsan
 [ "${MT_STAGE:-plain}" = plain ] || { echo "ptrace injection of the plain build's library: plain stage only"; exit 77; }
@@ -23,10 +24,19 @@ wait_for() {
     return 1
 }
 
+# slot PID: the value in reserve's GOT slot for mprotect (bound at start:
+# LD_BIND_NOW), in hex
+off=$(readelf -rW "$R" | awk '$3 == "R_X86_64_JUMP_SLOT" && $5 ~ /^mprotect(@|$)/ { print $1; exit }')
+slot() {
+    base=$(awk -v r="$R" '$6 == r { split($1, a, "-"); print a[1]; exit }' /proc/$1/maps)
+    dd if=/proc/$1/mem bs=8 count=1 iflag=skip_bytes skip=$((0x$off + 0x$base)) 2>/dev/null | od -An -tx8 | tr -d ' '
+}
+
 rm -f go go.stop
-"$R" go >run.out 2>&1 &
+LD_BIND_NOW=1 "$R" go >run.out 2>&1 &
 p=$!
 wait_for run.out ready || fail "reserve did not start"
+before=$(slot $p)
 "$MT" attach -i 16k -o v.ctf $p >attach.log 2>&1 &
 a=$!
 wait_for attach.log 'recording\|memtrace attach:'
@@ -36,12 +46,20 @@ if grep -q 'not permitted\|ptrace' attach.log && ! grep -q recording attach.log;
     exit 77
 fi
 check "attached ($(tr '\n' ' ' <attach.log))" grep -q recording attach.log
+during=$(slot $p)
+lo=$(awk '/libmemtrace/ { split($1, a, "-"); print a[1]; exit }' /proc/$p/maps)
+hi=$(awk '/libmemtrace/ { split($1, a, "-"); h = a[2] } END { print h }' /proc/$p/maps)
+check "while attached, the program's mprotect slot points into libmemtrace ($during in $lo-$hi)" \
+    sh -c "[ -n '$during' ] && [ -n '$lo' ] && [ \$((0x$during)) -ge \$((0x$lo)) ] && [ \$((0x$during)) -lt \$((0x$hi)) ]"
 touch go
 check "reserve committed its memory while attached" wait_for run.out held
 kill -INT $a 2>/dev/null
 wait $a
 rc=$?
 check "the attach detaches cleanly: exit 0 ($(tr '\n' ' ' <attach.log))" test $rc = 0
+after=$(slot $p)
+check "after detach the mprotect slot holds its value from before ($before, now $after)" \
+    sh -c "[ -n '$before' ] && [ '$before' = '$after' ]"
 touch go.stop
 wait $p
 rc=$?
