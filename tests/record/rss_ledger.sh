@@ -154,6 +154,23 @@ if command -v python3 >/dev/null 2>&1; then
         py "sys.exit(abs(L['unexplained_bytes']) > 0.05 * L['rss_bytes'])"
 fi
 
+# A peak between the regular readings: RSS rising 32 MiB at a time, four
+# times, each step held until a reading covers it. Readings come on a
+# regular (slow) tick, whose sample line has its PEAK figure, or, when RSS
+# is 1/16 above the largest reading so far, on the next tick at the same
+# pace, a fast one (PEAK "-"). Each step waits for the event, so the
+# program ends on any machine; and with four steps, at least one reading
+# falls on a fast tick unless every step happened to meet a slow tick first.
+out=$(preload "$T/pk.ctf" 0.001 "$PROGS/peaks" "$T/pk.ctf.rss" 4)
+check "peaks ran ($out)" test "$out" = ok
+fast=$(awk '/^L / { if (prev ~ /^[0-9]/ && split(prev, f, " ") == 5 && f[5] == "-") n++ } { prev = $0 } END { print n + 0 }' "$T/pk.ctf.rss")
+check "readings taken between the regular ones, when RSS rose ($fast)" test "$fast" -ge 1
+"$B" rss --json "$T/pk.ctf" >"$T/p.json"
+if command -v python3 >/dev/null 2>&1; then
+    check "--at peak: the largest reading holds the last step's 128 MiB, within 10% of the true peak" \
+        python3 -c "import json,sys; L=json.load(open('$T/p.json')); sys.exit(not (L['rss_bytes'] >= 128 << 20 and L['rss_bytes'] >= 0.9 * L['true_peak_rss_bytes']))"
+fi
+
 # An old FILE.rss (version 1: sample lines only) still reads.
 cp "$T/f.ctf" "$T/old.ctf"
 sed -e '1s/^memtrace-rss 2 /memtrace-rss 1 /' -e '/^L /d' "$T/f.ctf.rss" >"$T/old.ctf.rss"
