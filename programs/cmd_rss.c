@@ -32,8 +32,9 @@ int cmd_rss(int argc, char **argv)
     int json = 0;
     const opt_spec opts[] = {
         OPT("at", 'a', OPT_TIME, &at, "WHEN",
-            "peak (the reading with the largest RSS; default), end,\n"
-            "or a time (2.5s: the last reading at or before it)"),
+            "peak (the reading with the largest RSS, not the true\n"
+            "peak: the report gives the high-water mark; default),\n"
+            "end, or a time (2.5s: the last reading at or before it)"),
         OPT("json", 'j', OPT_FLAG, &json, NULL, "JSON for scripts"),
     };
     const opt_command cmd = {"rss", rss_head, rss_tail, 21, opts, sizeof opts / sizeof opts[0]};
@@ -70,8 +71,12 @@ int cmd_rss(int argc, char **argv)
         mt_ledger L;
         mt_ledger_make(r, heap, maps, sc->bytes_per_sample, sc->sample_rate, &L);
         char when[48];
-        if (at == MT_TIME_PEAK)
-            snprintf(when, sizeof when, "peak RSS");
+        if (at == MT_TIME_PEAK) {
+            /* the largest reading, which is not the true peak */
+            L.readings = rss->nl;
+            L.true_peak_rss = rss->peak_rss > 0 ? (double)rss->peak_rss : -1;
+            snprintf(when, sizeof when, "largest reading");
+        }
         else if (at == MT_TIME_END)
             snprintf(when, sizeof when, "end");
         else

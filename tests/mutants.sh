@@ -99,6 +99,10 @@ mutant pprof-alloc-space-live lib/present/pprof.c 's|(uint64_t)llround(c->alloc_
 mutant folded-weights-floor lib/present/stacks.c 's|long long w = llround(mt_cost_get(\&nd->self, weight));|long long w = (long long)(mt_cost_get(\&nd->self, weight) / 2);|' tests/present/reports.sh
 # --- attach
 mutant attach-restore-swapped lib/record/attach.c 's|if (__atomic_load_n(s->at, __ATOMIC_ACQUIRE) == s->ours)|if (__atomic_load_n(s->at, __ATOMIC_ACQUIRE) != s->ours)|' tests/record/attach_nopie.sh
+mutant attach-mprotect-not-redirected lib/record/attach.c 's|"mremap", "mprotect",|"mremap",|' tests/record/attach_reserve.sh
+mutant ledger-guard-any-size lib/record/smaps.c 's|&& v->hi - v->lo <= GUARD_MAX;|;|' tests/record/rss_ledger.sh
+mutant ledger-no-reading-at-new-rss lib/record/rss.c 's|rss > rs.ledger_rss_max + rs.ledger_rss_max / 16 && now_us|0 \&\& now_us|' tests/record/rss_ledger.sh
+mutant ledger-mimalloc-uncapped lib/analyze/ledger.c 's|if (rd->anon >= 0 && commit > (double)rd->anon - maps)|if (0)|' tests/record/rss_ledger.sh
 mutant attach-call-segv-blocked lib/inject/attach_call.c 's/uint64_t during = ~(SIGBIT(SIGSEGV) | SIGBIT(SIGBUS)/uint64_t during = ~(SIGBIT(SIGBUS)/' tests/record/attach_signals.sh
 mutant fatal-remove-to-sig-dfl lib/record/fatal.c 's|        mtr_sig_restore(fatal_signals\[i\], \&saved\[i\]);|        signal(fatal_signals[i], SIG_DFL);|' tests/record/attach_signals.sh
 mutant attach-borrows-in-handler lib/inject/attach_call.c 's|^    return found;$|    return 0;|' tests/record/attach_safepoint.sh

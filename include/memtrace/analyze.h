@@ -285,8 +285,9 @@ typedef struct mt_rss_reading {
     int64_t shm;             /* shared memory */
     int64_t own;             /* the recorder's own, resident */
     int64_t a_inuse, a_free, a_meta, a_retained;  /* the allocator's */
+    int64_t a_commit;        /* committed by it: in use, free, metadata (mimalloc) */
     int64_t cost_us;         /* what the reading cost the recorder */
-    char alloc[16];          /* "glibc", "jemalloc", "tcmalloc" or "" */
+    char alloc[16];          /* "glibc", "jemalloc", "tcmalloc", "mimalloc" or "" */
 } mt_rss_reading;
 
 typedef struct mt_rss {
@@ -330,6 +331,12 @@ typedef struct mt_ledger {
     double rss, pss, swap, retained; /* -1 when not taken; retained: not resident */
     double unexplained;              /* = row "unexplained" */
     double live_heap_samples, live_map_samples;
+    /* Set by the caller for the reading with the largest RSS (--at peak),
+     * else 0: how many readings there were, and the process's true peak
+     * RSS (its high-water mark, VmHWM; -1 unknown), which may fall between
+     * two readings. */
+    size_t readings;
+    double true_peak_rss;
 } mt_ledger;
 
 /* Live sampled bytes at time t of a whole model (every allocation), as

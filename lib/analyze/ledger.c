@@ -112,6 +112,27 @@ void mt_ledger_make(const mt_rss_reading *rd, uint64_t heap_samples, uint64_t ma
             : tc ? "exact as the allocator counts"
                  : "upper bound: free chunks' pages given back (malloc_trim) still count",
             (double)rd->a_free);
+    /* mimalloc counts its committed memory, not its bytes in use: what it
+     * holds beyond the live heap is its free but resident memory, with
+     * the live heap's interval mirrored (the two add up to its figure) */
+    int mi = rd->a_inuse < 0 && rd->a_free < 0 && rd->a_commit >= 0;
+    if (mi) {
+        /* committed pages never touched are not resident: no more than
+         * the private anonymous memory the program's mappings leave */
+        double maps, maps_lo, maps_hi, commit = (double)rd->a_commit;
+        estimate(map_samples, bps, rate, &maps, &maps_lo, &maps_hi);
+        if (rd->anon >= 0 && commit > (double)rd->anon - maps)
+            commit = (double)rd->anon - maps;
+        if (commit < h->bytes)
+            commit = h->bytes;
+        mt_ledger_row *f = add(L, "allocator_free_resident", "allocator: free but resident",
+                               "mimalloc committed (at most the anonymous memory) - live heap",
+                               "upper bound: size-class rounding and blocks from before the "
+                               "recording count; the live heap's interval, mirrored",
+                               commit - h->bytes);
+        f->lo = commit - h->hi > 0 ? commit - h->hi : 0;
+        f->hi = commit - h->lo;
+    }
     if (rd->a_meta >= 0)
         add(L, "allocator_metadata", "allocator: metadata", "jemalloc stats.metadata",
             "exact as the allocator counts", (double)rd->a_meta);
@@ -141,7 +162,7 @@ void mt_ledger_make(const mt_rss_reading *rd, uint64_t heap_samples, uint64_t ma
      * live heap's unless the allocator's in-use row takes it back. */
     u->lo = u->bytes - (mp->hi - mp->bytes);
     u->hi = u->bytes + (mp->bytes - mp->lo);
-    if (rd->a_inuse < 0) {
+    if (rd->a_inuse < 0 && !mi) {
         u->lo -= h->hi - h->bytes;
         u->hi += h->bytes - h->lo;
     }

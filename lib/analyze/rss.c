@@ -67,6 +67,7 @@ static void reading_of(mt_rss_reading *o, const mt_rssf_ledger *l, mt_timedelta 
     o->a_free = l->a_free;
     o->a_meta = l->a_meta;
     o->a_retained = l->a_retained;
+    o->a_commit = l->a_commit;
     o->cost_us = l->cost_us;
     memcpy(o->alloc, l->alloc, sizeof o->alloc);
 }

@@ -30,6 +30,7 @@ static const struct {
     {"a_free", offsetof(mt_rssf_ledger, a_free)},
     {"a_meta", offsetof(mt_rssf_ledger, a_meta)},
     {"a_retained", offsetof(mt_rssf_ledger, a_retained)},
+    {"a_commit", offsetof(mt_rssf_ledger, a_commit)},
     {"cost_us", offsetof(mt_rssf_ledger, cost_us)},
 };
 #define NKEYS (sizeof keys / sizeof keys[0])

@@ -38,8 +38,9 @@ typedef struct mt_rssf_ledger {
     int64_t a_free;      /* free but resident (an upper bound for glibc) */
     int64_t a_meta;      /* its metadata */
     int64_t a_retained;  /* mapped, not resident (not part of RSS) */
+    int64_t a_commit;    /* committed: in use, free and metadata (mimalloc) */
     int64_t cost_us;     /* what taking this reading cost (wall µs) */
-    char alloc[16];      /* "glibc", "jemalloc", "tcmalloc" or "" */
+    char alloc[16];      /* "glibc", "jemalloc", "tcmalloc", "mimalloc" or "" */
 } mt_rssf_ledger;
 
 /* Every field at -1 (not taken), no allocator. */

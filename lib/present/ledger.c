@@ -38,6 +38,10 @@ static int report_json(FILE *out, const mt_ledger *L, const char *when)
             (long long)r->cost_us);
     fprintf(out, ",\"unexplained_bytes\":%.0f,\"unexplained_share\":%.6f", L->unexplained,
             L->rss > 0 ? L->unexplained / L->rss : 0);
+    if (L->readings) {
+        fprintf(out, ",\"readings\":%zu,", L->readings);
+        json_num(out, "true_peak_rss_bytes", L->true_peak_rss);
+    }
     fprintf(out, ",\"live_heap_samples\":%.0f,\"live_map_samples\":%.0f,\"rows\":[",
             L->live_heap_samples, L->live_map_samples);
     for (size_t i = 0; i < L->n; i++) {
@@ -69,6 +73,15 @@ int mt_report_ledger(FILE *out, const mt_ledger *L, const char *when, int json)
     }
     fprintf(out, "; allocator %s; %lld threads\n", r->alloc[0] ? r->alloc : "unknown",
             (long long)r->threads);
+    if (L->readings) {
+        fprintf(out, "  the largest RSS of %zu reading%s, not the true peak", L->readings,
+                L->readings == 1 ? "" : "s");
+        if (L->true_peak_rss >= 0) {
+            mt_format_bytes(a, sizeof a, L->true_peak_rss);
+            fprintf(out, " (high-water mark %s), which may fall between two readings", a);
+        }
+        fputc('\n', out);
+    }
     fprintf(out, "  %-38s %10s %7s  %-25s %s\n", "row", "bytes", "of RSS", "95% interval", "source");
     for (size_t i = 0; i < L->n; i++) {
         const mt_ledger_row *w = &L->row[i];

@@ -4,9 +4,11 @@
  * global scope: jemalloc's mallctl ("epoch" to refresh, then
  * stats.allocated, .metadata, .resident, .retained), gperftools'
  * MallocExtension_GetNumericProperty (generic.current_allocated_bytes,
- * generic.heap_size, tcmalloc.pageheap_unmapped_bytes), else glibc's
- * malloc when real.c found no other allocator (mallinfo2, taken by
- * rss.c at its own pace). docs/rss.md says how each becomes a row.
+ * generic.heap_size, tcmalloc.pageheap_unmapped_bytes), mimalloc's
+ * mi_process_info (its committed memory: a release build of mimalloc
+ * counts no bytes in use) when malloc is mimalloc's, else glibc's malloc
+ * when real.c found no other allocator (mallinfo2, taken by rss.c at its
+ * own pace). docs/rss.md says how each becomes a row.
  */
 #include <dlfcn.h>
 #include <stdint.h>
@@ -17,11 +19,14 @@
 
 typedef int (*mallctl_fn)(const char *, void *, size_t *, void *, size_t);
 typedef int (*tcprop_fn)(const char *, size_t *);
+typedef void (*miinfo_fn)(size_t *, size_t *, size_t *, size_t *, size_t *, size_t *, size_t *,
+                          size_t *);
 
 static struct {
     int found;
     mallctl_fn mallctl;
     tcprop_fn tcprop;
+    miinfo_fn miinfo;
     int glibc;
 } as;
 
@@ -33,7 +38,17 @@ static void find(void)
     as.mallctl = (mallctl_fn)dlsym(RTLD_DEFAULT, "mallctl");
     if (!as.mallctl)
         as.tcprop = (tcprop_fn)dlsym(RTLD_DEFAULT, "MallocExtension_GetNumericProperty");
-    as.glibc = !as.mallctl && !as.tcprop && mtr_real.image_lo == 0 && mtr_real.image_hi == 0;
+    /* mimalloc only when it is the program's malloc (real.c's image of
+     * the allocator holds it), not a library that offers mi_malloc beside
+     * glibc's */
+    if (!as.mallctl && !as.tcprop) {
+        as.miinfo = (miinfo_fn)dlsym(RTLD_DEFAULT, "mi_process_info");
+        uintptr_t a = (uintptr_t)as.miinfo;
+        if (a < mtr_real.image_lo || a >= mtr_real.image_hi)
+            as.miinfo = NULL;
+    }
+    as.glibc = !as.mallctl && !as.tcprop && !as.miinfo && mtr_real.image_lo == 0 &&
+               mtr_real.image_hi == 0;
 }
 
 int mtr_allocstats_glibc(void)
@@ -77,6 +92,11 @@ void mtr_allocstats_read(mt_rssf_ledger *l, const struct mtr_glibc_stats *g)
         l->a_retained = unmapped;
         if (allocated >= 0 && heap >= 0 && unmapped >= 0 && heap >= allocated + unmapped)
             l->a_free = heap - allocated - unmapped;
+    } else if (as.miinfo) {
+        strcpy(l->alloc, "mimalloc");
+        size_t elapsed, user, sys, rss, peak_rss, commit = 0, peak_commit, faults;
+        as.miinfo(&elapsed, &user, &sys, &rss, &peak_rss, &commit, &peak_commit, &faults);
+        l->a_commit = commit > 0 ? (int64_t)commit : -1;
     } else if (as.glibc) {
         strcpy(l->alloc, "glibc");
         if (g) {

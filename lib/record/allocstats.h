@@ -1,6 +1,6 @@
 /*
  * allocstats.h - the program's allocator describing itself (allocstats.c):
- * bytes in use, free but resident, metadata and retained, for the
+ * bytes in use, free but resident, metadata, retained and committed, for the
  * resident-memory ledger.
  */
 #ifndef MT_RECORD_ALLOCSTATS_H
@@ -20,9 +20,9 @@ struct mtr_glibc_stats {
  * a mallinfo2 of its own to mtr_allocstats_read, or NULL when none was
  * taken). Writer thread. */
 MT_HIDDEN int mtr_allocstats_glibc(void);
-/* Fills l's alloc, a_inuse, a_free, a_meta and a_retained from the
- * allocator found (jemalloc's mallctl, tcmalloc's MallocExtension, glibc
- * through g). Writer thread. */
+/* Fills l's alloc, a_inuse, a_free, a_meta, a_retained and a_commit from
+ * the allocator found (jemalloc's mallctl, tcmalloc's MallocExtension,
+ * mimalloc's mi_process_info, glibc through g). Writer thread. */
 MT_HIDDEN void mtr_allocstats_read(mt_rssf_ledger *l, const struct mtr_glibc_stats *g);
 
 #endif

@@ -2,7 +2,8 @@
  * attach.c - the recorder loaded into a running process by 'memtrace
  * attach' (programs/cmd_attach.c): the entries the injector calls, and the
  * redirection of the program's calls to the malloc family and to
- * mmap/munmap/mremap through the modules' GOT entries.
+ * mmap/munmap/mremap/mprotect (commits in a reservation, mmap.c) through
+ * the modules' GOT entries.
  *
  * A library loaded with dlopen (RTLD_LOCAL) does not interpose by symbol:
  * every module already bound malloc to the allocator. So each loaded
@@ -55,7 +56,7 @@
 static const char *const names[] = {
     "malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign",
     "aligned_alloc", "memalign", "valloc", "pvalloc", "malloc_usable_size",
-    "free_sized", "free_aligned_sized", "mmap", "mmap64", "munmap", "mremap",
+    "free_sized", "free_aligned_sized", "mmap", "mmap64", "munmap", "mremap", "mprotect",
 };
 #define NNAMES (sizeof names / sizeof names[0])
 

@@ -12,7 +12,8 @@
  * (bytes in use in malloc's arenas, and in blocks malloc mapped for
  * itself; less often when it is slow, see MALLINFO_RATIO), PEAK from VmHWM
  * in /proc/self/status. At the same slow ticks, when its cost allows
- * (LEDGER_RATIO), and at the end, a ledger line: /proc/self/smaps by kind
+ * (LEDGER_RATIO), at a tick whose RSS is 1/16 above the largest reading's
+ * (at the same pace), and at the end, a ledger line: /proc/self/smaps by kind
  * of mapping (smaps.c), the allocator's own statistics (allocstats.c) and
  * the recorder's own memory (own.c); docs/rss.md. The first line is
  *     memtrace-rss 2 PID START_US
@@ -56,6 +57,7 @@ static struct {
     int64_t last_us, last_slow_us;
     int64_t mallinfo_next_us;   /* no mallinfo2 before this time */
     int64_t ledger_next_us;     /* no ledger reading before this time */
+    int64_t ledger_rss_max;     /* the largest RSS of a ledger reading so far */
     long page;
     char image[PATH_MAX];       /* the recorder's own file, "" if unknown */
 } rs;
@@ -89,7 +91,7 @@ void mtr_rss_open(const char *trace_path, pid_t pid, int64_t start_us, int inter
         return;
     rs.on = 1;
     rs.interval_us = (int64_t)interval_ms * 1000;
-    rs.last_us = rs.last_slow_us = rs.mallinfo_next_us = 0;
+    rs.last_us = rs.last_slow_us = rs.mallinfo_next_us = rs.ledger_rss_max = 0;
     /* the first reading after a second: a short process pays for one, at its end */
     rs.ledger_next_us = start_us + SLOW_EVERY_US;
     rs.page = sysconf(_SC_PAGESIZE);
@@ -213,6 +215,8 @@ static void ledger(int64_t now_us, struct mtr_glibc_stats *g, int *have_g)
     l.own = own + image_rss;
     l.threads = proc_threads();
     l.cost_us = mono_us() - t0;
+    if (l.rss > rs.ledger_rss_max)
+        rs.ledger_rss_max = l.rss;
     rs.ledger_next_us = now_us + (cpu_us() - c0) * LEDGER_RATIO;
     int n = mt_rssf_ledger_line(ledger_line, sizeof ledger_line, &l);
     ledger_len = n > 0 ? n : 0;
@@ -228,6 +232,11 @@ static void sample(int64_t now_us, int slow, int with_ledger, int force_ledger)
     long long heap = -1, mapped = -1, peak = -1;
     struct mtr_glibc_stats g;
     int have_g = 0;
+    /* RSS 1/16 above the largest reading so far: a reading now, between
+     * the regular ones (at the same pace), so that a peak is not missed */
+    if (!slow && with_ledger && rs.ledger_rss_max > 0 &&
+        rss > rs.ledger_rss_max + rs.ledger_rss_max / 16 && now_us >= rs.ledger_next_us)
+        ledger(now_us, &g, &have_g);
     if (slow) {
         if (with_ledger && (force_ledger || now_us >= rs.ledger_next_us))
             ledger(now_us, &g, &have_g);

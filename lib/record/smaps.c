@@ -2,8 +2,9 @@
  * smaps.c - one pass over /proc/self/smaps, each mapping's Rss, Pss and
  * Swap added to its kind (smaps.h; docs/rss.md says what each kind holds):
  *   stack   [stack], and a thread stack: a private anonymous map right
- *           above a PROT_NONE guard map, not at a 64 MiB boundary (where
- *           glibc's arena heaps start, their reserve above them)
+ *           above a PROT_NONE guard map of at most GUARD_MAX, not at a
+ *           64 MiB boundary (where glibc's arena heaps start, their
+ *           reserve above them)
  *   mod     a loaded module: a file map that is executable or whose name
  *           is a shared object or the program, [vdso] and the like, and
  *           the part of an anonymous map inside a module's bss (its
@@ -39,6 +40,9 @@ static struct {
     char exe[4096];
     int have_exe;
 } sm;
+
+/* The largest PROT_NONE map taken for a thread stack's guard. */
+#define GUARD_MAX (1u << 20)
 
 struct vma {
     uintptr_t lo, hi;
@@ -149,7 +153,9 @@ static void classify(const char *s, const struct vma *prev, struct vma *v, const
             v->kind = K_STACK;      /* a thread stack above its guard */
         else
             v->kind = K_ANON;
-        v->guard = !shared && strcmp(v->perms, "---p") == 0;
+        /* a guard is a few pages (glibc: one); mimalloc leaves holes of
+         * megabytes in its segments, PROT_NONE, below memory of its heap */
+        v->guard = !shared && strcmp(v->perms, "---p") == 0 && v->hi - v->lo <= GUARD_MAX;
     } else if (p[0] == '[') {
         if (strcmp(p, "[heap]") == 0)
             v->kind = K_BRK;

@@ -6,7 +6,7 @@
 # must show the 56,000,000 bytes freed and the live heap's interval must
 # hold the 58,000,000 bytes live; the rows add up to RSS exactly, which
 # agrees with the program's own VmRSS; the same on jemalloc and tcmalloc,
-# from their own statistics; memory committed in a reservation with
+# from their own statistics, and on mimalloc from its committed bytes; memory committed in a reservation with
 # mprotect (V8's heap) is the program's mappings; memory mapped behind the recorder's
 # back (a raw system call) lands in "unexplained", and check
 # --max-unexplained passes without it and fails with it; an old (version
@@ -45,6 +45,16 @@ if command -v python3 >/dev/null 2>&1; then
     check "the recorder's own memory is shown" py "sys.exit(not R['recorder']['bytes'] > 0)"
     check "modules' code and data are shown" py "sys.exit(not R['modules']['bytes'] > 0)"
 fi
+"$B" rss --json "$T/f.ctf" >"$T/p.json"
+if command -v python3 >/dev/null 2>&1; then
+    check "--at peak: the JSON says it is the largest reading, and how many there were" \
+        python3 -c "import json,sys; L=json.load(open('$T/p.json')); sys.exit(not (L['at'] == 'largest reading' and L['readings'] >= 1))"
+    check "... with the true peak (high-water mark) at least the reading's RSS" \
+        python3 -c "import json,sys; L=json.load(open('$T/p.json')); sys.exit(not (L['true_peak_rss_bytes'] >= L['rss_bytes'] > 0))"
+fi
+check "--at peak: the text says the reading is not the true peak" \
+    sh -c "'$B' rss '$T/f.ctf' | grep -q 'the largest RSS of [0-9]* readings*, not the true peak (high-water mark '"
+check "--at end: no such line" sh -c "! '$B' rss --at end '$T/f.ctf' | grep -q 'not the true peak'"
 check "text report: the free-but-resident row" sh -c "'$B' rss '$T/f.ctf' | grep -q 'allocator: free but resident'"
 "$B" plot -o "$T/f.svg" "$T/f.ctf"
 check "plot stacks the ledger's rows beyond the heap" grep -q "allocator: free but resident, metadata" "$T/f.svg"
@@ -103,6 +113,34 @@ for a in "jemalloc:$(libdir libjemalloc.so.2)" "tcmalloc:$(libdir libtcmalloc_mi
     fi
 done
 
+# mimalloc (preloaded) says only how much it has committed: its free but
+# resident row is that, at most the anonymous memory, less the live heap;
+# 500,000 freed blocks of 112 bytes and the 12 bytes of rounding on each
+# of the 500,000 live ones: at least 62,000,000 bytes.
+so=$(libdir libmimalloc.so.2)
+if [ -z "$so" ]; then
+    echo "PASS: mimalloc not installed here (scripts/install-deps.sh test installs it): skipped"
+else
+    rm -f "$T/mi.ctf" "$T/mi.ctf.rss"
+    out=$(env -u MEMTRACE_ROOT LD_PRELOAD="$LIB $so" MEMTRACE="$T/mi.ctf" MEMTRACE_RATE=0.001 \
+          "$PROGS/fragment" 1000000)
+    check "mimalloc: fragment ran" test "${out%% *}" = ok
+    check "mimalloc: the ledger line has its committed bytes" grep -q '^L .* a_commit=[0-9]* .*alloc=mimalloc' "$T/mi.ctf.rss"
+    "$B" rss --at end --json "$T/mi.ctf" >"$T/l.json"
+    if command -v python3 >/dev/null 2>&1; then
+        check "mimalloc: the allocator is named" py "sys.exit(L['allocator'] != 'mimalloc')"
+        check "mimalloc: the rows add up to RSS exactly" \
+            py "sys.exit(sum(r['bytes'] for r in L['rows']) != L['rss_bytes'])"
+        check "mimalloc: free but resident holds the 56,000,000 bytes freed and the 6,000,000 of rounding" \
+            py "f=R['allocator_free_resident']; sys.exit(not (f['hi'] >= 62000000 and f['bytes'] <= 62000000 + 16*1048576))"
+        check "mimalloc: no in-use row (mimalloc does not count its bytes in use)" \
+            py "sys.exit('allocator_in_use_unsampled' in R)"
+        check "mimalloc: unexplained at most 5% of RSS" \
+            py "sys.exit(abs(L['unexplained_bytes']) > 0.05 * L['rss_bytes'])"
+    fi
+    check "mimalloc: text report names the source" sh -c "'$B' rss '$T/mi.ctf' | grep -q 'mimalloc committed'"
+fi
+
 # Memory committed in a reservation with mprotect, as V8 grows its heap:
 # 64 MiB committed in a 256 MiB PROT_NONE reservation, 16 MiB of it
 # decommitted; the W^X flips of 4 MiB are not a second commit.
@@ -114,6 +152,23 @@ if command -v python3 >/dev/null 2>&1; then
         py "m=R['program_maps']; sys.exit(not (m['lo'] <= 48 * 1048576 <= m['hi']))"
     check "with them, unexplained at most 5% of RSS" \
         py "sys.exit(abs(L['unexplained_bytes']) > 0.05 * L['rss_bytes'])"
+fi
+
+# A peak between the regular readings: RSS rising 32 MiB at a time, four
+# times, each step held until a reading covers it. Readings come on a
+# regular (slow) tick, whose sample line has its PEAK figure, or, when RSS
+# is 1/16 above the largest reading so far, on the next tick at the same
+# pace, a fast one (PEAK "-"). Each step waits for the event, so the
+# program ends on any machine; and with four steps, at least one reading
+# falls on a fast tick unless every step happened to meet a slow tick first.
+out=$(preload "$T/pk.ctf" 0.001 "$PROGS/peaks" "$T/pk.ctf.rss" 4)
+check "peaks ran ($out)" test "$out" = ok
+fast=$(awk '/^L / { if (prev ~ /^[0-9]/ && split(prev, f, " ") == 5 && f[5] == "-") n++ } { prev = $0 } END { print n + 0 }' "$T/pk.ctf.rss")
+check "readings taken between the regular ones, when RSS rose ($fast)" test "$fast" -ge 1
+"$B" rss --json "$T/pk.ctf" >"$T/p.json"
+if command -v python3 >/dev/null 2>&1; then
+    check "--at peak: the largest reading holds the last step's 128 MiB, within 10% of the true peak" \
+        python3 -c "import json,sys; L=json.load(open('$T/p.json')); sys.exit(not (L['rss_bytes'] >= 128 << 20 and L['rss_bytes'] >= 0.9 * L['true_peak_rss_bytes']))"
 fi
 
 # An old FILE.rss (version 1: sample lines only) still reads.
