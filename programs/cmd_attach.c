@@ -33,7 +33,6 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <grp.h>
 #include <limits.h>
 #include <signal.h>
@@ -56,69 +55,136 @@
 #include "../lib/inject/attach_target.h"
 #include "commands.h"
 #include "../lib/launch/launch.h"
+#include "record_opts.h"
 #include "run_push.h"
 #include "run_snapshots.h"
 
 #define CALL_TIMEOUT_MS 10000
 #define EXIT_DENIED 2
 
-static void usage(FILE *f)
+static const char attach_head[] =
+    "usage: memtrace attach [-o FILE] [--interval BYTES | --rate R] [--depth N]\n"
+    "                       [--unwind MODE] [--duration T] [--leaks] [--no-trace]\n"
+    "                       [--push URL [--push-every T] [--push-format F]\n"
+    "                       [--label K=V]... [--push-tenant ID] [--push-auth-file FILE]] PID\n"
+    "       memtrace attach --detach PID\n"
+    "\n"
+    "Record the heap of a running process that was not started under memtrace,\n"
+    "then leave it running as it was. The recorder is loaded into the process\n"
+    "(ptrace, no debugger needed), the process's calls to the malloc family and\n"
+    "to mmap/munmap/mremap are redirected to it, and the recording goes on\n"
+    "until Ctrl-C, SIGTERM, --duration or the process's end. Then the original\n"
+    "entries are restored and the recorder stays in the process, dormant;\n"
+    "attaching again reuses it. Memory allocated before the attach is not in\n"
+    "the trace (reports say the recording started mid-run).\n"
+    "\n";
+
+static const char attach_tail[] =
+    "\n"
+    "Needs the right to ptrace the process: the same user (and Yama's\n"
+    "ptrace_scope 0) or CAP_SYS_PTRACE (root, or a container started with\n"
+    "--cap-add SYS_PTRACE). x86-64, glibc processes only, Linux 5.6 or later.\n"
+    "The ptrace work is done by a child: memtrace attach killed, even with\n"
+    "SIGKILL, leaves it to put the process back and end the recording.\n"
+    "\n"
+    "Exit status: 0 recorded and detached, 1 could not attach or record\n"
+    "(nothing changed in the process), 2 usage or ptrace not permitted.\n"
+    "\n"
+    "Example: memtrace attach --duration 60s -o svc.ctf $(pidof svc)\n"
+    "         memtrace top svc.ctf\n";
+
+/* What the command line asks for. */
+typedef struct attach_args {
+    record_opts rec;
+    run_push_opts push;
+    const char *output;      /* NULL: NAME.PID.ctf */
+    long long duration_ms;   /* 0: until Ctrl-C or the process's end */
+    int detach_only, leaks, no_trace;
+    pid_t pid;
+} attach_args;
+
+static int take_duration(void *ctx, const char *arg, const char *opt)
 {
-    fprintf(f,
-        "usage: memtrace attach [-o FILE] [--interval BYTES | --rate R] [--depth N]\n"
-        "                       [--unwind MODE] [--duration T] [--leaks] [--no-trace]\n"
-        "                       [--push URL [--push-every T] [--push-format F]\n"
-        "                       [--label K=V]... [--push-tenant ID] [--push-auth-file FILE]] PID\n"
-        "       memtrace attach --detach PID\n"
-        "\n"
-        "Record the heap of a running process that was not started under memtrace,\n"
-        "then leave it running as it was. The recorder is loaded into the process\n"
-        "(ptrace, no debugger needed), the process's calls to the malloc family and\n"
-        "to mmap/munmap/mremap are redirected to it, and the recording goes on\n"
-        "until Ctrl-C, SIGTERM, --duration or the process's end. Then the original\n"
-        "entries are restored and the recorder stays in the process, dormant;\n"
-        "attaching again reuses it. Memory allocated before the attach is not in\n"
-        "the trace (reports say the recording started mid-run).\n"
-        "\n"
-        "  -o, --output FILE     trace file (default: NAME.PID.ctf in the current\n"
-        "                        directory); the process writes it, so its user\n"
-        "                        must be able to create it\n"
-        "  -i, --interval BYTES  mean bytes between samples, suffixes k, m, g\n"
-        "                        (default 512k)\n"
-        "  -r, --rate R          sampling probability per byte (= 1 / interval)\n"
-        "  -d, --depth N         at most N frames per call stack (default 128)\n"
-        "  -u, --unwind MODE     how call stacks are captured: dwarf (default), fp\n"
-        "                        or auto, as for 'memtrace run' (the first attach to\n"
-        "                        a process decides it for later ones)\n"
-        "      --duration T      detach after T (90s, 10m, 1h, 500ms)\n"
-        "      --leaks           before detaching, decide for every block sampled\n"
-        "                        since the attach and still live whether anything\n"
-        "                        reachable points into it (FILE.leaks: top --by lost)\n"
-        "      --push URL        while recording, this command (never the process)\n"
-        "                        sends a heap profile every --push-every and at the\n"
-        "                        end to Pyroscope, Parca or an OTLP collector; the\n"
-        "                        options are those of 'memtrace run --push'\n"
-        "                        (docs/fleet.md)\n"
-        "      --push-every T, --push-format F, --label K=V, --push-tenant ID,\n"
-        "      --push-auth-file FILE  as for 'memtrace run'\n"
-        "      --no-trace        with --push: the trace is removed once the last\n"
-        "                        profile is made (it grows until then: attach does\n"
-        "                        not rotate); without -o it goes in /tmp\n"
-        "      --detach          only end a recording an earlier attach left running\n"
-        "                        (its tracer was killed with SIGKILL) and detach\n"
-        "  -h, --help            this help\n"
-        "\n"
-        "Needs the right to ptrace the process: the same user (and Yama's\n"
-        "ptrace_scope 0) or CAP_SYS_PTRACE (root, or a container started with\n"
-        "--cap-add SYS_PTRACE). x86-64, glibc processes only, Linux 5.6 or later.\n"
-        "The ptrace work is done by a child: memtrace attach killed, even with\n"
-        "SIGKILL, leaves it to put the process back and end the recording.\n"
-        "\n"
-        "Exit status: 0 recorded and detached, 1 could not attach or record\n"
-        "(nothing changed in the process), 2 usage or ptrace not permitted.\n"
-        "\n"
-        "Example: memtrace attach --duration 60s -o svc.ctf $(pidof svc)\n"
-        "         memtrace top svc.ctf\n");
+    long long ms = mt_ctl_time_ms_at_least(arg, 1);
+    if (ms <= 0) {
+        fprintf(stderr, "memtrace attach: %s %s: expected a time such as 90s, 10m, 1h or 500ms\n",
+                opt, arg);
+        return 2;
+    }
+    *(long long *)ctx = ms;
+    return 0;
+}
+
+/* The PID and the options that go together or not at all: 2 after the
+ * message, or 0. */
+static int attach_check(attach_args *a, const char *word)
+{
+    char *end;
+    long lpid = strtol(word, &end, 10);
+    if (*end || lpid <= 0 || lpid > 0x3fffffff) {
+        fprintf(stderr, "memtrace attach: '%s' is not a process id\n", word);
+        return 2;
+    }
+    a->pid = (pid_t)lpid;
+    if (a->pid == getpid()) {
+        fprintf(stderr, "memtrace attach: cannot attach to itself\n");
+        return 2;
+    }
+    if ((a->detach_only || a->no_trace) && (a->detach_only ? a->push.url != NULL || a->no_trace
+                                                           : !a->push.url)) {
+        fprintf(stderr, "memtrace attach: %s\n", a->detach_only ? "--detach takes no --push or "
+                "--no-trace" : "--no-trace needs --push URL (else nothing would be kept)");
+        return 2;
+    }
+    return record_opts_check(&a->rec);
+}
+
+/* Reads the command line into a: -1 to go on, else the exit status. */
+static int attach_parse(int argc, char **argv, attach_args *a)
+{
+    const opt_spec opts[] = {
+        OPT("output", 'o', OPT_STRING, &a->output, "FILE",
+            "trace file (default: NAME.PID.ctf in the current\n"
+            "directory); the process writes it, so its user\nmust be able to create it"),
+        RECORD_OPTS(&a->rec, "mean bytes between samples, suffixes k, m, g\n(default 512k)",
+            "sampling probability per byte (= 1 / interval)",
+            "at most N frames per call stack (default 128)",
+            "how call stacks are captured: dwarf (default), fp\n"
+            "or auto, as for 'memtrace run' (the first attach to\n"
+            "a process decides it for later ones)"),
+        OPT("duration", 0, OPT_CALL, NULL, "T", "detach after T (90s, 10m, 1h, 500ms)",
+            .fn = take_duration, .ctx = &a->duration_ms),
+        OPT("leaks", 0, OPT_FLAG, &a->leaks, NULL,
+            "before detaching, decide for every block sampled\n"
+            "since the attach and still live whether anything\n"
+            "reachable points into it (FILE.leaks: top --by lost)"),
+        OPT("push", 0, OPT_CALL, NULL, "URL",
+            "while recording, this command (never the process)\n"
+            "sends a heap profile every --push-every and at the\n"
+            "end to Pyroscope, Parca or an OTLP collector; the\n"
+            "options are those of 'memtrace run --push'\n"
+            "(docs/fleet.md): --push-every T, --push-format F,\n"
+            "--label K=V, --push-tenant ID, --push-auth-file FILE",
+            .fn = run_push_take, .ctx = &a->push),
+        RUN_PUSH_MORE_OPTS(&a->push),
+        OPT("no-trace", 0, OPT_FLAG, &a->no_trace, NULL,
+            "with --push: the trace is removed once the last\n"
+            "profile is made (it grows until then: attach does\n"
+            "not rotate); without -o it goes in /tmp"),
+        OPT("detach", 0, OPT_FLAG, &a->detach_only, NULL,
+            "only end a recording an earlier attach left running\n"
+            "(its tracer was killed with SIGKILL) and detach"),
+    };
+    const opt_command cmd = {"attach", attach_head, attach_tail, 24, opts,
+                             sizeof opts / sizeof opts[0]};
+    int first, rc = opt_parse_first(&cmd, argc, argv, &first);
+    if (rc >= 0)
+        return rc;
+    if (first != argc - 1) {
+        fprintf(stderr, "memtrace attach: expected one process id\n");
+        return opt_usage("attach");
+    }
+    return attach_check(a, argv[first]) ? 2 : -1;
 }
 
 static volatile sig_atomic_t stop_requested;
@@ -515,106 +581,24 @@ static void remove_trace(const char *abs_out)
 
 int cmd_attach(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        { "output", required_argument, NULL, 'o' },
-        { "interval", required_argument, NULL, 'i' },
-        { "rate", required_argument, NULL, 'r' },
-        { "depth", required_argument, NULL, 'd' },
-        { "unwind", required_argument, NULL, 'u' },
-        { "duration", required_argument, NULL, 'D' },
-        { "detach", no_argument, NULL, 'X' },
-        { "leaks", no_argument, NULL, 'L' },
-        { "no-trace", no_argument, NULL, 'N' },
-        RUN_PUSH_LONGOPTS,
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
-    };
-    const char *output = NULL;
-    double rate = MEMTRACE_DEFAULT_RATE;
-    int sampling = 0, c;   /* sampling: run_sampling_option */
-    int depth = 0, unwind = 0;
-    long long duration_ms = 0;
-    int detach_only = 0, leaks = 0, no_trace = 0;
-    run_push_opts push_opts = { 0 };
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+o:i:r:d:u:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'o':
-            output = optarg;
-            break;
-        case 'i':
-        case 'r':
-            if (run_sampling_option("attach", c, optarg, &rate, &sampling))
-                return 2;
-            break;
-        case 'd':
-            if (run_depth_option("attach", optarg, &depth))
-                return 2;
-            break;
-        case 'u':
-            if (run_unwind_option("attach", optarg, &unwind))
-                return 2;
-            break;
-        case 'D':
-            duration_ms = mt_ctl_time_ms_at_least(optarg, 1);
-            if (duration_ms <= 0) {
-                fprintf(stderr, "memtrace attach: --duration %s: expected a time such as 90s, "
-                                "10m, 1h or 500ms\n", optarg);
-                return 2;
-            }
-            break;
-        case 'L':
-            leaks = 1;
-            break;
-        case 'X':
-            detach_only = 1;
-            break;
-        case 'N':
-            no_trace = 1;
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default: {
-            int r = run_push_option(&push_opts, "attach", c, optarg);
-            if (r > 0)
-                break;
-            if (r == 0)
-                usage(stderr);
-            return 2;
-        }
-        }
-    }
-    if (run_sampling_check("attach", sampling))
-        return 2;
-    if (optind != argc - 1) {
-        usage(stderr);
-        return 2;
-    }
-    char *end;
-    long lpid = strtol(argv[optind], &end, 10);
-    if (*end || lpid <= 0 || lpid > 0x3fffffff) {
-        fprintf(stderr, "memtrace attach: '%s' is not a process id\n", argv[optind]);
-        return 2;
-    }
-    pid_t pid = (pid_t)lpid;
-    if (pid == getpid()) {
-        fprintf(stderr, "memtrace attach: cannot attach to itself\n");
-        return 2;
-    }
-    if ((detach_only || no_trace) && (detach_only ? push_opts.url != NULL || no_trace
-                                                  : !push_opts.url)) {
-        fprintf(stderr, "memtrace attach: %s\n", detach_only ? "--detach takes no --push or "
-                "--no-trace" : "--no-trace needs --push URL (else nothing would be kept)");
-        return 2;
-    }
+    attach_args a = {.rec = {.cmd = "attach", .rate = MEMTRACE_DEFAULT_RATE},
+                     .push = {.cmd = "attach"}};
+    int rc = attach_parse(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    const char *output = a.output;
+    pid_t pid = a.pid;
+    long long duration_ms = a.duration_ms;
+    int detach_only = a.detach_only, leaks = a.leaks, no_trace = a.no_trace;
+    double rate = a.rec.rate;
+    int depth = a.rec.depth, unwind = a.rec.unwind;
     int status;
     if (in_tracer(&status))
         return status;
     /* The sender runs in the tracer (this process from here on): its
      * errors end the command before anything is done to the process. */
     int push_bad;
-    run_push *push = run_push_begin(&push_opts, "attach", &push_bad);
+    run_push *push = run_push_begin(&a.push, "attach", &push_bad);
     if (push_bad)
         return 2;
 

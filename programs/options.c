@@ -252,11 +252,13 @@ void opt_help(const opt_command *cmd, FILE *out)
         fputs(cmd->tail, out);
 }
 
-int opt_parse(const opt_command *cmd, int argc, char **argv, int *first)
+static int parse(const opt_command *cmd, int argc, char **argv, int *first, int in_order)
 {
     struct option longs[cmd->n + 2];
-    char shorts[3 * cmd->n + 4];
+    char shorts[3 * cmd->n + 5];
     size_t ns = 0;
+    if (in_order)
+        shorts[ns++] = '+';   /* stop at the first operand */
     shorts[ns++] = ':';   /* a missing value returns ':' */
     for (size_t i = 0; i < cmd->n; i++) {
         const opt_spec *o = &cmd->opts[i];
@@ -305,4 +307,14 @@ int opt_parse(const opt_command *cmd, int argc, char **argv, int *first)
     }
     *first = optind;
     return -1;
+}
+
+int opt_parse(const opt_command *cmd, int argc, char **argv, int *first)
+{
+    return parse(cmd, argc, argv, first, 0);
+}
+
+int opt_parse_first(const opt_command *cmd, int argc, char **argv, int *first)
+{
+    return parse(cmd, argc, argv, first, 1);
 }

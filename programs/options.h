@@ -77,6 +77,9 @@ typedef struct opt_command {
  * and operands may be mixed); else the exit status: 0 after --help, 2
  * after a usage error (unknown option, missing or malformed value). */
 int opt_parse(const opt_command *cmd, int argc, char **argv, int *first);
+/* opt_parse with the options first: the first operand (or "--") ends
+ * them, and what follows, a command's own argv, is never parsed. */
+int opt_parse_first(const opt_command *cmd, int argc, char **argv, int *first);
 /* Prints cmd's --help to out. */
 void opt_help(const opt_command *cmd, FILE *out);
 /* "memtrace CMD: see 'memtrace CMD --help'" on stderr; returns 2. */

@@ -102,6 +102,17 @@ int run_push_option(run_push_opts *o, const char *cmd, int c, const char *arg)
     return 0;
 }
 
+int run_push_take(void *ctx, const char *arg, const char *opt)
+{
+    static const char *const names[] = { "--push", "--push-every", "--push-format", "--label",
+                                         "--push-tenant", "--push-auth-file" };
+    run_push_opts *o = ctx;
+    for (int i = 0; i < (int)(sizeof names / sizeof *names); i++)
+        if (!strcmp(opt, names[i]))
+            return run_push_option(o, o->cmd, 0x100 + i, arg) > 0 ? 0 : 2;
+    return 2;
+}
+
 double run_push_every(const run_push *p)
 {
     return p->every_s;

@@ -76,6 +76,27 @@ refused "stats: a missing value" "memtrace stats: --at needs a value" stats "$F"
 refused "lifetimes: a missing value (short)" "memtrace lifetimes: -f needs a value" lifetimes "$F" -f
 refused "diff: --windows with one window" "memtrace diff: --windows takes two values: --windows A B" \
     diff --windows 0-1s
+refused "run: a bad interval" \
+    "memtrace run: --interval 12q: expected a size of at least 1 byte, such as 512k or 1MiB" run -i 12q true
+refused "run: a rate out of (0, 1]" \
+    "memtrace run: --rate 0: expected a probability per byte in (0, 1], such as 0.0001" run -r 0 true
+refused "run: --interval and --rate together" "memtrace run: give --interval or --rate, not both" \
+    run -i 4k --rate 0.1 true
+refused "run: no command" "memtrace run: expected a command to run" run -o "$T/x.ctf"
+refused "run: a push interval too short" \
+    "memtrace run: --push-every 10ms: expected a time of at least 100ms, such as 60s or 5m" \
+    run --push http://127.0.0.1:9/ --push-every 10ms true
+refused "attach: a depth out of range" \
+    "memtrace attach: --depth 0: expected a number of frames 1..1024" attach --depth 0 1
+refused "attach: an unknown unwind mode" "memtrace attach: --unwind frames: use fp, dwarf or auto" \
+    attach --unwind frames 1
+refused "attach: a bad duration" \
+    "memtrace attach: --duration soon: expected a time such as 90s, 10m, 1h or 500ms" \
+    attach --duration soon 1
+refused "attach: no process id" "memtrace attach: expected one process id" attach -o "$T/x.ctf"
+refused "attach: a bad push label" \
+    "memtrace attach: --label 9=x: expected NAME=VALUE, NAME of letters, digits and _ (not starting with a digit; not __name__)" \
+    attach --push http://127.0.0.1:9/ --label 9=x 1
 "$M" stats --colour "$F" >/dev/null 2>"$T/err"
 check "an unknown option points at --help" grep -qx "memtrace stats: see 'memtrace stats --help'" "$T/err"
 
@@ -93,7 +114,7 @@ check "check: repeated budgets kept in order, both hold" \
     sh -c "[ \$(grep -c '^  ok  ' '$T/chk') = 2 ] && sed -n 2p '$T/chk' | grep -q 'peak live bytes'"
 
 # --help: the table's options, on stdout, status 0
-for cmd in top stats leaks lifetimes folded diff check pprof plot view info dump recode; do
+for cmd in top stats leaks lifetimes folded diff check pprof plot view info dump recode run attach; do
     "$M" $cmd --help >"$T/help" 2>"$T/err"
     st=$?
     check "$cmd --help: status 0, usage on stdout, nothing on stderr" \
@@ -111,4 +132,12 @@ check "view --help: a long value name puts the help on the next line" \
 "$M" help diff >"$T/help2"
 "$M" diff --help >"$T/help3"
 check "memtrace help diff = memtrace diff --help" cmp -s "$T/help2" "$T/help3"
+
+# run stops at the first operand: the command's own options are never parsed
+"$M" run -o "$T/pass.ctf" -i 1m -- sh -c 'echo "$@"' sh -o y -i 5 >"$T/argv1" 2>"$T/err1"
+check "run -o FILE -- CMD -o y -i 5: CMD gets -o y -i 5" \
+    sh -c "[ \"\$(cat '$T/argv1')\" = '-o y -i 5' ] && [ -f '$T/pass.ctf' ]"
+"$M" run -i 1m -o "$T/pass2.ctf" sh -c 'echo "$@"' sh -i 5 --help >"$T/argv2" 2>"$T/err2"
+check "run CMD -i 5 --help: CMD gets -i 5 --help (no --)" \
+    sh -c "[ \"\$(cat '$T/argv2')\" = '-i 5 --help' ]"
 finish
