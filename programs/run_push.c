@@ -43,7 +43,9 @@ struct run_push {
     char *status_path;     /* FILE.push, or NULL */
 };
 
-int run_push_option(run_push_opts *o, const char *cmd, int c, const char *arg)
+/* c: 0x100 + the option's place in run_push_take's list; 1 taken, -1
+ * after the message */
+static int run_push_option(run_push_opts *o, const char *cmd, int c, const char *arg)
 {
     switch (c) {
     case 0x100:

@@ -5,8 +5,6 @@
 #ifndef MEMTRACE_RUN_PUSH_H
 #define MEMTRACE_RUN_PUSH_H
 
-#include <getopt.h>
-
 #include "memtrace/analyze.h"
 #include "options.h"
 
@@ -51,20 +49,6 @@ int run_push_take(void *ctx, const char *arg, const char *opt);
                    "send X-Scope-OrgID: ID",                                                 \
                    "one line, 'Bearer TOKEN' or 'USER:PASSWORD';\n"                          \
                    "refused unless only its owner may read it")
-
-/* getopt_long entries for the push options (values 0x100..), to append
- * to a command's table */
-#define RUN_PUSH_LONGOPTS                                                                   \
-    { "push", required_argument, NULL, 0x100 },                                            \
-    { "push-every", required_argument, NULL, 0x101 },                                      \
-    { "push-format", required_argument, NULL, 0x102 },                                     \
-    { "label", required_argument, NULL, 0x103 },                                           \
-    { "push-tenant", required_argument, NULL, 0x104 },                                     \
-    { "push-auth-file", required_argument, NULL, 0x105 }
-
-/* c is one of those: record arg (1), or say why it is wrong (-1, message
- * on stderr prefixed with cmd); 0: not a push option */
-int run_push_option(run_push_opts *o, const char *cmd, int c, const char *arg);
 
 typedef struct run_push run_push;
 

@@ -97,6 +97,18 @@ refused "attach: no process id" "memtrace attach: expected one process id" attac
 refused "attach: a bad push label" \
     "memtrace attach: --label 9=x: expected NAME=VALUE, NAME of letters, digits and _ (not starting with a digit; not __name__)" \
     attach --push http://127.0.0.1:9/ --label 9=x 1
+refused "ctl: a wait over its bound" \
+    "memtrace ctl: --wait 2h: expected a time from 0 to 1h (a bare number: seconds)" ctl --wait 2h 1 start
+refused "ctl: a wait that is no time" \
+    "memtrace ctl: --wait soon: expected a time from 0 to 1h (a bare number: seconds)" ctl -w soon 1 start
+refused "ctl: a signal the recorder cannot use" \
+    "memtrace ctl: --signal KILL: not a signal the recorder can use (USR1, USR2, RTMIN+N, ...)" \
+    ctl --signal KILL 1 start
+refused "ctl: options come first" \
+    "memtrace ctl: unexpected argument '--wait' after '1 start' (one process, one action; options come first)" \
+    ctl 1 start --wait 2
+refused "ctl: push options with stop" "memtrace ctl: the push options go with start only" \
+    ctl --push http://127.0.0.1:9/ 1 stop
 "$M" stats --colour "$F" >/dev/null 2>"$T/err"
 check "an unknown option points at --help" grep -qx "memtrace stats: see 'memtrace stats --help'" "$T/err"
 
@@ -114,7 +126,7 @@ check "check: repeated budgets kept in order, both hold" \
     sh -c "[ \$(grep -c '^  ok  ' '$T/chk') = 2 ] && sed -n 2p '$T/chk' | grep -q 'peak live bytes'"
 
 # --help: the table's options, on stdout, status 0
-for cmd in top stats leaks lifetimes folded diff check pprof plot view info dump recode run attach; do
+for cmd in top stats leaks lifetimes folded diff check pprof plot view info dump recode run attach ctl; do
     "$M" $cmd --help >"$T/help" 2>"$T/err"
     st=$?
     check "$cmd --help: status 0, usage on stdout, nothing on stderr" \
@@ -132,6 +144,12 @@ check "view --help: a long value name puts the help on the next line" \
 "$M" help diff >"$T/help2"
 "$M" diff --help >"$T/help3"
 check "memtrace help diff = memtrace diff --help" cmp -s "$T/help2" "$T/help3"
+
+# ctl --wait: a bare number is seconds (taken: the command goes on to the process)
+"$M" ctl --wait 2 2147483647 status >"$T/out" 2>"$T/err"
+st=$?
+check "ctl --wait 2 (bare seconds) is taken (exit $st)" \
+    sh -c "[ $st = 1 ] && grep -qx 'memtrace ctl: process 2147483647: no such process' '$T/err'"
 
 # run stops at the first operand: the command's own options are never parsed
 "$M" run -o "$T/pass.ctf" -i 1m -- sh -c 'echo "$@"' sh -o y -i 5 >"$T/argv1" 2>"$T/err1"
