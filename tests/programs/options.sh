@@ -126,7 +126,7 @@ check "check: repeated budgets kept in order, both hold" \
     sh -c "[ \$(grep -c '^  ok  ' '$T/chk') = 2 ] && sed -n 2p '$T/chk' | grep -q 'peak live bytes'"
 
 # --help: the table's options, on stdout, status 0
-for cmd in top stats leaks lifetimes folded diff check pprof plot view info dump recode run attach ctl; do
+for cmd in top stats leaks lifetimes folded diff check pprof plot view info dump recode run attach ctl symbolize; do
     "$M" $cmd --help >"$T/help" 2>"$T/err"
     st=$?
     check "$cmd --help: status 0, usage on stdout, nothing on stderr" \
