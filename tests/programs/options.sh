@@ -6,7 +6,9 @@
 # trace is read; a well-formed value of each kind is taken (known answers:
 # `leaks --plan` computes from the typed rate, `top -n` shows that many
 # sites); --help prints the options of the table on stdout, status 0,
-# nothing on stderr; options and operands may be mixed.
+# nothing on stderr; options and operands may be mixed, except for run, attach
+# and ctl, whose options come first (run passes everything after its command
+# to it, untouched).
 set -u
 . tests/lib.sh
 M=${MT_BIN:-build/memtrace}
