@@ -16,7 +16,6 @@
  */
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -32,145 +31,147 @@
 #include "commands.h"
 #include "memtrace/present.h"
 #include "run_snapshots.h"
+#include "record_opts.h"
 #include "run_push.h"
 #include "run_traces.h"
 #include "runfiles.h"
 #include "../lib/launch/launch.h"
 #include "trace_names.h"
 
-static void usage(FILE *f)
-{
-    fprintf(f,
-        "usage: memtrace run [-o FILE] [--interval BYTES | --rate R] [--depth N]\n"
-        "                    [--unwind MODE] [--no-follow] [--paused] [--signal SIG]\n"
-        "                    [--duration T] [--pprof-every T --pprof-dir DIR] [--leaks]\n"
-        "                    [--rotate-size SIZE] [--rotate-time T] [--keep N]\n"
-        "                    [--push URL [--push-every T] [--push-format F] [--label K=V]...\n"
-        "                     [--push-tenant ID] [--push-auth-file FILE]]\n"
-        "                    [--] CMD [ARGS...]\n"
-        "\n"
-        "Run CMD with the memtrace recorder preloaded and write a memtrace trace of\n"
-        "its heap allocations (sampled, with call stacks) to FILE.\n"
-        "\n"
-        "  -o, --output FILE     trace file (default: CMD.PID.ctf in the current directory)\n"
-        "  -i, --interval BYTES  mean bytes between samples (512k, 1MiB: docs/units.md)\n"
-        "                        (default 512k)\n"
-        "  -r, --rate R          sampling probability per byte (= 1 / interval)\n"
-        "  -d, --depth N         at most N frames per call stack (default 128); a\n"
-        "                        deeper stack ends with a [truncated] frame\n"
-        "  -u, --unwind MODE     how call stacks are captured: dwarf (default; follows\n"
-        "                        code built without frame pointers, e.g. distro\n"
-        "                        libraries), fp (frame pointers only, cheapest), auto\n"
-        "                        (frame pointers when the chain reaches the stack's\n"
-        "                        base, else dwarf)\n"
-        "      --no-follow       trace only CMD itself, not the processes it starts\n"
-        "      --no-name-cache   name frames from the debug information alone, without\n"
-        "                        reading or writing the name cache (memtrace symbolize)\n"
-        "      --leaks           when the program exits, tell which sampled blocks\n"
-        "                        still live nothing reachable points to (lost) from\n"
-        "                        the others (reachable): FILE.leaks, read by top --by\n"
-        "                        lost, stats, check --max-lost (docs/leaks.md)\n"
-        "      --paused          start dormant (interposed, not sampling); start and\n"
-        "                        stop recordings with 'memtrace ctl PID start|stop';\n"
-        "                        each recording is a trace of its own, FILE-0001,\n"
-        "                        FILE-0002, ...\n"
-        "      --signal SIG      the signal a plain kill toggles recording with (default\n"
-        "                        USR2; 'memtrace ctl' needs none; choose one the\n"
-        "                        program does not use: USR1, RTMIN+3, ...);\n"
-        "                        without --paused, recording starts at once in FILE-0001\n"
-        "      --duration T      end each recording after T (90s, 10m, 1h)\n"
-        "      --pprof-every T   write a pprof heap profile of the recording under way\n"
-        "                        every T (60s, 5m) and at the end, into --pprof-dir as\n"
-        "                        NAME.PID.UNIXTIME.pb.gz (mode 0600), for Pyroscope\n"
-        "                        or Parca; local debug information only\n"
-        "      --pprof-dir DIR   where the snapshots go (an existing directory)\n"
-        "      --push URL        send a heap profile every --push-every and at the end\n"
-        "                        to Pyroscope, Parca or an OpenTelemetry collector, from\n"
-        "                        this process (queue of 16, retries; drops counted in\n"
-        "                        the summary; docs/fleet.md)\n"
-        "      --push-every T    how often (at least 100ms; default 60s)\n"
-        "      --push-format F   pyroscope, parca, otlp or pyroscope-ingest (guessed\n"
-        "                        from a URL ending /push.v1.PusherService/Push,\n"
-        "                        /profiles/writeraw, /v1development/profiles or\n"
-        "                        /ingest)\n"
-        "      --label K=V       a label on every profile (repeatable; service_name\n"
-        "                        defaults to the program's name)\n"
-        "      --push-tenant ID  send X-Scope-OrgID: ID\n"
-        "      --push-auth-file FILE  one line, 'Bearer TOKEN' or 'USER:PASSWORD';\n"
-        "                        refused unless only its owner may read it\n"
-        "      --no-trace        with --push or --pprof-every: keep no trace; the\n"
-        "                        recording goes to a private temporary directory\n"
-        "                        ($TMPDIR or /tmp) in pieces of 64m, the 2 latest\n"
-        "                        kept (unless --rotate-size/--rotate-time/--keep say\n"
-        "                        otherwise), removed at the end\n"
-        "      --rotate-size SIZE  write the trace in pieces of about SIZE each (64k or\n"
-        "                        more: 100m, 1g): FILE.part0001, FILE.part0002, ...;\n"
-        "                        each piece is a trace of its own that starts with the\n"
-        "                        blocks still live, carried over from the one before\n"
-        "      --rotate-time T   a new piece every T (1s or more: 10m, 1h, 1d)\n"
-        "      --keep N          keep only the N latest pieces (older ones are deleted),\n"
-        "                        so that a long run's traces take bounded disk space\n"
-        "  -h, --help            this help\n"
-        "\n"
-        "Processes CMD starts (fork, exec) that sample something are traced into\n"
-        "FILE.PID files of their own, beside FILE. At the end every trace of the\n"
-        "run is listed on stderr, largest first (pid, samples, estimated bytes\n"
-        "allocated, command, file): the regular files of this user under those\n"
-        "names modified since the run started (another user's are left alone).\n"
-        "FILE is checked before CMD starts: a directory,\n"
-        "a missing directory, a symbolic link or an unwritable place exits with 2.\n"
-        "When CMD ends, every trace is symbolized (see 'memtrace symbolize --help'),\n"
-        "from the name cache where a binary was named before (--no-name-cache: not).\n"
-        "The exit status is CMD's (128+N if it was killed by signal N, which is named).\n"
-        "Environment: MEMTRACE_LIB overrides the path of libmemtrace.so.\n");
-}
+static const char run_head[] =
+    "usage: memtrace run [-o FILE] [--interval BYTES | --rate R] [--depth N]\n"
+    "                    [--unwind MODE] [--no-follow] [--paused] [--signal SIG]\n"
+    "                    [--duration T] [--pprof-every T --pprof-dir DIR] [--leaks]\n"
+    "                    [--rotate-size SIZE] [--rotate-time T] [--keep N]\n"
+    "                    [--push URL [--push-every T] [--push-format F] [--label K=V]...\n"
+    "                     [--push-tenant ID] [--push-auth-file FILE]]\n"
+    "                    [--] CMD [ARGS...]\n"
+    "\n"
+    "Run CMD with the memtrace recorder preloaded and write a memtrace trace of\n"
+    "its heap allocations (sampled, with call stacks) to FILE.\n"
+    "\n";
 
-int run_sampling_option(const char *cmd, int c, const char *arg, double *rate, int *given)
+static const char run_tail[] =
+    "\n"
+    "Processes CMD starts (fork, exec) that sample something are traced into\n"
+    "FILE.PID files of their own, beside FILE. At the end every trace of the\n"
+    "run is listed on stderr, largest first (pid, samples, estimated bytes\n"
+    "allocated, command, file): the regular files of this user under those\n"
+    "names modified since the run started (another user's are left alone).\n"
+    "FILE is checked before CMD starts: a directory,\n"
+    "a missing directory, a symbolic link or an unwritable place exits with 2.\n"
+    "When CMD ends, every trace is symbolized (see 'memtrace symbolize --help'),\n"
+    "from the name cache where a binary was named before (--no-name-cache: not).\n"
+    "The exit status is CMD's (128+N if it was killed by signal N, which is named).\n"
+    "Environment: MEMTRACE_LIB overrides the path of libmemtrace.so.\n";
+
+/* What the command line asks for. */
+typedef struct run_args {
+    record_opts rec;
+    run_push_opts push;
+    const char *output, *signame, *duration, *pprof_dir;
+    const char *rotate_size, *rotate_time, *keep;   /* as given: the recorder reads them */
+    double pprof_every;                             /* seconds; 0: no snapshots */
+    int no_follow, leaks, paused, no_trace, no_name_cache;
+    char **cmd;                                     /* the command, never parsed */
+} run_args;
+
+/* The option values the recorder is handed as text: checked here, kept
+ * as given (ctx: where the text goes). 0, or 2 after the message. */
+static int take_signal(void *ctx, const char *arg, const char *opt)
 {
-    if (c == 'i') {
-        uint64_t v;
-        if (mt_units_size(arg, &v) != MT_UNITS_OK || v < 1) {
-            fprintf(stderr, "memtrace %s: bad interval '%s' (a size of at least 1 byte, "
-                            "such as 512k or 1MiB)\n", cmd, arg);
-            return 2;
-        }
-        *rate = 1.0 / (double)v;
-        *given |= 1;
-        return 0;
-    }
-    if (mt_recconf_rate(arg, rate) != 0) {
-        fprintf(stderr, "memtrace %s: bad rate '%s' (probability per byte, (0, 1])\n", cmd, arg);
+    if (!mt_ctl_signal_number(arg)) {
+        fprintf(stderr, "memtrace run: %s %s: not a signal the recorder can use (USR1, USR2, "
+                        "HUP, PROF, URG, WINCH, PWR, VTALRM, TTIN, TTOU, RTMIN+N)\n", opt, arg);
         return 2;
     }
-    *given |= 2;
+    *(const char **)ctx = arg;
     return 0;
 }
 
-int run_depth_option(const char *cmd, const char *arg, int *depth)
+static int take_duration(void *ctx, const char *arg, const char *opt)
 {
-    if (mt_recconf_depth(arg, depth) != 0) {
-        fprintf(stderr, "memtrace %s: bad depth '%s' (1..1024)\n", cmd, arg);
+    if (mt_ctl_time_ms_at_least(arg, 1) < 0) {
+        fprintf(stderr, "memtrace run: %s %s: expected a time such as 90s, 10m, 1h\n", opt, arg);
         return 2;
     }
+    *(const char **)ctx = arg;
     return 0;
 }
 
-int run_unwind_option(const char *cmd, const char *arg, int *mode)
+static int take_rotate_size(void *ctx, const char *arg, const char *opt)
 {
-    if ((*mode = mt_recconf_unwind(arg)) < 0) {
-        fprintf(stderr, "memtrace %s: bad unwind mode '%s' (fp, dwarf or auto)\n", cmd, arg);
+    if (mt_ctl_size_at_least(arg, MT_ROTATE_MIN_SIZE) < 0) {
+        fprintf(stderr, "memtrace run: %s %s: expected a size from 64k to 1e18 bytes, such as "
+                        "100m or 1g\n", opt, arg);
         return 2;
     }
+    *(const char **)ctx = arg;
     return 0;
 }
 
-int run_sampling_check(const char *cmd, int given)
+/* --rotate-time and --pprof-every: at least 1s (the snapshots are named
+ * by the second); ctx NULL: --rotate-time's text, else the seconds */
+static int take_every(void *ctx, const char *arg, const char *opt, const char **text)
 {
-    if (given == 3) {
-        fprintf(stderr, "memtrace %s: give --interval or --rate, not both\n", cmd);
+    long long ms = mt_ctl_time_ms_at_least(arg, text ? MT_ROTATE_MIN_MS : 1000);
+    if (ms < 0) {
+        fprintf(stderr, "memtrace run: %s %s: expected a time of at least 1s, such as %s\n", opt,
+                arg, text ? "10m, 1h or 1d" : "60s or 5m");
         return 2;
     }
+    if (text)
+        *text = arg;
+    else
+        *(double *)ctx = ms / 1000.0;
     return 0;
+}
+
+static int take_rotate_time(void *ctx, const char *arg, const char *opt)
+{
+    return take_every(NULL, arg, opt, ctx);
+}
+
+static int take_pprof_every(void *ctx, const char *arg, const char *opt)
+{
+    return take_every(ctx, arg, opt, NULL);
+}
+
+static int take_keep(void *ctx, const char *arg, const char *opt)
+{
+    char *end;
+    long k = strtol(arg, &end, 10);
+    if (*end || end == arg || k < 1 || k > 1000000) {
+        fprintf(stderr, "memtrace run: %s %s: expected a number of pieces in [1, 1000000]\n", opt,
+                arg);
+        return 2;
+    }
+    *(const char **)ctx = arg;
+    return 0;
+}
+
+/* The options that go together or not at all: 2 after the message, or 0. */
+static int run_check(const run_args *a)
+{
+    const char *why = NULL;
+    if (a->leaks && (a->rotate_size || a->rotate_time))
+        why = "--leaks: not with --rotate-size or --rotate-time (verdicts name the blocks of "
+              "one trace)";
+    else if (a->keep && !a->rotate_size && !a->rotate_time)
+        why = "--keep needs --rotate-size or --rotate-time";
+    else if (!a->pprof_every != !a->pprof_dir)
+        why = "give --pprof-every and --pprof-dir together";
+    else if (a->no_trace && a->output)
+        why = "--no-trace and -o: choose one";
+    else if (a->no_trace && a->leaks)
+        why = "--no-trace and --leaks: the verdicts would go with the trace";
+    else if (a->no_trace && !a->push.url && !a->pprof_every)
+        why = "--no-trace needs --push URL or --pprof-every (else nothing would be kept)";
+    if (why) {
+        fprintf(stderr, "memtrace run: %s\n", why);
+        return 2;
+    }
+    return record_opts_check(&a->rec);
 }
 
 /* --no-trace: the private directory and every file in it (the run's
@@ -314,246 +315,166 @@ static size_t summarize(const char *file, char **paths, size_t n, double rate)
     return n;
 }
 
-int cmd_run(int argc, char **argv)
+/* Reads the command line into a: -1 to go on, else the exit status. */
+static int run_parse(int argc, char **argv, run_args *a)
 {
-    static const struct option opts[] = {
-        { "output", required_argument, NULL, 'o' },
-        { "interval", required_argument, NULL, 'i' },
-        { "rate", required_argument, NULL, 'r' },
-        { "depth", required_argument, NULL, 'd' },
-        { "unwind", required_argument, NULL, 'u' },
-        { "no-follow", no_argument, NULL, 'F' },
-        { "leaks", no_argument, NULL, 'L' },
-        { "paused", no_argument, NULL, 'P' },
-        { "signal", required_argument, NULL, 'S' },
-        { "duration", required_argument, NULL, 'D' },
-        { "pprof-every", required_argument, NULL, 'E' },
-        { "rotate-size", required_argument, NULL, 'Z' },
-        { "rotate-time", required_argument, NULL, 'T' },
-        { "keep", required_argument, NULL, 'K' },
-        { "pprof-dir", required_argument, NULL, 'R' },
-        { "no-trace", no_argument, NULL, 'N' },
-        { "no-name-cache", no_argument, NULL, 0x180 },
-        RUN_PUSH_LONGOPTS,
-        { "help", no_argument, NULL, 'h' },
-        { NULL, 0, NULL, 0 },
+    const opt_spec opts[] = {
+        OPT("output", 'o', OPT_STRING, &a->output, "FILE",
+            "trace file (default: CMD.PID.ctf in the current directory)"),
+        RECORD_OPTS(&a->rec,
+            "mean bytes between samples (512k, 1MiB: docs/units.md)\n(default 512k)",
+            "sampling probability per byte (= 1 / interval)",
+            "at most N frames per call stack (default 128); a\n"
+            "deeper stack ends with a [truncated] frame",
+            "how call stacks are captured: dwarf (default; follows\n"
+            "code built without frame pointers, e.g. distro\n"
+            "libraries), fp (frame pointers only, cheapest), auto\n"
+            "(frame pointers when the chain reaches the stack's\nbase, else dwarf)"),
+        OPT("no-follow", 0, OPT_FLAG, &a->no_follow, NULL,
+            "trace only CMD itself, not the processes it starts"),
+        OPT("no-name-cache", 0, OPT_FLAG, &a->no_name_cache, NULL,
+            "name frames from the debug information alone, without\n"
+            "reading or writing the name cache (memtrace symbolize)"),
+        OPT("leaks", 0, OPT_FLAG, &a->leaks, NULL,
+            "when the program exits, tell which sampled blocks\n"
+            "still live nothing reachable points to (lost) from\n"
+            "the others (reachable): FILE.leaks, read by top --by\n"
+            "lost, stats, check --max-lost (docs/leaks.md)"),
+        OPT("paused", 0, OPT_FLAG, &a->paused, NULL,
+            "start dormant (interposed, not sampling); start and\n"
+            "stop recordings with 'memtrace ctl PID start|stop';\n"
+            "each recording is a trace of its own, FILE-0001,\nFILE-0002, ..."),
+        OPT("signal", 0, OPT_CALL, NULL, "SIG",
+            "the signal a plain kill toggles recording with (default\n"
+            "USR2; 'memtrace ctl' needs none; choose one the\n"
+            "program does not use: USR1, RTMIN+3, ...);\n"
+            "without --paused, recording starts at once in FILE-0001",
+            .fn = take_signal, .ctx = &a->signame),
+        OPT("duration", 0, OPT_CALL, NULL, "T", "end each recording after T (90s, 10m, 1h)",
+            .fn = take_duration, .ctx = &a->duration),
+        OPT("pprof-every", 0, OPT_CALL, NULL, "T",
+            "write a pprof heap profile of the recording under way\n"
+            "every T (60s, 5m) and at the end, into --pprof-dir as\n"
+            "NAME.PID.UNIXTIME.pb.gz (mode 0600), for Pyroscope\n"
+            "or Parca; local debug information only",
+            .fn = take_pprof_every, .ctx = &a->pprof_every),
+        OPT("pprof-dir", 0, OPT_STRING, &a->pprof_dir, "DIR",
+            "where the snapshots go (an existing directory)"),
+        RUN_PUSH_OPTS(&a->push),
+        OPT("no-trace", 0, OPT_FLAG, &a->no_trace, NULL,
+            "with --push or --pprof-every: keep no trace; the\n"
+            "recording goes to a private temporary directory\n"
+            "($TMPDIR or /tmp) in pieces of 64m, the 2 latest\n"
+            "kept (unless --rotate-size/--rotate-time/--keep say\n"
+            "otherwise), removed at the end"),
+        OPT("rotate-size", 0, OPT_CALL, NULL, "SIZE",
+            "write the trace in pieces of about SIZE each (64k or\n"
+            "more: 100m, 1g): FILE.part0001, FILE.part0002, ...;\n"
+            "each piece is a trace of its own that starts with the\n"
+            "blocks still live, carried over from the one before",
+            .fn = take_rotate_size, .ctx = &a->rotate_size),
+        OPT("rotate-time", 0, OPT_CALL, NULL, "T", "a new piece every T (1s or more: 10m, 1h, 1d)",
+            .fn = take_rotate_time, .ctx = &a->rotate_time),
+        OPT("keep", 0, OPT_CALL, NULL, "N",
+            "keep only the N latest pieces (older ones are deleted),\n"
+            "so that a long run's traces take bounded disk space",
+            .fn = take_keep, .ctx = &a->keep),
     };
-    const char *output = NULL;
-    double rate = MEMTRACE_DEFAULT_RATE;
-    int sampling = 0, follow = 1;   /* sampling: run_sampling_option */
-    int depth = 0, unwind = 0;
-    int paused = 0, leaks = 0;
-    const char *signame = NULL, *duration = NULL, *pprof_dir = NULL;
-    const char *rotate_size = NULL, *rotate_time = NULL, *keep = NULL;
-    double pprof_every = 0;
-    int no_trace = 0;
-    run_push_opts push_opts = { 0 };
-    int c;
+    const opt_command cmd = {"run", run_head, run_tail, 24, opts, sizeof opts / sizeof opts[0]};
+    int first, rc = opt_parse_first(&cmd, argc, argv, &first);
+    if (rc >= 0)
+        return rc;
+    if (first >= argc) {
+        fprintf(stderr, "memtrace run: expected a command to run\n");
+        return opt_usage("run");
+    }
+    if (run_check(a))
+        return 2;
+    a->cmd = argv + first;
+    return -1;
+}
 
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "+o:i:r:d:u:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'o':
-            output = optarg;
-            break;
-        case 'i':
-        case 'r':
-            if (run_sampling_option("run", c, optarg, &rate, &sampling))
-                return 2;
-            break;
-        case 'd':
-            if (run_depth_option("run", optarg, &depth))
-                return 2;
-            break;
-        case 'u':
-            if (run_unwind_option("run", optarg, &unwind))
-                return 2;
-            break;
-        case 'F':
-            follow = 0;
-            break;
-        case 'L':
-            leaks = 1;
-            break;
-        case 'P':
-            paused = 1;
-            break;
-        case 'S':
-            if (!mt_ctl_signal_number(optarg)) {
-                fprintf(stderr, "memtrace run: --signal %s: not a signal the recorder can use "
-                                "(USR1, USR2, HUP, PROF, URG, WINCH, PWR, VTALRM, TTIN, TTOU, "
-                                "RTMIN+N)\n", optarg);
-                return 2;
-            }
-            signame = optarg;
-            break;
-        case 'D':
-            if (mt_ctl_time_ms_at_least(optarg, 1) < 0) {
-                fprintf(stderr, "memtrace run: --duration %s: expected a time such as 90s, "
-                                "10m, 1h\n", optarg);
-                return 2;
-            }
-            duration = optarg;
-            break;
-        case 'E': {
-            long long ms = mt_ctl_time_ms_at_least(optarg, 1000);
-            if (ms < 0) {   /* the files are named by the second */
-                fprintf(stderr, "memtrace run: --pprof-every %s: expected a time of at least "
-                                "1s, such as 60s or 5m\n", optarg);
-                return 2;
-            }
-            pprof_every = ms / 1000.0;
-            break;
-        }
-        case 'R':
-            pprof_dir = optarg;
-            break;
-        case 'N':
-            no_trace = 1;
-            break;
-        case 'Z':
-            if (mt_ctl_size_at_least(optarg, MT_ROTATE_MIN_SIZE) < 0) {
-                fprintf(stderr, "memtrace run: --rotate-size %s: expected a size from 64k to "
-                                "1e18 bytes, such as 100m or 1g\n", optarg);
-                return 2;
-            }
-            rotate_size = optarg;
-            break;
-        case 'T':
-            if (mt_ctl_time_ms_at_least(optarg, MT_ROTATE_MIN_MS) < 0) {
-                fprintf(stderr, "memtrace run: --rotate-time %s: expected a time of at least "
-                                "1s, such as 10m, 1h or 1d\n", optarg);
-                return 2;
-            }
-            rotate_time = optarg;
-            break;
-        case 'K': {
-            char *end;
-            long k = strtol(optarg, &end, 10);
-            if (*end || end == optarg || k < 1 || k > 1000000) {
-                fprintf(stderr, "memtrace run: --keep %s: expected a number of pieces in "
-                                "[1, 1000000]\n", optarg);
-                return 2;
-            }
-            keep = optarg;
-            break;
-        }
-        case 0x180:
-            trace_names_cache_off();
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default: {
-            int r = run_push_option(&push_opts, "run", c, optarg);
-            if (r > 0)
-                break;
-            if (r == 0)
-                usage(stderr);
-            return 2;
-        }
-        }
-    }
-    if (run_sampling_check("run", sampling))
-        return 2;
-    if (optind >= argc) {
-        usage(stderr);
-        return 2;
-    }
-    if (leaks && (rotate_size || rotate_time)) {
-        fprintf(stderr, "memtrace run: --leaks: not with --rotate-size or --rotate-time (verdicts "
-                "name the blocks of one trace)\n");
-        return 2;
-    }
-    if (keep && !rotate_size && !rotate_time) {
-        fprintf(stderr, "memtrace run: --keep needs --rotate-size or --rotate-time\n");
-        return 2;
-    }
-    if (!pprof_every != !pprof_dir) {
-        fprintf(stderr, "memtrace run: give --pprof-every and --pprof-dir together\n");
-        return 2;
-    }
-    if (no_trace && (output || leaks || (!push_opts.url && !pprof_every))) {
-        fprintf(stderr, "memtrace run: --no-trace %s\n", output ? "and -o: choose one"
-                : leaks ? "and --leaks: the verdicts would go with the trace"
-                : "needs --push URL or --pprof-every (else nothing would be kept)");
-        return 2;
-    }
-    char **cmd = argv + optind;
-
+/* Where the run writes: the recorder's library and, with --no-trace, the
+ * private directory and the trace in it. */
+typedef struct run_plan {
     char lib[PATH_MAX];
-    if (launch_find_library(lib, sizeof lib) != 0) {
+    char tmpdir[PATH_MAX - 128], tmpfile[PATH_MAX];   /* "": no --no-trace */
+} run_plan;
+
+static const char *base_name(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}
+
+/* Finds the library, makes --no-trace's directory and checks that the
+ * trace and the snapshots can be written: -1 to go on, else the status. */
+static int run_prepare(run_args *a, run_plan *p)
+{
+    if (launch_find_library(p->lib, sizeof p->lib) != 0) {
         fprintf(stderr, "memtrace run: cannot find libmemtrace.so (looked next to the memtrace "
                         "binary and in ../lib; set MEMTRACE_LIB)\n");
         return 1;
     }
-    if (lib[0] != '/') {
-        char abs[PATH_MAX];
-        if (realpath(lib, abs))
-            snprintf(lib, sizeof lib, "%s", abs);
-    }
-
+    char abs[PATH_MAX];
+    if (p->lib[0] != '/' && realpath(p->lib, abs))
+        snprintf(p->lib, sizeof p->lib, "%s", abs);
     /* --no-trace: the recording in a private directory, rotated (disk
      * bounded), removed at the end */
-    char tmpdir[PATH_MAX - 128] = "", tmpfile[PATH_MAX];
-    if (no_trace) {
+    if (a->no_trace) {
         const char *base = getenv("TMPDIR");
-        snprintf(tmpdir, sizeof tmpdir, "%s/memtrace-run.XXXXXX", base && *base ? base : "/tmp");
-        if (!mkdtemp(tmpdir)) {
+        snprintf(p->tmpdir, sizeof p->tmpdir, "%s/memtrace-run.XXXXXX",
+                 base && *base ? base : "/tmp");
+        if (!mkdtemp(p->tmpdir)) {
             fprintf(stderr, "memtrace run: --no-trace: cannot make a directory in %s: %s\n",
                     base && *base ? base : "/tmp", strerror(errno));
             return 1;
         }
-        const char *b = strrchr(cmd[0], '/');
-        snprintf(tmpfile, sizeof tmpfile, "%s/%s.ctf", tmpdir, b ? b + 1 : cmd[0]);
-        output = tmpfile;
-        if (!rotate_size && !rotate_time)
-            rotate_size = "64m";
-        if (!keep)
-            keep = "2";
+        snprintf(p->tmpfile, sizeof p->tmpfile, "%s/%s.ctf", p->tmpdir, base_name(a->cmd[0]));
+        a->output = p->tmpfile;
+        if (!a->rotate_size && !a->rotate_time)
+            a->rotate_size = "64m";
+        if (!a->keep)
+            a->keep = "2";
     }
     char why[PATH_MAX + 64];
-    int pieces = rotate_size || rotate_time;   /* FILE.partNNNN files beside FILE */
-    const char *problem = output ? launch_output_problem(output, follow || pieces, why, sizeof why)
-                                 : launch_dir_problem(".", why, sizeof why);
+    int pieces = a->rotate_size || a->rotate_time;   /* FILE.partNNNN files beside FILE */
+    const char *problem = a->output
+        ? launch_output_problem(a->output, !a->no_follow || pieces, why, sizeof why)
+        : launch_dir_problem(".", why, sizeof why);
     if (problem) {
-        if (output)
-            fprintf(stderr, "memtrace run: %s: %s\n", output, problem);
+        if (a->output)
+            fprintf(stderr, "memtrace run: %s: %s\n", a->output, problem);
         else
             fprintf(stderr, "memtrace run: cannot write the trace in the current directory: "
                             "%s (give -o FILE)\n", problem);
         return 2;
     }
-    if (pprof_dir && (problem = launch_dir_problem(pprof_dir, why, sizeof why))) {
+    if (a->pprof_dir && (problem = launch_dir_problem(a->pprof_dir, why, sizeof why))) {
         fprintf(stderr, "memtrace run: --pprof-dir: %s\n", problem);
-        if (tmpdir[0])
-            rmdir(tmpdir);
+        if (p->tmpdir[0])
+            rmdir(p->tmpdir);
         return 2;
     }
-    /* the sender starts before the program: its errors stop the run here */
-    int push_bad;
-    run_push *push = run_push_begin(&push_opts, "run", &push_bad);
-    if (push_bad) {
-        if (tmpdir[0])
-            rmdir(tmpdir);
-        return 2;
-    }
+    return -1;
+}
+
+/* Starts the command with the recorder and waits for it, as a shell waits
+ * for a foreground job (^C is for the command), taking the snapshots
+ * meanwhile. file: the trace's name as the recorder has it. -1 with
+ * *status, or the exit status when the command could not be started. */
+static int run_launch(const run_args *a, const run_plan *p, run_push *push, char *file,
+                      size_t cap, pid_t *pid, int *status)
+{
     char cwd[PATH_MAX];
     if (!getcwd(cwd, sizeof cwd))
         cwd[0] = '\0';
-
-    struct timespec start;
-    clock_gettime(CLOCK_REALTIME, &start);
-    launch_spec spec = {cmd, lib, output, cwd, rate, unwind, depth, paused, signame, duration,
-                        rotate_size, rotate_time, keep, leaks, follow};
-    char file[PATH_MAX + 64];
-    pid_t pid = launch_start(&spec, file, sizeof file);
-    if (pid < 0) {
-        if (tmpdir[0])
-            rmdir(tmpdir);
-        run_push_end(push, "run");
+    launch_spec spec = {a->cmd, p->lib, a->output, cwd, a->rec.rate, a->rec.unwind,
+                        a->rec.depth, a->paused, a->signame, a->duration, a->rotate_size,
+                        a->rotate_time, a->keep, a->leaks, !a->no_follow};
+    *pid = launch_start(&spec, file, cap);
+    if (*pid < 0)
         return 1;
-    }
     if (push && file[0]) {   /* the counts for 'memtrace ctl PID status' */
         char abs[2 * PATH_MAX + 64];
         int rel = file[0] != '/' && cwd[0];   /* as the child made MEMTRACE */
@@ -561,47 +482,79 @@ int cmd_run(int argc, char **argv)
                  file);
         run_push_status_at(push, abs);
     }
-
-    /* Like a shell waiting for a foreground job: ^C is for the command. */
     launch_fg fg;
     launch_fg_begin(&fg);
-    if (paused)
+    if (a->paused)
         fprintf(stderr, "memtrace run: process %d starts dormant; record with 'memtrace ctl "
-                        "%d start' (and stop)\n", (int)pid, (int)pid);
-    int status = 0;
-    if (pprof_every || push) {
-        const char *b = strrchr(cmd[0], '/');
-        run_wait_with_snapshots(pid, file, pprof_every, pprof_dir, push, b ? b + 1 : cmd[0],
-                                &status);
-    } else {
-        launch_wait(pid, &status);
-    }
+                        "%d start' (and stop)\n", (int)*pid, (int)*pid);
+    *status = 0;
+    if (a->pprof_every || push)
+        run_wait_with_snapshots(*pid, file, a->pprof_every, a->pprof_dir, push,
+                                base_name(a->cmd[0]), status);
+    else
+        launch_wait(*pid, status);
     launch_fg_end(&fg);
+    return -1;
+}
 
+/* After the command: what became of it and of its traces, on stderr.
+ * Returns the run's exit status (the command's). */
+static int run_report(const run_args *a, const run_plan *p, const char *file,
+                      const struct timespec *start, pid_t pid, int status)
+{
     int rc = WIFEXITED(status) ? WEXITSTATUS(status)
            : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 1;
     if (WIFSIGNALED(status))
         say_killed(status);
     char **paths;
-    size_t ntraces = traces_of_run(file, &start, &paths);
-    if (ntraces == 0 && (rc == 127 || rc == 126)) {
-        run_push_end(push, "run");
-        return rc;   /* the command could not be run: said above */
-    }
-    if (ntraces == 0 && paused) {
+    size_t ntraces = traces_of_run(file, start, &paths);
+    if (ntraces == 0 && (rc == 127 || rc == 126))
+        ;   /* the command could not be run: said above */
+    else if (ntraces == 0 && a->paused)
         fprintf(stderr, "memtrace run: no recording was made: the program ran dormant "
                         "throughout ('memtrace ctl %d start' starts one)\n", (int)pid);
+    else if (a->no_trace) {
+        fprintf(stderr, "memtrace run: no trace kept (--no-trace)\n");
+        remove_dir(p->tmpdir);
+    } else {
+        symbolize_run_traces(paths, ntraces); /* names for the raw frames */
+        summarize(file, paths, ntraces, a->rec.rate);
+    }
+    run_trace_files_free(paths, ntraces);
+    return rc;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    run_args a = {.rec = {.cmd = "run", .rate = MEMTRACE_DEFAULT_RATE}, .push = {.cmd = "run"}};
+    int rc = run_parse(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    if (a.no_name_cache)
+        trace_names_cache_off();
+    static run_plan p;   /* paths: too big for the stack of a small thread */
+    if ((rc = run_prepare(&a, &p)) >= 0)
+        return rc;
+    /* the sender starts before the program: its errors stop the run here */
+    int push_bad;
+    run_push *push = run_push_begin(&a.push, "run", &push_bad);
+    if (push_bad) {
+        if (p.tmpdir[0])
+            rmdir(p.tmpdir);
+        return 2;
+    }
+    struct timespec start;
+    clock_gettime(CLOCK_REALTIME, &start);
+    char file[PATH_MAX + 64];
+    pid_t pid;
+    int status;
+    if ((rc = run_launch(&a, &p, push, file, sizeof file, &pid, &status)) >= 0) {
+        if (p.tmpdir[0])
+            rmdir(p.tmpdir);
         run_push_end(push, "run");
         return rc;
     }
-    if (no_trace) {
-        fprintf(stderr, "memtrace run: no trace kept (--no-trace)\n");
-        remove_dir(tmpdir);
-    } else {
-        symbolize_run_traces(paths, ntraces); /* names for the raw frames */
-        summarize(file, paths, ntraces, rate);
-    }
+    rc = run_report(&a, &p, file, &start, pid, status);
     run_push_end(push, "run");
-    run_trace_files_free(paths, ntraces);
     return rc;
 }

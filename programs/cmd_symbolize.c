@@ -4,7 +4,6 @@
  * frames, rewriting each trace in place (memtrace/symbolize.h). Also the
  * step `memtrace run` takes after the program ends (symbolize_run_traces).
  */
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,11 +12,12 @@
 
 #include "commands.h"
 #include "loctab.h"
+#include "options.h"
 #include "memtrace/present.h"
 #include "memtrace/symbolize.h"
 #include "trace_names.h"
 
-static const char usage_text[] =
+static const char usage_head[] =
     "usage: memtrace symbolize [--debuginfod URL] [--no-name-cache] [--quiet] TRACE...\n"
     "\n"
     "Replace the raw frames of each TRACE (module+0xoffset, as the recorder\n"
@@ -35,14 +35,9 @@ static const char usage_text[] =
     "stripped module without its debug symbols gets one warning saying how\n"
     "to get them (Debian: its -dbgsym package).\n"
     "\n"
-    "      --debuginfod URL  also ask the debuginfod server at URL\n"
-    "                    (http://host:port) by build-id for the debug information\n"
-    "                    of modules here that have none (stripped binaries).\n"
-    "                    Only this option makes memtrace ask a server:\n"
-    "                    DEBUGINFOD_URLS in the environment is ignored\n"
-    "      --no-name-cache  neither read nor write the name cache (below)\n"
-    "  -q, --quiet       no summary line per trace\n"
-    "  -h, --help        this help\n"
+    ;
+
+static const char usage_tail[] =
     "\n"
     "Name cache: what a module's debug information gave is kept by its\n"
     "build-id in $XDG_CACHE_HOME/memtrace/names (default ~/.cache/memtrace/names;\n"
@@ -156,29 +151,30 @@ static int is_server_url(const char *url)
 
 int cmd_symbolize(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"debuginfod", required_argument, NULL, 'D'},
-        {"no-name-cache", no_argument, NULL, 'N'},
-        {"quiet", no_argument, NULL, 'q'},
-        {"help", no_argument, NULL, 'h'},
-        {0, 0, 0, 0},
-    };
     const char *url = NULL;
-    int quiet = 0, c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "qh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'D': url = optarg; break;
-        case 'N': trace_names_cache_off(); break;
-        case 'q': quiet = 1; break;
-        case 'h': fputs(usage_text, stdout); return 0;
-        default: fputs(usage_text, stderr); return 2;
-        }
+    int quiet = 0, no_cache = 0;
+    const opt_spec opts[] = {
+        OPT("debuginfod", 0, OPT_STRING, &url, "URL",
+            "also ask the debuginfod server at URL\n"
+            "(http://host:port) by build-id for the debug information\n"
+            "of modules here that have none (stripped binaries).\n"
+            "Only this option makes memtrace ask a server:\n"
+            "DEBUGINFOD_URLS in the environment is ignored"),
+        OPT("no-name-cache", 0, OPT_FLAG, &no_cache, NULL,
+            "neither read nor write the name cache (below)"),
+        OPT("quiet", 'q', OPT_FLAG, &quiet, NULL, "no summary line per trace"),
+    };
+    const opt_command cmd = {"symbolize", usage_head, usage_tail, 20, opts,
+                             sizeof opts / sizeof opts[0]};
+    int first, rc = opt_parse(&cmd, argc, argv, &first);
+    if (rc >= 0)
+        return rc;
+    if (first >= argc) {
+        fprintf(stderr, "memtrace symbolize: expected a trace file\n");
+        return opt_usage("symbolize");
     }
-    if (optind >= argc) {
-        fputs(usage_text, stderr);
-        return 2;
-    }
+    if (no_cache)
+        trace_names_cache_off();
     if (url && !is_server_url(url)) {
         fprintf(stderr, "memtrace symbolize: --debuginfod %s: not a server URL "
                         "(http://host:port)\n", url);
@@ -187,10 +183,10 @@ int cmd_symbolize(int argc, char **argv)
     /* A server only when named here: never one from the environment
      * (libdw's own debuginfod client would take DEBUGINFOD_URLS). */
     unsetenv("DEBUGINFOD_URLS");
-    int rc = 0;
+    rc = 0;
     struct warnings w = {0};
     warnings_start(&w, "symbolize", url);
-    for (int i = optind; i < argc; i++)
+    for (int i = first; i < argc; i++)
         rc |= symbolize_one(&w, argv[i], quiet, url);
     warnings_free(&w);
     return rc;

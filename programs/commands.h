@@ -33,16 +33,5 @@ int info_profile(const char *path);
  * and every FILE.<pid> written since start; 0 when all went well. */
 int symbolize_run_traces(char **paths, size_t n);
 
-/* The sampling options run and attach share: -i/--interval SIZE (the one
- * size grammar) and -r/--rate R. Sets *rate and marks which was given in
- * *given (1 interval, 2 rate); 0, or 2 after a message "memtrace CMD: ...".
- * run_sampling_check: 2 with a message when both were given. */
-int run_sampling_option(const char *cmd, int c, const char *arg, double *rate, int *given);
-int run_sampling_check(const char *cmd, int given);
-/* The stack options run and attach share (recconf.h's validation):
- * -d/--depth N into *depth, -u/--unwind MODE into *mode (MT_UNWIND_*).
- * 0, or 2 after a message "memtrace CMD: ...". */
-int run_depth_option(const char *cmd, const char *arg, int *depth);
-int run_unwind_option(const char *cmd, const char *arg, int *mode);
 
 #endif

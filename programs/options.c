@@ -89,6 +89,24 @@ static int take_time(const char *cmd, const char *opt, const opt_spec *o, const 
     return 0;
 }
 
+/* OPT_SECONDS: the duration grammar of units.h, a bare number seconds. */
+static int take_seconds(const char *cmd, const char *opt, const opt_spec *o, const char *arg)
+{
+    uint64_t us;
+    if (mt_units_duration(arg, MT_US_PER_S, &us) != MT_UNITS_OK || (double)us > o->hi * 1e6) {
+        char most[32];
+        if (fmod(o->hi, 3600) == 0)
+            snprintf(most, sizeof most, "%gh", o->hi / 3600);
+        else
+            snprintf(most, sizeof most, "%gs", o->hi);
+        fprintf(stderr, "memtrace %s: %s %s: expected a time from 0 to %s (a bare number: "
+                        "seconds)\n", cmd, opt, arg, most);
+        return 2;
+    }
+    *(double *)o->dest = (double)us / 1e6;
+    return 0;
+}
+
 /* OPT_COUNT and OPT_INT: a whole decimal number within the bounds. */
 static int take_whole(const char *cmd, const char *opt, const opt_spec *o, const char *arg)
 {
@@ -176,6 +194,7 @@ static int take(const char *cmd, const opt_spec *o, const char *arg, char **argv
     case OPT_SIZE: return take_size(cmd, opt, o, arg);
     case OPT_TIME:
     case OPT_DURATION: return take_time(cmd, opt, o, arg);
+    case OPT_SECONDS: return take_seconds(cmd, opt, o, arg);
     case OPT_RATE:
         if (opt_parse_rate(arg, (double *)o->dest) < 0) {
             fprintf(stderr, "memtrace %s: %s %s: expected a rate such as 1MiB/h, 200KiB/min, 50B/s\n",
@@ -252,11 +271,13 @@ void opt_help(const opt_command *cmd, FILE *out)
         fputs(cmd->tail, out);
 }
 
-int opt_parse(const opt_command *cmd, int argc, char **argv, int *first)
+static int parse(const opt_command *cmd, int argc, char **argv, int *first, int in_order)
 {
     struct option longs[cmd->n + 2];
-    char shorts[3 * cmd->n + 4];
+    char shorts[3 * cmd->n + 5];
     size_t ns = 0;
+    if (in_order)
+        shorts[ns++] = '+';   /* stop at the first operand */
     shorts[ns++] = ':';   /* a missing value returns ':' */
     for (size_t i = 0; i < cmd->n; i++) {
         const opt_spec *o = &cmd->opts[i];
@@ -305,4 +326,14 @@ int opt_parse(const opt_command *cmd, int argc, char **argv, int *first)
     }
     *first = optind;
     return -1;
+}
+
+int opt_parse(const opt_command *cmd, int argc, char **argv, int *first)
+{
+    return parse(cmd, argc, argv, first, 0);
+}
+
+int opt_parse_first(const opt_command *cmd, int argc, char **argv, int *first)
+{
+    return parse(cmd, argc, argv, first, 1);
 }

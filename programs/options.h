@@ -24,6 +24,8 @@ typedef enum opt_kind {
     OPT_SIZE,      /* uint64_t bytes: the size grammar of units.h; at least lo */
     OPT_DURATION,  /* mt_timedelta: a length of time ("1h", "30s"), above 0 */
     OPT_TIME,      /* mt_timedelta: a point of a trace ("2.5s", "peak", "end") */
+    OPT_SECONDS,   /* double seconds: a time from 0 to hi seconds ("500ms"; a bare
+                      number is seconds: "2") */
     OPT_RATE,      /* double bytes per second: "1MiB/h", "50B/s" */
     OPT_MEASURE,   /* mt_metric: alloc, count, live, live_count, ... */
     OPT_COUNT,     /* size_t: a decimal number, at least lo */
@@ -49,7 +51,8 @@ typedef struct opt_spec {
     void *dest;                 /* where the value goes (its type: by kind) */
     const char *meta;           /* the value's name in --help (NULL: none) */
     const char *help;           /* its help; '\n' starts a line under the first */
-    double lo, hi;              /* bounds of OPT_SIZE, OPT_COUNT, OPT_INT, OPT_REAL */
+    double lo, hi;              /* bounds of OPT_SIZE, OPT_COUNT, OPT_INT, OPT_REAL;
+                                   hi of OPT_SECONDS */
     const char *const *choices; /* OPT_CHOICE */
     int (*fn)(void *ctx, const char *arg, const char *opt); /* OPT_CALL; opt: "--name" */
     void *ctx;
@@ -77,6 +80,9 @@ typedef struct opt_command {
  * and operands may be mixed); else the exit status: 0 after --help, 2
  * after a usage error (unknown option, missing or malformed value). */
 int opt_parse(const opt_command *cmd, int argc, char **argv, int *first);
+/* opt_parse with the options first: the first operand (or "--") ends
+ * them, and what follows, a command's own argv, is never parsed. */
+int opt_parse_first(const opt_command *cmd, int argc, char **argv, int *first);
 /* Prints cmd's --help to out. */
 void opt_help(const opt_command *cmd, FILE *out);
 /* "memtrace CMD: see 'memtrace CMD --help'" on stderr; returns 2. */

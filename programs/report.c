@@ -278,6 +278,36 @@ int report_open(const char *cmd, const char *path, const char *filter, mt_timede
     return report_open_many(cmd, &path, 1, 0, filter, live_at, shallow, m, f, s);
 }
 
+/* What the report wants: the costs of its filter f at its time, the
+ * hook's figures (into sink), the peak first when asked for; read.c plans
+ * how. shallow: the stack depth to read first (0: whole stacks). */
+static void plan_request(opener *o, mt_read_request *rq, mt_sink *sink,
+                         const char *const *paths, size_t n, int by_process, mt_filter *f,
+                         mt_timedelta live_at, size_t shallow)
+{
+    const report_hook *hook = o->hook && o->hook->fn ? o->hook : NULL;
+    *rq = (mt_read_request){
+        .paths = paths,
+        .n = n,
+        .by_process = by_process,
+        .fold = report_stacks_only || hook,
+        .filter = f,
+        .live_at = live_at,
+        .need_peak = live_at == MT_TIME_PEAK || mt_filter_uses_peak(f) || (hook && hook->need_peak),
+        .on_warning = print_warning,
+        .warning_ctx = o,
+    };
+    if (shallow && !by_process && !mt_filter_uses_stacks(f))
+        rq->max_depth = shallow;
+    if (hook) {
+        sink->on_done = hook->fn;
+        sink->on_reset = hook->reset;
+        sink->ctx = hook->ctx;
+        rq->sinks = sink;
+        rq->n_sinks = 1;
+    }
+}
+
 static int open_many(opener *o, const char *const *paths, size_t n, int by_process,
                      const char *filter, mt_timedelta live_at, size_t shallow, mt_model **m,
                      mt_filter **f, mt_selection **s, int *fed)
@@ -298,30 +328,9 @@ static int open_many(opener *o, const char *const *paths, size_t n, int by_proce
         mt_plumbing_free(p);
         return 2;
     }
-    /* What the report wants: the costs of its filter at its time, the
-     * hook's figures, the peak first when asked for; read.c plans how. */
-    const report_hook *hook = o->hook && o->hook->fn ? o->hook : NULL;
     mt_sink sink = {0};
-    mt_read_request rq = {
-        .paths = paths,
-        .n = n,
-        .by_process = by_process,
-        .fold = report_stacks_only || hook,
-        .filter = *f,
-        .live_at = live_at,
-        .need_peak = live_at == MT_TIME_PEAK || mt_filter_uses_peak(*f) || (hook && hook->need_peak),
-        .on_warning = print_warning,
-        .warning_ctx = o,
-    };
-    if (shallow && !by_process && !mt_filter_uses_stacks(*f))
-        rq.max_depth = shallow;
-    if (hook) {
-        sink.on_done = hook->fn;
-        sink.on_reset = hook->reset;
-        sink.ctx = hook->ctx;
-        rq.sinks = &sink;
-        rq.n_sinks = 1;
-    }
+    mt_read_request rq;
+    plan_request(o, &rq, &sink, paths, n, by_process, *f, live_at, shallow);
     progress pr;
     progress_init(&pr, cmd);
     rq.on_progress = progress_update;
@@ -438,23 +447,11 @@ static int one_thread(void)
     return (mt_read_forced() & MT_ROUTE_ONE_THREAD) != 0;
 }
 
-int report_open_sides(const char *cmd, report_side *sides, size_t n, const char *filter,
-                      mt_timedelta live_at, size_t shallow)
+/* Whether the sides are read in threads: the number of sides whose
+ * messages then go to a buffer of their own (jobs[i].o.out), 0 when
+ * they are read one after the other. */
+static size_t hold_messages(side_job *jobs, const report_side *sides, size_t n)
 {
-    side_job jobs[REPORT_MAX_SIDES];
-    pthread_t tid[REPORT_MAX_SIDES];
-    int started[REPORT_MAX_SIDES] = {0};
-    shared_progress sp;
-    memset(jobs, 0, sizeof jobs);
-    int rc = 0;
-    if (n > REPORT_MAX_SIDES)
-        n = REPORT_MAX_SIDES;
-    for (size_t i = 0; i < n; i++) {
-        sides[i].m = NULL;
-        sides[i].f = NULL;
-        sides[i].s = NULL;
-        sides[i].fed = 0;
-    }
     /* Two sides that read pipes may read the same one (/dev/stdin twice):
      * in turn then, as before, the first taking all of it. */
     size_t piped = 0;
@@ -477,7 +474,76 @@ int report_open_sides(const char *cmd, report_side *sides, size_t n, const char 
             }
         }
     }
-    if (held == 0) {
+    return held;
+}
+
+/* One thread per side beyond the first (their models share nothing).
+ * Messages are held in each side's buffer and written in side order
+ * after the reads, up to the first side that failed, so that stderr says
+ * what reading them one after the other says. The first failure's
+ * status, or 0. */
+static int open_in_threads(side_job *jobs, report_side *sides, size_t n, const char *cmd,
+                           const char *filter, mt_timedelta live_at, size_t shallow)
+{
+    pthread_t tid[REPORT_MAX_SIDES];
+    int started[REPORT_MAX_SIDES] = {0};
+    shared_progress sp;
+    int rc = 0;
+    pthread_mutex_init(&sp.mu, NULL);
+    progress_init(&sp.pr, cmd);
+    sp.n = n;
+    memset(sp.part, 0, sizeof sp.part);
+    for (size_t i = 0; i < n; i++) {
+        side_job *j = &jobs[i];
+        j->side = &sides[i];
+        j->sp = &sp;
+        j->index = i;
+        j->filter = filter;
+        j->live_at = live_at;
+        j->shallow = shallow;
+        j->o.cmd = cmd;
+        j->o.hook = &sides[i].hook;
+        j->o.on_progress = side_progress;
+        j->o.progress_ctx = j;
+    }
+    for (size_t i = 1; i < n; i++)
+        started[i] = pthread_create(&tid[i], NULL, side_thread, &jobs[i]) == 0;
+    side_open(&jobs[0]);
+    for (size_t i = 1; i < n; i++)
+        if (started[i])
+            pthread_join(tid[i], NULL);
+    for (size_t i = 1; i < n; i++)
+        if (!started[i]) /* no thread for it: read it here, after the others */
+            side_open(&jobs[i]);
+    progress_end(&sp.pr);
+    pthread_mutex_destroy(&sp.mu);
+    for (size_t i = 0; i < n; i++) {
+        side_job *j = &jobs[i];
+        fclose(j->o.out);
+        if (!rc && j->msgs_len)
+            fwrite(j->msgs, 1, j->msgs_len, stderr);
+        free(j->msgs);
+        if (!rc)
+            rc = j->rc;
+    }
+    return rc;
+}
+
+int report_open_sides(const char *cmd, report_side *sides, size_t n, const char *filter,
+                      mt_timedelta live_at, size_t shallow)
+{
+    side_job jobs[REPORT_MAX_SIDES];
+    memset(jobs, 0, sizeof jobs);
+    int rc = 0;
+    if (n > REPORT_MAX_SIDES)
+        n = REPORT_MAX_SIDES;
+    for (size_t i = 0; i < n; i++) {
+        sides[i].m = NULL;
+        sides[i].f = NULL;
+        sides[i].s = NULL;
+        sides[i].fed = 0;
+    }
+    if (hold_messages(jobs, sides, n) == 0) {
         /* one after the other, as report_open_many; stop at the first failure */
         for (size_t i = 0; i < n && !rc; i++) {
             opener o = {.cmd = cmd, .out = stderr, .hook = &sides[i].hook};
@@ -485,47 +551,7 @@ int report_open_sides(const char *cmd, report_side *sides, size_t n, const char 
                            shallow, &sides[i].m, &sides[i].f, &sides[i].s, &sides[i].fed);
         }
     } else {
-        /* One thread per side beyond the first (their models share
-         * nothing). Messages are held in each side's buffer and written in
-         * side order after the reads, up to the first side that failed, so
-         * that stderr says what reading them one after the other says. */
-        pthread_mutex_init(&sp.mu, NULL);
-        progress_init(&sp.pr, cmd);
-        sp.n = n;
-        memset(sp.part, 0, sizeof sp.part);
-        for (size_t i = 0; i < n; i++) {
-            side_job *j = &jobs[i];
-            j->side = &sides[i];
-            j->sp = &sp;
-            j->index = i;
-            j->filter = filter;
-            j->live_at = live_at;
-            j->shallow = shallow;
-            j->o.cmd = cmd;
-            j->o.hook = &sides[i].hook;
-            j->o.on_progress = side_progress;
-            j->o.progress_ctx = j;
-        }
-        for (size_t i = 1; i < n; i++)
-            started[i] = pthread_create(&tid[i], NULL, side_thread, &jobs[i]) == 0;
-        side_open(&jobs[0]);
-        for (size_t i = 1; i < n; i++)
-            if (started[i])
-                pthread_join(tid[i], NULL);
-        for (size_t i = 1; i < n; i++)
-            if (!started[i]) /* no thread for it: read it here, after the others */
-                side_open(&jobs[i]);
-        progress_end(&sp.pr);
-        pthread_mutex_destroy(&sp.mu);
-        for (size_t i = 0; i < n; i++) {
-            side_job *j = &jobs[i];
-            fclose(j->o.out);
-            if (!rc && j->msgs_len)
-                fwrite(j->msgs, 1, j->msgs_len, stderr);
-            free(j->msgs);
-            if (!rc)
-                rc = j->rc;
-        }
+        rc = open_in_threads(jobs, sides, n, cmd, filter, live_at, shallow);
     }
     if (rc)
         for (size_t i = 0; i < n; i++) {

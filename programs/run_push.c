@@ -43,7 +43,31 @@ struct run_push {
     char *status_path;     /* FILE.push, or NULL */
 };
 
-int run_push_option(run_push_opts *o, const char *cmd, int c, const char *arg)
+/* The labels of every profile: __name__, service_name (set per profile
+ * unless --label gives it), then --label's, as copies p owns. */
+static void take_labels(run_push *p, const run_push_opts *o)
+{
+    p->labels[p->n_labels++] = (mt_push_label){ "__name__", "memory" };
+    p->labels[p->n_labels++] = (mt_push_label){ "service_name", NULL };   /* set per profile */
+    for (int i = 0; i < o->n_labels; i++) {
+        char *kv = strdup(o->labels[i]);
+        if (!kv)
+            continue;
+        p->owned[i] = kv;
+        char *eq = strchr(kv, '=');
+        *eq = '\0';
+        if (!strcmp(kv, "service_name")) {
+            p->labels[1].value = eq + 1;
+            p->has_service = 1;
+        } else {
+            p->labels[p->n_labels++] = (mt_push_label){ kv, eq + 1 };
+        }
+    }
+}
+
+/* c: 0x100 + the option's place in run_push_take's list; 1 taken, -1
+ * after the message */
+static int run_push_option(run_push_opts *o, const char *cmd, int c, const char *arg)
 {
     switch (c) {
     case 0x100:
@@ -102,6 +126,17 @@ int run_push_option(run_push_opts *o, const char *cmd, int c, const char *arg)
     return 0;
 }
 
+int run_push_take(void *ctx, const char *arg, const char *opt)
+{
+    static const char *const names[] = { "--push", "--push-every", "--push-format", "--label",
+                                         "--push-tenant", "--push-auth-file" };
+    run_push_opts *o = ctx;
+    for (int i = 0; i < (int)(sizeof names / sizeof *names); i++)
+        if (!strcmp(opt, names[i]))
+            return run_push_option(o, o->cmd, 0x100 + i, arg) > 0 ? 0 : 2;
+    return 2;
+}
+
 double run_push_every(const run_push *p)
 {
     return p->every_s;
@@ -152,22 +187,7 @@ run_push *run_push_begin(const run_push_opts *o, const char *cmd, int *bad)
     }
     p->format = f;
     p->every_s = o->every_s ? o->every_s : 60;
-    p->labels[p->n_labels++] = (mt_push_label){ "__name__", "memory" };
-    p->labels[p->n_labels++] = (mt_push_label){ "service_name", NULL };   /* set per profile */
-    for (int i = 0; i < o->n_labels; i++) {
-        char *kv = strdup(o->labels[i]);
-        if (!kv)
-            continue;
-        p->owned[i] = kv;
-        char *eq = strchr(kv, '=');
-        *eq = '\0';
-        if (!strcmp(kv, "service_name")) {
-            p->labels[1].value = eq + 1;
-            p->has_service = 1;
-        } else {
-            p->labels[p->n_labels++] = (mt_push_label){ kv, eq + 1 };
-        }
-    }
+    take_labels(p, o);
     mt_push_config c = { .url = url, .format = f, .tenant = o->tenant, .auth = auth };
     p->url = strdup(url);
     char *err = NULL;

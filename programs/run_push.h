@@ -5,9 +5,8 @@
 #ifndef MEMTRACE_RUN_PUSH_H
 #define MEMTRACE_RUN_PUSH_H
 
-#include <getopt.h>
-
 #include "memtrace/analyze.h"
+#include "options.h"
 
 #define RUN_PUSH_MAX_LABELS 32
 
@@ -16,21 +15,40 @@ typedef struct run_push_opts {
     double every_s;                 /* 0: 60 */
     const char *labels[RUN_PUSH_MAX_LABELS];   /* "k=v" */
     int n_labels;
+    const char *cmd;                /* "run": messages say "memtrace run: ..." */
 } run_push_opts;
 
-/* getopt_long entries for the push options (values 0x100..), to append
- * to a command's table */
-#define RUN_PUSH_LONGOPTS                                                                   \
-    { "push", required_argument, NULL, 0x100 },                                            \
-    { "push-every", required_argument, NULL, 0x101 },                                      \
-    { "push-format", required_argument, NULL, 0x102 },                                     \
-    { "label", required_argument, NULL, 0x103 },                                           \
-    { "push-tenant", required_argument, NULL, 0x104 },                                     \
-    { "push-auth-file", required_argument, NULL, 0x105 }
+/* OPT_CALL function of the push options (ctx a run_push_opts, opt the
+ * option's "--name"): records arg, or 2 after the message. */
+int run_push_take(void *ctx, const char *arg, const char *opt);
 
-/* c is one of those: record arg (1), or say why it is wrong (-1, message
- * on stderr prefixed with cmd); 0: not a push option */
-int run_push_option(run_push_opts *o, const char *cmd, int c, const char *arg);
+/* The push options as entries of a command's table (options.h), P a
+ * run_push_opts *. RUN_PUSH_OPTS: each with its help (run);
+ * RUN_PUSH_MORE_OPTS: all but --push, without help lines, for a command
+ * whose --push help says they are as for run. */
+#define RUN_PUSH_OPT_(NAME, META, HELP, P)                                                  \
+    OPT(NAME, 0, OPT_CALL, NULL, META, HELP, .fn = run_push_take, .ctx = (P))
+#define RUN_PUSH_MORE_(P, EVERY, FORMAT, LABEL, TENANT, AUTH)                                \
+    RUN_PUSH_OPT_("push-every", "T", EVERY, P), RUN_PUSH_OPT_("push-format", "F", FORMAT, P),  \
+    RUN_PUSH_OPT_("label", "K=V", LABEL, P), RUN_PUSH_OPT_("push-tenant", "ID", TENANT, P),    \
+    RUN_PUSH_OPT_("push-auth-file", "FILE", AUTH, P)
+#define RUN_PUSH_MORE_OPTS(P) RUN_PUSH_MORE_(P, NULL, NULL, NULL, NULL, NULL)
+#define RUN_PUSH_OPTS(P)                                                                    \
+    RUN_PUSH_OPT_("push", "URL",                                                            \
+                  "send a heap profile every --push-every and at the end\n"                  \
+                  "to Pyroscope, Parca or an OpenTelemetry collector, from\n"                \
+                  "this process (queue of 16, retries; drops counted in\n"                   \
+                  "the summary; docs/fleet.md)", P),                                         \
+    RUN_PUSH_MORE_(P, "how often (at least 100ms; default 60s)",                             \
+                   "pyroscope, parca, otlp or pyroscope-ingest (guessed\n"                   \
+                   "from a URL ending /push.v1.PusherService/Push,\n"                        \
+                   "/profiles/writeraw, /v1development/profiles or\n"                        \
+                   "/ingest)",                                                               \
+                   "a label on every profile (repeatable; service_name\n"                    \
+                   "defaults to the program's name)",                                        \
+                   "send X-Scope-OrgID: ID",                                                 \
+                   "one line, 'Bearer TOKEN' or 'USER:PASSWORD';\n"                          \
+                   "refused unless only its owner may read it")
 
 typedef struct run_push run_push;
 

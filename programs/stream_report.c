@@ -593,6 +593,167 @@ static int draw(FILE *out, void *ctx)
     }
 }
 
+/* The steps of plot_streamed, one per kind: each works on the run r and
+ * the model *m (its caller frees it), with *rc as plot_streamed has it;
+ * 0 to go on to the picture, -1 to stop there with *rc. */
+
+/* sizes: one model pass with the statistics' accumulator */
+static int plot_sizes(run *r, picture *pic, mt_model **m, mt_histogram **hist, int *rc)
+{
+    mt_stats st;
+    if (!(r->stats = mt_stats_acc_new(MT_TIME_END))) {
+        fprintf(stderr, "memtrace plot: out of memory\n");
+        return -1;
+    }
+    if (!(*m = pass(r, 1, 1, rc)))
+        return -1;
+    if (mt_stats_acc_finish(r->stats, *m, &st, hist, NULL) < 0) {
+        fprintf(stderr, "memtrace plot: out of memory\n");
+        return -1;
+    }
+    pic->hist = *hist;
+    pic->alloc_bytes = st.total.alloc_bytes;
+    return 0;
+}
+
+/* lifetimes: the axes first (the trace's end and the longest lifetime,
+ * of every block: the codec alone will do), then the scatter */
+static int plot_lifetimes(run *r, const mt_plot_options *po, mt_model **m, int *rc)
+{
+    mt_timedelta end = 0;
+    mt_scan_result res;
+    int scanned = 0;
+    if (mt_stream_filter_keeps_all(r->sf) && r->one_file) {
+        progress_init(&r->pr, r->cmd);
+        scanned = mt_scan_events(r->path, scan_event, r, progress_update, &r->pr, &res,
+                                 NULL) == 0;
+        progress_end(&r->pr);
+        end = res.end;
+        if (scanned && res.n_live && end - res.first_live > r->max_life)
+            r->max_life = end - res.first_live;
+    }
+    if (!scanned) {
+        r->max_life = 0;
+        if (!(*m = pass(r, 1, 0, rc)))
+            return -1;
+        end = mt_model_end(*m);
+        mt_model_free(*m);
+        *m = NULL;
+    }
+    if (!(r->scatter = mt_plot_scatter_new(po, end, r->max_life))) {
+        fprintf(stderr, "memtrace plot: out of memory\n");
+        return -1;
+    }
+    r->n_selected = 0;
+    if (!(*m = pass(r, 1, 1, rc)))
+        return -1;
+    return 0;
+}
+
+/* memory, when the selection needs the blocks' ends: a model pass notes
+ * it (and gives the end), then the codec alone draws the curve into n
+ * buckets */
+static int plot_memory_noted(run *r, size_t n, mt_model **m, int *rc)
+{
+    r->bits_write = 1;
+    r->hold = 1;
+    *m = pass(r, 1, 1, rc);
+    if (*m && !mt_model_peak_known(*m)) {
+        *rc = STREAM_WHOLE;
+        return -1;
+    }
+    release_warnings(r, 1);
+    if (!*m)
+        return -1;
+    mt_timedelta end = mt_model_end(*m);
+    if (!(r->curve = mt_curve_acc_new(n, end / (mt_timedelta)n + 1))) {
+        fprintf(stderr, "memtrace plot: out of memory\n");
+        return -1;
+    }
+    r->bits_write = 0;
+    r->bits_read = 1;
+    mt_scan_result res;
+    int sc = -1;
+    if (r->one_file) {
+        progress_init(&r->pr, r->cmd);
+        sc = mt_scan_events(r->path, scan_event, r, progress_update, &r->pr, &res, NULL);
+        progress_end(&r->pr);
+    } else {
+        /* several files: the merged stream again, for the curve */
+        mt_model *m2 = pass(r, HOOKS_CURVE, 0, rc);
+        if (!m2)
+            return -1;
+        *rc = 1;
+        res.end = mt_model_end(m2);
+        sc = 0;
+        mt_model_free(m2);
+    }
+    if (sc < 0 || res.end != end) {
+        fprintf(stderr, "memtrace plot: %s: cannot read it again\n", r->path);
+        return -1;
+    }
+    return 0;
+}
+
+/* memory, when the selected allocations are known as they come: the end
+ * first, from the packets' headers (a hint, checked after the pass) or by
+ * the codec alone; then the model pass draws the curve into n buckets */
+static int plot_memory_direct(run *r, size_t n, mt_model **m, int *rc)
+{
+    mt_timedelta end;
+    int monotone;
+    int hinted = r->one_file && r->regular && mt_trace_end_hint(r->path, &end) == 0;
+    if (hinted) {
+        monotone = 1;   /* the pass finds out */
+        r->hold = 1;    /* its warnings wait for the check */
+    } else if (scan_end(r, &end, &monotone) < 0) {
+        if (!(*m = pass(r, 0, 0, rc)))
+            return -1;
+        monotone = mt_model_peak_known(*m);
+        end = mt_model_end(*m);
+        mt_model_free(*m);
+        *m = NULL;
+    }
+    if (!monotone) {
+        *rc = STREAM_WHOLE;
+        return -1;
+    }
+    if (!(r->curve = mt_curve_acc_new(n, end / (mt_timedelta)n + 1))) {
+        fprintf(stderr, "memtrace plot: out of memory\n");
+        return -1;
+    }
+    if (!(*m = pass(r, 1, 1, rc)))
+        return -1;
+    if (hinted && (!mt_model_peak_known(*m) || mt_model_end(*m) != end)) {
+        /* times that go back, or packets the reader skipped: the
+         * buckets were not the whole model's */
+        release_warnings(r, 0);
+        *rc = STREAM_WHOLE;
+        return -1;
+    }
+    release_warnings(r, 1);
+    return 0;
+}
+
+/* memory: the end first (and which allocations are selected, when that
+ * needs their collection), the curve, the RSS beside it */
+static int plot_memory(run *r, const stream_input *in, mt_plot_options *po, picture *pic,
+                       mt_model **m, mt_curve **curve, int *rc)
+{
+    size_t n = mt_plot_memory_buckets(po);
+    int known = mt_stream_filter_at_alloc(r->sf);   /* the selection, as they come */
+    if ((known ? plot_memory_direct(r, n, m, rc) : plot_memory_noted(r, n, m, rc)) < 0)
+        return -1;
+    if (!(*curve = mt_curve_acc_result(r->curve, mt_model_bytes_per_sample(*m),
+                                        mt_model_info(*m)->sample_rate))) {
+        fprintf(stderr, "memtrace plot: out of memory\n");
+        return -1;
+    }
+    pic->curve = *curve;
+    po->rss = mt_rss_load_many(in->paths, in->n, *m, NULL, NULL);
+    return 0;
+}
+
 static int plot_streamed(const stream_input *in, const char *filter, mt_plot_options *po,
                          const char *output)
 {
@@ -601,7 +762,6 @@ static int plot_streamed(const stream_input *in, const char *filter, mt_plot_opt
     mt_model *m = NULL;
     mt_curve *curve = NULL;
     mt_histogram *hist = NULL;
-    mt_stats st;
     picture pic = {.r = &r, .po = po};
     if (rc)
         goto out;
@@ -610,139 +770,10 @@ static int plot_streamed(const stream_input *in, const char *filter, mt_plot_opt
         goto out;
     }
     rc = 1;
-    if (po->kind == MT_PLOT_SIZES) {
-        if (!(r.stats = mt_stats_acc_new(MT_TIME_END))) {
-            fprintf(stderr, "memtrace plot: out of memory\n");
-            goto out;
-        }
-        if (!(m = pass(&r, 1, 1, &rc)))
-            goto out;
-        if (mt_stats_acc_finish(r.stats, m, &st, &hist, NULL) < 0) {
-            fprintf(stderr, "memtrace plot: out of memory\n");
-            goto out;
-        }
-        pic.hist = hist;
-        pic.alloc_bytes = st.total.alloc_bytes;
-    } else if (po->kind == MT_PLOT_LIFETIMES) {
-        /* the axes first: the trace's end and the longest lifetime (of
-         * every block: the codec alone will do) */
-        mt_timedelta end = 0;
-        mt_scan_result res;
-        int scanned = 0;
-        if (mt_stream_filter_keeps_all(r.sf) && r.one_file) {
-            progress_init(&r.pr, r.cmd);
-            scanned = mt_scan_events(r.path, scan_event, &r, progress_update, &r.pr, &res,
-                                     NULL) == 0;
-            progress_end(&r.pr);
-            end = res.end;
-            if (scanned && res.n_live && end - res.first_live > r.max_life)
-                r.max_life = end - res.first_live;
-        }
-        if (!scanned) {
-            r.max_life = 0;
-            if (!(m = pass(&r, 1, 0, &rc)))
-                goto out;
-            end = mt_model_end(m);
-            mt_model_free(m);
-            m = NULL;
-        }
-        if (!(r.scatter = mt_plot_scatter_new(po, end, r.max_life))) {
-            fprintf(stderr, "memtrace plot: out of memory\n");
-            goto out;
-        }
-        r.n_selected = 0;
-        if (!(m = pass(&r, 1, 1, &rc)))
-            goto out;
-    } else {
-        /* the end first (and which allocations are selected, when that
-         * needs their collection) */
-        int in_pass = mt_stream_filter_at_alloc(r.sf), monotone;
-        size_t n = mt_plot_memory_buckets(po);
-        mt_timedelta end;
-        if (!in_pass) {
-            /* the selection needs the blocks' ends: a model pass notes it
-             * (and gives the end), then the codec alone draws the curve */
-            r.bits_write = 1;
-            r.hold = 1;
-            m = pass(&r, 1, 1, &rc);
-            if (m && !mt_model_peak_known(m)) {
-                rc = STREAM_WHOLE;
-                goto out;
-            }
-            release_warnings(&r, 1);
-            if (!m)
-                goto out;
-            end = mt_model_end(m);
-            if (!(r.curve = mt_curve_acc_new(n, end / (mt_timedelta)n + 1))) {
-                fprintf(stderr, "memtrace plot: out of memory\n");
-                goto out;
-            }
-            r.bits_write = 0;
-            r.bits_read = 1;
-            mt_scan_result res;
-            int sc = -1;
-            if (r.one_file) {
-                progress_init(&r.pr, r.cmd);
-                sc = mt_scan_events(r.path, scan_event, &r, progress_update, &r.pr, &res, NULL);
-                progress_end(&r.pr);
-            } else {
-                /* several files: the merged stream again, for the curve */
-                mt_model *m2 = pass(&r, HOOKS_CURVE, 0, &rc);
-                if (!m2)
-                    goto out;
-                rc = 1;
-                res.end = mt_model_end(m2);
-                sc = 0;
-                mt_model_free(m2);
-            }
-            if (sc < 0 || res.end != end) {
-                fprintf(stderr, "memtrace plot: %s: cannot read it again\n", r.path);
-                goto out;
-            }
-        } else {
-            /* the end first: from the packets' headers (a hint, checked
-             * after the pass) or by the codec alone; the selected
-             * allocations are known as they come: the model pass draws
-             * the curve */
-            int hinted = r.one_file && r.regular && mt_trace_end_hint(r.path, &end) == 0;
-            if (hinted) {
-                monotone = 1;   /* the pass finds out */
-                r.hold = 1;     /* its warnings wait for the check */
-            } else if (scan_end(&r, &end, &monotone) < 0) {
-                if (!(m = pass(&r, 0, 0, &rc)))
-                    goto out;
-                monotone = mt_model_peak_known(m);
-                end = mt_model_end(m);
-                mt_model_free(m);
-                m = NULL;
-            }
-            if (!monotone) {
-                rc = STREAM_WHOLE;
-                goto out;
-            }
-            if (!(r.curve = mt_curve_acc_new(n, end / (mt_timedelta)n + 1))) {
-                fprintf(stderr, "memtrace plot: out of memory\n");
-                goto out;
-            }
-            if (!(m = pass(&r, 1, 1, &rc)))
-                goto out;
-            if (hinted && (!mt_model_peak_known(m) || mt_model_end(m) != end)) {
-                /* times that go back, or packets the reader skipped: the
-                 * buckets were not the whole model's */
-                release_warnings(&r, 0);
-                rc = STREAM_WHOLE;
-                goto out;
-            }
-            release_warnings(&r, 1);
-        }
-        if (!(curve = mt_curve_acc_result(r.curve, mt_model_bytes_per_sample(m),
-                                           mt_model_info(m)->sample_rate))) {
-            fprintf(stderr, "memtrace plot: out of memory\n");
-            goto out;
-        }
-        pic.curve = curve;
-        po->rss = mt_rss_load_many(in->paths, in->n, m, NULL, NULL);
-    }
+    if (po->kind == MT_PLOT_SIZES ? plot_sizes(&r, &pic, &m, &hist, &rc)
+        : po->kind == MT_PLOT_LIFETIMES ? plot_lifetimes(&r, po, &m, &rc)
+        : plot_memory(&r, in, po, &pic, &m, &curve, &rc))
+        goto out;
     mt_model_event_counts(m, &pic.n_allocs, NULL, NULL);
     pic.m = m;
     report_notes("plot", in->paths, in->n, m);

@@ -131,6 +131,9 @@ mutant go-bytes-var-no-1-over-p lib/analyze/profile.c 's|double v = p > 0 ? byte
 # --- the commands' option driver: a value below its kind's bound is refused
 mutant options-count-no-lower-bound programs/options.c 's/|| v < o->lo ||/||/' tests/programs/options.sh
 mutant options-size-no-lower-bound programs/options.c 's/ || (double)bytes < o->lo)/)/' tests/programs/options.sh
+# run's command is never parsed; ctl's --wait has a bound
+mutant options-first-parses-all programs/options.c "s/shorts\[ns++\] = '+';/(void)0;/" tests/programs/options.sh
+mutant options-seconds-no-bound programs/options.c 's/ || (double)us > o->hi \* 1e6)/)/' tests/programs/options.sh
 mutant namecache-no-checksum lib/symbolize/namecache.c 's|(uInt)(size - 4)) != want)|(uInt)(size - 4)) != want \&\& 0)|' tests/record/symbolize_cache.sh
 mutant namecache-trusts-anyone lib/symbolize/namecache.c 's|return st->st_uid == geteuid() \&\& !(st->st_mode \& 022);|return 1;|' tests/record/symbolize_cache.sh
 

@@ -6,7 +6,9 @@
 # trace is read; a well-formed value of each kind is taken (known answers:
 # `leaks --plan` computes from the typed rate, `top -n` shows that many
 # sites); --help prints the options of the table on stdout, status 0,
-# nothing on stderr; options and operands may be mixed.
+# nothing on stderr; options and operands may be mixed, except for run, attach
+# and ctl, whose options come first (run passes everything after its command
+# to it, untouched).
 set -u
 . tests/lib.sh
 M=${MT_BIN:-build/memtrace}
@@ -76,6 +78,39 @@ refused "stats: a missing value" "memtrace stats: --at needs a value" stats "$F"
 refused "lifetimes: a missing value (short)" "memtrace lifetimes: -f needs a value" lifetimes "$F" -f
 refused "diff: --windows with one window" "memtrace diff: --windows takes two values: --windows A B" \
     diff --windows 0-1s
+refused "run: a bad interval" \
+    "memtrace run: --interval 12q: expected a size of at least 1 byte, such as 512k or 1MiB" run -i 12q true
+refused "run: a rate out of (0, 1]" \
+    "memtrace run: --rate 0: expected a probability per byte in (0, 1], such as 0.0001" run -r 0 true
+refused "run: --interval and --rate together" "memtrace run: give --interval or --rate, not both" \
+    run -i 4k --rate 0.1 true
+refused "run: no command" "memtrace run: expected a command to run" run -o "$T/x.ctf"
+refused "run: a push interval too short" \
+    "memtrace run: --push-every 10ms: expected a time of at least 100ms, such as 60s or 5m" \
+    run --push http://127.0.0.1:9/ --push-every 10ms true
+refused "attach: a depth out of range" \
+    "memtrace attach: --depth 0: expected a number of frames 1..1024" attach --depth 0 1
+refused "attach: an unknown unwind mode" "memtrace attach: --unwind frames: use fp, dwarf or auto" \
+    attach --unwind frames 1
+refused "attach: a bad duration" \
+    "memtrace attach: --duration soon: expected a time such as 90s, 10m, 1h or 500ms" \
+    attach --duration soon 1
+refused "attach: no process id" "memtrace attach: expected one process id" attach -o "$T/x.ctf"
+refused "attach: a bad push label" \
+    "memtrace attach: --label 9=x: expected NAME=VALUE, NAME of letters, digits and _ (not starting with a digit; not __name__)" \
+    attach --push http://127.0.0.1:9/ --label 9=x 1
+refused "ctl: a wait over its bound" \
+    "memtrace ctl: --wait 2h: expected a time from 0 to 1h (a bare number: seconds)" ctl --wait 2h 1 start
+refused "ctl: a wait that is no time" \
+    "memtrace ctl: --wait soon: expected a time from 0 to 1h (a bare number: seconds)" ctl -w soon 1 start
+refused "ctl: a signal the recorder cannot use" \
+    "memtrace ctl: --signal KILL: not a signal the recorder can use (USR1, USR2, RTMIN+N, ...)" \
+    ctl --signal KILL 1 start
+refused "ctl: options come first" \
+    "memtrace ctl: unexpected argument '--wait' after '1 start' (one process, one action; options come first)" \
+    ctl 1 start --wait 2
+refused "ctl: push options with stop" "memtrace ctl: the push options go with start only" \
+    ctl --push http://127.0.0.1:9/ 1 stop
 "$M" stats --colour "$F" >/dev/null 2>"$T/err"
 check "an unknown option points at --help" grep -qx "memtrace stats: see 'memtrace stats --help'" "$T/err"
 
@@ -93,7 +128,7 @@ check "check: repeated budgets kept in order, both hold" \
     sh -c "[ \$(grep -c '^  ok  ' '$T/chk') = 2 ] && sed -n 2p '$T/chk' | grep -q 'peak live bytes'"
 
 # --help: the table's options, on stdout, status 0
-for cmd in top stats leaks lifetimes folded diff check pprof plot view info dump recode; do
+for cmd in top stats leaks lifetimes folded diff check pprof plot view info dump recode run attach ctl symbolize; do
     "$M" $cmd --help >"$T/help" 2>"$T/err"
     st=$?
     check "$cmd --help: status 0, usage on stdout, nothing on stderr" \
@@ -111,4 +146,18 @@ check "view --help: a long value name puts the help on the next line" \
 "$M" help diff >"$T/help2"
 "$M" diff --help >"$T/help3"
 check "memtrace help diff = memtrace diff --help" cmp -s "$T/help2" "$T/help3"
+
+# ctl --wait: a bare number is seconds (taken: the command goes on to the process)
+"$M" ctl --wait 2 2147483647 status >"$T/out" 2>"$T/err"
+st=$?
+check "ctl --wait 2 (bare seconds) is taken (exit $st)" \
+    sh -c "[ $st = 1 ] && grep -qx 'memtrace ctl: process 2147483647: no such process' '$T/err'"
+
+# run stops at the first operand: the command's own options are never parsed
+"$M" run -o "$T/pass.ctf" -i 1m -- sh -c 'echo "$@"' sh -o y -i 5 >"$T/argv1" 2>"$T/err1"
+check "run -o FILE -- CMD -o y -i 5: CMD gets -o y -i 5" \
+    sh -c "[ \"\$(cat '$T/argv1')\" = '-o y -i 5' ] && [ -f '$T/pass.ctf' ]"
+"$M" run -i 1m -o "$T/pass2.ctf" sh -c 'echo "$@"' sh -i 5 --help >"$T/argv2" 2>"$T/err2"
+check "run CMD -i 5 --help: CMD gets -i 5 --help (no --)" \
+    sh -c "[ \"\$(cat '$T/argv2')\" = '-i 5 --help' ]"
 finish

@@ -99,7 +99,7 @@ check "attach --depth 2: at most 2 frames and the marker per stack (longest $d)"
 check "attach --depth 2: cut stacks end with [truncated]" \
     sh -c "'$MT' dump two.ctf 2>/dev/null | grep -q '^ *bt .*\[truncated\]'"
 check "attach --depth 0 is refused with a usage error" \
-    sh -c "'$MT' attach --depth 0 $p 2>&1 | grep -q \"bad depth '0' (1..1024)\""
+    sh -c "'$MT' attach --depth 0 $p 2>&1 | grep -qx \"memtrace attach: --depth 0: expected a number of frames 1..1024\""
 tasks_back $p "$(cat before.tasks)"
 snap $p after2
 check "second detach: threads as before" cmp -s before.tasks after2.tasks

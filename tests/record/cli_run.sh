@@ -21,13 +21,14 @@ status_and_err "--help exits 0 and prints usage" $st 0 '^usage: memtrace run' "$
 check "--help documents the default interval, 512k" grep -q 'default 512k' "$T/help"
 check "--help writes nothing on stderr" test ! -s "$T/err"
 "$M" run >/dev/null 2>"$T/err"; st=$?
-status_and_err "no command: usage error 2 with the usage" $st 2 '^usage: memtrace run' "$T/err"
+status_and_err "no command: usage error 2, saying so" $st 2 '^memtrace run: expected a command to run$' "$T/err"
+check "no command: points at --help" grep -qx "memtrace run: see 'memtrace run --help'" "$T/err"
 "$M" run -i nonsense true >/dev/null 2>"$T/err"; st=$?
-status_and_err "bad interval: 2, naming it" $st 2 "^memtrace run: .*'nonsense'" "$T/err"
+status_and_err "bad interval: 2, naming it" $st 2 "^memtrace run: --interval nonsense: expected a size" "$T/err"
 "$M" run -i 4k -r 0.1 true >/dev/null 2>"$T/err"; st=$?
 status_and_err "--interval and --rate: 2, saying not both" $st 2 '^memtrace run: .*not both' "$T/err"
 "$M" run -r 2 true >/dev/null 2>"$T/err"; st=$?
-status_and_err "rate > 1: 2, naming it" $st 2 "^memtrace run: .*rate '2'" "$T/err"
+status_and_err "rate > 1: 2, naming it" $st 2 "^memtrace run: --rate 2: expected a probability per byte" "$T/err"
 
 cd "$T" || exit 1
 "$M" run -i 64k -- "$OLDPWD/$PROGS/forker" child 2>"$T/err"; st=$?

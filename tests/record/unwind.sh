@@ -75,7 +75,7 @@ MEMTRACE_LIB=$LIB "$MT_BIN" run -o "$T/run2.ctf" --interval 1k --unwind dwarf --
 stacks "$T/run2.ctf" >"$T/run2.st"
 check "run --unwind dwarf: the four callers" test "$(share "$T/run2.st" "$chain")" -ge 95
 "$MT_BIN" run --unwind frames true 2>"$T/bad.err"; st=$?
-check "run --unwind with a bad mode: usage error (exit $st)" sh -c "test $st = 2 && grep -q 'bad unwind mode' '$T/bad.err'"
+check "run --unwind with a bad mode: usage error (exit $st)" sh -c "test $st = 2 && grep -qx 'memtrace run: --unwind frames: use fp, dwarf or auto' '$T/bad.err'"
 
 # No recorder frames; threads' stacks start at their start routine.
 MEMTRACE_UNWIND=dwarf preload "$T/thr.ctf" 0.0001 "$PROGS/threads" >/dev/null || fail "threads ran"
