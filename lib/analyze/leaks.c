@@ -233,6 +233,35 @@ static int by_rank(const void *x, const void *y)
     return a->live_end > b->live_end ? -1 : a->live_end < b->live_end;
 }
 
+/* A site and its place in site order: ties keep that order (qsort alone
+ * may not). */
+typedef struct ranked {
+    mt_leak_site site;
+    size_t at;
+} ranked;
+
+static int by_rank_then_site(const void *x, const void *y)
+{
+    const ranked *a = x, *b = y;
+    int c = by_rank(&a->site, &b->site);
+    return c ? c : a->at < b->at ? -1 : a->at > b->at;
+}
+
+/* Sorts r's sites by rank; returns 0, or -1 when out of memory. */
+static int rank_sites(mt_leak_report *r)
+{
+    ranked *t = malloc((r->n ? r->n : 1) * sizeof *t);
+    if (!t)
+        return -1;
+    for (size_t i = 0; i < r->n; i++)
+        t[i] = (ranked){r->sites[i], i};
+    qsort(t, r->n, sizeof *t, by_rank_then_site);
+    for (size_t i = 0; i < r->n; i++)
+        r->sites[i] = t[i].site;
+    free(t);
+    return 0;
+}
+
 static double plan_units(size_t sites, double alpha, double power)
 {
     if (sites < 1)
@@ -320,7 +349,10 @@ static mt_leak_report *finish(mt_leak_report *r, const mt_model *m, const mt_lea
         return NULL;
     r->alpha = o && o->alpha > 0 ? o->alpha : 0.05;
     choose_family(r);
-    qsort(r->sites, r->n, sizeof *r->sites, by_rank);
+    if (rank_sites(r) < 0) {
+        mt_leak_report_free(r);
+        return NULL;
+    }
     r->min_growth = mt_leak_min_rate(mt_model_bytes_per_sample(m),
                                      (double)(r->to - r->from) / 1e6,
                                      r->n_tested ? r->n_tested : 1, r->alpha, 0.8);
