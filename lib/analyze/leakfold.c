@@ -185,11 +185,26 @@ typedef struct nsite {
     mt_node_id node, sel;
 } nsite;
 
-static int by_key(const void *x, const void *y)
+/* Sites in order of name (function, file, line): the order rows that rank
+ * equal keep, the same whichever way the trace was read (function ids
+ * follow the reading). */
+static int by_name(const void *x, const void *y, void *ctx)
 {
     const nsite *a = x, *b = y;
-    if (a->key != b->key)
+    const mt_model *m = ctx;
+    if (a->key != b->key) {
+        if (a->key == UINT64_MAX || b->key == UINT64_MAX)
+            return a->key == UINT64_MAX ? 1 : -1;
+        const mt_func *fa = &mt_model_funcs(m)[a->key >> 32], *fb = &mt_model_funcs(m)[b->key >> 32];
+        int c = strcmp(fa->name ? fa->name : "", fb->name ? fb->name : "");
+        if (!c)
+            c = strcmp(fa->filename ? fa->filename : "", fb->filename ? fb->filename : "");
+        if (c)
+            return c;
+        if ((uint32_t)a->key != (uint32_t)b->key)
+            return (uint32_t)a->key < (uint32_t)b->key ? -1 : 1;
         return a->key < b->key ? -1 : 1;
+    }
     return a->node < b->node ? -1 : a->node > b->node;
 }
 
@@ -291,7 +306,7 @@ mt_leak_report *mta_leak_fold_sites(mt_leak_fold *f, const mt_selection *s, int 
         }
         ns[k++] = (nsite){key, (mt_node_id)i, sel};
     }
-    qsort(ns, k, sizeof *ns, by_key);
+    qsort_r(ns, k, sizeof *ns, by_name, (void *)m);
     size_t n_sites = 0;
     for (size_t i = 0; i < k; i++) {
         n_sites += i == 0 || ns[i].key != ns[i - 1].key;

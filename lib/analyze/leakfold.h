@@ -40,7 +40,7 @@ int mta_leak_grid_index(mt_timedelta from, mt_timedelta to, mt_timedelta t);
 /* The sums of one read (struct mt_leak_fold, leaks.h): fed per allocation
  * with the stack node it counts under; turned into the report's sites
  * (frame, samples, lost and the test, before the family is chosen) in the
- * order of their site keys. fold: nodes are the folded model's (mapped
+ * order of their names (function, file, line; no stack last). fold: nodes are the folded model's (mapped
  * through the selection, which must count them); else the selection's. */
 mt_leak_report *mta_leak_fold_sites(mt_leak_fold *f, const mt_selection *s, int fold);
 int mta_leak_fold_add(mt_leak_fold *f, mt_node_id node, const mt_alloc *a, uint64_t seq);
