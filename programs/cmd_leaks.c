@@ -11,7 +11,6 @@
 #include "commands.h"
 #include "memtrace/leaks.h"
 #include "memtrace/present.h"
-#include "memtrace/stream.h"
 #include "options.h"
 #include "report.h"
 
@@ -49,26 +48,6 @@ static int plan(double rate, const char *rate_text, mt_timedelta within, const c
     printf("  sample every %s or less: memtrace run --interval %.0f ...\n", b3, floor(iv));
     printf("  (a pure leak: the site frees none of its blocks, each smaller than the interval)\n");
     return 0;
-}
-
-/* The sums of a folded read when the trace's end can be known first (one
- * file, read again: the codec alone finds it, about the time of reading
- * it) and its times never go back; else NULL: the whole model. */
-static int no_event(void *ctx, mt_timedelta t, uint64_t seq, uint64_t samples, int collect,
-                    mt_timedelta alloc_time)
-{
-    (void)ctx, (void)t, (void)seq, (void)samples, (void)collect, (void)alloc_time;
-    return 0;
-}
-
-static mt_leak_fold *folding(const report_side *side, const mt_leak_options *lo)
-{
-    mt_scan_result sr;
-    if (side->n != 1 || side->by_process || !mt_read_regular(side->paths, 1) ||
-        (mt_read_forced() & MT_ROUTE_WHOLE) ||
-        mt_scan_events(side->paths[0], no_event, NULL, NULL, NULL, &sr, NULL) != 0 || !sr.monotone)
-        return NULL;
-    return mt_leak_fold_new(sr.end, lo);
 }
 
 int cmd_leaks(int argc, char **argv)
@@ -126,7 +105,7 @@ int cmd_leaks(int argc, char **argv)
     ro.full_names = report_sites.full_names;
     report_side side = {.paths = (const char *const *)argv + first, .n = (size_t)(argc - first),
                         .by_process = by_process};
-    mt_leak_fold *lf = folding(&side, &lo);
+    mt_leak_fold *lf = mt_leak_fold_plan(side.paths, side.n, by_process, &lo);
     side.hook = (report_hook){lf ? mt_leak_fold_alloc : NULL, lf ? mt_leak_fold_reset : NULL, lf, 0};
     int rc = report_open_sides("leaks", &side, 1, ro.filter_text, MT_TIME_END, 2);
     if (rc) {

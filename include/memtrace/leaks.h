@@ -102,6 +102,12 @@ void mt_leak_report_free(mt_leak_report *r);
  * byte; NULL when out of memory or the model's end is not the one given. */
 typedef struct mt_leak_fold mt_leak_fold;
 mt_leak_fold *mt_leak_fold_new(mt_timedelta end, const mt_leak_options *o);
+/* The collector for a read of these traces when it can fold (one file
+ * read again, its times never going back, the route whole not forced:
+ * its end found first by the codec alone), else NULL: read the whole
+ * model and call mt_query_leaks. */
+mt_leak_fold *mt_leak_fold_plan(const char *const *paths, size_t n, int by_process,
+                                const mt_leak_options *o);
 int mt_leak_fold_alloc(void *fold, const mt_model *m, const mt_alloc *a, uint64_t seq);
 void mt_leak_fold_reset(void *fold);
 mt_timedelta mt_leak_fold_end(const mt_leak_fold *f);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "hash.h"
+#include "memtrace/stream.h"
 #include "leakfold.h"
 #include "select.h"
 
@@ -62,6 +63,25 @@ mt_leak_fold *mt_leak_fold_new(mt_timedelta end, const mt_leak_options *o)
     f->from = from;
     f->to = end;
     return f;
+}
+
+static int no_event(void *ctx, mt_timedelta t, uint64_t seq, uint64_t samples, int collect,
+                    mt_timedelta alloc_time)
+{
+    (void)ctx, (void)t, (void)seq, (void)samples, (void)collect, (void)alloc_time;
+    return 0;
+}
+
+mt_leak_fold *mt_leak_fold_plan(const char *const *paths, size_t n, int by_process,
+                                const mt_leak_options *o)
+{
+    /* the end by the codec alone (about the time of reading the file):
+     * one file that can be read again, whose times never go back */
+    mt_scan_result sr;
+    if (n != 1 || by_process || !mt_read_regular(paths, 1) || (mt_read_forced() & MT_ROUTE_WHOLE) ||
+        mt_scan_events(paths[0], no_event, NULL, NULL, NULL, &sr, NULL) != 0 || !sr.monotone)
+        return NULL;
+    return mt_leak_fold_new(sr.end, o);
 }
 
 void mt_leak_fold_free(mt_leak_fold *f)
