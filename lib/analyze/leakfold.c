@@ -294,21 +294,13 @@ static int site_test(const mt_leak_fold *f, const sent *e, size_t n, double bps,
     return 0;
 }
 
-mt_leak_report *mta_leak_fold_sites(mt_leak_fold *f, const mt_selection *s, int fold)
+/* The nodes with allocations the selection counts, with their site's key
+ * and selection node, in order of site name; their number. */
+static size_t counted_nodes(const mt_leak_fold *f, const mt_selection *s, int fold, nsite *ns)
 {
     const mt_model *m = mt_selection_model(s);
     const mt_node *sn = mt_selection_nodes(s);
     const mt_frame *frames = mt_model_frames(m);
-    double bps = mt_model_bytes_per_sample(m);
-    int has_verdicts = mt_model_scan(m, NULL);
-    mt_leak_report *r = calloc(1, sizeof *r);
-    nsite *ns = malloc((f->n_nodes ? f->n_nodes : 1) * sizeof *ns);
-    uint32_t *site_of = calloc(f->n_nodes ? f->n_nodes : 1, sizeof *site_of);
-    sent *e = NULL;
-    if (!r || !ns || !site_of)
-        goto fail;
-    r->from = f->from;
-    r->to = f->to;
     size_t k = 0;
     for (size_t i = 0; i < f->n_nodes; i++) {
         if (f->nodes[i].first_seq == UINT64_MAX)
@@ -327,6 +319,24 @@ mt_leak_report *mta_leak_fold_sites(mt_leak_fold *f, const mt_selection *s, int 
         ns[k++] = (nsite){key, (mt_node_id)i, sel};
     }
     qsort_r(ns, k, sizeof *ns, by_name, (void *)m);
+    return k;
+}
+
+mt_leak_report *mta_leak_fold_sites(mt_leak_fold *f, const mt_selection *s, int fold)
+{
+    const mt_model *m = mt_selection_model(s);
+    const mt_node *sn = mt_selection_nodes(s);
+    double bps = mt_model_bytes_per_sample(m);
+    int has_verdicts = mt_model_scan(m, NULL);
+    mt_leak_report *r = calloc(1, sizeof *r);
+    nsite *ns = malloc((f->n_nodes ? f->n_nodes : 1) * sizeof *ns);
+    uint32_t *site_of = calloc(f->n_nodes ? f->n_nodes : 1, sizeof *site_of);
+    sent *e = NULL;
+    if (!r || !ns || !site_of)
+        goto fail;
+    r->from = f->from;
+    r->to = f->to;
+    size_t k = counted_nodes(f, s, fold, ns);
     size_t n_sites = 0;
     for (size_t i = 0; i < k; i++) {
         n_sites += i == 0 || ns[i].key != ns[i - 1].key;
