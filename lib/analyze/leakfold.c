@@ -8,14 +8,18 @@
  * ones only count as at risk. Memory: stacks x units used + distinct short
  * lifetimes per stack, not one record per allocation. Every sum is of
  * integer samples, so the order the blocks come in (file order, collection
- * order) cannot change a result: both routes give the same bytes.
+ * order) cannot change a result: both routes give the same bytes. Also
+ * the test of one site from such sums (the slope on the grid, its error,
+ * Kaplan-Meier), which mt_leak_test (leaks.c) uses on a site's blocks.
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "hash.h"
 #include "memtrace/stream.h"
 #include "leakfold.h"
+#include "normal.h"
 #include "select.h"
 
 enum { K_UNIT, K_DIED, K_CENSORED };
@@ -49,6 +53,103 @@ int mta_leak_grid_index(mt_timedelta from, mt_timedelta to, mt_timedelta t)
     double x = __builtin_ceil((double)(t - from) / h - 0.5);
     return x < 0 ? 0 : x > MTA_LEAK_GRID ? MTA_LEAK_GRID : (int)x;
 }
+
+/* The grid: point j at from + (j + 1/2) h; prefix[j] = c_0 + ... + c_{j-1}. */
+typedef struct leak_grid {
+    mt_timedelta from, to;
+    double h;
+    double prefix[MTA_LEAK_GRID + 1];
+} leak_grid;
+
+static void grid_init(leak_grid *gr, mt_timedelta from, mt_timedelta to)
+{
+    gr->from = from;
+    gr->to = to;
+    gr->h = (double)(to - from) / MTA_LEAK_GRID;
+    double mean = (MTA_LEAK_GRID - 1) / 2.0, ss = 0;
+    for (int j = 0; j < MTA_LEAK_GRID; j++)
+        ss += (j - mean) * (j - mean);
+    /* slope per microsecond: the grid's step is h microseconds */
+    gr->prefix[0] = 0;
+    for (int j = 0; j < MTA_LEAK_GRID; j++)
+        gr->prefix[j + 1] = gr->prefix[j] + (j - mean) / (ss * gr->h);
+    gr->prefix[MTA_LEAK_GRID] = 0;   /* exactly: the c_j sum to zero */
+}
+
+
+/* Kaplan-Meier survival at the window's length of the points pts[0..n)
+ * (all of them at most that long, sorted) and beyond_n points longer
+ * (beyond bytes): the weight at risk from each point on is summed from the
+ * end, so that rounding never leaves more deaths than blocks at risk. */
+static double km_survival(const mta_leak_km *pts, size_t n, double beyond, uint64_t beyond_n)
+{
+    if (n + beyond_n == 0)
+        return NAN;
+    double *risk = malloc((n + 1) * sizeof *risk);
+    if (!risk)
+        return NAN;
+    risk[n] = beyond;
+    for (size_t i = n; i > 0; i--)
+        risk[i - 1] = risk[i] + pts[i - 1].weight;
+    double s = 1;
+    size_t i = 0;
+    while (i < n) {
+        double t = pts[i].time, died = 0, at_risk = risk[i];
+        while (i < n && pts[i].time == t) {
+            if (pts[i].event)
+                died += pts[i].weight;
+            i++;
+        }
+        if (at_risk > 0)
+            s *= died >= at_risk ? 0 : 1 - died / at_risk;
+    }
+    free(risk);
+    /* nothing watched past the window's length: unknown, unless every
+     * block already ended */
+    if (beyond_n == 0 && s > 0)
+        return NAN;
+    return s;
+}
+
+void mta_leak_site_test(const mta_leak_unit *u, size_t nu, const mta_leak_km *km, size_t nk,
+                        double beyond_bytes, uint64_t beyond_n, double live_end,
+                        mt_timedelta from, mt_timedelta to, mt_leak_site *out)
+{
+    leak_grid gr;
+    grid_init(&gr, from, to);
+    double slope = 0, var = 0, level[MTA_LEAK_GRID + 1] = {0};
+    uint64_t units = 0;
+    for (size_t i = 0; i < nu; i++) {
+        int ja = (int)(u[i].key / (MTA_LEAK_GRID + 1)), jf = (int)(u[i].key % (MTA_LEAK_GRID + 1));
+        double w = u[i].bytes, g = gr.prefix[jf] - gr.prefix[ja];
+        level[ja] += w;
+        level[jf] -= w;
+        slope += w * g;
+        if (g != 0) {
+            var += w * w * g * g;
+            units++;
+        }
+    }
+    /* the site's highest live bytes on the grid (memory live over the
+     * whole window counts: it is part of what is held) */
+    double high = 0, run = 0;
+    for (int j = 0; j < MTA_LEAK_GRID; j++) {
+        run += level[j];
+        if (run > high)
+            high = run;
+    }
+    out->live_high = high;
+    /* per microsecond -> per second */
+    out->growth = slope * 1e6;
+    out->growth_se = sqrt(var) * 1e6;
+    out->z = out->growth_se > 0 ? out->growth / out->growth_se : 0;
+    out->p = out->growth_se > 0 ? mt_norm_upper(out->z) : 1;
+    out->p_adj = out->p;
+    out->units = units;
+    out->live_end = live_end;
+    out->kept = km_survival(km, nk, beyond_bytes, beyond_n);
+}
+
 
 mt_leak_fold *mt_leak_fold_new(mt_timedelta end, const mt_leak_options *o)
 {

@@ -1,6 +1,6 @@
 /*
- * leakfold.h - the sums leak suspects need per stack (leakfold.c), and the
- * test that reads them (leaks.c). Internal.
+ * leakfold.h - the sums leak suspects need per stack, and the test of one
+ * site from them (leakfold.c), for leaks.c. Internal.
  */
 #ifndef MTA_LEAKFOLD_H
 #define MTA_LEAKFOLD_H

@@ -44,34 +44,6 @@ static double norm_upper_inv(double p)
     return -mt_norm_quantile(p);
 }
 
-/* The grid: point j at from + (j + 1/2) h; prefix[j] = c_0 + ... + c_{j-1}. */
-typedef struct leak_grid {
-    mt_timedelta from, to;
-    double h;
-    double prefix[LEAK_GRID + 1];
-} leak_grid;
-
-static void grid_init(leak_grid *gr, mt_timedelta from, mt_timedelta to)
-{
-    gr->from = from;
-    gr->to = to;
-    gr->h = (double)(to - from) / LEAK_GRID;
-    double mean = (LEAK_GRID - 1) / 2.0, ss = 0;
-    for (int j = 0; j < LEAK_GRID; j++)
-        ss += (j - mean) * (j - mean);
-    /* slope per microsecond: the grid's step is h microseconds */
-    gr->prefix[0] = 0;
-    for (int j = 0; j < LEAK_GRID; j++)
-        gr->prefix[j + 1] = gr->prefix[j] + (j - mean) / (ss * gr->h);
-    gr->prefix[LEAK_GRID] = 0;   /* exactly: the c_j sum to zero */
-}
-
-/* The first grid point at or after t (LEAK_GRID: none). */
-static int grid_index(const leak_grid *gr, mt_timedelta t)
-{
-    return mta_leak_grid_index(gr->from, gr->to, t);
-}
-
 static int by_key(const void *x, const void *y)
 {
     const mta_leak_unit *a = x, *b = y;
@@ -86,84 +58,9 @@ static int by_time(const void *x, const void *y)
     return b->event - a->event;   /* events before censorings at a tie */
 }
 
-/* Kaplan-Meier survival at the window's length of the points pts[0..n)
- * (all of them at most that long, sorted) and beyond_n points longer
- * (beyond bytes): the weight at risk from each point on is summed from the
- * end, so that rounding never leaves more deaths than blocks at risk. */
-static double km_survival(const mta_leak_km *pts, size_t n, double beyond, uint64_t beyond_n)
-{
-    if (n + beyond_n == 0)
-        return NAN;
-    double *risk = malloc((n + 1) * sizeof *risk);
-    if (!risk)
-        return NAN;
-    risk[n] = beyond;
-    for (size_t i = n; i > 0; i--)
-        risk[i - 1] = risk[i] + pts[i - 1].weight;
-    double s = 1;
-    size_t i = 0;
-    while (i < n) {
-        double t = pts[i].time, died = 0, at_risk = risk[i];
-        while (i < n && pts[i].time == t) {
-            if (pts[i].event)
-                died += pts[i].weight;
-            i++;
-        }
-        if (at_risk > 0)
-            s *= died >= at_risk ? 0 : 1 - died / at_risk;
-    }
-    free(risk);
-    /* nothing watched past the window's length: unknown, unless every
-     * block already ended */
-    if (beyond_n == 0 && s > 0)
-        return NAN;
-    return s;
-}
-
-void mta_leak_site_test(const mta_leak_unit *u, size_t nu, const mta_leak_km *km, size_t nk,
-                        double beyond_bytes, uint64_t beyond_n, double live_end,
-                        mt_timedelta from, mt_timedelta to, mt_leak_site *out)
-{
-    leak_grid gr;
-    grid_init(&gr, from, to);
-    double slope = 0, var = 0, level[LEAK_GRID + 1] = {0};
-    uint64_t units = 0;
-    for (size_t i = 0; i < nu; i++) {
-        int ja = (int)(u[i].key / (LEAK_GRID + 1)), jf = (int)(u[i].key % (LEAK_GRID + 1));
-        double w = u[i].bytes, g = gr.prefix[jf] - gr.prefix[ja];
-        level[ja] += w;
-        level[jf] -= w;
-        slope += w * g;
-        if (g != 0) {
-            var += w * w * g * g;
-            units++;
-        }
-    }
-    /* the site's highest live bytes on the grid (memory live over the
-     * whole window counts: it is part of what is held) */
-    double high = 0, run = 0;
-    for (int j = 0; j < LEAK_GRID; j++) {
-        run += level[j];
-        if (run > high)
-            high = run;
-    }
-    out->live_high = high;
-    /* per microsecond -> per second */
-    out->growth = slope * 1e6;
-    out->growth_se = sqrt(var) * 1e6;
-    out->z = out->growth_se > 0 ? out->growth / out->growth_se : 0;
-    out->p = out->growth_se > 0 ? norm_upper(out->z) : 1;
-    out->p_adj = out->p;
-    out->units = units;
-    out->live_end = live_end;
-    out->kept = km_survival(km, nk, beyond_bytes, beyond_n);
-}
-
 void mt_leak_test(const mt_leak_block *b, size_t n, mt_timedelta from, mt_timedelta to,
                   mt_leak_site *out)
 {
-    leak_grid gr;
-    grid_init(&gr, from, to);
     mta_leak_unit *u = malloc((n ? n : 1) * sizeof *u);
     mta_leak_km *km = malloc((n ? n : 1) * sizeof *km);
     double live = 0, beyond = 0, len = (double)(to - from);
@@ -178,7 +75,7 @@ void mt_leak_test(const mt_leak_block *b, size_t n, mt_timedelta from, mt_timede
         return;
     }
     for (size_t i = 0; i < n; i++) {
-        int ja = grid_index(&gr, b[i].alloc), jf = grid_index(&gr, b[i].free);
+        int ja = mta_leak_grid_index(from, to, b[i].alloc), jf = mta_leak_grid_index(from, to, b[i].free);
         if (b[i].alloc <= to && (b[i].free == MT_TIME_NEVER || b[i].free > to))
             live += b[i].bytes;
         if (jf > ja)
