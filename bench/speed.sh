@@ -1,6 +1,6 @@
 #!/bin/sh
 # speed.sh - the reports against the speed of the disk: `memtrace top`,
-# `memtrace stats` and `memtrace recode` on a big trace against md5sum
+# `memtrace stats`, `memtrace recode` and `memtrace leaks` on a big trace against md5sum
 # reading the same file, with bench/decode (the codec alone) as the floor;
 # per-round ratios to md5sum (wall and CPU time), the peak RSS, and where
 # the CPU goes (perf's shares per thread and per part of the code).
@@ -14,11 +14,11 @@
 #
 # The trace: bench/viewer-gen.c with EVENTS events (50M: 444 MB, 25.5
 # million sampled blocks, 400 call paths), kept in $BUILD/bench. Rounds are
-# interleaved (md5sum, decode, top, stats, recode in turn), warm page
+# interleaved (md5sum, decode, top, stats, recode, leaks in turn), warm page
 # cache; the ratio of a command is the median of its per-round ratios to
 # that round's md5sum (a machine shared with other jobs changes speed
 # between rounds, less within one). Goals: top and stats at most 2x md5sum
-# with at most 300 MB, recode at most 2x.
+# with at most 300 MB, recode at most 2x, leaks at most 300 MB.
 #
 # The profile (perf record, one run each) gives each thread's share of the
 # command's CPU samples (the busiest thread bounds the wall time of a
@@ -47,9 +47,9 @@ bench_need "$BUILD" "cli bench-tools" "$M" "$BUILD/bench/decode" "$BUILD/bench/v
 bench_scratch memtrace-speed
 TRACE=${TRACE:-$BUILD/bench/paths-$EVENTS.ctf}
 [ -f "$TRACE" ] || "$BUILD/bench/viewer-gen" "$TRACE" "$EVENTS" > /dev/null
-NAMES="md5sum decode top stats recode"
+NAMES="md5sum decode top stats recode leaks"
 BASE=${BASE:-}
-[ -z "$BASE" ] || NAMES="$NAMES top0 stats0"
+[ -z "$BASE" ] || NAMES="$NAMES top0 stats0 leaks0"
 
 cat "$TRACE" > /dev/null   # warm the page cache
 i=0
@@ -60,9 +60,11 @@ while [ $i -lt "$REPS" ]; do
     timed stats "$M" stats "$TRACE"
     timed recode "$M" recode "$TRACE" "$tmp/out.ctf"
     rm -f "$tmp/out.ctf"
+    timed leaks "$M" leaks "$TRACE"
     if [ -n "$BASE" ]; then
         timed top0 "$BASE/memtrace" top "$TRACE"
         timed stats0 "$BASE/memtrace" stats "$TRACE"
+        timed leaks0 "$BASE/memtrace" leaks "$TRACE"
     fi
     i=$((i + 1))
 done
@@ -83,7 +85,7 @@ for w in $NAMES; do
     printf '%-8s %8s %8s %8s %10s %10s\n' "$w" "$(col_median "$w" 1)" "$cpu" "$1" "$2" \
         "$(col_median "$w" 3 | awk '{ printf "%.0f", $1 / 1024 }')"
 done
-echo "(xwall, xcpu: per-round ratios to md5sum. Goals: top, stats, recode xwall <= 2; top, stats <= 300 MB)"
+echo "(xwall, xcpu: per-round ratios to md5sum. Goals: top, stats, recode xwall <= 2; top, stats, leaks <= 300 MB)"
 
 [ "$PERF" = 1 ] || exit 0
 command -v perf > /dev/null || { echo "no perf: no profile"; exit 0; }

@@ -101,16 +101,22 @@ int cmd_leaks(int argc, char **argv)
         fprintf(stderr, "memtrace leaks: expected a trace file (several: aggregated)\n");
         return opt_usage("leaks");
     }
-    mt_model *m;
-    mt_filter *f;
-    mt_selection *s;
     report_sites.used = 1;
     ro.full_names = report_sites.full_names;
-    int rc = report_open_many("leaks", (const char *const *)argv + first, (size_t)(argc - first),
-                              by_process, ro.filter_text, MT_TIME_END, 2, &m, &f, &s);
-    if (rc)
+    report_side side = {.paths = (const char *const *)argv + first, .n = (size_t)(argc - first),
+                        .by_process = by_process};
+    mt_leak_fold *lf = mt_leak_fold_plan(side.paths, side.n, by_process, &lo);
+    side.hook = (report_hook){lf ? mt_leak_fold_alloc : NULL, lf ? mt_leak_fold_reset : NULL, lf, 0};
+    int rc = report_open_sides("leaks", &side, 1, ro.filter_text, MT_TIME_END, 2);
+    if (rc) {
+        mt_leak_fold_free(lf);
         return rc;
-    mt_leak_report *r = mt_query_leaks(s, &lo);
+    }
+    mt_model *m = side.m;
+    mt_filter *f = side.f;
+    mt_selection *s = side.s;
+    mt_leak_report *r = lf && side.fed ? mt_query_leaks_fold(s, lf, &lo) : mt_query_leaks(s, &lo);
+    mt_leak_fold_free(lf);
     if (!r) {
         char b[64];
         mt_format_time(b, sizeof b, mt_model_end(m));

@@ -111,6 +111,9 @@ mutant attach-allocator-by-dlsym lib/record/real.c 's|: mtr_global_definition(na
 mutant leaks-no-holm lib/analyze/leaks.c 's|        mt_holm(p, m, p);|        (void)0;|' tests/analyze/leaks_suspects.c
 mutant leaks-given-back-swapped lib/analyze/leaks.c 's|e->live_end >= 0.5 \* e->live_high;|e->live_high >= 0.5 * e->live_end;|' tests/analyze/leaks_suspects.c
 mutant leaks-given-back-inverted lib/analyze/leaks.c 's|e->live_end >= 0.5 \* e->live_high;|0.5 * e->live_end >= e->live_high;|' tests/analyze/leaks_suspects.c
+mutant leakfold-no-merge lib/analyze/leakfold.c 's|                e\[w - 1\].samples += e\[j\].samples;|                (void)0;|' tests/analyze/leaks_fold.c
+mutant leakfold-no-beyond lib/analyze/leakfold.c 's|            nd->beyond += n;|            (void)0;|' tests/analyze/leaks_fold.c
+mutant leakfold-unit-skipped lib/analyze/leakfold.c 's|    if (jf > ja \&\& put(f, node, K_UNIT|    if (jf > ja + 1 \&\& put(f, node, K_UNIT|' tests/analyze/leaks_fold.c
 mutant leakscan-no-red-zone lib/record/leakscan.c 's|return best - RED_ZONE > m->lo ? best - RED_ZONE : m->lo;|return best;|' tests/record/red_zone.c tests/record/leaks.sh
 mutant safefile-others-fifo lib/common/safefile.c 's|(S_ISFIFO(st.st_mode) \&\& st.st_uid == geteuid())|S_ISFIFO(st.st_mode)|' tests/common/safefile.c
 mutant utf8-last-byte-unchecked lib/common/utf8.h 's|for (size_t i = 2; i < need; i++)|for (size_t i = 2; i + 1 < need; i++)|' tests/present/escape.c

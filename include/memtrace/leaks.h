@@ -90,6 +90,31 @@ typedef struct mt_leak_report {
 mt_leak_report *mt_query_leaks(const mt_selection *s, const mt_leak_options *o);
 void mt_leak_report_free(mt_leak_report *r);
 
+/* [experimental] The same report from a folded read (bounded memory: the
+ * sums per stack and grid unit, and per distinct lifetime shorter than
+ * the window, not a record per allocation). The window needs the trace's
+ * end before the read (mt_scan_events gives it): mt_leak_fold_new(end, o)
+ * (NULL when out of memory or the window is empty); pass
+ * mt_leak_fold_alloc as an mt_sink's on_done (mt_leak_fold_reset as its
+ * on_reset) with the collector as ctx; then mt_query_leaks_fold on the
+ * folded model's selection (mt_select_sites, the read's filter, live at
+ * the end) gives what mt_query_leaks gives on the whole model, byte for
+ * byte; NULL when out of memory or the model's end is not the one given. */
+typedef struct mt_leak_fold mt_leak_fold;
+mt_leak_fold *mt_leak_fold_new(mt_timedelta end, const mt_leak_options *o);
+/* The collector for a read of these traces when it can fold (one file
+ * read again, its times never going back, the route whole not forced:
+ * its end found first by the codec alone), else NULL: read the whole
+ * model and call mt_query_leaks. */
+mt_leak_fold *mt_leak_fold_plan(const char *const *paths, size_t n, int by_process,
+                                const mt_leak_options *o);
+int mt_leak_fold_alloc(void *fold, const mt_model *m, const mt_alloc *a, uint64_t seq);
+void mt_leak_fold_reset(void *fold);
+mt_timedelta mt_leak_fold_end(const mt_leak_fold *f);
+void mt_leak_fold_free(mt_leak_fold *f);
+mt_leak_report *mt_query_leaks_fold(const mt_selection *s, mt_leak_fold *f,
+                                    const mt_leak_options *o);
+
 /* Planning: the largest sampling interval (bytes) with which a leak of
  * `rate` bytes per second, tested over a window of `window_s` seconds among
  * `sites` sites at family-wise level alpha, is found with probability

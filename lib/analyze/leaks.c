@@ -32,9 +32,10 @@
 
 #include "memtrace/compare.h"
 #include "memtrace/leaks.h"
+#include "leakfold.h"
 #include "normal.h"
 
-#define LEAK_GRID 256
+#define LEAK_GRID MTA_LEAK_GRID
 
 /* Upper tail of the standard normal and its inverse (normal.h). */
 #define norm_upper mt_norm_upper
@@ -43,175 +44,79 @@ static double norm_upper_inv(double p)
     return -mt_norm_quantile(p);
 }
 
-/* The grid: point j at from + (j + 1/2) h; prefix[j] = c_0 + ... + c_{j-1}. */
-typedef struct leak_grid {
-    mt_timedelta from, to;
-    double h;
-    double prefix[LEAK_GRID + 1];
-} leak_grid;
-
-static void grid_init(leak_grid *gr, mt_timedelta from, mt_timedelta to)
-{
-    gr->from = from;
-    gr->to = to;
-    gr->h = (double)(to - from) / LEAK_GRID;
-    double mean = (LEAK_GRID - 1) / 2.0, ss = 0;
-    for (int j = 0; j < LEAK_GRID; j++)
-        ss += (j - mean) * (j - mean);
-    /* slope per microsecond: the grid's step is h microseconds */
-    gr->prefix[0] = 0;
-    for (int j = 0; j < LEAK_GRID; j++)
-        gr->prefix[j + 1] = gr->prefix[j] + (j - mean) / (ss * gr->h);
-    gr->prefix[LEAK_GRID] = 0;   /* exactly: the c_j sum to zero */
-}
-
-/* The first grid point at or after t (LEAK_GRID: none). */
-static int grid_index(const leak_grid *gr, mt_timedelta t)
-{
-    if (t == MT_TIME_NEVER || t >= gr->to)
-        return LEAK_GRID;
-    if (t <= gr->from)
-        return 0;
-    double x = ceil((double)(t - gr->from) / gr->h - 0.5);
-    return x < 0 ? 0 : x > LEAK_GRID ? LEAK_GRID : (int)x;
-}
-
-typedef struct leak_unit {
-    uint32_t key;            /* ja * (LEAK_GRID + 1) + jf */
-    double bytes;
-} leak_unit;
-
 static int by_key(const void *x, const void *y)
 {
-    const leak_unit *a = x, *b = y;
+    const mta_leak_unit *a = x, *b = y;
     return a->key < b->key ? -1 : a->key > b->key;
 }
 
-typedef struct km_point {
-    double time;             /* observed lifetime */
-    double weight;
-    int event;               /* 1 freed, 0 censored (live at the end) */
-} km_point;
-
 static int by_time(const void *x, const void *y)
 {
-    const km_point *a = x, *b = y;
+    const mta_leak_km *a = x, *b = y;
     if (a->time != b->time)
         return a->time < b->time ? -1 : 1;
     return b->event - a->event;   /* events before censorings at a tie */
 }
 
-/* Kaplan-Meier survival at u of lifetimes pts[0..n) (sorted in place). */
-static double km_survival(km_point *pts, size_t n, double u)
-{
-    qsort(pts, n, sizeof *pts, by_time);
-    /* the weight at risk from each point on, summed from the end so that
-     * rounding never leaves more deaths than blocks at risk */
-    double *risk = malloc((n + 1) * sizeof *risk);
-    if (!risk)
-        return NAN;
-    risk[n] = 0;
-    for (size_t i = n; i > 0; i--)
-        risk[i - 1] = risk[i] + pts[i - 1].weight;
-    double s = 1;
-    size_t i = 0;
-    while (i < n && pts[i].time <= u) {
-        double t = pts[i].time, died = 0, at_risk = risk[i];
-        while (i < n && pts[i].time == t) {
-            if (pts[i].event)
-                died += pts[i].weight;
-            i++;
-        }
-        if (at_risk > 0)
-            s *= died >= at_risk ? 0 : 1 - died / at_risk;
-    }
-    free(risk);
-    /* nothing watched past u: unknown, unless every block already ended */
-    if (i == n && s > 0)
-        return NAN;
-    return s;
-}
-
 void mt_leak_test(const mt_leak_block *b, size_t n, mt_timedelta from, mt_timedelta to,
                   mt_leak_site *out)
 {
-    leak_grid gr;
-    grid_init(&gr, from, to);
-    leak_unit *u = malloc((n ? n : 1) * sizeof *u);
-    km_point *km = malloc((n ? n : 1) * sizeof *km);
-    double slope = 0, live = 0, level[LEAK_GRID + 1] = {0};
+    mta_leak_unit *u = malloc((n ? n : 1) * sizeof *u);
+    mta_leak_km *km = malloc((n ? n : 1) * sizeof *km);
+    double live = 0, beyond = 0, len = (double)(to - from);
     size_t nu = 0, nk = 0;
+    uint64_t beyond_n = 0;
+    if (!u || !km) {
+        free(u);
+        free(km);
+        memset(out, 0, sizeof *out);
+        out->p = out->p_adj = 1;
+        out->kept = NAN;
+        return;
+    }
     for (size_t i = 0; i < n; i++) {
-        int ja = grid_index(&gr, b[i].alloc), jf = grid_index(&gr, b[i].free);
+        int ja = mta_leak_grid_index(from, to, b[i].alloc), jf = mta_leak_grid_index(from, to, b[i].free);
         if (b[i].alloc <= to && (b[i].free == MT_TIME_NEVER || b[i].free > to))
             live += b[i].bytes;
-        if (jf > ja) {
-            level[ja] += b[i].bytes;
-            level[jf] -= b[i].bytes;
-            slope += b[i].bytes * (gr.prefix[jf] - gr.prefix[ja]);
-            if (u)
-                u[nu++] = (leak_unit){(uint32_t)(ja * (LEAK_GRID + 1) + jf), b[i].bytes};
-        }
-        if (km && b[i].alloc <= to) {
+        if (jf > ja)
+            u[nu++] = (mta_leak_unit){(uint32_t)(ja * (LEAK_GRID + 1) + jf), b[i].bytes};
+        if (b[i].alloc <= to) {
             int freed = b[i].free != MT_TIME_NEVER && b[i].free <= to;
-            km[nk++] = (km_point){(double)((freed ? b[i].free : to) - b[i].alloc), b[i].bytes,
-                                  freed};
-        }
-    }
-    double var = 0;
-    uint64_t units = 0;
-    if (u) {
-        qsort(u, nu, sizeof *u, by_key);
-        for (size_t i = 0; i < nu;) {
-            uint32_t key = u[i].key;
-            double w = 0;
-            while (i < nu && u[i].key == key)
-                w += u[i++].bytes;
-            int ja = (int)(key / (LEAK_GRID + 1)), jf = (int)(key % (LEAK_GRID + 1));
-            double g = gr.prefix[jf] - gr.prefix[ja];
-            if (g != 0) {
-                var += w * w * g * g;
-                units++;
+            double t = (double)((freed ? b[i].free : to) - b[i].alloc);
+            if (t <= len) {
+                km[nk++] = (mta_leak_km){t, b[i].bytes, freed};
+            } else {
+                beyond += b[i].bytes;
+                beyond_n++;
             }
         }
     }
-    /* the site's highest live bytes on the grid (memory live over the
-     * whole window counts: it is part of what is held) */
-    double high = 0, run = 0;
-    for (int j = 0; j < LEAK_GRID; j++) {
-        run += level[j];
-        if (run > high)
-            high = run;
+    /* one unit per key, one point per lifetime and outcome */
+    qsort(u, nu, sizeof *u, by_key);
+    size_t w = 0;
+    for (size_t i = 0; i < nu; i++) {
+        if (w && u[w - 1].key == u[i].key)
+            u[w - 1].bytes += u[i].bytes;
+        else
+            u[w++] = u[i];
     }
-    out->live_high = high;
-    /* per microsecond -> per second */
-    out->growth = slope * 1e6;
-    out->growth_se = sqrt(var) * 1e6;
-    out->z = out->growth_se > 0 ? out->growth / out->growth_se : 0;
-    out->p = out->growth_se > 0 ? norm_upper(out->z) : 1;
-    out->p_adj = out->p;
-    out->units = units;
-    out->live_end = live;
-    out->kept = km && nk ? km_survival(km, nk, (double)(to - from)) : NAN;
+    nu = w;
+    qsort(km, nk, sizeof *km, by_time);
+    w = 0;
+    for (size_t i = 0; i < nk; i++) {
+        if (w && km[w - 1].time == km[i].time && km[w - 1].event == km[i].event)
+            km[w - 1].weight += km[i].weight;
+        else
+            km[w++] = km[i];
+    }
+    nk = w;
+    mta_leak_site_test(u, nu, km, nk, beyond, beyond_n, live, from, to, out);
     free(u);
     free(km);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Per site over a selection                                                 */
-
-typedef struct site_of {
-    uint64_t key;            /* func << 32 | line, or UINT64_MAX: no stack */
-    size_t alloc;            /* index into the model's allocations */
-} site_of;
-
-static int by_site(const void *x, const void *y)
-{
-    const site_of *a = x, *b = y;
-    if (a->key != b->key)
-        return a->key < b->key ? -1 : 1;
-    return a->alloc < b->alloc ? -1 : a->alloc > b->alloc;
-}
 
 static int by_rank(const void *x, const void *y)
 {
@@ -223,6 +128,35 @@ static int by_rank(const void *x, const void *y)
     if (a->z != b->z)
         return a->z > b->z ? -1 : 1;
     return a->live_end > b->live_end ? -1 : a->live_end < b->live_end;
+}
+
+/* A site and its place in site order: ties keep that order (qsort alone
+ * may not). */
+typedef struct ranked {
+    mt_leak_site site;
+    size_t at;
+} ranked;
+
+static int by_rank_then_site(const void *x, const void *y)
+{
+    const ranked *a = x, *b = y;
+    int c = by_rank(&a->site, &b->site);
+    return c ? c : a->at < b->at ? -1 : a->at > b->at;
+}
+
+/* Sorts r's sites by rank; returns 0, or -1 when out of memory. */
+static int rank_sites(mt_leak_report *r)
+{
+    ranked *t = malloc((r->n ? r->n : 1) * sizeof *t);
+    if (!t)
+        return -1;
+    for (size_t i = 0; i < r->n; i++)
+        t[i] = (ranked){r->sites[i], i};
+    qsort(t, r->n, sizeof *t, by_rank_then_site);
+    for (size_t i = 0; i < r->n; i++)
+        r->sites[i] = t[i].site;
+    free(t);
+    return 0;
 }
 
 static double plan_units(size_t sites, double alpha, double power)
@@ -305,88 +239,51 @@ static void choose_family(mt_leak_report *r)
     r->n_tested = m;
 }
 
+/* The family, the order and the smallest leak found, once the sites are in. */
+static mt_leak_report *finish(mt_leak_report *r, const mt_model *m, const mt_leak_options *o)
+{
+    if (!r)
+        return NULL;
+    r->alpha = o && o->alpha > 0 ? o->alpha : 0.05;
+    choose_family(r);
+    if (rank_sites(r) < 0) {
+        mt_leak_report_free(r);
+        return NULL;
+    }
+    r->min_growth = mt_leak_min_rate(mt_model_bytes_per_sample(m),
+                                     (double)(r->to - r->from) / 1e6,
+                                     r->n_tested ? r->n_tested : 1, r->alpha, 0.8);
+    return r;
+}
+
 mt_leak_report *mt_query_leaks(const mt_selection *s, const mt_leak_options *o)
 {
     const mt_model *m = mt_selection_model(s);
+    /* the sums a folded read makes, from the model's allocations */
+    mt_leak_fold *f = mt_leak_fold_new(mt_model_end(m), o);
+    if (!f)
+        return NULL;
     const mt_alloc *allocs = mt_model_allocs(m);
-    const mt_node *nodes = mt_selection_nodes(s);
-    const mt_frame *frames = mt_model_frames(m);
     size_t n_allocs = mt_model_n_allocs(m);
-    mt_timedelta to = mt_model_end(m);
-    mt_timedelta from = o && o->from != MT_TIME_NEVER ? o->from : to / 2;
-    if (from < 0)
-        from = 0;
-    if (from >= to)
-        return NULL;
-    mt_leak_report *r = calloc(1, sizeof *r);
-    site_of *so = malloc((n_allocs ? n_allocs : 1) * sizeof *so);
-    mt_leak_block *blocks = malloc((n_allocs ? n_allocs : 1) * sizeof *blocks);
-    if (!r || !so || !blocks) {
-        free(r);
-        free(so);
-        free(blocks);
-        return NULL;
-    }
-    r->from = from;
-    r->to = to;
-    r->alpha = o && o->alpha > 0 ? o->alpha : 0.05;
-    double bps = mt_model_bytes_per_sample(m);
-    int has_verdicts = mt_model_scan(m, NULL);
-    size_t n = 0;
     for (size_t i = 0; i < n_allocs; i++) {
-        if (!mt_selection_has(s, i))
-            continue;
-        mt_node_id node = mt_selection_stack_of(s, i);
-        uint64_t key = UINT64_MAX;
-        if (node) {
-            const mt_frame *f = &frames[nodes[node].frame];
-            key = (uint64_t)f->func << 32 | f->line;
+        if (mt_selection_has(s, i) &&
+            mta_leak_fold_add(f, mt_selection_stack_of(s, i), &allocs[i], i) < 0) {
+            mt_leak_fold_free(f);
+            return NULL;
         }
-        so[n++] = (site_of){key, i};
     }
-    qsort(so, n, sizeof *so, by_site);
-    size_t n_sites = 0;
-    for (size_t i = 0; i < n; i++)
-        n_sites += i == 0 || so[i].key != so[i - 1].key;
-    r->sites = calloc(n_sites ? n_sites : 1, sizeof *r->sites);
-    if (!r->sites) {
-        free(r);
-        free(so);
-        free(blocks);
-        return NULL;
-    }
-    for (size_t i = 0; i < n;) {
-        size_t j = i, nb = 0;
-        uint64_t samples = 0;
-        double lost = 0;
-        mt_frame_id frame = MT_NO_FRAME;
-        while (j < n && so[j].key == so[i].key) {
-            const mt_alloc *a = &allocs[so[j].alloc];
-            if (frame == MT_NO_FRAME && so[j].key != UINT64_MAX)
-                frame = nodes[mt_selection_stack_of(s, so[j].alloc)].frame;
-            /* a carried block (rotation) has its piece's start as time:
-             * live from there, as the curve counts it */
-            blocks[nb++] = (mt_leak_block){a->time, a->collect, (double)a->n_samples * bps};
-            samples += a->n_samples;
-            if (a->verdict == MT_VERDICT_LOST)
-                lost += (double)a->n_samples * bps;
-            j++;
-        }
-        mt_leak_site *e = &r->sites[r->n++];
-        mt_leak_test(blocks, nb, from, to, e);
-        e->frame = frame;
-        e->samples = samples;
-        e->lost = has_verdicts ? lost : NAN;
-        i = j;
-    }
-    r->n_sites = r->n;
-    choose_family(r);
-    qsort(r->sites, r->n, sizeof *r->sites, by_rank);
-    r->min_growth = mt_leak_min_rate(mt_model_bytes_per_sample(m), (double)(to - from) / 1e6,
-                                     r->n_tested ? r->n_tested : 1, r->alpha, 0.8);
-    free(so);
-    free(blocks);
+    mt_leak_report *r = finish(mta_leak_fold_sites(f, s, 0), m, o);
+    mt_leak_fold_free(f);
     return r;
+}
+
+mt_leak_report *mt_query_leaks_fold(const mt_selection *s, mt_leak_fold *f,
+                                    const mt_leak_options *o)
+{
+    const mt_model *m = mt_selection_model(s);
+    if (mt_model_end(m) != mt_leak_fold_end(f))
+        return NULL;
+    return finish(mta_leak_fold_sites(f, s, 1), m, o);
 }
 
 void mt_leak_report_free(mt_leak_report *r)

@@ -96,6 +96,9 @@ reports() { # reports TAG FILE
     case_ "$tag pprof --at peak" "$pre $(pp --at peak "$src")"
     case_ "$tag check" "$pre \$M check --max-peak 1MiB --max-alloc 100MiB $src"
     case_ "$tag check -s" "$pre \$M check --max-live-end 64KiB -f size:\\>=256 $src"
+    case_ "$tag leaks" "$pre \$M leaks $src"
+    case_ "$tag leaks --all --json" "$pre \$M leaks --all -n 0 --json $src"
+    case_ "$tag leaks --all -f size:>=64 --from 0.01s" "$pre \$M leaks --all -n 0 -f size:\\>=64 --from 0.01s $src"
 }
 
 # The commands that do not go through the analysis routes, once each.

@@ -35,6 +35,16 @@ check "memory loaded once at start does not grow (growth $lc)" test "$lc" = "0"
 "$MT_BIN" leaks "$T/growing.ctf" >"$T/l.txt" 2>&1
 check "the text report names the suspect" grep -q "suspect .*leak_session (tests/record/progs/growing.c" "$T/l.txt"
 check "the text report lists only suspects by default" test "$(grep -c 'cache_put' "$T/l.txt")" -eq 0
+# read folded (one file: the default) or whole (the forced route, a pipe):
+# the same bytes, filters with stack clauses and hidden frames included
+for a in "--json --all --alpha 0.001" "--all -f inside:handle" "--all --json -f hide:main --from 0.1s" \
+         "--all --json --raw -f size:>=1k"; do
+    "$MT_BIN" leaks $a "$T/growing.ctf" >"$T/lf.out" 2>&1; rf=$?
+    "$MT_BIN" --route=whole leaks $a "$T/growing.ctf" >"$T/lw.out" 2>&1; rw=$?
+    "$MT_BIN" leaks $a /dev/stdin <"$T/growing.ctf" >"$T/lp.out" 2>&1; rp=$?
+    check "leaks $a: folded, whole and piped give the same bytes (exit $rf $rw $rp)" \
+        sh -c "[ $rf = $rw ] && [ $rf = $rp ] && cmp -s '$T/lf.out' '$T/lw.out' && cmp -s '$T/lf.out' '$T/lp.out'"
+done
 
 # the same service with its sessions bounded: nothing to suspect
 "$REC" run --interval 4k -o "$T/bounded.ctf" -- "$P" 40000 bounded >/dev/null 2>&1 || { echo "FAIL: growing bounded ran"; exit 1; }
