@@ -154,10 +154,16 @@ check "ctl --wait 2 (bare seconds) is taken (exit $st)" \
     sh -c "[ $st = 1 ] && grep -qx 'memtrace ctl: process 2147483647: no such process' '$T/err'"
 
 # run stops at the first operand: the command's own options are never parsed
-"$M" run -o "$T/pass.ctf" -i 1m -- sh -c 'echo "$@"' sh -o y -i 5 >"$T/argv1" 2>"$T/err1"
-check "run -o FILE -- CMD -o y -i 5: CMD gets -o y -i 5" \
-    sh -c "[ \"\$(cat '$T/argv1')\" = '-o y -i 5' ] && [ -f '$T/pass.ctf' ]"
-"$M" run -i 1m -o "$T/pass2.ctf" sh -c 'echo "$@"' sh -i 5 --help >"$T/argv2" 2>"$T/err2"
-check "run CMD -i 5 --help: CMD gets -i 5 --help (no --)" \
-    sh -c "[ \"\$(cat '$T/argv2')\" = '-i 5 --help' ]"
+# (the program runs under the recorder: the plain build's; a sanitized
+# recorder cannot be preloaded into a program that is not)
+if [ "${MT_STAGE:-plain}" = plain ]; then
+    "$M" run -o "$T/pass.ctf" -i 1m -- sh -c 'echo "$@"' sh -o y -i 5 >"$T/argv1" 2>"$T/err1"
+    check "run -o FILE -- CMD -o y -i 5: CMD gets -o y -i 5" \
+        sh -c "[ \"\$(cat '$T/argv1')\" = '-o y -i 5' ] && [ -f '$T/pass.ctf' ]"
+    "$M" run -i 1m -o "$T/pass2.ctf" sh -c 'echo "$@"' sh -i 5 --help >"$T/argv2" 2>"$T/err2"
+    check "run CMD -i 5 --help: CMD gets -i 5 --help (no --)" \
+        sh -c "[ \"\$(cat '$T/argv2')\" = '-i 5 --help' ]"
+else
+    echo "SKIP: run's argument pass-through (runs a program under the recorder: plain stage)"
+fi
 finish
