@@ -308,8 +308,7 @@ long mtr_lk_tasks(pid_t *tids, size_t cap)
     return mtr_lk_tasks_of("/proc/self/task", tids, cap);
 }
 
-int mtr_lk_status_field(const char *path, const char *key, char *buf, size_t cap,
-                        const char **value)
+ssize_t mtr_proc_read(const char *path, char *buf, size_t cap)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -319,6 +318,14 @@ int mtr_lk_status_field(const char *path, const char *key, char *buf, size_t cap
     if (n <= 0)
         return -1;
     buf[n] = 0;
+    return n;
+}
+
+int mtr_lk_status_field(const char *path, const char *key, char *buf, size_t cap,
+                        const char **value)
+{
+    if (mtr_proc_read(path, buf, cap) < 0)
+        return -1;
     size_t k = strlen(key);
     const char *p = buf;
     while (p && strncmp(p, key, k) != 0) {

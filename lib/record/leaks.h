@@ -76,6 +76,9 @@ MT_HIDDEN void mtr_lk_maps_free(struct mtr_lk_maps *m);
 /* The value of the line "KEY" (with its colon: "SigBlk:") of a /proc
  * status file, blanks skipped, read into buf: 1 and *value, 0 when the
  * file has no such line, -1 when it cannot be read. */
+/* A small /proc file into buf (NUL-terminated, at most cap - 1 bytes, one
+ * read: allocation-free); its length, or -1. */
+MT_HIDDEN ssize_t mtr_proc_read(const char *path, char *buf, size_t cap);
 MT_HIDDEN int mtr_lk_status_field(const char *path, const char *key, char *buf, size_t cap,
                                   const char **value);
 MT_HIDDEN int mtr_lk_has_userfaultfd(void);

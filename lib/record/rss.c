@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "allocstats.h"
+#include "leaks.h"
 #include "own.h"
 #include "rss.h"
 #include "rssformat.h"
@@ -108,25 +109,11 @@ void mtr_rss_open(const char *trace_path, pid_t pid, int64_t start_us, int inter
         append(line, (size_t)n);
 }
 
-/* Reads a small /proc file into buf (NUL-terminated); its length or -1. */
-static ssize_t read_proc(const char *path, char *buf, size_t cap)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, cap - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = '\0';
-    return n;
-}
-
 static long long statm_rss(void)
 {
     char buf[128];
     long long size, res;
-    if (read_proc("/proc/self/statm", buf, sizeof buf) < 0 ||
+    if (mtr_proc_read("/proc/self/statm", buf, sizeof buf) < 0 ||
         sscanf(buf, "%lld %lld", &size, &res) != 2)
         return -1;
     return res * rs.page;
@@ -135,11 +122,10 @@ static long long statm_rss(void)
 static long long peak_rss(void)
 {
     char buf[4096];
-    if (read_proc("/proc/self/status", buf, sizeof buf) < 0)
-        return -1;
-    const char *s = strstr(buf, "VmHWM:");
+    const char *v;
     long long kb;
-    if (!s || sscanf(s + 6, "%lld", &kb) != 1)
+    if (mtr_lk_status_field("/proc/self/status", "VmHWM:", buf, sizeof buf, &v) != 1 ||
+        sscanf(v, "%lld", &kb) != 1)
         return -1;
     return kb * 1024;
 }
@@ -154,11 +140,10 @@ static int64_t mono_us(void)
 static long long proc_threads(void)
 {
     char buf[4096];
-    if (read_proc("/proc/self/status", buf, sizeof buf) < 0)
-        return -1;
-    const char *s = strstr(buf, "Threads:");
+    const char *v;
     long long n;
-    return s && sscanf(s + 8, "%lld", &n) == 1 ? n : -1;
+    return mtr_lk_status_field("/proc/self/status", "Threads:", buf, sizeof buf, &v) == 1 &&
+                   sscanf(v, "%lld", &n) == 1 ? n : -1;
 }
 
 static int64_t cpu_us(void)
