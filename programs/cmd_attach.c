@@ -203,17 +203,6 @@ static void forward(int sig)
         kill((pid_t)tracer_pid, sig);
 }
 
-static void handle_signals(void (*fn)(int))
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = fn;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-}
-
 /* Forks the tracer (see the top): returns 0 in the child (or when there
  * is no child: the work is then done here), 1 in the parent once the child
  * has ended, *code its exit status. */
@@ -224,7 +213,7 @@ static int in_tracer(int *code)
     fflush(stderr);
     pid_t c = fork();
     if (c <= 0) {
-        handle_signals(on_signal);
+        run_on_stop_signals(on_signal);
         if (c == 0) {
             /* Its messages may go to a pipe whose reader went with the
              * parent: a write then fails, it does not end the tracer. */
@@ -241,7 +230,7 @@ static int in_tracer(int *code)
         return 0;
     }
     tracer_pid = c;
-    handle_signals(forward);
+    run_on_stop_signals(forward);
     int st;
     while (waitpid(c, &st, 0) < 0)
         if (errno != EINTR) {

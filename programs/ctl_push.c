@@ -36,13 +36,7 @@ static double mono_s(void)
 void ctl_push_follow(long pid, const char *base, run_push *push, void (*stop)(void *ctx),
                      void *ctx, double wait_s)
 {
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
+    run_on_stop_signals(on_signal);
 
     char proc[64], comm[64] = "", cur[PATH_MAX];
     struct stat st;

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -381,4 +382,15 @@ int run_wait_with_snapshots(pid_t pid, const char *file, double every_s, const c
     /* The end of the last recording seen (or of FILE): its final state. */
     run_snapshots_end(&s, file, file, (int)pid);
     return 0;
+}
+
+void run_on_stop_signals(void (*fn)(int))
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = fn;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
 }

@@ -69,4 +69,8 @@ int run_snapshots_open(const char *path, uid_t owner, char *out, size_t cap);
 int run_wait_with_snapshots(pid_t pid, const char *file, double every_s, const char *dir,
                             run_push *push, const char *name, int *status);
 
+/* SIGINT, SIGTERM and SIGHUP to fn (no flags, empty mask): how attach and
+ * ctl --push learn that the user asked them to end the recording. */
+void run_on_stop_signals(void (*fn)(int));
+
 #endif
