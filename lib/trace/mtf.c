@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "alloc.h"
 #include "check.h"
 #include "hash.h"
 #include "mtf.h"
@@ -25,9 +26,9 @@ static char *copy_of(mt_mtf *m, const char *s, size_t len)
         c = m->pool[--m->npool];
         if (*buf_cap(c) < len + 1) {
             size_t cap = len + 1 < 64 ? 64 : len + 1;
-            size_t *b = realloc(buf_cap(c), sizeof(size_t) + cap);
+            size_t *b = mt_al_realloc(m->al, buf_cap(c), sizeof(size_t) + cap);
             if (!b) {
-                free(buf_cap(c));
+                mt_al_free(m->al, buf_cap(c));
                 return NULL;
             }
             *b = cap;
@@ -35,7 +36,7 @@ static char *copy_of(mt_mtf *m, const char *s, size_t len)
         }
     } else {
         size_t cap = len + 1 < 64 ? 64 : len + 1;
-        size_t *b = malloc(sizeof(size_t) + cap);
+        size_t *b = mt_al_realloc(m->al, NULL, sizeof(size_t) + cap);
         if (!b)
             return NULL;
         *b = cap;
@@ -49,8 +50,8 @@ static char *copy_of(mt_mtf *m, const char *s, size_t len)
 static void release(mt_mtf *m, const char *s)
 {
     char *c = (char *)s;
-    if (MT_VEC_ROOM(m->pool, m->npool, m->pool_cap, 64) < 0) {
-        free(buf_cap(c));
+    if (MT_VEC_ROOM_IN(mt_al_re(m->al), m->pool, m->npool, m->pool_cap, 64) < 0) {
+        mt_al_free(m->al, buf_cap(c));
         return;
     }
     m->pool[m->npool++] = c;
@@ -194,13 +195,13 @@ void mt_mtf_free(mt_mtf *m)
 {
     for (unsigned i = 0; i < m->nfiles; i++) {
         mt_mtf_file *f = &m->files[i];
-        free(buf_cap((char *)f->name.str));
+        mt_al_free(m->al, buf_cap((char *)f->name.str));
         for (unsigned j = 0; j < f->ndefs; j++)
-            free(buf_cap((char *)f->defs[j].str));
+            mt_al_free(m->al, buf_cap((char *)f->defs[j].str));
     }
     for (size_t i = 0; i < m->npool; i++)
-        free(buf_cap(m->pool[i]));
-    free(m->pool);
+        mt_al_free(m->al, buf_cap(m->pool[i]));
+    mt_al_free(m->al, m->pool);
     m->pool = NULL;
     m->npool = m->pool_cap = 0;
     m->nfiles = 0;

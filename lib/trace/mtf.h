@@ -37,6 +37,7 @@ typedef struct mt_mtf {
     /* String buffers of evicted names, for reuse. */
     char **pool;
     size_t npool, pool_cap;
+    const struct mt_alloc *al;       /* where the copies live (alloc.h; NULL: malloc) */
 } mt_mtf;
 
 /* Decoder: applies one location's (file code, defname code) pair. file_lit /

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "buf.h"
 #include "check.h"
 #include "fdsink.h"
@@ -42,6 +43,7 @@
 
 struct mt_writer {
     int fd;
+    const mt_alloc *al;         /* where its memory comes from (NULL: malloc) */
     mt_writer_options opts;
     unsigned version;
     size_t hdr_size;
@@ -398,7 +400,7 @@ static inline uint8_t *begin_event(mt_writer *w, unsigned code, int64_t now)
 
 static int add_pending(mt_writer *w, mt_location_code code)
 {
-    if (MT_VEC_ROOM(w->pending, w->npending, w->pending_cap, 256) < 0)
+    if (MT_VEC_ROOM_IN(mt_al_re(w->al), w->pending, w->npending, w->pending_cap, 256) < 0)
         return wfail(w, "out of memory");
     w->pending[w->npending++] = code;
     if (w->npending > MAX_PENDING_LOCS)
@@ -589,7 +591,7 @@ static int put_alloc(mt_writer *w, mt_timestamp now, uint64_t length, uint64_t n
         size_t cap = w->prev_cap ? w->prev_cap : 64;
         while (cap < n)
             cap *= 2;
-        mt_location_code *grown = realloc(w->prev, cap * sizeof *grown);
+        mt_location_code *grown = mt_al_realloc(w->al, w->prev, cap * sizeof *grown);
         if (!grown)
             return wfail(w, "out of memory");
         w->prev = grown;
@@ -697,7 +699,7 @@ static int write_info_packet(mt_writer *w, const mt_trace_info *info)
         size += (strs[i] ? strlen(strs[i]) : 0) + 1;
     if (size > UINT32_MAX / 8)
         return wfail(w, "trace-info strings too long");
-    uint8_t *pkt = malloc(size);
+    uint8_t *pkt = mt_al_realloc(w->al, NULL, size);
     if (!pkt)
         return wfail(w, "out of memory");
     uint8_t *p = pkt + w->hdr_size;
@@ -716,19 +718,27 @@ static int write_info_packet(mt_writer *w, const mt_trace_info *info)
     size = (size_t)(p - pkt);
     put_header(w, pkt, size, info->start_time, info->start_time, MT_NO_VERIFY, 0, 0);
     int rc = write_all(w, pkt, size);
-    free(pkt);
+    mt_al_free(w->al, pkt);
     return rc;
 }
 
 mt_writer *mt_writer_open(int fd, const mt_trace_info *info, const mt_writer_options *opts,
                           char **error)
 {
+    return mt_writer_open_in(NULL, fd, info, opts, error);
+}
+
+mt_writer *mt_writer_open_in(const mt_alloc *al, int fd, const mt_trace_info *info,
+                             const mt_writer_options *opts, char **error)
+{
     const char *why = NULL;
-    mt_writer *w = calloc(1, sizeof *w);
+    mt_writer *w = mt_al_zalloc(al, sizeof *w);
     if (!w) {
         why = "out of memory";
         goto fail;
     }
+    w->al = al;
+    w->mtf.al = al;
     w->fd = fd;
     if (opts)
         w->opts = *opts;
@@ -750,8 +760,8 @@ mt_writer *mt_writer_open(int fd, const mt_trace_info *info, const mt_writer_opt
     w->creator = getpid();
     w->verify_ix = VERIFY_FIRST;
     if (write_info_packet(w, info) < 0) {
-        if (error && asprintf(error, "%s", w->err) < 0)
-            *error = NULL;
+        if (error)
+            *error = mt_al_strdup(al, w->err);
         mt_writer_close(w);
         return NULL;
     }
@@ -763,8 +773,8 @@ mt_writer *mt_writer_open(int fd, const mt_trace_info *info, const mt_writer_opt
     return w;
 fail:
     if (error)
-        *error = strdup(why);
-    free(w);
+        *error = mt_al_strdup(al, why);
+    mt_al_free(al, w);
     return NULL;
 }
 
@@ -773,10 +783,11 @@ int mt_writer_close(mt_writer *w)
     if (!w)
         return -1;
     int rc = mt_writer_finish(w);
-    free(w->prev);
-    free(w->pending);
+    const mt_alloc *al = w->al;
+    mt_al_free(al, w->prev);
+    mt_al_free(al, w->pending);
     mt_mtf_free(&w->mtf);
-    free(w);
+    mt_al_free(al, w);
     return rc;
 }
 
