@@ -8,13 +8,16 @@
  * mi_process_info (its committed memory: a release build of mimalloc
  * counts no bytes in use) when malloc is mimalloc's, else glibc's malloc
  * when real.c found no other allocator (mallinfo2, taken by rss.c at its
- * own pace). docs/rss.md says how each becomes a row.
+ * own pace). docs/rss.md says how each becomes a row. Looked up with
+ * defined.c's walk of the symbol tables, not dlsym, whose failure for a
+ * missing name allocates from the program's heap (dlerror's buffer, kept
+ * by the writer thread until it exits).
  */
-#include <dlfcn.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "allocstats.h"
+#include "defined.h"
 #include "real.h"
 
 typedef int (*mallctl_fn)(const char *, void *, size_t *, void *, size_t);
@@ -35,14 +38,14 @@ static void find(void)
     if (as.found)
         return;
     as.found = 1;
-    as.mallctl = (mallctl_fn)dlsym(RTLD_DEFAULT, "mallctl");
+    as.mallctl = (mallctl_fn)mtr_global_definition("mallctl");
     if (!as.mallctl)
-        as.tcprop = (tcprop_fn)dlsym(RTLD_DEFAULT, "MallocExtension_GetNumericProperty");
+        as.tcprop = (tcprop_fn)mtr_global_definition("MallocExtension_GetNumericProperty");
     /* mimalloc only when it is the program's malloc (real.c's image of
      * the allocator holds it), not a library that offers mi_malloc beside
      * glibc's */
     if (!as.mallctl && !as.tcprop) {
-        as.miinfo = (miinfo_fn)dlsym(RTLD_DEFAULT, "mi_process_info");
+        as.miinfo = (miinfo_fn)mtr_global_definition("mi_process_info");
         uintptr_t a = (uintptr_t)as.miinfo;
         if (a < mtr_real.image_lo || a >= mtr_real.image_hi)
             as.miinfo = NULL;

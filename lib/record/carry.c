@@ -14,6 +14,8 @@
 #include <string.h>
 
 #include "check.h"
+#include "ownheap.h"
+#include "sort.h"
 #include "hash.h"
 #include "vec.h"
 
@@ -62,16 +64,16 @@ static uint64_t hash_frames(const uint64_t *f, size_t n)
 
 static void stacks_free(struct stacks *s)
 {
-    free(s->frames);
-    free(s->v);
-    free(s->index);
+    mtr_heap_free(s->frames);
+    mtr_heap_free(s->v);
+    mtr_heap_free(s->index);
     memset(s, 0, sizeof *s);
 }
 
 static int index_grow(struct stacks *s)
 {
     size_t cap = s->index ? (s->index_mask + 1) * 2 : 256;
-    uint32_t *ix = calloc(cap, sizeof *ix);
+    uint32_t *ix = mtr_heap_calloc(cap, sizeof *ix);
     if (!ix)
         return -1;
     for (size_t k = 0; k < s->n; k++) {
@@ -80,7 +82,7 @@ static int index_grow(struct stacks *s)
             i = (i + 1) & (cap - 1);
         ix[i] = (uint32_t)k + 1;
     }
-    free(s->index);
+    mtr_heap_free(s->index);
     s->index = ix;
     s->index_mask = cap - 1;
     return 0;
@@ -106,8 +108,8 @@ static int64_t stack_of(struct stacks *s, const uint64_t *f, size_t n)
         if (index_grow(s) < 0)
             return -1;
     }
-    if (MT_VEC_ROOM(s->v, s->n, s->cap, 256) < 0 ||
-        MT_VEC_RESERVE(s->frames, s->n_frames + n, s->cap_frames, 4096) < 0)
+    if (MT_VEC_ROOM_IN(mtr_heap_realloc, s->v, s->n, s->cap, 256) < 0 ||
+        MT_VEC_RESERVE_IN(mtr_heap_realloc, s->frames, s->n_frames + n, s->cap_frames, 4096) < 0)
         return -1;
     MT_ASSERT(s->n < s->cap && s->n_frames + n <= s->cap_frames);
     memcpy(s->frames + s->n_frames, f, n * sizeof *f);
@@ -129,7 +131,7 @@ static int64_t stack_of(struct stacks *s, const uint64_t *f, size_t n)
 static int blocks_grow(void)
 {
     size_t cap = cy.slots ? (cy.mask + 1) * 2 : 1024;
-    struct block *v = calloc(cap, sizeof *v);
+    struct block *v = mtr_heap_calloc(cap, sizeof *v);
     if (!v)
         return -1;
     for (size_t k = 0; cy.slots && k <= cy.mask; k++) {
@@ -140,7 +142,7 @@ static int blocks_grow(void)
             i = (i + 1) & (cap - 1);
         v[i] = cy.slots[k];
     }
-    free(cy.slots);
+    mtr_heap_free(cy.slots);
     cy.slots = v;
     cy.mask = cap - 1;
     return 0;
@@ -216,7 +218,7 @@ static int by_qid(const void *x, const void *y)
 
 int mtr_carry_each(int (*fn)(void *ctx, struct mtr_carried *c), void *ctx)
 {
-    struct block **order = malloc((cy.n ? cy.n : 1) * sizeof *order);
+    struct block **order = mtr_heap_alloc((cy.n ? cy.n : 1) * sizeof *order);
     if (!order)
         return -1;
     size_t n = 0;
@@ -224,13 +226,13 @@ int mtr_carry_each(int (*fn)(void *ctx, struct mtr_carried *c), void *ctx)
         if (cy.slots[k].key)
             order[n++] = &cy.slots[k];
     MT_ASSERT(n == cy.n);   /* the count is the table's */
-    qsort(order, n, sizeof *order, by_qid);
+    mtr_sort(order, n, sizeof *order, by_qid);
     /* The stacks of the live blocks, in a store of their own; the table
      * changes over to it only once everything went well. */
     struct stacks kept;
     memset(&kept, 0, sizeof kept);
-    uint32_t *ks = malloc((n ? n : 1) * sizeof *ks);
-    uint32_t *moved = malloc((cy.st.n ? cy.st.n : 1) * sizeof *moved);   /* old -> new */
+    uint32_t *ks = mtr_heap_alloc((n ? n : 1) * sizeof *ks);
+    uint32_t *moved = mtr_heap_alloc((cy.st.n ? cy.st.n : 1) * sizeof *moved);   /* old -> new */
     int rc = ks && moved ? 0 : -1;
     if (moved)
         memset(moved, 0xff, cy.st.n * sizeof *moved);
@@ -246,7 +248,7 @@ int mtr_carry_each(int (*fn)(void *ctx, struct mtr_carried *c), void *ctx)
         }
         ks[k] = moved[old];
     }
-    free(moved);
+    mtr_heap_free(moved);
     for (size_t k = 0; k < n && rc == 0; k++) {
         struct block *b = order[k];
         const struct stack *s = &cy.st.v[b->stack];
@@ -263,14 +265,14 @@ int mtr_carry_each(int (*fn)(void *ctx, struct mtr_carried *c), void *ctx)
     } else {
         stacks_free(&kept);
     }
-    free(ks);
-    free(order);
+    mtr_heap_free(ks);
+    mtr_heap_free(order);
     return rc;
 }
 
 void mtr_carry_reset(void)
 {
-    free(cy.slots);
+    mtr_heap_free(cy.slots);
     stacks_free(&cy.st);
     memset(&cy, 0, sizeof cy);
 }

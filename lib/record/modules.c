@@ -27,6 +27,8 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "ownheap.h"
+#include "sort.h"
 #include "rawframe.h"
 #include "modules.h"
 #include "thread.h"
@@ -110,9 +112,9 @@ static char *intern(mtr_modules *s, const char *path)
     for (size_t i = 0; i < s->npaths; i++)
         if (strcmp(s->paths[i], path) == 0)
             return s->paths[i];
-    if (MT_VEC_ROOM(s->paths, s->npaths, s->cappaths, 64) < 0)
+    if (MT_VEC_ROOM_IN(mtr_heap_realloc, s->paths, s->npaths, s->cappaths, 64) < 0)
         return NULL;
-    char *c = strdup(path);
+    char *c = mtr_heap_strdup(path);
     if (c)
         s->paths[s->npaths++] = c;
     return c;
@@ -137,7 +139,7 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *data)
     }
     if (path[0] != '/')
         return 0;   /* "linux-vdso.so.1": no file to read later */
-    if (MT_VEC_ROOM(s->mods, s->nmods, s->capmods, 64) < 0)
+    if (MT_VEC_ROOM_IN(mtr_heap_realloc, s->mods, s->nmods, s->capmods, 64) < 0)
         return 1;
     struct module *m = &s->mods[s->nmods];
     m->path = intern(s, path);
@@ -156,7 +158,7 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *data)
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
             continue;
-        if (MT_VEC_ROOM(s->segs, s->nsegs, s->capsegs, 64) < 0)
+        if (MT_VEC_ROOM_IN(mtr_heap_realloc, s->segs, s->nsegs, s->capsegs, 64) < 0)
             return 1;
         s->segs[s->nsegs++] = (struct segment){ info->dlpi_addr + ph->p_vaddr,
                                                 info->dlpi_addr + ph->p_vaddr + ph->p_memsz,
@@ -181,7 +183,7 @@ static void scan(mtr_modules *s)
     s->nmods = 0;
     s->nsegs = 0;
     dl_iterate_phdr(add_module, s);
-    qsort(s->segs, s->nsegs, sizeof *s->segs, by_lo);
+    mtr_sort(s->segs, s->nsegs, sizeof *s->segs, by_lo);
 }
 
 static const struct module *find(mtr_modules *s, uintptr_t pc)
@@ -202,7 +204,7 @@ static const struct module *find(mtr_modules *s, uintptr_t pc)
 
 mtr_modules *mtr_modules_new(void)
 {
-    mtr_modules *s = calloc(1, sizeof *s);
+    mtr_modules *s = mtr_heap_calloc(1, sizeof *s);
     if (!s)
         return NULL;
     scan(s);
@@ -225,7 +227,7 @@ static int grow(mtr_modules *s)
     size_t ocap = s->cap;
     struct entry *old = s->table;
     size_t ncap = ocap ? ocap * 2 : 1024;
-    struct entry *t = calloc(ncap, sizeof *t);
+    struct entry *t = mtr_heap_calloc(ncap, sizeof *t);
     if (!t)
         return -1;
     s->table = t;
@@ -233,7 +235,7 @@ static int grow(mtr_modules *s)
     for (size_t i = 0; i < ocap; i++)
         if (old[i].code)
             *slot(s, old[i].code) = old[i];
-    free(old);
+    mtr_heap_free(old);
     return 0;
 }
 
@@ -250,7 +252,7 @@ static int describe(mtr_modules *s, uintptr_t pc, mt_location *loc)
         return -1;
     char buf[PATH_MAX + 32];
     snprintf(buf, sizeof buf, "%s+0x%llx", m->base, (unsigned long long)(pc - m->bias));
-    char *name = strdup(buf);
+    char *name = mtr_heap_strdup(buf);
     if (!name)
         return -1;
     loc->filename = m->path;

@@ -76,6 +76,7 @@
 #include "control.h"
 #include "fatal.h"
 #include "leaks.h"
+#include "ownheap.h"
 #include "sampler.h"
 #include "queue.h"
 #include "real.h"
@@ -224,8 +225,8 @@ static int start(const char *filename, const mt_recconf *c, const char *context,
     mtr_tr.start_us = mtr_tr_wall_us();
     mtr_tr.rate = rate;
     mtr_tr.leaks = c->leaks;
-    free(mtr_tr.context);
-    mtr_tr.context = context ? strdup(context) : NULL;
+    mtr_heap_free(mtr_tr.context);
+    mtr_tr.context = context ? mtr_heap_strdup(context) : NULL;
     if (c->depth)
         mtr_tr.depth = (size_t)c->depth;
     if (!mtr_tr.depth)
@@ -508,14 +509,14 @@ API int memtrace_trace_if_requested(void)
     snprintf(pid, sizeof pid, "%d", (int)getpid());
     if (first)
         setenv("MEMTRACE_ROOT", pid, 1);
-    char *copy = strdup(file);
+    char *copy = mtr_heap_strdup(file);
     mtr_leave();
     if (!copy)
         return -1;
     conf.file = copy;
     int ctl = mtr_control_setup(&conf, first);
     if (ctl != 0) {
-        free(copy);
+        mtr_heap_free(copy);
         return ctl < 0 ? -1 : ctl == 2 ? 1 : controlled_start(first);
     }
     if (!mtr_tr.follow) {
@@ -525,7 +526,7 @@ API int memtrace_trace_if_requested(void)
     }
     int rel = copy[0] != '/';   /* (file may be gone after setenv) */
     int rc = start(copy, &conf, NULL, first);
-    free(copy);
+    mtr_heap_free(copy);
     if (rc == 0 && first && mtr_tr.follow && rel) {
         /* Programs started from elsewhere write beside FILE too. */
         mtr_enter();
@@ -546,10 +547,12 @@ static void fork_prepare(void)
     fork_locked = pthread_mutex_lock(&mtr_tr.wlock) == 0;
     mtr_queue_lock();
     mtr_sampler_fork_prepare();
+    mtr_heap_fork_prepare();
 }
 
 static void fork_parent(void)
 {
+    mtr_heap_fork_parent();
     mtr_sampler_fork_parent();
     mtr_queue_unlock();
     if (fork_locked)
@@ -559,6 +562,7 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
+    mtr_heap_fork_child();
     mtr_sampler_fork_child();
     mtr_leaks_fork_child();
     mtr_queue_reset();

@@ -22,6 +22,8 @@
 
 #include "carry.h"
 #include "highfd.h"
+#include "ownheap.h"
+#include "../trace/alloc.h"
 #include "rss.h"
 #include "runfiles.h"
 #include "sampler.h"
@@ -205,10 +207,10 @@ static int begin_piece(int fd, int64_t start)
     mtr_tr.writer_failed = 0;
     mtr_tr.dirty = 0;
     mtr_tr.last_flush_ms = mtr_tr_mono_ms();
-    mtr_tr.w = mt_writer_open(fd, &info, &opts, &err);
+    mtr_tr.w = mt_writer_open_in(&mtr_heap_codec, fd, &info, &opts, &err);
     if (!mtr_tr.w) {
         mtr_tr_message("%s: %s", mtr_tr.path, err ? err : "cannot write trace");
-        free(err);
+        mtr_heap_free(err);
         close(fd);
         mtr_tr.fd = -1;
         return -1;
