@@ -8,7 +8,8 @@
  * time of the peak. At exit it writes
  *   EXACT allocs=<n> alloc=<bytes> peak=<bytes> live=<bytes>
  * to $EXACT_OUT.<pid>. glibc only (it calls __libc_malloc & co. directly).
- * The recorder's own allocations pass through it too: a few hundred KiB.
+ * What the loader allocates for the recorder at start passes through it too
+ * (a few blocks: ARCHITECTURE.md); the recorder's own tables do not.
  */
 #define _GNU_SOURCE
 #include <errno.h>
