@@ -22,6 +22,16 @@ phase() {
     wait_until 300 acked "$1" || fail "server switched to phase $1"
 }
 quit() { echo q > "$D/phase"; }
+# served_more [FILE]: until the server (PHASEFILE FILE, default $D/phase)
+# has served 640 more requests (10 of its rounds; at --interval 8k some 150
+# samples): waits for requests, not for time, so a loaded machine only
+# makes it slower.
+served() { cat "${1:-$D/phase}.served" 2>/dev/null || echo 0; }
+served_more() {
+    s0=$(served "$1")
+    wait_until 300 sh -c "[ \$(cat '${1:-$D/phase}.served' 2>/dev/null || echo 0) -ge $((s0 + 640)) ]" ||
+        fail "the server served 640 more requests"
+}
 # wait_for CMD...: until CMD succeeds (a bound far above the wait).
 wait_for() { wait_until 300 "$@"; }
 sites() { "$MT_BIN" folded "$1" 2>/dev/null | grep -o 'phase_[abc]' | sort -u | tr '\n' ' '; }
@@ -39,26 +49,26 @@ RUN=$!
 dormant() { P=$(sed -n 's/.*process \([0-9]*\) starts dormant.*/\1/p' "$D/err"); [ -n "$P" ]; }
 wait_until 300 dormant
 phase a
-sleep 0.5
+served_more
 check "dormant: no trace while paused" test -z "$(ls "$D" | grep 's\.ctf')"
 check "ctl status: dormant" sh -c "'$MT_BIN' ctl $P status | grep -q 'dormant'"
 
 ctl "$P" start > "$D/ctl1" 2>&1
 check "ctl start: recording into s.ctf-0001 ($(cat "$D/ctl1"))" grep -q 'recording into .*/s.ctf-0001$' "$D/ctl1"
-sleep 0.4; phase b; sleep 0.4
+served_more; phase b; served_more
 ctl "$P" stop > "$D/ctl2" 2>&1
 check "ctl stop: s.ctf-0001 complete" grep -q 'stopped; .*/s.ctf-0001 is complete' "$D/ctl2"
-phase c; sleep 0.4; phase a          # c: while off
-ctl "$P" start >/dev/null && sleep 0.5 && ctl "$P" stop >/dev/null
+phase c; served_more; phase a          # c: while off
+ctl "$P" start >/dev/null && served_more && ctl "$P" stop >/dev/null
 check "ctl start again: already-dormant stop says so" sh -c "'$MT_BIN' ctl $P stop | grep -q 'already dormant'"
 # Toggle by hand too: a plain kill flips the state.
 kill -USR2 "$P"
 check "kill -USR2 toggles: recording into s.ctf-0003" \
     wait_for sh -c "'$MT_BIN' ctl $P status | grep -q 's.ctf-0003'"
 kill -USR1 "$P"                        # the program's own handler
-sleep 0.3
+served_more                            # (it ran since: the signal was delivered)
 ctl "$P" stop >/dev/null
-ctl "$P" start >/dev/null; sleep 0.3; ctl "$P" stop >/dev/null
+ctl "$P" start >/dev/null; served_more; ctl "$P" stop >/dev/null
 quit
 wait $RUN; st=$?
 check "server ran to the end under control (exit $st)" test "$st" = 0
@@ -83,16 +93,16 @@ for k in 1 2 3 4; do
 done
 
 # A pre-forking server: the forked child is switched by its own pid.
-echo a > "$D/phase"; rm -f "$D/phase.ack" "$D/phase.child"
+echo a > "$D/phase"; rm -f "$D/phase.ack" "$D/phase.child" "$D/phase.served"
 "$MT_BIN" run --paused --interval 8k -o "$D/f.ctf" -- "$S" "$D/phase" fork > /dev/null 2> "$D/ferr" &
 RUN=$!
 phase a
 C=$(cat "$D/phase.child" 2>/dev/null)
 ctl "$C" start > "$D/fctl" 2>&1
 check "forked child: ctl start records into f.ctf-0001.$C" grep -q "recording into .*/f.ctf-0001\.$C\$" "$D/fctl"
-sleep 0.4
+served_more
 ctl "$C" stop > /dev/null 2>&1
-ctl "$C" start > /dev/null 2>&1; sleep 0.3; ctl "$C" stop > /dev/null 2>&1
+ctl "$C" start > /dev/null 2>&1; served_more; ctl "$C" stop > /dev/null 2>&1
 quit; wait $RUN
 for k in 1 2; do
     summary "$D/f.ctf-000$k.$C" > "$D/fsum" 2>&1
@@ -103,11 +113,11 @@ check "forked child: the dormant parent wrote nothing" test ! -e "$D/f.ctf-0001"
 
 # MEMTRACE_SIGNAL without a pause: recording from the start, into FILE-0001;
 # a real-time signal works as well.
-echo a > "$D/phase"; rm -f "$D/phase.ack"
+echo a > "$D/phase"; rm -f "$D/phase.ack" "$D/phase.served"
 env -u MEMTRACE_ROOT LD_PRELOAD="$LIB" MEMTRACE="$D/r.ctf" MEMTRACE_RATE=0.0001 \
     MEMTRACE_SIGNAL=RTMIN+3 "$S" "$D/phase" > /dev/null 2> "$D/rerr" &
 P=$!
-phase a; sleep 0.3
+phase a
 check "MEMTRACE_SIGNAL alone: recording from the start into r.ctf-0001" \
     sh -c "'$MT_BIN' ctl $P status | grep -q 'recording into .*/r.ctf-0001\$'"
 ctl "$P" stop > /dev/null 2>&1; ctl "$P" start > "$D/rctl" 2>&1
@@ -121,7 +131,7 @@ check "RTMIN+3: r.ctf-0001 complete" grep -q 'marked=1' "$D/rsum"
 # program's handler never runs because of it, and ctl still works through
 # the recorder's control channel. The default signal (USR2) and another.
 for sig in USR2 USR1; do
-    echo a > "$D/phase"; rm -f "$D/phase.ack" "$D/u.ctf-000"*
+    echo a > "$D/phase"; rm -f "$D/phase.ack" "$D/phase.served" "$D/u.ctf-000"*
     if [ $sig = USR2 ]; then
         set -- MEMTRACE_PAUSED=1; num=12; arg=usr2
     else
@@ -135,7 +145,7 @@ for sig in USR2 USR1; do
     ctl "$P" start > "$D/uctl" 2>&1; st=$?
     check "$sig: ctl start works although the program took the signal (exit $st: $(cat "$D/uctl"))" \
         grep -q 'recording into .*/u.ctf-0001$' "$D/uctl"
-    sleep 0.3
+    served_more
     ctl "$P" stop > "$D/uctl" 2>&1; st=$?
     check "$sig: ctl stop too (exit $st)" grep -q 'stopped; .*/u.ctf-0001 is complete' "$D/uctl"
     quit; wait "$P"
@@ -147,7 +157,7 @@ done
 
 # A daemon that closes every descriptor at start closes the channel's too:
 # the recorder makes a new one (within a second) and ctl still works.
-echo a > "$D/phase"; rm -f "$D/phase.ack"
+echo a > "$D/phase"; rm -f "$D/phase.ack" "$D/phase.served"
 env -u MEMTRACE_ROOT LD_PRELOAD="$LIB" MEMTRACE="$D/k.ctf" MEMTRACE_PAUSED=1 \
     "$S" "$D/phase" closefds > /dev/null 2> "$D/kerr" &
 P=$!
@@ -159,23 +169,25 @@ check "channel closed by the program: made again, ctl start works (exit $st: $(c
 ctl "$P" stop > /dev/null 2>&1
 quit; wait "$P"
 
-# ctl on a process without the recorder: refused, not killed.
-sleep 3 & P=$!
-sleep 0.3
+# ctl on a process without the recorder: refused, not killed. (sleep 600:
+# killed below; until sleep runs, /proc/PID/environ and comm are the shell's)
+sleeping() { [ "$(cat /proc/$1/comm 2>/dev/null)" = sleep ]; }
+sleep 600 & P=$!
+wait_for sleeping "$P"
 ctl "$P" start > "$D/nctl" 2>&1; st=$?
 check "ctl refuses a process without the recorder (exit $st)" \
     sh -c "test $st = 1 && grep -q 'not started with the recorder' '$D/nctl'"
 check "... and does not kill it" kill -0 "$P"
 kill "$P"; wait "$P" 2>/dev/null
-MEMTRACE=x sleep 3 & P=$!
-sleep 0.3   # until sleep runs, /proc/PID/environ is the shell's
+MEMTRACE=x sleep 600 & P=$!
+wait_for sleeping "$P"
 ctl "$P" start > "$D/nctl" 2>&1; st=$?
 check "ctl refuses a process not started for control (exit $st)" \
     sh -c "test $st = 1 && grep -q 'not started for control' '$D/nctl'"
 kill "$P"; wait "$P" 2>/dev/null
 
-MEMTRACE=x MEMTRACE_PAUSED=1 sleep 3 & P=$!
-sleep 0.3
+MEMTRACE=x MEMTRACE_PAUSED=1 sleep 600 & P=$!
+wait_for sleeping "$P"
 ctl "$P" start > "$D/nctl" 2>&1; st=$?
 check "ctl sends nothing to a process without the recorder's channel (exit $st)" \
     sh -c "test $st = 1 && grep -q 'no control channel.*nothing sent' '$D/nctl'"
@@ -183,18 +195,20 @@ check "... so a process without the recorder survives it" kill -0 "$P"
 kill "$P"; wait "$P" 2>/dev/null
 
 # MEMTRACE_DURATION: the recording ends by itself, the program goes on.
-echo a > "$D/phase"; rm -f "$D/phase.ack"
+echo a > "$D/phase"; rm -f "$D/phase.ack" "$D/phase.served"
 env -u MEMTRACE_ROOT LD_PRELOAD="$LIB" MEMTRACE="$D/d.ctf" MEMTRACE_RATE=0.0001 MEMTRACE_DURATION=1s \
     "$S" "$D/phase" > /dev/null 2>&1 &
 P=$!
-phase a; sleep 1
-wait_for sh -c "! ls -l /proc/$P/fd | grep -q 'd.ctf'"
+phase a
+# the recording's end: FILE written and no longer open
+wait_for sh -c "test -s '$D/d.ctf' && ! ls -l /proc/$P/fd | grep -q 'd.ctf'"
 check "duration: the program still runs after the recording ended" kill -0 "$P"
 quit; wait "$P"
 summary "$D/d.ctf" > "$D/dsum" 2>&1
 end=$(sed -n 's/.* end_us=\([0-9]*\).*/\1/p' "$D/dsum")
+# (the end is the writer thread's, which a loaded machine may run late)
 check "duration: FILE ends after about 1s (${end}us), marked" \
-    sh -c "test ${end:-0} -ge 900000 -a ${end:-9999999} -le 2500000 && grep -q 'marked=1' '$D/dsum'"
+    sh -c "test ${end:-0} -ge 900000 -a ${end:-99999999} -le 9000000 && grep -q 'marked=1' '$D/dsum'"
 
 # A run that stays dormant says so, and leaves no trace.
 "$MT_BIN" run --paused -o "$D/z.ctf" -- true 2> "$D/zerr"; st=$?
@@ -214,11 +228,14 @@ check "run --signal TERM: usage error (exit $st)" test "$st" = 2
 
 # Continuous profiling: snapshots every second, read by go tool pprof.
 if command -v go > /dev/null 2>&1; then
-    echo a > "$D/phase"; rm -f "$D/phase.ack"; mkdir -p "$D/snap"
+    echo a > "$D/phase"; rm -f "$D/phase.ack" "$D/phase.served"; mkdir -p "$D/snap"
     "$MT_BIN" run --interval 8k --pprof-every 1s --pprof-dir "$D/snap" -o "$D/p.ctf" -- \
         "$S" "$D/phase" > /dev/null 2> "$D/perr" &
     RUN=$!
-    phase a; sleep 4.3; quit; wait $RUN
+    phase a
+    # four snapshots taken while it runs (a bound far above the 4 s that takes)
+    wait_until 300 sh -c "[ \$(ls '$D/snap' | grep -c '^server\\.[0-9]*\\.[0-9]*\\.pb\\.gz\$') -ge 4 ]"
+    quit; wait $RUN
     n=$(ls "$D/snap" | grep -c '^server\.[0-9]*\.[0-9]*\.pb\.gz$')
     check "snapshots: $n files NAME.PID.UNIXTIME.pb.gz (>= 3)" test "$n" -ge 3
     ok=0 inuse=0 k=0
@@ -237,14 +254,15 @@ if command -v go > /dev/null 2>&1; then
         grep -q 'alloc_objects/count alloc_space/bytes inuse_objects/count inuse_space/bytes' "$D/raw"
     set -- "$D"/snap/*.pb.gz
     go tool pprof -symbolize=none -top -sample_index=alloc_space -base "$1" "$2" > "$D/delta" 2>&1
+    # (how much depends on how far apart a loaded machine took them)
     check "snapshots: go tool pprof -base gives the allocations between two" \
-        grep -q '[0-9]MB.*phase_a$' "$D/delta"
+        grep -Eq '[1-9][0-9.]*(B|kB|MB|GB) .*phase_a$' "$D/delta"
     # Paused: snapshots only while recording.
-    echo a > "$D/phase"; rm -f "$D/phase.ack"; rm -rf "$D/snap2"; mkdir -p "$D/snap2"
+    echo a > "$D/phase"; rm -f "$D/phase.ack" "$D/phase.served"; rm -rf "$D/snap2"; mkdir -p "$D/snap2"
     "$MT_BIN" run --paused --interval 8k --pprof-every 1s --pprof-dir "$D/snap2" -o "$D/q.ctf" -- \
         "$S" "$D/phase" > /dev/null 2> "$D/qerr" &
     RUN=$!
-    phase a; sleep 1.6
+    phase a; sleep 1.6   # (time for a snapshot to be due: a negative check, never a race)
     check "snapshots: none while dormant" test -z "$(ls "$D/snap2")"
     P=$(sed -n 's/.*process \([0-9]*\) starts dormant.*/\1/p' "$D/qerr")
     # recording until two snapshots are there (a bound far above the 2 s

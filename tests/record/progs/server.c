@@ -8,7 +8,10 @@
  *
  * usage: server PHASEFILE [fork|usr2|closefds]
  * PHASEFILE holds the phase to run: a, b, c, or q to exit; the server
- * writes the phase it is running to PHASEFILE.ack when it switches. With
+ * writes the phase it is running to PHASEFILE.ack when it switches, and
+ * the requests it served so far to PHASEFILE.served every 64 requests (a
+ * whole number, replaced by rename: a reader never sees half of it), so
+ * that a test waits for requests rather than for time. With
  * "fork", a forked child serves (as in pre-forking servers), its pid in
  * PHASEFILE.child, and the parent waits for it.
  */
@@ -115,8 +118,10 @@ int main(int argc, char **argv)
         sa.sa_handler = on_usr2;
         sigaction(SIGUSR2, &sa, NULL);
     }
-    char ack[4096];
+    char ack[4096], served[4096], served_tmp[4096];
     snprintf(ack, sizeof ack, "%s.ack", argv[1]);
+    snprintf(served, sizeof served, "%s.served", argv[1]);
+    snprintf(served_tmp, sizeof served_tmp, "%s.served.tmp", argv[1]);
     char phase = 0;
     unsigned r = 12345;
     for (unsigned long i = 0;; i++) {
@@ -131,6 +136,12 @@ int main(int argc, char **argv)
                     fprintf(f, "%c\n", phase);
                     fclose(f);
                 }
+            }
+            FILE *f = fopen(served_tmp, "w");
+            if (f) {
+                fprintf(f, "%lu\n", i);
+                if (fclose(f) == 0)
+                    rename(served_tmp, served);
             }
             struct timespec ts = { 0, 1000 * 1000 };   /* ~64 requests per ms */
             nanosleep(&ts, NULL);
