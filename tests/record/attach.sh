@@ -18,14 +18,40 @@ MT=$PWD/$MT_BIN
 cd "$T" || exit 1
 
 # wait_for FILE PATTERN: until a line of FILE matches (a bound far above
-# the wait: 60 s); tasks_back PID N: until PID has N threads again.
+# the wait: 300 s); tasks_back PID N: until PID has N threads again.
 wait_for() {
-    for i in $(seq 600); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
+    for i in $(seq 3000); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
     return 1
 }
 tasks_back() {
-    for i in $(seq 600); do [ "$(ls /proc/$1/task | wc -l)" = "$2" ] && return 0; sleep 0.1; done
+    for i in $(seq 3000); do [ "$(ls /proc/$1/task | wc -l)" = "$2" ] && return 0; sleep 0.1; done
     return 1
+}
+# recorded TRACE PATTERN...: until the trace being written shows every
+# PATTERN in its top 10 sites or its folded stacks (read while it grows; a
+# bound far above the wait: 300 s). The recordings whose content is checked
+# run until this event, then Ctrl-C ends them: a loaded machine makes them
+# longer, never emptier.
+recorded() {
+    _t=$1; shift
+    for i in $(seq 600); do
+        { "$MT" top -n 10 "$_t"; "$MT" folded "$_t"; } >"$_t.poll" 2>/dev/null
+        _ok=1
+        for _n in "$@"; do grep -q "$_n" "$_t.poll" || { _ok=0; break; }; done
+        [ $_ok = 1 ] && return 0
+        sleep 0.5
+    done
+    return 1
+}
+# stop_when_recorded APID LOG TRACE PATTERN...: once the memtrace attach
+# APID (started in the background, writing LOG) records and TRACE shows
+# every PATTERN, Ctrl-C; the attach's exit status.
+stop_when_recorded() {
+    _a=$1 _log=$2; shift 2
+    wait_for "$_log" recording && recorded "$@" ||
+        fail "$1: the attach recorded what is looked for within 300 s ($(tr '\n' ' ' <"$_log"))"
+    kill -INT $_a
+    wait $_a
 }
 
 # Can this machine ptrace at all? (a container without CAP_SYS_PTRACE cannot)
@@ -54,8 +80,12 @@ rm -f stop1; "$A" stop1 >run.out 2>&1 &
 p=$!
 wait_for run.out ready
 snap $p before
-t0=$(date +%s%N)
-"$MT" attach --duration 1s -i 16k -o one.ctf $p >attach1.log 2>&1
+# The busy thread calls malloc, calloc, realloc, free all the time: each is
+# recorded with the program's own frames.
+cl=$(grep -n 'calloc(1, 64' "$OLDPWD/tests/record/progs/attachee.c" | cut -d: -f1)
+"$MT" attach -i 16k -o one.ctf $p >attach1.log 2>&1 &
+stop_when_recorded $! attach1.log one.ctf attachee_fill attachee_busy attachee_grow sleeper \
+    "attachee_busy (.*attachee.c:$cl)"
 rc=$?
 check "attach records and detaches: exit 0 ($(tr '\n' ' ' <attach1.log))" test $rc = 0
 check "it says what it did" grep -q 'recording .* into .*one.ctf' attach1.log
@@ -79,16 +109,14 @@ check "stats says it started mid-run" grep -q '^attached    mid-run' one.stats
 for f in attachee_fill attachee_busy attachee_grow sleeper; do
     check "the trace has $f's allocations, named" grep -q "$f" one.top
 done
-# The busy thread calls malloc, calloc, realloc, free all the time: each is
-# recorded with the program's own frames.
-cl=$(grep -n 'calloc(1, 64' "$OLDPWD/tests/record/progs/attachee.c" | cut -d: -f1)
 check "calloc from attachee_busy recorded (attachee.c:$cl)" grep -q "attachee_busy (.*attachee.c:$cl)" one.top
 
 # A second attach reuses the loaded recorder; --depth reaches it (the
 # recorder's configuration in its text form): no stack of two.ctf has more
 # than 2 frames besides the [truncated] marker, which the cut ones end with
 # (btlen counts a frame once, however many inlined functions it holds).
-"$MT" attach --duration 500ms -i 16k --depth 2 --unwind dwarf -o two.ctf $p >attach2.log 2>&1
+"$MT" attach -i 16k --depth 2 --unwind dwarf -o two.ctf $p >attach2.log 2>&1 &
+stop_when_recorded $! attach2.log two.ctf attachee_fill
 check "a second attach works ($(tr '\n' ' ' <attach2.log))" test $? = 0
 check "its trace has allocations" sh -c "'$MT' top two.ctf 2>/dev/null | grep -q attachee_fill"
 d=$("$MT" dump two.ctf 2>/dev/null | awk '$1 == "ev" && $3 == "alloc" {
@@ -108,9 +136,10 @@ check "second detach: signal handlers as before" cmp -s before.sig after2.sig
 check "the recorder is loaded once" test "$(grep 'libmemtrace.so' /proc/$p/maps | awk '{print $6}' | sort -u | wc -l)" = 1
 
 # Refused while recording: a concurrent attach.
-"$MT" attach --duration 2s -i 16k -o three.ctf $p >attach3.log 2>&1 &
+# (recording until Ctrl-C below, however long the machine takes)
+"$MT" attach -i 16k -o three.ctf $p >attach3.log 2>&1 &
 a3=$!
-for i in $(seq 600); do grep -q recording attach3.log 2>/dev/null && break; sleep 0.1; done
+wait_for attach3.log recording
 "$MT" attach --duration 100ms -o four.ctf $p >attach4.log 2>&1
 rc=$?
 check "an attach while another records is refused (exit $rc: $(tr '\n' ' ' <attach4.log))" \
@@ -122,16 +151,16 @@ check "Ctrl-C ends an attached recording cleanly" sh -c "grep -q 'detached from'
 # recording by itself and leaves.
 "$MT" attach -i 16k -o killed0.ctf $p >killed0.log 2>&1 &
 ak=$!
-for i in $(seq 600); do grep -q recording killed0.log 2>/dev/null && break; sleep 0.1; done
+wait_for killed0.log recording
 tr=$(pgrep -P $ak)
 kill -KILL $ak; wait $ak 2>/dev/null
-for i in $(seq 600); do kill -0 $tr 2>/dev/null || break; sleep 0.1; done
+for i in $(seq 3000); do kill -0 $tr 2>/dev/null || break; sleep 0.1; done
 check "attach killed: its tracer ends the recording by itself ($(tr '\n' ' ' <killed0.log))" \
     sh -c "! kill -0 $tr 2>/dev/null && grep -q 'detached from' killed0.log && '$MT' info killed0.ctf | grep -q '^end: *marked by the recorder'"
 # the tracer killed too: --detach ends that recording.
 "$MT" attach -i 16k -o killed.ctf $p >killed.log 2>&1 &
 ak=$!
-for i in $(seq 600); do grep -q recording killed.log 2>/dev/null && break; sleep 0.1; done
+wait_for killed.log recording
 kill -KILL $(pgrep -P $ak) $ak; wait $ak 2>/dev/null
 "$MT" attach --detach $p >detach.log 2>&1
 check "--detach ends a recording whose attach was killed ($(cat detach.log))" test $? = 0
@@ -162,10 +191,12 @@ if cc -shared -fPIC -g -O1 -o libplugin.so plugin.c 2>/dev/null; then
     rm -f stop6 stop6.plugin; "$A" stop6 >plug.out 2>&1 &
     pp=$!
     wait_for plug.out ready
-    "$MT" attach --duration 1500ms -i 4k -o plug.ctf $pp >plug.log 2>&1 &
+    "$MT" attach -i 4k -o plug.ctf $pp >plug.log 2>&1 &
     ap=$!
-    for i in $(seq 600); do grep -q recording plug.log 2>/dev/null && break; sleep 0.1; done
+    wait_for plug.log recording
     echo "$PWD/libplugin.so" >stop6.plugin
+    recorded plug.ctf attachee_plugin || fail "plug.ctf: attachee_plugin recorded within 300 s"
+    kill -INT $ap
     wait $ap
     check "attach around a dlopen: exit 0 ($(tr '\n' ' ' <plug.log))" test $? = 0
     "$MT" top -n 20 plug.ctf >plug.top 2>&1
@@ -192,11 +223,13 @@ check "children are not followed (no fork.ctf.PID)" sh -c "! ls fork.ctf.* 2>/de
 rm -f stop9; "$A" stop9 churn >churn.out 2>&1 &
 pc=$!
 wait_for churn.out ready
-( for i in $(seq 150); do kill -USR1 $pc 2>/dev/null; sleep 0.01; done ) &
+rm -f churn.done
+( while [ ! -e churn.done ]; do kill -USR1 $pc 2>/dev/null; sleep 0.01; done ) &
 ks=$!
-"$MT" attach --duration 800ms -i 4k -o churn.ctf $pc >churn.log 2>&1
+"$MT" attach -i 4k -o churn.ctf $pc >churn.log 2>&1 &
+stop_when_recorded $! churn.log churn.ctf short_thread
 check "attach amid thread churn and signals: exit 0 ($(tr '\n' ' ' <churn.log))" test $? = 0
-wait $ks
+touch churn.done; wait $ks
 touch stop9; wait $pc
 check "the program ended cleanly, its handler ran ($(grep threads churn.out))" \
     sh -c "grep -q '^threads ran usr1 seen$' churn.out && grep -q '^bad 0$' churn.out"
@@ -208,7 +241,7 @@ pe=$!
 wait_for exit.out ready
 "$MT" attach -i 16k -o exit.ctf $pe >exit.log 2>&1 &
 ae=$!
-for i in $(seq 600); do grep -q recording exit.log 2>/dev/null && break; sleep 0.1; done
+wait_for exit.log recording
 touch stop7; wait $pe
 wait $ae
 check "a process that exits while attached: exit 0, says so ($(tr '\n' ' ' <exit.log))" \
@@ -226,7 +259,7 @@ if [ -f /lib/x86_64-linux-gnu/libc.so.6 ] && [ -f /lib64/ld-linux-x86-64.so.2 ] 
     unshare -m sh -c "mount -t proc proc '$R/proc' && umount '$R/proc'" 2>/dev/null; then
     unshare -m sh -c "mount -t proc proc '$R/proc' && exec chroot '$R' /bin/attachee /tmp/stop" \
         >ns.out 2>&1 &
-    for i in $(seq 600); do grep -q ready ns.out 2>/dev/null && break; sleep 0.1; done
+    wait_for ns.out ready
     pn=$(pgrep -n -f '^/bin/attachee /tmp/stop')
     ls /proc/$pn/fd >ns.fds.before
     "$MT" attach --duration 800ms -i 16k -o "$PWD/ns.ctf" $pn >ns.log 2>&1
@@ -238,12 +271,12 @@ if [ -f /lib/x86_64-linux-gnu/libc.so.6 ] && [ -f /lib64/ld-linux-x86-64.so.2 ] 
     check "no descriptor left in it (the memfd is closed)" cmp -s ns.fds.before ns.fds.after
     "$MT" attach -i 16k -o "$PWD/ns2.ctf" $pn >ns2.log 2>&1 &
     an=$!
-    for i in $(seq 600); do grep -q recording ns2.log 2>/dev/null && break; sleep 0.1; done
+    wait_for ns2.log recording
     kill -KILL $(pgrep -P $an) $an; wait $an 2>/dev/null
     "$MT" attach --detach $pn >ns3.log 2>&1
     check "attach again, killed, then --detach, in the container ($(tr '\n' ' ' <ns3.log))" test $? = 0
     touch "$R/tmp/stop"
-    for i in $(seq 600); do grep -q '^bad' ns.out && break; sleep 0.1; done
+    wait_for ns.out '^bad'
     check "it ends cleanly" grep -q '^bad 0$' ns.out
 else
     echo "no private mount namespace here: the container case is not tested"
