@@ -77,6 +77,7 @@
 #include "rawframe.h"
 #include "warn.h"
 #include "dwarf.h"
+#include "debugcache.h"
 
 #define DEBUG_ROOT "/usr/lib/debug"
 #define MAX_CRC_BYTES ((off_t)1 << 30)   /* debug files checked by CRC: at most 1 GiB */
@@ -130,6 +131,10 @@ struct mts_dwarf {
     int (*dfd_find)(void *, const unsigned char *, int, char **);
     void (*dfd_end)(void *);
     int dfd_tried, dfd_dead;
+    /* inflated copies of debug files (debugcache.c); NULL: none */
+    char *copies_dir;
+    mt_warning_fn copies_warn;
+    void *copies_warn_ctx;
 };
 
 /* Opens path for reading only if it is a regular file that starts like an
@@ -155,6 +160,9 @@ static int open_regular(const char *path, struct stat *st)
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
                           GElf_Addr base, const char *file_name, const char *debuglink,
                           GElf_Word crc, char **debuginfo_file_name);
+static int find_debug_file(Dwfl_Module *mod, void **userdata, const char *modname,
+                           GElf_Addr base, const char *file_name, const char *debuglink,
+                           GElf_Word crc, char **debuginfo_file_name);
 
 mts_dwarf *mts_dwarf_new(void)
 {
@@ -223,6 +231,7 @@ void mts_dwarf_free(mts_dwarf *d)
         d->dfd_end(d->dfd_client);
     free(d->dfd_url);
     free(d->debuginfo_path);
+    free(d->copies_dir);
     free(d);
 }
 
@@ -330,6 +339,18 @@ int mts_dwarf_set_debug_root(mts_dwarf *d, const char *root)
         return -1;
     free(d->debuginfo_path);
     d->debuginfo_path = copy;   /* libdw's build-id search looks there only */
+    return 0;
+}
+
+int mts_dwarf_set_debug_copies(mts_dwarf *d, const char *dir, mt_warning_fn warn, void *ctx)
+{
+    char *copy = dir ? strdup(dir) : NULL;
+    if (dir && !copy)
+        return -1;
+    free(d->copies_dir);
+    d->copies_dir = copy;
+    d->copies_warn = warn;
+    d->copies_warn_ctx = ctx;
     return 0;
 }
 
@@ -570,10 +591,28 @@ static int debuginfod_fd(mts_dwarf *d, const unsigned char *id, int idlen, const
     return -1;
 }
 
-/* libdw's find_debuginfo hook (see the top of this file). */
+/* libdw's find_debuginfo hook (see the top of this file): the debug file
+ * found, or its inflated copy (debugcache.c) when the caller keeps them. */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
                           GElf_Addr base, const char *file_name, const char *debuglink,
                           GElf_Word crc, char **debuginfo_file_name)
+{
+    int fd = find_debug_file(mod, userdata, modname, base, file_name, debuglink, crc,
+                             debuginfo_file_name);
+    mts_dwarf *d = userdata ? *userdata : NULL;
+    int alt;
+    const unsigned char *id = NULL;
+    int idlen = fd >= 0 && d && d->copies_dir ? wanted_id(mod, &alt, &id) : 0;
+    if (idlen > 0)
+        fd = mts_debugcache_use(d->copies_dir, id, (size_t)idlen, fd, debuginfo_file_name,
+                                d->copies_warn, d->copies_warn_ctx);
+    return fd;
+}
+
+/* The debug file of mod, searched as the top of this file says. */
+static int find_debug_file(Dwfl_Module *mod, void **userdata, const char *modname,
+                           GElf_Addr base, const char *file_name, const char *debuglink,
+                           GElf_Word crc, char **debuginfo_file_name)
 {
     mts_dwarf *d = userdata ? *userdata : NULL;
     const char *root = debug_root(d);
@@ -584,8 +623,20 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
     if (alt && idlen == 0)
         return -1;   /* a dwz file is found only by its build-id */
 
-    /* 1. /usr/lib/debug/.build-id/xx/yyyy.debug */
-    if (idlen > 0) {
+    /* 1. /usr/lib/debug/.build-id/xx/yyyy.debug: opened here when the
+     * caller keeps inflated copies (libdw's own search hands libdw the
+     * file it opened, whatever descriptor this returns), else by libdw */
+    if (idlen > 0 && !alt && d && d->copies_dir) {
+        char rest[2 * 64 + sizeof ".debug"] = "", sub[sizeof ".build-id/xx"];
+        for (int i = 1; i < idlen && i < 64; i++)
+            snprintf(rest + 2 * (i - 1), 3, "%02x", id[i]);
+        strcat(rest, ".debug");
+        snprintf(sub, sizeof sub, ".build-id/%02x", id[0]);
+        struct stat none = {0};
+        int fd = try_debug_file(root, sub, rest, &none, id, idlen, 0, 0, debuginfo_file_name);
+        if (fd >= 0)
+            return fd;
+    } else if (idlen > 0) {
         int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
                                               debuglink, crc, debuginfo_file_name);
         if (fd >= 0)
