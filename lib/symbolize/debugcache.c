@@ -288,8 +288,36 @@ static int make_copy(int dfd, const char *path, int fd, mt_warning_fn warn, void
     return rc;
 }
 
-int mts_debugcache_use(const char *dir, const unsigned char *id, size_t idlen, int fd,
-                       char **name, mt_warning_fn warn, void *warn_ctx)
+int mts_debugcache_open(const char *dir, const unsigned char *id, size_t idlen, char **name,
+                        int *make, mt_warning_fn warn, void *warn_ctx)
+{
+    char path[PATH_MAX];
+    const char *why;
+    *make = 0;
+    if (!dir || mts_namecache_path(path, sizeof path, dir, id, idlen, SUFFIX) != 0)
+        return -1;
+    int dfd = mts_namecache_open_dir(dir, &why);
+    if (dfd < 0) {
+        *make = !why;   /* none yet: made with the copy */
+        return -1;      /* (else the name cache says why) */
+    }
+    int fd = open_copy(dfd, path, id, idlen, warn, warn_ctx);
+    close(dfd);
+    *make = fd == -1 || fd == -3;
+    char *copy_name = fd >= 0 ? strdup(path) : NULL;
+    if (fd >= 0 && !copy_name) {
+        close(fd);
+        return -1;
+    }
+    if (fd >= 0) {
+        free(*name);
+        *name = copy_name;
+    }
+    return fd >= 0 ? fd : -1;
+}
+
+int mts_debugcache_make(const char *dir, const unsigned char *id, size_t idlen, int fd,
+                        char **name, mt_warning_fn warn, void *warn_ctx)
 {
     char path[PATH_MAX];
     const char *why;
@@ -299,9 +327,8 @@ int mts_debugcache_use(const char *dir, const unsigned char *id, size_t idlen, i
     int dfd = mts_namecache_open_dir(dir, &why);
     if (dfd < 0)
         return fd;   /* (the name cache says why) */
-    int copy = open_copy(dfd, path, id, idlen, warn, warn_ctx);
-    if ((copy == -1 || copy == -3) && make_copy(dfd, path, fd, warn, warn_ctx) == 0)
-        copy = open_copy(dfd, path, id, idlen, warn, warn_ctx);
+    int copy = make_copy(dfd, path, fd, warn, warn_ctx) == 0
+                   ? open_copy(dfd, path, id, idlen, warn, warn_ctx) : -1;
     close(dfd);
     char *copy_name = copy >= 0 ? strdup(path) : NULL;
     if (!copy_name) {

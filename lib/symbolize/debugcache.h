@@ -11,16 +11,21 @@
 
 #include "memtrace/trace.h"
 
+/* The inflated copy dir/HEX(id).debug of build-id id's debug file,
+ * opened and checked: its descriptor, *name (malloc'd, freed first)
+ * set to its path; -1 when there is none or it is refused (said through
+ * warn: another user's, a link, writable by others, damaged, another
+ * build-id's, over the cap). *make: 1 when a copy may be made there
+ * (none, or a damaged one), 0 when not. */
+int mts_debugcache_open(const char *dir, const unsigned char *id, size_t idlen, char **name,
+                        int *make, mt_warning_fn warn, void *warn_ctx);
+
 /* fd: the separate debug file of build-id id that dwarf.c found (and
- * checked), *name its path (malloc'd). Returns the descriptor libdw is to
- * read: the inflated copy dir/HEX(id).debug, made from fd first when it
- * is missing and fd has compressed debug sections (fd is then closed and
- * *name replaced by the copy's path); else fd itself, when there is
- * nothing to gain or no copy can be used or made (said through warn when
- * a copy there is refused: another user's, a link, writable by others,
- * damaged, another build-id's, over the cap). */
-int mts_debugcache_use(const char *dir, const unsigned char *id, size_t idlen, int fd,
-                       char **name, mt_warning_fn warn, void *warn_ctx);
+ * checked), *name its path (malloc'd). Makes the copy from it when fd has
+ * compressed debug sections and the caps allow, and returns the copy's
+ * descriptor (fd closed, *name replaced); else fd itself. */
+int mts_debugcache_make(const char *dir, const unsigned char *id, size_t idlen, int fd,
+                        char **name, mt_warning_fn warn, void *warn_ctx);
 
 #define MTS_DEBUGCACHE_MAX_FILE ((long long)256 << 20)    /* one inflated copy */
 #define MTS_DEBUGCACHE_MAX_TOTAL ((long long)1 << 30)     /* all of them in a directory */

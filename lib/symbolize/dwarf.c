@@ -597,15 +597,22 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
                           GElf_Addr base, const char *file_name, const char *debuglink,
                           GElf_Word crc, char **debuginfo_file_name)
 {
+    mts_dwarf *d = userdata ? *userdata : NULL;
+    int alt, make = 0;
+    const unsigned char *id = NULL;
+    int idlen = d && d->copies_dir ? wanted_id(mod, &alt, &id) : 0;
+    if (idlen > 0) {   /* the copy first: made from a file found and checked before */
+        *debuginfo_file_name = NULL;
+        int fd = mts_debugcache_open(d->copies_dir, id, (size_t)idlen, debuginfo_file_name,
+                                     &make, d->copies_warn, d->copies_warn_ctx);
+        if (fd >= 0)
+            return fd;
+    }
     int fd = find_debug_file(mod, userdata, modname, base, file_name, debuglink, crc,
                              debuginfo_file_name);
-    mts_dwarf *d = userdata ? *userdata : NULL;
-    int alt;
-    const unsigned char *id = NULL;
-    int idlen = fd >= 0 && d && d->copies_dir ? wanted_id(mod, &alt, &id) : 0;
-    if (idlen > 0)
-        fd = mts_debugcache_use(d->copies_dir, id, (size_t)idlen, fd, debuginfo_file_name,
-                                d->copies_warn, d->copies_warn_ctx);
+    if (fd >= 0 && make)
+        fd = mts_debugcache_make(d->copies_dir, id, (size_t)idlen, fd, debuginfo_file_name,
+                                 d->copies_warn, d->copies_warn_ctx);
     return fd;
 }
 
