@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -52,21 +53,22 @@ static void say(mt_warning_fn warn, void *ctx, const char *what, const char *pat
         fprintf(stderr, "%s\n", msg);
 }
 
-/* CRC-32 of fd's first len bytes; 0, or -1 when they cannot be read. */
+/* CRC-32 of fd's first len bytes (mapped: libdw maps the same pages
+ * next); 0, or -1 when they cannot be read. */
 static int crc_of(int fd, off_t len, uint32_t *out)
 {
-    unsigned char buf[1 << 16];
+    if (len <= 0)
+        return -1;
+    unsigned char *p = mmap(NULL, (size_t)len, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED)
+        return -1;
     uLong c = crc32(0L, Z_NULL, 0);
-    for (off_t at = 0; at < len;) {
-        size_t want = len - at < (off_t)sizeof buf ? (size_t)(len - at) : sizeof buf;
-        ssize_t r = pread(fd, buf, want, at);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        c = crc32(c, buf, (uInt)r);
-        at += r;
+    for (off_t at = 0; at < len;) {   /* zlib takes at most 4 GiB a call */
+        size_t n = len - at < ((off_t)1 << 30) ? (size_t)(len - at) : (size_t)1 << 30;
+        c = crc32(c, p + at, (uInt)n);
+        at += (off_t)n;
     }
+    munmap(p, (size_t)len);
     *out = (uint32_t)c;
     return 0;
 }
