@@ -36,7 +36,13 @@
  * the caller's URL for the query and unset again (the CLI clears any
  * inherited value at start, so that neither this client nor libdw's own
  * ever asks a server the user did not name on the command line). After a
- * server cannot be reached, it is not asked again.
+ * server cannot be reached, it is not asked again. When the caller keeps
+ * inflated copies of debug files (mts_dwarf_set_debug_copies: the name
+ * cache's directory, debugcache.c), the copy of the build-id wanted comes
+ * before all that, and a compressed debug file found is copied inflated
+ * and the copy read instead; the build-id search in /usr/lib/debug is then
+ * done here rather than by libdw (whose own search hands libdw the file it
+ * opened, whatever descriptor the hook returns).
  *
  * For an address with DWARF: the line table gives file:line of the
  * innermost location; the scope DIEs around the address give the

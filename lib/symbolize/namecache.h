@@ -69,6 +69,6 @@ int mts_namecache_open_dir(const char *dir, const char **why);
 void mts_namecache_make_dirs(const char *dir);
 
 #define MTS_NAMECACHE_MAX_BYTES ((size_t)8 << 20)   /* per file */
-#define MTS_NAMECACHE_MAX_FILES 4096                /* per directory */
+#define MTS_NAMECACHE_MAX_FILES 4096                /* per directory (inflated copies too) */
 
 #endif

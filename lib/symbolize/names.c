@@ -22,7 +22,10 @@
  * read for its build-id, never its debug information); what the debug
  * information gives for the other frames is added to that file by
  * mts_namer_save_names, for modules with DWARF only (a module without
- * would be named better once its debug symbols are installed).
+ * would be named better once its debug symbols are installed). The same
+ * directory keeps inflated copies of compressed separate debug files
+ * (debugcache.c, through dwarf.c), so that a frame new to the cache does
+ * not have libdw inflate the module's debug sections again.
  */
 #include <pthread.h>
 #include <stdlib.h>
