@@ -37,6 +37,8 @@
 # ($W/cache, filled by the rounds before: a later run of the same
 # binaries); "512k, no name cache" is the first run's naming
 # (--no-name-cache: every module's debug information read).
+# PERF_CFGS picks among those three ("524288 65536 cold"); PERF_OUT=DIR
+# keeps each perf report (by comm, DSO, symbol) and its traces there.
 # For each: wall time, CPU time (user+sys of the whole process tree: GNU
 # time's figures for a child include every descendant it waited for, and
 # threads), peak RSS (largest process of the tree). Prints per-round
@@ -147,7 +149,7 @@ if [ "${PERF:-0}" = 1 ] && command -v perf >/dev/null 2>&1; then
     # recorder's code in the program's processes, and the memtrace process
     # itself (it symbolizes the traces after the program ends).
     for p in $PROGS; do
-        for cfg in 524288 65536 cold; do
+        for cfg in ${PERF_CFGS:-524288 65536 cold}; do
             iv=$cfg nc=
             [ "$cfg" = cold ] && iv=524288 nc=--no-name-cache
             rm -f "$W/perf.ctf" "$W/perf.ctf".*
@@ -155,8 +157,12 @@ if [ "${PERF:-0}" = 1 ] && command -v perf >/dev/null 2>&1; then
             perf record -q -o "$W/perf.data" -- "$MT" run -o "$W/perf.ctf" --interval "$iv" $nc -- \
                 $(cmd_of "$p") >/dev/null 2>&1
             end_load
-            perf report -i "$W/perf.data" --no-children --sort comm,dso,sym -g none 2>/dev/null |
-                awk -v p="$p" -v iv="$iv${nc:+, no name cache}" '
+            perf report -i "$W/perf.data" --no-children --sort comm,dso,sym -g none 2>/dev/null >"$W/perf.txt"
+            if [ -n "${PERF_OUT:-}" ]; then   # the report and the traces, kept
+                cp "$W/perf.txt" "$PERF_OUT/$p-$cfg.txt"
+                for f in "$W"/perf.ctf*; do [ -f "$f" ] && cp "$f" "$PERF_OUT/$p-$cfg.${f##*/}"; done
+            fi
+            awk -v p="$p" -v iv="$iv${nc:+, no name cache}" '
                     /^ +[0-9.]+%/ {
                         pct = $1; comm = $2; dso = $3
                         sym = $0; sub(/.*\] /, "", sym); sub(/ +$/, "", sym)
@@ -169,7 +175,7 @@ if [ "${PERF:-0}" = 1 ] && command -v perf >/dev/null 2>&1; then
                                 r += pct
                         }
                     }
-                    END { printf "perf %s, interval %s: interposition fast path %.2f%%, sampling+unwinding+tracing %.2f%% (libunwind %.2f%%), memtrace process %.2f%% (zlib %.2f%%), recorder in all %.2f%% of CPU samples\n", p, iv, f, r + u, u, m, z, f + r + u + m }'
+                    END { printf "perf %s, interval %s: interposition fast path %.2f%%, sampling+unwinding+tracing %.2f%% (libunwind %.2f%%), memtrace process %.2f%% (zlib %.2f%%), recorder in all %.2f%% of CPU samples\n", p, iv, f, r + u, u, m, z, f + r + u + m }' "$W/perf.txt"
         done
     done
 fi

@@ -29,6 +29,8 @@ test_pkgs="$build_pkgs clang libclang-rt-14-dev golang-go chromium sqlite3 pytho
 test_pkgs="$test_pkgs strace"
 # the Debian packages and the wheel (tests/package)
 test_pkgs="$test_pkgs dpkg-dev debhelper dh-python lintian python3-build python3-wheel python3-setuptools python3-venv python3-numpy"
+# libc's compressed separate debug file (tests/record/symbolize_debugcopy.sh)
+test_pkgs="$test_pkgs libc6-dbg"
 # the push tests' independent decoders (tests/push)
 test_pkgs="$test_pkgs python3-protobuf protobuf-compiler"
 bench_pkgs="$test_pkgs heaptrack hyperfine"

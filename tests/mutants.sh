@@ -139,6 +139,8 @@ mutant options-first-parses-all programs/options.c "s/shorts\[ns++\] = '+';/(voi
 mutant options-seconds-no-bound programs/options.c 's/ || (double)us > o->hi \* 1e6)/)/' tests/programs/options.sh
 mutant namecache-no-checksum lib/symbolize/namecache.c 's|(uInt)(size - 4)) != want)|(uInt)(size - 4)) != want \&\& 0)|' tests/record/symbolize_cache.sh
 mutant namecache-trusts-anyone lib/symbolize/namecache.c 's|return st->st_uid == geteuid() \&\& !(st->st_mode \& 022);|return 1;|' tests/record/symbolize_cache.sh
+mutant debugcache-no-checksum lib/symbolize/debugcache.c 's|(uint32_t)t\[11\] << 24))|(uint32_t)t[11] << 24) \&\& 0)|' tests/record/symbolize_debugcopy.sh
+mutant debugcache-any-build-id lib/symbolize/debugcache.c 's#return same ? NULL#return same || 1 ? NULL#' tests/record/symbolize_debugcopy.sh
 
 echo
 echo "$killed killed, $survived survived, $broken not applied"

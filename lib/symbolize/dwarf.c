@@ -36,7 +36,13 @@
  * the caller's URL for the query and unset again (the CLI clears any
  * inherited value at start, so that neither this client nor libdw's own
  * ever asks a server the user did not name on the command line). After a
- * server cannot be reached, it is not asked again.
+ * server cannot be reached, it is not asked again. When the caller keeps
+ * inflated copies of debug files (mts_dwarf_set_debug_copies: the name
+ * cache's directory, debugcache.c), the copy of the build-id wanted comes
+ * before all that, and a compressed debug file found is copied inflated
+ * and the copy read instead; the build-id search in /usr/lib/debug is then
+ * done here rather than by libdw (whose own search hands libdw the file it
+ * opened, whatever descriptor the hook returns).
  *
  * For an address with DWARF: the line table gives file:line of the
  * innermost location; the scope DIEs around the address give the
@@ -77,6 +83,7 @@
 #include "rawframe.h"
 #include "warn.h"
 #include "dwarf.h"
+#include "debugcache.h"
 
 #define DEBUG_ROOT "/usr/lib/debug"
 #define MAX_CRC_BYTES ((off_t)1 << 30)   /* debug files checked by CRC: at most 1 GiB */
@@ -130,6 +137,10 @@ struct mts_dwarf {
     int (*dfd_find)(void *, const unsigned char *, int, char **);
     void (*dfd_end)(void *);
     int dfd_tried, dfd_dead;
+    /* inflated copies of debug files (debugcache.c); NULL: none */
+    char *copies_dir;
+    mt_warning_fn copies_warn;
+    void *copies_warn_ctx;
 };
 
 /* Opens path for reading only if it is a regular file that starts like an
@@ -155,6 +166,9 @@ static int open_regular(const char *path, struct stat *st)
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
                           GElf_Addr base, const char *file_name, const char *debuglink,
                           GElf_Word crc, char **debuginfo_file_name);
+static int find_debug_file(Dwfl_Module *mod, void **userdata, const char *modname,
+                           GElf_Addr base, const char *file_name, const char *debuglink,
+                           GElf_Word crc, char **debuginfo_file_name);
 
 mts_dwarf *mts_dwarf_new(void)
 {
@@ -223,6 +237,7 @@ void mts_dwarf_free(mts_dwarf *d)
         d->dfd_end(d->dfd_client);
     free(d->dfd_url);
     free(d->debuginfo_path);
+    free(d->copies_dir);
     free(d);
 }
 
@@ -330,6 +345,18 @@ int mts_dwarf_set_debug_root(mts_dwarf *d, const char *root)
         return -1;
     free(d->debuginfo_path);
     d->debuginfo_path = copy;   /* libdw's build-id search looks there only */
+    return 0;
+}
+
+int mts_dwarf_set_debug_copies(mts_dwarf *d, const char *dir, mt_warning_fn warn, void *ctx)
+{
+    char *copy = dir ? strdup(dir) : NULL;
+    if (dir && !copy)
+        return -1;
+    free(d->copies_dir);
+    d->copies_dir = copy;
+    d->copies_warn = warn;
+    d->copies_warn_ctx = ctx;
     return 0;
 }
 
@@ -570,10 +597,35 @@ static int debuginfod_fd(mts_dwarf *d, const unsigned char *id, int idlen, const
     return -1;
 }
 
-/* libdw's find_debuginfo hook (see the top of this file). */
+/* libdw's find_debuginfo hook (see the top of this file): the debug file
+ * found, or its inflated copy (debugcache.c) when the caller keeps them. */
 static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
                           GElf_Addr base, const char *file_name, const char *debuglink,
                           GElf_Word crc, char **debuginfo_file_name)
+{
+    mts_dwarf *d = userdata ? *userdata : NULL;
+    int alt, make = 0;
+    const unsigned char *id = NULL;
+    int idlen = d && d->copies_dir ? wanted_id(mod, &alt, &id) : 0;
+    if (idlen > 0) {   /* the copy first: made from a file found and checked before */
+        *debuginfo_file_name = NULL;
+        int fd = mts_debugcache_open(d->copies_dir, id, (size_t)idlen, debuginfo_file_name,
+                                     &make, d->copies_warn, d->copies_warn_ctx);
+        if (fd >= 0)
+            return fd;
+    }
+    int fd = find_debug_file(mod, userdata, modname, base, file_name, debuglink, crc,
+                             debuginfo_file_name);
+    if (fd >= 0 && make)
+        fd = mts_debugcache_make(d->copies_dir, id, (size_t)idlen, fd, debuginfo_file_name,
+                                 d->copies_warn, d->copies_warn_ctx);
+    return fd;
+}
+
+/* The debug file of mod, searched as the top of this file says. */
+static int find_debug_file(Dwfl_Module *mod, void **userdata, const char *modname,
+                           GElf_Addr base, const char *file_name, const char *debuglink,
+                           GElf_Word crc, char **debuginfo_file_name)
 {
     mts_dwarf *d = userdata ? *userdata : NULL;
     const char *root = debug_root(d);
@@ -584,8 +636,20 @@ static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname
     if (alt && idlen == 0)
         return -1;   /* a dwz file is found only by its build-id */
 
-    /* 1. /usr/lib/debug/.build-id/xx/yyyy.debug */
-    if (idlen > 0) {
+    /* 1. /usr/lib/debug/.build-id/xx/yyyy.debug: opened here when the
+     * caller keeps inflated copies (libdw's own search hands libdw the
+     * file it opened, whatever descriptor this returns), else by libdw */
+    if (idlen > 0 && !alt && d && d->copies_dir) {
+        char rest[2 * 64 + sizeof ".debug"] = "", sub[sizeof ".build-id/xx"];
+        for (int i = 1; i < idlen && i < 64; i++)
+            snprintf(rest + 2 * (i - 1), 3, "%02x", id[i]);
+        strcat(rest, ".debug");
+        snprintf(sub, sizeof sub, ".build-id/%02x", id[0]);
+        struct stat none = {0};
+        int fd = try_debug_file(root, sub, rest, &none, id, idlen, 0, 0, debuginfo_file_name);
+        if (fd >= 0)
+            return fd;
+    } else if (idlen > 0) {
         int fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name,
                                               debuglink, crc, debuginfo_file_name);
         if (fd >= 0)

@@ -45,6 +45,12 @@ int mts_dwarf_set_debuginfod(mts_dwarf *d, const char *url, mt_warning_fn warn, 
  * /usr/lib/debug again). 0, or -1 for such a path or out of memory. */
 int mts_dwarf_set_debug_root(mts_dwarf *d, const char *root);
 
+/* Keep inflated copies of compressed separate debug files in dir (the
+ * name cache's directory; debugcache.c) and read them instead; warn says
+ * why a copy there is not used. NULL: none (the default). 0, or -1 when
+ * out of memory. */
+int mts_dwarf_set_debug_copies(mts_dwarf *d, const char *dir, mt_warning_fn warn, void *ctx);
+
 /* 1 when the module at path has DWARF here (its own, a separate debug
  * file's or a debuginfod server's), 0 when not (its code is named by its
  * ELF symbols at most: a stripped binary), -1 when it cannot be read. */

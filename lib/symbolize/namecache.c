@@ -54,21 +54,26 @@ static void say(mt_warning_fn warn, void *ctx, const char *fmt, ...)
         fprintf(stderr, "%s\n", msg);
 }
 
-/* dir/HEX(id) into out; 0, or -1 when too long or no id. */
-static int file_name(char *out, size_t cap, const char *dir, const unsigned char *id, size_t idlen)
+int mts_namecache_path(char *out, size_t cap, const char *dir, const unsigned char *id,
+                       size_t idlen, const char *suffix)
 {
     if (idlen == 0 || idlen > 64)
         return -1;
     int n = snprintf(out, cap, "%s/", dir);
-    if (n < 0 || (size_t)n + 2 * idlen + 1 > cap)
+    if (n < 0 || (size_t)n + 2 * idlen + strlen(suffix) + 1 > cap)
         return -1;
     for (size_t i = 0; i < idlen; i++)
         n += snprintf(out + n, cap - (size_t)n, "%02x", id[i]);
+    snprintf(out + n, cap - (size_t)n, "%s", suffix);
     return 0;
 }
 
-/* Is st the caller's and writable by no one else? */
-static int is_private(const struct stat *st)
+static int file_name(char *out, size_t cap, const char *dir, const unsigned char *id, size_t idlen)
+{
+    return mts_namecache_path(out, cap, dir, id, idlen, "");
+}
+
+int mts_namecache_private(const struct stat *st)
 {
     return st->st_uid == geteuid() && !(st->st_mode & 022);
 }
@@ -170,9 +175,7 @@ static const char *parse(const unsigned char *data, size_t size, const unsigned 
     return bad;
 }
 
-/* The cache directory, opened only when it is the caller's alone; -1
- * with *why (NULL: it does not exist). */
-static int open_dir(const char *dir, const char **why)
+int mts_namecache_open_dir(const char *dir, const char **why)
 {
     *why = NULL;
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -183,7 +186,7 @@ static int open_dir(const char *dir, const char **why)
         return -1;
     }
     struct stat st;
-    if (fstat(dfd, &st) != 0 || !is_private(&st)) {
+    if (fstat(dfd, &st) != 0 || !mts_namecache_private(&st)) {
         close(dfd);
         *why = "it belongs to another user or others may write to it";
         return -1;
@@ -199,7 +202,7 @@ int mts_namecache_load(const char *dir, const unsigned char *id, size_t idlen,
     if (file_name(path, sizeof path, dir, id, idlen) != 0)
         return 0;
     const char *why;
-    int dfd = open_dir(dir, &why);
+    int dfd = mts_namecache_open_dir(dir, &why);
     if (dfd < 0) {
         if (why)
             say(warn, warn_ctx, "name cache %s not used: %s", dir, why);
@@ -222,7 +225,7 @@ int mts_namecache_load(const char *dir, const unsigned char *id, size_t idlen,
     int corrupt = 0;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
         bad = "not a regular file";
-    else if (!is_private(&st))
+    else if (!mts_namecache_private(&st))
         bad = "it belongs to another user or others may write to it";
     else if ((uint64_t)st.st_size > MTS_NAMECACHE_MAX_BYTES)
         bad = "larger than the cap";
@@ -315,8 +318,7 @@ static void put_entry(struct out *o, const char *modpath, uint64_t off, const mt
     }
 }
 
-/* Makes dir and its missing parents, 0700. */
-static void make_dirs(const char *dir)
+void mts_namecache_make_dirs(const char *dir)
 {
     char p[PATH_MAX];
     if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p)
@@ -355,9 +357,9 @@ int mts_namecache_save(const char *dir, const unsigned char *id, size_t idlen,
     char path[PATH_MAX], tmp[PATH_MAX + 200];
     if (file_name(path, sizeof path, dir, id, idlen) != 0)
         return -1;
-    make_dirs(dir);
+    mts_namecache_make_dirs(dir);
     const char *why;
-    int dfd = open_dir(dir, &why);
+    int dfd = mts_namecache_open_dir(dir, &why);
     if (dfd < 0) {
         say(warn, warn_ctx, "name cache %s not written: %s", dir, why ? why : "cannot create it");
         return MTS_NAMECACHE_DIR_REFUSED;

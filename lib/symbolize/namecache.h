@@ -55,7 +55,20 @@ struct mt_namer;
 void mts_namer_save_names(struct mt_namer *nm);
 uint64_t mts_namer_cached(struct mt_namer *nm);
 
+/* What the name cache's files and the inflated debug files beside them
+ * (debugcache.c) share: dir/HEX(id)SUFFIX into out (0, or -1 when too
+ * long or no id); is st the caller's and writable by no one else; the
+ * cache directory opened only when it is the caller's alone (-1 with
+ * *why, NULL when it does not exist); the directory and its missing
+ * parents made, 0700. */
+struct stat;
+int mts_namecache_path(char *out, size_t cap, const char *dir, const unsigned char *id,
+                       size_t idlen, const char *suffix);
+int mts_namecache_private(const struct stat *st);
+int mts_namecache_open_dir(const char *dir, const char **why);
+void mts_namecache_make_dirs(const char *dir);
+
 #define MTS_NAMECACHE_MAX_BYTES ((size_t)8 << 20)   /* per file */
-#define MTS_NAMECACHE_MAX_FILES 4096                /* per directory */
+#define MTS_NAMECACHE_MAX_FILES 4096                /* per directory (inflated copies too) */
 
 #endif

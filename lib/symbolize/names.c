@@ -22,7 +22,10 @@
  * read for its build-id, never its debug information); what the debug
  * information gives for the other frames is added to that file by
  * mts_namer_save_names, for modules with DWARF only (a module without
- * would be named better once its debug symbols are installed).
+ * would be named better once its debug symbols are installed). The same
+ * directory keeps inflated copies of compressed separate debug files
+ * (debugcache.c, through dwarf.c), so that a frame new to the cache does
+ * not have libdw inflate the module's debug sections again.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -223,7 +226,9 @@ static mts_dwarf *dwarf(mt_namer *nm)
         nm->dwarf = mts_dwarf_new();
         if (!nm->dwarf ||
             mts_dwarf_set_debuginfod(nm->dwarf, nm->url, nm->on_warning, nm->warning_ctx) != 0 ||
-            mts_dwarf_set_debug_root(nm->dwarf, nm->debug_root) != 0) {
+            mts_dwarf_set_debug_root(nm->dwarf, nm->debug_root) != 0 ||
+            mts_dwarf_set_debug_copies(nm->dwarf, nm->cache_dir, nm->on_warning,
+                                       nm->warning_ctx) != 0) {
             mts_dwarf_free(nm->dwarf);
             nm->dwarf = NULL;
             nm->dwarf_failed = 1;
@@ -280,6 +285,7 @@ static int read_cache(mt_namer *nm, struct nmod *m)
     if (rc == MTS_NAMECACHE_DIR_REFUSED) {   /* said once: no cache from here on */
         free(nm->cache_dir);
         nm->cache_dir = NULL;
+        mts_dwarf_set_debug_copies(nm->dwarf, NULL, NULL, NULL);
     }
     return 0;
 }
@@ -341,6 +347,7 @@ void mts_namer_save_names(mt_namer *nm)
                                nm->on_warning, nm->warning_ctx) == MTS_NAMECACHE_DIR_REFUSED) {
             free(nm->cache_dir);
             nm->cache_dir = NULL;
+            mts_dwarf_set_debug_copies(nm->dwarf, NULL, NULL, NULL);
         }
         if (m)
             m->fresh = 0;   /* saved (or not to be): until more is looked up */
