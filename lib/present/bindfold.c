@@ -1,0 +1,360 @@
+/*
+ * bindfold.c - the binding's queries of big traces (memtrace/bind.h, "big
+ * traces"): each one a folded read of mt_read for its filter and time
+ * instead of a selection of the whole model; the curve fed in file order
+ * from the read's sinks (the same buckets as mt_query_curve), the
+ * allocations that pass a filter kept alone.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bindsel.h"
+#include "memtrace/stream.h"
+
+static void quiet(void *ctx, const char *msg)
+{
+    (void)ctx;
+    (void)msg;
+}
+
+mt_model *mt_bind_open_folded(const char *const *paths, size_t n, int *folded, char **err)
+{
+    *err = NULL;
+    *folded = 0;
+    if (!n) {
+        *err = mta_bind_msg("no trace given", NULL);
+        return NULL;
+    }
+    if (!mt_read_regular(paths, n))
+        return mt_bind_open(paths, n, err);   /* a pipe is read once: the whole model */
+    mt_read_request rq = {.paths = paths, .n = n, .fold = 1, .stream = 1, .live_at = MT_TIME_END};
+    mt_model *m = mt_read(&rq, err);
+    if (m && !mt_model_peak_known(m)) {
+        /* times go back somewhere: only the whole model sorts the events */
+        mt_model_free(m);
+        rq = (mt_read_request){.paths = paths, .n = n, .on_warning = quiet};
+        return mt_read(&rq, err);
+    }
+    *folded = m != NULL;
+    return m;
+}
+
+/* A folded read of the traces for filter f at live time at, whole stacks,
+ * warnings quiet (the first read said them). */
+static mt_read_request query_request(const mt_model *base, const char *const *paths, size_t n,
+                                     const mt_filter *f, mt_timedelta at)
+{
+    mt_read_request rq = {
+        .paths = paths,
+        .n = n,
+        .fold = 1,
+        .stream = 1,
+        .filter = f,
+        .live_at = at,
+        .on_warning = quiet,
+    };
+    if (at == MT_TIME_PEAK || mt_filter_uses_peak(f)) {
+        rq.need_peak = 1;
+        if (base && mt_model_peak_known(base)) {
+            rq.peak_known = 1;
+            rq.peak = mt_model_peak_time(base);
+        }
+    }
+    return rq;
+}
+
+mt_bind_sel *mt_bind_select_read(const mt_model *base, const char *const *paths, size_t n,
+                                 const char *filter, const char *at, int sites, char **err)
+{
+    mt_filter *f;
+    mt_timedelta t;
+    if (mta_bind_parse(filter, at, &f, &t, err) < 0)
+        return NULL;
+    if (base && t == MT_TIME_END && (!filter || !filter[strspn(filter, " ")])) {
+        /* the base's own costs: every allocation, live at the end */
+        mt_filter_free(f);
+        return mta_bind_select_with(base, NULL, filter, t, sites, err);
+    }
+    mt_read_request rq = query_request(base, paths, n, f, t);
+    mt_model *m = mt_read(&rq, err);
+    if (!m) {
+        mt_filter_free(f);
+        return NULL;
+    }
+    mt_bind_sel *b = mta_bind_select_with(m, f, filter, t, sites, err);
+    if (!b) {
+        mt_model_free(m);
+        return NULL;
+    }
+    b->own = m;
+    return b;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The curve                                                                 */
+
+typedef struct curve_run {
+    mt_stream_filter *sf;
+    mt_curve_acc *acc;
+    uint64_t *bits;          /* the selected allocations by index, when noted */
+    size_t n_bits;
+    int note;                /* this pass notes the selected ones (no curve) */
+    int from_bits;           /* this pass reads them from bits */
+    char *err;
+} curve_run;
+
+static int set_bit(curve_run *r, uint64_t seq)
+{
+    if (seq / 64 >= r->n_bits) {
+        size_t n = r->n_bits ? r->n_bits : 1024;
+        while (n <= seq / 64)
+            n *= 2;
+        uint64_t *b = realloc(r->bits, n * sizeof *b);
+        if (!b)
+            return -1;
+        memset(b + r->n_bits, 0, (n - r->n_bits) * sizeof *b);
+        r->bits = b;
+        r->n_bits = n;
+    }
+    r->bits[seq / 64] |= 1ULL << (seq % 64);
+    return 0;
+}
+
+/* 1, 0, or -1 (r->err: a regex over its limits; NULL: out of memory). */
+static int curve_selected(curve_run *r, const mt_model *m, const mt_alloc *a, uint64_t seq)
+{
+    if (r->from_bits)
+        return seq / 64 < r->n_bits && (r->bits[seq / 64] >> (seq % 64) & 1);
+    return mt_stream_filter_passes(r->sf, m, a, &r->err);
+}
+
+static int curve_alloc(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq)
+{
+    curve_run *r = ctx;
+    int p = curve_selected(r, m, a, seq);
+    if (p < 0)
+        return -1;
+    int64_t s = (int64_t)a->n_samples;
+    mt_curve_acc_event(r->acc, a->time, s, p ? s : 0, p ? a->n_samples : 0);
+    return 0;
+}
+
+static int curve_done(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq)
+{
+    curve_run *r = ctx;
+    if (!r->note && a->collect == MT_TIME_NEVER)
+        return 0;   /* live at the end: no event */
+    int p = curve_selected(r, m, a, seq);
+    if (p < 0)
+        return -1;
+    if (r->note)
+        return p ? set_bit(r, seq) : 0;
+    int64_t s = (int64_t)a->n_samples;
+    mt_curve_acc_event(r->acc, a->collect, -s, p ? -s : 0, 0);
+    return 0;
+}
+
+/* One folded pass of every allocation through r. 0, or -1 with *err. */
+static int curve_pass(curve_run *r, const char *const *paths, size_t n, const mt_filter *f,
+                      char **err)
+{
+    mt_read_request rq = query_request(NULL, paths, n, NULL, MT_TIME_END);
+    rq.max_depth = mt_filter_uses_stacks(f) ? 0 : 1;
+    mt_sink sink = {.on_alloc = r->note ? NULL : curve_alloc, .on_done = curve_done, .ctx = r};
+    rq.sinks = &sink;
+    rq.n_sinks = 1;
+    mt_model *m = mt_read(&rq, err);
+    if (m && !r->from_bits && mt_stream_filter_sync(r->sf, m, &r->err) < 0) {
+        mt_model_free(m);
+        m = NULL;
+    }
+    if (m && (!rq.sinks_fed || !mt_model_peak_known(m))) {
+        mt_model_free(m);
+        m = NULL;
+        *err = mta_bind_msg("the trace's times go back somewhere: its curve needs the whole "
+                            "model", NULL);
+    }
+    if (!m) {
+        if (r->err) {
+            free(*err);
+            *err = r->err;
+            r->err = NULL;
+        }
+        return -1;
+    }
+    mt_model_free(m);
+    return 0;
+}
+
+size_t mt_bind_curve_read(const mt_model *base, const char *const *paths, size_t n,
+                          const char *filter, size_t buckets, int64_t *time, double *total,
+                          double *filtered, char **err)
+{
+    *err = NULL;
+    mt_filter *f;
+    mt_timedelta t;
+    if (!buckets || mta_bind_parse(filter, NULL, &f, &t, err) < 0)
+        return 0;
+    /* mt_query_curve(s, 0, end, buckets): [0, end) in buckets of the width
+     * rounded up; one more bucket takes an event at the end itself, which
+     * that window counts for nothing but its peak */
+    mt_timedelta end = mt_model_end(base), width = end > 0 ? end : 1;
+    width = (width + (mt_timedelta)buckets - 1) / (mt_timedelta)buckets;
+    curve_run r = {0};
+    size_t k = 0;
+    mt_curve *c = NULL;
+    r.sf = mt_stream_filter_new(f, mt_model_peak_known(base) ? mt_model_peak_time(base) : 0);
+    r.acc = mt_curve_acc_new(buckets + 1, width);
+    if (!r.sf || !r.acc)
+        goto out;
+    if (!mt_stream_filter_at_alloc(r.sf)) {
+        /* the selection needs the blocks' ends: note it, then draw */
+        r.note = 1;
+        if (curve_pass(&r, paths, n, f, err) < 0)
+            goto out;
+        r.note = 0;
+        r.from_bits = 1;
+    }
+    if (curve_pass(&r, paths, n, f, err) < 0)
+        goto out;
+    c = mt_curve_acc_result(r.acc, mt_model_bytes_per_sample(base),
+                            mt_model_info(base)->sample_rate);
+    for (; c && k < buckets && k < c->n; k++) {
+        time[k] = c->time[k];
+        total[k] = c->total[k];
+        filtered[k] = c->filtered[k];
+    }
+out:
+    if (!k && !*err)
+        *err = mta_bind_msg("out of memory", NULL);
+    mt_curve_free(c);
+    mt_curve_acc_free(r.acc);
+    mt_stream_filter_free(r.sf);
+    mt_filter_free(f);
+    free(r.bits);
+    free(r.err);
+    return k;
+}
+
+/* ------------------------------------------------------------------------ */
+/* The allocations that pass a filter                                        */
+
+typedef struct row {
+    mt_alloc a;
+    uint64_t seq;
+} row;
+
+struct mt_bind_rows {
+    mt_model *m;
+    row *v;
+    size_t n, cap;
+    mt_alloc *allocs;        /* v's records in file order */
+    uint32_t *sites;
+};
+
+static int row_done(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq)
+{
+    (void)m;
+    mt_bind_rows *r = ctx;
+    if (r->n == r->cap) {
+        size_t cap = r->cap ? r->cap * 2 : 1024;
+        row *v = realloc(r->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        r->v = v;
+        r->cap = cap;
+    }
+    r->v[r->n].a = *a;
+    r->v[r->n++].seq = seq;
+    return 0;
+}
+
+static int by_seq(const void *x, const void *y)
+{
+    uint64_t a = ((const row *)x)->seq, b = ((const row *)y)->seq;
+    return a < b ? -1 : a > b;
+}
+
+mt_bind_rows *mt_bind_rows_read(const char *const *paths, size_t n, const char *filter,
+                                const char *at, char **err)
+{
+    *err = NULL;
+    mt_filter *f;
+    mt_timedelta t;
+    if (mta_bind_parse(filter, at, &f, &t, err) < 0)
+        return NULL;
+    mt_bind_rows *r = calloc(1, sizeof *r);
+    mt_bind_sel *b = NULL;
+    if (!r)
+        goto fail;
+    mt_read_request rq = query_request(NULL, paths, n, f, t);
+    rq.sinks_filtered = 1;   /* the sink gets the selected allocations alone */
+    mt_sink sink = {.on_done = row_done, .ctx = r};
+    rq.sinks = &sink;
+    rq.n_sinks = 1;
+    if (!(r->m = mt_read(&rq, err)))
+        goto fail;
+    if (!rq.sinks_fed) {
+        *err = mta_bind_msg("the trace's times go back somewhere: its allocations need the "
+                            "whole model", NULL);
+        goto fail;
+    }
+    qsort(r->v, r->n, sizeof *r->v, by_seq);
+    b = mta_bind_select_with(r->m, f, filter, t, 1, err);   /* (takes f) */
+    f = NULL;
+    if (!b)
+        goto fail;
+    r->allocs = malloc((r->n ? r->n : 1) * sizeof *r->allocs);
+    r->sites = malloc((r->n ? r->n : 1) * sizeof *r->sites);
+    if (!r->allocs || !r->sites)
+        goto fail;
+    const mt_selection *s = mt_bind_selection(b);
+    const mt_node *nodes = mt_selection_nodes(s);
+    for (size_t i = 0; i < r->n; i++) {
+        r->allocs[i] = r->v[i].a;
+        mt_node_id node = mt_selection_node_of(s, r->v[i].a.stack);
+        r->sites[i] = node ? nodes[node].frame : MT_NO_FRAME;
+    }
+    free(r->v);
+    r->v = NULL;
+    mt_bind_sel_free(b);
+    return r;
+fail:
+    if (!*err)
+        *err = mta_bind_msg("out of memory", NULL);
+    mt_bind_sel_free(b);
+    mt_bind_rows_free(r);
+    mt_filter_free(f);
+    return NULL;
+}
+
+size_t mt_bind_rows_n(const mt_bind_rows *r)
+{
+    return r->n;
+}
+
+const mt_alloc *mt_bind_rows_allocs(const mt_bind_rows *r)
+{
+    return r->allocs;
+}
+
+const uint32_t *mt_bind_rows_sites(const mt_bind_rows *r)
+{
+    return r->sites;
+}
+
+const mt_model *mt_bind_rows_model(const mt_bind_rows *r)
+{
+    return r->m;
+}
+
+void mt_bind_rows_free(mt_bind_rows *r)
+{
+    if (!r)
+        return;
+    mt_model_free(r->m);
+    free(r->v);
+    free(r->allocs);
+    free(r->sites);
+    free(r);
+}
