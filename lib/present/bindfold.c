@@ -92,19 +92,25 @@ mt_bind_sel *mt_bind_select_read(const mt_model *base, const char *const *paths,
 
 /* ------------------------------------------------------------------------ */
 /* The curve                                                                 */
+/*
+ * A filter that leaves allocations out is read first, folded with the
+ * filter (its stack clauses, live:peak...), into one bit per selected
+ * allocation; then the events in file order into the curve: by the codec
+ * alone for one file (mt_scan_events), by a folded read of the merged
+ * stream for several.
+ */
 
 typedef struct curve_run {
-    mt_stream_filter *sf;
     mt_curve_acc *acc;
-    uint64_t *bits;          /* the selected allocations by index, when noted */
+    uint64_t *bits;          /* the selected allocations by index; NULL: all */
     size_t n_bits;
-    int note;                /* this pass notes the selected ones (no curve) */
-    int from_bits;           /* this pass reads them from bits */
-    char *err;
 } curve_run;
 
-static int set_bit(curve_run *r, uint64_t seq)
+static int set_bit(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq)
 {
+    (void)m;
+    (void)a;
+    curve_run *r = ctx;
     if (seq / 64 >= r->n_bits) {
         size_t n = r->n_bits ? r->n_bits : 1024;
         while (n <= seq / 64)
@@ -120,70 +126,50 @@ static int set_bit(curve_run *r, uint64_t seq)
     return 0;
 }
 
-/* 1, 0, or -1 (r->err: a regex over its limits; NULL: out of memory). */
-static int curve_selected(curve_run *r, const mt_model *m, const mt_alloc *a, uint64_t seq)
+static int curve_event(void *ctx, mt_timedelta t, uint64_t seq, uint64_t samples, int collect,
+                       mt_timedelta alloc_time)
 {
-    if (r->from_bits)
-        return seq / 64 < r->n_bits && (r->bits[seq / 64] >> (seq % 64) & 1);
-    return mt_stream_filter_passes(r->sf, m, a, &r->err);
+    (void)alloc_time;
+    curve_run *r = ctx;
+    int p = !r->bits || (seq / 64 < r->n_bits && (r->bits[seq / 64] >> (seq % 64) & 1));
+    int64_t d = collect ? -(int64_t)samples : (int64_t)samples;
+    mt_curve_acc_event(r->acc, t, d, p ? d : 0, p && !collect ? samples : 0);
+    return 0;
 }
 
 static int curve_alloc(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq)
 {
-    curve_run *r = ctx;
-    int p = curve_selected(r, m, a, seq);
-    if (p < 0)
-        return -1;
-    int64_t s = (int64_t)a->n_samples;
-    mt_curve_acc_event(r->acc, a->time, s, p ? s : 0, p ? a->n_samples : 0);
-    return 0;
+    (void)m;
+    return curve_event(ctx, a->time, seq, a->n_samples, 0, a->time);
 }
 
 static int curve_done(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq)
 {
-    curve_run *r = ctx;
-    if (!r->note && a->collect == MT_TIME_NEVER)
+    (void)m;
+    if (a->collect == MT_TIME_NEVER)
         return 0;   /* live at the end: no event */
-    int p = curve_selected(r, m, a, seq);
-    if (p < 0)
-        return -1;
-    if (r->note)
-        return p ? set_bit(r, seq) : 0;
-    int64_t s = (int64_t)a->n_samples;
-    mt_curve_acc_event(r->acc, a->collect, -s, p ? -s : 0, 0);
-    return 0;
+    return curve_event(ctx, a->collect, seq, a->n_samples, 1, a->time);
 }
 
-/* One folded pass of every allocation through r. 0, or -1 with *err. */
-static int curve_pass(curve_run *r, const char *const *paths, size_t n, const mt_filter *f,
-                      char **err)
+/* A folded read of the traces for sink (filter f; NULL: all, shallow
+ * stacks). 0, or -1 with *err. */
+static int curve_read(const mt_model *base, const char *const *paths, size_t n,
+                      const mt_filter *f, const mt_sink *sink, char **err)
 {
-    mt_read_request rq = query_request(NULL, paths, n, NULL, MT_TIME_END);
-    rq.max_depth = mt_filter_uses_stacks(f) ? 0 : 1;
-    mt_sink sink = {.on_alloc = r->note ? NULL : curve_alloc, .on_done = curve_done, .ctx = r};
-    rq.sinks = &sink;
+    mt_read_request rq = query_request(base, paths, n, f, MT_TIME_END);
+    rq.max_depth = f && mt_filter_uses_stacks(f) ? 0 : 1;
+    rq.sinks = sink;
     rq.n_sinks = 1;
+    rq.sinks_filtered = 1;
     mt_model *m = mt_read(&rq, err);
-    if (m && !r->from_bits && mt_stream_filter_sync(r->sf, m, &r->err) < 0) {
-        mt_model_free(m);
-        m = NULL;
-    }
     if (m && (!rq.sinks_fed || !mt_model_peak_known(m))) {
-        mt_model_free(m);
-        m = NULL;
         *err = mta_bind_msg("the trace's times go back somewhere: its curve needs the whole "
                             "model", NULL);
-    }
-    if (!m) {
-        if (r->err) {
-            free(*err);
-            *err = r->err;
-            r->err = NULL;
-        }
+        mt_model_free(m);
         return -1;
     }
     mt_model_free(m);
-    return 0;
+    return m ? 0 : -1;
 }
 
 size_t mt_bind_curve_read(const mt_model *base, const char *const *paths, size_t n,
@@ -203,20 +189,29 @@ size_t mt_bind_curve_read(const mt_model *base, const char *const *paths, size_t
     curve_run r = {0};
     size_t k = 0;
     mt_curve *c = NULL;
-    r.sf = mt_stream_filter_new(f, mt_model_peak_known(base) ? mt_model_peak_time(base) : 0);
+    mt_stream_filter *sf = mt_stream_filter_new(f, 0);
     r.acc = mt_curve_acc_new(buckets + 1, width);
-    if (!r.sf || !r.acc)
+    if (!sf || !r.acc)
         goto out;
-    if (!mt_stream_filter_at_alloc(r.sf)) {
-        /* the selection needs the blocks' ends: note it, then draw */
-        r.note = 1;
-        if (curve_pass(&r, paths, n, f, err) < 0)
+    if (!mt_stream_filter_keeps_all(sf)) {
+        /* which allocations pass: a bit each */
+        mt_sink note = {.on_done = set_bit, .ctx = &r};
+        if (curve_read(base, paths, n, f, &note, err) < 0)
             goto out;
-        r.note = 0;
-        r.from_bits = 1;
+        if (!r.bits && set_bit(&r, 0, NULL, 0) == 0)
+            r.bits[0] = 0;   /* none passes */
+        if (!r.bits)
+            goto out;
     }
-    if (curve_pass(&r, paths, n, f, err) < 0)
-        goto out;
+    if (n == 1) {
+        mt_scan_result res;
+        if (mt_scan_events(paths[0], curve_event, &r, NULL, NULL, &res, err) < 0)
+            goto out;
+    } else {
+        mt_sink draw = {.on_alloc = curve_alloc, .on_done = curve_done, .ctx = &r};
+        if (curve_read(base, paths, n, NULL, &draw, err) < 0)
+            goto out;
+    }
     c = mt_curve_acc_result(r.acc, mt_model_bytes_per_sample(base),
                             mt_model_info(base)->sample_rate);
     for (; c && k < buckets && k < c->n; k++) {
@@ -229,10 +224,9 @@ out:
         *err = mta_bind_msg("out of memory", NULL);
     mt_curve_free(c);
     mt_curve_acc_free(r.acc);
-    mt_stream_filter_free(r.sf);
+    mt_stream_filter_free(sf);
     mt_filter_free(f);
     free(r.bits);
-    free(r.err);
     return k;
 }
 
