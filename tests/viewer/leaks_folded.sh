@@ -62,8 +62,8 @@ for s in cli["sites"]:
     assert abs(v["growth"] - g) <= 1e-5 * max(1, abs(g)), (v, s)
     assert abs(v["live_end"] - s["live_end_bytes"]) <= 1e-5 * max(1, s["live_end_bytes"]), (v, s)
 PY
-    stop_viewer; stop_viewer; stop_viewer
 done
+# (the viewers are stopped on exit: lib.inc)
 check "growing: leak_session is the one suspect, cache_put and handle are not" python3 - \
     "$MT_TMP/g.cli" <<'PY'
 import json, sys
