@@ -102,6 +102,11 @@ mt_bind_sel *mt_bind_select_read(const mt_model *base, const char *const *paths,
 size_t mt_bind_curve_read(const mt_model *base, const char *const *paths, size_t n,
                           const char *filter, size_t buckets, int64_t *time, double *total,
                           double *filtered, char **err);
+/* mt_bind_stats_json of the traces read again, folded with the filter
+ * (and, when it leaves allocations out, once more for their own peak).
+ * NULL with *err on failure. */
+char *mt_bind_stats_read(const mt_model *base, const char *const *paths, size_t n,
+                         const char *filter, const char *at, char **err);
 /* The allocations that pass a filter (live measured at `at`), read from
  * the traces folded and kept alone: in file order, as mt_alloc records
  * whose stack nodes are those of the base's trie, with each one's site

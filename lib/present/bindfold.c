@@ -2,13 +2,14 @@
  * bindfold.c - the binding's queries of big traces (memtrace/bind.h, "big
  * traces"): each one a folded read of mt_read for its filter and time
  * instead of a selection of the whole model; the curve fed in file order
- * from the read's sinks (the same buckets as mt_query_curve), the
- * allocations that pass a filter kept alone.
+ * (the same buckets as mt_query_curve), the statistics from the engine's
+ * accumulator, the allocations that pass a filter kept alone.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "bindsel.h"
+#include "memtrace/present.h"
 #include "memtrace/stream.h"
 
 static void quiet(void *ctx, const char *msg)
@@ -172,6 +173,19 @@ static int curve_read(const mt_model *base, const char *const *paths, size_t n,
     return m ? 0 : -1;
 }
 
+/* The events of every allocation into r->acc, in file order. 0, or -1
+ * with *err. */
+static int curve_draw(curve_run *r, const mt_model *base, const char *const *paths, size_t n,
+                      char **err)
+{
+    if (n == 1) {
+        mt_scan_result res;
+        return mt_scan_events(paths[0], curve_event, r, NULL, NULL, &res, err);
+    }
+    mt_sink draw = {.on_alloc = curve_alloc, .on_done = curve_done, .ctx = r};
+    return curve_read(base, paths, n, NULL, &draw, err);
+}
+
 size_t mt_bind_curve_read(const mt_model *base, const char *const *paths, size_t n,
                           const char *filter, size_t buckets, int64_t *time, double *total,
                           double *filtered, char **err)
@@ -203,15 +217,8 @@ size_t mt_bind_curve_read(const mt_model *base, const char *const *paths, size_t
         if (!r.bits)
             goto out;
     }
-    if (n == 1) {
-        mt_scan_result res;
-        if (mt_scan_events(paths[0], curve_event, &r, NULL, NULL, &res, err) < 0)
-            goto out;
-    } else {
-        mt_sink draw = {.on_alloc = curve_alloc, .on_done = curve_done, .ctx = &r};
-        if (curve_read(base, paths, n, NULL, &draw, err) < 0)
-            goto out;
-    }
+    if (curve_draw(&r, base, paths, n, err) < 0)
+        goto out;
     c = mt_curve_acc_result(r.acc, mt_model_bytes_per_sample(base),
                             mt_model_info(base)->sample_rate);
     for (; c && k < buckets && k < c->n; k++) {
@@ -228,6 +235,106 @@ out:
     mt_filter_free(f);
     free(r.bits);
     return k;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Statistics                                                                */
+/*
+ * The selected allocations into the engine's stats accumulator as a read
+ * folded with the filter gives them (and, when the filter leaves some out,
+ * a bit each); then, for those, their own peak from a curve of one bucket
+ * drawn as the curve above: the figures of mt_query_stats.
+ */
+
+typedef struct stats_run {
+    mt_stats_acc *acc;
+    curve_run *marks;        /* NULL: everything passes */
+} stats_run;
+
+static int stats_done(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq)
+{
+    stats_run *r = ctx;
+    if (mt_stats_acc_add(r->acc, m, a) < 0)
+        return -1;
+    return r->marks ? set_bit(r->marks, m, a, seq) : 0;
+}
+
+static int write_stats(FILE *out, const mt_model *m, const mt_stats *st, const mt_histogram *hs,
+                       const mt_histogram *hl, mt_timedelta live_at)
+{
+    return mt_report_stats_figures(out, m, st, hs, hl, mt_model_resolve_time(m, live_at), NULL, 1);
+}
+
+char *mt_bind_stats_read(const mt_model *base, const char *const *paths, size_t n,
+                         const char *filter, const char *at, char **err)
+{
+    mt_filter *f;
+    mt_timedelta t;
+    if (mta_bind_parse(filter, at, &f, &t, err) < 0)
+        return NULL;
+    mt_timedelta live_at = t == MT_TIME_PEAK ? mt_model_peak_time(base) : t;
+    curve_run marks = {0};
+    stats_run r = {mt_stats_acc_new(live_at), NULL};
+    mt_stream_filter *sf = mt_stream_filter_new(f, 0);
+    mt_model *m = NULL;
+    mt_histogram *hs = NULL, *hl = NULL;
+    mt_curve *c = NULL;
+    char *text = NULL;
+    size_t len = 0;
+    mt_stats st;
+    if (!r.acc || !sf)
+        goto out;
+    if (!mt_stream_filter_keeps_all(sf))
+        r.marks = &marks;
+    mt_read_request rq = query_request(base, paths, n, f, MT_TIME_END);
+    rq.max_depth = mt_filter_uses_stacks(f) ? 0 : 1;
+    mt_sink sink = {.on_done = stats_done, .ctx = &r};
+    rq.sinks = &sink;
+    rq.n_sinks = 1;
+    rq.sinks_filtered = 1;   /* the selected allocations alone */
+    if (!(m = mt_read(&rq, err)))
+        goto out;
+    if (!rq.sinks_fed) {
+        *err = mta_bind_msg("the trace's times go back somewhere: its statistics need the "
+                            "whole model", NULL);
+        goto out;
+    }
+    if (mt_stats_acc_finish(r.acc, m, &st, &hs, &hl) < 0)
+        goto out;
+    if (st.total.allocs != st.allocs) {
+        /* the selected allocations' own peak */
+        if (!marks.bits && set_bit(&marks, m, NULL, 0) == 0)
+            marks.bits[0] = 0;   /* none passes */
+        if (!marks.bits || !(marks.acc = mt_curve_acc_new(1, 1)) ||
+            curve_draw(&marks, base, paths, n, err) < 0 ||
+            !(c = mt_curve_acc_result(marks.acc, 1.0, mt_model_info(m)->sample_rate)))
+            goto out;
+        st.peak_filtered = c->peak_filtered_est;
+        mt_peak_scale(&st.peak_filtered, mt_model_bytes_per_sample(m));
+        st.peak_filtered_bytes = st.peak_filtered.bytes;
+        st.peak_filtered_time = c->peak_filtered_time;
+    }
+    FILE *out = open_memstream(&text, &len);
+    if (!out)
+        goto out;
+    int rc = write_stats(out, m, &st, hs, hl, live_at);
+    if (fclose(out) != 0 || rc < 0) {
+        free(text);
+        text = NULL;
+    }
+out:
+    if (!text && !*err)
+        *err = mta_bind_msg("out of memory", NULL);
+    mt_curve_free(c);
+    mt_curve_acc_free(marks.acc);
+    free(marks.bits);
+    mt_histogram_free(hs);
+    mt_histogram_free(hl);
+    mt_model_free(m);
+    mt_stream_filter_free(sf);
+    mt_stats_acc_free(r.acc);
+    mt_filter_free(f);
+    return text;
 }
 
 /* ------------------------------------------------------------------------ */

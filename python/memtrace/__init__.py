@@ -10,9 +10,9 @@
 
 A trace larger than fold_above bytes (memtrace.open(path, fold_above=...),
 default FOLD_ABOVE: 128 MiB, the viewer's --fold-above) is not loaded
-whole: top(), curve() and allocations(filter) read it again, folded, for
-each call (memory for its live blocks and distinct stacks, and for the
-rows asked for), with the same answers.
+whole: top(), stats(), curve() and allocations(filter) read it again,
+folded, for each call (memory for its live blocks and distinct stacks, and
+for the rows asked for), with the same answers.
 
 Everything is computed by the C analysis library (libmemtrace-analyze.so,
 through ctypes): the per-allocation columns are numpy arrays over the C
@@ -198,8 +198,8 @@ class Trace:
         return self._folded
 
     def _whole_model(self):
-        """The whole model (stats() and diff() need it): loaded on first
-        use for a folded trace."""
+        """The whole model (diff() needs it): loaded on first use for a
+        folded trace."""
         self._check()
         if not self._folded:
             return self._model
@@ -431,9 +431,18 @@ class Trace:
 
     def stats(self, filter=None, at=None):
         """`memtrace stats --json` of the allocations passing the filter, as a
-        dict (of the whole model: a folded trace is loaded whole for it)."""
+        dict. A folded trace is read again for it."""
         self._check()
-        sel = _Selection(self, filter, at, whole=True)
+        if self._folded:
+            err = ctypes.c_void_p()
+            text = _lib.take_text(_reading(
+                _lib.stats_read, self._model, self._arr, len(self.paths),
+                _c_str(filter or "", "the filter"),
+                _c_str(at or "end", "at") if at is not None else None, ctypes.byref(err)))
+            if text is None:
+                raise MemtraceError(_lib.take_error(err, "out of memory"))
+            return json.loads(text)
+        sel = _Selection(self, filter, at)
         return json.loads(_lib.take_text(_lib.stats_json(sel.ptr)))
 
     def curve(self, n=500, filter=None):

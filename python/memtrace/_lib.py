@@ -97,6 +97,8 @@ select_read = _fn("mt_bind_select_read", c_void_p, c_void_p, c_paths, c_size_t, 
                   c_char_p, c_int, c_err)
 curve_read = _fn("mt_bind_curve_read", c_size_t, c_void_p, c_paths, c_size_t, c_char_p, c_size_t,
                  c_int64_p, c_double_p, c_double_p, c_err)
+stats_read = _fn("mt_bind_stats_read", c_void_p, c_void_p, c_paths, c_size_t, c_char_p, c_char_p,
+                 c_err)
 rows_read = _fn("mt_bind_rows_read", c_void_p, c_paths, c_size_t, c_char_p, c_char_p, c_err)
 rows_n = _fn("mt_bind_rows_n", c_size_t, c_void_p)
 rows_allocs = _fn("mt_bind_rows_allocs", c_void_p, c_void_p)

@@ -1,6 +1,6 @@
 #!/bin/sh
 # big.sh - the Python package on traces it reads folded (memtrace.open's
-# fold_above, forced to 0 here on small traces): top(), curve(),
+# fold_above, forced to 0 here on small traces): top(), stats(), curve(),
 # allocations(filter) and stacks() give exactly what the whole model gives
 # (fixtures, filters that need the blocks' ends, stack clauses, live:peak,
 # several traces aggregated), and the known answers of a real program
@@ -35,6 +35,10 @@ def same(what, f):
         return False
 
 
+def check_equal(a, b):
+    assert a == b, "%s != %s" % (a, b)
+
+
 def compare(name, paths, filters):
     w = memtrace.open(*paths, fold_above=None)
     f = memtrace.open(*paths, fold_above=0)
@@ -46,6 +50,9 @@ def compare(name, paths, filters):
             a, b = w.top(by=by, filter=flt, at=at), f.top(by=by, filter=flt, at=at)
             ok &= same("top %s at %s" % (by, at), lambda: pd.testing.assert_frame_equal(a, b))
             ok &= a.attrs == b.attrs
+        for at in (None, "peak", "1ms"):
+            ok &= same("stats at %s" % at, lambda: check_equal(w.stats(flt, at=at),
+                                                             f.stats(flt, at=at)))
         for n in (1, 7, 500):
             ok &= same("curve(%d)" % n, lambda: pd.testing.assert_frame_equal(
                 w.curve(n, filter=flt), f.curve(n, filter=flt)))
@@ -54,7 +61,7 @@ def compare(name, paths, filters):
             ok &= same("allocations at %s" % at, lambda: pd.testing.assert_frame_equal(a, b))
         ok &= same("stacks", lambda: pd.testing.assert_series_equal(w.stacks(a["stack"]),
                                                                     f.stacks(b["stack"])))
-        check(ok, "%s, filter %r: top, curve, allocations and stacks as the whole model's "
+        check(ok, "%s, filter %r: top, stats, curve, allocations and stacks as the whole model's "
               "(%d rows)" % (name, flt, len(a)))
     w.close()
     f.close()
@@ -71,7 +78,7 @@ small = memtrace.open(os.path.join(fx, "leak.ctf"))
 check(not small.folded, "a small trace is loaded whole by default (under FOLD_ABOVE)")
 big = memtrace.open(os.path.join(fx, "leak.ctf"), fold_above=0)
 check(big.stats() == small.stats() and big.stats("size:>=32") == small.stats("size:>=32"),
-      "stats() of a folded trace (loaded whole for it) is the whole model's")
+      "stats() of a folded trace is the whole model's")
 check(same("diff", lambda: pd.testing.assert_frame_equal(
     big.diff(memtrace.open(os.path.join(fx, "prodcons.ctf"), fold_above=0)),
     small.diff(memtrace.open(os.path.join(fx, "prodcons.ctf"))))),
