@@ -96,6 +96,12 @@ mt_model *mt_bind_open_folded(const char *const *paths, size_t n, int *folded, c
  * model it reads. */
 mt_bind_sel *mt_bind_select_read(const mt_model *base, const char *const *paths, size_t n,
                                  const char *filter, const char *at, int sites, char **err);
+/* A selection for mt_bind_diff_json of the traces read again, folded with
+ * the sums the comparison needs by measure `by` (as mt_bind_diff_json
+ * takes it) for its side: 0 base, 1 new. */
+mt_bind_sel *mt_bind_select_diff_read(const mt_model *base, const char *const *paths, size_t n,
+                                      const char *filter, const char *at, const char *by,
+                                      int side, char **err);
 /* mt_bind_curve of the traces read again (one folded pass, two when the
  * filter needs the blocks' ends: live:, collect:, lifetime:). Returns the
  * number of buckets written, 0 with *err on failure. */

@@ -86,6 +86,7 @@ void mt_bind_sel_free(mt_bind_sel *b)
     mt_selection_free(b->s);
     mt_filter_free(b->f);
     mt_plumbing_free(b->p);
+    mt_diff_fold_free(b->fold);
     mt_model_free(b->own);
     free(b->filter_text);
     free(b);
@@ -233,7 +234,7 @@ char *mt_bind_model_stacks(const mt_model *m, const uint32_t *nodes, size_t n, s
 }
 
 /* --by names as the CLI takes them (report_metric), else the metric's own name. */
-static int metric_of(const char *by)
+int mta_bind_metric(const char *by)
 {
     static const struct { const char *name; mt_metric m; } cli[] = {
         {"alloc", MT_METRIC_ALLOC_BYTES}, {"count", MT_METRIC_ALLOC_OBJECTS},
@@ -261,7 +262,7 @@ char *mt_bind_top_json(const mt_bind_sel *b, const char *by, size_t limit, size_
                        char **err)
 {
     *err = NULL;
-    int metric = metric_of(by ? by : "alloc");
+    int metric = mta_bind_metric(by ? by : "alloc");
     if (metric < 0) {
         *err = mta_bind_msg("unknown measure", by);
         return NULL;
@@ -299,7 +300,7 @@ char *mt_bind_diff_json(const mt_bind_sel *base, const mt_bind_sel *new_, const 
                         const char *key, double alpha, char **err)
 {
     *err = NULL;
-    int metric = metric_of(by ? by : "alloc");
+    int metric = mta_bind_metric(by ? by : "alloc");
     if (metric != MT_METRIC_ALLOC_BYTES && metric != MT_METRIC_ALLOC_OBJECTS &&
         metric != MT_METRIC_LIVE_BYTES && metric != MT_METRIC_LIVE_OBJECTS) {
         *err = mta_bind_msg("diff compares alloc, count, live or live_count, not", by);
@@ -322,6 +323,8 @@ char *mt_bind_diff_json(const mt_bind_sel *base, const mt_bind_sel *new_, const 
     }
     mt_diff_side sb = mt_diff_side_all(base->s, base->at);
     mt_diff_side sn = mt_diff_side_all(new_->s, new_->at);
+    sb.fold = base->fold;   /* a folded read's sums, or NULL */
+    sn.fold = new_->fold;
     mt_diff_options o = {(mt_metric)metric, k, alpha};
     mt_diff *d = mt_diff_compute(&sb, &sn, &o);
     if (!d)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "bindsel.h"
+#include "memtrace/compare.h"
 #include "memtrace/present.h"
 #include "memtrace/stream.h"
 
@@ -38,6 +39,11 @@ mt_model *mt_bind_open_folded(const char *const *paths, size_t n, int *folded, c
     }
     *folded = m != NULL;
     return m;
+}
+
+static void reset_sums(void *ctx)
+{
+    mt_diff_fold_reset(ctx);
 }
 
 /* A folded read of the traces for filter f at live time at, whole stacks,
@@ -88,6 +94,54 @@ mt_bind_sel *mt_bind_select_read(const mt_model *base, const char *const *paths,
         return NULL;
     }
     b->own = m;
+    return b;
+}
+
+mt_bind_sel *mt_bind_select_diff_read(const mt_model *base, const char *const *paths, size_t n,
+                                      const char *filter, const char *at, const char *by,
+                                      int side, char **err)
+{
+    *err = NULL;
+    int metric = mta_bind_metric(by ? by : "alloc");
+    if (metric < 0) {
+        *err = mta_bind_msg("unknown measure", by);
+        return NULL;
+    }
+    mt_filter *f;
+    mt_timedelta t;
+    if (mta_bind_parse(filter, at, &f, &t, err) < 0)
+        return NULL;
+    mt_diff_side spec = mt_diff_side_all(NULL, t);
+    mt_diff_fold *sums = mt_diff_fold_new(side ? NULL : &spec, side ? &spec : NULL,
+                                          (mt_metric)metric);
+    if (!sums) {
+        mt_filter_free(f);
+        return NULL;
+    }
+    mt_read_request rq = query_request(base, paths, n, f, t);
+    mt_sink sink = {.on_done = mt_diff_fold_alloc, .on_reset = reset_sums, .ctx = sums};
+    rq.sinks = &sink;
+    rq.n_sinks = 1;
+    mt_model *m = mt_read(&rq, err);
+    if (m && !rq.sinks_fed) {
+        *err = mta_bind_msg("the trace's times go back somewhere: diff needs the whole model",
+                            NULL);
+        mt_model_free(m);
+        m = NULL;
+    }
+    if (!m) {
+        mt_diff_fold_free(sums);
+        mt_filter_free(f);
+        return NULL;
+    }
+    mt_bind_sel *b = mta_bind_select_with(m, f, filter, t, 1, err);
+    if (!b) {
+        mt_diff_fold_free(sums);
+        mt_model_free(m);
+        return NULL;
+    }
+    b->own = m;
+    b->fold = sums;
     return b;
 }
 

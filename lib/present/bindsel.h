@@ -15,8 +15,11 @@ struct mt_bind_sel {
     mt_selection *s;
     mt_timedelta at;
     char *filter_text;
+    struct mt_diff_fold *fold;   /* the sums diff needs of a folded read, or NULL */
 };
 
+/* The measure named as --by takes it ("alloc", "live", ...), or -1. */
+int mta_bind_metric(const char *by);
 /* "what: detail" (or "what"), malloc'd; NULL when out of memory. */
 char *mta_bind_msg(const char *what, const char *detail);
 /* A query's filter and time ("end", "peak", "2.5s"; NULL: end) parsed:

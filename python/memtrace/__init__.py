@@ -10,7 +10,7 @@
 
 A trace larger than fold_above bytes (memtrace.open(path, fold_above=...),
 default FOLD_ABOVE: 128 MiB, the viewer's --fold-above) is not loaded
-whole: top(), stats(), curve() and allocations(filter) read it again,
+whole: top(), stats(), curve(), diff() and allocations(filter) read it again,
 folded, for each call (memory for its live blocks and distinct stacks, and
 for the rows asked for), with the same answers.
 
@@ -144,18 +144,23 @@ def _pd():
 class _Selection:
     """A C selection (filter, live time, plumbing cut) freed with the object."""
 
-    def __init__(self, trace, filter, at, sites=True, whole=False):
+    def __init__(self, trace, filter, at, sites=True, diff=None):
         err = ctypes.c_void_p()
         self._trace = trace
         ftext = _c_str(filter or "", "the filter")
         attext = _c_str(at or "end", "at") if at is not None else None
-        if trace._folded and not whole:
+        if trace._folded and diff is not None:
+            # read again with the sums diff needs of this side: (by, 0 base or 1 new)
+            self.ptr = _reading(_lib.select_diff_read, trace._model, trace._arr,
+                                len(trace.paths), ftext, attext, _c_str(diff[0], "by"), diff[1],
+                                ctypes.byref(err))
+        elif trace._folded:
             # read again, folded for this filter and time
             self.ptr = _reading(_lib.select_read, trace._model, trace._arr, len(trace.paths),
                                 ftext, attext, 1 if sites else 0, ctypes.byref(err))
         else:
-            model = trace._whole_model() if whole else trace._model
-            self.ptr = _lib.select(model, ftext, attext, 1 if sites else 0, ctypes.byref(err))
+            self.ptr = _lib.select(trace._model, ftext, attext, 1 if sites else 0,
+                                   ctypes.byref(err))
         if not self.ptr:
             raise MemtraceError(_lib.take_error(err, "out of memory"))
 
@@ -170,7 +175,7 @@ class Trace:
     big one (folded) is read again for each query."""
 
     def __init__(self, *paths, fold_above=FOLD_ABOVE):
-        self._model = self._whole = None
+        self._model = None
         self._folded = False
         if not paths:
             raise MemtraceError("memtrace.open: no trace given")
@@ -197,24 +202,8 @@ class Trace:
         again, folded (open's fold_above)."""
         return self._folded
 
-    def _whole_model(self):
-        """The whole model (diff() needs it): loaded on first use for a
-        folded trace."""
-        self._check()
-        if not self._folded:
-            return self._model
-        if not self._whole:
-            err = ctypes.c_void_p()
-            self._whole = _reading(_lib.bind_open, self._arr, len(self.paths), ctypes.byref(err))
-            if not self._whole:
-                raise MemtraceError(_lib.take_error(err, "cannot read " + ", ".join(self.paths)))
-        return self._whole
-
     def close(self):
         """Frees the model now (it is freed with the object otherwise)."""
-        if getattr(self, "_whole", None):
-            _lib.model_free(self._whole)
-            self._whole = None
         if getattr(self, "_model", None):
             _lib.model_free(self._model)
             self._model = None
@@ -479,14 +468,14 @@ class Trace:
         """What changed from this trace (base) to other (new), as
         `memtrace diff --json`: one row per entry with base, new, delta, se,
         z, p, p_adj, significant. Significance is Holm-corrected. A folded
-        trace is loaded whole for it."""
+        trace is read again for it."""
         self._check()
         other._check()
         pd = _pd()
         if at is not None and by == "alloc":
             by = "live"
-        a = _Selection(self, filter, at, whole=True)
-        b = _Selection(other, filter, at, whole=True)
+        a = _Selection(self, filter, at, diff=(by, 0))
+        b = _Selection(other, filter, at, diff=(by, 1))
         err = ctypes.c_void_p()
         text = _lib.take_text(_lib.diff_json(a.ptr, b.ptr, _c_str(by, "by"), _c_str(key, "key"),
                                              float(alpha), ctypes.byref(err)))

@@ -95,6 +95,8 @@ c_paths = ctypes.POINTER(c_char_p)
 open_folded = _fn("mt_bind_open_folded", c_void_p, c_paths, c_size_t, ctypes.POINTER(c_int), c_err)
 select_read = _fn("mt_bind_select_read", c_void_p, c_void_p, c_paths, c_size_t, c_char_p,
                   c_char_p, c_int, c_err)
+select_diff_read = _fn("mt_bind_select_diff_read", c_void_p, c_void_p, c_paths, c_size_t, c_char_p,
+                       c_char_p, c_char_p, c_int, c_err)
 curve_read = _fn("mt_bind_curve_read", c_size_t, c_void_p, c_paths, c_size_t, c_char_p, c_size_t,
                  c_int64_p, c_double_p, c_double_p, c_err)
 stats_read = _fn("mt_bind_stats_read", c_void_p, c_void_p, c_paths, c_size_t, c_char_p, c_char_p,

@@ -1,7 +1,7 @@
 #!/bin/sh
 # big.sh - the Python package on traces it reads folded (memtrace.open's
 # fold_above, forced to 0 here on small traces): top(), stats(), curve(),
-# allocations(filter) and stacks() give exactly what the whole model gives
+# diff(), allocations(filter) and stacks() give exactly what the whole model gives
 # (fixtures, filters that need the blocks' ends, stack clauses, live:peak,
 # several traces aggregated), and the known answers of a real program
 # recorded at interval 1 (every byte sampled: growing's sites allocate
@@ -79,10 +79,18 @@ check(not small.folded, "a small trace is loaded whole by default (under FOLD_AB
 big = memtrace.open(os.path.join(fx, "leak.ctf"), fold_above=0)
 check(big.stats() == small.stats() and big.stats("size:>=32") == small.stats("size:>=32"),
       "stats() of a folded trace is the whole model's")
-check(same("diff", lambda: pd.testing.assert_frame_equal(
-    big.diff(memtrace.open(os.path.join(fx, "prodcons.ctf"), fold_above=0)),
-    small.diff(memtrace.open(os.path.join(fx, "prodcons.ctf"))))),
-    "diff() of folded traces is the whole models'")
+pw = memtrace.open(os.path.join(fx, "prodcons.ctf"))
+pf = memtrace.open(os.path.join(fx, "prodcons.ctf"), fold_above=0)
+ok = True
+for kw in ({}, {"by": "live"}, {"by": "count", "key": "function"}, {"at": "peak"},
+           {"by": "live_count", "key": "path", "filter": "size:>=32"}, {"at": "1ms"},
+           {"filter": "inside:Stdlib lifetime:>1ms"}):
+    w = small.diff(pw, **kw)
+    ok &= same("diff %s" % kw, lambda: pd.testing.assert_frame_equal(big.diff(pf, **kw), w))
+    ok &= same("diff mixed %s" % kw, lambda: pd.testing.assert_frame_equal(big.diff(pw, **kw), w))
+    ok &= same("diff attrs %s" % kw, lambda: check_equal(big.diff(pf, **kw).attrs, w.attrs))
+check(ok, "diff() of folded traces (and of a folded one against a whole one) is the whole "
+      "models', for measures, keys, times and filters")
 try:
     big.allocations("size:>=32 bogus:1")
     check(False, "a bad filter raises on a folded trace")
