@@ -12,12 +12,18 @@ command -v curl >/dev/null || { echo "FAIL: curl missing (scripts/install-deps.s
 command -v python3 >/dev/null || { echo "FAIL: python3 missing (scripts/install-deps.sh test)"; exit 1; }
 P=$MT_BUILD/tests/record/progs/growing
 [ -x "$P" ] || { echo "FAIL: $P not built (make tests-build)"; exit 1; }
-"$MT_BIN" run --interval 1 -o "$MT_TMP/g.ctf" -- "$P" 4000 >/dev/null 2>&1 ||
-    { echo "FAIL: memtrace run of growing"; exit 1; }
+# (a sanitized recorder is not preloaded into a plain program: the
+# recording is the plain stage's; the viewer's code is checked in every one)
+traces=$MT_TMP/leak.ctf
+if "$MT_BIN" run --interval 1 -o "$MT_TMP/g.ctf" -- "$P" 4000 >/dev/null 2>&1; then
+    traces="$MT_TMP/g.ctf $traces"
+elif [ "${MT_STAGE:-plain}" = plain ]; then
+    echo "FAIL: memtrace run of growing"
+fi
 
 # (a copy: a folded viewer writes its allocation index beside the trace)
 cp "$MT_FIXTURES/leak.ctf" "$MT_TMP/leak.ctf"
-for t in "$MT_TMP/g.ctf" "$MT_TMP/leak.ctf"; do
+for t in $traces; do
     name=$(basename "$t" .ctf)
     "$MT_BIN" leaks --json --all -n 0 "$t" >"$MT_TMP/$name.cli" ||
         { echo "FAIL: memtrace leaks $t"; continue; }
@@ -64,8 +70,9 @@ for s in cli["sites"]:
 PY
 done
 # (the viewers are stopped on exit: lib.inc)
-check "growing: leak_session is the one suspect, cache_put and handle are not" python3 - \
-    "$MT_TMP/g.cli" <<'PY'
+[ -f "$MT_TMP/g.cli" ] &&
+    check "growing: leak_session is the one suspect, cache_put and handle are not" python3 - \
+        "$MT_TMP/g.cli" <<'PY'
 import json, sys
 cli = json.load(open(sys.argv[1]))
 sus = [s["site"]["function"] for s in cli["sites"] if s["suspect"]]
