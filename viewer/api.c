@@ -378,9 +378,10 @@ static size_t estimate(const vapi *a, size_t k, int empty_filter)
     size_t sel = vapi_selection_bytes(a->model);
     size_t tree_nodes = nodes < MT_TREE_MAX_NODES ? nodes : MT_TREE_MAX_NODES;
     size_t tree = tree_nodes * TREE_NODE_BYTES / 100 * endpoints[k].tree;
-    /* a big trace read again with a filter: another folded model */
+    /* a big trace read again with a filter (the Leaks tab: with any
+     * filter): another folded model */
     size_t reread = 0;
-    if (a->base && !empty_filter) {
+    if (a->base && (!empty_filter || endpoints[k].fn == vep_leaks)) {
         reread = mt_model_memory(a->model);
         if (a->reread_bytes > reread)
             reread = a->reread_bytes;

@@ -193,6 +193,48 @@ static vfold *fold_indexed(const vfold *base, const mt_filter *f, mt_progress_fn
     return v;
 }
 
+mt_model *vfold_read(const vfold *base, const mt_filter *f, const mt_sink *sinks, size_t n,
+                     int sinks_filtered, char **err)
+{
+    *err = NULL;
+    const mt_alloc_index *ix = vidx_get(base->index);
+    int peak = f && mt_filter_uses_peak(f);
+    const char *path = base->path;
+    mt_read_request rq = {
+        .paths = &path,
+        .n = 1,
+        .fold = 1,
+        .stream = 1,
+        .filter = f,
+        .live_at = MT_TIME_END,
+        .peak_known = peak,
+        .peak = peak ? mt_model_peak_time(base->model) : 0,
+        .sinks = sinks,
+        .n_sinks = n,
+        .on_warning = quiet_warning,
+        .sinks_filtered = sinks_filtered,
+        .index = ix,
+        .index_base = ix ? base->model : NULL,
+    };
+    mt_model *m = mt_read(&rq, err);
+    if (!m && ix && *err && !strncmp(*err, "allocation index:", 17)) {
+        /* a damaged index: the trace itself */
+        free(*err);
+        *err = NULL;
+        rq.index = NULL;
+        rq.index_base = NULL;
+        m = mt_read(&rq, err);
+    }
+    if (m && (mt_model_n_nodes(m) < mt_model_n_nodes(base->model) ||
+              mt_model_end(m) != mt_model_end(base->model))) {
+        mt_model_free(m);   /* not the trace base read: the file changed */
+        m = NULL;
+        *err = strdup("the trace file changed since it was loaded: restart the viewer to see "
+                      "the new trace");
+    }
+    return m;
+}
+
 vfold *vfold_refold(const vfold *base, const mt_filter *f, int (*unchanged)(void *ctx),
                     void *uctx, mt_progress_fn progress, void *progress_ctx, char **err,
                     int *changed)

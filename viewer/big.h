@@ -36,6 +36,15 @@ void vfold_report_index(const vfold *base);
 vfold *vfold_refold(const vfold *base, const mt_filter *f, int (*unchanged)(void *ctx),
                     void *uctx, mt_progress_fn progress, void *progress_ctx, char **err,
                     int *changed);
+/* A read of base's trace with filter f for the caller's own sinks (called
+ * on the read's thread as mt_read calls them; sinks_filtered as the
+ * request's), from base's allocation index when it has a sound one, else
+ * the trace, quietly: the same stack nodes as base's and every fold's of
+ * the same trace. Its folded model (live at the end), or NULL with a
+ * malloc'd *err (NULL: out of memory; the file no longer the one base
+ * read says so). */
+mt_model *vfold_read(const vfold *base, const mt_filter *f, const mt_sink *sinks, size_t n,
+                     int sinks_filtered, char **err);
 void vfold_free(vfold *v);
 const mt_model *vfold_model(const vfold *v);
 /* Bytes it holds (model and summaries), for the viewer's memory budget. */

@@ -561,6 +561,9 @@ size_t mt_selection_n_nodes(const mt_selection *s);
 const mt_node *mt_selection_nodes(const mt_selection *s);
 /* Stack (selection trie node) of allocation i. */
 mt_node_id mt_selection_stack_of(const mt_selection *s, size_t i);
+/* Added: the selection trie node of a model trie node (any model node:
+ * a folded model's allocation given to a sink names its stack so). */
+mt_node_id mt_selection_node_of(const mt_selection *s, mt_node_id model_node);
 /* Cost of the allocations whose stack is exactly this node (self cost). */
 const mt_cost *mt_selection_node_cost(const mt_selection *s, mt_node_id n);
 /* Frames of a selection trie node, outermost first (as mt_model_stack). */

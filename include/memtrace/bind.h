@@ -78,6 +78,55 @@ size_t mt_bind_alloc_layout(size_t out[7]);
  * (out[7]: mt_alloc.domain, an index into mt_model_domains()). */
 size_t mt_bind_alloc_offsets(size_t *out, size_t n);
 
+/* Added: big traces without the whole model. Each query reads the traces
+ * again, folded (mt_read: memory for the live blocks and the distinct
+ * stacks, not for the events), and answers as the whole model's selection
+ * would. Reader warnings go to stderr on the first read only. */
+
+/* The traces read folded: every allocation's cost per stack, live at the
+ * end, whole stacks; its header, counts, end, peak, frames and stack nodes
+ * are the whole model's (mt_bind_info_json, mt_bind_model_stacks).
+ * *folded = 1. When the traces cannot be read folded (a pipe, times that go
+ * back somewhere) the whole model instead, *folded = 0. NULL with *err on
+ * failure. */
+mt_model *mt_bind_open_folded(const char *const *paths, size_t n, int *folded, char **err);
+/* mt_bind_select of the traces read again, folded for this filter and
+ * time (base: their mt_bind_open_folded model, which serves the selection
+ * without a read for an empty filter at the end). The selection owns the
+ * model it reads. */
+mt_bind_sel *mt_bind_select_read(const mt_model *base, const char *const *paths, size_t n,
+                                 const char *filter, const char *at, int sites, char **err);
+/* A selection for mt_bind_diff_json of the traces read again, folded with
+ * the sums the comparison needs by measure `by` (as mt_bind_diff_json
+ * takes it) for its side: 0 base, 1 new. */
+mt_bind_sel *mt_bind_select_diff_read(const mt_model *base, const char *const *paths, size_t n,
+                                      const char *filter, const char *at, const char *by,
+                                      int side, char **err);
+/* mt_bind_curve of the traces read again (one folded pass, two when the
+ * filter needs the blocks' ends: live:, collect:, lifetime:). Returns the
+ * number of buckets written, 0 with *err on failure. */
+size_t mt_bind_curve_read(const mt_model *base, const char *const *paths, size_t n,
+                          const char *filter, size_t buckets, int64_t *time, double *total,
+                          double *filtered, char **err);
+/* mt_bind_stats_json of the traces read again, folded with the filter
+ * (and, when it leaves allocations out, once more for their own peak).
+ * NULL with *err on failure. */
+char *mt_bind_stats_read(const mt_model *base, const char *const *paths, size_t n,
+                         const char *filter, const char *at, char **err);
+/* The allocations that pass a filter (live measured at `at`), read from
+ * the traces folded and kept alone: in file order, as mt_alloc records
+ * whose stack nodes are those of the base's trie, with each one's site
+ * (as mt_bind_columns gives it); frames, sources and domains are named by
+ * mt_bind_rows_model. NULL with *err on failure. */
+typedef struct mt_bind_rows mt_bind_rows;
+mt_bind_rows *mt_bind_rows_read(const char *const *paths, size_t n, const char *filter,
+                                const char *at, char **err);
+size_t mt_bind_rows_n(const mt_bind_rows *r);
+const mt_alloc *mt_bind_rows_allocs(const mt_bind_rows *r);
+const uint32_t *mt_bind_rows_sites(const mt_bind_rows *r);
+const mt_model *mt_bind_rows_model(const mt_bind_rows *r);
+void mt_bind_rows_free(mt_bind_rows *r);
+
 #ifdef __cplusplus
 }
 #endif

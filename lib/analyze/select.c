@@ -611,8 +611,12 @@ int mt_selection_has(const mt_selection *s, size_t i)
 
 mt_node_id mt_selection_stack_of(const mt_selection *s, size_t i)
 {
-    mt_node_id n = s->m->whole->allocs.v[i].stack;
-    return s->map ? s->map[n] : n;
+    return mt_selection_node_of(s, s->m->whole->allocs.v[i].stack);
+}
+
+mt_node_id mt_selection_node_of(const mt_selection *s, mt_node_id model_node)
+{
+    return s->map ? s->map[model_node] : model_node;
 }
 
 size_t mt_selection_stack(const mt_selection *s, mt_node_id node, mt_frame_id *out, size_t cap)

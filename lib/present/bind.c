@@ -9,20 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "memtrace/bind.h"
+#include "bindsel.h"
 #include "memtrace/compare.h"
 #include "memtrace/present.h"
 
-struct mt_bind_sel {
-    const mt_model *m;
-    mt_filter *f;
-    mt_plumbing *p;
-    mt_selection *s;
-    mt_timedelta at;
-    char *filter_text;
-};
-
-static char *dup_msg(const char *what, const char *detail)
+char *mta_bind_msg(const char *what, const char *detail)
 {
     size_t n = strlen(what) + (detail ? strlen(detail) + 2 : 0) + 1;
     char *s = malloc(n);
@@ -35,7 +26,7 @@ mt_model *mt_bind_open(const char *const *paths, size_t n, char **err)
 {
     *err = NULL;
     if (!n) {
-        *err = dup_msg("no trace given", NULL);
+        *err = mta_bind_msg("no trace given", NULL);
         return NULL;
     }
     mt_read_request rq = {.paths = paths, .n = n};   /* every allocation: the whole model */
@@ -95,43 +86,57 @@ void mt_bind_sel_free(mt_bind_sel *b)
     mt_selection_free(b->s);
     mt_filter_free(b->f);
     mt_plumbing_free(b->p);
+    mt_diff_fold_free(b->fold);
+    mt_model_free(b->own);
     free(b->filter_text);
     free(b);
+}
+
+mt_bind_sel *mta_bind_select_with(const mt_model *m, mt_filter *f, const char *filter,
+                                  mt_timedelta at, int sites, char **err)
+{
+    *err = NULL;
+    mt_bind_sel *b = calloc(1, sizeof *b);
+    if (!b) {
+        mt_filter_free(f);
+        return NULL;
+    }
+    b->m = m;
+    b->f = f;
+    b->at = at;
+    if (!(b->filter_text = strdup(filter ? filter : "")) ||
+        (sites && !(b->p = mt_plumbing_new(1))) ||
+        !(b->s = mt_select_sites(m, b->f, b->at, b->p, err))) {
+        mt_bind_sel_free(b);
+        return NULL;
+    }
+    return b;
+}
+
+int mta_bind_parse(const char *filter, const char *at, mt_filter **f, mt_timedelta *t, char **err)
+{
+    *err = NULL;
+    *f = NULL;
+    *t = MT_TIME_END;
+    if (at && *at && mt_parse_time(at, t, err) != 0) {
+        char *e = mta_bind_msg("bad time", *err ? *err : at);
+        free(*err);
+        *err = e;
+        return -1;
+    }
+    size_t pos = 0;
+    *f = mt_filter_parse(filter ? filter : "", err, &pos);   /* the message says where */
+    return *f ? 0 : -1;
 }
 
 mt_bind_sel *mt_bind_select(const mt_model *m, const char *filter, const char *at, int sites,
                             char **err)
 {
-    *err = NULL;
-    mt_bind_sel *b = calloc(1, sizeof *b);
-    if (!b)
+    mt_filter *f;
+    mt_timedelta t;
+    if (mta_bind_parse(filter, at, &f, &t, err) < 0)
         return NULL;
-    b->m = m;
-    b->at = MT_TIME_END;
-    b->filter_text = strdup(filter ? filter : "");
-    if (at && *at && mt_parse_time(at, &b->at, err) != 0) {
-        char *e = dup_msg("bad time", *err ? *err : at);
-        free(*err);
-        *err = e;
-        mt_bind_sel_free(b);
-        return NULL;
-    }
-    size_t pos = 0;
-    b->f = mt_filter_parse(filter ? filter : "", err, &pos);
-    if (!b->f) { /* the message says where */
-        mt_bind_sel_free(b);
-        return NULL;
-    }
-    if (sites && !(b->p = mt_plumbing_new(1))) {
-        mt_bind_sel_free(b);
-        return NULL;
-    }
-    b->s = mt_select_sites(m, b->f, b->at, b->p, err);
-    if (!b->s) {
-        mt_bind_sel_free(b);
-        return NULL;
-    }
-    return b;
+    return mta_bind_select_with(m, f, filter, t, sites, err);
 }
 
 const mt_selection *mt_bind_selection(const mt_bind_sel *b)
@@ -229,7 +234,7 @@ char *mt_bind_model_stacks(const mt_model *m, const uint32_t *nodes, size_t n, s
 }
 
 /* --by names as the CLI takes them (report_metric), else the metric's own name. */
-static int metric_of(const char *by)
+int mta_bind_metric(const char *by)
 {
     static const struct { const char *name; mt_metric m; } cli[] = {
         {"alloc", MT_METRIC_ALLOC_BYTES}, {"count", MT_METRIC_ALLOC_OBJECTS},
@@ -257,9 +262,9 @@ char *mt_bind_top_json(const mt_bind_sel *b, const char *by, size_t limit, size_
                        char **err)
 {
     *err = NULL;
-    int metric = metric_of(by ? by : "alloc");
+    int metric = mta_bind_metric(by ? by : "alloc");
     if (metric < 0) {
-        *err = dup_msg("unknown measure", by);
+        *err = mta_bind_msg("unknown measure", by);
         return NULL;
     }
     top_ctx t = {b, {(mt_metric)metric, limit, callers, 1, b->filter_text, 0,
@@ -295,10 +300,10 @@ char *mt_bind_diff_json(const mt_bind_sel *base, const mt_bind_sel *new_, const 
                         const char *key, double alpha, char **err)
 {
     *err = NULL;
-    int metric = metric_of(by ? by : "alloc");
+    int metric = mta_bind_metric(by ? by : "alloc");
     if (metric != MT_METRIC_ALLOC_BYTES && metric != MT_METRIC_ALLOC_OBJECTS &&
         metric != MT_METRIC_LIVE_BYTES && metric != MT_METRIC_LIVE_OBJECTS) {
-        *err = dup_msg("diff compares alloc, count, live or live_count, not", by);
+        *err = mta_bind_msg("diff compares alloc, count, live or live_count, not", by);
         return NULL;
     }
     mt_diff_key k;
@@ -309,15 +314,17 @@ char *mt_bind_diff_json(const mt_bind_sel *base, const mt_bind_sel *new_, const 
     else if (!strcmp(key, "path"))
         k = MT_DIFF_PATH;
     else {
-        *err = dup_msg("diff keys are site, function or path, not", key);
+        *err = mta_bind_msg("diff keys are site, function or path, not", key);
         return NULL;
     }
     if (mt_model_info(base->m)->word_size != mt_model_info(new_->m)->word_size) {
-        *err = dup_msg("the traces are of different kinds (OCaml and C)", NULL);
+        *err = mta_bind_msg("the traces are of different kinds (OCaml and C)", NULL);
         return NULL;
     }
     mt_diff_side sb = mt_diff_side_all(base->s, base->at);
     mt_diff_side sn = mt_diff_side_all(new_->s, new_->at);
+    sb.fold = base->fold;   /* a folded read's sums, or NULL */
+    sn.fold = new_->fold;
     mt_diff_options o = {(mt_metric)metric, k, alpha};
     mt_diff *d = mt_diff_compute(&sb, &sn, &o);
     if (!d)

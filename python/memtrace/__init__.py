@@ -8,6 +8,12 @@
     t.curve()                               # live memory over time
     t.diff(memtrace.open("new.ctf"))        # as `memtrace diff --json`
 
+A trace larger than fold_above bytes (memtrace.open(path, fold_above=...),
+default FOLD_ABOVE: 128 MiB, the viewer's --fold-above) is not loaded
+whole: top(), stats(), curve(), diff() and allocations(filter) read it again,
+folded, for each call (memory for its live blocks and distinct stacks, and
+for the rows asked for), with the same answers.
+
 Everything is computed by the C analysis library (libmemtrace-analyze.so,
 through ctypes): the per-allocation columns are numpy arrays over the C
 model's own records, filters are the CLI's (docs/filters.md). docs/python.md
@@ -19,6 +25,7 @@ import ctypes
 import json
 import operator
 import os
+import stat as _stat
 import warnings
 
 from . import _lib
@@ -68,15 +75,31 @@ def _name_notes(info):
                       % (module, why, trace), MemtraceWarning, stacklevel=4)
 
 
-def _open_model(arr, n, err):
-    """mt_bind_open with no debuginfod server asked while the namer reads
-    (as the CLI: DEBUGINFOD_URLS is cleared for the call, then restored)."""
+def _reading(fn, *args):
+    """fn(*args), a call that reads traces, with no debuginfod server asked
+    while the namer reads (as the CLI: DEBUGINFOD_URLS is cleared for the
+    call, then restored)."""
     saved = os.environ.pop("DEBUGINFOD_URLS", None) if _lib.namer else None
     try:
-        return _lib.bind_open(arr, n, err)
+        return fn(*args)
     finally:
         if saved is not None:
             os.environ["DEBUGINFOD_URLS"] = saved
+
+
+def _regular_size(paths):
+    """The bytes of the files at paths together, or None when one is not a
+    regular file (a pipe is read once: the whole model)."""
+    total = 0
+    for p in paths:
+        try:
+            st = os.stat(p)
+        except OSError:
+            return None
+        if not _stat.S_ISREG(st.st_mode):
+            return None
+        total += st.st_size
+    return total
 
 
 def _c_str(value, what, path=False):
@@ -93,13 +116,19 @@ def _c_str(value, what, path=False):
 # 2.4 MB of columns (10^7 took 751 MB).
 CURVE_MAX_BUCKETS = 100000
 
+# Traces larger than this (bytes, the files together) are read folded for
+# each query instead of loaded whole: the viewer's --fold-above default.
+FOLD_ABOVE = 128 << 20
 
-def open(*paths):
+
+def open(*paths, fold_above=FOLD_ABOVE):
     """The traces at paths as one Trace (several: a process tree or repeated
-    runs, aggregated as the CLI does with several FILEs)."""
+    runs, aggregated as the CLI does with several FILEs). Files larger than
+    fold_above bytes together are not loaded whole (Trace.folded; None:
+    never, 0: always when they are regular files)."""
     if len(paths) == 1 and isinstance(paths[0], (list, tuple)):
         paths = tuple(paths[0])
-    return Trace(*paths)
+    return Trace(*paths, fold_above=fold_above)
 
 
 def _np():
@@ -115,12 +144,23 @@ def _pd():
 class _Selection:
     """A C selection (filter, live time, plumbing cut) freed with the object."""
 
-    def __init__(self, trace, filter, at, sites=True):
+    def __init__(self, trace, filter, at, sites=True, diff=None):
         err = ctypes.c_void_p()
         self._trace = trace
-        self.ptr = _lib.select(trace._model, _c_str(filter or "", "the filter"),
-                               _c_str(at or "end", "at") if at is not None else None,
-                               1 if sites else 0, ctypes.byref(err))
+        ftext = _c_str(filter or "", "the filter")
+        attext = _c_str(at or "end", "at") if at is not None else None
+        if trace._folded and diff is not None:
+            # read again with the sums diff needs of this side: (by, 0 base or 1 new)
+            self.ptr = _reading(_lib.select_diff_read, trace._model, trace._arr,
+                                len(trace.paths), ftext, attext, _c_str(diff[0], "by"), diff[1],
+                                ctypes.byref(err))
+        elif trace._folded:
+            # read again, folded for this filter and time
+            self.ptr = _reading(_lib.select_read, trace._model, trace._arr, len(trace.paths),
+                                ftext, attext, 1 if sites else 0, ctypes.byref(err))
+        else:
+            self.ptr = _lib.select(trace._model, ftext, attext, 1 if sites else 0,
+                                   ctypes.byref(err))
         if not self.ptr:
             raise MemtraceError(_lib.take_error(err, "out of memory"))
 
@@ -131,19 +171,36 @@ class _Selection:
 
 
 class Trace:
-    """One trace, or several aggregated. Load once, query many times."""
+    """One trace, or several aggregated. Load once, query many times; a
+    big one (folded) is read again for each query."""
 
-    def __init__(self, *paths):
+    def __init__(self, *paths, fold_above=FOLD_ABOVE):
+        self._model = None
+        self._folded = False
         if not paths:
             raise MemtraceError("memtrace.open: no trace given")
         self.paths = [os.fspath(p) for p in paths]
-        arr = (ctypes.c_char_p * len(self.paths))(*[_c_str(p, "the path", True) for p in self.paths])
+        self._arr = (ctypes.c_char_p * len(self.paths))(
+            *[_c_str(p, "the path", True) for p in self.paths])
         err = ctypes.c_void_p()
-        self._model = _open_model(arr, len(self.paths), ctypes.byref(err))
+        size = _regular_size(self.paths) if fold_above is not None else None
+        if size is not None and size > fold_above:
+            folded = ctypes.c_int()
+            self._model = _reading(_lib.open_folded, self._arr, len(self.paths),
+                                   ctypes.byref(folded), ctypes.byref(err))
+            self._folded = bool(folded.value)
+        else:
+            self._model = _reading(_lib.bind_open, self._arr, len(self.paths), ctypes.byref(err))
         if not self._model:
             raise MemtraceError(_lib.take_error(err, "cannot read " + ", ".join(self.paths)))
         self._info = json.loads(_lib.take_text(_lib.info_json(self._model)))
         _name_notes(self._info)
+
+    @property
+    def folded(self):
+        """True when the trace is not loaded whole: each query reads it
+        again, folded (open's fold_above)."""
+        return self._folded
 
     def close(self):
         """Frees the model now (it is freed with the object otherwise)."""
@@ -176,8 +233,10 @@ class Trace:
         return dict(self._info)
 
     # ------------------------------------------------------------ allocations
-    def _records(self):
-        """mt_model_allocs() as a numpy structured array (no copy)."""
+    @staticmethod
+    def _alloc_records(address, n):
+        """n mt_alloc records at address as a numpy structured array (no
+        copy)."""
         np = _np()
         offs = (ctypes.c_size_t * 8)()
         size = _lib.alloc_offsets(offs, 8)
@@ -185,28 +244,33 @@ class Trace:
         types = ["<i8", "<i8", "<u8", "<u8", "<u4", "u1", "u1", "u1"]
         dt = np.dtype({"names": names, "formats": types, "offsets": list(offs),
                        "itemsize": size})
-        n = _lib.n_allocs(self._model)
         if n == 0:
             return np.zeros(0, dtype=dt)
-        buf = (ctypes.c_char * (n * size)).from_address(_lib.allocs(self._model))
+        buf = (ctypes.c_char * (n * size)).from_address(address)
         return np.frombuffer(buf, dtype=dt, count=n)
 
-    def _domain_numbers(self):
+    def _records(self):
+        """mt_model_allocs() as a numpy structured array (no copy)."""
+        return self._alloc_records(_lib.allocs(self._model), _lib.n_allocs(self._model))
+
+    @staticmethod
+    def _domain_numbers(model):
         """The model's domain numbers by mt_alloc.domain index (numpy)."""
         np = _np()
         out = (ctypes.c_uint * _lib.MAX_DOMAINS)()
-        n = _lib.model_domains(self._model, out, _lib.MAX_DOMAINS)
+        n = _lib.model_domains(model, out, _lib.MAX_DOMAINS)
         return np.array(out[:max(n, 1)], dtype=np.uint16)
 
-    def _site_names(self, frames):
-        """Display names of frame ids (as top prints them)."""
+    @staticmethod
+    def _site_names(frames, model):
+        """Display names of frame ids of model (as top prints them)."""
         out = []
         buf = ctypes.create_string_buffer(4096)
         for f in frames:
             if f == 0xFFFFFFFF:
                 out.append("(no stack)")
             else:
-                _lib.format_frame_as(buf, len(buf), self._model, int(f), 0)
+                _lib.format_frame_as(buf, len(buf), model, int(f), 0)
                 out.append(buf.value.decode("utf-8", "replace"))
         return out
 
@@ -219,9 +283,12 @@ class Trace:
         freed), freed, kind (malloc/mmap, or the OCaml source), site (as top
         names it), stack ("outer;...;inner" function names), carried, domain
         (the OCaml 5 domain number; 0 for C traces and formats before v3).
-        `at` sets the time live: filters measure at (default end)."""
+        `at` sets the time live: filters measure at (default end). A
+        folded trace is read again for the rows that pass alone."""
         self._check()
-        np, pd = _np(), _pd()
+        np = _np()
+        if self._folded:
+            return self._allocations_read(filter, at)
         sel = _Selection(self, filter, at)
         n = _lib.columns(sel.ptr, None, None, None, 0)
         idx = np.empty(n, dtype=np.uint32)
@@ -232,16 +299,41 @@ class Trace:
         allrec = self._records()
         whole = n == len(allrec)   # every allocation selected: idx is 0..n-1
         col = lambda name: np.ascontiguousarray(allrec[name]) if whole else allrec[name][idx]
+        return self._frame(col, site, self._model)
+
+    def _allocations_read(self, filter, at):
+        """allocations() of a folded trace: the rows that pass, read again."""
+        np = _np()
+        err = ctypes.c_void_p()
+        rows = _reading(_lib.rows_read, self._arr, len(self.paths),
+                        _c_str(filter or "", "the filter"),
+                        _c_str(at or "end", "at") if at is not None else None, ctypes.byref(err))
+        if not rows:
+            raise MemtraceError(_lib.take_error(err, "out of memory"))
+        try:
+            n = _lib.rows_n(rows)
+            recs = self._alloc_records(_lib.rows_allocs(rows), n)
+            site = (np.frombuffer((ctypes.c_uint32 * n).from_address(_lib.rows_sites(rows)),
+                                  dtype=np.uint32).copy() if n else np.zeros(0, np.uint32))
+            # copies: the rows are freed below
+            return self._frame(lambda name: np.array(recs[name]), site, _lib.rows_model(rows))
+        finally:
+            _lib.rows_free(rows)
+
+    def _frame(self, col, site, model):
+        """The allocations() DataFrame from its columns (col(name) of the
+        mt_alloc fields, site frame ids), named by model."""
+        np, pd = _np(), _pd()
         collect = col("collect")
         freed = collect != np.iinfo(np.int64).max
         t = col("time") * 1e-6
         free_t = np.where(freed, collect * 1e-6, np.nan)
         samples = col("n_samples")
-        bps = _lib.bytes_per_sample(self._model)
+        bps = _lib.bytes_per_sample(model)
         usite, site_code = _dense_codes(np, site)
         source = col("source")
         usrc, src_code = _dense_codes(np, source)
-        kinds = [_lib.source_kind_name(self._model, int(v)).decode() for v in usrc]
+        kinds = [_lib.source_kind_name(model, int(v)).decode() for v in usrc]
         df = pd.DataFrame({
             "time": t,
             "size": col("size"),
@@ -251,10 +343,10 @@ class Trace:
             "lifetime": free_t - t,
             "freed": freed,
             "kind": _categorical(pd, src_code, kinds),
-            "site": _categorical(pd, site_code, self._site_names(usite)),
+            "site": _categorical(pd, site_code, self._site_names(usite, model)),
             "stack": col("stack"),
             "carried": col("carried").astype(bool),
-            "domain": self._domain_numbers()[col("domain")],
+            "domain": self._domain_numbers(model)[col("domain")],
         }, copy=False)
         return df
 
@@ -327,8 +419,18 @@ class Trace:
         return df
 
     def stats(self, filter=None, at=None):
-        """`memtrace stats --json` of the allocations passing the filter, as a dict."""
+        """`memtrace stats --json` of the allocations passing the filter, as a
+        dict. A folded trace is read again for it."""
         self._check()
+        if self._folded:
+            err = ctypes.c_void_p()
+            text = _lib.take_text(_reading(
+                _lib.stats_read, self._model, self._arr, len(self.paths),
+                _c_str(filter or "", "the filter"),
+                _c_str(at or "end", "at") if at is not None else None, ctypes.byref(err)))
+            if text is None:
+                raise MemtraceError(_lib.take_error(err, "out of memory"))
+            return json.loads(text)
         sel = _Selection(self, filter, at)
         return json.loads(_lib.take_text(_lib.stats_json(sel.ptr)))
 
@@ -346,25 +448,34 @@ class Trace:
         if not 1 <= n <= CURVE_MAX_BUCKETS:
             raise ValueError("curve: n is a number of buckets from 1 to %d, not %d"
                              % (CURVE_MAX_BUCKETS, n))
-        sel = _Selection(self, filter, None)
         t = np.zeros(n, dtype=np.int64)
         tot = np.zeros(n, dtype=np.float64)
         fil = np.zeros(n, dtype=np.float64)
-        k = _lib.curve(sel.ptr, n, t.ctypes.data_as(_lib.c_int64_p),
-                       tot.ctypes.data_as(_lib.c_double_p), fil.ctypes.data_as(_lib.c_double_p))
+        cols = (t.ctypes.data_as(_lib.c_int64_p), tot.ctypes.data_as(_lib.c_double_p),
+                fil.ctypes.data_as(_lib.c_double_p))
+        if self._folded:
+            err = ctypes.c_void_p()
+            k = _reading(_lib.curve_read, self._model, self._arr, len(self.paths),
+                         _c_str(filter or "", "the filter"), n, *cols, ctypes.byref(err))
+            if not k:
+                raise MemtraceError(_lib.take_error(err, "out of memory"))
+        else:
+            sel = _Selection(self, filter, None)
+            k = _lib.curve(sel.ptr, n, *cols)
         return pd.DataFrame({"time": t[:k] / 1e6, "total": tot[:k], "filtered": fil[:k]})
 
     def diff(self, other, by="alloc", key="site", filter=None, at=None, alpha=0.05):
         """What changed from this trace (base) to other (new), as
         `memtrace diff --json`: one row per entry with base, new, delta, se,
-        z, p, p_adj, significant. Significance is Holm-corrected."""
+        z, p, p_adj, significant. Significance is Holm-corrected. A folded
+        trace is read again for it."""
         self._check()
         other._check()
         pd = _pd()
         if at is not None and by == "alloc":
             by = "live"
-        a = _Selection(self, filter, at)
-        b = _Selection(other, filter, at)
+        a = _Selection(self, filter, at, diff=(by, 0))
+        b = _Selection(other, filter, at, diff=(by, 1))
         err = ctypes.c_void_p()
         text = _lib.take_text(_lib.diff_json(a.ptr, b.ptr, _c_str(by, "by"), _c_str(key, "key"),
                                              float(alpha), ctypes.byref(err)))

@@ -91,6 +91,22 @@ stats_json = _fn("mt_bind_stats_json", c_void_p, c_void_p)
 diff_json = _fn("mt_bind_diff_json", c_void_p, c_void_p, c_void_p, c_char_p, c_char_p,
                 c_double, c_err)
 curve = _fn("mt_bind_curve", c_size_t, c_void_p, c_size_t, c_int64_p, c_double_p, c_double_p)
+c_paths = ctypes.POINTER(c_char_p)
+open_folded = _fn("mt_bind_open_folded", c_void_p, c_paths, c_size_t, ctypes.POINTER(c_int), c_err)
+select_read = _fn("mt_bind_select_read", c_void_p, c_void_p, c_paths, c_size_t, c_char_p,
+                  c_char_p, c_int, c_err)
+select_diff_read = _fn("mt_bind_select_diff_read", c_void_p, c_void_p, c_paths, c_size_t, c_char_p,
+                       c_char_p, c_char_p, c_int, c_err)
+curve_read = _fn("mt_bind_curve_read", c_size_t, c_void_p, c_paths, c_size_t, c_char_p, c_size_t,
+                 c_int64_p, c_double_p, c_double_p, c_err)
+stats_read = _fn("mt_bind_stats_read", c_void_p, c_void_p, c_paths, c_size_t, c_char_p, c_char_p,
+                 c_err)
+rows_read = _fn("mt_bind_rows_read", c_void_p, c_paths, c_size_t, c_char_p, c_char_p, c_err)
+rows_n = _fn("mt_bind_rows_n", c_size_t, c_void_p)
+rows_allocs = _fn("mt_bind_rows_allocs", c_void_p, c_void_p)
+rows_sites = _fn("mt_bind_rows_sites", c_void_p, c_void_p)
+rows_model = _fn("mt_bind_rows_model", c_void_p, c_void_p)
+rows_free = _fn("mt_bind_rows_free", None, c_void_p)
 free = _fn("mt_bind_free", None, c_void_p)
 alloc_offsets = _fn("mt_bind_alloc_offsets", c_size_t, ctypes.POINTER(c_size_t), c_size_t)
 model_domains = _fn("mt_model_domains", c_size_t, c_void_p, ctypes.POINTER(ctypes.c_uint), c_size_t)
