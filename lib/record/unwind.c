@@ -169,11 +169,14 @@ static unw_backtrace_fn dwarf_backtrace;   /* NULL: libunwind not loaded */
 static pthread_rwlock_t dwarf_lock = PTHREAD_RWLOCK_INITIALIZER;
 static int dwarf_locked_for_fork;
 
-/* Frames above the caller of malloc that a DWARF walk sees: this function,
- * mtr_unwind, the sampler's and the entry points' frames. */
+/* Frames above the caller of malloc that a DWARF walk sees: mtr_unwind
+ * (with the walk below inlined), the sampler's and the entry points'
+ * frames. */
 #define DWARF_SLACK 16
 
-static MT_HOOK size_t dwarf_walk(uintptr_t *out, size_t max, int *truncated)
+/* Inlined into mtr_unwind: one frame fewer for libunwind to walk and
+ * discard. */
+static inline __attribute__((always_inline)) size_t dwarf_walk(uintptr_t *out, size_t max, int *truncated)
 {
     size_t cap = max + DWARF_SLACK + 1;
     void *buf[cap];
