@@ -11,7 +11,9 @@
  * call the allocator. free() loads one bit of the sampled-block filter
  * (sampled.h) before calling the allocator's free; only when it is set,
  * the bit of the block's line, and only then the table. Everything else is in
- * sampler.c.
+ * sampler.c. The slow paths are functions of their own, so that the entry
+ * points keep no frame and end in a jump (docs/PERFORMANCE.md counts their
+ * instructions).
  *
  * Accounting: malloc(0) counts 1 byte; calloc(n, m) counts n*m;
  * realloc(p, s) counts s (it is the free of p plus an allocation of s);
@@ -21,7 +23,9 @@
  * frame pointers, so a frame-pointer walk through it loses the function
  * that called new. Ours lives in the recorder's hook section and vanishes
  * from stacks altogether. A program that defines its own operator new keeps
- * it (the executable comes first in symbol lookup).
+ * it (the executable comes first in symbol lookup). Ours runs malloc's body
+ * directly when the program's malloc is ours, else calls the symbol as
+ * libstdc++'s does (cxx_direct below).
  */
 #include <dlfcn.h>
 #include <link.h>
