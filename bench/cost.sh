@@ -7,7 +7,9 @@
 #     recorder never sampling (MEMTRACE_RATE=1e-18), and the latter over
 #     plain glibc; interleaved rounds (the order alternating), median of
 #     the per-round ratios. Then
-#     the free filter's false positives (bench/free_filter.c).
+#     the free filter's false positives (bench/free_filter.c), and the
+#     instructions the wrappers add to a malloc+free pair and to a
+#     new[]+delete[] pair (valgrind).
 #  2. gcc -O1 -c of a generated 13,000-line C file under `memtrace run` at
 #     the default interval, under perf record (children followed): the
 #     share of CPU samples in the interposition wrappers (what any malloc
@@ -17,7 +19,8 @@
 #     information and a later one from the name cache the first filled.
 #
 #   sh bench/cost.sh [BUILD]        ROUNDS (9), PAIRS (10000000)
-# Needs perf (Debian: linux-perf) for figure 2.
+# Needs perf (Debian: linux-perf) for figure 2, valgrind for the
+# instruction count.
 set -u
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -44,6 +47,38 @@ k=$(awk '{ print $2 / $1 }' "$tmp/rounds" | median)
 printf "mallocbench: sampling / never sampling %.3fx (goal <= 1.03x); never sampling / glibc %.3fx (goal <= 1.05x); %s rounds\n" \
     "$m" "$k" "$ROUNDS"
 env LD_PRELOAD="$LIB" MEMTRACE="$tmp/f.ctf" "$B/bench/free_filter" "$PAIRS" 2 | sed 's/^/free filter: /'
+# Instructions the wrappers add to a malloc+free pair: valgrind's
+# instruction count (exact, the same on a loaded machine, and available
+# where perf has no hardware counters) of alloc_bench on one thread, plain
+# and with the recorder never sampling, at N and 2N pairs (the difference
+# cancels start-up and exit); then the same for a new[]+delete[] pair of a
+# C++ loop (against libstdc++'s operator new on glibc).
+if command -v valgrind >/dev/null 2>&1; then
+    ir() { valgrind --tool=callgrind --trace-children=yes --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
+           awk '/Collected :/ { s += $4 } END { print s }'; }
+    # added PROGRAM WHAT: the per-pair counts of PROGRAM N (plain, recorder)
+    added() {
+        N=100000
+        p1=$(ir env "$1" $N 1 0); p2=$(ir env "$1" $((2 * N)) 1 0)
+        n1=$(ir env LD_PRELOAD="$LIB" MEMTRACE="$tmp/i.ctf" MEMTRACE_RATE=1e-18 "$1" $N 1 0)
+        n2=$(ir env LD_PRELOAD="$LIB" MEMTRACE="$tmp/i.ctf" MEMTRACE_RATE=1e-18 "$1" $((2 * N)) 1 0)
+        awk -v p1="$p1" -v p2="$p2" -v n1="$n1" -v n2="$n2" -v n=$N -v what="$2" 'BEGIN {
+            printf "interposition: %.1f instructions added to a %s pair (without the recorder: %.0f; valgrind callgrind, never sampling)\n",
+                   ((n2 - n1) - (p2 - p1)) / n, what, (p2 - p1) / n }'
+    }
+    added "$B/bench/alloc_bench" malloc+free
+    printf '%s\n' '#include <cstdlib>' 'int main(int argc, char **argv) {' \
+        '    long n = atol(argv[1]);' \
+        '    for (long i = 0; i < n; i++) { char *volatile p = new char[16 + (i & 255)]; delete[] p; }' \
+        '    return 0; }' >"$tmp/newdel.cc"
+    if ${CXX:-c++} -O2 -o "$tmp/newdel" "$tmp/newdel.cc" 2>/dev/null; then
+        added "$tmp/newdel" "new[]+delete[]"
+    else
+        echo "interposition: no C++ compiler: new+delete not counted"
+    fi
+else
+    echo "interposition: valgrind missing: instructions per pair not counted"
+fi
 
 command -v perf >/dev/null 2>&1 || { echo "gcc: perf missing (apt-get install linux-perf): not measured"; exit 0; }
 sh bench/gen_c.sh 1000 >"$tmp/big.c"

@@ -75,7 +75,9 @@ mutant btrs-squeeze lib/record/draw.c 's|if (us >= 0.07 \&\& v <= v_r)|if (us >=
 mutant btrs-accept-loose lib/record/draw.c 's|if (v <= bound)|if (v <= bound + 0.3)|' $S
 mutant btrs-scale lib/record/draw.c 's|double spq = sqrt(dn \* p \* q);|double spq = 1.2 * sqrt(dn * p * q);|' $S
 mutant pvalloc-unrounded lib/record/interpose.c 's|mtr_sample_new(mtr_real.pvalloc(size), rounded ? rounded : page, MT_ALLOC_ALIGNED)|mtr_sample_new(mtr_real.pvalloc(size), size, MT_ALLOC_ALIGNED)|' $S
-mutant calloc-one-element lib/record/interpose.c '/API void \*calloc/,/^}/s|return mtr_sample_new(mtr_real.calloc(n, m), size, MT_ALLOC_CALLOC);|return mtr_sample_new(mtr_real.calloc(n, m), m, MT_ALLOC_CALLOC);|' $S
+mutant calloc-one-element lib/record/interpose.c '/^API void \*calloc/,/^}/s|return calloc_sample(n, m, size);|return calloc_sample(n, m, m);|' $S
+mutant fp-main-not-complete lib/record/unwind.c 's|n >= 2 \&\& out\[n - 1\] >= libc_text_lo|n >= 2 \&\& out[n - 1] < libc_text_lo|' tests/record/unwind.sh
+mutant cxx-always-direct lib/record/interpose.c 's|if (__builtin_expect(cxx_direct, 1))|if (1)|' tests/record/forwarding_preload.sh
 mutant start-not-armed lib/record/sampler.c '/^int mt_memprof_start/,/^}/s|        t->countdown = draw_gap(t);|        (void)draw_gap(t);|' $S
 mutant free-not-reported lib/record/sampler.c '/^static void tracker_free/,/^}/s|        eng.tracker.free(eng.tracker.ctx, (void \*)token);|        (void)token;|' $S tests/record/sampler.c
 mutant header-rate lib/record/tracer_file.c 's|info.sample_rate = mtr_tr.rate;|info.sample_rate = mtr_tr.rate * 2;|' tests/record/defaults.sh tests/record/accuracy.sh

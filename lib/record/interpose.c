@@ -11,7 +11,9 @@
  * call the allocator. free() loads one bit of the sampled-block filter
  * (sampled.h) before calling the allocator's free; only when it is set,
  * the bit of the block's line, and only then the table. Everything else is in
- * sampler.c.
+ * sampler.c. The slow paths are functions of their own, so that the entry
+ * points keep no frame and end in a jump (docs/PERFORMANCE.md counts their
+ * instructions).
  *
  * Accounting: malloc(0) counts 1 byte; calloc(n, m) counts n*m;
  * realloc(p, s) counts s (it is the free of p plus an allocation of s);
@@ -21,7 +23,9 @@
  * frame pointers, so a frame-pointer walk through it loses the function
  * that called new. Ours lives in the recorder's hook section and vanishes
  * from stacks altogether. A program that defines its own operator new keeps
- * it (the executable comes first in symbol lookup).
+ * it (the executable comes first in symbol lookup). Ours runs malloc's body
+ * directly when the program's malloc is ours, else calls the symbol as
+ * libstdc++'s does (cxx_direct below).
  */
 #include <dlfcn.h>
 #include <link.h>
@@ -68,11 +72,54 @@ static inline int marked(const void *p)
     return __builtin_expect(mtr_maybe_sampled(p), 0);
 }
 
-API void *malloc(size_t size)
+/* The slow paths, out of line: the entry points' fast paths then need no
+ * frame (no register saved across the allocator's call), only tail jumps.
+ * In the hook section, so that stacks never show them. */
+static MT_HOOK void *malloc_sample(size_t size)
+{
+    return mtr_sample_new(mtr_real.malloc(size), size, MT_ALLOC_MALLOC);
+}
+
+static MT_HOOK void *memalign_sample(size_t align, size_t size)
+{
+    return mtr_sample_new(mtr_real.memalign(align, size), size, MT_ALLOC_ALIGNED);
+}
+
+static MT_HOOK void *calloc_sample(size_t n, size_t m, size_t size)
+{
+    return mtr_sample_new(mtr_real.calloc(n, m), size, MT_ALLOC_CALLOC);
+}
+
+static MT_HOOK void *realloc_sample(void *p, size_t size)
+{
+    return mtr_sample_new(mtr_real.realloc(p, size), size, MT_ALLOC_REALLOC);
+}
+
+static __attribute__((noinline, cold)) void *overflowed(void)
+{
+    errno = ENOMEM;   /* what glibc, jemalloc, tcmalloc and mimalloc answer */
+    return NULL;
+}
+
+/* malloc's and memalign's bodies, for the entry points that allocate like
+ * them without going through the symbol (realloc(NULL, n), operator new). */
+static inline __attribute__((always_inline)) void *malloc_body(size_t size)
 {
     if (covered(size))
         return mtr_real.malloc(size);
-    return mtr_sample_new(mtr_real.malloc(size), size, MT_ALLOC_MALLOC);
+    return malloc_sample(size);
+}
+
+static inline __attribute__((always_inline)) void *memalign_body(size_t align, size_t size)
+{
+    if (covered(size))
+        return mtr_real.memalign(align, size);
+    return memalign_sample(align, size);
+}
+
+API void *malloc(size_t size)
+{
+    return malloc_body(size);
 }
 
 /* free(p) of a marked pointer. Boot blocks (dlsym's, before the allocator
@@ -129,7 +176,7 @@ int mtr_malloc_is_ours(void)
     return after != before;
 }
 
-API void free(void *p)
+static inline __attribute__((always_inline)) void free_body(void *p)
 {
     if (marked(p))
         free_marked(p);
@@ -137,23 +184,34 @@ API void free(void *p)
         mtr_real.free(p);
 }
 
+API void free(void *p)
+{
+    free_body(p);
+}
+
 API void *calloc(size_t n, size_t m)
 {
     size_t size;
-    if (__builtin_mul_overflow(n, m, &size)) {
-        errno = ENOMEM;   /* what glibc, jemalloc, tcmalloc and mimalloc answer */
-        return NULL;
-    }
+    if (__builtin_mul_overflow(n, m, &size))
+        return overflowed();
     if (covered(size))
         return mtr_real.calloc(n, m);
-    return mtr_sample_new(mtr_real.calloc(n, m), size, MT_ALLOC_CALLOC);
+    return calloc_sample(n, m, size);
 }
 
-API void *realloc(void *p, size_t size)
+/* realloc of a block that is not sampled. */
+static inline __attribute__((always_inline)) void *realloc_plain(void *p, size_t size)
 {
-    if (!p)
-        return malloc(size);
-    if (marked(p) && mtr_line_maybe_sampled(p)) {
+    if (size == 0 || covered(size))
+        return mtr_real.realloc(p, size);
+    return realloc_sample(p, size);
+}
+
+/* realloc(p) of a pointer the filter marks: a sampled block, a boot block
+ * or a neighbour. */
+static MT_HOOK void *realloc_marked(void *p, size_t size)
+{
+    if (mtr_line_maybe_sampled(p)) {
         uintptr_t token = 0;
         uint32_t gen = 0;
         if (mtr_real_in_boot(p))
@@ -166,26 +224,29 @@ API void *realloc(void *p, size_t size)
         /* not sampled (or, in a signal handler inside the table, taken as
          * not): on as below */
     }
-    if (size == 0 || covered(size))
-        return mtr_real.realloc(p, size);
-    return mtr_sample_new(mtr_real.realloc(p, size), size, MT_ALLOC_REALLOC);
+    return realloc_plain(p, size);
+}
+
+API void *realloc(void *p, size_t size)
+{
+    if (!p)
+        return malloc_body(size);   /* as glibc's realloc(NULL): not through the symbol */
+    if (marked(p))
+        return realloc_marked(p, size);
+    return realloc_plain(p, size);
 }
 
 API void *reallocarray(void *p, size_t n, size_t m)
 {
     size_t size;
-    if (__builtin_mul_overflow(n, m, &size)) {
-        errno = ENOMEM;
-        return NULL;
-    }
+    if (__builtin_mul_overflow(n, m, &size))
+        return overflowed();
     return realloc(p, size);
 }
 
 API void *memalign(size_t align, size_t size)
 {
-    if (covered(size))
-        return mtr_real.memalign(align, size);
-    return mtr_sample_new(mtr_real.memalign(align, size), size, MT_ALLOC_ALIGNED);
+    return memalign_body(align, size);
 }
 
 API void *aligned_alloc(size_t align, size_t size)
@@ -195,14 +256,19 @@ API void *aligned_alloc(size_t align, size_t size)
     return mtr_sample_new(mtr_real.aligned_alloc(align, size), size, MT_ALLOC_ALIGNED);
 }
 
-API int posix_memalign(void **out, size_t align, size_t size)
+static MT_HOOK int posix_memalign_sample(void **out, size_t align, size_t size)
 {
-    if (covered(size))
-        return mtr_real.posix_memalign(out, align, size);
     int rc = mtr_real.posix_memalign(out, align, size);
     if (rc == 0)
         mtr_sample_new(*out, size, MT_ALLOC_ALIGNED);
     return rc;
+}
+
+API int posix_memalign(void **out, size_t align, size_t size)
+{
+    if (covered(size))
+        return mtr_real.posix_memalign(out, align, size);
+    return posix_memalign_sample(out, align, size);
 }
 
 API void *valloc(size_t size)
@@ -221,10 +287,17 @@ API void *pvalloc(size_t size)
     return mtr_sample_new(mtr_real.pvalloc(size), rounded ? rounded : page, MT_ALLOC_ALIGNED);
 }
 
+static MT_HOOK size_t usable_size_marked(void *p)
+{
+    if (mtr_real_in_boot(p))
+        return mtr_real_boot_size(p);
+    return mtr_real.usable_size(p);
+}
+
 API size_t malloc_usable_size(void *p)
 {
-    if (marked(p) && mtr_real_in_boot(p))
-        return mtr_real_boot_size(p);
+    if (marked(p))
+        return usable_size_marked(p);
     return mtr_real.usable_size(p);
 }
 
@@ -267,52 +340,96 @@ static MT_HOOK int new_failed(void)
     abort();
 }
 
-static MT_HOOK void *new_impl(size_t size, size_t align)
+/* 1 when the constructor found that the program's malloc, free and memalign
+ * are this library's: operator new and delete then run their bodies without
+ * a call. Otherwise (something that comes first defines malloc: a
+ * forwarding shim, an allocator without operator new; or the recorder was
+ * attached) they call the symbols, as libstdc++'s do, so that whatever
+ * comes first sees their calls. */
+static int cxx_direct;
+
+extern void mtr_own_free(void *) __attribute__((alias("free"), visibility("hidden"), copy(free)));
+extern void *mtr_own_memalign(size_t, size_t)
+    __attribute__((alias("memalign"), visibility("hidden"), copy(memalign)));
+
+void mtr_interpose_init(void)
+{
+    cxx_direct = dlsym(RTLD_DEFAULT, "malloc") == (void *)mtr_own_malloc &&
+                 dlsym(RTLD_DEFAULT, "free") == (void *)mtr_own_free &&
+                 dlsym(RTLD_DEFAULT, "memalign") == (void *)mtr_own_memalign;
+}
+
+static inline __attribute__((always_inline)) void *new_alloc(size_t size, size_t align)
+{
+    if (__builtin_expect(cxx_direct, 1))
+        return align ? memalign_body(align, size) : malloc_body(size);
+    return align ? memalign(align, size) : malloc(size);
+}
+
+static inline __attribute__((always_inline)) void delete_body(void *p)
+{
+    if (__builtin_expect(cxx_direct, 1))
+        free_body(p);
+    else
+        free(p);
+}
+
+/* The allocation failed: the new-handler and another try, until one
+ * succeeds or the handler throws. */
+static MT_HOOK void *new_retry(size_t size, size_t align)
 {
     for (;;) {
-        void *p = align ? memalign(align, size) : malloc(size);
+        new_failed();
+        void *p = new_alloc(size, align);
         if (p)
             return p;
-        new_failed();
     }
 }
 
-API void *_Znwm(size_t size) { return new_impl(size, 0); }
-API void *_Znam(size_t size) { return new_impl(size, 0); }
-API void *_ZnwmSt11align_val_t(size_t size, size_t align) { return new_impl(size, align); }
-API void *_ZnamSt11align_val_t(size_t size, size_t align) { return new_impl(size, align); }
-API void *_ZnwmRKSt9nothrow_t(size_t size, const void *nt) { (void)nt; return malloc(size); }
-API void *_ZnamRKSt9nothrow_t(size_t size, const void *nt) { (void)nt; return malloc(size); }
+static inline __attribute__((always_inline)) void *new_body(size_t size, size_t align)
+{
+    void *p = new_alloc(size, align);
+    if (__builtin_expect(p != NULL, 1))
+        return p;
+    return new_retry(size, align);
+}
+
+API void *_Znwm(size_t size) { return new_body(size, 0); }
+API void *_Znam(size_t size) { return new_body(size, 0); }
+API void *_ZnwmSt11align_val_t(size_t size, size_t align) { return new_body(size, align); }
+API void *_ZnamSt11align_val_t(size_t size, size_t align) { return new_body(size, align); }
+API void *_ZnwmRKSt9nothrow_t(size_t size, const void *nt) { (void)nt; return new_alloc(size, 0); }
+API void *_ZnamRKSt9nothrow_t(size_t size, const void *nt) { (void)nt; return new_alloc(size, 0); }
 API void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, size_t align, const void *nt)
 {
     (void)nt;
-    return memalign(align, size);
+    return new_alloc(size, align);
 }
 API void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t align, const void *nt)
 {
     (void)nt;
-    return memalign(align, size);
+    return new_alloc(size, align);
 }
 
-API void _ZdlPv(void *p) { free(p); }
-API void _ZdaPv(void *p) { free(p); }
-API void _ZdlPvm(void *p, size_t s) { (void)s; free(p); }
-API void _ZdaPvm(void *p, size_t s) { (void)s; free(p); }
-API void _ZdlPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; free(p); }
-API void _ZdaPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; free(p); }
-API void _ZdlPvSt11align_val_t(void *p, size_t a) { (void)a; free(p); }
-API void _ZdaPvSt11align_val_t(void *p, size_t a) { (void)a; free(p); }
-API void _ZdlPvmSt11align_val_t(void *p, size_t s, size_t a) { (void)s; (void)a; free(p); }
-API void _ZdaPvmSt11align_val_t(void *p, size_t s, size_t a) { (void)s; (void)a; free(p); }
+API void _ZdlPv(void *p) { delete_body(p); }
+API void _ZdaPv(void *p) { delete_body(p); }
+API void _ZdlPvm(void *p, size_t s) { (void)s; delete_body(p); }
+API void _ZdaPvm(void *p, size_t s) { (void)s; delete_body(p); }
+API void _ZdlPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; delete_body(p); }
+API void _ZdaPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; delete_body(p); }
+API void _ZdlPvSt11align_val_t(void *p, size_t a) { (void)a; delete_body(p); }
+API void _ZdaPvSt11align_val_t(void *p, size_t a) { (void)a; delete_body(p); }
+API void _ZdlPvmSt11align_val_t(void *p, size_t s, size_t a) { (void)s; (void)a; delete_body(p); }
+API void _ZdaPvmSt11align_val_t(void *p, size_t s, size_t a) { (void)s; (void)a; delete_body(p); }
 API void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t a, const void *nt)
 {
     (void)a;
     (void)nt;
-    free(p);
+    delete_body(p);
 }
 API void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t a, const void *nt)
 {
     (void)a;
     (void)nt;
-    free(p);
+    delete_body(p);
 }

@@ -70,5 +70,10 @@ MT_HIDDEN void *mtr_real_boot_realloc(void *p, size_t size);
  * then nothing can be sampled. Defined in interpose.c. */
 MT_HIDDEN int mtr_malloc_is_ours(void);
 
+/* Once the allocator is resolved (the recorder's constructor): whether
+ * operator new and delete may run malloc's and free's bodies directly
+ * (interpose.c). */
+MT_HIDDEN void mtr_interpose_init(void);
+
 
 #endif

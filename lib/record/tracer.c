@@ -649,6 +649,7 @@ API void _Exit(int status)
 __attribute__((constructor)) static void memtrace_init(void)
 {
     mtr_real_resolve();   /* the program's allocator, before anything else allocates */
+    mtr_interpose_init();
     __atomic_store_n(&mtr_ready, 1, __ATOMIC_RELEASE);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
     mtr_tr_read_cmdline(mtr_tr_exec_cmdline, sizeof mtr_tr_exec_cmdline);

@@ -76,41 +76,64 @@ static int in_hooks(uintptr_t pc)
 /* Walks the frame-pointer chain. Sets *complete when the chain ended where
  * the thread's stack begins (at our thread trampoline, or at main's frame
  * on the main thread), i.e. no frame was lost at the outer end; callers
- * skipped by code without frame pointers in the middle go unnoticed. */
+ * skipped by code without frame pointers in the middle go unnoticed.
+ * Two loops: the recorder's own frames (the hook section), then the
+ * thread's, where each frame costs a bounds check, two loads, three tests
+ * and a store. */
 static MT_HOOK size_t fp_walk(uintptr_t *out, size_t max, int *truncated, int *complete)
 {
     struct mtr_thread *t = &mtr_tls;
     uintptr_t *fp = __builtin_frame_address(0);
     uintptr_t lo = t->stack_lo, hi = t->stack_hi;
     int known = hi && (uintptr_t)fp >= lo && (uintptr_t)fp < hi;
-    int skipping = 1;
+    /* our thread trampoline's code: the thread's own code ends there */
+    const uintptr_t ts_lo = (uintptr_t)__start_mt_tstart;
+    const uintptr_t ts_len = (uintptr_t)__stop_mt_tstart - ts_lo;
     size_t n = 0;
 
     *truncated = 0;
     *complete = 0;
-    while (fp) {
+    for (;;) {
         if (known && (uintptr_t)fp + 2 * sizeof(uintptr_t) > hi)
+            return 0;
+        uintptr_t ret = fp[1];
+        uintptr_t *next = (uintptr_t *)fp[0];
+        if (ret == 0)
+            return 0;
+        if (ret - ts_lo < ts_len) {
+            *complete = 1;
+            return 0;
+        }
+        if (!in_hooks(ret))
             break;
+        if ((uintptr_t)next <= (uintptr_t)fp || ((uintptr_t)next & 7))
+            return 0;
+        fp = next;
+    }
+    if (!known) {
+        /* Without the stack's bounds, only the allocation site. */
+        if (max == 0) {
+            *truncated = 1;
+            return 0;
+        }
+        out[0] = fp[1];
+        return 1;
+    }
+    const uintptr_t last = hi - 2 * sizeof(uintptr_t);   /* the highest frame inside the stack */
+    for (;;) {
         uintptr_t ret = fp[1];
         uintptr_t *next = (uintptr_t *)fp[0];
         if (ret == 0)
             break;
-        if (ret >= (uintptr_t)__start_mt_tstart && ret < (uintptr_t)__stop_mt_tstart) {
+        if (ret - ts_lo < ts_len) {
             *complete = 1;
-            break;   /* our thread trampoline: the thread's own code ends here */
+            break;
         }
-        if (skipping && in_hooks(ret)) {
-            /* still inside the recorder's own frames */
-        } else {
-            skipping = 0;
-            if (n == max) {
-                *truncated = 1;
-                break;
-            }
-            out[n++] = ret;
-            if (!known)
-                break;
+        if (n == max) {
+            *truncated = 1;
+            break;
         }
+        out[n++] = ret;
         if ((uintptr_t)next <= (uintptr_t)fp || ((uintptr_t)next & 7)) {
             /* A chain whose last frame is main's covered the whole main
              * thread's stack: that frame lies just below __libc_stack_end
@@ -118,14 +141,14 @@ static MT_HOOK size_t fp_walk(uintptr_t *out, size_t max, int *truncated, int *c
              * return address is in libc, and it is not the recorder's own
              * frame (a chain broken right at the malloc call by libc code
              * without frame pointers would otherwise look the same). */
-            if (known && hi == main_stack_hi && hi - (uintptr_t)fp < MAIN_BASE_SLACK &&
+            if (hi == main_stack_hi && hi - (uintptr_t)fp < MAIN_BASE_SLACK &&
                 n >= 2 && out[n - 1] >= libc_text_lo && out[n - 1] < libc_text_hi)
                 *complete = 1;
             break;
         }
-        if (!known && !skipping)
-            break;
         fp = next;
+        if ((uintptr_t)fp > last)
+            break;
     }
     return n;
 }
@@ -146,11 +169,14 @@ static unw_backtrace_fn dwarf_backtrace;   /* NULL: libunwind not loaded */
 static pthread_rwlock_t dwarf_lock = PTHREAD_RWLOCK_INITIALIZER;
 static int dwarf_locked_for_fork;
 
-/* Frames above the caller of malloc that a DWARF walk sees: this function,
- * mtr_unwind, the sampler's and the entry points' frames. */
+/* Frames above the caller of malloc that a DWARF walk sees: mtr_unwind
+ * (with the walk below inlined), the sampler's and the entry points'
+ * frames. */
 #define DWARF_SLACK 16
 
-static MT_HOOK size_t dwarf_walk(uintptr_t *out, size_t max, int *truncated)
+/* Inlined into mtr_unwind: one frame fewer for libunwind to walk and
+ * discard. */
+static inline __attribute__((always_inline)) size_t dwarf_walk(uintptr_t *out, size_t max, int *truncated)
 {
     size_t cap = max + DWARF_SLACK + 1;
     void *buf[cap];

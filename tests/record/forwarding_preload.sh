@@ -62,4 +62,33 @@ check "the trace holds the program's blocks: $n sampled for 12,646 expected" \
 env -u MEMTRACE_ROOT LD_PRELOAD="$LIB:$D/fwd.so" MEMTRACE="$D/u.ctf" MEMTRACE_RATE=0.001 \
     "$D/prog" 2>"$D/err2" || fail "the program ran, recorder first"
 check "recorder first: nothing on stderr" test ! -s "$D/err2"
+# operator new and delete of a C++ program, whose libstdc++-like route is
+# the malloc symbol: with the shim first they must still reach it (the
+# recorder's own operator new calls the symbol then, not its malloc's body),
+# and their blocks are sampled all the same
+cat > "$D/cxx.cc" <<'C'
+int main()
+{
+    for (int i = 0; i < 20000; i++) {   /* 20,000,000 bytes through operator new */
+        char *volatile keep = new char[1000];
+        delete[] keep;
+    }
+    return 0;
+}
+C
+g++ -O1 -o "$D/cxx" "$D/cxx.cc" || fail "compile the C++ program"
+env -u MEMTRACE_ROOT FWD_OUT="$D/cxxcalls" LD_PRELOAD="$D/fwd.so:$LIB" MEMTRACE="$D/c.ctf" \
+    MEMTRACE_RATE=0.001 "$D/cxx" 2>"$D/err3" || fail "the C++ program ran"
+check "operator new reached the forwarding preload's malloc ($(cat "$D/cxxcalls" 2>/dev/null) calls for 20,000 news)" \
+    sh -c "[ \$(cat '$D/cxxcalls') -ge 20000 ]"
+n=$(summary "$D/c.ctf" | sed -n 's/.* allocs=\([0-9]*\).*/\1/p')
+check "the trace holds the C++ program's blocks: $n sampled for 12,646 expected" \
+    sh -c "[ '$n' -ge 12300 ] && [ '$n' -le 13000 ]"
+# recorder first: operator new runs the recorder's malloc body directly
+# and its blocks are sampled alike
+env -u MEMTRACE_ROOT FWD_OUT="$D/cxxcalls2" LD_PRELOAD="$LIB:$D/fwd.so" MEMTRACE="$D/d.ctf" \
+    MEMTRACE_RATE=0.001 "$D/cxx" 2>"$D/err4" || fail "the C++ program ran, recorder first"
+n=$(summary "$D/d.ctf" | sed -n 's/.* allocs=\([0-9]*\).*/\1/p')
+check "recorder first: the trace holds the C++ program's blocks: $n sampled for 12,646 expected" \
+    sh -c "[ '$n' -ge 12300 ] && [ '$n' -le 13000 ]"
 finish
