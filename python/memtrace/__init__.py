@@ -70,13 +70,19 @@ def _name_notes(info):
 
 def _open_model(arr, n, err):
     """mt_bind_open with no debuginfod server asked while the namer reads
-    (as the CLI: DEBUGINFOD_URLS is cleared for the call, then restored)."""
+    (as the CLI: DEBUGINFOD_URLS is cleared for the call, then restored);
+    the reading's warnings (a damaged trace, a block freed twice) become
+    MemtraceWarnings instead of lines on the process's stderr."""
     saved = os.environ.pop("DEBUGINFOD_URLS", None) if _lib.namer else None
+    said = ctypes.c_void_p()
     try:
-        return _lib.bind_open(arr, n, err)
+        model = _lib.bind_open_warned(arr, n, ctypes.byref(said), err)
     finally:
         if saved is not None:
             os.environ["DEBUGINFOD_URLS"] = saved
+    for line in (_lib.take_text(said.value) or "").splitlines():
+        warnings.warn("memtrace: warning: " + line, MemtraceWarning, stacklevel=4)
+    return model
 
 
 def _c_str(value, what, path=False):
