@@ -6,8 +6,8 @@
  * once and holding what the loader bound (dlsym's answer); the page
  * protection the walker reports for them is the one /proc/self/maps shows;
  * a write through mt_elfrel_put redirects the program's next getppid call
- * (a RELRO page made writable and read-only again) and a second one puts it
- * back; a callback's non-zero return stops the walk; a module without a
+ * and a second one puts it back; stderr's slot, read-only after relocation
+ * (RELRO), is written through a page made writable and read-only again; a callback's non-zero return stops the walk; a module without a
  * dynamic section is refused.
  */
 #include <dlfcn.h>
@@ -115,6 +115,17 @@ int main(void)
               maps_prot((uintptr_t)call.slot));
         CHECK(mt_elfrel_put(&d, call.slot, orig) == 0 && getppid() == parent,
               "written back: getppid answers the parent's pid again");
+
+        /* stderr's slot (GLOB_DAT, in .got) is in the RELRO range */
+        static FILE *other;
+        void *was = *data.slot;
+        CHECK(p2 == PROT_READ, "stderr's slot is read-only after relocation (RELRO: %d)", p2);
+        CHECK(mt_elfrel_put(&d, data.slot, (void *)&other) == 0 && *data.slot == (void *)&other,
+              "a read-only slot written (its page made writable for the write)");
+        CHECK(maps_prot((uintptr_t)data.slot) == PROT_READ, "... and read-only again (%d)",
+              maps_prot((uintptr_t)data.slot));
+        mt_elfrel_put(&d, data.slot, was);
+        CHECK(*data.slot == was, "stderr's slot written back");
     }
 
     int calls = 0;
