@@ -205,7 +205,9 @@ TEST_ANALYZE_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/analy
 TEST_COMMON_BIN  := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/common/*.c))
 # tests/push/*.c: unit tests of lib/push's parts that need no network.
 TEST_PUSH_BIN    := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/push/*.c))
-TEST_BINS := $(TEST_COMMON_BIN) $(TEST_TRACE_BIN) $(TEST_ANALYZE_BIN) $(TEST_PUSH_BIN)
+# tests/programs/NAME.c: unit tests of the CLI's programs/NAME.c, linked with its object alone.
+TEST_PROGRAMS_BIN := $(patsubst tests/%.c,$(BUILD)/tests/%,$(wildcard tests/programs/*.c))
+TEST_BINS := $(TEST_COMMON_BIN) $(TEST_TRACE_BIN) $(TEST_ANALYZE_BIN) $(TEST_PUSH_BIN) $(TEST_PROGRAMS_BIN)
 
 $(TEST_COMMON_BIN): $(BUILD)/tests/%: tests/%.c $(wildcard lib/common/*.h) $(call obj,$(COMMON_SRC))
 	@mkdir -p $(dir $@)
@@ -221,6 +223,10 @@ $(TEST_ANALYZE_BIN): $(BUILD)/tests/%: tests/%.c $(LIB_ANALYZE_A) $(LIB_TRACE_A)
 $(TEST_PUSH_BIN): $(BUILD)/tests/%: tests/%.c $(call obj,lib/push/payload.c) $(LIB_ANALYZE_A) $(LIB_TRACE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ilib -o $@ $< $(LDFLAGS) $(call obj,lib/push/payload.c) $(LIB_ANALYZE_A) $(LIB_TRACE_A) $(ANALYZE_LIBS)
+
+$(TEST_PROGRAMS_BIN): $(BUILD)/tests/programs/%: tests/programs/%.c $(BUILD)/obj/programs/%.o $(LIB_ANALYZE_A) $(LIB_TRACE_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Iprograms -o $@ $< $(LDFLAGS) $(BUILD)/obj/programs/$*.o $(LIB_ANALYZE_A) $(LIB_TRACE_A) $(ANALYZE_LIBS)
 
 # tests/tools/*.c: programs the shell tests run (generators of hostile traces),
 # not tests themselves.

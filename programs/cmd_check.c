@@ -18,6 +18,7 @@
 #include "memtrace/present.h"
 #include "options.h"
 #include "report.h"
+#include "trace_cli.h"
 #include "verdicts.h"
 
 enum { B_PEAK, B_LIVE_END, B_ALLOC, B_INCREASE, B_LOST, B_UNEXPLAINED };
@@ -429,7 +430,8 @@ static int unexplained(const char *path, budget *x)
 {
     char *err = NULL;
     /* the whole model: the ledger counts the samples live at a reading's time */
-    mt_read_request rq = { .paths = &path, .n = 1, .fold = 0, .live_at = MT_TIME_END };
+    mt_read_request rq = { .paths = &path, .n = 1, .fold = 0, .live_at = MT_TIME_END,
+                           .on_warning = trace_cli_warning, .warning_ctx = "check" };
     mt_model *m = mt_read(&rq, &err);
     if (!m) {
         fprintf(stderr, "memtrace check: %s\n", err ? err : path);

@@ -50,6 +50,45 @@ static int plan(double rate, const char *rate_text, mt_timedelta within, const c
     return 0;
 }
 
+/* The suspects of the traces at paths (several: aggregated) on stdout:
+ * the exit status, after a message on stderr when it is not 0. */
+static int suspects(const char *const *paths, size_t n, int by_process, const mt_leak_options *lo,
+                    const mt_leaks_report_options *ro)
+{
+    report_side side = {.paths = paths, .n = n, .by_process = by_process};
+    mt_leak_fold *lf = mt_leak_fold_plan(side.paths, side.n, by_process, lo);
+    side.hook = (report_hook){lf ? mt_leak_fold_alloc : NULL, lf ? mt_leak_fold_reset : NULL, lf, 0};
+    int rc = report_open_sides("leaks", &side, 1, ro->filter_text, MT_TIME_END, 2);
+    if (rc) {
+        mt_leak_fold_free(lf);
+        return rc;
+    }
+    mt_model *m = side.m;
+    mt_filter *f = side.f;
+    mt_selection *s = side.s;
+    mt_leak_report *r = lf && side.fed ? mt_query_leaks_fold(s, lf, lo) : mt_query_leaks(s, lo);
+    mt_leak_fold_free(lf);
+    if (!r) {
+        char b[64];
+        mt_format_time(b, sizeof b, mt_model_end(m));
+        if (lo->from != MT_TIME_NEVER && lo->from >= mt_model_end(m))
+            fprintf(stderr, "memtrace leaks: --from is at or after the trace's end (%s)\n", b);
+        else if (mt_model_end(m) <= 0)
+            fprintf(stderr, "memtrace leaks: the trace spans no time: nothing can grow\n");
+        else
+            fprintf(stderr, "memtrace leaks: out of memory\n");
+        report_close(m, f, s);
+        return 1;
+    }
+    if (mt_report_leaks(stdout, s, r, ro) < 0 || fflush(stdout) != 0) {
+        perror("memtrace leaks: writing the report");
+        rc = 1;
+    }
+    mt_leak_report_free(r);
+    report_close(m, f, s);
+    return rc;
+}
+
 int cmd_leaks(int argc, char **argv)
 {
     mt_leaks_report_options ro = {0};
@@ -103,37 +142,6 @@ int cmd_leaks(int argc, char **argv)
     }
     report_sites.used = 1;
     ro.full_names = report_sites.full_names;
-    report_side side = {.paths = (const char *const *)argv + first, .n = (size_t)(argc - first),
-                        .by_process = by_process};
-    mt_leak_fold *lf = mt_leak_fold_plan(side.paths, side.n, by_process, &lo);
-    side.hook = (report_hook){lf ? mt_leak_fold_alloc : NULL, lf ? mt_leak_fold_reset : NULL, lf, 0};
-    int rc = report_open_sides("leaks", &side, 1, ro.filter_text, MT_TIME_END, 2);
-    if (rc) {
-        mt_leak_fold_free(lf);
-        return rc;
-    }
-    mt_model *m = side.m;
-    mt_filter *f = side.f;
-    mt_selection *s = side.s;
-    mt_leak_report *r = lf && side.fed ? mt_query_leaks_fold(s, lf, &lo) : mt_query_leaks(s, &lo);
-    mt_leak_fold_free(lf);
-    if (!r) {
-        char b[64];
-        mt_format_time(b, sizeof b, mt_model_end(m));
-        if (lo.from != MT_TIME_NEVER && lo.from >= mt_model_end(m))
-            fprintf(stderr, "memtrace leaks: --from is at or after the trace's end (%s)\n", b);
-        else if (mt_model_end(m) <= 0)
-            fprintf(stderr, "memtrace leaks: the trace spans no time: nothing can grow\n");
-        else
-            fprintf(stderr, "memtrace leaks: out of memory\n");
-        report_close(m, f, s);
-        return 1;
-    }
-    if (mt_report_leaks(stdout, s, r, &ro) < 0 || fflush(stdout) != 0) {
-        perror("memtrace leaks: writing the report");
-        rc = 1;
-    }
-    mt_leak_report_free(r);
-    report_close(m, f, s);
-    return rc;
+    return suspects((const char *const *)argv + first, (size_t)(argc - first), by_process, &lo,
+                    &ro);
 }

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "options.h"
 #include "report.h"
+#include "trace_cli.h"
 
 static const char rss_head[] =
     "usage: memtrace rss [OPTIONS] FILE\n"
@@ -50,7 +51,8 @@ int cmd_rss(int argc, char **argv)
         return report_not_profile("rss", path);
     char *err = NULL;
     /* the whole model: the ledger counts the samples live at a reading's time */
-    mt_read_request rq = { .paths = &path, .n = 1, .fold = 0, .live_at = MT_TIME_END };
+    mt_read_request rq = { .paths = &path, .n = 1, .fold = 0, .live_at = MT_TIME_END,
+                           .on_warning = trace_cli_warning, .warning_ctx = "rss" };
     mt_model *m = mt_read(&rq, &err);
     if (!m) {
         fprintf(stderr, "memtrace rss: %s\n", err ? err : path);

@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "options.h"
 #include "trace_names.h"
+#include "trace_cli.h"
 #include "runfiles.h"
 #include "units.h"
 #include "memtrace/analyze.h"
@@ -146,7 +147,8 @@ static int view_many(mt_viewer_options *vo, const char *const *bases, size_t n_b
         snprintf(names[side], sizeof names[side], n > 1 ? "%s (+%zu more)" : "%s", p[0], n - 1);
         if (!quiet)
             fprintf(stderr, "Loading %s\n", names[side]);
-        mt_read_request rq = {.paths = p, .n = n, .by_process = by_process};
+        mt_read_request rq = {.paths = p, .n = n, .by_process = by_process,
+                              .on_warning = trace_cli_warning, .warning_ctx = "view"};
         m[side] = mt_read(&rq, &err);
         if (!m[side]) {
             fprintf(stderr, "memtrace view: %s\n", err ? err : p[0]);

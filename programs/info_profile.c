@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "report.h"
+#include "trace_cli.h"
 #include "memtrace/analyze.h"
 #include "memtrace/present.h"
 
@@ -41,7 +42,8 @@ static int load(const char *cmd, const char *path, const mt_filter *f, mt_model 
 {
     /* a profile is only ever folded: its per-stack costs under f */
     mt_read_request rq = {.paths = &path, .n = 1, .fold = 1, .stream = 1, .filter = f,
-                          .live_at = MT_TIME_END};
+                          .live_at = MT_TIME_END, .on_warning = trace_cli_warning,
+                          .warning_ctx = (void *)cmd};
     char *err = NULL;
     *s = NULL;
     *m = mt_read(&rq, &err);

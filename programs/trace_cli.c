@@ -30,7 +30,7 @@ int trace_cli_args(const char *cmd, int argc, char **argv, const char *head, con
     return -1;
 }
 
-static void print_warning(void *ctx, const char *msg)
+void trace_cli_warning(void *ctx, const char *msg)
 {
     fprintf(stderr, "memtrace %s: warning: ", (const char *)ctx);
     mt_text_put(stderr, msg);   /* (it may quote the trace) */
@@ -39,7 +39,7 @@ static void print_warning(void *ctx, const char *msg)
 
 mt_reader *trace_cli_open(const char *cmd, const char *path, mt_reader_options *opts)
 {
-    opts->on_warning = print_warning;
+    opts->on_warning = trace_cli_warning;
     opts->warning_ctx = (void *)cmd;
     char *err = NULL;
     mt_reader *r = strcmp(path, "-") == 0 ? mt_reader_open_fd(0, "<stdin>", opts, &err)

@@ -16,6 +16,11 @@
 int trace_cli_args(const char *cmd, int argc, char **argv, const char *head, const char *tail,
                    const char **path, int *raw_frames);
 
+/* A warning of the codec or the analysis library (mt_warning_fn) printed
+ * as "memtrace CMD: warning: MESSAGE" on stderr, its text escaped (it may
+ * quote the trace); ctx is CMD, a string that outlives the reading. */
+void trace_cli_warning(void *ctx, const char *msg);
+
 /* Opens path ("-" = standard input) with opts (its warning handler is set to
  * print "memtrace CMD: warning: ..."). On failure prints "memtrace CMD:
  * FILE: offset N: reason" and returns NULL. cmd must outlive the reader. */

@@ -143,6 +143,12 @@ mutant namecache-no-checksum lib/symbolize/namecache.c 's|(uInt)(size - 4)) != w
 mutant namecache-trusts-anyone lib/symbolize/namecache.c 's|return st->st_uid == geteuid() \&\& !(st->st_mode \& 022);|return 1;|' tests/record/symbolize_cache.sh
 mutant debugcache-no-checksum lib/symbolize/debugcache.c 's|(uint32_t)t\[11\] << 24))|(uint32_t)t[11] << 24) \&\& 0)|' tests/record/symbolize_debugcopy.sh
 mutant debugcache-any-build-id lib/symbolize/debugcache.c 's#return same ? NULL#return same || 1 ? NULL#' tests/record/symbolize_debugcopy.sh
+mutant elfrel-no-glob-dat lib/common/elfrel.h 's|type != R_X86_64_JUMP_SLOT \&\& type != R_X86_64_GLOB_DAT|type != R_X86_64_JUMP_SLOT|' tests/common/elfrel.c
+mutant elfrel-put-no-mprotect lib/common/elfrel.h 's|    if (prot \& PROT_WRITE) {|    if (1) {|' tests/common/elfrel.c
+mutant build-warning-dropped lib/analyze/build.c 's|    mt_warn(b->opts ? b->opts->on_warning : NULL, b->opts ? b->opts->warning_ctx : NULL, msg);|    (void)msg;|' tests/analyze/warnings.sh
+mutant merge-warning-to-stderr lib/analyze/merge.c 's|mt_warn(ro->on_warning, ro->warning_ctx, g->warn.msg\[i\]);|mt_warn(NULL, ro->warning_ctx, g->warn.msg[i]);|' tests/analyze/warnings.sh
+mutant run-traces-anyones programs/run_traces.c 's|    if (st.st_uid != owner) {|    if (st.st_uid != owner \&\& 0) {|' tests/programs/run_traces.c
+mutant empty-siblings-unsorted programs/report.c 's|        qsort(t, k, sizeof \*t, run_trace_cmp_bytes);||' tests/programs/report.sh
 
 echo
 echo "$killed killed, $survived survived, $broken not applied"

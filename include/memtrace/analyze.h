@@ -156,7 +156,7 @@ typedef void (*mt_progress_fn)(void *ctx, uint64_t done, uint64_t total);
  * builder that takes them is private to the analysis library); the
  * request's, the sinks' and the streams' documentation refers to them. */
 typedef struct mt_model_options {
-    mt_warning_fn on_warning;   /* reader warnings; NULL: to stderr */
+    mt_warning_fn on_warning;   /* the reader's, builder's, merger's warnings; NULL: stderr */
     void *warning_ctx;
     mt_progress_fn on_progress; /* NULL: none; called about every 1 MB */
     void *progress_ctx;
@@ -924,7 +924,8 @@ typedef struct mt_read_request {
     size_t max_depth;             /* as mt_model_options */
     const mt_sink *sinks;         /* called when folded (not by the whole model) */
     size_t n_sinks;
-    mt_warning_fn on_warning;     /* NULL: to stderr */
+    mt_warning_fn on_warning;     /* every warning of the read (as mt_model_options);
+                                   * NULL: "memtrace: warning: ..." on stderr */
     void *warning_ctx;
     mt_progress_fn on_progress;
     void *progress_ctx;

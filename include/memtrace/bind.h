@@ -27,6 +27,11 @@ typedef struct mt_bind_sel mt_bind_sel;
  * several FILEs). NULL on failure with a malloc'd message in *err. Reader
  * warnings go to stderr. */
 mt_model *mt_bind_open(const char *const *paths, size_t n, char **err);
+/* mt_bind_open with the reading's warnings (a damaged or cut trace, a
+ * block freed twice, a profile without a sampling period) given back in
+ * *warnings instead of stderr: one line each, in the order they came, as
+ * malloc'd text (free with mt_bind_free), or NULL when there were none. */
+mt_model *mt_bind_open_warned(const char *const *paths, size_t n, char **warnings, char **err);
 /* The trace's header and counts as JSON (memtrace info --json's fields
  * that the model knows). */
 char *mt_bind_info_json(const mt_model *m);

@@ -15,6 +15,7 @@
 #include "load.h"
 #include "route.h"
 #include "profile.h"
+#include "warn.h"
 
 static char *strf(const char *fmt, const char *a, const char *b)
 {
@@ -45,10 +46,7 @@ void mta_build_warn_collect(builder *b, mt_obj_id id)
     char msg[160];
     snprintf(msg, sizeof msg, "collection of unknown or already collected object %llu (ignored)",
              (unsigned long long)id);
-    if (b->opts && b->opts->on_warning)
-        b->opts->on_warning(b->opts->warning_ctx, msg);
-    else
-        fprintf(stderr, "warning: %s\n", msg);
+    mt_warn(b->opts ? b->opts->on_warning : NULL, b->opts ? b->opts->warning_ctx : NULL, msg);
 }
 
 /* Threads to read a model with: two (a reading thread that decodes and

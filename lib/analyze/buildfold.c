@@ -11,6 +11,7 @@
 
 #include "build.h"
 #include "route.h"
+#include "warn.h"
 
 /* An event of a folded model, in file order (after the queue): live
  * blocks in a table, each folded into its stack's cost when collected. */
@@ -245,10 +246,7 @@ int mta_build_fold_batches(builder *b, mta_pipe *p, char **message)
                 __builtin_prefetch(pe + PIPE_AHEAD);
             if (__builtin_expect(pe->kind == MTA_PIPE_WARNING, 0)) {
                 const char *w = bt->warnings.v[pe->id];
-                if (b->warn_fn)
-                    b->warn_fn(b->warn_ctx, w);
-                else
-                    fprintf(stderr, "warning: %s\n", w);
+                mt_warn(b->warn_fn, b->warn_ctx, w);
                 continue;
             }
             /* (mta_build_fold_slot, with the step inline) */

@@ -25,6 +25,7 @@
 #include "model.h"
 #include "table.h"
 #include "vec.h"
+#include "warn.h"
 
 /* The writer's output: the merging thread's end of the socket pair. */
 static int sock_write(void *ctx, const void *buf, size_t len)
@@ -427,10 +428,7 @@ mt_model *mt_model_load_many(const char *const *paths, size_t n, int by_process,
 static void flush_warnings(merger *g, const mt_reader_options *ro)
 {
     for (size_t i = 0; i < g->warn.n; i++) {
-        if (ro->on_warning)
-            ro->on_warning(ro->warning_ctx, g->warn.msg[i]);
-        else
-            fprintf(stderr, "warning: %s\n", g->warn.msg[i]);
+        mt_warn(ro->on_warning, ro->warning_ctx, g->warn.msg[i]);
         free(g->warn.msg[i]);
     }
     g->warn.n = 0;

@@ -35,6 +35,7 @@
 #include "profile_read.h"
 #include "scale.h"
 #include "table.h"
+#include "warn.h"
 
 /* Samples of a cost whose error is nil or unknown: 1/sqrt of it rounds to
  * 0%, and sums of a profile's (at most MTP_MAX_BYTES) stay far from
@@ -440,11 +441,10 @@ mt_model *mta_profile_load(const char *path, const mt_model_options *opts, char 
         mt_model_free(m);
         return NULL;
     }
-    if (m->profile == MT_PROFILE_NO_ERROR && opts->on_warning)
-        opts->on_warning(opts->warning_ctx, "the profile states no sampling period: the error "
-                                            "of its figures cannot be derived (none shown)");
-    else if (m->profile == MT_PROFILE_NO_ERROR)
-        fprintf(stderr, "memtrace: warning: %s: the profile states no sampling period: the error "
-                        "of its figures cannot be derived (none shown)\n", path);
+    /* (warn.h's fallback names the file; a caller knows which it read) */
+    if (m->profile == MT_PROFILE_NO_ERROR)
+        mt_warnf(opts->on_warning, opts->warning_ctx, "%s%sthe profile states no sampling period: "
+                 "the error of its figures cannot be derived (none shown)",
+                 opts->on_warning ? "" : path, opts->on_warning ? "" : ": ");
     return m;
 }

@@ -33,6 +33,39 @@ mt_model *mt_bind_open(const char *const *paths, size_t n, char **err)
     return mt_read(&rq, err);
 }
 
+/* A warning as one line of the text mt_bind_open_warned gives (a newline
+ * inside one would split it: a space instead). */
+static void keep_warning(void *ctx, const char *msg)
+{
+    FILE *f = ctx;
+    for (const char *c = msg; *c; c++)
+        fputc(*c == '\n' ? ' ' : *c, f);
+    fputc('\n', f);
+}
+
+mt_model *mt_bind_open_warned(const char *const *paths, size_t n, char **warnings, char **err)
+{
+    *err = NULL;
+    *warnings = NULL;
+    if (!n) {
+        *err = dup_msg("no trace given", NULL);
+        return NULL;
+    }
+    size_t len = 0;
+    FILE *f = open_memstream(warnings, &len);
+    if (!f) {
+        *err = dup_msg("out of memory", NULL);
+        return NULL;
+    }
+    mt_read_request rq = {.paths = paths, .n = n, .on_warning = keep_warning, .warning_ctx = f};
+    mt_model *m = mt_read(&rq, err);
+    if (fclose(f) != 0 || !len) {
+        free(*warnings);
+        *warnings = NULL;
+    }
+    return m;
+}
+
 /* Runs fn into a memory stream: its text, or NULL. */
 typedef int (*writer_fn)(FILE *out, const void *ctx);
 static char *to_text(writer_fn fn, const void *ctx)

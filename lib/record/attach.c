@@ -10,7 +10,8 @@
  * module's R_X86_64_JUMP_SLOT and R_X86_64_GLOB_DAT relocations that name
  * one of the redirected functions get the recorder's entry written into
  * their slot (a RELRO page is made writable for the write and read-only
- * again), the old value remembered. That includes this library's own slots,
+ * again; lib/common/elfrel.h walks the relocations and writes the slots),
+ * the old value remembered. That includes this library's own slots,
  * so that its wrappers reach each other as they do when preloaded, and the
  * allocator's object (its calls through its PLT went to a preloaded
  * recorder too). Modules loaded later are patched by the writer thread
@@ -44,6 +45,7 @@
 
 #include "memtrace/record.h"
 #include "attach.h"
+#include "elfrel.h"
 #include "fatal.h"
 #include "real.h"
 #include "recconf.h"
@@ -74,7 +76,6 @@ static struct slot *slots;
 static size_t nslots, capslots;
 static int patched;                    /* redirection in place */
 static unsigned long long seen_adds;   /* dl_iterate_phdr's count at the last scan */
-static size_t page;
 
 static int find_ours(void)
 {
@@ -122,146 +123,57 @@ static int remember(uintptr_t module, void **at, void *orig, void *mine)
     return 0;
 }
 
-struct dyninfo {
-    const ElfW(Sym) *symtab;
-    const char *strtab;
-    const ElfW(Rela) *rel[2];
-    size_t relsz[2];
-    uintptr_t relro_lo, relro_hi;
-    struct dl_phdr_info *info;
-};
-
-/* The protection of the page holding a, as the loader left it: read-only
- * in the RELRO range, else its segment's. -1 if no segment holds it. */
-static int prot_of(const struct dyninfo *d, uintptr_t a)
+/* Reads the module's relocations (elfrel.h); -1 for the vDSO and a
+ * module without them. */
+static int read_module(struct dl_phdr_info *info, mt_elfrel *d)
 {
-    if (a >= d->relro_lo && a < d->relro_hi)
-        return PROT_READ;
-    for (unsigned i = 0; i < d->info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &d->info->dlpi_phdr[i];
-        uintptr_t lo = d->info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type != PT_LOAD || a < lo || a >= lo + ph->p_memsz)
-            continue;
-        return (ph->p_flags & PF_R ? PROT_READ : 0) | (ph->p_flags & PF_W ? PROT_WRITE : 0) |
-               (ph->p_flags & PF_X ? PROT_EXEC : 0);
-    }
-    return -1;
-}
-
-/* Writes v into *at, making a read-only (RELRO) page writable for the
- * write and giving it its protection back. */
-static void put(void **at, void *v, const struct dyninfo *d)
-{
-    uintptr_t a = (uintptr_t)at;
-    int prot = prot_of(d, a);
-    if (prot < 0)
-        return;   /* not in the module: leave it */
-    if (prot & PROT_WRITE) {
-        __atomic_store_n(at, v, __ATOMIC_RELEASE);
-        return;
-    }
-    void *pg = (void *)(a & ~(page - 1));
-    if (mprotect(pg, page, prot | PROT_WRITE) != 0)
-        return;
-    __atomic_store_n(at, v, __ATOMIC_RELEASE);
-    mprotect(pg, page, prot);
-}
-
-/* An address from the dynamic section: the loader relocated most of them
- * in place; a module whose section is read-only still has offsets. */
-static uintptr_t dyn_addr(uintptr_t base, ElfW(Addr) v)
-{
-    return v < base ? base + v : v;
-}
-
-static int read_dynamic(struct dl_phdr_info *info, struct dyninfo *d)
-{
-    memset(d, 0, sizeof *d);
-    d->info = info;
-    const ElfW(Dyn) *dyn = NULL;
-    for (unsigned i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type == PT_DYNAMIC)
-            dyn = (const ElfW(Dyn) *)(info->dlpi_addr + ph->p_vaddr);
-        else if (ph->p_type == PT_GNU_RELRO) {
-            d->relro_lo = (info->dlpi_addr + ph->p_vaddr) & ~(page - 1);
-            d->relro_hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz) & ~(page - 1);
-        }
-    }
-    if (!dyn)
+    const char *name = info->dlpi_name;
+    if (strstr(name, "linux-vdso") || strstr(name, "linux-gate"))
         return -1;
-    uintptr_t b = info->dlpi_addr;
-    int pltrela = 1;
-    for (; dyn->d_tag != DT_NULL; dyn++) {
-        switch (dyn->d_tag) {
-        case DT_SYMTAB: d->symtab = (const ElfW(Sym) *)dyn_addr(b, dyn->d_un.d_ptr); break;
-        case DT_STRTAB: d->strtab = (const char *)dyn_addr(b, dyn->d_un.d_ptr); break;
-        case DT_JMPREL: d->rel[0] = (const ElfW(Rela) *)dyn_addr(b, dyn->d_un.d_ptr); break;
-        case DT_PLTRELSZ: d->relsz[0] = dyn->d_un.d_val; break;
-        case DT_PLTREL: pltrela = dyn->d_un.d_val == DT_RELA; break;
-        case DT_RELA: d->rel[1] = (const ElfW(Rela) *)dyn_addr(b, dyn->d_un.d_ptr); break;
-        case DT_RELASZ: d->relsz[1] = dyn->d_un.d_val; break;
-        }
-    }
-    if (!pltrela)
-        d->rel[0] = NULL;
-    return d->symtab && d->strtab ? 0 : -1;
+    return mt_elfrel_open(d, info->dlpi_addr, info->dlpi_phdr, info->dlpi_phnum);
 }
 
-static int skip_module(const char *name)
+/* One GOT slot of a loaded module: ours written into it when it names a
+ * redirected function, its value remembered. 1 stops the scan (out of
+ * memory for the remembered slots). */
+static int patch_slot(void *ctx, const char *name, void **at)
 {
-    return strstr(name, "linux-vdso") != NULL || strstr(name, "linux-gate") != NULL;
+    const mt_elfrel *d = ctx;
+    int idx = name_index(name);
+    if (idx < 0)
+        return 0;
+    void *cur = __atomic_load_n(at, __ATOMIC_ACQUIRE);
+    if (cur == ours[idx])
+        return 0;
+    if (remember(d->base, at, cur, ours[idx]) != 0)
+        return 1;
+    mt_elfrel_put(d, at, ours[idx]);
+    return 0;
 }
 
 static int patch_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
     (void)arg;
-    struct dyninfo d;
-    if (skip_module(info->dlpi_name) || read_dynamic(info, &d) != 0)
+    mt_elfrel d;
+    if (read_module(info, &d) != 0)
         return 0;
-    for (int k = 0; k < 2; k++) {
-        if (!d.rel[k])
-            continue;
-        size_t n = d.relsz[k] / sizeof(ElfW(Rela));
-        for (size_t i = 0; i < n; i++) {
-            const ElfW(Rela) *r = &d.rel[k][i];
-            unsigned type = ELF64_R_TYPE(r->r_info);
-            if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
-                continue;
-            unsigned s = ELF64_R_SYM(r->r_info);
-            if (!s)
-                continue;
-            int idx = name_index(d.strtab + d.symtab[s].st_name);
-            if (idx < 0)
-                continue;
-            void **at = (void **)(info->dlpi_addr + r->r_offset);
-            if (prot_of(&d, (uintptr_t)at) < 0)
-                continue;   /* a relocation outside the module's segments */
-            void *cur = __atomic_load_n(at, __ATOMIC_ACQUIRE);
-            if (cur == ours[idx])
-                continue;
-            if (remember(info->dlpi_addr, at, cur, ours[idx]) != 0)
-                return 1;
-            put(at, ours[idx], &d);
-        }
-    }
-    return 0;
+    return mt_elfrel_each(&d, patch_slot, &d);
 }
 
 static int restore_one(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
     (void)arg;
-    struct dyninfo d;
-    if (skip_module(info->dlpi_name) || read_dynamic(info, &d) != 0)
+    mt_elfrel d;
+    if (read_module(info, &d) != 0)
         return 0;
     for (size_t i = 0; i < nslots; i++) {
         struct slot *s = &slots[i];
         if (s->module != info->dlpi_addr || !s->at)
             continue;
         if (__atomic_load_n(s->at, __ATOMIC_ACQUIRE) == s->ours)
-            put(s->at, s->orig, &d);
+            mt_elfrel_put(&d, s->at, s->orig);
         s->at = NULL;
     }
     return 0;
@@ -332,8 +244,6 @@ API int memtrace_attach_start(const char *spec)
     /* the scan is the detach's (memtrace_attach_stop), not the exit's */
     int leaks = conf.leaks;
     conf.leaks = 0;
-    if (!page)
-        page = (size_t)getpagesize();
     mtr_enter();
     pthread_mutex_lock(&lock);
     int rc = 0;

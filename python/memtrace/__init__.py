@@ -87,6 +87,17 @@ def _reading(fn, *args):
             os.environ["DEBUGINFOD_URLS"] = saved
 
 
+def _open_model(arr, n, err):
+    """mt_bind_open through _reading; the reading's warnings (a damaged
+    trace, a block freed twice) become MemtraceWarnings instead of lines on
+    the process's stderr."""
+    said = ctypes.c_void_p()
+    model = _reading(_lib.bind_open_warned, arr, n, ctypes.byref(said), err)
+    for line in (_lib.take_text(said.value) or "").splitlines():
+        warnings.warn("memtrace: warning: " + line, MemtraceWarning, stacklevel=4)
+    return model
+
+
 def _regular_size(paths):
     """The bytes of the files at paths together, or None when one is not a
     regular file (a pipe is read once: the whole model)."""
@@ -190,7 +201,7 @@ class Trace:
                                    ctypes.byref(folded), ctypes.byref(err))
             self._folded = bool(folded.value)
         else:
-            self._model = _reading(_lib.bind_open, self._arr, len(self.paths), ctypes.byref(err))
+            self._model = _open_model(self._arr, len(self.paths), ctypes.byref(err))
         if not self._model:
             raise MemtraceError(_lib.take_error(err, "cannot read " + ", ".join(self.paths)))
         self._info = json.loads(_lib.take_text(_lib.info_json(self._model)))

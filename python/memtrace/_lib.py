@@ -77,6 +77,8 @@ def _fn(name, restype, *argtypes):
 
 
 bind_open = _fn("mt_bind_open", c_void_p, ctypes.POINTER(c_char_p), c_size_t, c_err)
+bind_open_warned = _fn("mt_bind_open_warned", c_void_p, ctypes.POINTER(c_char_p), c_size_t, c_err,
+                       c_err)
 model_free = _fn("mt_model_free", None, c_void_p)
 info_json = _fn("mt_bind_info_json", c_void_p, c_void_p)
 select = _fn("mt_bind_select", c_void_p, c_void_p, c_char_p, c_char_p, c_int, c_err)
