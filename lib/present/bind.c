@@ -48,13 +48,13 @@ mt_model *mt_bind_open_warned(const char *const *paths, size_t n, char **warning
     *err = NULL;
     *warnings = NULL;
     if (!n) {
-        *err = dup_msg("no trace given", NULL);
+        *err = mta_bind_msg("no trace given", NULL);
         return NULL;
     }
     size_t len = 0;
     FILE *f = open_memstream(warnings, &len);
     if (!f) {
-        *err = dup_msg("out of memory", NULL);
+        *err = mta_bind_msg("out of memory", NULL);
         return NULL;
     }
     mt_read_request rq = {.paths = paths, .n = n, .on_warning = keep_warning, .warning_ctx = f};
