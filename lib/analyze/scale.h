@@ -64,6 +64,45 @@ static inline void mta_cost_add(mt_cost *d, const mt_cost *s)
     d->live_bytes_var += s->live_bytes_var;
 }
 
+/* One allocation's cost in the few figures its mt_cost is made of
+ * (mta_cost_of): bytes (n_samples * bytes per sample), obj objects of
+ * variance ov, whether it is carried over from an earlier piece (live, not
+ * allocated here), live and temporary. */
+typedef struct mta_alloc_cost {
+    double bytes, obj, ov;
+    uint64_t samples;
+    int carried, live, temp;
+} mta_alloc_cost;
+
+/* Adds one allocation's cost to c without the additions of its zero
+ * fields: adding +0.0 to a sum of non-negative terms leaves it bit for bit
+ * the same, so the sums equal mta_cost_add of mta_cost_of's cost. The
+ * loops that run once per allocation use it (fold.c, select.c,
+ * statsacc.c), with o a local copy: c's stores cannot alias it, so its
+ * fields stay in registers across several of these. */
+static inline void mta_cost_add_alloc(mt_cost *c, const mta_alloc_cost *o)
+{
+    if (__builtin_expect(!o->carried, 1)) {
+        c->alloc_bytes += o->bytes;
+        c->alloc_objects += o->obj;
+        c->alloc_objects_var += o->ov;
+        c->samples += o->samples;
+    }
+    c->allocs++;
+    if (o->live) {
+        c->live_bytes += o->bytes;
+        c->live_objects += o->obj;
+        c->live_objects_var += o->ov;
+        c->live_samples += o->samples;
+    }
+    if (o->temp) {
+        c->temp_bytes += o->bytes;
+        c->temp_objects += o->obj;
+        c->temp_objects_var += o->ov;
+        c->temp_samples += o->samples;
+    }
+}
+
 /* The cost of one allocation with live measured at t. */
 static inline void mta_cost_of(const mt_scale *sc, const mt_alloc *a, mt_timedelta t, mt_cost *c)
 {
