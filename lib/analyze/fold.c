@@ -292,7 +292,7 @@ int mta_fold(mt_model *m, const mt_alloc *a, uint64_t seq)
 {
     mta_folded *fo = m->fold;
     const mt_filter *f = fo->filter;
-    if (f) {
+    if (f && f->n) {   /* (an empty filter passes everything) */
         /* live: clauses at a time given as such (END stays END: a block is
          * live at the end exactly when it was never collected) */
         if (!fo->lt) {

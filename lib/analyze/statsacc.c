@@ -160,11 +160,13 @@ static int stats_add(mt_stats_acc *s, const mt_scale *sc, mt_timedelta model_end
     o.temp = mta_is_temporary(a);
     double alloc_bytes = o.carried ? 0 : o.bytes;
     unsigned src = a->source < 3 ? a->source : 2;
+    mt_cost *t[7];   /* the sums this allocation's cost goes to */
+    size_t nt = 0;
     if (s->want & MTA_STATS_TOTALS) {
         if (lives_add(s, life, a->n_samples, a->collect == MT_TIME_NEVER) < 0)
             return -1;
-        mta_cost_add_alloc(&s->total, &o);
-        mta_cost_add_alloc(&s->by_source[src], &o);
+        t[nt++] = &s->total;
+        t[nt++] = &s->by_source[src];
         if (a->promote != MT_TIME_NEVER)
             s->promoted_bytes += alloc_bytes;
         if (a->collect != MT_TIME_NEVER) {
@@ -178,20 +180,21 @@ static int stats_add(mt_stats_acc *s, const mt_scale *sc, mt_timedelta model_end
     }
     if (s->want & MTA_STATS_SIZE) {
         size_t b = bucket_of(a->size);
-        mta_cost_add_alloc(&s->size_cost[b], &o);
-        mta_cost_add_alloc(&s->size_src[b * 3 + src], &o);
+        t[nt++] = &s->size_cost[b];
+        t[nt++] = &s->size_src[b * 3 + src];
         if (b + 1 > s->size_max)
             s->size_max = b + 1;
     }
     if (s->want & MTA_STATS_LIFE) {
         size_t b = bucket_of(life);
-        mta_cost_add_alloc(&s->life_cost[b], &o);
-        mta_cost_add_alloc(&s->life_src[b * 3 + src], &o);
+        t[nt++] = &s->life_cost[b];
+        t[nt++] = &s->life_src[b * 3 + src];
         if (a->collect == MT_TIME_NEVER)
-            mta_cost_add_alloc(&s->never, &o);
+            t[nt++] = &s->never;
         if (b + 1 > s->life_max)
             s->life_max = b + 1;
     }
+    mta_cost_add_alloc_n(t, nt, &o);
     return 0;
 }
 
