@@ -8,6 +8,7 @@
 #   sh bench/speed.sh          # BUILD=build REPS=5 EVENTS=50000000
 #   TRACE=t.ctf sh bench/speed.sh   # an existing trace
 #   PERF=0 sh bench/speed.sh   # no perf profile
+#   INSN=0 sh bench/speed.sh   # no instruction budget (callgrind)
 #   RT=1 sh bench/speed.sh     # the timed commands at real-time priority
 #   BASE=other/build sh bench/speed.sh   # also that build's top and stats
 #                              # (top0, stats0) in the same rounds
@@ -35,6 +36,14 @@
 #   alloc    malloc, free, realloc, memset and the kernel's page faults
 #   io       read(2): the kernel copying the page cache out, file systems
 #   other    everything else (the report's printing, the kernel's rest)
+#
+# The instruction budget (valgrind's callgrind, when it is installed; the
+# VM's perf has no hardware counters): instructions an event of each
+# command on a trace of the same generator with INSN_EVENTS events
+# (default 2 million, in $BUILD/bench), per thread and per part as above
+# (code inlined from a header counts for the function it is inlined in).
+# Instructions do not change with the machine's load: compare them between
+# builds where wall times cannot resolve a difference.
 set -eu
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -42,6 +51,8 @@ BUILD=${BUILD:-build}
 REPS=${REPS:-5}
 EVENTS=${EVENTS:-50000000}
 PERF=${PERF:-1}
+INSN=${INSN:-1}
+INSN_EVENTS=${INSN_EVENTS:-2000000}
 M=$BUILD/memtrace
 bench_need "$BUILD" "cli bench-tools" "$M" "$BUILD/bench/decode" "$BUILD/bench/viewer-gen"
 bench_scratch memtrace-speed
@@ -86,6 +97,83 @@ for w in $NAMES; do
         "$(col_median "$w" 3 | awk '{ printf "%.0f", $1 / 1024 }')"
 done
 echo "(xwall, xcpu: per-round ratios to md5sum. Goals: top, stats, recode xwall <= 2; top, stats, leaks <= 300 MB)"
+
+# budget NAME CMD...: callgrind's instructions of CMD, per event (the
+# small trace's INSN_EVENTS), per thread (busiest first) and part
+budget() {
+    name=$1; shift
+    rm -f "$tmp"/cg.*
+    valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$tmp/cg.%p" \
+        "$@" > /dev/null 2> "$tmp/cg.err" ||
+        { echo "$name: callgrind failed: $(tail -n 1 "$tmp/cg.err")"; return 0; }
+    for f in "$tmp"/cg.*-[0-9]*; do
+        callgrind_annotate --auto=no --inclusive=no --threshold=100 "$f" 2> /dev/null | grep '%)' |
+            grep -v 'PROGRAM TOTALS' | sed "s/([^)]*)//; s|^|$(basename "$f") |"
+    done | awk -v name="$name" -v events="$INSN_EVENTS" '
+        function part(f, fn) {
+            if (f ~ /lib\/trace\/writer\.c$/) return "encode"
+            if (f ~ /lib\/trace\//) return "decode"
+            if (f ~ /lib\/analyze\/(buildread|buildpipe|stacks)\.c$/ || f ~ /lib\/common\//) return "stacks"
+            if (f ~ /lib\/analyze\/(fold|buildfold|build|peak)\.c$/) return "fold"
+            if (f ~ /lib\/analyze\/pipe\.c$/) return "handoff"
+            if (f ~ /lib\/analyze\//) return "sums"
+            if (fn ~ /^(pthread_|__pthread|futex|__lll_|___pthread)/ || fn ~ /futex/) return "handoff"
+            if (fn ~ /^(_int_|__libc_|)(malloc|free|realloc|calloc|memalign|posix_memalign)/ ||
+                fn ~ /^(malloc|_int_free|__memset|memset|cfree|unlink_chunk|tcache|sysmalloc|alloc_perturb)/)
+                return "alloc"
+            if (fn ~ /^(read|__read|__libc_read)$/) return "io"
+            return "other"
+        }
+        {
+            t = $1; n = $2; gsub(/,/, "", n); loc = $3
+            fn = loc; sub(/^.*:/, "", fn); f = loc; sub(/:[^:]*$/, "", f)
+            row++; th[row] = t; ins[row] = n; fun[row] = fn; file[row] = f
+            if (NF >= 4) home[fn] = f   # (out of line: its own file)
+        }
+        END {
+            for (r = 1; r <= row; r++) {
+                f = (fun[r] in home) ? home[fun[r]] : file[r]
+                p = part(f, fun[r])
+                share[th[r]] += ins[r]; cell[th[r], p] += ins[r]
+            }
+            n = 0
+            for (t in share) { n++; tid[n] = t }
+            for (a = 1; a <= n; a++) for (b = a + 1; b <= n; b++)
+                if (share[tid[b]] > share[tid[a]]) { x = tid[a]; tid[a] = tid[b]; tid[b] = x }
+            if (n > 3) n = 3
+            printf "%-8s", name
+            for (a = 1; a <= n; a++) printf "  thread %d: %6.0f", a, share[tid[a]] / events
+            printf "\n"
+            split("decode encode stacks fold sums handoff alloc io other", parts, " ")
+            for (q = 1; q <= 9; q++) {
+                line = sprintf("  %-8s", parts[q]); any = 0
+                for (a = 1; a <= n; a++) {
+                    v = cell[tid[a], parts[q]] / events; if (v >= 0.5) any = 1
+                    line = line sprintf("  %16.0f", v)
+                }
+                if (any) print line
+            }
+        }'
+}
+if [ "$INSN" = 1 ]; then
+    if command -v valgrind > /dev/null && command -v callgrind_annotate > /dev/null; then
+        small=$BUILD/bench/paths-$INSN_EVENTS.ctf
+        [ -f "$small" ] || "$BUILD/bench/viewer-gen" "$small" "$INSN_EVENTS" > /dev/null
+        echo
+        echo "instructions an event (callgrind, $INSN_EVENTS events of the same generator), per thread (busiest first) and part"
+        budget decode "$BUILD/bench/decode" "$small"
+        budget top "$M" top "$small"
+        budget stats "$M" stats "$small"
+        budget recode "$M" recode "$small" "$tmp/out.ctf"
+        rm -f "$tmp/out.ctf"
+        if [ -n "$BASE" ]; then
+            budget top0 "$BASE/memtrace" top "$small"
+            budget stats0 "$BASE/memtrace" stats "$small"
+        fi
+    else
+        echo "no valgrind: no instruction budget"
+    fi
+fi
 
 [ "$PERF" = 1 ] || exit 0
 command -v perf > /dev/null || { echo "no perf: no profile"; exit 0; }

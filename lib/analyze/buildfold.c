@@ -14,10 +14,17 @@
 #include "warn.h"
 
 /* An event of a folded model, in file order (after the queue): live
- * blocks in a table, each folded into its stack's cost when collected. */
-static inline __attribute__((always_inline)) int add_folded(builder *b, const struct fold_q *ev)
+ * blocks in a table, each folded into its stack's cost when collected.
+ * The event is the queue's q, or the batch's pe straight (the other NULL;
+ * after inlining, one of the two ways remains): its allocation record is
+ * then made in the live block's own record, without the queue's copy. */
+static inline __attribute__((always_inline)) int add_folded(builder *b, const struct fold_q *q,
+                                                            const mta_pipe_ev *pe)
 {
     mt_model *m = b->m;
+    struct { mt_timedelta time; uint64_t id; int kind; } evs = {
+        q ? q->time : pe->time, q ? q->id : pe->id, q ? q->kind : pe->kind
+    }, *ev = &evs;
     if (ev->time < b->cur_time)
         m->monotone = 0;
     if (ev->time != b->cur_time) {
@@ -41,11 +48,24 @@ static inline __attribute__((always_inline)) int add_folded(builder *b, const st
         mta_live_rec *r = mta_live_add(&b->live_blocks, ev->id, &old, &had);
         if (!r || (had && MTA_PUSH(b->displaced, old) < 0))
             return -1;
-        r->a = ev->a;
+        if (q) {
+            r->a = q->a;
+        } else {
+            r->a.time = pe->time;
+            r->a.collect = MT_TIME_NEVER;
+            r->a.promote = MT_TIME_NEVER;
+            r->a.size = pe->size;
+            r->a.n_samples = pe->n_samples;
+            r->a.stack = pe->stack;
+            r->a.source = pe->source;
+            r->a.carried = pe->carried;
+            r->a.verdict = pe->verdict;
+            r->a.domain = pe->domain;
+        }
         r->seq = m->fold->n_allocs_read++;
-        b->live += (int64_t)ev->a.n_samples;
-        b->alloc_at_time += ev->a.n_samples;
-        if (m->fold->on_alloc && m->fold->on_alloc(m->fold->ctx, m, &ev->a, r->seq) < 0) {
+        b->live += (int64_t)r->a.n_samples;
+        b->alloc_at_time += r->a.n_samples;
+        if (m->fold->on_alloc && m->fold->on_alloc(m->fold->ctx, m, &r->a, r->seq) < 0) {
             m->fold->stopped = 1;
             b->why = "stopped by the caller";
             return -1;
@@ -83,7 +103,7 @@ static inline __attribute__((always_inline)) int fold_step(builder *b)
     const struct fold_q *e = &b->fq[b->fq_head];
     b->fq_head = (b->fq_head + 1) & (FOLD_AHEAD - 1);
     b->fq_n--;
-    return add_folded(b, e);
+    return add_folded(b, e, NULL);
 }
 
 int mta_build_fold_step(builder *b)
@@ -219,9 +239,35 @@ int mta_build_fold_rest(builder *b)
     return rc;
 }
 
-/* Folding thread: the batches, each event into the fold queue as
- * fold_push would put it, until the reading thread's last. Returns 0 at
- * the trace's end, -1 with b->why, or -2 with the reader's error in
+/* A batch's event into the fold queue's next place (the queue has room). */
+static void queue_copy(builder *b, const mta_pipe_ev *pe)
+{
+    struct fold_q *e = &b->fq[(b->fq_head + b->fq_n) & (FOLD_AHEAD - 1)];
+    e->kind = pe->kind;
+    e->time = pe->time;
+    e->id = pe->id;
+    if (pe->kind == MT_EVENT_ALLOC) {
+        e->a.time = pe->time;
+        e->a.collect = MT_TIME_NEVER;
+        e->a.promote = MT_TIME_NEVER;
+        e->a.size = pe->size;
+        e->a.n_samples = pe->n_samples;
+        e->a.stack = pe->stack;
+        e->a.source = pe->source;
+        e->a.carried = pe->carried;
+        e->a.verdict = pe->verdict;
+        e->a.domain = pe->domain;
+    }
+    b->fq_n++;
+}
+
+/* Folding thread: the batches, each event as if it entered the fold queue
+ * (mta_build_fold_slot, mta_build_fold_entered: the same folds, prefetches
+ * and warnings in the same order), but the batch is the queue while it is
+ * at hand: an event is folded from it straight, and only those still
+ * waiting at its end (FOLD_AHEAD at most) are copied into the queue, after
+ * the older ones it holds, until the reading thread's last batch. Returns
+ * 0 at the trace's end, -1 with b->why, or -2 with the reader's error in
  * *message (malloc'd). */
 int mta_build_fold_batches(builder *b, mta_pipe *p, char **message)
 {
@@ -239,39 +285,50 @@ int mta_build_fold_batches(builder *b, mta_pipe *p, char **message)
         }
         memcpy(m->domains.ids, bt->domain_ids, bt->n_domains * sizeof *m->domains.ids);
         m->domains.n = bt->n_domains;
-        for (size_t i = 0; i < bt->n; i++) {
-            const mta_pipe_ev *pe = &bt->ev[i];
+        const mta_pipe_ev *ev = bt->ev;
+        size_t n = bt->n, c = 0, waiting = 0; /* ev[c ..]: waiting events, not yet folded */
+        for (size_t i = 0; i < n; i++) {
+            const mta_pipe_ev *pe = &ev[i];
             /* (the lines come from the other core's cache) */
-            if (i + PIPE_AHEAD < bt->n)
+            if (i + PIPE_AHEAD < n)
                 __builtin_prefetch(pe + PIPE_AHEAD);
             if (__builtin_expect(pe->kind == MTA_PIPE_WARNING, 0)) {
                 const char *w = bt->warnings.v[pe->id];
                 mt_warn(b->warn_fn, b->warn_ctx, w);
                 continue;
             }
-            /* (mta_build_fold_slot, with the step inline) */
-            if (b->fq_n == FOLD_AHEAD && fold_step(b) < 0) {
-                mta_pipe_release(p);
-                return -1;
+            if (b->fq_n + waiting == FOLD_AHEAD) {
+                /* the oldest event meets the live blocks */
+                int rc;
+                if (b->fq_n) {
+                    rc = fold_step(b);
+                } else {
+                    while (__builtin_expect(ev[c].kind == MTA_PIPE_WARNING, 0))
+                        c++;
+                    rc = add_folded(b, NULL, &ev[c]);
+                    c++;
+                    waiting--;
+                }
+                if (rc < 0) {
+                    mta_pipe_release(p);
+                    return -1;
+                }
             }
-            struct fold_q *e = &b->fq[(b->fq_head + b->fq_n) & (FOLD_AHEAD - 1)];
-            e->kind = pe->kind;
-            e->time = pe->time;
-            e->id = pe->id;
-            if (pe->kind == MT_EVENT_ALLOC) {
-                e->a.time = pe->time;
-                e->a.collect = MT_TIME_NEVER;
-                e->a.promote = MT_TIME_NEVER;
-                e->a.size = pe->size;
-                e->a.n_samples = pe->n_samples;
-                e->a.stack = pe->stack;
-                e->a.source = pe->source;
-                e->a.carried = pe->carried;
-                e->a.verdict = pe->verdict;
-                e->a.domain = pe->domain;
+            waiting++;
+            /* as mta_build_fold_entered: the slot of a collected or
+             * promoted block, and the record of the event MTA_LIVE_AHEAD
+             * before (in this batch) */
+            if (pe->kind != MT_EVENT_ALLOC)
+                mta_live_prefetch(&b->live_blocks, pe->id, 0);
+            if (i >= MTA_LIVE_AHEAD) {
+                const mta_pipe_ev *h = pe - MTA_LIVE_AHEAD;
+                if (h->kind != MT_EVENT_ALLOC && h->kind != MTA_PIPE_WARNING)
+                    mta_live_prefetch(&b->live_blocks, h->id, 1);
             }
-            mta_build_fold_entered(b, e);
         }
+        for (; c < n; c++)
+            if (ev[c].kind != MTA_PIPE_WARNING)
+                queue_copy(b, &ev[c]);
         if (opts && opts->on_progress && bt->offset >= next_progress) {
             opts->on_progress(opts->progress_ctx, bt->offset, size);
             next_progress = bt->offset + (1 << 20);

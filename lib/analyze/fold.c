@@ -288,35 +288,11 @@ static inline double fold_objects(mta_folded *fo, const mt_scale *sc, const mt_a
     return e->obj;
 }
 
-static inline void cost_add(mt_cost *c, const mt_alloc *a, double bytes, double obj, double ov,
-                            int live, int temp)
-{
-    if (__builtin_expect(!a->carried, 1)) {
-        c->alloc_bytes += bytes;
-        c->alloc_objects += obj;
-        c->alloc_objects_var += ov;
-        c->samples += a->n_samples;
-    } /* else carried over from an earlier piece: live, not allocated here */
-    c->allocs++;
-    if (live) {
-        c->live_bytes += bytes;
-        c->live_objects += obj;
-        c->live_objects_var += ov;
-        c->live_samples += a->n_samples;
-    }
-    if (temp) {
-        c->temp_bytes += bytes;
-        c->temp_objects += obj;
-        c->temp_objects_var += ov;
-        c->temp_samples += a->n_samples;
-    }
-}
-
 int mta_fold(mt_model *m, const mt_alloc *a, uint64_t seq)
 {
     mta_folded *fo = m->fold;
     const mt_filter *f = fo->filter;
-    if (f) {
+    if (f && f->n) {   /* (an empty filter passes everything) */
         /* live: clauses at a time given as such (END stays END: a block is
          * live at the end exactly when it was never collected) */
         if (!fo->lt) {
@@ -350,12 +326,15 @@ int mta_fold(mt_model *m, const mt_alloc *a, uint64_t seq)
     }
     /* mta_cost_of + mta_cost_add twice, inline (the same additions in the
      * same order as a selection of a whole model makes) */
-    double ov, bytes = (double)a->n_samples * m->scale.bytes_per_sample;
-    double obj = fold_objects(fo, &m->scale, a, &ov);
-    int live = mta_is_live(a, fo->live_at == MT_TIME_PEAK ? fo->peak : fo->live_at);
-    int temp = mta_is_temporary(a);
-    cost_add(&fo->node_cost[a->stack], a, bytes, obj, ov, live, temp);
-    cost_add(&fo->by_source[a->source < 3 ? a->source : 2], a, bytes, obj, ov, live, temp);
+    mta_alloc_cost o;
+    o.bytes = (double)a->n_samples * m->scale.bytes_per_sample;
+    o.obj = fold_objects(fo, &m->scale, a, &o.ov);
+    o.samples = a->n_samples;
+    o.carried = a->carried;
+    o.live = mta_is_live(a, fo->live_at == MT_TIME_PEAK ? fo->peak : fo->live_at);
+    o.temp = mta_is_temporary(a);
+    mta_cost_add_alloc(&fo->node_cost[a->stack], &o);
+    mta_cost_add_alloc(&fo->by_source[a->source < 3 ? a->source : 2], &o);
     if (seq < fo->node_first[a->stack])
         fo->node_first[a->stack] = seq;
     if (fo->on_fold && fo->on_fold(fo->ctx, m, a, seq) < 0) {

@@ -64,6 +64,64 @@ static inline void mta_cost_add(mt_cost *d, const mt_cost *s)
     d->live_bytes_var += s->live_bytes_var;
 }
 
+/* One allocation's cost in the few figures its mt_cost is made of
+ * (mta_cost_of): bytes (n_samples * bytes per sample), obj objects of
+ * variance ov, whether it is carried over from an earlier piece (live, not
+ * allocated here), live and temporary. */
+typedef struct mta_alloc_cost {
+    double bytes, obj, ov;
+    uint64_t samples;
+    int carried, live, temp;
+} mta_alloc_cost;
+
+/* Adds one allocation's cost to each of the n sums t[0 .. n) without the
+ * additions of its zero fields: adding +0.0 to a sum of non-negative terms
+ * leaves it bit for bit the same, so each sum equals mta_cost_add of
+ * mta_cost_of's cost. The loops that run once per allocation use it
+ * (fold.c, select.c, statsacc.c), with o a local copy: the sums' stores
+ * cannot alias it, so its fields stay in registers; one test of each kind
+ * per allocation, however many sums. */
+static inline __attribute__((always_inline)) void mta_cost_add_alloc_n(mt_cost *const *t, size_t n,
+                                                                     const mta_alloc_cost *o)
+{
+    if (__builtin_expect(!o->carried, 1)) {
+        for (size_t k = 0; k < n; k++) {
+            mt_cost *c = t[k];
+            c->alloc_bytes += o->bytes;
+            c->alloc_objects += o->obj;
+            c->alloc_objects_var += o->ov;
+            c->samples += o->samples;
+            c->allocs++;
+        }
+    } else {
+        for (size_t k = 0; k < n; k++)
+            t[k]->allocs++; /* carried over from an earlier piece: live, not allocated here */
+    }
+    if (o->live) {
+        for (size_t k = 0; k < n; k++) {
+            mt_cost *c = t[k];
+            c->live_bytes += o->bytes;
+            c->live_objects += o->obj;
+            c->live_objects_var += o->ov;
+            c->live_samples += o->samples;
+        }
+    }
+    if (o->temp) {
+        for (size_t k = 0; k < n; k++) {
+            mt_cost *c = t[k];
+            c->temp_bytes += o->bytes;
+            c->temp_objects += o->obj;
+            c->temp_objects_var += o->ov;
+            c->temp_samples += o->samples;
+        }
+    }
+}
+
+static inline void mta_cost_add_alloc(mt_cost *c, const mta_alloc_cost *o)
+{
+    mta_cost_add_alloc_n(&c, 1, o);
+}
+
 /* The cost of one allocation with live measured at t. */
 static inline void mta_cost_of(const mt_scale *sc, const mt_alloc *a, mt_timedelta t, mt_cost *c)
 {

@@ -536,30 +536,17 @@ mt_selection *mt_select_sites(const mt_model *m, const mt_filter *f, mt_timedelt
                 s->stack_node[slot] = n;
                 memset(&s->stack_cost[slot], 0, sizeof s->stack_cost[slot]);
             }
-            /* mta_cost_of + mta_cost_add, inline: this loop runs once
+            /* mta_cost_of + mta_cost_add in one: this loop runs once
              * per allocation */
-            mt_cost *c = &s->stack_cost[slot];
-            double bytes = (double)a->n_samples * m->scale.bytes_per_sample, obj = mta_alloc_objects(&m->scale, a);
-            double ov = mta_objects_var(&m->scale, a, obj);
-            if (!a->carried) {   /* (carried over from an earlier piece: live only) */
-                c->alloc_bytes += bytes;
-                c->alloc_objects += obj;
-                c->alloc_objects_var += ov;
-                c->samples += a->n_samples;
-            }
-            c->allocs++;
-            if (mta_is_live(a, s->live_at)) {
-                c->live_bytes += bytes;
-                c->live_objects += obj;
-                c->live_objects_var += ov;
-                c->live_samples += a->n_samples;
-            }
-            if (mta_is_temporary(a)) {
-                c->temp_bytes += bytes;
-                c->temp_objects += obj;
-                c->temp_objects_var += ov;
-                c->temp_samples += a->n_samples;
-            }
+            mta_alloc_cost o;
+            o.bytes = (double)a->n_samples * m->scale.bytes_per_sample;
+            o.obj = mta_alloc_objects(&m->scale, a);
+            o.ov = mta_objects_var(&m->scale, a, o.obj);
+            o.samples = a->n_samples;
+            o.carried = a->carried;
+            o.live = mta_is_live(a, s->live_at);
+            o.temp = mta_is_temporary(a);
+            mta_cost_add_alloc(&s->stack_cost[slot], &o);
         }
     }
     if (!s->stack_node) {

@@ -149,41 +149,52 @@ static int stats_add(mt_stats_acc *s, const mt_scale *sc, mt_timedelta model_end
 {
     mt_timedelta end = a->collect == MT_TIME_NEVER ? model_end : a->collect;
     uint64_t life = end > a->time ? (uint64_t)(end - a->time) : 0;
-    mt_cost c;
-    mta_cost_of(sc, a, s->live_at, &c);
+    /* mta_cost_of's cost, added without its zero fields (mta_cost_add_alloc) */
+    mta_alloc_cost o;
+    o.bytes = (double)a->n_samples * sc->bytes_per_sample;
+    o.obj = mta_alloc_objects(sc, a);
+    o.ov = mta_objects_var(sc, a, o.obj);
+    o.samples = a->n_samples;
+    o.carried = a->carried;
+    o.live = mta_is_live(a, s->live_at);
+    o.temp = mta_is_temporary(a);
+    double alloc_bytes = o.carried ? 0 : o.bytes;
     unsigned src = a->source < 3 ? a->source : 2;
+    mt_cost *t[7];   /* the sums this allocation's cost goes to */
+    size_t nt = 0;
     if (s->want & MTA_STATS_TOTALS) {
         if (lives_add(s, life, a->n_samples, a->collect == MT_TIME_NEVER) < 0)
             return -1;
-        mta_cost_add(&s->total, &c);
-        mta_cost_add(&s->by_source[src], &c);
+        t[nt++] = &s->total;
+        t[nt++] = &s->by_source[src];
         if (a->promote != MT_TIME_NEVER)
-            s->promoted_bytes += c.alloc_bytes;
+            s->promoted_bytes += alloc_bytes;
         if (a->collect != MT_TIME_NEVER) {
-            s->collected_bytes += c.alloc_bytes;
+            s->collected_bytes += alloc_bytes;
             s->life_sum += (double)(a->collect - a->time) * a->n_samples;
             s->life_w += a->n_samples;
         } else {
-            s->never_collected_bytes += c.alloc_bytes;
+            s->never_collected_bytes += alloc_bytes;
         }
         mta_verdict_add(s->vsum, s->vn, sc, a);
     }
     if (s->want & MTA_STATS_SIZE) {
         size_t b = bucket_of(a->size);
-        mta_cost_add(&s->size_cost[b], &c);
-        mta_cost_add(&s->size_src[b * 3 + src], &c);
+        t[nt++] = &s->size_cost[b];
+        t[nt++] = &s->size_src[b * 3 + src];
         if (b + 1 > s->size_max)
             s->size_max = b + 1;
     }
     if (s->want & MTA_STATS_LIFE) {
         size_t b = bucket_of(life);
-        mta_cost_add(&s->life_cost[b], &c);
-        mta_cost_add(&s->life_src[b * 3 + src], &c);
+        t[nt++] = &s->life_cost[b];
+        t[nt++] = &s->life_src[b * 3 + src];
         if (a->collect == MT_TIME_NEVER)
-            mta_cost_add(&s->never, &c);
+            t[nt++] = &s->never;
         if (b + 1 > s->life_max)
             s->life_max = b + 1;
     }
+    mta_cost_add_alloc_n(t, nt, &o);
     return 0;
 }
 
