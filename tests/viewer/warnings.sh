@@ -38,13 +38,15 @@ for mode in whole folded; do
     args=""
     [ $mode = whole ] || args="--fold-above 0 --no-index"   # (a filter reads the trace)
     for t in twice cut; do
-        eval "file=\$$t said=\$said_$t"
-        # shellcheck disable=SC2086,SC2154
+        case $t in
+            twice) file=$twice said=$said_twice ;;
+            *) file=$cut said=$said_cut ;;
+        esac
+        # shellcheck disable=SC2086
         start_viewer "$file" --port 0 -q $args || exit 1
         check "$t, $mode: /api/info answers" info
         grep -q "\"folded\":$([ $mode = whole ] && echo false || echo true)," "$MT_TMP/info" ||
             fail "$t, $mode: not read $mode: $(head -c 300 "$MT_TMP/info")"
-        # shellcheck disable=SC2154
         want="\"warnings\":[\"$said\"]}"
         check "$t, $mode: /api/info's warnings are the reader's, last field: $(tail -c 200 "$MT_TMP/info")" \
             sh -c "tail -c ${#want} '$MT_TMP/info' | grep -qxF '$want'"
