@@ -53,7 +53,29 @@ struct vapi {
     int warming;
     const mt_plumbing *plumbing; /* NULL: stacks as recorded */
     mt_rss *rss;                 /* resident memory beside the trace, or NULL */
+    const char *prog;            /* the warnings' prefix on stderr */
+    char **warnings;             /* the loading's warnings, the first VAPI_WARNINGS_KEPT */
+    size_t n_warnings, n_said;   /* kept, said (under lock; fixed once ready) */
 };
+
+void vapi_set_prog(vapi *a, const char *prog) { a->prog = prog; }
+
+void vapi_warning(void *ctx, const char *msg)
+{
+    vapi *a = ctx;
+    fprintf(stderr, "%s: warning: %s\n", a->prog ? a->prog : "memtrace view", msg);
+    pthread_mutex_lock(&a->lock);
+    a->n_said++;
+    char *copy = a->n_warnings < VAPI_WARNINGS_KEPT ? strdup(msg) : NULL;
+    char **v = copy ? realloc(a->warnings, (a->n_warnings + 1) * sizeof *v) : NULL;
+    if (v) {
+        v[a->n_warnings++] = copy;
+        a->warnings = v;
+    } else {
+        free(copy);   /* (out of memory: said on stderr, counted among the rest) */
+    }
+    pthread_mutex_unlock(&a->lock);
+}
 
 void vapi_set_plumbing(vapi *a, const mt_plumbing *p) { a->plumbing = p; }
 
@@ -97,7 +119,8 @@ int vapi_ready(vapi *a, const mt_model *m, const vfold *base, double load_second
     if (!c)
         return -1;
     vcache_set_aux_free(c, aux_free);
-    mt_rss *rss = a->file[0] ? mt_rss_load(a->file, m, NULL, NULL) : NULL; /* FILE.rss, if any */
+    /* FILE.rss, if any */
+    mt_rss *rss = a->file[0] ? mt_rss_load(a->file, m, vapi_warning, a) : NULL;
     if (base && stat(a->file, &a->file_id) < 0)
         memset(&a->file_id, 0, sizeof a->file_id);
     pthread_mutex_lock(&a->lock);
@@ -312,6 +335,9 @@ void vapi_free(vapi *a)
     vcache_free(a->cache);
     mt_rss_free(a->rss);
     free(a->file);
+    for (size_t i = 0; i < a->n_warnings; i++)
+        free(a->warnings[i]);
+    free(a->warnings);
     free(a->error);
     pthread_cond_destroy(&a->ready_cond);
     pthread_mutex_destroy(&a->lock);
@@ -512,7 +538,8 @@ void vapi_handle(void *ctx, const char *endpoint, const vreq *req, vresp *resp)
     const vfold *fold = a->base ? vcache_sel_aux(e) : NULL;
     if (a->base && !fold)
         fold = a->base;
-    vctx cx = {mt_selection_model(sel), sel, canon, a->file, a->load_seconds, a->rss, fold, a->base};
+    vctx cx = {mt_selection_model(sel), sel, canon, a->file, a->load_seconds, a->rss, fold, a->base,
+               (const char *const *)a->warnings, a->n_warnings, a->n_said};
     int ok = endpoints[k].fn(&cx, req, &j, resp);
     vcache_sel_release(a->cache, e);
     if (ok)

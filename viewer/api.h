@@ -35,6 +35,15 @@ void vapi_set_reread_bytes(vapi *a, size_t bytes);
  * (0: no limit). Call before serving. */
 void vapi_set_budget(vapi *a, size_t budget);
 void vapi_free(vapi *a);
+/* Warnings of the loading (the trace's reader, FILE.rss's): vapi_warning,
+ * an mt_warning_fn with the vapi as ctx, prints "PROG: warning: MSG" on
+ * stderr (PROG as set, default "memtrace view") and keeps the first
+ * VAPI_WARNINGS_KEPT for /api/info's "warnings". Only while nothing is
+ * answered: before vapi_ready on a vapi loading, before serving on one
+ * ready (requests read the list without the lock). */
+#define VAPI_WARNINGS_KEPT 64
+void vapi_set_prog(vapi *a, const char *prog);
+void vapi_warning(void *ctx, const char *msg);
 /* Resident memory to show instead of FILE.rss's (owned from now on). */
 void vapi_set_rss(vapi *a, mt_rss *rss);
 /* Selections skip this allocation plumbing (not owned; NULL: none). */

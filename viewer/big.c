@@ -86,8 +86,8 @@ static vfold *fold_new(void)
  * live:peak; ix: the index to fold from, or NULL). Returns 0, or -1 with
  * *err as vfold_load. */
 static int fold_read(vfold *v, const char *path, const mt_filter *f, const vfold *base,
-                     const mt_alloc_index *ix, mt_progress_fn progress, void *pctx, int quiet,
-                     char **err)
+                     const mt_alloc_index *ix, mt_progress_fn progress, void *pctx,
+                     mt_warning_fn warn, void *warn_ctx, char **err)
 {
     int peak = f && mt_filter_uses_peak(f) && base;
     mt_sink sinks[2] = {
@@ -105,7 +105,8 @@ static int fold_read(vfold *v, const char *path, const mt_filter *f, const vfold
         .peak = peak ? mt_model_peak_time(base->model) : 0,
         .sinks = sinks,
         .n_sinks = v->ixw ? 2 : 1,
-        .on_warning = quiet ? quiet_warning : NULL,
+        .on_warning = warn,
+        .warning_ctx = warn_ctx,
         .on_progress = progress,
         .progress_ctx = pctx,
         .sinks_filtered = 1,
@@ -132,7 +133,8 @@ static int fold_read(vfold *v, const char *path, const mt_filter *f, const vfold
 }
 
 vfold *vfold_load(const char *path, const mt_filter *f, const vfold *base, int index,
-                  mt_progress_fn progress, void *progress_ctx, int quiet, char **err)
+                  mt_progress_fn progress, void *progress_ctx, mt_warning_fn warn,
+                  void *warn_ctx, char **err)
 {
     *err = NULL;
     if (f && mt_filter_uses_peak(f) && !base) {
@@ -150,7 +152,7 @@ vfold *vfold_load(const char *path, const mt_filter *f, const vfold *base, int i
         v->index = vidx_begin(path);
         v->ixw = vidx_writer(v->index);
     }
-    if (fold_read(v, path, f, base, NULL, progress, progress_ctx, quiet, err) < 0) {
+    if (fold_read(v, path, f, base, NULL, progress, progress_ctx, warn, warn_ctx, err) < 0) {
         vfold_free(v);
         return NULL;
     }
@@ -180,7 +182,8 @@ static vfold *fold_indexed(const vfold *base, const mt_filter *f, mt_progress_fn
     if (!v)
         return NULL;
     /* (the trace is not read: the request names the index) */
-    if (fold_read(v, base->path, f, base, ix, progress, progress_ctx, 1, err) < 0) {
+    if (fold_read(v, base->path, f, base, ix, progress, progress_ctx, quiet_warning, NULL,
+                  err) < 0) {
         if (*err && !strncmp(*err, "allocation index:", 17)) {
             vidx_broken(base->index, *err + 18);
             *broken = 1;
@@ -252,7 +255,7 @@ vfold *vfold_refold(const vfold *base, const mt_filter *f, int (*unchanged)(void
             *changed = 1;
             return NULL;
         }
-        v = vfold_load(base->path, f, base, 0, progress, progress_ctx, 1, err);
+        v = vfold_load(base->path, f, base, 0, progress, progress_ctx, quiet_warning, NULL, err);
         if (v && !unchanged(uctx)) {
             vfold_free(v);
             *changed = 1;

@@ -18,12 +18,13 @@ typedef struct vfold vfold;
  * outlive the fold). base: the unfiltered fold (for live:peak), NULL when
  * building that one. index: when building that one, find the trace's
  * allocation index or write one (allocidx.h). progress: as
- * mt_model_options (may be NULL); quiet:
- * reader warnings dropped (re-reads) instead of printed. One read of the
+ * mt_model_options (may be NULL); warn, warn_ctx: the reader's warnings
+ * (NULL: on stderr as "memtrace: warning: ..."). One read of the
  * file. Returns NULL with a malloc'd *err ("FILE: offset N: ..."), or NULL
  * with *err NULL when out of memory. */
 vfold *vfold_load(const char *path, const mt_filter *f, const vfold *base, int index,
-                  mt_progress_fn progress, void *progress_ctx, int quiet, char **err);
+                  mt_progress_fn progress, void *progress_ctx, mt_warning_fn warn,
+                  void *warn_ctx, char **err);
 /* Prints on stderr what became of base's allocation index (written,
  * refused), once loading is over. */
 void vfold_report_index(const vfold *base);

@@ -403,8 +403,8 @@ int mt_viewer_serve_compare(const mt_model *base, const mt_model *new_,
     }
     vapi_set_plumbing(c.inner, opts->plumbing);
     if (opts->trace_files && opts->n_trace_files > 0)
-        vapi_set_rss(c.inner, mt_rss_load_many(opts->trace_files, opts->n_trace_files, new_, NULL,
-                                               NULL));
+        vapi_set_rss(c.inner, mt_rss_load_many(opts->trace_files, opts->n_trace_files, new_,
+                                               vapi_warning, c.inner));
     sigset_t set, old;
     sigemptyset(&set);
     sigaddset(&set, SIGINT);

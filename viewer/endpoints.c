@@ -171,6 +171,17 @@ int vep_info(const vctx *cx, const vreq *req, vjson *j, vresp *resp)
     vj_knum(j, "load_seconds", cx->load_seconds);
     vj_kuint(j, "model_memory", mt_model_memory(m));
     vj_kbool(j, "folded", cx->base != NULL);  /* big trace: downsampled curve, filters re-read */
+    vj_key(j, "warnings");   /* the loading's, as the viewer's stderr says them */
+    vj_arr(j);
+    for (size_t i = 0; i < cx->n_warnings; i++)
+        vj_str(j, cx->warnings[i]);
+    if (cx->n_said > cx->n_warnings) {
+        char more[96];
+        snprintf(more, sizeof more, "and %zu more warnings (the viewer's stderr has them all)",
+                 cx->n_said - cx->n_warnings);
+        vj_str(j, more);
+    }
+    vj_end_arr(j);
     vj_end_obj(j);
     return 1;
 }

@@ -20,6 +20,8 @@ typedef struct vctx {
     const mt_rss *rss;           /* resident memory (FILE.rss), or NULL */
     const vfold *fold;           /* big traces: the filter's fold (sel is of its model) */
     const vfold *base;           /* big traces: the unfiltered fold; NULL: whole model */
+    const char *const *warnings; /* the loading's warnings kept (api.h, vapi_warning) */
+    size_t n_warnings, n_said;   /* kept, said in all */
 } vctx;
 
 /* Each writes its answer into j and returns 1, or fills resp with an error

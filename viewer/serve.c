@@ -114,9 +114,17 @@ static vsrv *start(vapi *api, const mt_viewer_options *opts, const char *prog, s
 int mt_viewer_serve(const mt_model *m, const mt_viewer_options *opts, const char *prog)
 {
     prepare_process();
-    vapi *api = vapi_new(m, opts->file, opts->load_seconds);
+    vapi *api = vapi_new_loading(opts->file);
+    if (api) {
+        vapi_set_prog(api, prog);   /* (FILE.rss's warnings) */
+        if (vapi_ready(api, m, NULL, opts->load_seconds) < 0) {
+            vapi_free(api);
+            api = NULL;
+        }
+    }
     if (api && opts->trace_files && opts->n_trace_files > 0)
-        vapi_set_rss(api, mt_rss_load_many(opts->trace_files, opts->n_trace_files, m, NULL, NULL));
+        vapi_set_rss(api, mt_rss_load_many(opts->trace_files, opts->n_trace_files, m, vapi_warning,
+                                           api));
     sigset_t set, old;
     vsrv *srv = start(api, opts, prog, &set, &old);
     if (!srv)
@@ -168,8 +176,8 @@ static void *load_thread(void *arg)
     if (l->load->folded) {
         struct rusage before, after;
         getrusage(RUSAGE_SELF, &before);
-        l->fold = vfold_load(l->opts->file, NULL, NULL, !l->load->no_index, loader_progress, l, 0,
-                             &l->error);
+        l->fold = vfold_load(l->opts->file, NULL, NULL, !l->load->no_index, loader_progress, l,
+                             vapi_warning, l->api, &l->error);
         m = l->fold ? vfold_model(l->fold) : NULL;
         /* what reading it again for a filter will take: the growth of the
          * process's high-water mark while it was read */
@@ -183,6 +191,8 @@ static void *load_thread(void *arg)
             .n = 1,
             .on_progress = loader_progress,
             .progress_ctx = l,
+            .on_warning = vapi_warning,   /* "memtrace view: warning: ...", and on the page */
+            .warning_ctx = l->api,
         };
         m = l->model = mt_read(&rq, &l->error);
     }
@@ -211,6 +221,8 @@ int mt_viewer_serve_file(const mt_viewer_options *opts, const mt_viewer_load *lo
 {
     prepare_process();
     vapi *api = vapi_new_loading(opts->file);
+    if (api)
+        vapi_set_prog(api, prog);
     sigset_t set, old;
     vsrv *srv = start(api, opts, prog, &set, &old);
     if (!srv)

@@ -86,7 +86,10 @@ size_t mt_bind_alloc_offsets(size_t *out, size_t n);
 /* Added: big traces without the whole model. Each query reads the traces
  * again, folded (mt_read: memory for the live blocks and the distinct
  * stacks, not for the events), and answers as the whole model's selection
- * would. Reader warnings go to stderr on the first read only. */
+ * would. The opening read's warnings go to stderr
+ * (mt_bind_open_folded_warned: given back); the queries' reads of the same
+ * traces say none (they would repeat the open's: a warning per open, as
+ * mt_bind_open gives). */
 
 /* The traces read folded: every allocation's cost per stack, live at the
  * end, whole stacks; its header, counts, end, peak, frames and stack nodes
@@ -95,6 +98,10 @@ size_t mt_bind_alloc_offsets(size_t *out, size_t n);
  * back somewhere) the whole model instead, *folded = 0. NULL with *err on
  * failure. */
 mt_model *mt_bind_open_folded(const char *const *paths, size_t n, int *folded, char **err);
+/* mt_bind_open_folded with the reading's warnings given back in *warnings
+ * as mt_bind_open_warned gives them (NULL when there were none). */
+mt_model *mt_bind_open_folded_warned(const char *const *paths, size_t n, int *folded,
+                                     char **warnings, char **err);
 /* mt_bind_select of the traces read again, folded for this filter and
  * time (base: their mt_bind_open_folded model, which serves the selection
  * without a read for an empty filter at the end). The selection owns the

@@ -22,6 +22,15 @@ char *mta_bind_msg(const char *what, const char *detail)
     return s;
 }
 
+/* The whole model of the traces, warnings to warn (NULL: stderr). */
+static mt_model *open_whole(const char *const *paths, size_t n, void *arg, mt_warning_fn warn,
+                            void *warn_ctx, char **err)
+{
+    (void)arg;
+    mt_read_request rq = {.paths = paths, .n = n, .on_warning = warn, .warning_ctx = warn_ctx};
+    return mt_read(&rq, err);   /* every allocation: the whole model */
+}
+
 mt_model *mt_bind_open(const char *const *paths, size_t n, char **err)
 {
     *err = NULL;
@@ -29,11 +38,10 @@ mt_model *mt_bind_open(const char *const *paths, size_t n, char **err)
         *err = mta_bind_msg("no trace given", NULL);
         return NULL;
     }
-    mt_read_request rq = {.paths = paths, .n = n};   /* every allocation: the whole model */
-    return mt_read(&rq, err);
+    return open_whole(paths, n, NULL, NULL, NULL, err);
 }
 
-/* A warning as one line of the text mt_bind_open_warned gives (a newline
+/* A warning as one line of the text mta_bind_warned gives (a newline
  * inside one would split it: a space instead). */
 static void keep_warning(void *ctx, const char *msg)
 {
@@ -43,7 +51,8 @@ static void keep_warning(void *ctx, const char *msg)
     fputc('\n', f);
 }
 
-mt_model *mt_bind_open_warned(const char *const *paths, size_t n, char **warnings, char **err)
+mt_model *mta_bind_warned(mta_bind_opener opener, const char *const *paths, size_t n, void *arg,
+                          char **warnings, char **err)
 {
     *err = NULL;
     *warnings = NULL;
@@ -57,13 +66,17 @@ mt_model *mt_bind_open_warned(const char *const *paths, size_t n, char **warning
         *err = mta_bind_msg("out of memory", NULL);
         return NULL;
     }
-    mt_read_request rq = {.paths = paths, .n = n, .on_warning = keep_warning, .warning_ctx = f};
-    mt_model *m = mt_read(&rq, err);
+    mt_model *m = opener(paths, n, arg, keep_warning, f, err);
     if (fclose(f) != 0 || !len) {
         free(*warnings);
         *warnings = NULL;
     }
     return m;
+}
+
+mt_model *mt_bind_open_warned(const char *const *paths, size_t n, char **warnings, char **err)
+{
+    return mta_bind_warned(open_whole, paths, n, NULL, warnings, err);
 }
 
 /* Runs fn into a memory stream: its text, or NULL. */

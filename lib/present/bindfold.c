@@ -19,20 +19,22 @@ static void quiet(void *ctx, const char *msg)
     (void)msg;
 }
 
-mt_model *mt_bind_open_folded(const char *const *paths, size_t n, int *folded, char **err)
+/* The traces read folded (arg: int *folded), or the whole model when
+ * they cannot be; the first read's warnings to warn. */
+static mt_model *open_folded(const char *const *paths, size_t n, void *arg, mt_warning_fn warn,
+                             void *warn_ctx, char **err)
 {
-    *err = NULL;
-    *folded = 0;
-    if (!n) {
-        *err = mta_bind_msg("no trace given", NULL);
-        return NULL;
-    }
+    int *folded = arg;
+    mt_read_request rq = {.paths = paths, .n = n, .on_warning = warn, .warning_ctx = warn_ctx};
     if (!mt_read_regular(paths, n))
-        return mt_bind_open(paths, n, err);   /* a pipe is read once: the whole model */
-    mt_read_request rq = {.paths = paths, .n = n, .fold = 1, .stream = 1, .live_at = MT_TIME_END};
+        return mt_read(&rq, err);   /* a pipe is read once: the whole model */
+    rq.fold = 1;
+    rq.stream = 1;
+    rq.live_at = MT_TIME_END;
     mt_model *m = mt_read(&rq, err);
     if (m && !mt_model_peak_known(m)) {
-        /* times go back somewhere: only the whole model sorts the events */
+        /* times go back somewhere: only the whole model sorts the events
+         * (the folded read said the warnings) */
         mt_model_free(m);
         rq = (mt_read_request){.paths = paths, .n = n, .on_warning = quiet};
         return mt_read(&rq, err);
@@ -41,13 +43,33 @@ mt_model *mt_bind_open_folded(const char *const *paths, size_t n, int *folded, c
     return m;
 }
 
+mt_model *mt_bind_open_folded(const char *const *paths, size_t n, int *folded, char **err)
+{
+    *err = NULL;
+    *folded = 0;
+    if (!n) {
+        *err = mta_bind_msg("no trace given", NULL);
+        return NULL;
+    }
+    return open_folded(paths, n, folded, NULL, NULL, err);
+}
+
+mt_model *mt_bind_open_folded_warned(const char *const *paths, size_t n, int *folded,
+                                     char **warnings, char **err)
+{
+    *folded = 0;
+    return mta_bind_warned(open_folded, paths, n, folded, warnings, err);
+}
+
 static void reset_sums(void *ctx)
 {
     mt_diff_fold_reset(ctx);
 }
 
 /* A folded read of the traces for filter f at live time at, whole stacks,
- * warnings quiet (the first read said them). */
+ * warnings quiet: the opening read of the same traces said them, once (a
+ * warning per open, as the whole model gives; a query does not repeat
+ * them). */
 static mt_read_request query_request(const mt_model *base, const char *const *paths, size_t n,
                                      const mt_filter *f, mt_timedelta at)
 {

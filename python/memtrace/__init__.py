@@ -87,12 +87,14 @@ def _reading(fn, *args):
             os.environ["DEBUGINFOD_URLS"] = saved
 
 
-def _open_model(arr, n, err):
-    """mt_bind_open through _reading; the reading's warnings (a damaged
+def _open_model(opener, *args):
+    """opener(*args, &warnings, err) through _reading: mt_bind_open_warned
+    or mt_bind_open_folded_warned. The opening read's warnings (a damaged
     trace, a block freed twice) become MemtraceWarnings instead of lines on
-    the process's stderr."""
+    the process's stderr, once per open: a folded trace's queries read it
+    again without repeating them."""
     said = ctypes.c_void_p()
-    model = _reading(_lib.bind_open_warned, arr, n, ctypes.byref(said), err)
+    model = _reading(opener, *args[:-1], ctypes.byref(said), args[-1])
     for line in (_lib.take_text(said.value) or "").splitlines():
         warnings.warn("memtrace: warning: " + line, MemtraceWarning, stacklevel=4)
     return model
@@ -197,11 +199,12 @@ class Trace:
         size = _regular_size(self.paths) if fold_above is not None else None
         if size is not None and size > fold_above:
             folded = ctypes.c_int()
-            self._model = _reading(_lib.open_folded, self._arr, len(self.paths),
-                                   ctypes.byref(folded), ctypes.byref(err))
+            self._model = _open_model(_lib.open_folded_warned, self._arr, len(self.paths),
+                                      ctypes.byref(folded), ctypes.byref(err))
             self._folded = bool(folded.value)
         else:
-            self._model = _open_model(self._arr, len(self.paths), ctypes.byref(err))
+            self._model = _open_model(_lib.bind_open_warned, self._arr, len(self.paths),
+                                      ctypes.byref(err))
         if not self._model:
             raise MemtraceError(_lib.take_error(err, "cannot read " + ", ".join(self.paths)))
         self._info = json.loads(_lib.take_text(_lib.info_json(self._model)))

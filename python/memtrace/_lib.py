@@ -94,7 +94,8 @@ diff_json = _fn("mt_bind_diff_json", c_void_p, c_void_p, c_void_p, c_char_p, c_c
                 c_double, c_err)
 curve = _fn("mt_bind_curve", c_size_t, c_void_p, c_size_t, c_int64_p, c_double_p, c_double_p)
 c_paths = ctypes.POINTER(c_char_p)
-open_folded = _fn("mt_bind_open_folded", c_void_p, c_paths, c_size_t, ctypes.POINTER(c_int), c_err)
+open_folded_warned = _fn("mt_bind_open_folded_warned", c_void_p, c_paths, c_size_t,
+                         ctypes.POINTER(c_int), c_err, c_err)
 select_read = _fn("mt_bind_select_read", c_void_p, c_void_p, c_paths, c_size_t, c_char_p,
                   c_char_p, c_int, c_err)
 select_diff_read = _fn("mt_bind_select_diff_read", c_void_p, c_void_p, c_paths, c_size_t, c_char_p,

@@ -43,6 +43,12 @@ App.renderInfo = function () {
   if (i.folded) row('Served', 'folded (a big trace)', 'the memory curve is downsampled; a new filter reads the trace again (about ' + MT.fmtTime(i.load_seconds) + ')');
   row('File', i.file);
   MT.$('trace-title').textContent = i.executable + '  ·  pid ' + i.pid + '  ·  ' + i.file;
+  /* what the reader warned while loading (a damaged or cut trace...): the viewer's stderr says the same */
+  const warned = i.warnings || [], w = MT.$('trace-warnings');
+  for (const msg of warned) row('Warning', msg);
+  w.textContent = warned.length ? '⚠ ' + warned.length + (warned.length > 1 ? ' warnings' : ' warning') : '';
+  w.title = warned.join('\n');
+  w.hidden = !warned.length;
   document.title = 'memtrace · ' + (i.executable || '').split('/').pop();
 };
 
