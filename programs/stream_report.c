@@ -40,6 +40,10 @@ static int read_figures(ask *k, mt_figures_request *rq, const stream_input *in,
                         const char *filter, mt_filter **f, mt_figures *fig)
 {
     memset(fig, 0, sizeof *fig);
+    *f = NULL;
+    const char *profile = mt_read_figures_refuses(in->paths, in->n);
+    if (profile)
+        return report_not_profile(k->cmd, profile);
     if (!(*f = report_filter(k->cmd, filter)))
         return 2;
     rq->paths = in->paths;

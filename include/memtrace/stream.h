@@ -333,6 +333,10 @@ typedef struct mt_figures {
  * its limits, *err set). On failure out->m may still hold the whole
  * model, whose selection failed. */
 int mt_read_figures(const mt_figures_request *rq, mt_figures *out, char **err);
+/* The path of n traces that mt_read_figures refuses before reading them
+ * (a pprof profile: no times, no allocations), or NULL; a caller may ask
+ * before it compiles its filter, to say that first. */
+const char *mt_read_figures_refuses(const char *const *paths, size_t n);
 void mt_figures_free(mt_figures *fig);
 
 #ifdef __cplusplus

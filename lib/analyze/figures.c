@@ -231,14 +231,21 @@ static int read_curve(mta_figrun *r, mt_figures *out)
     return 0;
 }
 
+const char *mt_read_figures_refuses(const char *const *paths, size_t n)
+{
+    if (mt_read_forced() & MT_ROUTE_WHOLE)
+        return NULL; /* the whole model reads a profile, and says what it lacks */
+    for (size_t i = 0; i < n; i++)
+        if (mt_path_is_profile(paths[i]))
+            return paths[i];
+    return NULL;
+}
+
 /* The figures by folded passes: 0, MTA_FIG_WHOLE, or a failure's status. */
 static int read_streamed(mta_figrun *r, const mt_figures_request *rq, mt_figures *out)
 {
-    for (size_t i = 0; i < rq->n; i++)
-        if (mt_path_is_profile(rq->paths[i])) {
-            out->profile = rq->paths[i];
-            return 1;
-        }
+    if ((out->profile = mt_read_figures_refuses(rq->paths, rq->n)))
+        return 1;
     int rc = mta_fig_start(r, rq);
     if (rc)
         return rc;
