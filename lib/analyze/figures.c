@@ -303,39 +303,24 @@ int mt_read_figures(const mt_figures_request *rq, mt_figures *out, char **err)
 {
     memset(out, 0, sizeof *out);
     *err = NULL;
-    int rc = MTA_FIG_WHOLE;
-    if (!(mt_read_forced() & MT_ROUTE_WHOLE)) {
-        mta_figrun r;
-        memset(&r, 0, sizeof r);
-        rc = read_streamed(&r, rq, out);
-        if (rc > 0 && r.why) {
-            *err = r.why;
-            r.why = NULL;
-            rc = r.status;
-        }
-        mta_fig_finish(&r);
-        if (rc != 0) {
-            mt_model_free(out->m);
-            out->m = NULL;
-            if (rc != MTA_FIG_WHOLE) {
-                mt_histogram_free(out->sizes);
-                mt_histogram_free(out->lifetimes);
-                mt_curve_free(out->curve);
-                const char *profile = out->profile;
-                memset(out, 0, sizeof *out);
-                out->profile = profile;
-                return rc;
-            }
-        }
-    }
-    if (rc == MTA_FIG_WHOLE) {
-        mt_histogram_free(out->sizes);
-        mt_histogram_free(out->lifetimes);
-        mt_curve_free(out->curve);
-        memset(out, 0, sizeof *out);
+    if (mt_read_forced() & MT_ROUTE_WHOLE)
         return read_whole(rq, out, err);
+    mta_figrun r;
+    memset(&r, 0, sizeof r);
+    int rc = read_streamed(&r, rq, out);
+    if (rc > 0 && r.why) {
+        *err = r.why;
+        r.why = NULL;
+        rc = r.status;
     }
-    return 0;
+    mta_fig_finish(&r);
+    if (rc == 0)
+        return 0;
+    /* nothing of a streamed read that failed, or gave way, is kept */
+    const char *profile = out->profile;
+    mt_figures_free(out);
+    out->profile = profile;
+    return rc == MTA_FIG_WHOLE ? read_whole(rq, out, err) : rc;
 }
 
 void mt_figures_free(mt_figures *fig)
