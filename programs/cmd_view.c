@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -308,17 +307,11 @@ static int view_one(view_args *a)
     }
     close(probe);
     struct progress prog = {!a->quiet, isatty(2), -1, a->vo.file, 0, 0};
-    struct stat st;
     mt_viewer_load load = {0};
-    /* folded: read again for each filter, so a regular file (not a pipe) */
-    load.folded = stat(a->vo.file, &st) == 0 && S_ISREG(st.st_mode) &&
-                  (uint64_t)st.st_size > a->fold_above;
-    load.no_index = a->no_index;
-    if (mt_path_is_profile(a->vo.file)) {
-        /* a pprof profile: per-stack views only, read as a folded model */
-        load.folded = 1;
-        load.no_index = 1;
-    }
+    /* folded or whole: the read planner's choice, from --fold-above */
+    mt_read_view_plan plan = mt_read_plan_view(a->vo.file, a->fold_above, a->no_index);
+    load.folded = plan.folded;
+    load.no_index = plan.no_index;
     prog.folded = load.folded;
     load.on_progress = on_progress;
     load.progress_ctx = &prog;
@@ -329,7 +322,7 @@ static int view_one(view_args *a)
 int cmd_view(int argc, char **argv)
 {
     const char *bases[argc > 0 ? argc : 1];
-    view_args a = {.memory = MT_VIEWER_DEFAULT_MEMORY, .fold_above = (uint64_t)128 << 20,
+    view_args a = {.memory = MT_VIEWER_DEFAULT_MEMORY, .fold_above = MT_READ_FOLD_ABOVE,
                    .bases = {bases, 0, (size_t)(argc > 0 ? argc : 1)}};
     a.vo.host = "127.0.0.1";
     a.vo.port = 8080;

@@ -969,6 +969,18 @@ int mt_read_peak(const mt_read_request *rq, mt_timedelta *peak, char **err);
 int mt_read_may_fold(const char *const *paths, size_t n, int need_peak);
 /* 1 when every path is a regular file (can be read again). */
 int mt_read_regular(const char *const *paths, size_t n);
+/* The viewer's plan for one file (`memtrace view`): folded (served from
+ * folded models, the trace read again or folded from its allocation index
+ * for each filter) when it is a regular file larger than fold_above bytes
+ * (MT_READ_FOLD_ABOVE: the default), and always for a pprof profile
+ * (per-stack views only, never an index); else the whole model (a smaller
+ * file, a pipe). no_index: the caller's refusal of an index, kept. */
+#define MT_READ_FOLD_ABOVE ((uint64_t)128 << 20)
+typedef struct mt_read_view_plan {
+    int folded;
+    int no_index;
+} mt_read_view_plan;
+mt_read_view_plan mt_read_plan_view(const char *path, uint64_t fold_above, int no_index);
 
 /* Forcing a route, for tests and benchmarks only (the CLI's global option
  * --route, docs/api-analyze.md): a comma-separated list of

@@ -21,6 +21,10 @@
  *   mt_stats_acc      the figures of mt_query_stats and the histograms of
  *                     mt_query_histogram from finished allocations (those
  *                     queries feed one a selection's allocations).
+ *   mt_read_figures   a selection's totals, curve or every allocation in
+ *                     as few of those passes as the input allows, or the
+ *                     whole model's selection when it cannot stream: the
+ *                     planner of stats, lifetimes and plot.
  *
  * Stability: all of this header is [experimental] (memtrace/analyze.h,
  * "Stability"): these pieces become sinks of mt_read (analyze.h,
@@ -265,6 +269,75 @@ typedef struct mt_alloc_index_fold_options {
  * -1, or with *err NULL when out of memory. */
 mt_model *mt_alloc_index_fold(const mt_alloc_index *x, const mt_model *base,
                               const mt_alloc_index_fold_options *o, char **err);
+
+
+/* ------------------------------------------------------------------------ */
+/* A selection's figures in as few passes as the input allows (figures.c)    */
+/*
+ * A streaming report (stats, lifetimes, plot) states what it needs of the
+ * allocations a filter selects; mt_read_figures plans the passes: the
+ * unfiltered peak first when the live time or the filter names it, the
+ * trace's end first when the figures need it before the first allocation
+ * (a curve's buckets, a scatter's axes), a second pass when the selection
+ * is only known once blocks end (its own peak, its curve), and the codec
+ * alone wherever a pass needs no stacks (one file). An input that cannot
+ * take those passes (a pipe read twice, times that go back) is read into
+ * the whole model instead, decided before anything is handed to the
+ * caller (on_selected, on_axes); then the figures are a selection of it
+ * (mt_figures.sel) and the caller reports from that. The forced route
+ * whole (mt_read_force) always takes the whole model. */
+
+#define MT_FIGURES_STATS 1u   /* totals and histograms of the selection at live_at */
+#define MT_FIGURES_PEAK 2u    /* with STATS: the peaks (the trace's and the selection's own) */
+#define MT_FIGURES_CURVE 4u   /* the live-memory curve in curve_buckets buckets */
+#define MT_FIGURES_AXES 8u    /* on_axes before the first on_selected */
+
+typedef struct mt_figures_request {
+    const char *const *paths;     /* the traces, merged into one stream */
+    size_t n;
+    int by_process;               /* an outermost frame per process */
+    const struct mt_filter *filter; /* the selection (NULL: every allocation) */
+    mt_timedelta live_at;         /* the totals' live time (MT_TIME_PEAK: the peak's) */
+    unsigned need;                /* MT_FIGURES_* */
+    size_t curve_buckets;         /* MT_FIGURES_CURVE */
+    /* MT_FIGURES_AXES: the trace's end and the longest lifetime of a
+     * selected block, once, before the pass that calls on_selected;
+     * returns 0, or -1 when out of memory. */
+    int (*on_axes)(void *ctx, mt_timedelta end, mt_timedelta max_life);
+    /* every selected allocation as it finishes, in file order, in one pass
+     * (may be NULL); returns 0, or -1 to stop the read */
+    int (*on_selected)(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq);
+    void *ctx;
+    mt_warning_fn on_warning;     /* NULL: to stderr; each said once */
+    void *warning_ctx;
+    mt_progress_fn on_progress;
+    void *progress_ctx;
+} mt_figures_request;
+
+typedef struct mt_figures {
+    mt_model *m;                  /* the model read (folded, or whole) */
+    /* the whole model's selection (the input could not stream): the
+     * figures below are not set, the caller queries it; else NULL */
+    mt_selection *sel;
+    mt_stats stats;               /* MT_FIGURES_STATS */
+    mt_histogram *sizes, *lifetimes;
+    mt_timedelta live_at;         /* the request's, the peak's time for MT_TIME_PEAK */
+    mt_curve *curve;              /* MT_FIGURES_CURVE */
+    uint64_t n_selected;          /* allocations selected */
+    const char *profile;          /* on refusal: the path that is a pprof profile */
+} mt_figures;
+
+/* Plans and runs the reads. Returns 0 with *out set (free it with
+ * mt_figures_free), or 1 (the input: a pprof profile, out->profile set,
+ * *err NULL; else *err a malloc'd reason) or 2 (the filter: a regex over
+ * its limits, *err set). On failure out->m may still hold the whole
+ * model, whose selection failed. */
+int mt_read_figures(const mt_figures_request *rq, mt_figures *out, char **err);
+/* The path of n traces that mt_read_figures refuses before reading them
+ * (a pprof profile: no times, no allocations), or NULL; a caller may ask
+ * before it compiles its filter, to say that first. */
+const char *mt_read_figures_refuses(const char *const *paths, size_t n);
+void mt_figures_free(mt_figures *fig);
 
 #ifdef __cplusplus
 }

@@ -27,6 +27,10 @@
  * The request may also name the trace's allocation index: a folded pass
  * is then folded from it (allocindex.c) when it can stand for the trace.
  *
+ * The viewer asks the plan of one file (mt_read_plan_view): a file
+ * larger than its fold threshold, or a profile, is served from folded
+ * models read for each filter; a smaller one or a pipe from the whole.
+ *
  * The route can be forced for tests and benchmarks (mt_read_force), never
  * by the environment: the CLI's global option --route sets it.
  */
@@ -47,6 +51,20 @@ int mt_read_regular(const char *const *paths, size_t n)
         if (stat(paths[i], &st) != 0 || !S_ISREG(st.st_mode))
             return 0;
     return 1;
+}
+
+mt_read_view_plan mt_read_plan_view(const char *path, uint64_t fold_above, int no_index)
+{
+    struct stat st;
+    mt_read_view_plan p = {.no_index = no_index};
+    /* folded: read again for each filter, so a regular file (not a pipe) */
+    p.folded = stat(path, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size > fold_above;
+    if (mt_path_is_profile(path)) {
+        /* a pprof profile: per-stack views only, read as a folded model */
+        p.folded = 1;
+        p.no_index = 1;
+    }
+    return p;
 }
 
 int mt_read_may_fold(const char *const *paths, size_t n, int need_peak)

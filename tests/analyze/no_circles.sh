@@ -22,6 +22,24 @@ check "no circle among lib/analyze's headers" [ -z "$hdr_loop" ]
 edges=$(sh scripts/calls.sh "$B/obj/lib/analyze" edges)
 check "read.c calls merge.c (the planner reads)" sh -c 'printf "%s\n" "$1" | grep -qx "read merge"' - "$edges"
 check "the builder calls nothing of read.c" sh -c '! printf "%s\n" "$1" | grep -q "^build read$"' - "$edges"
+# the planner's own words stay in lib/analyze: how a read goes (the whole
+# model as a fallback, a folded model, an index fold) is asked of mt_read
+# and mt_read_figures, never named by the programs, the viewer, the
+# reports or the bindings (lib/analyze's unit tests, which drive the
+# builder through its private load.h, may)
+planner_words='STREAM_WHOLE|MTA_FIG_WHOLE|mt_model_is_folded|report_fold|from_index'
+outside() { # DIR...: the lines naming a planner word outside lib/analyze
+    find "$@" -type f \( -name '*.c' -o -name '*.h' -o -name '*.py' -o -name '*.js' -o -name '*.sh' \) \
+        ! -path 'lib/analyze/*' ! -path 'tests/analyze/*' 2>/dev/null |
+        xargs -r grep -nwE "$planner_words" 2>/dev/null
+}
+words=$(outside programs viewer lib include python fuzz bench scripts tests)
+check "the planner's words appear nowhere outside lib/analyze" [ -z "$words" ]
+[ -z "$words" ] || echo "$words"
+mkdir -p "$T/words/programs"
+printf 'int x(void) { return STREAM_WHOLE; }\n' > "$T/words/programs/cmd_x.c"
+planted=$(cd "$T/words" && outside programs)
+check "a program naming one is found" [ -n "$planted" ]
 # a known circle: a.c calls b.c, b.c calls a.c
 mkdir -p "$T/circle"
 printf 'int b(int);\nint a(int x) { return x ? b(x - 1) : 0; }\n' > "$T/a.c"

@@ -1,0 +1,240 @@
+/*
+ * figures.c - unit test of the streaming reports' planner (mt_read_figures,
+ * lib/analyze/figures.c) and of the viewer's fold choice
+ * (mt_read_plan_view, read.c), on read.c's trace of three allocations whose
+ * figures are worked out by hand:
+ *   t=10  a0  1 sample, main > parse     freed at t=30 (lifetime 20)
+ *   t=20  a1  2 samples, main > leak     never freed (to the end, 50: 30)
+ *   t=40  a2  3 samples, main > parse    freed at t=50 (lifetime 10)
+ * Live samples: 1, 3, 2, 5, 2: the trace's peak is at t=40.
+ *
+ * The totals, the trace's peak and a selection's own peak come from folded
+ * passes: a selection known as blocks are allocated (inside:parse: peak 3
+ * samples at t=40) in the same pass, one known only when they end
+ * (lifetime:>15us, a0 and a1: peak 3 samples at t=20) by a second pass;
+ * every selected allocation goes to on_selected once; the axes (end 50,
+ * longest lifetime 30) come before the first of them; a pipe that would
+ * have to be read twice and the forced route whole give the whole model's
+ * selection instead, without a call of the caller's callbacks.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "memtrace/analyze.h"
+#include "memtrace/stream.h"
+#include "testtrace.h"
+
+static int write_trace(const char *path)
+{
+    int fd;
+    mt_writer *w = tt_writer_open(path, "figures-test", 1.0, tt_resolve, &fd);
+    if (!w)
+        return -1;
+    uint64_t parse[2] = {TT_MAIN, TT_PARSE}, leak[2] = {TT_MAIN, TT_LEAK};
+    mt_obj_id a0, a1, a2;
+    int rc = 0;
+    rc |= mt_writer_put_alloc(w, TT_START + 10, 8, 1, MT_SOURCE_EXTERNAL, parse, 2, &a0);
+    rc |= mt_writer_put_alloc(w, TT_START + 20, 16, 2, MT_SOURCE_EXTERNAL, leak, 2, &a1);
+    rc |= mt_writer_put_collect(w, TT_START + 30, a0);
+    rc |= mt_writer_put_alloc(w, TT_START + 40, 24, 3, MT_SOURCE_EXTERNAL, parse, 2, &a2);
+    rc |= mt_writer_put_collect(w, TT_START + 50, a2);
+    rc |= mt_writer_close(w);
+    close(fd);
+    return rc;
+}
+
+/* What the callbacks saw. */
+typedef struct seen {
+    int axes, selected, selected_before_axes;
+    mt_timedelta end, max_life;
+    uint64_t samples;
+} seen;
+
+static int on_axes(void *ctx, mt_timedelta end, mt_timedelta max_life)
+{
+    seen *s = ctx;
+    s->axes++;
+    s->end = end;
+    s->max_life = max_life;
+    return 0;
+}
+
+static int on_selected(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq)
+{
+    seen *s = ctx;
+    (void)m;
+    (void)seq;
+    if (!s->axes)
+        s->selected_before_axes++;
+    s->selected++;
+    s->samples += a->n_samples;
+    return 0;
+}
+
+static void quiet(void *ctx, const char *msg)
+{
+    (void)ctx;
+    (void)msg;
+}
+
+static mt_filter *filter(const char *text)
+{
+    char *err = NULL;
+    mt_filter *f = mt_filter_parse(text, &err, NULL);
+    CHECK(f != NULL, "filter %s parses (%s)", text, err ? err : "");
+    free(err);
+    return f;
+}
+
+/* mt_read_figures of paths[0] with need and the filter; 0 or its status. */
+static int figures(const char *path, unsigned need, const char *ftext, mt_timedelta live_at,
+                   seen *s, mt_figures *fig)
+{
+    const char *paths[1] = {path};
+    mt_filter *f = ftext ? filter(ftext) : NULL;
+    memset(s, 0, sizeof *s);
+    mt_figures_request rq = {
+        .paths = paths, .n = 1, .filter = f, .live_at = live_at, .need = need,
+        .curve_buckets = 5, .on_axes = need & MT_FIGURES_AXES ? on_axes : NULL,
+        .on_selected = on_selected, .ctx = s, .on_warning = quiet,
+    };
+    char *err = NULL;
+    int rc = mt_read_figures(&rq, fig, &err);
+    CHECK(rc == 0, "read the figures (need %u, filter %s): %s", need, ftext ? ftext : "none",
+          err ? err : "ok");
+    free(err);
+    mt_filter_free(f); /* (the figures keep no reference to it) */
+    return rc;
+}
+
+int main(void)
+{
+    char path[4096];
+    if (tt_scratch_file(path, sizeof path, "figures") < 0 || write_trace(path) < 0)
+        return 1;
+    seen s;
+    mt_figures fig;
+
+    /* the totals and the trace's peak, every allocation selected */
+    if (figures(path, MT_FIGURES_STATS | MT_FIGURES_PEAK, NULL, MT_TIME_END, &s, &fig) == 0) {
+        CHECK(!fig.sel && fig.m && fig.stats.total.allocs == 3 && fig.n_selected == 3 &&
+                  fig.stats.peak_time == 40 && s.selected == 3 && s.samples == 6,
+              "stats: folded, 3 allocations, peak at 40, each selected once (got sel %p, %llu, "
+              "%lld, %d)", (void *)fig.sel, (unsigned long long)fig.stats.total.allocs,
+              (long long)fig.stats.peak_time, s.selected);
+        mt_figures_free(&fig);
+    }
+    /* a selection known as it is allocated: its own peak in the same pass */
+    if (figures(path, MT_FIGURES_STATS | MT_FIGURES_PEAK, "inside:parse", MT_TIME_END, &s,
+                &fig) == 0) {
+        CHECK(!fig.sel && fig.stats.total.allocs == 2 && s.selected == 2 && s.samples == 4 &&
+                  fig.stats.peak_filtered_time == 40 && fig.stats.peak_filtered.samples == 3,
+              "inside:parse: a0 and a2, their peak 3 samples at 40 (got %llu at %lld)",
+              (unsigned long long)fig.stats.peak_filtered.samples,
+              (long long)fig.stats.peak_filtered_time);
+        mt_figures_free(&fig);
+    }
+    /* a selection known only when blocks end: noted, its peak by a scan */
+    if (figures(path, MT_FIGURES_STATS | MT_FIGURES_PEAK, "lifetime:>15us", MT_TIME_END, &s,
+                &fig) == 0) {
+        CHECK(!fig.sel && fig.stats.total.allocs == 2 && s.selected == 2 && s.samples == 3 &&
+                  fig.stats.peak_filtered_time == 20 && fig.stats.peak_filtered.samples == 3,
+              "lifetime:>15us: a0 and a1, their peak 3 samples at 20 (got %llu at %lld)",
+              (unsigned long long)fig.stats.peak_filtered.samples,
+              (long long)fig.stats.peak_filtered_time);
+        mt_figures_free(&fig);
+    }
+    /* live at the peak: found first */
+    if (figures(path, MT_FIGURES_STATS | MT_FIGURES_PEAK, NULL, MT_TIME_PEAK, &s, &fig) == 0) {
+        CHECK(!fig.sel && fig.live_at == 40, "--at peak: the peak's time first (got %lld)",
+              (long long)fig.live_at);
+        mt_figures_free(&fig);
+    }
+    /* the axes before the selected allocations */
+    if (figures(path, MT_FIGURES_AXES, NULL, MT_TIME_END, &s, &fig) == 0) {
+        CHECK(s.axes == 1 && s.end == 50 && s.max_life == 30 && s.selected == 3 &&
+                  !s.selected_before_axes && fig.n_selected == 3,
+              "axes: end 50, longest lifetime 30, then 3 allocations (got %d: %lld, %lld; %d)",
+              s.axes, (long long)s.end, (long long)s.max_life, s.selected);
+        mt_figures_free(&fig);
+    }
+    if (figures(path, MT_FIGURES_AXES, "inside:leak", MT_TIME_END, &s, &fig) == 0) {
+        CHECK(s.axes == 1 && s.end == 50 && s.max_life == 30 && s.selected == 1,
+              "axes of a selection by a folded pass: end 50, a1's lifetime 30 (got %lld, %lld)",
+              (long long)s.end, (long long)s.max_life);
+        mt_figures_free(&fig);
+    }
+    /* the curve: its buckets over the trace, the selection's peak */
+    if (figures(path, MT_FIGURES_CURVE, "lifetime:>15us", MT_TIME_END, &s, &fig) == 0) {
+        CHECK(fig.curve && fig.curve->n == 5 && fig.curve->peak_filtered_time == 20 &&
+                  fig.n_selected == 2,
+              "curve of lifetime:>15us: 5 buckets, its peak at 20 (got %lld)",
+              fig.curve ? (long long)fig.curve->peak_filtered_time : -1LL);
+        mt_figures_free(&fig);
+    }
+    if (figures(path, MT_FIGURES_CURVE, "inside:parse", MT_TIME_END, &s, &fig) == 0) {
+        CHECK(fig.curve && fig.curve->n == 5 && fig.curve->peak_filtered_time == 40 &&
+                  fig.n_selected == 2,
+              "curve of inside:parse in one pass: its peak at 40 (got %lld)",
+              fig.curve ? (long long)fig.curve->peak_filtered_time : -1LL);
+        mt_figures_free(&fig);
+    }
+
+    /* the forced route whole: the whole model's selection, no callback */
+    mt_read_force("whole");
+    if (figures(path, MT_FIGURES_AXES, NULL, MT_TIME_END, &s, &fig) == 0) {
+        CHECK(fig.sel && mt_model_n_allocs(fig.m) == 3 && s.axes == 0 && s.selected == 0,
+              "route whole: the whole model's selection, no callback called");
+        mt_figures_free(&fig);
+    }
+    mt_read_force("auto");
+
+    /* a pipe and the peak first: the whole model, decided before reading */
+    int pfd[2];
+    if (pipe(pfd) == 0) {
+        pid_t pid = fork();
+        if (pid == 0) {
+            close(pfd[0]);
+            FILE *in = fopen(path, "rb");
+            char buf[4096];
+            size_t n;
+            while (in && (n = fread(buf, 1, sizeof buf, in)) > 0)
+                if (write(pfd[1], buf, n) != (ssize_t)n)
+                    break;
+            _exit(0);
+        }
+        close(pfd[1]);
+        char piped[64];
+        snprintf(piped, sizeof piped, "/dev/fd/%d", pfd[0]);
+        if (pid > 0 &&
+            figures(piped, MT_FIGURES_STATS | MT_FIGURES_PEAK, NULL, MT_TIME_PEAK, &s, &fig) == 0) {
+            CHECK(fig.sel && mt_model_n_allocs(fig.m) == 3 && s.selected == 0 &&
+                      mt_selection_live_at(fig.sel) == 40 &&
+                      mt_model_peak_time(fig.m) == 40,
+                  "a pipe with the peak first: the whole model's selection, live at its peak, 40");
+            mt_figures_free(&fig);
+        }
+        mt_read_view_plan vp = mt_read_plan_view(piped, 0, 0);
+        CHECK(!vp.folded && !vp.no_index, "view: a pipe is never folded");
+        close(pfd[0]);
+        if (pid > 0)
+            waitpid(pid, NULL, 0);
+    }
+
+    /* the viewer's fold: by size against the threshold, the caller's no_index kept */
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && st.st_size > 0, "the trace has a size");
+    mt_read_view_plan vp = mt_read_plan_view(path, 0, 0);
+    CHECK(vp.folded && !vp.no_index, "view: a file above the threshold is folded");
+    vp = mt_read_plan_view(path, (uint64_t)st.st_size, 1);
+    CHECK(!vp.folded && vp.no_index, "view: a file of the threshold's size is whole");
+    vp = mt_read_plan_view(path, MT_READ_FOLD_ABOVE, 0);
+    CHECK(!vp.folded && MT_READ_FOLD_ABOVE == (uint64_t)128 << 20,
+          "view: the default threshold is 128 MB, a small file whole");
+    unlink(path);
+    return failures != 0;
+}
