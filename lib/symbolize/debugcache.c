@@ -38,7 +38,6 @@
 
 #include "debugcache.h"
 #include "namecache.h"
-#include "safefile.h"
 
 #define TRAILER "MTINFLT1"
 #define TRAILER_LEN (sizeof TRAILER - 1 + 4)
@@ -272,17 +271,10 @@ static int make_copy(int dfd, const char *path, int fd, mt_warning_fn warn, void
         files < MTS_NAMECACHE_MAX_FILES) {
         char tmp[PATH_MAX + 200];
         const char *why = NULL;
-        int out = mt_outfile_create(path, tmp, sizeof tmp, 0600, MT_OUTFILE_REGULAR, &why);
-        if (out >= 0) {
-            rc = write_copy(in, out, &why);
-            if (rc != 0) {
-                close(out);
-                if (*tmp)
-                    unlink(tmp);
-            } else {
-                rc = mt_outfile_finish(out, tmp, path, &why);
-            }
-        }
+        const char *base = strrchr(path, '/') + 1;
+        int out = mts_namecache_create(dfd, base, tmp, sizeof tmp, &why);
+        if (out >= 0)
+            rc = mts_namecache_commit(dfd, out, tmp, base, write_copy(in, out, &why), &why);
         if (rc != 0)
             say(warn, ctx, "not written", path, why ? why : "cannot create it");
     }
@@ -299,7 +291,7 @@ int mts_debugcache_open(const char *dir, const unsigned char *id, size_t idlen, 
     *make = 0;
     if (!dir || mts_namecache_path(path, sizeof path, dir, id, idlen, SUFFIX) != 0)
         return -1;
-    int dfd = mts_namecache_open_dir(dir, &why);
+    int dfd = mts_namecache_open_dir(dir, 0, &why);
     if (dfd < 0) {
         *make = !why;   /* none yet: made with the copy */
         return -1;      /* (else the name cache says why) */
@@ -326,8 +318,7 @@ int mts_debugcache_make(const char *dir, const unsigned char *id, size_t idlen, 
     const char *why;
     if (!dir || fd < 0 || mts_namecache_path(path, sizeof path, dir, id, idlen, SUFFIX) != 0)
         return fd;
-    mts_namecache_make_dirs(dir);
-    int dfd = mts_namecache_open_dir(dir, &why);
+    int dfd = mts_namecache_open_dir(dir, 1, &why);
     if (dfd < 0)
         return fd;   /* (the name cache says why) */
     int copy = make_copy(dfd, path, fd, warn, warn_ctx) == 0
