@@ -141,11 +141,11 @@ static void other_thread(void)
 
 /* Threads that allocate (sampled: the writer names and tables them) and
  * use the heap directly, while the main thread forks. */
-static volatile int stop;
+static int stop;
 static void *churn(void *arg)
 {
     unsigned seed = (unsigned)(uintptr_t)arg;
-    while (!stop) {
+    while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
         size_t n = (size_t)(rand_r(&seed) % 5000);
         void *m = malloc(n + 1);
         void *h = mtr_heap_alloc(n);
@@ -193,7 +193,7 @@ static void forks(const char *dir)
         }
         clean += !hung && WIFEXITED(st) && WEXITSTATUS(st) == 0;
     }
-    stop = 1;
+    __atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
     for (int i = 0; i < 3; i++)
         pthread_join(t[i], NULL);
     memtrace_stop_tracing();
@@ -220,9 +220,10 @@ static void cycles(const char *dir)
         mtr_own_resident(&mapped[k]);
     }
     CHECK(bad == 0, "60 recordings started and stopped");
-    CHECK(mapped[59] <= mapped[9],
-          "the recorder's own mapped memory does not grow across recordings "
-          "(%lld bytes after 10, %lld after 60)", mapped[9], mapped[59]);
+    /* (the first ones may grow tables to their size: under TSan up to the 23rd) */
+    CHECK(mapped[59] <= mapped[29],
+          "the recorder's own mapped memory does not grow across the last 30 recordings "
+          "(%lld bytes after 10, %lld after 30, %lld after 60)", mapped[9], mapped[29], mapped[59]);
 }
 
 int main(void)
