@@ -22,7 +22,6 @@
  * Anything else is refused with one warning; a damaged copy is then made
  * again from the shipped file.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -156,32 +155,6 @@ static long long inflated_size(Elf *e)
     return any ? total : 0;
 }
 
-/* The bytes of the copies in the directory; *files: the entries there. */
-static long long copies_total(int dfd, size_t *files)
-{
-    *files = 0;
-    int fd = dup(dfd);
-    DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!dir) {
-        if (fd >= 0)
-            close(fd);
-        return 0;
-    }
-    long long total = 0;
-    size_t sl = strlen(SUFFIX);
-    struct dirent *de;
-    struct stat st;
-    while ((de = readdir(dir)) != NULL) {
-        size_t n = strlen(de->d_name);
-        *files += de->d_name[0] != '.';
-        if (n > sl && strcmp(de->d_name + n - sl, SUFFIX) == 0 &&
-            fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-            total += st.st_size;
-    }
-    closedir(dir);
-    return total;
-}
-
 /* Writes the ELF file in (every compressed section inflated) to out, then
  * the trailer. 0, or -1 with *why. */
 static int write_copy(Elf *in, int out, const char **why)
@@ -247,6 +220,7 @@ static int write_copy(Elf *in, int out, const char **why)
     }
     for (int i = 0; i < 4; i++)
         t[8 + i] = (unsigned char)(crc >> (8 * i));
+    errno = 0;
     if (pwrite(out, t, sizeof t, len) != (ssize_t)sizeof t) {
         *why = errno ? strerror(errno) : "short write";
         goto out;
@@ -265,9 +239,9 @@ static int make_copy(int dfd, const char *path, int fd, mt_warning_fn warn, void
     Elf *in = elf_begin(fd, ELF_C_READ_MMAP, NULL);
     long long size = in ? inflated_size(in) : -1;
     int rc = -1;
-    size_t files;
-    if (size > 0 && size <= MTS_DEBUGCACHE_MAX_FILE &&
-        copies_total(dfd, &files) + size <= MTS_DEBUGCACHE_MAX_TOTAL &&
+    long long total;
+    size_t files = mts_namecache_scan(dfd, SUFFIX, &total);
+    if (size > 0 && size <= MTS_DEBUGCACHE_MAX_FILE && total + size <= MTS_DEBUGCACHE_MAX_TOTAL &&
         files < MTS_NAMECACHE_MAX_FILES) {
         char tmp[PATH_MAX + 200];
         const char *why = NULL;

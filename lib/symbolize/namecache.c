@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -437,8 +438,22 @@ static void put_entry(struct out *o, const char *modpath, uint64_t off, const mt
     }
 }
 
-static size_t count_files(int dfd)
+/* A temporary file of mts_namecache_create's (".BASE.tmp.PID.N") whose
+ * writer is gone (killed while writing)? */
+static int stale_temporary(const char *name)
 {
+    const char *t = strstr(name, ".tmp.");
+    if (name[0] != '.' || !t)
+        return 0;
+    char *end;
+    long pid = strtol(t + 5, &end, 10);
+    return pid > 0 && *end == '.' && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 &&
+           errno == ESRCH;
+}
+
+size_t mts_namecache_scan(int dfd, const char *suffix, long long *bytes)
+{
+    *bytes = 0;
     int fd = dup(dfd);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (!d) {
@@ -446,10 +461,20 @@ static size_t count_files(int dfd)
             close(fd);
         return 0;
     }
-    size_t n = 0;
+    size_t n = 0, sl = strlen(suffix);
     struct dirent *e;
-    while ((e = readdir(d)) != NULL)
+    struct stat st;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (stale_temporary(e->d_name)) {
+            unlinkat(dfd, e->d_name, 0);
+            continue;
+        }
         n += e->d_name[0] != '.';
+        if (((len > sl && strcmp(e->d_name + len - sl, suffix) == 0) || strstr(e->d_name, ".tmp.")) &&
+            fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+            *bytes += st.st_size;
+    }
     closedir(d);
     return n;
 }
@@ -469,7 +494,8 @@ int mts_namecache_save(const char *dir, const unsigned char *id, size_t idlen,
     }
     struct stat st;
     int exists = fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0;
-    size_t nfiles = exists ? 0 : count_files(dfd);
+    long long bytes;
+    size_t nfiles = exists ? 0 : mts_namecache_scan(dfd, ".debug", &bytes);
     if (nfiles >= MTS_NAMECACHE_MAX_FILES) {
         close(dfd);
         return 0;   /* full: the modules cached so far keep their files */

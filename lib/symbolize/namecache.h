@@ -82,6 +82,10 @@ int mts_namecache_open_dir(const char *dir, int create, const char **why);
 int mts_namecache_create(int dfd, const char *base, char *tmp, size_t cap, const char **why);
 int mts_namecache_commit(int dfd, int fd, const char *tmp, const char *base, int ok,
                          const char **why);
+/* The directory dfd's files (those not hidden), *bytes the size of those
+ * named *suffix and of temporary files being written; a temporary file
+ * whose writer is gone (killed while writing) is removed. */
+size_t mts_namecache_scan(int dfd, const char *suffix, long long *bytes);
 
 #define MTS_NAMECACHE_MAX_BYTES ((size_t)8 << 20)   /* per file */
 #define MTS_NAMECACHE_MAX_FILES 4096                /* per directory (inflated copies too) */
