@@ -203,7 +203,8 @@ int mts_namecache_open_dir(const char *dir, int create, const char **why)
         *why = "path too long";
         return -1;
     }
-    int dfd = open(p[0] == '/' ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    /* O_PATH on the way: a directory one may search but not list (0711) */
+    int dfd = open(p[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
     struct stat dst, st;
     if (dfd < 0 || fstat(dfd, &dst) != 0) {
         *why = strerror(errno);
@@ -245,7 +246,7 @@ int mts_namecache_open_dir(const char *dir, int create, const char **why)
             bad = "not a directory (links are not followed)";
         if (bad)
             break;
-        int nfd = openat(dfd, c, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (link ? 0 : O_NOFOLLOW));
+        int nfd = openat(dfd, c, O_PATH | O_DIRECTORY | O_CLOEXEC | (link ? 0 : O_NOFOLLOW));
         struct stat nst;
         if (nfd < 0 || fstat(nfd, &nst) != 0) {
             bad = errno == ENOTDIR || errno == ELOOP ? "not a directory" : strerror(errno);
@@ -275,7 +276,11 @@ int mts_namecache_open_dir(const char *dir, int create, const char **why)
         *why = "it belongs to another user or others may write to it";
         return -1;
     }
-    return dfd;
+    int rfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);   /* to list it */
+    close(dfd);
+    if (rfd < 0)
+        *why = strerror(errno);
+    return rfd;
 }
 
 int mts_namecache_create(int dfd, const char *base, char *tmp, size_t cap, const char **why)
