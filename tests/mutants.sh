@@ -143,6 +143,11 @@ mutant namecache-no-checksum lib/symbolize/namecache.c 's|(uInt)(size - 4)) != w
 mutant namecache-trusts-anyone lib/symbolize/namecache.c 's|return st->st_uid == geteuid() \&\& !(st->st_mode \& 022);|return 1;|' tests/record/symbolize_cache.sh
 mutant debugcache-no-checksum lib/symbolize/debugcache.c 's|(uint32_t)t\[11\] << 24))|(uint32_t)t[11] << 24) \&\& 0)|' tests/record/symbolize_debugcopy.sh
 mutant debugcache-any-build-id lib/symbolize/debugcache.c 's#return same ? NULL#return same || 1 ? NULL#' tests/record/symbolize_debugcopy.sh
+mutant namecache-trusts-any-parent lib/symbolize/namecache.c 's|    if (others_write(st) \&\& !(st->st_mode \& S_ISVTX))|    if (0)|' tests/record/cache_hostile.sh
+mutant namecache-follows-any-link lib/symbolize/namecache.c 's|else if (link \&\& st.st_uid != geteuid() \&\& st.st_uid != 0)|else if (0)|' tests/record/cache_hostile.sh
+mutant namecache-keeps-dead-temporaries lib/symbolize/namecache.c 's|        if (stale_temporary(e->d_name)) {|        if (0 \&\& stale_temporary(e->d_name)) {|' tests/record/symbolize_debugcopy.sh
+mutant ownheap-fork-child-locked lib/record/ownheap.c 's|    heap.lock = 0;   /\* the child.s only thread is the one that held it \*/||' tests/record/ownheap.c
+mutant ownheap-no-reuse lib/record/ownheap.c 's|    heap.free_list\[k\] = b;|    (void)b;|' tests/record/ownheap.c
 mutant elfrel-no-glob-dat lib/common/elfrel.h 's|type != R_X86_64_JUMP_SLOT \&\& type != R_X86_64_GLOB_DAT|type != R_X86_64_JUMP_SLOT|' tests/common/elfrel.c
 mutant elfrel-put-no-mprotect lib/common/elfrel.h 's|    if (prot \& PROT_WRITE) {|    if (1) {|' tests/common/elfrel.c
 mutant build-warning-dropped lib/analyze/build.c 's|    mt_warn(b->opts ? b->opts->on_warning : NULL, b->opts ? b->opts->warning_ctx : NULL, msg);|    (void)msg;|' tests/analyze/warnings.sh

@@ -88,3 +88,18 @@ long long mtr_own_resident(long long *mapped)
     *mapped = span;
     return res;
 }
+
+void mtr_own_fork_prepare(void)
+{
+    mtr_lock(&lock_word);
+}
+
+void mtr_own_fork_parent(void)
+{
+    mtr_unlock(&lock_word);
+}
+
+void mtr_own_fork_child(void)
+{
+    lock_word = 0;   /* held by this thread across fork */
+}

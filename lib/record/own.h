@@ -19,5 +19,10 @@ MT_HIDDEN void mtr_own_del(const void *p);
  * meanwhile counts what was measured before it), and in *mapped the bytes
  * they span. */
 MT_HIDDEN long long mtr_own_resident(long long *mapped);
+/* Around fork (from ownheap.c's, under the heap's lock): the table's lock
+ * held across it, so that the child's table is whole and its lock free. */
+MT_HIDDEN void mtr_own_fork_prepare(void);
+MT_HIDDEN void mtr_own_fork_parent(void);
+MT_HIDDEN void mtr_own_fork_child(void);
 
 #endif

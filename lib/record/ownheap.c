@@ -12,7 +12,12 @@
  * when freed (arenas are never returned: the tables they serve grow and stay).
  * A larger block is a mapping of its own, unmapped when freed and grown by
  * mremap. Every mapping is registered with own.c, whose figure the
- * resident-memory ledger shows as the recorder's own memory.
+ * resident-memory ledger shows as the recorder's own memory (own.c's
+ * lock, only tried, is the one lock taken under the heap's: map() runs
+ * under it; both are held across fork).
+ *
+ * A free block's header keeps its class with FREED or'ed in: with
+ * MT_CHECKS, a block freed twice or a free list overwritten is caught.
  */
 #include <stdint.h>
 #include <string.h>
@@ -30,6 +35,7 @@
 #define NCLASSES 12               /* 32 B .. 64 KiB */
 #define ARENA (1u << 20)
 #define LARGE 0xffu               /* header's class of a block mapped alone */
+#define FREED 0x100u              /* or'ed into a free block's class */
 
 struct hdr {
     uint64_t cls;                 /* class index, or LARGE */
@@ -73,6 +79,7 @@ static void *alloc_small(unsigned k)
     mtr_lock(&heap.lock);
     char *b = heap.free_list[k];
     if (b) {
+        MT_ASSERT(((struct hdr *)(void *)b)->cls == (k | FREED));   /* a free block of class k */
         memcpy(&heap.free_list[k], b + HDR, sizeof(void *));
     } else {
         if ((size_t)(heap.end - heap.bump) < size) {
@@ -86,6 +93,7 @@ static void *alloc_small(unsigned k)
         }
         b = heap.bump;
         heap.bump += size;
+        MT_ASSERT(heap.bump <= heap.end && ((uintptr_t)b & (HDR - 1)) == 0);
     }
     mtr_unlock(&heap.lock);
     ((struct hdr *)(void *)b)->cls = k;
@@ -125,14 +133,18 @@ void mtr_heap_free(void *p)
     char *b = (char *)p - HDR;
     struct hdr *h = (struct hdr *)(void *)b;
     if (h->cls == LARGE) {
+        MT_ASSERT(((uintptr_t)b & ((uintptr_t)sysconf(_SC_PAGESIZE) - 1)) == 0 &&
+                  h->len >= HDR);
         mtr_own_del(b);
         syscall(SYS_munmap, b, (size_t)h->len);
         return;
     }
-    MT_ASSERT(h->cls < NCLASSES);
+    MT_ASSERT(h->cls < NCLASSES);   /* (freed twice: h->cls has FREED) */
+    unsigned k = (unsigned)h->cls;
     mtr_lock(&heap.lock);
-    memcpy(b + HDR, &heap.free_list[h->cls], sizeof(void *));
-    heap.free_list[h->cls] = b;
+    h->cls = k | FREED;
+    memcpy(b + HDR, &heap.free_list[k], sizeof(void *));
+    heap.free_list[k] = b;
     mtr_unlock(&heap.lock);
 }
 
@@ -144,6 +156,7 @@ void *mtr_heap_realloc(void *p, size_t n)
         return NULL;
     char *b = (char *)p - HDR;
     struct hdr *h = (struct hdr *)(void *)b;
+    MT_ASSERT(h->cls < NCLASSES || h->cls == LARGE);
     size_t have = h->cls == LARGE ? (size_t)h->len : (size_t)1 << (MIN_SHIFT + h->cls);
     if (n + HDR <= have && (h->cls == LARGE || class_of(n + HDR) == h->cls))
         return p;   /* (a small block shrinks in place only within its class) */
@@ -180,14 +193,17 @@ const struct mt_alloc mtr_heap_codec = { mtr_heap_realloc, mtr_heap_free };
 void mtr_heap_fork_prepare(void)
 {
     mtr_lock(&heap.lock);
+    mtr_own_fork_prepare();   /* (the order map() takes them in) */
 }
 
 void mtr_heap_fork_parent(void)
 {
+    mtr_own_fork_parent();
     mtr_unlock(&heap.lock);
 }
 
 void mtr_heap_fork_child(void)
 {
+    mtr_own_fork_child();
     heap.lock = 0;   /* the child's only thread is the one that held it */
 }

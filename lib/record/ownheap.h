@@ -4,8 +4,8 @@
  * memtrace_start_tracing keeps) taken from mappings of its own, never from
  * the program's allocator, and counted among the recorder's own regions
  * (own.c) that the resident-memory ledger shows. Not for the malloc fast
- * path or a signal handler: it takes a lock (a leaf: nothing else is
- * taken under it).
+ * path or a signal handler: it takes a lock (nothing else is taken under
+ * it but own.c's, only tried).
  */
 #ifndef MT_RECORD_OWNHEAP_H
 #define MT_RECORD_OWNHEAP_H

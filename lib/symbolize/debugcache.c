@@ -22,7 +22,6 @@
  * Anything else is refused with one warning; a damaged copy is then made
  * again from the shipped file.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -38,7 +37,6 @@
 
 #include "debugcache.h"
 #include "namecache.h"
-#include "safefile.h"
 
 #define TRAILER "MTINFLT1"
 #define TRAILER_LEN (sizeof TRAILER - 1 + 4)
@@ -157,32 +155,6 @@ static long long inflated_size(Elf *e)
     return any ? total : 0;
 }
 
-/* The bytes of the copies in the directory; *files: the entries there. */
-static long long copies_total(int dfd, size_t *files)
-{
-    *files = 0;
-    int fd = dup(dfd);
-    DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!dir) {
-        if (fd >= 0)
-            close(fd);
-        return 0;
-    }
-    long long total = 0;
-    size_t sl = strlen(SUFFIX);
-    struct dirent *de;
-    struct stat st;
-    while ((de = readdir(dir)) != NULL) {
-        size_t n = strlen(de->d_name);
-        *files += de->d_name[0] != '.';
-        if (n > sl && strcmp(de->d_name + n - sl, SUFFIX) == 0 &&
-            fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-            total += st.st_size;
-    }
-    closedir(dir);
-    return total;
-}
-
 /* Writes the ELF file in (every compressed section inflated) to out, then
  * the trailer. 0, or -1 with *why. */
 static int write_copy(Elf *in, int out, const char **why)
@@ -248,6 +220,7 @@ static int write_copy(Elf *in, int out, const char **why)
     }
     for (int i = 0; i < 4; i++)
         t[8 + i] = (unsigned char)(crc >> (8 * i));
+    errno = 0;
     if (pwrite(out, t, sizeof t, len) != (ssize_t)sizeof t) {
         *why = errno ? strerror(errno) : "short write";
         goto out;
@@ -266,23 +239,16 @@ static int make_copy(int dfd, const char *path, int fd, mt_warning_fn warn, void
     Elf *in = elf_begin(fd, ELF_C_READ_MMAP, NULL);
     long long size = in ? inflated_size(in) : -1;
     int rc = -1;
-    size_t files;
-    if (size > 0 && size <= MTS_DEBUGCACHE_MAX_FILE &&
-        copies_total(dfd, &files) + size <= MTS_DEBUGCACHE_MAX_TOTAL &&
+    long long total;
+    size_t files = mts_namecache_scan(dfd, SUFFIX, &total);
+    if (size > 0 && size <= MTS_DEBUGCACHE_MAX_FILE && total + size <= MTS_DEBUGCACHE_MAX_TOTAL &&
         files < MTS_NAMECACHE_MAX_FILES) {
         char tmp[PATH_MAX + 200];
         const char *why = NULL;
-        int out = mt_outfile_create(path, tmp, sizeof tmp, 0600, MT_OUTFILE_REGULAR, &why);
-        if (out >= 0) {
-            rc = write_copy(in, out, &why);
-            if (rc != 0) {
-                close(out);
-                if (*tmp)
-                    unlink(tmp);
-            } else {
-                rc = mt_outfile_finish(out, tmp, path, &why);
-            }
-        }
+        const char *base = strrchr(path, '/') + 1;
+        int out = mts_namecache_create(dfd, base, tmp, sizeof tmp, &why);
+        if (out >= 0)
+            rc = mts_namecache_commit(dfd, out, tmp, base, write_copy(in, out, &why), &why);
         if (rc != 0)
             say(warn, ctx, "not written", path, why ? why : "cannot create it");
     }
@@ -299,7 +265,7 @@ int mts_debugcache_open(const char *dir, const unsigned char *id, size_t idlen, 
     *make = 0;
     if (!dir || mts_namecache_path(path, sizeof path, dir, id, idlen, SUFFIX) != 0)
         return -1;
-    int dfd = mts_namecache_open_dir(dir, &why);
+    int dfd = mts_namecache_open_dir(dir, 0, &why);
     if (dfd < 0) {
         *make = !why;   /* none yet: made with the copy */
         return -1;      /* (else the name cache says why) */
@@ -326,8 +292,7 @@ int mts_debugcache_make(const char *dir, const unsigned char *id, size_t idlen, 
     const char *why;
     if (!dir || fd < 0 || mts_namecache_path(path, sizeof path, dir, id, idlen, SUFFIX) != 0)
         return fd;
-    mts_namecache_make_dirs(dir);
-    int dfd = mts_namecache_open_dir(dir, &why);
+    int dfd = mts_namecache_open_dir(dir, 1, &why);
     if (dfd < 0)
         return fd;   /* (the name cache says why) */
     int copy = make_copy(dfd, path, fd, warn, warn_ctx) == 0

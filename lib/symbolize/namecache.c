@@ -6,7 +6,10 @@
  *
  * A cache file is the caller's own: the directory and the file must belong
  * to the caller and be writable by no one else; links are never followed
- * (O_NOFOLLOW); a file over MTS_NAMECACHE_MAX_BYTES is not read. Its
+ * (O_NOFOLLOW); the path to the directory is walked one component at a
+ * time along directories no other user can change (mts_namecache_open_dir),
+ * and files are made and renamed relative to the directory's descriptor;
+ * a file over MTS_NAMECACHE_MAX_BYTES is not read. Its
  * content is checked before anything of it is used: magic, build-id,
  * every length against what is left, and a CRC-32 of the whole. Anything
  * else is refused with one warning and the caller names from the debug
@@ -25,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +38,6 @@
 #include <zlib.h>
 
 #include "namecache.h"
-#include "safefile.h"
 
 #define MAGIC "MTNAMES1"
 #define MAX_CHAIN 255
@@ -175,23 +178,145 @@ static const char *parse(const unsigned char *data, size_t size, const unsigned 
     return bad;
 }
 
-int mts_namecache_open_dir(const char *dir, const char **why)
+/* May users other than the caller write to the directory st? */
+static int others_write(const struct stat *st)
+{
+    return (st->st_mode & 002) || ((st->st_mode & 020) && st->st_gid != getegid());
+}
+
+/* May a directory on the way to the cache (st) be trusted not to be
+ * changed by another user? NULL, or why not. */
+static const char *trusted_dir(const struct stat *st)
+{
+    if (st->st_uid != geteuid() && st->st_uid != 0)
+        return "it belongs to another user";
+    if (others_write(st) && !(st->st_mode & S_ISVTX))
+        return "others may write to it (and it is not sticky)";
+    return NULL;
+}
+
+int mts_namecache_open_dir(const char *dir, int create, const char **why)
 {
     *why = NULL;
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (dfd < 0) {
-        if (errno != ENOENT)
-            *why = errno == ELOOP || errno == ENOTDIR ? "not a directory (links are not followed)"
-                                                      : strerror(errno);
+    char p[PATH_MAX];
+    if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p) {
+        *why = "path too long";
         return -1;
     }
-    struct stat st;
-    if (fstat(dfd, &st) != 0 || !mts_namecache_private(&st)) {
+    /* O_PATH on the way: a directory one may search but not list (0711) */
+    int dfd = open(p[0] == '/' ? "/" : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    struct stat dst, st;
+    if (dfd < 0 || fstat(dfd, &dst) != 0) {
+        *why = strerror(errno);
+        if (dfd >= 0)
+            close(dfd);
+        return -1;
+    }
+    char *save = NULL;
+    const char *bad = NULL;
+    int at = p[0] == '/', upto = at;   /* the path to dfd's directory; to c's end */
+    for (char *c = strtok_r(p, "/", &save); c && !bad; c = strtok_r(NULL, "/", &save)) {
+        int is_last = save == NULL || strspn(save, "/") == strlen(save);
+        upto = (int)(c - p) + (int)strlen(c);
+        if ((bad = trusted_dir(&dst)) != NULL) {
+            upto = at;   /* (the directory c is in) */
+            break;
+        }
+        if (fstatat(dfd, c, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+            if (errno == ENOENT && create && mkdirat(dfd, c, 0700) != 0 && errno != EEXIST) {
+                bad = strerror(errno);
+                break;
+            }
+            if (errno == ENOENT && !create) {
+                close(dfd);
+                return -1;   /* none yet */
+            }
+            if (fstatat(dfd, c, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+                bad = strerror(errno);
+                break;
+            }
+        }
+        int link = S_ISLNK(st.st_mode);
+        if (others_write(&dst) && st.st_uid != geteuid() && st.st_uid != 0)
+            bad = link ? "a symbolic link of another user in a directory others may write to"
+                       : "another user's, in a directory others may write to";
+        else if (link && st.st_uid != geteuid() && st.st_uid != 0)
+            bad = "a symbolic link of another user (not followed)";
+        else if (link && is_last)
+            bad = "not a directory (links are not followed)";
+        if (bad)
+            break;
+        int nfd = openat(dfd, c, O_PATH | O_DIRECTORY | O_CLOEXEC | (link ? 0 : O_NOFOLLOW));
+        struct stat nst;
+        if (nfd < 0 || fstat(nfd, &nst) != 0) {
+            bad = errno == ENOTDIR || errno == ELOOP ? "not a directory" : strerror(errno);
+            if (nfd >= 0)
+                close(nfd);
+            break;
+        }
+        if (!link && (nst.st_dev != st.st_dev || nst.st_ino != st.st_ino)) {
+            close(nfd);
+            bad = "it changed while it was opened";
+            break;
+        }
+        close(dfd);
+        dfd = nfd;
+        dst = nst;
+        at = upto;
+    }
+    if (bad) {   /* said of the path up to the component it is about */
+        close(dfd);
+        static __thread char msg[PATH_MAX + 128];
+        snprintf(msg, sizeof msg, "%.*s: %s", upto ? upto : 1, upto ? dir : ".", bad);
+        *why = msg;
+        return -1;
+    }
+    if (!mts_namecache_private(&dst)) {
         close(dfd);
         *why = "it belongs to another user or others may write to it";
         return -1;
     }
-    return dfd;
+    int rfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);   /* to list it */
+    close(dfd);
+    if (rfd < 0)
+        *why = strerror(errno);
+    return rfd;
+}
+
+int mts_namecache_create(int dfd, const char *base, char *tmp, size_t cap, const char **why)
+{
+    static unsigned seq;
+    for (int tries = 0; tries < 16; tries++) {
+        unsigned n = __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED);
+        if (snprintf(tmp, cap, ".%s.tmp.%ld.%u", base, (long)getpid(), n) >= (int)cap) {
+            *why = "path too long";
+            return -1;
+        }
+        int fd = openat(dfd, tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0 || errno != EEXIST) {
+            if (fd < 0)
+                *why = strerror(errno);
+            return fd;
+        }
+    }
+    *why = "no free temporary name";
+    return -1;
+}
+
+int mts_namecache_commit(int dfd, int fd, const char *tmp, const char *base, int ok,
+                         const char **why)
+{
+    if (close(fd) != 0 && ok == 0) {
+        *why = strerror(errno);
+        ok = -1;
+    }
+    if (ok == 0 && renameat(dfd, tmp, dfd, base) != 0) {
+        *why = strerror(errno);
+        ok = -1;
+    }
+    if (ok != 0)
+        unlinkat(dfd, tmp, 0);
+    return ok == 0 ? 0 : -1;
 }
 
 int mts_namecache_load(const char *dir, const unsigned char *id, size_t idlen,
@@ -202,7 +327,7 @@ int mts_namecache_load(const char *dir, const unsigned char *id, size_t idlen,
     if (file_name(path, sizeof path, dir, id, idlen) != 0)
         return 0;
     const char *why;
-    int dfd = mts_namecache_open_dir(dir, &why);
+    int dfd = mts_namecache_open_dir(dir, 0, &why);
     if (dfd < 0) {
         if (why)
             say(warn, warn_ctx, "name cache %s not used: %s", dir, why);
@@ -318,23 +443,22 @@ static void put_entry(struct out *o, const char *modpath, uint64_t off, const mt
     }
 }
 
-void mts_namecache_make_dirs(const char *dir)
+/* A temporary file of mts_namecache_create's (".BASE.tmp.PID.N") whose
+ * writer is gone (killed while writing)? */
+static int stale_temporary(const char *name)
 {
-    char p[PATH_MAX];
-    if (snprintf(p, sizeof p, "%s", dir) >= (int)sizeof p)
-        return;
-    for (char *s = p + 1; *s; s++) {
-        if (*s != '/')
-            continue;
-        *s = 0;
-        mkdir(p, 0700);
-        *s = '/';
-    }
-    mkdir(p, 0700);
+    const char *t = strstr(name, ".tmp.");
+    if (name[0] != '.' || !t)
+        return 0;
+    char *end;
+    long pid = strtol(t + 5, &end, 10);
+    return pid > 0 && *end == '.' && pid != (long)getpid() && kill((pid_t)pid, 0) != 0 &&
+           errno == ESRCH;
 }
 
-static size_t count_files(int dfd)
+size_t mts_namecache_scan(int dfd, const char *suffix, long long *bytes)
 {
+    *bytes = 0;
     int fd = dup(dfd);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (!d) {
@@ -342,10 +466,20 @@ static size_t count_files(int dfd)
             close(fd);
         return 0;
     }
-    size_t n = 0;
+    size_t n = 0, sl = strlen(suffix);
     struct dirent *e;
-    while ((e = readdir(d)) != NULL)
+    struct stat st;
+    while ((e = readdir(d)) != NULL) {
+        size_t len = strlen(e->d_name);
+        if (stale_temporary(e->d_name)) {
+            unlinkat(dfd, e->d_name, 0);
+            continue;
+        }
         n += e->d_name[0] != '.';
+        if (((len > sl && strcmp(e->d_name + len - sl, suffix) == 0) || strstr(e->d_name, ".tmp.")) &&
+            fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+            *bytes += st.st_size;
+    }
     closedir(d);
     return n;
 }
@@ -357,19 +491,20 @@ int mts_namecache_save(const char *dir, const unsigned char *id, size_t idlen,
     char path[PATH_MAX], tmp[PATH_MAX + 200];
     if (file_name(path, sizeof path, dir, id, idlen) != 0)
         return -1;
-    mts_namecache_make_dirs(dir);
-    const char *why;
-    int dfd = mts_namecache_open_dir(dir, &why);
+    const char *why, *base = strrchr(path, '/') + 1;
+    int dfd = mts_namecache_open_dir(dir, 1, &why);
     if (dfd < 0) {
         say(warn, warn_ctx, "name cache %s not written: %s", dir, why ? why : "cannot create it");
         return MTS_NAMECACHE_DIR_REFUSED;
     }
     struct stat st;
-    int exists = fstatat(dfd, strrchr(path, '/') + 1, &st, AT_SYMLINK_NOFOLLOW) == 0;
-    size_t nfiles = exists ? 0 : count_files(dfd);
-    close(dfd);
-    if (nfiles >= MTS_NAMECACHE_MAX_FILES)
+    int exists = fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0;
+    long long bytes;
+    size_t nfiles = exists ? 0 : mts_namecache_scan(dfd, ".debug", &bytes);
+    if (nfiles >= MTS_NAMECACHE_MAX_FILES) {
+        close(dfd);
         return 0;   /* full: the modules cached so far keep their files */
+    }
 
     struct out o = {0};
     put(&o, MAGIC, sizeof MAGIC - 1);
@@ -393,6 +528,7 @@ int mts_namecache_save(const char *dir, const unsigned char *id, size_t idlen,
     }
     if (o.full) {
         free(o.buf);
+        close(dfd);
         say(warn, warn_ctx, "name cache file %s not written: out of memory", path);
         return -1;
     }
@@ -400,7 +536,7 @@ int mts_namecache_save(const char *dir, const unsigned char *id, size_t idlen,
         o.buf[count_at + i] = (unsigned char)(count >> (8 * i));
     put_u(&o, 4, (uint32_t)crc32(crc32(0L, Z_NULL, 0), o.buf, (uInt)o.len));
 
-    int fd = o.full ? -1 : mt_outfile_create(path, tmp, sizeof tmp, 0600, MT_OUTFILE_REGULAR, &why);
+    int fd = mts_namecache_create(dfd, base, tmp, sizeof tmp, &why);
     int rc = fd < 0 ? -1 : 0;
     for (size_t done = 0; rc == 0 && done < o.len;) {
         ssize_t w = write(fd, o.buf + done, o.len - done);
@@ -414,15 +550,9 @@ int mts_namecache_save(const char *dir, const unsigned char *id, size_t idlen,
         done += (size_t)w;
     }
     free(o.buf);
-    if (fd >= 0) {
-        if (rc != 0) {
-            close(fd);
-            if (*tmp)
-                unlink(tmp);
-        } else {
-            rc = mt_outfile_finish(fd, tmp, path, &why);
-        }
-    }
+    if (fd >= 0)
+        rc = mts_namecache_commit(dfd, fd, tmp, base, rc, &why);
+    close(dfd);
     if (rc != 0)
         say(warn, warn_ctx, "name cache file %s not written: %s", path, why ? why : "out of memory");
     return rc;

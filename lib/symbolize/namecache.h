@@ -57,16 +57,35 @@ uint64_t mts_namer_cached(struct mt_namer *nm);
 
 /* What the name cache's files and the inflated debug files beside them
  * (debugcache.c) share: dir/HEX(id)SUFFIX into out (0, or -1 when too
- * long or no id); is st the caller's and writable by no one else; the
- * cache directory opened only when it is the caller's alone (-1 with
- * *why, NULL when it does not exist); the directory and its missing
- * parents made, 0700. */
+ * long or no id); is st the caller's and writable by no one else.
+ *
+ * mts_namecache_open_dir: the cache directory opened component by
+ * component (create: the missing ones made, 0700), only along a path no
+ * other user can change: every directory on the way is the caller's or
+ * root's, one writable by others only when sticky (then what is taken in
+ * it is the caller's or root's), a symbolic link followed only when it is
+ * the caller's or root's; the last one is no link and the caller's alone.
+ * Its descriptor, or -1 with *why (NULL when it does not exist).
+ *
+ * mts_namecache_create / _commit: a new file base in that directory,
+ * relative to its descriptor dfd (never by path: a parent changed in
+ * between cannot send it elsewhere), written under a temporary name
+ * (into tmp, cap bytes; O_EXCL | O_NOFOLLOW, 0600) then renamed over
+ * base. create: the descriptor, or -1 with *why; commit closes fd and
+ * renames (ok 0) or removes the temporary file (ok != 0): 0, or -1 with
+ * *why. */
 struct stat;
 int mts_namecache_path(char *out, size_t cap, const char *dir, const unsigned char *id,
                        size_t idlen, const char *suffix);
 int mts_namecache_private(const struct stat *st);
-int mts_namecache_open_dir(const char *dir, const char **why);
-void mts_namecache_make_dirs(const char *dir);
+int mts_namecache_open_dir(const char *dir, int create, const char **why);
+int mts_namecache_create(int dfd, const char *base, char *tmp, size_t cap, const char **why);
+int mts_namecache_commit(int dfd, int fd, const char *tmp, const char *base, int ok,
+                         const char **why);
+/* The directory dfd's files (those not hidden), *bytes the size of those
+ * named *suffix and of temporary files being written; a temporary file
+ * whose writer is gone (killed while writing) is removed. */
+size_t mts_namecache_scan(int dfd, const char *suffix, long long *bytes);
 
 #define MTS_NAMECACHE_MAX_BYTES ((size_t)8 << 20)   /* per file */
 #define MTS_NAMECACHE_MAX_FILES 4096                /* per directory (inflated copies too) */

@@ -39,8 +39,17 @@ MEMTRACE_NAME_CACHE=0 sym refa a; MEMTRACE_NAME_CACHE=0 sym refb b
 "$MT_BIN" dump --raw-frames "$T/refb.ctf" >"$T/refb.dump"
 check "reference: ls's libc frames have source lines" grep -Eq ' [^ ]*\.c:[1-9][0-9]*:0-0 (opendir|__opendir|qsort|__qsort_r|msort_with_tmp) *' "$T/refb.dump"
 
-# echo's trace: named as without the cache, libc's copy made.
+# echo's trace: named as without the cache, libc's copy made. A temporary
+# copy left by a run killed while writing it (its process gone) is removed,
+# not counted forever against the caps; one of a live process is kept.
+mkdir -p "$dir"; chmod 0700 "$XDG_CACHE_HOME" "$XDG_CACHE_HOME/memtrace" "$dir"
+truncate -s 5M "$dir/.$id.debug.tmp.2147483646.1"
+live=$$   # this shell: alive while memtrace runs
+truncate -s 1M "$dir/.$id.debug.tmp.$live.1"
 sym first a
+check "first: a dead run's temporary copy removed" test ! -e "$dir/.$id.debug.tmp.2147483646.1"
+check "first: a live process's temporary copy kept" test -e "$dir/.$id.debug.tmp.$live.1"
+rm -f "$dir/.$id.debug.tmp.$live.1"
 check "first: same trace as without the cache" cmp -s "$T/refa.ctf" "$T/first.ctf"
 check "first: libc's inflated copy made by its build-id, mode 0600" \
     sh -c "test -f '$copy' && test \"\$(stat -c %a '$copy')\" = 600"
