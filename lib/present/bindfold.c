@@ -245,8 +245,9 @@ static int curve_read(const mt_model *base, const char *const *paths, size_t n,
         mt_model_free(m);
         return -1;
     }
+    int ok = m != NULL;
     mt_model_free(m);
-    return m ? 0 : -1;
+    return ok ? 0 : -1;
 }
 
 /* The events of every allocation into r->acc, in file order. 0, or -1
@@ -269,7 +270,11 @@ size_t mt_bind_curve_read(const mt_model *base, const char *const *paths, size_t
     *err = NULL;
     mt_filter *f;
     mt_timedelta t;
-    if (!buckets || mta_bind_parse(filter, NULL, &f, &t, err) < 0)
+    if (!buckets) {
+        *err = mta_bind_msg("a curve needs at least one bucket", NULL);
+        return 0;
+    }
+    if (mta_bind_parse(filter, NULL, &f, &t, err) < 0)
         return 0;
     /* mt_query_curve(s, 0, end, buckets): [0, end) in buckets of the width
      * rounded up; one more bucket takes an event at the end itself, which
