@@ -13,6 +13,21 @@
 #include "route.h"
 #include "warn.h"
 
+/* A batch's allocation event as the allocation it starts (not yet freed). */
+static inline void alloc_of(mt_alloc *a, const mta_pipe_ev *pe)
+{
+    a->time = pe->time;
+    a->collect = MT_TIME_NEVER;
+    a->promote = MT_TIME_NEVER;
+    a->size = pe->size;
+    a->n_samples = pe->n_samples;
+    a->stack = pe->stack;
+    a->source = pe->source;
+    a->carried = pe->carried;
+    a->verdict = pe->verdict;
+    a->domain = pe->domain;
+}
+
 /* An event of a folded model, in file order (after the queue): live
  * blocks in a table, each folded into its stack's cost when collected.
  * The event is the queue's q, or the batch's pe straight (the other NULL;
@@ -51,16 +66,7 @@ static inline __attribute__((always_inline)) int add_folded(builder *b, const st
         if (q) {
             r->a = q->a;
         } else {
-            r->a.time = pe->time;
-            r->a.collect = MT_TIME_NEVER;
-            r->a.promote = MT_TIME_NEVER;
-            r->a.size = pe->size;
-            r->a.n_samples = pe->n_samples;
-            r->a.stack = pe->stack;
-            r->a.source = pe->source;
-            r->a.carried = pe->carried;
-            r->a.verdict = pe->verdict;
-            r->a.domain = pe->domain;
+            alloc_of(&r->a, pe);
         }
         r->seq = m->fold->n_allocs_read++;
         b->live += (int64_t)r->a.n_samples;
@@ -247,16 +253,7 @@ static void queue_copy(builder *b, const mta_pipe_ev *pe)
     e->time = pe->time;
     e->id = pe->id;
     if (pe->kind == MT_EVENT_ALLOC) {
-        e->a.time = pe->time;
-        e->a.collect = MT_TIME_NEVER;
-        e->a.promote = MT_TIME_NEVER;
-        e->a.size = pe->size;
-        e->a.n_samples = pe->n_samples;
-        e->a.stack = pe->stack;
-        e->a.source = pe->source;
-        e->a.carried = pe->carried;
-        e->a.verdict = pe->verdict;
-        e->a.domain = pe->domain;
+        alloc_of(&e->a, pe);
     }
     b->fq_n++;
 }
