@@ -43,7 +43,28 @@ static struct prev_bt *prev_of(builder *b, unsigned domain);
 static int64_t trie_path(builder *b, struct prev_bt *pv, const mt_location_code *bt, size_t len,
                          size_t shared);
 
-static int64_t stack_of(builder *b, const mt_event *ev)
+static int64_t stack_lookup(builder *b, const mt_event *ev);
+
+/* The trie node of an allocation's backtrace. The reader's common prefix
+ * is counted against the previous backtrace of the event's domain: when
+ * the previous allocation was of that domain, had this length, and the
+ * prefix covers it whole, the backtrace is that one again (the codec's
+ * repeat of a backtrace: no new codeword), and so is its node. Any other
+ * allocation looks its codes up, and becomes the one to compare with. */
+static inline __attribute__((always_inline)) int64_t stack_of(builder *b, const mt_event *ev)
+{
+    size_t len = ev->backtrace_length;
+    if (b->same_ok && ev->domain == b->same_dom && len == b->same_len && ev->common_prefix >= len)
+        return b->same_node;
+    int64_t node = stack_lookup(b, ev);
+    b->same_ok = node >= 0;
+    b->same_dom = ev->domain;
+    b->same_len = len;
+    b->same_node = (mt_node_id)node;
+    return node;
+}
+
+static __attribute__((noinline)) int64_t stack_lookup(builder *b, const mt_event *ev)
 {
     size_t len = ev->backtrace_length;
     const mt_location_code *bt = ev->backtrace;
@@ -462,6 +483,11 @@ int mta_build_read(builder *b)
     enum { AHEAD = 16, BIG_SHORTS = 1 << 16 };
     struct queued { mt_event ev; mt_location_code code[2]; } q[AHEAD];
     size_t qhead = 0, qn = 0;
+    /* the previous queued allocation's domain and whole length (q_ok 0:
+     * none yet) */
+    int q_ok = 0;
+    unsigned q_dom = 0;
+    size_t q_len = 0;
     rc = 1;
     for (;;) {
         if (rc > 0)
@@ -489,6 +515,15 @@ int mta_build_read(builder *b)
                         e->code[k] = bt[k];
                     e->ev.backtrace = e->code;
                     e->ev.backtrace_length = len;
+                    /* the prefix said of the whole backtrace, not of its
+                     * cut: the cut is shared whole only when the whole
+                     * backtrace is the previous one (stack_of) */
+                    int same = q_ok && ev.domain == q_dom && ev.backtrace_length == q_len &&
+                               ev.common_prefix >= q_len;
+                    e->ev.common_prefix = same ? len : 0;
+                    q_ok = 1;
+                    q_dom = ev.domain;
+                    q_len = ev.backtrace_length;
                     uint64_t c0 = len > 0 ? bt[0] : 0, c1 = len > 1 ? bt[1] : 0;
                     __builtin_prefetch(&b->shorts[short_hash(c0, c1, len) & b->shorts_mask]);
                 }
