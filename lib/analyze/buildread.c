@@ -1,8 +1,9 @@
 /*
  * buildread.c - the builder's pass over a trace's events in file order:
- * each allocation's record and the trie node of its backtrace (through
- * the previous backtrace of its domain, a memo of whole call paths, or
- * for shallow models the truncated backtrace itself), then into the
+ * each allocation's record and the trie node of its backtrace (the
+ * previous allocation's when the codec repeated its backtrace; else
+ * through the previous backtrace of its domain, a memo of whole call
+ * paths, or for shallow models the truncated backtrace itself), then into the
  * whole model's allocation table, a folded model's queue (buildfold.c) or
  * the reading thread's batch (buildpipe.c).
  */
