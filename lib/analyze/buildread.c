@@ -489,58 +489,64 @@ int mta_build_read(builder *b)
     int q_ok = 0;
     unsigned q_dom = 0;
     size_t q_len = 0;
+    /* (with two threads the folding thread reports the progress) */
+    int progress = opts && opts->on_progress && !b->pipe;
+    /* Events one at a time, to the end for whole stacks; for shallow
+     * models until their table outgrows the caches, when the queue pays
+     * off. This loop's tests are paid for every event: only these. */
+    while (!b->shorts || b->shorts_mask < BIG_SHORTS) {
+        rc = mt_reader_next(r, &ev);
+        if (rc <= 0)
+            return rc < 0 ? -1 : 0;
+        if (add_event(b, &ev) < 0)
+            return -2;
+        if (progress && (++n_read & 1023) == 0 && mt_reader_offset(r) >= next_progress) {
+            opts->on_progress(opts->progress_ctx, mt_reader_offset(r), size);
+            next_progress = mt_reader_offset(r) + (1 << 20);
+        }
+    }
     rc = 1;
     for (;;) {
         if (rc > 0)
             rc = mt_reader_next(r, &ev); /* once 0 (end) or -1, stays */
         if (rc <= 0 && qn == 0)
             break;
-        /* (the queue pays off once the table outgrows the caches) */
-        if (!b->shorts || (b->shorts_mask < BIG_SHORTS && qn == 0)) {
-            if (rc <= 0)
-                break;
-            if (add_event(b, &ev) < 0)
-                return -2;
-        } else {
-            if (rc > 0) {
-                struct queued *e = &q[(qhead + qn++) % AHEAD];
-                e->ev = ev;
-                if (ev.kind == MT_EVENT_ALLOC) {
-                    size_t len = ev.backtrace_length;
-                    const mt_location_code *bt = ev.backtrace;
-                    if (len > b->max_depth) {
-                        bt += len - b->max_depth;
-                        len = b->max_depth;
-                    }
-                    for (size_t k = 0; k < len; k++)
-                        e->code[k] = bt[k];
-                    e->ev.backtrace = e->code;
-                    e->ev.backtrace_length = len;
-                    /* the prefix said of the whole backtrace, not of its
-                     * cut: the cut is shared whole only when the whole
-                     * backtrace is the previous one (stack_of) */
-                    int same = q_ok && ev.domain == q_dom && ev.backtrace_length == q_len &&
-                               ev.common_prefix >= q_len;
-                    e->ev.common_prefix = same ? len : 0;
-                    q_ok = 1;
-                    q_dom = ev.domain;
-                    q_len = ev.backtrace_length;
-                    uint64_t c0 = len > 0 ? bt[0] : 0, c1 = len > 1 ? bt[1] : 0;
-                    __builtin_prefetch(&b->shorts[short_hash(c0, c1, len) & b->shorts_mask]);
+        if (rc > 0) {
+            struct queued *e = &q[(qhead + qn++) % AHEAD];
+            e->ev = ev;
+            if (ev.kind == MT_EVENT_ALLOC) {
+                size_t len = ev.backtrace_length;
+                const mt_location_code *bt = ev.backtrace;
+                if (len > b->max_depth) {
+                    bt += len - b->max_depth;
+                    len = b->max_depth;
                 }
+                for (size_t k = 0; k < len; k++)
+                    e->code[k] = bt[k];
+                e->ev.backtrace = e->code;
+                e->ev.backtrace_length = len;
+                /* the prefix said of the whole backtrace, not of its
+                 * cut: the cut is shared whole only when the whole
+                 * backtrace is the previous one (stack_of) */
+                int same = q_ok && ev.domain == q_dom && ev.backtrace_length == q_len &&
+                           ev.common_prefix >= q_len;
+                e->ev.common_prefix = same ? len : 0;
+                q_ok = 1;
+                q_dom = ev.domain;
+                q_len = ev.backtrace_length;
+                uint64_t c0 = len > 0 ? bt[0] : 0, c1 = len > 1 ? bt[1] : 0;
+                __builtin_prefetch(&b->shorts[short_hash(c0, c1, len) & b->shorts_mask]);
             }
-            if (qn == AHEAD || (rc <= 0 && qn)) {
-                if (add_event(b, &q[qhead].ev) < 0)
-                    return -2;
-                qhead = (qhead + 1) % AHEAD;
-                qn--;
-            }
+        }
+        if (qn == AHEAD || (rc <= 0 && qn)) {
+            if (add_event(b, &q[qhead].ev) < 0)
+                return -2;
+            qhead = (qhead + 1) % AHEAD;
+            qn--;
         }
         if (rc <= 0)
             continue;
-        /* (with two threads the folding thread reports the progress) */
-        if (opts && opts->on_progress && !b->pipe && (++n_read & 1023) == 0 &&
-            mt_reader_offset(r) >= next_progress) {
+        if (progress && (++n_read & 1023) == 0 && mt_reader_offset(r) >= next_progress) {
             opts->on_progress(opts->progress_ctx, mt_reader_offset(r), size);
             next_progress = mt_reader_offset(r) + (1 << 20);
         }
