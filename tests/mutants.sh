@@ -87,6 +87,8 @@ mutant rse-text-k-plus-1 lib/present/top.c 's|snprintf(b2, sizeof b2, "%.0f%%%s"
 mutant bytes-per-sample lib/analyze/scale.c 's|s.bytes_per_sample = info->sample_rate > 0 ? s.word_bytes / info->sample_rate : 0;|s.bytes_per_sample = info->sample_rate > 0 ? 8 / info->sample_rate : 0;|' tests/analyze tests/present/recorder.sh
 mutant objects-no-header lib/analyze/scale.h 's|        words += 1;|        words += 0;|' tests/analyze tests/present/pprof.sh
 mutant live-at-collect lib/analyze/scale.h 's|return a->time <= t \&\& a->collect > t;|return a->time <= t \&\& a->collect >= t;|' tests/analyze tests/present/reports.sh
+mutant repeat-any-length lib/analyze/buildread.c 's|ev->domain == b->same_dom \&\& len == b->same_len \&\& |ev->domain == b->same_dom \&\& |' tests/analyze/repeats.c
+mutant repeat-queue-prefix lib/analyze/buildread.c 's|e->ev.common_prefix = same ? len : 0;|(void)same;|' tests/analyze/repeats.c
 PK="tests/analyze/peak_interval.c tests/analyze/peak_estimate.c"
 mutant peak-interval-90 lib/analyze/peak.c 's|#define PEAK_LEVEL 0.95 |#define PEAK_LEVEL 0.90 |' $PK
 mutant peak-no-end-floor lib/analyze/peak.c 's|    if (lo < lo_end)|    if (0)|' $PK

@@ -46,6 +46,15 @@ typedef struct builder {
     size_t shorts_mask, n_shorts;
     struct short_stack last_short;  /* the last one found (programs allocate
                                      * from one place many times in a row) */
+    /* The last allocation's backtrace: its domain, full length and node
+     * (same_ok 0: none yet). The next allocation of the same domain whose
+     * common prefix with the domain's previous backtrace covers it whole,
+     * and of that length, has that backtrace again: its node without a
+     * look at its codes (stack_of). */
+    unsigned same_dom;
+    int same_ok;
+    size_t same_len;
+    mt_node_id same_node;
     /* promotions and collections, applied to their allocations after
      * reading: no random access to the allocation array while decoding */
     struct pending { int64_t time; uint32_t alloc; uint32_t kind; } *pend;

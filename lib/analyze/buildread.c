@@ -1,8 +1,9 @@
 /*
  * buildread.c - the builder's pass over a trace's events in file order:
- * each allocation's record and the trie node of its backtrace (through
- * the previous backtrace of its domain, a memo of whole call paths, or
- * for shallow models the truncated backtrace itself), then into the
+ * each allocation's record and the trie node of its backtrace (the
+ * previous allocation's when the codec repeated its backtrace; else
+ * through the previous backtrace of its domain, a memo of whole call
+ * paths, or for shallow models the truncated backtrace itself), then into the
  * whole model's allocation table, a folded model's queue (buildfold.c) or
  * the reading thread's batch (buildpipe.c).
  */
@@ -43,7 +44,28 @@ static struct prev_bt *prev_of(builder *b, unsigned domain);
 static int64_t trie_path(builder *b, struct prev_bt *pv, const mt_location_code *bt, size_t len,
                          size_t shared);
 
-static int64_t stack_of(builder *b, const mt_event *ev)
+static int64_t stack_lookup(builder *b, const mt_event *ev);
+
+/* The trie node of an allocation's backtrace. The reader's common prefix
+ * is counted against the previous backtrace of the event's domain: when
+ * the previous allocation was of that domain, had this length, and the
+ * prefix covers it whole, the backtrace is that one again (the codec's
+ * repeat of a backtrace: no new codeword), and so is its node. Any other
+ * allocation looks its codes up, and becomes the one to compare with. */
+static inline __attribute__((always_inline)) int64_t stack_of(builder *b, const mt_event *ev)
+{
+    size_t len = ev->backtrace_length;
+    if (b->same_ok && ev->domain == b->same_dom && len == b->same_len && ev->common_prefix >= len)
+        return b->same_node;
+    int64_t node = stack_lookup(b, ev);
+    b->same_ok = node >= 0;
+    b->same_dom = ev->domain;
+    b->same_len = len;
+    b->same_node = (mt_node_id)node;
+    return node;
+}
+
+static __attribute__((noinline)) int64_t stack_lookup(builder *b, const mt_event *ev)
 {
     size_t len = ev->backtrace_length;
     const mt_location_code *bt = ev->backtrace;
@@ -462,49 +484,69 @@ int mta_build_read(builder *b)
     enum { AHEAD = 16, BIG_SHORTS = 1 << 16 };
     struct queued { mt_event ev; mt_location_code code[2]; } q[AHEAD];
     size_t qhead = 0, qn = 0;
+    /* the previous queued allocation's domain and whole length (q_ok 0:
+     * none yet) */
+    int q_ok = 0;
+    unsigned q_dom = 0;
+    size_t q_len = 0;
+    /* (with two threads the folding thread reports the progress) */
+    int progress = opts && opts->on_progress && !b->pipe;
+    /* Events one at a time, to the end for whole stacks; for shallow
+     * models until their table outgrows the caches, when the queue pays
+     * off. This loop's tests are paid for every event: only these. */
+    while (!b->shorts || b->shorts_mask < BIG_SHORTS) {
+        rc = mt_reader_next(r, &ev);
+        if (rc <= 0)
+            return rc < 0 ? -1 : 0;
+        if (add_event(b, &ev) < 0)
+            return -2;
+        if (progress && (++n_read & 1023) == 0 && mt_reader_offset(r) >= next_progress) {
+            opts->on_progress(opts->progress_ctx, mt_reader_offset(r), size);
+            next_progress = mt_reader_offset(r) + (1 << 20);
+        }
+    }
     rc = 1;
     for (;;) {
         if (rc > 0)
             rc = mt_reader_next(r, &ev); /* once 0 (end) or -1, stays */
         if (rc <= 0 && qn == 0)
             break;
-        /* (the queue pays off once the table outgrows the caches) */
-        if (!b->shorts || (b->shorts_mask < BIG_SHORTS && qn == 0)) {
-            if (rc <= 0)
-                break;
-            if (add_event(b, &ev) < 0)
-                return -2;
-        } else {
-            if (rc > 0) {
-                struct queued *e = &q[(qhead + qn++) % AHEAD];
-                e->ev = ev;
-                if (ev.kind == MT_EVENT_ALLOC) {
-                    size_t len = ev.backtrace_length;
-                    const mt_location_code *bt = ev.backtrace;
-                    if (len > b->max_depth) {
-                        bt += len - b->max_depth;
-                        len = b->max_depth;
-                    }
-                    for (size_t k = 0; k < len; k++)
-                        e->code[k] = bt[k];
-                    e->ev.backtrace = e->code;
-                    e->ev.backtrace_length = len;
-                    uint64_t c0 = len > 0 ? bt[0] : 0, c1 = len > 1 ? bt[1] : 0;
-                    __builtin_prefetch(&b->shorts[short_hash(c0, c1, len) & b->shorts_mask]);
+        if (rc > 0) {
+            struct queued *e = &q[(qhead + qn++) % AHEAD];
+            e->ev = ev;
+            if (ev.kind == MT_EVENT_ALLOC) {
+                size_t len = ev.backtrace_length;
+                const mt_location_code *bt = ev.backtrace;
+                if (len > b->max_depth) {
+                    bt += len - b->max_depth;
+                    len = b->max_depth;
                 }
+                for (size_t k = 0; k < len; k++)
+                    e->code[k] = bt[k];
+                e->ev.backtrace = e->code;
+                e->ev.backtrace_length = len;
+                /* the prefix said of the whole backtrace, not of its
+                 * cut: the cut is shared whole only when the whole
+                 * backtrace is the previous one (stack_of) */
+                int same = q_ok && ev.domain == q_dom && ev.backtrace_length == q_len &&
+                           ev.common_prefix >= q_len;
+                e->ev.common_prefix = same ? len : 0;
+                q_ok = 1;
+                q_dom = ev.domain;
+                q_len = ev.backtrace_length;
+                uint64_t c0 = len > 0 ? bt[0] : 0, c1 = len > 1 ? bt[1] : 0;
+                __builtin_prefetch(&b->shorts[short_hash(c0, c1, len) & b->shorts_mask]);
             }
-            if (qn == AHEAD || (rc <= 0 && qn)) {
-                if (add_event(b, &q[qhead].ev) < 0)
-                    return -2;
-                qhead = (qhead + 1) % AHEAD;
-                qn--;
-            }
+        }
+        if (qn == AHEAD || (rc <= 0 && qn)) {
+            if (add_event(b, &q[qhead].ev) < 0)
+                return -2;
+            qhead = (qhead + 1) % AHEAD;
+            qn--;
         }
         if (rc <= 0)
             continue;
-        /* (with two threads the folding thread reports the progress) */
-        if (opts && opts->on_progress && !b->pipe && (++n_read & 1023) == 0 &&
-            mt_reader_offset(r) >= next_progress) {
+        if (progress && (++n_read & 1023) == 0 && mt_reader_offset(r) >= next_progress) {
             opts->on_progress(opts->progress_ctx, mt_reader_offset(r), size);
             next_progress = mt_reader_offset(r) + (1 << 20);
         }
