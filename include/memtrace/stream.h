@@ -300,6 +300,10 @@ typedef struct mt_figures_request {
     mt_timedelta live_at;         /* the totals' live time (MT_TIME_PEAK: the peak's) */
     unsigned need;                /* MT_FIGURES_* */
     size_t curve_buckets;         /* MT_FIGURES_CURVE */
+    /* MT_FIGURES_CURVE: the buckets' width from time 0 when the caller
+     * fixes it (no pass for the trace's end first); 0: the trace's end
+     * over curve_buckets, plus one */
+    mt_timedelta curve_width;
     /* MT_FIGURES_AXES: the trace's end and the longest lifetime of a
      * selected block, once, before the pass that calls on_selected;
      * returns 0, or -1 when out of memory. */
