@@ -177,11 +177,11 @@ mt_bind_sel *mt_bind_select_diff_read(const mt_model *base, const char *const *p
  * model's queries give them.
  */
 
-/* The planner's figures of the traces for filter f (taken, freed with
- * *fig's caller) at live time at: 0, or -1 with *err. */
-static int read_figures(const char *const *paths, size_t n, const mt_filter *f, mt_timedelta at,
-                        unsigned need, size_t buckets, mt_timedelta width, mt_figures *fig,
-                        char **err)
+/* The planner's figures of the traces (base: their opening model, for
+ * their info) for filter f at live time at: 0, or -1 with *err. */
+static int read_figures(const mt_model *base, const char *const *paths, size_t n,
+                        const mt_filter *f, mt_timedelta at, unsigned need, size_t buckets,
+                        mt_timedelta width, mt_figures *fig, char **err)
 {
     mt_figures_request rq = {
         .paths = paths,
@@ -191,6 +191,7 @@ static int read_figures(const char *const *paths, size_t n, const mt_filter *f, 
         .need = need,
         .curve_buckets = buckets,
         .curve_width = width,
+        .info = base,
         .on_warning = quiet,   /* the opening read said them, once */
     };
     char *why = NULL;
@@ -225,7 +226,7 @@ size_t mt_bind_curve_read(const mt_model *base, const char *const *paths, size_t
     mt_figures fig;
     size_t k = 0;
     mt_curve *c = NULL;
-    if (read_figures(paths, n, f, MT_TIME_END, MT_FIGURES_CURVE, buckets + 1, width, &fig,
+    if (read_figures(base, paths, n, f, MT_TIME_END, MT_FIGURES_CURVE, buckets + 1, width, &fig,
                      err) < 0)
         goto out;
     c = fig.sel ? mt_query_curve(fig.sel, 0, MT_TIME_END, buckets) : fig.curve;
@@ -247,7 +248,6 @@ out:
 char *mt_bind_stats_read(const mt_model *base, const char *const *paths, size_t n,
                          const char *filter, const char *at, char **err)
 {
-    (void)base;
     mt_filter *f;
     mt_timedelta t;
     if (mta_bind_parse(filter, at, &f, &t, err) < 0)
@@ -255,7 +255,8 @@ char *mt_bind_stats_read(const mt_model *base, const char *const *paths, size_t 
     char *text = NULL;
     size_t len = 0;
     mt_figures fig;
-    if (read_figures(paths, n, f, t, MT_FIGURES_STATS | MT_FIGURES_PEAK, 0, 0, &fig, err) < 0)
+    if (read_figures(base, paths, n, f, t, MT_FIGURES_STATS | MT_FIGURES_PEAK, 0, 0, &fig,
+                     err) < 0)
         goto out;
     FILE *out = open_memstream(&text, &len);
     if (out) {
