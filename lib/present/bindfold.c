@@ -1,9 +1,10 @@
 /*
  * bindfold.c - the binding's queries of big traces (memtrace/bind.h, "big
  * traces"): each one a folded read of mt_read for its filter and time
- * instead of a selection of the whole model; the curve fed in file order
- * (the same buckets as mt_query_curve), the statistics from the engine's
- * accumulator, the allocations that pass a filter kept alone.
+ * instead of a selection of the whole model; the curve (the same buckets
+ * as mt_query_curve) and the statistics from the planner of the streaming
+ * reports (mt_read_figures), the allocations that pass a filter kept
+ * alone.
  */
 #include <stdlib.h>
 #include <string.h>
