@@ -114,15 +114,18 @@ mt_bind_sel *mt_bind_select_read(const mt_model *base, const char *const *paths,
 mt_bind_sel *mt_bind_select_diff_read(const mt_model *base, const char *const *paths, size_t n,
                                       const char *filter, const char *at, const char *by,
                                       int side, char **err);
-/* mt_bind_curve of the traces read again (one folded pass, two when the
- * filter needs the blocks' ends: live:, collect:, lifetime:). Returns the
- * number of buckets written, 0 with *err on failure. */
+/* mt_bind_curve of the traces read again, as mt_read_figures plans it (the
+ * codec alone for every allocation of one file, base giving the info; one
+ * folded pass, two when the filter needs the blocks' ends: live:,
+ * collect:, lifetime:). Returns the number of buckets written, 0 with *err
+ * on failure. */
 size_t mt_bind_curve_read(const mt_model *base, const char *const *paths, size_t n,
                           const char *filter, size_t buckets, int64_t *time, double *total,
                           double *filtered, char **err);
-/* mt_bind_stats_json of the traces read again, folded with the filter
- * (and, when it leaves allocations out, once more for their own peak).
- * NULL with *err on failure. */
+/* mt_bind_stats_json of the traces read again, as mt_read_figures plans
+ * the statistics of `memtrace stats` (the peak first for live:peak or at
+ * peak; once more for the selection's own peak when the filter needs the
+ * blocks' ends). NULL with *err on failure. */
 char *mt_bind_stats_read(const mt_model *base, const char *const *paths, size_t n,
                          const char *filter, const char *at, char **err);
 /* The allocations that pass a filter (live measured at `at`), read from

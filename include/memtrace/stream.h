@@ -300,6 +300,15 @@ typedef struct mt_figures_request {
     mt_timedelta live_at;         /* the totals' live time (MT_TIME_PEAK: the peak's) */
     unsigned need;                /* MT_FIGURES_* */
     size_t curve_buckets;         /* MT_FIGURES_CURVE */
+    /* MT_FIGURES_CURVE: the buckets' width from time 0 when the caller
+     * fixes it (no pass for the trace's end first); 0: the trace's end
+     * over curve_buckets, plus one */
+    mt_timedelta curve_width;
+    /* a model of the same traces the caller holds, for their info (bytes
+     * per sample, rate), or NULL: with curve_width, the curve of every
+     * allocation of one file is then drawn by the codec alone, with no
+     * model read (mt_figures.m NULL) */
+    const mt_model *info;
     /* MT_FIGURES_AXES: the trace's end and the longest lifetime of a
      * selected block, once, before the pass that calls on_selected;
      * returns 0, or -1 when out of memory. */
@@ -315,7 +324,7 @@ typedef struct mt_figures_request {
 } mt_figures_request;
 
 typedef struct mt_figures {
-    mt_model *m;                  /* the model read (folded, or whole) */
+    mt_model *m;                  /* the model read (folded, or whole; NULL: see info) */
     /* the whole model's selection (the input could not stream): the
      * figures below are not set, the caller queries it; else NULL */
     mt_selection *sel;

@@ -13,7 +13,10 @@
  *          before the first point: for a curve, when no allocation needs
  *          its end to be selected, the packets' headers give it
  *          (mt_trace_end_hint, checked after the pass); otherwise a first
- *          pass finds it (by the codec alone for one file).
+ *          pass finds it (by the codec alone for one file); a caller
+ *          that fixes the buckets' width (curve_width) needs no end first,
+ *          and with the traces' info (a model it holds) the curve of every
+ *          allocation of one file needs the codec alone.
  *
  * A single file is scanned by the codec alone where a pass needs no
  * stacks; several files take folded passes of the merged stream instead. A
@@ -143,7 +146,8 @@ static int read_curve_noted(mta_figrun *r, size_t n, mt_figures *out)
     if (!m)
         return 1;
     mt_timedelta end = mt_model_end(m);
-    if (!(r->curve = mt_curve_acc_new(n, end / (mt_timedelta)n + 1))) {
+    mt_timedelta width = r->rq->curve_width ? r->rq->curve_width : end / (mt_timedelta)n + 1;
+    if (!(r->curve = mt_curve_acc_new(n, width))) {
         mta_fig_fail(r, 1, NULL);
         return 1;
     }
@@ -180,10 +184,29 @@ static int read_curve_noted(mta_figrun *r, size_t n, mt_figures *out)
  * buckets */
 static int read_curve_direct(mta_figrun *r, size_t n, mt_figures *out)
 {
-    mt_timedelta end;
+    mt_timedelta end = 0, width = r->rq->curve_width;
     int monotone;
-    int hinted = r->one_file && r->regular && mt_trace_end_hint(r->path, &end) == 0;
-    if (hinted) {
+    if (width && r->rq->info && r->one_file && mt_stream_filter_keeps_all(r->sf)) {
+        /* every allocation in the caller's buckets, its info known: the
+         * codec alone draws them (a scan that fails leaves the model pass
+         * to say why) */
+        mt_scan_result res;
+        if (!(r->curve = mt_curve_acc_new(n, width))) {
+            mta_fig_fail(r, 1, NULL);
+            return 1;
+        }
+        if (mta_fig_scan(r, &res) == 0) {
+            r->n_selected = res.n_allocs;
+            return res.monotone ? 0 : MTA_FIG_WHOLE;
+        }
+        mt_curve_acc_free(r->curve);
+        r->curve = NULL;
+    }
+    int hinted = !width && r->one_file && r->regular && mt_trace_end_hint(r->path, &end) == 0;
+    if (width) {
+        monotone = 1;   /* the buckets are the caller's: the pass finds out */
+        r->hold = 1;
+    } else if (hinted) {
         monotone = 1;   /* the pass finds out */
         r->hold = 1;    /* its warnings wait for the check */
     } else if (mta_fig_scan_end(r, &end, &monotone) < 0) {
@@ -196,7 +219,7 @@ static int read_curve_direct(mta_figrun *r, size_t n, mt_figures *out)
     }
     if (!monotone)
         return MTA_FIG_WHOLE;
-    if (!(r->curve = mt_curve_acc_new(n, end / (mt_timedelta)n + 1))) {
+    if (!(r->curve = mt_curve_acc_new(n, width ? width : end / (mt_timedelta)n + 1))) {
         mta_fig_fail(r, 1, NULL);
         return 1;
     }
@@ -204,7 +227,8 @@ static int read_curve_direct(mta_figrun *r, size_t n, mt_figures *out)
     mt_model *m = out->m = mta_fig_pass(r, MTA_HOOKS_ALL, 1);
     if (!m)
         return 1;
-    if (hinted && (!mt_model_peak_known(m) || mt_model_end(m) != end)) {
+    if ((width && !mt_model_peak_known(m)) ||
+        (hinted && (!mt_model_peak_known(m) || mt_model_end(m) != end))) {
         /* times that go back, or packets the reader skipped: the
          * buckets were not the whole model's */
         mta_fig_release(r, 0);
@@ -223,8 +247,9 @@ static int read_curve(mta_figrun *r, mt_figures *out)
     int rc = known ? read_curve_direct(r, n, out) : read_curve_noted(r, n, out);
     if (rc)
         return rc;
-    if (!(out->curve = mt_curve_acc_result(r->curve, mt_model_bytes_per_sample(out->m),
-                                           mt_model_info(out->m)->sample_rate))) {
+    const mt_model *im = out->m ? out->m : r->rq->info;   /* (NULL: the codec alone drew it) */
+    if (!(out->curve = mt_curve_acc_result(r->curve, mt_model_bytes_per_sample(im),
+                                           mt_model_info(im)->sample_rate))) {
         mta_fig_fail(r, 1, NULL);
         return 1;
     }

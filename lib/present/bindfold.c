@@ -1,9 +1,10 @@
 /*
  * bindfold.c - the binding's queries of big traces (memtrace/bind.h, "big
  * traces"): each one a folded read of mt_read for its filter and time
- * instead of a selection of the whole model; the curve fed in file order
- * (the same buckets as mt_query_curve), the statistics from the engine's
- * accumulator, the allocations that pass a filter kept alone.
+ * instead of a selection of the whole model; the curve (the same buckets
+ * as mt_query_curve) and the statistics from the planner of the streaming
+ * reports (mt_read_figures), the allocations that pass a filter kept
+ * alone.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -168,99 +169,41 @@ mt_bind_sel *mt_bind_select_diff_read(const mt_model *base, const char *const *p
 }
 
 /* ------------------------------------------------------------------------ */
-/* The curve                                                                 */
+/* The curve and the statistics: the planner's reads (mt_read_figures)       */
 /*
- * A filter that leaves allocations out is read first, folded with the
- * filter (its stack clauses, live:peak...), into one bit per selected
- * allocation; then the events in file order into the curve: by the codec
- * alone for one file (mt_scan_events), by a folded read of the merged
- * stream for several.
+ * The planner chooses the passes (the peak first, which allocations a
+ * filter that needs the blocks' ends selects, the codec alone for one
+ * file) and falls back to the whole model's selection where the traces
+ * cannot stream; the figures are then that selection's, as the whole
+ * model's queries give them.
  */
 
-typedef struct curve_run {
-    mt_curve_acc *acc;
-    uint64_t *bits;          /* the selected allocations by index; NULL: all */
-    size_t n_bits;
-} curve_run;
-
-static int set_bit(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq)
+/* The planner's figures of the traces (base: their opening model, for
+ * their info) for filter f at live time at: 0, or -1 with *err. */
+static int read_figures(const mt_model *base, const char *const *paths, size_t n,
+                        const mt_filter *f, mt_timedelta at, unsigned need, size_t buckets,
+                        mt_timedelta width, mt_figures *fig, char **err)
 {
-    (void)m;
-    (void)a;
-    curve_run *r = ctx;
-    if (seq / 64 >= r->n_bits) {
-        size_t n = r->n_bits ? r->n_bits : 1024;
-        while (n <= seq / 64)
-            n *= 2;
-        uint64_t *b = realloc(r->bits, n * sizeof *b);
-        if (!b)
-            return -1;
-        memset(b + r->n_bits, 0, (n - r->n_bits) * sizeof *b);
-        r->bits = b;
-        r->n_bits = n;
-    }
-    r->bits[seq / 64] |= 1ULL << (seq % 64);
-    return 0;
-}
-
-static int curve_event(void *ctx, mt_timedelta t, uint64_t seq, uint64_t samples, int collect,
-                       mt_timedelta alloc_time)
-{
-    (void)alloc_time;
-    curve_run *r = ctx;
-    int p = !r->bits || (seq / 64 < r->n_bits && (r->bits[seq / 64] >> (seq % 64) & 1));
-    int64_t d = collect ? -(int64_t)samples : (int64_t)samples;
-    mt_curve_acc_event(r->acc, t, d, p ? d : 0, p && !collect ? samples : 0);
-    return 0;
-}
-
-static int curve_alloc(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq)
-{
-    (void)m;
-    return curve_event(ctx, a->time, seq, a->n_samples, 0, a->time);
-}
-
-static int curve_done(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq)
-{
-    (void)m;
-    if (a->collect == MT_TIME_NEVER)
-        return 0;   /* live at the end: no event */
-    return curve_event(ctx, a->collect, seq, a->n_samples, 1, a->time);
-}
-
-/* A folded read of the traces for sink (filter f; NULL: all, shallow
- * stacks). 0, or -1 with *err. */
-static int curve_read(const mt_model *base, const char *const *paths, size_t n,
-                      const mt_filter *f, const mt_sink *sink, char **err)
-{
-    mt_read_request rq = query_request(base, paths, n, f, MT_TIME_END);
-    rq.max_depth = f && mt_filter_uses_stacks(f) ? 0 : 1;
-    rq.sinks = sink;
-    rq.n_sinks = 1;
-    rq.sinks_filtered = 1;
-    mt_model *m = mt_read(&rq, err);
-    if (m && (!rq.sinks_fed || !mt_model_peak_known(m))) {
-        *err = mta_bind_msg("the trace's times go back somewhere: its curve needs the whole "
-                            "model", NULL);
-        mt_model_free(m);
+    mt_figures_request rq = {
+        .paths = paths,
+        .n = n,
+        .filter = f,
+        .live_at = at,
+        .need = need,
+        .curve_buckets = buckets,
+        .curve_width = width,
+        .info = base,
+        .on_warning = quiet,   /* the opening read said them, once */
+    };
+    char *why = NULL;
+    if (mt_read_figures(&rq, fig, &why) != 0) {
+        if (!why && fig->profile)
+            why = mta_bind_msg("a pprof profile has no allocations to read", fig->profile);
+        *err = why;
+        mt_figures_free(fig);
         return -1;
     }
-    int ok = m != NULL;
-    mt_model_free(m);
-    return ok ? 0 : -1;
-}
-
-/* The events of every allocation into r->acc, in file order. 0, or -1
- * with *err. */
-static int curve_draw(curve_run *r, const mt_model *base, const char *const *paths, size_t n,
-                      char **err)
-{
-    if (n == 1) {
-        mt_scan_result res;
-        return mt_scan_events(paths[0], curve_event, r, NULL, NULL, &res, err);
-    }
-    mt_sink draw = {.on_alloc = curve_alloc, .on_done = curve_done, .ctx = r};
-    return curve_read(base, paths, n, NULL, &draw, err);
+    return 0;
 }
 
 size_t mt_bind_curve_read(const mt_model *base, const char *const *paths, size_t n,
@@ -281,69 +224,26 @@ size_t mt_bind_curve_read(const mt_model *base, const char *const *paths, size_t
      * that window counts for nothing but its peak */
     mt_timedelta end = mt_model_end(base), width = end > 0 ? end : 1;
     width = (width + (mt_timedelta)buckets - 1) / (mt_timedelta)buckets;
-    curve_run r = {0};
+    mt_figures fig;
     size_t k = 0;
     mt_curve *c = NULL;
-    mt_stream_filter *sf = mt_stream_filter_new(f, 0);
-    r.acc = mt_curve_acc_new(buckets + 1, width);
-    if (!sf || !r.acc)
+    if (read_figures(base, paths, n, f, MT_TIME_END, MT_FIGURES_CURVE, buckets + 1, width, &fig,
+                     err) < 0)
         goto out;
-    if (!mt_stream_filter_keeps_all(sf)) {
-        /* which allocations pass: a bit each */
-        mt_sink note = {.on_done = set_bit, .ctx = &r};
-        if (curve_read(base, paths, n, f, &note, err) < 0)
-            goto out;
-        if (!r.bits && set_bit(&r, 0, NULL, 0) == 0)
-            r.bits[0] = 0;   /* none passes */
-        if (!r.bits)
-            goto out;
-    }
-    if (curve_draw(&r, base, paths, n, err) < 0)
-        goto out;
-    c = mt_curve_acc_result(r.acc, mt_model_bytes_per_sample(base),
-                            mt_model_info(base)->sample_rate);
+    c = fig.sel ? mt_query_curve(fig.sel, 0, MT_TIME_END, buckets) : fig.curve;
     for (; c && k < buckets && k < c->n; k++) {
         time[k] = c->time[k];
         total[k] = c->total[k];
         filtered[k] = c->filtered[k];
     }
+    if (fig.sel)
+        mt_curve_free(c);
+    mt_figures_free(&fig);
 out:
     if (!k && !*err)
         *err = mta_bind_msg("out of memory", NULL);
-    mt_curve_free(c);
-    mt_curve_acc_free(r.acc);
-    mt_stream_filter_free(sf);
     mt_filter_free(f);
-    free(r.bits);
     return k;
-}
-
-/* ------------------------------------------------------------------------ */
-/* Statistics                                                                */
-/*
- * The selected allocations into the engine's stats accumulator as a read
- * folded with the filter gives them (and, when the filter leaves some out,
- * a bit each); then, for those, their own peak from a curve of one bucket
- * drawn as the curve above: the figures of mt_query_stats.
- */
-
-typedef struct stats_run {
-    mt_stats_acc *acc;
-    curve_run *marks;        /* NULL: everything passes */
-} stats_run;
-
-static int stats_done(void *ctx, const mt_model *m, const mt_alloc *a, uint64_t seq)
-{
-    stats_run *r = ctx;
-    if (mt_stats_acc_add(r->acc, m, a) < 0)
-        return -1;
-    return r->marks ? set_bit(r->marks, m, a, seq) : 0;
-}
-
-static int write_stats(FILE *out, const mt_model *m, const mt_stats *st, const mt_histogram *hs,
-                       const mt_histogram *hl, mt_timedelta live_at)
-{
-    return mt_report_stats_figures(out, m, st, hs, hl, mt_model_resolve_time(m, live_at), NULL, 1);
 }
 
 char *mt_bind_stats_read(const mt_model *base, const char *const *paths, size_t n,
@@ -353,67 +253,28 @@ char *mt_bind_stats_read(const mt_model *base, const char *const *paths, size_t 
     mt_timedelta t;
     if (mta_bind_parse(filter, at, &f, &t, err) < 0)
         return NULL;
-    mt_timedelta live_at = t == MT_TIME_PEAK ? mt_model_peak_time(base) : t;
-    curve_run marks = {0};
-    stats_run r = {mt_stats_acc_new(live_at), NULL};
-    mt_stream_filter *sf = mt_stream_filter_new(f, 0);
-    mt_model *m = NULL;
-    mt_histogram *hs = NULL, *hl = NULL;
-    mt_curve *c = NULL;
     char *text = NULL;
     size_t len = 0;
-    mt_stats st;
-    if (!r.acc || !sf)
+    mt_figures fig;
+    if (read_figures(base, paths, n, f, t, MT_FIGURES_STATS | MT_FIGURES_PEAK, 0, 0, &fig,
+                     err) < 0)
         goto out;
-    if (!mt_stream_filter_keeps_all(sf))
-        r.marks = &marks;
-    mt_read_request rq = query_request(base, paths, n, f, MT_TIME_END);
-    rq.max_depth = mt_filter_uses_stacks(f) ? 0 : 1;
-    mt_sink sink = {.on_done = stats_done, .ctx = &r};
-    rq.sinks = &sink;
-    rq.n_sinks = 1;
-    rq.sinks_filtered = 1;   /* the selected allocations alone */
-    if (!(m = mt_read(&rq, err)))
-        goto out;
-    if (!rq.sinks_fed) {
-        *err = mta_bind_msg("the trace's times go back somewhere: its statistics need the "
-                            "whole model", NULL);
-        goto out;
-    }
-    if (mt_stats_acc_finish(r.acc, m, &st, &hs, &hl) < 0)
-        goto out;
-    if (st.total.allocs != st.allocs) {
-        /* the selected allocations' own peak */
-        if (!marks.bits && set_bit(&marks, m, NULL, 0) == 0)
-            marks.bits[0] = 0;   /* none passes */
-        if (!marks.bits || !(marks.acc = mt_curve_acc_new(1, 1)) ||
-            curve_draw(&marks, base, paths, n, err) < 0 ||
-            !(c = mt_curve_acc_result(marks.acc, 1.0, mt_model_info(m)->sample_rate)))
-            goto out;
-        st.peak_filtered = c->peak_filtered_est;
-        mt_peak_scale(&st.peak_filtered, mt_model_bytes_per_sample(m));
-        st.peak_filtered_bytes = st.peak_filtered.bytes;
-        st.peak_filtered_time = c->peak_filtered_time;
-    }
     FILE *out = open_memstream(&text, &len);
-    if (!out)
-        goto out;
-    int rc = write_stats(out, m, &st, hs, hl, live_at);
-    if (fclose(out) != 0 || rc < 0) {
-        free(text);
-        text = NULL;
+    if (out) {
+        int rc = fig.sel ? mt_report_stats(out, fig.sel, 1)
+                         : mt_report_stats_figures(out, fig.m, &fig.stats, fig.sizes,
+                                                   fig.lifetimes,
+                                                   mt_model_resolve_time(fig.m, fig.live_at),
+                                                   NULL, 1);
+        if (fclose(out) != 0 || rc < 0) {
+            free(text);
+            text = NULL;
+        }
     }
+    mt_figures_free(&fig);
 out:
     if (!text && !*err)
         *err = mta_bind_msg("out of memory", NULL);
-    mt_curve_free(c);
-    mt_curve_acc_free(marks.acc);
-    free(marks.bits);
-    mt_histogram_free(hs);
-    mt_histogram_free(hl);
-    mt_model_free(m);
-    mt_stream_filter_free(sf);
-    mt_stats_acc_free(r.acc);
     mt_filter_free(f);
     return text;
 }

@@ -12,7 +12,9 @@
  * passes: a selection known as blocks are allocated (inside:parse: peak 3
  * samples at t=40) in the same pass, one known only when they end
  * (lifetime:>15us, a0 and a1: peak 3 samples at t=20) by a second pass;
- * every selected allocation goes to on_selected once; the axes (end 50,
+ * every selected allocation goes to on_selected once; a curve in buckets
+ * of a width the caller fixes is mt_query_curve's (every allocation's by
+ * the codec alone, given a model for the trace's info); the axes (end 50,
  * longest lifetime 30) come before the first of them; a pipe that would
  * have to be read twice and the forced route whole give the whole model's
  * selection instead, without a call of the caller's callbacks.
@@ -111,6 +113,54 @@ static int figures(const char *path, unsigned need, const char *ftext, mt_timede
     return rc;
 }
 
+/* mt_read_figures' curve of 6 buckets of width 10 for ftext (NULL: every
+ * allocation) against the whole model's mt_query_curve of 5 buckets over
+ * [0, 50): the same buckets, with no end first; given the whole model for
+ * its info, every allocation's curve is the codec's alone (no model). */
+static void curve_fixed(const char *path, const char *ftext)
+{
+    const char *paths[1] = {path};
+    mt_filter *f = ftext ? filter(ftext) : NULL;
+    char *err = NULL;
+    mt_read_request wq = {.paths = paths, .n = 1, .on_warning = quiet};
+    mt_model *w = mt_read(&wq, &err);
+    free(err);
+    err = NULL;
+    mt_selection *s = w ? mt_select_sites(w, f, MT_TIME_END, NULL, &err) : NULL;
+    free(err);
+    err = NULL;
+    mt_curve *c = s ? mt_query_curve(s, 0, MT_TIME_END, 5) : NULL;
+    CHECK(c && c->n >= 5, "the whole model's curve of %s in 5 buckets", ftext ? ftext : "all");
+    mt_figures_request rq = {
+        .paths = paths, .n = 1, .filter = f, .live_at = MT_TIME_END,
+        .need = MT_FIGURES_CURVE, .curve_buckets = 6, .curve_width = 10, .info = w,
+        .on_warning = quiet,
+    };
+    mt_figures fig;
+    int rc = mt_read_figures(&rq, &fig, &err);
+    CHECK(rc == 0 && !fig.sel && fig.curve && fig.curve->n == 6 && fig.n_selected == 3 - !!f &&
+              (fig.m == NULL) == !f,
+          "curve of %s in 6 buckets of width 10: streamed, %s (%s)", ftext ? ftext : "all",
+          f ? "a model pass" : "by the codec alone", err ? err : "ok");
+    free(err);
+    if (rc == 0 && fig.curve && c && w) {
+        int same = 1;
+        for (size_t k = 0; k < 5 && k < c->n; k++)
+            same &= fig.curve->time[k] == (mt_timedelta)(10 * k) &&
+                    fig.curve->time[k] == c->time[k] && fig.curve->total[k] == c->total[k] &&
+                    fig.curve->filtered[k] == c->filtered[k];
+        /* live samples 1, 3, 2, 5 from t=10, 20, 30, 40: the bucket [40, 50) peaks at 5 */
+        same &= fig.curve->total[4] == 5 * mt_model_bytes_per_sample(w);
+        CHECK(same, "curve of %s: buckets at 0, 10, ..., 40 as mt_query_curve's, the "
+              "[40, 50) one at 5 samples (got %g)", ftext ? ftext : "all", fig.curve->total[4]);
+    }
+    mt_curve_free(c);
+    mt_selection_free(s);
+    mt_model_free(w);
+    mt_figures_free(&fig);
+    mt_filter_free(f);
+}
+
 int main(void)
 {
     char path[4096];
@@ -183,6 +233,11 @@ int main(void)
               fig.curve ? (long long)fig.curve->peak_filtered_time : -1LL);
         mt_figures_free(&fig);
     }
+    /* the curve in buckets of a width the caller fixes (the Python API's:
+     * mt_query_curve's 5 buckets of 10 over [0, 50), one more for the end) */
+    curve_fixed(path, "inside:parse");    /* known as allocated: one pass */
+    curve_fixed(path, "lifetime:>15us");  /* known as they end: noted, then drawn */
+    curve_fixed(path, NULL);              /* every allocation: the codec alone */
 
     /* the forced route whole: the whole model's selection, no callback */
     mt_read_force("whole");
