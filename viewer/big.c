@@ -82,20 +82,16 @@ static vfold *fold_new(void)
     return v;
 }
 
-/* Reads fold v of path with filter f (base: the unfiltered fold, for
- * live:peak; ix: the index to fold from, or NULL). Returns 0, or -1 with
- * *err as vfold_load. */
-static int fold_read(vfold *v, const char *path, const mt_filter *f, const vfold *base,
-                     const mt_alloc_index *ix, mt_progress_fn progress, void *pctx,
-                     mt_warning_fn warn, void *warn_ctx, char **err)
+/* The request both folded reads of one trace share: path folded and
+ * streamed into sinks[0..n) with filter f, live:peak's time from base's
+ * model, from index ix (base's) when there is one. */
+static mt_read_request fold_request(const char *const *path, const mt_filter *f,
+                                    const vfold *base, const mt_alloc_index *ix,
+                                    const mt_sink *sinks, size_t n)
 {
     int peak = f && mt_filter_uses_peak(f) && base;
-    mt_sink sinks[2] = {
-        {.on_done_apart = sums_add, .on_bind = sums_bind, .ctx = v},
-        {.on_done_apart = index_add, .ctx = v->ixw},
-    };
-    mt_read_request rq = {
-        .paths = &path,
+    return (mt_read_request){
+        .paths = path,
         .n = 1,
         .fold = 1,
         .stream = 1,
@@ -104,15 +100,29 @@ static int fold_read(vfold *v, const char *path, const mt_filter *f, const vfold
         .peak_known = peak,
         .peak = peak ? mt_model_peak_time(base->model) : 0,
         .sinks = sinks,
-        .n_sinks = v->ixw ? 2 : 1,
-        .on_warning = warn,
-        .warning_ctx = warn_ctx,
-        .on_progress = progress,
-        .progress_ctx = pctx,
-        .sinks_filtered = 1,
+        .n_sinks = n,
         .index = ix,
         .index_base = ix ? base->model : NULL,
     };
+}
+
+/* Reads fold v of path with filter f (base: the unfiltered fold, for
+ * live:peak; ix: the index to fold from, or NULL). Returns 0, or -1 with
+ * *err as vfold_load. */
+static int fold_read(vfold *v, const char *path, const mt_filter *f, const vfold *base,
+                     const mt_alloc_index *ix, mt_progress_fn progress, void *pctx,
+                     mt_warning_fn warn, void *warn_ctx, char **err)
+{
+    mt_sink sinks[2] = {
+        {.on_done_apart = sums_add, .on_bind = sums_bind, .ctx = v},
+        {.on_done_apart = index_add, .ctx = v->ixw},
+    };
+    mt_read_request rq = fold_request(&path, f, base, ix, sinks, v->ixw ? 2 : 1);
+    rq.on_warning = warn;
+    rq.warning_ctx = warn_ctx;
+    rq.on_progress = progress;
+    rq.progress_ctx = pctx;
+    rq.sinks_filtered = 1;
     mt_model *m = mt_read(&rq, err);
     if (v->index) {   /* (the read is over: nothing writes the index now) */
         v->ixw = NULL;
@@ -201,24 +211,10 @@ mt_model *vfold_read(const vfold *base, const mt_filter *f, const mt_sink *sinks
 {
     *err = NULL;
     const mt_alloc_index *ix = vidx_get(base->index);
-    int peak = f && mt_filter_uses_peak(f);
     const char *path = base->path;
-    mt_read_request rq = {
-        .paths = &path,
-        .n = 1,
-        .fold = 1,
-        .stream = 1,
-        .filter = f,
-        .live_at = MT_TIME_END,
-        .peak_known = peak,
-        .peak = peak ? mt_model_peak_time(base->model) : 0,
-        .sinks = sinks,
-        .n_sinks = n,
-        .on_warning = quiet_warning,
-        .sinks_filtered = sinks_filtered,
-        .index = ix,
-        .index_base = ix ? base->model : NULL,
-    };
+    mt_read_request rq = fold_request(&path, f, base, ix, sinks, n);
+    rq.on_warning = quiet_warning;
+    rq.sinks_filtered = sinks_filtered;
     mt_model *m = mt_read(&rq, err);
     if (!m && ix && *err && !strncmp(*err, "allocation index:", 17)) {
         /* a damaged index: the trace itself */
