@@ -72,8 +72,10 @@ check "FILE.rss has ledger lines" grep -q '^L ' v.ctf.rss
 check "memtrace rss reads the attached recording's ledger" test -s l.json
 if command -v python3 >/dev/null 2>&1; then
     py() { python3 -c "import json,sys; L=json.load(open('l.json')); R={r['row']:r for r in L['rows']}; $1"; }
-    check "the 48 MiB committed after the attach are the program's mappings (95% interval)" \
-        py "m=R['program_maps']; sys.exit(not (m['lo'] <= 48 * 1048576 <= m['hi']))"
+    # a 95% interval misses one run in twenty by design: the check allows
+    # twice its half-width (about 4 standard errors, one run in 15,000)
+    check "the 48 MiB committed after the attach are the program's mappings (within twice the 95% half-width)" \
+        py "m=R['program_maps']; w=(m['hi']-m['lo'])/2; sys.exit(not (w > 0 and abs(m['bytes'] - 48 * 1048576) <= 2 * w))"
     check "with them, unexplained at most 5% of RSS" \
         py "sys.exit(abs(L['unexplained_bytes']) > 0.05 * L['rss_bytes'])"
 fi
