@@ -6,7 +6,8 @@
  * simply goes on. The new program traces itself into FILE.<pid>
  * when it inherits LD_PRELOAD and MEMTRACE (docs/recorder.md).
  * dlclose is wrapped for the same reason: the return addresses queued so
- * far are symbolized while the library is still mapped.
+ * far are symbolized while the library is still mapped; and afterwards
+ * the DWARF walk's cached unwind rules are forgotten (cfiwalk.c).
  *
  * glibc's execvp/execl & co. call execve internally, not through the PLT,
  * so each entry point is wrapped; the variadic execl* build an argv array
@@ -18,6 +19,7 @@
 #include <stddef.h>
 #include <unistd.h>
 
+#include "cfi.h"
 #include "thread.h"
 #include "tracer.h"
 
@@ -98,7 +100,9 @@ API int dlclose(void *handle)
         return -1;
     }
     mtr_tracer_flush_before_exec();
-    return f(handle);
+    int rc = f(handle);
+    mtr_cfi_flush();   /* no cached unwind rule outlives its code */
+    return rc;
 }
 
 /* Count the variadic arguments after arg0 up to the NULL. */

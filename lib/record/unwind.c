@@ -43,6 +43,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cfi.h"
 #include "recconf.h"
 #include "real.h"
 #include "unwind.h"
@@ -174,24 +175,32 @@ static int dwarf_locked_for_fork;
  * frames. */
 #define DWARF_SLACK 16
 
-/* Inlined into mtr_unwind: one frame fewer for libunwind to walk and
- * discard. */
-static inline __attribute__((always_inline)) size_t dwarf_walk(uintptr_t *out, size_t max, int *truncated)
+/* The fast path (cfiwalk.c) is on: x86_64, libunwind loaded, the rule
+ * cache mapped. */
+static int cfi_on;
+
+/* The test-only check (MTR_CFI_CHECK=FILE, not a user setting): every walk
+ * the fast path completes is done again by libunwind and the two stacks
+ * compared; each process appends "cfi-check pid walks fast fallback
+ * mismatches" to FILE at exit. */
+static const char *check_path;
+static char check_path_buf[512];
+static unsigned long check_walks, check_fast, check_fallback, check_mismatch;
+
+/* The recorder's own frames dropped, then at most max of the program's,
+ * up to our thread trampoline (as in fp_walk). */
+static inline __attribute__((always_inline)) size_t
+dwarf_filter(const uintptr_t *buf, int got, uintptr_t *out, size_t max, int *truncated)
 {
-    size_t cap = max + DWARF_SLACK + 1;
-    void *buf[cap];
-    pthread_rwlock_rdlock(&dwarf_lock);
-    int got = dwarf_backtrace(buf, (int)cap);
-    pthread_rwlock_unlock(&dwarf_lock);
     size_t i = 0, n = 0;
 
     *truncated = 0;
     if (got <= 0)
         return 0;
-    while (i < (size_t)got && in_hooks((uintptr_t)buf[i]))
+    while (i < (size_t)got && in_hooks(buf[i]))
         i++;   /* the recorder's own frames */
     for (; i < (size_t)got; i++) {
-        uintptr_t pc = (uintptr_t)buf[i];
+        uintptr_t pc = buf[i];
         if (pc >= (uintptr_t)__start_mt_tstart && pc < (uintptr_t)__stop_mt_tstart)
             break;   /* our thread trampoline, as in fp_walk */
         if (n == max) {
@@ -201,6 +210,64 @@ static inline __attribute__((always_inline)) size_t dwarf_walk(uintptr_t *out, s
         out[n++] = pc;
     }
     return n;
+}
+
+static MT_HOOK __attribute__((cold)) void dwarf_check(const uintptr_t *out, size_t n, int truncated,
+                                                        size_t max, int cap)
+{
+    void *buf[cap];
+    uintptr_t again[max + 1];
+    int t2;
+    pthread_rwlock_rdlock(&dwarf_lock);
+    int got = dwarf_backtrace(buf, cap);
+    pthread_rwlock_unlock(&dwarf_lock);
+    size_t n2 = dwarf_filter((const uintptr_t *)buf, got, again, max, &t2);
+    if (n2 != n || t2 != truncated || memcmp(again, out, n * sizeof *out) != 0)
+        __atomic_add_fetch(&check_mismatch, 1, __ATOMIC_RELAXED);
+}
+
+/* Inlined into mtr_unwind: one frame fewer to walk and discard. The fast
+ * path first; libunwind's unw_backtrace for the whole walk when it cannot
+ * do some frame. */
+static inline __attribute__((always_inline)) size_t dwarf_walk(uintptr_t *out, size_t max, int *truncated)
+{
+    int cap = (int)(max + DWARF_SLACK + 1);
+    uintptr_t buf[cap];
+    int got = -1;
+    if (cfi_on)
+        got = mtr_cfi_backtrace(buf, cap, (uintptr_t)__start_mt_tstart,
+                                (uintptr_t)__stop_mt_tstart - (uintptr_t)__start_mt_tstart);
+    int fast = got >= 0;
+    if (!fast) {
+        pthread_rwlock_rdlock(&dwarf_lock);
+        got = dwarf_backtrace((void **)buf, cap);
+        pthread_rwlock_unlock(&dwarf_lock);
+    }
+    size_t n = dwarf_filter(buf, got, out, max, truncated);
+    if (__builtin_expect(check_path != NULL, 0)) {
+        __atomic_add_fetch(&check_walks, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(fast ? &check_fast : &check_fallback, 1, __ATOMIC_RELAXED);
+        if (fast)
+            dwarf_check(out, n, *truncated, max, cap);
+    }
+    return n;
+}
+
+/* Writes the check's counts (see check_path). */
+__attribute__((destructor)) static void dwarf_check_report(void)
+{
+    if (!check_path)
+        return;
+    char line[160];
+    int len = snprintf(line, sizeof line, "cfi-check %ld %lu %lu %lu %lu\n", (long)getpid(),
+                       check_walks, check_fast, check_fallback, check_mismatch);
+    int fd = open(check_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (fd >= 0 && len > 0) {
+        ssize_t w = write(fd, line, (size_t)len);
+        (void)w;
+    }
+    if (fd >= 0)
+        close(fd);
 }
 
 void mtr_unwind_fork_prepare(void)
@@ -221,6 +288,7 @@ void mtr_unwind_fork_child(void)
 {
     pthread_rwlock_init(&dwarf_lock, NULL);
     dwarf_locked_for_fork = 0;
+    check_walks = check_fast = check_fallback = check_mismatch = 0;
 }
 
 static int in_libc(uintptr_t pc)
@@ -358,6 +426,13 @@ void mtr_unwind_setup(void)
             fprintf(stderr, "memtrace: cannot load libunwind.so.8 (%s); "
                     "using frame pointers\n", why ? why : "no unw_backtrace");
         want = MODE_FP;
+    }
+    if (want != MODE_FP && mtr_cfi_setup(&dwarf_lock) == 0)
+        cfi_on = 1;
+    const char *cp = secure_getenv("MTR_CFI_CHECK");
+    if (cp && *cp && strlen(cp) < sizeof check_path_buf) {
+        memcpy(check_path_buf, cp, strlen(cp) + 1);
+        check_path = check_path_buf;
     }
     mtr_leave();
     __atomic_store_n(&unwind_mode, want, __ATOMIC_RELEASE);
