@@ -8,8 +8,12 @@
  * Built also as C++ (bench/sample_cost.sh): then the block is a
  * std::vector<char> made through operator new, inside a std::function.
  *
+ * The stack is one function recursing (one return address repeated), or
+ * with "distinct" (C only) a chain of 100 different functions, no two
+ * neighbouring frames returning to the same address.
+ *
  *   LD_PRELOAD=build/libmemtrace.so MEMTRACE=/tmp/s.ctf MEMTRACE_RATE=... \
- *       sample_cost CALLS DEPTH_MIN DEPTH_MAX
+ *       sample_cost CALLS DEPTH_MIN DEPTH_MAX [distinct]
  * Prints: "samples=N unsampled_median_ns=U median_ns=M p99_ns=P max_ns=X"
  * (M, P, X: the sampled calls' extra time over U).
  */
@@ -17,6 +21,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #ifdef __cplusplus
 #include <functional>
@@ -87,6 +92,25 @@ __attribute__((noinline)) static void down(int level, size_t size)
         down(level - 1, size);
     __asm__ volatile("" : : : "memory");
 }
+
+/* "distinct": link_DU calls the next of the 100 through the table. */
+typedef void (*link_fn)(int, size_t);
+static link_fn links[100];
+#define LINK(d, u)                                                                \
+    __attribute__((noinline)) static void link_##d##u(int level, size_t size)     \
+    {                                                                             \
+        if (level <= 1)                                                           \
+            one(size);                                                            \
+        else                                                                      \
+            links[(d * 10 + u + 1) % 100](level - 1, size);                       \
+        __asm__ volatile("" : : : "memory");                                      \
+    }
+#define LINKS(d) LINK(d, 0) LINK(d, 1) LINK(d, 2) LINK(d, 3) LINK(d, 4) \
+                 LINK(d, 5) LINK(d, 6) LINK(d, 7) LINK(d, 8) LINK(d, 9)
+LINKS(0) LINKS(1) LINKS(2) LINKS(3) LINKS(4) LINKS(5) LINKS(6) LINKS(7) LINKS(8) LINKS(9)
+#define SET(d, u) links[d * 10 + u] = link_##d##u;
+#define SETS(d) SET(d, 0) SET(d, 1) SET(d, 2) SET(d, 3) SET(d, 4) \
+                SET(d, 5) SET(d, 6) SET(d, 7) SET(d, 8) SET(d, 9)
 #endif
 
 static int cmp(const void *a, const void *b)
@@ -105,8 +129,13 @@ int main(int argc, char **argv)
 {
     long calls = argc > 1 ? atol(argv[1]) : 200000;
     int lo = argc > 2 ? atoi(argv[2]) : 20, hi = argc > 3 ? atoi(argv[3]) : 100;
+    int distinct = 0;
+#ifndef __cplusplus
+    distinct = argc > 4 && strcmp(argv[4], "distinct") == 0;
+    SETS(0) SETS(1) SETS(2) SETS(3) SETS(4) SETS(5) SETS(6) SETS(7) SETS(8) SETS(9)
+#endif
     if (calls <= 0 || lo < 1 || hi < lo) {
-        fprintf(stderr, "usage: sample_cost CALLS DEPTH_MIN DEPTH_MAX\n");
+        fprintf(stderr, "usage: sample_cost CALLS DEPTH_MIN DEPTH_MAX [distinct]\n");
         return 2;
     }
     stats = (void (*)(uint64_t *, uint64_t *))dlsym(RTLD_DEFAULT, "mt_memprof_free_stats");
@@ -125,6 +154,12 @@ int main(int argc, char **argv)
 #endif
     for (long i = 0; i < calls; i++) {
         int depth = lo + (int)(i % (hi - lo + 1));
+#ifndef __cplusplus
+        if (distinct) {
+            links[0](depth, 64);
+            continue;
+        }
+#endif
         down((depth + frames_per_level - 1) / frames_per_level, 64);
     }
     if (!nsampled || !nplain) {

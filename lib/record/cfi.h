@@ -46,14 +46,15 @@ static inline uint64_t mtr_cfi_cfa_off(uint64_t r) { return ((r >> 12) & 0x7ffff
 static inline __attribute__((always_inline)) int
 mtr_cfi_step(uint64_t r, uintptr_t *pc, uintptr_t *rsp, uintptr_t *rbp, uintptr_t lo, uintptr_t hi)
 {
+    const uintptr_t span = hi - lo - 8;   /* a slot at a is inside when a - lo <= span */
     uintptr_t cfa = (mtr_cfi_cfa_rbp(r) ? *rbp : *rsp) + (uintptr_t)mtr_cfi_cfa_off(r);
     uintptr_t ra_at = cfa - 8;
-    if (ra_at < lo || ra_at > hi - 8)
+    if (ra_at - lo > span)
         return -1;
     uintptr_t bp = *rbp;
     if (mtr_cfi_rbp_saved(r)) {
         uintptr_t at = cfa - 8 * (uintptr_t)mtr_cfi_rbp_slot(r);
-        if (at < lo || at > hi - 8)
+        if (at - lo > span)
             return -1;
         bp = *(const uintptr_t *)at;
     }
@@ -84,15 +85,16 @@ MT_HIDDEN uint64_t mtr_cfi_rule_fde(const struct mtr_cfi_mod *m, uintptr_t fde, 
  * miss holds for reading (unwind.c's, which fork takes for writing);
  * -1 when the cache cannot be mapped (then every walk falls back). */
 MT_HIDDEN int mtr_cfi_setup(pthread_rwlock_t *miss_lock);
-/* The return addresses of the calling thread's stack, innermost first
- * (the first is the caller's of this function), at most cap, ending after
- * the outermost frame or an address in [stop_lo, stop_lo + stop_len) (the
- * thread trampoline); -1 when some frame needs libunwind (a rule that is
- * not simple, a read outside the stack, a thread without known bounds). */
-MT_HIDDEN int mtr_cfi_backtrace(uintptr_t *buf, int cap, uintptr_t stop_lo, uintptr_t stop_len);
+/* The walk of mtr_unwind's DWARF mode: the return addresses of the
+ * calling thread's stack, innermost first, from the first that is not the
+ * recorder's own (the hook section's) up to the outermost frame or our
+ * thread trampoline (excluded), at most max (*truncated set when there
+ * were more); -1 when some frame needs libunwind (a rule that is not
+ * simple, a read outside the stack, a thread without known bounds). */
+MT_HIDDEN int mtr_cfi_backtrace(uintptr_t *out, size_t max, int *truncated);
 /* Forgets every rule: a module is being unloaded (dlclose). */
 MT_HIDDEN void mtr_cfi_flush(void);
-/* The rule cached for code address key, 0 if none (unit tests). */
-MT_HIDDEN uint64_t mtr_cfi_cached(uintptr_t key);
+/* The rule cached for return address ra, 0 if none (unit tests). */
+MT_HIDDEN uint64_t mtr_cfi_cached(uintptr_t ra);
 
 #endif

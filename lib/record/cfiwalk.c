@@ -5,7 +5,8 @@
  * address and RBP read from the stack, inside the thread's bounds. A miss
  * finds the module with dl_iterate_phdr and asks cfi.c for the rule.
  *
- * The cache: 2^CACHE_BITS words in an anonymous mapping of its own (never
+ * The cache is keyed by return address (a miss reads the rule of the call
+ * instruction before it): 2^CACHE_BITS words in an anonymous mapping of its own (never
  * the program's heap), direct-mapped, overwritten on collision. A word
  * holds the address's tag and its rule together (cfi.h), so a reader never
  * sees a tag with another address's rule; loads and stores are relaxed
@@ -30,6 +31,7 @@
 /* Addresses at or above 2^47 (never user code with 4-level paging) are
  * not cached: their tag would not fit. */
 #define ADDR_BITS 47
+_Static_assert(ADDR_BITS - CACHE_BITS <= 64 - MTR_CFI_RULE_BITS, "a cache word holds the whole tag");
 
 static uint64_t *cache;                  /* NULL: every walk falls back */
 static pthread_rwlock_t *miss_lock;
@@ -96,7 +98,7 @@ static int find_module(struct dl_phdr_info *info, size_t size, void *data)
 
 static MT_HOOK uint64_t miss(uint64_t *c, size_t i, uintptr_t key)
 {
-    struct find f = { key, MTR_CFI_FALLBACK };
+    struct find f = { key - 1, MTR_CFI_FALLBACK };   /* the call instruction's rule */
     pthread_rwlock_rdlock(miss_lock);
     unsigned long g = __atomic_load_n(&generation, __ATOMIC_SEQ_CST);
     dl_iterate_phdr(find_module, &f);
@@ -109,7 +111,7 @@ static MT_HOOK uint64_t miss(uint64_t *c, size_t i, uintptr_t key)
 }
 
 uint64_t mtr_cfi_cached(uintptr_t key)
-{
+{   /* key: a return address */
     uint64_t *c = __atomic_load_n(&cache, __ATOMIC_ACQUIRE);
     if (!c || key >> ADDR_BITS)
         return 0;
@@ -128,34 +130,67 @@ static inline __attribute__((always_inline)) uint64_t lookup(uint64_t *c, uintpt
     return miss(c, i, key);
 }
 
+extern char __start_mt_hooks[] MT_HIDDEN;
+extern char __stop_mt_hooks[] MT_HIDDEN;
+extern char __start_mt_tstart[] MT_HIDDEN;
+extern char __stop_mt_tstart[] MT_HIDDEN;
+
 /* Reads the stack's slots of other frames: return addresses and saved RBPs,
  * never a program's variables. */
-__attribute__((no_sanitize_address)) MT_HOOK int
-mtr_cfi_backtrace(uintptr_t *buf, int cap, uintptr_t stop_lo, uintptr_t stop_len)
+__attribute__((no_sanitize_address)) MT_HOOK int mtr_cfi_backtrace(uintptr_t *out, size_t max, int *truncated)
 {
     uint64_t *c = __atomic_load_n(&cache, __ATOMIC_ACQUIRE);
     struct mtr_thread *t = &mtr_tls;
-    uintptr_t lo = t->stack_lo, hi = t->stack_hi;
-    /* this function keeps a frame pointer (__builtin_frame_address): its
-     * CFA is RBP+16, the return address at RBP+8, the caller's RBP at RBP */
+    const uintptr_t lo = t->stack_lo, hi = t->stack_hi;
+    const uintptr_t hooks_lo = (uintptr_t)__start_mt_hooks;
+    const uintptr_t hooks_len = (uintptr_t)__stop_mt_hooks - hooks_lo;
+    const uintptr_t ts_lo = (uintptr_t)__start_mt_tstart;
+    const uintptr_t ts_len = (uintptr_t)__stop_mt_tstart - ts_lo;
     uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
-    if (!c || !hi || fp < lo || fp > hi - 16)
+
+    *truncated = 0;
+    if (!c || !hi)
         return -1;
-    uintptr_t pc = ((const uintptr_t *)fp)[1];
+    /* The recorder's own frames (this one included) keep frame pointers
+     * (the Makefile builds lib/record with -fno-omit-frame-pointer): the
+     * chain, not the cache, up to the program's first frame, whose RSP is
+     * the last of them's CFA (RBP+16) and whose RBP is saved at RBP. */
+    uintptr_t pc;
+    for (;;) {
+        if (fp < lo || fp > hi - 16)
+            return -1;
+        pc = ((const uintptr_t *)fp)[1];
+        if (pc - hooks_lo >= hooks_len)
+            break;
+        uintptr_t next = ((const uintptr_t *)fp)[0];
+        if (next <= fp)
+            return -1;
+        fp = next;
+    }
     uintptr_t rbp = ((const uintptr_t *)fp)[0];
     uintptr_t rsp = fp + 16;
-    int n = 0;
-    while (n < cap && pc != 0) {
-        buf[n++] = pc;
-        if (pc - stop_lo < stop_len)
-            break;
-        /* pc is a return address: its call instruction's rule */
-        uint64_t r = lookup(c, pc - 1);
+    size_t n = 0;
+    uintptr_t last_pc = 0;
+    uint64_t last_r = 0;
+    for (;;) {
+        if (pc == 0 || pc - ts_lo < ts_len)
+            return (int)n;       /* the end, or our thread trampoline */
+        if (n == max) {
+            *truncated = 1;
+            return (int)n;
+        }
+        out[n++] = pc;
+        /* the rule of the frame that returns to pc; a run of frames
+         * returning to one address (recursion) looks it up once */
+        if (pc != last_pc) {
+            last_pc = pc;
+            last_r = lookup(c, pc);
+        }
+        uint64_t r = last_r;
         unsigned k = mtr_cfi_kind(r);
         if (k == MTR_CFI_END)
-            break;
+            return (int)n;
         if (k != MTR_CFI_STEP || mtr_cfi_step(r, &pc, &rsp, &rbp, lo, hi) != 0)
             return -1;
     }
-    return n;
 }

@@ -227,23 +227,24 @@ static MT_HOOK __attribute__((cold)) void dwarf_check(const uintptr_t *out, size
 }
 
 /* Inlined into mtr_unwind: one frame fewer to walk and discard. The fast
- * path first; libunwind's unw_backtrace for the whole walk when it cannot
- * do some frame. */
+ * path first (it drops the recorder's frames itself and stops as
+ * dwarf_filter does); libunwind's unw_backtrace for the whole walk when it
+ * cannot do some frame. */
 static inline __attribute__((always_inline)) size_t dwarf_walk(uintptr_t *out, size_t max, int *truncated)
 {
     int cap = (int)(max + DWARF_SLACK + 1);
-    uintptr_t buf[cap];
-    int got = -1;
-    if (cfi_on)
-        got = mtr_cfi_backtrace(buf, cap, (uintptr_t)__start_mt_tstart,
-                                (uintptr_t)__stop_mt_tstart - (uintptr_t)__start_mt_tstart);
+    int got = cfi_on ? mtr_cfi_backtrace(out, max, truncated) : -1;
     int fast = got >= 0;
-    if (!fast) {
+    size_t n;
+    if (fast) {
+        n = (size_t)got;
+    } else {
+        uintptr_t buf[cap];
         pthread_rwlock_rdlock(&dwarf_lock);
         got = dwarf_backtrace((void **)buf, cap);
         pthread_rwlock_unlock(&dwarf_lock);
+        n = dwarf_filter(buf, got, out, max, truncated);
     }
-    size_t n = dwarf_filter(buf, got, out, max, truncated);
     if (__builtin_expect(check_path != NULL, 0)) {
         __atomic_add_fetch(&check_walks, 1, __ATOMIC_RELAXED);
         __atomic_add_fetch(fast ? &check_fast : &check_fallback, 1, __ATOMIC_RELAXED);
