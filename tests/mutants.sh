@@ -79,12 +79,12 @@ mutant calloc-one-element lib/record/interpose.c '/^API void \*calloc/,/^}/s|ret
 mutant fp-main-not-complete lib/record/unwind.c 's|n >= 2 \&\& out\[n - 1\] >= libc_text_lo|n >= 2 \&\& out[n - 1] < libc_text_lo|' tests/record/unwind.sh
 CFI="tests/record/cfi_rules.c tests/record/cfi.sh"
 mutant cfi-ra-offset lib/record/cfi.h 's|uintptr_t ra_at = cfa - 8;|uintptr_t ra_at = cfa - 16;|' $CFI
-mutant cfi-no-bounds lib/record/cfi.h 's|if (ra_at < lo \|\| ra_at > hi - 8)|if (0)|' $CFI
+mutant cfi-no-bounds lib/record/cfi.h 's|if (ra_at - lo > span)|if (0)|' $CFI
 mutant cfi-rbp-slot lib/record/cfi.h 's|uintptr_t at = cfa - 8 \* (uintptr_t)mtr_cfi_rbp_slot(r);|uintptr_t at = cfa - 8 * (uintptr_t)mtr_cfi_rbp_slot(r) + 8;|' $CFI
 mutant cfi-advance-inclusive lib/record/cfi.c 's|if (delta > pc - \*loc)|if (delta >= pc - *loc)|' $CFI
 mutant cfi-restore-state-nothing lib/record/cfi.c 's|\*s = saved\[--depth\];|--depth;|' $CFI
 mutant cfi-signal-fast lib/record/cfi.c 's|if (c->signal \|\| s->cfa_expr|if (s->cfa_expr|' $CFI
-mutant cfi-walk-skips-frame lib/record/cfiwalk.c 's|        buf\[n++\] = pc;|        if (n != 3) buf[n++] = pc; else n++;|' $CFI
+mutant cfi-walk-skips-frame lib/record/cfiwalk.c 's|        out\[n++\] = pc;|        if (n != 2) out[n++] = pc; else out[n++] = 0;|' $CFI
 mutant cfi-no-flush lib/record/exec.c 's|    mtr_cfi_flush();|    (void)0;|' $CFI
 mutant cxx-always-direct lib/record/interpose.c 's|if (__builtin_expect(cxx_direct, 1))|if (1)|' tests/record/forwarding_preload.sh
 mutant start-not-armed lib/record/sampler.c '/^int mt_memprof_start/,/^}/s|        t->countdown = draw_gap(t);|        (void)draw_gap(t);|' $S

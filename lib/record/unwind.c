@@ -1,6 +1,6 @@
 /*
  * unwind.c - the allocating thread's call stack: a frame-pointer walk, a
- * DWARF walk through libunwind, the choice between them (MEMTRACE_UNWIND),
+ * DWARF walk (cfiwalk.c's, else libunwind's), the choice between them (MEMTRACE_UNWIND),
  * and the stack bounds that keep the frame-pointer walk inside the stack.
  *
  * Frame pointers: a walk costs about 1 ns per frame, takes no lock and
@@ -9,8 +9,13 @@
  * the caller of a function without one (the user function that called
  * strdup).
  *
- * DWARF: libunwind's unw_backtrace, which caches a template per call site
- * and costs about 7 ns per frame once warm (docs/PERFORMANCE.md). Debian's
+ * DWARF: on x86_64 first the recorder's own walk (cfiwalk.c, with the
+ * rules cfi.c reads from .eh_frame, cached per return address): a look-up
+ * and two bounded stack reads a frame, no lock, no allocation. Any frame
+ * it cannot do (a rule that is not simple, a signal frame, a read outside
+ * the stack, a thread without known bounds) hands the whole walk to
+ * libunwind's unw_backtrace, which caches a template per call site and
+ * costs about 7 ns per frame once warm (docs/PERFORMANCE.md). Debian's
  * libunwind.a is not position-independent, so it cannot be linked into
  * this shared object. Linking libunwind.so would put its exported
  * _Unwind_* and backtrace into the program's global scope, where they can
@@ -21,7 +26,8 @@
  * the loader lock) and libunwind's first-use allocations happen in
  * mtr_unwind_setup, outside the malloc path, with the re-entrancy guard
  * set; in the malloc path unw_backtrace runs inside the guard too, so
- * whatever it allocates is never sampled.
+ * whatever it allocates is never sampled. The fast walk is used only where
+ * libunwind is loaded, so that it always has its fallback.
  *
  * Bounds: the main thread's come from __libc_stack_end and RLIMIT_STACK;
  * other threads' are read by a pthread_create wrapper in the new thread
