@@ -56,9 +56,9 @@ mtr_cfi_step(uint64_t r, uintptr_t *pc, uintptr_t *rsp, uintptr_t *rbp, uintptr_
         uintptr_t at = cfa - 8 * (uintptr_t)mtr_cfi_rbp_slot(r);
         if (at - lo > span)
             return -1;
-        bp = *(const uintptr_t *)at;
+        __builtin_memcpy(&bp, (const void *)at, sizeof bp);   /* any alignment */
     }
-    *pc = *(const uintptr_t *)ra_at;
+    __builtin_memcpy(pc, (const void *)ra_at, sizeof *pc);
     *rsp = cfa;
     *rbp = bp;
     return 0;

@@ -163,7 +163,7 @@ __attribute__((no_sanitize_address)) MT_HOOK int mtr_cfi_backtrace(uintptr_t *ou
         if (pc - hooks_lo >= hooks_len)
             break;
         uintptr_t next = ((const uintptr_t *)fp)[0];
-        if (next <= fp)
+        if (next <= fp || (next & 7))
             return -1;
         fp = next;
     }

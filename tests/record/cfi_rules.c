@@ -276,10 +276,11 @@ int main(void)
     pc = 5, rsp = (uintptr_t)&stack[2], rbp = 77;
     rc = mtr_cfi_step(step(0, 16, 5), &pc, &rsp, &rbp, lo, hi);
     CHECK(rc == -1 && pc == 5 && rbp == 77, "step: a saved RBP below the stack is refused");
-    rsp = (uintptr_t)&stack[2], rbp = (uintptr_t)-64;
+    static volatile uintptr_t wild_rbp[2] = { (uintptr_t)-64, 0 };   /* unknown to the compiler */
+    rsp = (uintptr_t)&stack[2], rbp = wild_rbp[0];
     rc = mtr_cfi_step(step(1, 16, 0), &pc, &rsp, &rbp, lo, hi);
     CHECK(rc == -1 && pc == 5, "step: a CFA that wraps around is refused");
-    rsp = (uintptr_t)&stack[2], rbp = 0;
+    rsp = (uintptr_t)&stack[2], rbp = wild_rbp[1];
     rc = mtr_cfi_step(step(1, 16, 0), &pc, &rsp, &rbp, lo, hi);
     CHECK(rc == -1 && pc == 5, "step: an RBP-based CFA from RBP 0 is refused");
 
