@@ -300,6 +300,17 @@ int main(void)
     int tr = 0;
     int cut = mtr_cfi_backtrace(stop, 2, &tr);
     CHECK(cut == 2 && tr == 1, "the walk stops at its capacity, truncated (%d)", cut);
+    /* a thread whose bounds are unknown, or a stack cut short: libunwind's */
+    uintptr_t keep_hi = mtr_tls.stack_hi;
+    mtr_tls.stack_hi = 0;
+    chain1();
+    CHECK(walked == -1, "no known stack bounds: the walk is left to libunwind (%d)", walked);
+    mtr_tls.stack_hi = (uintptr_t)__builtin_frame_address(0);   /* main's frame is outside */
+    chain1();
+    CHECK(walked == -1, "a frame beyond the stack's bounds: the walk is left to libunwind (%d)", walked);
+    mtr_tls.stack_hi = keep_hi;
+    chain1();
+    CHECK(walked == again, "the bounds back: the whole walk again (%d)", walked);
     /* dlclose (lib/record/exec.c's wrapper, linked into this test) empties it */
     void *h = dlopen("libm.so.6", RTLD_NOW | RTLD_LOCAL);
     if (h)
