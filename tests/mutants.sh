@@ -82,8 +82,8 @@ mutant cfi-ra-offset lib/record/cfi.h 's|uintptr_t ra_at = cfa - 8;|uintptr_t ra
 mutant cfi-no-bounds lib/record/cfi.h 's|if (ra_at - lo > span)|if (0)|' $CFI
 mutant cfi-rbp-slot lib/record/cfi.h 's|uintptr_t at = cfa - 8 \* (uintptr_t)mtr_cfi_rbp_slot(r);|uintptr_t at = cfa - 8 * (uintptr_t)mtr_cfi_rbp_slot(r) + 8;|' $CFI
 mutant cfi-advance-inclusive lib/record/cfi.c 's|if (delta > pc - \*loc)|if (delta >= pc - *loc)|' $CFI
-mutant cfi-restore-state-nothing lib/record/cfi.c 's|\*s = saved\[--depth\];|--depth;|' $CFI
-mutant cfi-signal-fast lib/record/cfi.c 's|if (c->signal \|\| s->cfa_expr|if (s->cfa_expr|' $CFI
+mutant cfi-restore-state-nothing lib/record/cfi.c 's|\*s = saved\[--depth\];|(void)saved[--depth];|' $CFI
+mutant cfi-signal-fast lib/record/cfi.c 's|if (c->signal \|\| s->cfa_expr|if ((c->signal \&\& 0) \|\| s->cfa_expr|' $CFI
 mutant cfi-walk-skips-frame lib/record/cfiwalk.c 's|        out\[n++\] = pc;|        if (n != 2) out[n++] = pc; else out[n++] = 0;|' $CFI
 mutant cfi-no-flush lib/record/exec.c 's|    mtr_cfi_flush();|    (void)0;|' $CFI
 mutant cxx-always-direct lib/record/interpose.c 's|if (__builtin_expect(cxx_direct, 1))|if (1)|' tests/record/forwarding_preload.sh
