@@ -1,12 +1,14 @@
 /*
  * cfiwalk.c - the DWARF walk's fast path (x86_64): a cache of unwind
- * rules keyed by code address, and the walk that uses it. A cached walk
- * is, per frame: one load from the cache, the CFA computed, the return
- * address and RBP read from the stack, inside the thread's bounds. A miss
- * finds the module with dl_iterate_phdr and asks cfi.c for the rule.
+ * rules keyed by return address, and the walk that uses it. The walk
+ * skips the recorder's own frames by their frame pointers, then for each
+ * of the program's frames looks the rule up (once for a run of frames
+ * returning to one address), computes the CFA and reads the return
+ * address and RBP from the stack, inside the thread's bounds. A miss
+ * finds the module with dl_iterate_phdr and asks cfi.c for the rule of
+ * the call instruction before the return address.
  *
- * The cache is keyed by return address (a miss reads the rule of the call
- * instruction before it): 2^CACHE_BITS words in an anonymous mapping of its own (never
+ * The cache: 2^CACHE_BITS words in an anonymous mapping of its own (never
  * the program's heap), direct-mapped, overwritten on collision. A word
  * holds the address's tag and its rule together (cfi.h), so a reader never
  * sees a tag with another address's rule; loads and stores are relaxed
@@ -34,6 +36,9 @@
 _Static_assert(ADDR_BITS - CACHE_BITS <= 64 - MTR_CFI_RULE_BITS, "a cache word holds the whole tag");
 
 static uint64_t *cache;                  /* NULL: every walk falls back */
+/* The word of return address key: the index folds the bits above it in,
+ * so that the same offsets in two modules seldom share a word. */
+#define SLOT(key) (((key) ^ ((key) >> CACHE_BITS)) & (CACHE_SIZE - 1))
 static pthread_rwlock_t *miss_lock;
 static unsigned long generation;
 
@@ -111,11 +116,11 @@ static MT_HOOK uint64_t miss(uint64_t *c, size_t i, uintptr_t key)
 }
 
 uint64_t mtr_cfi_cached(uintptr_t key)
-{   /* key: a return address */
+{
     uint64_t *c = __atomic_load_n(&cache, __ATOMIC_ACQUIRE);
     if (!c || key >> ADDR_BITS)
         return 0;
-    uint64_t e = __atomic_load_n(&c[(key ^ (key >> CACHE_BITS)) & (CACHE_SIZE - 1)], __ATOMIC_RELAXED);
+    uint64_t e = __atomic_load_n(&c[SLOT(key)], __ATOMIC_RELAXED);
     return (e >> MTR_CFI_RULE_BITS) == (key >> CACHE_BITS) ? e & MTR_CFI_RULE_MASK : 0;
 }
 
@@ -123,7 +128,7 @@ static inline __attribute__((always_inline)) uint64_t lookup(uint64_t *c, uintpt
 {
     if (key >> ADDR_BITS)
         return MTR_CFI_FALLBACK;
-    size_t i = (key ^ (key >> CACHE_BITS)) & (CACHE_SIZE - 1);
+    size_t i = SLOT(key);
     uint64_t e = __atomic_load_n(&c[i], __ATOMIC_RELAXED);
     if ((e >> MTR_CFI_RULE_BITS) == (key >> CACHE_BITS) && mtr_cfi_kind(e))
         return e & MTR_CFI_RULE_MASK;
