@@ -307,7 +307,7 @@ static MT_HOOK size_t usable_size_marked(void *p)
     return mtr_real.usable_size(p);
 }
 
-API size_t malloc_usable_size(void *p)
+API_HOT size_t malloc_usable_size(void *p)
 {
     if (marked(p))
         return usable_size_marked(p);

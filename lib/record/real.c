@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <link.h>
 #include <sched.h>
+#include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -502,6 +503,9 @@ static void boot_free_aligned_sized(void *p, size_t a, size_t s)
     if (p && !mtr_real_in_boot(p) && ready())
         mtr_real.free_aligned_sized(p, a, s);
 }
+
+_Static_assert(offsetof(struct mtr_allocator, aligned_alloc) == 64,
+               "the fast paths' part of mtr_real is one 64-byte line");
 
 struct mtr_allocator mtr_real = {
     .malloc = boot_malloc,

@@ -25,17 +25,18 @@
 #include "thread.h"
 
 /* The first 64-byte line is what the wrappers' fast paths read (interpose.c):
- * malloc's, calloc's, realloc's, free's and memalign's pointers, the flag
- * operator new and delete test and the offset of the thread's countdown, so
- * that a malloc, a free or a new touches one line of the recorder's data
- * besides its thread's countdown or the filter word. The rest is read on
- * rarer calls only. */
+ * malloc's, calloc's, realloc's, free's, memalign's and malloc_usable_size's
+ * pointers, the flag operator new and delete test and the offset of the
+ * thread's countdown, so that a malloc, a free or a new touches one line of
+ * the recorder's data besides its thread's countdown or the filter word.
+ * The rest is read on rarer calls only. */
 struct mtr_allocator {
     void *(*malloc)(size_t);
     void *(*calloc)(size_t, size_t);
     void *(*realloc)(void *, size_t);
     void (*free)(void *);
     void *(*memalign)(size_t, size_t);
+    size_t (*usable_size)(void *);   /* redis asks it after every malloc and free */
     /* 1 when operator new and delete may run malloc's and free's bodies
      * without a call (set once, by mtr_interpose_init) */
     int cxx_direct;
@@ -48,7 +49,6 @@ struct mtr_allocator {
     int (*posix_memalign)(void **, size_t, size_t);
     void *(*valloc)(size_t);
     void *(*pvalloc)(size_t);
-    size_t (*usable_size)(void *);
     void (*free_sized)(void *, size_t);
     void (*free_aligned_sized)(void *, size_t, size_t);
     /* The allocator's own mapped image when it is not the C library (0, 0
