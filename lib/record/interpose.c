@@ -25,12 +25,11 @@
  * from stacks altogether. A program that defines its own operator new keeps
  * it (the executable comes first in symbol lookup). Ours runs malloc's body
  * directly when the program's malloc is ours, else calls the symbol as
- * libstdc++'s does (mtr_real.cxx_direct, real.h).
+ * libstdc++'s does (cxx_direct below).
  */
 #include <dlfcn.h>
 #include <link.h>
 #include <errno.h>
-#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -42,10 +41,6 @@
 #include "unwind.h"
 
 #define API __attribute__((visibility("default"))) MT_HOOK
-/* The entry points a program calls most: each starts a 64-byte line of its
- * own, so that its fast path is one line of code (unaligned, malloc's and
- * free's each straddled two). */
-#define API_HOT API __attribute__((aligned(64)))
 
 #ifdef MT_UNDER_TSAN
 /* TSan build: this file is not instrumented, the rest of the recorder is
@@ -56,15 +51,7 @@
 /* The fast path: 1 if the thread's countdown covers size bytes. */
 static inline int covered(size_t size)
 {
-#if MTR_TLS_COPY
-    /* the countdown at its offset from the thread pointer, which shares the
-     * line of mtr_real the call then jumps through (real.h) */
-    uint64_t __seg_fs *cd = (uint64_t __seg_fs *)(mtr_real.tls_offset +
-                                                  offsetof(struct mtr_thread, countdown));
-#else
     struct mtr_thread *t = &mtr_tls;
-    uint64_t *cd = &t->countdown;
-#endif
 #ifdef MT_UNDER_TSAN
     if (!READY())
         return 1;
@@ -72,9 +59,9 @@ static inline int covered(size_t size)
         t->countdown = (uint64_t)256 << 10;  /* TSan may still be starting this thread */
 #endif
     size_t bytes = size + (size == 0);
-    uint64_t c = *cd;
+    uint64_t c = t->countdown;
     if (__builtin_expect(bytes < c, 1)) {
-        *cd = c - bytes;
+        t->countdown = c - bytes;
         return 1;
     }
     return 0;
@@ -130,7 +117,7 @@ static inline __attribute__((always_inline)) void *memalign_body(size_t align, s
     return memalign_sample(align, size);
 }
 
-API_HOT void *malloc(size_t size)
+API void *malloc(size_t size)
 {
     return malloc_body(size);
 }
@@ -197,12 +184,12 @@ static inline __attribute__((always_inline)) void free_body(void *p)
         mtr_real.free(p);
 }
 
-API_HOT void free(void *p)
+API void free(void *p)
 {
     free_body(p);
 }
 
-API_HOT void *calloc(size_t n, size_t m)
+API void *calloc(size_t n, size_t m)
 {
     size_t size;
     if (__builtin_mul_overflow(n, m, &size))
@@ -240,7 +227,7 @@ static MT_HOOK void *realloc_marked(void *p, size_t size)
     return realloc_plain(p, size);
 }
 
-API_HOT void *realloc(void *p, size_t size)
+API void *realloc(void *p, size_t size)
 {
     if (!p)
         return malloc_body(size);   /* as glibc's realloc(NULL): not through the symbol */
@@ -307,7 +294,7 @@ static MT_HOOK size_t usable_size_marked(void *p)
     return mtr_real.usable_size(p);
 }
 
-API_HOT size_t malloc_usable_size(void *p)
+API size_t malloc_usable_size(void *p)
 {
     if (marked(p))
         return usable_size_marked(p);
@@ -353,33 +340,35 @@ static MT_HOOK int new_failed(void)
     abort();
 }
 
-/* mtr_real.cxx_direct is 1 when the constructor found that the program's
- * malloc, free and memalign are this library's: operator new and delete then
- * run their bodies without a call. Otherwise (something that comes first defines malloc: a
+/* 1 when the constructor found that the program's malloc, free and memalign
+ * are this library's: operator new and delete then run their bodies without
+ * a call. Otherwise (something that comes first defines malloc: a
  * forwarding shim, an allocator without operator new; or the recorder was
  * attached) they call the symbols, as libstdc++'s do, so that whatever
  * comes first sees their calls. */
+static int cxx_direct;
+
 extern void mtr_own_free(void *) __attribute__((alias("free"), visibility("hidden"), copy(free)));
 extern void *mtr_own_memalign(size_t, size_t)
     __attribute__((alias("memalign"), visibility("hidden"), copy(memalign)));
 
 void mtr_interpose_init(void)
 {
-    mtr_real.cxx_direct = dlsym(RTLD_DEFAULT, "malloc") == (void *)mtr_own_malloc &&
+    cxx_direct = dlsym(RTLD_DEFAULT, "malloc") == (void *)mtr_own_malloc &&
                  dlsym(RTLD_DEFAULT, "free") == (void *)mtr_own_free &&
                  dlsym(RTLD_DEFAULT, "memalign") == (void *)mtr_own_memalign;
 }
 
 static inline __attribute__((always_inline)) void *new_alloc(size_t size, size_t align)
 {
-    if (__builtin_expect(mtr_real.cxx_direct, 1))
+    if (__builtin_expect(cxx_direct, 1))
         return align ? memalign_body(align, size) : malloc_body(size);
     return align ? memalign(align, size) : malloc(size);
 }
 
 static inline __attribute__((always_inline)) void delete_body(void *p)
 {
-    if (__builtin_expect(mtr_real.cxx_direct, 1))
+    if (__builtin_expect(cxx_direct, 1))
         free_body(p);
     else
         free(p);
@@ -405,8 +394,8 @@ static inline __attribute__((always_inline)) void *new_body(size_t size, size_t 
     return new_retry(size, align);
 }
 
-API_HOT void *_Znwm(size_t size) { return new_body(size, 0); }
-API_HOT void *_Znam(size_t size) { return new_body(size, 0); }
+API void *_Znwm(size_t size) { return new_body(size, 0); }
+API void *_Znam(size_t size) { return new_body(size, 0); }
 API void *_ZnwmSt11align_val_t(size_t size, size_t align) { return new_body(size, align); }
 API void *_ZnamSt11align_val_t(size_t size, size_t align) { return new_body(size, align); }
 API void *_ZnwmRKSt9nothrow_t(size_t size, const void *nt) { (void)nt; return new_alloc(size, 0); }
@@ -422,10 +411,10 @@ API void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t align, const vo
     return new_alloc(size, align);
 }
 
-API_HOT void _ZdlPv(void *p) { delete_body(p); }
-API_HOT void _ZdaPv(void *p) { delete_body(p); }
-API_HOT void _ZdlPvm(void *p, size_t s) { (void)s; delete_body(p); }
-API_HOT void _ZdaPvm(void *p, size_t s) { (void)s; delete_body(p); }
+API void _ZdlPv(void *p) { delete_body(p); }
+API void _ZdaPv(void *p) { delete_body(p); }
+API void _ZdlPvm(void *p, size_t s) { (void)s; delete_body(p); }
+API void _ZdaPvm(void *p, size_t s) { (void)s; delete_body(p); }
 API void _ZdlPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; delete_body(p); }
 API void _ZdaPvRKSt9nothrow_t(void *p, const void *nt) { (void)nt; delete_body(p); }
 API void _ZdlPvSt11align_val_t(void *p, size_t a) { (void)a; delete_body(p); }

@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <link.h>
 #include <sched.h>
-#include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -66,44 +65,6 @@ static void *boot_alloc(size_t s, size_t align)
     memcpy(boot + start - BOOT_HEADER, &s, sizeof s);
     mtr_filter_pin(boot + start);   /* free() and realloc() must look at it */
     return boot + start;
-}
-
-/* ---------------------------------------------------------------------- */
-/* The countdown's offset for the fast paths (real.h: tls_offset)          */
-
-#if MTR_TLS_COPY
-/* An IFUNC resolver, run by the dynamic linker while it relocates this
- * library (or the program it is linked into): after the GOT slot of
- * mtr_tls's offset, since the linker puts IRELATIVE relocations after all
- * others, and before any code here or anywhere can call a wrapper. It
- * copies the slot (an initial-exec access reads nothing else) and returns
- * the function the symbol stands for, which nothing calls. */
-static void tls_offset_unused(void)
-{
-}
-
-static void (*tls_offset_copy(void))(void)
-{
-    intptr_t off;
-    __asm__("movq mtr_tls@gottpoff(%%rip), %0" : "=r"(off));
-    mtr_real.tls_offset = off;
-    return tls_offset_unused;
-}
-
-static void tls_offset_hook(void) __attribute__((ifunc("tls_offset_copy")));
-/* The reference that makes the linker emit the IRELATIVE relocation. */
-static void (*const tls_offset_ref)(void) __attribute__((used)) = tls_offset_hook;
-#endif
-
-/* 1 when tls_offset holds mtr_tls's offset (or is not used). */
-static int tls_offset_right(void)
-{
-#if MTR_TLS_COPY
-    return mtr_real.tls_offset ==
-           (intptr_t)((uintptr_t)&mtr_tls - (uintptr_t)__builtin_thread_pointer());
-#else
-    return 1;
-#endif
 }
 
 /* ---------------------------------------------------------------------- */
@@ -360,7 +321,6 @@ static void resolve_now(void)
 void mtr_real_resolve(void)
 {
     int expect = 0;
-    MT_ASSERT(tls_offset_right());   /* the resolver above ran, before any wrapper */
     if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == 2 || resolving_here)
         return;
     if (__atomic_compare_exchange_n(&state, &expect, 1, 0, __ATOMIC_ACQ_REL,
@@ -504,20 +464,8 @@ static void boot_free_aligned_sized(void *p, size_t a, size_t s)
         mtr_real.free_aligned_sized(p, a, s);
 }
 
-_Static_assert(offsetof(struct mtr_allocator, aligned_alloc) == 64,
-               "the fast paths' part of mtr_real is one 64-byte line");
-
 struct mtr_allocator mtr_real = {
-    .malloc = boot_malloc,
-    .calloc = boot_calloc,
-    .realloc = boot_realloc,
-    .free = boot_free,
-    .memalign = boot_memalign,
-    .aligned_alloc = boot_aligned_alloc,
-    .posix_memalign = boot_posix_memalign,
-    .valloc = boot_valloc,
-    .pvalloc = boot_pvalloc,
-    .usable_size = boot_usable_size,
-    .free_sized = boot_free_sized,
-    .free_aligned_sized = boot_free_aligned_sized,
+    boot_malloc, boot_calloc, boot_realloc, boot_free, boot_memalign, boot_aligned_alloc,
+    boot_posix_memalign, boot_valloc, boot_pvalloc, boot_usable_size, boot_free_sized,
+    boot_free_aligned_sized, 0, 0,
 };

@@ -24,49 +24,24 @@
 
 #include "thread.h"
 
-/* The first 64-byte line is what the wrappers' fast paths read (interpose.c):
- * malloc's, calloc's, realloc's, free's, memalign's and malloc_usable_size's
- * pointers, the flag operator new and delete test and the offset of the
- * thread's countdown, so that a malloc, a free or a new touches one line of
- * the recorder's data besides its thread's countdown or the filter word.
- * The rest is read on rarer calls only. */
 struct mtr_allocator {
     void *(*malloc)(size_t);
     void *(*calloc)(size_t, size_t);
     void *(*realloc)(void *, size_t);
     void (*free)(void *);
     void *(*memalign)(size_t, size_t);
-    size_t (*usable_size)(void *);   /* redis asks it after every malloc and free */
-    /* 1 when operator new and delete may run malloc's and free's bodies
-     * without a call (set once, by mtr_interpose_init) */
-    int cxx_direct;
-    /* mtr_tls's offset from the thread pointer (MTR_TLS_COPY below), the
-     * value of its GOT slot: the fast paths read the countdown at
-     * %fs:tls_offset without loading the GOT's line */
-    intptr_t tls_offset;
-    /* line 2 */
-    void *(*aligned_alloc)(size_t, size_t) __attribute__((aligned(64)));
+    void *(*aligned_alloc)(size_t, size_t);
     int (*posix_memalign)(void **, size_t, size_t);
     void *(*valloc)(size_t);
     void *(*pvalloc)(size_t);
+    size_t (*usable_size)(void *);
     void (*free_sized)(void *, size_t);
     void (*free_aligned_sized)(void *, size_t, size_t);
     /* The allocator's own mapped image when it is not the C library (0, 0
      * for glibc): the mappings it makes for its heap are malloc memory, not
      * the program's (mmap.c). */
     uintptr_t image_lo, image_hi;
-} __attribute__((aligned(64)));
-
-/* 1 where the fast paths read tls_offset (x86-64, GCC's __seg_fs, no
- * sanitizer: their runtimes are not there yet when it is filled in). It is
- * filled in while the dynamic linker relocates this library, before any
- * code can call a wrapper (real.c). */
-#if defined(__x86_64__) && defined(__SEG_FS) && !defined(__SANITIZE_ADDRESS__) && \
-    !defined(__SANITIZE_THREAD__) && !defined(MT_UNDER_TSAN)
-#define MTR_TLS_COPY 1
-#else
-#define MTR_TLS_COPY 0
-#endif
+};
 
 /* Starts as boot stubs that resolve on first call. */
 extern struct mtr_allocator mtr_real MT_HIDDEN;

@@ -33,8 +33,7 @@
  * page it starts in; frees of its neighbours, and of pages 128 MiB apart,
  * take the table's answer. Counts per bit (the bit is set while its count
  * is nonzero) live beside it, touched only when the table changes. */
-extern uint64_t mtr_filter[((size_t)1 << MTR_FILTER_BITS) / 64] MT_HIDDEN
-    __attribute__((aligned(4096)));   /* one page: one TLB entry for every free() */
+extern uint64_t mtr_filter[((size_t)1 << MTR_FILTER_BITS) / 64] MT_HIDDEN;
 extern uint8_t mtr_filter_count[(size_t)1 << MTR_FILTER_BITS] MT_HIDDEN;
 /* Behind a set bit, which 64-byte lines of the page start a sampled block
  * (a bit per line, read only by a free() whose page bit is set): a page of
