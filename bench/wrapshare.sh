@@ -43,7 +43,7 @@ for r in $(seq "$ROUNDS"); do
     for l in $libs; do
         i=$((i + 1))
         rm -f "$tmp"/g.ctf*
-        (cd "$tmp" && MEMTRACE_LIB=$l perf record -q -F "$FREQ" -o "$tmp/perf.data" -- \
+        (cd "$tmp" && MEMTRACE_LIB=$l $RUN perf record -q -F "$FREQ" -o "$tmp/perf.data" -- \
             "$M" run -o "$tmp/g.ctf" -- gcc -O1 -c "$tmp/big.c" -o "$tmp/b.o" >/dev/null 2>&1)
         perf script -i "$tmp/perf.data" -F comm,ip,sym,dso 2>/dev/null |
             awk -v w="$WRAPPERS" -v lib="$i" -v r="$r" '
