@@ -62,6 +62,8 @@ void mta_fig_fail(mta_figrun *r, int status, const char *why)
 /* 1, 0, or -1 (r->ferr set, or out of memory). */
 static int selected(mta_figrun *r, const mt_model *m, const mt_alloc *a, uint64_t seq)
 {
+    if (r->prefiltered)
+        return 1;
     if (r->bits_read)
         return seq / 64 < r->n_bits && (r->bits[seq / 64] >> (seq % 64) & 1);
     return mt_stream_filter_passes(r->sf, m, a, &r->ferr);
@@ -163,6 +165,19 @@ mt_model *mta_fig_pass(mta_figrun *r, int hooks, int loud)
     char *err = NULL;
     mt_read_request rq = request(r, loud);
     mt_sink sink = {0};
+    r->prefiltered = 0;
+    if (hooks == MTA_HOOKS_ALL && !r->curve && !r->bits_read) {
+        /* no curve in this pass: on_fold does nothing with an allocation
+         * the filter leaves out, so the fold leaves it out first (by the
+         * filter's allocation-level clauses, before it is costed or handed
+         * to the sink); on_fold applies the stack-level ones, if any */
+        rq.filter = r->rq->filter;
+        if (mt_filter_uses_peak(rq.filter)) {
+            rq.peak_known = 1;
+            rq.peak = r->peak;
+        }
+        r->prefiltered = !mt_filter_uses_stacks(rq.filter);
+    }
     if (hooks) {
         sink.on_done = hooks == MTA_HOOKS_CURVE ? curve_fold : on_fold;
         sink.on_alloc = r->curve ? on_alloc : NULL;
@@ -171,6 +186,7 @@ mt_model *mta_fig_pass(mta_figrun *r, int hooks, int loud)
         rq.n_sinks = 1;
     }
     mt_model *m = mt_read(&rq, &err);
+    r->prefiltered = 0;
     if (m && hooks && mt_stream_filter_sync(r->sf, m, &r->ferr) < 0) {
         mt_model_free(m);
         m = NULL;

@@ -29,6 +29,9 @@ typedef struct mta_figrun {
     mt_timedelta max_life;
     mt_stats_acc *stats;
     int feed;                   /* call rq->on_selected */
+    /* the pass's fold applies the whole filter (it has no stack clauses):
+     * every allocation the sink sees is selected */
+    int prefiltered;
     /* the selected ones by index in the file, when the filter needs the
      * collection (bits_write in the pass that evaluates it, bits_read
      * later) */
