@@ -17,7 +17,10 @@
  * the codec alone, given a model for the trace's info); the axes (end 50,
  * longest lifetime 30) come before the first of them; a pipe that would
  * have to be read twice and the forced route whole give the whole model's
- * selection instead, without a call of the caller's callbacks.
+ * selection instead, without a call of the caller's callbacks. A pass that
+ * draws no curve folds only the allocations its filter selects (the folded
+ * model's costs count those alone, mt_model_folded_by_source); one that
+ * draws it folds every allocation, which the curve of all needs.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,6 +95,16 @@ static mt_filter *filter(const char *text)
     return f;
 }
 
+/* The allocations a folded model folded (costed into their nodes), or
+ * UINT64_MAX for no model or a whole one. */
+static uint64_t folded_allocs(const mt_model *m)
+{
+    mt_cost c[3];
+    if (!m || !mt_model_folded_by_source(m, c))
+        return UINT64_MAX;
+    return c[0].allocs + c[1].allocs + c[2].allocs;
+}
+
 /* mt_read_figures of paths[0] with need and the filter; 0 or its status. */
 static int figures(const char *path, unsigned need, const char *ftext, mt_timedelta live_at,
                    seen *s, mt_figures *fig)
@@ -116,8 +129,9 @@ static int figures(const char *path, unsigned need, const char *ftext, mt_timede
 /* mt_read_figures' curve of 6 buckets of width 10 for ftext (NULL: every
  * allocation) against the whole model's mt_query_curve of 5 buckets over
  * [0, 50): the same buckets, with no end first; given the whole model for
- * its info, every allocation's curve is the codec's alone (no model). */
-static void curve_fixed(const char *path, const char *ftext)
+ * its info, every allocation's curve is the codec's alone (no model).
+ * folded: the allocations the model read folds (UINT64_MAX: no model). */
+static void curve_fixed(const char *path, const char *ftext, uint64_t folded)
 {
     const char *paths[1] = {path};
     mt_filter *f = ftext ? filter(ftext) : NULL;
@@ -143,6 +157,11 @@ static void curve_fixed(const char *path, const char *ftext)
           "curve of %s in 6 buckets of width 10: streamed, %s (%s)", ftext ? ftext : "all",
           f ? "a model pass" : "by the codec alone", err ? err : "ok");
     free(err);
+    if (rc == 0)
+        CHECK(folded_allocs(fig.m) == folded,
+              "curve of %s in 6 buckets: the model folds %llu allocations (got %llu)",
+              ftext ? ftext : "all", (unsigned long long)folded,
+              (unsigned long long)folded_allocs(fig.m));
     if (rc == 0 && fig.curve && c && w) {
         int same = 1;
         for (size_t k = 0; k < 5 && k < c->n; k++)
@@ -196,6 +215,10 @@ int main(void)
               "lifetime:>15us: a0 and a1, their peak 3 samples at 20 (got %llu at %lld)",
               (unsigned long long)fig.stats.peak_filtered.samples,
               (long long)fig.stats.peak_filtered_time);
+        /* the pass that notes them draws no curve: it folds them alone */
+        CHECK(folded_allocs(fig.m) == 2,
+              "lifetime:>15us: the noting pass folds a0 and a1 alone (got %llu)",
+              (unsigned long long)folded_allocs(fig.m));
         mt_figures_free(&fig);
     }
     /* live at the peak: found first */
@@ -224,6 +247,11 @@ int main(void)
                   fig.n_selected == 2,
               "curve of lifetime:>15us: 5 buckets, its peak at 20 (got %lld)",
               fig.curve ? (long long)fig.curve->peak_filtered_time : -1LL);
+        /* the pass that notes the selection folds it alone (the codec
+         * draws the curve afterwards) */
+        CHECK(folded_allocs(fig.m) == 2,
+              "curve of lifetime:>15us: the noting pass folds a0 and a1 alone (got %llu)",
+              (unsigned long long)folded_allocs(fig.m));
         mt_figures_free(&fig);
     }
     if (figures(path, MT_FIGURES_CURVE, "inside:parse", MT_TIME_END, &s, &fig) == 0) {
@@ -231,13 +259,17 @@ int main(void)
                   fig.n_selected == 2,
               "curve of inside:parse in one pass: its peak at 40 (got %lld)",
               fig.curve ? (long long)fig.curve->peak_filtered_time : -1LL);
+        /* that pass draws the curve of every allocation: it folds all 3 */
+        CHECK(folded_allocs(fig.m) == 3,
+              "curve of inside:parse: the pass drawing it folds all 3 (got %llu)",
+              (unsigned long long)folded_allocs(fig.m));
         mt_figures_free(&fig);
     }
     /* the curve in buckets of a width the caller fixes (the Python API's:
      * mt_query_curve's 5 buckets of 10 over [0, 50), one more for the end) */
-    curve_fixed(path, "inside:parse");    /* known as allocated: one pass */
-    curve_fixed(path, "lifetime:>15us");  /* known as they end: noted, then drawn */
-    curve_fixed(path, NULL);              /* every allocation: the codec alone */
+    curve_fixed(path, "inside:parse", 3);         /* known as allocated: one pass */
+    curve_fixed(path, "lifetime:>15us", 2);       /* known as they end: noted, then drawn */
+    curve_fixed(path, NULL, UINT64_MAX);          /* every allocation: the codec alone */
 
     /* the forced route whole: the whole model's selection, no callback */
     mt_read_force("whole");
