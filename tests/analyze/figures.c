@@ -129,9 +129,12 @@ static int figures(const char *path, unsigned need, const char *ftext, mt_timede
 /* mt_read_figures' curve of 6 buckets of width 10 for ftext (NULL: every
  * allocation) against the whole model's mt_query_curve of 5 buckets over
  * [0, 50): the same buckets, with no end first; given the whole model for
- * its info, every allocation's curve is the codec's alone (no model).
- * folded: the allocations the model read folds (UINT64_MAX: no model). */
-static void curve_fixed(const char *path, const char *ftext, uint64_t folded)
+ * its info, every allocation's curve is the codec's alone (no model), and
+ * so is that of a selection on times alone (no stacks read at all).
+ * selected: the allocations the filter selects; folded: those the model
+ * read folds (UINT64_MAX: no model). */
+static void curve_fixed(const char *path, const char *ftext, uint64_t selected,
+                        uint64_t folded)
 {
     const char *paths[1] = {path};
     mt_filter *f = ftext ? filter(ftext) : NULL;
@@ -152,10 +155,10 @@ static void curve_fixed(const char *path, const char *ftext, uint64_t folded)
     };
     mt_figures fig;
     int rc = mt_read_figures(&rq, &fig, &err);
-    CHECK(rc == 0 && !fig.sel && fig.curve && fig.curve->n == 6 && fig.n_selected == 3 - !!f &&
-              (fig.m == NULL) == !f,
+    CHECK(rc == 0 && !fig.sel && fig.curve && fig.curve->n == 6 && fig.n_selected == selected &&
+              (fig.m == NULL) == (folded == UINT64_MAX),
           "curve of %s in 6 buckets of width 10: streamed, %s (%s)", ftext ? ftext : "all",
-          f ? "a model pass" : "by the codec alone", err ? err : "ok");
+          folded != UINT64_MAX ? "a model pass" : "by the codec alone", err ? err : "ok");
     free(err);
     if (rc == 0)
         CHECK(folded_allocs(fig.m) == folded,
@@ -267,9 +270,16 @@ int main(void)
     }
     /* the curve in buckets of a width the caller fixes (the Python API's:
      * mt_query_curve's 5 buckets of 10 over [0, 50), one more for the end) */
-    curve_fixed(path, "inside:parse", 3);         /* known as allocated: one pass */
-    curve_fixed(path, "lifetime:>15us", 2);       /* known as they end: noted, then drawn */
-    curve_fixed(path, NULL, UINT64_MAX);          /* every allocation: the codec alone */
+    /* known as allocated: one model pass, which folds all 3 */
+    curve_fixed(path, "inside:parse", 2, 3);
+    /* known as they end, on times alone: the codec notes them, then draws */
+    curve_fixed(path, "lifetime:>15us", 2, UINT64_MAX);
+    curve_fixed(path, "collect:never", 1, UINT64_MAX);
+    /* with a size (a1 and a2 have 128 and 192 bytes): a model pass notes
+     * a1 (folding it alone), then the codec draws */
+    curve_fixed(path, "size:>=100 lifetime:>15us", 1, 1);
+    /* every allocation: the codec alone */
+    curve_fixed(path, NULL, 3, UINT64_MAX);
 
     /* the forced route whole: the whole model's selection, no callback */
     mt_read_force("whole");
