@@ -20,7 +20,10 @@
  * selection instead, without a call of the caller's callbacks. A pass that
  * draws no curve folds only the allocations its filter selects (the folded
  * model's costs count those alone, mt_model_folded_by_source); one that
- * draws it folds every allocation, which the curve of all needs.
+ * draws it folds every allocation, which the curve of all needs. A curve
+ * in the caller's buckets of a selection on times alone is noted by the
+ * codec alone against the info's end, unless the info is another trace's
+ * (end 60): then a model pass notes it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +36,9 @@
 #include "memtrace/stream.h"
 #include "testtrace.h"
 
-static int write_trace(const char *path)
+/* The trace above; with later, one more block from t=55 to t=60 (the
+ * end 60: another trace's info). */
+static int write_trace(const char *path, int later)
 {
     int fd;
     mt_writer *w = tt_writer_open(path, "figures-test", 1.0, tt_resolve, &fd);
@@ -47,6 +52,11 @@ static int write_trace(const char *path)
     rc |= mt_writer_put_collect(w, TT_START + 30, a0);
     rc |= mt_writer_put_alloc(w, TT_START + 40, 24, 3, MT_SOURCE_EXTERNAL, parse, 2, &a2);
     rc |= mt_writer_put_collect(w, TT_START + 50, a2);
+    if (later) {
+        mt_obj_id a3;
+        rc |= mt_writer_put_alloc(w, TT_START + 55, 8, 1, MT_SOURCE_EXTERNAL, parse, 2, &a3);
+        rc |= mt_writer_put_collect(w, TT_START + 60, a3);
+    }
     rc |= mt_writer_close(w);
     close(fd);
     return rc;
@@ -132,9 +142,10 @@ static int figures(const char *path, unsigned need, const char *ftext, mt_timede
  * its info, every allocation's curve is the codec's alone (no model), and
  * so is that of a selection on times alone (no stacks read at all).
  * selected: the allocations the filter selects; folded: those the model
- * read folds (UINT64_MAX: no model). */
-static void curve_fixed(const char *path, const char *ftext, uint64_t selected,
-                        uint64_t folded)
+ * read folds (UINT64_MAX: no model). info_path: the trace whose whole
+ * model is given as the info (NULL: path's). */
+static void curve_fixed(const char *path, const char *info_path, const char *ftext,
+                        uint64_t selected, uint64_t folded)
 {
     const char *paths[1] = {path};
     mt_filter *f = ftext ? filter(ftext) : NULL;
@@ -148,9 +159,19 @@ static void curve_fixed(const char *path, const char *ftext, uint64_t selected,
     err = NULL;
     mt_curve *c = s ? mt_query_curve(s, 0, MT_TIME_END, 5) : NULL;
     CHECK(c && c->n >= 5, "the whole model's curve of %s in 5 buckets", ftext ? ftext : "all");
+    mt_model *other = NULL;
+    if (info_path) {
+        const char *ip[1] = {info_path};
+        mt_read_request iq = {.paths = ip, .n = 1, .on_warning = quiet};
+        other = mt_read(&iq, &err);
+        free(err);
+        err = NULL;
+        CHECK(other != NULL, "the other trace's whole model");
+    }
     mt_figures_request rq = {
         .paths = paths, .n = 1, .filter = f, .live_at = MT_TIME_END,
-        .need = MT_FIGURES_CURVE, .curve_buckets = 6, .curve_width = 10, .info = w,
+        .need = MT_FIGURES_CURVE, .curve_buckets = 6, .curve_width = 10,
+        .info = info_path ? other : w,
         .on_warning = quiet,
     };
     mt_figures fig;
@@ -178,15 +199,16 @@ static void curve_fixed(const char *path, const char *ftext, uint64_t selected,
     }
     mt_curve_free(c);
     mt_selection_free(s);
-    mt_model_free(w);
     mt_figures_free(&fig);
+    mt_model_free(w);
+    mt_model_free(other);
     mt_filter_free(f);
 }
 
 int main(void)
 {
     char path[4096];
-    if (tt_scratch_file(path, sizeof path, "figures") < 0 || write_trace(path) < 0)
+    if (tt_scratch_file(path, sizeof path, "figures") < 0 || write_trace(path, 0) < 0)
         return 1;
     seen s;
     mt_figures fig;
@@ -271,15 +293,23 @@ int main(void)
     /* the curve in buckets of a width the caller fixes (the Python API's:
      * mt_query_curve's 5 buckets of 10 over [0, 50), one more for the end) */
     /* known as allocated: one model pass, which folds all 3 */
-    curve_fixed(path, "inside:parse", 2, 3);
+    curve_fixed(path, NULL, "inside:parse", 2, 3);
     /* known as they end, on times alone: the codec notes them, then draws */
-    curve_fixed(path, "lifetime:>15us", 2, UINT64_MAX);
-    curve_fixed(path, "collect:never", 1, UINT64_MAX);
+    curve_fixed(path, NULL, "lifetime:>15us", 2, UINT64_MAX);
+    curve_fixed(path, NULL, "collect:never", 1, UINT64_MAX);
     /* with a size (a1 and a2 have 128 and 192 bytes): a model pass notes
      * a1 (folding it alone), then the codec draws */
-    curve_fixed(path, "size:>=100 lifetime:>15us", 1, 1);
+    curve_fixed(path, NULL, "size:>=100 lifetime:>15us", 1, 1);
     /* every allocation: the codec alone */
-    curve_fixed(path, NULL, 3, UINT64_MAX);
+    curve_fixed(path, NULL, NULL, 3, UINT64_MAX);
+    /* the info of another trace (its end 60, not 50: a1 would live 40, not
+     * 30): the codec's noting does not hold, a model pass notes a0 and a1 */
+    char other[4096];
+    if (tt_scratch_file(other, sizeof other, "figures-other") == 0 && write_trace(other, 1) == 0) {
+        curve_fixed(path, other, "lifetime:>15us", 2, 2);
+        curve_fixed(path, other, "lifetime:>35us", 0, 0);
+        unlink(other);
+    }
 
     /* the forced route whole: the whole model's selection, no callback */
     mt_read_force("whole");
