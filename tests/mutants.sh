@@ -105,6 +105,8 @@ mutant peak-spikes-one-reading lib/analyze/peak.c 's|        if (P > 0 \&\& R / 
 mutant peak-check-no-end lib/analyze/peak.c 's|    if (e < v)|    if (0)|' $PK
 mutant peak-hi-max-selected lib/analyze/peak.c 's|    out->hi = count_upper(P, rate, z) \* bps;|    out->hi = (count_upper(P, rate, z) - sd * max_quantile(0.5, n)) * bps;|' $PK
 mutant live-count-var-alloc lib/analyze/select.c 's|v = c->live_objects, var = c->live_objects_var;|v = c->live_objects, var = c->alloc_objects_var;|' tests/analyze/live_count_error.c tests/analyze/count_error.c
+mutant figpass-fold-unfiltered lib/analyze/figpass.c 's|        rq.filter = r->rq->filter;|        rq.filter = NULL;|; s|        r->prefiltered = !mt_filter_uses_stacks(rq.filter);|        r->prefiltered = 0;|' tests/analyze/figures.c
+mutant figures-scan-any-end lib/analyze/figures.c 's|res.end == end|res.end + end >= end|g' tests/analyze/figures.c
 # --- exporters
 mutant pprof-no-filenames lib/present/pprof.c 's|str_index(&w->strs, fn\[f\].filename)|str_index(\&w->strs, "")|' tests/present/pprof.sh
 mutant pprof-inuse-objects-0 lib/present/pprof.c 's|(uint64_t)llround(c->live_objects)|0|' tests/present/pprof.sh

@@ -305,9 +305,12 @@ typedef struct mt_figures_request {
      * over curve_buckets, plus one */
     mt_timedelta curve_width;
     /* a model of the same traces the caller holds, for their info (bytes
-     * per sample, rate), or NULL: with curve_width, the curve of every
-     * allocation of one file is then drawn by the codec alone, with no
-     * model read (mt_figures.m NULL) */
+     * per sample, rate, end), or NULL: with curve_width, the curve of one
+     * file is then drawn by the codec alone, with no model read
+     * (mt_figures.m NULL), for every allocation and for a filter whose
+     * clauses look at times alone (alloc:, live:, collect:, lifetime:; a
+     * block never collected lives to the info's end), when no
+     * on_selected is given */
     const mt_model *info;
     /* MT_FIGURES_AXES: the trace's end and the longest lifetime of a
      * selected block, once, before the pass that calls on_selected;

@@ -6,7 +6,8 @@
  * caller's on_selected); the unfiltered peak first (mt_read_peak); and the
  * scans by the codec alone, for one file, where a pass needs no stacks:
  * the trace's end, the curve or peak of the allocations an earlier pass
- * noted (one bit each). Warnings may be held until a pass shows that the
+ * noted (one bit each), and the noting itself for a filter on times
+ * alone. Warnings may be held until a pass shows that the
  * trace streams (else the whole model says them).
  */
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 
 #include "memtrace/compare.h"
 #include "figpass.h"
+#include "filter.h"
 #include "warn.h"
 
 static void quiet_warning(void *ctx, const char *msg)
@@ -62,6 +64,8 @@ void mta_fig_fail(mta_figrun *r, int status, const char *why)
 /* 1, 0, or -1 (r->ferr set, or out of memory). */
 static int selected(mta_figrun *r, const mt_model *m, const mt_alloc *a, uint64_t seq)
 {
+    if (r->prefiltered)
+        return 1;
     if (r->bits_read)
         return seq / 64 < r->n_bits && (r->bits[seq / 64] >> (seq % 64) & 1);
     return mt_stream_filter_passes(r->sf, m, a, &r->ferr);
@@ -163,6 +167,19 @@ mt_model *mta_fig_pass(mta_figrun *r, int hooks, int loud)
     char *err = NULL;
     mt_read_request rq = request(r, loud);
     mt_sink sink = {0};
+    r->prefiltered = 0;
+    if (hooks == MTA_HOOKS_ALL && !r->curve && !r->bits_read) {
+        /* no curve in this pass: on_fold does nothing with an allocation
+         * the filter leaves out, so the fold leaves it out first (by the
+         * filter's allocation-level clauses, before it is costed or handed
+         * to the sink); on_fold applies the stack-level ones, if any */
+        rq.filter = r->rq->filter;
+        if (mt_filter_uses_peak(rq.filter)) {
+            rq.peak_known = 1;
+            rq.peak = r->peak;
+        }
+        r->prefiltered = !mt_filter_uses_stacks(rq.filter);
+    }
     if (hooks) {
         sink.on_done = hooks == MTA_HOOKS_CURVE ? curve_fold : on_fold;
         sink.on_alloc = r->curve ? on_alloc : NULL;
@@ -171,6 +188,7 @@ mt_model *mta_fig_pass(mta_figrun *r, int hooks, int loud)
         rq.n_sinks = 1;
     }
     mt_model *m = mt_read(&rq, &err);
+    r->prefiltered = 0;
     if (m && hooks && mt_stream_filter_sync(r->sf, m, &r->ferr) < 0) {
         mt_model_free(m);
         m = NULL;
@@ -234,6 +252,50 @@ static int scan_event(void *ctx, mt_timedelta t, uint64_t seq, uint64_t samples,
 int mta_fig_scan(mta_figrun *r, mt_scan_result *res)
 {
     return mt_scan_events(r->path, scan_event, r, r->rq->on_progress, r->rq->progress_ctx, res,
+                          NULL);
+}
+
+int mta_fig_times_alone(const mta_figrun *r)
+{
+    const mt_filter *f = r->rq->filter;
+    for (size_t k = 0; f && k < f->n; k++)
+        switch (f->c[k].kind) {
+        case MTA_ALLOC:
+        case MTA_LIVE_AT:
+        case MTA_LIVE_RANGE:
+        case MTA_COLLECT:
+        case MTA_COLLECT_NEVER:
+        case MTA_LIFETIME: break;
+        default: return 0;
+        }
+    return 1;
+}
+
+/* mt_scan_events: a block is judged as never collected when allocated,
+ * again when collected (each block is collected once or never). */
+static int mark_event(void *ctx, mt_timedelta t, uint64_t seq, uint64_t samples, int collect,
+                      mt_timedelta alloc_time)
+{
+    mta_figrun *r = ctx;
+    mt_alloc a = {
+        .time = alloc_time,
+        .collect = collect ? t : MT_TIME_NEVER,
+        .promote = MT_TIME_NEVER,
+        .n_samples = samples,
+    };
+    int p = mt_stream_filter_passes(r->sf, r->rq->info, &a, &r->ferr);
+    if (p < 0)
+        return -1;
+    if (p)
+        return set_bit(r, seq);
+    if (collect && seq / 64 < r->n_bits)
+        r->bits[seq / 64] &= ~(1ULL << (seq % 64));
+    return 0;
+}
+
+int mta_fig_scan_mark(mta_figrun *r, mt_scan_result *res)
+{
+    return mt_scan_events(r->path, mark_event, r, r->rq->on_progress, r->rq->progress_ctx, res,
                           NULL);
 }
 

@@ -29,6 +29,9 @@ typedef struct mta_figrun {
     mt_timedelta max_life;
     mt_stats_acc *stats;
     int feed;                   /* call rq->on_selected */
+    /* the pass's fold applies the whole filter (it has no stack clauses):
+     * every allocation the sink sees is selected */
+    int prefiltered;
     /* the selected ones by index in the file, when the filter needs the
      * collection (bits_write in the pass that evaluates it, bits_read
      * later) */
@@ -66,6 +69,15 @@ int mta_fig_scan_end(mta_figrun *r, mt_timedelta *end, int *monotone);
  * when bits_read), or the longest lifetime of a freed block into
  * r->max_life without a curve. The scan's return. */
 int mta_fig_scan(mta_figrun *r, mt_scan_result *res);
+/* 1 when every clause of the filter looks at a block's times alone
+ * (alloc:, live:, collect:, lifetime:), which the codec gives without
+ * the allocations' records or stacks. */
+int mta_fig_times_alone(const mta_figrun *r);
+/* For such a filter: mt_scan_events of r->path noting in r->bits the
+ * blocks it selects, a block never collected living to the end of
+ * r->rq->info (which must be r->path's: res->end says). The scan's
+ * return. */
+int mta_fig_scan_mark(mta_figrun *r, mt_scan_result *res);
 /* The selected allocations' peak by another pass reading r->bits, into
  * st's peak_filtered*. 0, or 1 (r->why). */
 int mta_fig_peak_pass(mta_figrun *r, double bps, double rate, mt_stats *st);

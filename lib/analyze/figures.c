@@ -16,7 +16,9 @@
  *          pass finds it (by the codec alone for one file); a caller
  *          that fixes the buckets' width (curve_width) needs no end first,
  *          and with the traces' info (a model it holds) the curve of every
- *          allocation of one file needs the codec alone.
+ *          allocation of one file needs the codec alone, as does that of
+ *          a selection on the blocks' times alone (lifetime:, collect:,
+ *          live:, alloc:), noted by a first scan.
  *
  * A single file is scanned by the codec alone where a pass needs no
  * stacks; several files take folded passes of the merged stream instead. A
@@ -238,13 +240,59 @@ static int read_curve_direct(mta_figrun *r, size_t n, mt_figures *out)
     return 0;
 }
 
+/* read_curve_scanned's answer when the model's passes must draw the curve */
+#define BY_MODEL (-2)
+
+/* The curve in the caller's buckets of one file whose info the caller
+ * holds, of a selection on the blocks' times alone: the codec alone notes
+ * it, then draws the curve; no stacks, no model. 0, MTA_FIG_WHOLE, 1, or
+ * BY_MODEL (a scan that failed, whose reason the model pass gives; a
+ * trace that is not the info's) with nothing kept. */
+static int read_curve_scanned(mta_figrun *r, size_t n)
+{
+    mt_timedelta end = mt_model_end(r->rq->info);
+    mt_scan_result res;
+    int sc = mta_fig_scan_mark(r, &res);
+    if (sc == 0 && !res.monotone)
+        return MTA_FIG_WHOLE;   /* as the model's pass would find */
+    if (sc == 0 && res.end == end) {
+        if (!(r->curve = mt_curve_acc_new(n, r->rq->curve_width))) {
+            mta_fig_fail(r, 1, NULL);
+            return 1;
+        }
+        r->bits_read = 1;
+        sc = mta_fig_scan(r, &res);
+        if (sc == 0 && res.monotone && res.end == end) {
+            for (size_t i = 0; i < r->n_bits; i++)
+                r->n_selected += (uint64_t)__builtin_popcountll(r->bits[i]);
+            return 0;
+        }
+    }
+    mt_curve_acc_free(r->curve);
+    r->curve = NULL;
+    free(r->bits);
+    r->bits = NULL;
+    r->n_bits = 0;
+    r->bits_read = 0;
+    free(r->ferr);
+    r->ferr = NULL;
+    return BY_MODEL;
+}
+
 /* MT_FIGURES_CURVE: the end first (and which allocations are selected,
  * when that needs their collection), then the curve */
 static int read_curve(mta_figrun *r, mt_figures *out)
 {
     size_t n = r->rq->curve_buckets;
     int known = mt_stream_filter_at_alloc(r->sf);   /* the selection, as they come */
-    int rc = known ? read_curve_direct(r, n, out) : read_curve_noted(r, n, out);
+    int rc = BY_MODEL;
+    if (known)
+        rc = read_curve_direct(r, n, out);
+    else if (r->rq->curve_width && r->rq->info && r->one_file && !r->rq->on_selected &&
+             mta_fig_times_alone(r))
+        rc = read_curve_scanned(r, n);
+    if (rc == BY_MODEL)
+        rc = read_curve_noted(r, n, out);
     if (rc)
         return rc;
     const mt_model *im = out->m ? out->m : r->rq->info;   /* (NULL: the codec alone drew it) */

@@ -17,7 +17,13 @@
  * the codec alone, given a model for the trace's info); the axes (end 50,
  * longest lifetime 30) come before the first of them; a pipe that would
  * have to be read twice and the forced route whole give the whole model's
- * selection instead, without a call of the caller's callbacks.
+ * selection instead, without a call of the caller's callbacks. A pass that
+ * draws no curve folds only the allocations its filter selects (the folded
+ * model's costs count those alone, mt_model_folded_by_source); one that
+ * draws it folds every allocation, which the curve of all needs. A curve
+ * in the caller's buckets of a selection on times alone is noted by the
+ * codec alone against the info's end, unless the info is another trace's
+ * (end 60): then a model pass notes it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +36,9 @@
 #include "memtrace/stream.h"
 #include "testtrace.h"
 
-static int write_trace(const char *path)
+/* The trace above; with later, one more block from t=55 to t=60 (the
+ * end 60: another trace's info). */
+static int write_trace(const char *path, int later)
 {
     int fd;
     mt_writer *w = tt_writer_open(path, "figures-test", 1.0, tt_resolve, &fd);
@@ -44,6 +52,11 @@ static int write_trace(const char *path)
     rc |= mt_writer_put_collect(w, TT_START + 30, a0);
     rc |= mt_writer_put_alloc(w, TT_START + 40, 24, 3, MT_SOURCE_EXTERNAL, parse, 2, &a2);
     rc |= mt_writer_put_collect(w, TT_START + 50, a2);
+    if (later) {
+        mt_obj_id a3;
+        rc |= mt_writer_put_alloc(w, TT_START + 55, 8, 1, MT_SOURCE_EXTERNAL, parse, 2, &a3);
+        rc |= mt_writer_put_collect(w, TT_START + 60, a3);
+    }
     rc |= mt_writer_close(w);
     close(fd);
     return rc;
@@ -92,6 +105,16 @@ static mt_filter *filter(const char *text)
     return f;
 }
 
+/* The allocations a folded model folded (costed into their nodes), or
+ * UINT64_MAX for no model or a whole one. */
+static uint64_t folded_allocs(const mt_model *m)
+{
+    mt_cost c[3];
+    if (!m || !mt_model_folded_by_source(m, c))
+        return UINT64_MAX;
+    return c[0].allocs + c[1].allocs + c[2].allocs;
+}
+
 /* mt_read_figures of paths[0] with need and the filter; 0 or its status. */
 static int figures(const char *path, unsigned need, const char *ftext, mt_timedelta live_at,
                    seen *s, mt_figures *fig)
@@ -116,8 +139,13 @@ static int figures(const char *path, unsigned need, const char *ftext, mt_timede
 /* mt_read_figures' curve of 6 buckets of width 10 for ftext (NULL: every
  * allocation) against the whole model's mt_query_curve of 5 buckets over
  * [0, 50): the same buckets, with no end first; given the whole model for
- * its info, every allocation's curve is the codec's alone (no model). */
-static void curve_fixed(const char *path, const char *ftext)
+ * its info, every allocation's curve is the codec's alone (no model), and
+ * so is that of a selection on times alone (no stacks read at all).
+ * selected: the allocations the filter selects; folded: those the model
+ * read folds (UINT64_MAX: no model). info_path: the trace whose whole
+ * model is given as the info (NULL: path's). */
+static void curve_fixed(const char *path, const char *info_path, const char *ftext,
+                        uint64_t selected, uint64_t folded)
 {
     const char *paths[1] = {path};
     mt_filter *f = ftext ? filter(ftext) : NULL;
@@ -131,18 +159,33 @@ static void curve_fixed(const char *path, const char *ftext)
     err = NULL;
     mt_curve *c = s ? mt_query_curve(s, 0, MT_TIME_END, 5) : NULL;
     CHECK(c && c->n >= 5, "the whole model's curve of %s in 5 buckets", ftext ? ftext : "all");
+    mt_model *other = NULL;
+    if (info_path) {
+        const char *ip[1] = {info_path};
+        mt_read_request iq = {.paths = ip, .n = 1, .on_warning = quiet};
+        other = mt_read(&iq, &err);
+        free(err);
+        err = NULL;
+        CHECK(other != NULL, "the other trace's whole model");
+    }
     mt_figures_request rq = {
         .paths = paths, .n = 1, .filter = f, .live_at = MT_TIME_END,
-        .need = MT_FIGURES_CURVE, .curve_buckets = 6, .curve_width = 10, .info = w,
+        .need = MT_FIGURES_CURVE, .curve_buckets = 6, .curve_width = 10,
+        .info = info_path ? other : w,
         .on_warning = quiet,
     };
     mt_figures fig;
     int rc = mt_read_figures(&rq, &fig, &err);
-    CHECK(rc == 0 && !fig.sel && fig.curve && fig.curve->n == 6 && fig.n_selected == 3 - !!f &&
-              (fig.m == NULL) == !f,
+    CHECK(rc == 0 && !fig.sel && fig.curve && fig.curve->n == 6 && fig.n_selected == selected &&
+              (fig.m == NULL) == (folded == UINT64_MAX),
           "curve of %s in 6 buckets of width 10: streamed, %s (%s)", ftext ? ftext : "all",
-          f ? "a model pass" : "by the codec alone", err ? err : "ok");
+          folded != UINT64_MAX ? "a model pass" : "by the codec alone", err ? err : "ok");
     free(err);
+    if (rc == 0)
+        CHECK(folded_allocs(fig.m) == folded,
+              "curve of %s in 6 buckets: the model folds %llu allocations (got %llu)",
+              ftext ? ftext : "all", (unsigned long long)folded,
+              (unsigned long long)folded_allocs(fig.m));
     if (rc == 0 && fig.curve && c && w) {
         int same = 1;
         for (size_t k = 0; k < 5 && k < c->n; k++)
@@ -156,15 +199,16 @@ static void curve_fixed(const char *path, const char *ftext)
     }
     mt_curve_free(c);
     mt_selection_free(s);
-    mt_model_free(w);
     mt_figures_free(&fig);
+    mt_model_free(w);
+    mt_model_free(other);
     mt_filter_free(f);
 }
 
 int main(void)
 {
     char path[4096];
-    if (tt_scratch_file(path, sizeof path, "figures") < 0 || write_trace(path) < 0)
+    if (tt_scratch_file(path, sizeof path, "figures") < 0 || write_trace(path, 0) < 0)
         return 1;
     seen s;
     mt_figures fig;
@@ -196,6 +240,10 @@ int main(void)
               "lifetime:>15us: a0 and a1, their peak 3 samples at 20 (got %llu at %lld)",
               (unsigned long long)fig.stats.peak_filtered.samples,
               (long long)fig.stats.peak_filtered_time);
+        /* the pass that notes them draws no curve: it folds them alone */
+        CHECK(folded_allocs(fig.m) == 2,
+              "lifetime:>15us: the noting pass folds a0 and a1 alone (got %llu)",
+              (unsigned long long)folded_allocs(fig.m));
         mt_figures_free(&fig);
     }
     /* live at the peak: found first */
@@ -224,6 +272,11 @@ int main(void)
                   fig.n_selected == 2,
               "curve of lifetime:>15us: 5 buckets, its peak at 20 (got %lld)",
               fig.curve ? (long long)fig.curve->peak_filtered_time : -1LL);
+        /* the pass that notes the selection folds it alone (the codec
+         * draws the curve afterwards) */
+        CHECK(folded_allocs(fig.m) == 2,
+              "curve of lifetime:>15us: the noting pass folds a0 and a1 alone (got %llu)",
+              (unsigned long long)folded_allocs(fig.m));
         mt_figures_free(&fig);
     }
     if (figures(path, MT_FIGURES_CURVE, "inside:parse", MT_TIME_END, &s, &fig) == 0) {
@@ -231,13 +284,32 @@ int main(void)
                   fig.n_selected == 2,
               "curve of inside:parse in one pass: its peak at 40 (got %lld)",
               fig.curve ? (long long)fig.curve->peak_filtered_time : -1LL);
+        /* that pass draws the curve of every allocation: it folds all 3 */
+        CHECK(folded_allocs(fig.m) == 3,
+              "curve of inside:parse: the pass drawing it folds all 3 (got %llu)",
+              (unsigned long long)folded_allocs(fig.m));
         mt_figures_free(&fig);
     }
     /* the curve in buckets of a width the caller fixes (the Python API's:
      * mt_query_curve's 5 buckets of 10 over [0, 50), one more for the end) */
-    curve_fixed(path, "inside:parse");    /* known as allocated: one pass */
-    curve_fixed(path, "lifetime:>15us");  /* known as they end: noted, then drawn */
-    curve_fixed(path, NULL);              /* every allocation: the codec alone */
+    /* known as allocated: one model pass, which folds all 3 */
+    curve_fixed(path, NULL, "inside:parse", 2, 3);
+    /* known as they end, on times alone: the codec notes them, then draws */
+    curve_fixed(path, NULL, "lifetime:>15us", 2, UINT64_MAX);
+    curve_fixed(path, NULL, "collect:never", 1, UINT64_MAX);
+    /* with a size (a1 and a2 have 128 and 192 bytes): a model pass notes
+     * a1 (folding it alone), then the codec draws */
+    curve_fixed(path, NULL, "size:>=100 lifetime:>15us", 1, 1);
+    /* every allocation: the codec alone */
+    curve_fixed(path, NULL, NULL, 3, UINT64_MAX);
+    /* the info of another trace (its end 60, not 50: a1 would live 40, not
+     * 30): the codec's noting does not hold, a model pass notes a0 and a1 */
+    char other[4096];
+    if (tt_scratch_file(other, sizeof other, "figures-other") == 0 && write_trace(other, 1) == 0) {
+        curve_fixed(path, other, "lifetime:>15us", 2, 2);
+        curve_fixed(path, other, "lifetime:>35us", 0, 0);
+        unlink(other);
+    }
 
     /* the forced route whole: the whole model's selection, no callback */
     mt_read_force("whole");
