@@ -372,14 +372,19 @@ static int grow(mtr_modules *s)
 
 static int describe(mtr_modules *s, uintptr_t pc, mt_location *loc)
 {
-    if (s->nmarks && !s->wide)
-        pc &= ADDR_MASK;   /* the unload count a code may carry */
-    /* The call instruction lies before the return address: look up pc - 1
-     * (a call at the very end of a segment returns just past it). */
     if (loads_now() != s->loads)
         scan(s);   /* a library loaded or unloaded since the last scan: the
                     * table must not name a new library's address after the
                     * one that was there before */
+    /* The call instruction lies before the return address: look up pc - 1
+     * (a call at the very end of a segment returns just past it). */
+    if (s->nmarks && !s->wide) {
+        uint64_t count = (uint64_t)pc >> COUNT_SHIFT;   /* the unloads the code saw */
+        pc &= ADDR_MASK;
+        size_t k = marks_upto(s, pc - 1);
+        if (count != (k > 0 ? s->marks[k - 1].count : 0))
+            return -1;   /* its library is gone: no name rather than another's */
+    }
     const struct module *m = find(s, pc - 1);
     if (!m)
         return -1;
