@@ -5,8 +5,8 @@
  * The profiled process only learns which loaded module holds an address:
  * a table of the modules' executable segments, built from dl_iterate_phdr
  * and sorted by address, searched by bisection. It is rebuilt when the
- * loader's count of loads and unloads changed (checked for each address
- * not yet in the cache, and after each dlclose). Nothing is read from disk
+ * loader's count of loads and unloads changed (checked after each dlclose,
+ * and for an address outside every segment). Nothing is read from disk
  * but a module's size (stat) when it has no build-id, and its real path;
  * no debug information is loaded,
  * so the program's link map, memory and descriptors stay its own. Function
@@ -370,22 +370,33 @@ static int grow(mtr_modules *s)
     return 0;
 }
 
-static int describe(mtr_modules *s, uintptr_t pc, mt_location *loc)
+/* The module that held code's address when the code was made, or NULL: none,
+ * or it went since (the code's count of unloads is no longer its range's). */
+static const struct module *module_of(mtr_modules *s, uint64_t code, uintptr_t *pc)
 {
-    if (loads_now() != s->loads)
-        scan(s);   /* a library loaded or unloaded since the last scan: the
-                    * table must not name a new library's address after the
-                    * one that was there before */
+    *pc = (uintptr_t)code;
+    if (s->nmarks && !s->wide) {
+        *pc = (uintptr_t)(code & ADDR_MASK);
+        size_t k = marks_upto(s, *pc - 1);
+        if (code >> COUNT_SHIFT != (k > 0 ? s->marks[k - 1].count : 0))
+            return NULL;   /* no name rather than the next library's */
+    }
     /* The call instruction lies before the return address: look up pc - 1
      * (a call at the very end of a segment returns just past it). */
-    if (s->nmarks && !s->wide) {
-        uint64_t count = (uint64_t)pc >> COUNT_SHIFT;   /* the unloads the code saw */
-        pc &= ADDR_MASK;
-        size_t k = marks_upto(s, pc - 1);
-        if (count != (k > 0 ? s->marks[k - 1].count : 0))
-            return -1;   /* its library is gone: no name rather than another's */
+    return find(s, *pc - 1);
+}
+
+static int describe(mtr_modules *s, uint64_t code, mt_location *loc)
+{
+    if (__atomic_load_n(&unloads, __ATOMIC_ACQUIRE) != s->seen_unloads)
+        scan(s);   /* a dlclose since the last scan: the table must not name
+                    * a new library's address after the one that was there */
+    uintptr_t pc;
+    const struct module *m = module_of(s, code, &pc);
+    if (!m && loads_now() != s->loads) {
+        scan(s);   /* a library loaded (or unloaded) since the last scan */
+        m = module_of(s, code, &pc);
     }
-    const struct module *m = find(s, pc - 1);
     if (!m)
         return -1;
     char buf[PATH_MAX + 32];
@@ -411,7 +422,7 @@ int mtr_modules_resolve(void *ctx, mt_location_code code, const mt_location **lo
     struct entry *e = slot(s, code);
     if (!e->code) {
         e->code = code;
-        e->known = describe(s, (uintptr_t)code, &e->loc) == 0;
+        e->known = describe(s, code, &e->loc) == 0;
         s->used++;
     }
     if (!e->known)
