@@ -86,6 +86,8 @@ mutant cfi-restore-state-nothing lib/record/cfi.c 's|\*s = saved\[--depth\];|(vo
 mutant cfi-signal-fast lib/record/cfi.c 's|if (c->signal \|\| s->cfa_expr|if ((c->signal \&\& 0) \|\| s->cfa_expr|' $CFI
 mutant cfi-walk-skips-frame lib/record/cfiwalk.c 's|        out\[n++\] = pc;|        if (n != 2) out[n++] = pc; else out[n++] = 0;|' $CFI
 mutant cfi-no-flush lib/record/exec.c 's|    mtr_cfi_flush();|    (void)0;|' $CFI
+mutant reload-no-unloaded lib/record/exec.c 's|    mtr_modules_unloaded();|    (void)0;|' tests/record/reload.sh
+mutant reload-no-retire lib/record/modules.c 's|            s->marks\[i\].count++;|            (void)0;|' tests/record/reload.sh
 mutant cxx-always-direct lib/record/interpose.c 's|if (__builtin_expect(cxx_direct, 1))|if (1)|' tests/record/forwarding_preload.sh
 mutant start-not-armed lib/record/sampler.c '/^int mt_memprof_start/,/^}/s|        t->countdown = draw_gap(t);|        (void)draw_gap(t);|' $S
 mutant free-not-reported lib/record/sampler.c '/^static void tracker_free/,/^}/s|        eng.tracker.free(eng.tracker.ctx, (void \*)token);|        (void)token;|' $S tests/record/sampler.c

@@ -7,7 +7,9 @@
  * when it inherits LD_PRELOAD and MEMTRACE (docs/recorder.md).
  * dlclose is wrapped for the same reason: the return addresses queued so
  * far are symbolized while the library is still mapped; and afterwards
- * the DWARF walk's cached unwind rules are forgotten (cfiwalk.c).
+ * the DWARF walk's cached unwind rules are forgotten (cfiwalk.c), and the
+ * writer is told that a module may be gone, so that whatever is loaded at
+ * its place gets codes of its own (modules.c, "Codes").
  *
  * glibc's execvp/execl & co. call execve internally, not through the PLT,
  * so each entry point is wrapped; the variadic execl* build an argv array
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #include "cfi.h"
+#include "modules.h"
 #include "thread.h"
 #include "tracer.h"
 
@@ -101,7 +104,8 @@ API int dlclose(void *handle)
     }
     mtr_tracer_flush_before_exec();
     int rc = f(handle);
-    mtr_cfi_flush();   /* no cached unwind rule outlives its code */
+    mtr_cfi_flush();          /* no cached unwind rule outlives its code */
+    mtr_modules_unloaded();   /* nor does a code: the next load there gets new ones */
     return rc;
 }
 

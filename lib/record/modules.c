@@ -5,15 +5,28 @@
  * The profiled process only learns which loaded module holds an address:
  * a table of the modules' executable segments, built from dl_iterate_phdr
  * and sorted by address, searched by bisection. It is rebuilt when the
- * loader's count of loads and unloads changed or an address falls outside
- * every segment. Nothing is read from disk but a module's size (stat) when
- * it has no build-id, and its real path; no debug information is loaded,
+ * loader's count of loads and unloads changed (checked after each dlclose,
+ * and for an address outside every segment). Nothing is read from disk
+ * but a module's size (stat) when it has no build-id, and its real path;
+ * no debug information is loaded,
  * so the program's link map, memory and descriptors stay its own. Function
  * names, files, lines and inlined frames come later, outside the process
  * (`memtrace symbolize`, lib/symbolize/).
  *
- * Results are cached per address (the writer asks again whenever a code
+ * Results are cached per code (the writer asks again whenever a code
  * falls out of its backtrace cache).
+ *
+ * Codes: a trace may describe a code only once (a code described again must
+ * say the same), so a library unloaded and another (or the same one) loaded
+ * at its place must not reuse the first one's codes. Each scan compares the
+ * executable segments with the previous scan's; a segment gone since is
+ * retired, which counts one more unload for every address it covered. A
+ * return address's code is the address with that count in bits 48..62
+ * (plain address while the count is 0, as in every trace without such a
+ * reload); the dlclose wrapper makes the writer scan before it turns the
+ * next record's addresses into codes (mtr_modules_unloaded). The count
+ * stops at 0x7fff: from there, a range keeps its last code. A process with
+ * a module above 2^48 keeps plain addresses as codes throughout.
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -44,7 +57,21 @@ struct module {
 struct segment {
     uintptr_t lo, hi;    /* executable PT_LOAD, [lo, hi) */
     size_t module;
+    const char *path;    /* interned: with bias, what identifies a load */
+    uintptr_t bias;
 };
+
+/* From `at` up to the next mark, addresses were unloaded `count` times. */
+struct mark {
+    uintptr_t at;
+    uint32_t count;
+};
+
+#define COUNT_SHIFT 48
+#define COUNT_MAX 0x7fffu
+#define ADDR_MASK ((UINT64_C(1) << COUNT_SHIFT) - 1)
+
+static unsigned long unloads;   /* dlclose calls, bumped after the real one */
 
 struct entry {
     mt_location_code code;   /* 0 = empty slot */
@@ -57,6 +84,12 @@ struct mtr_modules {
     size_t nmods, capmods;
     struct segment *segs;
     size_t nsegs, capsegs;
+    struct segment *prev;        /* the previous scan's, to see what went */
+    size_t nprev, capprev;
+    struct mark *marks;          /* sorted by at; none: every code is its address */
+    size_t nmarks, capmarks;
+    int wide;                    /* a module above 2^48: codes stay addresses */
+    unsigned long seen_unloads;  /* `unloads` at the last scan */
     char **paths;                /* interned module paths */
     size_t npaths, cappaths;
     unsigned long long loads;    /* dlpi_adds + dlpi_subs at the last scan */
@@ -162,7 +195,9 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *data)
             return 1;
         s->segs[s->nsegs++] = (struct segment){ info->dlpi_addr + ph->p_vaddr,
                                                 info->dlpi_addr + ph->p_vaddr + ph->p_memsz,
-                                                s->nmods };
+                                                s->nmods, m->path, m->bias };
+        if ((s->segs[s->nsegs - 1].hi - 1) >> COUNT_SHIFT)
+            s->wide = 1;
     }
     s->nmods++;
     return 0;
@@ -174,16 +209,112 @@ static int by_lo(const void *a, const void *b)
     return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/* ------------------------------------------------------------ unloads */
+
+/* The number of marks at or below addr. */
+static size_t marks_upto(const mtr_modules *s, uintptr_t addr)
+{
+    size_t lo = 0, hi = s->nmarks;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->marks[mid].at <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* A mark at addr, carrying the count in force there. */
+static int split_at(mtr_modules *s, uintptr_t addr)
+{
+    size_t i = marks_upto(s, addr);
+    if (i > 0 && s->marks[i - 1].at == addr)
+        return 0;
+    if (MT_VEC_ROOM_IN(mtr_heap_realloc, s->marks, s->nmarks, s->capmarks, 16) < 0)
+        return -1;
+    memmove(&s->marks[i + 1], &s->marks[i], (s->nmarks - i) * sizeof *s->marks);
+    s->marks[i] = (struct mark){ addr, i > 0 ? s->marks[i - 1].count : 0 };
+    s->nmarks++;
+    return 0;
+}
+
+/* [lo, hi) was unloaded: its addresses get codes not used before. (Out of
+ * memory, they keep their codes: the old library's names may then stay.) */
+static void retire(mtr_modules *s, uintptr_t lo, uintptr_t hi)
+{
+    if (s->wide || split_at(s, lo) != 0 || split_at(s, hi) != 0)
+        return;
+    for (size_t i = marks_upto(s, lo) - 1; i < s->nmarks && s->marks[i].at < hi; i++)
+        if (s->marks[i].count < COUNT_MAX)
+            s->marks[i].count++;
+}
+
+static int same_load(const struct segment *a, const struct segment *b)
+{
+    return a->lo == b->lo && a->hi == b->hi && a->path == b->path && a->bias == b->bias;
+}
+
+/* Retires each segment of the previous scan that this one lacks. */
+static void retire_gone(mtr_modules *s)
+{
+    for (size_t i = 0; i < s->nprev; i++) {
+        const struct segment *g = &s->prev[i];
+        size_t lo = 0, hi = s->nsegs;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (s->segs[mid].lo < g->lo)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        int kept = 0;
+        for (size_t j = lo; j < s->nsegs && s->segs[j].lo == g->lo && !kept; j++)
+            kept = same_load(&s->segs[j], g);
+        if (!kept)
+            retire(s, g->lo, g->hi);
+    }
+}
+
 /* Rebuilds the tables. Paths are interned for the module table's lifetime:
  * cached locations point at them, and a library loaded again and again
  * costs one string. */
 static void scan(mtr_modules *s)
 {
+    struct segment *t = s->prev;
+    size_t tcap = s->capprev;
+    s->prev = s->segs;
+    s->capprev = s->capsegs;
+    s->nprev = s->nsegs;
+    s->segs = t;
+    s->capsegs = tcap;
+    s->seen_unloads = __atomic_load_n(&unloads, __ATOMIC_ACQUIRE);
     s->loads = loads_now();
     s->nmods = 0;
     s->nsegs = 0;
     dl_iterate_phdr(add_module, s);
     mtr_sort(s->segs, s->nsegs, sizeof *s->segs, by_lo);
+    retire_gone(s);
+}
+
+void mtr_modules_unloaded(void)
+{
+    __atomic_add_fetch(&unloads, 1, __ATOMIC_RELEASE);
+}
+
+void mtr_modules_codes(mtr_modules *s, const uint64_t *frames, size_t n, uint64_t *out)
+{
+    if (s && __atomic_load_n(&unloads, __ATOMIC_ACQUIRE) != s->seen_unloads)
+        scan(s);   /* a dlclose since: retire what went before coding what came */
+    for (size_t i = 0; i < n; i++) {
+        uint64_t pc = frames[n - 1 - i];
+        if (s && s->nmarks && pc > 4096 && !(pc >> COUNT_SHIFT)) {
+            size_t k = marks_upto(s, (uintptr_t)pc - 1);
+            if (k > 0)
+                pc |= (uint64_t)s->marks[k - 1].count << COUNT_SHIFT;
+        }
+        out[i] = pc;
+    }
 }
 
 static const struct module *find(mtr_modules *s, uintptr_t pc)
@@ -239,14 +370,32 @@ static int grow(mtr_modules *s)
     return 0;
 }
 
-static int describe(mtr_modules *s, uintptr_t pc, mt_location *loc)
+/* The module that held code's address when the code was made, or NULL: none,
+ * or it went since (the code's count of unloads is no longer its range's). */
+static const struct module *module_of(mtr_modules *s, uint64_t code, uintptr_t *pc)
 {
+    *pc = (uintptr_t)code;
+    if (s->nmarks && !s->wide) {
+        *pc = (uintptr_t)(code & ADDR_MASK);
+        size_t k = marks_upto(s, *pc - 1);
+        if (code >> COUNT_SHIFT != (k > 0 ? s->marks[k - 1].count : 0))
+            return NULL;   /* no name rather than the next library's */
+    }
     /* The call instruction lies before the return address: look up pc - 1
      * (a call at the very end of a segment returns just past it). */
-    const struct module *m = find(s, pc - 1);
+    return find(s, *pc - 1);
+}
+
+static int describe(mtr_modules *s, uint64_t code, mt_location *loc)
+{
+    if (__atomic_load_n(&unloads, __ATOMIC_ACQUIRE) != s->seen_unloads)
+        scan(s);   /* a dlclose since the last scan: the table must not name
+                    * a new library's address after the one that was there */
+    uintptr_t pc;
+    const struct module *m = module_of(s, code, &pc);
     if (!m && loads_now() != s->loads) {
-        scan(s);   /* a library loaded or unloaded since the last scan */
-        m = find(s, pc - 1);
+        scan(s);   /* a library loaded (or unloaded) since the last scan */
+        m = module_of(s, code, &pc);
     }
     if (!m)
         return -1;
@@ -273,7 +422,7 @@ int mtr_modules_resolve(void *ctx, mt_location_code code, const mt_location **lo
     struct entry *e = slot(s, code);
     if (!e->code) {
         e->code = code;
-        e->known = describe(s, (uintptr_t)code, &e->loc) == 0;
+        e->known = describe(s, code, &e->loc) == 0;
         s->used++;
     }
     if (!e->known)

@@ -24,5 +24,11 @@ MT_HIDDEN mtr_modules *mtr_modules_new(void);
  * Gives one raw location, or -1 for an address outside every module. */
 MT_HIDDEN int mtr_modules_resolve(void *ctx, mt_location_code code,
                              const mt_location **locs, size_t *n);
+/* frames (n return addresses, innermost first) -> out (n codes, caller
+ * first): an address keeps its value as code until its range is unloaded;
+ * then it gets codes of its own (modules.c, "Codes"). ctx may be NULL. */
+MT_HIDDEN void mtr_modules_codes(mtr_modules *s, const uint64_t *frames, size_t n, uint64_t *out);
+/* exec.c's dlclose, after the real one: a module may be gone. */
+MT_HIDDEN void mtr_modules_unloaded(void);
 
 #endif

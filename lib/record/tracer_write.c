@@ -78,8 +78,7 @@ void mtr_tr_put_record(void *ctx, const struct mtr_rec *r)
     int rc;
     if (r->kind == MT_REC_ALLOC) {
         size_t n = r->nframes;
-        for (size_t i = 0; i < n; i++)   /* caller first */
-            mtr_tr.bt[i] = r->frames[n - 1 - i];
+        mtr_modules_codes(mtr_tr.modules, r->frames, n, mtr_tr.bt);   /* caller first */
         mt_obj_id id;
         rc = mt_writer_put_alloc(mtr_tr.w, r->time, r->size, r->n_samples, mtr_tr_source(r->source),
                                  mtr_tr.bt, n, &id);
