@@ -47,15 +47,6 @@ agrees() {
     check "$1: the fast path did at least $2% of the walks ($f fast, $b by libunwind)" \
         test $((100 * f)) -ge $(($2 * w))
 }
-stacks() {
-    "$MT_BIN" dump "$1" | awk '
-        $1 == "ev" && $3 == "alloc" { if (have) print line; line = ""; have = 1; next }
-        $1 == "bt" { line = (line == "" ? "" : line " > ") $NF; next }
-        END { if (have) print line }'
-}
-share() {
-    awk -v re="$2" '{ n++ } $0 ~ re { k++ } END { print n ? int(100 * k / n) : 0 }' "$1"
-}
 # chain NAME ERE MIN WHAT: at least MIN% of NAME's stacks match ERE.
 chain() {
     stacks "$T/$1.ctf" >"$T/$1.st"

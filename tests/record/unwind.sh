@@ -15,18 +15,6 @@ NOFP=$T/nofp
 "${CC:-cc}" -std=gnu11 -O2 -g -fno-omit-frame-pointer -o "$NOFP-fp" tests/record/nofp/nofp.c ||
     { fail "nofp.c builds with frame pointers"; finish; }
 
-# stacks DUMP: one line per sampled allocation, its frames' function names
-# outermost first, separated by " > ".
-stacks() {
-    "$MT_BIN" dump "$1" | awk '
-        $1 == "ev" && $3 == "alloc" { if (have) print line; line = ""; have = 1; next }
-        $1 == "bt" { line = (line == "" ? "" : line " > ") $NF; next }
-        END { if (have) print line }'
-}
-# share FILE PATTERN: percentage of the lines of FILE matching PATTERN (ERE).
-share() {
-    awk -v re="$2" '{ n++ } $0 ~ re { k++ } END { print n ? int(100 * k / n) : 0 }' "$1"
-}
 chain='main > nofp_level1 > nofp_level2 > nofp_level3 > nofp_level4$'
 
 for mode in dwarf auto; do
