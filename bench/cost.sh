@@ -9,7 +9,8 @@
 #     the per-round ratios. Then
 #     the free filter's false positives (bench/free_filter.c), and the
 #     instructions the wrappers add to a malloc+free pair and to a
-#     new[]+delete[] pair (valgrind).
+#     new[]+delete[] pair, and the sampling's share of instructions on
+#     the workload (valgrind).
 #  2. gcc -O1 -c of a generated 13,000-line C file under `memtrace run` at
 #     the default interval, under perf record (children followed): the
 #     share of CPU samples in the interposition wrappers (what any malloc
@@ -76,6 +77,11 @@ if command -v valgrind >/dev/null 2>&1; then
     else
         echo "interposition: no C++ compiler: new+delete not counted"
     fi
+    # The sampling's own instructions, every thread's (the writer's too):
+    # figure 1's workload on PAIRS/5 pairs, sampling over never sampling.
+    si=$(ir env LD_PRELOAD="$LIB" MEMTRACE="$tmp/si.ctf" "$B/bench/alloc_bench" $((PAIRS / 5)) 2 0)
+    ni=$(ir env LD_PRELOAD="$LIB" MEMTRACE="$tmp/ni.ctf" MEMTRACE_RATE=1e-18 "$B/bench/alloc_bench" $((PAIRS / 5)) 2 0)
+    awk -v s="$si" -v n="$ni" 'BEGIN { printf "sampling: %.2f %% more instructions than never sampling (valgrind callgrind, all threads)\n", 100 * (s / n - 1) }'
 else
     echo "interposition: valgrind missing: instructions per pair not counted"
 fi
