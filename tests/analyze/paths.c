@@ -15,15 +15,6 @@
 #include "memtrace/analyze.h"
 #include "testtrace.h"
 
-static int resolve(void *ctx, mt_location_code code, const mt_location **l, size_t *n)
-{
-    (void)ctx;
-    (void)code;
-    (void)l;
-    (void)n;
-    return -1; /* frames named by their address */
-}
-
 static uint64_t mix(uint64_t x)
 {
     x ^= x >> 31;
@@ -49,7 +40,7 @@ static size_t path_of(uint64_t p, uint64_t *codes)
 static int write_trace(const char *path, uint64_t npaths, int rounds)
 {
     int fd;
-    mt_writer *w = tt_writer_open(path, "paths-test", 0.01, resolve, &fd);
+    mt_writer *w = tt_writer_open(path, "paths-test", 0.01, tt_resolve_none, &fd);
     if (!w)
         return -1;
     mt_timestamp t = TT_START;

@@ -17,15 +17,6 @@
 #include "memtrace/analyze.h"
 #include "testtrace.h"
 
-static int resolve(void *ctx, mt_location_code code, const mt_location **l, size_t *n)
-{
-    (void)ctx;
-    (void)code;
-    (void)l;
-    (void)n;
-    return -1; /* frames named by their address */
-}
-
 enum { A = 0x100, B = 0x110, C = 0x120, D = 0x130, E = 0x140 };
 
 /* The tricky sequence: each backtrace (outermost first, 0-terminated) and
@@ -75,7 +66,7 @@ static int kc_cmp(const void *a, const void *b)
 static int write_trace(const char *path, int big)
 {
     int fd;
-    mt_writer *w = tt_writer_open(path, "repeats-test", 1, resolve, &fd);
+    mt_writer *w = tt_writer_open(path, "repeats-test", 1, tt_resolve_none, &fd);
     if (!w)
         return -1;
     mt_timestamp t = TT_START;

@@ -111,6 +111,16 @@ static inline int tt_resolve(void *ctx, mt_location_code code, const mt_location
     return 0;
 }
 
+/* A resolver that names nothing: frames are named by their address. */
+static inline int tt_resolve_none(void *ctx, mt_location_code code, const mt_location **l, size_t *n)
+{
+    (void)ctx;
+    (void)code;
+    (void)l;
+    (void)n;
+    return -1;
+}
+
 /* The model of the test trace at path, whole (fold 0) or folded with live
  * measured at the end (fold 1); NULL after a FAIL line saying why. */
 static inline mt_model *tt_load(const char *path, int fold)
