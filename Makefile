@@ -77,6 +77,7 @@ SYMBOLIZE_SRC := $(wildcard lib/symbolize/*.c)
 VIEWER_SRC  := $(wildcard viewer/*.c)
 CLI_SRC     := $(wildcard programs/*.c)
 # lib/push: sending profiles to profiling engines (libcurl), the CLI's only
+# (libcurl and libmicrohttpd are loaded at first use, lib/common/dynlib.h: not linked)
 PUSH_SRC    := $(wildcard lib/push/*.c)
 # lib/inject: calls into another process with ptrace (memtrace attach), the CLI's only
 INJECT_SRC  := $(wildcard lib/inject/*.c)
@@ -100,7 +101,7 @@ VIEWER_GEN_OBJ := $(BUILD)/gen/viewer_assets.o
 # Libraries each layer links against.
 RECORD_LIBS  := -lpthread -ldl
 ANALYZE_LIBS := -lpcre2-8 -lz -lm
-CLI_LIBS     := -lcurl -lmicrohttpd -lpcre2-8 -ldw -lelf -lz -lm -lpthread -ldl
+CLI_LIBS     := -lpcre2-8 -ldw -lelf -lz -lm -lpthread -ldl
 SYMBOLIZE_LIBS := -ldw -lelf -lz -lpthread -ldl
 # libdw is for the symbolizer (lib/symbolize), which only the CLI links
 # (and libmemtrace-symbolize.so, which the Python package loads).

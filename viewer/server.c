@@ -13,6 +13,8 @@
  * Each connection gets a thread, so several tabs can be served at once; many
  * connections are allowed, idle ones are dropped quickly and, beyond
  * loopback, one address cannot hold more than a few (slow clients).
+ * libmicrohttpd is loaded when the first server opens (lib/common/dynlib.h),
+ * not with the CLI.
  */
 #include "server.h"
 #include "assets.h"
@@ -31,7 +33,34 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "dynlib.h"
 #include "json.h"
+
+/* libmicrohttpd's functions, loaded by vsrv_open (microhttpd.h gives their
+ * types). */
+static struct {
+    __typeof__(MHD_lookup_connection_value) *lookup_connection_value;
+    __typeof__(MHD_add_response_header) *add_response_header;
+    __typeof__(MHD_create_response_from_buffer) *create_response_from_buffer;
+    __typeof__(MHD_queue_response) *queue_response;
+    __typeof__(MHD_destroy_response) *destroy_response;
+    __typeof__(MHD_get_connection_values) *get_connection_values;
+    __typeof__(MHD_start_daemon) *start_daemon;
+    __typeof__(MHD_stop_daemon) *stop_daemon;
+} mhd;
+
+static const struct mt_dynsym mhd_syms[] = {
+    {"MHD_lookup_connection_value", (void **)&mhd.lookup_connection_value},
+    {"MHD_add_response_header", (void **)&mhd.add_response_header},
+    {"MHD_create_response_from_buffer", (void **)&mhd.create_response_from_buffer},
+    {"MHD_queue_response", (void **)&mhd.queue_response},
+    {"MHD_destroy_response", (void **)&mhd.destroy_response},
+    {"MHD_get_connection_values", (void **)&mhd.get_connection_values},
+    {"MHD_start_daemon", (void **)&mhd.start_daemon},
+    {"MHD_stop_daemon", (void **)&mhd.stop_daemon},
+};
+static struct mt_dynlib libmhd = MT_DYNLIB_INIT("libmicrohttpd.so.12",
+    "libmicrohttpd12 or libmicrohttpd12t64", "the viewer", mhd_syms);
 
 /* A name the Host and Origin headers may carry. */
 struct host_name {
@@ -68,7 +97,7 @@ const char *vreq_arg(const vreq *req, const char *name)
                 return p[1];
         return NULL;
     }
-    return MHD_lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
+    return mhd.lookup_connection_value(req->conn, MHD_GET_ARGUMENT_KIND, name);
 }
 
 vreq *vreq_local(const char *const *pairs)
@@ -133,12 +162,12 @@ static const struct mt_viewer_asset *find_asset(const char *path)
 
 static void common_headers(struct MHD_Response *r, const char *type)
 {
-    MHD_add_response_header(r, "Content-Type", type);
-    MHD_add_response_header(r, "Cache-Control", "no-store");
-    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(r, "X-Frame-Options", "DENY");
-    MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
-    MHD_add_response_header(r, "Content-Security-Policy",
+    mhd.add_response_header(r, "Content-Type", type);
+    mhd.add_response_header(r, "Cache-Control", "no-store");
+    mhd.add_response_header(r, "X-Content-Type-Options", "nosniff");
+    mhd.add_response_header(r, "X-Frame-Options", "DENY");
+    mhd.add_response_header(r, "Referrer-Policy", "no-referrer");
+    mhd.add_response_header(r, "Content-Security-Policy",
                             "default-src 'self'; img-src 'self' data:; "
                             "style-src 'self'; script-src 'self'; frame-ancestors 'none'");
 }
@@ -147,7 +176,7 @@ static enum MHD_Result send_body(struct MHD_Connection *c, int status, const cha
                                  const void *body, size_t len, enum MHD_ResponseMemoryMode mode,
                                  int retry_after)
 {
-    struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)body, mode);
+    struct MHD_Response *r = mhd.create_response_from_buffer(len, (void *)body, mode);
     if (!r) {
         if (mode == MHD_RESPMEM_MUST_FREE)
             free((void *)body);
@@ -155,14 +184,14 @@ static enum MHD_Result send_body(struct MHD_Connection *c, int status, const cha
     }
     common_headers(r, type);
     if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-        MHD_add_response_header(r, "Allow", "GET, HEAD");
+        mhd.add_response_header(r, "Allow", "GET, HEAD");
     if (retry_after > 0) {
         char ra[16];
         snprintf(ra, sizeof ra, "%d", retry_after);
-        MHD_add_response_header(r, "Retry-After", ra);
+        mhd.add_response_header(r, "Retry-After", ra);
     }
-    enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, r);
-    MHD_destroy_response(r);
+    enum MHD_Result ret = mhd.queue_response(c, (unsigned)status, r);
+    mhd.destroy_response(r);
     return ret;
 }
 
@@ -294,10 +323,10 @@ static int host_allowed(const struct vsrv *s, const char *host)
  * site as the viewer. */
 static const char *api_refusal(const struct vsrv *s, struct MHD_Connection *c)
 {
-    const char *site = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Site");
+    const char *site = mhd.lookup_connection_value(c, MHD_HEADER_KIND, "Sec-Fetch-Site");
     if (site && strcasecmp(site, "same-origin") && strcasecmp(site, "none"))
         return "request from another site (Sec-Fetch-Site)";
-    const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+    const char *origin = mhd.lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
     if (!origin)
         return NULL;
     if (!strncasecmp(origin, "http://", 7) && names_server(s, origin + 7, 80, 0))
@@ -327,13 +356,13 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     int head = !strcmp(method, "HEAD");
     if (strcmp(method, "GET") && !head)
         return send_error(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "method %.32s not allowed", method);
-    if (!host_allowed(s, MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Host")))
+    if (!host_allowed(s, mhd.lookup_connection_value(conn, MHD_HEADER_KIND, "Host")))
         return send_error(conn, MHD_HTTP_FORBIDDEN, "unexpected Host header");
     if (!path_is_sane(url))
         return send_error(conn, MHD_HTTP_BAD_REQUEST, "malformed path");
 
     struct arg_check ac = {0, 0, NULL};
-    MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, check_arg, &ac);
+    mhd.get_connection_values(conn, MHD_GET_ARGUMENT_KIND, check_arg, &ac);
     if (ac.count > VSRV_MAX_ARGS)
         return send_error(conn, MHD_HTTP_BAD_REQUEST, "too many query parameters (%d)", ac.count);
     if (ac.too_long)
@@ -409,7 +438,7 @@ static struct MHD_Daemon *start_on(struct vsrv *s, int fd, int v6)
     /* Per address: beyond loopback, so that one machine cannot take every
      * connection; on loopback every client has the same address. */
     unsigned per_ip = s->loopback ? 0 : VSRV_MAX_CONN_PER_IP;
-    return MHD_start_daemon(flags, 0, NULL, NULL, handle, s,
+    return mhd.start_daemon(flags, 0, NULL, NULL, handle, s,
                             MHD_OPTION_LISTEN_SOCKET, fd,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(VSRV_MAX_URL * 2),
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)VSRV_MAX_CONNECTIONS,
@@ -552,6 +581,11 @@ vsrv *vsrv_start(const char *host, int port, int tries, vsrv_api_fn api, void *c
 vsrv *vsrv_open(const vsrv_config *cfg, vsrv_api_fn api, void *ctx, char **error)
 {
     *error = NULL;
+    const char *lerr = mt_dynlib_load(&libmhd);
+    if (lerr) {
+        *error = strdup(lerr);
+        return NULL;
+    }
     const char *host = cfg->host ? cfg->host : "127.0.0.1";
     int port = cfg->port, tries = cfg->tries;
     if (!strcmp(host, "localhost"))
@@ -666,6 +700,6 @@ void vsrv_stop(vsrv *s)
 {
     if (!s)
         return;
-    MHD_stop_daemon(s->daemon);
+    mhd.stop_daemon(s->daemon);
     vsrv_free(s);
 }

@@ -4,7 +4,8 @@
  * libcurl, retries 429, 5xx and transport failures with exponential
  * backoff (or the server's Retry-After), drops other refusals at once, and
  * counts every profile it does not deliver. The snapshot loop only takes
- * the mutex to queue a body: it never waits on the network.
+ * the mutex to queue a body: it never waits on the network. libcurl is
+ * loaded when the first pusher starts (lib/common/dynlib.h), not with the CLI.
  */
 #include "push.h"
 
@@ -15,7 +16,37 @@
 #include <string.h>
 #include <time.h>
 
+#include "dynlib.h"
 #include "thread_start.h"
+
+/* libcurl's functions, loaded by mt_push_start (curl.h gives their types). */
+static struct {
+    __typeof__(curl_global_init) *global_init;
+    __typeof__(curl_easy_init) *easy_init;
+    __typeof__(curl_easy_setopt) *easy_setopt;
+    __typeof__(curl_easy_perform) *easy_perform;
+    __typeof__(curl_easy_cleanup) *easy_cleanup;
+    __typeof__(curl_easy_reset) *easy_reset;
+    __typeof__(curl_easy_getinfo) *easy_getinfo;
+    __typeof__(curl_easy_strerror) *easy_strerror;
+    __typeof__(curl_slist_append) *slist_append;
+    __typeof__(curl_slist_free_all) *slist_free_all;
+} cu;
+
+static const struct mt_dynsym curl_syms[] = {
+    {"curl_global_init", (void **)&cu.global_init},
+    {"curl_easy_init", (void **)&cu.easy_init},
+    {"curl_easy_setopt", (void **)&cu.easy_setopt},
+    {"curl_easy_perform", (void **)&cu.easy_perform},
+    {"curl_easy_cleanup", (void **)&cu.easy_cleanup},
+    {"curl_easy_reset", (void **)&cu.easy_reset},
+    {"curl_easy_getinfo", (void **)&cu.easy_getinfo},
+    {"curl_easy_strerror", (void **)&cu.easy_strerror},
+    {"curl_slist_append", (void **)&cu.slist_append},
+    {"curl_slist_free_all", (void **)&cu.slist_free_all},
+};
+static struct mt_dynlib libcurl =
+    MT_DYNLIB_INIT("libcurl.so.4", "libcurl4 or libcurl4t64", "sending profiles", curl_syms);
 
 typedef struct item {
     struct item *next;
@@ -109,58 +140,58 @@ static int post(mt_push *p, CURL *h, const item *it, double timeout_s, char *msg
 {
     reply r = { .retry_after = -1 };
     struct curl_slist *hd = NULL;
-    hd = curl_slist_append(hd, p->c.format == MT_PUSH_OTLP ? "Content-Type: application/x-protobuf"
+    hd = cu.slist_append(hd, p->c.format == MT_PUSH_OTLP ? "Content-Type: application/x-protobuf"
                                : p->c.format == MT_PUSH_PYROSCOPE_INGEST
                                    ? "Content-Type: application/octet-stream"
                                    : "Content-Type: application/json");
     if (p->c.format == MT_PUSH_OTLP)
-        hd = curl_slist_append(hd, "Content-Encoding: gzip");
+        hd = cu.slist_append(hd, "Content-Encoding: gzip");
     if (p->tenant_hdr)
-        hd = curl_slist_append(hd, p->tenant_hdr);
+        hd = cu.slist_append(hd, p->tenant_hdr);
     if (p->auth && !strncmp(p->auth, "Bearer ", 7)) {
         char a[4200];
         snprintf(a, sizeof a, "Authorization: %s", p->auth);
-        hd = curl_slist_append(hd, a);
+        hd = cu.slist_append(hd, a);
     }
-    hd = curl_slist_append(hd, "Expect:");
-    curl_easy_reset(h);
+    hd = cu.slist_append(hd, "Expect:");
+    cu.easy_reset(h);
     char *url = NULL;
     if (it->query) {
         size_t k = strlen(p->url) + strlen(it->query) + 2;
         if ((url = malloc(k)))
             snprintf(url, k, "%s%c%s", p->url, strchr(p->url, '?') ? '&' : '?', it->query);
     }
-    curl_easy_setopt(h, CURLOPT_URL, url ? url : p->url);
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
-    curl_easy_setopt(h, CURLOPT_POST, 1L);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, (const char *)it->body);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)it->len);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(p->c.connect_timeout_s * 1000));
+    cu.easy_setopt(h, CURLOPT_URL, url ? url : p->url);
+    cu.easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    cu.easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+    cu.easy_setopt(h, CURLOPT_HTTPHEADER, hd);
+    cu.easy_setopt(h, CURLOPT_POST, 1L);
+    cu.easy_setopt(h, CURLOPT_POSTFIELDS, (const char *)it->body);
+    cu.easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)it->len);
+    cu.easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(p->c.connect_timeout_s * 1000));
     long tmo = (long)(timeout_s * 1000);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, tmo > 1 ? tmo : 1L);
-    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-    curl_easy_setopt(h, CURLOPT_HEADERDATA, &r);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &r);
-    curl_easy_setopt(h, CURLOPT_USERAGENT, "memtrace");
-    curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
-    curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
-    curl_easy_setopt(h, CURLOPT_XFERINFODATA, p);
+    cu.easy_setopt(h, CURLOPT_TIMEOUT_MS, tmo > 1 ? tmo : 1L);
+    cu.easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    cu.easy_setopt(h, CURLOPT_HEADERDATA, &r);
+    cu.easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    cu.easy_setopt(h, CURLOPT_WRITEDATA, &r);
+    cu.easy_setopt(h, CURLOPT_USERAGENT, "memtrace");
+    cu.easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
+    cu.easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
+    cu.easy_setopt(h, CURLOPT_XFERINFODATA, p);
     if (p->auth && strncmp(p->auth, "Bearer ", 7) != 0) {
-        curl_easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
-        curl_easy_setopt(h, CURLOPT_USERPWD, p->auth);
+        cu.easy_setopt(h, CURLOPT_HTTPAUTH, (long)CURLAUTH_BASIC);
+        cu.easy_setopt(h, CURLOPT_USERPWD, p->auth);
     }
-    CURLcode rc = curl_easy_perform(h);
-    curl_slist_free_all(hd);
+    CURLcode rc = cu.easy_perform(h);
+    cu.slist_free_all(hd);
     free(url);
     *retry_after = r.retry_after;
     if (rc != CURLE_OK) {
-        snprintf(msg, cap, "%s", curl_easy_strerror(rc));
+        snprintf(msg, cap, "%s", cu.easy_strerror(rc));
         return 1;
     }
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r.status);
+    cu.easy_getinfo(h, CURLINFO_RESPONSE_CODE, &r.status);
     if (r.status >= 200 && r.status < 300)
         return 0;
     for (char *c = r.body; *c; c++)
@@ -188,7 +219,7 @@ static void wait_until(mt_push *p, double t)
 static void *run(void *arg)
 {
     mt_push *p = arg;
-    CURL *h = curl_easy_init();
+    CURL *h = cu.easy_init();
     double backoff = p->c.backoff_s;
     pthread_mutex_lock(&p->mu);
     for (;;) {
@@ -258,7 +289,7 @@ static void *run(void *arg)
     }
     pthread_mutex_unlock(&p->mu);
     if (h)
-        curl_easy_cleanup(h);
+        cu.easy_cleanup(h);
     return NULL;
 }
 
@@ -291,8 +322,14 @@ mt_push *mt_push_start(const mt_push_config *c, char **err)
     }
     if (c->auth && !(p->auth = strdup(c->auth)))
         goto oom;
+    const char *lerr = mt_dynlib_load(&libcurl);
+    if (lerr) {
+        if (err)
+            *err = strdup(lerr);
+        goto fail;
+    }
     /* (the CLI's main thread, before any other thread uses libcurl) */
-    if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+    if (cu.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
         if (err)
             *err = strdup("cannot initialise libcurl");
         goto fail;
