@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "build.h"
+#include "radix.h"
 #include "route.h"
 #include "warn.h"
 
@@ -132,39 +133,6 @@ static int cmp_seq(const void *x, const void *y)
     return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-static unsigned bits_for(uint64_t x)
-{
-    return x ? 64 - (unsigned)__builtin_clzll(x) : 0;
-}
-
-/* Sorts keys[0..n) by their bits lo .. lo + nbits - 1 (a radix sort, 16
- * bits a pass; tmp has room for n keys). Returns the sorted array: keys
- * or tmp. */
-static uint64_t *radix_sort(uint64_t *keys, uint64_t *tmp, size_t n, unsigned lo, unsigned nbits)
-{
-    size_t *count = malloc(((size_t)1 << 16) * sizeof *count);
-    if (!count)
-        return NULL;
-    for (unsigned shift = lo; shift < lo + nbits; shift += 16) {
-        memset(count, 0, ((size_t)1 << 16) * sizeof *count);
-        for (size_t i = 0; i < n; i++)
-            count[(keys[i] >> shift) & 0xffff]++;
-        size_t sum = 0;
-        for (size_t d = 0; d < ((size_t)1 << 16); d++) {
-            size_t c = count[d];
-            count[d] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++)
-            tmp[count[(keys[i] >> shift) & 0xffff]++] = keys[i];
-        uint64_t *t = keys;
-        keys = tmp;
-        tmp = t;
-    }
-    free(count);
-    return keys;
-}
-
 /* Folds the blocks never collected (live in the pool, or displaced by a
  * reused id), in allocation order. Their sequence numbers are distinct
  * and below n_allocs_read, so (seq, index) packed in one word sorts by a
@@ -180,7 +148,7 @@ static int fold_never_collected(builder *b)
     l->slots = NULL;
     l->ring = NULL;
     l->count = 0;
-    unsigned seq_bits = bits_for(m->fold->n_allocs_read), idx_bits = bits_for(n);
+    unsigned seq_bits = mt_bits_for(m->fold->n_allocs_read), idx_bits = mt_bits_for(n);
     int rc = 0;
     if (seq_bits + idx_bits <= 64 && !(mt_read_forced() & MT_ROUTE_QSORT)) {
         uint64_t *v = malloc((n ? n : 1) * sizeof *v), *tmp = malloc((n ? n : 1) * sizeof *tmp);
@@ -194,7 +162,7 @@ static int fold_never_collected(builder *b)
                 v[k++] = l->pool[i].seq << idx_bits | i;
         for (size_t i = 0; i < b->displaced.n; i++)
             v[k++] = b->displaced.v[i].seq << idx_bits | (l->n_pool + i);
-        uint64_t *sorted = radix_sort(v, tmp, k, idx_bits, seq_bits);
+        uint64_t *sorted = mt_radix_sort(v, tmp, k, idx_bits, seq_bits);
         uint64_t mask = idx_bits ? (((uint64_t)1 << (idx_bits - 1)) << 1) - 1 : 0;
         for (size_t i = 0; sorted && i < k && rc == 0; i++) {
             size_t j = (size_t)(sorted[i] & mask);
