@@ -327,12 +327,12 @@ int mt_symbolize_file(const char *path, const mt_symbolize_options *opts,
         fail(error, "%s: %s", tmp, mt_writer_error(w));
         goto out;
     }
-    if (mt_fdsink_flush(sink) < 0 || fsync(fd) < 0) {
-        fail(error, "%s: %s", tmp, strerror(errno));
+    if (rw.st.raw == 0) {
+        rc = 0;   /* nothing to do: the original stays, untouched (the copy unsynced) */
         goto out;
     }
-    if (rw.st.raw == 0) {
-        rc = 0;   /* nothing to do: the original stays, untouched */
+    if (mt_fdsink_flush(sink) < 0 || fsync(fd) < 0) {
+        fail(error, "%s: %s", tmp, strerror(errno));
         goto out;
     }
     if (anon) {
