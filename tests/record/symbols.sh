@@ -25,6 +25,20 @@ preload "$T/nodebug.ctf" $rate "$T/sites-nodebug" >/dev/null || fail "sites-node
 "$MT_BIN" dump --raw-frames "$T/nodebug.ctf" >"$T/nodebug.dump"
 check "without debug info: the symbol, with the module as file" grep -Eq ' [^ ]*sites-nodebug:0:[0-9]+-[0-9]+ site_small_freed$' "$T/nodebug.dump"
 
+# Names from the symbol table alone, where one address has several: the
+# global one before the weak alias (the table sorted by address, aliases
+# kept once).
+cat >"$T/alias.c" <<'EOF'
+#include <stdlib.h>
+__attribute__((noinline)) void *alloc_target(size_t n) { void *p = malloc(n); __asm__ volatile("" : : "r"(p) : "memory"); return p; }
+void *alloc_weak_alias(size_t n) __attribute__((weak, alias("alloc_target")));
+int main(void) { for (int i = 0; i < 20000; i++) free(alloc_target(1000)); return 0; }
+EOF
+gcc -O1 -o "$T/alias" "$T/alias.c" || fail "alias.c builds"
+preload "$T/alias.ctf" $rate "$T/alias" >/dev/null || fail "alias ran"
+"$MT_BIN" dump --raw-frames "$T/alias.ctf" >"$T/alias.dump"
+check "an address's global name before its weak alias" sh -c "grep -Eq ' [^ ]*alias:0:[0-9]+-[0-9]+ alloc_target\$' '$T/alias.dump' && ! grep -q alloc_weak_alias '$T/alias.dump'"
+
 cp "$PROGS/sites" "$T/sites-stripped" && strip --strip-all "$T/sites-stripped"
 preload "$T/stripped.ctf" $rate "$T/sites-stripped" >/dev/null || fail "sites-stripped ran"
 "$MT_BIN" dump --raw-frames "$T/stripped.ctf" >"$T/stripped.dump"
