@@ -9,6 +9,8 @@
  * bit means "not sampled" for certain; a set one sends free() to the table,
  * which has the answer. With the default sampling interval a program
  * holds a few hundred sampled blocks, so almost every free() sees a zero.
+ * A free() behind a set bit counts itself in mtr_tls.marked, which the
+ * thread's next table lookup folds into its shard (mt_memprof_free_marked).
  *
  * The table is split into shards, each an open-addressing array under its
  * own lock (a short spin, then a futex), mapped with the raw system call so that it never calls the
@@ -32,7 +34,8 @@
  * a cache miss: 1.7 % of cc1's time.) A sampled block sets the bit of the
  * page it starts in; frees of its neighbours, and of pages 128 MiB apart,
  * take the table's answer. Counts per bit (the bit is set while its count
- * is nonzero) live beside it, touched only when the table changes. */
+ * is nonzero) live beside it, touched only when the table changes, under
+ * the lock of the one shard that holds every block of that bit's pages. */
 extern uint64_t mtr_filter[((size_t)1 << MTR_FILTER_BITS) / 64] MT_HIDDEN;
 extern uint8_t mtr_filter_count[(size_t)1 << MTR_FILTER_BITS] MT_HIDDEN;
 /* Behind a set bit, which 64-byte lines of the page start a sampled block
@@ -65,14 +68,9 @@ static inline int mtr_maybe_sampled(const void *p)
     return (int)(__atomic_load_n(&mtr_filter[s >> 6], __ATOMIC_RELAXED) >> (s & 63)) & 1;
 }
 
-/* Mark p's page for good (a saturated count is never decremented). */
-static inline void mtr_filter_pin(const void *p)
-{
-    size_t s = mtr_filter_slot(p);
-    __atomic_store_n(&mtr_filter_count[s], 255, __ATOMIC_RELAXED);
-    __atomic_store_n(&mtr_filter_lines[s], ~(uint64_t)0, __ATOMIC_RELAXED);
-    __atomic_fetch_or(&mtr_filter[s >> 6], (uint64_t)1 << (s & 63), __ATOMIC_RELAXED);
-}
+/* Mark p's page for good (a saturated count is never decremented): a
+ * boot block. Takes the lock of p's shard, the writer of p's slot. */
+MT_HIDDEN void mtr_filter_pin(const void *p);
 
 /* Enter p as sampled. Returns 0; 1 if p was already in the table (a block
  * freed behind the recorder's back, say by jemalloc's dallocx, whose address
@@ -81,6 +79,10 @@ static inline void mtr_filter_pin(const void *p)
  * not entered). The caller is inside the recorder (mtr_enter). */
 MT_HIDDEN int mtr_sampled_add(const void *p, uintptr_t token, uint32_t gen,
                               uintptr_t *old_token, uint32_t *old_gen);
+
+/* A hint: p is about to be added (mtr_sampled_add); its slot's memory is
+ * fetched meanwhile. No lock, no effect on the table. */
+MT_HIDDEN void mtr_sampled_prefetch(const void *p);
 
 /* Take p out of the table: 1 with its token and generation if it was
  * there, 0 if it was not, -1 if this thread already holds a table lock (a
