@@ -57,14 +57,22 @@ void mtr_queue_reset(void)
     lock_word = 0;
 }
 
-static int64_t now_us(void)
+/* The wall clock, read before the lock so that the lock is held for less. */
+static int64_t clock_us(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    int64_t t = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* An event's time, under the lock: t, or the queue's last time when t is
+ * older (the wall clock stepped back, or another thread read it later but
+ * took the lock first), so that times never decrease along the queue. */
+static int64_t event_time(int64_t t)
+{
     MT_ASSERT(mtr_lock_held(&lock_word));   /* last_time is the lock's */
     if (t < last_time)
-        t = last_time;   /* the wall clock stepped back: keep times monotonic */
+        t = last_time;
     last_time = t;
     return t;
 }
@@ -106,13 +114,14 @@ int64_t mtr_queue_alloc_from(uint64_t size, uint64_t n_samples, const uintptr_t 
 {
     uint64_t words = 5 + nframes;
     MT_ASSERT(nframes < ((uint64_t)1 << 24) && source >= 0 && source <= 0xff);   /* header fields */
+    int64_t now = clock_us();
     int64_t at = reserve(words, alive);
     if (at < 0)
         return -1;
     uint64_t *w = ring + at;
     uint64_t id = next_id++;
     w[0] = MT_REC_ALLOC | (uint64_t)nframes << 8 | words << 32 | (uint64_t)(source & 0xff) << 56;
-    w[1] = (uint64_t)now_us();
+    w[1] = (uint64_t)event_time(now);
     w[2] = id;
     w[3] = size;
     w[4] = n_samples;
@@ -124,12 +133,13 @@ int64_t mtr_queue_alloc_from(uint64_t size, uint64_t n_samples, const uintptr_t 
 
 int mtr_queue_collect(uint64_t id, int (*alive)(void))
 {
+    int64_t now = clock_us();
     int64_t at = reserve(3, alive);
     if (at < 0)
         return -1;
     uint64_t *w = ring + at;
     w[0] = MT_REC_COLLECT | (uint64_t)3 << 32;
-    w[1] = (uint64_t)now_us();
+    w[1] = (uint64_t)event_time(now);
     w[2] = id;
     __atomic_store_n(&head, head + 3, __ATOMIC_RELEASE);
     mtr_queue_unlock();
