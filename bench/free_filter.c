@@ -13,8 +13,8 @@
  * without it; each worker calls mt_memprof_free_marked last, so that its
  * count is whole). Prints one line:
  *   frees=F marked=M lookups=L sampled=S false_positives=L-S per_million_frees=...
- * marked: frees behind a set page bit (the neighbours of sampled blocks in
- * their pages, which the line bits turn away, and the lookups);
+ * marked: frees behind a set filter bit (the neighbours of sampled blocks in
+ * their 1 KiB granules, which the line bits turn away, and the lookups);
  * per_million_frees: the lookups' false positives.
  */
 #include <dlfcn.h>

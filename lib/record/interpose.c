@@ -141,8 +141,8 @@ static __attribute__((noinline)) void free_looked_up(void *p)
         mtr_free_taken(p, r, token, gen);
 }
 
-/* free(p) of a marked pointer: its page's bit is set. Most are neighbours
- * of a sampled block in its page, which the line's bit turns away here,
+/* free(p) of a marked pointer: its granule's bit is set. Most are
+ * neighbours of a sampled block there, which the line's bit turns away here,
  * with no frame and a jump to the allocator's free. */
 static __attribute__((noinline)) void free_marked(void *p)
 {

@@ -5,7 +5,7 @@
  * with backward-shift deletion (no tombstones), grown to twice its size at
  * three quarters full. The shard and the slot come from different bits of
  * one multiplicative hash of the address, the shard from the address's
- * filter slot (its page, sampled.h): every block whose page shares a filter
+ * filter slot (its granule, sampled.h): every block whose granule shares a filter
  * bit lives in one shard, so that the shard's lock also guards that bit's
  * count and mask of lines, and the filter needs no lock of its own.
  *
@@ -36,11 +36,11 @@ struct shard {
     struct entry *v;
     uint64_t lookups;   /* takes that searched this shard (under the lock) */
     uint64_t found;     /* ... and found the block */
-    uint64_t marked;    /* frees behind a set page bit, folded in from mtr_tls.marked */
+    uint64_t marked;    /* frees behind a set filter bit, folded in from mtr_tls.marked */
 } __attribute__((aligned(64)));
 
 uint64_t mtr_filter[((size_t)1 << MTR_FILTER_BITS) / 64];
-uint64_t mtr_filter_lines[(size_t)1 << MTR_FILTER_BITS];
+uint16_t mtr_filter_lines[(size_t)1 << MTR_FILTER_BITS];
 uint8_t mtr_filter_count[(size_t)1 << MTR_FILTER_BITS];
 static struct shard shards[NSHARDS];
 
@@ -133,7 +133,7 @@ static size_t find(const struct shard *s, uintptr_t p, uint64_t h)
 /* p's block enters the table: its filter slot's count, line and bit,
  * under the lock of p's shard (the slot's only writer; mtr_filter_pin takes
  * it too). free() reads the line and the bit from other threads: a word is
- * written only when a bit of it changes, so that a sample whose page or
+ * written only when a bit of it changes, so that a sample whose granule or
  * line is marked already leaves the cache lines those frees read alone. */
 /* The cache line of p's home slot, fetched while the caller does something
  * else (the stack walk, the lock): a sampled block's entry is touched twice
@@ -155,20 +155,21 @@ void mtr_sampled_prefetch(const void *p)
 static void filter_add(struct shard *s, const void *p)
 {
     size_t slot = mtr_filter_slot(p);
-    uint64_t line = mtr_filter_line_bit(p), bit = (uint64_t)1 << (slot & 63);
+    uint16_t line = mtr_filter_line_bit(p);
+    uint64_t bit = (uint64_t)1 << (slot & 63);
 
     MT_ASSERT(mtr_lock_held(&s->lock) && s == shard_of(p));
     uint8_t c = __atomic_load_n(&mtr_filter_count[slot], __ATOMIC_RELAXED);
     if (c != 255)   /* 255: saturated or pinned (a boot block), for good */
         __atomic_store_n(&mtr_filter_count[slot], (uint8_t)(c + 1), __ATOMIC_RELAXED);
-    uint64_t lines = __atomic_load_n(&mtr_filter_lines[slot], __ATOMIC_RELAXED);
+    uint16_t lines = __atomic_load_n(&mtr_filter_lines[slot], __ATOMIC_RELAXED);
     if (!(lines & line))
-        __atomic_store_n(&mtr_filter_lines[slot], lines | line, __ATOMIC_RELAXED);
+        __atomic_store_n(&mtr_filter_lines[slot], (uint16_t)(lines | line), __ATOMIC_RELAXED);
     if (!(__atomic_load_n(&mtr_filter[slot >> 6], __ATOMIC_RELAXED) & bit))
         __atomic_fetch_or(&mtr_filter[slot >> 6], bit, __ATOMIC_RELAXED);
 }
 
-/* p's block leaves the table. A line's bit stays set until its page's count
+/* p's block leaves the table. A line's bit stays set until its granule's count
  * drops to 0 (a line may start several blocks): a stale one costs a table
  * lookup, never a miss. */
 static void filter_del(struct shard *s, const void *p)
@@ -195,7 +196,7 @@ void mtr_filter_pin(const void *p)
 
     lock(s);
     __atomic_store_n(&mtr_filter_count[slot], 255, __ATOMIC_RELAXED);
-    __atomic_store_n(&mtr_filter_lines[slot], ~(uint64_t)0, __ATOMIC_RELAXED);
+    __atomic_store_n(&mtr_filter_lines[slot], (uint16_t)0xffff, __ATOMIC_RELAXED);
     __atomic_fetch_or(&mtr_filter[slot >> 6], (uint64_t)1 << (slot & 63), __ATOMIC_RELAXED);
     unlock(s);
 }

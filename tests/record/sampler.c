@@ -281,11 +281,11 @@ static void test_threads(void)
 }
 
 /* The filter with known answers: one block sampled (rate 1, then stopped),
- * blocks made after it in its page are not. Freeing a neighbour on another
- * 64-byte line counts one marked free and no table lookup (its line's bit
- * turns it away); freeing the sampled block counts one of each and is found;
- * once it is gone its page's bit is clear: a later neighbour's free is not
- * even marked. */
+ * blocks made after it in its 1 KiB granule (the filter's, sampled.h) are
+ * not. Freeing a neighbour on another 64-byte line counts one marked free
+ * and no table lookup (its line's bit turns it away); freeing the sampled
+ * block counts one of each and is found; once it is gone its granule's bit
+ * is clear: a later neighbour's free is not even marked. */
 static void test_filter(void)
 {
     enum { N = 64, DRAIN = 4096 };
@@ -296,21 +296,23 @@ static void test_filter(void)
      * first, so that the next ones are cut one after the other. */
     for (int i = 0; i < DRAIN; i++)
         drain[i] = escape(malloc(48));
+    for (int i = 0; i < N / 2; i++)   /* neighbours before it and after it */
+        nb[i] = escape(malloc(48));
     mt_memprof_start(1.0, 0, &tracker);
     char *a = escape(malloc(48));
     mt_memprof_stop();
-    for (int i = 0; i < N; i++)
+    for (int i = N / 2; i < N; i++)
         nb[i] = escape(malloc(48));
     int b = -1, c = -1;
     for (int i = 0; i < N; i++) {
-        int page = (uintptr_t)nb[i] >> 12 == (uintptr_t)a >> 12;
+        int page = (uintptr_t)nb[i] >> 10 == (uintptr_t)a >> 10;
         int line = (uintptr_t)nb[i] >> 6 == (uintptr_t)a >> 6;
         if (page && !line && b < 0)
             b = i;
         else if (page && !line && c < 0)
             c = i;
     }
-    CHECK(n_alloc == 1 && b >= 0 && c >= 0, "filter: one block sampled, two neighbours in its page (%llu)",
+    CHECK(n_alloc == 1 && b >= 0 && c >= 0, "filter: one block sampled, two neighbours in its granule (%llu)",
           (unsigned long long)n_alloc);
     if (b < 0 || c < 0) {
         for (int i = 0; i < N; i++)
@@ -339,7 +341,7 @@ static void test_filter(void)
     nb[c] = NULL;
     mt_memprof_free_stats(&l3, &f3);
     uint64_t m3 = mt_memprof_free_marked();
-    CHECK(m3 == m2 && l3 == l2, "filter: the page's bit is clear once its one sampled block is freed (marked +%llu)",
+    CHECK(m3 == m2 && l3 == l2, "filter: the granule's bit is clear once its one sampled block is freed (marked +%llu)",
           (unsigned long long)(m3 - m2));
     for (int i = 0; i < N; i++)
         free(nb[i]);
