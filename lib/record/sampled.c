@@ -193,12 +193,18 @@ void mtr_filter_pin(const void *p)
 {
     size_t slot = mtr_filter_slot(p);
     struct shard *s = shard_of(p);
+    /* A signal handler that interrupted this thread inside the table takes
+     * no second lock: boot blocks come before any sampled block, so no
+     * other writer of the slot is about then. */
+    int locked = !mtr_tls.in_table;
 
-    lock(s);
+    if (locked)
+        lock(s);
     __atomic_store_n(&mtr_filter_count[slot], 255, __ATOMIC_RELAXED);
     __atomic_store_n(&mtr_filter_lines[slot], (uint16_t)0xffff, __ATOMIC_RELAXED);
     __atomic_fetch_or(&mtr_filter[slot >> 6], (uint64_t)1 << (slot & 63), __ATOMIC_RELAXED);
-    unlock(s);
+    if (locked)
+        unlock(s);
 }
 
 int mtr_sampled_add(const void *p, uintptr_t token, uint32_t gen, uintptr_t *old_token,

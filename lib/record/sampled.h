@@ -74,7 +74,8 @@ static inline int mtr_maybe_sampled(const void *p)
 }
 
 /* Mark p's granule for good (a saturated count is never decremented): a
- * boot block. Takes the lock of p's shard, the writer of p's slot. */
+ * boot block. Takes the lock of p's shard, the writer of p's slot, unless
+ * this thread holds a table lock already (a signal handler). */
 MT_HIDDEN void mtr_filter_pin(const void *p);
 
 /* Enter p as sampled. Returns 0; 1 if p was already in the table (a block
