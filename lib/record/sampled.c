@@ -109,8 +109,8 @@ static int grow(struct shard *s)
         mtr_own_del(s->v);
         syscall(SYS_munmap, s->v, s->cap * sizeof(struct entry));
     }
-    __atomic_store_n(&s->v, v, __ATOMIC_RELAXED);   /* read unlocked by home_prefetch */
-    __atomic_store_n(&s->cap, cap, __ATOMIC_RELAXED);
+    s->v = v;
+    s->cap = cap;
     return 0;
 }
 
@@ -135,23 +135,6 @@ static size_t find(const struct shard *s, uintptr_t p, uint64_t h)
  * it too). free() reads the line and the bit from other threads: a word is
  * written only when a bit of it changes, so that a sample whose granule or
  * line is marked already leaves the cache lines those frees read alone. */
-/* The cache line of p's home slot, fetched while the caller does something
- * else (the stack walk, the lock): a sampled block's entry is touched twice
- * in its life, so its line is cold every time. Unlocked: a shard that grows
- * meanwhile makes it fetch a useless line (a prefetch never faults). */
-static void home_prefetch(const struct shard *s, uint64_t h)
-{
-    const struct entry *v = __atomic_load_n(&s->v, __ATOMIC_RELAXED);
-    size_t cap = __atomic_load_n(&s->cap, __ATOMIC_RELAXED);
-    if (v && cap)
-        __builtin_prefetch(&v[slot_of(h, cap)], 1);
-}
-
-void mtr_sampled_prefetch(const void *p)
-{
-    home_prefetch(shard_of(p), hash((uintptr_t)p));
-}
-
 static void filter_add(struct shard *s, const void *p)
 {
     size_t slot = mtr_filter_slot(p);
@@ -244,7 +227,6 @@ int mtr_sampled_take(const void *p, uintptr_t *token, uint32_t *gen)
     uint64_t h = hash((uintptr_t)p);
     struct shard *s = shard_of(p);
 
-    home_prefetch(s, h);
     lock(s);
     s->lookups++;
     s->marked += mtr_tls.marked;   /* this thread's count, into a line it holds now */

@@ -86,10 +86,6 @@ MT_HIDDEN void mtr_filter_pin(const void *p);
 MT_HIDDEN int mtr_sampled_add(const void *p, uintptr_t token, uint32_t gen,
                               uintptr_t *old_token, uint32_t *old_gen);
 
-/* A hint: p is about to be added (mtr_sampled_add); its slot's memory is
- * fetched meanwhile. No lock, no effect on the table. */
-MT_HIDDEN void mtr_sampled_prefetch(const void *p);
-
 /* Take p out of the table: 1 with its token and generation if it was
  * there, 0 if it was not, -1 if this thread already holds a table lock (a
  * signal handler interrupted the table: the answer is unknown). */

@@ -208,7 +208,6 @@ static MT_HOOK void finish_sample(struct mtr_thread *t, void *p, size_t size,
     mt_allocation a;
     uint32_t gen = __atomic_load_n(&eng.gen, __ATOMIC_ACQUIRE);
 
-    mtr_sampled_prefetch(p);   /* its table slot's line comes in during the walk */
     a.n_samples = n;
     a.size = size;
     a.kind = kind;
