@@ -3,11 +3,11 @@
  *
  * Each shard is a linear-probing array of {address, token, generation}
  * with backward-shift deletion (no tombstones), grown to twice its size at
- * three quarters full. The shard and the slot come from different bits of
- * one multiplicative hash of the address, the shard from the address's
- * filter slot (its granule, sampled.h): every block whose granule shares a filter
- * bit lives in one shard, so that the shard's lock also guards that bit's
- * count and mask of lines, and the filter needs no lock of its own.
+ * three quarters full. The slot comes from a multiplicative hash of the
+ * address, the shard from one of the address's filter slot (its granule,
+ * sampled.h): every block whose granule shares a filter bit lives in one
+ * shard, so that the shard's lock also guards that bit's count and mask of
+ * lines, and the filter needs no lock of its own.
  *
  * The shards' locks are lock.h's: a short spin, then a futex.
  */
