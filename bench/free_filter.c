@@ -10,8 +10,12 @@
  * free+malloc pairs of sizes MIN..MAX (16..512) bytes over a ring of 4,096
  * live blocks. The counts come from the preloaded recorder
  * (mt_memprof_free_stats, found with dlsym so that the program also runs
- * without it). Prints one line:
- *   frees=F lookups=L sampled=S false_positives=L-S per_million_frees=...
+ * without it; each worker calls mt_memprof_free_marked last, so that its
+ * count is whole). Prints one line:
+ *   frees=F marked=M lookups=L sampled=S false_positives=L-S per_million_frees=...
+ * marked: frees behind a set filter bit (the neighbours of sampled blocks in
+ * their 1 KiB granules, which the line bits turn away, and the lookups);
+ * per_million_frees: the lookups' false positives.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -23,6 +27,7 @@
 
 static long pairs = 10000000;
 static unsigned lo = 16, hi = 512;
+static uint64_t (*marked_fn)(void);
 
 static void *work(void *arg)
 {
@@ -44,6 +49,8 @@ static void *work(void *arg)
     for (int k = 0; k < SLOTS; k++)
         free(slot[k]);
     free(slot);
+    if (marked_fn)
+        marked_fn();   /* folds this thread's count in */
     return NULL;
 }
 
@@ -62,6 +69,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: free_filter [PAIRS [THREADS [MIN MAX]]]\n");
         return 2;
     }
+    marked_fn = (uint64_t (*)(void))dlsym(RTLD_DEFAULT, "mt_memprof_free_marked");
     pthread_t th[64];
     for (int i = 0; i < threads; i++)
         if (pthread_create(&th[i], NULL, work, (void *)(uintptr_t)(i + 1)) != 0) {
@@ -73,15 +81,17 @@ int main(int argc, char **argv)
 
     void (*stats)(uint64_t *, uint64_t *) =
         (void (*)(uint64_t *, uint64_t *))dlsym(RTLD_DEFAULT, "mt_memprof_free_stats");
-    if (!stats) {
+    if (!stats || !marked_fn) {
         fprintf(stderr, "free_filter: the recorder is not preloaded (LD_PRELOAD=libmemtrace.so)\n");
         return 1;
     }
     uint64_t lookups, found;
     stats(&lookups, &found);
     double frees = (double)pairs * threads + threads;   /* + each ring's own calloc'd array */
-    printf("frees=%.0f lookups=%llu sampled=%llu false_positives=%llu per_million_frees=%.1f\n",
-           frees, (unsigned long long)lookups, (unsigned long long)found,
+    uint64_t marked = marked_fn();
+    printf("frees=%.0f marked=%llu lookups=%llu sampled=%llu false_positives=%llu "
+           "per_million_frees=%.1f\n",
+           frees, (unsigned long long)marked, (unsigned long long)lookups, (unsigned long long)found,
            (unsigned long long)(lookups - found), (double)(lookups - found) / frees * 1e6);
     return 0;
 }

@@ -145,6 +145,10 @@ mutant peak-last-of-ties lib/analyze/alloctab.c 's|        if (live > peak) {|  
 mutant peak-last-of-ties-sorted lib/analyze/alloctab.c 's|if (t->live_after\[k\] > \*samples) {|if (t->live_after[k] >= *samples) {|' tests/analyze/peak_time.c
 mutant peak-last-of-ties-folded lib/analyze/buildfold.c 's|        if (b->live > m->peak_samples) {|        if (b->live >= m->peak_samples) {|' tests/analyze/peak_time.c
 mutant realloc-sampled-once lib/record/sampler.c 's|    return mtr_sample_new(q, size, MT_ALLOC_REALLOC);|    mtr_enter(); finish_sample(t, q, size, 1, MT_ALLOC_REALLOC); return q;|' tests/record/sampling.c
+# --- the filter in front of the table of sampled blocks (known answers: tests/record/sampler.c's test_filter)
+mutant filter-bit-never-cleared lib/record/sampled.c 's|    if (c == 1) {|    if (0) {|' tests/record/sampler.c
+mutant filter-line-never-set lib/record/sampled.c 's|    if (!(lines \& line))|    if (0)|' tests/record/sampler.c
+mutant free-marked-uncounted lib/record/interpose.c 's|    mtr_tls.marked++;   /\* mt_memprof_free_marked \*/||' tests/record/sampler.c
 # --- pprof profiles as input: Go's sampling error
 mutant go-count-var-no-1-over-p lib/analyze/profile.c 's|\*nvar = p > 0 ? n \* q / p : 0;|*nvar = p > 0 ? n * q : 0;|' tests/analyze/profiles_input.sh
 mutant go-bytes-var-no-1-over-p lib/analyze/profile.c 's|double v = p > 0 ? bytes \* s \* q / p : bytes \* bytes;|double v = p > 0 ? bytes * s * q : bytes * bytes;|' tests/analyze/profiles_input.sh

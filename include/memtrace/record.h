@@ -110,6 +110,15 @@ int mt_memprof_running(void);
  * positives (neighbours of a sampled block). Racy snapshot; any thread. */
 void mt_memprof_free_stats(uint64_t *lookups, uint64_t *found);
 
+/* Frees (and reallocs) since the process started that found their
+ * granule's bit set in the filter in front of the table (a bit per 1 KiB): the lookups above and the
+ * neighbours of sampled blocks that their line's bit turned away. Each
+ * thread counts its own and adds them in at its next table lookup and at
+ * its call of this function: the calling thread's count is whole, another
+ * thread's as of its last lookup or call (a thread that calls it last
+ * thing has its count whole). Racy snapshot; any thread. */
+uint64_t mt_memprof_free_marked(void);
+
 /* ------------------------------------------------------------------------ */
 /* Tracer                                                                    */
 

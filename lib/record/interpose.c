@@ -122,26 +122,35 @@ API void *malloc(size_t size)
     return malloc_body(size);
 }
 
-/* free(p) of a marked pointer. Boot blocks (dlsym's, before the allocator
- * was found) are never freed; they are told apart here, before any
- * instrumented code runs in TSan builds. */
-static void free_marked(void *p)
+/* free(p) of a pointer in a table lookup's reach (its line bit set, too).
+ * Boot blocks (dlsym's, before the allocator was found) are never freed;
+ * they are told apart here, before any instrumented code runs in TSan
+ * builds. */
+static __attribute__((noinline)) void free_looked_up(void *p)
 {
     uintptr_t token = 0;
     uint32_t gen = 0;
-    if (!mtr_line_maybe_sampled(p)) {
-        mtr_real.free(p);   /* a neighbour of a sampled block in its page */
-        return;
-    }
     if (mtr_real_in_boot(p))
         return;
     mtr_enter();
     int r = mtr_sampled_take(p, &token, &gen);
     mtr_leave();
     if (r == 0)
-        mtr_real.free(p);   /* a neighbour of a sampled block */
+        mtr_real.free(p);   /* a neighbour of a sampled block in its line */
     else
         mtr_free_taken(p, r, token, gen);
+}
+
+/* free(p) of a marked pointer: its granule's bit is set. Most are
+ * neighbours of a sampled block there, which the line's bit turns away here,
+ * with no frame and a jump to the allocator's free. */
+static __attribute__((noinline)) void free_marked(void *p)
+{
+    mtr_tls.marked++;   /* mt_memprof_free_marked */
+    if (__builtin_expect(!mtr_line_maybe_sampled(p), 1))
+        mtr_real.free(p);
+    else
+        free_looked_up(p);
 }
 
 /* malloc as this library defines it (an exported name may resolve to
@@ -211,6 +220,7 @@ static inline __attribute__((always_inline)) void *realloc_plain(void *p, size_t
  * or a neighbour. */
 static MT_HOOK void *realloc_marked(void *p, size_t size)
 {
+    mtr_tls.marked++;   /* mt_memprof_free_marked */
     if (mtr_line_maybe_sampled(p)) {
         uintptr_t token = 0;
         uint32_t gen = 0;

@@ -21,19 +21,27 @@
 #define WAIT_ROUNDS 10000                /* give up after about 2 s */
 
 static uint64_t *ring;
-static uint64_t head, tail;   /* head: producers (under lock); tail: consumer */
-static uint64_t next_id;
-static int64_t last_time;
-static int lock_word;
+/* The producers' line (what they write under the lock) and the consumer's
+ * (tail), apart: a record drained does not take the producers' line away,
+ * nor a record queued the consumer's. A producer reads tail only when the
+ * tail it saw last leaves too little room (tail never goes back). */
+static struct {
+    int lock_word;
+    uint64_t head;        /* words queued, under the lock */
+    uint64_t next_id;
+    int64_t last_time;
+    uint64_t tail_seen;   /* tail as read last, <= tail */
+} prod __attribute__((aligned(64)));
+static uint64_t tail __attribute__((aligned(64)));   /* words drained: the consumer's */
 
 void mtr_queue_lock(void)
 {
-    mtr_lock(&lock_word);
+    mtr_lock(&prod.lock_word);
 }
 
 void mtr_queue_unlock(void)
 {
-    mtr_unlock(&lock_word);
+    mtr_unlock(&prod.lock_word);
 }
 
 int mtr_queue_init(void)
@@ -51,21 +59,30 @@ int mtr_queue_init(void)
 
 void mtr_queue_reset(void)
 {
-    head = tail = 0;
-    next_id = 0;
-    last_time = 0;
-    lock_word = 0;
+    prod.head = tail = 0;
+    prod.tail_seen = 0;
+    prod.next_id = 0;
+    prod.last_time = 0;
+    prod.lock_word = 0;
 }
 
-static int64_t now_us(void)
+/* The wall clock, read before the lock so that the lock is held for less. */
+static int64_t clock_us(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    int64_t t = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
-    MT_ASSERT(mtr_lock_held(&lock_word));   /* last_time is the lock's */
-    if (t < last_time)
-        t = last_time;   /* the wall clock stepped back: keep times monotonic */
-    last_time = t;
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* An event's time, under the lock: t, or the queue's last time when t is
+ * older (the wall clock stepped back, or another thread read it later but
+ * took the lock first), so that times never decrease along the queue. */
+static int64_t event_time(int64_t t)
+{
+    MT_ASSERT(mtr_lock_held(&prod.lock_word));   /* last_time is the lock's */
+    if (t < prod.last_time)
+        t = prod.last_time;
+    prod.last_time = t;
     return t;
 }
 
@@ -76,16 +93,19 @@ static int64_t reserve(uint64_t words, int (*alive)(void))
     MT_ASSERT(words >= 3 && words <= RING_WORDS / 2);
     for (int round = 0;; round++) {
         mtr_queue_lock();
-        uint64_t t = __atomic_load_n(&tail, __ATOMIC_ACQUIRE);
-        uint64_t at = head % RING_WORDS;
-        MT_ASSERT(t <= head && head - t <= RING_WORDS);   /* the consumer never passes the producers */
+        uint64_t t = prod.tail_seen;
+        uint64_t at = prod.head % RING_WORDS;
         uint64_t pad = at + words > RING_WORDS ? RING_WORDS - at : 0;
-        if (head + pad + words - t <= RING_WORDS) {
+        if (prod.head + pad + words - t > RING_WORDS)
+            t = prod.tail_seen = __atomic_load_n(&tail, __ATOMIC_ACQUIRE);
+        MT_ASSERT(t <= prod.head && prod.head - t <= RING_WORDS);   /* the consumer never passes the producers */
+        MT_ASSERT(t <= __atomic_load_n(&tail, __ATOMIC_RELAXED));   /* a tail seen is never ahead */
+        if (prod.head + pad + words - t <= RING_WORDS) {
             if (pad) {
                 ring[at] = PAD;
-                head += pad;
+                prod.head += pad;
             }
-            return (int64_t)(head % RING_WORDS);
+            return (int64_t)(prod.head % RING_WORDS);
         }
         mtr_queue_unlock();
         if (round >= WAIT_ROUNDS || !alive())
@@ -106,39 +126,41 @@ int64_t mtr_queue_alloc_from(uint64_t size, uint64_t n_samples, const uintptr_t 
 {
     uint64_t words = 5 + nframes;
     MT_ASSERT(nframes < ((uint64_t)1 << 24) && source >= 0 && source <= 0xff);   /* header fields */
+    int64_t now = clock_us();
     int64_t at = reserve(words, alive);
     if (at < 0)
         return -1;
     uint64_t *w = ring + at;
-    uint64_t id = next_id++;
+    uint64_t id = prod.next_id++;
     w[0] = MT_REC_ALLOC | (uint64_t)nframes << 8 | words << 32 | (uint64_t)(source & 0xff) << 56;
-    w[1] = (uint64_t)now_us();
+    w[1] = (uint64_t)event_time(now);
     w[2] = id;
     w[3] = size;
     w[4] = n_samples;
     memcpy(w + 5, frames, nframes * sizeof *frames);
-    __atomic_store_n(&head, head + words, __ATOMIC_RELEASE);
+    __atomic_store_n(&prod.head, prod.head + words, __ATOMIC_RELEASE);
     mtr_queue_unlock();
     return (int64_t)id;
 }
 
 int mtr_queue_collect(uint64_t id, int (*alive)(void))
 {
+    int64_t now = clock_us();
     int64_t at = reserve(3, alive);
     if (at < 0)
         return -1;
     uint64_t *w = ring + at;
     w[0] = MT_REC_COLLECT | (uint64_t)3 << 32;
-    w[1] = (uint64_t)now_us();
+    w[1] = (uint64_t)event_time(now);
     w[2] = id;
-    __atomic_store_n(&head, head + 3, __ATOMIC_RELEASE);
+    __atomic_store_n(&prod.head, prod.head + 3, __ATOMIC_RELEASE);
     mtr_queue_unlock();
     return 0;
 }
 
 size_t mtr_queue_drain(void (*fn)(void *ctx, const struct mtr_rec *r), void *ctx)
 {
-    uint64_t h = __atomic_load_n(&head, __ATOMIC_ACQUIRE);
+    uint64_t h = __atomic_load_n(&prod.head, __ATOMIC_ACQUIRE);
     uint64_t t = tail;
     size_t count = 0;
     while (t < h) {

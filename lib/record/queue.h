@@ -6,8 +6,9 @@
  *
  * Records are variable-sized runs of 64-bit words in one ring. The id of an
  * allocation is assigned when it is queued, in queue order, which is the
- * order the writer numbers allocations in; event times are taken under the
- * lock too, so they never decrease along the queue.
+ * order the writer numbers allocations in; an event's time is read before
+ * the lock and raised under it to the queue's last time when older, so
+ * times never decrease along the queue.
  */
 #ifndef MT_RECORD_QUEUE_H
 #define MT_RECORD_QUEUE_H

@@ -3,11 +3,13 @@
  *
  * Each shard is a linear-probing array of {address, token, generation}
  * with backward-shift deletion (no tombstones), grown to twice its size at
- * three quarters full. The shard and the slot come from different bits of
- * one multiplicative hash of the address.
+ * three quarters full. The slot comes from a multiplicative hash of the
+ * address, the shard from one of the address's filter slot (its granule,
+ * sampled.h): every block whose granule shares a filter bit lives in one
+ * shard, so that the shard's lock also guards that bit's count and mask of
+ * lines, and the filter needs no lock of its own.
  *
- * Locks (the shards' and the filter's) are lock.h's: a short spin, then a
- * futex.
+ * The shards' locks are lock.h's: a short spin, then a futex.
  */
 #include <string.h>
 #include <sys/mman.h>
@@ -34,27 +36,29 @@ struct shard {
     struct entry *v;
     uint64_t lookups;   /* takes that searched this shard (under the lock) */
     uint64_t found;     /* ... and found the block */
+    uint64_t marked;    /* frees behind a set filter bit, folded in from mtr_tls.marked */
 } __attribute__((aligned(64)));
 
 uint64_t mtr_filter[((size_t)1 << MTR_FILTER_BITS) / 64];
-uint64_t mtr_filter_lines[(size_t)1 << MTR_FILTER_BITS];
+uint16_t mtr_filter_lines[(size_t)1 << MTR_FILTER_BITS];
 uint8_t mtr_filter_count[(size_t)1 << MTR_FILTER_BITS];
 static struct shard shards[NSHARDS];
-static int filter_lock;   /* a count, its lines and its bit change together; inside a shard lock */
 
 static uint64_t hash(uintptr_t p)
 {
     return (uint64_t)p * 0x9e3779b97f4a7c15ULL;
 }
 
-static struct shard *shard_of(uint64_t h)
+/* The shard of p: a hash of p's filter slot, so that one lock guards the
+ * slot's count, lines and bit (filter_add, filter_del). */
+static struct shard *shard_of(const void *p)
 {
-    return &shards[(h >> 24) & (NSHARDS - 1)];
+    uint64_t h = (uint64_t)mtr_filter_slot(p) * 0x9e3779b97f4a7c15ULL;
+    return &shards[h >> (64 - SHARD_BITS)];
 }
 
 static size_t slot_of(uint64_t h, size_t cap)
 {
-    /* The bits above the shard's and below the filter's. */
     return (size_t)(h >> 28) & (cap - 1);
 }
 
@@ -126,37 +130,71 @@ static size_t find(const struct shard *s, uintptr_t p, uint64_t h)
     return s->cap;
 }
 
-static void filter_change(const void *p, int delta)
+/* p's block enters the table: its filter slot's count, line and bit,
+ * under the lock of p's shard (the slot's only writer; mtr_filter_pin takes
+ * it too). free() reads the line and the bit from other threads: a word is
+ * written only when a bit of it changes, so that a sample whose granule or
+ * line is marked already leaves the cache lines those frees read alone. */
+static void filter_add(struct shard *s, const void *p)
 {
     size_t slot = mtr_filter_slot(p);
-    uint8_t *c = &mtr_filter_count[slot];
+    uint16_t line = mtr_filter_line_bit(p);
     uint64_t bit = (uint64_t)1 << (slot & 63);
 
-    MT_ASSERT(delta == 1 || delta == -1);
-    mtr_lock(&filter_lock);
-    uint8_t v = __atomic_load_n(c, __ATOMIC_RELAXED);
-    /* 255: saturated or pinned (a boot block), for good */
-    while (v != 255 && (delta > 0 || v != 0) &&
-           !__atomic_compare_exchange_n(c, &v, (uint8_t)(v + delta), 0, __ATOMIC_RELAXED,
-                                        __ATOMIC_RELAXED)) {
-    }
-    /* A line's bit stays set until its page's count drops to 0 (a line may
-     * start several blocks): a stale one costs a table lookup, never a miss. */
-    if (delta > 0) {
-        __atomic_fetch_or(&mtr_filter_lines[slot], mtr_filter_line_bit(p), __ATOMIC_RELAXED);
+    MT_ASSERT(mtr_lock_held(&s->lock) && s == shard_of(p));
+    uint8_t c = __atomic_load_n(&mtr_filter_count[slot], __ATOMIC_RELAXED);
+    if (c != 255)   /* 255: saturated or pinned (a boot block), for good */
+        __atomic_store_n(&mtr_filter_count[slot], (uint8_t)(c + 1), __ATOMIC_RELAXED);
+    uint16_t lines = __atomic_load_n(&mtr_filter_lines[slot], __ATOMIC_RELAXED);
+    if (!(lines & line))
+        __atomic_store_n(&mtr_filter_lines[slot], (uint16_t)(lines | line), __ATOMIC_RELAXED);
+    if (!(__atomic_load_n(&mtr_filter[slot >> 6], __ATOMIC_RELAXED) & bit))
         __atomic_fetch_or(&mtr_filter[slot >> 6], bit, __ATOMIC_RELAXED);
-    } else if (__atomic_load_n(c, __ATOMIC_RELAXED) == 0) {
-        __atomic_fetch_and(&mtr_filter[slot >> 6], ~bit, __ATOMIC_RELAXED);
+}
+
+/* p's block leaves the table. A line's bit stays set until its granule's count
+ * drops to 0 (a line may start several blocks): a stale one costs a table
+ * lookup, never a miss. */
+static void filter_del(struct shard *s, const void *p)
+{
+    size_t slot = mtr_filter_slot(p);
+
+    MT_ASSERT(mtr_lock_held(&s->lock) && s == shard_of(p));
+    uint8_t c = __atomic_load_n(&mtr_filter_count[slot], __ATOMIC_RELAXED);
+    MT_ASSERT(c > 0);   /* the block was counted when it entered */
+    if (c == 255 || c == 0)
+        return;
+    __atomic_store_n(&mtr_filter_count[slot], (uint8_t)(c - 1), __ATOMIC_RELAXED);
+    if (c == 1) {
+        __atomic_fetch_and(&mtr_filter[slot >> 6], ~((uint64_t)1 << (slot & 63)),
+                           __ATOMIC_RELAXED);
         __atomic_store_n(&mtr_filter_lines[slot], 0, __ATOMIC_RELAXED);
     }
-    mtr_unlock(&filter_lock);
+}
+
+void mtr_filter_pin(const void *p)
+{
+    size_t slot = mtr_filter_slot(p);
+    struct shard *s = shard_of(p);
+    /* A signal handler that interrupted this thread inside the table takes
+     * no second lock: boot blocks come before any sampled block, so no
+     * other writer of the slot is about then. */
+    int locked = !mtr_tls.in_table;
+
+    if (locked)
+        lock(s);
+    __atomic_store_n(&mtr_filter_count[slot], 255, __ATOMIC_RELAXED);
+    __atomic_store_n(&mtr_filter_lines[slot], (uint16_t)0xffff, __ATOMIC_RELAXED);
+    __atomic_fetch_or(&mtr_filter[slot >> 6], (uint64_t)1 << (slot & 63), __ATOMIC_RELAXED);
+    if (locked)
+        unlock(s);
 }
 
 int mtr_sampled_add(const void *p, uintptr_t token, uint32_t gen, uintptr_t *old_token,
                     uint32_t *old_gen)
 {
     uint64_t h = hash((uintptr_t)p);
-    struct shard *s = shard_of(h);
+    struct shard *s = shard_of(p);
     int rc = 0;
 
     lock(s);
@@ -172,7 +210,7 @@ int mtr_sampled_add(const void *p, uintptr_t token, uint32_t gen, uintptr_t *old
     } else {
         /* The filter first: a free() of p can only follow malloc's return,
          * which follows this. */
-        filter_change(p, 1);
+        filter_add(s, p);
         struct entry e = { (uintptr_t)p, token, gen };
         put(s->v, s->cap, e);
         s->n++;
@@ -187,10 +225,12 @@ int mtr_sampled_take(const void *p, uintptr_t *token, uint32_t *gen)
     if (mtr_tls.in_table)
         return -1;
     uint64_t h = hash((uintptr_t)p);
-    struct shard *s = shard_of(h);
+    struct shard *s = shard_of(p);
 
     lock(s);
     s->lookups++;
+    s->marked += mtr_tls.marked;   /* this thread's count, into a line it holds now */
+    mtr_tls.marked = 0;
     size_t i = find(s, (uintptr_t)p, h);
     if (!s->cap || i == s->cap) {
         unlock(s);
@@ -215,7 +255,7 @@ int mtr_sampled_take(const void *p, uintptr_t *token, uint32_t *gen)
     s->v[hole].key = 0;
     MT_ASSERT(s->n > 0);
     s->n--;
-    filter_change(p, -1);
+    filter_del(s, p);
     unlock(s);
     return 1;
 }
@@ -229,6 +269,20 @@ void mt_memprof_free_stats(uint64_t *lookups, uint64_t *found)
     }
     *lookups = l;
     *found = f;
+}
+
+uint64_t mt_memprof_free_marked(void)
+{
+    uint64_t m = 0;
+    if (!mtr_tls.in_table) {   /* not a signal handler inside the table: fold ours in */
+        lock(&shards[0]);
+        shards[0].marked += mtr_tls.marked;
+        mtr_tls.marked = 0;
+        unlock(&shards[0]);
+    }
+    for (unsigned i = 0; i < NSHARDS; i++)
+        m += __atomic_load_n(&shards[i].marked, __ATOMIC_RELAXED);
+    return m + mtr_tls.marked;
 }
 
 void mtr_sampled_lock_all(void)

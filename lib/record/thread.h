@@ -34,6 +34,7 @@ struct mtr_thread {
     int busy;               /* nesting depth of recorder code on this thread */
     int in_table;           /* holding a lock of the sampled-block table (sampled.h) */
     int npending;           /* frees deferred while busy (signal handlers) */
+    uint64_t marked;        /* frees behind a set filter bit, not yet folded (sampled.h) */
     struct mtr_pending {
         void *block;        /* a block to free later (the table was locked), or NULL: */
         uintptr_t token;    /* a sampled block freed already, to report to the tracker */

@@ -4,8 +4,10 @@
  * start/stop rules, sample counts against the binomial expectation, one free
  * callback per tracked block, no sampling inside callbacks, stacks that
  * start at the caller of malloc, the sampled-block allocator honouring
- * calloc/realloc/alignment semantics, and 16 threads passing blocks to
- * each other (the TSan stage runs this too).
+ * calloc/realloc/alignment semantics, 16 threads passing blocks to
+ * each other (the TSan stage runs this too), and the filter in front of the
+ * table of sampled blocks with known answers (mt_memprof_free_marked,
+ * mt_memprof_free_stats).
  */
 #include <errno.h>
 #include <math.h>
@@ -278,11 +280,81 @@ static void test_threads(void)
     CHECK(recursion == 0 && bad == 0, "16 threads: callbacks sane");
 }
 
+/* The filter with known answers: one block sampled (rate 1, then stopped),
+ * blocks made after it in its 1 KiB granule (the filter's, sampled.h) are
+ * not. Freeing a neighbour on another 64-byte line counts one marked free
+ * and no table lookup (its line's bit turns it away); freeing the sampled
+ * block counts one of each and is found; once it is gone its granule's bit
+ * is clear: a later neighbour's free is not even marked. */
+static void test_filter(void)
+{
+    enum { N = 64, DRAIN = 4096 };
+    char *nb[N];
+    static char *drain[DRAIN];
+    reset();
+    /* Blocks of this size freed earlier (by other threads too) are used up
+     * first, so that the next ones are cut one after the other. */
+    for (int i = 0; i < DRAIN; i++)
+        drain[i] = escape(malloc(48));
+    for (int i = 0; i < N / 2; i++)   /* neighbours before it and after it */
+        nb[i] = escape(malloc(48));
+    mt_memprof_start(1.0, 0, &tracker);
+    char *a = escape(malloc(48));
+    mt_memprof_stop();
+    for (int i = N / 2; i < N; i++)
+        nb[i] = escape(malloc(48));
+    int b = -1, c = -1;
+    for (int i = 0; i < N; i++) {
+        int page = (uintptr_t)nb[i] >> 10 == (uintptr_t)a >> 10;
+        int line = (uintptr_t)nb[i] >> 6 == (uintptr_t)a >> 6;
+        if (page && !line && b < 0)
+            b = i;
+        else if (page && !line && c < 0)
+            c = i;
+    }
+    CHECK(n_alloc == 1 && b >= 0 && c >= 0, "filter: one block sampled, two neighbours in its granule (%llu)",
+          (unsigned long long)n_alloc);
+    if (b < 0 || c < 0) {
+        for (int i = 0; i < N; i++)
+            free(nb[i]);
+        for (int i = 0; i < DRAIN; i++)
+            free(drain[i]);
+        free(a);
+        return;
+    }
+    uint64_t l0, f0, l1, f1, l2, f2, l3, f3;
+    mt_memprof_free_stats(&l0, &f0);
+    uint64_t m0 = mt_memprof_free_marked();
+    free(nb[b]);
+    nb[b] = NULL;
+    mt_memprof_free_stats(&l1, &f1);
+    uint64_t m1 = mt_memprof_free_marked();
+    CHECK(m1 - m0 == 1 && l1 == l0, "filter: a neighbour on another line is marked, not looked up (marked +%llu, lookups +%llu)",
+          (unsigned long long)(m1 - m0), (unsigned long long)(l1 - l0));
+    free(a);
+    mt_memprof_free_stats(&l2, &f2);
+    uint64_t m2 = mt_memprof_free_marked();
+    CHECK(m2 - m1 == 1 && l2 - l1 == 1 && f2 - f1 == 1,
+          "filter: the sampled block is marked, looked up, found (+%llu, +%llu, +%llu)",
+          (unsigned long long)(m2 - m1), (unsigned long long)(l2 - l1), (unsigned long long)(f2 - f1));
+    free(nb[c]);
+    nb[c] = NULL;
+    mt_memprof_free_stats(&l3, &f3);
+    uint64_t m3 = mt_memprof_free_marked();
+    CHECK(m3 == m2 && l3 == l2, "filter: the granule's bit is clear once its one sampled block is freed (marked +%llu)",
+          (unsigned long long)(m3 - m2));
+    for (int i = 0; i < N; i++)
+        free(nb[i]);
+    for (int i = 0; i < DRAIN; i++)
+        free(drain[i]);
+}
+
 int main(void)
 {
     test_api();
     test_counts();
     test_semantics();
     test_threads();
+    test_filter();
     return failures ? 1 : 0;
 }
