@@ -7,6 +7,10 @@
 #   sh bench/recorder_share.sh [BUILD]   ROUNDS (3), FREQ (1999),
 #                                         PROGS ("gcc python"), LINES (1000)
 #   KEEP=DIR keeps each run's `perf script` text there.
+#   LIBS="A.so B.so..." compares builds of libmemtrace.so (MEMTRACE_LIB), one
+#   run of each per round and program, interleaved; rows and medians are
+#   then per program and library (gcc#1, gcc#2...). Copy each library to a
+#   directory of its own first.
 #
 # Per run, over the samples of the program's processes (every process but
 # the memtrace CLI; for gcc that is gcc, cc1 and as):
@@ -98,22 +102,35 @@ cmd_of() {
     esac
 }
 
+libs=
+for l in ${LIBS:-}; do
+    [ -r "$l" ] || { echo "recorder_share: $l: no such library" >&2; exit 2; }
+    libs="$libs $(cd "$(dirname "$l")" && pwd)/$(basename "$l")"   # absolute: the runs cd
+done
+variants=
+for p in $PROGS; do
+    if [ -z "$libs" ]; then variants="$variants $p"
+    else i=0; for l in $libs; do i=$((i + 1)); variants="$variants $p#$i"; done; fi
+done
 for r in $(seq "$ROUNDS"); do
-    for p in $PROGS; do
+    for v in $variants; do
+        p=${v%%#*} lib=
+        [ "$p" = "$v" ] || lib=$(echo $libs | cut -d' ' -f"${v#*#}")
         rm -f "$W"/t.ctf*
         # shellcheck disable=SC2046
-        (cd "$W" && $RUN perf record -q -g -F "$FREQ" -o "$W/perf.data" -- \
+        (cd "$W" && ${lib:+env MEMTRACE_LIB="$lib"} $RUN perf record -q -g -F "$FREQ" -o "$W/perf.data" -- \
             "$MT" run -o "$W/t.ctf" -- $(cmd_of "$p") >/dev/null 2>&1) ||
-            { echo "recorder_share: $p: the run failed" >&2; exit 1; }
+            { echo "recorder_share: $v: the run failed" >&2; exit 1; }
         perf script -i "$W/perf.data" -F comm,pid,tid,ip,sym,dso 2>/dev/null >"$W/script.txt"
-        [ -n "${KEEP:-}" ] && mkdir -p "$KEEP" && cp "$W/script.txt" "$KEEP/$p.$r.txt"
+        [ -n "${KEEP:-}" ] && mkdir -p "$KEEP" && cp "$W/script.txt" "$KEEP/$v.$r.txt"
         row=$(classify <"$W/script.txt") || exit 1
-        echo "$r $p $row"
+        echo "$r $v $row"
     done
 done | tee "$W/rows" | awk '{ printf "round %d %-6s samples %6d  self %.2f %%  children %.2f %%  memtrace %.2f %%  | wrappers %.2f sampling %.2f startend %.2f writer %.2f (encode %.2f rss %.2f attach %.2f wake %.2f)\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14 }'
 
 names="samples self children memtrace wrappers sampling startend writer encode rss attach wake"
-for p in $PROGS; do
+[ -z "$libs" ] || { i=0; for l in $libs; do i=$((i + 1)); echo "library $i: $l"; done; }
+for p in $variants; do
     echo "$p: median (range) over $ROUNDS runs, % of the program's samples (memtrace: of all)"
     c=3
     for n in $names; do
