@@ -16,6 +16,10 @@
  * its code: a generation number, bumped before the emptying, lets a miss
  * that raced with it take back what it stored.
  *
+ * Before it starts, a walk prefetches the cache words of the last walk's
+ * return addresses (hint[]): cold after the program ran between two
+ * samples, they would otherwise be waited for one frame at a time.
+ *
  * A miss holds unwind.c's lock for reading, as libunwind's walks do
  * (dl_iterate_phdr takes the loader's lock; fork takes ours for writing,
  * so it never happens in the middle of one). A hit takes no lock.
@@ -139,6 +143,16 @@ static inline __attribute__((always_inline)) uint64_t lookup(uint64_t *c, uintpt
     return miss(c, i, key);
 }
 
+/* The return addresses of the last walk (any thread's, innermost first):
+ * a hint only. The next walk first asks memory for their cache words all at
+ * once: between two samples the program has pushed the cache out of the
+ * processor's caches, and the walk itself can load a frame's word only
+ * once it has the previous frame's rule, one wait after another. Most of a
+ * stack is its caller's, the same as the last sample's. */
+#define HINT_FRAMES 32
+static uintptr_t hint[HINT_FRAMES];
+static unsigned hint_n;
+
 extern char __start_mt_hooks[] MT_HIDDEN;
 extern char __stop_mt_hooks[] MT_HIDDEN;
 extern char __start_mt_tstart[] MT_HIDDEN;
@@ -160,6 +174,11 @@ __attribute__((no_sanitize_address)) MT_HOOK int mtr_cfi_backtrace(uintptr_t *ou
     *truncated = 0;
     if (!c || !hi)
         return -1;
+    unsigned hn = __atomic_load_n(&hint_n, __ATOMIC_RELAXED);
+    for (unsigned k = 0; k < hn && k < HINT_FRAMES; k++) {
+        uintptr_t a = __atomic_load_n(&hint[k], __ATOMIC_RELAXED);
+        __builtin_prefetch(&c[SLOT(a)]);
+    }
     /* The recorder's own frames (this one included) keep frame pointers
      * (the Makefile builds lib/record with -fno-omit-frame-pointer): the
      * chain, not the cache, up to the program's first frame, whose RSP is
@@ -183,10 +202,10 @@ __attribute__((no_sanitize_address)) MT_HOOK int mtr_cfi_backtrace(uintptr_t *ou
     uint64_t last_r = 0;
     for (;;) {
         if (pc == 0 || pc - ts_lo < ts_len)
-            return (int)n;       /* the end, or our thread trampoline */
+            break;               /* the end, or our thread trampoline */
         if (n == max) {
             *truncated = 1;
-            return (int)n;
+            break;
         }
         out[n++] = pc;
         /* the rule of the frame that returns to pc; a run of frames
@@ -198,8 +217,13 @@ __attribute__((no_sanitize_address)) MT_HOOK int mtr_cfi_backtrace(uintptr_t *ou
         uint64_t r = last_r;
         unsigned k = mtr_cfi_kind(r);
         if (k == MTR_CFI_END)
-            return (int)n;
+            break;
         if (k != MTR_CFI_STEP || mtr_cfi_step(r, &pc, &rsp, &rbp, lo, hi) != 0)
             return -1;
     }
+    size_t keep = n < HINT_FRAMES ? n : HINT_FRAMES;
+    for (size_t k = 0; k < keep; k++)
+        __atomic_store_n(&hint[k], out[k], __ATOMIC_RELAXED);
+    __atomic_store_n(&hint_n, (unsigned)keep, __ATOMIC_RELAXED);
+    return (int)n;
 }

@@ -10,7 +10,8 @@
  * handles or ignores is left alone, and a handler the program installs
  * later simply replaces ours. The handler changes nothing else: it asks the
  * writer thread to drain the queue and write it out (tracer_write.c,
- * mtr_tracer_fatal_flush: atomics and nanosleep only, async-signal-safe),
+ * mtr_tracer_fatal_flush: atomics, a futex wake and nanosleep only,
+ * async-signal-safe),
  * waits for that at most FATAL_WAIT_MS, then restores SIG_DFL and raises
  * the signal again, so the process dies of the same signal, with the same
  * status and core dump, as it would have without the recorder.

@@ -252,6 +252,14 @@ void mtr_rss_tick(int64_t now_us, int force)
     sample(now_us, force || now_us - rs.last_slow_us >= SLOW_EVERY_US, !force, 0);
 }
 
+int64_t mtr_rss_due_us(int64_t now_us)
+{
+    if (!rs.on)
+        return INT64_MAX;
+    int64_t d = rs.last_us + rs.interval_us - now_us;
+    return d > 0 ? d : 0;
+}
+
 void mtr_rss_close(int64_t now_us)
 {
     if (!rs.on)

@@ -17,6 +17,9 @@ MT_HIDDEN void mtr_rss_open(const char *trace_path, pid_t pid, int64_t start_us,
 MT_HIDDEN void mtr_rss_tick(int64_t now_us, int force);
 /* The last sample and close. */
 MT_HIDDEN void mtr_rss_close(int64_t now_us);
+/* Microseconds from now_us until a tick takes its next reading (0: due
+ * now; INT64_MAX: no TRACE.rss): how long the writer thread may sleep. */
+MT_HIDDEN int64_t mtr_rss_due_us(int64_t now_us);
 /* fork child: the file is the parent's. */
 MT_HIDDEN void mtr_rss_forget(void);
 

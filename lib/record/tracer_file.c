@@ -223,7 +223,7 @@ static int begin_piece(int fd, int64_t start)
 /* attach.c: this recording was started in a running process (format.md). */
 void mtr_tracer_set_attached(int on)
 {
-    mtr_tr.attached = on;
+    __atomic_store_n(&mtr_tr.attached, on, __ATOMIC_RELAXED);   /* the writer thread reads it */
 }
 
 /* Open this process's file, write the header, start the writer thread.

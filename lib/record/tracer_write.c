@@ -4,9 +4,18 @@
  * trace's end time kept current, a piece's bound noticed, and the write
  * out of what is queued when the process dies of a fatal signal. Nothing
  * here runs in an allocation.
+ *
+ * The thread's pace: it sleeps 10 ms (PACE_MIN_MS) while the queue fills
+ * fast and twice as long after each turn that found it nearly empty, up
+ * to PACE_MAX_MS, never past the next flush, resident-memory reading or
+ * piece's time bound (it wakes at most 10 ms late for those, as it always
+ * did); a fatal signal's flush wakes it at once (a futex). An idle process
+ * (a make, a compiler driver waiting for its child) then pays ten wakeups
+ * a second, not a hundred.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -15,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -70,9 +80,14 @@ void mtr_tr_writer_failed(void)
     mtr_tr.state = IDLE;
 }
 
+/* The queue's words drained since the writer thread last looked (its
+ * pace); under wlock. */
+static uint64_t drained_words;
+
 void mtr_tr_put_record(void *ctx, const struct mtr_rec *r)
 {
     (void)ctx;
+    drained_words += r->kind == MT_REC_ALLOC ? 5 + r->nframes : 3;   /* queue.c's layout */
     if (!mtr_tr.w || mtr_tr.writer_failed)
         return;
     int rc;
@@ -151,17 +166,56 @@ void mtr_tr_pump(int force)
 }
 
 /* A fatal signal (fatal.c): its handler asks the writer thread to write
- * out what is queued (fatal_req) and waits for it (fatal_done). */
+ * out what is queued (fatal_req), wakes it (wake_word, a futex) and waits
+ * for it (fatal_done). */
 static int fatal_req, fatal_done;
+static int wake_word;
+
+#define PACE_MIN_MS 10
+#define PACE_MAX_MS 100
+/* queue.c's ring holds 2^18 words: a turn that drained at most 1/64 of it
+ * doubles the pace (the next turn finds 1/32 at the same rate), one that
+ * drained more than 1/16 goes back to PACE_MIN_MS. A burst that fills
+ * the ring within one sleep makes its producers wait (queue.c) until the
+ * thread wakes, PACE_MAX_MS at most. */
+#define QUEUE_WORDS ((uint64_t)1 << 18)
+#define FEW_WORDS (QUEUE_WORDS / 64)
+#define MANY_WORDS (QUEUE_WORDS / 16)
+
+/* The next sleep: the pace, cut to the next deadline (not below
+ * PACE_MIN_MS). wlock held. */
+static int64_t next_sleep_ms(int64_t pace)
+{
+    int64_t now = mtr_tr_mono_ms(), s = pace;
+    int64_t f = mtr_tr.last_flush_ms + mtr_tr.flush_ms - now;
+    if (f < s)
+        s = f;
+    int64_t r = mtr_rss_due_us(mtr_tr_wall_us());
+    if (r < s * 1000)
+        s = (r + 999) / 1000;
+    if (mtr_tr.rot_ms && mtr_tr.piece_ms + mtr_tr.rot_ms - now < s)
+        s = mtr_tr.piece_ms + mtr_tr.rot_ms - now;
+    return s < PACE_MIN_MS ? PACE_MIN_MS : s;
+}
+
+/* Sleep ms, or less if a fatal signal's flush wakes the thread. */
+static void writer_sleep(int64_t ms)
+{
+    int seen = __atomic_load_n(&wake_word, __ATOMIC_ACQUIRE);
+    if (__atomic_load_n(&fatal_req, __ATOMIC_ACQUIRE))
+        return;
+    struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000 };
+    syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+}
 
 static void *writer_thread(void *arg)
 {
     unsigned mine = (unsigned)(uintptr_t)arg;
     mtr_enter();   /* for good: nothing this thread allocates is sampled */
     mtr_leaks_own_thread();
+    int64_t pace = PACE_MIN_MS, sleep_ms = PACE_MIN_MS;
     for (;;) {
-        struct timespec ts = { 0, 10 * 1000 * 1000 };
-        nanosleep(&ts, NULL);
+        writer_sleep(sleep_ms);
         pthread_mutex_lock(&mtr_tr.wlock);
         if (mtr_tr.writer_epoch != mine) {
             /* A later recording has a writer of its own. */
@@ -185,8 +239,14 @@ static void *writer_thread(void *arg)
             pthread_mutex_unlock(&mtr_tr.wlock);
             return NULL;
         }
+        drained_words = 0;
         mtr_tr_pump(0);
         mtr_rss_tick(mtr_tr_wall_us(), 0);
+        if (__atomic_load_n(&mtr_tr.attached, __ATOMIC_RELAXED) || drained_words > MANY_WORDS)
+            pace = PACE_MIN_MS;   /* attach.c's tick: new modules within about 10 ms */
+        else if (drained_words <= FEW_WORDS && pace < PACE_MAX_MS)
+            pace = pace * 2 < PACE_MAX_MS ? pace * 2 : PACE_MAX_MS;
+        sleep_ms = next_sleep_ms(pace);
         pthread_mutex_unlock(&mtr_tr.wlock);
         mtr_attach_tick();   /* attach.c: modules loaded since */
     }
@@ -209,14 +269,16 @@ int mtr_tr_start_thread(void)
 
 /* fatal.c, in a fatal signal's handler on a program thread (not in the
  * recorder's code): the writer thread writes out what is queued; wait for
- * it at most timeout_ms. Async-signal-safe: atomics and nanosleep only,
- * no lock taken here. 1 if the flush was done. */
+ * it at most timeout_ms. Async-signal-safe: atomics, a futex wake and
+ * nanosleep only, no lock taken here. 1 if the flush was done. */
 int mtr_tracer_fatal_flush(int timeout_ms)
 {
     if (__atomic_load_n(&mtr_tr.state, __ATOMIC_ACQUIRE) != ACTIVE || mtr_tr.pid != getpid() ||
         !__atomic_load_n(&mtr_tr.thread_alive, __ATOMIC_ACQUIRE))
         return 0;
     __atomic_store_n(&fatal_req, 1, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&wake_word, 1, __ATOMIC_RELEASE);
+    syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     struct timespec ts = { 0, 1000 * 1000 };
     for (int i = 0; i < timeout_ms; i++) {
         if (__atomic_load_n(&fatal_done, __ATOMIC_ACQUIRE))
