@@ -149,6 +149,8 @@ mutant realloc-sampled-once lib/record/sampler.c 's|    return mtr_sample_new(q,
 mutant filter-bit-never-cleared lib/record/sampled.c 's|    if (c == 1) {|    if (0) {|' tests/record/sampler.c
 mutant filter-line-never-set lib/record/sampled.c 's|    if (!(lines \& line))|    if (0)|' tests/record/sampler.c
 mutant free-marked-uncounted lib/record/interpose.c 's|    mtr_tls.marked++;   /\* mt_memprof_free_marked \*/||' tests/record/sampler.c
+mutant queue-half-never-wakes lib/record/queue.c 's|            \*half = prod.head + pad + words - t > RING_WORDS / 2;|            *half = 0;|' tests/record/queue.c
+mutant queue-sleep-ignores-stop lib/record/queue.c 's|    if (__atomic_load_n(stop, __ATOMIC_SEQ_CST))|    if (stop == NULL)|' tests/record/queue.c
 # --- pprof profiles as input: Go's sampling error
 mutant go-count-var-no-1-over-p lib/analyze/profile.c 's|\*nvar = p > 0 ? n \* q / p : 0;|*nvar = p > 0 ? n * q : 0;|' tests/analyze/profiles_input.sh
 mutant go-bytes-var-no-1-over-p lib/analyze/profile.c 's|double v = p > 0 ? bytes \* s \* q / p : bytes \* bytes;|double v = p > 0 ? bytes * s * q : bytes * bytes;|' tests/analyze/profiles_input.sh

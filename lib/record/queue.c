@@ -7,9 +7,12 @@
  * A header of kind PAD means "skip to the start of the ring".
  * head and tail count words forever; the ring index is count % RING_WORDS.
  */
+#include <linux/futex.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "lock.h"
 #include "queue.h"
@@ -33,6 +36,14 @@ static struct {
     uint64_t tail_seen;   /* tail as read last, <= tail */
 } prod __attribute__((aligned(64)));
 static uint64_t tail __attribute__((aligned(64)));   /* words drained: the consumer's */
+/* The consumer's sleep and its wake, an event count: `word` is the futex
+ * it sleeps on, bumped by every wake; `asked` says a producer has asked
+ * since the consumer last went to sleep, so that a ring past half full
+ * costs one wake a turn, not one a record. */
+static struct {
+    int word;
+    int asked;
+} wake __attribute__((aligned(64)));
 
 void mtr_queue_lock(void)
 {
@@ -59,7 +70,10 @@ int mtr_queue_init(void)
 
 void mtr_queue_reset(void)
 {
-    prod.head = tail = 0;
+    /* atomic: a writer thread of the recording before may still read
+     * them on its way to sleep (mtr_queue_sleep) */
+    __atomic_store_n(&prod.head, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&tail, 0, __ATOMIC_RELAXED);
     prod.tail_seen = 0;
     prod.next_id = 0;
     prod.last_time = 0;
@@ -87,8 +101,10 @@ static int64_t event_time(int64_t t)
 }
 
 /* Reserve `words` contiguous words under the lock, waiting while the ring
- * is full. Returns the ring index, or -1. Lock held on success. */
-static int64_t reserve(uint64_t words, int (*alive)(void))
+ * is full (the consumer woken first). Returns the ring index, or -1. Lock
+ * held on success; *half then says the ring is past half full with them
+ * (the caller wakes the consumer once it has let the lock go). */
+static int64_t reserve(uint64_t words, int (*alive)(void), int *half)
 {
     MT_ASSERT(words >= 3 && words <= RING_WORDS / 2);
     for (int round = 0;; round++) {
@@ -101,13 +117,17 @@ static int64_t reserve(uint64_t words, int (*alive)(void))
         MT_ASSERT(t <= prod.head && prod.head - t <= RING_WORDS);   /* the consumer never passes the producers */
         MT_ASSERT(t <= __atomic_load_n(&tail, __ATOMIC_RELAXED));   /* a tail seen is never ahead */
         if (prod.head + pad + words - t <= RING_WORDS) {
+            if (prod.head + pad + words - t > RING_WORDS / 2)
+                t = prod.tail_seen = __atomic_load_n(&tail, __ATOMIC_ACQUIRE);
+            *half = prod.head + pad + words - t > RING_WORDS / 2;
             if (pad) {
                 ring[at] = PAD;
-                prod.head += pad;
+                __atomic_store_n(&prod.head, prod.head + pad, __ATOMIC_RELEASE);
             }
             return (int64_t)(prod.head % RING_WORDS);
         }
         mtr_queue_unlock();
+        mtr_queue_wake(0);
         if (round >= WAIT_ROUNDS || !alive())
             return -1;
         struct timespec ts = { 0, WAIT_NS };
@@ -127,7 +147,8 @@ int64_t mtr_queue_alloc_from(uint64_t size, uint64_t n_samples, const uintptr_t 
     uint64_t words = 5 + nframes;
     MT_ASSERT(nframes < ((uint64_t)1 << 24) && source >= 0 && source <= 0xff);   /* header fields */
     int64_t now = clock_us();
-    int64_t at = reserve(words, alive);
+    int half;
+    int64_t at = reserve(words, alive, &half);
     if (at < 0)
         return -1;
     uint64_t *w = ring + at;
@@ -138,24 +159,54 @@ int64_t mtr_queue_alloc_from(uint64_t size, uint64_t n_samples, const uintptr_t 
     w[3] = size;
     w[4] = n_samples;
     memcpy(w + 5, frames, nframes * sizeof *frames);
-    __atomic_store_n(&prod.head, prod.head + words, __ATOMIC_RELEASE);
+    __atomic_store_n(&prod.head, prod.head + words, __ATOMIC_SEQ_CST);
     mtr_queue_unlock();
+    if (half)
+        mtr_queue_wake(0);
     return (int64_t)id;
 }
 
 int mtr_queue_collect(uint64_t id, int (*alive)(void))
 {
     int64_t now = clock_us();
-    int64_t at = reserve(3, alive);
+    int half;
+    int64_t at = reserve(3, alive, &half);
     if (at < 0)
         return -1;
     uint64_t *w = ring + at;
     w[0] = MT_REC_COLLECT | (uint64_t)3 << 32;
     w[1] = (uint64_t)event_time(now);
     w[2] = id;
-    __atomic_store_n(&prod.head, prod.head + 3, __ATOMIC_RELEASE);
+    __atomic_store_n(&prod.head, prod.head + 3, __ATOMIC_SEQ_CST);
     mtr_queue_unlock();
+    if (half)
+        mtr_queue_wake(0);
     return 0;
+}
+
+/* A producer has published its record (head, seq_cst) before it asks:
+ * either its exchange finds `asked` clear and it bumps `word` and wakes,
+ * or the consumer cleared `asked` after that exchange and so reads the new
+ * head before it sleeps (mtr_queue_sleep). */
+void mtr_queue_wake(int always)
+{
+    if (__atomic_exchange_n(&wake.asked, 1, __ATOMIC_SEQ_CST) && !always)
+        return;
+    __atomic_add_fetch(&wake.word, 1, __ATOMIC_SEQ_CST);
+    syscall(SYS_futex, &wake.word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+void mtr_queue_sleep(int64_t ms, const int *stop)
+{
+    __atomic_store_n(&wake.asked, 0, __ATOMIC_SEQ_CST);
+    int seen = __atomic_load_n(&wake.word, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(stop, __ATOMIC_SEQ_CST))
+        return;   /* set before its wake's bump, which `seen` may hold */
+    if (__atomic_load_n(&prod.head, __ATOMIC_SEQ_CST) - __atomic_load_n(&tail, __ATOMIC_RELAXED) >
+        RING_WORDS / 2)
+        return;   /* a producer may have asked before `asked` was cleared */
+    struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000 };
+    syscall(SYS_futex, &wake.word, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
 }
 
 size_t mtr_queue_drain(void (*fn)(void *ctx, const struct mtr_rec *r), void *ctx)

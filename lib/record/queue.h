@@ -43,6 +43,14 @@ MT_HIDDEN int64_t mtr_queue_alloc_from(uint64_t size, uint64_t n_samples, const 
 MT_HIDDEN int mtr_queue_collect(uint64_t id, int (*consumer_alive)(void));
 /* Consumer: call fn on each record present now; returns how many. */
 MT_HIDDEN size_t mtr_queue_drain(void (*fn)(void *ctx, const struct mtr_rec *r), void *ctx);
+/* The consumer sleeps at most ms, or until a producer finds the ring past
+ * half full (or full), or until mtr_queue_wake(1); not at all when *stop
+ * is set (whoever sets it calls mtr_queue_wake(1) after). */
+MT_HIDDEN void mtr_queue_sleep(int64_t ms, const int *stop);
+/* Wake the consumer: once a sleep (always = 0: a producer), or each time
+ * (always = 1: a fatal signal's flush). Async-signal-safe: atomics and a
+ * futex wake. */
+MT_HIDDEN void mtr_queue_wake(int always);
 /* Start over (new trace): ids from 0, queue empty. */
 MT_HIDDEN void mtr_queue_reset(void);
 MT_HIDDEN void mtr_queue_lock(void);

@@ -9,13 +9,13 @@
  * fast and twice as long after each turn that found it nearly empty, up
  * to PACE_MAX_MS, never past the next flush, resident-memory reading or
  * piece's time bound (it wakes at most 10 ms late for those, as it always
- * did); a fatal signal's flush wakes it at once (a futex). An idle process
+ * did); a fatal signal's flush, or a producer that finds the queue past half
+ * full, wakes it at once (queue.c's futex). An idle process
  * (a make, a compiler driver waiting for its child) then pays ten wakeups
  * a second, not a hundred.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -166,18 +165,17 @@ void mtr_tr_pump(int force)
 }
 
 /* A fatal signal (fatal.c): its handler asks the writer thread to write
- * out what is queued (fatal_req), wakes it (wake_word, a futex) and waits
+ * out what is queued (fatal_req), wakes it (mtr_queue_wake) and waits
  * for it (fatal_done). */
 static int fatal_req, fatal_done;
-static int wake_word;
 
 #define PACE_MIN_MS 10
 #define PACE_MAX_MS 100
 /* queue.c's ring holds 2^18 words: a turn that drained at most 1/64 of it
  * doubles the pace (the next turn finds 1/32 at the same rate), one that
  * drained more than 1/16 goes back to PACE_MIN_MS. A burst that fills
- * the ring within one sleep makes its producers wait (queue.c) until the
- * thread wakes, PACE_MAX_MS at most. */
+ * half the ring within one sleep wakes the thread at once (queue.c), so
+ * producers do not wait for the pace. */
 #define QUEUE_WORDS ((uint64_t)1 << 18)
 #define FEW_WORDS (QUEUE_WORDS / 64)
 #define MANY_WORDS (QUEUE_WORDS / 16)
@@ -198,14 +196,11 @@ static int64_t next_sleep_ms(int64_t pace)
     return s < PACE_MIN_MS ? PACE_MIN_MS : s;
 }
 
-/* Sleep ms, or less if a fatal signal's flush wakes the thread. */
+/* Sleep ms, or less if a fatal signal's flush or a filling queue wakes
+ * the thread. */
 static void writer_sleep(int64_t ms)
 {
-    int seen = __atomic_load_n(&wake_word, __ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&fatal_req, __ATOMIC_ACQUIRE))
-        return;
-    struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000 };
-    syscall(SYS_futex, &wake_word, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+    mtr_queue_sleep(ms, &fatal_req);
 }
 
 static void *writer_thread(void *arg)
@@ -276,9 +271,8 @@ int mtr_tracer_fatal_flush(int timeout_ms)
     if (__atomic_load_n(&mtr_tr.state, __ATOMIC_ACQUIRE) != ACTIVE || mtr_tr.pid != getpid() ||
         !__atomic_load_n(&mtr_tr.thread_alive, __ATOMIC_ACQUIRE))
         return 0;
-    __atomic_store_n(&fatal_req, 1, __ATOMIC_RELEASE);
-    __atomic_add_fetch(&wake_word, 1, __ATOMIC_RELEASE);
-    syscall(SYS_futex, &wake_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    __atomic_store_n(&fatal_req, 1, __ATOMIC_SEQ_CST);
+    mtr_queue_wake(1);
     struct timespec ts = { 0, 1000 * 1000 };
     for (int i = 0; i < timeout_ms; i++) {
         if (__atomic_load_n(&fatal_done, __ATOMIC_ACQUIRE))
