@@ -18,7 +18,7 @@
 #include "queue.h"
 #include "own.h"
 
-#define RING_WORDS ((uint64_t)1 << 18)   /* 2 MiB */
+#define RING_WORDS MTR_QUEUE_WORDS
 #define PAD 0xff
 #define WAIT_NS 200000                   /* 0.2 ms between retries when full */
 #define WAIT_ROUNDS 10000                /* give up after about 2 s */
@@ -207,6 +207,11 @@ void mtr_queue_sleep(int64_t ms, const int *stop)
         return;   /* a producer may have asked before `asked` was cleared */
     struct timespec ts = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000000 };
     syscall(SYS_futex, &wake.word, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+}
+
+uint64_t mtr_queue_drained(void)
+{
+    return __atomic_load_n(&tail, __ATOMIC_RELAXED);
 }
 
 size_t mtr_queue_drain(void (*fn)(void *ctx, const struct mtr_rec *r), void *ctx)

@@ -19,6 +19,8 @@
 #include "thread.h"
 
 enum { MT_REC_ALLOC = 1, MT_REC_COLLECT = 2 };
+/* The ring's size in 64-bit words (2 MiB). */
+#define MTR_QUEUE_WORDS ((uint64_t)1 << 18)
 /* Where an allocation's memory came from (struct mtr_rec.source). */
 enum { MT_REC_SOURCE_MALLOC = 0, MT_REC_SOURCE_MMAP = 1 };
 
@@ -41,6 +43,8 @@ MT_HIDDEN int64_t mtr_queue_alloc(uint64_t size, uint64_t n_samples, const uintp
 MT_HIDDEN int64_t mtr_queue_alloc_from(uint64_t size, uint64_t n_samples, const uintptr_t *frames,
                                       size_t nframes, int source, int (*consumer_alive)(void));
 MT_HIDDEN int mtr_queue_collect(uint64_t id, int (*consumer_alive)(void));
+/* Words drained since the queue's last reset (the writer's pace). */
+MT_HIDDEN uint64_t mtr_queue_drained(void);
 /* Consumer: call fn on each record present now; returns how many. */
 MT_HIDDEN size_t mtr_queue_drain(void (*fn)(void *ctx, const struct mtr_rec *r), void *ctx);
 /* The consumer sleeps at most ms, or until a producer finds the ring past

@@ -79,14 +79,9 @@ void mtr_tr_writer_failed(void)
     mtr_tr.state = IDLE;
 }
 
-/* The queue's words drained since the writer thread last looked (its
- * pace); under wlock. */
-static uint64_t drained_words;
-
 void mtr_tr_put_record(void *ctx, const struct mtr_rec *r)
 {
     (void)ctx;
-    drained_words += r->kind == MT_REC_ALLOC ? 5 + r->nframes : 3;   /* queue.c's layout */
     if (!mtr_tr.w || mtr_tr.writer_failed)
         return;
     int rc;
@@ -171,14 +166,13 @@ static int fatal_req, fatal_done;
 
 #define PACE_MIN_MS 10
 #define PACE_MAX_MS 100
-/* queue.c's ring holds 2^18 words: a turn that drained at most 1/64 of it
+/* Of the queue's ring (MTR_QUEUE_WORDS), a turn that drained at most 1/64 of it
  * doubles the pace (the next turn finds 1/32 at the same rate), one that
  * drained more than 1/16 goes back to PACE_MIN_MS. A burst that fills
  * half the ring within one sleep wakes the thread at once (queue.c), so
  * producers do not wait for the pace. */
-#define QUEUE_WORDS ((uint64_t)1 << 18)
-#define FEW_WORDS (QUEUE_WORDS / 64)
-#define MANY_WORDS (QUEUE_WORDS / 16)
+#define FEW_WORDS (MTR_QUEUE_WORDS / 64)
+#define MANY_WORDS (MTR_QUEUE_WORDS / 16)
 
 /* The next sleep: the pace, cut to the next deadline (not below
  * PACE_MIN_MS). wlock held. */
@@ -234,8 +228,10 @@ static void *writer_thread(void *arg)
             pthread_mutex_unlock(&mtr_tr.wlock);
             return NULL;
         }
-        drained_words = 0;
+        uint64_t before = mtr_queue_drained();
         mtr_tr_pump(0);
+        uint64_t after = mtr_queue_drained();
+        uint64_t drained_words = after >= before ? after - before : after;   /* a reset between */
         mtr_rss_tick(mtr_tr_wall_us(), 0);
         if (__atomic_load_n(&mtr_tr.attached, __ATOMIC_RELAXED) || drained_words > MANY_WORDS)
             pace = PACE_MIN_MS;   /* attach.c's tick: new modules within about 10 ms */
