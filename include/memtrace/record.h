@@ -23,8 +23,9 @@
  *
  * Everything here lives in libmemtrace.so / libmemtrace.a. The library
  * replaces malloc, calloc, realloc, reallocarray, free, posix_memalign,
- * aligned_alloc, memalign, valloc, pvalloc and malloc_usable_size (and
- * C++'s operator new/delete, which it routes to them), and samples the
+ * aligned_alloc, memalign, valloc, pvalloc, free_sized and
+ * free_aligned_sized (and C++'s operator new/delete, which it routes to
+ * them; malloc_usable_size stays the allocator's), and samples the
  * program's own anonymous mmap/munmap/mremap on the same byte count. docs/recorder.md
  * explains how to start it and what it covers.
  *

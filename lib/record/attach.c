@@ -54,11 +54,12 @@
 
 #define API __attribute__((visibility("default")))
 
-/* The redirected functions, by name. */
+/* The redirected functions, by name (malloc_usable_size stays the
+ * allocator's, as under the preload: interpose.c). */
 static const char *const names[] = {
     "malloc", "calloc", "realloc", "reallocarray", "free", "posix_memalign",
-    "aligned_alloc", "memalign", "valloc", "pvalloc", "malloc_usable_size",
-    "free_sized", "free_aligned_sized", "mmap", "mmap64", "munmap", "mremap", "mprotect",
+    "aligned_alloc", "memalign", "valloc", "pvalloc", "free_sized", "free_aligned_sized",
+    "mmap", "mmap64", "munmap", "mremap", "mprotect",
 };
 #define NNAMES (sizeof names / sizeof names[0])
 

@@ -1,8 +1,12 @@
 /*
  * interpose.c - the malloc family as the program sees it: malloc, calloc,
  * realloc, reallocarray, free, posix_memalign, aligned_alloc, memalign,
- * valloc, pvalloc, malloc_usable_size, free_sized, free_aligned_sized, and
- * C++'s operator new/delete routed to them.
+ * valloc, pvalloc, free_sized, free_aligned_sized, and C++'s operator
+ * new/delete routed to them. Not malloc_usable_size: a sampled block is the
+ * allocator's own, so the program's call goes straight to the allocator's
+ * (redis calls it for every block; a wrapper there was half of what the
+ * recorder cost redis-server). The boot buffer's blocks (real.c), the one
+ * thing only the recorder could size, are dlsym's own and never reach it.
  *
  * Every call goes to the same entry point of the program's own allocator
  * (real.h), sampled or not: a sampled block is the allocator's block,
@@ -295,20 +299,6 @@ API void *pvalloc(size_t size)
     if (rounded < size || covered(rounded ? rounded : page))
         return mtr_real.pvalloc(size);
     return mtr_sample_new(mtr_real.pvalloc(size), rounded ? rounded : page, MT_ALLOC_ALIGNED);
-}
-
-static MT_HOOK size_t usable_size_marked(void *p)
-{
-    if (mtr_real_in_boot(p))
-        return mtr_real_boot_size(p);
-    return mtr_real.usable_size(p);
-}
-
-API size_t malloc_usable_size(void *p)
-{
-    if (marked(p))
-        return usable_size_marked(p);
-    return mtr_real.usable_size(p);
 }
 
 API void free_sized(void *p, size_t size)

@@ -87,7 +87,7 @@ check "its malloc symbol is undefined with its PLT stub's address" \
 
 # Every JUMP_SLOT/GLOB_DAT slot naming a redirected function in every
 # module of the process: "module offset name value" lines.
-NAMES='malloc|calloc|realloc|reallocarray|free|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|malloc_usable_size|free_sized|free_aligned_sized|mmap|mmap64|munmap|mremap|mprotect'
+NAMES='malloc|calloc|realloc|reallocarray|free|posix_memalign|aligned_alloc|memalign|valloc|pvalloc|free_sized|free_aligned_sized|mmap|mmap64|munmap|mremap|mprotect'
 slots() { # slots PID
     awk '$6 ~ /^\// && $3 == "00000000" { split($1, a, "-"); if (!($6 in s)) { s[$6] = a[1]; print $6, a[1] } }' \
         /proc/$1/maps | while read -r mod lo; do

@@ -9,6 +9,7 @@
  * table of sampled blocks with known answers (mt_memprof_free_marked,
  * mt_memprof_free_stats).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -179,6 +180,13 @@ static void test_semantics(void)
         same = z[i] == (unsigned char)i;
     CHECK(same, "realloc of a sampled block keeps its bytes");
     CHECK(malloc_usable_size(z) >= 5000, "malloc_usable_size of a sampled block");
+    /* ... answered by the allocator itself: the recorder leaves the symbol to
+     * the object whose malloc it calls (no wrapper in between). */
+    Dl_info usable_in, alloc_in;
+    void *next_malloc = dlsym(RTLD_NEXT, "malloc");
+    CHECK(next_malloc && dladdr((void *)malloc_usable_size, &usable_in) &&
+              dladdr(next_malloc, &alloc_in) && usable_in.dli_fbase == alloc_in.dli_fbase,
+          "malloc_usable_size is the allocator's own, not the recorder's");
     z = realloc(z, 10);
     CHECK(z && z[9] == 9, "realloc shrinking keeps its bytes");
     CHECK(realloc(z, 0) == NULL, "realloc(p, 0) frees");
