@@ -524,14 +524,19 @@ static void hold_signals(attach_thread *t)
         t->mask_set = 1;
 }
 
-static attach_thread *borrow_once(pid_t pid, int *errnum, char *why, size_t cap)
+static int process_gone(pid_t pid)
+{
+    char p[32];
+    snprintf(p, sizeof p, "/proc/%d", (int)pid);
+    return access(p, F_OK) != 0;
+}
+
+static attach_thread *borrow_once(pid_t pid, long until, int *errnum, char *why, size_t cap)
 {
     struct cand *c;
     size_t n = candidates(pid, &c);
     if (n == 0) {
-        char p[32];
-        snprintf(p, sizeof p, "/proc/%d", (int)pid);
-        *errnum = access(p, F_OK) == 0 ? EBUSY : ESRCH;
+        *errnum = process_gone(pid) ? ESRCH : EBUSY;
         snprintf(why, cap, *errnum == ESRCH ? "no such process"
                                             : "no thread of the process is waiting in a system "
                                               "call (all are running): try again, or attach "
@@ -552,11 +557,14 @@ static attach_thread *borrow_once(pid_t pid, int *errnum, char *why, size_t cap)
                        "system call or came back from a write or a wait within 3 s): try again");
     for (size_t i = 0; i < n; i++) {
         if (seize(c[i].tid) != 0) {
-            if (errno == EPERM || errno == ESRCH) {
+            /* ESRCH names the thread: one that ended since the list was
+             * read (a short-lived worker, a recorder's writer thread going
+             * after a detach) leaves the others to try, and this round to
+             * be tried again; only a process gone ends the attach. */
+            if (errno == EPERM || (errno == ESRCH && process_gone(pid))) {
                 *errnum = errno;
-                snprintf(why, cap, "%s", strerror(errno));
-                if (errno == EPERM)
-                    break;
+                snprintf(why, cap, "%s", errno == ESRCH ? "no such process" : strerror(errno));
+                break;
             }
             continue;
         }
@@ -578,8 +586,12 @@ static attach_thread *borrow_once(pid_t pid, int *errnum, char *why, size_t cap)
             }
         }
         int ok = in_blocking_call(t, c[i].rank) && !in_signal_handler(t->memfd, pid, t->regs.rsp);
-        /* A running thread only when no thread waits in a system call. */
-        if (!ok && c[0].rank == RANK_RUNNING && wait_safe_exit(t, 2000) == 1)
+        /* A running thread once no waiting one could be taken (the
+         * waiting come first): followed to a safe point, for 2 s at most
+         * and never past the attach's deadline. */
+        long left = until - mono_ms();
+        if (!ok && c[i].rank == RANK_RUNNING && left > 0 &&
+            wait_safe_exit(t, left < 2000 ? (int)left : 2000) == 1)
             ok = 1;
         if (!ok) {
             ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
@@ -643,7 +655,7 @@ attach_thread *attach_borrow(pid_t pid, int *errnum, char *why, size_t cap)
      * most. */
     long until = mono_ms() + 3000;
     for (;;) {
-        attach_thread *t = borrow_once(pid, errnum, why, cap);
+        attach_thread *t = borrow_once(pid, until, errnum, why, cap);
         if (t || *errnum == EPERM || *errnum == ESRCH || *errnum == ENOMEM ||
             mono_ms() >= until)
             return t;

@@ -7,6 +7,7 @@
  * planted); and its pidfd and start time, its identity for the whole
  * attach.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -133,6 +134,34 @@ int attach_target_same(const attach_target *t)
     return start_time_of(t->pid) == t->start_time && t->start_time != 0;
 }
 
+/* Threads of pid other than its leader that have not ended. */
+static int live_threads(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9' || atoi(e->d_name) == (int)pid)
+            continue;
+        char sp[96];
+        snprintf(sp, sizeof sp, "/proc/%d/task/%d/stat", (int)pid, atoi(e->d_name));
+        size_t len;
+        char *st = proc_read_file(sp, &len);
+        if (!st)
+            continue;
+        char *paren = memrchr(st, ')', len);
+        if (paren && paren + 2 < st + len && paren[2] != 'Z' && paren[2] != 'X')
+            n++;
+        free(st);
+    }
+    closedir(d);
+    return n;
+}
+
 int attach_target_read(pid_t pid, attach_target *t, char *why, size_t cap)
 {
     memset(t, 0, sizeof *t);
@@ -196,8 +225,16 @@ int attach_target_read(pid_t pid, attach_target *t, char *why, size_t cap)
     snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
     t->nondumpable = stat(path, &ps) == 0 && ps.st_uid == 0 && t->uid != 0;
     if (t->state == 'Z' || t->state == 'X') {
-        errno = ESRCH;
-        snprintf(why, cap, "the process has exited");
+        /* A leader that ended by pthread_exit stays a zombie while its
+         * other threads run: the process lives, but its /proc/PID files
+         * (maps, mem) are the ended thread's, empty. */
+        int others = live_threads(pid) > 0;
+        errno = others ? EINVAL : ESRCH;
+        snprintf(why, cap, others ? "its main thread has ended (pthread_exit) while other "
+                                    "threads run on: such a process cannot be attached (its "
+                                    "memory map is no longer readable through its PID); start "
+                                    "it under 'memtrace run' instead"
+                                  : "the process has exited");
         return -1;
     }
     if (read_maps(t) != 0) {
