@@ -486,6 +486,13 @@ static int do_detach(const attach_target *t, uint64_t stop_fn)
                         "left alone)\n", (int)t->pid);
         return 1;
     }
+    pid_t other = attach_target_tracer_now(t);
+    if (other && other != getpid()) {   /* ptrace would be refused: say by whom */
+        fprintf(stderr, "memtrace attach: %d is traced by process %d now (a debugger, strace?): "
+                        "the recording goes on in it; once that tracer has let go, 'memtrace "
+                        "attach --detach %d' ends it\n", (int)t->pid, (int)other, (int)t->pid);
+        return 1;
+    }
     attach_thread *th = borrow(t, &code);
     if (!th)
         return code;

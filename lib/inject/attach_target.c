@@ -127,6 +127,24 @@ int attach_target_exited(const attach_target *t)
     return t->pidfd < 0 || poll(&p, 1, 0) != 0;
 }
 
+pid_t attach_target_tracer_now(const attach_target *t)
+{
+    char path[64];
+    size_t len;
+    snprintf(path, sizeof path, "/proc/%d/status", (int)t->pid);
+    char *st = proc_read_file(path, &len);
+    pid_t tracer = 0;
+    if (!st)
+        return 0;
+    for (size_t i = 0; i + 11 <= len; i++)
+        if ((i == 0 || st[i - 1] == '\n') && !memcmp(st + i, "TracerPid:\t", 11)) {
+            tracer = (pid_t)atoi(st + i + 11);   /* stops at the line's end */
+            break;
+        }
+    free(st);
+    return tracer;
+}
+
 int attach_target_same(const attach_target *t)
 {
     if (attach_target_exited(t) || syscall(SYS_pidfd_send_signal, t->pidfd, 0, NULL, 0) != 0)

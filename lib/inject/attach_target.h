@@ -53,6 +53,9 @@ int attach_target_same(const attach_target *t);
 /* 1 once the process has exited (its pidfd polls readable), else 0. */
 int attach_target_exited(const attach_target *t);
 
+/* The process that ptraces t's main thread now (TracerPid), 0 if none. */
+pid_t attach_target_tracer_now(const attach_target *t);
+
 /* The address in the process of the C library's function name (its
  * default version), or 0. The library's file is read as mapped
  * (/proc/PID/map_files), else by its path here, else through
