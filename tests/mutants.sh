@@ -123,6 +123,7 @@ mutant ledger-mimalloc-uncapped lib/analyze/ledger.c 's|if (rd->anon >= 0 && com
 mutant attach-call-segv-blocked lib/inject/attach_call.c 's/uint64_t during = ~(SIGBIT(SIGSEGV) | SIGBIT(SIGBUS)/uint64_t during = ~(SIGBIT(SIGBUS)/' tests/record/attach_signals.sh
 mutant fatal-remove-to-sig-dfl lib/record/fatal.c 's|        mtr_sig_restore(fatal_signals\[i\], \&saved\[i\]);|        signal(fatal_signals[i], SIG_DFL);|' tests/record/attach_signals.sh
 mutant attach-borrows-in-handler lib/inject/attach_call.c 's|^    return found;$|    return 0;|' tests/record/attach_safepoint.sh
+mutant mathfn-log-series-short lib/record/mathfn.c 's|    p = p \* z2 + 1.0 / 5;|    p = p * z2 + 1.0 / 4;|' tests/record/mathfn.c
 mutant attach-thread-gone-is-process-gone lib/inject/attach_call.c 's/(errno == ESRCH \&\& process_gone(pid))/errno == ESRCH/' tests/record/attach_churn.sh
 mutant attach-running-only-when-none-waits lib/inject/attach_call.c 's/if (!ok \&\& c\[i\].rank == RANK_RUNNING/if (!ok \&\& c[0].rank == RANK_RUNNING/' tests/record/attach_churn.sh
 mutant attach-allocator-by-dlsym lib/record/real.c 's|: mtr_global_definition(name);|: dlsym(RTLD_DEFAULT, name);|' tests/record/attach_nopie.sh
