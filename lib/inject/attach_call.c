@@ -40,7 +40,6 @@
  * restart block is restarted afresh instead (attach_release).
  */
 #include <errno.h>
-#include <dirent.h>
 #include <elf.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -56,6 +55,7 @@
 #include <unistd.h>
 
 #include "attach_call.h"
+#include "proc_trace.h"
 
 #ifndef NT_X86_XSTATE
 #define NT_X86_XSTATE 0x202
@@ -184,58 +184,62 @@ static int cand_cmp(const void *a, const void *b)
     return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
+struct cand_list {
+    pid_t pid;
+    struct cand *v;
+    size_t n, cap;
+};
+
+/* proc_task_each's callback: tid as a candidate, its rank from the
+ * system call it is in (/proc/PID/task/TID/syscall). */
+static int add_candidate(int tid, void *ctx)
+{
+    struct cand_list *l = ctx;
+    char sp[96], buf[256];
+    snprintf(sp, sizeof sp, "/proc/%d/task/%d/syscall", (int)l->pid, tid);
+    int fd = open(sp, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t k = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (k <= 0)
+        return 0;
+    buf[k] = '\0';
+    int running = buf[0] < '0' || buf[0] > '9';   /* "running" or "-1 ...": not in a call */
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 16;
+        struct cand *c = realloc(l->v, cap * sizeof *c);
+        if (!c)
+            return 1;
+        l->v = c;
+        l->cap = cap;
+    }
+    struct cand *c = &l->v[l->n++];
+    c->tid = (pid_t)tid;
+    c->rank = RANK_RUNNING;
+    c->swaps = 0;
+    if (!running) {
+        /* "NR ARG1 ... ARG6 SP PC" */
+        unsigned long long a[6] = { 0 };
+        char *q = buf;
+        long nr = strtol(q, &q, 10);
+        for (int i = 0; i < 6; i++)
+            a[i] = strtoull(q, &q, 16);
+        c->rank = rank_of(nr);
+        c->swaps = swaps_mask(nr, a);
+    }
+    return 0;
+}
+
 /* The threads of pid blocked in a system call, best first. */
 static size_t candidates(pid_t pid, struct cand **out)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-    DIR *d = opendir(path);
-    *out = NULL;
-    if (!d)
-        return 0;
-    size_t n = 0, cap = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        pid_t tid = (pid_t)atoi(e->d_name);
-        char sp[96], buf[256];
-        snprintf(sp, sizeof sp, "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
-        int fd = open(sp, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            continue;
-        ssize_t k = read(fd, buf, sizeof buf - 1);
-        close(fd);
-        if (k <= 0)
-            continue;
-        buf[k] = '\0';
-        int running = buf[0] < '0' || buf[0] > '9';   /* "running" or "-1 ...": not in a call */
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            struct cand *c = realloc(*out, cap * sizeof *c);
-            if (!c)
-                break;
-            *out = c;
-        }
-        (*out)[n].tid = tid;
-        (*out)[n].rank = RANK_RUNNING;
-        (*out)[n].swaps = 0;
-        if (!running) {
-            /* "NR ARG1 ... ARG6 SP PC" */
-            unsigned long long a[6] = { 0 };
-            char *q = buf;
-            long nr = strtol(q, &q, 10);
-            for (int k = 0; k < 6; k++)
-                a[k] = strtoull(q, &q, 16);
-            (*out)[n].rank = rank_of(nr);
-            (*out)[n].swaps = swaps_mask(nr, a);
-        }
-        n++;
-    }
-    closedir(d);
-    if (n)
-        qsort(*out, n, sizeof **out, cand_cmp);
-    return n;
+    struct cand_list l = { pid, NULL, 0, 0 };
+    proc_task_each((int)pid, add_candidate, &l);
+    if (l.n)
+        qsort(l.v, l.n, sizeof *l.v, cand_cmp);
+    *out = l.v;
+    return l.n;
 }
 
 #if defined(__x86_64__)
@@ -619,33 +623,36 @@ static attach_thread *borrow_once(pid_t pid, long until, int *errnum, char *why,
     return NULL;
 }
 
+struct seccomp_find {
+    pid_t pid, tid;
+    int mode;
+};
+
+/* proc_task_each's callback: stops at a thread under a seccomp mode. */
+static int find_seccomp(int tid, void *ctx)
+{
+    struct seccomp_find *f = ctx;
+    char sp[96], line[256];
+    snprintf(sp, sizeof sp, "/proc/%d/task/%d/status", (int)f->pid, tid);
+    FILE *fp = fopen(sp, "re");
+    if (!fp)
+        return 0;
+    while (fgets(line, sizeof line, fp))
+        if (!strncmp(line, "Seccomp:", 8)) {
+            f->mode = atoi(line + 8);
+            f->tid = (pid_t)tid;
+            break;
+        }
+    fclose(fp);
+    return f->mode != 0;
+}
+
 int attach_seccomp(pid_t pid, char *why, size_t cap)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-    DIR *d = opendir(path);
-    if (!d)
-        return 0;
-    int mode = 0;
-    pid_t tid = 0;
-    struct dirent *e;
-    while (!mode && (e = readdir(d)) != NULL) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        char sp[96], line[256];
-        snprintf(sp, sizeof sp, "/proc/%d/task/%d/status", (int)pid, atoi(e->d_name));
-        FILE *f = fopen(sp, "re");
-        if (!f)
-            continue;
-        while (fgets(line, sizeof line, f))
-            if (!strncmp(line, "Seccomp:", 8)) {
-                mode = atoi(line + 8);
-                tid = (pid_t)atoi(e->d_name);
-                break;
-            }
-        fclose(f);
-    }
-    closedir(d);
+    struct seccomp_find f = { pid, 0, 0 };
+    proc_task_each((int)pid, find_seccomp, &f);
+    int mode = f.mode;
+    pid_t tid = f.tid;
     if (!mode)
         return 0;
     snprintf(why, cap, "thread %d runs under seccomp %s (Seccomp: %d in its /proc status): "

@@ -7,7 +7,6 @@
  * planted); and its pidfd and start time, its identity for the whole
  * attach.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -152,32 +151,37 @@ int attach_target_same(const attach_target *t)
     return start_time_of(t->pid) == t->start_time && t->start_time != 0;
 }
 
+struct live_count {
+    pid_t pid;
+    int n;
+};
+
+/* proc_task_each's callback: counts the threads other than the leader
+ * that have not ended. */
+static int count_live(int tid, void *ctx)
+{
+    struct live_count *c = ctx;
+    if (tid == (int)c->pid)
+        return 0;
+    char sp[96];
+    snprintf(sp, sizeof sp, "/proc/%d/task/%d/stat", (int)c->pid, tid);
+    size_t len;
+    char *st = proc_read_file(sp, &len);
+    if (!st)
+        return 0;
+    char *paren = memrchr(st, ')', len);
+    if (paren && paren + 2 < st + len && paren[2] != 'Z' && paren[2] != 'X')
+        c->n++;
+    free(st);
+    return 0;
+}
+
 /* Threads of pid other than its leader that have not ended. */
 static int live_threads(pid_t pid)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-    DIR *d = opendir(path);
-    if (!d)
-        return 0;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] < '0' || e->d_name[0] > '9' || atoi(e->d_name) == (int)pid)
-            continue;
-        char sp[96];
-        snprintf(sp, sizeof sp, "/proc/%d/task/%d/stat", (int)pid, atoi(e->d_name));
-        size_t len;
-        char *st = proc_read_file(sp, &len);
-        if (!st)
-            continue;
-        char *paren = memrchr(st, ')', len);
-        if (paren && paren + 2 < st + len && paren[2] != 'Z' && paren[2] != 'X')
-            n++;
-        free(st);
-    }
-    closedir(d);
-    return n;
+    struct live_count c = { pid, 0 };
+    proc_task_each((int)pid, count_live, &c);
+    return c.n;
 }
 
 int attach_target_read(pid_t pid, attach_target *t, char *why, size_t cap)

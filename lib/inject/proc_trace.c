@@ -14,27 +14,66 @@
 #include <string.h>
 #include <unistd.h>
 
-int proc_fd_each(int pid, int (*fn)(const char *fd_path, const char *target, void *ctx),
-                 void *ctx)
+/* Calls fn(dir, name, ctx) for each numbered entry of the directory
+ * /proc/PID/SUB (descriptors, threads) until fn returns nonzero; that
+ * value, 0, or -1 if the directory cannot be read. */
+static int each_numbered(int pid, const char *sub, int (*fn)(const char *dir, const char *name,
+                                                               void *ctx), void *ctx)
 {
     char dir[64];
-    snprintf(dir, sizeof dir, "/proc/%d/fd", pid);
+    snprintf(dir, sizeof dir, "/proc/%d/%s", pid, sub);
     DIR *d = opendir(dir);
     if (!d)
         return -1;
     struct dirent *e;
     int r = 0;
-    while (!r && (e = readdir(d)) != NULL) {
-        char p[384], link[PATH_MAX];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-        ssize_t n = readlink(p, link, sizeof link - 1);
-        if (n <= 0)
-            continue;
-        link[n] = '\0';
-        r = fn(p, link, ctx);
-    }
+    while (!r && (e = readdir(d)) != NULL)
+        if (e->d_name[0] >= '0' && e->d_name[0] <= '9')
+            r = fn(dir, e->d_name, ctx);
     closedir(d);
     return r;
+}
+
+struct fd_visit {
+    int (*fn)(const char *fd_path, const char *target, void *ctx);
+    void *ctx;
+};
+
+static int visit_fd(const char *dir, const char *name, void *ctx)
+{
+    const struct fd_visit *v = ctx;
+    char p[384], link[PATH_MAX];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    ssize_t n = readlink(p, link, sizeof link - 1);
+    if (n <= 0)
+        return 0;
+    link[n] = '\0';
+    return v->fn(p, link, v->ctx);
+}
+
+int proc_fd_each(int pid, int (*fn)(const char *fd_path, const char *target, void *ctx),
+                 void *ctx)
+{
+    struct fd_visit v = { fn, ctx };
+    return each_numbered(pid, "fd", visit_fd, &v);
+}
+
+struct task_visit {
+    int (*fn)(int tid, void *ctx);
+    void *ctx;
+};
+
+static int visit_task(const char *dir, const char *name, void *ctx)
+{
+    const struct task_visit *v = ctx;
+    (void)dir;
+    return v->fn(atoi(name), v->ctx);
+}
+
+int proc_task_each(int pid, int (*fn)(int tid, void *ctx), void *ctx)
+{
+    struct task_visit v = { fn, ctx };
+    return each_numbered(pid, "task", visit_task, &v);
 }
 
 struct trace_query {

@@ -3,7 +3,7 @@
  * its open descriptors (/proc/PID/fd): used by 'memtrace ctl' to see a
  * recording start or end, and by 'memtrace run --pprof-every' to know what
  * to take snapshots of; and reading a process's /proc files (its
- * environment: 'memtrace ctl', 'memtrace attach').
+ * environment and threads: 'memtrace ctl', 'memtrace attach').
  */
 #ifndef MEMTRACE_PROC_TRACE_H
 #define MEMTRACE_PROC_TRACE_H
@@ -23,6 +23,11 @@ int proc_open_trace(int pid, const char *base, char *out, size_t cap);
  * cannot be read. */
 int proc_fd_each(int pid, int (*fn)(const char *fd_path, const char *target, void *ctx),
                  void *ctx);
+
+/* Calls fn for each thread of process pid (/proc/PID/task/TID), in the
+ * directory's order, until fn returns nonzero; returns that value, 0 when
+ * fn never did, -1 (errno set) when the threads cannot be listed. */
+int proc_task_each(int pid, int (*fn)(int tid, void *ctx), void *ctx);
 
 /* The whole of a /proc file (or any file), *len its size; NULL with
  * errno. Free with free(). */
