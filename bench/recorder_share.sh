@@ -34,6 +34,9 @@
 #             module tick), encode (queue drain, the codec's writer, module
 #             codes, flushes and the trace's write(2)) and wake (the rest:
 #             the thread's wakeups, its sleep call, the scheduler, its lock)
+#   tsamples  the samples in the run's traces (memtrace info), and us_each
+#             the sampling part per sample: its share of the program's CPU
+#             (perf samples / FREQ) over tsamples, in microseconds
 # Frame-pointer chains lose the caller of a C library function; the
 # recorder is built with frame pointers, so the chain picks up again at
 # the recorder's next frame. Needs perf (Debian: linux-perf).
@@ -124,11 +127,21 @@ for r in $(seq "$ROUNDS"); do
         perf script -i "$W/perf.data" -F comm,pid,tid,ip,sym,dso 2>/dev/null >"$W/script.txt"
         [ -n "${KEEP:-}" ] && mkdir -p "$KEEP" && cp "$W/script.txt" "$KEEP/$v.$r.txt"
         row=$(classify <"$W/script.txt") || exit 1
-        echo "$r $v $row"
+        # the traces' samples (memtrace info), for the sampling part's
+        # cost per sample: share x the program's CPU (its perf samples at
+        # FREQ) / samples, in microseconds
+        ns=0
+        for f in "$W"/t.ctf*; do
+            case $f in *.rss | *.leaks) continue ;; esac
+            k=$("$MT" info "$f" 2>/dev/null | sed -n 's/^samples: *\([0-9]*\).*/\1/p')
+            ns=$((ns + ${k:-0}))
+        done
+        us=$(echo "$row" | awk -v n="$ns" -v f="$FREQ" '{ printf "%.2f", n ? $6 / 100 * $1 / f * 1e6 / n : 0 }')
+        echo "$r $v $row $ns $us"
     done
-done | tee "$W/rows" | awk '{ printf "round %d %-6s samples %6d  self %.2f %%  children %.2f %%  memtrace %.2f %%  | wrappers %.2f sampling %.2f startend %.2f writer %.2f (encode %.2f rss %.2f attach %.2f wake %.2f)\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14 }'
+done | tee "$W/rows" | awk '{ printf "round %d %-6s samples %6d  self %.2f %%  children %.2f %%  memtrace %.2f %%  | wrappers %.2f sampling %.2f startend %.2f writer %.2f (encode %.2f rss %.2f attach %.2f wake %.2f) | trace samples %d, sampling %.2f us each\n", $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16 }'
 
-names="samples self children memtrace wrappers sampling startend writer encode rss attach wake"
+names="samples self children memtrace wrappers sampling startend writer encode rss attach wake tsamples us_each"
 [ -z "$libs" ] || { i=0; for l in $libs; do i=$((i + 1)); echo "library $i: $l"; done; }
 for p in $variants; do
     echo "$p: median (range) over $ROUNDS runs, % of the program's samples (memtrace: of all)"
