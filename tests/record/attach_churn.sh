@@ -135,7 +135,11 @@ rm -f stop
 ./mainexit >mainexit.out 2>&1 &
 mp=$!
 wait_ready mainexit.out
-sleep 0.2
+# until its main thread has ended (a zombie leader; a bound far above it)
+for i in $(seq 3000); do
+    [ "$(sed 's/.*) //' /proc/$mp/stat | cut -c1)" = Z ] && break
+    sleep 0.1
+done
 "$MT" attach -o m.ctf --duration 20ms $mp >m.log 2>&1
 st=$?
 check "a process whose main thread ended is refused (exit $st)" test $st != 0
