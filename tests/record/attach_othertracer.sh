@@ -57,7 +57,12 @@ tp=$!
 wait_for target.out ready
 "$MT" attach -o t.ctf $tp >attach.log 2>&1 &
 ap=$!
-wait_for attach.log recording || fail "the attach records ($(cat attach.log))"
+wait_for attach.log "recording\|not permitted\|refused by Yama" || fail "the attach starts ($(cat attach.log))"
+if grep -q "not permitted\|refused by Yama" attach.log; then   # no ptrace here (a container, Yama)
+    wait $ap; touch stop; wait $tp
+    echo "ptrace is not permitted here: $(cat attach.log)"
+    exit 77
+fi
 ./seizer $tp >seizer.out 2>&1 &
 sp=$!
 wait_for seizer.out seized || fail "the other tracer holds the process ($(cat seizer.out))"
@@ -73,7 +78,7 @@ wait $sp
 "$MT" attach --detach $tp >detach.log 2>&1
 st=$?
 check "once it let go, --detach ends the recording (exit $st: $(cat detach.log))" test $st = 0
-check "the trace is complete (memtrace info reads it)" sh -c "'$MT' info t.ctf >/dev/null"
+check "the trace is complete: the recorder marked its end" sh -c "'$MT' info t.ctf | grep -q '^end: *marked by the recorder'"
 check "the program still runs" kill -0 $tp
 touch stop
 wait $tp
