@@ -8,6 +8,11 @@
 #           pipelined 16): CPU seconds of redis-server per 100k requests
 #   python  a python3 loop building and dropping dicts and strings: CPU
 #           seconds per 1000 rounds
+#   signals (not in the default set) a C program that allocates in a busy
+#           loop, writes now and then, and takes a SIGALRM every 500 us
+#           whose handler writes: never waiting in a system call, it is
+#           followed from call to call to a write of its own; only the
+#           attach and detach times (ROUNDS attaches of 100 ms)
 # Each phase is ROUNDS measurements of one process, in the order plain,
 # attached, after; prints the medians and the ratios to plain.
 #
@@ -109,4 +114,58 @@ PYEOF
     for r in $(seq "$ROUNDS"); do rounds >>"$out/python.after"; done
     report python "cpu s / 1000 rounds"
     kill $pp; wait $pp 2>/dev/null
+fi
+
+if echo "$WORKLOADS" | grep -qw signals; then
+    cat >"$out/sig.c" <<'CEOF'
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <unistd.h>
+static int devnull;
+static void on_alrm(int s) { (void)s; if (write(devnull, "x", 1) != 1) _exit(1); }
+int main(void)
+{
+    devnull = open("/dev/null", O_WRONLY);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alrm;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGALRM, &sa, NULL);
+    struct itimerval it = { { 0, 500 }, { 0, 500 } };
+    setitimer(ITIMER_REAL, &it, NULL);
+    void *keep[64] = { 0 };
+    for (unsigned i = 0; access("stop", F_OK) != 0; i++) {
+        for (int k = 0; k < 2000; k++) {
+            free(keep[k % 64]);
+            keep[k % 64] = malloc(100 + k % 300);
+        }
+        if (i % 4 == 0 && write(devnull, "y", 1) != 1)
+            return 1;
+    }
+    return 0;
+}
+CEOF
+    cc -O1 -o "$out/sig" "$out/sig.c" || exit 1
+    (cd "$out" && exec ./sig) &
+    sp=$!
+    bench_stop() { touch "$out/stop"; kill $sp 2>/dev/null; }
+    sleep 0.5
+    for r in $(seq "$ROUNDS"); do
+        "$MT" attach --duration 100ms -o "$out/sig.$r.ctf" $sp >"$out/sig.$r.ctf.log" 2>&1 ||
+            echo "signals: attach $r: $(cat "$out/sig.$r.ctf.log")"
+        ms_of "attached in" "$out/sig.$r.ctf.log" >>"$out/signals.attach_ms"
+        ms_of "detach" "$out/sig.$r.ctf.log" >>"$out/signals.detach_ms"
+    done
+    n=$(grep -c . "$out/signals.attach_ms")
+    if [ "$n" = 0 ]; then
+        echo "signals  none of $ROUNDS attaches attached"
+    else
+        printf '%-8s %s of %s attached: attach %s ms (%s), detach %s ms (medians)\n' signals "$n" \
+            "$ROUNDS" "$(median <"$out/signals.attach_ms")" \
+            "$(tr '\n' ' ' <"$out/signals.attach_ms" | sed 's/ $//')" "$(median <"$out/signals.detach_ms")"
+    fi
+    touch "$out/stop"; wait $sp 2>/dev/null
 fi
