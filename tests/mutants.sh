@@ -170,6 +170,9 @@ mutant debugcache-any-build-id lib/symbolize/debugcache.c 's#return same ? NULL#
 mutant namecache-trusts-any-parent lib/symbolize/namecache.c 's|    if (others_write(st) \&\& !(st->st_mode \& S_ISVTX))|    if (0)|' tests/record/cache_hostile.sh
 mutant namecache-follows-any-link lib/symbolize/namecache.c 's|else if (link \&\& st.st_uid != geteuid() \&\& st.st_uid != 0)|else if (0)|' tests/record/cache_hostile.sh
 mutant namecache-keeps-dead-temporaries lib/symbolize/namecache.c 's|        if (stale_temporary(e->d_name)) {|        if (0 \&\& stale_temporary(e->d_name)) {|' tests/record/symbolize_debugcopy.sh
+mutant namecache-symtab-file-despite-dwarf lib/symbolize/names.c 's|mts_dwarf_has_dwarf(nm->dwarf, m->path) == 0) {|mts_dwarf_has_dwarf(nm->dwarf, m->path) >= 0) {|' tests/record/symbolize_cache.sh
+mutant namecache-symtab-file-despite-server lib/symbolize/names.c 's|if (rc == 0 \&\& !nm->url \&\& |if (rc == 0 \&\& |' tests/record/symbolize_cache.sh
+mutant namecache-symtab-unnamed-unsaid lib/symbolize/names.c 's|        if (k == 0 \&\& m->cache > 0 \&\& m->from == MTS_NAMES_SYMTAB)|        if (0)|' tests/record/symbolize_cache.sh
 mutant ownheap-fork-child-locked lib/record/ownheap.c 's|    heap.lock = 0;   /\* the child.s only thread is the one that held it \*/||' tests/record/ownheap.c
 mutant ownheap-no-reuse lib/record/ownheap.c 's|    heap.free_list\[k\] = b;|    (void)b;|' tests/record/ownheap.c
 mutant elfrel-no-glob-dat lib/common/elfrel.h 's|type != R_X86_64_JUMP_SLOT \&\& type != R_X86_64_GLOB_DAT|type != R_X86_64_JUMP_SLOT|' tests/common/elfrel.c

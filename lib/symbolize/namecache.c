@@ -2,7 +2,9 @@
  * namecache.c - the name cache's files: one per module build-id in the
  * cache directory (the CLI's default: $XDG_CACHE_HOME/memtrace/names),
  * named by the build-id in hex, holding the chains the module's debug
- * information gave for the offsets symbolized so far.
+ * information gave for the offsets symbolized so far; a module without
+ * debug information here has HEX.sym instead, the names its symbol table
+ * gave (namecache.h, mts_names_from).
  *
  * A cache file is the caller's own: the directory and the file must belong
  * to the caller and be writable by no one else; links are never followed
@@ -71,9 +73,10 @@ int mts_namecache_path(char *out, size_t cap, const char *dir, const unsigned ch
     return 0;
 }
 
-static int file_name(char *out, size_t cap, const char *dir, const unsigned char *id, size_t idlen)
+static int file_name(char *out, size_t cap, const char *dir, const unsigned char *id, size_t idlen,
+                     enum mts_names_from from)
 {
-    return mts_namecache_path(out, cap, dir, id, idlen, "");
+    return mts_namecache_path(out, cap, dir, id, idlen, from == MTS_NAMES_SYMTAB ? ".sym" : "");
 }
 
 int mts_namecache_private(const struct stat *st)
@@ -320,11 +323,11 @@ int mts_namecache_commit(int dfd, int fd, const char *tmp, const char *base, int
 }
 
 int mts_namecache_load(const char *dir, const unsigned char *id, size_t idlen,
-                       const char *modpath, mts_cache_entry_fn fn, void *ctx,
+                       enum mts_names_from from, const char *modpath, mts_cache_entry_fn fn, void *ctx,
                        mt_warning_fn warn, void *warn_ctx)
 {
     char path[PATH_MAX];
-    if (file_name(path, sizeof path, dir, id, idlen) != 0)
+    if (file_name(path, sizeof path, dir, id, idlen, from) != 0)
         return 0;
     const char *why;
     int dfd = mts_namecache_open_dir(dir, 0, &why);
@@ -485,11 +488,11 @@ size_t mts_namecache_scan(int dfd, const char *suffix, long long *bytes)
 }
 
 int mts_namecache_save(const char *dir, const unsigned char *id, size_t idlen,
-                       const char *modpath, const mt_loctab *frames,
+                       enum mts_names_from from, const char *modpath, const mt_loctab *frames,
                        mt_warning_fn warn, void *warn_ctx)
 {
     char path[PATH_MAX], tmp[PATH_MAX + 200];
-    if (file_name(path, sizeof path, dir, id, idlen) != 0)
+    if (file_name(path, sizeof path, dir, id, idlen, from) != 0)
         return -1;
     const char *why, *base = strrchr(path, '/') + 1;
     int dfd = mts_namecache_open_dir(dir, 1, &why);

@@ -18,7 +18,13 @@
  * are valid during the call only. 0 to go on, -1 to stop (out of memory). */
 typedef int (*mts_cache_entry_fn)(void *ctx, uint64_t offset, const mt_location *locs, size_t n);
 
-/* Reads the cache file of build-id id in dir, for the module at modpath
+/* What a cache file's names come from, in its name: HEX(id) for a module's
+ * debug information (DWARF), HEX(id).sym for its symbol table alone (a
+ * module without debug information here; read only while it still has
+ * none, so that installing its debug symbols names it better). */
+enum mts_names_from { MTS_NAMES_DWARF, MTS_NAMES_SYMTAB };
+
+/* Reads the cache file of build-id id in dir (from: which of its two), for the module at modpath
  * (a location whose file is marked as "the module's own path" gets
  * modpath), handing each entry to fn. 1 when read, 0 when there is none,
  * -1 when it was refused (not the caller's file, a link, others may write
@@ -29,10 +35,10 @@ typedef int (*mts_cache_entry_fn)(void *ctx, uint64_t offset, const mt_location 
  * directory itself is refused (another user's, others may write to it, a
  * link): said once, and no file of it is to be asked for again. */
 int mts_namecache_load(const char *dir, const unsigned char *id, size_t idlen,
-                       const char *modpath, mts_cache_entry_fn fn, void *ctx,
+                       enum mts_names_from from, const char *modpath, mts_cache_entry_fn fn, void *ctx,
                        mt_warning_fn warn, void *warn_ctx);
 
-/* Writes the cache file of build-id id in dir (made 0700 with its
+/* Writes the cache file of build-id id in dir (from: which of its two; made 0700 with its
  * parents when missing) from frames (offset -> chain, as names.c keeps
  * them), mode 0600, through a temporary file renamed over the old one;
  * a link or another user's file there is refused, never followed.
@@ -41,15 +47,15 @@ int mts_namecache_load(const char *dir, const unsigned char *id, size_t idlen,
  * MTS_NAMECACHE_DIR_REFUSED (warned) when the directory cannot be made or
  * is not the caller's alone. */
 int mts_namecache_save(const char *dir, const unsigned char *id, size_t idlen,
-                       const char *modpath, const mt_loctab *frames,
+                       enum mts_names_from from, const char *modpath, const mt_loctab *frames,
                        mt_warning_fn warn, void *warn_ctx);
 
 #define MTS_NAMECACHE_CORRUPT (-2)
 #define MTS_NAMECACHE_DIR_REFUSED (-3)
 
 /* The namer's side (names.c), for the rewriter: writes what the debug
- * information gave this time into the cache files of the modules with
- * DWARF (nothing without a name cache), and the number of frames named
+ * information or the symbol table gave this time into the modules' cache
+ * files (nothing without a name cache), and the number of frames named
  * from the cache so far. */
 struct mt_namer;
 void mts_namer_save_names(struct mt_namer *nm);

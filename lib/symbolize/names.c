@@ -21,8 +21,11 @@
  * once when its first frame is asked for (the module's ELF headers are
  * read for its build-id, never its debug information); what the debug
  * information gives for the other frames is added to that file by
- * mts_namer_save_names, for modules with DWARF only (a module without
- * would be named better once its debug symbols are installed). The same
+ * mts_namer_save_names. A module without DWARF here (stripped, its debug
+ * symbols not installed, and no debuginfod server named) is named from
+ * its symbol table, kept in a file of its own (namecache.h,
+ * MTS_NAMES_SYMTAB) and read only while the module still has no DWARF:
+ * once its debug symbols are installed, it is named from them. The same
  * directory keeps inflated copies of compressed separate debug files
  * (debugcache.c, through dwarf.c), so that a frame new to the cache does
  * not have libdw inflate the module's debug sections again.
@@ -52,6 +55,7 @@ struct nmod {
     int cache;          /* 0: not looked at yet; 1: id known, file read or
                          * absent; 2: id known, its file was corrupt;
                          * -1: no cache for it */
+    enum mts_names_from from;   /* which cache file (cache 1 or 2) */
     unsigned char id[64];
     size_t idlen;
     size_t fresh;       /* frames looked up in its debug information */
@@ -275,8 +279,17 @@ static int read_cache(mt_namer *nm, struct nmod *m)
     memcpy(m->id, id, (size_t)len);
     m->idlen = (size_t)len;
     struct cached_ctx c = {nm, m};
-    int rc = mts_namecache_load(nm->cache_dir, m->id, m->idlen, m->path, add_cached, &c,
+    m->from = MTS_NAMES_DWARF;
+    int rc = mts_namecache_load(nm->cache_dir, m->id, m->idlen, m->from, m->path, add_cached, &c,
                                 nm->on_warning, nm->warning_ctx);
+    /* none from its debug information: from its symbol table, if it
+     * still has no DWARF here (its ELF headers are read already) and no
+     * server might give some */
+    if (rc == 0 && !nm->url && mts_dwarf_has_dwarf(nm->dwarf, m->path) == 0) {
+        m->from = MTS_NAMES_SYMTAB;
+        rc = mts_namecache_load(nm->cache_dir, m->id, m->idlen, m->from, m->path, add_cached, &c,
+                                nm->on_warning, nm->warning_ctx);
+    }
     if (rc < 0) {   /* nothing of it is used */
         mt_loctab_free(&m->frames);
         mt_loctab_init(&m->frames);
@@ -308,6 +321,8 @@ static size_t frame(mt_namer *nm, const char *trace, const mt_location *raw, uin
         uint64_t from;
         if (k > 0 && mt_loctab_hash(&m->frames, off, &from) && from == 1)
             nm->cached++;
+        if (k == 0 && m->cache > 0 && m->from == MTS_NAMES_SYMTAB)
+            unnamed(nm, m);   /* no DWARF and a frame unnamed: said as a lookup would */
         return k;
     }
     if (!dwarf(nm))
@@ -341,9 +356,15 @@ void mts_namer_save_names(mt_namer *nm)
     pthread_mutex_lock(&nm->lock);
     for (size_t i = 0; nm->cache_dir && nm->mods && i <= nm->mask; i++) {
         struct nmod *m = nm->mods[i];
-        if (m && !m->why && m->cache > 0 && m->fresh > 0 && nm->dwarf &&
-            mts_dwarf_has_dwarf(nm->dwarf, m->path) == 1 &&
-            mts_namecache_save(nm->cache_dir, m->id, m->idlen, m->path, &m->frames,
+        int has = m && !m->why && m->cache > 0 && m->fresh > 0 && nm->dwarf
+                      ? mts_dwarf_has_dwarf(nm->dwarf, m->path) : -1;
+        /* names from DWARF go to its file only while the module has
+         * DWARF; names from the symbol table to theirs only when that file
+         * was the one read (no DWARF file, no server that might give
+         * DWARF): the two are never mixed */
+        enum mts_names_from from = has == 1 ? MTS_NAMES_DWARF : MTS_NAMES_SYMTAB;
+        if (has >= 0 && (has == 1 || m->from == MTS_NAMES_SYMTAB) &&
+            mts_namecache_save(nm->cache_dir, m->id, m->idlen, from, m->path, &m->frames,
                                nm->on_warning, nm->warning_ctx) == MTS_NAMECACHE_DIR_REFUSED) {
             free(nm->cache_dir);
             nm->cache_dir = NULL;

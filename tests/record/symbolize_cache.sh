@@ -2,7 +2,8 @@
 # symbolize_cache.sh - the name cache of `memtrace symbolize` and `memtrace
 # run`: what a binary's debug information gave is kept by its build-id, a
 # later trace of the same binary is named from it (byte for byte what the
-# debug information gives), and a cache file that is damaged, a link,
+# debug information gives; a binary without: its symbol table, in a file of
+# its own read only while it has none), and a cache file that is damaged, a link,
 # writable by others or too big is refused with a warning, never trusted.
 . tests/record/progs/lib.sh
 skip_under_tsan
@@ -70,6 +71,37 @@ check "memtrace run of the stripped binary: file and line from the cache" \
 "$MT_BIN" dump --raw-frames "$T/run2.ctf" >"$T/run2.dump"
 check "memtrace run --no-name-cache: the stripped binary has no line" \
     sh -c "grep -q ' site_small_freed\$' '$T/run2.dump' && ! grep -Eq 'sites\.c:[1-9][0-9]*:0-0 site_small_freed\$' '$T/run2.dump'"
+# A binary without debug information is named from its symbol table; those
+# names are kept in a file of their own (ID.sym), read only while the binary
+# still has no debug information and no server is named that might give it.
+mv "$cache" "$T/dwarf-cache"
+MEMTRACE_NAME_CACHE=0 sym symref
+sym symfirst
+check "no debug information: the symbol table's names kept in ID.sym, no ID file" \
+    sh -c "test -f '$cache.sym' && test ! -e '$cache'"
+check "no debug information, first: same trace as without the cache" \
+    cmp -s "$T/symref.ctf" "$T/symfirst.ctf"
+sym symsecond
+n=$(sed -n 's/.*, \([0-9]*\) from the name cache.*/\1/p' "$T/symsecond.err")
+check "no debug information, second: frames named from ID.sym (${n:-none})" test "${n:-0}" -gt 0
+check "no debug information, second: same trace as without the cache" \
+    cmp -s "$T/symref.ctf" "$T/symsecond.ctf"
+sym symurl --debuginfod http://127.0.0.1:9
+check "no debug information, a debuginfod server named: ID.sym not read" \
+    sh -c "grep -q 'frames named' '$T/symurl.err' && ! grep -q 'from the name cache' '$T/symurl.err'"
+# No symbol table either: frames stay raw, and a trace named from ID.sym
+# still says how to get the debug symbols.
+strip --strip-all "$prog"; rm -f "$cache.sym"
+sym allfirst; sym allsecond
+check "no symbol table, first and second: the note that says how to get debug symbols" \
+    sh -c "grep -q 'has no debug information here' '$T/allfirst.err' && grep -q 'has no debug information here' '$T/allsecond.err'"
+check "no symbol table, second: the same trace as the first" cmp -s "$T/allfirst.ctf" "$T/allsecond.ctf"
+cp "$PROGS/sites" "$prog"   # its debug information installed again
+sym symback
+check "debug information installed again: ID.sym not read, named from it (lines)" \
+    sh -c "! grep -q 'from the name cache' '$T/symback.err' && cmp -s '$T/ref.ctf' '$T/symback.ctf'"
+check "debug information installed again: its names kept in ID" test -s "$cache"
+
 cp "$PROGS/sites" "$prog"   # its debug information back: what follows must not need the cache
 
 cp "$cache" "$T/good-cache"
