@@ -126,20 +126,42 @@ int attach_target_exited(const attach_target *t)
     return t->pidfd < 0 || poll(&p, 1, 0) != 0;
 }
 
-pid_t attach_target_tracer_now(const attach_target *t)
+/* /proc/PID/status, NUL-terminated; NULL with errno set when it cannot
+ * be read. */
+static char *read_status(pid_t pid, size_t *len)
 {
     char path[64];
-    size_t len;
-    snprintf(path, sizeof path, "/proc/%d/status", (int)t->pid);
-    char *st = proc_read_file(path, &len);
-    pid_t tracer = 0;
+    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+    char *st = proc_read_file(path, len);
     if (!st)
-        return 0;
-    for (size_t i = 0; i + 11 <= len; i++)
-        if ((i == 0 || st[i - 1] == '\n') && !memcmp(st + i, "TracerPid:\t", 11)) {
-            tracer = (pid_t)atoi(st + i + 11);   /* stops at the line's end */
-            break;
-        }
+        return NULL;
+    char *nst = realloc(st, *len + 1);
+    if (!nst) {
+        free(st);
+        errno = ENOMEM;
+        return NULL;
+    }
+    nst[*len] = '\0';
+    return nst;
+}
+
+/* The value of status field key (its name, the colon and the tab): the
+ * text after it on its line, or NULL when no line starts with it. */
+static const char *status_field(const char *st, const char *key)
+{
+    size_t k = strlen(key);
+    for (const char *l = st; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+        if (!strncmp(l, key, k))
+            return l + k;
+    return NULL;
+}
+
+pid_t attach_target_tracer_now(const attach_target *t)
+{
+    size_t len;
+    char *st = read_status(t->pid, &len);
+    const char *v = st ? status_field(st, "TracerPid:\t") : NULL;
+    pid_t tracer = v ? (pid_t)atoi(v) : 0;   /* atoi stops at the line's end */
     free(st);
     return tracer;
 }
@@ -201,43 +223,34 @@ int attach_target_read(pid_t pid, attach_target *t, char *why, size_t cap)
     t->start_time = start_time_of(pid);
     char path[64];
     size_t len;
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    char *st = proc_read_file(path, &len);
+    char *st = read_status(pid, &len);
     if (!st) {
         int e = errno;
-        snprintf(why, cap, e == ENOENT ? "no such process" : "%s: %s", path, strerror(e));
+        snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+        snprintf(why, cap, e == ENOENT ? "no such process" : e == ENOMEM ? "out of memory" : "%s: %s",
+                 path, strerror(e));
         errno = e == ENOENT ? ESRCH : e;
         return -1;
     }
-    char *nst = realloc(st, len + 1);
-    if (!nst) {
-        free(st);
-        errno = ENOMEM;
-        snprintf(why, cap, "out of memory");
-        return -1;
-    }
-    st = nst;
-    st[len] = '\0';
-    for (char *l = st; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-        if (!strncmp(l, "Name:\t", 6))
-            sscanf(l + 6, "%63[^\n]", t->comm);
-        else if (!strncmp(l, "State:\t", 7))
-            t->state = l[7];
-        else if (!strncmp(l, "TracerPid:\t", 11))
-            t->tracer = (pid_t)atoi(l + 11);
-        else if (!strncmp(l, "Uid:\t", 5))
-            t->uid = (uid_t)strtoul(l + 5, NULL, 10);
-        else if (!strncmp(l, "Gid:\t", 5))
-            t->gid = (gid_t)strtoul(l + 5, NULL, 10);
-        else if (!strncmp(l, "Groups:\t", 8)) {
-            char *p = l + 8, *e;
-            while (t->ngroups < 64) {
-                unsigned long g = strtoul(p, &e, 10);
-                if (e == p)
-                    break;
-                t->groups[t->ngroups++] = (gid_t)g;
-                p = e;
-            }
+    const char *v;
+    if ((v = status_field(st, "Name:\t")))
+        sscanf(v, "%63[^\n]", t->comm);
+    if ((v = status_field(st, "State:\t")))
+        t->state = *v;
+    if ((v = status_field(st, "TracerPid:\t")))
+        t->tracer = (pid_t)atoi(v);
+    if ((v = status_field(st, "Uid:\t")))
+        t->uid = (uid_t)strtoul(v, NULL, 10);
+    if ((v = status_field(st, "Gid:\t")))
+        t->gid = (gid_t)strtoul(v, NULL, 10);
+    if ((v = status_field(st, "Groups:\t"))) {
+        char *e;
+        while (t->ngroups < 64) {
+            unsigned long g = strtoul(v, &e, 10);
+            if (e == v)
+                break;
+            t->groups[t->ngroups++] = (gid_t)g;
+            v = e;
         }
     }
     free(st);
