@@ -86,7 +86,9 @@ n=$(sed -n 's/.*, \([0-9]*\) from the name cache.*/\1/p' "$T/symsecond.err")
 check "no debug information, second: frames named from ID.sym (${n:-none})" test "${n:-0}" -gt 0
 check "no debug information, second: same trace as without the cache" \
     cmp -s "$T/symref.ctf" "$T/symsecond.ctf"
-sym symurl --debuginfod http://127.0.0.1:9
+# a loopback port nothing listens on: the server is asked and refuses at once
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+DEBUGINFOD_CACHE_PATH=$T/dfd-cache sym symurl --debuginfod "http://127.0.0.1:$port"
 check "no debug information, a debuginfod server named: ID.sym not read" \
     sh -c "grep -q 'frames named' '$T/symurl.err' && ! grep -q 'from the name cache' '$T/symurl.err'"
 # No symbol table either: frames stay raw, and a trace named from ID.sym
