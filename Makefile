@@ -312,13 +312,19 @@ $(EXAMPLE_BIN): $(BUILD)/examples/%: examples/%.c $(LIB_TRACE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ilib -o $@ $< $(LDFLAGS) $(LIB_TRACE_A)
 
-# Benchmark helpers written against the codec (trace generator, decoder).
-BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(wildcard bench/*.c))
+# Benchmark helpers written against the codec (trace generator, decoder),
+# and the forwarding shim (a preload that records nothing: the floor under
+# the recorder's wrappers, bench/cost.sh and bench/wrapshare.sh).
+BENCH_SO := $(BUILD)/bench/forward_shim.so
+BENCH_BIN := $(patsubst bench/%.c,$(BUILD)/bench/%,$(filter-out bench/forward_shim.c,$(wildcard bench/*.c)))
 .PHONY: bench-tools
-bench-tools: $(BENCH_BIN)
+bench-tools: $(BENCH_BIN) $(BENCH_SO)
 $(BENCH_BIN): $(BUILD)/bench/%: bench/%.c $(LIB_TRACE_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -Ilib -o $@ $< $(LDFLAGS) $(LIB_TRACE_A)
+$(BENCH_SO): bench/forward_shim.c
+	@mkdir -p $(dir $@)
+	$(CC) -O2 -Wall -Wextra -Werror -shared -fPIC -o $@ $< -ldl
 
 deps-build:
 	@sh scripts/install-deps.sh build

@@ -5,7 +5,10 @@
 #     free+malloc pairs of 16-512 B over rings of 4,096 blocks): CPU of the
 #     recorder sampling at the default 512 KiB interval over CPU of the
 #     recorder never sampling (MEMTRACE_RATE=1e-18), and the latter over
-#     plain glibc; interleaved rounds (the order alternating), median of
+#     plain glibc; beside them the least a malloc interposer can be
+#     (bench/forward_shim.c: a load, a test and a jump on to glibc per
+#     call, recording nothing) over plain glibc, the floor under the
+#     second ratio; interleaved rounds (the order alternating), median of
 #     the per-round ratios. Then
 #     the free filter's false positives (bench/free_filter.c), and the
 #     instructions the wrappers add to a malloc+free pair and to a
@@ -28,25 +31,28 @@ cd "$(dirname "$0")/.."
 B=${1:-build}
 ROUNDS=${ROUNDS:-9} PAIRS=${PAIRS:-10000000}
 LIB=$PWD/$B/libmemtrace.so
-bench_need "$B" "libs cli bench-tools" "$LIB" "$B/memtrace" "$B/bench/alloc_bench" "$B/bench/free_filter"
+SHIM=$PWD/$B/bench/forward_shim.so
+bench_need "$B" "libs cli bench-tools" "$LIB" "$B/memtrace" "$B/bench/alloc_bench" "$B/bench/free_filter" "$SHIM"
 bench_scratch memtrace-cost
 cpu() { /usr/bin/time -f "%U %S" -o "$tmp/tm" "$@" >/dev/null 2>&1; awk '{ print $1 + $2 }' "$tmp/tm"; }
 never() { cpu env LD_PRELOAD="$LIB" MEMTRACE="$tmp/n.ctf" MEMTRACE_RATE=1e-18 "$B/bench/alloc_bench" "$PAIRS" 2 0; }
 sampling() { cpu env LD_PRELOAD="$LIB" MEMTRACE="$tmp/s.ctf" "$B/bench/alloc_bench" "$PAIRS" 2 0; }
+shim() { cpu env LD_PRELOAD="$SHIM" "$B/bench/alloc_bench" "$PAIRS" 2 0; }
 for r in $(seq "$ROUNDS"); do
     # the order within a round alternates, so that a trend in the load
     # favours neither side
     if [ $((r % 2)) = 1 ]; then
-        p=$(cpu "$B/bench/alloc_bench" "$PAIRS" 2 0); n=$(never); s=$(sampling)
+        p=$(cpu "$B/bench/alloc_bench" "$PAIRS" 2 0); f=$(shim); n=$(never); s=$(sampling)
     else
-        s=$(sampling); n=$(never); p=$(cpu "$B/bench/alloc_bench" "$PAIRS" 2 0)
+        s=$(sampling); n=$(never); f=$(shim); p=$(cpu "$B/bench/alloc_bench" "$PAIRS" 2 0)
     fi
-    echo "$p $n $s"
+    echo "$p $n $s $f"
 done >"$tmp/rounds"
 m=$(awk '{ print $3 / $2 }' "$tmp/rounds" | median)
 k=$(awk '{ print $2 / $1 }' "$tmp/rounds" | median)
-printf "mallocbench: sampling / never sampling %.3fx (goal <= 1.03x); never sampling / glibc %.3fx (goal <= 1.05x); %s rounds\n" \
-    "$m" "$k" "$ROUNDS"
+f=$(awk '{ print $4 / $1 }' "$tmp/rounds" | median)
+printf "mallocbench: sampling / never sampling %.3fx (goal <= 1.03x); never sampling / glibc %.3fx (goal <= 1.05x); the forwarding shim / glibc %.3fx (any interposer's floor); %s rounds\n" \
+    "$m" "$k" "$f" "$ROUNDS"
 env LD_PRELOAD="$LIB" MEMTRACE="$tmp/f.ctf" "$B/bench/free_filter" "$PAIRS" 2 | sed 's/^/free filter: /'
 # Instructions the wrappers add to a malloc+free pair: valgrind's
 # instruction count (exact, the same on a loaded machine, and available
@@ -63,9 +69,10 @@ if command -v valgrind >/dev/null 2>&1; then
         p1=$(ir env "$1" $N 1 0); p2=$(ir env "$1" $((2 * N)) 1 0)
         n1=$(ir env LD_PRELOAD="$LIB" MEMTRACE="$tmp/i.ctf" MEMTRACE_RATE=1e-18 "$1" $N 1 0)
         n2=$(ir env LD_PRELOAD="$LIB" MEMTRACE="$tmp/i.ctf" MEMTRACE_RATE=1e-18 "$1" $((2 * N)) 1 0)
-        awk -v p1="$p1" -v p2="$p2" -v n1="$n1" -v n2="$n2" -v n=$N -v what="$2" 'BEGIN {
-            printf "interposition: %.1f instructions added to a %s pair (without the recorder: %.0f; valgrind callgrind, never sampling)\n",
-                   ((n2 - n1) - (p2 - p1)) / n, what, (p2 - p1) / n }'
+        f1=$(ir env LD_PRELOAD="$SHIM" "$1" $N 1 0); f2=$(ir env LD_PRELOAD="$SHIM" "$1" $((2 * N)) 1 0)
+        awk -v p1="$p1" -v p2="$p2" -v n1="$n1" -v n2="$n2" -v f1="$f1" -v f2="$f2" -v n=$N -v what="$2" 'BEGIN {
+            printf "interposition: %.1f instructions added to a %s pair (without the recorder: %.0f; the forwarding shim adds %.1f; valgrind callgrind, never sampling)\n",
+                   ((n2 - n1) - (p2 - p1)) / n, what, (p2 - p1) / n, ((f2 - f1) - (p2 - p1)) / n }'
     }
     added "$B/bench/alloc_bench" malloc+free
     printf '%s\n' '#include <cstdlib>' 'int main(int argc, char **argv) {' \

@@ -11,6 +11,12 @@
 # Without libraries (make bench) the build's own against itself: the
 # spread between runs alone, what a difference must exceed.
 #
+# FLOOR=1 adds, in the same rounds, the least an interposer can be
+# (bench/forward_shim.c: each wrapper a load, a test and a jump on to
+# the next malloc, recording nothing), preloaded into gcc without
+# `memtrace run`: its wrappers' share is what the extra hop on every call
+# costs any malloc interposer, the floor under the recorder's.
+#
 # Each run: perf record -F FREQ of `memtrace run -- gcc -O1 -c` on a
 # generated C file, with MEMTRACE_LIB naming the library; the figure is the
 # samples of the process cc1 whose symbol is a wrapper (malloc, free,
@@ -38,16 +44,30 @@ M=$PWD/$B/memtrace
 bench_scratch memtrace-wrapshare
 sh bench/gen_c.sh "$LINES" >"$tmp/big.c"
 WRAPPERS='^(malloc|free|calloc|realloc|reallocarray|memalign|posix_memalign|aligned_alloc|valloc|pvalloc|malloc_usable_size|free_sized|free_aligned_sized|_Znwm|_Znam|_Zdl|_Zda)'
+shim=
+if [ "${FLOOR:-0}" = 1 ]; then
+    shim=$PWD/$B/bench/forward_shim.so
+    bench_need "$B" bench-tools "$shim"
+    libs="$libs $shim"
+    set -- "$@" "the forwarding shim (FLOOR=1)"
+fi
 for r in $(seq "$ROUNDS"); do
     i=0
     for l in $libs; do
         i=$((i + 1))
         rm -f "$tmp"/g.ctf*
-        (cd "$tmp" && MEMTRACE_LIB=$l $RUN perf record -q -F "$FREQ" -o "$tmp/perf.data" -- \
-            "$M" run -o "$tmp/g.ctf" -- gcc -O1 -c "$tmp/big.c" -o "$tmp/b.o" >/dev/null 2>&1)
+        if [ "$l" = "$shim" ]; then
+            (cd "$tmp" && $RUN perf record -q -F "$FREQ" -o "$tmp/perf.data" -- \
+                env LD_PRELOAD="$shim" gcc -O1 -c "$tmp/big.c" -o "$tmp/b.o" >/dev/null 2>&1)
+            dso=forward_shim
+        else
+            (cd "$tmp" && MEMTRACE_LIB=$l $RUN perf record -q -F "$FREQ" -o "$tmp/perf.data" -- \
+                "$M" run -o "$tmp/g.ctf" -- gcc -O1 -c "$tmp/big.c" -o "$tmp/b.o" >/dev/null 2>&1)
+            dso=libmemtrace
+        fi
         perf script -i "$tmp/perf.data" -F comm,ip,sym,dso 2>/dev/null |
-            awk -v w="$WRAPPERS" -v lib="$i" -v r="$r" '
-                $1 == "cc1" { n++; if ($NF ~ /libmemtrace/ && $3 ~ w) k++ }
+            awk -v w="$WRAPPERS" -v lib="$i" -v r="$r" -v dso="$dso" '
+                $1 == "cc1" { n++; if ($NF ~ dso && $3 ~ w) k++ }
                 END { if (n) printf "%d %d %d %d %.4f\n", r, lib, n, k, 100 * k / n
                       else print "wrapshare: no samples of cc1 in a run (perf record failed?)" > "/dev/stderr" }'
     done
