@@ -39,8 +39,16 @@ preload "$T/alias.ctf" $rate "$T/alias" >/dev/null || fail "alias ran"
 "$MT_BIN" dump --raw-frames "$T/alias.ctf" >"$T/alias.dump"
 check "an address's global name before its weak alias" sh -c "grep -Eq ' [^ ]*alias:0:[0-9]+-[0-9]+ alloc_target\$' '$T/alias.dump' && ! grep -q alloc_weak_alias '$T/alias.dump'"
 
+# Without symbols, and no name cache: module+offset. (strip keeps the
+# build-id: with the name cache, the names sites-nodebug's symbol table gave
+# above name this binary too.)
 cp "$PROGS/sites" "$T/sites-stripped" && strip --strip-all "$T/sites-stripped"
-preload "$T/stripped.ctf" $rate "$T/sites-stripped" >/dev/null || fail "sites-stripped ran"
+(MEMTRACE_NAME_CACHE=0; export MEMTRACE_NAME_CACHE
+ preload "$T/stripped.ctf" $rate "$T/sites-stripped" >/dev/null) || fail "sites-stripped ran"
 "$MT_BIN" dump --raw-frames "$T/stripped.ctf" >"$T/stripped.dump"
 check "without symbols: module+offset" grep -Eq ' sites-stripped\+0x[0-9a-f]+$' "$T/stripped.dump"
+preload "$T/stripped-cached.ctf" $rate "$T/sites-stripped" >/dev/null || fail "sites-stripped ran again"
+"$MT_BIN" dump --raw-frames "$T/stripped-cached.ctf" >"$T/stripped-cached.dump"
+check "without symbols, the name cache filled by the same build-id: its symbol names" \
+    grep -Eq ' [^ ]*sites-stripped:0:[0-9]+-[0-9]+ site_small_freed$' "$T/stripped-cached.dump"
 finish
