@@ -33,6 +33,18 @@ static double mono_s(void)
     return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* The trace the process has open (proc_open_trace), looked at twice 50 ms
+ * apart before the recording is taken for ended: a recorder older than
+ * this one closed a piece of a rotated recording before it opened the next. */
+static int open_still(int pid, const char *base, char *cur, size_t cap)
+{
+    if (proc_open_trace(pid, base, cur, cap))
+        return 1;
+    struct timespec ts = { 0, 50 * 1000 * 1000 };
+    nanosleep(&ts, NULL);
+    return proc_open_trace(pid, base, cur, cap);
+}
+
 void ctl_push_follow(long pid, const char *base, run_push *push, void (*stop)(void *ctx),
                      void *ctx, double wait_s)
 {
@@ -67,7 +79,7 @@ void ctl_push_follow(long pid, const char *base, run_push *push, void (*stop)(vo
         nanosleep(&ts, NULL);
     }
     char seen[PATH_MAX] = "";
-    while (!signalled && proc_open_trace((int)pid, base, cur, sizeof cur)) {
+    while (!signalled && open_still((int)pid, base, cur, sizeof cur)) {
         snprintf(seen, sizeof seen, "%s", cur);
         if (run_snapshots_due(&s))
             run_snapshots_follow(&s, base, cur, NULL, (int)pid);

@@ -350,9 +350,10 @@ void mtr_tr_rotate(void)
         return;
     int rc = mt_writer_close(mtr_tr.w);
     mtr_tr.w = NULL;
-    close(mtr_tr.fd);
+    int old = mtr_tr.fd;
     mtr_tr.fd = -1;
     if (rc != 0) {
+        close(old);
         rotation_failed("the previous piece could not be finished");
         return;
     }
@@ -361,6 +362,11 @@ void mtr_tr_rotate(void)
     piece_path(mtr_tr.path, sizeof mtr_tr.path, mtr_tr.piece);
     const char *why = NULL;
     int fd = mtr_tr.excl ? open_new(mtr_tr.path, &why) : open_first(mtr_tr.path, &why);
+    /* The finished piece is closed once the next one is open: the process
+     * has its trace open all through a rotation ('memtrace ctl --push'
+     * follows the recording by the trace the process has open, and took
+     * a moment without one for the recording's end). */
+    close(old);
     if (fd < 0) {
         rotation_failed(why);
         return;

@@ -236,6 +236,38 @@ check "pieces named oddly: a stray file is listed as not readable" \
 check "pieces named oddly: FILE.part and FILE.part0001.part0002 are not pieces" \
     sh -c "! grep -q 'x.ctf.part \\|part0001.part0002' '$T/odd.err'"
 
+# The trace stays open all through a rotation: the next piece is open
+# before the finished one is closed ('memtrace ctl --push' follows the
+# recording by the trace the process has open, and took a moment without
+# one for the recording's end). strace holds the opening of the second
+# piece for 0.7 s; a watcher looks at the process's descriptors meanwhile.
+if command -v strace >/dev/null 2>&1 && command -v pgrep >/dev/null 2>&1; then
+    g=$T/gap.ctf
+    strace -f -qq -o /dev/null -P "$g.part0002" -e trace=openat -e inject=openat:delay_enter=700000 \
+        env LD_PRELOAD="$LIB" MEMTRACE="$g" MEMTRACE_RATE=1 MEMTRACE_ROTATE_SIZE=64k \
+        "$R" 100 1000 50 100 20000 100 > /dev/null 2>&1 &
+    sp=$!
+    : > "$T/gap.log"
+    while kill -0 $sp 2>/dev/null; do
+        p=$(pgrep -n -x rotator)
+        if [ -n "$p" ]; then
+            o=$(ls -l "/proc/$p/fd" 2>/dev/null | grep -o 'gap\.ctf\.part[0-9]*' | head -n 1)
+            echo "${o:-none}" >> "$T/gap.log"
+        fi
+        sleep 0.02
+    done
+    wait $sp
+    # a look with no piece open between two with one: a moment in the
+    # middle of the run without a trace
+    gaps=$(awk '$1 != "none" { if (gap) n++; seen = 1; gap = 0; next } seen { gap = 1 }
+                END { print n + 0 }' "$T/gap.log")
+    check "rotation: the watcher saw the first two pieces open ($(sort -u "$T/gap.log" | tr '\n' ' '))" \
+        sh -c "grep -q part0001 '$T/gap.log' && grep -q part0002 '$T/gap.log'"
+    check "rotation: the process had a piece open at every look ($gaps moments without)" test "$gaps" = 0
+else
+    echo "(strace or pgrep missing: the rotation's open trace not checked)"
+fi
+
 # The directory goes away: the next piece cannot be made; one message,
 # tracing stops, the program goes on.
 d=$T/gone; mkdir -p "$d"
