@@ -31,7 +31,7 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 B=${BUILD:-build}
 [ $# -ge 1 ] || set -- "$B/libmemtrace.so" "$B/libmemtrace.so"
-[ $# -ge 2 ] || { echo "usage: sh bench/wrapshare.sh [LIB.so LIB.so...]" >&2; exit 2; }
+[ $# -ge 2 ] || [ "${FLOOR:-0}" = 1 ] || { echo "usage: sh bench/wrapshare.sh [LIB.so LIB.so...]" >&2; exit 2; }
 bench_need "$B" "libs cli" "$B/memtrace" "$B/libmemtrace.so"
 libs=
 for l in "$@"; do
