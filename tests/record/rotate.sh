@@ -241,7 +241,8 @@ check "pieces named oddly: FILE.part and FILE.part0001.part0002 are not pieces" 
 # recording by the trace the process has open, and took a moment without
 # one for the recording's end). strace holds the opening of the second
 # piece for 0.7 s; a watcher looks at the process's descriptors meanwhile.
-if command -v strace >/dev/null 2>&1 && command -v pgrep >/dev/null 2>&1; then
+if command -v strace >/dev/null 2>&1 && command -v pgrep >/dev/null 2>&1 &&
+   strace -qq -o /dev/null true 2>/dev/null; then
     g=$T/gap.ctf
     strace -f -qq -o /dev/null -P "$g.part0002" -e trace=openat -e inject=openat:delay_enter=700000 \
         env LD_PRELOAD="$LIB" MEMTRACE="$g" MEMTRACE_RATE=1 MEMTRACE_ROTATE_SIZE=64k \
@@ -265,7 +266,7 @@ if command -v strace >/dev/null 2>&1 && command -v pgrep >/dev/null 2>&1; then
         sh -c "grep -q part0001 '$T/gap.log' && grep -q part0002 '$T/gap.log'"
     check "rotation: the process had a piece open at every look ($gaps moments without)" test "$gaps" = 0
 else
-    echo "(strace or pgrep missing: the rotation's open trace not checked)"
+    echo "(strace or pgrep missing, or ptrace not permitted: the rotation's open trace not checked)"
 fi
 
 # The directory goes away: the next piece cannot be made; one message,
