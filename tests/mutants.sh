@@ -173,6 +173,7 @@ mutant namecache-keeps-dead-temporaries lib/symbolize/namecache.c 's|        if 
 mutant namecache-symtab-file-despite-dwarf lib/symbolize/names.c 's|mts_dwarf_has_dwarf(nm->dwarf, m->path) == 0) {|mts_dwarf_has_dwarf(nm->dwarf, m->path) >= 0) {|' tests/record/symbolize_cache.sh
 mutant namecache-symtab-file-despite-server lib/symbolize/names.c 's|if (rc == 0 \&\& !nm->url \&\& |if (rc == 0 \&\& |' tests/record/symbolize_cache.sh
 mutant namecache-symtab-unnamed-unsaid lib/symbolize/names.c 's|        if (k == 0 \&\& m->cache > 0 \&\& m->from == MTS_NAMES_SYMTAB)|        if (0)|' tests/record/symbolize_cache.sh
+mutant rotation-closes-before-opening lib/record/tracer_file.c 's|    int old = mtr_tr.fd;|    int old = mtr_tr.fd; close(old);|' tests/record/rotate.sh
 mutant ownheap-fork-child-locked lib/record/ownheap.c 's|    heap.lock = 0;   /\* the child.s only thread is the one that held it \*/||' tests/record/ownheap.c
 mutant ownheap-no-reuse lib/record/ownheap.c 's|    heap.free_list\[k\] = b;|    (void)b;|' tests/record/ownheap.c
 mutant elfrel-no-glob-dat lib/common/elfrel.h 's|type != R_X86_64_JUMP_SLOT \&\& type != R_X86_64_GLOB_DAT|type != R_X86_64_JUMP_SLOT|' tests/common/elfrel.c
