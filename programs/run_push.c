@@ -274,11 +274,14 @@ static void exe_build_id(int pid, const char *exe, char *out, size_t cap)
 }
 
 /* The interval since the previous push of the same recording (trace
- * times, microseconds: *from, 0 for a recording's first push, to *end)
- * and its allocations (*delta; NULL when from is 0: all of s's). 0, or -1
- * when the selection cannot be made. */
-static int interval(run_push *p, const mt_selection *s, int pid, long long *from, long long *end,
-                    mt_selection **delta)
+ * times, microseconds: after *from, 0 for a recording's first push, up to
+ * *end included) and its allocations (*delta; NULL for all of s's). A read
+ * of a trace being written may end inside a microsecond whose other events
+ * come later: unless s is whole, *end stops before s's latest microsecond,
+ * whose allocations the next push counts. 0, or -1 when the selection
+ * cannot be made. */
+static int interval(run_push *p, const mt_selection *s, int pid, int whole, long long *from,
+                    long long *end, mt_selection **delta)
 {
     const mt_model *m = mt_selection_model(s);
     const mt_trace_info *info = mt_model_info(m);
@@ -289,10 +292,19 @@ static int interval(run_push *p, const mt_selection *s, int pid, long long *from
     else if (p->format == MT_PUSH_OTLP)
         exe_build_id(pid, info->executable_name, p->build_id, sizeof p->build_id);
     *end = (long long)mt_model_end(m);
-    if (*from <= 0)
+    if (!whole && *end > *from)
+        *end -= 1;
+    if (*from <= 0 && whole)
         return 0;
-    char text[64];
-    snprintf(text, sizeof text, "alloc:>%lldus", *from);
+    char text[96];
+    if (*from <= 0)
+        snprintf(text, sizeof text, "alloc:-%lldus", *end);
+    else if (*end > *from)
+        snprintf(text, sizeof text, "alloc:%lldus-%lldus", *from + 1, *end);
+    else   /* nothing after the previous push's end yet */
+        snprintf(text, sizeof text, "alloc:<0us");
+    if (*end < *from)
+        *end = *from;
     char *err = NULL;
     mt_filter *f = mt_filter_parse(text, &err, NULL);
     mt_plumbing *pl = mt_plumbing_new(1);
@@ -414,14 +426,14 @@ void run_push_status_read(const char *file, char *buf, size_t cap)
              alive ? "" : " (that process has ended)");
 }
 
-void run_push_profile(run_push *p, const mt_selection *s, const char *name, int pid)
+void run_push_profile(run_push *p, const mt_selection *s, const char *name, int pid, int whole)
 {
     if (!p)
         return;
     size_t len = 0;
     long long from, end;
     mt_selection *delta;
-    if (interval(p, s, pid, &from, &end, &delta) != 0)
+    if (interval(p, s, pid, whole, &from, &end, &delta) != 0)
         return;
     publish(p);   /* (the counts so far: this one is not queued yet) */
     if (p->format == MT_PUSH_OTLP) {

@@ -56,8 +56,12 @@ typedef struct run_push run_push;
  * when they are wrong (*bad set) or when no push was asked (*bad 0). */
 run_push *run_push_begin(const run_push_opts *o, const char *cmd, int *bad);
 /* One profile of selection s (inuse at its live time, alloc since the
- * recording started) of program name/pid, queued for sending. */
-void run_push_profile(run_push *p, const mt_selection *s, const char *name, int pid);
+ * recording's previous push) of program name/pid, queued for sending.
+ * whole: s is all its trace will ever hold (a finished piece, the
+ * recording's end); else the allocations of its latest microsecond wait
+ * for the next push, whose read may hold more of that microsecond (times
+ * are microseconds: the next interval starts after this one's end). */
+void run_push_profile(run_push *p, const mt_selection *s, const char *name, int pid, int whole);
 /* Ends (a bounded drain) and prints the summary line on stderr. */
 void run_push_end(run_push *p, const char *cmd);
 double run_push_every(const run_push *p);

@@ -92,10 +92,11 @@ static int copy_file(const char *src, mt_outfile *dst, const char *dst_path)
     return rc;
 }
 
-/* One snapshot of trace into dir (if not NULL) and to push (if not NULL).
- * 0 or -1 (message given). */
+/* One snapshot of trace into dir (if not NULL) and to push (if not NULL;
+ * whole: the trace is finished, run_push_profile). 0 or -1 (message
+ * given). */
 static int snapshot(const char *cmd, const char *trace, const char *copy_dir, const char *dir,
-                    run_push *push, const char *name, int pid)
+                    run_push *push, const char *name, int pid, int whole)
 {
     char *err = NULL;
     char copy_path[2 * PATH_MAX], tdir[PATH_MAX];
@@ -137,7 +138,7 @@ static int snapshot(const char *cmd, const char *trace, const char *copy_dir, co
     mt_plumbing_free(pl);
     int rc = -1;
     if (s && push)
-        run_push_profile(push, s, name, pid);
+        run_push_profile(push, s, name, pid, whole);
     if (s && !dir) {
         rc = 0;
     } else if (s) {
@@ -231,13 +232,13 @@ void run_snapshots_take(run_snapshots *s, const char *trace, const char *shown,
     if (name)
         snprintf(s->name, sizeof s->name, "%s", name);
     snapshot(s->cmd, trace, copy_dir, s->to_dir ? s->dir : NULL, s->to_push ? s->push : NULL,
-             s->name, pid);
+             s->name, pid, 0);
     snprintf(s->last, sizeof s->last, "%s", shown ? shown : trace);
 }
 
 void run_snapshots_final(run_snapshots *s, const char *trace, const char *copy_dir, int pid)
 {
-    snapshot(s->cmd, trace, copy_dir, s->dir, s->push, s->name, pid);
+    snapshot(s->cmd, trace, copy_dir, s->dir, s->push, s->name, pid, 1);
 }
 
 int run_snapshots_open(const char *path, uid_t owner, char *out, size_t cap)
@@ -278,14 +279,14 @@ void run_snapshots_checked(run_snapshots *s, uid_t owner)
     s->owner = owner;
 }
 
-/* A snapshot of path: to the files (to_dir) and the push (to_push);
- * opened as run_snapshots_open does when s is checked, the copy beside
- * it. */
-static void shot(run_snapshots *s, const char *path, int to_dir, int to_push, int pid)
+/* A snapshot of path: to the files (to_dir) and the push (to_push;
+ * whole: path is a finished piece or the recording's end); opened as
+ * run_snapshots_open does when s is checked, the copy beside it. */
+static void shot(run_snapshots *s, const char *path, int to_dir, int to_push, int pid, int whole)
 {
     if (!s->checked) {
         snapshot(s->cmd, path, NULL, to_dir ? s->dir : NULL, to_push ? s->push : NULL, s->name,
-                 pid);
+                 pid, whole);
         return;
     }
     char name[64], dir[PATH_MAX];
@@ -298,7 +299,8 @@ static void shot(run_snapshots *s, const char *path, int to_dir, int to_push, in
         *slash = '\0';
     else
         snprintf(dir, sizeof dir, "%s", slash ? "/" : ".");
-    snapshot(s->cmd, name, dir, to_dir ? s->dir : NULL, to_push ? s->push : NULL, s->name, pid);
+    snapshot(s->cmd, name, dir, to_dir ? s->dir : NULL, to_push ? s->push : NULL, s->name, pid,
+             whole);
     close(fd);
 }
 
@@ -324,18 +326,18 @@ void run_snapshots_follow(run_snapshots *s, const char *base, const char *cur, c
         return;
     }
     if (s->rest_due && s->to_push && readable(s, s->last)) {
-        shot(s, s->last, 0, 1, pid);
+        shot(s, s->last, 0, 1, pid, 1);
         /* pieces that came and went since: each whole */
         char piece[PATH_MAX];
         while (next_piece(base, s->last, piece, sizeof piece) && strcmp(piece, cur) != 0) {
-            shot(s, piece, 0, 1, pid);
+            shot(s, piece, 0, 1, pid, 1);
             snprintf(s->last, sizeof s->last, "%s", piece);
         }
     }
     s->rest_due = 0;
     if (name)
         snprintf(s->name, sizeof s->name, "%s", name);
-    shot(s, cur, s->to_dir, s->to_push, pid);
+    shot(s, cur, s->to_dir, s->to_push, pid, 0);
     snprintf(s->last, sizeof s->last, "%s", cur);
 }
 
@@ -344,18 +346,18 @@ void run_snapshots_end(run_snapshots *s, const char *base, const char *fallback,
     if (!s->last[0] && fallback && readable(s, fallback))
         snprintf(s->last, sizeof s->last, "%s", fallback);
     if (s->rest_due && s->push && readable(s, s->last)) {   /* (see above) */
-        shot(s, s->last, 0, 1, pid);
+        shot(s, s->last, 0, 1, pid, 1);
         snprintf(s->last, sizeof s->last, "%s", s->next_trace);
     }
     /* pieces the recording went on into since the last push (rotations
      * after it): each one's rest pushed, the latest one's final state */
     char piece[PATH_MAX];
     while (s->push && s->last[0] && next_piece(base, s->last, piece, sizeof piece)) {
-        shot(s, s->last, 0, 1, pid);
+        shot(s, s->last, 0, 1, pid, 1);
         snprintf(s->last, sizeof s->last, "%s", piece);
     }
     if (s->last[0])
-        shot(s, s->last, 1, 1, pid);
+        shot(s, s->last, 1, 1, pid, 1);
 }
 
 int run_wait_with_snapshots(pid_t pid, const char *file, double every_s, const char *dir,
