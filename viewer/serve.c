@@ -143,14 +143,22 @@ int mt_viewer_serve(const mt_model *m, const mt_viewer_options *opts, const char
 /* ------------------------------------------------------------------ */
 /* Loading while serving                                               */
 
+/* The loading thread's state, on the heap: a viewer stopped while it loads
+ * returns with the thread still reading, so the thread keeps nothing of
+ * its caller's (whose frame is gone by then) but what `lock` guards: the
+ * caller's callbacks run under it until the caller abandons the thread,
+ * and never after. */
 struct loader {
-    const mt_viewer_options *opts;
-    const mt_viewer_load *load;
+    char *file;                  /* the trace (a copy) */
+    int folded, no_index;        /* mt_viewer_load's */
     vapi *api;
     mt_model *model;             /* whole model, or NULL */
     vfold *fold;                 /* big trace, or NULL */
     char *error;
     int finished;                /* set (atomically) when the thread is done */
+    pthread_mutex_t lock;
+    int abandoned;               /* the caller returned: no callback of its from here on */
+    const mt_viewer_load *load;  /* the caller's callbacks: read under lock, while not abandoned */
 };
 
 static double now_seconds(void)
@@ -164,8 +172,10 @@ static void loader_progress(void *ctx, uint64_t done, uint64_t total)
 {
     struct loader *l = ctx;
     vapi_progress(l->api, done, total);
-    if (l->load->on_progress)
+    pthread_mutex_lock(&l->lock);
+    if (!l->abandoned && l->load->on_progress)
         l->load->on_progress(l->load->progress_ctx, done, total);
+    pthread_mutex_unlock(&l->lock);
 }
 
 static void *load_thread(void *arg)
@@ -173,10 +183,10 @@ static void *load_thread(void *arg)
     struct loader *l = arg;
     double t0 = now_seconds();
     const mt_model *m = NULL;
-    if (l->load->folded) {
+    if (l->folded) {
         struct rusage before, after;
         getrusage(RUSAGE_SELF, &before);
-        l->fold = vfold_load(l->opts->file, NULL, NULL, !l->load->no_index, loader_progress, l,
+        l->fold = vfold_load(l->file, NULL, NULL, !l->no_index, loader_progress, l,
                              vapi_warning, l->api, &l->error);
         m = l->fold ? vfold_model(l->fold) : NULL;
         /* what reading it again for a filter will take: the growth of the
@@ -187,7 +197,7 @@ static void *load_thread(void *arg)
     } else {
         /* a small trace: every allocation (the whole model) */
         mt_read_request rq = {
-            .paths = &l->opts->file,
+            .paths = (const char *const *)&l->file,
             .n = 1,
             .on_progress = loader_progress,
             .progress_ctx = l,
@@ -204,13 +214,18 @@ static void *load_thread(void *arg)
     }
     if (!m && !l->error)
         l->error = strdup("out of memory");
-    if (l->load->on_loaded)
+    pthread_mutex_lock(&l->lock);
+    if (!l->abandoned && l->load->on_loaded)
         l->load->on_loaded(l->load->progress_ctx, m, secs, l->error);
+    pthread_mutex_unlock(&l->lock);
     if (l->fold)
         vfold_report_index(l->fold);   /* (after the progress line) */
     if (!m) {
         vapi_failed(l->api, l->error);
-        kill(getpid(), SIGUSR1);  /* wake the serving thread */
+        pthread_mutex_lock(&l->lock);
+        if (!l->abandoned)
+            kill(getpid(), SIGUSR1);  /* wake the serving thread (not one that has gone) */
+        pthread_mutex_unlock(&l->lock);
     }
     __atomic_store_n(&l->finished, 1, __ATOMIC_RELEASE);
     return NULL;
@@ -236,13 +251,17 @@ int mt_viewer_serve_file(const mt_viewer_options *opts, const mt_viewer_load *lo
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         return 1;
     }
-    l->opts = opts;
+    l->file = strdup(opts->file);
+    l->folded = load->folded;
+    l->no_index = load->no_index;
     l->load = load;
     l->api = api;
-    if (pthread_create(&th, NULL, load_thread, l) != 0) {
+    pthread_mutex_init(&l->lock, NULL);
+    if (!l->file || pthread_create(&th, NULL, load_thread, l) != 0) {
         fprintf(stderr, "%s: cannot start the loading thread\n", prog);
         vsrv_stop(srv);
         vapi_free(api);
+        free(l->file);
         free(l);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         return 1;
@@ -260,7 +279,11 @@ int mt_viewer_serve_file(const mt_viewer_options *opts, const mt_viewer_load *lo
         say_stopping(prog, sig);
     if (!failed && !__atomic_load_n(&l->finished, __ATOMIC_ACQUIRE)) {
         /* stopped while loading: requests waiting for the model give up,
-         * the process ends with the loading thread still reading */
+         * the process ends with the loading thread still reading, which
+         * calls none of the caller's callbacks from here on */
+        pthread_mutex_lock(&l->lock);
+        l->abandoned = 1;
+        pthread_mutex_unlock(&l->lock);
         vapi_failed(api, "the viewer was stopped");
         vsrv_stop(srv);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -273,6 +296,8 @@ int mt_viewer_serve_file(const mt_viewer_options *opts, const mt_viewer_load *lo
     mt_model_free(l->model);
     vfold_free(l->fold);
     free(l->error);
+    free(l->file);
+    pthread_mutex_destroy(&l->lock);
     free(l);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return failed ? 1 : 0;
