@@ -110,11 +110,11 @@ check "debug information installed again: its names kept in ID" test -s "$cache"
 cp "$PROGS/sites" "$prog"   # its debug information back: what follows must not need the cache
 
 cp "$cache" "$T/good-cache"
-# symr COPY: sym with the program's cache file alone in the directory (a
+# symr COPY: sym with the program's cache files alone in the directory (a
 # frame in libc, which has DWARF when libc6-dbg is installed, would be
 # named from libc's file: "from the name cache" must mean the program's)
 symr() {
-    for f in "$dir"/*; do [ "$f" = "$cache" ] || rm -f "$f"; done
+    progonly
     sym "$@"
 }
 refused() { # WHAT COPY PATTERN: a warning matching PATTERN, exit 0, the reference trace
